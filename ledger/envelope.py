@@ -1,0 +1,60 @@
+"""The JSONL envelope: one event per line, ``{"schema": 1, "event": {...}}``.
+
+The same format is the audit export (with ``position`` and ``hash``, so an outside verifier can
+recheck the chain), the backup written while SQLite is unreachable (neither: the log has not
+assigned them) and the import format.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ledger.events import decode_payload
+from ledger.store import NewEvent, StoredEvent
+
+SCHEMA = 1
+_LOG_ONLY = ("position", "prev_hash", "hash")
+
+
+def to_envelope(event: StoredEvent) -> bytes:
+    return msgspec.json.encode({"schema": SCHEMA, "event": msgspec.structs.asdict(event)})
+
+
+def backup_envelope(new: NewEvent, recorded_at: str) -> bytes:
+    """An envelope for an event the log never saw (no position, no hash)."""
+    from ledger.events import encode_payload, type_name
+
+    event = {
+        "event_id": new.event_id, "stream_id": new.stream_id, "stream_version": new.stream_version,
+        "type": type_name(new.data), "v": type(new.data).V, "payload": encode_payload(new.data).decode(),
+        "event_time": new.event_time, "recorded_at": new.recorded_at or recorded_at, "actor": new.actor,
+        "workspace": new.workspace, "idempotency_key": new.idempotency_key,
+    }
+    return msgspec.json.encode({"schema": SCHEMA, "event": event})
+
+
+class EnvelopeError(ValueError):
+    """A line that is not a valid envelope (reported and skipped by import and replay)."""
+
+
+def from_envelope(line: bytes | str) -> NewEvent:
+    """Parse one line into an event ready to append (idempotent by its ``event_id``)."""
+    try:
+        doc = msgspec.json.decode(line)
+    except msgspec.DecodeError as exc:
+        raise EnvelopeError(f"not JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("event"), dict):
+        raise EnvelopeError("not a schema-1 envelope")
+    ev: dict[str, Any] = doc["event"]
+    try:
+        data = decode_payload(ev["type"], int(ev["v"]), ev["payload"])
+        return NewEvent(
+            data=data, stream_id=str(ev["stream_id"]), event_time=str(ev["event_time"]),
+            actor=str(ev.get("actor", "")), workspace=str(ev.get("workspace", "")),
+            event_id=str(ev["event_id"]), recorded_at=ev.get("recorded_at"),
+            idempotency_key=ev.get("idempotency_key"),
+        )
+    except (KeyError, TypeError, ValueError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise EnvelopeError(f"bad event: {exc}") from None

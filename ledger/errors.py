@@ -1,0 +1,88 @@
+"""The error tree every layer shares; each class carries the wire ``code`` agents receive.
+
+    LedgerError
+    ├── InvalidInput        invalid_input
+    ├── NotFound            not_found
+    ├── Locked              locked
+    ├── VersionConflict     version_conflict
+    │   └── StreamVersionConflict   (the store's UNIQUE(stream_id, stream_version) fired)
+    ├── ForbiddenWorkspace  forbidden_workspace
+    ├── Unauthorized        unauthorized
+    ├── Unavailable         unavailable
+    └── ChainBroken         chain_broken (verify found a bad position)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class LedgerError(Exception):
+    """Base class: a failure with a stable code, a short message and optional details."""
+
+    code = "error"
+
+    def __init__(self, message: str, *, field: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.field:
+            out["field"] = self.field
+        out.update({k: v for k, v in self.details.items() if v is not None})
+        return out
+
+
+class InvalidInput(LedgerError):
+    """The request broke a limit or a rule; nothing was written."""
+
+    code = "invalid_input"
+
+
+class NotFound(LedgerError):
+    """No memory, conflict or event with that id (in the caller's reach)."""
+
+    code = "not_found"
+
+
+class Locked(LedgerError):
+    """The memory is protected or locked and the call carried no authorisation."""
+
+    code = "locked"
+
+
+class VersionConflict(LedgerError):
+    """The caller's expected version (or a judgment pin) is stale."""
+
+    code = "version_conflict"
+
+
+class StreamVersionConflict(VersionConflict):
+    """Another writer appended to the same stream version first."""
+
+
+class ForbiddenWorkspace(LedgerError):
+    """Strict isolation refuses access to another workspace's memory."""
+
+    code = "forbidden_workspace"
+
+
+class Unauthorized(LedgerError):
+    """A governance action without ``authorized: true`` (or refused by policy)."""
+
+    code = "unauthorized"
+
+
+class Unavailable(LedgerError):
+    """The capability or the storage is unavailable; nothing was claimed stored."""
+
+    code = "unavailable"
+
+
+class ChainBroken(LedgerError):
+    """The hash chain or a projection disagrees with the events at ``position``."""
+
+    code = "chain_broken"

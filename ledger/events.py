@@ -1,0 +1,209 @@
+"""Event types: frozen msgspec Structs, one per fact the ledger can record.
+
+Schema evolution follows msgspec's rules: a new field needs a default, a field never changes
+type. A breaking change bumps the type's ``V`` and adds ``upcast_vN_vN+1`` to ``UPCASTERS``;
+stored bytes are never rewritten, old payloads are upcast on read.
+
+Memories and conflicts are referred to by their stream id (a UUIDv7 string) inside payloads,
+so an exported log can be imported into another ledger without renumbering anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import msgspec
+
+AUTH_USER = "user_channel"
+AUTH_AGENT = "agent_asserted"
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Base for all payloads. ``V`` is the current schema version of the type."""
+
+    V: ClassVar[int] = 1
+
+
+class ClaimSpec(msgspec.Struct, frozen=True, omit_defaults=True):
+    subject: str
+    attribute: str
+    value: str
+
+
+class MemoryRemembered(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A new memory. v2: ``tags`` became a list (v1 stored one comma-separated string)."""
+
+    V: ClassVar[int] = 2
+    memory: str
+    content: str
+    subject: str = ""
+    tags: tuple[str, ...] = ()
+    source_type: str = "agent_generated"
+    confidence: float = 0.5
+    protection: str = "normal"
+    source_ref: str = ""
+    ref: str | None = None
+    retracts: bool = False
+    claims: tuple[ClaimSpec, ...] = ()
+    metadata: dict[str, Any] = {}
+    content_hash: str = ""
+    authorization: str = ""
+
+
+class MemoryUpdated(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """Changed fields of a memory; absent fields keep their value."""
+
+    memory: str
+    content: str | None = None
+    subject: str | None = None
+    tags: tuple[str, ...] | None = None
+    confidence: float | None = None
+    metadata: dict[str, Any] | None = None
+    source_type: str | None = None
+    protection: str | None = None
+    content_hash: str | None = None
+    event_time: str | None = None
+    derived_from_confirmed: bool = False
+    authorization: str = ""
+
+
+class DuplicateSighted(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """An exact duplicate was written again: no new memory, the sighting is kept."""
+
+    memory: str
+    source_type: str = ""
+    source_ref: str = ""
+
+
+class MemoryConfirmed(Event, frozen=True, kw_only=True, omit_defaults=True):
+    memory: str
+    authorization: str = AUTH_AGENT
+
+
+class MemoryUnlocked(Event, frozen=True, kw_only=True, omit_defaults=True):
+    memory: str
+    authorization: str = AUTH_AGENT
+
+
+class MemoryRetired(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """Retired by a governance action or retracted by a later memory (``by``)."""
+
+    memory: str
+    reason: str = ""
+    by: str | None = None
+    authorization: str = ""
+
+
+class MemoryArchived(Event, frozen=True, kw_only=True, omit_defaults=True):
+    memory: str
+
+
+class Superseded(Event, frozen=True, kw_only=True, omit_defaults=True):
+    loser: str
+    winner: str
+    reason: str = ""
+    rule: str = ""
+    authorization: str = ""
+
+
+class ClaimCollided(Event, frozen=True, kw_only=True, omit_defaults=True):
+    conflict: str
+    left: str
+    right: str
+    subject: str
+    attribute: str
+    left_value: str
+    right_value: str
+    verdict: dict[str, Any] = {}
+
+
+class JudgmentSubmitted(Event, frozen=True, kw_only=True, omit_defaults=True):
+    conflict: str
+    judgment: str
+    winner: str | None = None
+    rationale: str = ""
+    pins: dict[str, int] = {}
+
+
+class ConflictResolved(Event, frozen=True, kw_only=True, omit_defaults=True):
+    conflict: str
+    winner: str | None = None
+    resolution: str = "winner"
+    authorization: str = ""
+
+
+class ConflictReopened(Event, frozen=True, kw_only=True, omit_defaults=True):
+    conflict: str
+    reason: str = ""
+
+
+class WorkspaceAliasSet(Event, frozen=True, kw_only=True, omit_defaults=True):
+    alias: str
+    canonical: str
+    accepted: bool = True
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.__name__: cls
+    for cls in (
+        MemoryRemembered,
+        MemoryUpdated,
+        DuplicateSighted,
+        MemoryConfirmed,
+        MemoryUnlocked,
+        MemoryRetired,
+        MemoryArchived,
+        Superseded,
+        ClaimCollided,
+        JudgmentSubmitted,
+        ConflictResolved,
+        ConflictReopened,
+        WorkspaceAliasSet,
+    )
+}
+
+
+def upcast_memory_remembered_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    tags = data.get("tags", "")
+    if isinstance(tags, str):
+        data["tags"] = [t.strip() for t in tags.split(",") if t.strip()]
+    return data
+
+
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+UPCASTERS: dict[tuple[str, int], Upcaster] = {
+    ("MemoryRemembered", 1): upcast_memory_remembered_v1_v2,
+}
+
+_encoder = msgspec.json.Encoder(order="deterministic")
+_decoders: dict[str, msgspec.json.Decoder[Any]] = {
+    name: msgspec.json.Decoder(cls) for name, cls in EVENT_TYPES.items()
+}
+
+
+def encode_payload(event: Event) -> bytes:
+    """Canonical bytes: deterministic key order, defaults omitted."""
+    return _encoder.encode(event)
+
+
+def canonical_json(value: Any) -> bytes:
+    return _encoder.encode(value)
+
+
+def type_name(event: Event) -> str:
+    return type(event).__name__
+
+
+def decode_payload(type_: str, v: int, payload: bytes | str) -> Event:
+    """Decode a stored payload, running the upcaster chain from ``v`` to the current version."""
+    cls = EVENT_TYPES.get(type_)
+    if cls is None:
+        raise ValueError(f"unknown event type {type_!r}")
+    if v == cls.V:
+        return _decoders[type_].decode(payload)
+    data = msgspec.json.decode(payload)
+    while v < cls.V:
+        data = UPCASTERS[(type_, v)](data)
+        v += 1
+    return msgspec.convert(data, cls)

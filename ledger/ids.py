@@ -1,0 +1,35 @@
+"""Time-ordered identifiers (UUIDv7 layout, RFC 9562).
+
+Random UUIDs scattered through a B-tree index cost about 6x on appends; a 48-bit millisecond
+prefix keeps new keys at the right edge of the index.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+
+_lock = threading.Lock()
+_last_ms = 0
+_seq = 0
+
+
+def uuid7() -> str:
+    """Return a new UUIDv7 string, monotonic within this process."""
+    global _last_ms, _seq
+    with _lock:
+        ms = time.time_ns() // 1_000_000
+        if ms <= _last_ms:
+            ms = _last_ms
+            _seq = (_seq + 1) & 0xFFF
+            if _seq == 0:  # 4096 ids in one millisecond: borrow the next one
+                ms += 1
+        else:
+            _seq = int.from_bytes(os.urandom(2), "big") & 0x3FF
+        _last_ms = ms
+        seq = _seq
+    rand = int.from_bytes(os.urandom(8), "big") & ((1 << 62) - 1)
+    value = (ms << 80) | (0x7 << 76) | (seq << 64) | (0b10 << 62) | rand
+    return str(uuid.UUID(int=value))

@@ -1,0 +1,353 @@
+"""The append-only event store: one APSW connection, one ``events`` table, a hash chain.
+
+Guarantees (each one has a test in ``tests/test_store_contract.py``):
+
+1. ``position`` is global and gapless: a batch of n events gets exactly ``max+1..max+n``.
+2. ``event_id`` is UNIQUE; appending an event whose id is already stored is a no-op that returns
+   the stored row, so a retried append (or an import) never duplicates.
+3. ``(stream_id, stream_version)`` is UNIQUE: optimistic concurrency is the constraint, surfaced
+   as :class:`StreamVersionConflict`; the whole batch is rolled back.
+4. Triggers abort every UPDATE and DELETE on ``events``.
+5. ``hash = sha256(prev_hash || canonical bytes of the row)``; :meth:`EventStore.verify_chain`
+   recomputes it.
+6. Writes run in ``BEGIN IMMEDIATE`` (a read transaction is never upgraded to a write, which
+   fails with BUSY at once, https://www.sqlite.org/lang_transaction.html) with the busy timeout
+   from ``LEDGER_BUSY_TIMEOUT_MS`` and a retry when BUSY still escapes under saturation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import apsw
+import msgspec
+
+from ledger import clock
+from ledger.errors import ChainBroken, StreamVersionConflict, Unavailable
+from ledger.events import Event, canonical_json, decode_payload, encode_payload, type_name
+from ledger.ids import uuid7
+
+T = TypeVar("T")
+GENESIS_HASH = "0" * 64
+DEFAULT_BUSY_TIMEOUT_MS = 5000
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events(
+    position        INTEGER PRIMARY KEY,
+    event_id        TEXT NOT NULL UNIQUE,
+    stream_id       TEXT NOT NULL,
+    stream_version  INTEGER NOT NULL,
+    type            TEXT NOT NULL,
+    v               INTEGER NOT NULL,
+    payload         TEXT NOT NULL,
+    event_time      TEXT NOT NULL,
+    recorded_at     TEXT NOT NULL,
+    actor           TEXT NOT NULL,
+    workspace       TEXT NOT NULL,
+    idempotency_key TEXT UNIQUE,
+    prev_hash       TEXT NOT NULL,
+    hash            TEXT NOT NULL,
+    UNIQUE(stream_id, stream_version)
+);
+CREATE INDEX IF NOT EXISTS events_recorded_at ON events(recorded_at);
+CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
+    BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
+    BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+"""
+
+_COLUMNS = (
+    "position, event_id, stream_id, stream_version, type, v, payload, event_time, recorded_at, "
+    "actor, workspace, idempotency_key, prev_hash, hash"
+)
+
+
+class StoreBusy(Unavailable):
+    """The database stayed locked past the busy timeout (and the retries)."""
+
+
+class NewEvent(msgspec.Struct, kw_only=True):
+    """An event about to be appended. ``stream_version=None`` takes the stream's next version."""
+
+    data: Event
+    stream_id: str
+    event_time: str
+    actor: str = ""
+    workspace: str = ""
+    event_id: str = msgspec.field(default_factory=uuid7)
+    stream_version: int | None = None
+    recorded_at: str | None = None
+    idempotency_key: str | None = None
+
+
+class StoredEvent(msgspec.Struct, kw_only=True):
+    """One row of the log, exactly as stored."""
+
+    position: int
+    event_id: str
+    stream_id: str
+    stream_version: int
+    type: str
+    v: int
+    payload: str
+    event_time: str
+    recorded_at: str
+    actor: str
+    workspace: str
+    idempotency_key: str | None
+    prev_hash: str
+    hash: str
+
+    @property
+    def data(self) -> Event:
+        """The payload decoded and upcast to the current schema version."""
+        return decode_payload(self.type, self.v, self.payload)
+
+
+def row_hash(prev_hash: str, ev: StoredEvent) -> str:
+    """``sha256(prev_hash || canonical bytes)`` over every column but the hashes themselves."""
+    body = canonical_json(
+        [
+            ev.position,
+            ev.event_id,
+            ev.stream_id,
+            ev.stream_version,
+            ev.type,
+            ev.v,
+            ev.payload,
+            ev.event_time,
+            ev.recorded_at,
+            ev.actor,
+            ev.workspace,
+            ev.idempotency_key,
+        ]
+    )
+    return hashlib.sha256(prev_hash.encode("ascii") + body).hexdigest()
+
+
+def busy_timeout_from_env() -> int:
+    raw = os.environ.get("LEDGER_BUSY_TIMEOUT_MS", "")
+    try:
+        return max(0, int(raw)) if raw else DEFAULT_BUSY_TIMEOUT_MS
+    except ValueError:
+        return DEFAULT_BUSY_TIMEOUT_MS
+
+
+class EventStore:
+    """The log on one SQLite file. Not thread-safe: one store per thread or process."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        busy_timeout_ms: int | None = None,
+        synchronous: str = "FULL",
+    ) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self.busy_timeout_ms = busy_timeout_from_env() if busy_timeout_ms is None else busy_timeout_ms
+        self.conn = apsw.Connection(self.path)
+        self.conn.set_busy_timeout(self.busy_timeout_ms)
+        self._configure(synchronous)
+
+    # -- setup -------------------------------------------------------------------------------
+    def _configure(self, synchronous: str) -> None:
+        conn = self.conn
+        if conn.execute("PRAGMA journal_mode").get != "wal":
+            conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA synchronous={synchronous}")
+        conn.execute("PRAGMA foreign_keys=ON")
+        if conn.execute("PRAGMA user_version").get < SCHEMA_VERSION:
+            self.write(self._create_schema)
+
+    def _create_schema(self) -> None:
+        self.conn.execute(_SCHEMA)
+        self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- transactions ------------------------------------------------------------------------
+    def write(self, work: Callable[[], T]) -> T:
+        """Run ``work`` inside ``BEGIN IMMEDIATE``; retry the whole unit when BUSY escapes.
+
+        ``work`` must read whatever state it decides on inside the transaction, so a retry
+        decides afresh. Nested calls join the outer transaction.
+        """
+        if not self.conn.get_autocommit():
+            return work()
+        deadline = time.monotonic() + max(self.busy_timeout_ms, 100) * 3 / 1000
+        delay = 0.005
+        while True:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except apsw.BusyError:
+                if time.monotonic() >= deadline:
+                    raise StoreBusy("database is locked by another writer") from None
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 0.2)
+                continue
+            try:
+                result = work()
+                self.conn.execute("COMMIT")
+                return result
+            except apsw.BusyError:
+                self._rollback()
+                if time.monotonic() >= deadline:
+                    raise StoreBusy("database is locked by another writer") from None
+            except BaseException:
+                self._rollback()
+                raise
+
+    def _rollback(self) -> None:
+        if not self.conn.get_autocommit():
+            self.conn.execute("ROLLBACK")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction: several SELECTs see one consistent state. Never writes."""
+        if not self.conn.get_autocommit():
+            yield
+            return
+        self.conn.execute("BEGIN DEFERRED")
+        try:
+            yield
+        finally:
+            self._rollback()
+
+    # -- append ------------------------------------------------------------------------------
+    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        """Append a batch atomically; returns the stored rows (already stored ones for retries)."""
+        return self.write(lambda: self._append_in_transaction(events))
+
+    def _append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        conn = self.conn
+        tail = conn.execute("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").fetchone()
+        position, prev_hash = tail if tail else (0, GENESIS_HASH)
+        next_versions: dict[str, int] = {}
+        out: list[StoredEvent] = []
+        for new in events:
+            existing = self._by_event_id(new.event_id)
+            if existing is not None:
+                out.append(existing)
+                continue
+            version = new.stream_version
+            if version is None:
+                version = next_versions.get(new.stream_id) or self._next_version(new.stream_id)
+            next_versions[new.stream_id] = version + 1
+            position += 1
+            stored = StoredEvent(
+                position=position,
+                event_id=new.event_id,
+                stream_id=new.stream_id,
+                stream_version=version,
+                type=type_name(new.data),
+                v=type(new.data).V,
+                payload=encode_payload(new.data).decode(),
+                event_time=new.event_time,
+                recorded_at=new.recorded_at or clock.now(),
+                actor=new.actor,
+                workspace=new.workspace,
+                idempotency_key=new.idempotency_key,
+                prev_hash=prev_hash,
+                hash="",
+            )
+            stored.hash = row_hash(prev_hash, stored)
+            self._insert(stored)
+            prev_hash = stored.hash
+            out.append(stored)
+        return out
+
+    def _insert(self, ev: StoredEvent) -> None:
+        try:
+            self.conn.execute(
+                f"INSERT INTO events({_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    ev.position, ev.event_id, ev.stream_id, ev.stream_version, ev.type, ev.v,
+                    ev.payload, ev.event_time, ev.recorded_at, ev.actor, ev.workspace,
+                    ev.idempotency_key, ev.prev_hash, ev.hash,
+                ),
+            )
+        except apsw.ConstraintError as exc:
+            if "stream_id" in str(exc):
+                raise StreamVersionConflict(
+                    f"stream {ev.stream_id} already has version {ev.stream_version}",
+                    expected_version=ev.stream_version - 1,
+                ) from None
+            raise
+
+    def _next_version(self, stream_id: str) -> int:
+        current = self.conn.execute(
+            "SELECT max(stream_version) FROM events WHERE stream_id=?", (stream_id,)
+        ).get
+        return (current or 0) + 1
+
+    def _by_event_id(self, event_id: str) -> StoredEvent | None:
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM events WHERE event_id=?", (event_id,)).fetchone()
+        return _row_to_event(row) if row else None
+
+    # -- read --------------------------------------------------------------------------------
+    def last_position(self) -> int:
+        return self.conn.execute("SELECT coalesce(max(position), 0) FROM events").get
+
+    def read(self, after: int = 0, until: int | None = None, batch: int = 2000) -> Iterator[StoredEvent]:
+        """Events with ``after < position <= until`` in order, fetched in bounded batches."""
+        last = after
+        while True:
+            sql = f"SELECT {_COLUMNS} FROM events WHERE position > ?"
+            params: list[Any] = [last]
+            if until is not None:
+                sql += " AND position <= ?"
+                params.append(until)
+            rows = self.conn.execute(sql + " ORDER BY position LIMIT ?", (*params, batch)).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield _row_to_event(row)
+            last = rows[-1][0]
+
+    def stream(self, stream_id: str) -> list[StoredEvent]:
+        rows = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM events WHERE stream_id=? ORDER BY stream_version", (stream_id,)
+        )
+        return [_row_to_event(r) for r in rows]
+
+    def get(self, position: int) -> StoredEvent | None:
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM events WHERE position=?", (position,)).fetchone()
+        return _row_to_event(row) if row else None
+
+    def verify_chain(self, progress: Callable[[int], None] | None = None) -> int:
+        """Recompute every hash; return the number of events, raise ChainBroken at the first bad one."""
+        prev_hash, expected_position, count = GENESIS_HASH, 1, 0
+        for ev in self.read():
+            if ev.position != expected_position:
+                raise ChainBroken(f"position {expected_position} is missing", position=expected_position)
+            if ev.prev_hash != prev_hash or row_hash(prev_hash, ev) != ev.hash:
+                raise ChainBroken(f"event at position {ev.position} does not match its hash",
+                                  position=ev.position)
+            try:
+                ev.data  # noqa: B018 - a payload that no longer decodes is tampering too
+            except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
+                raise ChainBroken(f"event at position {ev.position} does not decode",
+                                  position=ev.position) from None
+            prev_hash, expected_position, count = ev.hash, expected_position + 1, count + 1
+            if progress and count % 1000 == 0:
+                progress(count)
+        return count
+
+
+def _row_to_event(row: Sequence[Any]) -> StoredEvent:
+    return StoredEvent(
+        position=row[0], event_id=row[1], stream_id=row[2], stream_version=row[3], type=row[4],
+        v=row[5], payload=row[6], event_time=row[7], recorded_at=row[8], actor=row[9],
+        workspace=row[10], idempotency_key=row[11], prev_hash=row[12], hash=row[13],
+    )

@@ -1,0 +1,230 @@
+"""Current memories and their version snapshots.
+
+``memories`` holds one row per memory in its latest state; ``memory_versions`` holds one row
+per state change (the basis of ``history`` and of "what did the ledger know at R").
+A memory's integer id is the log position of the event that created it: deterministic under
+rebuild, and small enough for an agent to quote.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import apsw
+
+from ledger.events import (
+    DuplicateSighted,
+    Event,
+    MemoryArchived,
+    MemoryConfirmed,
+    MemoryRemembered,
+    MemoryRetired,
+    MemoryUnlocked,
+    MemoryUpdated,
+    Superseded,
+)
+from ledger.normalize import normalize_text
+from ledger.store import StoredEvent
+
+COLUMNS = (
+    "memory_id", "stream_id", "subject", "subject_norm", "content", "tags", "source_type",
+    "confidence", "protection", "status", "event_time", "recorded_at", "updated_at", "version",
+    "workspace", "source_ref", "metadata", "content_hash", "confirmed_via", "derived_from",
+    "superseded_by", "retired_by", "status_reason", "valid_to", "sightings", "last_position",
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories(
+    memory_id     INTEGER PRIMARY KEY,
+    stream_id     TEXT NOT NULL UNIQUE,
+    subject       TEXT NOT NULL,
+    subject_norm  TEXT NOT NULL,
+    content       TEXT NOT NULL,
+    tags          TEXT NOT NULL,
+    source_type   TEXT NOT NULL,
+    confidence    REAL NOT NULL,
+    protection    TEXT NOT NULL,
+    status        TEXT NOT NULL,
+    event_time    TEXT NOT NULL,
+    recorded_at   TEXT NOT NULL,
+    updated_at    TEXT NOT NULL,
+    version       INTEGER NOT NULL,
+    workspace     TEXT NOT NULL,
+    source_ref    TEXT NOT NULL,
+    metadata      TEXT NOT NULL,
+    content_hash  TEXT NOT NULL,
+    confirmed_via TEXT NOT NULL,
+    derived_from  INTEGER,
+    superseded_by INTEGER,
+    retired_by    INTEGER,
+    status_reason TEXT NOT NULL,
+    valid_to      TEXT,
+    sightings     INTEGER NOT NULL,
+    last_position INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memories_dup ON memories(content_hash, workspace, subject_norm) WHERE status='active';
+CREATE INDEX IF NOT EXISTS memories_status_time ON memories(status, event_time);
+CREATE INDEX IF NOT EXISTS memories_subject ON memories(subject_norm);
+CREATE INDEX IF NOT EXISTS memories_superseded_by ON memories(superseded_by) WHERE superseded_by IS NOT NULL;
+CREATE TABLE IF NOT EXISTS memory_versions(
+    memory_id   INTEGER NOT NULL,
+    version     INTEGER NOT NULL,
+    position    INTEGER NOT NULL,
+    event_type  TEXT NOT NULL,
+    actor       TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    event_time  TEXT NOT NULL,
+    content     TEXT NOT NULL,
+    subject     TEXT NOT NULL,
+    tags        TEXT NOT NULL,
+    source_type TEXT NOT NULL,
+    confidence  REAL NOT NULL,
+    protection  TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    workspace   TEXT NOT NULL,
+    superseded_by INTEGER,
+    PRIMARY KEY(memory_id, version)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS memory_versions_position ON memory_versions(position);
+"""
+
+_STATE_EVENTS = (
+    MemoryUpdated, MemoryConfirmed, MemoryUnlocked, MemoryRetired, MemoryArchived, Superseded,
+)
+
+
+def memory_id_of(conn: apsw.Connection, stream_id: str | None) -> int | None:
+    if not stream_id:
+        return None
+    row = conn.execute("SELECT memory_id FROM memories WHERE stream_id=?", (stream_id,)).fetchone()
+    return row[0] if row else None
+
+
+def load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> dict[str, Any] | None:
+    cursor = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM memories WHERE {where}", params)
+    row = cursor.fetchone()
+    return dict(zip(COLUMNS, row, strict=True)) if row else None
+
+
+class MemoriesProjector:
+    name = "memories"
+    version = 1
+    tables = ("memories", "memory_versions")
+    handles = frozenset(
+        {"MemoryRemembered", "DuplicateSighted", *(cls.__name__ for cls in _STATE_EVENTS)}
+    )
+
+    def create(self, conn: apsw.Connection) -> None:
+        conn.execute(_SCHEMA)
+
+    def drop(self, conn: apsw.Connection) -> None:
+        conn.execute("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS memory_versions")
+
+    def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
+        if isinstance(data, MemoryRemembered):
+            self._insert(conn, event, data)
+            return
+        stream = data.loser if isinstance(data, Superseded) else data.memory  # type: ignore[attr-defined]
+        row = load(conn, "stream_id=?", (stream,))
+        if row is None:  # an event about a memory this ledger never saw: nothing to fold
+            return
+        if isinstance(data, DuplicateSighted):
+            conn.execute(
+                "UPDATE memories SET sightings=sightings+1, last_position=? WHERE memory_id=?",
+                (event.position, row["memory_id"]),
+            )
+            return
+        _fold_state(conn, row, event, data)
+        row["version"] += 1
+        row["updated_at"] = event.recorded_at
+        row["last_position"] = event.position
+        assignments = ", ".join(f"{c}=?" for c in COLUMNS[1:])
+        conn.execute(
+            f"UPDATE memories SET {assignments} WHERE memory_id=?",
+            (*(row[c] for c in COLUMNS[1:]), row["memory_id"]),
+        )
+        _snapshot(conn, row, event)
+
+    def _insert(self, conn: apsw.Connection, event: StoredEvent, data: MemoryRemembered) -> None:
+        row: dict[str, Any] = {
+            "memory_id": event.position,
+            "stream_id": data.memory,
+            "subject": data.subject,
+            "subject_norm": normalize_text(data.subject),
+            "content": data.content,
+            "tags": json.dumps(list(data.tags), ensure_ascii=False),
+            "source_type": data.source_type,
+            "confidence": data.confidence,
+            "protection": data.protection,
+            "status": "active",
+            "event_time": event.event_time,
+            "recorded_at": event.recorded_at,
+            "updated_at": event.recorded_at,
+            "version": 1,
+            "workspace": event.workspace,
+            "source_ref": data.source_ref,
+            "metadata": json.dumps(data.metadata, ensure_ascii=False, sort_keys=True),
+            "content_hash": data.content_hash,
+            "confirmed_via": data.authorization if data.source_type == "user_confirmed" else "",
+            "derived_from": None,
+            "superseded_by": None,
+            "retired_by": None,
+            "status_reason": "",
+            "valid_to": None,
+            "sightings": 0,
+            "last_position": event.position,
+        }
+        conn.execute(
+            f"INSERT INTO memories({', '.join(COLUMNS)}) VALUES({', '.join('?' * len(COLUMNS))})",
+            tuple(row[c] for c in COLUMNS),
+        )
+        _snapshot(conn, row, event)
+
+
+def _fold_state(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent, data: Event) -> None:
+    """Apply one state-changing event to a memory row (in place)."""
+    if isinstance(data, MemoryUpdated):
+        for field in ("content", "subject", "confidence", "source_type", "protection", "content_hash",
+                      "event_time"):
+            value = getattr(data, field)
+            if value is not None:
+                row[field] = value
+        if data.tags is not None:
+            row["tags"] = json.dumps(list(data.tags), ensure_ascii=False)
+        if data.metadata is not None:
+            row["metadata"] = json.dumps(data.metadata, ensure_ascii=False, sort_keys=True)
+        row["subject_norm"] = normalize_text(row["subject"])
+        if data.derived_from_confirmed:
+            row["derived_from"] = row["memory_id"]
+            row["confirmed_via"] = ""
+        elif data.source_type is not None and data.source_type != "user_confirmed":
+            row["confirmed_via"] = ""
+    elif isinstance(data, MemoryConfirmed):
+        row.update(source_type="user_confirmed", protection="locked", confirmed_via=data.authorization)
+    elif isinstance(data, MemoryUnlocked):
+        row["protection"] = "normal"
+    elif isinstance(data, MemoryRetired):
+        row.update(status="retired", status_reason=data.reason, valid_to=event.event_time,
+                   retired_by=memory_id_of(conn, data.by))
+    elif isinstance(data, Superseded):
+        winner = load(conn, "stream_id=?", (data.winner,))
+        row.update(status="superseded", status_reason=data.reason,
+                   superseded_by=winner["memory_id"] if winner else None,
+                   valid_to=winner["event_time"] if winner else event.event_time)
+    elif isinstance(data, MemoryArchived):
+        row["status"] = "archived"
+
+
+def _snapshot(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent) -> None:
+    conn.execute(
+        "INSERT INTO memory_versions(memory_id, version, position, event_type, actor, recorded_at, "
+        "event_time, content, subject, tags, source_type, confidence, protection, status, workspace, "
+        "superseded_by) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            row["memory_id"], row["version"], event.position, event.type, event.actor,
+            event.recorded_at, row["event_time"], row["content"], row["subject"], row["tags"],
+            row["source_type"], row["confidence"], row["protection"], row["status"],
+            row["workspace"], row["superseded_by"],
+        ),
+    )

@@ -1,0 +1,1 @@
+"""The application layer: facade, MCP server, CLI, configuration."""

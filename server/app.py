@@ -1,0 +1,299 @@
+"""The application facade: one object that the MCP tools, the CLI and the console all call.
+
+Every write follows DESIGN.md's write path: ``BEGIN IMMEDIATE`` → read the state the decision
+needs → pure decision in ``ledger.decide`` → append + inline projections → commit → compact
+result. Results are plain dicts with the keys of CONTRACT.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ledger import clock
+from ledger.decide import Decision, MemoryFacts, RememberCommand, decide_remember, decide_update
+from ledger.errors import ForbiddenWorkspace, NotFound
+from ledger.events import ClaimSpec
+from ledger.ids import uuid7
+from ledger.store import EventStore, NewEvent, StoredEvent
+from ledger.trust import trust_of
+from projections import memories as mem
+from projections.memories import MemoriesProjector
+from projections.runner import ProjectionRunner, Projector
+from projections.search import SearchFilters, SearchProjector, search
+from server.config import Settings
+
+Progress = Callable[[int, int], None]
+
+
+def default_projectors() -> list[Projector]:
+    """Every read model, in dependency order (memories first: others map stream ids to ids)."""
+    return [MemoriesProjector(), SearchProjector()]
+
+
+class LedgerApp:
+    """The ledger as the rest of the program sees it. One per process (or thread)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.store = EventStore(settings.db, busy_timeout_ms=settings.busy_timeout_ms)
+        self.runner = ProjectionRunner(self.store, default_projectors())
+        self.runner.open()
+
+    @property
+    def conn(self) -> Any:
+        return self.store.conn
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- plumbing ----------------------------------------------------------------------------
+    def _new_events(self, decision: Decision, event_time: str, workspace: str) -> list[NewEvent]:
+        return [
+            NewEvent(data=event, stream_id=stream, event_time=event_time, actor=self.settings.actor,
+                     workspace=workspace)
+            for stream, event in decision
+        ]
+
+    def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> list[StoredEvent]:
+        """Decide and append in one write transaction; ``decide`` returns (decision, time, workspace)."""
+
+        def work() -> list[StoredEvent]:
+            decision, event_time, workspace = decide()
+            return self.runner.append(self._new_events(decision, event_time, workspace))
+
+        return self.store.write(work)
+
+    def _facts(self, memory_id: int) -> MemoryFacts:
+        row = mem.load(self.conn, "memory_id=?", (memory_id,))
+        if row is None:
+            raise NotFound(f"no memory {memory_id}", field="memory_id")
+        self._check_workspace(row["workspace"])
+        return MemoryFacts(
+            memory_id=row["memory_id"], stream_id=row["stream_id"], version=row["version"],
+            protection=row["protection"], source_type=row["source_type"], status=row["status"],
+            workspace=row["workspace"])
+
+    def _check_workspace(self, workspace: str) -> None:
+        if self.settings.isolation == "strict" and workspace != self.settings.workspace:
+            raise ForbiddenWorkspace("that memory belongs to another workspace", field="memory_id")
+
+    # -- memory actions ----------------------------------------------------------------------
+    def remember(
+        self,
+        content: str,
+        *,
+        subject: str = "",
+        tags: list[str] | tuple[str, ...] = (),
+        source_type: str = "agent_generated",
+        confidence: float | None = None,
+        event_time: str | None = None,
+        workspace: str | None = None,
+        source_ref: str = "",
+        ref_id: int | None = None,
+        retracts: bool = False,
+        claims: list[dict[str, str]] | None = None,
+        metadata: dict[str, Any] | None = None,
+        authorization: str = "",
+    ) -> dict[str, Any]:
+        cmd = RememberCommand(
+            content=content, subject=subject, tags=tuple(dict.fromkeys(tags)), source_type=source_type,
+            confidence=confidence, event_time=event_time or clock.now(),
+            workspace=self.settings.workspace if workspace is None else workspace,
+            source_ref=source_ref, ref_id=ref_id, retracts=retracts,
+            claims=tuple(ClaimSpec(**c) for c in claims or ()), metadata=metadata or {},
+            authorization=authorization)
+        new_stream = uuid7()
+
+        def decide() -> tuple[Decision, str, str]:
+            target = self._facts(ref_id) if ref_id is not None else None
+            duplicate = self._find_duplicate(cmd)
+            decision = decide_remember(cmd, new_stream=new_stream, duplicate=duplicate, target=target)
+            return decision, cmd.event_time, cmd.workspace
+
+        stored = self._commit(decide)
+        head = stored[0]
+        if head.type == "DuplicateSighted":
+            row = mem.load(self.conn, "stream_id=?", (head.stream_id,))
+            assert row is not None
+            return {"ok": True, "memory_id": row["memory_id"], "version": row["version"],
+                    "status": row["status"], "duplicate_of": row["memory_id"]}
+        return {"ok": True, "memory_id": head.position, "version": 1, "status": "active"}
+
+    def _find_duplicate(self, cmd: RememberCommand) -> MemoryFacts | None:
+        from ledger.normalize import content_hash, normalize_text
+
+        row = mem.load(
+            self.conn,
+            "content_hash=? AND workspace=? AND subject_norm=? AND status='active'",
+            (content_hash(cmd.content), cmd.workspace, normalize_text(cmd.subject)),
+        )
+        if row is None:
+            return None
+        return MemoryFacts(memory_id=row["memory_id"], stream_id=row["stream_id"], version=row["version"],
+                           protection=row["protection"], source_type=row["source_type"],
+                           status=row["status"], workspace=row["workspace"])
+
+    def update(
+        self,
+        memory_id: int,
+        *,
+        expected_version: int | None = None,
+        authorization: str = "",
+        **changes: Any,
+    ) -> dict[str, Any]:
+        changes = {k: v for k, v in changes.items() if v is not None}
+
+        def decide() -> tuple[Decision, str, str]:
+            facts = self._facts(memory_id)
+            decision = decide_update(facts, changes, expected_version=expected_version,
+                                     authorization=authorization)
+            return decision, changes.get("event_time") or clock.now(), facts.workspace
+
+        self._commit(decide)
+        row = mem.load(self.conn, "memory_id=?", (memory_id,))
+        assert row is not None
+        return {"ok": True, "memory_id": memory_id, "version": row["version"]}
+
+    def find(
+        self,
+        query: str = "",
+        *,
+        limit: int = 5,
+        tags_filter: list[str] | tuple[str, ...] = (),
+        source_type: str | None = None,
+        workspace: str | None = None,
+        after_time: str | None = None,
+        before_time: str | None = None,
+        include_inactive: bool = False,
+        as_of_event_time: str | None = None,
+        as_of_recorded: str | int | None = None,
+    ) -> dict[str, Any]:
+        if as_of_event_time is not None or as_of_recorded is not None:
+            from ledger.errors import Unavailable
+
+            raise Unavailable("as-of queries are not available yet", field="as_of_event_time")
+        isolation = self.settings.isolation
+        if isolation == "strict":
+            workspace = self.settings.workspace
+        filters = SearchFilters(
+            statuses=("active", "superseded", "retired", "archived") if include_inactive else ("active",),
+            workspace=workspace, source_type=source_type, tags_all=tuple(tags_filter),
+            after_time=after_time, before_time=before_time)
+        boost = self.settings.workspace if isolation == "weak" and workspace is None else None
+        with self.store.snapshot():
+            hits, total = search(self.conn, query, filters, limit + 1, boost_workspace=boost)
+            rows = {h.memory_id: mem.load(self.conn, "memory_id=?", (h.memory_id,)) for h in hits[:limit]}
+        results = []
+        for hit in hits[:limit]:
+            row = rows[hit.memory_id]
+            if row is not None:
+                results.append(self._memory_view(row, score=hit.score))
+        return {"ok": True, "results": results, "has_more": len(hits) > limit,
+                "total_estimate": max(total, len(results))}
+
+    def read(self, memory_id: int, *, as_of_event_time: str | None = None,
+             as_of_recorded: str | int | None = None) -> dict[str, Any]:
+        if as_of_event_time is not None or as_of_recorded is not None:
+            from ledger.errors import Unavailable
+
+            raise Unavailable("as-of queries are not available yet", field="as_of_event_time")
+        with self.store.snapshot():
+            row = mem.load(self.conn, "memory_id=?", (memory_id,))
+            if row is None:
+                raise NotFound(f"no memory {memory_id}", field="memory_id")
+            self._check_workspace(row["workspace"])
+            view = self._memory_view(row)
+            view["metadata"] = json.loads(row["metadata"])
+            view["superseded_by"] = row["superseded_by"]
+            view["supersedes"] = [r[0] for r in self.conn.execute(
+                "SELECT memory_id FROM memories WHERE superseded_by=? ORDER BY memory_id", (memory_id,))]
+            view["workspace"] = row["workspace"]
+            view["sections"] = []
+        return {"ok": True, "memory": view}
+
+    def history(self, memory_id: int) -> dict[str, Any]:
+        with self.store.snapshot():
+            facts = self._facts(memory_id)
+            events = {e.position: e for e in self.store.stream(facts.stream_id)}
+            versions = []
+            for row in self.conn.execute(
+                "SELECT version, content, subject, event_time, recorded_at, actor, position, event_type, "
+                "status, source_type, protection FROM memory_versions WHERE memory_id=? ORDER BY version",
+                (memory_id,),
+            ):
+                version, content, subject, event_time, recorded_at, actor, position, etype, status, st, prot = row
+                ev = events.get(position)
+                versions.append({
+                    "version": version, "content": content, "subject": subject, "event_time": event_time,
+                    "recorded_at": recorded_at, "actor": actor, "status": status, "source_type": st,
+                    "protection": prot,
+                    "events": [{"position": position, "type": etype,
+                                "payload": json.loads(ev.payload) if ev else {}}],
+                })
+        return {"ok": True, "memory_id": memory_id, "versions": versions}
+
+    def _memory_view(self, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:
+        view: dict[str, Any] = {
+            "memory_id": row["memory_id"],
+            "subject": row["subject"],
+            "content": row["content"],
+            "tags": json.loads(row["tags"]),
+            "source_type": row["source_type"],
+            "trust": trust_of(row["source_type"]),
+            "confidence": row["confidence"],
+            "protection": row["protection"],
+            "status": row["status"],
+            "event_time": row["event_time"],
+            "recorded_at": row["recorded_at"],
+            "version": row["version"],
+            "source_ref": row["source_ref"],
+            "conflict_ids": [],
+        }
+        if score is not None:
+            view["score"] = score
+        return view
+
+    # -- maintenance -------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        with self.store.snapshot():
+            memories = self.conn.execute("SELECT count(*) FROM memories WHERE status='active'").get
+            return {
+                "ok": True,
+                "db": self.settings.db,
+                "events": self.store.last_position(),
+                "memories": memories,
+                "open_conflicts": 0,
+                "projections": self.runner.status(),
+                "search_mode": "fts",
+            }
+
+    def rebuild(self, projection: str | None = None, progress: Progress | None = None) -> dict[str, Any]:
+        from ledger.errors import InvalidInput
+
+        try:
+            count = self.runner.rebuild([projection] if projection else None, progress)
+        except KeyError:
+            raise InvalidInput(f"no projection named {projection!r}; known: "
+                               f"{', '.join(self.runner.by_name)}", field="projection") from None
+        return {"ok": True, "events": count, "projections": sorted(
+            [projection] if projection else self.runner.by_name)}
+
+    def verify(self, progress: Progress | None = None) -> dict[str, Any]:
+        """Recompute the hash chain, then fold the log afresh (rolled back) and compare tables."""
+        from ledger.errors import ChainBroken
+
+        count = self.store.verify_chain(progress=(lambda n: progress(n, 0)) if progress else None)
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            before = self.runner.checksums()
+            self.runner._rebuild(self.runner.projectors, None)
+            after = self.runner.checksums()
+        finally:
+            self.conn.execute("ROLLBACK")
+        bad = sorted(t for t in before if before[t] != after.get(t))
+        if bad:
+            raise ChainBroken(f"projection table {bad[0]} differs from a fresh fold of the log",
+                              table=bad[0])
+        return {"ok": True, "events": count, "chain": "intact", "projections": "consistent"}

@@ -1,0 +1,317 @@
+"""The ``ledger`` command line. Every command takes ``--db`` and ``--json``.
+
+``--json`` prints one JSON document with the same keys as the MCP results; otherwise output is
+for people (rich), with progress bars on long work. Errors exit 1 (``verify`` exits 2 when the
+chain or a projection is broken) and never print a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from ledger.errors import ChainBroken, LedgerError
+from server.app import LedgerApp
+from server.config import Settings, load_settings
+
+err_console = Console(stderr=True)
+out_console = Console()
+
+
+class CliContext:
+    def __init__(self, db: str | None, as_json: bool, workspace: str | None = None) -> None:
+        self.db = db
+        self.as_json = as_json
+        self.workspace = workspace
+        self._app: LedgerApp | None = None
+
+    @property
+    def settings(self) -> Settings:
+        overrides: dict[str, Any] = {"db": self.db}
+        if self.workspace is not None:
+            overrides["workspace"] = self.workspace
+        settings = load_settings(overrides)
+        if settings.client == "unknown":  # a person at a terminal
+            from dataclasses import replace
+
+            settings = replace(settings, client="cli")
+        return settings
+
+    @property
+    def app(self) -> LedgerApp:
+        if self._app is None:
+            self._app = LedgerApp(self.settings)
+        return self._app
+
+
+def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--db`` and ``--json`` on every command (also accepted before the command name)."""
+
+    @click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
+    @click.option("--json", "as_json", is_flag=True, default=False, help="Print one JSON document.")
+    @click.pass_context
+    @functools.wraps(f)
+    def wrapper(ctx: click.Context, db: str | None, as_json: bool, **kwargs: Any) -> Any:
+        parent: CliContext = ctx.ensure_object(CliContext)
+        obj = CliContext(db or parent.db, as_json or parent.as_json)
+        try:
+            return f(obj, **kwargs)
+        except ChainBroken as exc:
+            _fail(obj, exc, code=2)
+        except LedgerError as exc:
+            _fail(obj, exc, code=1)
+
+    return wrapper
+
+
+def _fail(obj: CliContext, exc: LedgerError, *, code: int) -> None:
+    if obj.as_json:
+        click.echo(json.dumps({"ok": False, "error": exc.to_dict()}, ensure_ascii=False))
+    else:
+        err_console.print(f"[red]error[/red] ({exc.code}): {exc.message}")
+    sys.exit(code)
+
+
+def emit(obj: CliContext, result: dict[str, Any], human: Callable[[dict[str, Any]], None] | None = None) -> None:
+    if obj.as_json or human is None:
+        click.echo(json.dumps(result, ensure_ascii=False, default=str))
+    else:
+        human(result)
+
+
+@contextmanager
+def progress_bar(obj: CliContext, label: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr (silent under --json)."""
+    if obj.as_json or not err_console.is_terminal:
+        yield lambda done, total: None
+        return
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err_console, transient=True) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total or None)
+
+
+def print_memories(results: list[dict[str, Any]]) -> None:
+    if not results:
+        out_console.print("[dim]no memories found[/dim]")
+    for m in results:
+        meta = f"#{m['memory_id']} v{m['version']} {m['source_type']} ({m['status']})"
+        subject = f" [bold]{m['subject']}[/bold]" if m.get("subject") else ""
+        out_console.print(f"[cyan]{meta}[/cyan]{subject}", highlight=False)
+        out_console.print(f"  {m['content']}", markup=False, highlight=False)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
+@click.option("--json", "as_json", is_flag=True, default=False, help="Print one JSON document.")
+@click.version_option(package_name="fact-ledger")
+@click.pass_context
+def main(ctx: click.Context, db: str | None, as_json: bool) -> None:
+    """fact-ledger: an event-sourced fact ledger that AI agents share as memory.
+
+    Example: ledger remember "The staging API listens on port 8080" --subject staging
+    """
+    ctx.obj = CliContext(db, as_json)
+
+
+@main.command()
+@click.argument("text")
+@click.option("--subject", default="", help="What the memory is about.")
+@click.option("--source-type", default="user_confirmed",
+              type=click.Choice(["user_confirmed", "document_extracted", "agent_generated", "unknown"]),
+              help="Where the fact comes from (a person at the CLI: user_confirmed).")
+@click.option("--event-time", default=None, help="When the fact became true (ISO 8601).")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--workspace", default=None, help="Workspace (else LEDGER_WORKSPACE).")
+@json_option
+def remember(obj: CliContext, text: str, subject: str, source_type: str, event_time: str | None,
+             tags: tuple[str, ...], workspace: str | None) -> None:
+    """Record a fact.
+
+    Example: ledger remember "Deploys freeze on Fridays" --subject deploys --tag policy
+    """
+    from ledger.events import AUTH_USER
+    from server.schemas import RememberData
+
+    data = RememberData.parse({"content": text, "subject": subject, "source_type": source_type,
+                               "event_time": event_time, "tags": list(tags), "workspace": workspace})
+    result = obj.app.remember(**data.to_kwargs(), authorization=AUTH_USER)
+    emit(obj, result, lambda r: out_console.print(
+        f"remembered #{r['memory_id']}" + (f" (duplicate of #{r['duplicate_of']})" if r.get("duplicate_of")
+                                           else "")))
+
+
+@main.command()
+@click.argument("query")
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(1, 50))
+@click.option("--include-inactive", is_flag=True, help="Also superseded, retired and archived memories.")
+@click.option("--as-of-event-time", default=None, help="What was true in the world at this time.")
+@click.option("--as-of-recorded", default=None, help="What the ledger knew at this time or position.")
+@json_option
+def find(obj: CliContext, query: str, limit: int, include_inactive: bool,
+         as_of_event_time: str | None, as_of_recorded: str | None) -> None:
+    """Search memories (English and Chinese).
+
+    Example: ledger find "staging port" --limit 3
+    """
+    from server.schemas import FindData
+
+    data = FindData.parse({"query": query, "limit": limit, "include_inactive": include_inactive,
+                           "as_of_event_time": as_of_event_time, "as_of_recorded": as_of_recorded})
+    emit(obj, obj.app.find(**data.to_kwargs()), lambda r: print_memories(r["results"]))
+
+
+@main.command()
+@click.argument("memory_id", type=click.IntRange(min=1))
+@json_option
+def read(obj: CliContext, memory_id: int) -> None:
+    """Show one memory with its links.
+
+    Example: ledger read 12
+    """
+    emit(obj, obj.app.read(memory_id), lambda r: print_memories([r["memory"]]))
+
+
+@main.command()
+@click.argument("memory_id", type=click.IntRange(min=1))
+@json_option
+def history(obj: CliContext, memory_id: int) -> None:
+    """Every version of a memory and the events behind it.
+
+    Example: ledger history 12
+    """
+
+    def human(r: dict[str, Any]) -> None:
+        for v in r["versions"]:
+            kinds = ", ".join(e["type"] for e in v["events"])
+            out_console.print(f"[cyan]v{v['version']}[/cyan] {v['recorded_at']} {v['actor']} [{kinds}] "
+                              f"({v['status']})", highlight=False)
+            out_console.print(f"  {v['content']}", markup=False, highlight=False)
+
+    emit(obj, obj.app.history(memory_id), human)
+
+
+@main.command()
+@click.option("--projection", default=None, help="Rebuild only this projection.")
+@json_option
+def rebuild(obj: CliContext, projection: str | None) -> None:
+    """Regenerate projections from the event log.
+
+    Example: ledger rebuild --projection search
+    """
+    with progress_bar(obj, "rebuild") as progress:
+        result = obj.app.rebuild(projection, progress)
+    emit(obj, result, lambda r: out_console.print(
+        f"rebuilt {', '.join(r['projections'])} from {r['events']} events"))
+
+
+@main.command()
+@json_option
+def verify(obj: CliContext) -> None:
+    """Recompute the hash chain and check projections (exit 2 names the first bad position).
+
+    Example: ledger verify
+    """
+    with progress_bar(obj, "verify") as progress:
+        result = obj.app.verify(progress)
+    emit(obj, result, lambda r: out_console.print(f"intact: {r['events']} events, projections consistent"))
+
+
+@main.command(name="export")
+@click.option("--format", "fmt", default="jsonl", type=click.Choice(["jsonl", "csv"]), show_default=True)
+@click.option("--since", default=None, help="Only events recorded at or after (ISO 8601).")
+@click.option("--until", default=None, help="Only events recorded at or before (ISO 8601).")
+@click.option("-o", "--output", "output", default="-", help="Output file (default stdout).")
+@json_option
+def export_cmd(obj: CliContext, fmt: str, since: str | None, until: str | None, output: str) -> None:
+    """Export the event log (JSONL envelopes with hashes, or CSV).
+
+    Example: ledger export --format jsonl -o ledger.jsonl
+    """
+    from ledger.clock import parse_time
+    from server.transfer import export_csv, export_jsonl
+
+    since = parse_time(since, field="since") if since else None
+    until = parse_time(until, field="until") if until else None
+    writer = export_jsonl if fmt == "jsonl" else export_csv
+    with progress_bar(obj, "export") as progress:
+        if output == "-":
+            count = writer(obj.app, sys.stdout.buffer, since=since, until=until, progress=progress)
+            sys.stdout.flush()
+        else:
+            with open(output, "wb") as fh:
+                count = writer(obj.app, fh, since=since, until=until, progress=progress)
+    if output != "-":
+        emit(obj, {"ok": True, "events": count, "path": output},
+             lambda r: out_console.print(f"exported {r['events']} events to {r['path']}"))
+
+
+@main.command(name="import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@json_option
+def import_cmd(obj: CliContext, file: Path) -> None:
+    """Append events from a JSONL export; already present events are skipped.
+
+    Example: ledger import ledger.jsonl
+    """
+    from server.transfer import import_jsonl
+
+    with progress_bar(obj, "import") as progress:
+        result = import_jsonl(obj.app, file, progress=progress)
+    emit(obj, result, lambda r: out_console.print(
+        f"appended {r['appended']}, already present {r['already_present']}, bad lines {r['bad_total']}"))
+
+
+@main.command()
+@json_option
+def status(obj: CliContext) -> None:
+    """Counts, projection lag and search mode.
+
+    Example: ledger status
+    """
+    emit(obj, obj.app.status(), lambda r: out_console.print_json(json.dumps(r)))
+
+
+@main.command()
+@click.option("--http", "http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
+@click.option("--workspace", default=None, help="Workspace (else LEDGER_WORKSPACE).")
+@click.option("--client", default=None, help="Client name stamped on events (else LEDGER_CLIENT).")
+@click.option("--agent-id", default=None, help="Agent id stamped on events (else LEDGER_AGENT_ID).")
+@click.option("--isolation", default=None, type=click.Choice(["none", "weak", "strict"]))
+@click.option("--config", default=None, help="Config file (else LEDGER_CONFIG).")
+@click.pass_context
+def serve(ctx: click.Context, http: bool, port: int, db: str | None, workspace: str | None,
+          client: str | None, agent_id: str | None, isolation: str | None, config: str | None) -> None:
+    """Run the MCP server (stdio by default).
+
+    Example: ledger serve
+    """
+    from server.mcp import run_server
+
+    parent: CliContext = ctx.ensure_object(CliContext)
+    try:
+        settings = load_settings({"db": db or parent.db, "workspace": workspace, "client": client,
+                                  "agent_id": agent_id, "isolation": isolation, "config": config})
+    except LedgerError as exc:
+        err_console.print(f"[red]error[/red] ({exc.code}): {exc.message}")
+        sys.exit(1)
+    run_server(settings, http=http, port=port)
+
+
+def register_extensions() -> None:
+    """Command groups owned by other modules register themselves on ``main``."""
+    from server import cli_governance, cli_time  # noqa: F401
+
+
+register_extensions()

@@ -1,0 +1,3 @@
+"""CLI commands for governance: conflicts, compare and the governance actions."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""CLI commands for time travel and audit: replay-backup and related tooling."""
+
+from __future__ import annotations

@@ -1,0 +1,120 @@
+"""Settings: defaults < config file (``LEDGER_CONFIG``, TOML or JSON) < environment < flags.
+
+Keys (file / env):
+    db                             LEDGER_DB               database path
+    client                         LEDGER_CLIENT           e.g. ``claude-code``
+    agent_id                       LEDGER_AGENT_ID
+    workspace                      LEDGER_WORKSPACE
+    backup                         LEDGER_BACKUP           JSONL backup path (default: beside the db)
+    isolation                      LEDGER_ISOLATION        none | weak | strict
+    busy_timeout_ms                LEDGER_BUSY_TIMEOUT_MS  default 5000
+    retention_days                 LEDGER_RETENTION_DAYS   archive retired/superseded after (90)
+    policy.locked_requires_user_channel                    refuse agent-asserted changes to locked
+    policy.review_agent_conflicts                          agent-vs-agent conflicts need a human
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from ledger.errors import InvalidInput
+
+ISOLATION_MODES = ("none", "weak", "strict")
+
+
+def default_db_path() -> str:
+    return str(Path(platformdirs.user_data_dir("fact-ledger")) / "ledger.db")
+
+
+@dataclass(frozen=True)
+class Policy:
+    locked_requires_user_channel: bool = False
+    review_agent_conflicts: bool = False
+
+
+@dataclass(frozen=True)
+class Settings:
+    db: str = field(default_factory=default_db_path)
+    client: str = "unknown"
+    agent_id: str = ""
+    workspace: str = ""
+    backup: str = ""
+    isolation: str = "none"
+    busy_timeout_ms: int = 5000
+    retention_days: int = 90
+    policy: Policy = field(default_factory=Policy)
+
+    @property
+    def backup_path(self) -> str:
+        return self.backup or str(Path(self.db).with_suffix(".backup.jsonl"))
+
+    @property
+    def actor(self) -> str:
+        return f"{self.client}:{self.agent_id}" if self.agent_id else self.client
+
+
+_ENV = {
+    "db": "LEDGER_DB",
+    "client": "LEDGER_CLIENT",
+    "agent_id": "LEDGER_AGENT_ID",
+    "workspace": "LEDGER_WORKSPACE",
+    "backup": "LEDGER_BACKUP",
+    "isolation": "LEDGER_ISOLATION",
+    "busy_timeout_ms": "LEDGER_BUSY_TIMEOUT_MS",
+    "retention_days": "LEDGER_RETENTION_DAYS",
+}
+
+
+def _read_file(path: str) -> dict[str, Any]:
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        return json.loads(text) if path.endswith(".json") else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidInput(f"config file {path} is not valid: {exc}", field="LEDGER_CONFIG") from None
+
+
+def _coerce(settings: Settings, values: dict[str, Any]) -> Settings:
+    known = {f.name: f for f in fields(Settings)}
+    changes: dict[str, Any] = {}
+    for key, value in values.items():
+        if value is None or key not in known:
+            continue
+        if key == "policy":
+            if isinstance(value, dict):
+                changes["policy"] = replace(settings.policy, **{
+                    k: bool(v) for k, v in value.items() if k in Policy.__dataclass_fields__
+                })
+            continue
+        if key in ("busy_timeout_ms", "retention_days"):
+            try:
+                value = int(value)
+            except (TypeError, ValueError):
+                raise InvalidInput(f"{key} must be an integer", field=key) from None
+        changes[key] = str(value) if key not in ("busy_timeout_ms", "retention_days") else value
+    result = replace(settings, **changes)
+    if result.isolation not in ISOLATION_MODES:
+        raise InvalidInput(f"isolation must be one of {', '.join(ISOLATION_MODES)}", field="isolation")
+    return result
+
+
+def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> Settings:
+    """Resolve settings with the documented precedence."""
+    env = dict(os.environ) if env is None else env
+    settings = Settings()
+    config_path = (overrides or {}).get("config") or env.get("LEDGER_CONFIG")
+    if config_path:
+        settings = _coerce(settings, _read_file(config_path))
+    settings = _coerce(settings, {k: env.get(v) or None for k, v in _ENV.items()})
+    for key, env_key in (("locked_requires_user_channel", "LEDGER_POLICY_LOCKED_REQUIRES_USER_CHANNEL"),
+                         ("review_agent_conflicts", "LEDGER_POLICY_REVIEW_AGENT_CONFLICTS")):
+        if env.get(env_key):
+            settings = replace(settings, policy=replace(
+                settings.policy, **{key: env[env_key].lower() in ("1", "true", "yes", "on")}))
+    return _coerce(settings, {k: v for k, v in (overrides or {}).items() if k != "config"})
