@@ -23,6 +23,8 @@ from projections.memories import MemoriesProjector
 from projections.runner import ProjectionRunner, Projector
 from projections.search import SearchFilters, SearchProjector, search
 from server.config import Settings
+from server.governance import GovernanceMixin
+from server.timetravel import TimeTravelMixin
 
 Progress = Callable[[int, int], None]
 
@@ -32,7 +34,7 @@ def default_projectors() -> list[Projector]:
     return [MemoriesProjector(), SearchProjector()]
 
 
-class LedgerApp:
+class LedgerApp(GovernanceMixin, TimeTravelMixin):
     """The ledger as the rest of the program sees it. One per process (or thread)."""
 
     def __init__(self, settings: Settings) -> None:
