@@ -1,0 +1,80 @@
+"""The ``ledger`` CLI: every command documented with an example, --json everywhere, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from server.cli import main
+from tests.conftest import ledger_cli
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("name", sorted(main.commands))
+def test_every_command_has_an_example_in_its_help(name: str) -> None:
+    code, out = run(name, "--help")
+    assert code == 0
+    assert "Example:" in out, f"`ledger {name} --help` has no example"
+
+
+def test_remember_find_read_history_round_trip(db_path: Path) -> None:
+    db = str(db_path)
+    code, out = run("remember", "The staging API listens on port 8080", "--subject", "staging",
+                    "--tag", "infra", "--db", db, "--json")
+    assert code == 0
+    mid = json.loads(out)["memory_id"]
+    code, out = run("find", "staging port", "--db", db, "--json")
+    hit = json.loads(out)["results"][0]
+    assert hit["memory_id"] == mid and hit["tags"] == ["infra"] and hit["source_type"] == "user_confirmed"
+    code, out = run("--db", db, "--json", "read", str(mid))  # global options work too
+    assert json.loads(out)["memory"]["subject"] == "staging"
+    code, out = run("history", str(mid), "--db", db, "--json")
+    assert [v["version"] for v in json.loads(out)["versions"]] == [1]
+
+
+def test_errors_are_json_with_a_code_and_exit_1(db_path: Path) -> None:
+    code, out = run("read", "999", "--db", str(db_path), "--json")
+    assert code == 1
+    assert json.loads(out)["error"]["code"] == "not_found"
+    code, out = run("remember", "x", "--event-time", "yesterday-ish", "--db", str(db_path), "--json")
+    assert code == 1 and json.loads(out)["error"]["field"] == "event_time"
+
+
+def test_export_import_round_trip_is_idempotent(tmp_path: Path) -> None:
+    src, dst, dump = str(tmp_path / "a.db"), str(tmp_path / "b.db"), str(tmp_path / "dump.jsonl")
+    for text in ("fact one", "fact two", "事实三"):
+        run("remember", text, "--db", src)
+    _, out = run("export", "--db", src, "-o", dump, "--json")
+    assert json.loads(out)["events"] == 3
+    _, out = run("import", dump, "--db", dst, "--json")
+    assert json.loads(out)["appended"] == 3
+    _, out = run("import", dump, "--db", dst, "--json")
+    again = json.loads(out)
+    assert again["appended"] == 0 and again["already_present"] == 3
+    _code, out = run("find", "事实", "--db", dst, "--json")
+    assert json.loads(out)["results"][0]["content"] == "事实三"
+
+
+def test_rebuild_and_verify_via_the_console_script(db_path: Path) -> None:
+    db = str(db_path)
+    run("remember", "a fact to rebuild", "--db", db)
+    result = ledger_cli("rebuild", "--db", db, "--json")
+    assert result.returncode == 0 and json.loads(result.stdout)["events"] == 1
+    result = ledger_cli("verify", "--db", db)
+    assert result.returncode == 0 and "intact" in result.stdout
+    result = ledger_cli("rebuild", "--projection", "nope", "--db", db, "--json")
+    assert result.returncode == 1 and json.loads(result.stdout)["error"]["field"] == "projection"
+
+
+def test_status_reports_counts(db_path: Path) -> None:
+    run("remember", "counted", "--db", str(db_path))
+    _code, out = run("status", "--db", str(db_path), "--json")
+    doc = json.loads(out)
+    assert doc["events"] == 1 and doc["memories"] == 1 and doc["search_mode"] in ("fts", "vector+fts")

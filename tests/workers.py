@@ -1,0 +1,57 @@
+"""Worker processes for the concurrency and crash tests (run as ``python tests/workers.py``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def append_batches(db: str, worker: int, batches: int) -> None:
+    """Append ``batches`` batches of 3 events and print each batch's positions."""
+    from ledger.events import MemoryRemembered
+    from ledger.ids import uuid7
+    from ledger.store import EventStore, NewEvent
+
+    store = EventStore(db)
+    for b in range(batches):
+        batch = []
+        for i in range(3):
+            stream = uuid7()
+            batch.append(NewEvent(data=MemoryRemembered(memory=stream, content=f"w{worker} b{b} e{i}"),
+                                  stream_id=stream, event_time="2026-07-01T00:00:00.000000Z"))
+        stored = store.append(batch)
+        print(" ".join(str(e.position) for e in stored), flush=True)
+
+
+def remember_forever(db: str) -> None:
+    """Remember memories until killed, printing each acknowledged id after the call returns."""
+    from server.app import LedgerApp
+    from server.config import Settings
+
+    app = LedgerApp(Settings(db=db, client="crash-test"))
+    n = 0
+    while True:
+        result = app.remember(f"crash test memory number {n} about port {8000 + n}")
+        print(result["memory_id"], flush=True)
+        n += 1
+
+
+def facade_remember(db: str, worker: int, count: int) -> None:
+    from server.app import LedgerApp
+    from server.config import Settings
+
+    app = LedgerApp(Settings(db=db, client=f"worker{worker}"))
+    for i in range(count):
+        print(app.remember(f"worker {worker} fact {i}")["memory_id"], flush=True)
+
+
+if __name__ == "__main__":
+    kind, db, *rest = sys.argv[1:]
+    if kind == "append":
+        append_batches(db, int(rest[0]), int(rest[1]))
+    elif kind == "remember-forever":
+        remember_forever(db)
+    elif kind == "remember":
+        facade_remember(db, int(rest[0]), int(rest[1]))
