@@ -101,7 +101,7 @@ class SearchProjector:
 
 class SearchFilters(msgspec.Struct, kw_only=True):
     statuses: tuple[str, ...] = ("active",)
-    workspace: str | None = None
+    workspace: str | tuple[str, ...] | None = None  # a tuple: any of these names (workspace aliases)
     source_type: str | None = None
     tags_all: tuple[str, ...] = ()
     after_time: str | None = None
@@ -111,8 +111,9 @@ class SearchFilters(msgspec.Struct, kw_only=True):
         clauses = [f"m.status IN ({', '.join('?' * len(self.statuses))})"]
         params: list[Any] = list(self.statuses)
         if self.workspace is not None:
-            clauses.append("m.workspace = ?")
-            params.append(self.workspace)
+            names = (self.workspace,) if isinstance(self.workspace, str) else self.workspace
+            clauses.append(f"m.workspace IN ({', '.join('?' * len(names))})")
+            params.extend(names)
         if self.source_type:
             clauses.append("m.source_type = ?")
             params.append(self.source_type)
@@ -142,7 +143,7 @@ def search(
     filters: SearchFilters,
     limit: int,
     *,
-    boost_workspace: str | None = None,
+    boost_workspace: str | tuple[str, ...] | None = None,
 ) -> tuple[list[Hit], int]:
     """Ranked hits (at most ``limit``) and an estimate of how many memories matched."""
     where, params = filters.sql()
@@ -178,7 +179,7 @@ def _rerank(
     terms: list[str],
     rows: list[tuple[Any, ...]],
     matched_all: set[int],
-    boost_workspace: str | None,
+    boost_workspace: str | tuple[str, ...] | None,
 ) -> list[Hit]:
     best = max(-r[7] for r in rows) or 1.0
     newest = max(r[5] for r in rows)
@@ -198,7 +199,8 @@ def _rerank(
             score += 0.05
         score += 0.05 * trust_of(source_type) / 100
         score += 0.03 * _recency(event_time, newest)
-        if boost_workspace is not None and workspace == boost_workspace:
+        if boost_workspace is not None and workspace in (
+                (boost_workspace,) if isinstance(boost_workspace, str) else boost_workspace):
             score += 0.2
         hits.append(Hit(memory_id, round(score, 6)))
     hits.sort(key=lambda h: (-h.score, -h.memory_id))

@@ -13,7 +13,7 @@ from typing import Any
 
 from ledger import clock
 from ledger.decide import Decision, MemoryFacts, RememberCommand, decide_remember, decide_update
-from ledger.errors import ForbiddenWorkspace, NotFound
+from ledger.errors import NotFound
 from ledger.events import ClaimSpec
 from ledger.ids import uuid7
 from ledger.store import EventStore, NewEvent, StoredEvent
@@ -22,19 +22,21 @@ from projections import memories as mem
 from projections.memories import MemoriesProjector
 from projections.runner import ProjectionRunner, Projector
 from projections.search import SearchFilters, SearchProjector, search
+from projections.workspaces import WorkspacesProjector
 from server.config import Settings
 from server.governance import GovernanceMixin
 from server.timetravel import TimeTravelMixin
+from server.workspaces import WorkspaceMixin
 
 Progress = Callable[[int, int], None]
 
 
 def default_projectors() -> list[Projector]:
     """Every read model, in dependency order (memories first: others map stream ids to ids)."""
-    return [MemoriesProjector(), SearchProjector()]
+    return [MemoriesProjector(), SearchProjector(), WorkspacesProjector()]
 
 
-class LedgerApp(GovernanceMixin, TimeTravelMixin):
+class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
     """The ledger as the rest of the program sees it. One per process (or thread)."""
 
     def __init__(self, settings: Settings) -> None:
@@ -77,10 +79,6 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin):
             protection=row["protection"], source_type=row["source_type"], status=row["status"],
             workspace=row["workspace"])
 
-    def _check_workspace(self, workspace: str) -> None:
-        if self.settings.isolation == "strict" and workspace != self.settings.workspace:
-            raise ForbiddenWorkspace("that memory belongs to another workspace", field="memory_id")
-
     # -- memory actions ----------------------------------------------------------------------
     def remember(
         self,
@@ -102,7 +100,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin):
         cmd = RememberCommand(
             content=content, subject=subject, tags=tuple(dict.fromkeys(tags)), source_type=source_type,
             confidence=confidence, event_time=event_time or clock.now(),
-            workspace=self.settings.workspace if workspace is None else workspace,
+            workspace=self._write_workspace(workspace),
             source_ref=source_ref, ref_id=ref_id, retracts=retracts,
             claims=tuple(ClaimSpec(**c) for c in claims or ()), metadata=metadata or {},
             authorization=authorization)
@@ -176,14 +174,11 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin):
             from ledger.errors import Unavailable
 
             raise Unavailable("as-of queries are not available yet", field="as_of_event_time")
-        isolation = self.settings.isolation
-        if isolation == "strict":
-            workspace = self.settings.workspace
+        scope, boost = self._find_scope(workspace)
         filters = SearchFilters(
             statuses=("active", "superseded", "retired", "archived") if include_inactive else ("active",),
-            workspace=workspace, source_type=source_type, tags_all=tuple(tags_filter),
+            workspace=scope, source_type=source_type, tags_all=tuple(tags_filter),
             after_time=after_time, before_time=before_time)
-        boost = self.settings.workspace if isolation == "weak" and workspace is None else None
         with self.store.snapshot():
             hits, total = search(self.conn, query, filters, limit + 1, boost_workspace=boost)
             rows = {h.memory_id: mem.load(self.conn, "memory_id=?", (h.memory_id,)) for h in hits[:limit]}

@@ -1,0 +1,118 @@
+"""Workspace aliases: which workspace names the user has said are the same workspace.
+
+Agents name workspaces loosely (``Fact Ledger``, ``fact-ledger``, ``fact_ledger``). A user
+accepts an alias (``WorkspaceAliasSet(accepted=True)``) and from then on every name in the
+alias class means the canonical workspace — for new writes, filters and isolation checks —
+while memories already stored under the alias keep their recorded name (events are never
+rewritten), so readers match the whole class. A rejection is kept too: it silences the
+suggestion for that pair and undoes an earlier acceptance of it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import apsw
+
+from ledger.events import Event, WorkspaceAliasSet
+from ledger.normalize import normalize_text
+from ledger.store import StoredEvent
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS workspace_aliases(
+    alias     TEXT NOT NULL,
+    canonical TEXT NOT NULL,
+    accepted  INTEGER NOT NULL,
+    position  INTEGER NOT NULL,
+    PRIMARY KEY(alias, canonical)
+) WITHOUT ROWID;
+"""
+
+_SEPARATORS = re.compile(r"[\s\-_./:]+")
+MAX_HOPS = 8  # alias chains are short; the bound only guards against a corrupt cycle
+
+
+def workspace_key(name: str) -> str:
+    """The comparable form used to *suggest* aliases: normalised, separators dropped."""
+    return _SEPARATORS.sub("", normalize_text(name))
+
+
+class WorkspacesProjector:
+    name = "workspaces"
+    version = 1
+    tables = ("workspace_aliases",)
+    handles = frozenset({"WorkspaceAliasSet"})
+
+    def create(self, conn: apsw.Connection) -> None:
+        conn.execute(_SCHEMA)
+
+    def drop(self, conn: apsw.Connection) -> None:
+        conn.execute("DROP TABLE IF EXISTS workspace_aliases")
+
+    def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
+        assert isinstance(data, WorkspaceAliasSet)
+        if data.accepted:  # an alias names exactly one canonical workspace
+            conn.execute("DELETE FROM workspace_aliases WHERE alias=? AND accepted=1", (data.alias,))
+        conn.execute(
+            "INSERT INTO workspace_aliases(alias, canonical, accepted, position) VALUES(?,?,?,?) "
+            "ON CONFLICT(alias, canonical) DO UPDATE SET accepted=excluded.accepted, position=excluded.position",
+            (data.alias, data.canonical, int(data.accepted), event.position),
+        )
+
+
+def _accepted(conn: apsw.Connection) -> dict[str, str]:
+    try:
+        return dict(conn.execute("SELECT alias, canonical FROM workspace_aliases WHERE accepted=1"))
+    except apsw.SQLError:  # projection not created yet (a brand-new file mid-open)
+        return {}
+
+
+def _resolve(aliases: dict[str, str], name: str) -> str:
+    for _ in range(MAX_HOPS):
+        if name not in aliases:
+            break
+        name = aliases[name]
+    return name
+
+
+def canonical(conn: apsw.Connection, name: str) -> str:
+    """The canonical workspace for ``name`` (itself when it is no alias)."""
+    return _resolve(_accepted(conn), name)
+
+
+def scope(conn: apsw.Connection, name: str) -> tuple[str, ...]:
+    """Every recorded name that means the same workspace as ``name`` (canonical first)."""
+    aliases = _accepted(conn)
+    target = _resolve(aliases, name)
+    return (target, *sorted(a for a in aliases if _resolve(aliases, a) == target))
+
+
+def rejected(conn: apsw.Connection) -> set[tuple[str, str]]:
+    try:
+        return {(a, c) for a, c in conn.execute(
+            "SELECT alias, canonical FROM workspace_aliases WHERE accepted=0")}
+    except apsw.SQLError:
+        return set()
+
+
+def listing(conn: apsw.Connection) -> dict[str, object]:
+    """Workspaces with memory counts, accepted aliases, and suggested aliases not yet decided."""
+    counts = dict(conn.execute(
+        "SELECT workspace, count(*) FROM memories WHERE status='active' GROUP BY workspace"))
+    aliases = _accepted(conn)
+    no = rejected(conn)
+    by_key: dict[str, list[str]] = {}
+    for name in counts:
+        by_key.setdefault(workspace_key(name), []).append(name)
+    suggestions = []
+    for names in by_key.values():
+        roots = sorted({_resolve(aliases, n) for n in names}, key=lambda n: (-counts.get(n, 0), n))
+        for other in roots[1:]:
+            if (other, roots[0]) not in no:
+                suggestions.append({"alias": other, "canonical": roots[0]})
+    return {
+        "workspaces": [{"name": n, "memories": c, "canonical": _resolve(aliases, n)}
+                       for n, c in sorted(counts.items())],
+        "aliases": [{"alias": a, "canonical": _resolve(aliases, a)} for a in sorted(aliases)],
+        "suggestions": suggestions,
+    }

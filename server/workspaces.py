@@ -1,0 +1,109 @@
+"""Workspaces on the facade: alias governance and the isolation rules that use it.
+
+Isolation (``LEDGER_ISOLATION``): ``none`` ignores workspaces unless a filter names one;
+``weak`` ranks the caller's workspace first; ``strict`` hard-filters searches to the caller's
+workspace and refuses by-id access to any other with ``forbidden_workspace``. Every check
+compares *canonical* names, so an accepted alias joins the two names for reading and for
+isolation alike.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ledger import clock
+from ledger.errors import ForbiddenWorkspace, InvalidInput, Unauthorized
+from ledger.events import WorkspaceAliasSet
+from ledger.store import NewEvent
+from projections import workspaces as ws
+
+if TYPE_CHECKING:
+    from server.config import Settings
+
+
+class WorkspaceMixin:
+    """Mixed into :class:`server.app.LedgerApp`; uses its store, runner and settings."""
+
+    settings: Settings
+    conn: Any
+    store: Any
+    runner: Any
+
+    # -- names -------------------------------------------------------------------------------
+    def canonical_workspace(self, name: str) -> str:
+        return ws.canonical(self.conn, name)
+
+    def own_workspace(self) -> str:
+        return self.canonical_workspace(self.settings.workspace)
+
+    def workspace_scope(self, name: str) -> tuple[str, ...]:
+        """Every stored workspace name meaning the same workspace as ``name``."""
+        return ws.scope(self.conn, name)
+
+    def _check_workspace(self, workspace: str, field: str = "memory_id") -> None:
+        """Strict isolation: refuse anything stored in another (canonical) workspace."""
+        if self.settings.isolation != "strict":
+            return
+        if self.canonical_workspace(workspace) != self.own_workspace():
+            raise ForbiddenWorkspace("that belongs to another workspace", field=field)
+
+    def _write_workspace(self, requested: str | None) -> str:
+        """The canonical workspace a new memory is stored in (strict: only the caller's own)."""
+        name = self.own_workspace() if requested is None else self.canonical_workspace(requested)
+        self._check_workspace(name, field="workspace")
+        return name
+
+    def _find_scope(self, requested: str | None) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+        """(hard filter, ranking boost) for a search under the configured isolation."""
+        isolation = self.settings.isolation
+        if requested is not None:
+            self._check_workspace(requested, field="workspace")
+            return self.workspace_scope(requested), None
+        if isolation == "strict":
+            return self.workspace_scope(self.settings.workspace), None
+        if isolation == "weak":
+            return None, self.workspace_scope(self.settings.workspace)
+        return None, None
+
+    # -- governance --------------------------------------------------------------------------
+    def accept_alias(self, alias: str, canonical: str, *, authorization: str = "") -> dict[str, Any]:
+        """Record that ``alias`` names the same workspace as ``canonical``."""
+        return self._set_alias(alias, canonical, accepted=True, authorization=authorization)
+
+    def reject_alias(self, alias: str, canonical: str, *, authorization: str = "") -> dict[str, Any]:
+        """Record that ``alias`` is *not* ``canonical`` (undoes an acceptance, silences the suggestion)."""
+        return self._set_alias(alias, canonical, accepted=False, authorization=authorization)
+
+    def _set_alias(self, alias: str, canonical: str, *, accepted: bool, authorization: str) -> dict[str, Any]:
+        if not authorization:
+            raise Unauthorized("workspace aliases need authorized: true", field="authorized")
+        alias, canonical = alias.strip(), canonical.strip()
+        if not alias or not canonical or alias == canonical:
+            raise InvalidInput("alias and canonical must be two different non-empty names", field="alias")
+
+        def work() -> Any:
+            target = ws.canonical(self.conn, canonical) if accepted else canonical
+            if accepted and target == alias:
+                raise InvalidInput(f"{canonical!r} is already an alias of {alias!r}", field="canonical")
+            if self.settings.isolation == "strict":
+                for name in (alias, target):
+                    self._check_workspace(name, field="alias")
+            event = WorkspaceAliasSet(alias=alias, canonical=target, accepted=accepted)
+            return self.runner.append([NewEvent(
+                data=event, stream_id=f"workspace-alias:{alias}", event_time=clock.now(),
+                actor=self.settings.actor, workspace=target)])
+
+        stored = self.store.write(work)
+        return {"ok": True, "alias": alias, "canonical": self.canonical_workspace(alias),
+                "accepted": accepted, "position": stored[0].position}
+
+    def workspaces(self) -> dict[str, Any]:
+        """Workspaces, accepted aliases and undecided suggestions (strict: only the caller's)."""
+        with self.store.snapshot():
+            result = ws.listing(self.conn)
+        if self.settings.isolation == "strict":
+            own = self.own_workspace()
+            result["workspaces"] = [w for w in result["workspaces"] if w["canonical"] == own]
+            result["aliases"] = [a for a in result["aliases"] if a["canonical"] == own]
+            result["suggestions"] = [s for s in result["suggestions"] if own in (s["alias"], s["canonical"])]
+        return {"ok": True, **result}
