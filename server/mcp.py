@@ -1,32 +1,75 @@
-"""The MCP server: thin tools over the application facade (no business logic here).
+"""The MCP server: four thin tools over the application facade (no business logic here).
 
-Every tool takes ``{"action"|"view"|"task": ..., "data": {...}}`` and returns one JSON object
-as structured content (and as text). Errors map to ``{"ok": false, "error": {...}}`` with
-``isError`` set; no traceback ever reaches the agent.
+Each tool takes ``{"action"|"view"|"task": name, "data": {...}}``, validates ``data`` at the
+edge (:mod:`server.schemas`), looks the route's method up on the facade *at call time* (so a
+capability that lands later is wired without touching this file; until then: ``unavailable``)
+and returns one JSON object as structured content and as text. Errors are
+``{"ok": false, "error": {...}}`` with ``isError`` set; no traceback ever reaches an agent.
+
+Facade calls run one at a time in a worker thread: the facade owns one SQLite connection whose
+write transactions must not interleave, and a long rebuild must not stall the event loop that
+carries its progress notifications.
+
+User confirmation (elicitation): for ``confirm``, and for governance on a locked memory, a
+resolver asks the user through the client when the client advertises form elicitation — on the
+2025 protocol as a server-to-client request, on 2026-07-28 through ``input_required`` — and the
+facade records ``user_channel``; a refusal is ``unauthorized``. Clients without elicitation fall
+back to the agent's ``authorized: true``, recorded as ``agent_asserted``.
+
+(No ``from __future__ import annotations`` here: the SDK evaluates the tool functions'
+annotations, and the resolver closures in :func:`build_server` are only visible at definition.)
 """
 
-from __future__ import annotations
-
+import functools
+import inspect
 import json
 import logging
+import sys
 from collections.abc import Callable
-from typing import Any
+from dataclasses import replace
+from typing import Annotated, Any
 
+import anyio
+import anyio.from_thread
+import anyio.to_thread
 import mcp.types as mcp_types
 from mcp.server import MCPServer
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.resolve import Elicit, Resolve
+from mcp_types.version import is_version_at_least
+from pydantic import BaseModel, Field
 
-from ledger.errors import InvalidInput, LedgerError
+from ledger.errors import InvalidInput, LedgerError, Unauthorized, Unavailable
+from ledger.events import AUTH_AGENT, AUTH_USER
+from server import mcp_compact
 from server.app import LedgerApp
 from server.config import Settings
-from server.schemas import FindData, ReadData, RememberData, UpdateData
+from server.mcp_routes import GOVERN, MEMORY, REPAIR, REVIEW, TOOLS, Route, ToolSpec, help_result, input_schema
+from server.schemas import HelpData
+from server.schemas_admin import memory_ids
 
 log = logging.getLogger("fact_ledger.mcp")
 
+INSTRUCTIONS = (
+    "fact-ledger: long-term memory shared by this user's agents. Before answering from memory, "
+    "memory find; store durable facts with memory remember (subject + tags help). Governance "
+    "(memory_govern) only when the user asks, with authorized: true. Each tool has a help entry."
+)
+NOT_ASKED = "not_asked"
+ASK_FAILED = "ask_failed"
+_INPUT_REQUIRED_VERSION = "2026-07-28"  # elicitation travels inside input_required from here on
+
+
+class Approval(BaseModel):
+    """The form the user sees: one checkbox."""
+
+    approve: bool = Field(description="Allow this change")
+
 
 def _result(payload: dict[str, Any], *, error: bool = False) -> mcp_types.CallToolResult:
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
     return mcp_types.CallToolResult(
-        content=[mcp_types.TextContent(type="text", text=text)],
+        content=[mcp_types.TextContent(type="text", text=mcp_compact.dumps(payload))],
         structured_content=payload,
         is_error=error,
     )
@@ -36,49 +79,258 @@ def _error(exc: LedgerError) -> mcp_types.CallToolResult:
     return _result({"ok": False, "error": exc.to_dict()}, error=True)
 
 
-def _memory_actions(app: LedgerApp) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
-    def update(data: dict[str, Any]) -> dict[str, Any]:
-        parsed = UpdateData.parse(data).to_kwargs()
-        authorized = parsed.pop("authorized", False)
-        return app.update(authorization="agent_asserted" if authorized else "", **parsed)
+def _data(data: Any) -> Any:
+    """Some clients send ``data`` as a JSON string: accept it when it holds an object."""
+    if isinstance(data, str):
+        if not data.strip():
+            return {}
+        try:
+            return json.loads(data)
+        except ValueError:
+            raise InvalidInput("data must be a JSON object", field="data") from None
+    return data
 
-    return {
-        "remember": lambda d: app.remember(**RememberData.parse(d).to_kwargs()),
-        "find": lambda d: app.find(**FindData.parse(d).to_kwargs()),
-        "read": lambda d: app.read(**ReadData.parse(d).to_kwargs()),
-        "update": update,
-        "status": lambda d: app.status(),
-    }
+
+def _route(spec: ToolSpec, name: Any) -> Route:
+    import difflib
+
+    route = spec.routes.get(name) if isinstance(name, str) else None
+    if name is None or name == "":
+        raise InvalidInput(f"{spec.key} is required; one of: {', '.join(spec.routes)}", field=spec.key)
+    if route is None:
+        close = difflib.get_close_matches(str(name), list(spec.routes), n=1, cutoff=0.6) if name else []
+        raise InvalidInput(f"unknown {spec.key} {name!r}; one of: {', '.join(spec.routes)}", field=spec.key,
+                           did_you_mean=close[0] if close else None)
+    return route
+
+
+def _accepted_kwargs(method: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Only the keywords the facade method takes (a newer edge field never crashes an older method)."""
+    params = inspect.signature(method).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return kwargs
+    return {k: v for k, v in kwargs.items() if k in params}
+
+
+def _verdict(outcome: Any) -> str:
+    """approved | refused | not_asked | ask_failed, whatever path the question took."""
+    inner = outcome.data if isinstance(outcome, AcceptedElicitation) else outcome
+    if isinstance(inner, AcceptedElicitation):  # asked synchronously by the resolver itself
+        inner = inner.data
+    if isinstance(inner, Approval):
+        return "approved" if inner.approve else "refused"
+    if getattr(inner, "action", None) in ("decline", "cancel"):
+        return "refused"
+    return ASK_FAILED if inner == ASK_FAILED else NOT_ASKED
+
+
+def _snippet(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class LedgerTools:
+    """Dispatch from tool calls to the facade, with identity, locking and elicitation."""
+
+    def __init__(self, app: LedgerApp) -> None:
+        self.app = app
+        self.settings = app.settings
+        self._lock = anyio.Lock()
+
+    async def _run(self, fn: Callable[..., Any], kwargs: dict[str, Any], settings: Settings | None = None) -> Any:
+        async with self._lock:
+            self.app.settings = settings or self.settings
+            return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
+
+    def _caller(self, ctx: Context | None) -> Settings:
+        """The configured identity; an unnamed client is named by its MCP ``clientInfo``."""
+        if self.settings.client != "unknown" or ctx is None:
+            return self.settings
+        try:
+            params = ctx.session.client_params
+            name = params.client_info.name if params is not None else ""
+        except (AttributeError, ValueError, LookupError):
+            name = ""
+        return replace(self.settings, client=name[:64]) if name else self.settings
+
+    # -- calls -------------------------------------------------------------------------------
+    async def call(self, spec: ToolSpec, name: Any, data: Any, ctx: Context | None,
+                   approval: Any = None) -> mcp_types.CallToolResult:
+        try:
+            return _result(await self._dispatch(spec, name, data, ctx, approval))
+        except LedgerError as exc:
+            return _error(exc)
+        except Exception as exc:  # never a traceback to an agent; the log has it
+            log.exception("%s %s failed", spec.name, name)
+            return _error(LedgerError(f"internal error ({type(exc).__name__}); see the server log"))
+
+    async def _dispatch(self, spec: ToolSpec, name: Any, data: Any, ctx: Context | None,
+                        approval: Any) -> dict[str, Any]:
+        route = _route(spec, name)
+        data = _data(data)
+        if route.method is None:
+            return help_result(spec, HelpData.parse(data).topic)
+        model = route.model.parse(data)
+        kwargs = model.to_kwargs()
+        authorized = getattr(model, "authorized", False) is True
+        if route.needs_authorization(kwargs) and not authorized:
+            raise Unauthorized(f"{name} needs authorized: true (only when the user asked for it)",
+                               field="authorized")
+        notices = [f"ignored unknown field(s): {', '.join(model.ignored)}"] if model.ignored else []
+        if "authorized" in type(model).model_fields:
+            verdict = _verdict(approval)
+            if verdict == "refused":
+                raise Unauthorized("the user declined this change; nothing was written", field="authorized")
+            if verdict == ASK_FAILED:
+                notices.append("could not ask the user; recorded as agent_asserted")
+            kwargs["authorization"] = "" if not authorized else AUTH_USER if verdict == "approved" else AUTH_AGENT
+        method = getattr(self.app, route.method, None)
+        if method is None:
+            raise Unavailable(f"{spec.name} {name} is not available yet", field=spec.key)
+        if route.progress and ctx is not None and "progress" in inspect.signature(method).parameters:
+            kwargs["progress"] = _progress_reporter(ctx)
+        result = await self._run(method, _accepted_kwargs(method, kwargs), self._caller(ctx))
+        return mcp_compact.compact(spec.name, str(name), result, query=kwargs.get("query", ""), notices=notices)
+
+    # -- elicitation -------------------------------------------------------------------------
+    async def ask(self, spec: ToolSpec, name: Any, data: Any, ctx: Context) -> Any:
+        """Resolver: ask the user when this call confirms or governs a locked memory."""
+        caps = ctx.client_capabilities
+        elicitation = caps.elicitation if caps is not None else None
+        if elicitation is None or (elicitation.form is None and elicitation.url is not None):
+            return NOT_ASKED
+        try:
+            question = await self._question(spec, name, _data(data))
+        except LedgerError:
+            return NOT_ASKED  # the call itself will report what is wrong
+        if question is None:
+            return NOT_ASKED
+        version = ctx.protocol_version
+        if version is not None and is_version_at_least(version, _INPUT_REQUIRED_VERSION):
+            return Elicit(question, Approval)
+        try:
+            return await ctx.elicit(question, Approval)
+        except Exception as exc:  # advertised, but the client could not answer
+            log.warning("elicitation failed: %s", exc)
+            return ASK_FAILED
+
+    async def _question(self, spec: ToolSpec, name: Any, data: Any) -> str | None:
+        if not isinstance(name, str) or (spec.name, name) not in _ASKING:
+            return None
+        model = _route(spec, name).model.parse(data)
+        if not getattr(model, "authorized", False):
+            return None
+        if name == "arbitrate" and not getattr(model, "apply", False):
+            return None
+        ids = memory_ids(model)
+        if name == "resolve_conflict":
+            ids += await self._conflict_members(model.conflict_id)  # type: ignore[attr-defined]
+        for memory_id in ids:
+            try:
+                memory = (await self._run(self.app.read, {"memory_id": memory_id}))["memory"]
+            except LedgerError:
+                continue
+            text = f"#{memory_id} “{_snippet(memory.get('content', ''))}”"
+            if name == "confirm":
+                return f"Confirm memory {text} as your own fact? It becomes user_confirmed and locked."
+            if memory.get("protection") == "locked":
+                return f"Allow {spec.name} {name} on locked memory {text}?"
+        return None
+
+    async def _conflict_members(self, conflict_id: int) -> list[int]:
+        detail = getattr(self.app, "conflict_detail", None)
+        if detail is None:
+            return []
+        try:
+            conflict = (await self._run(detail, {"conflict_id": conflict_id})).get("conflict") or {}
+        except LedgerError:
+            return []
+        members = conflict.get("members") or []
+        ids = [m.get("memory_id") if isinstance(m, dict) else m for m in members]
+        return [i for i in ids if isinstance(i, int) and not isinstance(i, bool)]
+
+
+_ASKING = {("memory", "update"), *((GOVERN.name, n) for n in (
+    "arbitrate", "confirm", "retire", "supersede", "resolve_conflict", "unlock"))}
+
+
+def _progress_reporter(ctx: Context) -> Callable[[int, int], None]:
+    """A facade progress callback (worker thread) that sends MCP progress notifications."""
+
+    def report(done: int, total: int) -> None:
+        try:
+            anyio.from_thread.run(functools.partial(ctx.report_progress, done, total or None))
+        except Exception:  # progress is best effort; the task itself goes on
+            log.debug("progress notification failed", exc_info=True)
+
+    return report
 
 
 def build_server(app: LedgerApp) -> MCPServer:
-    server = MCPServer(name="fact-ledger", log_level="WARNING",
-                       instructions="A shared, trustworthy long-term memory. Start with memory help.")
-    actions = _memory_actions(app)
+    """The four tools of CONTRACT.md on one facade."""
+    server = MCPServer(name="fact-ledger", title="fact-ledger", version=_version(), log_level="WARNING",
+                       instructions=INSTRUCTIONS)
+    tools = LedgerTools(app)
 
-    @server.tool(name="memory", description=(
-        "Remember and find facts. action: remember | find | read | update | status. "
-        "data: fields of the action, e.g. {\"action\": \"find\", \"data\": {\"query\": \"staging port\"}}."))
-    def memory(action: str, data: dict[str, Any] | None = None) -> mcp_types.CallToolResult:
-        try:
-            handler = actions.get(action)
-            if handler is None:
-                raise InvalidInput(f"unknown action {action!r}; one of {', '.join(actions)}", field="action")
-            return _result(handler(data or {}))
-        except LedgerError as exc:
-            return _error(exc)
-        except Exception as exc:  # never a traceback to an agent
-            log.exception("memory %s failed", action)
-            return _error(LedgerError(f"internal error: {type(exc).__name__}"))
+    async def ask_memory(action: Any, data: Any, ctx: Context) -> Any:
+        return await tools.ask(MEMORY, action, data, ctx)
 
+    async def ask_govern(action: Any, data: Any, ctx: Context) -> Any:
+        return await tools.ask(GOVERN, action, data, ctx)
+
+    async def memory(ctx: Context, action: Any = None, data: Any = None,
+                     approval: Annotated[ElicitationResult[Approval], Resolve(ask_memory)] = None,
+                     ) -> mcp_types.CallToolResult:
+        return await tools.call(MEMORY, action, data, ctx, approval)
+
+    async def memory_review(ctx: Context, view: Any = None, data: Any = None) -> mcp_types.CallToolResult:
+        return await tools.call(REVIEW, view, data, ctx)
+
+    async def memory_govern(ctx: Context, action: Any = None, data: Any = None,
+                            approval: Annotated[ElicitationResult[Approval], Resolve(ask_govern)] = None,
+                            ) -> mcp_types.CallToolResult:
+        return await tools.call(GOVERN, action, data, ctx, approval)
+
+    async def memory_repair(ctx: Context, task: Any = None, data: Any = None) -> mcp_types.CallToolResult:
+        return await tools.call(REPAIR, task, data, ctx)
+
+    hints = {
+        MEMORY.name: mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=False),
+        REVIEW.name: mcp_types.ToolAnnotations(read_only_hint=True),
+        GOVERN.name: mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=True),
+        REPAIR.name: mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=False),
+    }
+    for fn in (memory, memory_review, memory_govern, memory_repair):
+        spec = TOOLS[fn.__name__]
+        server.add_tool(fn, name=spec.name, title=spec.title, description=spec.description,
+                        annotations=hints[spec.name], structured_output=False)
+        # Arguments are validated by our edge models (so every error has our shape); the
+        # advertised schema is the richer one an LLM should follow.
+        server._tool_manager.get_tool(spec.name).parameters = input_schema(spec)
     return server
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fact-ledger")
+    except PackageNotFoundError:
+        return "0"
+
+
 def run_server(settings: Settings, *, http: bool = False, port: int = 8765) -> None:
-    logging.basicConfig(level=logging.WARNING)
-    app = LedgerApp(settings)
-    server = build_server(app)
-    if http:
-        server.run("streamable-http", host="127.0.0.1", port=port)
-    else:
-        server.run()
+    """Serve until the client goes away. Logs go to stderr (WARNING); stdout is the protocol."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    try:
+        app = LedgerApp(settings)
+    except LedgerError as exc:
+        print(f"error ({exc.code}): {exc.message}", file=sys.stderr)
+        sys.exit(1)
+    try:
+        server = build_server(app)
+        if http:
+            server.run("streamable-http", host="127.0.0.1", port=port)
+        else:
+            server.run()
+    finally:
+        app.close()

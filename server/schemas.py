@@ -1,17 +1,31 @@
 """Input validation at the edge (pydantic): every limit of CONTRACT.md, clear field errors.
 
-Each ``*Data`` model validates one action's ``data``; :meth:`EdgeModel.parse` turns pydantic's
-errors into one :class:`InvalidInput` naming the field (with ``did_you_mean`` for a misspelt
-known field) and :meth:`EdgeModel.to_kwargs` hands the facade plain keyword arguments.
+Each ``*Data`` model validates one action's ``data``. :meth:`EdgeModel.parse` turns pydantic's
+errors into one :class:`InvalidInput` naming the field; a misspelt known field (``sorce_type``)
+is refused with ``did_you_mean`` because silently dropping it would store the wrong fact, while
+an unrelated unknown field is harmless, ignored, and listed in :attr:`EdgeModel.ignored` so the
+caller can say so once. :meth:`EdgeModel.to_kwargs` hands the facade plain keyword arguments.
+Models for the review, governance and repair tools live in :mod:`server.schemas_admin`.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    field_validator,
+)
 
 from ledger.clock import parse_time
 from ledger.errors import InvalidInput
@@ -22,43 +36,80 @@ MAX_QUERY_CHARS = 32000
 MAX_TAGS = 100
 MAX_TAG_CHARS = 256
 MAX_METADATA_BYTES = 256 * 1024
+MAX_NAME_CHARS = 256  # workspace names, actors, projection names
+MAX_REASON_CHARS = 4000
 
+
+def _valid_unicode(value: str) -> str:
+    """Refuse lone surrogates (valid JSON escapes, invalid text): SQLite could not store them."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text contains an unpaired surrogate (invalid Unicode)") from None
+    return value
+
+
+def _no_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("a boolean is not a number or an id")
+    return value
+
+
+Text = Annotated[str, AfterValidator(_valid_unicode)]
 SourceType = Literal["user_confirmed", "document_extracted", "agent_generated", "unknown"]
-MemoryId = Annotated[StrictInt, Field(ge=1)]
-Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]
-Confidence = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+PositiveId = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=1, le=2**63 - 1)]
+MemoryId = PositiveId
+Tag = Annotated[Text, Field(min_length=1, max_length=MAX_TAG_CHARS)]
+Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS)]
+Confidence = Annotated[float, BeforeValidator(_no_bool), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+Subject = Annotated[Text, Field(max_length=MAX_SUBJECT_CHARS)]
+Name = Annotated[Text, Field(max_length=MAX_NAME_CHARS)]
+Reason = Annotated[Text, Field(max_length=MAX_REASON_CHARS)]
 
 
 class EdgeModel(BaseModel):
-    model_config = ConfigDict(extra="allow", str_strip_whitespace=False, frozen=True)
+    """Base of every action's data: known fields validated, unknown ones triaged."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=False, frozen=True)
     TIME_FIELDS: ClassVar[tuple[str, ...]] = ()
+    _ignored: list[str] = PrivateAttr(default_factory=list)
 
     @classmethod
-    def parse(cls, data: Any) -> EdgeModel:
+    def parse(cls, data: Any) -> Self:
         """Validate ``data``; unknown fields close to a known one are refused with a suggestion."""
         if data is None:
             data = {}
         if not isinstance(data, dict):
             raise InvalidInput("data must be an object", field="data")
         known = set(cls.model_fields)
+        ignored = []
         for key in data:
-            if key not in known:
-                close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
-                if close:
-                    raise InvalidInput(f"unknown field {key!r}", field=key, did_you_mean=close[0])
+            if key in known:
+                continue
+            close = difflib.get_close_matches(str(key).lower(), known, n=1, cutoff=0.75)
+            if close:
+                raise InvalidInput(f"unknown field {key!r}", field=str(key), did_you_mean=close[0])
+            ignored.append(str(key))
         clean = {k: v for k, v in data.items() if k in known and v is not None}
         try:
-            return cls.model_validate(clean)
+            model = cls.model_validate(clean)
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or None
-            raise InvalidInput(f"{field}: {first['msg']}" if field else first["msg"], field=field) from None
+            message = first["msg"].removeprefix("Value error, ")
+            raise InvalidInput(f"{field}: {message}" if field else message, field=field) from None
+        model._ignored = sorted(ignored)
+        return model
 
-    def ignored_fields(self, data: dict[str, Any]) -> list[str]:
-        return sorted(k for k in data if k not in type(self).model_fields)
+    @property
+    def ignored(self) -> list[str]:
+        """Unknown fields that were ignored (harmless: not close to any known field)."""
+        return list(self._ignored)
 
     def to_kwargs(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in type(self).model_fields if getattr(self, k) is not None}
+        """Facade keywords. ``authorized`` is not one: the caller turns it into ``authorization``."""
+        return {k: getattr(self, k) for k in type(self).model_fields
+                if k != "authorized" and getattr(self, k) is not None}
 
     @field_validator("*", mode="after")
     @classmethod
@@ -68,50 +119,58 @@ class EdgeModel(BaseModel):
         return value
 
 
+class Empty(EdgeModel):
+    """An action without data (``status``, ``overview``, ``verify`` …)."""
+
+
 def _check_size(value: str, limit: int, what: str) -> str:
     if len(value.encode("utf-8", "surrogatepass")) > limit:
         raise ValueError(f"{what} exceeds {limit} bytes of UTF-8")
     return value
 
 
+def _check_content(value: str) -> str:
+    if not value.strip():
+        raise ValueError("content must not be blank")
+    return _check_size(value, MAX_CONTENT_BYTES, "content")
+
+
+def _check_metadata(value: dict[str, Any]) -> dict[str, Any]:
+    try:
+        encoded = json.dumps(value, allow_nan=False, ensure_ascii=False)
+    except ValueError:
+        raise ValueError("metadata must be JSON without NaN or Infinity") from None
+    _valid_unicode(encoded)
+    _check_size(encoded, MAX_METADATA_BYTES, "metadata")
+    return value
+
+
+Content = Annotated[Text, AfterValidator(_check_content)]
+Metadata = Annotated[dict[str, Any], AfterValidator(_check_metadata)]
+
+
 class ClaimData(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    subject: Annotated[str, Field(min_length=1, max_length=MAX_SUBJECT_CHARS)]
-    attribute: Annotated[str, Field(min_length=1, max_length=256)]
-    value: Annotated[str, Field(min_length=1, max_length=4096)]
+    subject: Annotated[Text, Field(min_length=1, max_length=MAX_SUBJECT_CHARS)]
+    attribute: Annotated[Text, Field(min_length=1, max_length=256)]
+    value: Annotated[Text, Field(min_length=1, max_length=4096)]
 
 
 class RememberData(EdgeModel):
     TIME_FIELDS: ClassVar[tuple[str, ...]] = ("event_time",)
-    content: Annotated[str, Field(min_length=1)]
-    subject: Annotated[str, Field(max_length=MAX_SUBJECT_CHARS)] = ""
-    tags: Annotated[list[Tag], Field(max_length=MAX_TAGS)] = []
+    content: Content
+    subject: Subject = ""
+    tags: Tags = []
     source_type: SourceType = "agent_generated"
     confidence: Confidence | None = None
     event_time: str | None = None
-    workspace: Annotated[str, Field(max_length=256)] | None = None
-    source_ref: Annotated[str, Field(max_length=2048)] = ""
+    workspace: Name | None = None
+    source_ref: Annotated[Text, Field(max_length=2048)] = ""
     ref_id: MemoryId | None = None
     retracts: StrictBool = False
     claims: Annotated[list[ClaimData], Field(max_length=50)] = []
-    metadata: dict[str, Any] = {}
-
-    @field_validator("content")
-    @classmethod
-    def _content(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("content must not be blank")
-        return _check_size(value, MAX_CONTENT_BYTES, "content")
-
-    @field_validator("metadata")
-    @classmethod
-    def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
-        try:
-            encoded = json.dumps(value, allow_nan=False, ensure_ascii=False)
-        except ValueError:
-            raise ValueError("metadata must be JSON without NaN or Infinity") from None
-        _check_size(encoded, MAX_METADATA_BYTES, "metadata")
-        return value
+    metadata: Metadata = {}
+    authorized: StrictBool = False
 
     def to_kwargs(self) -> dict[str, Any]:
         out = super().to_kwargs()
@@ -119,27 +178,8 @@ class RememberData(EdgeModel):
         return out
 
 
-class FindData(EdgeModel):
-    TIME_FIELDS: ClassVar[tuple[str, ...]] = ("after_time", "before_time", "as_of_event_time")
-    query: Annotated[str, Field(max_length=MAX_QUERY_CHARS)] = ""
-    limit: Annotated[StrictInt, Field(ge=1, le=50)] = 5
-    tags_filter: Annotated[list[Tag], Field(max_length=MAX_TAGS)] = []
-    source_type: SourceType | None = None
-    workspace: Annotated[str, Field(max_length=256)] | None = None
-    after_time: str | None = None
-    before_time: str | None = None
-    include_inactive: StrictBool = False
-    as_of_event_time: str | None = None
-    as_of_recorded: str | StrictInt | None = None
-
-    @field_validator("as_of_recorded")
-    @classmethod
-    def _as_of_recorded(cls, value: str | int | None) -> str | int | None:
-        return parse_recorded_point(value)
-
-
 def parse_recorded_point(value: str | int | None) -> str | int | None:
-    """A log position (positive integer, also as digits) or a timestamp."""
+    """A log position (non-negative integer, also as digits) or a timestamp."""
     if value is None:
         return None
     if isinstance(value, int):
@@ -151,36 +191,63 @@ def parse_recorded_point(value: str | int | None) -> str | int | None:
     return parse_time(value, field="as_of_recorded")
 
 
+RecordedPoint = Annotated[str | StrictInt, AfterValidator(parse_recorded_point)]
+
+
+class FindData(EdgeModel):
+    TIME_FIELDS: ClassVar[tuple[str, ...]] = ("after_time", "before_time", "as_of_event_time")
+    query: Annotated[Text, Field(max_length=MAX_QUERY_CHARS)] = ""
+    limit: Annotated[StrictInt, Field(ge=1, le=50)] = 5
+    tags_filter: Tags = []
+    source_type: SourceType | None = None
+    workspace: Name | None = None
+    after_time: str | None = None
+    before_time: str | None = None
+    include_inactive: StrictBool = False
+    as_of_event_time: str | None = None
+    as_of_recorded: RecordedPoint | None = None
+
+
 class ReadData(EdgeModel):
     TIME_FIELDS: ClassVar[tuple[str, ...]] = ("as_of_event_time",)
     memory_id: MemoryId
     as_of_event_time: str | None = None
-    as_of_recorded: str | StrictInt | None = None
-
-    @field_validator("as_of_recorded")
-    @classmethod
-    def _as_of_recorded(cls, value: str | int | None) -> str | int | None:
-        return parse_recorded_point(value)
+    as_of_recorded: RecordedPoint | None = None
 
 
 class UpdateData(EdgeModel):
     TIME_FIELDS: ClassVar[tuple[str, ...]] = ("event_time",)
     memory_id: MemoryId
-    expected_version: Annotated[StrictInt, Field(ge=1)] | None = None
+    expected_version: PositiveId | None = None
     authorized: StrictBool = False
-    content: Annotated[str, Field(min_length=1)] | None = None
-    subject: Annotated[str, Field(max_length=MAX_SUBJECT_CHARS)] | None = None
-    tags: Annotated[list[Tag], Field(max_length=MAX_TAGS)] | None = None
+    content: Content | None = None
+    subject: Subject | None = None
+    tags: Tags | None = None
     confidence: Confidence | None = None
     event_time: str | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
 
-    @field_validator("content")
-    @classmethod
-    def _content(cls, value: str | None) -> str | None:
-        return None if value is None else RememberData._content(value)
 
-    @field_validator("metadata")
-    @classmethod
-    def _metadata(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        return None if value is None else RememberData._metadata(value)
+def _check_pins(value: dict[str, int]) -> dict[str, int]:
+    for key, version in value.items():
+        if not key.isdigit() or int(key) < 1:
+            raise ValueError(f"pin key {key[:20]!r} is not a memory id")
+        if version < 1:
+            raise ValueError("a pinned version must be >= 1")
+    return value
+
+
+class JudgeData(EdgeModel):
+    conflict_id: PositiveId
+    winner_id: MemoryId | None = None
+    rationale: Reason = ""
+    pins: Annotated[dict[str, StrictInt], Field(max_length=16), AfterValidator(_check_pins)] = {}
+
+    def to_kwargs(self) -> dict[str, Any]:
+        out = super().to_kwargs()
+        out["pins"] = {int(k): v for k, v in self.pins.items()}
+        return out
+
+
+class HelpData(EdgeModel):
+    topic: Annotated[Text, Field(max_length=64)] | None = None

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from ledger import clock
 from ledger.errors import ForbiddenWorkspace, InvalidInput, Unauthorized
 from ledger.events import WorkspaceAliasSet
-from ledger.store import NewEvent
 from projections import workspaces as ws
 
 if TYPE_CHECKING:
@@ -81,19 +80,16 @@ class WorkspaceMixin:
         if not alias or not canonical or alias == canonical:
             raise InvalidInput("alias and canonical must be two different non-empty names", field="alias")
 
-        def work() -> Any:
+        def decide() -> tuple[list[tuple[str, WorkspaceAliasSet]], str, str]:
             target = ws.canonical(self.conn, canonical) if accepted else canonical
             if accepted and target == alias:
                 raise InvalidInput(f"{canonical!r} is already an alias of {alias!r}", field="canonical")
-            if self.settings.isolation == "strict":
-                for name in (alias, target):
-                    self._check_workspace(name, field="alias")
+            # Strict: a user may pull a name into their own workspace, never push one elsewhere.
+            self._check_workspace(target, field="canonical")
             event = WorkspaceAliasSet(alias=alias, canonical=target, accepted=accepted)
-            return self.runner.append([NewEvent(
-                data=event, stream_id=f"workspace-alias:{alias}", event_time=clock.now(),
-                actor=self.settings.actor, workspace=target)])
+            return [(f"workspace-alias:{alias}", event)], clock.now(), target
 
-        stored = self.store.write(work)
+        stored = self._commit(decide)  # type: ignore[attr-defined]  (the facade's write path)
         return {"ok": True, "alias": alias, "canonical": self.canonical_workspace(alias),
                 "accepted": accepted, "position": stored[0].position}
 

@@ -1,0 +1,101 @@
+"""Keep results small: an agent pays for every byte of a tool result in its context window.
+
+``find`` results share a byte budget: short contents are kept whole, long ones become a
+snippet around the first query word (``truncated: true``; ``read`` has the full text).
+``notices`` are merged, de-duplicated and capped at three short items. Nothing else is
+rewritten: every key of CONTRACT.md stays.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+FIND_BUDGET_BYTES = 2200  # whole find result; CONTRACT: a 5-result find well under 2,500 bytes
+MIN_SNIPPET_BYTES = 160
+MAX_SUBJECT_CHARS = 200
+MAX_NOTICES = 3
+MAX_NOTICE_CHARS = 160
+
+
+def size(payload: dict[str, Any]) -> int:
+    return len(dumps(payload).encode("utf-8"))
+
+
+def dumps(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def compact(tool: str, name: str, result: dict[str, Any], *, query: str = "",
+            notices: list[str] | None = None) -> dict[str, Any]:
+    """The result as sent: find trimmed to budget, notices merged (at most 3)."""
+    if tool == "memory" and name == "find" and isinstance(result.get("results"), list):
+        result = _compact_find(result, query)
+    merged = [*(result.get("notices") or []), *(notices or [])]
+    if merged:
+        seen: dict[str, None] = {}
+        for item in merged:
+            text = str(item)
+            seen.setdefault(text if len(text) <= MAX_NOTICE_CHARS else text[:MAX_NOTICE_CHARS - 1] + "…")
+        result = {**result, "notices": list(seen)[:MAX_NOTICES]}
+    elif "notices" in result:
+        result = {k: v for k, v in result.items() if k != "notices"}
+    return result
+
+
+def _compact_find(result: dict[str, Any], query: str) -> dict[str, Any]:
+    items = [dict(r) for r in result["results"]]
+    for item in items:
+        if isinstance(item.get("score"), float):
+            item["score"] = round(item["score"], 3)
+        subject = item.get("subject")
+        if isinstance(subject, str) and len(subject) > MAX_SUBJECT_CHARS:
+            item["subject"] = subject[:MAX_SUBJECT_CHARS - 1] + "…"
+    out = {**result, "results": items}
+    contents = [str(i.get("content", "")) for i in items]
+    lengths = [len(c.encode("utf-8")) for c in contents]
+    fixed = size({**out, "results": [{**i, "content": ""} for i in items]})
+    room = FIND_BUDGET_BYTES - fixed
+    if not items or sum(lengths) <= room:
+        return out
+    allowance = _share(lengths, room)
+    for item, text, length, allowed in zip(items, contents, lengths, allowance, strict=True):
+        if length > allowed:
+            item["content"] = snippet(text, query, allowed)
+            item["truncated"] = True
+    return out
+
+
+def _share(lengths: list[int], room: int) -> list[int]:
+    """Water-filling: short contents keep their length, the rest split what remains equally."""
+    allowance = [0] * len(lengths)
+    remaining = max(room, 0)
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    for n, i in enumerate(order):
+        share = remaining // (len(order) - n)
+        allowance[i] = min(lengths[i], max(share, MIN_SNIPPET_BYTES))
+        remaining = max(remaining - allowance[i], 0)
+    return allowance
+
+
+def snippet(text: str, query: str, max_bytes: int) -> str:
+    """At most ``max_bytes`` of UTF-8 around the first query word found (else the beginning)."""
+    budget = max(max_bytes - 6, 16)  # room for the ellipses
+    start = 0
+    lowered = text.casefold()
+    for word in sorted(query.casefold().split(), key=len, reverse=True):
+        at = lowered.find(word) if len(word) >= 2 else -1
+        if at >= 0:
+            start = at
+            break
+    near_start = len(text[:start].encode("utf-8")) <= budget // 2  # the beginning shows it anyway
+    start = 0 if near_start else max(0, start - budget // 4)
+    piece = _cut(text[start:], budget)
+    return ("…" if start else "") + piece + ("…" if start + len(piece) < len(text) else "")
+
+
+def _cut(text: str, max_bytes: int) -> str:
+    encoded = text.encode("utf-8")
+    if len(encoded) <= max_bytes:
+        return text
+    return encoded[:max_bytes].decode("utf-8", "ignore")

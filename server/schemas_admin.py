@@ -1,0 +1,146 @@
+"""Edge models for the ``memory_review``, ``memory_govern`` and ``memory_repair`` tools.
+
+Same rules as :mod:`server.schemas`: strict ids, known enums, ISO timestamps, bounded text.
+Governance models carry ``authorized``; the MCP layer turns it into the facade's
+``authorization`` string (and may upgrade it to ``user_channel`` after asking the user).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal, Self
+
+from pydantic import Field, StrictBool, StrictInt, model_validator
+
+from ledger.events import EVENT_TYPES
+from server.schemas import EdgeModel, MemoryId, Name, PositiveId, Reason, Subject
+
+ConflictState = Literal["open", "judged", "resolved", "all"]
+EventType = Literal[tuple(EVENT_TYPES)]  # type: ignore[valid-type]
+
+
+class _Pair(EdgeModel):
+    """Two different memories."""
+
+    left_id: MemoryId
+    right_id: MemoryId
+
+    @model_validator(mode="after")
+    def _different(self) -> Self:
+        if self.left_id == self.right_id:
+            raise ValueError("left_id and right_id must be different memories")
+        return self
+
+
+# -- memory_review ------------------------------------------------------------------------------
+class HistoryData(EdgeModel):
+    memory_id: MemoryId
+
+
+class ConflictsData(EdgeModel):
+    state: ConflictState = "open"
+    limit: Annotated[StrictInt, Field(ge=1, le=200)] = 20
+
+
+class ConflictDetailData(EdgeModel):
+    conflict_id: PositiveId
+
+
+class CompareData(_Pair):
+    pass
+
+
+class AuditData(EdgeModel):
+    TIME_FIELDS: ClassVar[tuple[str, ...]] = ("since", "until")
+    since: str | None = None
+    until: str | None = None
+    memory_id: MemoryId | None = None
+    actor: Name | None = None
+    type: EventType | None = None
+    limit: Annotated[StrictInt, Field(ge=1, le=1000)] = 100
+
+
+class TimelineData(EdgeModel):
+    subject: Annotated[Subject, Field(min_length=1)] | None = None
+    memory_id: MemoryId | None = None
+
+    @model_validator(mode="after")
+    def _one_key(self) -> Self:
+        if self.subject is None and self.memory_id is None:
+            raise ValueError("give subject or memory_id")
+        return self
+
+
+# -- memory_govern ------------------------------------------------------------------------------
+class _Governed(EdgeModel):
+    authorized: StrictBool = False
+
+
+class ArbitrateData(_Governed):
+    left_id: MemoryId
+    right_id: MemoryId
+    mark_conflict: StrictBool = False
+    apply: StrictBool = False
+
+    @model_validator(mode="after")
+    def _different(self) -> Self:
+        if self.left_id == self.right_id:
+            raise ValueError("left_id and right_id must be different memories")
+        return self
+
+
+class ConfirmData(_Governed):
+    memory_id: MemoryId
+
+
+class UnlockData(_Governed):
+    memory_id: MemoryId
+
+
+class RetireData(_Governed):
+    memory_id: MemoryId
+    reason: Reason = ""
+
+
+class SupersedeData(_Governed):
+    loser_id: MemoryId
+    winner_id: MemoryId
+    reason: Reason = ""
+
+    @model_validator(mode="after")
+    def _different(self) -> Self:
+        if self.loser_id == self.winner_id:
+            raise ValueError("loser_id and winner_id must be different memories")
+        return self
+
+
+class ResolveConflictData(_Governed):
+    conflict_id: PositiveId
+    winner_id: MemoryId | None = None
+    resolution: Literal["keep_both"] | None = None
+
+    @model_validator(mode="after")
+    def _one_outcome(self) -> Self:
+        if (self.winner_id is None) == (self.resolution is None):
+            raise ValueError('give winner_id or resolution: "keep_both" (exactly one)')
+        return self
+
+
+class AliasData(_Governed):
+    alias: Annotated[Name, Field(min_length=1)]
+    canonical: Annotated[Name, Field(min_length=1)]
+
+
+# -- memory_repair ------------------------------------------------------------------------------
+class RebuildData(EdgeModel):
+    projection: Annotated[Name, Field(min_length=1, max_length=64)] | None = None
+
+
+class ReplayBackupData(_Governed):
+    dry_run: StrictBool = True
+
+
+def memory_ids(data: EdgeModel) -> list[int]:
+    """The memory ids a governance request touches (for the locked-memory check)."""
+    fields: dict[str, Any] = data.model_dump()
+    return [v for k, v in fields.items() if k in ("memory_id", "left_id", "right_id", "loser_id", "winner_id")
+            and isinstance(v, int)]

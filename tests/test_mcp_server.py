@@ -1,0 +1,243 @@
+"""The MCP layer in-process (no subprocess): dispatch, elicitation on both protocol eras,
+progress, identity fallback and result compaction. The subprocess contract is in tests/contract/."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import mcp.types as mcp_types
+import pytest
+from mcp import Client
+
+from ledger.events import AUTH_AGENT, AUTH_USER
+from ledger.store import EventStore
+from server import mcp_compact
+from server.app import LedgerApp
+from server.config import Settings
+from server.mcp import build_server
+
+pytestmark = pytest.mark.anyio
+MODES = ["legacy", "2026-07-28"]  # the initialize handshake era, and the input_required era
+
+
+def body(result: mcp_types.CallToolResult) -> dict[str, Any]:
+    assert isinstance(result.structured_content, dict)
+    assert result.is_error is (not result.structured_content["ok"])
+    return result.structured_content
+
+
+def payloads(db: Path, type_: str) -> list[dict[str, Any]]:
+    store = EventStore(db)
+    try:
+        return [json.loads(e.payload) for e in store.read() if e.type == type_]
+    finally:
+        store.close()
+
+
+class Answers:
+    """An elicitation callback that records the questions and answers from a script."""
+
+    def __init__(self, *answers: mcp_types.ElicitResult) -> None:
+        self.answers = list(answers)
+        self.questions: list[str] = []
+
+    async def __call__(self, ctx: Any, params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
+        self.questions.append(params.message)
+        assert params.requested_schema["properties"]["approve"]["type"] == "boolean"
+        return self.answers.pop(0)
+
+
+ACCEPT = mcp_types.ElicitResult(action="accept", content={"approve": True})
+SAY_NO = mcp_types.ElicitResult(action="accept", content={"approve": False})
+DECLINE = mcp_types.ElicitResult(action="decline")
+
+
+async def locked_memory(c: Client) -> int:
+    r = body(await c.call_tool("memory", {"action": "remember", "data": {
+        "content": "The user's birthday is 4 May", "source_type": "user_confirmed"}}))
+    return int(r["memory_id"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_user_confirmation_through_elicitation_is_recorded_as_user_channel(app: LedgerApp, db_path: Path,
+                                                                                mode: str) -> None:
+    answers = Answers(ACCEPT, DECLINE, SAY_NO)
+    async with Client(build_server(app), mode=mode, elicitation_callback=answers) as c:
+        memory_id = await locked_memory(c)
+        update = {"action": "update", "data": {"memory_id": memory_id, "content": "The birthday is 5 May",
+                                               "authorized": True}}
+        assert body(await c.call_tool("memory", update))["version"] == 2
+        assert f"#{memory_id}" in answers.questions[0] and "locked" in answers.questions[0]
+        for _ in range(2):  # declined, then accepted with the box unticked
+            refused = body(await c.call_tool("memory", update))
+            assert refused["error"]["code"] == "unauthorized"
+        assert len(answers.questions) == 3
+        # Not authorised by the agent: the user is not bothered, the lock answers.
+        plain = body(await c.call_tool("memory", {"action": "update", "data": {"memory_id": memory_id,
+                                                                               "content": "6 May"}}))
+        assert plain["error"]["code"] == "locked" and len(answers.questions) == 3
+    updates = payloads(db_path, "MemoryUpdated")
+    assert [u["authorization"] for u in updates] == [AUTH_USER]  # refusals wrote nothing
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_without_elicitation_authorized_true_is_agent_asserted(app: LedgerApp, db_path: Path,
+                                                                    mode: str) -> None:
+    async with Client(build_server(app), mode=mode) as c:
+        memory_id = await locked_memory(c)
+        r = body(await c.call_tool("memory", {"action": "update", "data": {
+            "memory_id": memory_id, "content": "The birthday is 5 May", "authorized": True}}))
+        assert r["ok"]
+    assert [u["authorization"] for u in payloads(db_path, "MemoryUpdated")] == [AUTH_AGENT]
+
+
+async def test_normal_memories_and_unrelated_actions_ask_nobody(app: LedgerApp) -> None:
+    answers = Answers()
+    async with Client(build_server(app), elicitation_callback=answers) as c:
+        r = body(await c.call_tool("memory", {"action": "remember", "data": {"content": "plain fact"}}))
+        await c.call_tool("memory", {"action": "update", "data": {"memory_id": r["memory_id"], "content": "x",
+                                                                  "authorized": True}})
+        await c.call_tool("memory_govern", {"action": "accept", "data": {
+            "alias": "a", "canonical": "b", "authorized": True}})
+    assert answers.questions == []
+
+
+class Stub:
+    """A facade with almost nothing on it: capabilities appear as methods are added."""
+
+    def __init__(self, db: Path) -> None:
+        self.settings = Settings(db=str(db), client="stub")
+        self.calls: list[dict[str, Any]] = []
+
+    def status(self) -> dict[str, Any]:
+        return {"ok": True, "events": 0}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_confirm_asks_the_user_and_is_wired_when_the_method_lands(db_path: Path, mode: str) -> None:
+    stub = Stub(db_path)
+    stub.read = lambda memory_id: {"ok": True, "memory": {  # type: ignore[attr-defined]
+        "memory_id": memory_id, "content": "Deploys freeze on Fridays", "protection": "normal"}}
+    answers = Answers(ACCEPT, ACCEPT)
+    call = {"action": "confirm", "data": {"memory_id": 7, "authorized": True}}
+    async with Client(build_server(stub), mode=mode, elicitation_callback=answers) as c:  # type: ignore[arg-type]
+        missing = body(await c.call_tool("memory_govern", call))
+        assert missing["error"] == {"code": "unavailable", "message": "memory_govern confirm is not available yet",
+                                    "field": "action"}
+
+        def confirm(memory_id: int, authorization: str = "") -> dict[str, Any]:
+            stub.calls.append({"memory_id": memory_id, "authorization": authorization})
+            return {"ok": True, "memory_id": memory_id, "protection": "locked"}
+
+        stub.confirm = confirm  # type: ignore[attr-defined]
+        assert body(await c.call_tool("memory_govern", call))["protection"] == "locked"
+    assert stub.calls == [{"memory_id": 7, "authorization": AUTH_USER}]
+    assert "#7" in answers.questions[0] and "Deploys freeze" in answers.questions[0]
+
+
+async def test_dispatch_passes_only_what_the_method_takes_and_hides_crashes(db_path: Path,
+                                                                           caplog: pytest.LogCaptureFixture) -> None:
+    stub = Stub(db_path)
+    seen: dict[str, Any] = {}
+
+    def conflicts(state: str = "open") -> dict[str, Any]:  # an older signature without `limit`
+        seen["state"] = state
+        return {"ok": True, "conflicts": []}
+
+    def doctor() -> dict[str, Any]:
+        raise RuntimeError("secret internals /etc/passwd")
+
+    stub.conflicts, stub.doctor = conflicts, doctor  # type: ignore[attr-defined]
+    async with Client(build_server(stub)) as c:  # type: ignore[arg-type]
+        assert body(await c.call_tool("memory_review", {"view": "conflicts", "data": {"limit": 3}}))["ok"]
+        crashed = body(await c.call_tool("memory_review", {"view": "doctor"}))
+    assert seen == {"state": "open"}
+    assert crashed["error"]["message"] == "internal error (RuntimeError); see the server log"
+    assert "secret" not in json.dumps(crashed)
+    assert "secret internals" in caplog.text  # the operator still gets the traceback
+
+
+async def test_long_tasks_report_progress(app: LedgerApp) -> None:
+    for i in range(5):
+        app.remember(f"fact number {i}")
+    progress: list[tuple[float, float | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total))
+
+    async with Client(build_server(app), mode="legacy") as c:
+        r = body(await c.call_tool("memory_repair", {"task": "rebuild"}, progress_callback=on_progress))
+    assert r["ok"] and r["events"] == 5
+    assert progress and progress[-1] == (5, 5)
+
+
+async def test_an_unnamed_client_is_identified_by_its_client_info(db_path: Path) -> None:
+    app = LedgerApp(Settings(db=str(db_path)))  # LEDGER_CLIENT unset
+    try:
+        info = mcp_types.Implementation(name="cursor", version="1.0")
+        async with Client(build_server(app), mode="legacy", client_info=info) as c:
+            await c.call_tool("memory", {"action": "remember", "data": {"content": "named by clientInfo"}})
+        assert [e.actor for e in app.store.read()] == ["cursor"]
+    finally:
+        app.close()
+
+
+async def test_tools_advertise_every_contract_name(app: LedgerApp) -> None:
+    async with Client(build_server(app)) as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+    assert set(tools) == {"memory", "memory_review", "memory_govern", "memory_repair"}
+    enum = {name: set(t.input_schema["properties"][key]["enum"]) for name, t, key in (
+        ("memory", tools["memory"], "action"), ("memory_review", tools["memory_review"], "view"),
+        ("memory_govern", tools["memory_govern"], "action"), ("memory_repair", tools["memory_repair"], "task"))}
+    assert enum["memory"] == {"remember", "find", "read", "update", "judge", "status", "help"}
+    assert enum["memory_review"] >= {"overview", "history", "conflicts", "conflict_detail", "compare", "audit",
+                                     "timeline", "doctor", "help"}
+    assert enum["memory_govern"] >= {"arbitrate", "confirm", "retire", "supersede", "resolve_conflict", "unlock",
+                                     "accept", "reject", "help"}
+    assert enum["memory_repair"] == {"rebuild", "verify", "replay_backup", "reembed", "archive", "help"}
+    assert tools["memory_review"].annotations.read_only_hint is True
+    for tool in tools.values():
+        assert "content*" in json.dumps(tool.input_schema) or tool.name != "memory"
+        assert len(json.dumps(tool.input_schema)) < 2000 and len(tool.description or "") < 600
+
+
+# -- compaction (pure) ----------------------------------------------------------------------------
+def find_result(contents: list[str]) -> dict[str, Any]:
+    return {"ok": True, "has_more": False, "total_estimate": len(contents), "results": [
+        {"memory_id": i + 1, "subject": "s", "content": c, "tags": ["t"], "source_type": "agent_generated",
+         "trust": 45, "confidence": 0.45, "protection": "normal", "status": "active",
+         "event_time": "2025-01-01T00:00:00.000000Z", "recorded_at": "2025-01-01T00:00:00.000000Z",
+         "version": 1, "source_ref": "", "score": 1.23456789, "conflict_ids": []}
+        for i, c in enumerate(contents)]}
+
+
+def test_find_results_fit_the_budget_and_keep_short_contents_whole() -> None:
+    short = "The staging API listens on port 8080"
+    long = "background " * 400 + "the answer is 42 " + "trailing " * 400
+    out = mcp_compact.compact("memory", "find", find_result([short, long, long, short, long]), query="answer")
+    assert mcp_compact.size(out) <= mcp_compact.FIND_BUDGET_BYTES + 100
+    results = out["results"]
+    assert results[0]["content"] == short and "truncated" not in results[0]
+    assert results[1]["truncated"] is True and "the answer is 42" in results[1]["content"]
+    assert results[1]["content"].startswith("…")
+    assert results[0]["score"] == 1.235
+    untouched = mcp_compact.compact("memory", "find", find_result([short] * 5), query="port")
+    assert [r["content"] for r in untouched["results"]] == [short] * 5
+
+
+def test_snippets_cut_on_character_boundaries() -> None:
+    text = "记忆" * 2000
+    piece = mcp_compact.snippet(text, "", 301)
+    assert len(piece.encode("utf-8")) <= 301 and piece.endswith("…")
+    piece.encode("utf-8")  # valid text
+
+
+def test_notices_are_merged_deduplicated_and_capped() -> None:
+    out = mcp_compact.compact("memory", "remember", {"ok": True, "notices": ["a", "b"]},
+                              notices=["a", "c", "d", "x" * 500])
+    assert out["notices"] == ["a", "b", "c"]
+    long = mcp_compact.compact("memory", "status", {"ok": True}, notices=["x" * 500])["notices"][0]
+    assert len(long) == mcp_compact.MAX_NOTICE_CHARS
+    assert "notices" not in mcp_compact.compact("memory", "status", {"ok": True, "notices": []})

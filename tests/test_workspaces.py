@@ -1,0 +1,120 @@
+"""Workspace isolation (none / weak / strict) and aliases on the facade."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from ledger.errors import ForbiddenWorkspace, InvalidInput, Unauthorized
+from ledger.events import AUTH_USER
+from server.app import LedgerApp
+from server.config import Settings
+
+AppFor = Callable[..., LedgerApp]
+
+
+@pytest.fixture
+def app_for(db_path: Path) -> Iterator[AppFor]:
+    """Several facades (think: several agents) on one database file."""
+    opened: list[LedgerApp] = []
+
+    def make(workspace: str = "", isolation: str = "none", agent: str = "a") -> LedgerApp:
+        app = LedgerApp(Settings(db=str(db_path), client="test", agent_id=agent, workspace=workspace,
+                                 isolation=isolation))
+        opened.append(app)
+        return app
+
+    yield make
+    for app in opened:
+        app.close()
+
+
+def ids(result: dict) -> list[int]:
+    return [r["memory_id"] for r in result["results"]]
+
+
+def test_strict_filters_find_and_refuses_other_workspaces(app_for: AppFor) -> None:
+    alpha, beta = app_for("alpha", "strict"), app_for("beta", "strict")
+    mine = alpha.remember("the deploy port is 7000")["memory_id"]
+    theirs = beta.remember("the deploy port is 9000")["memory_id"]
+    assert ids(alpha.find("deploy port")) == [mine]
+    assert ids(beta.find("deploy port")) == [theirs]
+    assert alpha.read(mine)["memory"]["workspace"] == "alpha"
+    for call in (lambda: alpha.read(theirs), lambda: alpha.history(theirs),
+                 lambda: alpha.update(theirs, content="hijacked")):
+        with pytest.raises(ForbiddenWorkspace) as info:
+            call()
+        assert info.value.code == "forbidden_workspace" and info.value.field == "memory_id"
+    with pytest.raises(ForbiddenWorkspace) as info:
+        alpha.find("deploy", workspace="beta")
+    assert info.value.field == "workspace"
+    with pytest.raises(ForbiddenWorkspace):
+        alpha.remember("planted", workspace="beta")
+    assert beta.read(theirs)["memory"]["content"] == "the deploy port is 9000"  # untouched
+
+
+def test_weak_boosts_the_callers_workspace_and_none_ignores_it(app_for: AppFor) -> None:
+    writer_b = app_for("beta")
+    writer_a = app_for("alpha")
+    b = writer_b.remember("staging database host is db-b")["memory_id"]
+    a = writer_a.remember("staging database host is db-a")["memory_id"]
+    assert ids(app_for("alpha", "weak").find("staging database host"))[0] == a
+    assert ids(app_for("beta", "weak").find("staging database host"))[0] == b
+    assert set(ids(app_for("alpha", "none").find("staging database host"))) == {a, b}
+    assert ids(app_for("", "none").find("staging database host", workspace="alpha")) == [a]
+
+
+def test_an_accepted_alias_joins_two_names(app_for: AppFor) -> None:
+    loose = app_for("Fact Ledger")
+    old = loose.remember("the ledger uses APSW")["memory_id"]
+    canonical = app_for("fact-ledger")
+    new = canonical.remember("the ledger hashes every event")["memory_id"]
+    listing = canonical.workspaces()
+    assert {"alias": "Fact Ledger", "canonical": "fact-ledger"} in listing["suggestions"] or \
+        {"alias": "fact-ledger", "canonical": "Fact Ledger"} in listing["suggestions"]
+
+    with pytest.raises(Unauthorized):
+        canonical.accept_alias("Fact Ledger", "fact-ledger")
+    result = canonical.accept_alias("Fact Ledger", "fact-ledger", authorization=AUTH_USER)
+    assert result["canonical"] == "fact-ledger" and result["accepted"] is True
+    assert canonical.workspaces()["suggestions"] == []
+    assert set(ids(canonical.find("ledger", workspace="fact-ledger"))) == {old, new}
+    assert set(ids(canonical.find("ledger", workspace="Fact Ledger"))) == {old, new}
+    later = loose.remember("aliases canonicalise names")["memory_id"]
+    assert loose.read(later)["memory"]["workspace"] == "fact-ledger"
+
+    strict = app_for("fact-ledger", "strict")
+    assert strict.read(old)["memory"]["memory_id"] == old  # same workspace now, under strict isolation
+    assert set(ids(strict.find("ledger"))) == {old, new}
+
+    canonical.reject_alias("Fact Ledger", "fact-ledger", authorization=AUTH_USER)
+    assert ids(canonical.find("ledger", workspace="fact-ledger")) == [new]
+    with pytest.raises(ForbiddenWorkspace):
+        strict.read(old)
+    assert canonical.workspaces()["suggestions"] == []  # rejected: not suggested again
+
+
+def test_alias_rules(app_for: AppFor) -> None:
+    app = app_for("w")
+    with pytest.raises(InvalidInput):
+        app.accept_alias("same", "same", authorization=AUTH_USER)
+    app.accept_alias("b", "a", authorization=AUTH_USER)
+    with pytest.raises(InvalidInput):
+        app.accept_alias("a", "b", authorization=AUTH_USER)  # would make a cycle
+    app.accept_alias("c", "b", authorization=AUTH_USER)  # chains resolve to the root
+    assert app.canonical_workspace("c") == "a"
+    assert app.workspace_scope("a") == ("a", "b", "c")
+    strict = app_for("a", "strict")
+    with pytest.raises(ForbiddenWorkspace):
+        strict.accept_alias("x", "elsewhere", authorization=AUTH_USER)
+
+
+def test_aliases_survive_a_rebuild(app_for: AppFor) -> None:
+    app = app_for("w")
+    app.accept_alias("old", "new", authorization=AUTH_USER)
+    before = app.runner.checksums()
+    app.rebuild()
+    assert app.runner.checksums() == before
+    assert app.canonical_workspace("old") == "new"
