@@ -12,17 +12,21 @@ from collections.abc import Callable
 from typing import Any
 
 from ledger import clock
-from ledger.decide import Decision, MemoryFacts, RememberCommand, decide_remember, decide_update
+from ledger.decide import Decision, MemoryFacts, RememberCommand, decide_remember
 from ledger.errors import NotFound
 from ledger.events import ClaimSpec
 from ledger.ids import uuid7
-from ledger.store import EventStore, NewEvent, StoredEvent
+from ledger.store import NewEvent, StoredEvent
 from ledger.trust import trust_of
 from projections import memories as mem
+from projections.claims import ClaimsProjector, NearDuplicatesProjector
+from projections.conflicts import ConflictsProjector, conflict_ids_of
 from projections.memories import MemoriesProjector
-from projections.runner import ProjectionRunner, Projector
+from projections.runner import Projector
 from projections.search import SearchFilters, SearchProjector, search
+from projections.timeline import TimelineProjector
 from projections.workspaces import WorkspacesProjector
+from server.backup import backup_aware
 from server.config import Settings
 from server.governance import GovernanceMixin
 from server.timetravel import TimeTravelMixin
@@ -33,17 +37,17 @@ Progress = Callable[[int, int], None]
 
 def default_projectors() -> list[Projector]:
     """Every read model, in dependency order (memories first: others map stream ids to ids)."""
-    return [MemoriesProjector(), SearchProjector(), WorkspacesProjector()]
+    return [MemoriesProjector(), ClaimsProjector(), NearDuplicatesProjector(), ConflictsProjector(),
+            SearchProjector(), WorkspacesProjector(), TimelineProjector()]
 
 
+@backup_aware  # every public write answers backup_only when SQLite refuses it
 class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
     """The ledger as the rest of the program sees it. One per process (or thread)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.store = EventStore(settings.db, busy_timeout_ms=settings.busy_timeout_ms)
-        self.runner = ProjectionRunner(self.store, default_projectors())
-        self.runner.open()
+        self._open_storage(default_projectors)  # degraded (backup-only writes) if it cannot open
 
     @property
     def conn(self) -> Any:
@@ -61,23 +65,18 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
         ]
 
     def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> list[StoredEvent]:
-        """Decide and append in one write transaction; ``decide`` returns (decision, time, workspace)."""
+        """Decide and append in one write transaction; ``decide`` returns (decision, time, workspace).
 
-        def work() -> list[StoredEvent]:
-            decision, event_time, workspace = decide()
-            return self.runner.append(self._new_events(decision, event_time, workspace))
-
-        return self.store.write(work)
+        When storage refuses the write, the events go to the JSONL backup (``server.backup``).
+        """
+        return self._write_or_backup(decide)
 
     def _facts(self, memory_id: int) -> MemoryFacts:
         row = mem.load(self.conn, "memory_id=?", (memory_id,))
         if row is None:
             raise NotFound(f"no memory {memory_id}", field="memory_id")
         self._check_workspace(row["workspace"])
-        return MemoryFacts(
-            memory_id=row["memory_id"], stream_id=row["stream_id"], version=row["version"],
-            protection=row["protection"], source_type=row["source_type"], status=row["status"],
-            workspace=row["workspace"])
+        return MemoryFacts.from_row(row)
 
     # -- memory actions ----------------------------------------------------------------------
     def remember(
@@ -105,10 +104,13 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
             claims=tuple(ClaimSpec(**c) for c in claims or ()), metadata=metadata or {},
             authorization=authorization)
         new_stream = uuid7()
+        near: list[dict[str, Any]] = []
 
         def decide() -> tuple[Decision, str, str]:
             target = self._facts(ref_id) if ref_id is not None else None
             duplicate = self._find_duplicate(cmd)
+            if duplicate is None:  # claims, collisions and near-duplicates: server/governance.py
+                return self._decide_remember(cmd, new_stream, target, near), cmd.event_time, cmd.workspace
             decision = decide_remember(cmd, new_stream=new_stream, duplicate=duplicate, target=target)
             return decision, cmd.event_time, cmd.workspace
 
@@ -119,7 +121,8 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
             assert row is not None
             return {"ok": True, "memory_id": row["memory_id"], "version": row["version"],
                     "status": row["status"], "duplicate_of": row["memory_id"]}
-        return {"ok": True, "memory_id": head.position, "version": 1, "status": "active"}
+        return {"ok": True, "memory_id": head.position, "version": 1, "status": "active",
+                **self._write_report(stored, head.position, near)}
 
     def _find_duplicate(self, cmd: RememberCommand) -> MemoryFacts | None:
         from ledger.normalize import content_hash, normalize_text
@@ -147,14 +150,15 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
 
         def decide() -> tuple[Decision, str, str]:
             facts = self._facts(memory_id)
-            decision = decide_update(facts, changes, expected_version=expected_version,
-                                     authorization=authorization)
+            decision = self._decide_update(facts, changes, expected_version=expected_version,
+                                           authorization=authorization)
             return decision, changes.get("event_time") or clock.now(), facts.workspace
 
-        self._commit(decide)
+        stored = self._commit(decide)
         row = mem.load(self.conn, "memory_id=?", (memory_id,))
         assert row is not None
-        return {"ok": True, "memory_id": memory_id, "version": row["version"]}
+        return {"ok": True, "memory_id": memory_id, "version": row["version"],
+                **self._write_report(stored, memory_id)}
 
     def find(
         self,
@@ -171,9 +175,10 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
         as_of_recorded: str | int | None = None,
     ) -> dict[str, Any]:
         if as_of_event_time is not None or as_of_recorded is not None:
-            from ledger.errors import Unavailable
-
-            raise Unavailable("as-of queries are not available yet", field="as_of_event_time")
+            return self._find_as_of(
+                query, limit=limit, tags_filter=tags_filter, source_type=source_type, workspace=workspace,
+                after_time=after_time, before_time=before_time, include_inactive=include_inactive,
+                as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded)
         scope, boost = self._find_scope(workspace)
         filters = SearchFilters(
             statuses=("active", "superseded", "retired", "archived") if include_inactive else ("active",),
@@ -193,9 +198,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
     def read(self, memory_id: int, *, as_of_event_time: str | None = None,
              as_of_recorded: str | int | None = None) -> dict[str, Any]:
         if as_of_event_time is not None or as_of_recorded is not None:
-            from ledger.errors import Unavailable
-
-            raise Unavailable("as-of queries are not available yet", field="as_of_event_time")
+            return self._read_as_of(memory_id, as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded)
         with self.store.snapshot():
             row = mem.load(self.conn, "memory_id=?", (memory_id,))
             if row is None:
@@ -209,27 +212,6 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
             view["workspace"] = row["workspace"]
             view["sections"] = []
         return {"ok": True, "memory": view}
-
-    def history(self, memory_id: int) -> dict[str, Any]:
-        with self.store.snapshot():
-            facts = self._facts(memory_id)
-            events = {e.position: e for e in self.store.stream(facts.stream_id)}
-            versions = []
-            for row in self.conn.execute(
-                "SELECT version, content, subject, event_time, recorded_at, actor, position, event_type, "
-                "status, source_type, protection FROM memory_versions WHERE memory_id=? ORDER BY version",
-                (memory_id,),
-            ):
-                version, content, subject, event_time, recorded_at, actor, position, etype, status, st, prot = row
-                ev = events.get(position)
-                versions.append({
-                    "version": version, "content": content, "subject": subject, "event_time": event_time,
-                    "recorded_at": recorded_at, "actor": actor, "status": status, "source_type": st,
-                    "protection": prot,
-                    "events": [{"position": position, "type": etype,
-                                "payload": json.loads(ev.payload) if ev else {}}],
-                })
-        return {"ok": True, "memory_id": memory_id, "versions": versions}
 
     def _memory_view(self, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:
         view: dict[str, Any] = {
@@ -246,7 +228,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
             "recorded_at": row["recorded_at"],
             "version": row["version"],
             "source_ref": row["source_ref"],
-            "conflict_ids": [],
+            "conflict_ids": conflict_ids_of(self.conn, row["memory_id"]),
         }
         if score is not None:
             view["score"] = score
@@ -261,9 +243,11 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
                 "db": self.settings.db,
                 "events": self.store.last_position(),
                 "memories": memories,
-                "open_conflicts": 0,
+                "open_conflicts": self.conn.execute("SELECT count(*) FROM conflicts WHERE state='open'").get,
                 "projections": self.runner.status(),
                 "search_mode": "fts",
+                "pending_backup": self.pending_backup(),
+                "degraded": self.degraded,
             }
 
     def rebuild(self, projection: str | None = None, progress: Progress | None = None) -> dict[str, Any]:

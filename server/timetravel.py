@@ -1,7 +1,290 @@
-"""Time travel and audit on the facade: as-of reads, timelines, audit, backup replay, archive."""
+"""Time travel and audit on the facade: as-of reads, history, timelines, audit, archive.
+
+Two axes (DESIGN.md "Time: two axes"): ``as_of_recorded`` (a log position, or a timestamp that
+resolves to the log prefix recorded by then) picks what the ledger knew; ``as_of_event_time``
+picks the world time at which validity is judged. Both come from the ``timeline`` projection
+(:mod:`projections.timeline`, queried through :mod:`projections.asof`), so a past answer is an
+index lookup, and equals a fresh fold of the events up to that point (``tests/test_timetravel_*``).
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
-class TimeTravelMixin:
-    """Mixed into :class:`server.app.LedgerApp`; uses its store, runner and ``_commit``."""
+import msgspec
+
+from ledger import clock
+from ledger.errors import InvalidInput, NotFound
+from ledger.events import MemoryArchived
+from ledger.store import NewEvent, StoredEvent
+from ledger.trust import trust_of
+from projections import asof
+from server.backup import BackupMixin
+
+if TYPE_CHECKING:
+    from ledger.store import EventStore
+    from projections.runner import ProjectionRunner
+    from server.config import Settings
+
+AUDIT_MAX = 1000
+TIMELINE_MAX = 500
+ARCHIVE_BATCH = 500
+_COMPACT_DROP = ("content", "metadata")
+
+
+class TimeTravelMixin(BackupMixin):
+    """Mixed into :class:`server.app.LedgerApp`; uses its store, runner and workspace checks."""
+
+    if TYPE_CHECKING:
+        settings: Settings
+        store: EventStore
+        runner: ProjectionRunner
+
+        def _check_workspace(self, workspace: str, field: str = "memory_id") -> None: ...
+        def _find_scope(self, requested: str | None) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]: ...
+        def workspace_scope(self, name: str) -> tuple[str, ...]: ...
+
+    # -- points ------------------------------------------------------------------------------
+    def _point(self, as_of_event_time: str | None, as_of_recorded: str | int | None) -> asof.Point:
+        last = self.store.last_position()
+        if as_of_recorded is None:
+            position = last
+        elif isinstance(as_of_recorded, bool):
+            raise InvalidInput("as_of_recorded must be a position or a timestamp", field="as_of_recorded")
+        elif isinstance(as_of_recorded, int) or (isinstance(as_of_recorded, str) and as_of_recorded.isdigit()):
+            position = min(int(as_of_recorded), last)
+            if position < 0:
+                raise InvalidInput("a position must be >= 0", field="as_of_recorded")
+        else:
+            recorded = clock.parse_time(as_of_recorded, field="as_of_recorded")
+            position = asof.position_at(self.store.conn, recorded, last)
+        event_time = clock.parse_time(as_of_event_time, field="as_of_event_time") if as_of_event_time else None
+        return asof.Point(position, event_time)
+
+    @staticmethod
+    def _point_view(point: asof.Point) -> dict[str, Any]:
+        return {"recorded_position": point.position, "event_time": point.event_time}
+
+    def _state_view(self, state: dict[str, Any], status: str) -> dict[str, Any]:
+        view: dict[str, Any] = {
+            "memory_id": state["memory_id"], "subject": state["subject"], "content": state["content"],
+            "tags": asof.tags_of(state), "source_type": state["source_type"],
+            "trust": trust_of(state["source_type"]), "confidence": state["confidence"],
+            "protection": state["protection"], "status": status, "event_time": state["valid_from"],
+            "valid_to": state["valid_to"], "recorded_at": state["recorded_at"], "version": state["version"],
+            "source_ref": state["source_ref"], "conflict_ids": [],
+        }
+        if "score" in state:
+            view["score"] = state["score"]
+        return view
+
+    # -- as-of find and read (called from LedgerApp.find / read) -----------------------------
+    def _find_as_of(self, query: str, *, limit: int, tags_filter: list[str] | tuple[str, ...],
+                    source_type: str | None, workspace: str | None, after_time: str | None,
+                    before_time: str | None, include_inactive: bool, as_of_event_time: str | None,
+                    as_of_recorded: str | int | None) -> dict[str, Any]:
+        scope, boost = self._find_scope(workspace)
+        filters = asof.AsOfFilters(include_inactive=include_inactive, workspaces=scope,
+                                   source_type=source_type, tags_all=tuple(tags_filter),
+                                   after_time=after_time, before_time=before_time)
+        with self.store.snapshot():
+            point = self._point(as_of_event_time, as_of_recorded)
+            hits, total = asof.find_at(self.store.conn, query, point, filters, limit + 1, boost_workspaces=boost)
+        results = [self._state_view(h, asof.status_at(h, point.event_time) or "") for h in hits[:limit]]
+        return {"ok": True, "results": results, "has_more": len(hits) > limit,
+                "total_estimate": max(total, len(results)), "as_of": self._point_view(point)}
+
+    def _read_as_of(self, memory_id: int, *, as_of_event_time: str | None,
+                    as_of_recorded: str | int | None) -> dict[str, Any]:
+        with self.store.snapshot():
+            point = self._point(as_of_event_time, as_of_recorded)
+            state = asof.state_at(self.store.conn, memory_id, point.position)
+            if state is None:
+                raise NotFound(f"memory {memory_id} was not in the ledger at position {point.position}",
+                               field="memory_id")
+            self._check_workspace(state["workspace"])
+            status = asof.status_at(state, point.event_time)
+            if status is None:
+                raise NotFound(f"memory {memory_id} was not yet valid at {point.event_time} "
+                               f"(valid from {state['valid_from']})", field="memory_id",
+                               valid_from=state["valid_from"])
+            view = self._state_view(state, status)
+            view.update(metadata=json.loads(state["metadata"]), superseded_by=state["superseded_by"],
+                        supersedes=asof.supersedes_at(self.store.conn, memory_id, point.position),
+                        workspace=state["workspace"], sections=[])
+        return {"ok": True, "memory": view, "as_of": self._point_view(point)}
+
+    # -- history -----------------------------------------------------------------------------
+    def history(self, memory_id: int) -> dict[str, Any]:
+        """Every version with the events behind it: who, when, and by which rule."""
+        conn = self.store.conn
+        with self.store.snapshot():
+            first = asof.state_at(conn, memory_id, self.store.last_position())
+            if first is None:
+                raise NotFound(f"no memory {memory_id}", field="memory_id")
+            self._check_workspace(first["workspace"])
+            states = [asof.state_at(conn, memory_id, p) for (p,) in conn.execute(
+                "SELECT known_from FROM tt_states WHERE memory_id=? ORDER BY known_from", (memory_id,))]
+            events = [(role, _stored(row)) for role, *row in conn.execute(
+                f"SELECT l.role, {_EVENT_COLUMNS} FROM tt_links l JOIN events e ON e.position = l.position "
+                "WHERE l.memory_id=? ORDER BY l.position", (memory_id,))]
+        by_position = {ev.position: ev for _, ev in events}
+        versions: list[dict[str, Any]] = []
+        for state in states:
+            assert state is not None
+            if versions and versions[-1]["version"] == state["version"]:
+                versions[-1].update(valid_to=state["valid_to"])  # a successor's time was corrected
+                continue
+            origin = by_position.get(state["known_from"])
+            versions.append({
+                "version": state["version"], "content": state["content"], "subject": state["subject"],
+                "tags": asof.tags_of(state), "event_time": state["valid_from"], "valid_to": state["valid_to"],
+                "recorded_at": origin.recorded_at if origin else state["recorded_at"],
+                "actor": origin.actor if origin else "", "status": state["status"],
+                "source_type": state["source_type"], "protection": state["protection"],
+                "confidence": state["confidence"], "superseded_by": state["superseded_by"],
+                "position": state["known_from"], "events": [],
+            })
+        for role, ev in events:
+            owner = next((v for v in reversed(versions) if v["position"] <= ev.position), versions[0])
+            owner["events"].append(_event_view(ev, role))
+        return {"ok": True, "memory_id": memory_id, "versions": versions}
+
+    # -- timeline ----------------------------------------------------------------------------
+    def timeline(self, subject: str | None = None, memory_id: int | None = None, *,
+                 as_of_recorded: str | int | None = None, limit: int = TIMELINE_MAX) -> dict[str, Any]:
+        """Validity intervals over event time, by subject or along a memory's supersession chain."""
+        if (subject is None) == (memory_id is None):
+            raise InvalidInput("give either subject or memory_id", field="subject")
+        limit = max(1, min(limit, TIMELINE_MAX))
+        conn = self.store.conn
+        with self.store.snapshot():
+            point = self._point(None, as_of_recorded)
+            if memory_id is not None:
+                states = asof.chain_at(conn, memory_id, point.position, limit)
+                if not states:
+                    raise NotFound(f"no memory {memory_id}", field="memory_id")
+            else:
+                states = asof.subject_at(conn, subject or "", point.position, limit)
+        if self.settings.isolation == "strict":
+            own = set(self.workspace_scope(self.settings.workspace))
+            states = [s for s in states if s["workspace"] in own]
+        intervals = [{
+            "memory_id": s["memory_id"], "valid_from": s["valid_from"], "valid_to": s["valid_to"],
+            "status": s["status"], "superseded_by": s["superseded_by"], "ended": s["ended"],
+            "subject": s["subject"], "content": s["content"][:200],
+        } for s in states]
+        return {"ok": True, "intervals": intervals, "as_of": self._point_view(point)}
+
+    # -- audit -------------------------------------------------------------------------------
+    def audit(self, since: str | None = None, until: str | None = None, memory_id: int | None = None,
+              actor: str | None = None, type: str | None = None, limit: int = 100) -> dict[str, Any]:
+        """Events newest first, filtered by recorded time range, memory, actor and event type."""
+        limit = max(1, min(int(limit), AUDIT_MAX))
+        clauses: list[str] = []
+        params: list[Any] = []
+        for column, op, value in (
+            ("e.recorded_at", ">=", clock.parse_time(since, field="since") if since else None),
+            ("e.recorded_at", "<=", clock.parse_time(until, field="until") if until else None),
+            ("e.actor", "=", actor), ("e.type", "=", type),
+        ):
+            if value is not None:
+                clauses.append(f"{column} {op} ?")
+                params.append(value)
+        conn = self.store.conn
+        with self.store.snapshot():
+            if self.settings.isolation == "strict":  # events of other workspaces stay invisible
+                own = self.workspace_scope(self.settings.workspace)
+                clauses.append(f"e.workspace IN ({', '.join('?' * len(own))})")
+                params.extend(own)
+            where = " AND ".join(clauses) or "1"
+            if memory_id is not None:
+                if asof.state_at(conn, memory_id, self.store.last_position()) is None:
+                    raise NotFound(f"no memory {memory_id}", field="memory_id")
+                sql = (f"SELECT DISTINCT {_EVENT_COLUMNS} FROM tt_links l JOIN events e ON e.position = l.position "
+                       f"WHERE l.memory_id = ? AND {where} ORDER BY e.position DESC LIMIT ?")
+                rows = conn.execute(sql, (memory_id, *params, limit + 1)).fetchall()
+            else:
+                rows = conn.execute(f"SELECT {_EVENT_COLUMNS} FROM events e WHERE {where} "
+                                    "ORDER BY e.position DESC LIMIT ?", (*params, limit + 1)).fetchall()
+        events = [_audit_view(_stored(r)) for r in rows[:limit]]
+        return {"ok": True, "events": events, "has_more": len(rows) > limit}
+
+    # -- retention ---------------------------------------------------------------------------
+    def archive(self, *, dry_run: bool = False, older_than_days: int | None = None,
+                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Move retired/superseded memories inactive for longer than the retention period out of
+        the hot read model (status ``archived``). The events stay: time travel still sees them."""
+        days = self.settings.retention_days if older_than_days is None else older_than_days
+        if days < 0:
+            raise InvalidInput("older_than_days must be >= 0", field="older_than_days")
+        now = clock.now()
+        cutoff = clock.format_time(clock.to_datetime(now) - timedelta(days=days))
+        select = ("SELECT memory_id, stream_id, workspace FROM memories WHERE status IN ('retired', 'superseded') "
+                  "AND updated_at < ? AND memory_id > ? ORDER BY memory_id LIMIT ?")
+        with self.store.snapshot():
+            total = self.store.conn.execute(
+                "SELECT count(*) FROM memories WHERE status IN ('retired', 'superseded') AND updated_at < ?",
+                (cutoff,)).get
+        if dry_run:
+            return {"ok": True, "dry_run": True, "candidates": total, "cutoff": cutoff, "retention_days": days}
+        archived, after = 0, 0
+
+        def work() -> int:
+            rows = self.store.conn.execute(select, (cutoff, after, ARCHIVE_BATCH)).fetchall()
+            self.runner.append([
+                NewEvent(data=MemoryArchived(memory=stream), stream_id=stream, event_time=now,
+                         actor=self.settings.actor, workspace=workspace) for _, stream, workspace in rows])
+            return rows[-1][0] if rows else 0
+
+        while True:  # bounded transactions; each re-reads the status inside its write lock
+            last = self.store.write(work)
+            if not last:
+                break
+            archived += self.store.conn.execute(
+                "SELECT count(*) FROM memories WHERE status='archived' AND memory_id > ? AND memory_id <= ?",
+                (after, last)).get
+            after = last
+            if progress:
+                progress(archived, total)
+        return {"ok": True, "dry_run": False, "archived": archived, "cutoff": cutoff, "retention_days": days}
+
+
+_EVENT_FIELDS = tuple(StoredEvent.__struct_fields__)
+_EVENT_COLUMNS = ", ".join("e." + c for c in _EVENT_FIELDS)
+
+
+def _stored(row: Any) -> StoredEvent:
+    return StoredEvent(**dict(zip(_EVENT_FIELDS, row, strict=True)))
+
+
+def _payload(ev: StoredEvent) -> dict[str, Any]:
+    try:
+        return dict(msgspec.to_builtins(ev.data))
+    except (ValueError, msgspec.DecodeError, msgspec.ValidationError):
+        return dict(json.loads(ev.payload))
+
+
+def _audit_view(ev: StoredEvent) -> dict[str, Any]:
+    return {"position": ev.position, "type": ev.type, "stream_id": ev.stream_id, "event_time": ev.event_time,
+            "recorded_at": ev.recorded_at, "actor": ev.actor, "workspace": ev.workspace,
+            "event_id": ev.event_id, "payload": _payload(ev)}
+
+
+def _event_view(ev: StoredEvent, role: str) -> dict[str, Any]:
+    """A history entry: the event, its role for this memory and the rule behind it if any."""
+    payload = {k: v for k, v in _payload(ev).items() if k not in _COMPACT_DROP}
+    view: dict[str, Any] = {"position": ev.position, "type": ev.type, "role": role, "actor": ev.actor,
+                            "recorded_at": ev.recorded_at, "event_time": ev.event_time, "payload": payload}
+    verdict = payload.get("verdict") if isinstance(payload.get("verdict"), dict) else {}
+    rule = payload.get("rule") or verdict.get("rule") or verdict.get("reasons")
+    if rule:
+        view["rule"] = rule
+    if payload.get("reason"):
+        view["reason"] = payload["reason"]
+    if payload.get("authorization"):
+        view["authorization"] = payload["authorization"]
+    return view

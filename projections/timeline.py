@@ -1,0 +1,295 @@
+"""Bitemporal states of every memory: the index behind as-of reads, history and timelines.
+
+``memories`` answers "now"; this projection answers "at a point". Each row of ``tt_states`` is
+one state of a memory on both axes at once:
+
+* the recorded axis: the state was what the log said from position ``known_from`` up to (not
+  including) ``known_to`` (``NULL``: still the latest);
+* the event axis: in that state the memory is valid over ``[valid_from, valid_to)`` in world
+  time, where ``valid_to`` is the ``event_time`` of the memory that superseded it, or the
+  ``event_time`` of its retirement (``ended`` says which), ``NULL`` while open-ended.
+
+A point query is then one indexed lookup per memory instead of a replay. Text versions live
+in ``tt_texts`` and in a contentless FTS5 index, so an as-of search finds a memory by the words
+it had at that point, not by its current words. ``tt_links`` maps every event to the memories
+it mentions (history and audit by memory without a log scan) and ``tt_marks`` keeps the running
+maximum of ``recorded_at`` so a timestamp resolves to a log prefix in O(log n). The queries over
+these tables live in :mod:`projections.asof`.
+
+The superseded memory's ``valid_to`` follows its successor: if the winner's ``event_time`` is
+later corrected, the loser gets a new state from that position on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import apsw
+
+from ledger.events import (
+    EVENT_TYPES,
+    Event,
+    MemoryArchived,
+    MemoryConfirmed,
+    MemoryRemembered,
+    MemoryRetired,
+    MemoryUnlocked,
+    MemoryUpdated,
+    Superseded,
+)
+from ledger.normalize import normalize_text
+from ledger.store import StoredEvent
+from ledger.text import index_text
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tt_memories(
+    memory_id   INTEGER PRIMARY KEY,
+    stream_id   TEXT NOT NULL UNIQUE,
+    recorded_at TEXT NOT NULL,
+    version     INTEGER NOT NULL,
+    state_id    INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tt_states(
+    state_id      INTEGER PRIMARY KEY,
+    memory_id     INTEGER NOT NULL,
+    known_from    INTEGER NOT NULL,
+    known_to      INTEGER,
+    version       INTEGER NOT NULL,
+    valid_from    TEXT NOT NULL,
+    valid_to      TEXT,
+    status        TEXT NOT NULL,
+    ended         TEXT,
+    superseded_by INTEGER,
+    text_id       INTEGER NOT NULL,
+    source_type   TEXT NOT NULL,
+    confidence    REAL NOT NULL,
+    protection    TEXT NOT NULL,
+    workspace     TEXT NOT NULL,
+    source_ref    TEXT NOT NULL,
+    metadata      TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tt_states_memory ON tt_states(memory_id, known_from);
+CREATE INDEX IF NOT EXISTS tt_states_text ON tt_states(text_id);
+CREATE INDEX IF NOT EXISTS tt_states_valid_from ON tt_states(valid_from, memory_id);
+CREATE INDEX IF NOT EXISTS tt_states_superseded_by ON tt_states(superseded_by)
+    WHERE superseded_by IS NOT NULL;
+CREATE TABLE IF NOT EXISTS tt_texts(
+    text_id      INTEGER PRIMARY KEY,
+    memory_id    INTEGER NOT NULL,
+    subject      TEXT NOT NULL,
+    subject_norm TEXT NOT NULL,
+    content      TEXT NOT NULL,
+    tags         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tt_texts_subject ON tt_texts(subject_norm);
+CREATE VIRTUAL TABLE IF NOT EXISTS tt_fts USING fts5(
+    subject, body, tags, content='', tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS tt_links(
+    memory_id INTEGER NOT NULL,
+    position  INTEGER NOT NULL,
+    role      TEXT NOT NULL,
+    PRIMARY KEY(memory_id, position, role)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tt_marks(
+    hwm      TEXT PRIMARY KEY,
+    position INTEGER NOT NULL
+) WITHOUT ROWID;
+"""
+
+STATE_COLUMNS = (
+    "state_id", "memory_id", "known_from", "known_to", "version", "valid_from", "valid_to", "status",
+    "ended", "superseded_by", "text_id", "source_type", "confidence", "protection", "workspace",
+    "source_ref", "metadata",
+)
+TEXT_COLUMNS = ("subject", "content", "tags")
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+class TimelineProjector:
+    """Folds every event type: memory events into states, every event into links and marks."""
+
+    name = "timeline"
+    version = 1
+    tables = ("tt_memories", "tt_states", "tt_texts", "tt_links", "tt_marks")
+    handles = frozenset(EVENT_TYPES)
+
+    def create(self, conn: apsw.Connection) -> None:
+        conn.execute(_SCHEMA)
+
+    def drop(self, conn: apsw.Connection) -> None:
+        conn.execute(
+            "DROP TABLE IF EXISTS tt_fts; DROP TABLE IF EXISTS tt_memories; DROP TABLE IF EXISTS tt_states;"
+            "DROP TABLE IF EXISTS tt_texts; DROP TABLE IF EXISTS tt_links; DROP TABLE IF EXISTS tt_marks"
+        )
+
+    def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
+        _mark(conn, event)
+        if isinstance(data, MemoryRemembered):
+            _create(conn, event, data)
+        elif isinstance(data, MemoryUpdated):
+            _update(conn, event, data)
+        elif isinstance(data, MemoryConfirmed):
+            _change(conn, event, data.memory, {"source_type": "user_confirmed", "protection": "locked"})
+        elif isinstance(data, MemoryUnlocked):
+            _change(conn, event, data.memory, {"protection": "normal"})
+        elif isinstance(data, MemoryRetired):
+            _change(conn, event, data.memory,
+                    {"status": "retired", "ended": "retired", "valid_to": event.event_time})
+        elif isinstance(data, Superseded):
+            winner = _current(conn, data.winner)
+            _change(conn, event, data.loser, {
+                "status": "superseded", "ended": "superseded",
+                "superseded_by": winner["memory_id"] if winner else None,
+                "valid_to": winner["valid_from"] if winner else event.event_time,
+            })
+        elif isinstance(data, MemoryArchived):
+            _change(conn, event, data.memory, {"status": "archived"})
+        _link(conn, event, data)
+
+
+# -- fold helpers ----------------------------------------------------------------------------
+def _mark(conn: apsw.Connection, event: StoredEvent) -> None:
+    """Record where the running maximum of ``recorded_at`` rises (see :func:`position_at`)."""
+    top = conn.execute("SELECT hwm FROM tt_marks ORDER BY hwm DESC LIMIT 1").fetchone()
+    if top is None or event.recorded_at > top[0]:
+        conn.execute("INSERT INTO tt_marks(hwm, position) VALUES(?, ?)", (event.recorded_at, event.position))
+
+
+def _memory_of(conn: apsw.Connection, stream_id: str) -> int | None:
+    row = conn.execute("SELECT memory_id FROM tt_memories WHERE stream_id=?", (stream_id,)).fetchone()
+    return row[0] if row else None
+
+
+def _current(conn: apsw.Connection, stream_id: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        f"SELECT {', '.join('s.' + c for c in STATE_COLUMNS)} FROM tt_memories m "
+        "JOIN tt_states s ON s.state_id = m.state_id WHERE m.stream_id=?", (stream_id,)
+    ).fetchone()
+    return dict(zip(STATE_COLUMNS, row, strict=True)) if row else None
+
+
+def _new_text(conn: apsw.Connection, memory_id: int, subject: str, content: str, tags: list[str]) -> int:
+    tags_json = json.dumps(tags, ensure_ascii=False)
+    conn.execute(
+        "INSERT INTO tt_texts(memory_id, subject, subject_norm, content, tags) VALUES(?,?,?,?,?)",
+        (memory_id, subject, normalize_text(subject), content, tags_json),
+    )
+    text_id = conn.last_insert_rowid()
+    conn.execute(
+        "INSERT INTO tt_fts(rowid, subject, body, tags) VALUES(?,?,?,?)",
+        (text_id, index_text(subject), index_text(content), index_text(" ".join(tags))),
+    )
+    return text_id
+
+
+def _insert_state(conn: apsw.Connection, state: dict[str, Any]) -> int:
+    cols = STATE_COLUMNS[1:]
+    conn.execute(
+        f"INSERT INTO tt_states({', '.join(cols)}) VALUES({', '.join('?' * len(cols))})",
+        tuple(state[c] for c in cols),
+    )
+    return conn.last_insert_rowid()
+
+
+def _create(conn: apsw.Connection, event: StoredEvent, data: MemoryRemembered) -> None:
+    memory_id = event.position
+    text_id = _new_text(conn, memory_id, data.subject, data.content, list(data.tags))
+    state_id = _insert_state(conn, {
+        "memory_id": memory_id, "known_from": event.position, "known_to": None, "version": 1,
+        "valid_from": event.event_time, "valid_to": None, "status": "active", "ended": None,
+        "superseded_by": None, "text_id": text_id, "source_type": data.source_type,
+        "confidence": data.confidence, "protection": data.protection, "workspace": event.workspace,
+        "source_ref": data.source_ref,
+        "metadata": json.dumps(data.metadata, ensure_ascii=False, sort_keys=True),
+    })
+    conn.execute(
+        "INSERT INTO tt_memories(memory_id, stream_id, recorded_at, version, state_id) VALUES(?,?,?,?,?)",
+        (memory_id, data.memory, event.recorded_at, 1, state_id),
+    )
+
+
+def _change(conn: apsw.Connection, event: StoredEvent, stream_id: str, changes: dict[str, Any],
+            *, bump: bool = True, text: tuple[str, str, list[str]] | None = None) -> dict[str, Any] | None:
+    """Close the memory's current state at this position and open the changed one."""
+    current = _current(conn, stream_id)
+    if current is None:  # an event about a memory this ledger never saw: nothing to fold
+        return None
+    state = {**current, **changes, "known_from": event.position, "known_to": None}
+    if bump:
+        state["version"] = current["version"] + 1
+    if text is not None:
+        state["text_id"] = _new_text(conn, current["memory_id"], *text)
+    if current["known_from"] == event.position:  # a second change by the same event: amend it
+        conn.execute("DELETE FROM tt_states WHERE state_id=?", (current["state_id"],))
+    else:
+        conn.execute("UPDATE tt_states SET known_to=? WHERE state_id=?", (event.position, current["state_id"]))
+    state_id = _insert_state(conn, state)
+    conn.execute("UPDATE tt_memories SET state_id=?, version=? WHERE memory_id=?",
+                 (state_id, state["version"], current["memory_id"]))
+    return state
+
+
+def _update(conn: apsw.Connection, event: StoredEvent, data: MemoryUpdated) -> None:
+    changes: dict[str, Any] = {}
+    for field in ("confidence", "source_type", "protection"):
+        if getattr(data, field) is not None:
+            changes[field] = getattr(data, field)
+    if data.event_time is not None:
+        changes["valid_from"] = data.event_time
+    if data.metadata is not None:
+        changes["metadata"] = json.dumps(data.metadata, ensure_ascii=False, sort_keys=True)
+    text = None
+    if data.content is not None or data.subject is not None or data.tags is not None:
+        current = _current(conn, data.memory)
+        if current is None:
+            return
+        old = conn.execute("SELECT subject, content, tags FROM tt_texts WHERE text_id=?",
+                           (current["text_id"],)).fetchone()
+        text = (
+            data.subject if data.subject is not None else old[0],
+            data.content if data.content is not None else old[1],
+            list(data.tags) if data.tags is not None else json.loads(old[2]),
+        )
+    state = _change(conn, event, data.memory, changes, text=text)
+    if state is not None and data.event_time is not None:
+        _follow_winner(conn, event, state["memory_id"], data.event_time)
+
+
+def _follow_winner(conn: apsw.Connection, event: StoredEvent, winner_id: int, event_time: str) -> None:
+    """Memories this one superseded now end at its corrected event time."""
+    losers = conn.execute(
+        "SELECT m.stream_id FROM tt_states s JOIN tt_memories m ON m.state_id = s.state_id "
+        "WHERE s.superseded_by=? AND s.ended='superseded' AND s.known_to IS NULL AND s.valid_to IS NOT ?",
+        (winner_id, event_time),
+    ).fetchall()
+    for (stream_id,) in losers:
+        _change(conn, event, stream_id, {"valid_to": event_time}, bump=False)
+
+
+def _link(conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
+    """Index the event under every memory it names (its stream, and ids inside its payload)."""
+    roles: dict[int, str] = {}
+    memory_id = _memory_of(conn, event.stream_id)
+    if memory_id is not None:
+        roles[memory_id] = "stream"
+    for field in data.__struct_fields__:
+        for value in _strings(getattr(data, field)):
+            if _UUID.match(value):
+                other = _memory_of(conn, value)
+                if other is not None and other not in roles:
+                    roles[other] = field
+    conn.executemany("INSERT OR IGNORE INTO tt_links(memory_id, position, role) VALUES(?,?,?)",
+                     [(m, event.position, role) for m, role in roles.items()])
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if isinstance(v, str)]
+    if isinstance(value, dict):
+        return [k for k in value if isinstance(k, str)]
+    return []

@@ -1,0 +1,206 @@
+"""The JSONL backup file: where a command's events go when SQLite cannot take them.
+
+Each line is the DESIGN.md envelope (``{"schema": 1, "event": {...}}``, no position, no hash)
+plus two additive keys, ``command`` (an id shared by the lines of one command) and
+``command_size`` (how many lines it has). A command is replayed whole or not at all: a crash in
+the middle of an append, or a damaged line, must not leave half of a retraction in the log.
+
+Appends take an exclusive ``flock`` (several agent processes share one backup), write the whole
+command in one ``write``, ``fsync`` it, and truncate back to the previous size if anything fails,
+so a caller told ``unavailable`` has left nothing behind. The file is never deleted or
+rewritten by this module: replay only reads it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ledger import clock
+from ledger.envelope import EnvelopeError, backup_envelope, from_envelope
+from ledger.ids import uuid7
+from ledger.store import NewEvent
+
+
+class Command(msgspec.Struct):
+    """The events of one backed-up command, or why its lines cannot be replayed."""
+
+    first_line: int
+    events: list[NewEvent] = []
+    errors: list[dict[str, Any]] = []
+
+
+def encode_command(events: Sequence[NewEvent]) -> bytes:
+    command, size, now = uuid7(), len(events), clock.now()
+    lines = []
+    for new in events:
+        doc = msgspec.json.decode(backup_envelope(new, now))
+        doc.update(command=command, command_size=size)
+        lines.append(msgspec.json.encode(doc) + b"\n")
+    return b"".join(lines)
+
+
+class BackupLog:
+    """One backup file. Keeps a small cache so ``pending`` is cheap to ask on every status call."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._reset(None)
+
+    def _reset(self, identity: tuple[int, int] | None) -> None:
+        self._identity = identity
+        self._offset = 0
+        self._lines = 0
+        self._pending: dict[str, None] = {}
+        self._bad = 0
+        self._checked_at: int | None = None
+
+    # -- write -------------------------------------------------------------------------------
+    def append(self, events: Sequence[NewEvent]) -> list[str]:
+        """Append one command's events durably; raise OSError (file untouched) if that fails."""
+        data = encode_command(events)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        created = not self.path.exists()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            size = os.fstat(fd).st_size
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            except OSError:
+                try:
+                    os.ftruncate(fd, size)
+                    os.fsync(fd)
+                except OSError:
+                    pass  # the partial command is incomplete, so replay skips and reports it
+                raise
+        finally:
+            os.close(fd)
+        if created:
+            _fsync_dir(self.path.parent)
+        return [e.event_id for e in events]
+
+    # -- read --------------------------------------------------------------------------------
+    def count_lines(self) -> int:
+        if not self.path.exists():
+            return 0
+        with self.path.open("rb") as fh:
+            return sum(1 for line in fh if line.strip())
+
+    def commands(self, offset: int = 0, first_line: int = 1) -> Iterator[tuple[int, int, Command]]:
+        """``(end_offset, last_line, command)`` for each command from byte ``offset`` on.
+
+        Only complete lines (ending in a newline) are read: a line still being written is left
+        for the next call. ``last_line`` counts non-blank lines from ``first_line``.
+        """
+        group: list[tuple[int, int, NewEvent | None, str | None]] = []
+        group_id: Any = None
+        size: int | None = None
+        for number, end, line in self._lines_from(offset, first_line):
+            command, command_size, new, error = _parse(line)
+            if group and (command is None or command != group_id):
+                yield group[-1][1], group[-1][0], _close(group, size)
+                group = []
+            if not group:
+                group_id, size = command, command_size
+            group.append((number, end, new, error))
+            if command is None or len(group) == size:
+                yield end, number, _close(group, size)
+                group = []
+        if group:
+            yield group[-1][1], group[-1][0], _close(group, size)
+
+    def _lines_from(self, offset: int, first_line: int) -> Iterator[tuple[int, int, bytes]]:
+        if not self.path.exists():
+            return
+        number = first_line - 1
+        with self.path.open("rb") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH)  # never read half of an append
+            fh.seek(offset)
+            for line in fh:
+                if not line.endswith(b"\n"):
+                    return
+                offset += len(line)
+                if line.strip():
+                    number += 1
+                    yield number, offset, line
+
+    # -- pending -----------------------------------------------------------------------------
+    def pending(self, present: Callable[[list[str]], set[str]] | None, position: int) -> dict[str, Any] | None:
+        """Valid backed-up events not yet in the log (``present=None``: the log cannot be read).
+
+        Scans only bytes appended since the last call and rechecks ids only when the log moved.
+        """
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        identity = (st.st_dev, st.st_ino)
+        if identity != self._identity or st.st_size < self._offset:
+            self._reset(identity)  # a new or truncated file: start over
+        fresh = False
+        if st.st_size > self._offset:
+            for end, last_line, command in self.commands(self._offset, self._lines + 1):
+                self._offset, self._lines, fresh = end, last_line, True
+                self._bad += len(command.errors)
+                self._pending.update(dict.fromkeys(e.event_id for e in command.events))
+        if present is not None and self._pending and (fresh or position != self._checked_at):
+            for chunk in _chunks(list(self._pending), 500):
+                for event_id in present(chunk):
+                    self._pending.pop(event_id, None)
+            self._checked_at = position
+        if not self._pending:
+            return None
+        return {"path": str(self.path), "events": len(self._pending), "bad_lines": self._bad,
+                "checked": present is not None}
+
+
+def _parse(line: bytes) -> tuple[Any, int | None, NewEvent | None, str | None]:
+    command = size = None
+    try:
+        doc = msgspec.json.decode(line)
+        if isinstance(doc, dict):
+            command = doc.get("command")
+            raw_size = doc.get("command_size")
+            size = raw_size if isinstance(raw_size, int) and raw_size > 0 else None
+        return command, size, from_envelope(line), None
+    except (msgspec.DecodeError, EnvelopeError) as exc:
+        return command, size, None, str(exc)
+
+
+def _close(group: list[tuple[int, int, NewEvent | None, str | None]], size: int | None) -> Command:
+    first = group[0][0]
+    bad = [n for n, _, _, e in group if e is not None]
+    if not bad and (size is None or len(group) == size):
+        return Command(first, events=[new for _, _, new, _ in group if new is not None])
+    if not bad:
+        reason = f"incomplete command: {len(group)} of {size} lines"
+        return Command(first, errors=[{"line": n, "error": reason} for n, _, _, _ in group])
+    return Command(first, errors=[{"line": n, "error": e or "part of a command with a bad line"}
+                                  for n, _, _, e in group])
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

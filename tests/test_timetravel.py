@@ -1,0 +1,230 @@
+"""Time travel on the facade: as-of find/read on both axes, history, timeline, audit, archive.
+
+The scenario test is the seed's /api/foo case: two agent-generated answers about one endpoint,
+the later one superseding the earlier, asked about at different world and recorded times.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ledger.errors import InvalidInput, NotFound
+from ledger.events import AUTH_USER, Event, MemoryRetired, Superseded
+from ledger.store import NewEvent
+from server.app import LedgerApp
+from server.config import Settings
+
+JUL = "2026-07-{:02d}T00:00:00.000000Z"
+
+
+def append(app: LedgerApp, data: Event, stream_id: str, event_time: str) -> int:
+    """An event straight through the normal append path (used where no facade action exists yet)."""
+    stored = app.store.write(lambda: app.runner.append(
+        [NewEvent(data=data, stream_id=stream_id, event_time=event_time, actor="test:governance")]))
+    return stored[0].position
+
+
+def stream_of(app: LedgerApp, memory_id: int) -> str:
+    return str(app.conn.execute("SELECT stream_id FROM memories WHERE memory_id=?", (memory_id,)).get)
+
+
+def supersede(app: LedgerApp, loser: int, winner: int) -> None:
+    if hasattr(app, "supersede"):
+        app.supersede(loser_id=loser, winner_id=winner, reason="newer observation", authorization=AUTH_USER)
+    else:
+        append(app, Superseded(loser=stream_of(app, loser), winner=stream_of(app, winner),
+                               reason="newer observation", rule="event_time"),
+               stream_of(app, loser), JUL.format(6))
+
+
+def ids(result: dict[str, Any]) -> list[int]:
+    return [r["memory_id"] for r in result["results"]]
+
+
+@pytest.fixture
+def foo(app: LedgerApp) -> dict[str, Any]:
+    """The /api/foo case: "200" on 07-01, then "404" on 07-06 superseding it."""
+    ok = app.remember("接口 /api/foo 返回 200", subject="/api/foo", event_time=JUL.format(1),
+                      source_type="agent_generated")["memory_id"]
+    before_second = app.store.last_position()
+    recorded_before = app.conn.execute("SELECT recorded_at FROM events WHERE position=?", (before_second,)).get
+    not_found = app.remember("接口 /api/foo 返回 404", subject="/api/foo", event_time=JUL.format(6),
+                             source_type="agent_generated")["memory_id"]
+    supersede(app, ok, not_found)
+    return {"ok": ok, "nf": not_found, "position": before_second, "recorded": recorded_before}
+
+
+def test_api_foo_between_the_two_dates_the_200_answer_is_current(app: LedgerApp, foo: dict[str, Any]) -> None:
+    found = app.find("/api/foo", as_of_event_time=JUL.format(3))
+    assert ids(found) == [foo["ok"]]
+    assert found["results"][0]["status"] == "active"
+    assert app.read(foo["ok"], as_of_event_time=JUL.format(3))["memory"]["status"] == "active"
+    with pytest.raises(NotFound):  # the 404 answer did not hold yet in the world
+        app.read(foo["nf"], as_of_event_time=JUL.format(3))
+
+
+def test_api_foo_after_the_second_date_the_404_answer_is_current(app: LedgerApp, foo: dict[str, Any]) -> None:
+    found = app.find("接口 返回", as_of_event_time=JUL.format(8))
+    assert ids(found) == [foo["nf"]]
+    everything = app.find("/api/foo", as_of_event_time=JUL.format(8), include_inactive=True)
+    assert {r["memory_id"]: r["status"] for r in everything["results"]} == {
+        foo["ok"]: "superseded", foo["nf"]: "active"}
+    old = app.read(foo["ok"], as_of_event_time=JUL.format(8))["memory"]
+    assert (old["status"], old["superseded_by"], old["valid_to"]) == ("superseded", foo["nf"], JUL.format(6))
+    assert app.read(foo["nf"], as_of_event_time=JUL.format(8))["memory"]["supersedes"] == [foo["ok"]]
+
+
+def test_api_foo_recorded_before_the_second_write_does_not_know_it(app: LedgerApp, foo: dict[str, Any]) -> None:
+    for point in (foo["position"], foo["recorded"], str(foo["position"])):
+        found = app.find("/api/foo", as_of_recorded=point, include_inactive=True)
+        assert ids(found) == [foo["ok"]], point
+        assert found["results"][0]["status"] == "active"
+        with pytest.raises(NotFound):
+            app.read(foo["nf"], as_of_recorded=point)
+    # Both axes at once: what the ledger then believed about 07-08 — still the 200 answer.
+    both = app.find("/api/foo", as_of_recorded=foo["position"], as_of_event_time=JUL.format(8))
+    assert ids(both) == [foo["ok"]]
+    assert app.find("/api/foo", as_of_recorded=0)["results"] == []
+
+
+def test_api_foo_timeline_history_and_audit(app: LedgerApp, foo: dict[str, Any]) -> None:
+    by_subject = app.timeline(subject="/API/foo")["intervals"]
+    assert [(i["memory_id"], i["valid_from"], i["valid_to"], i["status"], i["superseded_by"]) for i in by_subject] == [
+        (foo["ok"], JUL.format(1), JUL.format(6), "superseded", foo["nf"]),
+        (foo["nf"], JUL.format(6), None, "active", None),
+    ]
+    assert app.timeline(memory_id=foo["nf"])["intervals"] == by_subject
+    early = app.timeline(subject="/api/foo", as_of_recorded=foo["position"])["intervals"]
+    assert [(i["memory_id"], i["valid_to"], i["status"]) for i in early] == [(foo["ok"], None, "active")]
+
+    versions = app.history(foo["ok"])["versions"]
+    assert [v["version"] for v in versions] == [1, 2]
+    assert versions[0]["events"][0]["type"] == "MemoryRemembered"
+    sup = next(e for v in versions for e in v["events"] if e["type"] == "Superseded")
+    assert sup["reason"] == "newer observation" and sup["actor"] and sup["recorded_at"]
+    assert versions[1]["status"] == "superseded" and versions[1]["superseded_by"] == foo["nf"]
+    # the winner's history shows the supersession too, in the role of the winner
+    roles = {e["role"] for v in app.history(foo["nf"])["versions"] for e in v["events"]}
+    assert "winner" in roles
+
+    audit = app.audit(memory_id=foo["ok"])["events"]
+    assert [e["type"] for e in audit][:1] == ["Superseded"] and audit[-1]["type"] == "MemoryRemembered"
+    assert set(audit[0]) >= {"position", "type", "stream_id", "event_time", "recorded_at", "actor", "payload"}
+
+
+def test_update_changes_are_seen_only_from_their_position(app: LedgerApp) -> None:
+    mid = app.remember("the staging port is 8080", subject="staging", event_time=JUL.format(1))["memory_id"]
+    p1 = app.store.last_position()
+    app.update(mid, content="the staging port is 9090", event_time=JUL.format(4))
+    assert ids(app.find("8080", as_of_recorded=p1)) == [mid]
+    assert app.find("8080")["results"] == [] and app.find("8080", as_of_recorded=p1 + 1)["results"] == []
+    assert ids(app.find("9090", as_of_recorded=p1 + 1)) == [mid]
+    then = app.read(mid, as_of_recorded=p1)["memory"]
+    now = app.read(mid, as_of_recorded=p1 + 1)["memory"]
+    assert (then["content"], then["version"], then["event_time"]) == ("the staging port is 8080", 1, JUL.format(1))
+    assert (now["content"], now["version"], now["event_time"]) == ("the staging port is 9090", 2, JUL.format(4))
+    # The current (non as-of) answer and the as-of answer at the last position agree.
+    current = app.read(mid)["memory"]
+    assert {k: current[k] for k in ("content", "version", "status", "event_time")} == {
+        k: now[k] for k in ("content", "version", "status", "event_time")}
+
+
+def test_a_retraction_ends_validity_at_its_event_time(app: LedgerApp) -> None:
+    mid = app.remember("standup is on wednesday", event_time=JUL.format(1))["memory_id"]
+    app.remember("cancel the wednesday standup", ref_id=mid, retracts=True, event_time=JUL.format(10))
+    assert app.read(mid, as_of_event_time=JUL.format(9))["memory"]["status"] == "active"
+    assert app.read(mid, as_of_event_time=JUL.format(10))["memory"]["status"] == "retired"
+    assert app.find("standup wednesday", as_of_event_time=JUL.format(11))["results"][0]["memory_id"] != mid
+
+
+def test_a_corrected_winner_time_moves_the_losers_end(app: LedgerApp) -> None:
+    a = app.remember("release is friday", event_time=JUL.format(1))["memory_id"]
+    b = app.remember("release is monday", event_time=JUL.format(6))["memory_id"]
+    append(app, Superseded(loser=stream_of(app, a), winner=stream_of(app, b)), stream_of(app, a), JUL.format(6))
+    p = app.store.last_position()
+    app.update(b, event_time=JUL.format(4))
+    assert app.read(a, as_of_recorded=p)["memory"]["valid_to"] == JUL.format(6)
+    assert app.read(a)["memory"]["status"] == "superseded"
+    assert app.read(a, as_of_event_time=JUL.format(5))["memory"]["status"] == "superseded"
+    assert app.read(a, as_of_event_time=JUL.format(5), as_of_recorded=p)["memory"]["status"] == "active"
+
+
+def test_timestamp_points_resolve_to_the_log_prefix_recorded_by_then(app: LedgerApp) -> None:
+    a = app.remember("first fact", event_time=JUL.format(1))["memory_id"]
+    t1 = app.conn.execute("SELECT recorded_at FROM events WHERE position=1").get
+    app.remember("second fact", event_time=JUL.format(1))
+    # A replayed backup line keeps its older stamp; it still counts from where it entered the log.
+    stream = stream_of(app, a)
+    app.store.write(lambda: app.runner.append([NewEvent(
+        data=MemoryRetired(memory=stream, reason="r"), stream_id=stream, event_time=JUL.format(2),
+        recorded_at="2000-01-01T00:00:00.000000Z")]))
+    assert app.read(a, as_of_recorded=t1)["memory"]["status"] == "active"
+    with pytest.raises(NotFound):
+        app.read(a, as_of_recorded="2000-01-01T00:00:00Z")
+    assert app.read(a, as_of_recorded="2999-01-01T00:00:00Z")["memory"]["status"] == "retired"
+    assert app.read(a, as_of_recorded=10**9)["memory"]["status"] == "retired"
+
+
+def test_as_of_inputs_are_validated(app: LedgerApp) -> None:
+    app.remember("x fact")
+    with pytest.raises(InvalidInput):
+        app.find("x", as_of_event_time="next tuesday")
+    with pytest.raises(InvalidInput):
+        app.read(1, as_of_recorded="yesterday-ish")
+    with pytest.raises(InvalidInput):
+        app.timeline()
+
+
+def test_as_of_find_filters_and_empty_query(app: LedgerApp) -> None:
+    a = app.remember("alpha deploy note", tags=["ops"], event_time=JUL.format(1))["memory_id"]
+    b = app.remember("alpha review note", tags=["dev"], event_time=JUL.format(2),
+                     source_type="document_extracted")["memory_id"]
+    point = app.store.last_position()
+    assert ids(app.find("", as_of_recorded=point)) == [b, a]
+    assert ids(app.find("alpha", as_of_recorded=point, tags_filter=["ops"])) == [a]
+    assert ids(app.find("alpha", as_of_recorded=point, source_type="document_extracted")) == [b]
+    assert ids(app.find("alpha", as_of_recorded=point, after_time=JUL.format(2))) == [b]
+    limited = app.find("alpha", as_of_recorded=point, limit=1)
+    assert limited["has_more"] is True and len(limited["results"]) == 1
+    assert ids(app.find("🙂", as_of_recorded=point)) == []
+
+
+def test_audit_filters(app: LedgerApp) -> None:
+    app.remember("audit one")
+    other = LedgerApp(Settings(db=app.settings.db, client="other-agent"))
+    other.remember("audit two")
+    other.close()
+    everything = app.audit()["events"]
+    assert [e["position"] for e in everything] == [2, 1]
+    assert [e["actor"] for e in app.audit(actor="other-agent")["events"]] == ["other-agent"]
+    assert app.audit(type="MemoryRetired")["events"] == []
+    assert app.audit(until="2000-01-01T00:00:00Z")["events"] == []
+    assert len(app.audit(since=everything[0]["recorded_at"])["events"]) == 1
+    page = app.audit(limit=1)
+    assert page["has_more"] and len(page["events"]) == 1
+    with pytest.raises(NotFound):
+        app.audit(memory_id=99)
+
+
+def test_archive_moves_old_inactive_memories_out_but_time_travel_still_sees_them(db_path) -> None:
+    app = LedgerApp(Settings(db=str(db_path), retention_days=0))
+    a = app.remember("old office is on floor 3", event_time=JUL.format(1))["memory_id"]
+    b = app.remember("new office is on floor 5", event_time=JUL.format(5))["memory_id"]
+    keep = app.remember("lunch is at noon", event_time=JUL.format(1))["memory_id"]
+    append(app, Superseded(loser=stream_of(app, a), winner=stream_of(app, b)), stream_of(app, a), JUL.format(5))
+    assert app.archive(dry_run=True)["candidates"] == 1
+    assert app.archive()["archived"] == 1
+    assert app.archive()["archived"] == 0  # nothing left to do
+    assert app.read(a)["memory"]["status"] == "archived"
+    assert app.read(keep)["memory"]["status"] == "active"
+    assert a not in ids(app.find("office floor", include_inactive=False))
+    assert ids(app.find("office floor 3", as_of_event_time=JUL.format(2))) == [a]
+    assert app.read(a, as_of_event_time=JUL.format(6))["memory"]["status"] == "superseded"
+    assert app.timeline(memory_id=a)["intervals"][0]["status"] == "archived"
+    assert app.verify()["projections"] == "consistent"
+    app.close()
+    recent = LedgerApp(Settings(db=str(db_path), retention_days=90))
+    assert recent.archive(dry_run=True)["candidates"] == 0
+    recent.close()
