@@ -1,29 +1,52 @@
-"""Command → events decisions: pure functions, state comes in as arguments.
+"""Command → events decisions for writes: pure functions, state comes in as arguments.
 
 The facade reads what a decision needs inside the write transaction (the duplicate, the
-retraction target, the current version) and hands it here; nothing in this module touches IO.
+retraction target, the current claims with the same keys, the target's version and conflicts)
+and hands it here; nothing in this module touches IO. Governance actions live in
+:mod:`ledger.govern`; the checks every path shares (authorisation, protection, policy) live here
+so that update, retraction, retire, supersede and arbitrate-apply cannot drift apart.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import msgspec
 
-from ledger.errors import Locked, VersionConflict
+from ledger.arbiter import Side, arbitrate, portable
+from ledger.claims import Claim, collides
+from ledger.errors import InvalidInput, Locked, Unauthorized, VersionConflict
 from ledger.events import (
     AUTH_AGENT,
+    AUTH_USER,
+    ClaimCollided,
     ClaimSpec,
+    ConflictReopened,
+    ConflictResolved,
     DuplicateSighted,
     Event,
     MemoryRemembered,
     MemoryRetired,
     MemoryUpdated,
 )
+from ledger.ids import uuid7
 from ledger.normalize import content_hash
 from ledger.trust import DEFAULT_CONFIDENCE, default_protection
 
 Decision = list[tuple[str, Event]]  # (stream_id, event) in append order
+NewId = Callable[[], str]
+AUTHORIZATIONS = ("", AUTH_AGENT, AUTH_USER)
+
+
+class Policy(msgspec.Struct, frozen=True, kw_only=True):
+    """Governance policy switches (``policy.*`` in the config)."""
+
+    locked_requires_user_channel: bool = False
+    review_agent_conflicts: bool = False
+
+
+DEFAULT_POLICY = Policy()
 
 
 class RememberCommand(msgspec.Struct, kw_only=True):
@@ -52,72 +75,208 @@ class MemoryFacts(msgspec.Struct, kw_only=True):
     source_type: str
     status: str
     workspace: str = ""
+    subject: str = ""
+    event_time: str = ""
+    confidence: float = 0.5
+    recorded_at: str = ""
+    confirmed_via: str = ""
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> MemoryFacts:
+        return cls(**{f: row[f] for f in cls.__struct_fields__ if f in row})
+
+    def side(self) -> Side:
+        return Side(memory_id=self.memory_id, source_type=self.source_type, protection=self.protection,
+                    event_time=self.event_time, confidence=self.confidence, recorded_at=self.recorded_at)
 
 
+class ConflictFacts(msgspec.Struct, kw_only=True):
+    """An existing conflict: its stream, state and both members (stream ids and memory ids)."""
+
+    conflict_id: int
+    stream_id: str
+    state: str
+    left: str
+    right: str
+    left_id: int | None = None
+    right_id: int | None = None
+
+    def other(self, stream: str) -> str:
+        return self.right if stream == self.left else self.left
+
+
+class Candidate(msgspec.Struct, kw_only=True):
+    """A current claim of another memory that shares a key with one of the writer's claims."""
+
+    other: MemoryFacts
+    claim: Claim
+
+
+# -- shared checks -----------------------------------------------------------------------------
+def check_authorized(authorization: str) -> None:
+    """Governance actions need explicit authorisation, and it says through which channel."""
+    if authorization not in AUTHORIZATIONS:
+        raise InvalidInput(f"authorization must be one of {AUTH_AGENT!r} or {AUTH_USER!r}", field="authorized")
+    if not authorization:
+        raise Unauthorized("this action changes governed state; it needs authorized: true", field="authorized")
+
+
+def check_writable(memory: MemoryFacts, *, expected_version: int | None, authorization: str,
+                   policy: Policy = DEFAULT_POLICY) -> None:
+    """Optimistic concurrency, protection and policy checks shared by every change to a memory."""
+    if expected_version is not None and expected_version != memory.version:
+        raise VersionConflict(
+            f"memory {memory.memory_id} is at version {memory.version}, not {expected_version}",
+            field="expected_version", current_version=memory.version)
+    if memory.protection == "normal":
+        return
+    if not authorization:
+        raise Locked(f"memory {memory.memory_id} is {memory.protection}; this change needs authorized: true",
+                     field="authorized", memory_id=memory.memory_id)
+    if memory.protection == "locked" and policy.locked_requires_user_channel and authorization != AUTH_USER:
+        raise Unauthorized(f"memory {memory.memory_id} is locked and policy locked_requires_user_channel "
+                           "accepts changes only through a user channel (the CLI or a user-answered prompt)",
+                           field="authorized", memory_id=memory.memory_id)
+
+
+def check_current(memory: MemoryFacts, field: str = "memory_id") -> None:
+    if memory.status != "active":
+        raise InvalidInput(f"memory {memory.memory_id} is {memory.status}, no longer current", field=field,
+                           memory_id=memory.memory_id, status=memory.status)
+
+
+def settle(member: str, conflicts: Iterable[ConflictFacts], *, winner: str | None = None,
+           resolution: str, reason: str, authorization: str = "") -> Decision:
+    """``member`` stopped being current: each of its unresolved conflicts is decided for the other side."""
+    decision: Decision = []
+    for conflict in conflicts:
+        if conflict.state == "resolved" or member not in (conflict.left, conflict.right):
+            continue
+        other = conflict.other(member)
+        decision.append((conflict.stream_id, ConflictResolved(
+            conflict=conflict.stream_id, winner=other,
+            resolution="winner" if winner in (None, other) else resolution,
+            reason=reason, authorization=authorization)))
+    return decision
+
+
+def reopen(conflicts: Iterable[ConflictFacts], memory: MemoryFacts, why: str) -> Decision:
+    """A judgment is pinned to both members' versions: a member that changes re-opens it."""
+    return [(c.stream_id, ConflictReopened(conflict=c.stream_id, reason=f"member #{memory.memory_id} {why}"))
+            for c in conflicts if c.state == "judged"]
+
+
+def collisions(mine: MemoryFacts, stream: str, claims: Sequence[Claim], candidates: Sequence[Candidate], *,
+               skip: frozenset[str], policy: Policy, new_id: NewId) -> Decision:
+    """One ``ClaimCollided`` per other current memory whose claim differs (the writer is the right side)."""
+    decision: Decision = []
+    seen = set(skip) | {stream}
+    for claim in claims:
+        for cand in candidates:
+            other = cand.other
+            if other.stream_id in seen or not collides(claim, cand.claim):
+                continue
+            seen.add(other.stream_id)
+            verdict = arbitrate(other.side(), mine.side(), review_agent_conflicts=policy.review_agent_conflicts)
+            conflict = new_id()
+            decision.append((conflict, ClaimCollided(
+                conflict=conflict, left=other.stream_id, right=stream, subject=claim.subject,
+                attribute=claim.attribute, left_value=cand.claim.value, right_value=claim.value,
+                verdict=portable(verdict))))
+    return decision
+
+
+# -- remember ----------------------------------------------------------------------------------
 def decide_remember(
     cmd: RememberCommand,
     *,
     new_stream: str,
     duplicate: MemoryFacts | None,
     target: MemoryFacts | None,
+    claims: Sequence[Claim] = (),
+    candidates: Sequence[Candidate] = (),
+    target_conflicts: Sequence[ConflictFacts] = (),
+    recorded_at: str = "",
+    policy: Policy = DEFAULT_POLICY,
+    new_id: NewId = uuid7,
 ) -> Decision:
-    """A new memory, or a sighting of its exact duplicate; a retraction also retires ``target``."""
+    """A new memory (or a sighting of its exact duplicate), its collisions, and a retraction's effect."""
     if duplicate is not None:
         return [(duplicate.stream_id, DuplicateSighted(
             memory=duplicate.stream_id, source_type=cmd.source_type, source_ref=cmd.source_ref))]
-    if cmd.retracts and target is not None and target.protection != "normal" and not cmd.authorization:
-        raise Locked(f"memory {target.memory_id} is {target.protection}; retracting it needs authorized: true",
-                     field="ref_id")
+    if cmd.authorization not in AUTHORIZATIONS:
+        raise InvalidInput("unknown authorization channel", field="authorized")
+    retiring = cmd.retracts and target is not None and target.status == "active"
+    if cmd.retracts and target is not None:
+        try:
+            check_writable(target, expected_version=None, authorization=cmd.authorization, policy=policy)
+        except Locked as exc:
+            raise Locked(f"memory {target.memory_id} is {target.protection}; retracting it needs authorized: true",
+                         field="ref_id", memory_id=target.memory_id) from exc
     confidence = cmd.confidence if cmd.confidence is not None else DEFAULT_CONFIDENCE[cmd.source_type]
+    # An agent may say "user_confirmed", but the label then records that only the agent said so.
+    authorization = cmd.authorization or (AUTH_AGENT if cmd.source_type == "user_confirmed" else "")
     decision: Decision = [(new_stream, MemoryRemembered(
-        memory=new_stream,
-        content=cmd.content,
-        subject=cmd.subject,
-        tags=cmd.tags,
-        source_type=cmd.source_type,
-        confidence=confidence,
-        protection=default_protection(cmd.source_type),
-        source_ref=cmd.source_ref,
-        ref=target.stream_id if target else None,
-        retracts=cmd.retracts,
-        claims=cmd.claims,
-        metadata=cmd.metadata,
-        content_hash=content_hash(cmd.content),
-        authorization=cmd.authorization or (AUTH_AGENT if cmd.source_type == "user_confirmed" else ""),
-    ))]
-    if cmd.retracts and target is not None and target.status == "active":
+        memory=new_stream, content=cmd.content, subject=cmd.subject, tags=cmd.tags,
+        source_type=cmd.source_type, confidence=confidence, protection=default_protection(cmd.source_type),
+        source_ref=cmd.source_ref, ref=target.stream_id if target else None, retracts=cmd.retracts,
+        claims=cmd.claims, metadata=cmd.metadata, content_hash=content_hash(cmd.content),
+        authorization=authorization))]
+    if retiring and target is not None:
         decision.append((target.stream_id, MemoryRetired(
-            memory=target.stream_id, reason="retracted", by=new_stream,
-            authorization=cmd.authorization)))
+            memory=target.stream_id, reason="retracted", by=new_stream, authorization=cmd.authorization)))
+        decision += settle(target.stream_id, target_conflicts, resolution="retired",
+                           reason="retracted by a later memory", authorization=cmd.authorization)
+    mine = MemoryFacts(memory_id=0, stream_id=new_stream, version=1, protection=default_protection(cmd.source_type),
+                       source_type=cmd.source_type, status="active", workspace=cmd.workspace,
+                       subject=cmd.subject, event_time=cmd.event_time, confidence=confidence,
+                       recorded_at=recorded_at)
+    skip = frozenset({target.stream_id}) if retiring and target is not None else frozenset()
+    decision += collisions(mine, new_stream, claims, candidates, skip=skip, policy=policy, new_id=new_id)
     return decision
 
 
-def check_writable(memory: MemoryFacts, *, expected_version: int | None, authorization: str) -> None:
-    """Optimistic concurrency and protection checks shared by every change to a memory."""
-    if expected_version is not None and expected_version != memory.version:
-        raise VersionConflict(
-            f"memory {memory.memory_id} is at version {memory.version}, not {expected_version}",
-            field="expected_version", current_version=memory.version)
-    if memory.protection != "normal" and not authorization:
-        raise Locked(f"memory {memory.memory_id} is {memory.protection}; this change needs authorized: true",
-                     field="authorized")
-
-
+# -- update ------------------------------------------------------------------------------------
 def decide_update(
     memory: MemoryFacts,
     changes: dict[str, Any],
     *,
     expected_version: int | None,
     authorization: str,
+    claims: Sequence[Claim] | None = None,
+    candidates: Sequence[Candidate] = (),
+    conflicts: Sequence[ConflictFacts] = (),
+    policy: Policy = DEFAULT_POLICY,
+    new_id: NewId = uuid7,
 ) -> Decision:
-    """An update; an agent-asserted change to a user-confirmed memory stops being user_confirmed."""
-    check_writable(memory, expected_version=expected_version, authorization=authorization)
+    """An update; an unconfirmed change to a user-confirmed memory stops being user_confirmed.
+
+    ``claims`` are the memory's claims after the change (None when content and subject are
+    unchanged): new collisions open conflicts, and judged conflicts of the memory re-open.
+    """
+    if authorization not in AUTHORIZATIONS:
+        raise InvalidInput("unknown authorization channel", field="authorized")
+    check_writable(memory, expected_version=expected_version, authorization=authorization, policy=policy)
     fields = dict(changes)
     if "content" in fields:
         fields["content_hash"] = content_hash(fields["content"])
     if "tags" in fields:
         fields["tags"] = tuple(fields["tags"])
-    downgrade = memory.source_type == "user_confirmed" and authorization == AUTH_AGENT
+    # Labels never lie: only a user channel keeps a changed fact user_confirmed.
+    downgrade = memory.source_type == "user_confirmed" and authorization != AUTH_USER
     if downgrade:
         fields.update(source_type="agent_generated", protection="protected", derived_from_confirmed=True)
-    return [(memory.stream_id, MemoryUpdated(memory=memory.stream_id, authorization=authorization, **fields))]
+    decision: Decision = [(memory.stream_id, MemoryUpdated(memory=memory.stream_id, authorization=authorization,
+                                                            **fields))]
+    decision += reopen(conflicts, memory, "changed")
+    if claims:
+        after = msgspec.structs.replace(
+            memory, version=memory.version + 1,
+            source_type=fields.get("source_type", memory.source_type),
+            protection=fields.get("protection", memory.protection),
+            event_time=fields.get("event_time") or memory.event_time,
+            confidence=fields["confidence"] if fields.get("confidence") is not None else memory.confidence)
+        paired = frozenset(c.other(memory.stream_id) for c in conflicts if c.state != "resolved")
+        decision += collisions(after, memory.stream_id, claims, candidates, skip=paired, policy=policy,
+                               new_id=new_id)
+    return decision

@@ -108,6 +108,11 @@ class Superseded(Event, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class ClaimCollided(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A conflict opened: a write collided with a current memory, or ``arbitrate`` marked one.
+
+    ``verdict`` is the arbitration at that moment without integer ids (portable across ledgers).
+    """
+
     conflict: str
     left: str
     right: str
@@ -116,6 +121,7 @@ class ClaimCollided(Event, frozen=True, kw_only=True, omit_defaults=True):
     left_value: str
     right_value: str
     verdict: dict[str, Any] = {}
+    authorization: str = ""
 
 
 class JudgmentSubmitted(Event, frozen=True, kw_only=True, omit_defaults=True):
@@ -127,10 +133,13 @@ class JudgmentSubmitted(Event, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class ConflictResolved(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """``resolution``: winner | keep_both | retired | superseded (a member left for another reason)."""
+
     conflict: str
     winner: str | None = None
     resolution: str = "winner"
     authorization: str = ""
+    reason: str = ""
 
 
 class ConflictReopened(Event, frozen=True, kw_only=True, omit_defaults=True):

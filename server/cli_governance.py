@@ -1,3 +1,235 @@
-"""CLI commands for governance: conflicts, compare and the governance actions."""
+"""CLI commands for governance: conflicts, compare, doctor and the governance actions.
+
+A person at a terminal is the user channel: every governance command here passes
+``authorization="user_channel"``, which is what lets a change to a locked memory through and
+what makes a confirmation count as a user's (CONTRACT.md ``memory_govern``).
+"""
 
 from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ledger.events import AUTH_USER
+from server.cli import CliContext, emit, json_option, main, out_console
+
+
+def _verdict_lines(verdict: dict[str, Any]) -> None:
+    if verdict["winner_side"] is None:
+        out_console.print("[yellow]no winner[/yellow]: manual review needed")
+    else:
+        review = " [yellow](manual review requested)[/yellow]" if verdict["manual_review"] else ""
+        out_console.print(f"winner: [bold]{verdict['winner_side']}[/bold] #{verdict['winner_id']} "
+                          f"over #{verdict['loser_id']} by {verdict.get('rule')}{review}", highlight=False)
+    for reason in verdict["reasons"]:
+        out_console.print(f"  - {reason}", markup=False, highlight=False)
+
+
+def _conflict_line(c: dict[str, Any]) -> None:
+    claim = c["claim"]
+    left, right = c["members"]
+    out_console.print(f"[cyan]conflict {c['conflict_id']}[/cyan] ({c['state']}) #{left} vs #{right}: "
+                      f"{claim['subject']} {claim['attribute']}: {claim['left_value']!r} vs {claim['right_value']!r}",
+                      highlight=False)
+
+
+def _memory_line(r: dict[str, Any]) -> None:
+    out_console.print(f"#{r['memory_id']} v{r['version']} {r['status']} {r['source_type']} ({r['protection']})"
+                      + ("" if r.get("changed", True) else " — unchanged"), highlight=False)
+
+
+@main.command()
+@click.argument("left_id", type=click.IntRange(min=1))
+@click.argument("right_id", type=click.IntRange(min=1))
+@json_option
+def compare(obj: CliContext, left_id: int, right_id: int) -> None:
+    """Arbitrate two memories without writing anything.
+
+    Example: ledger compare 12 15
+    """
+    emit(obj, obj.app.compare(left_id, right_id), lambda r: _verdict_lines(r["verdict"]))
+
+
+@main.command()
+@click.option("--state", default="open", show_default=True,
+              type=click.Choice(["open", "judged", "resolved", "all"]))
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
+@json_option
+def conflicts(obj: CliContext, state: str, limit: int) -> None:
+    """List conflicts between memories.
+
+    Example: ledger conflicts --state all --limit 50
+    """
+
+    def human(r: dict[str, Any]) -> None:
+        if not r["conflicts"]:
+            out_console.print(f"[dim]no {state} conflicts[/dim]")
+        for c in r["conflicts"]:
+            _conflict_line(c)
+
+    emit(obj, obj.app.conflicts(state=state, limit=limit), human)
+
+
+@main.command(name="conflict")
+@click.argument("conflict_id", type=click.IntRange(min=1))
+@json_option
+def conflict_detail(obj: CliContext, conflict_id: int) -> None:
+    """Show one conflict with both members, its verdict and its judgments.
+
+    Example: ledger conflict 3
+    """
+
+    def human(r: dict[str, Any]) -> None:
+        c = r["conflict"]
+        _conflict_line(c)
+        for m in c["memories"]:
+            out_console.print(f"  #{m['memory_id']} v{m['version']} {m['source_type']} {m['status']}: ",
+                              highlight=False, end="")
+            out_console.print(m["content"], markup=False, highlight=False)
+        _verdict_lines(c.get("current_verdict") or c["verdict"])
+
+    emit(obj, obj.app.conflict_detail(conflict_id), human)
+
+
+@main.command()
+@click.argument("memory_id", type=click.IntRange(min=1))
+@json_option
+def confirm(obj: CliContext, memory_id: int) -> None:
+    """Confirm a memory as a user: it becomes user_confirmed and locked.
+
+    Example: ledger confirm 12
+    """
+    emit(obj, obj.app.confirm(memory_id, authorization=AUTH_USER), _memory_line)
+
+
+@main.command()
+@click.argument("memory_id", type=click.IntRange(min=1))
+@json_option
+def unlock(obj: CliContext, memory_id: int) -> None:
+    """Unlock a protected or locked memory so agents may change it again.
+
+    Example: ledger unlock 12
+    """
+    emit(obj, obj.app.unlock(memory_id, authorization=AUTH_USER), _memory_line)
+
+
+@main.command()
+@click.argument("memory_id", type=click.IntRange(min=1))
+@click.option("--reason", default="", help="Why it is retired.")
+@json_option
+def retire(obj: CliContext, memory_id: int, reason: str) -> None:
+    """Retire a memory (it stays in history, out of default searches).
+
+    Example: ledger retire 12 --reason "service decommissioned"
+    """
+    emit(obj, obj.app.retire(memory_id, reason=reason, authorization=AUTH_USER), _memory_line)
+
+
+@main.command()
+@click.argument("loser_id", type=click.IntRange(min=1))
+@click.argument("winner_id", type=click.IntRange(min=1))
+@click.option("--reason", default="", help="Why the winner replaces the loser.")
+@json_option
+def supersede(obj: CliContext, loser_id: int, winner_id: int, reason: str) -> None:
+    """Mark LOSER as superseded by WINNER.
+
+    Example: ledger supersede 12 15 --reason "port moved"
+    """
+    emit(obj, obj.app.supersede(loser_id, winner_id, reason=reason, authorization=AUTH_USER),
+         lambda r: out_console.print(f"#{r['memory_id']} superseded by #{r['superseded_by']}"))
+
+
+@main.command()
+@click.argument("conflict_id", type=click.IntRange(min=1))
+@click.option("--winner", "winner_id", default=None, type=click.IntRange(min=1), help="The member that wins.")
+@click.option("--keep-both", is_flag=True, help="Both memories stand (they do not really contradict).")
+@json_option
+def resolve(obj: CliContext, conflict_id: int, winner_id: int | None, keep_both: bool) -> None:
+    """Resolve a conflict: a winner supersedes the other member, or keep both.
+
+    Example: ledger resolve 3 --winner 15
+    """
+    if (winner_id is None) == (not keep_both):
+        raise click.UsageError("give exactly one of --winner ID or --keep-both")
+    result = obj.app.resolve_conflict(conflict_id, winner_id=winner_id,
+                                      resolution="keep_both" if keep_both else None, authorization=AUTH_USER)
+    emit(obj, result, lambda r: _conflict_line(r["conflict"]))
+
+
+@main.command()
+@click.argument("left_id", type=click.IntRange(min=1))
+@click.argument("right_id", type=click.IntRange(min=1))
+@click.option("--mark-conflict", is_flag=True, help="Record the pair as a conflict with the verdict.")
+@click.option("--apply", "apply_", is_flag=True, help="Apply the verdict: the loser is superseded.")
+@json_option
+def arbitrate(obj: CliContext, left_id: int, right_id: int, mark_conflict: bool, apply_: bool) -> None:
+    """Arbitrate two memories and optionally record and apply the verdict.
+
+    Example: ledger arbitrate 12 15 --mark-conflict --apply
+    """
+
+    def human(r: dict[str, Any]) -> None:
+        _verdict_lines(r["verdict"])
+        if r["applied"]:
+            out_console.print(f"applied: #{r['verdict']['loser_id']} superseded by #{r['verdict']['winner_id']}")
+
+    emit(obj, obj.app.arbitrate(left_id, right_id, mark_conflict=mark_conflict, apply=apply_,
+                                authorization=AUTH_USER), human)
+
+
+@main.command()
+@click.argument("conflict_id", type=click.IntRange(min=1))
+@click.argument("winner_id", type=click.IntRange(min=1))
+@click.option("--rationale", default="", help="Why this member should win.")
+@click.option("--pin", "pins", multiple=True, metavar="ID=VERSION",
+              help="The member version the judgment was made on (repeatable).")
+@json_option
+def judge(obj: CliContext, conflict_id: int, winner_id: int, rationale: str, pins: tuple[str, ...]) -> None:
+    """Record a judgment on a conflict (guidance; no memory changes).
+
+    Example: ledger judge 3 15 --rationale "newer deploy log" --pin 12=1 --pin 15=1
+    """
+    parsed: dict[str, int] | None = None
+    if pins:
+        parsed = {}
+        for pin in pins:
+            key, _, version = pin.partition("=")
+            if not key.isdigit() or not version.isdigit():
+                raise click.BadParameter(f"{pin!r} is not ID=VERSION", param_hint="--pin")
+            parsed[key] = int(version)
+    result = obj.app.judge(conflict_id, winner_id, rationale=rationale, pins=parsed)
+    emit(obj, result, lambda r: out_console.print(f"judgment {r['judgment_id']} recorded; conflict "
+                                                  f"{r['conflict']['conflict_id']} is {r['conflict']['state']}"))
+
+
+@main.command()
+@json_option
+def doctor(obj: CliContext) -> None:
+    """Health checks (exit 0 clean, 1 warnings, 2 critical).
+
+    Example: ledger doctor --json
+    """
+    from server.doctor import exit_code
+
+    result = obj.app.doctor()
+
+    def human(r: dict[str, Any]) -> None:
+        colours = {"ok": "green", "info": "cyan", "warning": "yellow", "critical": "red"}
+        for c in r["checks"]:
+            out_console.print(f"[{colours[c['severity']]}]{c['severity']:>8}[/] {c['name']}: {c['message']}",
+                              highlight=False)
+
+    emit(obj, result, human)
+    sys.exit(exit_code(result["severity"]))
+
+
+@main.command()
+@json_option
+def review(obj: CliContext) -> None:
+    """Counts by status, source and workspace; conflicts; agent-only confirmations; pending backup.
+
+    Example: ledger review --json
+    """
+    emit(obj, obj.app.overview(), lambda r: out_console.print_json(data=r))

@@ -1,7 +1,434 @@
-"""Governance on the facade: arbitration, confirmation, retirement, supersession, conflicts."""
+"""Governance on the facade: arbitration, confirmation, retirement, supersession, conflicts.
+
+Each write reads what its decision needs inside the write transaction (``_commit`` runs the
+``decide`` closure after ``BEGIN IMMEDIATE``), hands it to the pure decisions in
+:mod:`ledger.govern`, and answers with CONTRACT.md's keys. The read views (``compare``,
+``conflicts``, ``conflict_detail``, ``overview``) write nothing. The helpers ``_claim_state``
+and ``_collision_report`` are what ``remember``/``update`` use to detect and report collisions.
+"""
 
 from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ledger import clock
+from ledger.arbiter import arbitrate as arbitrate_pair
+from ledger.arbiter import with_ids
+from ledger.claims import Claim, extract_claims, key_tokens
+from ledger.decide import (
+    Candidate,
+    ConflictFacts,
+    Decision,
+    MemoryFacts,
+    Policy,
+    RememberCommand,
+    check_authorized,
+    decide_remember,
+    decide_update,
+)
+from ledger.errors import InvalidInput, NotFound
+from ledger.govern import (
+    decide_arbitrate,
+    decide_confirm,
+    decide_judge,
+    decide_resolve,
+    decide_retire,
+    decide_supersede,
+    decide_unlock,
+)
+from ledger.ids import uuid7
+from ledger.store import StoredEvent
+from ledger.trust import trust_of
+from projections import claims as claims_model
+from projections import conflicts as conflicts_model
+from projections import memories as mem
+
+if TYPE_CHECKING:
+    from ledger.store import EventStore
+    from projections.runner import ProjectionRunner
+    from server.config import Settings
+
+CONFLICT_STATES = ("open", "judged", "resolved", "all")
+MAX_REPORTED = 5
 
 
 class GovernanceMixin:
     """Mixed into :class:`server.app.LedgerApp`; uses its store, runner and ``_commit``."""
+
+    if TYPE_CHECKING:
+        settings: Settings
+        store: EventStore
+        runner: ProjectionRunner
+        conn: Any
+
+        def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> list[StoredEvent]: ...
+        def _check_workspace(self, workspace: str, field: str = "memory_id") -> None: ...
+        def workspace_scope(self, name: str) -> tuple[str, ...]: ...
+        def _memory_view(self, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]: ...
+
+    # -- state helpers (inside a transaction) ------------------------------------------------
+    @property
+    def _policy(self) -> Policy:
+        p = self.settings.policy
+        return Policy(locked_requires_user_channel=p.locked_requires_user_channel,
+                      review_agent_conflicts=p.review_agent_conflicts)
+
+    def _memory(self, memory_id: int, field: str = "memory_id") -> MemoryFacts:
+        row = mem.load(self.conn, "memory_id=?", (memory_id,))
+        if row is None:
+            raise NotFound(f"no memory {memory_id}", field=field)
+        self._check_workspace(row["workspace"], field=field)
+        return MemoryFacts.from_row(row)
+
+    def _conflicts_of(self, memory_id: int) -> list[ConflictFacts]:
+        return [_conflict_facts(r) for r in conflicts_model.unresolved_of(self.conn, memory_id)]
+
+    def _conflict(self, conflict_id: int) -> ConflictFacts:
+        row = conflicts_model.load(self.conn, "conflict_id=?", (conflict_id,))
+        if row is None:
+            raise NotFound(f"no conflict {conflict_id}", field="conflict_id")
+        for member in (row["left_id"], row["right_id"]):
+            if member is not None:
+                self._memory(member, field="conflict_id")
+        return _conflict_facts(row)
+
+    def _claim_state(self, content: str, subject: str, explicit: tuple[tuple[str, str, str], ...], workspace: str,
+                     exclude: int | None = None) -> tuple[tuple[Claim, ...], list[Candidate]]:
+        """The writer's claims and the current claims of other memories that share their keys."""
+        claims = extract_claims(content, subject, explicit)
+        if not claims:
+            return claims, []
+        candidates: list[Candidate] = []
+        facts: dict[int, MemoryFacts] = {}
+        for scope in self.workspace_scope(workspace) or (workspace,):
+            for memory_id, claim in claims_model.matching_claims(self.conn, claims, scope, exclude):
+                if memory_id not in facts:
+                    row = mem.load(self.conn, "memory_id=?", (memory_id,))
+                    if row is None or row["status"] != "active":
+                        continue
+                    facts[memory_id] = MemoryFacts.from_row(row)
+                candidates.append(Candidate(other=facts[memory_id], claim=claim))
+        return claims, candidates
+
+    def _decide_remember(self, cmd: RememberCommand, new_stream: str, target: MemoryFacts | None,
+                         near: list[dict[str, Any]]) -> Decision:
+        """``remember``'s decision for a memory that is not an exact duplicate (fills ``near``)."""
+        explicit = tuple((c.subject, c.attribute, c.value) for c in cmd.claims)
+        claims, candidates = self._claim_state(cmd.content, cmd.subject, explicit, cmd.workspace)
+        near[:] = claims_model.near_duplicates(self.conn, cmd.content, cmd.workspace)
+        target_conflicts = self._conflicts_of(target.memory_id) if target is not None and cmd.retracts else []
+        return decide_remember(cmd, new_stream=new_stream, duplicate=None, target=target, claims=claims,
+                               candidates=candidates, target_conflicts=target_conflicts, recorded_at=clock.now(),
+                               policy=self._policy)
+
+    def _decide_update(self, memory: MemoryFacts, changes: dict[str, Any], *, expected_version: int | None,
+                       authorization: str) -> Decision:
+        """``update``'s decision: protection and policy, re-opened judgments, new collisions."""
+        claims, candidates = None, []
+        if changes.get("content") is not None or changes.get("subject") is not None:
+            row = mem.load(self.conn, "memory_id=?", (memory.memory_id,)) or {}
+            explicit = tuple((c.subject, c.attribute, c.value) for c in claims_model.claims_of(
+                self.conn, memory.memory_id) if c.origin == "explicit")
+            claims, candidates = self._claim_state(
+                changes.get("content") or row.get("content", ""), changes.get("subject", row.get("subject", "")),
+                explicit, memory.workspace, exclude=memory.memory_id)
+        return decide_update(memory, changes, expected_version=expected_version, authorization=authorization,
+                             claims=claims, candidates=candidates, conflicts=self._conflicts_of(memory.memory_id),
+                             policy=self._policy)
+
+    def _write_report(self, stored: list[StoredEvent], mine: int,
+                      near: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        report = self._collision_report(stored, mine)
+        if near is not None:
+            report["near_duplicates"] = near
+        return report
+
+    def _collision_report(self, stored: list[StoredEvent], mine: int) -> dict[str, Any]:
+        """``conflicts`` (at most 5: those the writer loses first, then by the other side's trust)."""
+        items = []
+        for ev in stored:
+            if ev.type != "ClaimCollided":
+                continue
+            row = conflicts_model.load(self.conn, "conflict_id=?", (ev.position,))
+            if row is None:
+                continue
+            view = self._conflict_view(row)
+            other = row["left_id"] if row["right_id"] == mine else row["right_id"]
+            other_value, value = ((row["left_value"], row["right_value"]) if row["right_id"] == mine
+                                  else (row["right_value"], row["left_value"]))
+            other_row = mem.load(self.conn, "memory_id=?", (other,)) or {}
+            items.append({"conflict_id": row["conflict_id"], "other_id": other,
+                          "claim": {"subject": row["subject"], "attribute": row["attribute"], "value": value,
+                                    "other_value": other_value},
+                          "verdict": view["verdict"],
+                          "_rank": (view["verdict"]["winner_id"] != other, -trust_of(other_row.get("source_type", "")),
+                                    -(other or 0))})
+        items.sort(key=lambda i: i["_rank"])
+        for item in items:
+            del item["_rank"]
+        return {"conflicts": items[:MAX_REPORTED], "conflicts_total": len(items)}
+
+    # -- read views --------------------------------------------------------------------------
+    def compare(self, left_id: int, right_id: int) -> dict[str, Any]:
+        """The verdict for two memories as they are now; writes nothing."""
+        if left_id == right_id:
+            raise InvalidInput("left_id and right_id are the same memory", field="right_id")
+        with self.store.snapshot():
+            left, right = self._memory(left_id, "left_id"), self._memory(right_id, "right_id")
+            left_claim, right_claim, same = self._shared(left, right)
+        verdict = arbitrate_pair(left.side(), right.side(),
+                                 review_agent_conflicts=self.settings.policy.review_agent_conflicts)
+        return {"ok": True, "verdict": verdict, "same_subject": same,
+                "current": left.status == right.status == "active",
+                "claim": _pair_claim(left_claim, right_claim)}
+
+    def conflicts(self, state: str = "open", limit: int = 20) -> dict[str, Any]:
+        if state not in CONFLICT_STATES:
+            raise InvalidInput(f"state must be one of {', '.join(CONFLICT_STATES)}", field="state")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
+            raise InvalidInput("limit must be an integer from 1 to 200", field="limit")
+        where, params = ("1", ()) if state == "all" else ("state=?", (state,))
+        with self.store.snapshot():
+            total = self.conn.execute(f"SELECT count(*) FROM conflicts WHERE {where}", params).get
+            cols = ", ".join(conflicts_model.COLUMNS)
+            rows = [dict(zip(conflicts_model.COLUMNS, r, strict=True)) for r in self.conn.execute(
+                f"SELECT {cols} FROM conflicts WHERE {where} ORDER BY conflict_id DESC LIMIT ?", (*params, limit))]
+            views = [self._conflict_view(r) for r in rows if self._visible(r)]
+        return {"ok": True, "conflicts": views, "total": total, "has_more": total > len(rows)}
+
+    def conflict_detail(self, conflict_id: int) -> dict[str, Any]:
+        with self.store.snapshot():
+            self._conflict(conflict_id)
+            row = conflicts_model.load(self.conn, "conflict_id=?", (conflict_id,))
+            assert row is not None
+            view = self._conflict_view(row)
+            members = [mem.load(self.conn, "memory_id=?", (m,)) for m in (row["left_id"], row["right_id"])]
+            view["memories"] = [self._memory_view(m) for m in members if m is not None]
+            view["member_versions"] = {str(m["memory_id"]): m["version"] for m in members if m is not None}
+            view["judgments"] = conflicts_model.judgments_of(self.conn, conflict_id)
+            if all(m is not None and m["status"] == "active" for m in members):
+                left, right = (MemoryFacts.from_row(m) for m in members if m is not None)
+                view["current_verdict"] = arbitrate_pair(
+                    left.side(), right.side(), review_agent_conflicts=self.settings.policy.review_agent_conflicts)
+        return {"ok": True, "conflict": view}
+
+    def overview(self) -> dict[str, Any]:
+        """Counts by status, source_type and workspace; conflicts; unconfirmed confirmations; backup."""
+        with self.store.snapshot():
+            def grouped(column: str, where: str = "1") -> dict[str, int]:
+                return {k: n for k, n in self.conn.execute(
+                    f"SELECT {column}, count(*) FROM memories WHERE {where} GROUP BY {column} ORDER BY {column}")}
+
+            states = conflicts_model.count_by_state(self.conn)
+            out = {
+                "ok": True,
+                "by_status": grouped("status"),
+                "by_source_type": grouped("source_type", "status='active'"),
+                "by_workspace": grouped("workspace", "status='active'"),
+                "conflicts": states,
+                "open_conflicts": states["open"],
+                "agent_asserted_confirmations": agent_asserted_confirmations(self.conn),
+            }
+        pending = getattr(self, "pending_backup", None)
+        out["pending_backup"] = pending() if callable(pending) else None
+        return out
+
+    def doctor(self) -> dict[str, Any]:
+        from server.doctor import run_checks
+
+        return run_checks(self)
+
+    # -- governance actions ------------------------------------------------------------------
+    def confirm(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
+        def decide() -> tuple[Decision, str, str]:
+            memory = self._memory(memory_id)
+            decision = decide_confirm(memory, authorization=authorization, conflicts=self._conflicts_of(memory_id))
+            return decision, clock.now(), memory.workspace
+
+        return self._memory_result(memory_id, self._commit(decide))
+
+    def unlock(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
+        def decide() -> tuple[Decision, str, str]:
+            memory = self._memory(memory_id)
+            decision = decide_unlock(memory, authorization=authorization, policy=self._policy,
+                                     conflicts=self._conflicts_of(memory_id))
+            return decision, clock.now(), memory.workspace
+
+        return self._memory_result(memory_id, self._commit(decide))
+
+    def retire(self, memory_id: int, reason: str = "", authorization: str = "") -> dict[str, Any]:
+        def decide() -> tuple[Decision, str, str]:
+            memory = self._memory(memory_id)
+            decision = decide_retire(memory, reason=reason, authorization=authorization, policy=self._policy,
+                                     conflicts=self._conflicts_of(memory_id))
+            return decision, clock.now(), memory.workspace
+
+        return self._memory_result(memory_id, self._commit(decide))
+
+    def supersede(self, loser_id: int, winner_id: int, reason: str = "", authorization: str = "") -> dict[str, Any]:
+        def decide() -> tuple[Decision, str, str]:
+            check_authorized(authorization)
+            loser, winner = self._memory(loser_id, "loser_id"), self._memory(winner_id, "winner_id")
+            decision = decide_supersede(loser, winner, reason=reason, authorization=authorization,
+                                        policy=self._policy, conflicts=self._conflicts_of(loser_id))
+            return decision, clock.now(), loser.workspace
+
+        stored = self._commit(decide)
+        return {**self._memory_result(loser_id, stored), "superseded_by": winner_id,
+                "resolved_conflicts": _resolved(self.conn, stored)}
+
+    def resolve_conflict(self, conflict_id: int, winner_id: int | None = None, resolution: str | None = None,
+                         authorization: str = "") -> dict[str, Any]:
+        def decide() -> tuple[Decision, str, str]:
+            check_authorized(authorization)
+            conflict = self._conflict(conflict_id)
+            winner = loser = None
+            if winner_id is not None:
+                winner = self._memory(winner_id, "winner_id")
+                loser_id = conflict.left_id if winner_id == conflict.right_id else conflict.right_id
+                loser = self._memory(loser_id, "winner_id") if loser_id is not None else None
+            decision = decide_resolve(conflict, winner=winner, loser=loser, resolution=resolution,
+                                      authorization=authorization, policy=self._policy,
+                                      loser_conflicts=self._conflicts_of(loser.memory_id) if loser else ())
+            return decision, clock.now(), (winner or self._memory(conflict.left_id or 0)).workspace
+
+        stored = self._commit(decide)
+        return {"ok": True, "conflict": self._conflict_view_by_id(conflict_id),
+                "resolved_conflicts": _resolved(self.conn, stored)}
+
+    def judge(self, conflict_id: int, winner_id: int, rationale: str = "",
+              pins: dict[str, int] | dict[int, int] | None = None) -> dict[str, Any]:
+        def decide() -> tuple[Decision, str, str]:
+            conflict = self._conflict(conflict_id)
+            members = {m.stream_id: m for m in (self._memory(i, "conflict_id") for i in
+                                                (conflict.left_id, conflict.right_id) if i is not None)}
+            by_id = {m.memory_id: m.stream_id for m in members.values()}
+            winner = self._memory(winner_id, "winner_id")
+            pinned = None
+            if pins is not None:
+                pinned = {}
+                for key, version in pins.items():
+                    mid = _as_id(key)
+                    if mid not in by_id:
+                        raise InvalidInput(f"pins name memory {key}, not a member of the conflict", field="pins")
+                    pinned[by_id[mid]] = version
+            decision = decide_judge(conflict, members, winner=winner, rationale=rationale, pins=pinned,
+                                    judgment=uuid7())
+            return decision, clock.now(), winner.workspace
+
+        stored = self._commit(decide)
+        judgment = next((e.position for e in stored if e.type == "JudgmentSubmitted"), None)
+        return {"ok": True, "judgment_id": judgment, "conflict": self._conflict_view_by_id(conflict_id)}
+
+    def arbitrate(self, left_id: int, right_id: int, mark_conflict: bool = False, apply: bool = False,
+                  authorization: str = "") -> dict[str, Any]:
+        """The verdict, recorded as a conflict (``mark_conflict``) and applied (``apply``) in one call."""
+        verdicts: list[dict[str, Any]] = []
+
+        def decide() -> tuple[Decision, str, str]:
+            check_authorized(authorization)
+            left, right = self._memory(left_id, "left_id"), self._memory(right_id, "right_id")
+            left_claim, right_claim, same = self._shared(left, right)
+            verdict = arbitrate_pair(left.side(), right.side(),
+                                     review_agent_conflicts=self._policy.review_agent_conflicts)
+            verdicts[:] = [verdict]
+            existing = conflicts_model.load(
+                self.conn, "state<>'resolved' AND ((left_id=? AND right_id=?) OR (left_id=? AND right_id=?)) "
+                "ORDER BY conflict_id LIMIT 1", (left_id, right_id, right_id, left_id))
+            loser_id = verdict["loser_id"]
+            decision = decide_arbitrate(
+                left, right, verdict, left_claim=left_claim, right_claim=right_claim, same_subject=same,
+                mark_conflict=mark_conflict, apply=apply, authorization=authorization,
+                existing=_conflict_facts(existing) if existing else None, policy=self._policy,
+                loser_conflicts=self._conflicts_of(loser_id) if apply and loser_id else ())
+            return decision, clock.now(), left.workspace
+
+        stored = self._commit(decide)
+        opened = next((e.position for e in stored if e.type == "ClaimCollided"), None)
+        resolved = _resolved(self.conn, stored)
+        conflict_id = opened or (resolved[0] if resolved else None)
+        if conflict_id is None:
+            row = conflicts_model.load(
+                self.conn, "state<>'resolved' AND ((left_id=? AND right_id=?) OR (left_id=? AND right_id=?))",
+                (left_id, right_id, right_id, left_id))
+            conflict_id = row["conflict_id"] if row else None
+        return {"ok": True, "verdict": verdicts[0], "conflict_id": conflict_id,
+                "applied": any(e.type == "Superseded" for e in stored), "resolved_conflicts": resolved}
+
+    # -- views -------------------------------------------------------------------------------
+    def _shared(self, left: MemoryFacts, right: MemoryFacts) -> tuple[Claim | None, Claim | None, bool]:
+        """The first claim key both memories share, and whether they are about the same subject."""
+        right_claims = {c.key[:2]: c for c in claims_model.claims_of(self.conn, right.memory_id)}
+        for claim in claims_model.claims_of(self.conn, left.memory_id):
+            if claim.key[:2] in right_claims:
+                return claim, right_claims[claim.key[:2]], True
+        lt, rt = key_tokens(left.subject), key_tokens(right.subject)
+        return None, None, bool(lt) and lt == rt
+
+    def _visible(self, row: dict[str, Any]) -> bool:
+        if self.settings.isolation != "strict":
+            return True
+        try:
+            for member in (row["left_id"], row["right_id"]):
+                if member is not None:
+                    self._memory(member)
+        except Exception:
+            return False
+        return True
+
+    def _conflict_view(self, row: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "conflict_id": row["conflict_id"], "state": row["state"], "members": [row["left_id"], row["right_id"]],
+            "claim": {"subject": row["subject"], "attribute": row["attribute"], "left_value": row["left_value"],
+                      "right_value": row["right_value"]},
+            "verdict": with_ids(json.loads(row["verdict"]), row["left_id"], row["right_id"]),
+            "resolution": row["resolution"], "winner_id": row["winner_id"], "reason": row["reason"],
+            "opened_at": row["opened_at"], "updated_at": row["updated_at"],
+        }
+
+    def _conflict_view_by_id(self, conflict_id: int) -> dict[str, Any]:
+        row = conflicts_model.load(self.conn, "conflict_id=?", (conflict_id,))
+        assert row is not None
+        return self._conflict_view(row)
+
+    def _memory_result(self, memory_id: int, stored: list[StoredEvent]) -> dict[str, Any]:
+        row = mem.load(self.conn, "memory_id=?", (memory_id,))
+        assert row is not None
+        return {"ok": True, "memory_id": memory_id, "version": row["version"], "status": row["status"],
+                "source_type": row["source_type"], "protection": row["protection"], "changed": bool(stored),
+                "resolved_conflicts": _resolved(self.conn, stored)}
+
+
+def agent_asserted_confirmations(conn: Any) -> int:
+    """user_confirmed memories whose confirmation only an agent asserted (no user channel)."""
+    return conn.execute("SELECT count(*) FROM memories WHERE source_type='user_confirmed' "
+                        "AND status='active' AND confirmed_via<>'user_channel'").get
+
+
+def _conflict_facts(row: dict[str, Any]) -> ConflictFacts:
+    return ConflictFacts(conflict_id=row["conflict_id"], stream_id=row["stream_id"], state=row["state"],
+                         left=row["left_stream"], right=row["right_stream"], left_id=row["left_id"],
+                         right_id=row["right_id"])
+
+
+def _resolved(conn: Any, stored: list[StoredEvent]) -> list[int]:
+    streams = [e.stream_id for e in stored if e.type == "ConflictResolved"]
+    return [r[0] for s in streams for r in conn.execute("SELECT conflict_id FROM conflicts WHERE stream_id=?", (s,))]
+
+
+def _pair_claim(left: Claim | None, right: Claim | None) -> dict[str, str] | None:
+    if left is None or right is None:
+        return None
+    return {"subject": right.subject, "attribute": right.attribute, "left_value": left.value,
+            "right_value": right.value}
+
+
+def _as_id(key: Any) -> int:
+    if isinstance(key, bool):
+        raise InvalidInput("pins keys are memory ids", field="pins")
+    try:
+        return int(key)
+    except (TypeError, ValueError):
+        raise InvalidInput("pins keys are memory ids", field="pins") from None

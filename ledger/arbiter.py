@@ -1,0 +1,120 @@
+"""Arbitration: which of two memories wins, by five rules in a fixed order. A pure function.
+
+The rules (DESIGN.md "Trust and arbitration", kept exactly):
+
+1. user_confirmed/locked protection — a locked side beats an unlocked one; short of locks, a
+   user_confirmed (or protected) side beats one that is neither;
+2. event_time — the fact that became true later wins;
+3. source_type — the more trusted source wins (user_confirmed 100 … unknown 10);
+4. confidence — the higher confidence wins;
+5. ingest_time — the memory the ledger learned later wins.
+
+The first rule that separates the sides decides; the reasons name it. When none does, the
+verdict asks for manual review and names no winner. The policy ``review_agent_conflicts`` also
+asks for review when both sides are agent_generated — the winner the rules found is kept as a
+suggestion. Swapping the sides swaps the winner (every rule compares one side's key with the
+other's), and the same inputs always give the same verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from ledger.trust import trust_of
+
+RULE_ORDER = ["user_confirmed/locked protection", "event_time", "source_type", "confidence", "ingest_time"]
+
+
+class Side(msgspec.Struct, frozen=True, kw_only=True):
+    """What arbitration looks at in a memory."""
+
+    memory_id: int
+    source_type: str
+    protection: str
+    event_time: str  # canonical UTC text: string order is time order
+    confidence: float
+    recorded_at: str
+
+
+def _protection_rank(side: Side) -> int:
+    if side.protection == "locked":
+        return 2
+    return 1 if side.source_type == "user_confirmed" or side.protection == "protected" else 0
+
+
+def _protection_label(side: Side) -> str:
+    if side.protection == "locked":
+        return "locked"
+    return side.source_type if side.source_type == "user_confirmed" else side.protection
+
+
+_Rule = tuple[str, Callable[[Side], Any], Callable[[Side], str]]
+_RULES: tuple[_Rule, ...] = (
+    (RULE_ORDER[0], _protection_rank, _protection_label),
+    (RULE_ORDER[1], lambda s: s.event_time, lambda s: s.event_time),
+    (RULE_ORDER[2], lambda s: trust_of(s.source_type), lambda s: f"{s.source_type} ({trust_of(s.source_type)})"),
+    (RULE_ORDER[3], lambda s: round(s.confidence, 9), lambda s: f"{s.confidence:g}"),
+    (RULE_ORDER[4], lambda s: s.recorded_at, lambda s: s.recorded_at),
+)
+_WINS_BECAUSE = {
+    RULE_ORDER[0]: "is {w} and the {l_side} side is {l}",
+    RULE_ORDER[1]: "has the newer event_time ({w} > {l})",
+    RULE_ORDER[2]: "comes from the more trusted source ({w} > {l})",
+    RULE_ORDER[3]: "has the higher confidence ({w} > {l})",
+    RULE_ORDER[4]: "was ingested later ({w} > {l})",
+}
+
+
+def arbitrate(left: Side, right: Side, *, review_agent_conflicts: bool = False) -> dict[str, Any]:
+    """The verdict object of CONTRACT.md (plus ``rule``: the deciding rule, or null)."""
+    reasons: list[str] = []
+    winner_side: str | None = None
+    deciding: str | None = None
+    for name, key, label in _RULES:
+        lk, rk = key(left), key(right)
+        if lk == rk:
+            reasons.append(f"{name}: tie ({label(left)} on both sides)")
+            continue
+        winner_side = "left" if lk > rk else "right"
+        win, lose = (left, right) if winner_side == "left" else (right, left)
+        loser_side = "right" if winner_side == "left" else "left"
+        reasons.append(f"{name}: the {winner_side} side "
+                       + _WINS_BECAUSE[name].format(w=label(win), l=label(lose), l_side=loser_side)
+                       + " — this rule decides")
+        deciding = name
+        break
+    manual_review = winner_side is None
+    if manual_review:
+        reasons.append("no rule separates the two sides: a person should decide")
+    elif review_agent_conflicts and left.source_type == right.source_type == "agent_generated":
+        manual_review = True
+        reasons.append("both sides are agent_generated and policy review_agent_conflicts asks a person to "
+                       "confirm the suggested winner")
+    winner = None if winner_side is None else (left if winner_side == "left" else right)
+    loser = None if winner_side is None else (right if winner_side == "left" else left)
+    return {
+        "winner_side": winner_side,
+        "winner_id": winner.memory_id if winner else None,
+        "loser_id": loser.memory_id if loser else None,
+        "manual_review": manual_review,
+        "reasons": reasons,
+        "rule_order": list(RULE_ORDER),
+        "rule": deciding,
+    }
+
+
+def portable(verdict: dict[str, Any]) -> dict[str, Any]:
+    """The verdict as stored in an event: no integer ids (they differ in another ledger)."""
+    return {k: v for k, v in verdict.items() if k not in ("winner_id", "loser_id")}
+
+
+def with_ids(verdict: dict[str, Any], left_id: int | None, right_id: int | None) -> dict[str, Any]:
+    """A stored (portable) verdict with the ids of this ledger filled back in."""
+    side = verdict.get("winner_side")
+    winner, loser = {"left": (left_id, right_id), "right": (right_id, left_id)}.get(side or "", (None, None))
+    return {"winner_side": side, "winner_id": winner, "loser_id": loser,
+            "manual_review": verdict.get("manual_review", side is None), "reasons": verdict.get("reasons", []),
+            "rule_order": verdict.get("rule_order", list(RULE_ORDER)), "rule": verdict.get("rule")}

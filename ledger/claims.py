@@ -1,0 +1,320 @@
+"""Deterministic claim extraction: ``(subject, attribute, value)`` from English and Chinese text.
+
+A claim is what makes two memories contradict each other, so precision matters more than
+recall: a false collision interrupts an agent with a conflict that is not there, a missed one
+only leaves the ledger as it was before claims existed. Each clause is matched against
+relation patterns ("X returns/is/uses/equals Y", "X: Y", "X = Y", "X 是/为/返回/用/改为/定在 Y",
+"X listens on port N", "预算 5万") and kept only when the value is a value — a number with its
+unit, a date or time, a version, an on/off word, a name — rather than a description.
+
+Claims compare by key, not by wording: the key subject is the *set* of tokens of the memory's
+subject and the phrase before the relation (articles, possessives and 的 dropped, CJK split
+into characters, 端口 read as ``port``), the key attribute is the relation (``is``,
+``returns``, ``uses``, ``costs``), and the value's kind (number, when, version, bool, text) is
+part of the key. So "staging port: 8080", "The port of staging is 8080", "staging listens on
+port 8080" and an explicit claim ``{subject: staging, attribute: port, value: 8080}`` share
+one key, while "the meeting is on Wednesday" and "the meeting is in room 4" do not collide.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from functools import lru_cache
+
+import msgspec
+
+from ledger.normalize import KIND_BOOL, KIND_TEXT, KIND_VERSION, clean_value, leading_value, normalize_text
+from ledger.normalize import normalize_value as _normalize_value
+
+MAX_CLAIMS = 20
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK_SPLIT = re.compile(f"([{_CJK}]+)")
+
+
+class Claim(msgspec.Struct, frozen=True, kw_only=True):
+    subject: str  # as a person would read it
+    attribute: str
+    value: str
+    kind: str  # number | when | version | bool | text
+    key_subject: str  # sorted token set: what two claims must share to be about the same thing
+    key_attribute: str
+    value_norm: str
+    origin: str = "content"  # content | explicit
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.key_subject, self.key_attribute, self.kind
+
+    def view(self) -> dict[str, str]:
+        return {"subject": self.subject, "attribute": self.attribute, "value": self.value}
+
+
+# -- keys --------------------------------------------------------------------------------------
+_ALIASES = ((re.compile(r"端口号?|port number"), " port "), (re.compile(r"版本号?"), " version "),
+            (re.compile(r"'s\b|’s\b"), " "))
+_STOP_TOKENS = frozenset("the a an of for to on at in our my your its their this that these those".split())
+_STOP_CHARS = frozenset("的之该这那个本")
+_TOKEN_PUNCT = ",.;:!?()[]{}\"'“”‘’「」《》，。：；！？、"
+
+
+def key_tokens(text: str) -> set[str]:
+    """The order-free token set of a subject phrase (see the module docstring)."""
+    text = normalize_text(text)
+    for pattern, replacement in _ALIASES:
+        text = pattern.sub(replacement, text)
+    tokens: set[str] = set()
+    for i, part in enumerate(_CJK_SPLIT.split(text)):
+        if i % 2:
+            tokens.update(ch for ch in part if ch not in _STOP_CHARS)
+        else:
+            for word in part.split():
+                word = word.strip(_TOKEN_PUNCT)
+                if word and word not in _STOP_TOKENS:
+                    tokens.add(word)
+    return tokens
+
+
+# -- relations ---------------------------------------------------------------------------------
+# (pattern, relation, value kinds accepted or None for any). Earliest match in a clause wins;
+# at one position the longer alternative is listed first.
+_EN = r"(?<![\w/-])(?:{})(?![\w-])"
+_RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tuple(
+    (re.compile(p), rel, kinds) for p, rel, kinds in (
+        (_EN.format(r"(?:listens|listening|runs|running|is running|is served|serves|is exposed|is reachable|"
+                    r"is available|binds|is bound|is listening)\s+(?:on|at|to)\s+port"), "port", None),
+        (r"(?:监听在?|运行在|跑在)(?:\s*端口号?)?", "port", None),
+        (_EN.format(r"(?:now\s+)?(?:returns|responds with|replies with|is returning|answers with)"), "returns", None),
+        (r"返回(?:的是|值为|值是|了)?", "returns", None),
+        (_EN.format(r"(?:now\s+)?(?:uses|is using|relies on|is built on|is written in|runs on)"), "uses", None),
+        (r"改用|使用|采用|用的是|(?<![费作应有运启适通信占])用(?![户于来法途到])", "uses", None),
+        (_EN.format(r"costs|is priced at|will cost"), "costs", None),
+        (_EN.format(r"(?:has been|was|is|got|been)\s+(?:changed|moved|set|updated|rescheduled|postponed|pushed|"
+                    r"bumped|switched)\s+to|is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
+                    r"is still|will be|equals|is equal to|becomes|moved to|changed to|is|are"), "is", None),
+        (r"已?(?:改为|改成|改到|变为|变成|变更为|调整为|调整到|更新为|设为|设置为|设定为|定在|定于|安排在|挪到|"
+         r"推迟到|提前到|延期到|等于|就是)|(?<![但还于总可只要凡倒真老不否])是(?![否不])|"
+         r"(?<![因作认成以称行视为更较极最])为(?![了什何止主])", "is", None),
+        (r"(?<![现正存所实自好])在(?=周|星期|礼拜|\d|上午|下午|晚上|中午|早上|凌晨|[一二三四五六七八九十]+月)", "is",
+         frozenset({"when"})),
+        (r"\s*(?:==|=)\s*", "is", None),
+        (r":\s+|：\s*", "colon", None),
+    )
+)
+_IMPLICIT = re.compile(
+    r"^(?P<left>.*?(?:预算|金额|价格|费用|截止日期|截止时间|日期|端口号?|版本号?|budget|price|deadline|due date|"
+    r"(?<![a-z])port|(?<![a-z])version))\s*(?P<value>.+)$")
+_NEGATED_LEFT = re.compile(r"(?:\bnot|n't|\bno longer|\bnever|不|没|没有|并非|非|不再|未)\s*$")
+_HEDGED = re.compile(r"(?:\b(?:maybe|perhaps|probably|might|may|could|should|would|if|whether|unless)\b|可能|也许|"
+                     r"大概|或许|如果|假如|是否|应该|估计)")
+_LEFT_FILLERS = re.compile(
+    r"^(?:(?:note that|note|fyi|i think|we think|i believe|it seems|so|also|and|but|now|currently|today|"
+    r"update|correction|actually|apparently|confirmed|heads up|btw|现在|目前|当前|如今|今天|据说|注意|另外|然后|"
+    r"其实|最新|更新|确认|听说|已经|所以|而且|并且|但是|不过|经确认)[\s:,，：]*)+")
+_LEFT_TRAILERS = re.compile(r"(?:\s*(?:现在|目前|已经|已|也|还|都|将|会|仍然|仍|依然|一直|则|就|正在|现|暂时|统一|"
+                            r"now|currently|still|also))+$")
+_PRONOUNS = frozenset("it this that he she they there here we i you these those 这 那 它 他 她 这个 那个 此".split())
+_QUESTION_START = re.compile(
+    r"^(?:what|which|who|how|why|when|where|whether|is|are|does|do|哪|什么|谁|如何|为什么|怎么)\b")
+_GENERIC_LABELS = frozenset(
+    "note notes todo tip tips update reminder warning summary example question answer context status update "
+    "fyi result results 注意 备注 提醒 更新 总结 例如 问题 回答 说明 结论".split())
+_VALUE_PREPOSITIONS = re.compile(r"^(?:on|at|in|for|by|to|until|around|about|约|大约|大概|在|于)\s*")
+_VALUE_NOUN = re.compile(r"^(?P<noun>port|version|端口号?|版本号?)\s*(?=[v\d])")
+_EN_VALUE_END = re.compile(r"\s+(?:because|since|so that|so|but|which|where|when|while|for|in order|and|until|"
+                           r"after|before|unless|if|as)\b|,\s|\s\(|\s[-–—]\s")
+_ZH_VALUE_END = re.compile(r"因为|所以|但是|而且|并且|以便|（|\(|，")
+_ZH_PARTICLES = re.compile(r"(?:了|啦|呢|吧|哦|呀|的话|左右|上下)+$")
+_DESCRIPTIVE = frozenset(
+    """fast slow quick easy hard difficult simple complex important critical urgent stable unstable flaky broken
+    fixed ready done finished complete incomplete good bad great fine ok okay nice better worse best worst big
+    small large huge tiny high low long short new old late early busy full empty safe unsafe secure insecure
+    correct wrong right valid invalid experimental expensive cheap available unavailable required optional
+    necessary possible impossible likely unlikely happy sad tired healthy sick clean dirty messy reliable
+    unreliable responsive weird strange confusing clear unclear very really quite too so pretty extremely
+    not no never always usually sometimes often mostly fully partly deprecated legacy slower faster""".split())
+_PARTICIPLES = frozenset("""written taken given broken chosen hidden frozen forgotten driven proven spoken stolen
+    shaken known shown done gone seen run built set put kept held made paid sent spent""".split())
+_DESCRIPTIVE_SUFFIX = re.compile(r"(?:ed|ing|ly|ful|ous|ive|able|ible|less|ish)$")
+_SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])(?=\s)")
+_CLAUSES = re.compile(r"[，]|,?\s+(?:and|but|while|whereas)\s+(?=(?:the\s+)?[\w/.-]+\s+(?:is|are|returns|uses)\b)")
+
+
+def _strip_left(left: str) -> str:
+    left = _LEFT_FILLERS.sub("", left.strip(" \t,，:：-*#>·•"))
+    left = _LEFT_TRAILERS.sub("", left).strip(" ,，:：-")
+    return left.strip(_TOKEN_PUNCT + " ")
+
+
+def _value_text(raw: str) -> str:
+    cut = _EN_VALUE_END.search(raw) if raw.isascii() else _ZH_VALUE_END.search(raw)
+    text = raw[: cut.start()] if cut else raw
+    return _ZH_PARTICLES.sub("", text.strip().rstrip(" .,;:!?。，；：！？、"))
+
+
+def _is_value(kind: str, display: str, relation: str, cased: str) -> bool:
+    """Reject descriptions ("is fast", "是稳定的", "is a developer") that are not single values.
+
+    ``cased`` is the clause before case folding: a capitalised word is a name ("is Sterling").
+    """
+    if kind != KIND_TEXT:
+        return True
+    text = clean_value(display)
+    if not text or len(text) > 80 or normalize_text(display).startswith(("a ", "an ", "not ", "no ", "不", "没", "非")):
+        return False
+    words = text.split()
+    if text.isascii():
+        if len(words) > (8 if relation == "colon" else 5):
+            return False
+        first = words[0]
+        found = re.search(rf"(?<!\w){re.escape(first)}(?!\w)", cased, re.IGNORECASE)
+        if found is not None and found.group()[0].isupper():
+            return True
+        descriptive = first in _DESCRIPTIVE or (
+            len(words) == 1 and bool(_DESCRIPTIVE_SUFFIX.search(first)) and not re.search(r"[\d/._@-]", first))
+        passive = relation == "is" and (re.fullmatch(r"[a-z]{3,}(?:ed|ing)", first) is not None
+                                        or first in _PARTICIPLES)
+        return not (relation in ("is", "colon") and descriptive) and not passive
+    return not text.endswith("的") and len(text) <= 30
+
+
+def _parse_value(raw: str, hint: str) -> tuple[str, str, str, str] | None:
+    """``(display, kind, canonical, qualifier)`` of the value at the start of ``raw``.
+
+    The qualifier is a noun folded into the key ("port 8080") or, for a text value, the
+    preposition it came with: "Bob is in Berlin" and "Bob is on vacation" are not one attribute.
+    """
+    raw = normalize_text(raw)
+    preposition = _VALUE_PREPOSITIONS.match(raw)
+    raw = raw[preposition.end():] if preposition else raw
+    noun = ""
+    if match := _VALUE_NOUN.match(raw):
+        noun = "port" if "port" in match["noun"] or "端口" in match["noun"] else "version"
+        raw = raw[match.end():]
+    typed = leading_value(raw, hint=hint + " " + noun)
+    if typed is not None:
+        kind, canonical, end = typed
+        return raw[:end].strip(), kind, canonical, noun
+    display = _value_text(raw)
+    if not display:
+        return None
+    kind, canonical = _normalize_value(display, hint=hint)
+    if kind == KIND_TEXT and preposition and not noun:
+        noun = preposition.group().strip()
+    return display, kind, canonical, noun
+
+
+def _make(subject_text: str, left: str, relation: str, value: tuple[str, str, str, str],
+          origin: str = "content") -> Claim | None:
+    display, kind, canonical, noun = value
+    rel = "is" if relation in ("colon", "port") else relation
+    if noun not in ("", "port", "version"):  # a text value's preposition qualifies the relation
+        rel, noun = f"{rel} {noun}", ""
+    tokens = key_tokens(subject_text) | key_tokens(left)
+    if relation == "port" or noun == "port":
+        tokens.add("port")
+    if kind == KIND_VERSION or noun == "version":
+        tokens.add("version")
+    if not tokens:
+        return None
+    subject = subject_text.strip() or left
+    attribute = {"colon": "is", "port": "port"}.get(relation, relation)
+    if subject_text.strip() and left and not key_tokens(left) <= key_tokens(subject_text):
+        attribute = left if rel == "is" and relation != "port" else f"{left} {attribute}"
+    return Claim(subject=subject, attribute=attribute, value=display, kind=kind,
+                 key_subject=" ".join(sorted(tokens)), key_attribute=rel, value_norm=canonical, origin=origin)
+
+
+def _clause_claim(clause: str, subject: str) -> Claim | None:
+    text = normalize_text(clause)
+    cased = unicodedata.normalize("NFKC", clause)
+    if not text or _HEDGED.search(text):
+        return None
+    best: tuple[int, int, str, frozenset[str] | None] | None = None
+    for pattern, relation, kinds in _RELATIONS:
+        match = pattern.search(text)
+        if match and match.end() > match.start() and (best is None or match.start() < best[0]):
+            best = (match.start(), match.end(), relation, kinds)
+    if best is None:
+        implicit = _IMPLICIT.match(text)
+        if implicit is None:
+            return None
+        best = (implicit.start("value"), implicit.start("value"), "implicit", frozenset({"number", "when", "version"}))
+        left_raw = implicit["left"]
+    else:
+        left_raw = text[: best[0]]
+    _, end, relation, kinds = best
+    if _NEGATED_LEFT.search(left_raw) or _QUESTION_START.match(text):
+        return None
+    left = _strip_left(left_raw)
+    if relation == "colon" and (not left or left in _GENERIC_LABELS):  # "Note: the API returns 200"
+        return _clause_claim(clause[clause.find(":") + 1:] if ":" in clause else text[end:], subject)
+    if relation == "colon" and (not left or len(left.split()) > 6):
+        return None
+    if left in _PRONOUNS:
+        left = ""
+    if not left and not subject.strip():
+        return None
+    if (left.isascii() and len(left.split()) > 8) or (not left.isascii() and len(left) > 24):
+        return None
+    if re.match(r"^(?:not|no longer|never)\b", text[end:].strip()):
+        return None
+    value = _parse_value(text[end:], hint=left + " " + subject)
+    if value is None or (kinds is not None and value[1] not in kinds):
+        return None
+    if not _is_value(value[1], value[0], relation, cased):
+        return None
+    return _make(subject, left, "is" if relation == "implicit" else relation, value)
+
+
+def _clauses(content: str) -> Iterable[str]:
+    for sentence in _SENTENCES.split(content[:20_000]):
+        sentence = sentence.strip()
+        if not sentence or sentence.endswith(("?", "？")):
+            continue
+        yield from (c for c in _CLAUSES.split(sentence.rstrip("。！!；;.\n ")) if c and c.strip())
+
+
+def explicit_claim(subject: str, attribute: str, value: str) -> Claim | None:
+    """A caller-given claim, keyed like an extracted one ("port" folds into the subject)."""
+    relation = normalize_text(attribute)
+    relations = {"returns": "returns", "return": "returns", "返回": "returns", "uses": "uses", "use": "uses",
+                 "使用": "uses", "用": "uses", "costs": "costs", "cost": "costs", "is": "is", "=": "is", "是": "is"}
+    rel = relations.get(relation)
+    kind, canonical = _normalize_value(value, hint=relation)
+    folded = subject if rel else f"{subject} {attribute}"
+    claim = _make(folded, "", rel or "is", (value.strip(), kind, canonical, ""), origin="explicit")
+    return None if claim is None else msgspec.structs.replace(claim, subject=subject, attribute=attribute)
+
+
+@lru_cache(maxsize=512)
+def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], ...]) -> tuple[Claim, ...]:
+    out: dict[tuple[str, str, str], Claim] = {}
+    for s, a, v in explicit:
+        claim = explicit_claim(s, a, v)
+        if claim is not None:
+            out.setdefault(claim.key, claim)
+    for clause in _clauses(content):
+        claim = _clause_claim(clause, subject)
+        if claim is not None:
+            out.setdefault(claim.key, claim)
+        if len(out) >= MAX_CLAIMS:
+            break
+    return tuple(out.values())
+
+
+def extract_claims(content: str, subject: str = "",
+                   explicit: Iterable[tuple[str, str, str]] = ()) -> tuple[Claim, ...]:
+    """Explicit claims first, then one claim per clause of ``content``; at most one per key."""
+    return _extract(content, subject, tuple(explicit))
+
+
+def collides(mine: Claim, other: Claim) -> bool:
+    """Same key and a different normalised value."""
+    from ledger.normalize import same_value
+
+    return mine.key == other.key and not same_value(mine.kind, mine.value_norm, other.value_norm)
+
+
+__all__ = ["KIND_BOOL", "Claim", "collides", "explicit_claim", "extract_claims", "key_tokens"]

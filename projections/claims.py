@@ -1,0 +1,189 @@
+"""Claims and near-duplicate fingerprints of current memories, and the lookups a write needs.
+
+Both read models hold *current* (active) memories only: a memory that is superseded, retired
+or archived drops out, so the collision check and the near-duplicate probe never see the dead
+and their cost does not grow with history. Both are folded from the memories row (the memories
+projector runs first), with the same pure functions the facade uses before a write
+(:func:`ledger.claims.extract_claims`, :func:`ledger.fingerprint.signature`), so a rebuild
+yields the same rows as the incremental path.
+
+The lookups are indexed: claims by ``(key_subject, key_attribute, kind, workspace)``, and
+near-duplicates by MinHash band keys (scoped by workspace) with a bounded posting list per band,
+so a write costs the same at 100 memories and at 100,000.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import apsw
+
+from ledger import fingerprint
+from ledger.claims import Claim, extract_claims
+from ledger.events import Event, MemoryRemembered, MemoryUpdated
+from ledger.store import StoredEvent
+from projections import memories as mem
+
+_CLAIMS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS claims(
+    memory_id     INTEGER NOT NULL,
+    ord           INTEGER NOT NULL,
+    key_subject   TEXT NOT NULL,
+    key_attribute TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    workspace     TEXT NOT NULL,
+    subject       TEXT NOT NULL,
+    attribute     TEXT NOT NULL,
+    value         TEXT NOT NULL,
+    value_norm    TEXT NOT NULL,
+    origin        TEXT NOT NULL,
+    PRIMARY KEY(memory_id, ord)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS claims_key ON claims(key_subject, key_attribute, kind, workspace);
+"""
+_NEAR_SCHEMA = """
+CREATE TABLE IF NOT EXISTS near_dup_sigs(
+    memory_id INTEGER PRIMARY KEY,
+    workspace TEXT NOT NULL,
+    sig       BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS near_dup_bands(
+    band_key  INTEGER NOT NULL,
+    memory_id INTEGER NOT NULL,
+    PRIMARY KEY(band_key, memory_id)
+) WITHOUT ROWID;
+"""
+_LEAVING = frozenset({"Superseded", "MemoryRetired", "MemoryArchived"})
+_CLAIM_COLUMNS = "subject, attribute, value, kind, key_subject, key_attribute, value_norm, origin"
+CANDIDATES_PER_KEY = 64
+BAND_POSTINGS = 32
+
+
+def _memory_row(conn: apsw.Connection, data: Event) -> dict[str, Any] | None:
+    stream = getattr(data, "loser", None) or getattr(data, "memory", None)
+    return mem.load(conn, "stream_id=?", (stream,))
+
+
+class ClaimsProjector:
+    """``claims``: one row per claim key of each current memory."""
+
+    name = "claims"
+    version = 1
+    tables = ("claims",)
+    handles = frozenset({"MemoryRemembered", "MemoryUpdated", *_LEAVING})
+
+    def create(self, conn: apsw.Connection) -> None:
+        conn.execute(_CLAIMS_SCHEMA)
+
+    def drop(self, conn: apsw.Connection) -> None:
+        conn.execute("DROP TABLE IF EXISTS claims")
+
+    def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
+        row = _memory_row(conn, data)
+        if row is None:
+            return
+        memory_id = row["memory_id"]
+        if isinstance(data, MemoryRemembered):
+            explicit = tuple((c.subject, c.attribute, c.value) for c in data.claims)
+        elif isinstance(data, MemoryUpdated):
+            if data.content is None and data.subject is None:
+                return
+            explicit = tuple(conn.execute(
+                "SELECT subject, attribute, value FROM claims WHERE memory_id=? AND origin='explicit' ORDER BY ord",
+                (memory_id,)))
+        else:
+            explicit = ()
+        conn.execute("DELETE FROM claims WHERE memory_id=?", (memory_id,))
+        if row["status"] != "active":
+            return
+        claims = extract_claims(row["content"], row["subject"], explicit)
+        conn.executemany(
+            f"INSERT INTO claims(memory_id, ord, workspace, {_CLAIM_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+            [(memory_id, i, row["workspace"], c.subject, c.attribute, c.value, c.kind, c.key_subject,
+              c.key_attribute, c.value_norm, c.origin) for i, c in enumerate(claims)],
+        )
+
+
+class NearDuplicatesProjector:
+    """``near_dup_sigs`` + ``near_dup_bands``: MinHash signatures and their LSH band keys."""
+
+    name = "near_duplicates"
+    version = 1
+    tables = ("near_dup_sigs", "near_dup_bands")
+    handles = frozenset({"MemoryRemembered", "MemoryUpdated", *_LEAVING})
+
+    def create(self, conn: apsw.Connection) -> None:
+        conn.execute(_NEAR_SCHEMA)
+
+    def drop(self, conn: apsw.Connection) -> None:
+        conn.execute("DROP TABLE IF EXISTS near_dup_sigs; DROP TABLE IF EXISTS near_dup_bands")
+
+    def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
+        if isinstance(data, MemoryUpdated) and data.content is None:
+            return
+        row = _memory_row(conn, data)
+        if row is None:
+            return
+        memory_id = row["memory_id"]
+        old = conn.execute("SELECT workspace, sig FROM near_dup_sigs WHERE memory_id=?", (memory_id,)).fetchone()
+        if old is not None:
+            conn.executemany("DELETE FROM near_dup_bands WHERE band_key=? AND memory_id=?",
+                             [(k, memory_id) for k in fingerprint.band_keys(fingerprint.unpack(old[1]), old[0])])
+            conn.execute("DELETE FROM near_dup_sigs WHERE memory_id=?", (memory_id,))
+        if row["status"] != "active":
+            return
+        sig = fingerprint.signature(row["content"])
+        conn.execute("INSERT INTO near_dup_sigs(memory_id, workspace, sig) VALUES(?,?,?)",
+                     (memory_id, row["workspace"], fingerprint.pack(sig)))
+        conn.executemany("INSERT OR IGNORE INTO near_dup_bands(band_key, memory_id) VALUES(?,?)",
+                         [(k, memory_id) for k in fingerprint.band_keys(sig, row["workspace"])])
+
+
+# -- lookups used inside the write transaction ---------------------------------------------------
+def _claim(row: tuple[Any, ...]) -> Claim:
+    subject, attribute, value, kind, key_subject, key_attribute, value_norm, origin = row
+    return Claim(subject=subject, attribute=attribute, value=value, kind=kind, key_subject=key_subject,
+                 key_attribute=key_attribute, value_norm=value_norm, origin=origin)
+
+
+def claims_of(conn: apsw.Connection, memory_id: int) -> list[Claim]:
+    return [_claim(r) for r in conn.execute(
+        f"SELECT {_CLAIM_COLUMNS} FROM claims WHERE memory_id=? ORDER BY ord", (memory_id,))]
+
+
+def matching_claims(conn: apsw.Connection, claims: tuple[Claim, ...] | list[Claim], workspace: str,
+                    exclude: int | None = None) -> list[tuple[int, Claim]]:
+    """Current claims of other memories with one of ``claims``' keys and a different stored value."""
+    out: list[tuple[int, Claim]] = []
+    for claim in claims:
+        rows = conn.execute(
+            f"SELECT memory_id, {_CLAIM_COLUMNS} FROM claims WHERE key_subject=? AND key_attribute=? AND kind=? "
+            "AND workspace=? AND value_norm<>? AND memory_id<>? ORDER BY memory_id DESC LIMIT ?",
+            (claim.key_subject, claim.key_attribute, claim.kind, workspace, claim.value_norm, exclude or 0,
+             CANDIDATES_PER_KEY))
+        out.extend((r[0], _claim(r[1:])) for r in rows)
+    return out
+
+
+def near_duplicates(conn: apsw.Connection, content: str, workspace: str, *, exclude: int | None = None,
+                    limit: int = 5, threshold: float = fingerprint.NEAR_THRESHOLD) -> list[dict[str, Any]]:
+    """Current memories of the workspace whose estimated similarity reaches ``threshold``."""
+    sig = fingerprint.signature(content)
+    keys = fingerprint.band_keys(sig, workspace)
+    one = "SELECT memory_id FROM (SELECT memory_id FROM near_dup_bands WHERE band_key=? ORDER BY memory_id DESC " \
+          f"LIMIT {BAND_POSTINGS})"
+    hits = Counter(r[0] for r in conn.execute(" UNION ALL ".join([one] * len(keys)), keys))
+    hits.pop(exclude, None)
+    if not hits:
+        return []
+    ranked = sorted(hits, key=lambda m: (-hits[m], -m))[: limit * 4]
+    marks = ",".join("?" * len(ranked))
+    found = []
+    for memory_id, blob in conn.execute(f"SELECT memory_id, sig FROM near_dup_sigs WHERE memory_id IN ({marks})",
+                                        ranked):
+        score = fingerprint.similarity(sig, fingerprint.unpack(blob))
+        if score >= threshold:
+            found.append({"memory_id": memory_id, "similarity": round(score, 3)})
+    found.sort(key=lambda d: (-d["similarity"], -d["memory_id"]))
+    return found[:limit]

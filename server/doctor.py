@@ -1,0 +1,126 @@
+"""Health checks behind ``ledger doctor`` and the ``doctor`` review view.
+
+Each check is a function ``(app) -> Check`` registered with :func:`check`; other modules may add
+their own by importing this one and decorating a function. A check never writes. Severity is
+the worst of the checks: ``ok`` < ``info`` < ``warning`` < ``critical``; the CLI exits 0 when
+nothing is worse than ``info``, 1 on warnings, 2 on critical findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypedDict
+
+from ledger.errors import ChainBroken
+
+SEVERITIES = ("ok", "info", "warning", "critical")
+
+
+class Check(TypedDict, total=False):
+    name: str
+    severity: str
+    message: str
+    count: int
+
+
+CheckFn = Callable[[Any], Check]
+CHECKS: list[CheckFn] = []
+
+
+def check(fn: CheckFn) -> CheckFn:
+    """Register a doctor check (in definition order)."""
+    CHECKS.append(fn)
+    return fn
+
+
+def run_checks(app: Any) -> dict[str, Any]:
+    results: list[Check] = []
+    for fn in CHECKS:
+        try:
+            result = fn(app)
+        except Exception as exc:  # a broken check is itself a finding, never a crash
+            result = Check(severity="critical", message=f"check failed: {type(exc).__name__}: {exc}"[:300])
+        result.setdefault("name", fn.__name__.removeprefix("check_"))
+        results.append(result)
+    worst = max((SEVERITIES.index(r["severity"]) for r in results), default=0)
+    return {"ok": True, "checks": results, "severity": SEVERITIES[worst]}
+
+
+def exit_code(severity: str) -> int:
+    return {"warning": 1, "critical": 2}.get(severity, 0)
+
+
+@check
+def check_integrity(app: Any) -> Check:
+    rows = [r[0] for r in app.conn.execute("PRAGMA quick_check")]
+    if rows == ["ok"]:
+        return Check(severity="ok", message="SQLite quick_check passed")
+    return Check(severity="critical", message=f"SQLite quick_check: {'; '.join(rows[:3])}")
+
+
+@check
+def check_hash_chain(app: Any) -> Check:
+    try:
+        count = app.store.verify_chain()
+    except ChainBroken as exc:
+        return Check(severity="critical", message=exc.message)
+    return Check(severity="ok", message=f"hash chain intact over {count} events", count=count)
+
+
+@check
+def check_projection_lag(app: Any) -> Check:
+    lagging = {name: p["lag"] for name, p in app.runner.status().items() if p["lag"]}
+    if not lagging:
+        return Check(severity="ok", message="every projection is caught up")
+    names = ", ".join(f"{n} ({lag})" for n, lag in sorted(lagging.items()))
+    return Check(severity="warning", message=f"projections behind the log: {names}; reopen or run ledger rebuild",
+                 count=sum(lagging.values()))
+
+
+@check
+def check_agent_asserted_confirmations(app: Any) -> Check:
+    from server.governance import agent_asserted_confirmations
+
+    count = agent_asserted_confirmations(app.conn)
+    if not count:
+        return Check(severity="ok", message="every user_confirmed fact was confirmed through a user channel")
+    return Check(severity="warning", count=count,
+                 message=f"{count} user_confirmed fact(s) were confirmed only by an agent (agent_asserted); "
+                         "confirm them from the CLI (ledger confirm ID) or retire them")
+
+
+@check
+def check_open_conflicts(app: Any) -> Check:
+    counts = dict(app.conn.execute("SELECT state, count(*) FROM conflicts WHERE state<>'resolved' GROUP BY state"))
+    total = sum(counts.values())
+    if not total:
+        return Check(severity="ok", message="no open conflicts")
+    return Check(severity="info", count=total,
+                 message=f"{counts.get('open', 0)} open and {counts.get('judged', 0)} judged conflict(s) await a "
+                         "decision (ledger conflicts)")
+
+
+@check
+def check_conflicts_with_inactive_members(app: Any) -> Check:
+    """An unresolved conflict whose member is no longer current should have been settled."""
+    count = app.conn.execute(
+        "SELECT count(DISTINCT c.conflict_id) FROM conflicts c "
+        "JOIN conflict_members cm ON cm.conflict_id=c.conflict_id JOIN memories m ON m.memory_id=cm.memory_id "
+        "WHERE c.state<>'resolved' AND m.status<>'active'").get
+    if not count:
+        return Check(severity="ok", message="every unresolved conflict is between current memories")
+    return Check(severity="warning", count=count,
+                 message=f"{count} unresolved conflict(s) involve a memory that is no longer current")
+
+
+@check
+def check_pending_backup(app: Any) -> Check:
+    pending_fn = getattr(app, "pending_backup", None)
+    pending = pending_fn() if callable(pending_fn) else None
+    if not pending or not pending.get("events"):
+        return Check(severity="ok", message="no backed-up events await replay")
+    return Check(severity="warning", count=pending["events"],
+                 message=f"{pending['events']} backed-up event(s) await replay (ledger replay-backup --apply)")
+
+
+__all__ = ["CHECKS", "SEVERITIES", "Check", "check", "exit_code", "run_checks"]

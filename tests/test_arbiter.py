@@ -1,0 +1,112 @@
+"""Arbitration as a pure function (issue point 2): rule order, verdict shape and its properties."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ledger.arbiter import RULE_ORDER, Side, arbitrate, portable, with_ids
+
+EXPECTED_ORDER = ["user_confirmed/locked protection", "event_time", "source_type", "confidence", "ingest_time"]
+
+
+def side(memory_id: int, **kw: object) -> Side:
+    base: dict[str, object] = {"source_type": "agent_generated", "protection": "normal",
+                               "event_time": "2025-07-01T00:00:00.000000Z", "confidence": 0.45,
+                               "recorded_at": "2025-07-10T00:00:00.000000Z"}
+    base.update(kw)
+    return Side(memory_id=memory_id, **base)  # type: ignore[arg-type]
+
+
+def test_seed_example_newer_event_time_wins_without_review() -> None:
+    old = side(1, event_time="2025-07-01T00:00:00.000000Z")
+    new = side(2, event_time="2025-07-06T00:00:00.000000Z")
+    verdict = arbitrate(old, new)
+    assert verdict["winner_side"] == "right" and verdict["winner_id"] == 2 and verdict["loser_id"] == 1
+    assert verdict["manual_review"] is False
+    assert verdict["rule_order"] == EXPECTED_ORDER == RULE_ORDER
+    assert verdict["rule"] == "event_time"
+    assert "event_time" in verdict["reasons"][-1] and "decides" in verdict["reasons"][-1]
+    assert set(verdict) >= {"winner_side", "winner_id", "loser_id", "manual_review", "reasons", "rule_order"}
+
+
+def test_user_confirmed_beats_a_newer_agent_guess() -> None:
+    confirmed = side(1, source_type="user_confirmed", protection="locked", event_time="2025-07-01T00:00:00.000000Z")
+    guess = side(2, event_time="2025-08-01T00:00:00.000000Z", confidence=0.99)
+    verdict = arbitrate(confirmed, guess)
+    assert verdict["winner_id"] == 1 and verdict["rule"] == "user_confirmed/locked protection"
+    assert verdict["reasons"][0].startswith("user_confirmed/locked protection: the left side is locked")
+
+
+def test_each_rule_decides_when_the_earlier_ones_tie() -> None:
+    assert arbitrate(side(1), side(2, source_type="document_extracted"))["rule"] == "source_type"
+    assert arbitrate(side(1, confidence=0.9), side(2))["rule"] == "confidence"
+    later = side(2, recorded_at="2025-07-11T00:00:00.000000Z")
+    verdict = arbitrate(side(1), later)
+    assert verdict["rule"] == "ingest_time" and verdict["winner_id"] == 2
+    assert [r.split(":")[0] for r in verdict["reasons"]] == EXPECTED_ORDER
+
+
+def test_no_rule_separates_identical_sides_manual_review() -> None:
+    verdict = arbitrate(side(1), side(2))
+    assert verdict["winner_side"] is None and verdict["winner_id"] is None and verdict["loser_id"] is None
+    assert verdict["manual_review"] is True and verdict["rule"] is None
+
+
+def test_policy_asks_review_for_two_agent_guesses_but_keeps_the_suggestion() -> None:
+    old, new = side(1), side(2, event_time="2025-07-06T00:00:00.000000Z")
+    assert arbitrate(old, new)["manual_review"] is False
+    verdict = arbitrate(old, new, review_agent_conflicts=True)
+    assert verdict["manual_review"] is True and verdict["winner_id"] == 2
+    doc = side(2, source_type="document_extracted")
+    assert arbitrate(old, doc, review_agent_conflicts=True)["manual_review"] is False
+
+
+def test_portable_verdicts_carry_no_ids_and_get_them_back() -> None:
+    verdict = arbitrate(side(7), side(9, event_time="2025-07-02T00:00:00.000000Z"))
+    stored = portable(verdict)
+    assert "winner_id" not in stored and "loser_id" not in stored
+    assert with_ids(stored, 7, 9) == verdict
+
+
+times = st.sampled_from([f"2025-07-0{d}T00:00:00.000000Z" for d in range(1, 4)])
+sides = st.builds(
+    Side,
+    memory_id=st.integers(1, 10**6),
+    source_type=st.sampled_from(["user_confirmed", "document_extracted", "agent_generated", "unknown"]),
+    protection=st.sampled_from(["normal", "protected", "locked"]),
+    event_time=times,
+    confidence=st.sampled_from([0.1, 0.45, 0.7, 1.0]),
+    recorded_at=times,
+)
+policy = st.booleans()
+
+
+@settings(deadline=None, max_examples=200)
+@given(sides, sides, policy)
+def test_arbitration_is_deterministic(left: Side, right: Side, review: bool) -> None:
+    assert arbitrate(left, right, review_agent_conflicts=review) == arbitrate(left, right,
+                                                                             review_agent_conflicts=review)
+
+
+@settings(deadline=None, max_examples=200)
+@given(sides, sides, policy)
+def test_swapping_sides_swaps_the_winner(left: Side, right: Side, review: bool) -> None:
+    there = arbitrate(left, right, review_agent_conflicts=review)
+    back = arbitrate(right, left, review_agent_conflicts=review)
+    flip = {"left": "right", "right": "left", None: None}
+    assert back["winner_side"] == flip[there["winner_side"]]
+    assert back["winner_id"] == there["winner_id"] and back["loser_id"] == there["loser_id"]
+    assert back["manual_review"] == there["manual_review"] and back["rule"] == there["rule"]
+
+
+@settings(deadline=None, max_examples=200)
+@given(sides, sides, policy)
+def test_a_locked_side_always_beats_an_unlocked_one(left: Side, right: Side, review: bool) -> None:
+    locked = Side(**{**{f: getattr(left, f) for f in Side.__struct_fields__}, "protection": "locked"})
+    unlocked_protection = "normal" if right.protection == "locked" else right.protection
+    unlocked = Side(**{**{f: getattr(right, f) for f in Side.__struct_fields__}, "protection": unlocked_protection})
+    for a, b, winner in ((locked, unlocked, "left"), (unlocked, locked, "right")):
+        verdict = arbitrate(a, b, review_agent_conflicts=review)
+        assert verdict["winner_side"] == winner
+        assert verdict["rule"] == "user_confirmed/locked protection"

@@ -1,0 +1,228 @@
+"""Claim extraction and value normalisation (issue point 3), with a labelled collision table.
+
+The table holds 47 pairs that state contradicting values for one thing and
+49 that do not (different subjects, the same value written differently, descriptions,
+questions, hedges, negations), in English and Chinese. Precision is measured over the whole table
+and the non-colliding half must produce no collision at all.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ledger.claims import collides, explicit_claim, extract_claims
+from ledger.normalize import normalize_text, normalize_value, same_value
+
+# (left content, left subject, right content, right subject)
+COLLIDING = [
+    ('The staging API listens on port 8080', '', 'The staging API listens on port 9090', ''),
+    ('staging port: 8080', '', 'The port of staging is 9090', ''),
+    ('port is 8080', 'staging', 'staging port: 9090', ''),
+    ('GET /health returns 200', '', 'GET /health returns 503', ''),
+    ('The project budget is $50,000', '', 'The project budget is $65,000', ''),
+    ('The release date is July 1, 2025', '', 'The release date is 2025-07-08', ''),
+    ('The team meeting is on Wednesday at 3pm', '', 'The team meeting is moved to Thursday', ''),
+    ('The API version is v2.3', '', 'The API version is 2.4', ''),
+    ('The build server is ci-7', '', 'The build server is ci-9', ''),
+    ('Deploy freeze time: 18:00', '', 'Deploy freeze time: 8pm', ''),
+    ('The capital of Australia is Canberra', '', 'The capital of Australia is Sydney', ''),
+    ('Request timeout = 30s', '', 'Request timeout = 45s', ''),
+    ('The cache uses Redis 6', '', 'The cache uses Memcached', ''),
+    ('Feature flag new-checkout is enabled', '', 'Feature flag new-checkout is disabled', ''),
+    ('The primary database is Postgres 15', '', 'The primary database is MySQL 8', ''),
+    ('Max upload size: 10MB', '', 'Max upload size: 25MB', ''),
+    ('The on-call engineer is Priya', '', 'The on-call engineer is Marco', ''),
+    ('It returns 200', 'GET /status', 'GET /status returns 500', ''),
+    ('接口 /api/foo 返回 200', '', '接口 /api/foo 返回 404', ''),
+    ('项目预算是5万', '', '项目预算为8万元', ''),
+    ('会议定在周三下午3点', '', '会议改为周四下午3点', ''),
+    ('服务端口是8080', '', '服务监听9090端口', ''),
+    ('负责人是张工', '', '负责人是李工', ''),
+    ('发布日期是2025年7月1日', '', '发布日期为2025年7月8日', ''),
+    ('数据库用的是 PostgreSQL', '', '数据库使用 MySQL', ''),
+    ('缓存过期时间为30秒', '', '缓存过期时间为60秒', ''),
+    ('API 版本是 v2.3', '', 'API 版本为 2.5', ''),
+    ('新结账开关为开启', '', '新结账开关为关闭', ''),
+    ('值班工程师是王伟', '', '值班工程师是刘洋', ''),
+    ('上传大小上限为10MB', '', '上传大小上限为20MB', ''),
+    ('构建服务器是 ci-7', '', '构建服务器是 ci-9', ''),
+    ('年度预算：100万', '', '年度预算：120万元', ''),
+    ('截止日期 2025年8月1日', '', '截止日期 2025年8月15日', ''),
+    ('预算 5万', '项目', '项目预算为6万', ''),
+    ('The staging DB host is db-1.internal', '', 'The staging DB host is db-2.internal', ''),
+    ('Our Slack channel for incidents is #ops-alerts', '', 'Our Slack channel for incidents is #incidents', ''),
+    ('The default branch is main', '', 'The default branch is master', ''),
+    ('Node version: 18', '', 'Node version: 20', ''),
+    ('The launch is scheduled for 2025-09-01', '', 'The launch was moved to 2025-09-15', ''),
+    ('测试环境地址是 http://10.0.0.5:8080', '', '测试环境地址是 http://10.0.0.6:8080', ''),
+    ('周报截止时间为周五下午5点', '', '周报截止时间改为周五下午6点', ''),
+    ('客户联系人是陈经理', '', '客户联系人改为赵经理', ''),
+    ('The rate limit is 100 requests per minute', '', 'The rate limit is 200 requests per minute', ''),
+    ('预算上限为3000美元', '', '预算上限为5000美元', ''),
+    ('The meeting is in room 4', '', 'The meeting is in room 5', ''),
+    ('The service is written in Go', '', 'The service is written in Rust', ''),
+    ('The release manager is Sterling', '', 'The release manager is Ming', ''),
+]
+NOT_COLLIDING = [
+    ('The staging API listens on port 8080', '', 'The production API listens on port 9090', ''),
+    ('The project budget is $50,000', '', 'The project budget is 50000 USD', ''),
+    ('The team meeting is on Wednesday', '', 'The team meeting is at 3pm', ''),
+    ('The team meeting is on Wednesday', '', 'The team meeting is in room 4', ''),
+    ('The API is fast', '', 'The API is stable', ''),
+    ('Alice is a developer', '', 'Alice is a manager', ''),
+    ('GET /health returns 200', '', 'GET /users returns 404', ''),
+    ('Request timeout = 30s', '', 'Request timeout = 30000ms', ''),
+    ('The release date is July 1, 2025', '', 'The release date is 2025-07-01', ''),
+    ('The build server is ci-7', '', 'The build server is CI-7', ''),
+    ('The API version is v2.0', '', 'The API version is 2', ''),
+    ('Max upload size: 1GB', '', 'Max upload size: 1024MB', ''),
+    ('Is the staging port 8080?', '', 'The staging port is 9090', ''),
+    ('Maybe the staging port is 8080', '', 'The staging port is 9090', ''),
+    ('The API does not return 500', '', 'The API returns 200', ''),
+    ('The staging database is Postgres', '', 'The staging cache is Redis', ''),
+    ('Feature flag new-checkout is enabled', '', 'Feature flag dark-mode is disabled', ''),
+    ('The on-call engineer is Priya', '', 'The backup engineer is Marco', ''),
+    ('port is 8080', 'staging', 'port is 9090', 'production'),
+    ('The deploy window is Friday', '', 'The deploy window is on Friday', ''),
+    ('接口 /api/foo 返回 200', '', '接口 /api/bar 返回 404', ''),
+    ('项目预算是5万', '', '项目预算为50,000元', ''),
+    ('会议在周三', '', '会议在三楼', ''),
+    ('会议定在周三', '', '会议定在下午3点', ''),
+    ('前端负责人是张工', '', '后端负责人是李工', ''),
+    ('这个接口是稳定的', '', '这个接口是很快的', ''),
+    ('服务端口是8080', '', '数据库端口是5432', ''),
+    ('发布日期是2025年7月1日', '', '发布日期为2025-07-01', ''),
+    ('缓存过期时间为30秒', '', '缓存过期时间为30000毫秒', ''),
+    ('用户数量为1200人', '', '用户数量是1200', ''),
+    ('新功能开关是开启', '', '新功能开关为启用', ''),
+    ('据说端口可能是8080', '', '端口是9090', ''),
+    ('因为网络问题，部署推迟了', '', '部署已经完成', ''),
+    ('API 版本是 v2.0', '', 'API 版本为 2', ''),
+    ('项目预算是５万', '', '项目预算为 5\u200b万', ''),
+    ('The default branch is main', '', 'The default branch is Main.', ''),
+    ('Node version: 18', '', 'Node version: v18.0', ''),
+    ('The launch is scheduled for 2025-09-01', '', 'The launch is scheduled for Sept 1, 2025', ''),
+    ('The staging DB host is db-1.internal', '', 'The prod DB host is db-2.internal', ''),
+    ('客户联系人是陈经理', '', '供应商联系人是赵经理', ''),
+    ('The rate limit is 100 requests per minute', '', 'The timeout is 100 seconds', ''),
+    ('I think the office is nice', '', 'The office is big', ''),
+    ('The demo went well', '', 'The demo was rescheduled', ''),
+    ('The login page returns 200 for valid users', '', 'The login page returns 200 quickly', ''),
+    ('预算上限为3000美元', '', '预算上限为 $3,000', ''),
+    ('Bob is on vacation', '', 'Bob is in Berlin', ''),
+    ('The service is deployed on Kubernetes', '', 'The service is maintained by Team A', ''),
+    ('The meeting room is booked', '', 'The meeting room is Atlas', ''),
+    ('Bob is in Berlin', '', 'Bob is in a meeting', ''),
+]
+
+
+def pair_collides(left: str, left_subject: str, right: str, right_subject: str) -> bool:
+    return any(collides(a, b) for a in extract_claims(left, left_subject) for b in extract_claims(right, right_subject))
+
+
+def test_the_labelled_table_is_large_enough_and_bilingual() -> None:
+    rows = COLLIDING + NOT_COLLIDING
+    assert len(rows) >= 60
+    zh = [r for r in rows if any("\u4e00" <= ch <= "\u9fff" for ch in r[0] + r[2])]
+    assert len(zh) >= 20 and len(rows) - len(zh) >= 20
+    assert len(COLLIDING) >= 30 and len(NOT_COLLIDING) >= 30
+
+
+def test_precision_over_the_table_and_no_false_collision_on_the_non_colliding_half() -> None:
+    true_positive = sum(pair_collides(*row) for row in COLLIDING)
+    false_positives = [row for row in NOT_COLLIDING if pair_collides(*row)]
+    precision = true_positive / max(1, true_positive + len(false_positives))
+    recall = true_positive / len(COLLIDING)
+    assert false_positives == []
+    assert precision == 1.0
+    assert recall >= 0.9, f"recall {recall:.2f}"
+
+
+@pytest.mark.parametrize("row", COLLIDING, ids=lambda r: r[0][:30])
+def test_each_colliding_pair_collides_in_both_directions(row: tuple[str, str, str, str]) -> None:
+    left, ls, right, rs = row
+    assert pair_collides(left, ls, right, rs)
+    assert pair_collides(right, rs, left, ls)
+
+
+@pytest.mark.parametrize("row", NOT_COLLIDING, ids=lambda r: r[0][:30])
+def test_each_non_colliding_pair_does_not_collide(row: tuple[str, str, str, str]) -> None:
+    assert not pair_collides(*row)
+
+
+@pytest.mark.parametrize("values", [
+    ("5万", "50000", "50,000元", "五万", "50000 元", "５万"),
+    ("$5k", "5000 USD", "5,000美元"),
+    ("30s", "30000ms", "30 秒", "30 seconds"),
+    ("2025-07-01", "2025/7/1", "2025年7月1日", "July 1, 2025", "1 July 2025", "Jul 1st, 2025"),
+    ("下午3点", "3pm", "15:00", "3:00 PM", "下午三点"),
+    ("周三", "Wednesday", "星期三", "wed"),
+    ("v2.0", "2", "version 2.0.0"),
+    ("enabled", "on", "开启", "true"),
+])
+def test_equal_values_normalise_to_the_same_thing(values: tuple[str, ...]) -> None:
+    hint = "version" if values[0] == "v2.0" else ""
+    forms = [normalize_value(v, hint=hint) for v in values]
+    kind = forms[0][0]
+    assert all(f[0] == kind for f in forms), forms
+    assert all(same_value(kind, forms[0][1], f[1]) for f in forms), forms
+
+
+def test_text_normalisation_folds_width_case_whitespace_and_zero_width() -> None:
+    assert normalize_text("  ＡＰＩ\u200b  Port\t\n８０８０ ") == "api port 8080"
+
+
+def test_different_values_stay_different() -> None:
+    assert normalize_value("5万")[1] != normalize_value("6万")[1]
+    assert not same_value("number", normalize_value("50000 USD")[1], normalize_value("50000 EUR")[1])
+    assert same_value("number", normalize_value("30")[1], normalize_value("30s")[1])  # a bare number: same
+    assert not same_value("when", normalize_value("周三下午3点")[1], normalize_value("周四")[1])
+    assert same_value("when", normalize_value("周三")[1], normalize_value("下午3点")[1])  # no shared part
+    assert same_value("when", normalize_value("2025-07-02")[1], normalize_value("Wednesday")[1])
+    assert not same_value("when", normalize_value("2025-07-03")[1], normalize_value("Wednesday")[1])
+
+
+@pytest.mark.parametrize(("content", "subject", "expected"), [
+    ("X returns 404", "", ("x", "returns", "404")),
+    ("The cache uses Redis", "", ("the cache", "uses", "redis")),
+    ("ratio equals 0.5", "", ("ratio", "is", "0.5")),
+    ("timeout: 30s", "", ("timeout", "is", "30s")),
+    ("max_conn = 100", "", ("max_conn", "is", "100")),
+    ("数据库是 PostgreSQL", "", ("数据库", "is", "postgresql")),
+    ("汇率为7.2", "", ("汇率", "is", "7.2")),
+    ("接口返回 200", "", ("接口", "returns", "200")),
+    ("缓存用 Redis", "", ("缓存", "uses", "redis")),
+    ("端口改为 9090", "", ("端口", "is", "9090")),
+    ("会议定在周三", "", ("会议", "is", "周三")),
+    ("The web app listens on port 3000", "", ("the web app", "port", "3000")),
+    ("Budget: 5万", "Apollo", ("Apollo", "budget", "5万")),
+    ("It returns 200", "GET /health", ("GET /health", "returns", "200")),
+])
+def test_patterns_extract_subject_attribute_value(content: str, subject: str, expected: tuple[str, str, str]) -> None:
+    claims = extract_claims(content, subject)
+    assert claims, content
+    first = claims[0]
+    assert (first.subject, first.attribute, first.value) == expected
+
+
+def test_explicit_claims_share_keys_with_extracted_ones() -> None:
+    explicit = explicit_claim("staging", "port", "8080")
+    assert explicit is not None
+    extracted = extract_claims("The staging API listens on port 9090")
+    assert not collides(explicit, extracted[0])  # "staging api" is not "staging"
+    (other,) = extract_claims("staging port: 9090")
+    assert collides(explicit, other)
+    (same,) = extract_claims("port is 8080", "staging")
+    assert not collides(explicit, same) and explicit.key == same.key
+
+
+def test_explicit_claims_come_first_and_one_claim_per_key() -> None:
+    claims = extract_claims("The port is 8080. The port is 9090.", "staging", [("staging", "port", "7000")])
+    assert [c.value for c in claims] == ["7000"]
+    assert claims[0].origin == "explicit"
+
+
+def test_extraction_is_deterministic_and_bounded() -> None:
+    text = "; ".join(f"service{i} port: {8000 + i}" for i in range(100))
+    first = extract_claims(text)
+    assert first == extract_claims(text) and len(first) == 20

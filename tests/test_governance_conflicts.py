@@ -1,0 +1,207 @@
+"""Collisions at write time, conflict states, judgments, resolution and arbitration (points 2-4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ledger.errors import InvalidInput, Unauthorized, VersionConflict
+from ledger.events import AUTH_AGENT, AUTH_USER
+from server.app import LedgerApp
+from server.config import Policy, Settings
+
+T1, T2, T6 = "2025-07-01T00:00:00Z", "2025-07-02T00:00:00Z", "2025-07-06T00:00:00Z"
+RULES = ["user_confirmed/locked protection", "event_time", "source_type", "confidence", "ingest_time"]
+
+
+def state(app: LedgerApp, conflict_id: int) -> str:
+    return app.conflict_detail(conflict_id)["conflict"]["state"]
+
+
+def pair(app: LedgerApp, left: str = "接口 /api/foo 返回 200",
+         right: str = "接口 /api/foo 返回 404") -> tuple[int, int, int]:
+    a = app.remember(left, event_time=T1)["memory_id"]
+    result = app.remember(right, event_time=T6)
+    return a, result["memory_id"], result["conflicts"][0]["conflict_id"]
+
+
+def test_seed_example_write_reports_the_collision_and_compare_names_the_right_side(app: LedgerApp) -> None:
+    first = app.remember("接口 /api/foo 返回 200", event_time=T1)
+    assert first["conflicts"] == [] and first["conflicts_total"] == 0
+    second = app.remember("接口 /api/foo 返回 404", event_time=T6)
+    assert second["conflicts_total"] == 1
+    (conflict,) = second["conflicts"]
+    assert conflict["other_id"] == first["memory_id"]
+    assert conflict["claim"] == {"subject": "接口 /api/foo", "attribute": "returns", "value": "404",
+                                 "other_value": "200"}
+    assert conflict["verdict"]["winner_id"] == second["memory_id"]
+    verdict = app.compare(first["memory_id"], second["memory_id"])["verdict"]
+    assert verdict["winner_side"] == "right" and verdict["winner_id"] == second["memory_id"]
+    assert verdict["manual_review"] is False and verdict["rule_order"] == RULES
+    assert any(r.startswith("event_time:") and "decides" in r for r in verdict["reasons"])
+    positions = app.store.last_position()
+    app.compare(first["memory_id"], second["memory_id"])
+    assert app.store.last_position() == positions  # compare writes nothing
+    assert app.status()["open_conflicts"] == 1
+    assert app.read(first["memory_id"])["memory"]["conflict_ids"] == [conflict["conflict_id"]]
+    assert app.conflicts()["conflicts"][0]["conflict_id"] == conflict["conflict_id"]
+
+
+def test_the_same_value_restated_is_not_a_conflict(app: LedgerApp) -> None:
+    app.remember("项目预算是5万")
+    assert app.remember("项目预算为50,000元")["conflicts"] == []
+    assert app.remember("The project budget is $50,000")["conflicts"] == []
+    assert app.status()["open_conflicts"] == 0
+
+
+def test_collisions_stay_inside_a_workspace(app: LedgerApp) -> None:
+    app.remember("deploy port: 7000", workspace="alpha")
+    assert app.remember("deploy port: 9000", workspace="beta")["conflicts"] == []
+    assert app.remember("deploy port: 9100", workspace="alpha")["conflicts_total"] == 1
+
+
+def test_at_most_five_conflicts_are_listed_with_the_total(app: LedgerApp) -> None:
+    for port in range(7000, 7006):
+        app.remember(f"the gateway port is {port}")
+    result = app.remember("the gateway port is 8000")
+    assert len(result["conflicts"]) == 5 and result["conflicts_total"] == 6
+
+
+def test_judgment_is_pinned_and_a_changed_member_reopens_it(app: LedgerApp) -> None:
+    a, b, cid = pair(app)
+    with pytest.raises(VersionConflict):
+        app.judge(cid, b, rationale="newer log", pins={str(a): 2, str(b): 1})
+    judged = app.judge(cid, b, rationale="the newer deploy log says 404", pins={str(a): 1, str(b): 1})
+    assert judged["conflict"]["state"] == "judged" and judged["judgment_id"] > cid
+    assert app.read(a)["memory"]["status"] == "active"  # a judgment is guidance: nothing changed
+    detail = app.conflict_detail(cid)["conflict"]
+    assert detail["judgments"][0]["pins"] == {str(a): 1, str(b): 1}
+    assert detail["judgments"][0]["winner_id"] == b
+    app.update(a, content="接口 /api/foo 返回 302")
+    assert state(app, cid) == "open"
+    with pytest.raises(VersionConflict):
+        app.judge(cid, b, pins={a: 1, b: 1})
+    app.judge(cid, b, pins={a: 2, b: 1})
+    assert state(app, cid) == "judged"
+
+
+def test_resolve_keep_both_changes_no_memory(app: LedgerApp) -> None:
+    a, b, cid = pair(app)
+    result = app.resolve_conflict(cid, resolution="keep_both", authorization=AUTH_USER)
+    assert result["conflict"]["state"] == "resolved" and result["conflict"]["resolution"] == "keep_both"
+    assert {app.read(m)["memory"]["status"] for m in (a, b)} == {"active"}
+    with pytest.raises(InvalidInput):
+        app.resolve_conflict(cid, winner_id=a, authorization=AUTH_USER)
+
+
+def test_resolve_with_a_winner_supersedes_the_other_member(app: LedgerApp) -> None:
+    a, b, cid = pair(app)
+    result = app.resolve_conflict(cid, winner_id=a, authorization=AUTH_USER)
+    assert result["conflict"]["state"] == "resolved" and result["conflict"]["winner_id"] == a
+    loser = app.read(b)["memory"]
+    assert loser["status"] == "superseded" and loser["superseded_by"] == a
+    assert app.read(a)["memory"]["supersedes"] == [b]
+    assert app.find("api foo")["results"][0]["memory_id"] == a
+    assert [r["memory_id"] for r in app.find("api foo")["results"]] == [a]  # inactive never in a default find
+
+
+def test_supersede_chains_read_both_ways_and_settle_conflicts(app: LedgerApp) -> None:
+    a, b, cid = pair(app)
+    c = app.remember("接口 /api/foo 返回 410", event_time="2025-07-09T00:00:00Z")["memory_id"]
+    result = app.supersede(a, b, reason="404 is newer", authorization=AUTH_AGENT)
+    assert cid in result["resolved_conflicts"]
+    app.supersede(b, c, authorization=AUTH_AGENT)
+    middle = app.read(b)["memory"]
+    assert middle["supersedes"] == [a] and middle["superseded_by"] == c
+    assert app.read(c)["memory"]["supersedes"] == [b]
+    assert app.conflicts(state="open")["conflicts"] == []  # every conflict with a dead member is settled
+    check = next(x for x in app.doctor()["checks"] if x["name"] == "conflicts_with_inactive_members")
+    assert check["severity"] == "ok"
+    with pytest.raises(InvalidInput):
+        app.supersede(a, c, authorization=AUTH_AGENT)  # a is no longer current
+
+
+def test_retire_and_retraction_settle_open_conflicts(app: LedgerApp) -> None:
+    a, b, cid = pair(app)
+    app.retire(b, reason="wrong environment", authorization=AUTH_USER)
+    resolved = app.conflict_detail(cid)["conflict"]
+    assert resolved["state"] == "resolved" and resolved["winner_id"] == a
+    c = app.remember("接口 /api/foo 返回 500", event_time=T6)
+    (conflict,) = c["conflicts"]
+    app.remember("please disregard the 500 note", ref_id=c["memory_id"], retracts=True)
+    assert state(app, conflict["conflict_id"]) == "resolved"
+    assert app.read(c["memory_id"])["memory"]["status"] == "retired"
+
+
+def test_arbitrate_marks_and_applies_in_one_call(app: LedgerApp) -> None:
+    a = app.remember("the build server is ci-7", subject="build", event_time=T1)["memory_id"]
+    b = app.remember("our build machine moved to a new host", subject="build", event_time=T6)["memory_id"]
+    before = app.store.last_position()
+    result = app.arbitrate(a, b, mark_conflict=True, apply=True, authorization=AUTH_AGENT)
+    assert result["applied"] and result["verdict"]["winner_id"] == b and result["verdict"]["rule"] == "event_time"
+    written = list(app.store.read(after=before))
+    assert [e.type for e in written] == ["ClaimCollided", "Superseded", "ConflictResolved"]
+    superseded = written[1].data
+    assert superseded.rule == "event_time" and superseded.authorization == AUTH_AGENT  # type: ignore[attr-defined]
+    assert {e.actor for e in written} == {"test:pytest"} and len({e.recorded_at[:19] for e in written}) == 1
+    assert state(app, result["conflict_id"]) == "resolved"
+
+
+def test_arbitrate_settles_an_existing_conflict_and_refuses_bad_pairs(app: LedgerApp) -> None:
+    a, b, cid = pair(app)
+    unrelated = app.remember("the office closes at 6pm", subject="office")["memory_id"]
+    with pytest.raises(InvalidInput):
+        app.arbitrate(a, unrelated, apply=True, authorization=AUTH_USER)
+    result = app.arbitrate(a, b, apply=True, authorization=AUTH_USER)
+    assert result["conflict_id"] == cid and state(app, cid) == "resolved"
+    with pytest.raises(InvalidInput):
+        app.arbitrate(a, b, apply=True, authorization=AUTH_USER)  # a side is no longer current
+    c = app.remember("接口 /api/foo 返回 418", event_time=T2)["memory_id"]
+    recorded = app.arbitrate(b, c, authorization=AUTH_USER)
+    assert not recorded["applied"] and recorded["conflict_id"] is not None  # the write already opened one
+
+
+def test_apply_refuses_when_no_rule_separates(app: LedgerApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ledger import clock
+
+    monkeypatch.setattr(clock, "now", lambda: "2025-07-10T00:00:00.000000Z")  # a tie on ingest time too
+    a = app.remember("the timezone is UTC", subject="tz", event_time=T1)["memory_id"]
+    b = app.remember("the timezone is CET", subject="tz", event_time=T1)["memory_id"]
+    assert app.compare(a, b)["verdict"]["manual_review"] is True
+    with pytest.raises(InvalidInput):
+        app.arbitrate(a, b, apply=True, authorization=AUTH_USER)
+
+
+def test_policy_review_agent_conflicts_needs_a_person_to_apply(tmp_path: Path) -> None:
+    app = LedgerApp(Settings(db=str(tmp_path / "r.db"), client="test", policy=Policy(review_agent_conflicts=True)))
+    a, b, cid = pair(app)
+    verdict = app.conflict_detail(cid)["conflict"]["verdict"]
+    assert verdict["manual_review"] is True and verdict["winner_id"] == b
+    with pytest.raises(Unauthorized):
+        app.arbitrate(a, b, apply=True, authorization=AUTH_AGENT)
+    assert app.arbitrate(a, b, apply=True, authorization=AUTH_USER)["applied"]
+    app.close()
+
+
+def test_an_update_that_creates_a_collision_reports_it(app: LedgerApp) -> None:
+    a = app.remember("port is 8080", subject="staging")["memory_id"]
+    b = app.remember("port is 9090", subject="production")
+    assert b["conflicts"] == []
+    result = app.update(b["memory_id"], subject="staging")
+    assert result["conflicts_total"] == 1 and result["conflicts"][0]["other_id"] == a
+    again = app.update(b["memory_id"], content="port is 9091")
+    assert again["conflicts_total"] == 0  # the pair already has an unresolved conflict
+
+
+def test_conflict_lists_filter_by_state(app: LedgerApp) -> None:
+    _, _, first = pair(app)
+    _, _, second = pair(app, "the VPN gateway is vpn-1", "the VPN gateway is vpn-2")
+    app.resolve_conflict(first, resolution="keep_both", authorization=AUTH_USER)
+    assert [c["conflict_id"] for c in app.conflicts()["conflicts"]] == [second]
+    assert [c["conflict_id"] for c in app.conflicts(state="resolved")["conflicts"]] == [first]
+    assert app.conflicts(state="all")["total"] == 2
+    with pytest.raises(InvalidInput):
+        app.conflicts(state="closed")
+    overview = app.overview()
+    assert overview["conflicts"] == {"open": 1, "judged": 0, "resolved": 1} and overview["open_conflicts"] == 1
