@@ -1,23 +1,37 @@
 """Search text analysis for English and CJK, shared by the index and the query side.
 
-SQLite's ``unicode61`` tokenizer keeps a run of CJK characters as one token and ``trigram``
-never matches a term shorter than three characters, yet most Chinese words have one or two.
-So CJK runs are written into the index as overlapping unigrams and bigrams ("接口返回" →
-"接 接口 口 口返 返 返回 回"), and a CJK query becomes its bigrams (or its single character).
-Latin text is left to ``porter unicode61`` (stemming, diacritics). Query terms are always
-re-quoted, so no user string can reach the FTS5 query syntax.
+FTS5's ``unicode61`` keeps a run of CJK characters as one token and ``trigram`` never matches a
+term shorter than three characters, yet most Chinese words have one or two. So a CJK run is
+written into the index as its overlapping bigrams plus its last character alone
+("接口返回" → "接口 口返 返回 回"): every character starts exactly one token, a 2-character
+word is one token, a 1-character word is a prefix query (``"返" *``), and a verbatim span of
+the text is a contiguous run of index tokens, i.e. an FTS5 phrase. Unigrams for every
+character would double the CJK index for nothing the prefix query does not already give.
+
+Latin text is left to ``porter unicode61`` (stemming, case, diacritics), which is why ASCII
+text passes through untouched: the tokenizer does the work and the index build stays cheap.
+
+Query text never reaches the FTS5 grammar: a query is cut into word and CJK tokens here and
+each is re-emitted as a double-quoted string, so quotes, ``*``, ``NEAR(``, ``AND``/``OR``/
+``NOT``, ``^``, ``col:`` filters and parentheses are all plain text.
 """
 
 from __future__ import annotations
 
 import re
-
-from ledger.normalize import normalize_text
+import unicodedata
+from dataclasses import dataclass
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
-_SPLIT = re.compile(f"([{_CJK}]+)")
-_WORD = re.compile(r"[^\W_]+")
+# A token the way unicode61 cuts one: letters and digits (and CJK runs, cut further below);
+# everything else, underscore included, separates.
+_TOKEN = re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]+")
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
+
+# Query terms longer than this are cut: a pasted page should not become a 2,000-term OR.
+MAX_TERMS = 32
+MAX_PHRASE_TOKENS = 32
 
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are aren't as at be because been before
@@ -27,58 +41,97 @@ STOP_WORDS = frozenset(
     once only or other our ours ourselves out over own same she should so some such than that the
     their theirs them themselves then there these they this those through to too under until up very
     was we were what when where which while who whom why will with would you your yours yourself
-    yourselves s t also ever kind sort much many way ways thing things""".split()
+    yourselves s t also ever kind sort much many way ways thing things likely might must shall whose""".split()
 )
+
+
+def fold(text: str) -> str:
+    """NFKC (full-width → ASCII), case folded, zero-width characters removed."""
+    if text.isascii():
+        return text.lower()
+    return unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH).casefold()
 
 
 def is_cjk(text: str) -> bool:
     return bool(_CJK_RUN.search(text))
 
 
-def _cjk_index_tokens(run: str) -> list[str]:
-    out: list[str] = []
-    for i, ch in enumerate(run):
-        out.append(ch)
-        if i + 1 < len(run):
-            out.append(run[i : i + 2])
-    return out
+def _expand_run(match: re.Match[str]) -> str:
+    run = match.group(0)
+    if len(run) == 1:
+        return f" {run} "
+    return " " + " ".join([run[i : i + 2] for i in range(len(run) - 1)]) + " " + run[-1] + " "
 
 
 def index_text(text: str) -> str:
-    """The text handed to FTS5: normalised, with CJK runs expanded to unigrams + bigrams."""
-    parts = _SPLIT.split(normalize_text(text))
-    out: list[str] = []
-    for i, part in enumerate(parts):
-        if i % 2:  # odd parts are CJK runs
-            out.extend(_cjk_index_tokens(part))
-        elif part.strip():
-            out.append(part)
-    return " ".join(out)
+    """The text handed to FTS5: folded, CJK runs expanded to bigrams + their last character."""
+    if text.isascii():
+        return text
+    return _CJK_RUN.sub(_expand_run, fold(text))
 
 
-def _cjk_query_tokens(run: str) -> list[str]:
-    if len(run) == 1:
-        return [run]
-    return [run[i : i + 2] for i in range(len(run) - 1)]
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One search term: an FTS5 token, matched as a prefix when it is a lone CJK character."""
+
+    text: str
+    prefix: bool = False
+    stop: bool = False
+
+    def fts(self) -> str:
+        return fts_quote(self.text) + (" *" if self.prefix else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """What a query string means to the index."""
+
+    terms: tuple[Term, ...]  # distinct content terms (stop words only when nothing else is left)
+    phrase: tuple[str, ...]  # the whole query as contiguous index tokens
+    phrase_prefix: bool  # the phrase's last token is a CJK character the text may continue
+
+    def phrase_fts(self) -> str:
+        return fts_quote(" ".join(self.phrase)) + (" *" if self.phrase_prefix else "")
+
+
+def analyse(query: str) -> Query:
+    """Terms for AND/OR retrieval and the token sequence for the exact-phrase query."""
+    folded = fold(query)
+    terms: dict[str, Term] = {}
+    stops: dict[str, Term] = {}
+    phrase: list[str] = []
+    phrase_prefix = False
+    end = len(folded.rstrip())
+    for match in _TOKEN.finditer(folded):
+        token = match.group(0)
+        if not _CJK_RUN.fullmatch(token):
+            phrase.append(token)
+            target = stops if token in STOP_WORDS else terms
+            target.setdefault(token, Term(token, stop=target is stops))
+            continue
+        at_end = match.end() >= end
+        if len(token) == 1:
+            terms.setdefault(token, Term(token, prefix=True))
+            phrase.append(token)
+            phrase_prefix = at_end
+            continue
+        for i in range(len(token) - 1):
+            bigram = token[i : i + 2]
+            terms.setdefault(bigram, Term(bigram))
+            phrase.append(bigram)
+        if not at_end:  # the indexed run ends here too, so its last character is a token
+            phrase.append(token[-1])
+        phrase_prefix = False
+    chosen = list(terms.values()) or list(stops.values())
+    return Query(terms=tuple(chosen[:MAX_TERMS]), phrase=tuple(phrase[:MAX_PHRASE_TOKENS]),
+                 phrase_prefix=phrase_prefix and len(phrase) <= MAX_PHRASE_TOKENS)
 
 
 def query_terms(query: str, *, keep_stop_words: bool = False) -> list[str]:
-    """Distinct search terms in query order; English stop words dropped unless nothing is left."""
-    parts = _SPLIT.split(normalize_text(query))
-    terms: list[str] = []
-    stops: list[str] = []
-    for i, part in enumerate(parts):
-        if i % 2:
-            terms.extend(_cjk_query_tokens(part))
-            continue
-        for word in _WORD.findall(part):
-            if not keep_stop_words and word in STOP_WORDS:
-                stops.append(word)
-            else:
-                terms.append(word)
-    if not terms:
-        terms = stops
-    return list(dict.fromkeys(terms))
+    """The distinct terms of a query as plain strings (stop words dropped unless nothing is left)."""
+    if not keep_stop_words:
+        return [t.text for t in analyse(query).terms]
+    return list(dict.fromkeys(analyse(query).phrase))
 
 
 def fts_quote(term: str) -> str:
@@ -87,4 +140,13 @@ def fts_quote(term: str) -> str:
 
 
 def fts_query(terms: list[str], op: str) -> str:
-    return f" {op} ".join(fts_quote(t) for t in terms)
+    """Plain terms joined by ``op``; a lone CJK character becomes a prefix query (see above)."""
+    return f" {op} ".join(Term(t, prefix=len(t) == 1 and is_cjk(t)).fts() for t in terms)
+
+
+def fts_any(terms: list[Term] | tuple[Term, ...]) -> str:
+    return " OR ".join(t.fts() for t in terms)
+
+
+def fts_all(terms: list[Term] | tuple[Term, ...]) -> str:
+    return " AND ".join(t.fts() for t in terms)

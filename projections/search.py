@@ -1,15 +1,17 @@
-"""Full-text search: an FTS5 index over subject, content and tags with BM25, re-ranked.
+"""Full-text search: an FTS5 index over subject, content and tags, queried in bounded steps.
 
-Candidates come from an AND query of the terms (every term present) topped up by an OR query
-(stop words dropped), so rare multi-word phrases are found at once and natural-language
-questions still reach the memories that share their informative words. The candidates are
-re-ranked in Python by BM25 plus exact-phrase, subject and tag matches, trust and recency.
+Retrieval gathers candidates with three FTS5 queries — the query as an exact phrase, all of its
+content terms, any of them — each ordered by ``bm25()`` and limited, and ``projections.ranking``
+scores the union on one scale. FTS5 computes ``bm25()`` for every row that matches, so a term
+found in half the ledger would cost tens of milliseconds at 100k memories: each term's document
+frequency is counted first (a capped doclist walk, ~60 ns a row) and only the rare terms enter
+the any-term query; common terms still count in the all-terms query and in the final score.
+When every term is common, the newest matches are taken instead of the bm25-best.
 """
 
 from __future__ import annotations
 
-import json
-import math
+import weakref
 from typing import Any
 
 import apsw
@@ -17,10 +19,10 @@ import msgspec
 
 from ledger.clock import to_datetime
 from ledger.events import Event, MemoryRemembered, MemoryUpdated
-from ledger.normalize import normalize_text
 from ledger.store import StoredEvent
-from ledger.text import fts_query, index_text, query_terms
+from ledger.text import Query, Term, analyse, fts_all, fts_any, index_text
 from ledger.trust import trust_of
+from projections import ranking
 from projections.memories import memory_id_of
 
 _SCHEMA = """
@@ -36,14 +38,21 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
     tokenize='porter unicode61 remove_diacritics 2'
 );
 """
+_TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
 
-# Column weights for bm25(): a term in the subject or a tag says more than one in the body.
-_BM25 = "bm25(search_fts, 3.0, 1.0, 2.0)"
+RARE = 1000  # a term in more memories than this is "common": too costly to bm25-rank alone
+COMMON_CAP = 10 * RARE
+ANY_BUDGET = 3000  # at most this many postings are bm25-ranked by the any-term query
+POOL_MIN = 30  # candidates gathered per FTS query (at least)
+POOL_PER_RESULT = 3
+CONTEXT_TOP = 20  # session neighbours are looked up for this many best text matches
+SESSION_GAP_S = 3600.0  # adjacent memories whose event times are this close are one session
+SPEAKER_AS_SUBJECT = True
 
 
 class SearchProjector:
     name = "search"
-    version = 1
+    version = 2
     tables = ("search_docs",)
     handles = frozenset({"MemoryRemembered", "MemoryUpdated"})
 
@@ -134,9 +143,61 @@ class Hit(msgspec.Struct):
     score: float
 
 
-_CANDIDATE_COLUMNS = "m.memory_id, m.subject, m.content, m.tags, m.source_type, m.event_time, m.workspace"
+# -- index statistics ----------------------------------------------------------------------------
+_tokenizers: weakref.WeakKeyDictionary[apsw.Connection, apsw.FTS5Tokenizer] = weakref.WeakKeyDictionary()
 
 
+def tokens(conn: apsw.Connection, text: str) -> list[str]:
+    """``text`` cut and stemmed exactly as the index does it (the same FTS5 tokenizer)."""
+    if not text:
+        return []
+    tokenizer = _tokenizers.get(conn)
+    if tokenizer is None:
+        tokenizer = _tokenizers[conn] = conn.fts5_tokenizer(*_TOKENIZER)
+    return tokenizer(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False,
+                     include_colocated=False)
+
+
+def _varints(blob: bytes) -> list[int]:
+    out, i = [], 0
+    while i < len(blob):
+        value = 0
+        for j in range(9):
+            byte = blob[i]
+            i += 1
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
+
+
+def index_totals(conn: apsw.Connection) -> tuple[int, tuple[float, float, float]]:
+    """(documents, average tokens per column), read from FTS5's own "averages" record.
+
+    The record (``%_data`` id 1: row count, then tokens per column, as SQLite varints) is part
+    of the stable FTS5 file format (https://sqlite.org/src/file/ext/fts5/fts5_index.c).
+    """
+    blob = conn.execute("SELECT block FROM search_fts_data WHERE id=1").fetchone()
+    values = _varints(blob[0]) if blob and blob[0] else []
+    if len(values) < 4 or values[0] <= 0:
+        return 0, (1.0, 1.0, 1.0)
+    n = values[0]
+    return n, (values[1] / n, values[2] / n, values[3] / n)
+
+
+def doc_count(conn: apsw.Connection, expression: str, cap: int) -> int:
+    """Memories (any status) matching an FTS5 expression, counted up to ``cap + 1``."""
+    return conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?)",
+        (expression, cap + 1),
+    ).get
+
+
+# -- search ------------------------------------------------------------------------------------
 def search(
     conn: apsw.Connection,
     query: str,
@@ -147,70 +208,186 @@ def search(
 ) -> tuple[list[Hit], int]:
     """Ranked hits (at most ``limit``) and an estimate of how many memories matched."""
     where, params = filters.sql()
-    terms = query_terms(query) if query else []
     if not query.strip():
         return _recent(conn, where, params, limit)
-    if not terms:
+    parsed = analyse(query)
+    if not parsed.terms:
         return _substring(conn, query, where, params, limit)
-    pool = max(limit * 4, 40)
-    rows: dict[int, tuple[Any, ...]] = {}
-    matched_all: set[int] = set()
-    for op in ("AND", "OR") if len(terms) > 1 else ("AND",):
-        sql = (
-            f"SELECT {_CANDIDATE_COLUMNS}, {_BM25} AS r FROM search_fts "
-            f"JOIN memories m ON m.memory_id = search_fts.rowid "
-            f"WHERE search_fts MATCH ? AND {where} ORDER BY r LIMIT ?"
-        )
-        for row in conn.execute(sql, (fts_query(terms, op), *params, pool)):
-            if row[0] not in rows:
-                rows[row[0]] = row
-                if op == "AND":
-                    matched_all.add(row[0])
-        if len(rows) >= pool:
-            break
-    if not rows:
+    pool = max(limit * POOL_PER_RESULT, POOL_MIN)
+    dfs = [_document_frequency(conn, t) for t in parsed.terms]
+    phrase, found = _retrieve(conn, parsed, dfs, where, params, pool)
+    if not found:
         return [], 0
-    hits = _rerank(query, terms, list(rows.values()), matched_all, boost_workspace)
-    return hits[:limit], len(rows)
+    n_docs, avg_lengths = index_totals(conn)
+    scored = [
+        ranking.ScoredTerm(_stem(conn, t), t.prefix, ranking.idf(max(n_docs, df), df))
+        for t, df in zip(parsed.terms, dfs, strict=True)
+    ]
+    candidates = _candidates(conn, list(found), phrase, "", [])
+    best = ranking.score_text(candidates, scored, avg_lengths)
+    context = _context(conn, candidates, scored, avg_lengths, best, where, params)
+    ranked = ranking.rank(candidates, context, boost_workspace=boost_workspace)
+    return [Hit(memory_id, score) for memory_id, score in ranked[:limit]], len(found)
 
 
-def _rerank(
-    query: str,
-    terms: list[str],
-    rows: list[tuple[Any, ...]],
-    matched_all: set[int],
-    boost_workspace: str | tuple[str, ...] | None,
-) -> list[Hit]:
-    best = max(-r[7] for r in rows) or 1.0
-    newest = max(r[5] for r in rows)
-    phrase = normalize_text(query)
-    hits: list[Hit] = []
-    for memory_id, subject, content, tags, source_type, event_time, workspace, bm25 in rows:
-        score = -bm25 / best
-        if memory_id in matched_all:
-            score += 0.3
-        if phrase and phrase in normalize_text(content):
-            score += 0.5
-        subject_norm = normalize_text(subject)
-        if subject_norm and any(t in subject_norm for t in terms):
-            score += 0.1
-        tag_norm = normalize_text(" ".join(json.loads(tags)))
-        if tag_norm and any(t in tag_norm for t in terms):
-            score += 0.05
-        score += 0.05 * trust_of(source_type) / 100
-        score += 0.03 * _recency(event_time, newest)
-        if boost_workspace is not None and workspace in (
-                (boost_workspace,) if isinstance(boost_workspace, str) else boost_workspace):
-            score += 0.2
-        hits.append(Hit(memory_id, round(score, 6)))
-    hits.sort(key=lambda h: (-h.score, -h.memory_id))
-    return hits
+def _retrieve(
+    conn: apsw.Connection, parsed: Query, dfs: list[int], where: str, params: list[Any], pool: int
+) -> tuple[set[int], dict[int, None]]:
+    """Candidate ids in discovery order, and the ones that contain the exact phrase.
+
+    Only the any-term query over rare terms is ordered by ``bm25()``: FTS5 computes a term's
+    IDF by walking its whole doclist, so a ranked query with a common term in it pays for that
+    term's every posting. The phrase and the all-terms matches are few (bounded by their
+    rarest token) and are taken whole, newest first, for ``ranking`` to order.
+    """
+    found: dict[int, None] = {}
+    phrase: set[int] = set()
+    terms = list(parsed.terms)
+    if len(parsed.phrase) >= 2:
+        ids = _match(conn, parsed.phrase_fts(), where, params, pool, by_rank=False)
+        phrase.update(ids)
+        found.update(dict.fromkeys(ids))
+    if len(terms) > 1:
+        found.update(dict.fromkeys(_match(conn, fts_all(terms), where, params, pool, by_rank=False)))
+    chosen: list[Term] = []
+    budget = ANY_BUDGET
+    for df, term in sorted(zip(dfs, terms, strict=True), key=lambda p: p[0]):
+        if df > RARE or (chosen and df > budget):
+            break
+        chosen.append(term)
+        budget -= df
+    if chosen:
+        found.update(dict.fromkeys(_match(conn, fts_any(chosen), where, params, pool, by_rank=True)))
+    elif len(found) < pool:  # every term is common: the newest memories with any of them
+        found.update(dict.fromkeys(_match(conn, fts_any(terms), where, params, pool, by_rank=False)))
+    return phrase, found
 
 
-def _recency(event_time: str, newest: str) -> float:
-    """1.0 for the newest candidate, decaying with a one-year half-life (deterministic)."""
-    days = (to_datetime(newest) - to_datetime(event_time)).total_seconds() / 86400
-    return math.exp(-math.log(2) * max(days, 0.0) / 365)
+def _match(
+    conn: apsw.Connection, expression: str, where: str, params: list[Any], pool: int, *, by_rank: bool
+) -> list[int]:
+    """The best (or newest) ``pool`` matches that pass the filters.
+
+    Ranking first and joining ``memories`` after keeps the join off every match (it triples the
+    cost of a common term); only when the filters throw most of the top away is the match
+    ranked again with the filters inside.
+    """
+    order = "bm25(search_fts)" if by_rank else "rowid DESC"
+    wide = pool * 4
+    top = [r[0] for r in conn.execute(
+        f"SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY {order} LIMIT ?", (expression, wide))]
+    if not top:
+        return []
+    passed = {r[0] for r in conn.execute(
+        f"SELECT m.memory_id FROM json_each(?) j CROSS JOIN memories m ON m.memory_id = j.value WHERE {where}",
+        (_json(top), *params))}
+    ids = [i for i in top if i in passed]
+    if len(ids) >= pool or len(top) < wide:
+        return ids[:pool]
+    return [r[0] for r in conn.execute(
+        "SELECT search_fts.rowid FROM search_fts JOIN memories m ON m.memory_id = search_fts.rowid "
+        f"WHERE search_fts MATCH ? AND {where} ORDER BY {order.replace('rowid', 'search_fts.rowid')} LIMIT ?",
+        (expression, *params, pool))]
+
+
+def _json(ids: list[int]) -> str:
+    return msgspec.json.encode(ids).decode()
+
+
+def _document_frequency(conn: apsw.Connection, term: Term) -> int:
+    """Exact below RARE; above it counted up to COMMON_CAP, which bounds the IDF error of a
+    common term (its IDF is small either way) without walking a doclist of half the ledger."""
+    df = doc_count(conn, term.fts(), RARE)
+    return df if df <= RARE else doc_count(conn, term.fts(), COMMON_CAP)
+
+
+def _stem(conn: apsw.Connection, term: Term) -> str:
+    stemmed = tokens(conn, term.text)
+    return stemmed[0] if stemmed else term.text
+
+
+def _candidates(
+    conn: apsw.Connection, ids: list[int], phrase: set[int], where: str, params: list[Any]
+) -> list[ranking.Candidate]:
+    """Tokenised fields of the memories ``ids`` (speaker labels moved to the subject)."""
+    if not ids:
+        return []
+    rows = conn.execute(
+        "SELECT d.memory_id, d.subject, d.body, d.tags, m.content, m.source_type, m.event_time, m.workspace "
+        "FROM json_each(?) j CROSS JOIN search_docs d ON d.memory_id = j.value "
+        f"CROSS JOIN memories m ON m.memory_id = j.value {'WHERE ' + where if where else ''}",
+        (_json(ids), *params),
+    )
+    out = []
+    for memory_id, subject, body, tags, content, source_type, event_time, workspace in rows:
+        subject_tokens, body_tokens = tokens(conn, subject), tokens(conn, body)
+        label = ranking.speaker(content) if SPEAKER_AS_SUBJECT and not subject_tokens else ""
+        if label:
+            subject_tokens = tokens(conn, label)
+            body_tokens = body_tokens[len(subject_tokens):]
+        out.append(ranking.Candidate(
+            memory_id=memory_id, fields=(subject_tokens, body_tokens, tokens(conn, tags)),
+            source_trust=trust_of(source_type), event_time=event_time, workspace=workspace,
+            phrase=memory_id in phrase))
+    return out
+
+
+def _context(
+    conn: apsw.Connection,
+    candidates: list[ranking.Candidate],
+    terms: list[ranking.ScoredTerm],
+    avg_lengths: tuple[float, float, float],
+    best: float,
+    where: str,
+    params: list[Any],
+) -> dict[int, tuple[int | None, int | None]]:
+    """Session neighbours of the best text matches, scored and linked both ways.
+
+    A neighbour that contains none of the query's terms is never added as a result: context
+    reorders matches, it does not turn a non-match into one.
+    """
+    top = sorted(candidates, key=lambda c: -c.text)[:CONTEXT_TOP]
+    context = _sessions(conn, [c.memory_id for c in top])
+    known = {c.memory_id for c in candidates}
+    extra = list(dict.fromkeys(n for pair in context.values() for n in pair if n is not None and n not in known))
+    more = _candidates(conn, extra, set(), where, params)
+    ranking.score_text(more, terms, avg_lengths, best)
+    candidates += [c for c in more if c.matched]
+    for memory_id, (before, after) in list(context.items()):
+        if after is not None and after not in context:
+            context[after] = (memory_id, None)
+        if before is not None and before not in context:
+            context[before] = (None, memory_id)
+    return context
+
+
+def _sessions(conn: apsw.Connection, ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
+    """Each memory's previous and next memory in log order, when both belong to one session.
+
+    One session: the same workspace and event times at most SESSION_GAP apart — a conversation
+    logged turn by turn, whether stamped with the session's time or with each turn's.
+    """
+    rows = conn.execute(
+        "SELECT c.value, m.workspace, m.event_time, "
+        " (SELECT p.memory_id || ' ' || p.event_time FROM memories p WHERE p.memory_id < c.value "
+        "  AND p.workspace = m.workspace ORDER BY p.memory_id DESC LIMIT 1), "
+        " (SELECT n.memory_id || ' ' || n.event_time FROM memories n WHERE n.memory_id > c.value "
+        "  AND n.workspace = m.workspace ORDER BY n.memory_id LIMIT 1) "
+        "FROM json_each(?) c JOIN memories m ON m.memory_id = c.value",
+        (_json(ids),),
+    )
+    out: dict[int, tuple[int | None, int | None]] = {}
+    for memory_id, _workspace, event_time, before, after in rows:
+        out[memory_id] = (_same_session(event_time, before), _same_session(event_time, after))
+    return out
+
+
+def _same_session(event_time: str, neighbour: str | None) -> int | None:
+    if neighbour is None:
+        return None
+    memory_id, other_time = neighbour.split(" ", 1)
+    gap = abs((to_datetime(other_time) - to_datetime(event_time)).total_seconds())
+    return int(memory_id) if gap <= SESSION_GAP_S else None
 
 
 def _recent(conn: apsw.Connection, where: str, params: list[Any], limit: int) -> tuple[list[Hit], int]:

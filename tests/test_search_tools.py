@@ -1,0 +1,76 @@
+"""The benchmark and the recall harness still run (so they cannot rot), on tiny synthetic input.
+
+The real LoCoMo data is for ``tools/eval`` only; here the harness reads a two-session
+conversation written by the test itself.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO
+from tools.eval import locomo
+
+
+def positive_numbers(node: object, path: str = "") -> list[str]:
+    """Paths of every number in a JSON tree that is not > 0 (the figures a bench must produce)."""
+    bad = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key not in ("config", "ok", "example_misses", "seed", "quick"):
+                bad += positive_numbers(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            bad += positive_numbers(value, f"{path}[{i}]")
+    elif isinstance(node, int | float) and not isinstance(node, bool) and node <= 0:
+        bad.append(path)
+    return bad
+
+
+def test_quick_bench_prints_every_figure() -> None:
+    done = subprocess.run([sys.executable, "-m", "tools.bench", "--quick"], cwd=REPO, capture_output=True,
+                          text=True, timeout=120, check=True)
+    report = json.loads(done.stdout)
+    assert set(report) >= {"machine", "config", "append", "sizes", "scaling", "budgets", "seconds"}
+    assert set(report["append"]) == {"batched_1000", "single_durable"}
+    assert {"events_per_s", "p50_ms", "p99_ms"} <= set(report["append"]["single_durable"])
+    assert list(report["sizes"]) == ["300", "600"]
+    for size in report["sizes"].values():
+        assert {"build", "rebuild", "find_ms", "exact_phrase", "remember_ms"} <= set(size)
+        assert {"p50", "p95", "p99"} <= set(size["find_ms"]) and {"p50", "p99"} <= set(size["remember_ms"])
+        assert 0 < size["exact_phrase"]["hit_rate"] <= 1 and size["rebuild"]["events_per_s"] > 0
+    assert set(report["budgets"]) == {"remember_p50_ms", "remember_p99_ms", "find_p50_ms",
+                                      "rebuild_events_per_s", "exact_phrase_hit_rate"}
+    assert all({"value", "budget", "ratio", "ok"} <= set(b) for b in report["budgets"].values())
+    assert positive_numbers(report) == []
+
+
+def test_recall_harness_scores_a_tiny_conversation(tmp_path: Path) -> None:
+    conversation = {
+        "speaker_a": "Ann", "speaker_b": "Bo",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a grey kitten called Miso!"},
+            {"speaker": "Bo", "dia_id": "D1:2", "text": "Congrats! I started pottery classes."},
+        ],
+        "session_2_date_time": "10:00 am on 1 June, 2023",
+        "session_2": [
+            {"speaker": "Bo", "dia_id": "D2:1", "text": "My bowl cracked in the kiln.",
+             "blip_caption": "a photo of a cracked bowl"},
+        ],
+        "qa": [
+            {"question": "What is the name of Ann's kitten?", "evidence": ["D1:1"], "category": 4},
+            {"question": "What happened to Bo's bowl?", "evidence": ["D2:1"], "category": 1},
+            {"question": "Is this adversarial?", "evidence": ["D1:2"], "category": 5},
+        ],
+    }
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "1.json").write_text(json.dumps(conversation), encoding="utf-8")
+    report = locomo.run(tmp_path / "data", workdir=tmp_path / "ledgers")
+    assert report["questions"] == 2
+    assert report["overall"] == {"R@1": 1.0, "R@5": 1.0, "R@10": 1.0}
+    assert report["by_category"]["4-single-hop"]["questions"] == 1
+    assert locomo.session_time("1:56 pm on 8 May, 2023") == "2023-05-08T13:56:00.000000Z"

@@ -1,0 +1,1 @@
+"""Benchmarks: run by developers and CI, never imported by the package."""

@@ -1,0 +1,1 @@
+"""Evaluation harnesses: run by developers, never imported by the package or the unit tests."""
