@@ -152,10 +152,13 @@ class EventStore:
         synchronous: str = "FULL",
     ) -> None:
         self.path = str(path)
-        if self.path != ":memory:":
+        # A ``file:`` URI passes through as is (e.g. ``file:/srv/ledger.db?mode=ro`` for a
+        # read-only copy, https://www.sqlite.org/uri.html); a plain path gets its folder made.
+        if self.path != ":memory:" and not self.path.startswith("file:"):
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.busy_timeout_ms = busy_timeout_from_env() if busy_timeout_ms is None else busy_timeout_ms
-        self.conn = apsw.Connection(self.path)
+        self.conn = apsw.Connection(
+            self.path, flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_URI)
         self.conn.set_busy_timeout(self.busy_timeout_ms)
         self._configure(synchronous)
 

@@ -112,6 +112,21 @@ def _public(name: str, fn: F) -> F:
     return call  # type: ignore[return-value]
 
 
+def append_batch(app: Any, batch: list[NewEvent]) -> int:
+    """Append in one transaction through the normal path; returns how many events were new.
+
+    Repeated event ids inside the batch are dropped first: the store would return the same row
+    twice and the runner would fold it twice.
+    """
+    unique = list({e.event_id: e for e in batch}.values())
+
+    def work() -> int:
+        before = app.store.last_position()
+        return sum(1 for e in app.runner.append(unique) if e.position > before)
+
+    return int(app.store.write(work))
+
+
 class BackupMixin:
     """Storage opening, the write-or-backup path, pending-backup notices and replay."""
 
@@ -318,15 +333,8 @@ class _Replay:
     def _flush(self) -> None:
         if not self.batch:
             return
-        app = self.app
-        unique = list({e.event_id: e for e in self.batch}.values())  # the runner projects each once
-
-        def work() -> int:
-            before = app.store.last_position()
-            return sum(1 for e in app.runner.append(unique) if e.position > before)
-
         try:
-            fresh = app.store.write(work)
+            fresh = append_batch(self.app, self.batch)
         except STORAGE_ERRORS as exc:
             raise Unavailable(
                 f"replay stopped before line {self.line} ({reason_of(exc)}) after appending "

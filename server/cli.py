@@ -172,13 +172,19 @@ def find(obj: CliContext, query: str, limit: int, include_inactive: bool,
 
 @main.command()
 @click.argument("memory_id", type=click.IntRange(min=1))
+@click.option("--as-of-event-time", default=None, help="As it stood in the world at this time.")
+@click.option("--as-of-recorded", default=None, help="As the ledger knew it at this time or position.")
 @json_option
-def read(obj: CliContext, memory_id: int) -> None:
+def read(obj: CliContext, memory_id: int, as_of_event_time: str | None, as_of_recorded: str | None) -> None:
     """Show one memory with its links.
 
-    Example: ledger read 12
+    Example: ledger read 12 --as-of-event-time 2026-07-03
     """
-    emit(obj, obj.app.read(memory_id), lambda r: print_memories([r["memory"]]))
+    from server.schemas import ReadData
+
+    data = ReadData.parse({"memory_id": memory_id, "as_of_event_time": as_of_event_time,
+                           "as_of_recorded": as_of_recorded})
+    emit(obj, obj.app.read(**data.to_kwargs()), lambda r: print_memories([r["memory"]]))
 
 
 @main.command()

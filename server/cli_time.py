@@ -1,3 +1,107 @@
-"""CLI commands for time travel and audit: replay-backup and related tooling."""
+"""CLI commands for time travel, audit and the backup: timeline, audit, archive, replay-backup.
+
+A person at a terminal is the user channel, so ``replay-backup --apply`` passes
+``authorization="user_channel"`` (the MCP tool needs ``authorized: true`` for the same thing).
+"""
 
 from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ledger.events import AUTH_USER
+from server.cli import CliContext, emit, json_option, main, out_console, progress_bar
+
+
+@main.command()
+@click.option("--apply", "apply", is_flag=True, help="Append the events (default: dry run, nothing written).")
+@click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1, 100_000),
+              help="Events per transaction.")
+@json_option
+def replay_backup(obj: CliContext, apply: bool, batch_size: int) -> None:
+    """Replay the JSONL backup written while the database was unreachable.
+
+    Dry run by default; idempotent; bad lines are skipped and reported; the file is kept.
+
+    Example: ledger replay-backup && ledger replay-backup --apply
+    """
+    with progress_bar(obj, "replay") as progress:
+        result = obj.app.replay_backup(dry_run=not apply, authorization=AUTH_USER if apply else "",
+                                       progress=progress, batch_size=batch_size)
+
+    def human(r: dict[str, Any]) -> None:
+        done = (f"would append {r['to_apply']}" if r["dry_run"] else f"appended {r['appended']}")
+        out_console.print(f"{r['path']}: {r['events']} events in {r['commands']} commands; {done}, "
+                          f"already present {r['already_present']}, bad lines {r['bad_total']}", highlight=False)
+        for bad in r["bad_lines"]:
+            out_console.print(f"  line {bad['line']}: {bad['error']}", markup=False, highlight=False)
+        if r["dry_run"] and r["to_apply"]:
+            out_console.print("run again with --apply to append them")
+
+    emit(obj, result, human)
+
+
+@main.command()
+@click.argument("memory_id", required=False, type=click.IntRange(min=1))
+@click.option("--subject", default=None, help="Every memory about this subject instead of one chain.")
+@click.option("--as-of-recorded", default=None, help="As the ledger knew it at this time or position.")
+@json_option
+def timeline(obj: CliContext, memory_id: int | None, subject: str | None, as_of_recorded: str | None) -> None:
+    """Validity intervals over event time (a memory's supersession chain, or a subject).
+
+    Example: ledger timeline --subject /api/foo
+    """
+    result = obj.app.timeline(subject=subject, memory_id=memory_id, as_of_recorded=as_of_recorded)
+
+    def human(r: dict[str, Any]) -> None:
+        for i in r["intervals"]:
+            until = i["valid_to"] or "…"
+            after = f" → #{i['superseded_by']}" if i["superseded_by"] else ""
+            out_console.print(f"[cyan]#{i['memory_id']}[/cyan] {i['valid_from']} – {until} ({i['status']}{after})",
+                              highlight=False)
+            out_console.print(f"  {i['content']}", markup=False, highlight=False)
+
+    emit(obj, result, human)
+
+
+@main.command()
+@click.option("--since", default=None, help="Recorded at or after (ISO 8601).")
+@click.option("--until", default=None, help="Recorded at or before (ISO 8601).")
+@click.option("--memory-id", default=None, type=click.IntRange(min=1), help="Events about this memory.")
+@click.option("--actor", default=None, help="Events by this actor (client or client:agent).")
+@click.option("--type", "type_", default=None, help="Events of this type, e.g. Superseded.")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))
+@json_option
+def audit(obj: CliContext, since: str | None, until: str | None, memory_id: int | None, actor: str | None,
+          type_: str | None, limit: int) -> None:
+    """Who recorded what, when: the event log, newest first, filtered.
+
+    Example: ledger audit --memory-id 12 --limit 20
+    """
+    result = obj.app.audit(since=since, until=until, memory_id=memory_id, actor=actor, type=type_, limit=limit)
+
+    def human(r: dict[str, Any]) -> None:
+        for e in r["events"]:
+            out_console.print(f"[cyan]{e['position']}[/cyan] {e['recorded_at']} {e['actor'] or '-'} {e['type']} "
+                              f"(event time {e['event_time']})", highlight=False)
+        if r["has_more"]:
+            out_console.print("[dim]more events match: raise --limit or narrow the range[/dim]")
+
+    emit(obj, result, human)
+
+
+@main.command()
+@click.option("--dry-run", is_flag=True, help="Only count what would be archived.")
+@click.option("--older-than-days", default=None, type=click.IntRange(min=0),
+              help="Inactive for longer than this (default: retention_days, 90).")
+@json_option
+def archive(obj: CliContext, dry_run: bool, older_than_days: int | None) -> None:
+    """Move long-inactive (retired/superseded) memories out of the hot read model; events stay.
+
+    Example: ledger archive --dry-run
+    """
+    with progress_bar(obj, "archive") as progress:
+        result = obj.app.archive(dry_run=dry_run, older_than_days=older_than_days, progress=progress)
+    emit(obj, result, lambda r: out_console.print(
+        f"{r['candidates']} memories would be archived" if r["dry_run"] else f"archived {r['archived']} memories"))

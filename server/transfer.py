@@ -1,31 +1,75 @@
-"""Export and import of the log as JSONL envelopes (see ``ledger.envelope``)."""
+"""Export and import of the log as JSONL envelopes (see ``ledger.envelope``), and CSV export.
+
+An export carries every column of each event, ``prev_hash`` and ``hash`` included, so anyone can
+recheck the chain from the file alone, with nothing but a JSON library and SHA-256::
+
+    body = json.dumps([position, event_id, stream_id, stream_version, type, v, payload,
+                       event_time, recorded_at, actor, workspace, idempotency_key],
+                      separators=(",", ":"), ensure_ascii=False).encode()
+    hash == sha256(prev_hash.encode("ascii") + body).hexdigest()
+
+and each line's ``prev_hash`` is the previous line's ``hash`` (``"0" * 64`` before position 1;
+a ``--since`` export starts from the first exported event's ``prev_hash``).
+
+Import appends through the normal path in bounded batches: idempotent by ``event_id``, so
+importing the same file twice, or a file that overlaps the log, adds nothing twice.
+"""
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from ledger.envelope import EnvelopeError, from_envelope, to_envelope
+from ledger.store import NewEvent, StoredEvent
 from server.app import LedgerApp
+from server.backup import append_batch
 
 Progress = Callable[[int, int], None]
 IMPORT_BATCH = 500
+CSV_COLUMNS = ("position", "event_id", "stream_id", "stream_version", "type", "v", "event_time",
+               "recorded_at", "actor", "workspace", "idempotency_key", "payload", "prev_hash", "hash")
+
+
+def _selected(app: LedgerApp, since: str | None, until: str | None,
+              progress: Progress | None) -> Iterator[StoredEvent]:
+    """Events recorded within [since, until], in log order, read in one snapshot."""
+    total = app.store.last_position()
+    with app.store.snapshot():
+        for event in app.store.read():
+            if progress and event.position % 1000 == 0:
+                progress(event.position, total)
+            if (since and event.recorded_at < since) or (until and event.recorded_at > until):
+                continue
+            yield event
+    if progress:
+        progress(total, total)
 
 
 def export_jsonl(app: LedgerApp, out: IO[bytes], *, since: str | None = None, until: str | None = None,
                  progress: Progress | None = None) -> int:
     """Write every event (optionally recorded within [since, until]) as one envelope per line."""
     count = 0
-    total = app.store.last_position()
-    with app.store.snapshot():
-        for event in app.store.read():
-            if (since and event.recorded_at < since) or (until and event.recorded_at > until):
-                continue
-            out.write(to_envelope(event) + b"\n")
-            count += 1
-            if progress and count % 1000 == 0:
-                progress(event.position, total)
+    for event in _selected(app, since, until, progress):
+        out.write(to_envelope(event) + b"\n")
+        count += 1
+    return count
+
+
+def export_csv(app: LedgerApp, out: IO[bytes], *, since: str | None = None, until: str | None = None,
+               progress: Progress | None = None) -> int:
+    """The same events as CSV (one row each, payload as JSON text) for spreadsheets."""
+    text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
+    writer = csv.writer(text)
+    writer.writerow(CSV_COLUMNS)
+    count = 0
+    for event in _selected(app, since, until, progress):
+        writer.writerow([getattr(event, c) for c in CSV_COLUMNS])
+        count += 1
+    text.detach()
     return count
 
 
@@ -39,21 +83,18 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
 def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None) -> dict[str, Any]:
     """Append every envelope through the normal path in bounded batches; idempotent by event_id."""
     total_lines = sum(1 for _ in _lines(path))
-    appended = skipped = 0
+    appended = already = done = 0
     bad: list[dict[str, Any]] = []
-    batch = []
-    done = 0
+    batch: list[NewEvent] = []
 
     def flush() -> None:
-        nonlocal appended, skipped
-        if not batch:
-            return
-        before = app.store.last_position()
-        stored = app.store.write(lambda: app.runner.append(batch))
-        fresh = sum(1 for e in stored if e.position > before)
-        appended += fresh
-        skipped += len(stored) - fresh
-        batch.clear()
+        nonlocal appended, already
+        if batch:
+            fresh = append_batch(app, batch)
+            appended, already = appended + fresh, already + len(batch) - fresh
+            batch.clear()
+        if progress:
+            progress(done, total_lines)
 
     for number, line in _lines(path):
         done += 1
@@ -63,34 +104,6 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
             bad.append({"line": number, "error": str(exc)})
         if len(batch) >= IMPORT_BATCH:
             flush()
-            if progress:
-                progress(done, total_lines)
     flush()
-    if progress:
-        progress(done, total_lines)
-    return {"ok": True, "appended": appended, "already_present": skipped, "bad_lines": bad[:20],
+    return {"ok": True, "appended": appended, "already_present": already, "bad_lines": bad[:20],
             "bad_total": len(bad)}
-
-
-CSV_COLUMNS = ("position", "event_id", "stream_id", "stream_version", "type", "v", "event_time",
-               "recorded_at", "actor", "workspace", "payload", "hash")
-
-
-def export_csv(app: LedgerApp, out: IO[bytes], *, since: str | None = None, until: str | None = None,
-               progress: Progress | None = None) -> int:
-    """The same events as CSV (one row each, payload as JSON text) for spreadsheets."""
-    import csv
-    import io
-
-    text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
-    writer = csv.writer(text)
-    writer.writerow(CSV_COLUMNS)
-    count = 0
-    with app.store.snapshot():
-        for event in app.store.read():
-            if (since and event.recorded_at < since) or (until and event.recorded_at > until):
-                continue
-            writer.writerow([getattr(event, c) for c in CSV_COLUMNS])
-            count += 1
-    text.detach()
-    return count

@@ -1,0 +1,183 @@
+"""The JSONL backup: the result shape, degraded opening, pending notices and replay semantics.
+
+Fault tests that hold a real lock from another process, make the file immutable or fill the
+database live in ``test_backup_faults.py``; these use corrupt files, unwritable backup paths
+and hand-written backup files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ledger.errors import Unauthorized, Unavailable
+from ledger.events import AUTH_USER
+from server.app import LedgerApp
+from server.backup import BackupMixin, backup_aware
+from server.config import Settings
+
+NOT_A_DB = b"this file is not a database, it was overwritten by accident\n" * 200
+
+
+def settings(tmp_path: Path, **extra: Any) -> Settings:
+    return Settings(db=str(tmp_path / "ledger.db"), backup=str(tmp_path / "backup.jsonl"), client="test", **extra)
+
+
+def contents(app: LedgerApp) -> list[str]:
+    return sorted(r[0] for r in app.conn.execute("SELECT content FROM memories"))
+
+
+@pytest.fixture
+def corrupt(tmp_path: Path) -> Settings:
+    (tmp_path / "ledger.db").write_bytes(NOT_A_DB)
+    return settings(tmp_path)
+
+
+def test_a_corrupt_database_still_starts_and_writes_go_to_the_backup(corrupt: Settings) -> None:
+    app = LedgerApp(corrupt)
+    status = app.status()
+    assert status["ok"] and status["degraded"]["reason"] == "corrupt" and status["pending_backup"] is None
+    result = app.remember("the vpn gateway is 10.0.0.1", subject="vpn")
+    assert result["ok"] and result["backup_only"] is True and "memory_id" not in result
+    assert result["backup"]["path"] == corrupt.backup_path and len(result["backup"]["event_ids"]) == 1
+    lines = Path(corrupt.backup_path).read_text().splitlines()
+    assert json.loads(lines[0])["schema"] == 1 and "position" not in json.loads(lines[0])["event"]
+    # Nothing read from the empty stand-in may pass for an answer.
+    for call in (lambda: app.find("vpn"), lambda: app.read(1), lambda: app.update(1, content="x"),
+                 lambda: app.history(1), lambda: app.audit()):
+        with pytest.raises(Unavailable):
+            call()
+    assert app.status()["pending_backup"]["events"] == 1
+    assert "await replay" in (app.backup_notice() or "")
+    with pytest.raises(Unavailable):  # the log cannot take them yet
+        app.replay_backup(dry_run=False, authorization=AUTH_USER)
+    assert app.replay_backup()["to_apply"] == 1  # a dry run still reads the file
+    app.close()
+
+
+def test_the_degraded_facade_recovers_when_the_file_is_repaired(corrupt: Settings, monkeypatch) -> None:
+    monkeypatch.setattr(BackupMixin, "REOPEN_INTERVAL_S", 0.0)
+    app = LedgerApp(corrupt)
+    assert app.remember("repair me later")["backup_only"]
+    Path(corrupt.db).unlink()  # the operator restores a (here: fresh) database file
+    replay = app.replay_backup(dry_run=False, authorization=AUTH_USER)
+    assert replay["appended"] == 1 and app.status()["degraded"] is None
+    assert contents(app) == ["repair me later"]
+    assert app.remember("written normally")["memory_id"] == 2
+    app.close()
+
+
+def test_when_the_backup_append_fails_too_the_caller_gets_unavailable(tmp_path: Path) -> None:
+    (tmp_path / "ledger.db").write_bytes(NOT_A_DB)
+    (tmp_path / "blocker").write_text("a file where the backup folder should be")
+    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), backup=str(tmp_path / "blocker" / "b.jsonl")))
+    with pytest.raises(Unavailable) as err:
+        app.remember("this must not be claimed")
+    assert "nothing was stored" in err.value.message and err.value.details["reason"] == "corrupt"
+    assert app.pending_backup() is None
+    app.close()
+
+
+def write_backup(path: Path, lines: list[bytes]) -> None:
+    path.write_bytes(b"".join(line.rstrip(b"\n") + b"\n" for line in lines))
+
+
+@pytest.fixture
+def backed_up(tmp_path: Path) -> tuple[Settings, list[bytes]]:
+    """Five commands written to the backup by a degraded facade; returns its lines."""
+    (tmp_path / "ledger.db").write_bytes(NOT_A_DB)
+    s = settings(tmp_path)
+    app = LedgerApp(s)
+    for n in range(5):
+        assert app.remember(f"backed up fact number {n}", event_time="2026-07-01T00:00:00Z")["backup_only"]
+    app.close()
+    (tmp_path / "ledger.db").unlink()
+    return s, Path(s.backup_path).read_bytes().splitlines()
+
+
+def test_replay_is_a_dry_run_by_default_and_applies_only_when_authorised(backed_up) -> None:
+    s, _ = backed_up
+    app = LedgerApp(s)
+    dry = app.replay_backup()
+    assert (dry["dry_run"], dry["to_apply"], dry["already_present"], dry["events"]) == (True, 5, 0, 5)
+    assert app.status()["events"] == 0 and app.status()["pending_backup"]["events"] == 5
+    with pytest.raises(Unauthorized):
+        app.replay_backup(dry_run=False)
+    before = Path(s.backup_path).read_bytes()
+    applied = app.replay_backup(dry_run=False, authorization=AUTH_USER)
+    assert (applied["appended"], applied["already_present"], applied["bad_total"]) == (5, 0, 0)
+    assert contents(app) == [f"backed up fact number {n}" for n in range(5)]
+    assert Path(s.backup_path).read_bytes() == before  # never deleted, never rewritten
+    assert app.status()["pending_backup"] is None and app.backup_notice() is None
+    again = app.replay_backup(dry_run=False, authorization=AUTH_USER)
+    assert (again["appended"], again["already_present"]) == (0, 5)
+    assert app.replay_backup()["to_apply"] == 0
+    assert app.verify()["chain"] == "intact"
+    app.close()
+
+
+def test_bad_lines_are_skipped_and_reported_without_blocking_good_ones(backed_up) -> None:
+    s, lines = backed_up
+    torn = json.loads(lines[3])
+    torn["command_size"] = 2  # a command cut short: replaying half of it would be wrong
+    write_backup(Path(s.backup_path), [
+        lines[0], b"{not json", lines[1], b'{"schema": 2, "event": {}}', json.dumps(torn).encode(),
+        lines[2], b'{"schema": 1, "event": {"type": "NoSuchEvent", "v": 1, "payload": "{}"}}', lines[4]])
+    app = LedgerApp(s)
+    result = app.replay_backup(dry_run=False, authorization=AUTH_USER)
+    assert result["appended"] == 4 and result["bad_total"] == 4
+    assert [b["line"] for b in result["bad_lines"]] == [2, 4, 5, 7]
+    assert "incomplete command" in result["bad_lines"][2]["error"]
+    assert contents(app) == [f"backed up fact number {n}" for n in (0, 1, 2, 4)]
+    app.close()
+
+
+def test_replay_runs_in_bounded_batches_with_progress(backed_up) -> None:
+    s, _ = backed_up
+    app = LedgerApp(s)
+    seen: list[tuple[int, int]] = []
+    transactions: list[int] = []
+    real_write = app.store.write
+
+    def counting_write(work: Any) -> Any:
+        transactions.append(1)
+        return real_write(work)
+
+    app.store.write = counting_write  # type: ignore[method-assign]
+    result = app.replay_backup(dry_run=False, authorization=AUTH_USER, batch_size=2,
+                               progress=lambda done, total: seen.append((done, total)))
+    assert result["appended"] == 5 and len(transactions) == 3  # 2 + 2 + 1 events
+    assert seen[-1] == (5, 5) and len(seen) >= 3
+    app.close()
+
+
+def test_a_retraction_backed_up_as_one_command_replays_whole(tmp_path: Path) -> None:
+    s = settings(tmp_path)
+    app = LedgerApp(s)
+    target = app.remember("standup at 9", event_time="2026-07-01T00:00:00Z")["memory_id"]
+    app.conn.execute(f"PRAGMA max_page_count={app.conn.execute('PRAGMA page_count').get}")
+    result = app.remember("cancel the standup " + "x" * 40000, ref_id=target, retracts=True)
+    assert result["backup_only"] and len(result["backup"]["event_ids"]) == 2
+    docs = [json.loads(line) for line in Path(s.backup_path).read_text().splitlines()]
+    assert {d["command"] for d in docs} == {docs[0]["command"]} and docs[0]["command_size"] == 2
+    app.close()
+    app = LedgerApp(s)
+    assert app.replay_backup(dry_run=False, authorization=AUTH_USER)["appended"] == 2
+    assert app.read(target)["memory"]["status"] == "retired"
+    app.close()
+
+
+def test_an_inner_public_call_does_not_swallow_the_backup_signal(corrupt: Settings) -> None:
+    @backup_aware
+    class Composite(LedgerApp):
+        def remember_twice(self, text: str) -> dict[str, Any]:
+            first = self.remember(text)
+            return {"ok": True, "first": first, "second": self.remember(text + " again")}
+
+    app = Composite(corrupt)
+    result = app.remember_twice("nested write")
+    assert result["backup_only"] is True and "first" not in result  # the outer call answers
+    app.close()

@@ -1,0 +1,171 @@
+"""Real faults on the write path, each followed by a replay that lands every write exactly once.
+
+* another process holds an exclusive lock (``BEGIN EXCLUSIVE``) past a short busy timeout,
+  both while we run and while we open a database it is still creating;
+* the database file is really unwritable (``chattr +i``, else a ``mode=ro`` URI);
+* the disk is full (``PRAGMA max_page_count`` pinned to the current size).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ledger.events import AUTH_USER
+from server.app import LedgerApp
+from server.backup import BackupMixin
+from server.config import Settings, load_settings
+
+LOCKER = """
+import sys, apsw
+conn = apsw.Connection(sys.argv[1])
+conn.execute("PRAGMA journal_mode=WAL")
+conn.execute("BEGIN EXCLUSIVE")
+conn.execute("CREATE TABLE IF NOT EXISTS locker_was_here(x)")
+print("locked", flush=True)
+sys.stdin.read()
+conn.execute("ROLLBACK")
+conn.close()
+"""
+
+
+@pytest.fixture
+def locker(tmp_path: Path) -> Iterator[Any]:
+    """Start another process that holds the database's write lock until ``release()``."""
+    procs: list[subprocess.Popen[str]] = []
+
+    def hold(db: Path) -> subprocess.Popen[str]:
+        proc = subprocess.Popen([sys.executable, "-c", LOCKER, str(db)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        procs.append(proc)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+        return proc
+
+    def release(proc: subprocess.Popen[str]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+
+    yield hold, release
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
+
+
+def short_timeout(tmp_path: Path) -> Settings:
+    return load_settings({"db": str(tmp_path / "ledger.db"), "backup": str(tmp_path / "backup.jsonl"),
+                          "client": "fault-test"}, env={"LEDGER_BUSY_TIMEOUT_MS": "100"})
+
+
+def assert_replayed_once(app: LedgerApp, results: list[dict[str, Any]], texts: list[str]) -> None:
+    """Apply the backup and check that every backed-up write is in the log exactly once."""
+    dry = app.replay_backup()
+    assert dry["to_apply"] == sum(len(r["backup"]["event_ids"]) for r in results)
+    applied = app.replay_backup(dry_run=False, authorization=AUTH_USER)
+    assert applied["appended"] == dry["to_apply"] and applied["bad_total"] == 0
+    for result in results:
+        for event_id in result["backup"]["event_ids"]:
+            assert app.conn.execute("SELECT count(*) FROM events WHERE event_id=?", (event_id,)).get == 1
+    for text in texts:
+        assert app.conn.execute("SELECT count(*) FROM memories WHERE content=?", (text,)).get == 1, text
+    assert app.replay_backup(dry_run=False, authorization=AUTH_USER)["appended"] == 0
+    assert app.status()["pending_backup"] is None
+    assert app.verify()["projections"] == "consistent"
+
+
+def test_an_exclusive_lock_held_by_another_process(tmp_path: Path, locker) -> None:
+    hold, release = locker
+    s = short_timeout(tmp_path)
+    app = LedgerApp(s)
+    kept = app.remember("written before the lock", subject="lock")["memory_id"]
+    proc = hold(Path(s.db))
+    texts = [f"written while locked {n}" for n in range(3)]
+    results = [app.remember(t, subject="lock") for t in texts]
+    assert all(r["backup_only"] and r["reason"] == "locked" and "memory_id" not in r for r in results)
+    # WAL: reads still work under the other process's write lock.
+    assert [r["memory_id"] for r in app.find("written before the lock")["results"]] == [kept]
+    assert app.status()["pending_backup"]["events"] == 3 and app.status()["degraded"]["reason"] == "locked"
+    release(proc)
+    assert_replayed_once(app, results, texts)
+    assert app.remember("written after the lock")["memory_id"] > kept
+    app.close()
+
+
+def test_opening_a_database_another_process_is_still_creating(tmp_path: Path, locker, monkeypatch) -> None:
+    hold, release = locker
+    monkeypatch.setattr(BackupMixin, "REOPEN_INTERVAL_S", 0.0)
+    s = short_timeout(tmp_path)
+    proc = hold(Path(s.db))
+    app = LedgerApp(s)  # cannot create its schema under the lock: starts degraded, does not fail
+    assert app.status()["degraded"]["reason"] == "locked"
+    results = [app.remember("written during startup")]
+    assert results[0]["backup_only"]
+    release(proc)
+    assert_replayed_once(app, results, ["written during startup"])
+    app.close()
+
+
+@pytest.fixture
+def unwritable(tmp_path: Path) -> Iterator[Settings]:
+    """An existing ledger whose file really cannot be written: immutable, else opened read-only."""
+    db = tmp_path / "ledger.db"
+    backup = str(tmp_path / "backup.jsonl")
+    seed = LedgerApp(Settings(db=str(db), backup=backup))
+    seed.remember("written while writable")
+    seed.close()
+    made_immutable = subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode == 0
+    try:
+        if made_immutable:
+            yield Settings(db=str(db), backup=backup, client="fault-test")
+        else:
+            yield Settings(db=f"file:{db}?mode=ro", backup=backup, client="fault-test")
+    finally:
+        if made_immutable:
+            subprocess.run(["chattr", "-i", str(db)], check=True)
+
+
+def test_a_database_file_that_cannot_be_written(unwritable: Settings, tmp_path: Path) -> None:
+    app = LedgerApp(unwritable)
+    assert app.conn.readonly("main")
+    texts = ["written while read-only", "another read-only write"]
+    results = [app.remember(t) for t in texts]
+    assert all(r["backup_only"] and r["reason"] == "read_only" for r in results)
+    updated = app.update(1, content="an update while read-only")
+    assert updated["backup_only"] and "version" not in updated
+    results.append(updated)
+    assert app.read(1)["memory"]["content"] == "written while writable"  # reads still work
+    assert "await replay" in (app.backup_notice() or "")
+    app.close()
+    if unwritable.db.startswith("file:"):
+        writable = Settings(db=str(tmp_path / "ledger.db"), backup=unwritable.backup)
+    else:
+        subprocess.run(["chattr", "-i", unwritable.db], check=True)
+        writable = unwritable
+    app = LedgerApp(writable)
+    assert_replayed_once(app, results, texts)
+    assert app.read(1)["memory"]["content"] == "an update while read-only"
+    app.close()
+
+
+def test_a_full_disk(tmp_path: Path) -> None:
+    s = short_timeout(tmp_path)
+    app = LedgerApp(s)
+    app.remember("written with space left")
+    pages = app.conn.execute("PRAGMA page_count").get
+    app.conn.execute(f"PRAGMA max_page_count={pages}")  # no page may be added from here on
+    texts = [f"written on a full disk {n} " + "z" * 30000 for n in range(2)]
+    results = [app.remember(t) for t in texts]
+    assert all(r["backup_only"] and r["reason"] == "disk_full" for r in results)
+    assert app.status()["events"] == 1
+    app.conn.execute("PRAGMA max_page_count=1073741823")  # space was freed
+    assert_replayed_once(app, results, texts)
+    app.close()

@@ -1,0 +1,138 @@
+"""Export/import and the time-travel CLI: a chain an outsider can verify, idempotent import."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from server.app import LedgerApp
+from server.cli import main
+from server.config import Settings
+from server.transfer import export_csv, export_jsonl, import_jsonl
+
+GENESIS = "0" * 64
+CHAIN_FIELDS = ("position", "event_id", "stream_id", "stream_version", "type", "v", "payload", "event_time",
+                "recorded_at", "actor", "workspace", "idempotency_key")
+
+
+def outside_verify(path: Path, start: str = GENESIS) -> int:
+    """Recheck the hash chain from the export file alone: json + hashlib, no project code."""
+    prev = start
+    count = 0
+    for line in path.read_bytes().split(b"\n")[:-1]:
+        event = json.loads(line)["event"]
+        body = json.dumps([event[f] for f in CHAIN_FIELDS], separators=(",", ":"), ensure_ascii=False).encode()
+        assert event["prev_hash"] == prev, f"chain broken before position {event['position']}"
+        assert hashlib.sha256(prev.encode("ascii") + body).hexdigest() == event["hash"], event["position"]
+        prev = event["hash"]
+        count += 1
+    return count
+
+
+def fill(app: LedgerApp) -> int:
+    """Four writes, five events; returns the id of the retracted memory."""
+    app.remember("接口 /api/foo 返回 200", subject="/api/foo", event_time="2026-07-01T00:00:00Z")
+    app.remember('quotes " backslash \\ newline \n tab \t emoji 🙂 and \u2028 separators', tags=["odd"])
+    retracted = app.remember("retracted soon", event_time="2026-07-02T00:00:00Z")["memory_id"]
+    app.remember("cancel that", ref_id=retracted, retracts=True, metadata={"k": [1, 2.5, None]})
+    return int(retracted)
+
+
+def test_an_outside_verifier_rechecks_the_exported_chain(app: LedgerApp, tmp_path: Path) -> None:
+    fill(app)
+    out = tmp_path / "export.jsonl"
+    with out.open("wb") as fh:
+        assert export_jsonl(app, fh) == app.store.last_position() >= 5
+    assert outside_verify(out) == app.store.last_position()
+    tampered = tmp_path / "tampered.jsonl"
+    lines = out.read_bytes().split(b"\n")  # not splitlines(): U+2028 inside a string is no line end
+    doc = json.loads(lines[1])
+    doc["event"]["payload"] = doc["event"]["payload"].replace("emoji", "EMOJI")
+    tampered.write_bytes(b"\n".join([lines[0], json.dumps(doc, ensure_ascii=False).encode(), *lines[2:]]))
+    try:
+        outside_verify(tampered)
+        raise AssertionError("tampering went unnoticed")
+    except AssertionError as exc:
+        assert "2" in str(exc)
+
+
+def test_a_since_export_verifies_from_its_first_prev_hash(app: LedgerApp, tmp_path: Path) -> None:
+    fill(app)
+    third = app.conn.execute("SELECT recorded_at FROM events WHERE position=3").get
+    out = tmp_path / "since.jsonl"
+    with out.open("wb") as fh:
+        count = export_jsonl(app, fh, since=third)
+    first = json.loads(out.read_bytes().splitlines()[0])["event"]
+    assert first["position"] == 3 and outside_verify(out, start=first["prev_hash"]) == count == 3
+    until = tmp_path / "until.jsonl"
+    with until.open("wb") as fh:
+        assert export_jsonl(app, fh, until=third) == 3
+
+
+def test_import_is_idempotent_and_reports_progress(app: LedgerApp, tmp_path: Path) -> None:
+    retracted = fill(app)
+    out = tmp_path / "export.jsonl"
+    with out.open("wb") as fh:
+        export_jsonl(app, fh)
+    out.write_bytes(out.read_bytes() + out.read_bytes().splitlines(keepends=True)[0] + b"garbage\n")
+    other = LedgerApp(Settings(db=str(tmp_path / "other.db")))
+    seen: list[tuple[int, int]] = []
+    n = app.store.last_position()
+    first = import_jsonl(other, out, progress=lambda done, total: seen.append((done, total)))
+    assert (first["appended"], first["already_present"], first["bad_total"]) == (n, 1, 1)
+    assert seen[-1] == (n + 2, n + 2)
+    again = import_jsonl(other, out)
+    assert (again["appended"], again["already_present"]) == (0, n + 1)
+    assert sorted(r[0] for r in other.conn.execute("SELECT content FROM memories")) == sorted(
+        r[0] for r in app.conn.execute("SELECT content FROM memories"))
+    assert other.read(retracted)["memory"]["status"] == "retired"  # same ids: same positions
+    assert other.verify()["projections"] == "consistent"
+    other.close()
+
+
+def test_csv_export_carries_the_hashes(app: LedgerApp) -> None:
+    fill(app)
+    buf = io.BytesIO()
+    assert export_csv(app, buf) == app.store.last_position()
+    rows = list(csv.DictReader(io.StringIO(buf.getvalue().decode("utf-8"))))
+    assert rows[0]["prev_hash"] == GENESIS and rows[1]["prev_hash"] == rows[0]["hash"]
+    assert json.loads(rows[0]["payload"])["content"] == "接口 /api/foo 返回 200"
+
+
+def test_cli_time_travel_commands(tmp_path: Path) -> None:
+    db = str(tmp_path / "ledger.db")
+    runner = CliRunner()
+
+    def run(*args: str) -> dict:
+        result = runner.invoke(main, [*args, "--db", db, "--json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    first = run("remember", "staging port is 8080", "--subject", "staging", "--event-time", "2026-07-01")
+    second = run("remember", "staging port is 9090", "--subject", "staging", "--event-time", "2026-07-05")
+    a, b, point = first["memory_id"], second["memory_id"], str(first["memory_id"])
+    assert run("read", str(a), "--as-of-recorded", point)["memory"]["content"] == "staging port is 8080"
+    with_time = run("read", str(b), "--as-of-event-time", "2026-07-06")["memory"]
+    assert with_time["status"] == "active"
+    assert [i["memory_id"] for i in run("timeline", "--subject", "staging")["intervals"]] == [a, b]
+    last = run("status")["events"]
+    assert [e["position"] for e in run("audit", "--limit", "1")["events"]] == [last]
+    assert [r["memory_id"] for r in run("find", "staging port", "--as-of-recorded", point)["results"]] == [a]
+    assert run("archive", "--dry-run")["candidates"] == 0
+    dry = run("replay-backup")
+    assert dry["dry_run"] is True and dry["events"] == 0
+    export = tmp_path / "e.jsonl"
+    assert run("export", "-o", str(export))["events"] == last
+    other = str(tmp_path / "other.db")
+    for expected in (last, 0):
+        result = runner.invoke(main, ["import", str(export), "--db", other, "--json"])
+        assert json.loads(result.output)["appended"] == expected
+    human = runner.invoke(main, ["timeline", str(a), "--db", db])
+    assert human.exit_code == 0 and f"#{a}" in human.output
+    bad = runner.invoke(main, ["read", str(a), "--as-of-event-time", "soonish", "--db", db, "--json"])
+    assert bad.exit_code == 1 and json.loads(bad.output)["error"]["code"] == "invalid_input"
