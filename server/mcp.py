@@ -6,9 +6,11 @@ capability that lands later is wired without touching this file; until then: ``u
 and returns one JSON object as structured content and as text. Errors are
 ``{"ok": false, "error": {...}}`` with ``isError`` set; no traceback ever reaches an agent.
 
-Facade calls run one at a time in a worker thread: the facade owns one SQLite connection whose
-write transactions must not interleave, and a long rebuild must not stall the event loop that
-carries its progress notifications.
+Facade calls run one at a time (the facade owns one SQLite connection whose write transactions
+must not interleave). Short calls run inline on the event loop: they take a millisecond or two,
+and a worker-thread hop would cost about as much again on every call. Long tasks (rebuild,
+verify, replay, reembed) run in a worker thread so the loop can carry their progress
+notifications.
 
 User confirmation (elicitation): for ``confirm``, and for governance on a locked memory, a
 resolver asks the user through the client when the client advertises form elicitation — on the
@@ -136,10 +138,13 @@ class LedgerTools:
         self.settings = app.settings
         self._lock = anyio.Lock()
 
-    async def _run(self, fn: Callable[..., Any], kwargs: dict[str, Any], settings: Settings | None = None) -> Any:
+    async def _run(self, fn: Callable[..., Any], kwargs: dict[str, Any], settings: Settings | None = None,
+                   *, thread: bool = False) -> Any:
         async with self._lock:
             self.app.settings = settings or self.settings
-            return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
+            if thread:
+                return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
+            return fn(**kwargs)
 
     def _caller(self, ctx: Context | None) -> Settings:
         """The configured identity; an unnamed client is named by its MCP ``clientInfo``."""
@@ -188,7 +193,7 @@ class LedgerTools:
             raise Unavailable(f"{spec.name} {name} is not available yet", field=spec.key)
         if route.progress and ctx is not None and "progress" in inspect.signature(method).parameters:
             kwargs["progress"] = _progress_reporter(ctx)
-        result = await self._run(method, _accepted_kwargs(method, kwargs), self._caller(ctx))
+        result = await self._run(method, _accepted_kwargs(method, kwargs), self._caller(ctx), thread=route.progress)
         return mcp_compact.compact(spec.name, str(name), result, query=kwargs.get("query", ""), notices=notices)
 
     # -- elicitation -------------------------------------------------------------------------
