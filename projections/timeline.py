@@ -27,6 +27,7 @@ import re
 from typing import Any
 
 import apsw
+import msgspec
 
 from ledger.events import (
     EVENT_TYPES,
@@ -42,6 +43,7 @@ from ledger.events import (
 from ledger.normalize import normalize_text
 from ledger.store import StoredEvent
 from ledger.text import index_text
+from projections.search import SearchProjector
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tt_memories(
@@ -105,6 +107,7 @@ STATE_COLUMNS = (
     "source_ref", "metadata",
 )
 TEXT_COLUMNS = ("subject", "content", "tags")
+_encode = msgspec.json.Encoder(order="deterministic").encode
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
@@ -112,7 +115,9 @@ class TimelineProjector:
     """Folds every event type: memory events into states, every event into links and marks."""
 
     name = "timeline"
-    version = 1
+    # tt_fts is written with ledger.text.index_text, like the search index: when the search
+    # projection's version moves (its text analysis changed), this one is rebuilt as well.
+    version = 100 + SearchProjector.version
     tables = ("tt_memories", "tt_states", "tt_texts", "tt_links", "tt_marks")
     handles = frozenset(EVENT_TYPES)
 
@@ -151,6 +156,11 @@ class TimelineProjector:
 
 
 # -- fold helpers ----------------------------------------------------------------------------
+def _json(value: Any) -> str:
+    """Canonical JSON text (sorted keys, UTF-8): equal values give equal bytes on every fold."""
+    return _encode(value).decode()
+
+
 def _mark(conn: apsw.Connection, event: StoredEvent) -> None:
     """Record where the running maximum of ``recorded_at`` rises (see :func:`position_at`)."""
     top = conn.execute("SELECT hwm FROM tt_marks ORDER BY hwm DESC LIMIT 1").fetchone()
@@ -172,7 +182,7 @@ def _current(conn: apsw.Connection, stream_id: str) -> dict[str, Any] | None:
 
 
 def _new_text(conn: apsw.Connection, memory_id: int, subject: str, content: str, tags: list[str]) -> int:
-    tags_json = json.dumps(tags, ensure_ascii=False)
+    tags_json = _json(tags)
     conn.execute(
         "INSERT INTO tt_texts(memory_id, subject, subject_norm, content, tags) VALUES(?,?,?,?,?)",
         (memory_id, subject, normalize_text(subject), content, tags_json),
@@ -203,7 +213,7 @@ def _create(conn: apsw.Connection, event: StoredEvent, data: MemoryRemembered) -
         "superseded_by": None, "text_id": text_id, "source_type": data.source_type,
         "confidence": data.confidence, "protection": data.protection, "workspace": event.workspace,
         "source_ref": data.source_ref,
-        "metadata": json.dumps(data.metadata, ensure_ascii=False, sort_keys=True),
+        "metadata": _json(data.metadata),
     })
     conn.execute(
         "INSERT INTO tt_memories(memory_id, stream_id, recorded_at, version, state_id) VALUES(?,?,?,?,?)",
@@ -240,7 +250,7 @@ def _update(conn: apsw.Connection, event: StoredEvent, data: MemoryUpdated) -> N
     if data.event_time is not None:
         changes["valid_from"] = data.event_time
     if data.metadata is not None:
-        changes["metadata"] = json.dumps(data.metadata, ensure_ascii=False, sort_keys=True)
+        changes["metadata"] = _json(data.metadata)
     text = None
     if data.content is not None or data.subject is not None or data.tags is not None:
         current = _current(conn, data.memory)
@@ -276,8 +286,8 @@ def _link(conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
     if memory_id is not None:
         roles[memory_id] = "stream"
     for field in data.__struct_fields__:
-        for value in _strings(getattr(data, field)):
-            if _UUID.match(value):
+        for value in _ids(getattr(data, field)):
+            if value != event.stream_id:
                 other = _memory_of(conn, value)
                 if other is not None and other not in roles:
                     roles[other] = field
@@ -285,11 +295,10 @@ def _link(conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
                      [(m, event.position, role) for m, role in roles.items()])
 
 
-def _strings(value: Any) -> list[str]:
+def _ids(value: Any) -> list[str]:
+    """The UUID-shaped strings in a payload field (a value, a list of values, or a dict's keys)."""
     if isinstance(value, str):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [v for v in value if isinstance(v, str)]
-    if isinstance(value, dict):
-        return [k for k in value if isinstance(k, str)]
+        return [value] if len(value) == 36 and _UUID.match(value) else []
+    if isinstance(value, (list, tuple, dict)):
+        return [v for v in value if isinstance(v, str) and len(v) == 36 and _UUID.match(v)]
     return []

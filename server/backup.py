@@ -234,7 +234,9 @@ class BackupMixin:
             raise Unavailable("the database is unavailable and the backup could not be written; "
                               "nothing was stored", reason=reason, backup_error=str(exc)[:200]) from None
         raise BackupOnly({"ok": True, "backup_only": True, "reason": reason,
-                          "backup": {"path": str(self.backup_log.path), "event_ids": ids}})
+                          "backup": {"path": str(self.backup_log.path), "event_ids": ids},
+                          "notices": [f"database unavailable ({reason}): kept in the JSONL backup, "
+                                      "no id until memory_repair replay_backup"]})
 
     # -- pending backup ----------------------------------------------------------------------
     def _present_ids(self, event_ids: list[str]) -> set[str]:

@@ -233,23 +233,20 @@ class TimeTravelMixin(BackupMixin):
             return {"ok": True, "dry_run": True, "candidates": total, "cutoff": cutoff, "retention_days": days}
         archived, after = 0, 0
 
-        def work() -> int:
+        def work() -> tuple[int, int]:
             rows = self.store.conn.execute(select, (cutoff, after, ARCHIVE_BATCH)).fetchall()
             self.runner.append([
                 NewEvent(data=MemoryArchived(memory=stream), stream_id=stream, event_time=now,
                          actor=self.settings.actor, workspace=workspace) for _, stream, workspace in rows])
-            return rows[-1][0] if rows else 0
+            return len(rows), rows[-1][0] if rows else after
 
         while True:  # bounded transactions; each re-reads the status inside its write lock
-            last = self.store.write(work)
-            if not last:
-                break
-            archived += self.store.conn.execute(
-                "SELECT count(*) FROM memories WHERE status='archived' AND memory_id > ? AND memory_id <= ?",
-                (after, last)).get
-            after = last
+            count, after = self.store.write(work)
+            archived += count
             if progress:
-                progress(archived, total)
+                progress(archived, max(total, archived))
+            if count < ARCHIVE_BATCH:
+                break
         return {"ok": True, "dry_run": False, "archived": archived, "cutoff": cutoff, "retention_days": days}
 
 

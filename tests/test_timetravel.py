@@ -228,3 +228,20 @@ def test_archive_moves_old_inactive_memories_out_but_time_travel_still_sees_them
     recent = LedgerApp(Settings(db=str(db_path), retention_days=90))
     assert recent.archive(dry_run=True)["candidates"] == 0
     recent.close()
+
+
+def test_archive_runs_in_bounded_batches_and_counts_exactly(db_path, monkeypatch) -> None:
+    import server.timetravel as tt
+
+    monkeypatch.setattr(tt, "ARCHIVE_BATCH", 2)
+    app = LedgerApp(Settings(db=str(db_path), retention_days=0))
+    for n in range(5):
+        mid = app.remember(f"temporary note {n}", event_time=JUL.format(1))["memory_id"]
+        append(app, MemoryRetired(memory=stream_of(app, mid), reason="done"), stream_of(app, mid), JUL.format(2))
+    seen: list[tuple[int, int]] = []
+    assert app.archive(progress=lambda done, total: seen.append((done, total)))["archived"] == 5
+    assert seen[-1] == (5, 5) and len(seen) == 3
+    fresh = app.remember("one more", event_time=JUL.format(1))["memory_id"]
+    append(app, MemoryRetired(memory=stream_of(app, fresh)), stream_of(app, fresh), JUL.format(2))
+    assert app.archive()["archived"] == 1  # earlier archived memories are not counted again
+    app.close()
