@@ -102,6 +102,8 @@ _RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tup
         (r":\s+|：\s*", "colon", None),
     )
 )
+# One pass finds the leftmost relation; at one position the earlier entry above wins.
+_ANY_RELATION = re.compile("|".join(f"(?P<r{i}>{p.pattern})" for i, (p, _, _) in enumerate(_RELATIONS)))
 _IMPLICIT = re.compile(
     r"^(?P<left>.*?(?:预算|金额|价格|费用|截止日期|截止时间|日期|端口号?|版本号?|budget|price|deadline|due date|"
     r"(?<![a-z])port|(?<![a-z])version))\s*(?P<value>.+)$")
@@ -232,10 +234,10 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if not text or _HEDGED.search(text):
         return None
     best: tuple[int, int, str, frozenset[str] | None] | None = None
-    for pattern, relation, kinds in _RELATIONS:
-        match = pattern.search(text)
-        if match and match.end() > match.start() and (best is None or match.start() < best[0]):
-            best = (match.start(), match.end(), relation, kinds)
+    match = _ANY_RELATION.search(text)
+    if match is not None and match.lastgroup is not None:
+        _, relation, kinds = _RELATIONS[int(match.lastgroup[1:])]
+        best = (match.start(), match.end(), relation, kinds)
     if best is None:
         implicit = _IMPLICIT.match(text)
         if implicit is None:

@@ -57,7 +57,8 @@ CREATE TABLE IF NOT EXISTS near_dup_bands(
 _LEAVING = frozenset({"Superseded", "MemoryRetired", "MemoryArchived"})
 _CLAIM_COLUMNS = "subject, attribute, value, kind, key_subject, key_attribute, value_norm, origin"
 CANDIDATES_PER_KEY = 64
-BAND_POSTINGS = 32
+BAND_POSTINGS = 8  # newest memories per band: bounds a probe when many texts look alike
+VERIFIED = 12  # candidates (most shared bands first) whose signatures are compared
 
 
 def _memory_row(conn: apsw.Connection, data: Event) -> dict[str, Any] | None:
@@ -170,6 +171,7 @@ def near_duplicates(conn: apsw.Connection, content: str, workspace: str, *, excl
                     limit: int = 5, threshold: float = fingerprint.NEAR_THRESHOLD) -> list[dict[str, Any]]:
     """Current memories of the workspace whose estimated similarity reaches ``threshold``."""
     sig = fingerprint.signature(content)
+    packed = fingerprint.pack(sig)
     keys = fingerprint.band_keys(sig, workspace)
     one = "SELECT memory_id FROM (SELECT memory_id FROM near_dup_bands WHERE band_key=? ORDER BY memory_id DESC " \
           f"LIMIT {BAND_POSTINGS})"
@@ -177,12 +179,12 @@ def near_duplicates(conn: apsw.Connection, content: str, workspace: str, *, excl
     hits.pop(exclude, None)
     if not hits:
         return []
-    ranked = sorted(hits, key=lambda m: (-hits[m], -m))[: limit * 4]
+    ranked = sorted(hits, key=lambda m: (-hits[m], -m))[:VERIFIED]
     marks = ",".join("?" * len(ranked))
     found = []
     for memory_id, blob in conn.execute(f"SELECT memory_id, sig FROM near_dup_sigs WHERE memory_id IN ({marks})",
                                         ranked):
-        score = fingerprint.similarity(sig, fingerprint.unpack(blob))
+        score = fingerprint.packed_similarity(packed, blob)
         if score >= threshold:
             found.append({"memory_id": memory_id, "similarity": round(score, 3)})
     found.sort(key=lambda d: (-d["similarity"], -d["memory_id"]))
