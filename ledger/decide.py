@@ -113,12 +113,20 @@ class Candidate(msgspec.Struct, kw_only=True):
 
 
 # -- shared checks -----------------------------------------------------------------------------
-def check_authorized(authorization: str) -> None:
-    """Governance actions need explicit authorisation, and it says through which channel."""
+def check_authorized(authorization: str, target: MemoryFacts | None = None) -> None:
+    """Governance actions need explicit authorisation, and it says through which channel.
+
+    Without it the answer is ``locked`` when the memory the action would change is protected or
+    locked (the reason that matters to the caller), else ``unauthorized``.
+    """
     if authorization not in AUTHORIZATIONS:
         raise InvalidInput(f"authorization must be one of {AUTH_AGENT!r} or {AUTH_USER!r}", field="authorized")
-    if not authorization:
-        raise Unauthorized("this action changes governed state; it needs authorized: true", field="authorized")
+    if authorization:
+        return
+    if target is not None and target.protection != "normal":
+        raise Locked(f"memory {target.memory_id} is {target.protection}; this change needs authorized: true",
+                     field="authorized", memory_id=target.memory_id)
+    raise Unauthorized("this action changes governed state; it needs authorized: true", field="authorized")
 
 
 def check_writable(memory: MemoryFacts, *, expected_version: int | None, authorization: str,

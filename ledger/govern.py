@@ -59,7 +59,7 @@ def decide_confirm(memory: MemoryFacts, *, authorization: str, conflicts: Sequen
 
 def decide_unlock(memory: MemoryFacts, *, authorization: str, policy: Policy = DEFAULT_POLICY,
                   conflicts: Sequence[ConflictFacts] = ()) -> Decision:
-    check_authorized(authorization)
+    check_authorized(authorization, memory)
     if memory.protection == "normal":
         return []
     check_writable(memory, expected_version=None, authorization=authorization, policy=policy)
@@ -69,7 +69,7 @@ def decide_unlock(memory: MemoryFacts, *, authorization: str, policy: Policy = D
 
 def decide_retire(memory: MemoryFacts, *, reason: str, authorization: str, policy: Policy = DEFAULT_POLICY,
                   conflicts: Sequence[ConflictFacts] = ()) -> Decision:
-    check_authorized(authorization)
+    check_authorized(authorization, memory)
     check_current(memory)
     check_writable(memory, expected_version=None, authorization=authorization, policy=policy)
     return [(memory.stream_id, MemoryRetired(memory=memory.stream_id, reason=reason, authorization=authorization)),
@@ -81,7 +81,7 @@ def decide_supersede(loser: MemoryFacts, winner: MemoryFacts, *, reason: str, au
                      rule: str = "manual", policy: Policy = DEFAULT_POLICY,
                      conflicts: Sequence[ConflictFacts] = ()) -> Decision:
     """``winner`` replaces ``loser``; the loser's open conflicts are decided for their other side."""
-    check_authorized(authorization)
+    check_authorized(authorization, loser)
     if loser.stream_id == winner.stream_id:
         raise InvalidInput("a memory cannot supersede itself", field="winner_id")
     check_current(loser, "loser_id")
@@ -97,7 +97,7 @@ def decide_resolve(conflict: ConflictFacts, *, winner: MemoryFacts | None, loser
                    resolution: str | None, authorization: str, policy: Policy = DEFAULT_POLICY,
                    loser_conflicts: Sequence[ConflictFacts] = ()) -> Decision:
     """``keep_both`` closes the conflict as is; a winner supersedes the other member."""
-    check_authorized(authorization)
+    check_authorized(authorization, loser if winner is not None else None)
     if conflict.state == "resolved":
         raise InvalidInput(f"conflict {conflict.conflict_id} is already resolved", field="conflict_id")
     if resolution not in (None, "keep_both", "winner"):
@@ -147,7 +147,8 @@ def decide_arbitrate(left: MemoryFacts, right: MemoryFacts, verdict: dict[str, A
                      authorization: str, existing: ConflictFacts | None, policy: Policy = DEFAULT_POLICY,
                      loser_conflicts: Sequence[ConflictFacts] = (), new_id: NewId = uuid7) -> Decision:
     """Record the verdict as a conflict and/or apply it (supersede the loser) — one transaction."""
-    check_authorized(authorization)
+    loser = {"left": right, "right": left}.get(verdict["winner_side"] or "")
+    check_authorized(authorization, loser if apply else None)
     if left.stream_id == right.stream_id:
         raise InvalidInput("left_id and right_id are the same memory", field="right_id")
     check_current(left, "left_id")

@@ -24,7 +24,6 @@ from ledger.decide import (
     MemoryFacts,
     Policy,
     RememberCommand,
-    check_authorized,
     decide_remember,
     decide_update,
 )
@@ -269,7 +268,6 @@ class GovernanceMixin:
 
     def supersede(self, loser_id: int, winner_id: int, reason: str = "", authorization: str = "") -> dict[str, Any]:
         def decide() -> tuple[Decision, str, str]:
-            check_authorized(authorization)
             loser, winner = self._memory(loser_id, "loser_id"), self._memory(winner_id, "winner_id")
             decision = decide_supersede(loser, winner, reason=reason, authorization=authorization,
                                         policy=self._policy, conflicts=self._conflicts_of(loser_id))
@@ -282,7 +280,6 @@ class GovernanceMixin:
     def resolve_conflict(self, conflict_id: int, winner_id: int | None = None, resolution: str | None = None,
                          authorization: str = "") -> dict[str, Any]:
         def decide() -> tuple[Decision, str, str]:
-            check_authorized(authorization)
             conflict = self._conflict(conflict_id)
             winner = loser = None
             if winner_id is not None:
@@ -328,7 +325,6 @@ class GovernanceMixin:
         verdicts: list[dict[str, Any]] = []
 
         def decide() -> tuple[Decision, str, str]:
-            check_authorized(authorization)
             left, right = self._memory(left_id, "left_id"), self._memory(right_id, "right_id")
             left_claim, right_claim, same = self._shared(left, right)
             verdict = arbitrate_pair(left.side(), right.side(),

@@ -118,6 +118,28 @@ def test_governance_actions_refuse_without_authorisation(app: LedgerApp, action:
     assert app.store.last_position() == before
 
 
+def test_unauthorised_changes_to_a_locked_memory_answer_locked(app: LedgerApp) -> None:
+    locked = app.remember("the fiscal year starts in April", source_type="user_confirmed",
+                          authorization=AUTH_USER, event_time=T1)["memory_id"]
+    newer = app.remember("the fiscal year starts in May", source_type="user_confirmed",
+                         authorization=AUTH_USER, event_time=T8)["memory_id"]
+    before = app.store.last_position()
+    refusals = [
+        lambda: app.update(locked, content="the fiscal year starts in June"),
+        lambda: app.retire(locked),
+        lambda: app.supersede(locked, newer),
+        lambda: app.unlock(locked),
+        lambda: app.arbitrate(locked, newer, apply=True),  # both locked: the older one would lose
+        lambda: app.remember("forget the fiscal year note", ref_id=locked, retracts=True),
+    ]
+    for refuse in refusals:
+        with pytest.raises(Locked):
+            refuse()
+    assert app.store.last_position() == before
+    with pytest.raises(Unauthorized):
+        app.arbitrate(locked, newer, mark_conflict=True)  # changes no memory: plain unauthorized
+
+
 def test_authorisation_is_a_known_channel_never_a_free_string(app: LedgerApp) -> None:
     mid = app.remember("the api key rotates monthly")["memory_id"]
     with pytest.raises(InvalidInput):
