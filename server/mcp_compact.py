@@ -2,8 +2,11 @@
 
 ``find`` results share a byte budget: short contents are kept whole, long ones become a
 snippet around the first query word (``truncated: true``; ``read`` has the full text).
-``notices`` are merged, de-duplicated and capped at three short items. Nothing else is
-rewritten: every key of CONTRACT.md stays.
+Verdicts embedded in lists (the conflicts a ``remember`` reports, the ``conflicts`` view) drop
+the boilerplate an agent has already seen: the fixed ``rule_order`` and the reasons of the rules
+that did not decide (``compare``, ``arbitrate`` and ``conflict_detail`` keep the whole verdict).
+``notices`` are merged, de-duplicated and capped at three short items. Every key of
+CONTRACT.md stays.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ def compact(tool: str, name: str, result: dict[str, Any], *, query: str = "",
     """The result as sent: find trimmed to budget, notices merged (at most 3)."""
     if tool == "memory" and name == "find" and isinstance(result.get("results"), list):
         result = _compact_find(result, query)
+    if (tool, name) in _LISTED_VERDICTS and isinstance(result.get("conflicts"), list):
+        result = {**result, "conflicts": [_brief_conflict(c) for c in result["conflicts"]]}
     merged = [*(result.get("notices") or []), *(notices or [])]
     if merged:
         seen: dict[str, None] = {}
@@ -41,6 +46,21 @@ def compact(tool: str, name: str, result: dict[str, Any], *, query: str = "",
     elif "notices" in result:
         result = {k: v for k, v in result.items() if k != "notices"}
     return result
+
+
+_LISTED_VERDICTS = {("memory", "remember"), ("memory_review", "conflicts")}
+
+
+def _brief_conflict(conflict: Any) -> Any:
+    verdict = conflict.get("verdict") if isinstance(conflict, dict) else None
+    if not isinstance(verdict, dict):
+        return conflict
+    brief = {k: v for k, v in verdict.items() if k != "rule_order"}
+    rule, reasons = verdict.get("rule"), verdict.get("reasons")
+    if rule and isinstance(reasons, list):
+        deciding = [r for r in reasons if isinstance(r, str) and r.split(":", 1)[0] == rule]
+        brief["reasons"] = deciding or reasons
+    return {**conflict, "verdict": brief}
 
 
 def _compact_find(result: dict[str, Any], query: str) -> dict[str, Any]:

@@ -63,7 +63,7 @@ MEMORY = ToolSpec("memory", "action", "Shared memory", (
                     "memory_id*, expected_version, authorized, content, subject, tags[], confidence, "
                     "event_time, metadata{}", {"memory_id": 12, "expected_version": 1, "content": "port 8081"}),
     "judge": Route("judge", s.JudgeData, "record a judgment on a conflict (guidance; changes no memory)",
-                   "conflict_id*, winner_id, rationale, pins {memory_id: version} for both sides",
+                   "conflict_id*, winner_id*, rationale, pins {memory_id: version} for both sides",
                    {"conflict_id": 3, "winner_id": 12, "rationale": "newer", "pins": {"12": 1, "15": 2}}),
     "status": Route("status", s.Empty, "counts, projection lag, search mode"),
     "help": HELP,
@@ -83,7 +83,8 @@ REVIEW = ToolSpec("memory_review", "view", "Review memory (read-only)", (
     "audit": Route("audit", a.AuditData, "events of the ledger",
                    "since, until (ISO), memory_id, actor, type (event type), limit 1..1000 (100)",
                    {"memory_id": 12}),
-    "timeline": Route("timeline", a.TimelineData, "validity intervals", "subject or memory_id",
+    "timeline": Route("timeline", a.TimelineData, "validity intervals",
+                      "subject or memory_id, as_of_recorded, limit 1..500",
                       {"subject": "staging api"}),
     "doctor": Route("doctor", s.Empty, "health checks and severity"),
     "workspaces": Route("workspaces", s.Empty, "workspaces, accepted aliases and suggested aliases"),
@@ -130,7 +131,9 @@ REPAIR = ToolSpec("memory_repair", "task", "Repair memory (maintenance)", (
                            "dry_run (true), authorized (to apply)", {"dry_run": False, "authorized": True},
                            governed=lambda kw: not kw.get("dry_run", True), progress=True),
     "reembed": Route("reembed", s.Empty, "recompute embeddings", progress=True),
-    "archive": Route("archive", s.Empty, "archive retired/superseded memories past retention"),
+    "archive": Route("archive", a.ArchiveData, "archive retired/superseded memories past retention",
+                     "dry_run (false), older_than_days (default: the retention period)", {"dry_run": True},
+                     progress=True),
     "help": HELP,
 })
 

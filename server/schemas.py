@@ -239,7 +239,7 @@ def _check_pins(value: dict[str, int]) -> dict[str, int]:
 
 class JudgeData(EdgeModel):
     conflict_id: PositiveId
-    winner_id: MemoryId | None = None
+    winner_id: MemoryId
     rationale: Reason = ""
     pins: Annotated[dict[str, StrictInt], Field(max_length=16), AfterValidator(_check_pins)] = {}
 

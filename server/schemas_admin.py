@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 from pydantic import Field, StrictBool, StrictInt, model_validator
 
 from ledger.events import EVENT_TYPES
-from server.schemas import EdgeModel, MemoryId, Name, PositiveId, Reason, Subject
+from server.schemas import EdgeModel, MemoryId, Name, PositiveId, Reason, RecordedPoint, Subject
 
 ConflictState = Literal["open", "judged", "resolved", "all"]
 EventType = Literal[tuple(EVENT_TYPES)]  # type: ignore[valid-type]
@@ -62,6 +62,8 @@ class AuditData(EdgeModel):
 class TimelineData(EdgeModel):
     subject: Annotated[Subject, Field(min_length=1)] | None = None
     memory_id: MemoryId | None = None
+    as_of_recorded: RecordedPoint | None = None
+    limit: Annotated[StrictInt, Field(ge=1, le=500)] | None = None
 
     @model_validator(mode="after")
     def _one_key(self) -> Self:
@@ -137,6 +139,11 @@ class RebuildData(EdgeModel):
 
 class ReplayBackupData(_Governed):
     dry_run: StrictBool = True
+
+
+class ArchiveData(EdgeModel):
+    dry_run: StrictBool = False
+    older_than_days: Annotated[StrictInt, Field(ge=0, le=36500)] | None = None
 
 
 def memory_ids(data: EdgeModel) -> list[int]:

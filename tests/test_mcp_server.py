@@ -241,3 +241,20 @@ def test_notices_are_merged_deduplicated_and_capped() -> None:
     long = mcp_compact.compact("memory", "status", {"ok": True}, notices=["x" * 500])["notices"][0]
     assert len(long) == mcp_compact.MAX_NOTICE_CHARS
     assert "notices" not in mcp_compact.compact("memory", "status", {"ok": True, "notices": []})
+
+
+def test_listed_verdicts_drop_boilerplate_but_compare_keeps_it() -> None:
+    verdict = {"winner_side": "right", "winner_id": 2, "loser_id": 1, "manual_review": False, "rule": "event_time",
+               "reasons": ["user_confirmed/locked protection: tie", "event_time: right is newer — this rule decides"],
+               "rule_order": ["user_confirmed/locked protection", "event_time", "source_type", "confidence",
+                              "ingest_time"]}
+    remembered = {"ok": True, "memory_id": 2, "version": 1, "status": "active", "conflicts_total": 1,
+                  "conflicts": [{"conflict_id": 3, "other_id": 1, "claim": {"subject": "api", "attribute": "port",
+                                                                           "value": "9090"}, "verdict": verdict}]}
+    out = mcp_compact.compact("memory", "remember", remembered)
+    brief = out["conflicts"][0]["verdict"]
+    assert "rule_order" not in brief and brief["reasons"] == ["event_time: right is newer — this rule decides"]
+    assert brief["winner_id"] == 2 and out["conflicts"][0]["claim"] == remembered["conflicts"][0]["claim"]
+    assert mcp_compact.size(out) < mcp_compact.size(remembered) - 100
+    compared = {"ok": True, "verdict": verdict}
+    assert mcp_compact.compact("memory_review", "compare", compared) == compared

@@ -151,3 +151,32 @@ def test_repair_tasks(srv: LedgerServer) -> None:
     reembed = srv.call("memory_repair", "reembed")
     assert reembed.ok or reembed.code == "unavailable"
     assert srv.events() == events  # rebuild, verify and dry runs append nothing
+
+
+def test_conflict_lifecycle_open_judged_resolved(srv: LedgerServer) -> None:
+    if not hasattr(LedgerApp, "resolve_conflict"):
+        pytest.skip("conflicts have not landed on the facade yet")
+
+    def claim(value: str) -> dict[str, object]:
+        return {"content": f"The build server runs Java {value}", "subject": "build server",
+                "claims": [{"subject": "build server", "attribute": "java", "value": value}]}
+
+    old = srv.memory("remember", claim("17"))["memory_id"]
+    new = srv.memory("remember", claim("21"))
+    conflict_id = new["conflicts"][0]["conflict_id"]
+    listed = srv.call("memory_review", "conflicts", {"state": "open"})["conflicts"]
+    assert conflict_id in [c["conflict_id"] for c in listed]
+    detail = srv.call("memory_review", "conflict_detail", {"conflict_id": conflict_id})["conflict"]
+    assert sorted(detail["members"]) == sorted([old, new["memory_id"]]) and "rule_order" in detail["verdict"]
+    stale = srv.memory("judge", {"conflict_id": conflict_id, "winner_id": new["memory_id"], "rationale": "newer",
+                                 "pins": {str(old): 7, str(new["memory_id"]): 1}})
+    assert stale.code == "version_conflict"
+    judged = srv.memory("judge", {"conflict_id": conflict_id, "winner_id": new["memory_id"], "rationale": "newer",
+                                  "pins": {str(old): 1, str(new["memory_id"]): 1}})
+    assert judged["conflict"]["state"] == "judged" and isinstance(judged["judgment_id"], int)
+    resolved = srv.call("memory_govern", "resolve_conflict", {"conflict_id": conflict_id,
+                                                             "winner_id": new["memory_id"], "authorized": True})
+    assert resolved["conflict"]["state"] == "resolved"
+    assert srv.memory("read", {"memory_id": old})["memory"]["status"] == "superseded"
+    assert conflict_id in [c["conflict_id"] for c in srv.call("memory_review", "conflicts",
+                                                               {"state": "resolved"})["conflicts"]]

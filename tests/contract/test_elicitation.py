@@ -134,3 +134,20 @@ async def test_the_2026_protocol_asks_through_input_required(tmp_path: Path) -> 
         assert r.structured_content["ok"] is True, r.structured_content
     assert len(user.questions) == 1
     assert authorizations(db, "MemoryUpdated") == [AUTH_USER]
+
+
+def test_resolving_a_conflict_with_a_locked_member_asks_first(asking: LedgerServer, user: User) -> None:
+    if not hasattr(LedgerApp, "resolve_conflict"):
+        pytest.skip("conflicts have not landed on the facade yet")
+    mine = asking.memory("remember", {"content": "My shoe size is 42", "subject": "me", "source_type":
+                                      "user_confirmed", "claims": [{"subject": "me", "attribute": "shoe size",
+                                                                    "value": "42"}]})["memory_id"]
+    guess = asking.memory("remember", {"content": "The user's shoe size is 44", "subject": "me",
+                                       "claims": [{"subject": "me", "attribute": "shoe size", "value": "44"}]})
+    conflict_id = guess["conflicts"][0]["conflict_id"]
+    asked = len(user.questions)
+    user.will(True)
+    r = asking.call("memory_govern", "resolve_conflict", {"conflict_id": conflict_id, "winner_id": mine,
+                                                         "authorized": True})
+    assert r.ok and len(user.questions) == asked + 1 and f"#{mine}" in user.questions[-1]
+    assert authorizations(asking.db, "ConflictResolved")[-1] == AUTH_USER

@@ -145,3 +145,15 @@ def test_data_may_arrive_as_a_json_string(srv: LedgerServer) -> None:
     r = srv.memory("remember", '{"content": "Sent as a JSON string by a sloppy client"}')
     assert r.ok
     assert srv.memory("read", f'{{"memory_id": {r["memory_id"]}}}').ok
+
+
+def test_a_conflicting_remember_stays_compact(srv: LedgerServer) -> None:
+    srv.memory("remember", {"content": "The VPN gateway port is 1194", "subject": "vpn gateway",
+                            "claims": [{"subject": "vpn gateway", "attribute": "port", "value": "1194"}]})
+    r = srv.memory("remember", {"content": "The VPN gateway port is 443", "subject": "vpn gateway",
+                                "claims": [{"subject": "vpn gateway", "attribute": "port", "value": "443"}]})
+    assert r.ok
+    if r.body.get("conflicts"):  # claim collisions are reported (governance has landed)
+        assert r["conflicts_total"] >= 1 and len(r["conflicts"]) <= 5
+        assert "rule_order" not in r["conflicts"][0]["verdict"]
+        assert r.size < 700, r.body
