@@ -205,3 +205,26 @@ def test_conflict_lists_filter_by_state(app: LedgerApp) -> None:
         app.conflicts(state="closed")
     overview = app.overview()
     assert overview["conflicts"] == {"open": 1, "judged": 0, "resolved": 1} and overview["open_conflicts"] == 1
+
+
+def test_racing_writers_never_miss_each_others_collision(db_path: Path) -> None:
+    """The collision check reads claims inside the write transaction (BEGIN IMMEDIATE)."""
+    import threading
+
+    apps = [LedgerApp(Settings(db=str(db_path), client=f"w{i}")) for i in range(2)]
+    start = threading.Barrier(2)
+
+    def writer(app: LedgerApp, offset: int) -> None:
+        start.wait()
+        for i in range(6):
+            app.remember(f"the shared cache port is {7000 + offset + 2 * i}")
+
+    threads = [threading.Thread(target=writer, args=(app, i)) for i, app in enumerate(apps)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    pairs = apps[0].conn.execute("SELECT count(*) FROM conflicts").get
+    assert pairs == 12 * 11 // 2  # every later write collided with every earlier one
+    for app in apps:
+        app.close()
