@@ -364,28 +364,34 @@ def _context(
 def _sessions(conn: apsw.Connection, ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
     """Each memory's previous and next memory in log order, when both belong to one session.
 
-    One session: the same workspace and event times at most SESSION_GAP apart — a conversation
-    logged turn by turn, whether stamped with the session's time or with each turn's.
+    One session: logged one right after the other, in the same workspace, with event times at
+    most SESSION_GAP_S apart — a conversation logged turn by turn, whether stamped with the
+    session's time or with each turn's. Only the adjacent memory is looked at (two primary-key
+    seeks): a memory of another workspace in between ends the session.
     """
     rows = conn.execute(
         "SELECT c.value, m.workspace, m.event_time, "
-        " (SELECT p.memory_id || ' ' || p.event_time FROM memories p WHERE p.memory_id < c.value "
-        "  AND p.workspace = m.workspace ORDER BY p.memory_id DESC LIMIT 1), "
-        " (SELECT n.memory_id || ' ' || n.event_time FROM memories n WHERE n.memory_id > c.value "
-        "  AND n.workspace = m.workspace ORDER BY n.memory_id LIMIT 1) "
-        "FROM json_each(?) c JOIN memories m ON m.memory_id = c.value",
+        " (SELECT p.memory_id || ' ' || p.workspace || ' ' || p.event_time FROM memories p "
+        "  WHERE p.memory_id < c.value ORDER BY p.memory_id DESC LIMIT 1), "
+        " (SELECT n.memory_id || ' ' || n.workspace || ' ' || n.event_time FROM memories n "
+        "  WHERE n.memory_id > c.value ORDER BY n.memory_id LIMIT 1) "
+        "FROM json_each(?) c CROSS JOIN memories m ON m.memory_id = c.value",
         (_json(ids),),
     )
     out: dict[int, tuple[int | None, int | None]] = {}
-    for memory_id, _workspace, event_time, before, after in rows:
-        out[memory_id] = (_same_session(event_time, before), _same_session(event_time, after))
+    for memory_id, workspace, event_time, before, after in rows:
+        out[memory_id] = (_same_session(workspace, event_time, before),
+                          _same_session(workspace, event_time, after))
     return out
 
 
-def _same_session(event_time: str, neighbour: str | None) -> int | None:
+def _same_session(workspace: str, event_time: str, neighbour: str | None) -> int | None:
     if neighbour is None:
         return None
-    memory_id, other_time = neighbour.split(" ", 1)
+    memory_id, rest = neighbour.split(" ", 1)
+    other_workspace, _, other_time = rest.rpartition(" ")
+    if other_workspace != workspace:
+        return None
     gap = abs((to_datetime(other_time) - to_datetime(event_time)).total_seconds())
     return int(memory_id) if gap <= SESSION_GAP_S else None
 
