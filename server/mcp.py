@@ -194,7 +194,19 @@ class LedgerTools:
         if route.progress and ctx is not None and "progress" in inspect.signature(method).parameters:
             kwargs["progress"] = _progress_reporter(ctx)
         result = await self._run(method, _accepted_kwargs(method, kwargs), self._caller(ctx), thread=route.progress)
+        notices += await self._pending_work()
         return mcp_compact.compact(spec.name, str(name), result, query=kwargs.get("query", ""), notices=notices)
+
+    async def _pending_work(self) -> list[str]:
+        """Work an agent should know about whatever it asked (a backup awaiting replay)."""
+        notice = getattr(self.app, "backup_notice", None)
+        if notice is None:
+            return []
+        try:
+            text = await self._run(notice, {})
+        except LedgerError:
+            return []
+        return [text] if text else []
 
     # -- elicitation -------------------------------------------------------------------------
     async def ask(self, spec: ToolSpec, name: Any, data: Any, ctx: Context) -> Any:

@@ -159,6 +159,14 @@ async def test_dispatch_passes_only_what_the_method_takes_and_hides_crashes(db_p
     assert "secret internals" in caplog.text  # the operator still gets the traceback
 
 
+async def test_pending_work_rides_along_as_one_notice(db_path: Path) -> None:
+    stub = Stub(db_path)
+    stub.backup_notice = lambda: "2 backed-up events await replay"  # type: ignore[attr-defined]
+    async with Client(build_server(stub)) as c:  # type: ignore[arg-type]
+        r = body(await c.call_tool("memory", {"action": "status", "data": {"colour": "red"}}))
+    assert r["notices"] == ["ignored unknown field(s): colour", "2 backed-up events await replay"]
+
+
 async def test_long_tasks_report_progress(app: LedgerApp) -> None:
     for i in range(5):
         app.remember(f"fact number {i}")

@@ -157,3 +157,18 @@ def test_a_conflicting_remember_stays_compact(srv: LedgerServer) -> None:
         assert r["conflicts_total"] >= 1 and len(r["conflicts"]) <= 5
         assert "rule_order" not in r["conflicts"][0]["verdict"]
         assert r.size < 700, r.body
+
+
+def test_as_of_queries_reach_time_travel(srv: LedgerServer) -> None:
+    memory_id = srv.memory("remember", {"content": "The office wifi password rotates monthly",
+                                        "event_time": "2025-01-01T00:00:00Z"})["memory_id"]
+    known_then = srv.events()
+    srv.memory("update", {"memory_id": memory_id, "content": "The office wifi password rotates weekly",
+                          "event_time": "2025-06-01T00:00:00Z"})
+    past = srv.memory("read", {"memory_id": memory_id, "as_of_recorded": known_then})
+    assert past["memory"]["content"].endswith("monthly"), past.body
+    found = srv.memory("find", {"query": "office wifi password", "as_of_recorded": str(known_then)})
+    assert [r["content"] for r in found["results"] if r["memory_id"] == memory_id] == [
+        "The office wifi password rotates monthly"]
+    now = srv.memory("find", {"query": "office wifi password"})["results"]
+    assert [r["content"] for r in now if r["memory_id"] == memory_id] == ["The office wifi password rotates weekly"]

@@ -1,0 +1,41 @@
+"""CONTRACT.md "Transport": a write SQLite refuses is answered ``backup_only`` through MCP, and
+every later answer carries one notice until the backup is replayed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import apsw
+import pytest
+
+from tests.contract.conftest import LedgerServer
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_locked_database_answers_backup_only_then_replays(server_factory: Callable[..., LedgerServer]) -> None:
+    srv = server_factory("locked", env={"LEDGER_BUSY_TIMEOUT_MS": "100"})
+    srv.memory("remember", {"content": "written before the lock"})
+    holder = apsw.Connection(str(srv.db))
+    holder.setbusytimeout(5000)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    try:
+        r = srv.memory("remember", {"content": "written while the database is locked"})
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert r.ok and r["backup_only"] is True and "memory_id" not in r.body
+    assert r["backup"]["event_ids"]
+    later = srv.memory("find", {"query": "locked"})
+    assert any("await replay" in n for n in later["notices"]), later.body
+    assert len(later["notices"]) == 1  # said once per answer, not repeated
+    before = srv.events()
+    dry = srv.call("memory_repair", "replay_backup")
+    assert dry.ok and srv.events() == before
+    applied = srv.call("memory_repair", "replay_backup", {"dry_run": False, "authorized": True})
+    assert applied.ok and srv.events() > before
+    assert srv.memory("remember", {"content": "written after the lock"}).body.get("memory_id")
+    after = srv.memory("find", {"query": "locked"}).body
+    assert "notices" not in after, after.get("notices")  # nothing pending, the database is fine again
+    found = srv.memory("find", {"query": "written while the database is locked"})["results"]
+    assert found and found[0]["content"] == "written while the database is locked"
