@@ -1,0 +1,191 @@
+"""Governance read side on the facade: compare, conflict lists and details, overview, doctor.
+
+Nothing here writes. The helpers that load memories and conflicts with the workspace checks
+(``_memory``, ``_conflict``, ``_conflicts_of``) are shared with the write side in
+:mod:`server.governance`, which runs them inside its write transactions.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ledger.arbiter import arbitrate as arbitrate_pair
+from ledger.arbiter import with_ids
+from ledger.claims import Claim, key_tokens
+from ledger.decide import ConflictFacts, MemoryFacts, Policy
+from ledger.errors import InvalidInput, LedgerError, NotFound
+from projections import claims as claims_model
+from projections import conflicts as conflicts_model
+from projections import memories as mem
+
+if TYPE_CHECKING:
+    from ledger.store import EventStore
+    from projections.runner import ProjectionRunner
+    from server.config import Settings
+
+CONFLICT_STATES = ("open", "judged", "resolved", "all")
+
+
+class GovernanceViews:
+    """Read views and shared loaders; :class:`server.governance.GovernanceMixin` builds on them."""
+
+    if TYPE_CHECKING:
+        settings: Settings
+        store: EventStore
+        runner: ProjectionRunner
+        conn: Any
+
+        def _check_workspace(self, workspace: str, field: str = "memory_id") -> None: ...
+        def _memory_view(self, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]: ...
+
+    # -- loaders -----------------------------------------------------------------------------
+    @property
+    def _policy(self) -> Policy:
+        p = self.settings.policy
+        return Policy(locked_requires_user_channel=p.locked_requires_user_channel,
+                      review_agent_conflicts=p.review_agent_conflicts)
+
+    def _memory(self, memory_id: int, field: str = "memory_id") -> MemoryFacts:
+        row = mem.load(self.conn, "memory_id=?", (memory_id,))
+        if row is None:
+            raise NotFound(f"no memory {memory_id}", field=field)
+        self._check_workspace(row["workspace"], field=field)
+        return MemoryFacts.from_row(row)
+
+    def _conflicts_of(self, memory_id: int) -> list[ConflictFacts]:
+        return [conflict_facts(r) for r in conflicts_model.unresolved_of(self.conn, memory_id)]
+
+    def _conflict(self, conflict_id: int) -> ConflictFacts:
+        row = conflicts_model.load(self.conn, "conflict_id=?", (conflict_id,))
+        if row is None:
+            raise NotFound(f"no conflict {conflict_id}", field="conflict_id")
+        for member in (row["left_id"], row["right_id"]):
+            if member is not None:
+                self._memory(member, field="conflict_id")
+        return conflict_facts(row)
+
+    # -- read views --------------------------------------------------------------------------
+    def compare(self, left_id: int, right_id: int) -> dict[str, Any]:
+        """The verdict for two memories as they are now; writes nothing."""
+        if left_id == right_id:
+            raise InvalidInput("left_id and right_id are the same memory", field="right_id")
+        with self.store.snapshot():
+            left, right = self._memory(left_id, "left_id"), self._memory(right_id, "right_id")
+            left_claim, right_claim, same = self._shared(left, right)
+        verdict = arbitrate_pair(left.side(), right.side(),
+                                 review_agent_conflicts=self.settings.policy.review_agent_conflicts)
+        return {"ok": True, "verdict": verdict, "same_subject": same,
+                "current": left.status == right.status == "active",
+                "claim": _pair_claim(left_claim, right_claim)}
+
+    def conflicts(self, state: str = "open", limit: int = 20) -> dict[str, Any]:
+        if state not in CONFLICT_STATES:
+            raise InvalidInput(f"state must be one of {', '.join(CONFLICT_STATES)}", field="state")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
+            raise InvalidInput("limit must be an integer from 1 to 200", field="limit")
+        where, params = ("1", ()) if state == "all" else ("state=?", (state,))
+        with self.store.snapshot():
+            total = self.conn.execute(f"SELECT count(*) FROM conflicts WHERE {where}", params).get
+            cols = ", ".join(conflicts_model.COLUMNS)
+            rows = [dict(zip(conflicts_model.COLUMNS, r, strict=True)) for r in self.conn.execute(
+                f"SELECT {cols} FROM conflicts WHERE {where} ORDER BY conflict_id DESC LIMIT ?", (*params, limit))]
+            views = [self._conflict_view(r) for r in rows if self._visible(r)]
+        return {"ok": True, "conflicts": views, "total": total, "has_more": total > len(rows)}
+
+    def conflict_detail(self, conflict_id: int) -> dict[str, Any]:
+        with self.store.snapshot():
+            self._conflict(conflict_id)
+            row = conflicts_model.load(self.conn, "conflict_id=?", (conflict_id,))
+            assert row is not None
+            view = self._conflict_view(row)
+            members = [mem.load(self.conn, "memory_id=?", (m,)) for m in (row["left_id"], row["right_id"])]
+            view["memories"] = [self._memory_view(m) for m in members if m is not None]
+            view["member_versions"] = {str(m["memory_id"]): m["version"] for m in members if m is not None}
+            view["judgments"] = conflicts_model.judgments_of(self.conn, conflict_id)
+            if all(m is not None and m["status"] == "active" for m in members):
+                left, right = (MemoryFacts.from_row(m) for m in members if m is not None)
+                view["current_verdict"] = arbitrate_pair(
+                    left.side(), right.side(), review_agent_conflicts=self.settings.policy.review_agent_conflicts)
+        return {"ok": True, "conflict": view}
+
+    def overview(self) -> dict[str, Any]:
+        """Counts by status, source_type and workspace; conflicts; unconfirmed confirmations; backup."""
+        with self.store.snapshot():
+            def grouped(column: str, where: str = "1") -> dict[str, int]:
+                return {k: n for k, n in self.conn.execute(
+                    f"SELECT {column}, count(*) FROM memories WHERE {where} GROUP BY {column} ORDER BY {column}")}
+
+            states = conflicts_model.count_by_state(self.conn)
+            out = {
+                "ok": True,
+                "by_status": grouped("status"),
+                "by_source_type": grouped("source_type", "status='active'"),
+                "by_workspace": grouped("workspace", "status='active'"),
+                "conflicts": states,
+                "open_conflicts": states["open"],
+                "agent_asserted_confirmations": agent_asserted_confirmations(self.conn),
+            }
+        pending = getattr(self, "pending_backup", None)
+        out["pending_backup"] = pending() if callable(pending) else None
+        return out
+
+    def doctor(self) -> dict[str, Any]:
+        from server.doctor import run_checks
+
+        return run_checks(self)
+
+    # -- views -------------------------------------------------------------------------------
+    def _shared(self, left: MemoryFacts, right: MemoryFacts) -> tuple[Claim | None, Claim | None, bool]:
+        """The first claim key both memories share, and whether they are about the same subject."""
+        right_claims = {c.key[:2]: c for c in claims_model.claims_of(self.conn, right.memory_id)}
+        for claim in claims_model.claims_of(self.conn, left.memory_id):
+            if claim.key[:2] in right_claims:
+                return claim, right_claims[claim.key[:2]], True
+        lt, rt = key_tokens(left.subject), key_tokens(right.subject)
+        return None, None, bool(lt) and lt == rt
+
+    def _visible(self, row: dict[str, Any]) -> bool:
+        if self.settings.isolation != "strict":
+            return True
+        try:
+            for member in (row["left_id"], row["right_id"]):
+                if member is not None:
+                    self._memory(member)
+        except LedgerError:
+            return False
+        return True
+
+    def _conflict_view(self, row: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "conflict_id": row["conflict_id"], "state": row["state"], "members": [row["left_id"], row["right_id"]],
+            "claim": {"subject": row["subject"], "attribute": row["attribute"], "left_value": row["left_value"],
+                      "right_value": row["right_value"]},
+            "verdict": with_ids(json.loads(row["verdict"]), row["left_id"], row["right_id"]),
+            "resolution": row["resolution"], "winner_id": row["winner_id"], "reason": row["reason"],
+            "opened_at": row["opened_at"], "updated_at": row["updated_at"],
+        }
+
+    def _conflict_view_by_id(self, conflict_id: int) -> dict[str, Any]:
+        row = conflicts_model.load(self.conn, "conflict_id=?", (conflict_id,))
+        assert row is not None
+        return self._conflict_view(row)
+
+
+def agent_asserted_confirmations(conn: Any) -> int:
+    """user_confirmed memories whose confirmation only an agent asserted (no user channel)."""
+    return conn.execute("SELECT count(*) FROM memories WHERE source_type='user_confirmed' "
+                        "AND status='active' AND confirmed_via<>'user_channel'").get
+
+
+def conflict_facts(row: dict[str, Any]) -> ConflictFacts:
+    return ConflictFacts(conflict_id=row["conflict_id"], stream_id=row["stream_id"], state=row["state"],
+                         left=row["left_stream"], right=row["right_stream"], left_id=row["left_id"],
+                         right_id=row["right_id"])
+
+
+def _pair_claim(left: Claim | None, right: Claim | None) -> dict[str, str] | None:
+    if left is None or right is None:
+        return None
+    return {"subject": right.subject, "attribute": right.attribute, "left_value": left.value,
+            "right_value": right.value}
