@@ -131,6 +131,16 @@ def unresolved_of(conn: apsw.Connection, memory_id: int) -> list[dict[str, Any]]
     return [dict(zip(COLUMNS, r, strict=True)) for r in rows]
 
 
+def unresolved_between(conn: apsw.Connection, left_id: int, right_id: int) -> dict[str, Any] | None:
+    """The oldest unresolved conflict between two memories (through the member index, no scan)."""
+    cols = ", ".join(f"c.{c}" for c in COLUMNS)
+    row = conn.execute(
+        f"SELECT {cols} FROM conflict_members a JOIN conflict_members b ON b.conflict_id=a.conflict_id "
+        "JOIN conflicts c ON c.conflict_id=a.conflict_id WHERE a.memory_id=? AND b.memory_id=? "
+        "AND c.state<>'resolved' ORDER BY c.conflict_id LIMIT 1", (left_id, right_id)).fetchone()
+    return dict(zip(COLUMNS, row, strict=True)) if row else None
+
+
 def conflict_ids_of(conn: apsw.Connection, memory_id: int) -> list[int]:
     return [r[0] for r in conn.execute(
         "SELECT c.conflict_id FROM conflict_members m JOIN conflicts c ON c.conflict_id=m.conflict_id "

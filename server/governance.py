@@ -233,9 +233,7 @@ class GovernanceMixin(GovernanceViews):
             verdict = arbitrate_pair(left.side(), right.side(),
                                      review_agent_conflicts=self._policy.review_agent_conflicts)
             verdicts[:] = [verdict]
-            existing = conflicts_model.load(
-                self.conn, "state<>'resolved' AND ((left_id=? AND right_id=?) OR (left_id=? AND right_id=?)) "
-                "ORDER BY conflict_id LIMIT 1", (left_id, right_id, right_id, left_id))
+            existing = conflicts_model.unresolved_between(self.conn, left_id, right_id)
             loser_id = verdict["loser_id"]
             decision = decide_arbitrate(
                 left, right, verdict, left_claim=left_claim, right_claim=right_claim, same_subject=same,
@@ -249,9 +247,7 @@ class GovernanceMixin(GovernanceViews):
         resolved = _resolved(self.conn, stored)
         conflict_id = opened or (resolved[0] if resolved else None)
         if conflict_id is None:
-            row = conflicts_model.load(
-                self.conn, "state<>'resolved' AND ((left_id=? AND right_id=?) OR (left_id=? AND right_id=?))",
-                (left_id, right_id, right_id, left_id))
+            row = conflicts_model.unresolved_between(self.conn, left_id, right_id)
             conflict_id = row["conflict_id"] if row else None
         return {"ok": True, "verdict": verdicts[0], "conflict_id": conflict_id,
                 "applied": any(e.type == "Superseded" for e in stored), "resolved_conflicts": resolved}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ledger import fingerprint
@@ -88,3 +90,30 @@ def test_lifecycle_states_are_the_documented_ones(app: LedgerApp) -> None:
     assert [app.read(m)["memory"]["status"] for m in (a, b, c)] == ["superseded", "active", "retired"]
     assert app.overview()["by_status"] == {"active": 1, "retired": 1, "superseded": 1}
     assert app.conn.execute("SELECT count(*) FROM claims WHERE memory_id IN (?, ?)", (a, c)).get == 0
+
+
+def test_the_write_path_reads_governance_tables_by_index_only(app: LedgerApp) -> None:
+    """remember/update must not scan claims, fingerprints or conflicts (the 100k-memory budget)."""
+    for i in range(30):
+        app.remember(f"service-{i} port: {8000 + i}", subject=f"svc{i}")
+    seen: list[tuple[str, object]] = []
+
+    def trace(cursor: object, sql: str, bindings: object) -> bool:
+        if sql.lstrip().upper().startswith("SELECT"):
+            seen.append((sql, bindings))
+        return True
+
+    app.conn.exec_trace = trace
+    mid = app.remember("service-3 port: 9999", subject="svc3")["memory_id"]
+    app.update(mid, content="service-3 port: 9998")
+    app.conn.exec_trace = None
+    mine = ("claims", "near_dup_", "conflicts", "conflict_members")
+    checked = 0
+    for sql, bindings in seen:
+        if not any(t in sql for t in mine):
+            continue
+        plan = " | ".join(r[3] for r in app.conn.execute("EXPLAIN QUERY PLAN " + sql, bindings))
+        assert not re.search(r"\bSCAN (claims|near_dup_\w+|conflicts|conflict_members|judgments|memories)\b",
+                             plan), (sql, plan)
+        checked += 1
+    assert checked >= 4
