@@ -122,6 +122,7 @@ _QUESTION_START = re.compile(
 _GENERIC_LABELS = frozenset(
     "note notes todo tip tips update reminder warning summary example question answer context status update "
     "fyi result results 注意 备注 提醒 更新 总结 例如 问题 回答 说明 结论".split())
+_LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 _VALUE_PREPOSITIONS = re.compile(r"^(?:on|at|in|for|by|to|until|around|about|约|大约|大概|在|于)\s*")
 _VALUE_NOUN = re.compile(r"^(?P<noun>port|version|端口号?|版本号?)\s*(?=[v\d])")
 _EN_VALUE_END = re.compile(r"\s+(?:because|since|so that|so|but|which|where|when|while|for|in order|and|until|"
@@ -223,7 +224,13 @@ def _make(subject_text: str, left: str, relation: str, value: tuple[str, str, st
     subject = subject_text.strip() or left
     attribute = {"colon": "is", "port": "port"}.get(relation, relation)
     if subject_text.strip() and left and not key_tokens(left) <= key_tokens(subject_text):
-        attribute = left if rel == "is" and relation != "port" else f"{left} {attribute}"
+        own = key_tokens(subject_text)  # "the staging api" under subject "staging" reads "api"
+        rest = " ".join(w for w in _LEADING_ARTICLE.sub("", left).split() if w.strip(_TOKEN_PUNCT) not in own)
+        prefix = normalize_text(subject_text)
+        if left.startswith(prefix):  # 项目预算 under subject 项目 reads 预算
+            rest = left[len(prefix):].strip()
+        rest = rest or left
+        attribute = rest if rel == "is" and relation != "port" else f"{rest} {attribute}"
     return Claim(subject=subject, attribute=attribute, value=display, kind=kind,
                  key_subject=" ".join(sorted(tokens)), key_attribute=rel, value_norm=canonical, origin=origin)
 
