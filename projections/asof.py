@@ -20,6 +20,7 @@ from ledger.text import fts_query, query_terms
 from projections.timeline import STATE_COLUMNS, TEXT_COLUMNS
 
 _BM25 = "bm25(tt_fts, 3.0, 1.0, 2.0)"
+COMMON = 2000
 _SELECT = (
     f"SELECT {', '.join('s.' + c for c in STATE_COLUMNS)}, t.subject, t.content, t.tags, m.recorded_at"
 )
@@ -141,12 +142,25 @@ def find_at(
             "ORDER BY s.valid_from DESC LIMIT ?", (*params, needle, limit + 1)).fetchall()
         return [_scored(r, 0.5) for r in rows[:limit]], len(rows)
     pool = max(limit * 4, 40)
+    # Text versions are numbered in log order: none created after P can match at P.
+    bound = conn.execute("SELECT text_id FROM tt_texts WHERE position <= ? ORDER BY position DESC, text_id DESC "
+                         "LIMIT 1", (point.position,)).fetchone()
+    # bm25() is computed for every row a query matches: a term in thousands of text versions
+    # would cost tens of ms. Rare terms drive the ranked queries; when every term is common the
+    # newest matching versions are taken instead (like the current-state search).
+    rare = [t for t in terms if not _common(conn, t)]
+    common = [t for t in terms if t not in rare]
+    plans = [(fts_query(terms, "AND"), bool(rare))]
+    if len(terms) > 1:
+        plans += [(fts_query(rare, "OR"), True)] if rare else []
+        plans += [(fts_query(common, "OR"), False)] if common else []
     found: dict[int, tuple[Any, float, bool]] = {}
-    for op in ("AND", "OR") if len(terms) > 1 else ("AND",):
+    for n, (expression, ranked) in enumerate(plans):
         sql = (f"{_SELECT}, {_BM25} AS r FROM tt_fts JOIN tt_states s ON s.text_id = tt_fts.rowid {_JOIN} "
-               f"WHERE tt_fts MATCH ? AND {where} ORDER BY r LIMIT ?")
-        for row in conn.execute(sql, (fts_query(terms, op), *params, pool)):
-            found.setdefault(row[1], (row, row[-1], op == "AND"))  # row[1]: memory_id
+               f"WHERE tt_fts MATCH ? AND tt_fts.rowid <= ? AND {where} "
+               f"ORDER BY {'r' if ranked else 'tt_fts.rowid DESC'} LIMIT ?")
+        for row in conn.execute(sql, (expression, bound[0] if bound else 0, *params, pool)):
+            found.setdefault(row[1], (row, row[-1], n == 0))  # row[1]: memory_id
         if len(found) >= pool:
             break
     if not found:
@@ -160,6 +174,12 @@ def find_at(
         hits.append(_scored(row, round(score, 6)))
     hits.sort(key=lambda h: (-h["score"], -h["memory_id"]))
     return hits[:limit], len(found)
+
+
+def _common(conn: apsw.Connection, term: str) -> bool:
+    """Whether ``term`` is in at least COMMON text versions (a capped doclist walk)."""
+    return bool(conn.execute("SELECT count(*) FROM (SELECT 1 FROM tt_fts WHERE tt_fts MATCH ? LIMIT ?)",
+                             (fts_query([term], "AND"), COMMON)).get >= COMMON)
 
 
 def _scored(row: Any, score: float) -> dict[str, Any]:

@@ -79,6 +79,7 @@ CREATE INDEX IF NOT EXISTS tt_states_superseded_by ON tt_states(superseded_by)
     WHERE superseded_by IS NOT NULL;
 CREATE TABLE IF NOT EXISTS tt_texts(
     text_id      INTEGER PRIMARY KEY,
+    position     INTEGER NOT NULL,
     memory_id    INTEGER NOT NULL,
     subject      TEXT NOT NULL,
     subject_norm TEXT NOT NULL,
@@ -86,6 +87,7 @@ CREATE TABLE IF NOT EXISTS tt_texts(
     tags         TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS tt_texts_subject ON tt_texts(subject_norm);
+CREATE INDEX IF NOT EXISTS tt_texts_position ON tt_texts(position);
 CREATE VIRTUAL TABLE IF NOT EXISTS tt_fts USING fts5(
     subject, body, tags, content='', tokenize='porter unicode61 remove_diacritics 2'
 );
@@ -181,11 +183,12 @@ def _current(conn: apsw.Connection, stream_id: str) -> dict[str, Any] | None:
     return dict(zip(STATE_COLUMNS, row, strict=True)) if row else None
 
 
-def _new_text(conn: apsw.Connection, memory_id: int, subject: str, content: str, tags: list[str]) -> int:
-    tags_json = _json(tags)
+def _new_text(conn: apsw.Connection, position: int, memory_id: int, subject: str, content: str,
+              tags: list[str]) -> int:
+    """A text version; ids grow with the log, so texts known at P are exactly ids <= a bound."""
     conn.execute(
-        "INSERT INTO tt_texts(memory_id, subject, subject_norm, content, tags) VALUES(?,?,?,?,?)",
-        (memory_id, subject, normalize_text(subject), content, tags_json),
+        "INSERT INTO tt_texts(position, memory_id, subject, subject_norm, content, tags) VALUES(?,?,?,?,?,?)",
+        (position, memory_id, subject, normalize_text(subject), content, _json(tags)),
     )
     text_id = conn.last_insert_rowid()
     conn.execute(
@@ -206,7 +209,7 @@ def _insert_state(conn: apsw.Connection, state: dict[str, Any]) -> int:
 
 def _create(conn: apsw.Connection, event: StoredEvent, data: MemoryRemembered) -> None:
     memory_id = event.position
-    text_id = _new_text(conn, memory_id, data.subject, data.content, list(data.tags))
+    text_id = _new_text(conn, event.position, memory_id, data.subject, data.content, list(data.tags))
     state_id = _insert_state(conn, {
         "memory_id": memory_id, "known_from": event.position, "known_to": None, "version": 1,
         "valid_from": event.event_time, "valid_to": None, "status": "active", "ended": None,
@@ -231,7 +234,7 @@ def _change(conn: apsw.Connection, event: StoredEvent, stream_id: str, changes: 
     if bump:
         state["version"] = current["version"] + 1
     if text is not None:
-        state["text_id"] = _new_text(conn, current["memory_id"], *text)
+        state["text_id"] = _new_text(conn, event.position, current["memory_id"], *text)
     if current["known_from"] == event.position:  # a second change by the same event: amend it
         conn.execute("DELETE FROM tt_states WHERE state_id=?", (current["state_id"],))
     else:

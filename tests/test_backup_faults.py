@@ -174,3 +174,14 @@ def test_a_full_disk(tmp_path: Path) -> None:
     app.conn.execute("PRAGMA max_page_count=1073741823")  # space was freed
     assert_replayed_once(app, results, texts)
     app.close()
+
+
+def test_an_unwritable_database_that_needs_catching_up_starts_degraded(unwritable: Settings, monkeypatch) -> None:
+    from projections.timeline import TimelineProjector
+
+    monkeypatch.setattr(TimelineProjector, "version", TimelineProjector.version + 1)  # must rebuild: cannot
+    app = LedgerApp(unwritable)
+    assert app.status()["degraded"]["reason"] == "read_only"
+    result = app.remember("written while stuck")
+    assert result["backup_only"] and app.status()["pending_backup"]["events"] == 1
+    app.close()

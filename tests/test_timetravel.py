@@ -245,3 +245,19 @@ def test_archive_runs_in_bounded_batches_and_counts_exactly(db_path, monkeypatch
     append(app, MemoryRetired(memory=stream_of(app, fresh)), stream_of(app, fresh), JUL.format(2))
     assert app.archive()["archived"] == 1  # earlier archived memories are not counted again
     app.close()
+
+
+@pytest.mark.parametrize("common", [2, 2000])
+def test_as_of_search_for_common_terms_takes_the_bounded_path(app: LedgerApp, monkeypatch, common: int) -> None:
+    from projections import asof
+
+    monkeypatch.setattr(asof, "COMMON", common)  # 2: every term here counts as common
+    made = [app.remember(f"alpha bravo note {n}", event_time=JUL.format(1 + n))["memory_id"] for n in range(5)]
+    point = app.store.last_position()
+    app.update(made[0], content="charlie only now")
+    assert set(ids(app.find("alpha", limit=50, as_of_recorded=point))) == set(made)
+    assert set(ids(app.find("alpha", limit=50))) == set(made[1:])
+    assert set(ids(app.find("alpha bravo", limit=50, as_of_recorded=point))) == set(made)
+    assert set(ids(app.find("bravo zulu", limit=50, as_of_recorded=point))) == set(made)
+    assert ids(app.find("charlie", limit=50, as_of_recorded=point)) == []
+    assert ids(app.find("charlie", limit=50, as_of_recorded=point + 1)) == [made[0]]
