@@ -1,12 +1,13 @@
 """Full-text search: an FTS5 index over subject, content and tags, queried in bounded steps.
 
-Retrieval gathers candidates with three FTS5 queries — the query as an exact phrase, all of its
-content terms, any of them — each ordered by ``bm25()`` and limited, and ``projections.ranking``
-scores the union on one scale. FTS5 computes ``bm25()`` for every row that matches, so a term
-found in half the ledger would cost tens of milliseconds at 100k memories: each term's document
-frequency is counted first (a capped doclist walk, ~60 ns a row) and only the rare terms enter
-the any-term query; common terms still count in the all-terms query and in the final score.
-When every term is common, the newest matches are taken instead of the bm25-best.
+Candidates come from three FTS5 queries — the query as an exact phrase, all of its content
+terms, any of its rare terms — and ``projections.ranking`` scores their union on one scale.
+FTS5's ``bm25()`` walks the whole doclist of every term in the expression to get its IDF, so a
+ranked query containing a word found in half the ledger costs tens of milliseconds at 100k
+memories. Each term's document frequency is therefore counted first (a capped doclist walk,
+~60 ns a row); only rare terms enter the ``bm25()``-ordered any-term query, and the phrase and
+all-terms queries (bounded by their rarest token) are taken newest first without ``bm25()``.
+See docs/search.md.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ POOL_MIN = 30  # candidates gathered per FTS query (at least)
 POOL_PER_RESULT = 3
 CONTEXT_TOP = 20  # session neighbours are looked up for this many best text matches
 SESSION_GAP_S = 3600.0  # adjacent memories whose event times are this close are one session
-SPEAKER_AS_SUBJECT = True
 
 
 class SearchProjector:
@@ -321,9 +321,9 @@ def _candidates(
     out = []
     for memory_id, subject, body, tags, content, source_type, event_time, workspace in rows:
         subject_tokens, body_tokens = tokens(conn, subject), tokens(conn, body)
-        label = ranking.speaker(content) if SPEAKER_AS_SUBJECT and not subject_tokens else ""
+        label = ranking.speaker(content) if not subject_tokens else ""
         if label:
-            subject_tokens = tokens(conn, label)
+            subject_tokens = tokens(conn, index_text(label))
             body_tokens = body_tokens[len(subject_tokens):]
         out.append(ranking.Candidate(
             memory_id=memory_id, fields=(subject_tokens, body_tokens, tokens(conn, tags)),

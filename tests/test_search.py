@@ -93,6 +93,9 @@ def test_a_speaker_label_counts_as_the_subject(app: LedgerApp) -> None:
     remember(app, "Caroline: Jon told me he bought a new guitar", event_time=when)
     own = remember(app, "Jon: I finally bought a new guitar", event_time="2023-01-01T10:00:00Z")
     assert ids(app.find("What guitar did Jon buy?"))[0] == own
+    remember(app, "小红: 小明买了一把新吉他", event_time=when)
+    mine = remember(app, "小明: 我买了一把新吉他", event_time="2023-01-01T10:00:00Z")
+    assert ids(app.find("小明 吉他"))[0] == mine
 
 
 @pytest.mark.parametrize("query", HOSTILE)
