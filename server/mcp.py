@@ -22,6 +22,7 @@ back to the agent's ``authorized: true``, recorded as ``agent_asserted``.
 annotations, and the resolver closures in :func:`build_server` are only visible at definition.)
 """
 
+import difflib
 import functools
 import inspect
 import json
@@ -59,7 +60,8 @@ INSTRUCTIONS = (
     "(memory_govern) only when the user asks, with authorized: true. Each tool has a help entry."
 )
 NOT_ASKED = "not_asked"
-ASK_FAILED = "ask_failed"
+ASK_FAILED = "ask_failed"  # the client advertised elicitation but could not answer
+CHECK_FAILED = "check_failed"  # deciding whether to ask crashed: refuse rather than skip the user
 _INPUT_REQUIRED_VERSION = "2026-07-28"  # elicitation travels inside input_required from here on
 
 
@@ -94,8 +96,6 @@ def _data(data: Any) -> Any:
 
 
 def _route(spec: ToolSpec, name: Any) -> Route:
-    import difflib
-
     route = spec.routes.get(name) if isinstance(name, str) else None
     if name is None or name == "":
         raise InvalidInput(f"{spec.key} is required; one of: {', '.join(spec.routes)}", field=spec.key)
@@ -123,7 +123,7 @@ def _verdict(outcome: Any) -> str:
         return "approved" if inner.approve else "refused"
     if getattr(inner, "action", None) in ("decline", "cancel"):
         return "refused"
-    return ASK_FAILED if inner == ASK_FAILED else NOT_ASKED
+    return inner if inner in (ASK_FAILED, CHECK_FAILED) else NOT_ASKED
 
 
 def _snippet(text: str, limit: int = 80) -> str:
@@ -185,6 +185,8 @@ class LedgerTools:
             verdict = _verdict(approval)
             if verdict == "refused":
                 raise Unauthorized("the user declined this change; nothing was written", field="authorized")
+            if verdict == CHECK_FAILED:
+                raise LedgerError("internal error while preparing the user's confirmation; see the server log")
             if verdict == ASK_FAILED:
                 notices.append("could not ask the user; recorded as agent_asserted")
             kwargs["authorization"] = "" if not authorized else AUTH_USER if verdict == "approved" else AUTH_AGENT
@@ -219,6 +221,9 @@ class LedgerTools:
             question = await self._question(spec, name, _data(data))
         except LedgerError:
             return NOT_ASKED  # the call itself will report what is wrong
+        except Exception:
+            log.exception("%s %s: could not decide whether to ask the user", spec.name, name)
+            return CHECK_FAILED
         if question is None:
             return NOT_ASKED
         version = ctx.protocol_version

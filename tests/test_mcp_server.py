@@ -137,6 +137,23 @@ async def test_confirm_asks_the_user_and_is_wired_when_the_method_lands(db_path:
     assert "#7" in answers.questions[0] and "Deploys freeze" in answers.questions[0]
 
 
+async def test_a_crash_while_preparing_the_question_refuses_instead_of_skipping_the_user(
+        db_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    stub = Stub(db_path)
+    confirmed: list[int] = []
+
+    def read(memory_id: int) -> dict[str, Any]:
+        raise RuntimeError("disk on fire")
+
+    stub.read = read  # type: ignore[attr-defined]
+    stub.confirm = lambda memory_id, authorization="": confirmed.append(memory_id)  # type: ignore[attr-defined]
+    async with Client(build_server(stub), elicitation_callback=Answers()) as c:  # type: ignore[arg-type]
+        r = body(await c.call_tool("memory_govern", {"action": "confirm", "data": {"memory_id": 3,
+                                                                                  "authorized": True}}))
+    assert r["error"]["code"] == "error" and confirmed == []
+    assert "disk on fire" in caplog.text and "disk on fire" not in json.dumps(r)
+
+
 async def test_dispatch_passes_only_what_the_method_takes_and_hides_crashes(db_path: Path,
                                                                            caplog: pytest.LogCaptureFixture) -> None:
     stub = Stub(db_path)
