@@ -20,6 +20,7 @@ import re
 import struct
 import zlib
 from array import array
+from bisect import bisect_right
 from functools import lru_cache
 
 from ledger.normalize import normalize_text
@@ -51,34 +52,35 @@ def shingles(text: str) -> set[str]:
         if len(part) <= size:
             out.add(part)
             continue
-        out.update(part[j : j + size] for j in range(len(part) - size + 1))
+        out.update(map(part.__getitem__, map(slice, range(len(part) - size + 1), range(size, len(part) + 1))))
     return out
 
 
 @lru_cache(maxsize=256)
 def signature(text: str) -> tuple[int, ...]:
     """``SLOTS`` minima (the same text always yields the same signature)."""
-    slots = [_EMPTY] * SLOTS
-    crc = zlib.crc32
-    for shingle in shingles(text):
-        # CRC-32 is linear; a multiplicative (Fibonacci) step spreads it before the top 6 bits
-        # pick the bucket and the low 26 bits are the value.
-        h = crc(shingle.encode()) * 0x9E3779B1 & _MASK
-        bucket, value = h >> 26, h & 0x3FFFFFF
-        if value < slots[bucket]:
-            slots[bucket] = value
-    if all(v == _EMPTY for v in slots):
+    # CRC-32 is linear; a multiplicative (Fibonacci) step spreads it, then the top 6 bits pick
+    # the bucket and the low 26 bits are the value. Within one bucket the order of the mixed
+    # hashes is the order of their values, so assigning them in descending order leaves each
+    # bucket's minimum (comprehensions and map keep this in C: it runs on every write).
+    mixed = sorted((h * 0x9E3779B1 & _MASK for h in map(zlib.crc32, map(str.encode, shingles(text)))),
+                   reverse=True)
+    minima = {h >> 26: h & 0x3FFFFFF for h in mixed}
+    if not minima:
         return tuple([0] * SLOTS)
-    out = list(slots)
-    following, distance = _EMPTY, 0
-    for i in range(2 * SLOTS - 1, -1, -1):  # rotation densification: borrow the next filled minimum
-        k = i % SLOTS
-        if slots[k] != _EMPTY:
-            following, distance = slots[k], 0
+    if len(minima) == SLOTS:
+        return tuple(minima[i] for i in range(SLOTS))
+    # Rotation densification: an empty bucket borrows the next filled bucket's minimum (going
+    # round), shifted by the distance so that borrowed slots differ from the lender's.
+    filled = sorted(minima)
+    out = []
+    for i in range(SLOTS):
+        if i in minima:
+            out.append(minima[i])
             continue
-        distance += 1
-        if i < SLOTS:
-            out[k] = (following + distance * 0x9E3779B1) & _MASK
+        k = bisect_right(filled, i)
+        j = filled[k] if k < len(filled) else filled[0] + SLOTS
+        out.append((minima[j % SLOTS] + (j - i) * 0x9E3779B1) & _MASK)
     return tuple(out)
 
 
