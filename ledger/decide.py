@@ -163,7 +163,7 @@ def settle(member: str, conflicts: Iterable[ConflictFacts], *, winner: str | Non
         other = conflict.other(member)
         decision.append((conflict.stream_id, ConflictResolved(
             conflict=conflict.stream_id, winner=other,
-            resolution="winner" if winner in (None, other) else resolution,
+            resolution="winner" if winner is not None and winner == other else resolution,
             reason=reason, authorization=authorization)))
     return decision
 

@@ -111,6 +111,8 @@ def test_supersede_chains_read_both_ways_and_settle_conflicts(app: LedgerApp) ->
     c = app.remember("接口 /api/foo 返回 410", event_time="2025-07-09T00:00:00Z")["memory_id"]
     result = app.supersede(a, b, reason="404 is newer", authorization=AUTH_AGENT)
     assert cid in result["resolved_conflicts"]
+    settled = app.conflict_detail(cid)["conflict"]
+    assert (settled["resolution"], settled["winner_id"]) == ("winner", b)
     app.supersede(b, c, authorization=AUTH_AGENT)
     middle = app.read(b)["memory"]
     assert middle["supersedes"] == [a] and middle["superseded_by"] == c
@@ -127,6 +129,7 @@ def test_retire_and_retraction_settle_open_conflicts(app: LedgerApp) -> None:
     app.retire(b, reason="wrong environment", authorization=AUTH_USER)
     resolved = app.conflict_detail(cid)["conflict"]
     assert resolved["state"] == "resolved" and resolved["winner_id"] == a
+    assert resolved["resolution"] == "retired" and resolved["reason"] == "wrong environment"
     c = app.remember("接口 /api/foo 返回 500", event_time=T6)
     (conflict,) = c["conflicts"]
     app.remember("please disregard the 500 note", ref_id=c["memory_id"], retracts=True)
