@@ -9,7 +9,10 @@ and the non-colliding half must produce no collision at all.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ledger import claims as claims_module
 from ledger.claims import collides, explicit_claim, extract_claims
 from ledger.normalize import normalize_text, normalize_value, same_value
 
@@ -226,3 +229,21 @@ def test_extraction_is_deterministic_and_bounded() -> None:
     text = "; ".join(f"service{i} port: {8000 + i}" for i in range(100))
     first = extract_claims(text)
     assert first == extract_claims(text) and len(first) == 20
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("abcXYZ 0123456789:=.,/-$%万元年月日号点周三下午是为返回用端口 \n\u200b")),
+               max_size=60), st.sampled_from(["", "api", "项目"]))
+def test_extraction_never_fails_and_is_deterministic(text: str, subject: str) -> None:
+    first = extract_claims(text, subject)
+    assert first == claims_module._extract.__wrapped__(text, subject, ())  # a fresh run, not the cache
+    for claim in first:
+        assert claim.key_subject and claim.key_attribute and claim.kind
+        assert not collides(claim, claim)  # a claim never contradicts itself
+        normalize_value(claim.value)
+
+
+@given(st.text(max_size=40))
+def test_value_normalisation_never_fails(value: str) -> None:
+    kind, canonical = normalize_value(value)
+    assert same_value(kind, canonical, canonical)
