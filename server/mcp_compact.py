@@ -1,7 +1,8 @@
 """Keep results small: an agent pays for every byte of a tool result in its context window.
 
 ``find`` results share a byte budget: short contents are kept whole, long ones become a
-snippet around the first query word (``truncated: true``; ``read`` has the full text).
+snippet around the first query word; overlong subjects and tag lists are cut too (each marked
+``truncated: true``; ``read`` has the full memory).
 Verdicts embedded in lists (the conflicts a ``remember`` reports, the ``conflicts`` view) drop
 the boilerplate an agent has already seen: the fixed ``rule_order`` and the reasons of the rules
 that did not decide (``compare``, ``arbitrate`` and ``conflict_detail`` keep the whole verdict).
@@ -15,8 +16,11 @@ import json
 from typing import Any
 
 FIND_BUDGET_BYTES = 2200  # whole find result; CONTRACT: a 5-result find well under 2,500 bytes
-MIN_SNIPPET_BYTES = 160
-MAX_SUBJECT_CHARS = 200
+MIN_SNIPPET_BYTES = 160  # a trimmed content keeps at least this much when the budget allows
+FLOOR_SNIPPET_BYTES = 48  # ... and never less, even when long subjects and tags eat the budget
+MAX_SUBJECT_CHARS = 120  # in find results; read has everything
+MAX_TAGS_SHOWN = 10
+MAX_TAG_CHARS_SHOWN = 64
 MAX_NOTICES = 3
 MAX_NOTICE_CHARS = 160
 
@@ -71,6 +75,13 @@ def _compact_find(result: dict[str, Any], query: str) -> dict[str, Any]:
         subject = item.get("subject")
         if isinstance(subject, str) and len(subject) > MAX_SUBJECT_CHARS:
             item["subject"] = subject[:MAX_SUBJECT_CHARS - 1] + "…"
+            item["truncated"] = True
+        tags = item.get("tags")
+        if isinstance(tags, list) and (len(tags) > MAX_TAGS_SHOWN or any(
+                isinstance(t, str) and len(t) > MAX_TAG_CHARS_SHOWN for t in tags)):
+            item["tags"] = [t[:MAX_TAG_CHARS_SHOWN - 1] + "…" if isinstance(t, str) and len(t) > MAX_TAG_CHARS_SHOWN
+                            else t for t in tags[:MAX_TAGS_SHOWN]]
+            item["truncated"] = True
     out = {**result, "results": items}
     contents = [str(i.get("content", "")) for i in items]
     lengths = [len(c.encode("utf-8")) for c in contents]
@@ -90,10 +101,11 @@ def _share(lengths: list[int], room: int) -> list[int]:
     """Water-filling: short contents keep their length, the rest split what remains equally."""
     allowance = [0] * len(lengths)
     remaining = max(room, 0)
+    floor = min(MIN_SNIPPET_BYTES, max(FLOOR_SNIPPET_BYTES, remaining // max(len(lengths), 1)))
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     for n, i in enumerate(order):
         share = remaining // (len(order) - n)
-        allowance[i] = min(lengths[i], max(share, MIN_SNIPPET_BYTES))
+        allowance[i] = min(lengths[i], max(share, floor))
         remaining = max(remaining - allowance[i], 0)
     return allowance
 

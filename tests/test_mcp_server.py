@@ -283,3 +283,19 @@ def test_listed_verdicts_drop_boilerplate_but_compare_keeps_it() -> None:
     assert mcp_compact.size(out) < mcp_compact.size(remembered) - 100
     compared = {"ok": True, "verdict": verdict}
     assert mcp_compact.compact("memory_review", "compare", compared) == compared
+
+
+def test_the_find_budget_holds_and_pathological_results_stay_bounded() -> None:
+    result = find_result(["word " * 300] * 5)
+    for item in result["results"]:
+        item["subject"], item["tags"] = "deployment pipeline of the billing service", ["infra", "billing", "ci"]
+    out = mcp_compact.compact("memory", "find", result, query="word")
+    assert mcp_compact.size(out) < 2300
+    assert all(r["truncated"] and len(r["content"]) >= mcp_compact.FLOOR_SNIPPET_BYTES - 6 for r in out["results"])
+    huge = find_result(["word " * 300] * 5)
+    for item in huge["results"]:
+        item["subject"], item["tags"] = "s" * 2000, ["t" * 256] * 100
+    out = mcp_compact.compact("memory", "find", huge, query="word")
+    assert mcp_compact.size(out) < 6000  # 100 tags of 256 characters each would be 130 kB
+    first = out["results"][0]
+    assert len(first["subject"]) == mcp_compact.MAX_SUBJECT_CHARS and len(first["tags"]) == 10
