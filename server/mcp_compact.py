@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-FIND_BUDGET_BYTES = 2200  # whole find result; CONTRACT: a 5-result find well under 2,500 bytes
+FIND_BUDGET_BYTES = 2300  # whole find result; CONTRACT: a 5-result find well under 2,500 bytes
 MIN_SNIPPET_BYTES = 160  # a trimmed content keeps at least this much when the budget allows
 FLOOR_SNIPPET_BYTES = 48  # ... and never less, even when long subjects and tags eat the budget
 MAX_SUBJECT_CHARS = 120  # in find results; read has everything
@@ -83,12 +83,12 @@ def _compact_find(result: dict[str, Any], query: str) -> dict[str, Any]:
                             else t for t in tags[:MAX_TAGS_SHOWN]]
             item["truncated"] = True
     out = {**result, "results": items}
+    if not items or size(out) <= FIND_BUDGET_BYTES:
+        return out
     contents = [str(i.get("content", "")) for i in items]
     lengths = [len(c.encode("utf-8")) for c in contents]
-    fixed = size({**out, "results": [{**i, "content": ""} for i in items]})
+    fixed = size({**out, "results": [{**i, "content": "……", "truncated": True} for i in items]})  # worst case
     room = FIND_BUDGET_BYTES - fixed
-    if not items or sum(lengths) <= room:
-        return out
     allowance = _share(lengths, room)
     for item, text, length, allowed in zip(items, contents, lengths, allowance, strict=True):
         if length > allowed:

@@ -290,7 +290,7 @@ def test_the_find_budget_holds_and_pathological_results_stay_bounded() -> None:
     for item in result["results"]:
         item["subject"], item["tags"] = "deployment pipeline of the billing service", ["infra", "billing", "ci"]
     out = mcp_compact.compact("memory", "find", result, query="word")
-    assert mcp_compact.size(out) < 2300
+    assert mcp_compact.size(out) <= mcp_compact.FIND_BUDGET_BYTES
     assert all(r["truncated"] and len(r["content"]) >= mcp_compact.FLOOR_SNIPPET_BYTES - 6 for r in out["results"])
     huge = find_result(["word " * 300] * 5)
     for item in huge["results"]:
