@@ -320,6 +320,8 @@ class _Replay:
             if self.progress and (len(self.batch) == 0 or last_line % 1000 == 0):
                 self.progress(last_line, total)
         self._flush()
+        if not self.dry_run:
+            self.app.degraded = None  # the log took the replayed events: it is writable again
         if self.progress:
             self.progress(total, total)
         return out

@@ -34,6 +34,7 @@ def test_a_locked_database_answers_backup_only_then_replays(server_factory: Call
     assert dry.ok and srv.events() == before
     applied = srv.call("memory_repair", "replay_backup", {"dry_run": False, "authorized": True})
     assert applied.ok and srv.events() > before
+    assert "notices" not in srv.memory("find", {"query": "locked"}).body  # cleared by the replay itself
     assert srv.memory("remember", {"content": "written after the lock"}).body.get("memory_id")
     after = srv.memory("find", {"query": "locked"}).body
     assert "notices" not in after, after.get("notices")  # nothing pending, the database is fine again
