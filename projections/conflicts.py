@@ -147,9 +147,16 @@ def conflict_ids_of(conn: apsw.Connection, memory_id: int) -> list[int]:
         "WHERE m.memory_id=? AND c.state<>'resolved' ORDER BY c.conflict_id", (memory_id,))]
 
 
-def count_by_state(conn: apsw.Connection) -> dict[str, int]:
+def count_by_state(conn: apsw.Connection, workspaces: tuple[str, ...] | None = None) -> dict[str, int]:
+    """Conflicts per state; with ``workspaces``, only those whose left member lives there."""
     counts = {"open": 0, "judged": 0, "resolved": 0}
-    counts.update({s: n for s, n in conn.execute("SELECT state, count(*) FROM conflicts GROUP BY state")})
+    if workspaces is None:
+        rows = conn.execute("SELECT state, count(*) FROM conflicts GROUP BY state")
+    else:
+        rows = conn.execute(
+            "SELECT c.state, count(*) FROM conflicts c JOIN memories m ON m.memory_id = c.left_id "
+            f"WHERE m.workspace IN ({', '.join('?' * len(workspaces))}) GROUP BY c.state", workspaces)
+    counts.update({s: n for s, n in rows})
     return counts
 
 

@@ -110,13 +110,24 @@ class GovernanceViews:
         return {"ok": True, "conflict": view}
 
     def overview(self) -> dict[str, Any]:
-        """Counts by status, source_type and workspace; conflicts; unconfirmed confirmations; backup."""
+        """Counts by status, source_type and workspace; conflicts; unconfirmed confirmations; backup.
+
+        Under strict isolation every count covers the caller's workspace only.
+        """
+        scope: tuple[str, ...] | None = None
+        if self.settings.isolation == "strict":
+            scope = self.workspace_scope(self.settings.workspace)
         with self.store.snapshot():
+            in_scope, params = "1", []
+            if scope is not None:
+                in_scope, params = f"workspace IN ({', '.join('?' * len(scope))})", list(scope)
+
             def grouped(column: str, where: str = "1") -> dict[str, int]:
                 return {k: n for k, n in self.conn.execute(
-                    f"SELECT {column}, count(*) FROM memories WHERE {where} GROUP BY {column} ORDER BY {column}")}
+                    f"SELECT {column}, count(*) FROM memories WHERE {where} AND {in_scope} "
+                    f"GROUP BY {column} ORDER BY {column}", params)}
 
-            states = conflicts_model.count_by_state(self.conn)
+            states = conflicts_model.count_by_state(self.conn, scope)
             out = {
                 "ok": True,
                 "by_status": grouped("status"),
@@ -124,7 +135,7 @@ class GovernanceViews:
                 "by_workspace": grouped("workspace", "status='active'"),
                 "conflicts": states,
                 "open_conflicts": states["open"],
-                "agent_asserted_confirmations": agent_asserted_confirmations(self.conn),
+                "agent_asserted_confirmations": agent_asserted_confirmations(self.conn, scope),
             }
         pending = getattr(self, "pending_backup", None)
         out["pending_backup"] = pending() if callable(pending) else None
@@ -172,10 +183,13 @@ class GovernanceViews:
         return self._conflict_view(row)
 
 
-def agent_asserted_confirmations(conn: Any) -> int:
+def agent_asserted_confirmations(conn: Any, scope: tuple[str, ...] | None = None) -> int:
     """user_confirmed memories whose confirmation only an agent asserted (no user channel)."""
-    return conn.execute("SELECT count(*) FROM memories WHERE source_type='user_confirmed' "
-                        "AND status='active' AND confirmed_via<>'user_channel'").get
+    sql = ("SELECT count(*) FROM memories WHERE source_type='user_confirmed' "
+           "AND status='active' AND confirmed_via<>'user_channel'")
+    if scope is None:
+        return conn.execute(sql).get
+    return conn.execute(sql + f" AND workspace IN ({', '.join('?' * len(scope))})", scope).get
 
 
 def conflict_facts(row: dict[str, Any]) -> ConflictFacts:

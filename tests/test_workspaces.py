@@ -118,3 +118,20 @@ def test_aliases_survive_a_rebuild(app_for: AppFor) -> None:
     app.rebuild()
     assert app.runner.checksums() == before
     assert app.canonical_workspace("old") == "new"
+
+
+def test_strict_overview_counts_only_the_callers_workspace(app_for: AppFor) -> None:
+    alpha, beta = app_for("alpha", "strict"), app_for("beta", "strict")
+    alpha.remember("the alpha cache ttl is 30s")
+    alpha.remember("the alpha cache ttl is 60s")  # a conflict inside alpha
+    beta.remember("beta fact one")
+    beta.remember("beta fact two")
+    beta.remember("beta fact three")
+    seen_by_alpha = alpha.overview()
+    assert seen_by_alpha["by_workspace"] == {"alpha": 2}
+    assert seen_by_alpha["by_status"] == {"active": 2}
+    assert seen_by_alpha["open_conflicts"] == 1
+    seen_by_beta = beta.overview()
+    assert seen_by_beta["by_workspace"] == {"beta": 3} and seen_by_beta["open_conflicts"] == 0
+    everyone = app_for("", "none").overview()
+    assert everyone["by_workspace"] == {"alpha": 2, "beta": 3}
