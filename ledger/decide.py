@@ -264,6 +264,7 @@ def decide_update(
     """
     if authorization not in AUTHORIZATIONS:
         raise InvalidInput("unknown authorization channel", field="authorized")
+    check_current(memory)  # a superseded or retired memory is history: write a new one instead
     check_writable(memory, expected_version=expected_version, authorization=authorization, policy=policy)
     fields = dict(changes)
     if "content" in fields:

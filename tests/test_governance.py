@@ -199,3 +199,13 @@ def test_seed_example_user_confirmed_beats_a_newer_agent_guess_and_stays_locked(
     app.arbitrate(fact, guess["memory_id"], apply=True, authorization=AUTH_AGENT)
     assert memory(app, fact)["protection"] == "locked" and memory(app, fact)["status"] == "active"
     assert memory(app, guess["memory_id"])["status"] == "superseded"
+
+
+def test_update_refuses_a_memory_that_is_no_longer_current(app: LedgerApp) -> None:
+    old = app.remember("the standup is at 9:30")["memory_id"]
+    app.remember("cancel that", ref_id=old, retracts=True)
+    before = app.store.last_position()
+    with pytest.raises(InvalidInput) as info:
+        app.update(old, content="the standup is at 10:00")
+    assert info.value.field == "memory_id" and "retired" in info.value.message
+    assert app.store.last_position() == before
