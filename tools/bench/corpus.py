@@ -153,9 +153,10 @@ class Corpus:
 _ZH_WORD = re.compile("[\u4e00-\u9fff]+")
 
 
-def phrase_of(memory: Memory, rng: random.Random) -> str:
+def phrase_of(memory: Memory, rng: random.Random) -> str | None:
     """A verbatim phrase of a memory: 3–6 consecutive words, or 4–8 consecutive characters of
-    Chinese text (at least 3 of them Chinese, so 1- and 2-character words occur inside it)."""
+    Chinese text (at least 3 of them Chinese, so 1- and 2-character words occur inside it);
+    None for the rare Chinese memory too short to hold such a span."""
     text = memory.content
     if memory.lang == "en":
         words = text.split(" ")
@@ -168,8 +169,8 @@ def phrase_of(memory: Memory, rng: random.Random) -> str:
         end = start + size
         span = text[start:end]
         if len(_ZH_WORD.sub("", span)) <= len(span) - 3 and not (_cuts_word(text, start) or _cuts_word(text, end)):
-            break
-    return text[start:end]
+            return span
+    return None
 
 
 def _cuts_word(text: str, i: int) -> bool:

@@ -148,9 +148,11 @@ def bench_exact_phrase(app: LedgerApp, memories: list[Memory], samples: int, see
     by_lang: dict[str, list[int]] = {"en": [0, 0], "zh": [0, 0]}
     misses: list[str] = []
     for _ in range(samples):
-        index = rng.randrange(len(memories))
-        memory = memories[index]
-        phrase = phrase_of(memory, rng)
+        phrase = None
+        while phrase is None:
+            index = rng.randrange(len(memories))
+            memory = memories[index]
+            phrase = phrase_of(memory, rng)
         found = [r["memory_id"] for r in app.find(phrase, limit=10)["results"]]
         hit = (first_id + index) in found
         by_lang[memory.lang][0] += hit
