@@ -122,6 +122,15 @@ _QUESTION_START = re.compile(
 _GENERIC_LABELS = frozenset(
     "note notes todo tip tips update reminder warning summary example question answer context status update "
     "fyi result results 注意 备注 提醒 更新 总结 例如 问题 回答 说明 结论".split())
+# What a person says, not a value: "Caroline: Hey Mel!", "Bob: I think so". A colon followed by
+# one of these (or by a long clause) marks a speaker label, and only the utterance is read.
+_UTTERANCE_START = frozenset(
+    "i i'm i've i'd i'll me my we we're we've our you you're you've you'd your he he's she she's they "
+    "they're it it's its that that's this there there's here what what's hey hi hello wow thanks thank yeah "
+    "yes yep yup no nope oh ok okay sure well so totally haha lol omg aw aww awesome cool great nice sounds "
+    "good congrats congratulations sorry please hmm um just really gonna wanna let's can could would "
+    "did do does have had was were".split())
+_SPEAKER_LINE_WORDS = 5
 _LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 _VALUE_PREPOSITIONS = re.compile(r"^(?:on|at|in|for|by|to|until|around|about|约|大约|大概|在|于)\s*")
 _VALUE_NOUN = re.compile(r"^(?P<noun>port|version|端口号?|版本号?)\s*(?=[v\d])")
@@ -136,7 +145,9 @@ _DESCRIPTIVE = frozenset(
     correct wrong right valid invalid experimental expensive cheap available unavailable required optional
     necessary possible impossible likely unlikely happy sad tired healthy sick clean dirty messy reliable
     unreliable responsive weird strange confusing clear unclear very really quite too so pretty extremely
-    not no never always usually sometimes often mostly fully partly deprecated legacy slower faster""".split())
+    not no never always usually sometimes often mostly fully partly deprecated legacy slower faster
+    awesome amazing awful terrible wonderful fantastic cool fun funny lovely beautiful gorgeous sweet kind
+    special vital key crucial essential inspiring exciting interesting boring tough cute adorable""".split())
 _PARTICIPLES = frozenset("""written taken given broken chosen hidden frozen forgotten driven proven spoken stolen
     shaken known shown done gone seen run built set put kept held made paid sent spent""".split())
 _DESCRIPTIVE_SUFFIX = re.compile(r"(?:ed|ing|ly|ful|ous|ive|able|ible|less|ish)$")
@@ -235,6 +246,23 @@ def _make(subject_text: str, left: str, relation: str, value: tuple[str, str, st
                  key_subject=" ".join(sorted(tokens)), key_attribute=rel, value_norm=canonical, origin=origin)
 
 
+_SPEAKER_LABEL = re.compile(r"^\s*[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s+(?P<said>\S.*)", re.DOTALL)
+
+
+def _without_speaker_label(content: str) -> str:
+    """A chat line ("Melanie: Bye, Caroline! Have fun.") is read as what the speaker said."""
+    match = _SPEAKER_LABEL.match(content)
+    if match is None or not _is_utterance(match["said"].lower()):
+        return content
+    return match["said"]
+
+
+def _is_utterance(after_colon: str) -> bool:
+    """A speaker's words rather than a label's value: a long clause, or a pronoun/interjection first."""
+    words = after_colon.split()
+    return len(words) > _SPEAKER_LINE_WORDS or bool(words) and words[0].strip(",.!?") in _UTTERANCE_START
+
+
 def _clause_claim(clause: str, subject: str) -> Claim | None:
     text = normalize_text(clause)
     cased = unicodedata.normalize("NFKC", clause)
@@ -257,7 +285,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if _NEGATED_LEFT.search(left_raw) or _QUESTION_START.match(text):
         return None
     left = _strip_left(left_raw)
-    if relation == "colon" and (not left or left in _GENERIC_LABELS):  # "Note: the API returns 200"
+    if relation == "colon" and (not left or left in _GENERIC_LABELS or _is_utterance(text[end:])):
+        # "Note: the API returns 200", "Caroline: I moved to Berlin": read what follows the label
         return _clause_claim(clause[clause.find(":") + 1:] if ":" in clause else text[end:], subject)
     if relation == "colon" and (not left or len(left.split()) > 6):
         return None
@@ -304,7 +333,7 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
         claim = explicit_claim(s, a, v)
         if claim is not None:
             out.setdefault(claim.key, claim)
-    for clause in _clauses(content):
+    for clause in _clauses(_without_speaker_label(content)):
         claim = _clause_claim(clause, subject)
         if claim is not None:
             out.setdefault(claim.key, claim)

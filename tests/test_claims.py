@@ -247,3 +247,28 @@ def test_extraction_never_fails_and_is_deterministic(text: str, subject: str) ->
 def test_value_normalisation_never_fails(value: str) -> None:
     kind, canonical = normalize_value(value)
     assert same_value(kind, canonical, canonical)
+
+
+@pytest.mark.parametrize("line", [
+    "Caroline: Hey Mel! Good to see you! How have you been?",
+    "Melanie: Bye, Caroline! Can't wait to hear about it. Have fun and stay safe!",
+    "Melanie: Absolutely, Caroline! I cherish time with family.",
+    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+    "Jon: Thanks, Gina! That means a lot.",
+])
+def test_chat_lines_are_not_key_value_claims(line: str) -> None:
+    speaker = line.split(":")[0].lower()
+    assert not [c for c in extract_claims(line) if c.subject == speaker]
+
+
+def test_a_conversation_between_two_speakers_raises_no_collisions() -> None:
+    lines = ["Caroline: Hey Mel! Good to see you!", "Melanie: Hey Caroline! I'm swamped with the kids.",
+             "Caroline: Wow, that sounds busy.", "Melanie: Yeah, but it's worth it.",
+             "Caroline: Totally agree, Mel.", "Melanie: Thanks, Caroline!"]
+    claims = [c for line in lines for c in extract_claims(line)]
+    assert not any(collides(a, b) for i, a in enumerate(claims) for b in claims[i + 1:])
+
+
+def test_a_label_with_a_short_value_is_still_a_claim() -> None:
+    owner_a, owner_b = extract_claims("Owner: Alice"), extract_claims("Owner: Bob")
+    assert owner_a and owner_b and collides(owner_a[0], owner_b[0])
