@@ -260,7 +260,7 @@ def _without_speaker_label(content: str) -> str:
 def _is_utterance(after_colon: str) -> bool:
     """A speaker's words rather than a label's value: a long clause, or a pronoun/interjection first."""
     words = after_colon.split()
-    return len(words) > _SPEAKER_LINE_WORDS or bool(words) and words[0].strip(",.!?") in _UTTERANCE_START
+    return len(words) > _SPEAKER_LINE_WORDS or (bool(words) and words[0].strip(",.!?") in _UTTERANCE_START)
 
 
 def _clause_claim(clause: str, subject: str) -> Claim | None:
