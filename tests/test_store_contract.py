@@ -154,3 +154,18 @@ def test_busy_timeout_comes_from_the_environment(tmp_path: Path, monkeypatch: py
 def test_wal_and_full_sync(store: EventStore) -> None:
     assert store.conn.execute("PRAGMA journal_mode").get == "wal"
     assert store.conn.execute("PRAGMA synchronous").get == 2  # FULL
+
+
+def test_checkpoints_run_off_the_commit_and_keep_the_wal_bounded(tmp_path: Path) -> None:
+    s = EventStore(tmp_path / "w.db")
+    other = EventStore(tmp_path / "w.db")  # keeps the file open: closing ``s`` is not the last close
+    big = "y" * 20000  # several pages an event: the WAL passes the checkpoint threshold quickly
+    for _ in range(300):
+        s.append([remembered(content=big)])
+    s.close()
+    wal = tmp_path / "w.db-wal"
+    frames = other.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+    assert frames[0] < 16000 and wal.stat().st_size < 16000 * 4200  # log frames, backfilled
+    assert other.last_position() == 300 and other.verify_chain() == 300
+    other.close()
+    assert not wal.exists()  # the last close checkpoints the WAL whole and removes it
