@@ -80,6 +80,13 @@ class ClaimsProjector:
     def drop(self, conn: apsw.Connection) -> None:
         conn.execute("DROP TABLE IF EXISTS claims")
 
+    def begin_rebuild(self, conn: apsw.Connection) -> None:
+        # Folding reads claims by memory_id only (the primary key); the key index is built once.
+        conn.execute("DROP INDEX IF EXISTS claims_key")
+
+    def end_rebuild(self, conn: apsw.Connection) -> None:
+        conn.execute(_CLAIMS_SCHEMA)
+
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
         row = _memory_row(conn, data)
         if row is None:
@@ -114,11 +121,30 @@ class NearDuplicatesProjector:
     tables = ("near_dup_sigs", "near_dup_bands")
     handles = frozenset({"MemoryRemembered", "MemoryUpdated", *_LEAVING})
 
+    def __init__(self) -> None:
+        # During a rebuild: memory_id -> (workspace, packed signature, band keys), written once
+        # at the end, in key order. Band keys are random, so 16 inserts per memory at random
+        # places of the band b-tree cost more than the signatures; a sorted bulk insert is an
+        # append. The rows are the same set the incremental path leaves behind.
+        self._bulk: dict[int, tuple[str, bytes, list[int]]] | None = None
+
     def create(self, conn: apsw.Connection) -> None:
+        self._bulk = None
         conn.execute(_NEAR_SCHEMA)
 
     def drop(self, conn: apsw.Connection) -> None:
         conn.execute("DROP TABLE IF EXISTS near_dup_sigs; DROP TABLE IF EXISTS near_dup_bands")
+
+    def begin_rebuild(self, conn: apsw.Connection) -> None:
+        self._bulk = {}
+
+    def end_rebuild(self, conn: apsw.Connection) -> None:
+        bulk, self._bulk = self._bulk or {}, None
+        conn.executemany("INSERT INTO near_dup_sigs(memory_id, workspace, sig) VALUES(?,?,?)",
+                         [(m, ws, packed) for m, (ws, packed, _) in sorted(bulk.items())])
+        bands = sorted({(k, m) for m, (_, _, keys) in bulk.items() for k in keys},
+                       key=lambda pair: (pair[0], -pair[1]))
+        conn.executemany("INSERT INTO near_dup_bands(band_key, memory_id) VALUES(?,?)", bands)
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
         if isinstance(data, MemoryUpdated) and data.content is None:
@@ -127,6 +153,13 @@ class NearDuplicatesProjector:
         if row is None:
             return
         memory_id = row["memory_id"]
+        if self._bulk is not None:
+            self._bulk.pop(memory_id, None)
+            if row["status"] == "active":
+                sig = fingerprint.signature(row["content"])
+                self._bulk[memory_id] = (row["workspace"], fingerprint.pack(sig),
+                                         fingerprint.band_keys(sig, row["workspace"]))
+            return
         old = conn.execute("SELECT workspace, sig FROM near_dup_sigs WHERE memory_id=?", (memory_id,)).fetchone()
         if old is not None:
             conn.executemany("DELETE FROM near_dup_bands WHERE band_key=? AND memory_id=?",

@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints(
     position INTEGER NOT NULL
 )
 """
+REBUILD_CACHE_KIB = -262144  # page cache during a rebuild: 256 MiB (negative: KiB, SQLite's convention)
 
 
 class ProjectionRunner:
@@ -149,6 +150,17 @@ class ProjectionRunner:
 
     def _rebuild(self, projectors: Sequence[Projector], progress: Progress | None) -> int:
         self.conn.execute(_CHECKPOINTS)
+        # A rebuild rewrites every page of the projections in one transaction: with the default
+        # 2 MB page cache the pager spills dirty pages to the WAL over and over. Give it room for
+        # the duration (the setting is per connection; the old value comes back afterwards).
+        cache_size = self.conn.execute("PRAGMA cache_size").get
+        self.conn.execute(f"PRAGMA cache_size={REBUILD_CACHE_KIB}")
+        try:
+            return self._fold_all(projectors, progress)
+        finally:
+            self.conn.execute(f"PRAGMA cache_size={int(cache_size)}")
+
+    def _fold_all(self, projectors: Sequence[Projector], progress: Progress | None) -> int:
         # Dependencies run in declaration order, so keep the runner's order.
         ordered = [p for p in self.projectors if p in projectors]
         for p in ordered:

@@ -22,6 +22,7 @@ later corrected, the loser gets a new state from that position on.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -103,6 +104,12 @@ CREATE TABLE IF NOT EXISTS tt_marks(
 ) WITHOUT ROWID;
 """
 
+# Secondary indexes nothing reads while folding (the fold goes by state_id, text_id, stream_id and
+# tt_states_superseded_by): a rebuild drops them and builds each once at the end.
+_REBUILD_INDEXES = ("tt_states_memory", "tt_states_text", "tt_states_valid_from", "tt_texts_subject",
+                    "tt_texts_position")
+_DROP_INDEXES = "".join(f"DROP INDEX IF EXISTS {n};" for n in _REBUILD_INDEXES)
+
 STATE_COLUMNS = (
     "state_id", "memory_id", "known_from", "known_to", "version", "valid_from", "valid_to", "status",
     "ended", "superseded_by", "text_id", "source_type", "confidence", "protection", "workspace",
@@ -124,6 +131,7 @@ class TimelineProjector:
     handles = frozenset(EVENT_TYPES)
 
     def create(self, conn: apsw.Connection) -> None:
+        self._bulk = None
         conn.execute(_SCHEMA)
 
     def drop(self, conn: apsw.Connection) -> None:
@@ -132,10 +140,28 @@ class TimelineProjector:
             "DROP TABLE IF EXISTS tt_texts; DROP TABLE IF EXISTS tt_links; DROP TABLE IF EXISTS tt_marks"
         )
 
+    def __init__(self) -> None:
+        self._bulk: _Rebuild | None = None
+
+    def begin_rebuild(self, conn: apsw.Connection) -> None:
+        conn.execute(_DROP_INDEXES)
+        self._bulk = _Rebuild()
+
+    def end_rebuild(self, conn: apsw.Connection) -> None:
+        self._bulk = None
+        conn.execute(_SCHEMA)
+
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
-        _mark(conn, event)
+        bulk = self._bulk
+        if bulk is None:
+            _mark(conn, event)
+        elif bulk.hwm is None or event.recorded_at > bulk.hwm:
+            conn.execute("INSERT INTO tt_marks(hwm, position) VALUES(?, ?)", (event.recorded_at, event.position))
+            bulk.hwm = event.recorded_at
         if isinstance(data, MemoryRemembered):
             _create(conn, event, data)
+            if bulk is not None:
+                bulk.memory_ids[data.memory] = event.position
         elif isinstance(data, MemoryUpdated):
             _update(conn, event, data)
         elif isinstance(data, MemoryConfirmed):
@@ -154,7 +180,15 @@ class TimelineProjector:
             })
         elif isinstance(data, MemoryArchived):
             _change(conn, event, data.memory, {"status": "archived"})
-        _link(conn, event, data)
+        _link(conn, event, data, None if bulk is None else bulk.memory_ids)
+
+
+class _Rebuild:
+    """What a rebuild keeps in memory instead of asking the tables on every event."""
+
+    def __init__(self) -> None:
+        self.hwm: str | None = None  # the highest recorded_at so far (the last tt_marks row)
+        self.memory_ids: dict[str, int] = {}  # tt_memories: stream_id -> memory_id
 
 
 # -- fold helpers ----------------------------------------------------------------------------
@@ -282,16 +316,22 @@ def _follow_winner(conn: apsw.Connection, event: StoredEvent, winner_id: int, ev
         _change(conn, event, stream_id, {"valid_to": event_time}, bump=False)
 
 
-def _link(conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
-    """Index the event under every memory it names (its stream, and ids inside its payload)."""
+def _link(conn: apsw.Connection, event: StoredEvent, data: Event,
+          memory_ids: dict[str, int] | None = None) -> None:
+    """Index the event under every memory it names (its stream, and ids inside its payload).
+
+    ``memory_ids`` (during a rebuild: every row of ``tt_memories`` so far, stream_id ->
+    memory_id) spares the lookups.
+    """
+    lookup = functools.partial(_memory_of, conn) if memory_ids is None else memory_ids.get
     roles: dict[int, str] = {}
-    memory_id = _memory_of(conn, event.stream_id)
+    memory_id = lookup(event.stream_id)
     if memory_id is not None:
         roles[memory_id] = "stream"
     for field in data.__struct_fields__:
         for value in _ids(getattr(data, field)):
             if value != event.stream_id:
-                other = _memory_of(conn, value)
+                other = lookup(value)
                 if other is not None and other not in roles:
                     roles[other] = field
     conn.executemany("INSERT OR IGNORE INTO tt_links(memory_id, position, role) VALUES(?,?,?)",
