@@ -23,7 +23,6 @@ from ledger import fingerprint
 from ledger.claims import Claim, extract_claims
 from ledger.events import Event, MemoryRemembered, MemoryUpdated
 from ledger.store import StoredEvent
-from projections import memories as mem
 
 _CLAIMS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS claims(
@@ -61,9 +60,15 @@ BAND_POSTINGS = 8  # newest memories per band: bounds a probe when many texts lo
 VERIFIED = 12  # candidates (most shared bands first) whose signatures are compared
 
 
+_ROW_COLUMNS = ("memory_id", "status", "content", "subject", "workspace")
+_ROW_SQL = f"SELECT {', '.join(_ROW_COLUMNS)} FROM memories WHERE stream_id=?"
+
+
 def _memory_row(conn: apsw.Connection, data: Event) -> dict[str, Any] | None:
+    """The columns of the event's memory row that claims and fingerprints are folded from."""
     stream = getattr(data, "loser", None) or getattr(data, "memory", None)
-    return mem.load(conn, "stream_id=?", (stream,))
+    row = conn.execute(_ROW_SQL, (stream,)).fetchone()
+    return dict(zip(_ROW_COLUMNS, row, strict=True)) if row else None
 
 
 class ClaimsProjector:

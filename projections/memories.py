@@ -9,6 +9,7 @@ rebuild, and small enough for an agent to quote.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
 import apsw
@@ -97,6 +98,10 @@ _INDEXES = {
 _CREATE_INDEXES = "".join(f"CREATE INDEX IF NOT EXISTS {n} ON {on};" for n, on in _INDEXES.items())
 _DROP_INDEXES = "".join(f"DROP INDEX IF EXISTS {n};" for n in _INDEXES)
 
+# Subjects repeat across memories (a person, a project) and both this projection and the
+# timeline normalise each one: keep the recent results (normalize_text is pure).
+normalize_subject = lru_cache(maxsize=4096)(normalize_text)
+
 _STATE_EVENTS = (
     MemoryUpdated, MemoryConfirmed, MemoryUnlocked, MemoryRetired, MemoryArchived, Superseded,
 )
@@ -166,7 +171,7 @@ class MemoriesProjector:
             "memory_id": event.position,
             "stream_id": data.memory,
             "subject": data.subject,
-            "subject_norm": normalize_text(data.subject) if data.subject else "",
+            "subject_norm": normalize_subject(data.subject) if data.subject else "",
             "content": data.content,
             "tags": _json_list(data.tags),
             "source_type": data.source_type,
@@ -218,7 +223,7 @@ def _fold_state(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent, 
             row["tags"] = json.dumps(list(data.tags), ensure_ascii=False)
         if data.metadata is not None:
             row["metadata"] = json.dumps(data.metadata, ensure_ascii=False, sort_keys=True)
-        row["subject_norm"] = normalize_text(row["subject"])
+        row["subject_norm"] = normalize_subject(row["subject"])
         if data.derived_from_confirmed:
             row["derived_from"] = row["memory_id"]
             row["confirmed_via"] = ""

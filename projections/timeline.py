@@ -41,9 +41,9 @@ from ledger.events import (
     MemoryUpdated,
     Superseded,
 )
-from ledger.normalize import normalize_text
 from ledger.store import StoredEvent
 from ledger.text import index_text
+from projections.memories import normalize_subject
 from projections.search import SearchProjector
 
 _SCHEMA = """
@@ -222,7 +222,7 @@ def _new_text(conn: apsw.Connection, position: int, memory_id: int, subject: str
     """A text version; ids grow with the log, so texts known at P are exactly ids <= a bound."""
     conn.execute(
         "INSERT INTO tt_texts(position, memory_id, subject, subject_norm, content, tags) VALUES(?,?,?,?,?,?)",
-        (position, memory_id, subject, normalize_text(subject), content, _json(tags)),
+        (position, memory_id, subject, normalize_subject(subject), content, _json(tags)),
     )
     text_id = conn.last_insert_rowid()
     conn.execute(
