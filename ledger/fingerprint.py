@@ -89,7 +89,13 @@ def band_keys(sig: tuple[int, ...], scope: str = "") -> list[int]:
 
     Two CRC-32s over the band's bytes make the key: stable across processes and versions, and
     a false match between two different bands only costs one extra candidate to verify.
+    A write asks twice for the same keys (the near-duplicate lookup, then the projection).
     """
+    return list(_band_keys(sig, scope))
+
+
+@lru_cache(maxsize=256)
+def _band_keys(sig: tuple[int, ...], scope: str) -> tuple[int, ...]:
     scope_crc = zlib.crc32(scope.encode())
     packed = _PACK.pack(*sig)
     keys = []
@@ -97,7 +103,7 @@ def band_keys(sig: tuple[int, ...], scope: str = "") -> list[int]:
         chunk = bytes((band,)) + packed[band * ROWS * 4 : (band + 1) * ROWS * 4]
         key = zlib.crc32(chunk, scope_crc) << 32 | zlib.crc32(chunk[::-1], band)
         keys.append(key - (1 << 64) if key >= 1 << 63 else key)
-    return keys
+    return tuple(keys)
 
 
 def pack(sig: tuple[int, ...]) -> bytes:
