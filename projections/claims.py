@@ -140,6 +140,9 @@ class NearDuplicatesProjector:
     def drop(self, conn: apsw.Connection) -> None:
         conn.execute("DROP TABLE IF EXISTS near_dup_sigs; DROP TABLE IF EXISTS near_dup_bands")
 
+    def cancel_rebuild(self) -> None:
+        self._bulk = None
+
     def begin_rebuild(self, conn: apsw.Connection) -> None:
         self._bulk = {}
 

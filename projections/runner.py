@@ -40,6 +40,8 @@ class Projector(Protocol):
 class BulkProjector(Projector, Protocol):
     def begin_rebuild(self, conn: apsw.Connection) -> None: ...
     def end_rebuild(self, conn: apsw.Connection) -> None: ...
+    def cancel_rebuild(self) -> None:
+        """Optional: a rebuild failed part way (rolled back); drop any in-memory rebuild state."""
 
 
 _CHECKPOINTS = """
@@ -157,6 +159,13 @@ class ProjectionRunner:
         self.conn.execute(f"PRAGMA cache_size={REBUILD_CACHE_KIB}")
         try:
             return self._fold_all(projectors, progress)
+        except BaseException:
+            # The transaction is rolled back; a projector must not stay in its bulk mode (it
+            # would keep the next inline writes in memory instead of writing them).
+            for p in projectors:
+                if hasattr(p, "cancel_rebuild"):
+                    p.cancel_rebuild()
+            raise
         finally:
             self.conn.execute(f"PRAGMA cache_size={int(cache_size)}")
 

@@ -66,6 +66,9 @@ class SearchProjector:
     def drop(self, conn: apsw.Connection) -> None:
         conn.execute("DROP TABLE IF EXISTS search_fts; DROP TABLE IF EXISTS search_docs")
 
+    def cancel_rebuild(self) -> None:
+        self._bulk = False
+
     def begin_rebuild(self, conn: apsw.Connection) -> None:
         self._bulk = True  # fill search_docs only; one FTS 'rebuild' at the end is ~2.6x faster
 

@@ -143,6 +143,9 @@ class TimelineProjector:
     def __init__(self) -> None:
         self._bulk: _Rebuild | None = None
 
+    def cancel_rebuild(self) -> None:
+        self._bulk = None
+
     def begin_rebuild(self, conn: apsw.Connection) -> None:
         conn.execute(_DROP_INDEXES)
         self._bulk = _Rebuild()
