@@ -332,7 +332,10 @@ def _link(conn: apsw.Connection, event: StoredEvent, data: Event,
     if memory_id is not None:
         roles[memory_id] = "stream"
     for field in data.__struct_fields__:
-        for value in _ids(getattr(data, field)):
+        raw = getattr(data, field)
+        if isinstance(raw, str) and len(raw) != 36:  # most fields: text that cannot be an id
+            continue
+        for value in _ids(raw):
             if value != event.stream_id:
                 other = lookup(value)
                 if other is not None and other not in roles:
