@@ -150,9 +150,9 @@ class NearDuplicatesProjector:
         bulk, self._bulk = self._bulk or {}, None
         conn.executemany("INSERT INTO near_dup_sigs(memory_id, workspace, sig) VALUES(?,?,?)",
                          [(m, ws, packed) for m, (ws, packed, _) in sorted(bulk.items())])
-        bands = sorted({(k, m) for m, (_, _, keys) in bulk.items() for k in keys},
-                       key=lambda pair: (pair[0], -pair[1]))
-        conn.executemany("INSERT INTO near_dup_bands(band_key, memory_id) VALUES(?,?)", bands)
+        # (key, -memory_id) sorts in the primary key's order (memory_id DESC) without a key function.
+        bands = sorted({(k, -m) for m, (_, _, keys) in bulk.items() for k in keys})
+        conn.executemany("INSERT INTO near_dup_bands(band_key, memory_id) VALUES(?,-?)", bands)
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
         if isinstance(data, MemoryUpdated) and data.content is None:
