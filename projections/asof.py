@@ -17,6 +17,7 @@ import msgspec
 
 from ledger.normalize import normalize_text
 from ledger.text import fts_query, query_terms
+from projections.search import attribute_clauses
 from projections.timeline import STATE_COLUMNS, TEXT_COLUMNS
 
 _BM25 = "bm25(tt_fts, 3.0, 1.0, 2.0)"
@@ -96,21 +97,12 @@ def _where(point: Point, filters: AsOfFilters) -> tuple[str, list[Any]]:
             params.append(point.event_time)
     elif not filters.include_inactive:
         clauses.append("s.status = 'active'")
-    if filters.workspaces is not None:
-        clauses.append(f"s.workspace IN ({', '.join('?' * len(filters.workspaces))})")
-        params.extend(filters.workspaces)
-    if filters.source_type is not None:
-        clauses.append("s.source_type = ?")
-        params.append(filters.source_type)
-    if filters.after_time:
-        clauses.append("s.valid_from >= ?")
-        params.append(filters.after_time)
-    if filters.before_time:
-        clauses.append("s.valid_from <= ?")
-        params.append(filters.before_time)
-    for tag in filters.tags_all:
-        clauses.append("EXISTS (SELECT 1 FROM json_each(t.tags) WHERE value = ?)")
-        params.append(tag)
+    more, more_params = attribute_clauses(
+        row="s", time_column="valid_from", tags_row="t", workspaces=filters.workspaces,
+        source_type=filters.source_type, after_time=filters.after_time, before_time=filters.before_time,
+        tags_all=filters.tags_all)
+    clauses += more
+    params += more_params
     return " AND ".join(clauses), params
 
 

@@ -122,23 +122,43 @@ class SearchFilters(msgspec.Struct, kw_only=True):
     def sql(self) -> tuple[str, list[Any]]:
         clauses = [f"m.status IN ({', '.join('?' * len(self.statuses))})"]
         params: list[Any] = list(self.statuses)
-        if self.workspace is not None:
-            names = (self.workspace,) if isinstance(self.workspace, str) else self.workspace
-            clauses.append(f"m.workspace IN ({', '.join('?' * len(names))})")
-            params.extend(names)
-        if self.source_type:
-            clauses.append("m.source_type = ?")
-            params.append(self.source_type)
-        if self.after_time:
-            clauses.append("m.event_time >= ?")
-            params.append(self.after_time)
-        if self.before_time:
-            clauses.append("m.event_time <= ?")
-            params.append(self.before_time)
-        for tag in self.tags_all:
-            clauses.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)")
-            params.append(tag)
-        return " AND ".join(clauses), params
+        names = (self.workspace,) if isinstance(self.workspace, str) else self.workspace
+        more, more_params = attribute_clauses(
+            row="m", time_column="event_time", tags_row="m", workspaces=names, source_type=self.source_type,
+            after_time=self.after_time, before_time=self.before_time, tags_all=self.tags_all)
+        return " AND ".join(clauses + more), params + more_params
+
+
+def attribute_clauses(
+    *,
+    row: str,
+    time_column: str,
+    tags_row: str,
+    workspaces: tuple[str, ...] | None,
+    source_type: str | None,
+    after_time: str | None,
+    before_time: str | None,
+    tags_all: tuple[str, ...],
+) -> tuple[list[str], list[Any]]:
+    """The filters the live and the as-of search share (workspace, source, time range, all tags)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if workspaces is not None:
+        clauses.append(f"{row}.workspace IN ({', '.join('?' * len(workspaces))})")
+        params.extend(workspaces)
+    if source_type:
+        clauses.append(f"{row}.source_type = ?")
+        params.append(source_type)
+    if after_time:
+        clauses.append(f"{row}.{time_column} >= ?")
+        params.append(after_time)
+    if before_time:
+        clauses.append(f"{row}.{time_column} <= ?")
+        params.append(before_time)
+    for tag in tags_all:
+        clauses.append(f"EXISTS (SELECT 1 FROM json_each({tags_row}.tags) WHERE value = ?)")
+        params.append(tag)
+    return clauses, params
 
 
 class Hit(msgspec.Struct):
