@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, TypedDict
 
 from ledger.errors import ChainBroken
+from projections.conflicts import count_by_state
 
 SEVERITIES = ("ok", "info", "warning", "critical")
 
@@ -91,12 +92,12 @@ def check_agent_asserted_confirmations(app: Any) -> Check:
 
 @check
 def check_open_conflicts(app: Any) -> Check:
-    counts = dict(app.conn.execute("SELECT state, count(*) FROM conflicts WHERE state<>'resolved' GROUP BY state"))
-    total = sum(counts.values())
+    counts = count_by_state(app.conn)
+    total = counts["open"] + counts["judged"]
     if not total:
         return Check(severity="ok", message="no open conflicts")
     return Check(severity="info", count=total,
-                 message=f"{counts.get('open', 0)} open and {counts.get('judged', 0)} judged conflict(s) await a "
+                 message=f"{counts['open']} open and {counts['judged']} judged conflict(s) await a "
                          "decision (ledger conflicts)")
 
 
