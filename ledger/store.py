@@ -393,16 +393,6 @@ class EventStore:
                 yield _row_to_event(row)
             last = rows[-1][0]
 
-    def stream(self, stream_id: str) -> list[StoredEvent]:
-        rows = self.conn.execute(
-            f"SELECT {_COLUMNS} FROM events WHERE stream_id=? ORDER BY stream_version", (stream_id,)
-        )
-        return [_row_to_event(r) for r in rows]
-
-    def get(self, position: int) -> StoredEvent | None:
-        row = self.conn.execute(f"SELECT {_COLUMNS} FROM events WHERE position=?", (position,)).fetchone()
-        return _row_to_event(row) if row else None
-
     def verify_chain(self, progress: Callable[[int], None] | None = None) -> int:
         """Recompute every hash; return the number of events, raise ChainBroken at the first bad one."""
         prev_hash, expected_position, count = GENESIS_HASH, 1, 0
