@@ -44,7 +44,7 @@ from ledger.events import (
 from ledger.store import StoredEvent
 from ledger.text import index_text
 from projections.memories import normalize_subject
-from projections.search import SearchProjector
+from projections.search import SearchProjector, compact, tune_for_small_writes
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tt_memories(
@@ -133,6 +133,7 @@ class TimelineProjector:
     def create(self, conn: apsw.Connection) -> None:
         self._bulk = None
         conn.execute(_SCHEMA)
+        tune_for_small_writes(conn, "tt_fts")
 
     def drop(self, conn: apsw.Connection) -> None:
         conn.execute(
@@ -153,6 +154,7 @@ class TimelineProjector:
     def end_rebuild(self, conn: apsw.Connection) -> None:
         self._bulk = None
         conn.execute(_SCHEMA)
+        compact(conn, "tt_fts")
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
         bulk = self._bulk
