@@ -20,9 +20,10 @@ from typing import Any
 import apsw
 
 from ledger import fingerprint
-from ledger.claims import Claim, extract_claims
+from ledger.claims import Claim
 from ledger.events import Event, MemoryRemembered, MemoryUpdated
 from ledger.store import StoredEvent
+from projections import derived
 
 _CLAIMS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS claims(
@@ -55,6 +56,7 @@ CREATE TABLE IF NOT EXISTS near_dup_bands(
 """
 _LEAVING = frozenset({"Superseded", "MemoryRetired", "MemoryArchived"})
 _CLAIM_COLUMNS = "subject, attribute, value, kind, key_subject, key_attribute, value_norm, origin"
+_INSERT_CLAIM = f"INSERT INTO claims(memory_id, ord, workspace, {_CLAIM_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?)"
 CANDIDATES_PER_KEY = 64
 BAND_POSTINGS = 8  # newest memories per band: bounds a probe when many texts look alike
 VERIFIED = 12  # candidates (most shared bands first) whose signatures are compared
@@ -64,8 +66,15 @@ _ROW_COLUMNS = ("memory_id", "status", "content", "subject", "workspace")
 _ROW_SQL = f"SELECT {', '.join(_ROW_COLUMNS)} FROM memories WHERE stream_id=?"
 
 
-def _memory_row(conn: apsw.Connection, data: Event) -> dict[str, Any] | None:
-    """The columns of the event's memory row that claims and fingerprints are folded from."""
+def _memory_row(conn: apsw.Connection, event: StoredEvent, data: Event) -> dict[str, Any] | None:
+    """The columns of the event's memory row that claims and fingerprints are folded from.
+
+    A creation carries them all (a new memory is active), so it reads nothing: during a
+    rebuild the memories projection may not have written its row yet.
+    """
+    if isinstance(data, MemoryRemembered):
+        return {"memory_id": event.position, "status": "active", "content": data.content,
+                "subject": data.subject, "workspace": event.workspace}
     stream = getattr(data, "loser", None) or getattr(data, "memory", None)
     row = conn.execute(_ROW_SQL, (stream,)).fetchone()
     return dict(zip(_ROW_COLUMNS, row, strict=True)) if row else None
@@ -79,8 +88,15 @@ class ClaimsProjector:
     tables = ("claims",)
     handles = frozenset({"MemoryRemembered", "MemoryUpdated", *_LEAVING})
 
+    deferrable = frozenset({"MemoryRemembered"})  # a new memory has no claims to read or delete
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[Any, ...]] | None = None  # during a rebuild: rows not yet written
+
     def create(self, conn: apsw.Connection) -> None:
+        self._pending = None
         conn.execute(_CLAIMS_SCHEMA)
+        derived.create(conn)
 
     def drop(self, conn: apsw.Connection) -> None:
         conn.execute("DROP TABLE IF EXISTS claims")
@@ -88,18 +104,36 @@ class ClaimsProjector:
     def begin_rebuild(self, conn: apsw.Connection) -> None:
         # Folding reads claims by memory_id only (the primary key); the key index is built once.
         conn.execute("DROP INDEX IF EXISTS claims_key")
+        self._pending = []
+
+    def flush(self, conn: apsw.Connection) -> None:
+        if self._pending:
+            conn.executemany(_INSERT_CLAIM, self._pending)
+            self._pending.clear()
+
+    def cancel_rebuild(self) -> None:
+        self._pending = None
 
     def end_rebuild(self, conn: apsw.Connection) -> None:
+        self.flush(conn)
+        self._pending = None
         conn.execute(_CLAIMS_SCHEMA)
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
-        row = _memory_row(conn, data)
+        row = _memory_row(conn, event, data)
         if row is None:
             return
         memory_id = row["memory_id"]
         if isinstance(data, MemoryRemembered):
             explicit = tuple((c.subject, c.attribute, c.value) for c in data.claims)
-        elif isinstance(data, MemoryUpdated):
+            rows = _claim_rows(memory_id, row["workspace"],
+                               derived.claims(conn, row["content"], row["subject"], explicit))
+            if self._pending is not None:
+                self._pending.extend(rows)
+            else:
+                conn.executemany(_INSERT_CLAIM, rows)
+            return
+        if isinstance(data, MemoryUpdated):
             if data.content is None and data.subject is None:
                 return
             explicit = tuple(conn.execute(
@@ -110,12 +144,13 @@ class ClaimsProjector:
         conn.execute("DELETE FROM claims WHERE memory_id=?", (memory_id,))
         if row["status"] != "active":
             return
-        claims = extract_claims(row["content"], row["subject"], explicit)
-        conn.executemany(
-            f"INSERT INTO claims(memory_id, ord, workspace, {_CLAIM_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
-            [(memory_id, i, row["workspace"], c.subject, c.attribute, c.value, c.kind, c.key_subject,
-              c.key_attribute, c.value_norm, c.origin) for i, c in enumerate(claims)],
-        )
+        claims = derived.claims(conn, row["content"], row["subject"], explicit)
+        conn.executemany(_INSERT_CLAIM, _claim_rows(memory_id, row["workspace"], claims))
+
+
+def _claim_rows(memory_id: int, workspace: str, claims: tuple[Claim, ...]) -> list[tuple[Any, ...]]:
+    return [(memory_id, i, workspace, c.subject, c.attribute, c.value, c.kind, c.key_subject, c.key_attribute,
+             c.value_norm, c.origin) for i, c in enumerate(claims)]
 
 
 class NearDuplicatesProjector:
@@ -125,6 +160,8 @@ class NearDuplicatesProjector:
     version = 2
     tables = ("near_dup_sigs", "near_dup_bands")
     handles = frozenset({"MemoryRemembered", "MemoryUpdated", *_LEAVING})
+
+    deferrable = frozenset({"MemoryRemembered"})  # folded into ``_bulk`` during a rebuild
 
     def __init__(self) -> None:
         # During a rebuild: memory_id -> (workspace, packed signature, band keys), written once
@@ -136,6 +173,7 @@ class NearDuplicatesProjector:
     def create(self, conn: apsw.Connection) -> None:
         self._bulk = None
         conn.execute(_NEAR_SCHEMA)
+        derived.create(conn)
 
     def drop(self, conn: apsw.Connection) -> None:
         conn.execute("DROP TABLE IF EXISTS near_dup_sigs; DROP TABLE IF EXISTS near_dup_bands")
@@ -157,25 +195,26 @@ class NearDuplicatesProjector:
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
         if isinstance(data, MemoryUpdated) and data.content is None:
             return
-        row = _memory_row(conn, data)
+        row = _memory_row(conn, event, data)
         if row is None:
             return
         memory_id = row["memory_id"]
         if self._bulk is not None:
             self._bulk.pop(memory_id, None)
             if row["status"] == "active":
-                sig = fingerprint.signature(row["content"])
+                sig = derived.signature(conn, row["content"])
                 self._bulk[memory_id] = (row["workspace"], fingerprint.pack(sig),
                                          fingerprint.band_keys(sig, row["workspace"]))
             return
-        old = conn.execute("SELECT workspace, sig FROM near_dup_sigs WHERE memory_id=?", (memory_id,)).fetchone()
+        old = None if isinstance(data, MemoryRemembered) else conn.execute(
+            "SELECT workspace, sig FROM near_dup_sigs WHERE memory_id=?", (memory_id,)).fetchone()
         if old is not None:
             conn.executemany("DELETE FROM near_dup_bands WHERE band_key=? AND memory_id=?",
                              [(k, memory_id) for k in fingerprint.band_keys(fingerprint.unpack(old[1]), old[0])])
             conn.execute("DELETE FROM near_dup_sigs WHERE memory_id=?", (memory_id,))
         if row["status"] != "active":
             return
-        sig = fingerprint.signature(row["content"])
+        sig = derived.signature(conn, row["content"])
         conn.execute("INSERT INTO near_dup_sigs(memory_id, workspace, sig) VALUES(?,?,?)",
                      (memory_id, row["workspace"], fingerprint.pack(sig)))
         conn.executemany("INSERT OR IGNORE INTO near_dup_bands(band_key, memory_id) VALUES(?,?)",

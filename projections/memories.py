@@ -102,6 +102,13 @@ _DROP_INDEXES = "".join(f"DROP INDEX IF EXISTS {n};" for n in _INDEXES)
 # timeline normalise each one: keep the recent results (normalize_text is pure).
 normalize_subject = lru_cache(maxsize=4096)(normalize_text)
 
+_INSERT_MEMORY = f"INSERT INTO memories({', '.join(COLUMNS)}) VALUES({', '.join('?' * len(COLUMNS))})"
+_INSERT_VERSION = (
+    "INSERT INTO memory_versions(memory_id, version, position, event_type, actor, recorded_at, event_time, "
+    "content, subject, tags, source_type, confidence, protection, status, workspace, superseded_by) "
+    "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
 _STATE_EVENTS = (
     MemoryUpdated, MemoryConfirmed, MemoryUnlocked, MemoryRetired, MemoryArchived, Superseded,
 )
@@ -128,14 +135,35 @@ class MemoriesProjector:
         {"MemoryRemembered", "DuplicateSighted", *(cls.__name__ for cls in _STATE_EVENTS)}
     )
 
+    deferrable = frozenset({"MemoryRemembered"})  # a creation reads nothing
+
+    def __init__(self) -> None:
+        # During a rebuild: rows of creations not yet written (see ``flush``).
+        self._pending: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]] | None = None
+
     def create(self, conn: apsw.Connection) -> None:
+        self._pending = None
         conn.execute(_SCHEMA)
         conn.execute(_CREATE_INDEXES)
 
     def begin_rebuild(self, conn: apsw.Connection) -> None:
         conn.execute(_DROP_INDEXES)
+        self._pending = ([], [])
+
+    def flush(self, conn: apsw.Connection) -> None:
+        if self._pending and self._pending[0]:
+            rows, versions = self._pending
+            conn.executemany(_INSERT_MEMORY, rows)
+            conn.executemany(_INSERT_VERSION, versions)
+            rows.clear()
+            versions.clear()
+
+    def cancel_rebuild(self) -> None:
+        self._pending = None
 
     def end_rebuild(self, conn: apsw.Connection) -> None:
+        self.flush(conn)
+        self._pending = None
         conn.execute(_CREATE_INDEXES)
 
     def drop(self, conn: apsw.Connection) -> None:
@@ -195,10 +223,12 @@ class MemoriesProjector:
             "sightings": 0,
             "last_position": event.position,
         }
-        conn.execute(
-            f"INSERT INTO memories({', '.join(COLUMNS)}) VALUES({', '.join('?' * len(COLUMNS))})",
-            tuple(row[c] for c in COLUMNS),
-        )
+        values = tuple(row[c] for c in COLUMNS)
+        if self._pending is not None:
+            self._pending[0].append(values)
+            self._pending[1].append(_version_row(row, event))
+            return
+        conn.execute(_INSERT_MEMORY, values)
         _snapshot(conn, row, event)
 
 
@@ -245,15 +275,14 @@ def _fold_state(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent, 
         row["status"] = "archived"
 
 
-def _snapshot(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent) -> None:
-    conn.execute(
-        "INSERT INTO memory_versions(memory_id, version, position, event_type, actor, recorded_at, "
-        "event_time, content, subject, tags, source_type, confidence, protection, status, workspace, "
-        "superseded_by) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            row["memory_id"], row["version"], event.position, event.type, event.actor,
-            event.recorded_at, row["event_time"], row["content"], row["subject"], row["tags"],
-            row["source_type"], row["confidence"], row["protection"], row["status"],
-            row["workspace"], row["superseded_by"],
-        ),
+def _version_row(row: dict[str, Any], event: StoredEvent) -> tuple[Any, ...]:
+    return (
+        row["memory_id"], row["version"], event.position, event.type, event.actor,
+        event.recorded_at, row["event_time"], row["content"], row["subject"], row["tags"],
+        row["source_type"], row["confidence"], row["protection"], row["status"],
+        row["workspace"], row["superseded_by"],
     )
+
+
+def _snapshot(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent) -> None:
+    conn.execute(_INSERT_VERSION, _version_row(row, event))

@@ -38,10 +38,21 @@ class Projector(Protocol):
 
 
 class BulkProjector(Projector, Protocol):
+    """Optional rebuild hooks (each may be absent).
+
+    ``deferrable`` names the event types the projector folds during a rebuild without reading
+    any projection table: it may keep their rows in memory and write them in batches. Before
+    any event that some projector cannot defer, the runner calls ``flush`` on every projector,
+    so whatever a projector reads is complete.
+    """
+
+    deferrable: frozenset[str]
+
     def begin_rebuild(self, conn: apsw.Connection) -> None: ...
     def end_rebuild(self, conn: apsw.Connection) -> None: ...
+    def flush(self, conn: apsw.Connection) -> None: ...
     def cancel_rebuild(self) -> None:
-        """Optional: a rebuild failed part way (rolled back); drop any in-memory rebuild state."""
+        """A rebuild failed part way (rolled back); drop any in-memory rebuild state."""
 
 
 _CHECKPOINTS = """
@@ -177,18 +188,25 @@ class ProjectionRunner:
             p.create(self.conn)
             if hasattr(p, "begin_rebuild"):
                 p.begin_rebuild(self.conn)
-        handled = frozenset().union(*(p.handles for p in ordered))
+        handlers = {t: [p for p in ordered if t in p.handles] for t in frozenset().union(*(p.handles for p in ordered))}
+        deferred = frozenset(t for t, ps in handlers.items() if all(t in getattr(p, "deferrable", ()) for p in ps))
+        flushers = [p for p in ordered if hasattr(p, "flush")]
         total = self.store.last_position()
         count = 0
         for event in self.store.read():
             count += 1
-            if event.type in handled:
+            todo = handlers.get(event.type)
+            if todo:
+                if event.type not in deferred:
+                    for p in flushers:
+                        p.flush(self.conn)
                 data = event.data
-                for p in ordered:
-                    if event.type in p.handles:
-                        p.apply(self.conn, event, data)
+                for p in todo:
+                    p.apply(self.conn, event, data)
             if progress and count % 2000 == 0:
                 progress(count, total)
+        for p in flushers:
+            p.flush(self.conn)
         for p in ordered:
             if hasattr(p, "end_rebuild"):
                 p.end_rebuild(self.conn)

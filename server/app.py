@@ -18,6 +18,7 @@ from ledger.events import ClaimSpec
 from ledger.ids import uuid7
 from ledger.store import NewEvent, StoredEvent
 from ledger.trust import trust_of
+from projections import derived
 from projections import memories as mem
 from projections.claims import ClaimsProjector, NearDuplicatesProjector
 from projections.conflicts import ConflictsProjector, conflict_ids_of
@@ -269,7 +270,8 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             before = self.runner.checksums()
-            self.runner._rebuild(self.runner.projectors, None)
+            with derived.bypassed():  # a fresh fold: every derivation computed again
+                self.runner._rebuild(self.runner.projectors, None)
             after = self.runner.checksums()
         finally:
             self.conn.execute("ROLLBACK")

@@ -1,0 +1,93 @@
+"""Expensive pure derivations of a memory's text, cached by the hash of their inputs.
+
+Claim extraction and the MinHash signature are pure Python and cost ~100 µs each per memory:
+together they were two thirds of a rebuild. The design's rule for expensive derived data
+applies (cached by content hash so a rebuild reuses it): each value is stored under a hash of
+the function's kind, its version and its inputs, written when the value is first computed (in
+the write transaction that projects the memory), and read back by a rebuild.
+
+The cache never changes what a projection holds: a value is exactly what the pure function
+returns for those inputs, and a changed function carries a new version, so old entries simply
+stop matching. It is not a projection: ``ledger rebuild`` keeps it (that is its point), and
+``verify`` folds with it switched off, since a fresh fold must not trust a cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import apsw
+import msgspec
+
+from ledger import fingerprint
+from ledger.claims import Claim, extract_claims
+
+T = TypeVar("T")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS derived_cache(
+    key   BLOB PRIMARY KEY,
+    value BLOB NOT NULL
+) WITHOUT ROWID
+"""
+# Bump when the function behind a kind changes its output for some input.
+CLAIMS_KIND = b"claims/1"
+SIGNATURE_KIND = b"minhash/1"
+
+_encode_key = msgspec.msgpack.Encoder().encode
+_encode_claims = msgspec.msgpack.Encoder().encode
+_decode_claims = msgspec.msgpack.Decoder(tuple[Claim, ...]).decode
+
+
+class _Switch:
+    on = True
+
+
+_switch = _Switch()
+
+
+@contextmanager
+def bypassed() -> Iterator[None]:
+    """Compute every value afresh (neither read nor written) inside the block."""
+    _switch.on = False
+    try:
+        yield
+    finally:
+        _switch.on = True
+
+
+def create(conn: apsw.Connection) -> None:
+    conn.execute(SCHEMA)
+
+
+def claims(conn: apsw.Connection, content: str, subject: str,
+           explicit: tuple[tuple[str, str, str], ...]) -> tuple[Claim, ...]:
+    """:func:`ledger.claims.extract_claims`, through the cache."""
+    return _cached(conn, CLAIMS_KIND, (content, subject, explicit),
+                   lambda: extract_claims(content, subject, explicit), _encode_claims, _decode_claims)
+
+
+def signature(conn: apsw.Connection, content: str) -> tuple[int, ...]:
+    """:func:`ledger.fingerprint.signature`, through the cache."""
+    return _cached(conn, SIGNATURE_KIND, (content,), lambda: fingerprint.signature(content),
+                   fingerprint.pack, fingerprint.unpack)
+
+
+def _cached(conn: apsw.Connection, kind: bytes, inputs: tuple[Any, ...], compute: Callable[[], T],
+            encode: Callable[[T], bytes], decode: Callable[[bytes], T]) -> T:
+    if not _switch.on:
+        return compute()
+    key = hashlib.blake2b(_encode_key(inputs), digest_size=16, person=kind[:16].ljust(16, b"\0")).digest()
+    row = conn.execute("SELECT value FROM derived_cache WHERE key=?", (key,)).fetchone()
+    if row is not None:
+        try:
+            return decode(row[0])
+        except (msgspec.DecodeError, ValueError, struct.error):  # a damaged entry: compute it again
+            pass
+    value = compute()
+    conn.execute("INSERT OR REPLACE INTO derived_cache(key, value) VALUES(?, ?)", (key, encode(value)))
+    return value

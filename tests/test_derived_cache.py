@@ -1,0 +1,73 @@
+"""The derived-data cache: a rebuild reuses claims and signatures, verify never trusts them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from ledger import fingerprint
+from ledger.claims import Claim
+from ledger.errors import ChainBroken
+from projections import derived
+from server.app import LedgerApp
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[Any]:
+    calls: list[Any] = []
+    real = getattr(owner, name)
+
+    def counted(*args: Any) -> Any:
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def _fill(app: LedgerApp) -> None:
+    for i in range(12):
+        app.remember(f"service s{i} port is {8000 + i}", subject=f"s{i}", source_type="agent_generated")
+
+
+def test_rebuild_reuses_claims_and_signatures(app: LedgerApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fill(app)
+    before = app.runner.checksums()
+    claims_calls = _counting(monkeypatch, derived, "extract_claims")
+    signature_calls = _counting(monkeypatch, fingerprint, "signature")
+    app.rebuild()
+    assert claims_calls == [] and signature_calls == []  # every value came from the cache
+    app.conn.execute("DELETE FROM derived_cache")
+    app.rebuild()
+    assert len(claims_calls) == 12 and len(signature_calls) == 12  # the counters do count
+    assert app.runner.checksums() == before
+
+
+def test_rebuild_without_the_cache_computes_the_same_tables(app: LedgerApp) -> None:
+    _fill(app)
+    before = app.runner.checksums()
+    app.conn.execute("DELETE FROM derived_cache")
+    app.rebuild()
+    assert app.runner.checksums() == before
+    assert app.conn.execute("SELECT count(*) FROM derived_cache").fetchone()[0] >= 24  # filled again
+
+
+def test_verify_folds_without_the_cache(app: LedgerApp) -> None:
+    _fill(app)
+    forged = msgspec.msgpack.encode((Claim(subject="s3", attribute="port", value="1", kind="number",
+                                           key_subject="s3", key_attribute="port", value_norm="1"),))
+    app.conn.execute("UPDATE derived_cache SET value=? WHERE length(value) <> 256", (forged,))
+    app.rebuild()  # trusts the cache: the claims table now holds the forged claim
+    assert app.conn.execute("SELECT count(*) FROM claims WHERE value='1'").fetchone()[0] == 12
+    with pytest.raises(ChainBroken) as failure:
+        app.verify()
+    assert "claims" in str(failure.value)
+
+
+def test_a_damaged_entry_is_computed_again(app: LedgerApp) -> None:
+    _fill(app)
+    before = app.runner.checksums()
+    app.conn.execute("UPDATE derived_cache SET value=x'c1'")  # 0xc1: never valid msgpack, not 256 bytes
+    app.rebuild()
+    assert app.runner.checksums() == before
