@@ -144,6 +144,8 @@ class TimelineProjector:
     def __init__(self) -> None:
         self._bulk: _Rebuild | None = None
 
+    deferrable = frozenset({"MemoryRemembered"})  # a creation reads nothing (ids come from ``_Rebuild``)
+
     def cancel_rebuild(self) -> None:
         self._bulk = None
 
@@ -151,7 +153,12 @@ class TimelineProjector:
         conn.execute(_DROP_INDEXES)
         self._bulk = _Rebuild()
 
+    def flush(self, conn: apsw.Connection) -> None:
+        if self._bulk is not None:
+            self._bulk.flush(conn)
+
     def end_rebuild(self, conn: apsw.Connection) -> None:
+        self.flush(conn)
         self._bulk = None
         conn.execute(_SCHEMA)
         compact(conn, "tt_fts")
@@ -161,12 +168,13 @@ class TimelineProjector:
         if bulk is None:
             _mark(conn, event)
         elif bulk.hwm is None or event.recorded_at > bulk.hwm:
-            conn.execute("INSERT INTO tt_marks(hwm, position) VALUES(?, ?)", (event.recorded_at, event.position))
+            bulk.rows["tt_marks"].append((event.recorded_at, event.position))
             bulk.hwm = event.recorded_at
         if isinstance(data, MemoryRemembered):
-            _create(conn, event, data)
-            if bulk is not None:
-                bulk.memory_ids[data.memory] = event.position
+            if bulk is None:
+                _create(conn, event, data)
+            else:
+                bulk.create(conn, event, data)
         elif isinstance(data, MemoryUpdated):
             _update(conn, event, data)
         elif isinstance(data, MemoryConfirmed):
@@ -185,15 +193,65 @@ class TimelineProjector:
             })
         elif isinstance(data, MemoryArchived):
             _change(conn, event, data.memory, {"status": "archived"})
-        _link(conn, event, data, None if bulk is None else bulk.memory_ids)
+        if bulk is None:
+            _link(conn, event, data)
+        else:
+            _link(conn, event, data, bulk.memory_ids,
+                  bulk.rows["tt_links"] if event.type in self.deferrable else None)
+
+
+_INSERTS = {
+    "tt_marks": "INSERT INTO tt_marks(hwm, position) VALUES(?, ?)",
+    "tt_texts": "INSERT INTO tt_texts(text_id, position, memory_id, subject, subject_norm, content, tags) "
+                "VALUES(?,?,?,?,?,?,?)",
+    "tt_fts": "INSERT INTO tt_fts(rowid, subject, body, tags) VALUES(?,?,?,?)",
+    "tt_states": f"INSERT INTO tt_states({', '.join(STATE_COLUMNS)}) VALUES({', '.join('?' * len(STATE_COLUMNS))})",
+    "tt_memories": "INSERT INTO tt_memories(memory_id, stream_id, recorded_at, version, state_id) VALUES(?,?,?,?,?)",
+    "tt_links": "INSERT OR IGNORE INTO tt_links(memory_id, position, role) VALUES(?,?,?)",
+}
 
 
 class _Rebuild:
-    """What a rebuild keeps in memory instead of asking the tables on every event."""
+    """What a rebuild keeps in memory instead of asking the tables on every event.
+
+    Creations are folded into ``rows`` (written by ``flush`` with one executemany per table)
+    with text and state ids counted here; the inline path would take them from the tables.
+    """
 
     def __init__(self) -> None:
         self.hwm: str | None = None  # the highest recorded_at so far (the last tt_marks row)
         self.memory_ids: dict[str, int] = {}  # tt_memories: stream_id -> memory_id
+        self.rows: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _INSERTS}
+        self.next_ids: tuple[int, int] | None = None  # (text_id, state_id) the next rows get
+
+    def create(self, conn: apsw.Connection, event: StoredEvent, data: MemoryRemembered) -> None:
+        if self.next_ids is None:  # rows written by the inline path since the last flush
+            self.next_ids = (_next_id(conn, "tt_texts", "text_id"), _next_id(conn, "tt_states", "state_id"))
+        text_id, state_id = self.next_ids
+        self.next_ids = (text_id + 1, state_id + 1)
+        memory_id = event.position
+        tags = list(data.tags)
+        rows = self.rows
+        rows["tt_texts"].append((text_id, event.position, memory_id, data.subject, normalize_subject(data.subject),
+                                 data.content, _json(tags)))
+        rows["tt_fts"].append((text_id, index_text(data.subject), index_text(data.content),
+                               index_text(" ".join(tags))))
+        rows["tt_states"].append((state_id, memory_id, event.position, None, 1, event.event_time, None, "active",
+                                  None, None, text_id, data.source_type, data.confidence, data.protection,
+                                  event.workspace, data.source_ref, _json(data.metadata)))
+        rows["tt_memories"].append((memory_id, data.memory, event.recorded_at, 1, state_id))
+        self.memory_ids[data.memory] = memory_id
+
+    def flush(self, conn: apsw.Connection) -> None:
+        for table, rows in self.rows.items():
+            if rows:
+                conn.executemany(_INSERTS[table], rows)
+                rows.clear()
+        self.next_ids = None
+
+
+def _next_id(conn: apsw.Connection, table: str, column: str) -> int:
+    return conn.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()[0]
 
 
 # -- fold helpers ----------------------------------------------------------------------------
@@ -322,11 +380,11 @@ def _follow_winner(conn: apsw.Connection, event: StoredEvent, winner_id: int, ev
 
 
 def _link(conn: apsw.Connection, event: StoredEvent, data: Event,
-          memory_ids: dict[str, int] | None = None) -> None:
+          memory_ids: dict[str, int] | None = None, rows: list[tuple[Any, ...]] | None = None) -> None:
     """Index the event under every memory it names (its stream, and ids inside its payload).
 
-    ``memory_ids`` (during a rebuild: every row of ``tt_memories`` so far, stream_id ->
-    memory_id) spares the lookups.
+    During a rebuild ``memory_ids`` (every row of ``tt_memories`` so far, stream_id ->
+    memory_id) spares the lookups, and the links go to ``rows`` (written by the next flush).
     """
     lookup = functools.partial(_memory_of, conn) if memory_ids is None else memory_ids.get
     roles: dict[int, str] = {}
@@ -342,8 +400,11 @@ def _link(conn: apsw.Connection, event: StoredEvent, data: Event,
                 other = lookup(value)
                 if other is not None and other not in roles:
                     roles[other] = field
-    conn.executemany("INSERT OR IGNORE INTO tt_links(memory_id, position, role) VALUES(?,?,?)",
-                     [(m, event.position, role) for m, role in roles.items()])
+    links = [(m, event.position, role) for m, role in roles.items()]
+    if rows is not None:
+        rows.extend(links)
+    else:
+        conn.executemany(_INSERTS["tt_links"], links)
 
 
 def _ids(value: Any) -> list[str]:
