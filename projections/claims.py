@@ -96,7 +96,6 @@ class ClaimsProjector:
     def create(self, conn: apsw.Connection) -> None:
         self._pending = None
         conn.execute(_CLAIMS_SCHEMA)
-        derived.create(conn)
 
     def drop(self, conn: apsw.Connection) -> None:
         conn.execute("DROP TABLE IF EXISTS claims")
@@ -173,7 +172,6 @@ class NearDuplicatesProjector:
     def create(self, conn: apsw.Connection) -> None:
         self._bulk = None
         conn.execute(_NEAR_SCHEMA)
-        derived.create(conn)
 
     def drop(self, conn: apsw.Connection) -> None:
         conn.execute("DROP TABLE IF EXISTS near_dup_sigs; DROP TABLE IF EXISTS near_dup_bands")

@@ -28,6 +28,7 @@ from ledger.claims import Claim, extract_claims
 
 T = TypeVar("T")
 
+# Created by projections.runner on open, beside the projection checkpoints.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS derived_cache(
     key   BLOB PRIMARY KEY,
@@ -58,10 +59,6 @@ def bypassed() -> Iterator[None]:
         yield
     finally:
         _switch.on = True
-
-
-def create(conn: apsw.Connection) -> None:
-    conn.execute(SCHEMA)
 
 
 def claims(conn: apsw.Connection, content: str, subject: str,

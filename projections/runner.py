@@ -17,6 +17,7 @@ import apsw
 
 from ledger.events import Event
 from ledger.store import EventStore, NewEvent, StoredEvent
+from projections import derived
 
 Progress = Callable[[int, int], None]
 
@@ -62,6 +63,8 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints(
     position INTEGER NOT NULL
 )
 """
+# Tables the runner keeps beside the projections (created on open, never dropped by a rebuild).
+_SUPPORT_TABLES = {"projection_checkpoints": _CHECKPOINTS, "derived_cache": derived.SCHEMA}
 REBUILD_CACHE_KIB = -262144  # page cache during a rebuild: 256 MiB (negative: KiB, SQLite's convention)
 
 
@@ -92,11 +95,15 @@ class ProjectionRunner:
             )
         except apsw.SQLError:
             return True
+        marks = ",".join("?" * len(_SUPPORT_TABLES))
+        present = self.conn.execute(
+            f"SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN ({marks})", tuple(_SUPPORT_TABLES)
+        ).fetchone()[0]
         last = self.store.last_position()
-        return any(rows.get(p.name) != (p.version, last) for p in self.projectors)
+        return present < len(_SUPPORT_TABLES) or any(rows.get(p.name) != (p.version, last) for p in self.projectors)
 
     def _open_in_transaction(self) -> None:
-        self.conn.execute(_CHECKPOINTS)
+        self._create_support_tables()
         stale: list[Projector] = []
         for p in self.projectors:
             row = self.conn.execute(
@@ -161,8 +168,12 @@ class ProjectionRunner:
         chosen = [self.by_name[n] for n in names] if names else self.projectors
         return self.store.write(lambda: self._rebuild(chosen, progress))
 
+    def _create_support_tables(self) -> None:
+        for schema in _SUPPORT_TABLES.values():
+            self.conn.execute(schema)
+
     def _rebuild(self, projectors: Sequence[Projector], progress: Progress | None) -> int:
-        self.conn.execute(_CHECKPOINTS)
+        self._create_support_tables()
         # A rebuild rewrites every page of the projections in one transaction: with the default
         # 2 MB page cache the pager spills dirty pages to the WAL over and over. Give it room for
         # the duration (the setting is per connection; the old value comes back afterwards).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -12,6 +13,7 @@ from ledger.claims import Claim
 from ledger.errors import ChainBroken
 from projections import derived
 from server.app import LedgerApp
+from server.config import Settings
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[Any]:
@@ -71,3 +73,16 @@ def test_a_damaged_entry_is_computed_again(app: LedgerApp) -> None:
     app.conn.execute("UPDATE derived_cache SET value=x'c1'")  # 0xc1: never valid msgpack, not 256 bytes
     app.rebuild()
     assert app.runner.checksums() == before
+
+
+def test_a_ledger_without_the_cache_table_gets_one_on_open(db_path: Path) -> None:
+    first = LedgerApp(Settings(db=str(db_path), client="test"))
+    _fill(first)
+    first.conn.execute("DROP TABLE derived_cache")  # as a ledger written by an older version
+    first.close()
+    reopened = LedgerApp(Settings(db=str(db_path), client="test"))
+    try:
+        reopened.remember("service s99 port is 9999", subject="s99", source_type="agent_generated")
+        assert reopened.conn.execute("SELECT count(*) FROM derived_cache").fetchone()[0] == 2
+    finally:
+        reopened.close()
