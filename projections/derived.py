@@ -37,8 +37,10 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 """
 # Bump when the function behind a kind changes its output for some input.
 CLAIMS_KIND = b"claims/1"
-SIGNATURE_KIND = b"minhash/1"
+FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 
+_KEYS = struct.Struct(f">{fingerprint.BANDS}q")  # band keys: signed 64-bit, as SQLite stores them
+_SIGNATURE_BYTES = len(fingerprint.pack((0,) * fingerprint.SLOTS))
 _encode_key = msgspec.msgpack.Encoder().encode
 _encode_claims = msgspec.msgpack.Encoder().encode
 _decode_claims = msgspec.msgpack.Decoder(tuple[Claim, ...]).decode
@@ -68,10 +70,24 @@ def claims(conn: apsw.Connection, content: str, subject: str,
                    lambda: extract_claims(content, subject, explicit), _encode_claims, _decode_claims)
 
 
-def signature(conn: apsw.Connection, content: str) -> tuple[int, ...]:
-    """:func:`ledger.fingerprint.signature`, through the cache."""
-    return _cached(conn, SIGNATURE_KIND, (content,), lambda: fingerprint.signature(content),
-                   fingerprint.pack, fingerprint.unpack)
+def fingerprints(conn: apsw.Connection, content: str, scope: str) -> tuple[bytes, tuple[int, ...]]:
+    """The packed :func:`ledger.fingerprint.signature` of ``content`` and its band keys in ``scope``."""
+
+    def compute() -> tuple[bytes, tuple[int, ...]]:
+        sig = fingerprint.signature(content)
+        return fingerprint.pack(sig), tuple(fingerprint.band_keys(sig, scope))
+
+    return _cached(conn, FINGERPRINT_KIND, (content, scope), compute, _encode_fingerprints, _decode_fingerprints)
+
+
+def _encode_fingerprints(value: tuple[bytes, tuple[int, ...]]) -> bytes:
+    return value[0] + _KEYS.pack(*value[1])
+
+
+def _decode_fingerprints(blob: bytes) -> tuple[bytes, tuple[int, ...]]:
+    if len(blob) != _SIGNATURE_BYTES + _KEYS.size:
+        raise ValueError("not a fingerprint entry")
+    return blob[:_SIGNATURE_BYTES], _KEYS.unpack_from(blob, _SIGNATURE_BYTES)
 
 
 def _cached(conn: apsw.Connection, kind: bytes, inputs: tuple[Any, ...], compute: Callable[[], T],

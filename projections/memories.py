@@ -223,7 +223,7 @@ class MemoriesProjector:
             "sightings": 0,
             "last_position": event.position,
         }
-        values = tuple(row[c] for c in COLUMNS)
+        values = tuple(map(row.__getitem__, COLUMNS))
         if self._pending is not None:
             self._pending[0].append(values)
             self._pending[1].append(_version_row(row, event))

@@ -59,7 +59,7 @@ def test_verify_folds_without_the_cache(app: LedgerApp) -> None:
     _fill(app)
     forged = msgspec.msgpack.encode((Claim(subject="s3", attribute="port", value="1", kind="number",
                                            key_subject="s3", key_attribute="port", value_norm="1"),))
-    app.conn.execute("UPDATE derived_cache SET value=? WHERE length(value) <> 256", (forged,))
+    app.conn.execute("UPDATE derived_cache SET value=? WHERE length(value) <> 384", (forged,))
     app.rebuild()  # trusts the cache: the claims table now holds the forged claim
     assert app.conn.execute("SELECT count(*) FROM claims WHERE value='1'").fetchone()[0] == 12
     with pytest.raises(ChainBroken) as failure:
@@ -70,7 +70,7 @@ def test_verify_folds_without_the_cache(app: LedgerApp) -> None:
 def test_a_damaged_entry_is_computed_again(app: LedgerApp) -> None:
     _fill(app)
     before = app.runner.checksums()
-    app.conn.execute("UPDATE derived_cache SET value=x'c1'")  # 0xc1: never valid msgpack, not 256 bytes
+    app.conn.execute("UPDATE derived_cache SET value=x'c1'")  # 0xc1: never valid msgpack, not a fingerprint entry
     app.rebuild()
     assert app.runner.checksums() == before
 
