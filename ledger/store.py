@@ -88,6 +88,7 @@ class _Checkpointer:
         self._wake = threading.Event()
         self._stopping = False
         self._thread: threading.Thread | None = None
+        self.backfilled = 0  # frames copied into the database by this thread (all passes)
 
     def request(self) -> None:
         if self._thread is None:
@@ -98,6 +99,9 @@ class _Checkpointer:
     def _run(self) -> None:
         try:
             conn = apsw.Connection(self.path, flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_URI)
+            # A connection that has never read the database has not opened its WAL yet, and
+            # checkpointing on it is a silent no-op (it answers -1, -1): read the schema first.
+            conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()
         except apsw.Error:
             return
         try:
@@ -108,7 +112,8 @@ class _Checkpointer:
                     return
                 # On failure the next request, the writer's fallback or the close tries again.
                 with suppress(apsw.Error):
-                    conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+                    _, done = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+                    self.backfilled += max(done, 0)
         finally:
             conn.close()
 

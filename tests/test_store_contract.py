@@ -6,6 +6,7 @@ positions, stale stream versions, refusal triggers, the hash chain and upcasting
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import apsw
@@ -15,7 +16,7 @@ import pytest
 from ledger.errors import ChainBroken, StreamVersionConflict
 from ledger.events import EVENT_TYPES, MemoryRemembered, MemoryRetired, decode_payload
 from ledger.ids import uuid7
-from ledger.store import GENESIS_HASH, EventStore, NewEvent, row_hash
+from ledger.store import CHECKPOINT_FRAMES, GENESIS_HASH, EventStore, NewEvent, row_hash
 
 T0 = "2026-07-01T00:00:00.000000Z"
 
@@ -154,6 +155,20 @@ def test_busy_timeout_comes_from_the_environment(tmp_path: Path, monkeypatch: py
 def test_wal_and_full_sync(store: EventStore) -> None:
     assert store.conn.execute("PRAGMA journal_mode").get == "wal"
     assert store.conn.execute("PRAGMA synchronous").get == 2  # FULL
+
+
+def test_the_background_checkpointer_copies_frames_into_the_database(tmp_path: Path) -> None:
+    s = EventStore(tmp_path / "b.db")
+    big = "y" * 20000
+    for _ in range(250):  # ~6 frames an event: past CHECKPOINT_FRAMES, far below the inline fallback
+        s.append([remembered(content=big)])
+    checkpointer = s._checkpointer
+    assert checkpointer is not None
+    deadline = time.monotonic() + 5
+    while checkpointer.backfilled == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert checkpointer.backfilled >= CHECKPOINT_FRAMES  # a fresh connection's checkpoint is a no-op
+    s.close()
 
 
 def test_checkpoints_run_off_the_commit_and_keep_the_wal_bounded(tmp_path: Path) -> None:
