@@ -101,8 +101,6 @@ class ClaimsProjector:
         conn.execute("DROP TABLE IF EXISTS claims")
 
     def begin_rebuild(self, conn: apsw.Connection) -> None:
-        # Folding reads claims by memory_id only (the primary key); the key index is built once.
-        conn.execute("DROP INDEX IF EXISTS claims_key")
         self._pending = []
 
     def flush(self, conn: apsw.Connection) -> None:
@@ -116,7 +114,6 @@ class ClaimsProjector:
     def end_rebuild(self, conn: apsw.Connection) -> None:
         self.flush(conn)
         self._pending = None
-        conn.execute(_CLAIMS_SCHEMA)
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
         row = _memory_row(conn, event, data)

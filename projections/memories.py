@@ -85,9 +85,10 @@ CREATE TABLE IF NOT EXISTS memory_versions(
 ) WITHOUT ROWID;
 """
 
-# Secondary indexes. A rebuild drops them and builds each once at the end: one sort is several
-# times cheaper than 100k inserts at random places of a b-tree (content hashes, subjects, times).
-# Nothing a projector reads while folding uses them (lookups go by stream_id or memory_id).
+# Secondary indexes, kept up to date during a rebuild as well. Built at its end by CREATE INDEX
+# they came out with every page full, so each of the next thousands of writes split pages
+# (~4.5 pages written per insert instead of 1 at 100k memories); maintained row by row inside
+# the rebuild's large page cache they also cost less than the sorts did.
 _INDEXES = {
     "memories_dup": "memories(content_hash, workspace, subject_norm) WHERE status='active'",
     "memories_status_time": "memories(status, event_time)",
@@ -96,7 +97,6 @@ _INDEXES = {
     "memory_versions_position": "memory_versions(position)",
 }
 _CREATE_INDEXES = "".join(f"CREATE INDEX IF NOT EXISTS {n} ON {on};" for n, on in _INDEXES.items())
-_DROP_INDEXES = "".join(f"DROP INDEX IF EXISTS {n};" for n in _INDEXES)
 
 # Subjects repeat across memories (a person, a project) and both this projection and the
 # timeline normalise each one: keep the recent results (normalize_text is pure).
@@ -147,7 +147,6 @@ class MemoriesProjector:
         conn.execute(_CREATE_INDEXES)
 
     def begin_rebuild(self, conn: apsw.Connection) -> None:
-        conn.execute(_DROP_INDEXES)
         self._pending = ([], [])
 
     def flush(self, conn: apsw.Connection) -> None:
@@ -164,7 +163,6 @@ class MemoriesProjector:
     def end_rebuild(self, conn: apsw.Connection) -> None:
         self.flush(conn)
         self._pending = None
-        conn.execute(_CREATE_INDEXES)
 
     def drop(self, conn: apsw.Connection) -> None:
         conn.execute("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS memory_versions")

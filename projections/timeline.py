@@ -104,11 +104,6 @@ CREATE TABLE IF NOT EXISTS tt_marks(
 ) WITHOUT ROWID;
 """
 
-# Secondary indexes nothing reads while folding (the fold goes by state_id, text_id, stream_id and
-# tt_states_superseded_by): a rebuild drops them and builds each once at the end.
-_REBUILD_INDEXES = ("tt_states_memory", "tt_states_text", "tt_states_valid_from", "tt_texts_subject",
-                    "tt_texts_position")
-_DROP_INDEXES = "".join(f"DROP INDEX IF EXISTS {n};" for n in _REBUILD_INDEXES)
 
 STATE_COLUMNS = (
     "state_id", "memory_id", "known_from", "known_to", "version", "valid_from", "valid_to", "status",
@@ -150,7 +145,7 @@ class TimelineProjector:
         self._bulk = None
 
     def begin_rebuild(self, conn: apsw.Connection) -> None:
-        conn.execute(_DROP_INDEXES)
+        # Indexes stay and are kept up to date (see projections.memories._INDEXES for why).
         self._bulk = _Rebuild()
 
     def flush(self, conn: apsw.Connection) -> None:
@@ -160,7 +155,6 @@ class TimelineProjector:
     def end_rebuild(self, conn: apsw.Connection) -> None:
         self.flush(conn)
         self._bulk = None
-        conn.execute(_SCHEMA)
         compact(conn, "tt_fts")
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
