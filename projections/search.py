@@ -50,6 +50,7 @@ POOL_PER_RESULT = 3
 CONTEXT_TOP = 20  # session neighbours are looked up for this many best text matches
 SESSION_GAP_S = 3600.0  # adjacent memories whose event times are this close are one session
 AUTOMERGE = 0  # see tune_for_small_writes
+CRISIS_MERGE = 8
 
 
 def tune_for_small_writes(conn: apsw.Connection, table: str) -> None:
@@ -58,10 +59,14 @@ def tune_for_small_writes(conn: apsw.Connection, table: str) -> None:
     With automerge on, FTS5 pays its merge debt in lumps: every 64 leaf pages written it merges
     64 x (number of levels) pages inside one COMMIT. One small segment per remember makes that a
     400-700 page commit (20-40 ms) every ~64 writes. With automerge off only crisis merges run:
-    16 segments of one level become one of the next, a few pages every 16 writes and ~100 pages
-    every 256. The setting is stored in the index's config table, so it holds for every process.
+    ``CRISIS_MERGE`` segments of one level become one of the next. At 8 that is a few pages
+    every 8 writes, ~40 pages (< 5 ms) every 64 and a few hundred every 512; at FTS5's default
+    of 16 the second step was ~130 pages (6-7 ms) every 256 writes, per index: enough to set the
+    p99 of remember. Fewer segments per level also keep queries short. The settings are stored
+    in the index's config table, so they hold for every process.
     """
     conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('automerge', {AUTOMERGE})")
+    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('crisismerge', {CRISIS_MERGE})")
 
 
 def compact(conn: apsw.Connection, table: str) -> None:
@@ -71,7 +76,7 @@ def compact(conn: apsw.Connection, table: str) -> None:
 
 class SearchProjector:
     name = "search"
-    version = 3
+    version = 4
     tables = ("search_docs",)
     handles = frozenset({"MemoryRemembered", "MemoryUpdated"})
 
