@@ -14,7 +14,7 @@ from typing import Any
 from ledger import clock
 from ledger.decide import Decision, MemoryFacts, RememberCommand, decide_remember
 from ledger.errors import NotFound
-from ledger.events import ClaimSpec
+from ledger.events import ClaimSpec, MemoryRemembered
 from ledger.ids import uuid7
 from ledger.store import NewEvent, StoredEvent
 from ledger.trust import trust_of
@@ -59,9 +59,11 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
 
     # -- plumbing ----------------------------------------------------------------------------
     def _new_events(self, decision: Decision, event_time: str, workspace: str) -> list[NewEvent]:
+        # A remembered memory opens its (fresh) stream: version 1 spares the store a lookup,
+        # and the UNIQUE(stream_id, stream_version) constraint still guards it.
         return [
             NewEvent(data=event, stream_id=stream, event_time=event_time, actor=self.settings.actor,
-                     workspace=workspace)
+                     workspace=workspace, stream_version=1 if isinstance(event, MemoryRemembered) else None)
             for stream, event in decision
         ]
 
