@@ -46,6 +46,19 @@ def test_quick_bench_prints_every_figure() -> None:
                                       "rebuild_events_per_s", "exact_phrase_hit_rate"}
     assert all({"value", "budget", "ratio", "ok"} <= set(b) for b in report["budgets"].values())
     assert positive_numbers(report) == []
+    cold = [size["rebuild"]["cold_events_per_s"] for size in report["sizes"].values()]
+    assert all(c > 0 for c in cold)
+
+
+def test_io_floor_prints_both_write_patterns(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "tools.bench.io_floor", "--commits", "5", "--frames", "2,7",
+                           "--dir", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=120, check=True)
+    report = json.loads(done.stdout)
+    assert list(report["results"]) == ["2_frames", "7_frames"]
+    for patterns in report["results"].values():
+        assert set(patterns) == {"sqlite_wal_pattern", "one_pwrite"}
+        assert all(p["p50_ms"] > 0 and 0 <= p["over_5ms"] <= 1 for p in patterns.values())
+    assert list(tmp_path.iterdir()) == []  # the scratch file is gone
 
 
 def test_recall_harness_scores_a_tiny_conversation(tmp_path: Path) -> None:
