@@ -21,10 +21,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from functools import lru_cache
 
 import msgspec
 
+from ledger.memo import text_cache
 from ledger.normalize import KIND_BOOL, KIND_TEXT, KIND_VERSION, clean_value, leading_value, normalize_text
 from ledger.normalize import normalize_value as _normalize_value
 
@@ -326,7 +326,7 @@ def explicit_claim(subject: str, attribute: str, value: str) -> Claim | None:
     return None if claim is None else msgspec.structs.replace(claim, subject=subject, attribute=attribute)
 
 
-@lru_cache(maxsize=512)
+@text_cache(maxsize=512)
 def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], ...]) -> tuple[Claim, ...]:
     out: dict[tuple[str, str, str], Claim] = {}
     for s, a, v in explicit:

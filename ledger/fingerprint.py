@@ -23,6 +23,7 @@ from array import array
 from bisect import bisect_right
 from functools import lru_cache
 
+from ledger.memo import text_cache
 from ledger.normalize import normalize_text
 
 SLOTS = 64
@@ -56,7 +57,7 @@ def shingles(text: str) -> set[str]:
     return out
 
 
-@lru_cache(maxsize=256)
+@text_cache(maxsize=256)
 def signature(text: str) -> tuple[int, ...]:
     """``SLOTS`` minima (the same text always yields the same signature)."""
     # CRC-32 is linear; a multiplicative (Fibonacci) step spreads it, then the top 6 bits pick

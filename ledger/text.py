@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+
+from ledger.memo import text_cache
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -64,7 +65,7 @@ def _expand_run(match: re.Match[str]) -> str:
     return " " + " ".join([run[i : i + 2] for i in range(len(run) - 1)]) + " " + run[-1] + " "
 
 
-@lru_cache(maxsize=1024)  # the search and timeline projections index the same texts
+@text_cache(maxsize=1024)  # the search and timeline projections index the same texts
 def index_text(text: str) -> str:
     """The text handed to FTS5: folded, CJK runs expanded to bigrams + their last character."""
     if text.isascii():
