@@ -41,8 +41,7 @@ FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 
 _KEYS = struct.Struct(f">{fingerprint.BANDS}q")  # band keys: signed 64-bit, as SQLite stores them
 _SIGNATURE_BYTES = len(fingerprint.pack((0,) * fingerprint.SLOTS))
-_encode_key = msgspec.msgpack.Encoder().encode
-_encode_claims = msgspec.msgpack.Encoder().encode
+_msgpack = msgspec.msgpack.Encoder().encode  # for the key's inputs and for claims
 _decode_claims = msgspec.msgpack.Decoder(tuple[Claim, ...]).decode
 
 
@@ -67,7 +66,7 @@ def claims(conn: apsw.Connection, content: str, subject: str,
            explicit: tuple[tuple[str, str, str], ...]) -> tuple[Claim, ...]:
     """:func:`ledger.claims.extract_claims`, through the cache."""
     return _cached(conn, CLAIMS_KIND, (content, subject, explicit),
-                   lambda: extract_claims(content, subject, explicit), _encode_claims, _decode_claims)
+                   lambda: extract_claims(content, subject, explicit), _msgpack, _decode_claims)
 
 
 def fingerprints(conn: apsw.Connection, content: str, scope: str) -> tuple[bytes, tuple[int, ...]]:
@@ -94,7 +93,7 @@ def _cached(conn: apsw.Connection, kind: bytes, inputs: tuple[Any, ...], compute
             encode: Callable[[T], bytes], decode: Callable[[bytes], T]) -> T:
     if not _switch.on:
         return compute()
-    key = hashlib.blake2b(_encode_key(inputs), digest_size=16, person=kind[:16].ljust(16, b"\0")).digest()
+    key = hashlib.blake2b(_msgpack(inputs), digest_size=16, person=kind[:16].ljust(16, b"\0")).digest()
     row = conn.execute("SELECT value FROM derived_cache WHERE key=?", (key,)).fetchone()
     if row is not None:
         try:
