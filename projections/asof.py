@@ -17,9 +17,10 @@ import msgspec
 
 from ledger.normalize import normalize_text
 from ledger.text import fts_query, query_terms
-from projections.search import attribute_clauses, doc_count
+from projections.search import attribute_clauses
 from projections.timeline import STATE_COLUMNS, TEXT_COLUMNS
 
+_BM25 = "bm25(tt_fts, 3.0, 1.0, 2.0)"
 COMMON = 2000
 _SELECT = (
     f"SELECT {', '.join('s.' + c for c in STATE_COLUMNS)}, t.subject, t.content, t.tags, m.recorded_at"
@@ -147,20 +148,10 @@ def find_at(
         plans += [(fts_query(common, "OR"), False)] if common else []
     found: dict[int, tuple[Any, float, bool]] = {}
     for n, (expression, ranked) in enumerate(plans):
-        # A memory's current text is in the search index (by memory id); the state at P may
-        # still have it. Texts replaced since are in tt_fts (by text id, numbered in log order).
-        current = (f"{_SELECT}, {_bm25('search_fts')} AS r FROM search_fts "
-                   "JOIN tt_memories m ON m.memory_id = search_fts.rowid "
-                   "JOIN tt_states now ON now.state_id = m.state_id "
-                   "JOIN tt_states s ON s.memory_id = m.memory_id AND s.text_id = now.text_id "
-                   f"JOIN tt_texts t ON t.text_id = s.text_id WHERE search_fts MATCH ? AND {where} "
-                   f"ORDER BY {'r' if ranked else 'search_fts.rowid DESC'} LIMIT ?")
-        replaced = (f"{_SELECT}, {_bm25('tt_fts')} AS r FROM tt_fts JOIN tt_states s ON s.text_id = tt_fts.rowid "
-                    f"{_JOIN} WHERE tt_fts MATCH ? AND tt_fts.rowid <= ? AND {where} "
-                    f"ORDER BY {'r' if ranked else 'tt_fts.rowid DESC'} LIMIT ?")
-        rows = [*conn.execute(current, (expression, *params, pool)),
-                *conn.execute(replaced, (expression, bound[0] if bound else 0, *params, pool))]
-        for row in rows:
+        sql = (f"{_SELECT}, {_BM25} AS r FROM tt_fts JOIN tt_states s ON s.text_id = tt_fts.rowid {_JOIN} "
+               f"WHERE tt_fts MATCH ? AND tt_fts.rowid <= ? AND {where} "
+               f"ORDER BY {'r' if ranked else 'tt_fts.rowid DESC'} LIMIT ?")
+        for row in conn.execute(sql, (expression, bound[0] if bound else 0, *params, pool)):
             found.setdefault(row[1], (row, row[-1], n == 0))  # row[1]: memory_id
         if len(found) >= pool:
             break
@@ -178,12 +169,9 @@ def find_at(
 
 
 def _common(conn: apsw.Connection, term: str) -> bool:
-    """Whether ``term`` is in at least COMMON current texts (a capped doclist walk)."""
-    return doc_count(conn, fts_query([term], "AND"), COMMON) >= COMMON
-
-
-def _bm25(table: str) -> str:
-    return f"bm25({table}, 3.0, 1.0, 2.0)"
+    """Whether ``term`` is in at least COMMON text versions (a capped doclist walk)."""
+    return bool(conn.execute("SELECT count(*) FROM (SELECT 1 FROM tt_fts WHERE tt_fts MATCH ? LIMIT ?)",
+                             (fts_query([term], "AND"), COMMON)).get >= COMMON)
 
 
 def _scored(row: Any, score: float) -> dict[str, Any]:

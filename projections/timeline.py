@@ -10,10 +10,8 @@ one state of a memory on both axes at once:
   ``event_time`` of its retirement (``ended`` says which), ``NULL`` while open-ended.
 
 A point query is then one indexed lookup per memory instead of a replay. Text versions live
-in ``tt_texts``; a memory's current text is in the search projection's FTS5 index, and each
-text it no longer has goes into a contentless FTS5 index here (``tt_fts``) when it is replaced.
-So an as-of search finds a memory by the words it had at that point, not by its current words,
-and a write that does not change a text adds nothing to ``tt_fts``. ``tt_links`` maps every event to the memories
+in ``tt_texts`` and in a contentless FTS5 index, so an as-of search finds a memory by the words
+it had at that point, not by its current words. ``tt_links`` maps every event to the memories
 it mentions (history and audit by memory without a log scan) and ``tt_marks`` keeps the running
 maximum of ``recorded_at`` so a timestamp resolves to a log prefix in O(log n). The queries over
 these tables live in :mod:`projections.asof`.
@@ -121,9 +119,9 @@ class TimelineProjector:
     """Folds every event type: memory events into states, every event into links and marks."""
 
     name = "timeline"
-    # tt_fts is written with ledger.text.index_text and read together with the search index:
-    # when the search projection's version moves, this one is rebuilt as well.
-    version = 200 + SearchProjector.version
+    # tt_fts is written with ledger.text.index_text, like the search index: when the search
+    # projection's version moves (its text analysis changed), this one is rebuilt as well.
+    version = 100 + SearchProjector.version
     tables = ("tt_memories", "tt_states", "tt_texts", "tt_links", "tt_marks")
     handles = frozenset(EVENT_TYPES)
 
@@ -200,10 +198,10 @@ _INSERTS = {
     "tt_marks": "INSERT INTO tt_marks(hwm, position) VALUES(?, ?)",
     "tt_texts": "INSERT INTO tt_texts(text_id, position, memory_id, subject, subject_norm, content, tags) "
                 "VALUES(?,?,?,?,?,?,?)",
+    "tt_fts": "INSERT INTO tt_fts(rowid, subject, body, tags) VALUES(?,?,?,?)",
     "tt_states": f"INSERT INTO tt_states({', '.join(STATE_COLUMNS)}) VALUES({', '.join('?' * len(STATE_COLUMNS))})",
     "tt_memories": "INSERT INTO tt_memories(memory_id, stream_id, recorded_at, version, state_id) VALUES(?,?,?,?,?)",
     "tt_links": "INSERT OR IGNORE INTO tt_links(memory_id, position, role) VALUES(?,?,?)",
-    "tt_fts": "INSERT INTO tt_fts(rowid, subject, body, tags) VALUES(?,?,?,?)",  # replaced texts only
 }
 
 
@@ -217,7 +215,7 @@ class _Rebuild:
     def __init__(self) -> None:
         self.hwm: str | None = None  # the highest recorded_at so far (the last tt_marks row)
         self.memory_ids: dict[str, int] = {}  # tt_memories: stream_id -> memory_id
-        self.rows: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _INSERTS if table != "tt_fts"}
+        self.rows: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _INSERTS}
         self.next_ids: tuple[int, int] | None = None  # (text_id, state_id) the next rows get
 
     def create(self, conn: apsw.Connection, event: StoredEvent, data: MemoryRemembered) -> None:
@@ -230,6 +228,8 @@ class _Rebuild:
         rows = self.rows
         rows["tt_texts"].append((text_id, event.position, memory_id, data.subject, normalize_subject(data.subject),
                                  data.content, _json(tags)))
+        rows["tt_fts"].append((text_id, index_text(data.subject), index_text(data.content),
+                               index_text(" ".join(tags))))
         rows["tt_states"].append((state_id, memory_id, event.position, None, 1, event.event_time, None, "active",
                                   None, None, text_id, data.source_type, data.confidence, data.protection,
                                   event.workspace, data.source_ref, _json(data.metadata)))
@@ -281,15 +281,12 @@ def _new_text(conn: apsw.Connection, position: int, memory_id: int, subject: str
         "INSERT INTO tt_texts(position, memory_id, subject, subject_norm, content, tags) VALUES(?,?,?,?,?,?)",
         (position, memory_id, subject, normalize_subject(subject), content, _json(tags)),
     )
-    return conn.last_insert_rowid()
-
-
-def _index_replaced_text(conn: apsw.Connection, text_id: int) -> None:
-    """A memory's text was replaced: the search index drops the old words, this index takes them."""
-    subject, content, tags = conn.execute(
-        "SELECT subject, content, tags FROM tt_texts WHERE text_id=?", (text_id,)).fetchone()
-    conn.execute(_INSERTS["tt_fts"], (text_id, index_text(subject), index_text(content),
-                                      index_text(" ".join(json.loads(tags)))))
+    text_id = conn.last_insert_rowid()
+    conn.execute(
+        "INSERT INTO tt_fts(rowid, subject, body, tags) VALUES(?,?,?,?)",
+        (text_id, index_text(subject), index_text(content), index_text(" ".join(tags))),
+    )
+    return text_id
 
 
 def _insert_state(conn: apsw.Connection, state: dict[str, Any]) -> int:
@@ -328,7 +325,6 @@ def _change(conn: apsw.Connection, event: StoredEvent, stream_id: str, changes: 
     if bump:
         state["version"] = current["version"] + 1
     if text is not None:
-        _index_replaced_text(conn, current["text_id"])
         state["text_id"] = _new_text(conn, event.position, current["memory_id"], *text)
     if current["known_from"] == event.position:  # a second change by the same event: amend it
         conn.execute("DELETE FROM tt_states WHERE state_id=?", (current["state_id"],))
