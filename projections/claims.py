@@ -24,6 +24,7 @@ from ledger.claims import Claim
 from ledger.events import Event, MemoryRemembered, MemoryUpdated
 from ledger.store import StoredEvent
 from projections import derived
+from projections.runner import DeferredRows
 
 _CLAIMS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS claims(
@@ -91,7 +92,7 @@ class ClaimsProjector:
     deferrable = frozenset({"MemoryRemembered"})  # a new memory has no claims to read or delete
 
     def __init__(self) -> None:
-        self._pending: list[tuple[Any, ...]] | None = None  # during a rebuild: rows not yet written
+        self._pending: DeferredRows | None = None  # during a rebuild: rows not yet written
 
     def create(self, conn: apsw.Connection) -> None:
         self._pending = None
@@ -101,12 +102,11 @@ class ClaimsProjector:
         conn.execute("DROP TABLE IF EXISTS claims")
 
     def begin_rebuild(self, conn: apsw.Connection) -> None:
-        self._pending = []
+        self._pending = DeferredRows()
 
     def flush(self, conn: apsw.Connection) -> None:
-        if self._pending:
-            conn.executemany(_INSERT_CLAIM, self._pending)
-            self._pending.clear()
+        if self._pending is not None:
+            self._pending.flush(conn)
 
     def cancel_rebuild(self) -> None:
         self._pending = None
@@ -125,7 +125,7 @@ class ClaimsProjector:
             rows = _claim_rows(memory_id, row["workspace"],
                                derived.claims(conn, row["content"], row["subject"], explicit))
             if self._pending is not None:
-                self._pending.extend(rows)
+                self._pending.add(_INSERT_CLAIM, *rows)
             else:
                 conn.executemany(_INSERT_CLAIM, rows)
             return

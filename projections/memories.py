@@ -27,6 +27,7 @@ from ledger.events import (
 )
 from ledger.normalize import normalize_text
 from ledger.store import StoredEvent
+from projections.runner import DeferredRows
 
 COLUMNS = (
     "memory_id", "stream_id", "subject", "subject_norm", "content", "tags", "source_type",
@@ -138,8 +139,7 @@ class MemoriesProjector:
     deferrable = frozenset({"MemoryRemembered"})  # a creation reads nothing
 
     def __init__(self) -> None:
-        # During a rebuild: rows of creations not yet written (see ``flush``).
-        self._pending: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]] | None = None
+        self._pending: DeferredRows | None = None  # during a rebuild: creations' rows not yet written
 
     def create(self, conn: apsw.Connection) -> None:
         self._pending = None
@@ -147,15 +147,11 @@ class MemoriesProjector:
         conn.execute(_CREATE_INDEXES)
 
     def begin_rebuild(self, conn: apsw.Connection) -> None:
-        self._pending = ([], [])
+        self._pending = DeferredRows()
 
     def flush(self, conn: apsw.Connection) -> None:
-        if self._pending and self._pending[0]:
-            rows, versions = self._pending
-            conn.executemany(_INSERT_MEMORY, rows)
-            conn.executemany(_INSERT_VERSION, versions)
-            rows.clear()
-            versions.clear()
+        if self._pending is not None:
+            self._pending.flush(conn)
 
     def cancel_rebuild(self) -> None:
         self._pending = None
@@ -223,8 +219,8 @@ class MemoriesProjector:
         }
         values = tuple(map(row.__getitem__, COLUMNS))
         if self._pending is not None:
-            self._pending[0].append(values)
-            self._pending[1].append(_version_row(row, event))
+            self._pending.add(_INSERT_MEMORY, values)
+            self._pending.add(_INSERT_VERSION, _version_row(row, event))
             return
         conn.execute(_INSERT_MEMORY, values)
         _snapshot(conn, row, event)

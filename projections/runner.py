@@ -56,6 +56,26 @@ class BulkProjector(Projector, Protocol):
         """A rebuild failed part way (rolled back); drop any in-memory rebuild state."""
 
 
+class DeferredRows:
+    """Rows a projector keeps during a rebuild for its deferrable events, one list per statement.
+
+    ``flush`` writes each list with one ``executemany`` (the runner calls it before any event
+    some projector must read for, and the projector at its ``end_rebuild``).
+    """
+
+    def __init__(self) -> None:
+        self._rows: dict[str, list[tuple[Any, ...]]] = {}
+
+    def add(self, sql: str, *rows: tuple[Any, ...]) -> None:
+        self._rows.setdefault(sql, []).extend(rows)
+
+    def flush(self, conn: apsw.Connection) -> None:
+        for sql, rows in self._rows.items():
+            if rows:
+                conn.executemany(sql, rows)
+                rows.clear()
+
+
 _CHECKPOINTS = """
 CREATE TABLE IF NOT EXISTS projection_checkpoints(
     name     TEXT PRIMARY KEY,

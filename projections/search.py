@@ -25,6 +25,7 @@ from ledger.text import Query, Term, analyse, fts_all, fts_any, index_text
 from ledger.trust import trust_of
 from projections import ranking
 from projections.memories import memory_id_of
+from projections.runner import DeferredRows
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS search_docs(
@@ -85,7 +86,7 @@ class SearchProjector:
     def __init__(self) -> None:
         # During a rebuild only search_docs is written (one FTS 'rebuild' at the end is ~2.6x
         # faster than indexing row by row); creations' rows wait here for ``flush``.
-        self._pending: list[tuple[int, str, str, str]] | None = None
+        self._pending: DeferredRows | None = None
 
     @property
     def _bulk(self) -> bool:
@@ -103,12 +104,11 @@ class SearchProjector:
         self._pending = None
 
     def begin_rebuild(self, conn: apsw.Connection) -> None:
-        self._pending = []
+        self._pending = DeferredRows()
 
     def flush(self, conn: apsw.Connection) -> None:
-        if self._pending:
-            conn.executemany(_INSERT_DOC, self._pending)
-            self._pending.clear()
+        if self._pending is not None:
+            self._pending.flush(conn)
 
     def end_rebuild(self, conn: apsw.Connection) -> None:
         self.flush(conn)
@@ -120,7 +120,7 @@ class SearchProjector:
         if isinstance(data, MemoryRemembered):
             doc = (index_text(data.subject), index_text(data.content), index_text(" ".join(data.tags)))
             if self._pending is not None:
-                self._pending.append((event.position, *doc))
+                self._pending.add(_INSERT_DOC, (event.position, *doc))
                 return
             self._write(conn, event.position, doc)
         elif isinstance(data, MemoryUpdated) and (
