@@ -44,6 +44,7 @@ from ledger.events import (
 from ledger.store import StoredEvent
 from ledger.text import index_text
 from projections.memories import normalize_subject
+from projections.runner import DeferredRows
 from projections.search import SearchProjector, compact, tune_for_small_writes
 
 _SCHEMA = """
@@ -162,7 +163,7 @@ class TimelineProjector:
         if bulk is None:
             _mark(conn, event)
         elif bulk.hwm is None or event.recorded_at > bulk.hwm:
-            bulk.rows["tt_marks"].append((event.recorded_at, event.position))
+            bulk.rows.add(_INSERTS["tt_marks"], (event.recorded_at, event.position))
             bulk.hwm = event.recorded_at
         if isinstance(data, MemoryRemembered):
             if bulk is None:
@@ -190,8 +191,7 @@ class TimelineProjector:
         if bulk is None:
             _link(conn, event, data)
         else:
-            _link(conn, event, data, bulk.memory_ids,
-                  bulk.rows["tt_links"] if event.type in self.deferrable else None)
+            _link(conn, event, data, bulk.memory_ids, bulk.rows if event.type in self.deferrable else None)
 
 
 _INSERTS = {
@@ -208,14 +208,14 @@ _INSERTS = {
 class _Rebuild:
     """What a rebuild keeps in memory instead of asking the tables on every event.
 
-    Creations are folded into ``rows`` (written by ``flush`` with one executemany per table)
-    with text and state ids counted here; the inline path would take them from the tables.
+    Creations are folded into ``rows`` with text and state ids counted here (the next ids after
+    what the tables hold, as the inline path takes them).
     """
 
     def __init__(self) -> None:
         self.hwm: str | None = None  # the highest recorded_at so far (the last tt_marks row)
         self.memory_ids: dict[str, int] = {}  # tt_memories: stream_id -> memory_id
-        self.rows: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _INSERTS}
+        self.rows = DeferredRows()
         self.next_ids: tuple[int, int] | None = None  # (text_id, state_id) the next rows get
 
     def create(self, conn: apsw.Connection, event: StoredEvent, data: MemoryRemembered) -> None:
@@ -223,24 +223,12 @@ class _Rebuild:
             self.next_ids = (_next_id(conn, "tt_texts", "text_id"), _next_id(conn, "tt_states", "state_id"))
         text_id, state_id = self.next_ids
         self.next_ids = (text_id + 1, state_id + 1)
-        memory_id = event.position
-        tags = list(data.tags)
-        rows = self.rows
-        rows["tt_texts"].append((text_id, event.position, memory_id, data.subject, normalize_subject(data.subject),
-                                 data.content, _json(tags)))
-        rows["tt_fts"].append((text_id, index_text(data.subject), index_text(data.content),
-                               index_text(" ".join(tags))))
-        rows["tt_states"].append((state_id, memory_id, event.position, None, 1, event.event_time, None, "active",
-                                  None, None, text_id, data.source_type, data.confidence, data.protection,
-                                  event.workspace, data.source_ref, _json(data.metadata)))
-        rows["tt_memories"].append((memory_id, data.memory, event.recorded_at, 1, state_id))
-        self.memory_ids[data.memory] = memory_id
+        for table, row in _creation_rows(event, data, text_id, state_id).items():
+            self.rows.add(_INSERTS[table], row)
+        self.memory_ids[data.memory] = event.position
 
     def flush(self, conn: apsw.Connection) -> None:
-        for table, rows in self.rows.items():
-            if rows:
-                conn.executemany(_INSERTS[table], rows)
-                rows.clear()
+        self.rows.flush(conn)
         self.next_ids = None
 
 
@@ -274,45 +262,50 @@ def _current(conn: apsw.Connection, stream_id: str) -> dict[str, Any] | None:
     return dict(zip(STATE_COLUMNS, row, strict=True)) if row else None
 
 
+def _text_rows(text_id: int, position: int, memory_id: int, subject: str, content: str,
+               tags: list[str]) -> dict[str, tuple[Any, ...]]:
+    """A text version's rows; ids grow with the log, so texts known at P are exactly ids <= a bound."""
+    return {
+        "tt_texts": (text_id, position, memory_id, subject, normalize_subject(subject), content, _json(tags)),
+        "tt_fts": (text_id, index_text(subject), index_text(content), index_text(" ".join(tags))),
+    }
+
+
+def _creation_rows(event: StoredEvent, data: MemoryRemembered, text_id: int,
+                   state_id: int) -> dict[str, tuple[Any, ...]]:
+    """The rows a new memory adds (its links and mark aside), with the text and state ids given."""
+    memory_id = event.position
+    first_state = (state_id, memory_id, event.position, None, 1, event.event_time, None, "active", None, None,
+                   text_id, data.source_type, data.confidence, data.protection, event.workspace, data.source_ref,
+                   _json(data.metadata))  # in STATE_COLUMNS order
+    return {
+        **_text_rows(text_id, event.position, memory_id, data.subject, data.content, list(data.tags)),
+        "tt_states": first_state,
+        "tt_memories": (memory_id, data.memory, event.recorded_at, 1, state_id),
+    }
+
+
+def _write(conn: apsw.Connection, rows: dict[str, tuple[Any, ...]]) -> None:
+    for table, row in rows.items():
+        conn.execute(_INSERTS[table], row)
+
+
 def _new_text(conn: apsw.Connection, position: int, memory_id: int, subject: str, content: str,
               tags: list[str]) -> int:
-    """A text version; ids grow with the log, so texts known at P are exactly ids <= a bound."""
-    conn.execute(
-        "INSERT INTO tt_texts(position, memory_id, subject, subject_norm, content, tags) VALUES(?,?,?,?,?,?)",
-        (position, memory_id, subject, normalize_subject(subject), content, _json(tags)),
-    )
-    text_id = conn.last_insert_rowid()
-    conn.execute(
-        "INSERT INTO tt_fts(rowid, subject, body, tags) VALUES(?,?,?,?)",
-        (text_id, index_text(subject), index_text(content), index_text(" ".join(tags))),
-    )
+    text_id = _next_id(conn, "tt_texts", "text_id")
+    _write(conn, _text_rows(text_id, position, memory_id, subject, content, tags))
     return text_id
 
 
 def _insert_state(conn: apsw.Connection, state: dict[str, Any]) -> int:
-    cols = STATE_COLUMNS[1:]
-    conn.execute(
-        f"INSERT INTO tt_states({', '.join(cols)}) VALUES({', '.join('?' * len(cols))})",
-        tuple(state[c] for c in cols),
-    )
-    return conn.last_insert_rowid()
+    state_id = _next_id(conn, "tt_states", "state_id")
+    conn.execute(_INSERTS["tt_states"], (state_id, *(state[c] for c in STATE_COLUMNS[1:])))
+    return state_id
 
 
 def _create(conn: apsw.Connection, event: StoredEvent, data: MemoryRemembered) -> None:
-    memory_id = event.position
-    text_id = _new_text(conn, event.position, memory_id, data.subject, data.content, list(data.tags))
-    state_id = _insert_state(conn, {
-        "memory_id": memory_id, "known_from": event.position, "known_to": None, "version": 1,
-        "valid_from": event.event_time, "valid_to": None, "status": "active", "ended": None,
-        "superseded_by": None, "text_id": text_id, "source_type": data.source_type,
-        "confidence": data.confidence, "protection": data.protection, "workspace": event.workspace,
-        "source_ref": data.source_ref,
-        "metadata": _json(data.metadata),
-    })
-    conn.execute(
-        "INSERT INTO tt_memories(memory_id, stream_id, recorded_at, version, state_id) VALUES(?,?,?,?,?)",
-        (memory_id, data.memory, event.recorded_at, 1, state_id),
-    )
+    _write(conn, _creation_rows(event, data, _next_id(conn, "tt_texts", "text_id"),
+                                _next_id(conn, "tt_states", "state_id")))
 
 
 def _change(conn: apsw.Connection, event: StoredEvent, stream_id: str, changes: dict[str, Any],
@@ -374,11 +367,11 @@ def _follow_winner(conn: apsw.Connection, event: StoredEvent, winner_id: int, ev
 
 
 def _link(conn: apsw.Connection, event: StoredEvent, data: Event,
-          memory_ids: dict[str, int] | None = None, rows: list[tuple[Any, ...]] | None = None) -> None:
+          memory_ids: dict[str, int] | None = None, deferred: DeferredRows | None = None) -> None:
     """Index the event under every memory it names (its stream, and ids inside its payload).
 
     During a rebuild ``memory_ids`` (every row of ``tt_memories`` so far, stream_id ->
-    memory_id) spares the lookups, and the links go to ``rows`` (written by the next flush).
+    memory_id) spares the lookups, and a deferrable event's links go to ``deferred``.
     """
     lookup = functools.partial(_memory_of, conn) if memory_ids is None else memory_ids.get
     roles: dict[int, str] = {}
@@ -395,8 +388,8 @@ def _link(conn: apsw.Connection, event: StoredEvent, data: Event,
                 if other is not None and other not in roles:
                     roles[other] = field
     links = [(m, event.position, role) for m, role in roles.items()]
-    if rows is not None:
-        rows.extend(links)
+    if deferred is not None:
+        deferred.add(_INSERTS["tt_links"], *links)
     else:
         conn.executemany(_INSERTS["tt_links"], links)
 
