@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -24,22 +23,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tools.bench.run import latency_summary
+
 PAGE = 4096
 HEADER = 24
 FRAME = HEADER + PAGE
 RING_FRAMES = 16000  # the ledger's WAL restarts after at most this many frames
 
 
-def _summary(samples_ms: list[float]) -> dict[str, float]:
-    ordered = sorted(samples_ms)
-    return {
-        "p50_ms": round(statistics.median(ordered), 3),
-        "p99_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 3),
-        "over_5ms": round(sum(x > 5 for x in ordered) / len(ordered), 4),
-    }
-
-
 def _measure(fd: int, frames: int, commits: int, write: Callable[[int, int], None]) -> dict[str, float]:
+    """Milliseconds per commit (``latency_summary``) and the share of commits over 5 ms."""
     samples = []
     offset = 0
     for _ in range(commits):
@@ -50,7 +43,7 @@ def _measure(fd: int, frames: int, commits: int, write: Callable[[int, int], Non
         os.fsync(fd)
         samples.append((time.perf_counter() - started) * 1000)
         offset += frames * FRAME
-    return _summary(samples)
+    return {**latency_summary(samples), "over_5ms": round(sum(x > 5 for x in samples) / len(samples), 4)}
 
 
 def run(directory: Path, commits: int, frame_counts: list[int]) -> dict[str, Any]:
