@@ -24,7 +24,7 @@ from ledger.claims import Claim
 from ledger.events import Event, MemoryRemembered, MemoryUpdated
 from ledger.store import StoredEvent
 from projections import derived
-from projections.runner import DeferredRows
+from projections.runner import DeferringProjector
 
 _CLAIMS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS claims(
@@ -81,7 +81,7 @@ def _memory_row(conn: apsw.Connection, event: StoredEvent, data: Event) -> dict[
     return dict(zip(_ROW_COLUMNS, row, strict=True)) if row else None
 
 
-class ClaimsProjector:
+class ClaimsProjector(DeferringProjector):
     """``claims``: one row per claim key of each current memory."""
 
     name = "claims"
@@ -91,29 +91,12 @@ class ClaimsProjector:
 
     deferrable = frozenset({"MemoryRemembered"})  # a new memory has no claims to read or delete
 
-    def __init__(self) -> None:
-        self._pending: DeferredRows | None = None  # during a rebuild: rows not yet written
-
     def create(self, conn: apsw.Connection) -> None:
         self._pending = None
         conn.execute(_CLAIMS_SCHEMA)
 
     def drop(self, conn: apsw.Connection) -> None:
         conn.execute("DROP TABLE IF EXISTS claims")
-
-    def begin_rebuild(self, conn: apsw.Connection) -> None:
-        self._pending = DeferredRows()
-
-    def flush(self, conn: apsw.Connection) -> None:
-        if self._pending is not None:
-            self._pending.flush(conn)
-
-    def cancel_rebuild(self) -> None:
-        self._pending = None
-
-    def end_rebuild(self, conn: apsw.Connection) -> None:
-        self.flush(conn)
-        self._pending = None
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
         row = _memory_row(conn, event, data)

@@ -27,7 +27,7 @@ from ledger.events import (
 )
 from ledger.normalize import normalize_text
 from ledger.store import StoredEvent
-from projections.runner import DeferredRows
+from projections.runner import DeferringProjector
 
 COLUMNS = (
     "memory_id", "stream_id", "subject", "subject_norm", "content", "tags", "source_type",
@@ -128,7 +128,7 @@ def load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> dict[str
     return dict(zip(COLUMNS, row, strict=True)) if row else None
 
 
-class MemoriesProjector:
+class MemoriesProjector(DeferringProjector):
     name = "memories"
     version = 1
     tables = ("memories", "memory_versions")
@@ -138,27 +138,10 @@ class MemoriesProjector:
 
     deferrable = frozenset({"MemoryRemembered"})  # a creation reads nothing
 
-    def __init__(self) -> None:
-        self._pending: DeferredRows | None = None  # during a rebuild: creations' rows not yet written
-
     def create(self, conn: apsw.Connection) -> None:
         self._pending = None
         conn.execute(_SCHEMA)
         conn.execute(_CREATE_INDEXES)
-
-    def begin_rebuild(self, conn: apsw.Connection) -> None:
-        self._pending = DeferredRows()
-
-    def flush(self, conn: apsw.Connection) -> None:
-        if self._pending is not None:
-            self._pending.flush(conn)
-
-    def cancel_rebuild(self) -> None:
-        self._pending = None
-
-    def end_rebuild(self, conn: apsw.Connection) -> None:
-        self.flush(conn)
-        self._pending = None
 
     def drop(self, conn: apsw.Connection) -> None:
         conn.execute("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS memory_versions")

@@ -76,6 +76,29 @@ class DeferredRows:
                 rows.clear()
 
 
+class DeferringProjector:
+    """The rebuild hooks of a projector whose deferrable events only add rows (``_pending``).
+
+    While not rebuilding ``_pending`` is None and ``apply`` writes at once.
+    """
+
+    _pending: DeferredRows | None = None
+
+    def begin_rebuild(self, conn: apsw.Connection) -> None:
+        self._pending = DeferredRows()
+
+    def flush(self, conn: apsw.Connection) -> None:
+        if self._pending is not None:
+            self._pending.flush(conn)
+
+    def cancel_rebuild(self) -> None:
+        self._pending = None
+
+    def end_rebuild(self, conn: apsw.Connection) -> None:
+        self.flush(conn)
+        self._pending = None
+
+
 _CHECKPOINTS = """
 CREATE TABLE IF NOT EXISTS projection_checkpoints(
     name     TEXT PRIMARY KEY,
