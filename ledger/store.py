@@ -252,6 +252,11 @@ class EventStore:
                 self._checkpointer.request()
         return apsw.SQLITE_OK
 
+    @property
+    def wal_frames(self) -> int:
+        """Frames in the WAL after this connection's last commit (0 right after a checkpoint)."""
+        return self._wal_frames
+
     def _checkpoint_if_large(self, limit: int) -> None:
         """Checkpoint on the writer's own connection when the WAL holds ``limit`` frames or more."""
         if self._wal_frames >= limit:

@@ -11,7 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import apsw
+import pytest
+
 from tests.conftest import REPO
+from tools.bench.floor import projection_schema
 from tools.eval import locomo
 
 
@@ -59,6 +63,33 @@ def test_io_floor_prints_both_write_patterns(tmp_path: Path) -> None:
         assert set(patterns) == {"sqlite_wal_pattern", "one_pwrite"}
         assert all(p["p50"] > 0 and p["n"] == 5 and 0 <= p["over_5ms"] <= 1 for p in patterns.values())
     assert list(tmp_path.iterdir()) == []  # the scratch file is gone
+
+
+def test_floor_replays_what_the_ledger_wrote(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "tools.bench.floor", "--quick", "--workdir", str(tmp_path)],
+                          cwd=REPO, capture_output=True, text=True, timeout=120, check=True)
+    report = json.loads(done.stdout)
+    remember, rebuild = report["remember"], report["rebuild"]
+    # The replayed statements wrote the same log as the facade: the floor measures the real work.
+    assert remember["replay_reached_the_same_log"] is True
+    assert remember["statements_per_remember"] > 10 and remember["wal_frames_per_remember"] > 10
+    assert remember["commit_ms"]["p50"] > 0 and remember["replayed_sql_ms"]["p50"] > 0
+    # Every read model is in the rebuild floor, the log read and the commit too.
+    assert {"read the log", "COMMIT", "memories", "search_fts", "tt_fts", "near_dup_bands", "claims"} <= set(
+        rebuild["floor_by_table_s"])
+    assert "events" not in rebuild["floor_by_table_s"] and rebuild["events"] == 300
+    assert set(report["floor_vs_budget"]) == {"rebuild_events_per_s", "remember_p50_ms"}
+    assert list(tmp_path.iterdir()) == []  # the scratch databases are gone
+
+
+def test_floor_refuses_a_read_model_it_cannot_fill(tmp_path: Path) -> None:
+    src = apsw.Connection(str(tmp_path / "src.db"))
+    src.execute("CREATE TABLE memories(memory_id INTEGER PRIMARY KEY); CREATE VIRTUAL TABLE notes_fts USING fts5(x)")
+    src.close()
+    conn = apsw.Connection(":memory:")
+    conn.execute("ATTACH ? AS src", (str(tmp_path / "src.db"),))
+    with pytest.raises(SystemExit, match="notes_fts"):
+        projection_schema(conn)
 
 
 def test_recall_harness_scores_a_tiny_conversation(tmp_path: Path) -> None:

@@ -1,0 +1,243 @@
+"""The least a rebuild and a ``remember`` can cost on this machine, printed as one JSON document.
+
+Both floors keep the SQL work the ledger does and drop all of its Python. They answer "how much
+of the budget is SQLite's own, for exactly what the read models hold?", next to what the ledger
+measures on the same corpus:
+
+* **rebuild**: every projection table of a corpus is written into a fresh file with the same
+  schema straight from the finished tables (``INSERT … SELECT``; the FTS5 indexes built by FTS5
+  from the stored index text), in one transaction under the ledger's pragmas, after one read of
+  the log. Nothing is decoded or computed: this is the cost of writing what a rebuild produces.
+* **remember**: the SQL statements of real ``remember`` calls are recorded with their bindings
+  (APSW's ``exec_trace``) and replayed, one transaction each, on an identical copy of the
+  ledger opened as the ledger opens it (``EventStore``: WAL, ``synchronous=FULL``, background
+  checkpoints). Validation, decisions, fingerprints and the projections' code are gone; the
+  statements, the pages they touch and the commit remain.
+
+    python -m tools.bench.floor                  # 100,000 memories, 300 remembers, 3 repetitions
+    python -m tools.bench.floor --quick          # tiny sizes (smoke test)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from ledger.store import EventStore
+from projections.runner import REBUILD_CACHE_KIB
+from server.app import LedgerApp
+from tools.bench.corpus import Corpus, Memory
+from tools.bench.run import BUDGETS, build, latency_summary, median_of, timed
+
+# How each FTS5 index is filled in the copy. The floor refuses a schema with any other virtual
+# table rather than leave a read model out of the figure.
+_FTS_FILL = {
+    "search_fts": "INSERT INTO search_fts(search_fts) VALUES('rebuild')",  # external content: search_docs
+    # Contentless; the corpus only creates memories, so text version i is memory i's indexed text.
+    "tt_fts": "INSERT INTO tt_fts(rowid, subject, body, tags) SELECT t.text_id, d.subject, d.body, d.tags "
+              "FROM tt_texts t JOIN search_docs d ON d.memory_id = t.memory_id ORDER BY t.text_id",
+}
+_NOT_REBUILT = {"events", "derived_cache"}  # the log is read, not written; the cache is kept
+
+Statement = tuple[str, Any]
+
+
+def projection_schema(conn: apsw.Connection) -> tuple[list[str], list[str], list[str]]:
+    """(CREATE statements, plain tables to copy, FTS tables to fill) of the read models."""
+    rows = conn.execute("SELECT type, name, tbl_name, sql FROM src.sqlite_schema WHERE sql IS NOT NULL "
+                       "AND name NOT LIKE 'sqlite_%' ORDER BY rowid").fetchall()
+    virtual = [name for kind, name, _, sql in rows if kind == "table" and sql.upper().startswith("CREATE VIRTUAL")]
+    unknown = sorted(set(virtual) - set(_FTS_FILL))
+    if unknown:
+        raise SystemExit(f"floor: no fill rule for the virtual table(s) {', '.join(unknown)}")
+    shadow = tuple(f"{name}_" for name in virtual)
+    creates, tables = [], []
+    for kind, name, table, sql in rows:
+        if table in _NOT_REBUILT or name.startswith(shadow) or kind not in ("table", "index"):
+            continue
+        creates.append(sql)
+        if kind == "table" and name not in virtual:
+            tables.append(name)
+    return creates, tables, virtual
+
+
+def rebuild_floor(src_path: Path, dst_path: Path) -> dict[str, Any]:
+    """Seconds to write the finished read models of ``src_path`` into a fresh file, by table."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{dst_path}{suffix}").unlink(missing_ok=True)
+    conn = apsw.Connection(str(dst_path))
+    try:
+        conn.execute(f"PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size={REBUILD_CACHE_KIB}")
+        conn.execute("ATTACH ? AS src", (str(src_path),))
+        creates, tables, fts = projection_schema(conn)
+        conn.execute(";".join(creates))
+        by_table: dict[str, float] = {}
+        started = time.perf_counter()
+        conn.execute("BEGIN IMMEDIATE")
+        by_table["read the log"] = timed(lambda: sum(1 for _ in conn.execute("SELECT * FROM src.events")))
+        for table in tables:
+            by_table[table] = timed(lambda t=table: conn.execute(f'INSERT INTO main."{t}" SELECT * FROM src."{t}"'))
+        for table in fts:
+            by_table[table] = timed(lambda t=table: conn.execute(_FTS_FILL[t]))
+        by_table["COMMIT"] = timed(lambda: conn.execute("COMMIT"))
+        seconds = time.perf_counter() - started
+    finally:
+        conn.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{dst_path}{suffix}").unlink(missing_ok=True)
+    top = sorted(by_table.items(), key=lambda kv: -kv[1])
+    return {"seconds": round(seconds, 3), "by_table_s": {k: round(v, 3) for k, v in top}}
+
+
+def _remember(app: LedgerApp, m: Memory) -> None:
+    app.remember(m.content, subject=m.subject, tags=m.tags, source_type=m.source_type, event_time=m.event_time)
+
+
+def record_remembers(app: LedgerApp, memories: list[Memory]) -> list[list[Statement]]:
+    """Each remember's statements with their bindings, BEGIN IMMEDIATE to COMMIT."""
+    scripts: list[list[Statement]] = []
+
+    def trace(_cursor: apsw.Cursor, sql: str, bindings: Any) -> bool:
+        scripts[-1].append((sql, bindings))
+        return True
+
+    app.conn.exec_trace = trace
+    try:
+        for m in memories:
+            scripts.append([])
+            _remember(app, m)
+    finally:
+        app.conn.exec_trace = None
+    return scripts
+
+
+def replay(store: EventStore, scripts: list[list[Statement]]) -> dict[str, Any]:
+    """Run recorded transactions on ``store``; latency per transaction, its COMMIT and its WAL frames."""
+    conn = store.conn
+    whole, commits, per_commit = [], [], []
+    for script in scripts:
+        before = store.wal_frames
+        started = time.perf_counter()
+        for sql, bindings in script:
+            began = time.perf_counter()
+            for _ in conn.execute(sql, bindings):
+                pass
+            if sql == "COMMIT":
+                commits.append((time.perf_counter() - began) * 1000)
+        whole.append((time.perf_counter() - started) * 1000)
+        if store.wal_frames > before:  # not across a WAL restart
+            per_commit.append(store.wal_frames - before)
+    return {"transaction_ms": latency_summary(whole), "commit_ms": latency_summary(commits),
+            "statements": statistics.median(len(s) for s in scripts),
+            "wal_frames": statistics.median(per_commit) if per_commit else 0}
+
+
+def _log_tail(conn: apsw.Connection) -> tuple[Any, ...]:
+    """The last event's position and chain hash, and the memory count: equal when a replay wrote what the ledger did."""
+    return (*conn.execute("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").fetchone(),
+            conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+
+
+def remember_floor(app: LedgerApp, workdir: Path, corpus: Corpus, count: int, reps: int) -> dict[str, Any]:
+    """Per repetition: remember ``count`` memories through the facade (timed), record ``count``
+    more and replay their statements on a copy taken just before them."""
+    copy_path = workdir / "replay.db"
+    app_reps, replay_reps, faithful = [], [], []
+    for _ in range(reps):
+        batch = list(corpus.memories(2 * count))
+        samples = []
+        for m in batch[:count]:
+            samples.append(timed(lambda m=m: _remember(app, m)) * 1000)
+        app_reps.append(latency_summary(samples))
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{copy_path}{suffix}").unlink(missing_ok=True)
+        copy = apsw.Connection(str(copy_path))
+        with copy.backup("main", app.conn, "main") as backup:
+            backup.step()
+        copy.close()
+        scripts = record_remembers(app, batch[count:])
+        store = EventStore(copy_path)
+        try:
+            replay_reps.append(replay(store, scripts))
+            faithful.append(_log_tail(store.conn) == _log_tail(app.conn))
+        finally:
+            store.close()
+    return {
+        "ledger_ms": median_of(app_reps),
+        "replayed_sql_ms": median_of([r["transaction_ms"] for r in replay_reps]),
+        "commit_ms": median_of([r["commit_ms"] for r in replay_reps]),
+        "replay_reached_the_same_log": all(faithful),
+        "statements_per_remember": statistics.median(r["statements"] for r in replay_reps),
+        "wal_frames_per_remember": statistics.median(r["wal_frames"] for r in replay_reps),
+        "reps": [{"ledger_p50": a["p50"], "replay_p50": r["transaction_ms"]["p50"]}
+                 for a, r in zip(app_reps, replay_reps, strict=True)],
+    }
+
+
+def run(workdir: Path, memories: int, remembers: int, reps: int, seed: int) -> dict[str, Any]:
+    corpus = Corpus(seed=seed)
+    app, _, _ = build(workdir / "corpus.db", corpus, memories)
+    try:
+        events = app.store.last_position()
+        ledger_s, floor_s, by_table = [], [], []
+        for _ in range(reps):
+            ledger_s.append(timed(app.rebuild))
+            floor = rebuild_floor(workdir / "corpus.db", workdir / "floor.db")
+            floor_s.append(floor["seconds"])
+            by_table.append(floor["by_table_s"])
+        rebuild = {
+            "events": events,
+            "ledger_events_per_s": round(events / statistics.median(ledger_s), 1),
+            "floor_events_per_s": round(events / statistics.median(floor_s), 1),
+            "floor_seconds": [round(s, 3) for s in floor_s],
+            "floor_by_table_s": median_of(by_table),
+        }
+        remember = remember_floor(app, workdir, corpus, remembers, reps)
+    finally:
+        app.close()
+    budget_rebuild, budget_p50 = BUDGETS["rebuild_events_per_s"][0], BUDGETS["remember_p50_ms"][0]
+    return {
+        "memories": memories,
+        "rebuild": rebuild,
+        "remember": remember,
+        "floor_vs_budget": {
+            "rebuild_events_per_s": {"floor": rebuild["floor_events_per_s"], "budget": budget_rebuild,
+                                     "ratio": round(rebuild["floor_events_per_s"] / budget_rebuild, 3)},
+            "remember_p50_ms": {"floor": remember["replayed_sql_ms"]["p50"], "budget": budget_p50,
+                                "ratio": round(remember["replayed_sql_ms"]["p50"] / budget_p50, 3)},
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="SQL-only floors under rebuild and remember (JSON on stdout)")
+    parser.add_argument("--memories", type=int, default=100_000, help="corpus size")
+    parser.add_argument("--remembers", type=int, default=300, help="remember calls per repetition")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--workdir", type=Path, help="where the databases go (default: a temp dir)")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.memories, args.remembers, args.reps = 300, 10, 1
+    if min(args.memories, args.remembers, args.reps) < 1:
+        parser.error("--memories, --remembers and --reps must be positive")
+    with tempfile.TemporaryDirectory(prefix="ledger-floor-", dir=args.workdir) as tmp:
+        started = time.perf_counter()
+        report = run(Path(tmp), args.memories, args.remembers, args.reps, args.seed)
+        report["seconds"] = round(time.perf_counter() - started, 1)
+    json.dump(report, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
