@@ -78,6 +78,7 @@ def test_floor_replays_what_the_ledger_wrote(tmp_path: Path) -> None:
     assert {"read the log", "COMMIT", "memories", "search_fts", "tt_fts", "near_dup_bands", "claims"} <= set(
         rebuild["floor_by_table_s"])
     assert "events" not in rebuild["floor_by_table_s"] and rebuild["events"] == 300
+    assert rebuild["core_floor_events_per_s"] > 0
     assert set(report["floor_vs_budget"]) == {"rebuild_events_per_s", "remember_p50_ms"}
     assert list(tmp_path.iterdir()) == []  # the scratch databases are gone
 
