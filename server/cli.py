@@ -145,9 +145,29 @@ def remember(obj: CliContext, text: str, subject: str, source_type: str, event_t
     data = RememberData.parse({"content": text, "subject": subject, "source_type": source_type,
                                "event_time": event_time, "tags": list(tags), "workspace": workspace})
     result = obj.app.remember(**data.to_kwargs(), authorization=AUTH_USER)
-    emit(obj, result, lambda r: out_console.print(
-        f"remembered #{r['memory_id']}" + (f" (duplicate of #{r['duplicate_of']})" if r.get("duplicate_of")
-                                           else "")))
+    emit(obj, result, _remember_lines)
+
+
+def _remember_lines(r: dict[str, Any]) -> None:
+    """The new id, then what the write collided with or resembles: a person at the terminal
+    learns at once what an agent reads in the JSON, instead of finding the conflict later."""
+    if r.get("duplicate_of"):  # an exact duplicate: no new memory, the sighting is recorded
+        out_console.print(f"already remembered as #{r['duplicate_of']} (seen again)", highlight=False)
+    else:
+        out_console.print(f"remembered #{r['memory_id']}", highlight=False)
+    for c in r.get("conflicts", ()):
+        claim, verdict = c["claim"], c["verdict"]
+        outcome = ("manual review" if verdict["winner_side"] is None or verdict["manual_review"]
+                   else f"#{verdict['winner_id']} wins by {verdict.get('rule')}")
+        out_console.print(f"  [yellow]conflict {c['conflict_id']}[/yellow] with #{c['other_id']}: {claim['subject']} "
+                          f"{claim['attribute']}: {claim['value']!r} vs {claim['other_value']!r} → {outcome}",
+                          highlight=False, soft_wrap=True)
+    unlisted = r.get("conflicts_total", 0) - len(r.get("conflicts", ()))
+    if unlisted > 0:
+        out_console.print(f"  and {unlisted} more conflict(s): ledger conflicts")
+    if r.get("near_duplicates"):
+        similar = ", ".join(f"#{d['memory_id']} ({d['similarity']:.2f})" for d in r["near_duplicates"])
+        out_console.print(f"  similar to {similar}", highlight=False, soft_wrap=True)
 
 
 @main.command()

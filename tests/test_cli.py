@@ -39,6 +39,22 @@ def test_remember_find_read_history_round_trip(db_path: Path) -> None:
     assert [v["version"] for v in json.loads(out)["versions"]] == [1]
 
 
+def test_remember_tells_a_person_what_the_write_collided_with(db_path: Path) -> None:
+    db = str(db_path)
+    code, out = run("remember", "The staging API listens on port 8080", "--subject", "staging", "--db", db)
+    assert code == 0 and out.strip() == "remembered #1"
+    code, out = run("remember", "The staging API listens on port 9090", "--subject", "staging",
+                    "--source-type", "agent_generated", "--db", db)
+    first, conflict, similar = out.strip().splitlines()
+    assert code == 0 and first.startswith("remembered #")
+    # The conflict with its claim and the arbitration's outcome (the user-confirmed fact wins).
+    assert "conflict" in conflict and "with #1" in conflict and "'9090' vs '8080'" in conflict
+    assert "#1 wins by user_confirmed/locked protection" in conflict
+    assert similar.startswith("  similar to #1 (")
+    code, out = run("remember", "The staging API listens on port 8080", "--subject", "staging", "--db", db)
+    assert code == 0 and out.strip() == "already remembered as #1 (seen again)"
+
+
 def test_errors_are_json_with_a_code_and_exit_1(db_path: Path) -> None:
     code, out = run("read", "999", "--db", str(db_path), "--json")
     assert code == 1
