@@ -23,8 +23,8 @@ from ledger.errors import ChainBroken, LedgerError
 from server.app import LedgerApp
 from server.config import Settings, load_settings
 
-err_console = Console(stderr=True)
-out_console = Console()
+err_console = Console(stderr=True, soft_wrap=True)  # long lines stay whole when piped or grepped
+out_console = Console(soft_wrap=True)
 
 
 class CliContext:
@@ -84,6 +84,11 @@ def _fail(obj: CliContext, exc: LedgerError, *, code: int) -> None:
 def emit(obj: CliContext, result: dict[str, Any], human: Callable[[dict[str, Any]], None] | None = None) -> None:
     if obj.as_json or human is None:
         click.echo(json.dumps(result, ensure_ascii=False, default=str))
+    elif result.get("backup_only"):  # any write, when SQLite refused it: no ids to show yet
+        backup = result["backup"]
+        out_console.print(f"[yellow]not in the database[/yellow] ({result['reason']}): {len(backup['event_ids'])} "
+                          f"event(s) kept in the backup {backup['path']}; they get ids when "
+                          "`ledger replay-backup --apply` replays them", highlight=False)
     else:
         human(result)
 
@@ -161,13 +166,13 @@ def _remember_lines(r: dict[str, Any]) -> None:
                    else f"#{verdict['winner_id']} wins by {verdict.get('rule')}")
         out_console.print(f"  [yellow]conflict {c['conflict_id']}[/yellow] with #{c['other_id']}: {claim['subject']} "
                           f"{claim['attribute']}: {claim['value']!r} vs {claim['other_value']!r} → {outcome}",
-                          highlight=False, soft_wrap=True)
+                          highlight=False)
     unlisted = r.get("conflicts_total", 0) - len(r.get("conflicts", ()))
     if unlisted > 0:
         out_console.print(f"  and {unlisted} more conflict(s): ledger conflicts")
     if r.get("near_duplicates"):
         similar = ", ".join(f"#{d['memory_id']} ({d['similarity']:.2f})" for d in r["near_duplicates"])
-        out_console.print(f"  similar to {similar}", highlight=False, soft_wrap=True)
+        out_console.print(f"  similar to {similar}", highlight=False)
 
 
 @main.command()
@@ -304,7 +309,28 @@ def status(obj: CliContext) -> None:
 
     Example: ledger status
     """
-    emit(obj, obj.app.status(), lambda r: out_console.print_json(json.dumps(r)))
+    emit(obj, obj.app.status(), _status_lines)
+
+
+def _status_lines(r: dict[str, Any]) -> None:
+    if r.get("degraded"):  # the database could not be opened: writes go to the JSONL backup
+        d = r["degraded"]
+        out_console.print(f"[red]degraded[/red] since {d['since']} ({d['reason']}): {d['message']}",
+                          highlight=False)
+    else:
+        out_console.print(f"{r['db']}: {r['events']} events, {r['memories']} active memories, "
+                          f"{r['open_conflicts']} open conflicts", highlight=False)
+        behind = {name: p for name, p in r["projections"].items() if p["lag"]}
+        for name, p in behind.items():
+            out_console.print(f"  [yellow]{name}[/yellow] is {p['lag']} events behind (at position {p['position']})",
+                              highlight=False)
+        if not behind:
+            out_console.print(f"  {len(r['projections'])} projections up to date; search: {r['search_mode']}",
+                              highlight=False)
+    pending = r.get("pending_backup")
+    if pending:
+        out_console.print(f"  [yellow]backup awaiting replay[/yellow]: {pending['events']} events in "
+                          f"{pending['path']} (ledger replay-backup)", highlight=False)
 
 
 @main.command()

@@ -32,8 +32,10 @@ def replay_backup(obj: CliContext, apply: bool, batch_size: int) -> None:
 
     def human(r: dict[str, Any]) -> None:
         done = (f"would append {r['to_apply']}" if r["dry_run"] else f"appended {r['appended']}")
+        # None: the database could not be read, so which events it already holds is not known.
+        present = "unknown (database unreadable)" if r["already_present"] is None else r["already_present"]
         out_console.print(f"{r['path']}: {r['events']} events in {r['commands']} commands; {done}, "
-                          f"already present {r['already_present']}, bad lines {r['bad_total']}", highlight=False)
+                          f"already present {present}, bad lines {r['bad_total']}", highlight=False)
         for bad in r["bad_lines"]:
             out_console.print(f"  line {bad['line']}: {bad['error']}", markup=False, highlight=False)
         if r["dry_run"] and r["to_apply"]:

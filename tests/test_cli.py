@@ -89,6 +89,31 @@ def test_rebuild_and_verify_via_the_console_script(db_path: Path) -> None:
     assert result.returncode == 1 and json.loads(result.stdout)["error"]["field"] == "projection"
 
 
+def test_a_write_to_an_unreadable_database_says_where_it_went(tmp_path: Path) -> None:
+    db = tmp_path / "ledger.db"
+    db.write_bytes(b"overwritten by accident, not a database\n" * 200)
+    code, out = run("remember", "the vpn gateway is 10.0.0.1", "--db", str(db))
+    backup = tmp_path / "ledger.backup.jsonl"
+    assert code == 0 and out.startswith("not in the database (corrupt): 1 event(s) kept in the backup")
+    assert str(backup) in out and "ledger replay-backup --apply" in out
+    assert len(backup.read_text().splitlines()) == 1
+    code, out = run("status", "--db", str(db))
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith("degraded since ") and "(corrupt)" in lines[0]
+    assert lines[1] == f"  backup awaiting replay: 1 events in {backup} (ledger replay-backup)"
+    code, out = run("replay-backup", "--db", str(db))
+    assert code == 0 and "would append 1, already present unknown (database unreadable)" in out
+
+
+def test_status_speaks_plainly_without_json(db_path: Path) -> None:
+    run("remember", "counted", "--db", str(db_path))
+    doc = json.loads(run("status", "--db", str(db_path), "--json")[1])
+    code, out = run("status", "--db", str(db_path))
+    assert code == 0 and out.splitlines() == [
+        f"{db_path}: 1 events, 1 active memories, 0 open conflicts",
+        f"  {len(doc['projections'])} projections up to date; search: {doc['search_mode']}"]
+
+
 def test_status_reports_counts(db_path: Path) -> None:
     run("remember", "counted", "--db", str(db_path))
     _code, out = run("status", "--db", str(db_path), "--json")
