@@ -56,5 +56,7 @@ def from_envelope(line: bytes | str) -> NewEvent:
             event_id=str(ev["event_id"]), recorded_at=ev.get("recorded_at"),
             idempotency_key=ev.get("idempotency_key"),
         )
-    except (KeyError, TypeError, ValueError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except KeyError as exc:
+        raise EnvelopeError(f"bad event: missing field {exc}") from None
+    except (TypeError, ValueError, msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise EnvelopeError(f"bad event: {exc}") from None

@@ -298,8 +298,21 @@ def import_cmd(obj: CliContext, file: Path) -> None:
 
     with progress_bar(obj, "import") as progress:
         result = import_jsonl(obj.app, file, progress=progress)
-    emit(obj, result, lambda r: out_console.print(
-        f"appended {r['appended']}, already present {r['already_present']}, bad lines {r['bad_total']}"))
+    def human(r: dict[str, Any]) -> None:
+        out_console.print(f"appended {r['appended']}, already present {r['already_present']}, "
+                          f"bad lines {r['bad_total']}", highlight=False)
+        bad_line_details(r)
+
+    emit(obj, result, human)
+
+
+def bad_line_details(r: dict[str, Any]) -> None:
+    """The skipped lines of an import or a backup replay (the first 20), each with why."""
+    for bad in r["bad_lines"]:
+        out_console.print(f"  line {bad['line']}: {bad['error']}", markup=False, highlight=False)
+    unlisted = r["bad_total"] - len(r["bad_lines"])
+    if unlisted > 0:
+        out_console.print(f"  and {unlisted} more bad line(s)", highlight=False)
 
 
 @main.command()
@@ -327,7 +340,10 @@ def _status_lines(r: dict[str, Any]) -> None:
         if not behind:
             out_console.print(f"  {len(r['projections'])} projections up to date; search: {r['search_mode']}",
                               highlight=False)
-    pending = r.get("pending_backup")
+    pending_backup_line(r.get("pending_backup"))
+
+
+def pending_backup_line(pending: dict[str, Any] | None) -> None:
     if pending:
         out_console.print(f"  [yellow]backup awaiting replay[/yellow]: {pending['events']} events in "
                           f"{pending['path']} (ledger replay-backup)", highlight=False)

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from ledger.events import AUTH_USER
-from server.cli import CliContext, emit, json_option, main, out_console
+from server.cli import CliContext, emit, json_option, main, out_console, pending_backup_line
 
 
 def _verdict_lines(verdict: dict[str, Any]) -> None:
@@ -232,4 +232,20 @@ def review(obj: CliContext) -> None:
 
     Example: ledger review --json
     """
-    emit(obj, obj.app.overview(), lambda r: out_console.print_json(data=r))
+    emit(obj, obj.app.overview(), _overview_lines)
+
+
+def _counts(counts: dict[str, int], blank: str = "") -> str:
+    return ", ".join(f"{name or blank} {n}" for name, n in counts.items()) or "none"
+
+
+def _overview_lines(r: dict[str, Any]) -> None:
+    out_console.print(f"memories: {_counts(r['by_status'])}", highlight=False)
+    out_console.print(f"  active by source: {_counts(r['by_source_type'])}", highlight=False)
+    out_console.print(f"  active by workspace: {_counts(r['by_workspace'], '(default)')}", highlight=False)
+    c = r["conflicts"]
+    out_console.print(f"conflicts: {c['open']} open, {c['judged']} judged, {c['resolved']} resolved", highlight=False)
+    if r["agent_asserted_confirmations"]:  # confirmations no person was asked for: worth a look
+        out_console.print(f"[yellow]{r['agent_asserted_confirmations']} confirmations asserted by agents[/yellow] "
+                          "(no user channel)", highlight=False)
+    pending_backup_line(r["pending_backup"])

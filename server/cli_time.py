@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ledger.events import AUTH_USER
-from server.cli import CliContext, emit, json_option, main, out_console, progress_bar
+from server.cli import CliContext, bad_line_details, emit, json_option, main, out_console, progress_bar
 
 
 @main.command()
@@ -36,8 +36,7 @@ def replay_backup(obj: CliContext, apply: bool, batch_size: int) -> None:
         present = "unknown (database unreadable)" if r["already_present"] is None else r["already_present"]
         out_console.print(f"{r['path']}: {r['events']} events in {r['commands']} commands; {done}, "
                           f"already present {present}, bad lines {r['bad_total']}", highlight=False)
-        for bad in r["bad_lines"]:
-            out_console.print(f"  line {bad['line']}: {bad['error']}", markup=False, highlight=False)
+        bad_line_details(r)
         if r["dry_run"] and r["to_apply"]:
             out_console.print("run again with --apply to append them")
 

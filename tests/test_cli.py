@@ -114,6 +114,30 @@ def test_status_speaks_plainly_without_json(db_path: Path) -> None:
         f"  {len(doc['projections'])} projections up to date; search: {doc['search_mode']}"]
 
 
+def test_import_names_each_bad_line_and_why(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text('{"schema": 1, "event": {"stream_id": "s"}}\nnot json\n' + "x\n" * 20)
+    code, out = run("import", str(dump), "--db", str(tmp_path / "l.db"))
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "appended 0, already present 0, bad lines 22"
+    assert lines[1] == "  line 1: bad event: missing field 'type'" and lines[2].startswith("  line 2: not JSON")
+    assert len(lines) == 1 + 20 + 1 and lines[-1] == "  and 2 more bad line(s)"
+
+
+def test_review_speaks_plainly_without_json(db_path: Path) -> None:
+    db = str(db_path)
+    run("remember", "The staging API listens on port 8080", "--subject", "staging", "--db", db)
+    run("remember", "The staging API listens on port 9090", "--subject", "staging", "--source-type",
+        "agent_generated", "--db", db)
+    run("remember", "Backups run at 02:00", "--workspace", "infra", "--db", db)
+    code, out = run("review", "--db", db)
+    assert code == 0 and out.splitlines() == [
+        "memories: active 3",
+        "  active by source: agent_generated 1, user_confirmed 2",
+        "  active by workspace: (default) 2, infra 1",
+        "conflicts: 1 open, 0 judged, 0 resolved"]
+
+
 def test_status_reports_counts(db_path: Path) -> None:
     run("remember", "counted", "--db", str(db_path))
     _code, out = run("status", "--db", str(db_path), "--json")
