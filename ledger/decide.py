@@ -168,6 +168,17 @@ def settle(member: str, conflicts: Iterable[ConflictFacts], *, winner: str | Non
     return decision
 
 
+def dissolve(conflicts: Iterable[ConflictFacts], memory: MemoryFacts) -> Decision:
+    """``memory``'s new text no longer contradicts the other member: nobody won, the conflict is over.
+
+    Left open, the conflict would go on showing a value the memory no longer states, and a
+    later judgment or resolution would decide a disagreement that no longer exists.
+    """
+    return [(c.stream_id, ConflictResolved(
+        conflict=c.stream_id, resolution="dissolved",
+        reason=f"member #{memory.memory_id} changed; the claims no longer collide")) for c in conflicts]
+
+
 def reopen(conflicts: Iterable[ConflictFacts], memory: MemoryFacts, why: str) -> Decision:
     """A judgment is pinned to both members' versions: a member that changes re-opens it."""
     return [(c.stream_id, ConflictReopened(conflict=c.stream_id, reason=f"member #{memory.memory_id} {why}"))
@@ -260,7 +271,8 @@ def decide_update(
     """An update; an unconfirmed change to a user-confirmed memory stops being user_confirmed.
 
     ``claims`` are the memory's claims after the change (None when content and subject are
-    unchanged): new collisions open conflicts, and judged conflicts of the memory re-open.
+    unchanged): new collisions open conflicts, conflicts whose claims no longer collide are
+    dissolved, and the memory's other judged conflicts re-open.
     """
     if authorization not in AUTHORIZATIONS:
         raise InvalidInput("unknown authorization channel", field="authorized")
@@ -277,6 +289,12 @@ def decide_update(
         fields.update(source_type="agent_generated", protection="protected", derived_from_confirmed=True)
     decision: Decision = [(memory.stream_id, MemoryUpdated(memory=memory.stream_id, authorization=authorization,
                                                             **fields))]
+    if claims is not None:  # the text changed: a conflict whose disagreement is gone ends here
+        still = frozenset(cand.other.stream_id for claim in claims for cand in candidates
+                          if collides(claim, cand.claim))
+        gone = [c for c in conflicts if c.state != "resolved" and c.other(memory.stream_id) not in still]
+        decision += dissolve(gone, memory)
+        conflicts = [c for c in conflicts if c not in gone]
     decision += reopen(conflicts, memory, "changed")
     if claims:
         after = msgspec.structs.replace(

@@ -133,7 +133,8 @@ class JudgmentSubmitted(Event, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class ConflictResolved(Event, frozen=True, kw_only=True, omit_defaults=True):
-    """``resolution``: winner | keep_both | retired | superseded (a member left for another reason)."""
+    """``resolution``: winner | keep_both | retired | superseded (a member left for another reason) |
+    dissolved (a member's text changed and the claims no longer collide)."""
 
     conflict: str
     winner: str | None = None

@@ -86,6 +86,35 @@ def test_judgment_is_pinned_and_a_changed_member_reopens_it(app: LedgerApp) -> N
     assert state(app, cid) == "judged"
 
 
+def test_a_member_that_stops_contradicting_dissolves_the_conflict(app: LedgerApp) -> None:
+    a, b, cid = pair(app)
+    app.update(a, content="接口 /api/foo 返回 302")  # still a different value: the conflict stays
+    assert state(app, cid) == "open"
+    result = app.update(a, content="接口 /api/foo 已经下线了")  # no claim on the key any more
+    assert result["conflicts_total"] == 0
+    detail = app.conflict_detail(cid)["conflict"]
+    assert detail["state"] == "resolved" and detail["resolution"] == "dissolved" and detail["winner_id"] is None
+    assert f"member #{a} changed" in detail["reason"]
+    assert {app.read(m)["memory"]["status"] for m in (a, b)} == {"active"}  # nobody lost
+    assert app.status()["open_conflicts"] == 0
+    assert app.verify()["ok"]
+
+
+def test_a_judged_conflict_whose_disagreement_is_gone_ends_instead_of_reopening(app: LedgerApp) -> None:
+    a, b, cid = pair(app)
+    app.judge(cid, b, rationale="the newer log says 404", pins={str(a): 1, str(b): 1})
+    app.update(b, content="接口 /api/foo 返回 200")  # now agrees with a
+    detail = app.conflict_detail(cid)["conflict"]
+    assert detail["state"] == "resolved" and detail["resolution"] == "dissolved"
+    assert app.remember("接口 /api/foo 返回 500")["conflicts_total"] == 2  # both still claim 200
+
+
+def test_an_unrelated_change_leaves_the_conflict_alone(app: LedgerApp) -> None:
+    a, _b, cid = pair(app)
+    app.update(a, tags=["api"])  # no text change: claims are not looked at again
+    assert state(app, cid) == "open"
+
+
 def test_resolve_keep_both_changes_no_memory(app: LedgerApp) -> None:
     a, b, cid = pair(app)
     result = app.resolve_conflict(cid, resolution="keep_both", authorization=AUTH_USER)
