@@ -95,6 +95,7 @@ _INDEXES = {
     "memories_status_time": "memories(status, event_time)",
     "memories_subject": "memories(subject_norm)",
     "memories_superseded_by": "memories(superseded_by) WHERE superseded_by IS NOT NULL",
+    "memories_retired_by": "memories(retired_by) WHERE retired_by IS NOT NULL",  # what a retraction retired
     "memory_versions_position": "memory_versions(position)",
 }
 _CREATE_INDEXES = "".join(f"CREATE INDEX IF NOT EXISTS {n} ON {on};" for n, on in _INDEXES.items())
@@ -130,7 +131,7 @@ def load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> dict[str
 
 class MemoriesProjector(DeferringProjector):
     name = "memories"
-    version = 1
+    version = 2  # 2: the memories_retired_by index
     tables = ("memories", "memory_versions")
     handles = frozenset(
         {"MemoryRemembered", "DuplicateSighted", *(cls.__name__ for cls in _STATE_EVENTS)}

@@ -212,6 +212,12 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
             view["superseded_by"] = row["superseded_by"]
             view["supersedes"] = [r[0] for r in self.conn.execute(
                 "SELECT memory_id FROM memories WHERE superseded_by=? ORDER BY memory_id", (memory_id,))]
+            # The other half of a retraction: who retired this memory, and what this one retracted.
+            view["retired_by"] = row["retired_by"]
+            view["retracts"] = [r[0] for r in self.conn.execute(
+                "SELECT memory_id FROM memories WHERE retired_by=? ORDER BY memory_id", (memory_id,))]
+            view["status_reason"] = row["status_reason"]
+            view["valid_to"] = row["valid_to"]
             view["workspace"] = row["workspace"]
             view["sections"] = []
         return {"ok": True, "memory": view}

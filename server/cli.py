@@ -209,7 +209,24 @@ def read(obj: CliContext, memory_id: int, as_of_event_time: str | None, as_of_re
 
     data = ReadData.parse({"memory_id": memory_id, "as_of_event_time": as_of_event_time,
                            "as_of_recorded": as_of_recorded})
-    emit(obj, obj.app.read(**data.to_kwargs()), lambda r: print_memories([r["memory"]]))
+    emit(obj, obj.app.read(**data.to_kwargs()), lambda r: _memory_detail(r["memory"]))
+
+
+def _memory_detail(m: dict[str, Any]) -> None:
+    """One memory with its time, tags and links (what replaced it, what it retracted, conflicts)."""
+    print_memories([m])
+    until = f" until {m['valid_to']}" if m.get("valid_to") else ""
+    lines = [f"valid from {m['event_time']}{until}; recorded {m['recorded_at']}"]
+    if m.get("tags"):
+        lines.append("tags: " + ", ".join(m["tags"]))
+    if m.get("status_reason"):
+        lines.append(f"{m['status']}: {m['status_reason']}")
+    links = [("superseded by", [m.get("superseded_by")]), ("supersedes", m.get("supersedes", [])),
+             ("retired by", [m.get("retired_by")]), ("retracts", m.get("retracts", [])),
+             ("conflicts", m.get("conflict_ids", []))]
+    lines += [f"{label} " + ", ".join(f"#{i}" for i in ids) for label, ids in links if any(ids)]
+    for line in lines:
+        out_console.print(f"  [dim]{line}[/dim]", highlight=False)
 
 
 @main.command()

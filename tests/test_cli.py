@@ -55,6 +55,22 @@ def test_remember_tells_a_person_what_the_write_collided_with(db_path: Path) -> 
     assert code == 0 and out.strip() == "already remembered as #1 (seen again)"
 
 
+def test_read_shows_time_tags_and_links(db_path: Path) -> None:
+    db = str(db_path)
+    run("remember", "The staging API listens on port 8080", "--subject", "staging", "--tag", "infra",
+        "--event-time", "2026-01-05T10:00:00Z", "--db", db)
+    run("remember", "The staging API listens on port 9090", "--subject", "staging", "--db", db)
+    run("resolve", "3", "--winner", "2", "--db", db)
+    code, out = run("read", "1", "--db", db)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith("#1 v2 user_confirmed (superseded) staging")
+    assert lines[2].startswith("  valid from 2026-01-05T10:00:00.000000Z until ")
+    assert "  tags: infra" in lines and "  superseded by #2" in lines
+    assert "  superseded: conflict 3 resolved" in lines  # the reason the ledger recorded
+    code, out = run("read", "2", "--db", db)
+    assert "  supersedes #1" in out.splitlines()
+
+
 def test_errors_are_json_with_a_code_and_exit_1(db_path: Path) -> None:
     code, out = run("read", "999", "--db", str(db_path), "--json")
     assert code == 1

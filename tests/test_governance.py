@@ -209,3 +209,18 @@ def test_update_refuses_a_memory_that_is_no_longer_current(app: LedgerApp) -> No
         app.update(old, content="the standup is at 10:00")
     assert info.value.field == "memory_id" and "retired" in info.value.message
     assert app.store.last_position() == before
+
+
+def test_read_shows_both_ends_of_a_retraction(app: LedgerApp) -> None:
+    meeting = app.remember("Team meeting on Wednesday at 3pm", subject="team meeting",
+                           event_time="2026-11-01T09:00:00Z")["memory_id"]
+    cancel = app.remember("Cancel the Wednesday meeting", ref_id=meeting, retracts=True,
+                          event_time="2026-11-10T09:00:00Z")["memory_id"]
+    retired, retraction = memory(app, meeting), memory(app, cancel)
+    assert retired["status"] == "retired" and retired["retired_by"] == cancel and retired["retracts"] == []
+    assert retired["status_reason"] and retired["valid_to"].startswith("2026-11-10T09:00:00")
+    assert retraction["retracts"] == [meeting] and retraction["retired_by"] is None
+    assert retraction["status_reason"] == "" and retraction["valid_to"] is None
+    # The reverse link comes from an index that holds only retired rows, not from a scan.
+    plan = app.conn.execute("EXPLAIN QUERY PLAN SELECT memory_id FROM memories WHERE retired_by=?", (1,)).fetchall()
+    assert "memories_retired_by" in plan[0][3]
