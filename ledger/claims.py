@@ -150,6 +150,7 @@ _DESCRIPTIVE = frozenset(
     special vital key crucial essential inspiring exciting interesting boring tough cute adorable""".split())
 _PARTICIPLES = frozenset("""written taken given broken chosen hidden frozen forgotten driven proven spoken stolen
     shaken known shown done gone seen run built set put kept held made paid sent spent""".split())
+_NAMED = re.compile(r"[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}")  # "Bob", "Alice Chen": no article
 _DESCRIPTIVE_SUFFIX = re.compile(r"(?:ed|ing|ly|ful|ous|ive|able|ible|less|ish)$")
 _SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])(?=\s)")
 _CLAUSES = re.compile(r"[，]|,?\s+(?:and|but|while|whereas)\s+(?=(?:the\s+)?[\w/.-]+\s+(?:is|are|returns|uses)\b)")
@@ -167,10 +168,11 @@ def _value_text(raw: str) -> str:
     return _ZH_PARTICLES.sub("", text.strip().rstrip(" .,;:!?。，；：！？、"))
 
 
-def _is_value(kind: str, display: str, relation: str, cased: str) -> bool:
+def _is_value(kind: str, display: str, relation: str, cased: str, left: str = "") -> bool:
     """Reject descriptions ("is fast", "是稳定的", "is a developer") that are not single values.
 
-    ``cased`` is the clause before case folding: a capitalised word is a name ("is Sterling").
+    ``cased`` is the clause before case folding: a capitalised word is a name ("is Sterling");
+    ``left`` is what the claim is about (folded).
     """
     if kind != KIND_TEXT:
         return True
@@ -189,8 +191,19 @@ def _is_value(kind: str, display: str, relation: str, cased: str) -> bool:
             len(words) == 1 and bool(_DESCRIPTIVE_SUFFIX.search(first)) and not re.search(r"[\d/._@-]", first))
         passive = relation == "is" and (re.fullmatch(r"[a-z]{3,}(?:ed|ing)", first) is not None
                                         or first in _PARTICIPLES)
-        return not (relation in ("is", "colon") and descriptive) and not passive
+        # "Bob is tall", "Bob is vegetarian": one lowercase word about a named someone is one of
+        # many things true of them, not the value of an attribute ("the default branch is main").
+        trait = relation == "is" and len(words) == 1 and not re.search(r"[\d/._@]", first) and _named(left, cased)
+        return not (relation in ("is", "colon") and descriptive) and not passive and not trait
     return not text.endswith("的") and len(text) <= 30
+
+
+def _named(left: str, cased: str) -> bool:
+    """``left`` stands in the clause as a capitalised name with no article ("Bob", "Alice Chen")."""
+    if not left or not left.isascii():
+        return False
+    found = re.search(r"(?<!\w)" + r"\s+".join(map(re.escape, left.split())) + r"(?!\w)", cased, re.IGNORECASE)
+    return found is not None and _NAMED.fullmatch(found.group()) is not None
 
 
 def _parse_value(raw: str, hint: str) -> tuple[str, str, str, str] | None:
@@ -301,7 +314,7 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     value = _parse_value(text[end:], hint=left + " " + subject)
     if value is None or (kinds is not None and value[1] not in kinds):
         return None
-    if not _is_value(value[1], value[0], relation, cased):
+    if not _is_value(value[1], value[0], relation, cased, left):
         return None
     return _make(subject, left, "is" if relation == "implicit" else relation, value)
 

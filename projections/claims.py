@@ -85,7 +85,7 @@ class ClaimsProjector(DeferringProjector):
     """``claims``: one row per claim key of each current memory."""
 
     name = "claims"
-    version = 1
+    version = 2  # 2: extraction drops traits of named people ("Bob is tall")
     tables = ("claims",)
     handles = frozenset({"MemoryRemembered", "MemoryUpdated", *_LEAVING})
 

@@ -73,6 +73,8 @@ NOT_COLLIDING = [
     ('The team meeting is on Wednesday', '', 'The team meeting is in room 4', ''),
     ('The API is fast', '', 'The API is stable', ''),
     ('Alice is a developer', '', 'Alice is a manager', ''),
+    ('Bob is tall', '', 'Bob is vegetarian', ''),  # traits of a named person, many at once
+    ('Alice Chen is left-handed', '', 'Alice Chen is vegan', ''),
     ('GET /health returns 200', '', 'GET /users returns 404', ''),
     ('Request timeout = 30s', '', 'Request timeout = 30000ms', ''),
     ('The release date is July 1, 2025', '', 'The release date is 2025-07-01', ''),
