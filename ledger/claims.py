@@ -319,6 +319,53 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     return _make(subject, left, "is" if relation == "implicit" else relation, value)
 
 
+# -- preferences -------------------------------------------------------------------------------
+# "Bob likes jazz" / "Bob doesn't like jazz", "用户喜欢咖啡" / "用户不喜欢咖啡": a yes/no claim keyed
+# by what is liked, so a changed taste collides and two different tastes never do.
+_LIKE_EN = re.compile(
+    r"^(?P<who>.*?)\s*(?<![\w'’])(?P<neg>does not|doesn['’]t|do not|don['’]t|no longer|never)?\s*"
+    r"(?<![\w'’])(?P<verb>(?:likes|loves|enjoys|dislikes|hates)|(?:like|love|enjoy|dislike|hate))\s+(?P<what>.+)$")
+_LIKE_ZH = re.compile(r"^(?P<who>.*?)(?P<neg>不再|不太|并不|从不|不)?(?P<verb>喜欢|讨厌|爱吃|爱喝)(?P<what>.+)$")
+_FIRST_PERSON = frozenset("i we you they 我 我们 你 你们 他们 她们".split())
+_DEGREE = re.compile(r"(?:最|很|非常|特别|比较|更|也|还|都|一直|真的)+$|(?:\s+(?:really|truly|absolutely|definitely|"
+                     r"actually|generally|usually|always|totally|genuinely|particularly|especially))+$")
+_HAS_CJK = re.compile(f"[{_CJK}]")
+_TASTE_TRAILERS = re.compile(r"(?:\s+(?:anymore|any more|now|too|either|a lot|very much|so much|at all|much))+$")
+_NOT_A_TASTE = frozenset("it this that them him her 它 这 那 这个 那个".split())
+
+
+def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None:
+    """The clause's like/dislike claim and who it is about (``default_who`` for "I", "不喜欢茶")."""
+    text = normalize_text(clause)
+    if not text or _HEDGED.search(text) or _QUESTION_START.match(text):
+        return None
+    chinese = _HAS_CJK.search(text) is not None
+    match = _LIKE_ZH.match(text) if chinese else _LIKE_EN.match(text)
+    if match is None:
+        return None
+    verb, negated = match["verb"], match["neg"] is not None
+    who = _DEGREE.sub("", _strip_left(match["who"])).strip()
+    if not verb.endswith("s") and not chinese and not negated and who not in _FIRST_PERSON:
+        return None  # a bare "like" is a preposition ("looks like rain") unless "I like", "don't like"
+    disliked = verb.startswith(("dislike", "hate", "讨厌"))
+    if negated and disliked:
+        return None  # "doesn't hate" says little
+    if who in _FIRST_PERSON or who in _PRONOUNS or not who:
+        who = default_who
+    what = _LEADING_ARTICLE.sub("", _TASTE_TRAILERS.sub("", _value_text(match["what"]))).strip(_TOKEN_PUNCT + " ")
+    if not who.strip() or not what or what in _NOT_A_TASTE or len(what.split()) > 5 or len(what) > 40:
+        return None
+    tokens = key_tokens(who)
+    if not tokens:
+        return None
+    liked = not (negated or disliked)
+    attribute = f"喜欢{what}" if chinese else f"likes {what}"
+    claim = Claim(subject=who, attribute=attribute, value="yes" if liked else "no", kind=KIND_BOOL,
+                  key_subject=" ".join(sorted(tokens)), key_attribute=attribute,
+                  value_norm="true" if liked else "false")
+    return claim, who
+
+
 def _clauses(content: str) -> Iterable[str]:
     for sentence in _SENTENCES.split(content[:20_000]):
         sentence = sentence.strip()
@@ -346,8 +393,11 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
         claim = explicit_claim(s, a, v)
         if claim is not None:
             out.setdefault(claim.key, claim)
+    who = subject  # whom a clause without its own subject is about ("用户喜欢咖啡，不喜欢茶")
     for clause in _clauses(_without_speaker_label(content)):
         claim = _clause_claim(clause, subject)
+        if claim is None and (preference := _preference_claim(clause, who)) is not None:
+            claim, who = preference
         if claim is not None:
             out.setdefault(claim.key, claim)
         if len(out) >= MAX_CLAIMS:

@@ -65,8 +65,19 @@ COLLIDING = [
     ('The meeting is in room 4', '', 'The meeting is in room 5', ''),
     ('The service is written in Go', '', 'The service is written in Rust', ''),
     ('The release manager is Sterling', '', 'The release manager is Ming', ''),
+    ('The user likes coffee', '', 'The user does not like coffee', ''),
+    ('用户喜欢喝咖啡，不喜欢茶', '', '用户不喜欢喝咖啡', ''),
+    ('用户喜欢喝咖啡，不喜欢茶', '', '用户现在也喜欢茶了', ''),
+    ('Bob loves jazz', '', 'Bob hates jazz', ''),
+    ("I like hiking", 'user', "I don't like hiking anymore", 'user'),
 ]
 NOT_COLLIDING = [
+    ('The user likes coffee', '', 'The user likes tea', ''),
+    ('Bob likes jazz', '', 'Alice does not like jazz', ''),
+    ('It looks like rain', '', 'It does not look like rain', ''),
+    ("I like hiking", '', "I don't like hiking", ''),  # who "I" is, without a subject, is unknown
+    ('Bob would like a coffee', '', 'Bob does not like coffee', ''),
+    ('Maybe Bob likes jazz', '', 'Bob hates jazz', ''),
     ('The staging API listens on port 8080', '', 'The production API listens on port 9090', ''),
     ('The project budget is $50,000', '', 'The project budget is 50000 USD', ''),
     ('The team meeting is on Wednesday', '', 'The team meeting is at 3pm', ''),

@@ -260,3 +260,13 @@ def test_racing_writers_never_miss_each_others_collision(db_path: Path) -> None:
     assert pairs == 12 * 11 // 2  # every later write collided with every earlier one
     for app in apps:
         app.close()
+
+
+def test_a_changed_taste_is_a_conflict_and_a_second_taste_is_not(app: LedgerApp) -> None:
+    first = app.remember("用户喜欢喝咖啡，不喜欢茶。", subject="用户偏好", event_time=T1)["memory_id"]
+    assert app.remember("The user likes jazz", subject="user", event_time=T2)["conflicts_total"] == 0
+    flipped = app.remember("用户现在不喜欢喝咖啡了", subject="用户偏好", event_time=T6)
+    (conflict,) = flipped["conflicts"]
+    assert conflict["other_id"] == first and conflict["claim"]["attribute"] == "喜欢喝咖啡"
+    assert (conflict["claim"]["value"], conflict["claim"]["other_value"]) == ("no", "yes")
+    assert conflict["verdict"]["winner_id"] == flipped["memory_id"] and conflict["verdict"]["rule"] == "event_time"
