@@ -5,7 +5,9 @@ recall: a false collision interrupts an agent with a conflict that is not there,
 only leaves the ledger as it was before claims existed. Each clause is matched against
 relation patterns ("X returns/is/uses/equals Y", "X: Y", "X = Y", "X 是/为/返回/用/改为/定在 Y",
 "X listens on port N", "预算 5万") and kept only when the value is a value — a number with its
-unit, a date or time, a version, an on/off word, a name — rather than a description.
+unit, a date or time, a version, an on/off word, a name — rather than a description. A clause
+with no such relation may still state a taste ("Bob doesn't like jazz", "用户喜欢咖啡"): a
+yes/no claim keyed by who and what.
 
 Claims compare by key, not by wording: the key subject is the *set* of tokens of the memory's
 subject and the phrase before the relation (articles, possessives and 的 dropped, CJK split
