@@ -92,6 +92,10 @@ _RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tup
         (_EN.format(r"(?:now\s+)?(?:uses|is using|relies on|is built on|is written in|runs on)"), "uses", None),
         (r"改用|使用|采用|用的是|(?<![费作应有运启适通信占])用(?![户于来法途到])", "uses", None),
         (_EN.format(r"costs|is priced at|will cost"), "costs", None),
+        (_EN.format(r"(?:lives|live|is living|has lived|resides|is based|now lives)\s+in|"
+                    r"(?:relocated|has relocated|has moved|is moving|will move)\s+to"), "lives in",
+         frozenset({"text"})),
+        (r"住在|居住在|定居在?|搬到了?|搬去了?|移居到?", "lives in", frozenset({"text"})),
         (_EN.format(r"(?:has been|was|is|got|been)\s+(?:changed|moved|set|updated|rescheduled|postponed|pushed|"
                     r"bumped|switched)\s+to|is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
                     r"is still|will be|equals|is equal to|becomes|moved to|changed to|is|are"), "is", None),
@@ -117,7 +121,11 @@ _LEFT_FILLERS = re.compile(
     r"update|correction|actually|apparently|confirmed|heads up|btw|现在|目前|当前|如今|今天|据说|注意|另外|然后|"
     r"其实|最新|更新|确认|听说|已经|所以|而且|并且|但是|不过|经确认)[\s:,，：]*)+")
 _LEFT_TRAILERS = re.compile(r"(?:\s*(?:现在|目前|已经|已|也|还|都|将|会|仍然|仍|依然|一直|则|就|正在|现|暂时|统一|"
-                            r"now|currently|still|also))+$")
+                            r"去年|今年|前年|最近|上个月|上周|刚刚|刚|now|currently|still|also|recently|just))+$")
+# When a thing happened is not part of what happened: "moved to Berlin last year" is Berlin.
+_TRAILING_TIME = re.compile(r"(?:\s+(?:(?:last|this|next)\s+(?:year|month|week|weekend|summer|winter|spring|fall|"
+                            r"autumn)|recently|yesterday|today|lately|now|currently|these days|"
+                            r"(?:a|one|two|three|a few|\d+)\s+(?:years?|months?|weeks?|days?)\s+ago|in\s+\d{4}))+$")
 _PRONOUNS = frozenset("it this that he she they there here we i you these those 这 那 它 他 她 这个 那个 此".split())
 _QUESTION_START = re.compile(
     r"^(?:what|which|who|how|why|when|where|whether|is|are|does|do|哪|什么|谁|如何|为什么|怎么)\b")
@@ -134,7 +142,7 @@ _UTTERANCE_START = frozenset(
     "did do does have had was were".split())
 _SPEAKER_LINE_WORDS = 5
 _LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
-_VALUE_PREPOSITIONS = re.compile(r"^(?:on|at|in|for|by|to|until|around|about|约|大约|大概|在|于)\s*")
+_VALUE_PREPOSITIONS = re.compile(r"^(?:(?:on|at|in|for|by|to|until|around|about)\b|约|大约|大概|在|于)\s*")
 _VALUE_NOUN = re.compile(r"^(?P<noun>port|version|端口号?|版本号?)\s*(?=[v\d])")
 _EN_VALUE_END = re.compile(r"\s+(?:because|since|so that|so|but|which|where|when|while|for|in order|and|until|"
                            r"after|before|unless|if|as)\b|,\s|\s\(|\s[-–—]\s")
@@ -167,7 +175,8 @@ def _strip_left(left: str) -> str:
 def _value_text(raw: str) -> str:
     cut = _EN_VALUE_END.search(raw) if raw.isascii() else _ZH_VALUE_END.search(raw)
     text = raw[: cut.start()] if cut else raw
-    return _ZH_PARTICLES.sub("", text.strip().rstrip(" .,;:!?。，；：！？、"))
+    text = _TRAILING_TIME.sub("", text.strip().rstrip(" .,;:!?。，；：！？、"))
+    return _ZH_PARTICLES.sub("", text)
 
 
 def _is_value(kind: str, display: str, relation: str, cased: str, left: str = "") -> bool:
@@ -305,6 +314,7 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return _clause_claim(clause[clause.find(":") + 1:] if ":" in clause else text[end:], subject)
     if relation == "colon" and (not left or len(left.split()) > 6):
         return None
+    person = left in _PERSONS or _named(left, cased)
     if left in _PRONOUNS:
         left = ""
     if not left and not subject.strip():
@@ -318,6 +328,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None
     if not _is_value(value[1], value[0], relation, cased, left):
         return None
+    if relation == "is" and person and value[1] == "text" and _MOVED.search(text[best[0]:end]):
+        relation = "lives in"  # "Bob moved to Berlin" is where Bob lives; "the standup moved to 10am" is not
     return _make(subject, left, "is" if relation == "implicit" else relation, value)
 
 
@@ -331,6 +343,8 @@ _LIKE_ZH = re.compile(r"^(?P<who>.*?)(?P<neg>不再|不太|并不|从不|不)?(?
 _FIRST_PERSON = frozenset("i we you they 我 我们 你 你们 他们 她们".split())
 _DEGREE = re.compile(r"(?:最|很|非常|特别|比较|更|也|还|都|一直|真的)+$|(?:\s+(?:really|truly|absolutely|definitely|"
                      r"actually|generally|usually|always|totally|genuinely|particularly|especially))+$")
+_PERSONS = frozenset("i we he she they".split())  # pronouns that stand for people
+_MOVED = re.compile(r"\bmoved to$")
 _HAS_CJK = re.compile(f"[{_CJK}]")
 _TASTE_TRAILERS = re.compile(r"(?:\s+(?:anymore|any more|now|too|either|a lot|very much|so much|at all|much))+$")
 _NOT_A_TASTE = frozenset("it this that them him her 它 这 那 这个 那个".split())

@@ -70,6 +70,10 @@ COLLIDING = [
     ('用户喜欢喝咖啡，不喜欢茶', '', '用户现在也喜欢茶了', ''),
     ('Bob loves jazz', '', 'Bob hates jazz', ''),
     ("I like hiking", 'user', "I don't like hiking anymore", 'user'),
+    ('Bob lives in Paris', '', 'Bob moved to Berlin', ''),
+    ('鲍勃住在巴黎', '', '鲍勃去年搬到了柏林', ''),
+    ('I moved to Berlin last year', 'Caroline', 'I live in Lisbon now', 'Caroline'),
+    ('The meeting room is Atlas', '', 'The meeting room is Orion', ''),
 ]
 NOT_COLLIDING = [
     ('The user likes coffee', '', 'The user likes tea', ''),
@@ -78,6 +82,9 @@ NOT_COLLIDING = [
     ("I like hiking", '', "I don't like hiking", ''),  # who "I" is, without a subject, is unknown
     ('Bob would like a coffee', '', 'Bob does not like coffee', ''),
     ('Maybe Bob likes jazz', '', 'Bob hates jazz', ''),
+    ('Bob moved to Berlin', '', 'Bob is Canadian', ''),
+    ('Bob is in Berlin this week', '', 'Bob lives in Paris', ''),  # a trip, not a move
+    ('The standup moved to 10am', '', 'The standup moved to Berlin office', ''),
     ('The staging API listens on port 8080', '', 'The production API listens on port 9090', ''),
     ('The project budget is $50,000', '', 'The project budget is 50000 USD', ''),
     ('The team meeting is on Wednesday', '', 'The team meeting is at 3pm', ''),
