@@ -96,6 +96,8 @@ _RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tup
                     r"(?:relocated|has relocated|has moved|is moving|will move)\s+to"), "lives in",
          frozenset({"text"})),
         (r"住在|居住在|定居在?|搬到了?|搬去了?|移居到?", "lives in", frozenset({"text"})),
+        (_EN.format(r"(?:works|work|is working|am working|now works|started working|(?:is|am|are) employed)"
+                    r"\s+(?:at|for|by)"), "works at", frozenset({"text"})),
         (_EN.format(r"(?:has been|was|is|got|been)\s+(?:changed|moved|set|updated|rescheduled|postponed|pushed|"
                     r"bumped|switched)\s+to|is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
                     r"is still|will be|equals|is equal to|becomes|moved to|changed to|is|are"), "is", None),
@@ -198,6 +200,8 @@ def _is_value(kind: str, display: str, relation: str, cased: str, left: str = ""
         found = re.search(rf"(?<!\w){re.escape(first)}(?!\w)", cased, re.IGNORECASE)
         if found is not None and found.group()[0].isupper():
             return True
+        if relation == "works at":
+            return False  # an employer is a name: "joined the book club" is not a job
         descriptive = first in _DESCRIPTIVE or (
             len(words) == 1 and bool(_DESCRIPTIVE_SUFFIX.search(first)) and not re.search(r"[\d/._@-]", first))
         passive = relation == "is" and (re.fullmatch(r"[a-z]{3,}(?:ed|ing)", first) is not None
@@ -330,6 +334,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None
     if relation == "is" and person and value[1] == "text" and _MOVED.search(text[best[0]:end]):
         relation = "lives in"  # "Bob moved to Berlin" is where Bob lives; "the standup moved to 10am" is not
+    if relation == "works at" and not person:
+        return None  # "the fix works for Chrome" is not an employer
     return _make(subject, left, "is" if relation == "implicit" else relation, value)
 
 

@@ -85,7 +85,7 @@ class ClaimsProjector(DeferringProjector):
     """``claims``: one row per claim key of each current memory."""
 
     name = "claims"
-    version = 3  # 2: no trait of a named person ("Bob is tall"); 3: likes, where one lives
+    version = 3  # 2: no trait of a named person ("Bob is tall"); 3: likes, where one lives and works
     tables = ("claims",)
     handles = frozenset({"MemoryRemembered", "MemoryUpdated", *_LEAVING})
 

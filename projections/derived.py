@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 ) WITHOUT ROWID
 """
 # Bump when the function behind a kind changes its output for some input.
-CLAIMS_KIND = b"claims/3"  # 2: no trait of a named person as a value; 3: likes, where one lives
+CLAIMS_KIND = b"claims/3"  # 2: no trait of a named person as a value; 3: likes, where one lives and works
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 
 _KEYS = struct.Struct(f">{fingerprint.BANDS}q")  # band keys: signed 64-bit, as SQLite stores them

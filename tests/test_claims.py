@@ -74,6 +74,8 @@ COLLIDING = [
     ('鲍勃住在巴黎', '', '鲍勃去年搬到了柏林', ''),
     ('I moved to Berlin last year', 'Caroline', 'I live in Lisbon now', 'Caroline'),
     ('The meeting room is Atlas', '', 'The meeting room is Orion', ''),
+    ('Bob works at Google', '', 'Bob now works for Meta', ''),
+    ('I work for Acme Corp', 'Caroline', 'I am employed by Initech', 'Caroline'),
 ]
 NOT_COLLIDING = [
     ('The user likes coffee', '', 'The user likes tea', ''),
@@ -83,6 +85,9 @@ NOT_COLLIDING = [
     ('Bob would like a coffee', '', 'Bob does not like coffee', ''),
     ('Maybe Bob likes jazz', '', 'Bob hates jazz', ''),
     ('Bob moved to Berlin', '', 'Bob is Canadian', ''),
+    ('Bob works at Google', '', 'Bob works at the hospital on weekends', ''),  # an employer is a name
+    ('The fix works for Chrome', '', 'The fix works for Firefox', ''),  # things do not have jobs
+    ('Bob works at Google', '', 'Bob joined the LGBTQ support group', ''),
     ('Bob is in Berlin this week', '', 'Bob lives in Paris', ''),  # a trip, not a move
     ('The standup moved to 10am', '', 'The standup moved to Berlin office', ''),
     ('The staging API listens on port 8080', '', 'The production API listens on port 9090', ''),
