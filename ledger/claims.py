@@ -190,7 +190,7 @@ def _is_value(kind: str, display: str, relation: str, cased: str, left: str = ""
     if kind != KIND_TEXT:
         return True
     text = clean_value(display)
-    if not text or len(text) > 80 or normalize_text(display).startswith(("a ", "an ", "not ", "no ", "不", "没", "非")):
+    if not text or len(text) > 80 or normalize_text(display).startswith(_NOT_A_VALUE_START):
         return False
     words = text.split()
     if text.isascii():
@@ -319,6 +319,7 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if relation == "colon" and (not left or len(left.split()) > 6):
         return None
     person = left in _PERSONS or _named(left, cased)
+    pointed = left in _DEMONSTRATIVES  # "that's what makes me smile": about something unnamed
     if left in _PRONOUNS:
         left = ""
     if not left and not subject.strip():
@@ -332,6 +333,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None
     if not _is_value(value[1], value[0], relation, cased, left):
         return None
+    if pointed and relation in ("is", "colon") and value[1] == KIND_TEXT:
+        return None  # "this is my lucky pair of shoes"; "it listens on port 8080" still reads the subject
     if relation == "is" and person and value[1] == "text" and _MOVED.search(text[best[0]:end]):
         relation = "lives in"  # "Bob moved to Berlin" is where Bob lives; "the standup moved to 10am" is not
     if relation == "works at" and not person:
@@ -349,6 +352,10 @@ _LIKE_ZH = re.compile(r"^(?P<who>.*?)(?P<neg>不再|不太|并不|从不|不)?(?
 _FIRST_PERSON = frozenset("i we you they 我 我们 你 你们 他们 她们".split())
 _DEGREE = re.compile(r"(?:最|很|非常|特别|比较|更|也|还|都|一直|真的)+$|(?:\s+(?:really|truly|absolutely|definitely|"
                      r"actually|generally|usually|always|totally|genuinely|particularly|especially))+$")
+# "a developer", "not ready", "my stress relief", "our top priority": a description, not a value.
+_NOT_A_VALUE_START = ("a ", "an ", "not ", "no ", "my ", "our ", "his ", "her ", "their ", "your ", "不", "没", "非",
+                      "我的", "我们的", "他的", "她的")
+_DEMONSTRATIVES = frozenset("it this that these those there here 这 那 它 这个 那个 此".split())
 _PERSONS = frozenset("i we he she they".split())  # pronouns that stand for people
 _MOVED = re.compile(r"\bmoved to$")
 _HAS_CJK = re.compile(f"[{_CJK}]")

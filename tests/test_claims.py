@@ -76,6 +76,7 @@ COLLIDING = [
     ('The meeting room is Atlas', '', 'The meeting room is Orion', ''),
     ('Bob works at Google', '', 'Bob now works for Meta', ''),
     ('I work for Acme Corp', 'Caroline', 'I am employed by Initech', 'Caroline'),
+    ('It listens on port 8080', 'staging api', 'It listens on port 9090', 'staging api'),
 ]
 NOT_COLLIDING = [
     ('The user likes coffee', '', 'The user likes tea', ''),
@@ -85,6 +86,9 @@ NOT_COLLIDING = [
     ('Bob would like a coffee', '', 'Bob does not like coffee', ''),
     ('Maybe Bob likes jazz', '', 'Bob hates jazz', ''),
     ('Bob moved to Berlin', '', 'Bob is Canadian', ''),
+    # Chat lines, the speaker as subject: what "this" and "that" point at is not the speaker.
+    ('That is what makes me smile', 'John', 'This is where I practice', 'John'),
+    ('Dance is my stress relief', 'Gina', 'Dance is my stress fix too', 'Gina'),
     ('Bob works at Google', '', 'Bob works at the hospital on weekends', ''),  # an employer is a name
     ('The fix works for Chrome', '', 'The fix works for Firefox', ''),  # things do not have jobs
     ('Bob works at Google', '', 'Bob joined the LGBTQ support group', ''),

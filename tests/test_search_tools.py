@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import REPO
 from tools.bench.floor import projection_schema
-from tools.eval import locomo
+from tools.eval import chat_conflicts, locomo
 
 
 def positive_numbers(node: object, path: str = "") -> list[str]:
@@ -119,3 +119,26 @@ def test_recall_harness_scores_a_tiny_conversation(tmp_path: Path) -> None:
     assert report["overall"] == {"R@1": 1.0, "R@5": 1.0, "R@10": 1.0}
     assert report["by_category"]["4-single-hop"]["questions"] == 1
     assert locomo.session_time("1:56 pm on 8 May, 2023") == "2023-05-08T13:56:00.000000Z"
+
+
+def test_chat_conflicts_counts_a_real_change_of_mind_and_not_the_small_talk(tmp_path: Path) -> None:
+    conversation = {
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "I like hiking, it clears my head."},
+            {"speaker": "Ann", "dia_id": "D1:2", "text": "This is my favourite trail."},
+            {"speaker": "Bo", "dia_id": "D1:3", "text": "That is what makes me smile."},
+        ],
+        "session_2_date_time": "10:00 am on 1 June, 2023",
+        "session_2": [
+            {"speaker": "Ann", "dia_id": "D2:1", "text": "I don't like hiking anymore since my knee injury."},
+            {"speaker": "Bo", "dia_id": "D2:2", "text": "This is where I practice."},
+        ],
+    }
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "1.json").write_text(json.dumps(conversation), encoding="utf-8")
+    report = chat_conflicts.run(tmp_path / "data")
+    assert report["turns"] == 5 and report["conflicts"] == 1
+    (opened,) = report["opened"]
+    assert opened["dia_id"] == "D2:1" and opened["subject"] == "Ann" and opened["attribute"] == "likes hiking"
+    assert (opened["value"], opened["other_value"]) == ("no", "yes")

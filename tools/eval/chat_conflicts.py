@@ -1,0 +1,74 @@
+"""Conflicts opened by long chat logs: how often claim extraction cries wolf on conversation.
+
+Every turn of each LoCoMo conversation is remembered the way an agent keeps a chat (the text
+without its "speaker:" label, the speaker as subject, the session's date as event time), each
+conversation in its own ledger. Chat is the hard case for deterministic claims: "this is…",
+"that's…", "dance is my stress relief" are everywhere, and almost none of them contradict an
+earlier line. The report counts the conflicts the writes opened and lists each with its claim, so
+a person can read them and judge which are real.
+
+The data is CC BY-NC (evaluation only): it is read by ``tools/eval`` and never by unit tests.
+
+    python -m tools.eval.chat_conflicts [--data ../shared/data/locomo-dev]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from server.app import LedgerApp
+from server.config import Settings
+from tools.eval.locomo import DEFAULT_DATA, turns
+
+
+def conversation_conflicts(conversation: dict[str, Any], db: Path) -> tuple[int, list[dict[str, Any]]]:
+    """(turns remembered, the conflicts they opened) for one conversation in a fresh ledger."""
+    app = LedgerApp(Settings(db=str(db), client="chat-conflicts"))
+    found: list[dict[str, Any]] = []
+    count = 0
+    try:
+        for turn in turns(conversation):
+            speaker, _, text = turn["content"].partition(": ")
+            result = app.remember(text, subject=speaker, event_time=turn["event_time"], source_ref=turn["dia_id"])
+            count += 1
+            for c in result.get("conflicts", []):
+                found.append({"dia_id": turn["dia_id"], "subject": speaker, **c["claim"]})
+    finally:
+        app.close()
+    return count, found
+
+
+def run(data: Path) -> dict[str, Any]:
+    files = sorted(data.glob("*.json"))
+    if not files:
+        raise SystemExit(f"no LoCoMo conversations (*.json) under {data}")
+    started = time.perf_counter()
+    total, conflicts = 0, []
+    with tempfile.TemporaryDirectory(prefix="chat-conflicts-") as tmp:
+        for path in files:
+            count, found = conversation_conflicts(json.loads(path.read_text(encoding="utf-8")),
+                                                  Path(tmp) / f"{path.stem}.db")
+            total += count
+            conflicts += [{"conversation": path.stem, **c} for c in found]
+    return {"turns": total, "conflicts": len(conflicts),
+            "per_1000_turns": round(1000 * len(conflicts) / max(total, 1), 2),
+            "opened": conflicts, "seconds": round(time.perf_counter() - started, 1)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder of LoCoMo *.json files")
+    args = parser.parse_args(argv)
+    json.dump(run(args.data), sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
