@@ -271,8 +271,8 @@ def decide_update(
     """An update; an unconfirmed change to a user-confirmed memory stops being user_confirmed.
 
     ``claims`` are the memory's claims after the change (None when content and subject are
-    unchanged): new collisions open conflicts, conflicts whose claims no longer collide are
-    dissolved, and the memory's other judged conflicts re-open.
+    unchanged): new collisions open conflicts, open conflicts whose claims no longer collide
+    are dissolved, and the memory's judged conflicts re-open.
     """
     if authorization not in AUTHORIZATIONS:
         raise InvalidInput("unknown authorization channel", field="authorized")
@@ -289,10 +289,11 @@ def decide_update(
         fields.update(source_type="agent_generated", protection="protected", derived_from_confirmed=True)
     decision: Decision = [(memory.stream_id, MemoryUpdated(memory=memory.stream_id, authorization=authorization,
                                                             **fields))]
-    if claims is not None:  # the text changed: a conflict whose disagreement is gone ends here
+    if claims is not None:  # the text changed: an open conflict whose disagreement is gone ends here
         still = frozenset(cand.other.stream_id for claim in claims for cand in candidates
                           if collides(claim, cand.claim))
-        gone = [c for c in conflicts if c.state != "resolved" and c.other(memory.stream_id) not in still]
+        # A judged one re-opens whatever changed (CONTRACT.md): a person looks at it again.
+        gone = [c for c in conflicts if c.state == "open" and c.other(memory.stream_id) not in still]
         decision += dissolve(gone, memory)
         conflicts = [c for c in conflicts if c not in gone]
     decision += reopen(conflicts, memory, "changed")

@@ -100,10 +100,12 @@ def test_a_member_that_stops_contradicting_dissolves_the_conflict(app: LedgerApp
     assert app.verify()["ok"]
 
 
-def test_a_judged_conflict_whose_disagreement_is_gone_ends_instead_of_reopening(app: LedgerApp) -> None:
+def test_a_judged_conflict_reopens_even_when_the_disagreement_is_gone(app: LedgerApp) -> None:
     a, b, cid = pair(app)
     app.judge(cid, b, rationale="the newer log says 404", pins={str(a): 1, str(b): 1})
     app.update(b, content="接口 /api/foo 返回 200")  # now agrees with a
+    assert state(app, cid) == "open"  # CONTRACT.md: a judged conflict whose member changed re-opens
+    app.update(b, content="接口 /api/foo 返回 200 OK")  # an open conflict without a disagreement ends
     detail = app.conflict_detail(cid)["conflict"]
     assert detail["state"] == "resolved" and detail["resolution"] == "dissolved"
     assert app.remember("接口 /api/foo 返回 500")["conflicts_total"] == 2  # both still claim 200
