@@ -128,7 +128,8 @@ _LEFT_TRAILERS = re.compile(r"(?:\s*(?:现在|目前|已经|已|也|还|都|将|
 _TRAILING_TIME = re.compile(r"(?:\s+(?:(?:last|this|next)\s+(?:year|month|week|weekend|summer|winter|spring|fall|"
                             r"autumn)|recently|yesterday|today|lately|now|currently|these days|"
                             r"(?:a|one|two|three|a few|\d+)\s+(?:years?|months?|weeks?|days?)\s+ago|in\s+\d{4}))+$")
-_PRONOUNS = frozenset("it this that he she they there here we i you these those 这 那 它 他 她 这个 那个 此".split())
+_PRONOUNS = frozenset("it this that he she they there here we i you these those 这 那 它 他 她 这个 那个 此 "
+                      "我 我们 你 你们 他们 她们".split())
 _QUESTION_START = re.compile(
     r"^(?:what|which|who|how|why|when|where|whether|is|are|does|do|哪|什么|谁|如何|为什么|怎么)\b")
 _GENERIC_LABELS = frozenset(
@@ -313,12 +314,15 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if _NEGATED_LEFT.search(left_raw) or _QUESTION_START.match(text):
         return None
     left = _strip_left(left_raw)
+    if not left and relation != "colon" and left_raw.strip(_TOKEN_PUNCT + " "):
+        return None  # only a filler or a time stood there: "今天是星期五", "today is Friday"
     if relation == "colon" and (not left or left in _GENERIC_LABELS or _is_utterance(text[end:])):
         # "Note: the API returns 200", "Caroline: I moved to Berlin": read what follows the label
         return _clause_claim(clause[clause.find(":") + 1:] if ":" in clause else text[end:], subject)
     if relation == "colon" and (not left or len(left.split()) > 6):
         return None
-    person = left in _PERSONS or _named(left, cased)
+    someone = left in _PERSONS  # I, he, 我, 他…: a person the clause does not name
+    person = someone or _named(left, cased)
     pointed = left in _DEMONSTRATIVES  # "that's what makes me smile": about something unnamed
     if left in _PRONOUNS:
         left = ""
@@ -337,6 +341,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None  # "this is my lucky pair of shoes"; "it listens on port 8080" still reads the subject
     if relation == "is" and person and value[1] == "text" and _MOVED.search(text[best[0]:end]):
         relation = "lives in"  # "Bob moved to Berlin" is where Bob lives; "the standup moved to 10am" is not
+    if relation == "is" and value[1] == KIND_TEXT and (someone or _LEADING_ARTICLE.sub("", left) in _DISCOURSE):
+        return None  # "我是老师", "他是我哥哥": what someone is; "the problem is …", "原因是 …": a remark
     if relation == "works at" and not person:
         return None  # "the fix works for Chrome" is not an employer
     return _make(subject, left, "is" if relation == "implicit" else relation, value)
@@ -356,11 +362,15 @@ _DEGREE = re.compile(r"(?:最|很|非常|特别|比较|更|也|还|都|一直|�
 _NOT_A_VALUE_START = ("a ", "an ", "not ", "no ", "my ", "our ", "his ", "her ", "their ", "your ", "不", "没", "非",
                       "我的", "我们的", "他的", "她的")
 _DEMONSTRATIVES = frozenset("it this that these those there here 这 那 它 这个 那个 此".split())
-_PERSONS = frozenset("i we he she they".split())  # pronouns that stand for people
+_PERSONS = frozenset("i we he she they 我 我们 你 你们 他 她 他们 她们".split())  # pronouns that stand for people
+# Remarks, not attributes: "the problem is …", "the reason is …", "重点是 …".
+_DISCOURSE = frozenset("""problem issue point reason thing idea truth question answer catch trick plan result
+    difference fact 问题 重点 原因 关键 结果 意思 目的 好处 坏处 事实 情况 答案 区别 麻烦 难点""".split())
 _MOVED = re.compile(r"\bmoved to$")
 _HAS_CJK = re.compile(f"[{_CJK}]")
 _TASTE_TRAILERS = re.compile(r"(?:\s+(?:anymore|any more|now|too|either|a lot|very much|so much|at all|much))+$")
-_NOT_A_TASTE = frozenset("it this that them him her 它 这 那 这个 那个".split())
+_NOT_A_TASTE = frozenset("it this that them him her you me us 它 这 那 这个 那个 你 我 他 她 你们 我们 他们 她们"
+                         .split())
 
 
 def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None:
@@ -384,6 +394,8 @@ def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None
     what = _LEADING_ARTICLE.sub("", _TASTE_TRAILERS.sub("", _value_text(match["what"]))).strip(_TOKEN_PUNCT + " ")
     if not who.strip() or not what or what in _NOT_A_TASTE or len(what.split()) > 5 or len(what) > 40:
         return None
+    if chinese and ("是" in who or what.startswith("的")):
+        return None  # "这是我最喜欢的书": a favourite thing named, not a taste stated
     tokens = key_tokens(who)
     if not tokens:
         return None

@@ -89,6 +89,12 @@ NOT_COLLIDING = [
     # Chat lines, the speaker as subject: what "this" and "that" point at is not the speaker.
     ('That is what makes me smile', 'John', 'This is where I practice', 'John'),
     ('Dance is my stress relief', 'Gina', 'Dance is my stress fix too', 'Gina'),
+    ('我是老师', '小明', '我是妈妈', '小明'),  # what someone is: many things at once
+    ('这是我最喜欢的书', '小明', '这是我最喜欢的电影', '小明'),
+    ('今天是星期五', '站会', '今天是星期一', '站会'),  # a remark about today, not the stand-up's day
+    ('Today is Friday', 'standup', 'Today is Monday', 'standup'),
+    ('问题是时间不够', '项目', '问题是人手不够', '项目'),
+    ('The problem is the deadline', 'launch', 'The problem is the budget', 'launch'),
     ('Bob works at Google', '', 'Bob works at the hospital on weekends', ''),  # an employer is a name
     ('The fix works for Chrome', '', 'The fix works for Firefox', ''),  # things do not have jobs
     ('Bob works at Google', '', 'Bob joined the LGBTQ support group', ''),
