@@ -191,7 +191,7 @@ def _is_value(kind: str, display: str, relation: str, cased: str, left: str = ""
     if kind != KIND_TEXT:
         return True
     text = clean_value(display)
-    if not text or len(text) > 80 or normalize_text(display).startswith(_NOT_A_VALUE_START):
+    if not any(ch.isalnum() for ch in text) or len(text) > 80 or normalize_text(display).startswith(_NOT_A_VALUE_START):
         return False
     words = text.split()
     if text.isascii():
@@ -203,6 +203,8 @@ def _is_value(kind: str, display: str, relation: str, cased: str, left: str = ""
             return True
         if relation == "works at":
             return False  # an employer is a name: "joined the book club" is not a job
+        if relation in ("is", "colon") and len(words) > 1 and not re.search(r"[\d/_@#]|\.\w", text):
+            return False  # "going great", "on my to-do list": values are names, ids ("room 4") or one word
         descriptive = first in _DESCRIPTIVE or (
             len(words) == 1 and bool(_DESCRIPTIVE_SUFFIX.search(first)) and not re.search(r"[\d/._@-]", first))
         passive = relation == "is" and (re.fullmatch(r"[a-z]{3,}(?:ed|ing)", first) is not None

@@ -93,6 +93,8 @@ NOT_COLLIDING = [
     ('这是我最喜欢的书', '小明', '这是我最喜欢的电影', '小明'),
     ('今天是星期五', '站会', '今天是星期一', '站会'),  # a remark about today, not the stand-up's day
     ('Today is Friday', 'standup', 'Today is Monday', 'standup'),
+    ('Seattle is definitely a great city', 'Tim', 'Seattle is definitely too rainy', 'Tim'),
+    ('Going there is definitely on my to-do list', 'John', 'Going there is definitely a dream', 'John'),
     ('问题是时间不够', '项目', '问题是人手不够', '项目'),
     ('The problem is the deadline', 'launch', 'The problem is the budget', 'launch'),
     ('Bob works at Google', '', 'Bob works at the hospital on weekends', ''),  # an employer is a name

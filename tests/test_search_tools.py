@@ -138,7 +138,7 @@ def test_chat_conflicts_counts_a_real_change_of_mind_and_not_the_small_talk(tmp_
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "1.json").write_text(json.dumps(conversation), encoding="utf-8")
     report = chat_conflicts.run(tmp_path / "data")
-    assert report["turns"] == 5 and report["conflicts"] == 1
+    assert report["turns"] == 5 and report["conflicts"] == 1 and report["claims"] == 2  # hiking yes, then no
     (opened,) = report["opened"]
     assert opened["dia_id"] == "D2:1" and opened["subject"] == "Ann" and opened["attribute"] == "likes hiking"
     assert (opened["value"], opened["other_value"]) == ("no", "yes")

@@ -4,8 +4,9 @@ Every turn of each LoCoMo conversation is remembered the way an agent keeps a ch
 without its "speaker:" label, the speaker as subject, the session's date as event time), each
 conversation in its own ledger. Chat is the hard case for deterministic claims: "this is…",
 "that's…", "dance is my stress relief" are everywhere, and almost none of them contradict an
-earlier line. The report counts the conflicts the writes opened and lists each with its claim, so
-a person can read them and judge which are real.
+earlier line. The report counts the claims the turns hold (each a chance of a false conflict
+later) and the conflicts the writes opened, listed with their claims so a person can judge
+which are real.
 
 The data is CC BY-NC (evaluation only): it is read by ``tools/eval`` and never by unit tests.
 
@@ -27,8 +28,8 @@ from server.config import Settings
 from tools.eval.locomo import DEFAULT_DATA, turns
 
 
-def conversation_conflicts(conversation: dict[str, Any], db: Path) -> tuple[int, list[dict[str, Any]]]:
-    """(turns remembered, the conflicts they opened) for one conversation in a fresh ledger."""
+def conversation_conflicts(conversation: dict[str, Any], db: Path) -> tuple[int, int, list[dict[str, Any]]]:
+    """(turns remembered, claims they hold, the conflicts they opened) for one conversation in a fresh ledger."""
     app = LedgerApp(Settings(db=str(db), client="chat-conflicts"))
     found: list[dict[str, Any]] = []
     count = 0
@@ -39,9 +40,10 @@ def conversation_conflicts(conversation: dict[str, Any], db: Path) -> tuple[int,
             count += 1
             for c in result.get("conflicts", []):
                 found.append({"dia_id": turn["dia_id"], "subject": speaker, **c["claim"]})
+        claims = app.conn.execute("SELECT count(*) FROM claims").fetchone()[0]
     finally:
         app.close()
-    return count, found
+    return count, claims, found
 
 
 def run(data: Path) -> dict[str, Any]:
@@ -49,14 +51,14 @@ def run(data: Path) -> dict[str, Any]:
     if not files:
         raise SystemExit(f"no LoCoMo conversations (*.json) under {data}")
     started = time.perf_counter()
-    total, conflicts = 0, []
+    total, claims, conflicts = 0, 0, []
     with tempfile.TemporaryDirectory(prefix="chat-conflicts-") as tmp:
         for path in files:
-            count, found = conversation_conflicts(json.loads(path.read_text(encoding="utf-8")),
-                                                  Path(tmp) / f"{path.stem}.db")
-            total += count
+            count, held, found = conversation_conflicts(json.loads(path.read_text(encoding="utf-8")),
+                                                        Path(tmp) / f"{path.stem}.db")
+            total, claims = total + count, claims + held
             conflicts += [{"conversation": path.stem, **c} for c in found]
-    return {"turns": total, "conflicts": len(conflicts),
+    return {"turns": total, "claims": claims, "conflicts": len(conflicts),
             "per_1000_turns": round(1000 * len(conflicts) / max(total, 1), 2),
             "opened": conflicts, "seconds": round(time.perf_counter() - started, 1)}
 
