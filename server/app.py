@@ -161,7 +161,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
         row = mem.load(self.conn, "memory_id=?", (memory_id,))
         assert row is not None
         return {"ok": True, "memory_id": memory_id, "version": row["version"],
-                **self._write_report(stored, memory_id)}
+                **self._write_report(stored, memory_id), **self._conflict_changes(stored)}
 
     def find(
         self,

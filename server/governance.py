@@ -117,6 +117,18 @@ class GovernanceMixin(GovernanceViews):
             report["near_duplicates"] = near
         return report
 
+    def _conflict_changes(self, stored: list[StoredEvent]) -> dict[str, list[int]]:
+        """The conflicts an update ended (``dissolved``) or put back before a person (``reopened``)."""
+        changes: dict[str, list[int]] = {}
+        for ev in stored:
+            if ev.type not in ("ConflictResolved", "ConflictReopened"):
+                continue
+            row = conflicts_model.load(self.conn, "stream_id=?", (ev.stream_id,))
+            if row is not None:
+                key = "reopened" if ev.type == "ConflictReopened" else "dissolved"
+                changes.setdefault(key, []).append(row["conflict_id"])
+        return changes
+
     def _collision_report(self, stored: list[StoredEvent], mine: int) -> dict[str, Any]:
         """``conflicts`` (at most 5: those the writer loses first, then by the other side's trust)."""
         items = []

@@ -91,7 +91,7 @@ def test_a_member_that_stops_contradicting_dissolves_the_conflict(app: LedgerApp
     app.update(a, content="接口 /api/foo 返回 302")  # still a different value: the conflict stays
     assert state(app, cid) == "open"
     result = app.update(a, content="接口 /api/foo 已经下线了")  # no claim on the key any more
-    assert result["conflicts_total"] == 0
+    assert result["conflicts_total"] == 0 and result["dissolved"] == [cid]
     detail = app.conflict_detail(cid)["conflict"]
     assert detail["state"] == "resolved" and detail["resolution"] == "dissolved" and detail["winner_id"] is None
     assert f"member #{a} changed" in detail["reason"]
@@ -103,8 +103,9 @@ def test_a_member_that_stops_contradicting_dissolves_the_conflict(app: LedgerApp
 def test_a_judged_conflict_reopens_even_when_the_disagreement_is_gone(app: LedgerApp) -> None:
     a, b, cid = pair(app)
     app.judge(cid, b, rationale="the newer log says 404", pins={str(a): 1, str(b): 1})
-    app.update(b, content="接口 /api/foo 返回 200")  # now agrees with a
+    result = app.update(b, content="接口 /api/foo 返回 200")  # now agrees with a
     assert state(app, cid) == "open"  # CONTRACT.md: a judged conflict whose member changed re-opens
+    assert result["reopened"] == [cid] and "dissolved" not in result
     app.update(b, content="接口 /api/foo 返回 200 OK")  # an open conflict without a disagreement ends
     detail = app.conflict_detail(cid)["conflict"]
     assert detail["state"] == "resolved" and detail["resolution"] == "dissolved"
