@@ -198,8 +198,8 @@ def _is_value(kind: str, display: str, relation: str, cased: str, left: str = ""
         if len(words) > (8 if relation == "colon" else 5):
             return False
         first = words[0]
-        found = re.search(rf"(?<!\w){re.escape(first)}(?!\w)", cased, re.IGNORECASE)
-        if found is not None and found.group()[0].isupper():
+        written = _as_written(first, cased)
+        if written is not None and written[0].isupper():
             return True
         if relation == "works at":
             return False  # an employer is a name: "joined the book club" is not a job
@@ -220,8 +220,20 @@ def _named(left: str, cased: str) -> bool:
     """``left`` stands in the clause as a capitalised name with no article ("Bob", "Alice Chen")."""
     if not left or not left.isascii():
         return False
-    found = re.search(r"(?<!\w)" + r"\s+".join(map(re.escape, left.split())) + r"(?!\w)", cased, re.IGNORECASE)
-    return found is not None and _NAMED.fullmatch(found.group()) is not None
+    written = _as_written(left, cased)
+    return written is not None and _NAMED.fullmatch(written) is not None
+
+
+def _as_written(phrase: str, cased: str) -> str | None:
+    """The first place the clause wrote ``phrase`` (folded words), with its own case: "bob chen" →
+    "Bob Chen". Word by word rather than a regex built per phrase, which would be compiled anew
+    for nearly every clause."""
+    want = phrase.split()
+    words = [w.strip(_TOKEN_PUNCT) for w in cased.split()]
+    for i in range(len(words) - len(want) + 1):
+        if [w.lower() for w in words[i:i + len(want)]] == want:
+            return " ".join(words[i:i + len(want)])
+    return None
 
 
 def _parse_value(raw: str, hint: str) -> tuple[str, str, str, str] | None:
@@ -370,6 +382,7 @@ _DISCOURSE = frozenset("""problem issue point reason thing idea truth question a
     difference fact 问题 重点 原因 关键 结果 意思 目的 好处 坏处 事实 情况 答案 区别 麻烦 难点""".split())
 _MOVED = re.compile(r"\bmoved to$")
 _HAS_CJK = re.compile(f"[{_CJK}]")
+_TASTE_WORD = re.compile(r"(?i:like|love|enjoy|hate)|喜欢|讨厌|爱吃|爱喝")
 _TASTE_TRAILERS = re.compile(r"(?:\s+(?:anymore|any more|now|too|either|a lot|very much|so much|at all|much))+$")
 _NOT_A_TASTE = frozenset("it this that them him her you me us 它 这 那 这个 那个 你 我 他 她 你们 我们 他们 她们"
                          .split())
@@ -377,6 +390,8 @@ _NOT_A_TASTE = frozenset("it this that them him her you me us 它 这 那 这个
 
 def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None:
     """The clause's like/dislike claim and who it is about (``default_who`` for "I", "不喜欢茶")."""
+    if _TASTE_WORD.search(clause) is None:  # most clauses: one cheap scan instead of the parse
+        return None
     text = normalize_text(clause)
     if not text or _HEDGED.search(text) or _QUESTION_START.match(text):
         return None
