@@ -137,9 +137,11 @@ def main(ctx: click.Context, db: str | None, as_json: bool) -> None:
 @click.option("--event-time", default=None, help="When the fact became true (ISO 8601).")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--workspace", default=None, help="Workspace (else LEDGER_WORKSPACE).")
+@click.option("--retracts", "retracts", type=click.IntRange(min=1), default=None, metavar="ID",
+              help="This fact cancels memory ID, which is retired (\"cancel the Wednesday meeting\").")
 @json_option
 def remember(obj: CliContext, text: str, subject: str, source_type: str, event_time: str | None,
-             tags: tuple[str, ...], workspace: str | None) -> None:
+             tags: tuple[str, ...], workspace: str | None, retracts: int | None) -> None:
     """Record a fact.
 
     Example: ledger remember "Deploys freeze on Fridays" --subject deploys --tag policy
@@ -148,7 +150,8 @@ def remember(obj: CliContext, text: str, subject: str, source_type: str, event_t
     from server.schemas import RememberData
 
     data = RememberData.parse({"content": text, "subject": subject, "source_type": source_type,
-                               "event_time": event_time, "tags": list(tags), "workspace": workspace})
+                               "event_time": event_time, "tags": list(tags), "workspace": workspace,
+                               "ref_id": retracts, "retracts": retracts is not None})
     result = obj.app.remember(**data.to_kwargs(), authorization=AUTH_USER)
     emit(obj, result, _remember_lines)
 

@@ -71,6 +71,18 @@ def test_read_shows_time_tags_and_links(db_path: Path) -> None:
     assert "  supersedes #1" in out.splitlines()
 
 
+def test_remember_retracts_an_earlier_fact(db_path: Path) -> None:
+    db = str(db_path)
+    run("remember", "Team meeting on Wednesday at 3pm", "--subject", "team meeting", "--db", db)  # locked
+    code, out = run("remember", "Cancel the Wednesday meeting", "--retracts", "1", "--db", db, "--json")
+    cancel = json.loads(out)["memory_id"]
+    code, out = run("read", "1", "--db", db, "--json")
+    memory = json.loads(out)["memory"]
+    assert code == 0 and memory["status"] == "retired" and memory["retired_by"] == cancel
+    code, out = run("remember", "Cancel nothing", "--retracts", "99", "--db", db, "--json")
+    assert code == 1 and json.loads(out)["error"]["code"] == "not_found"
+
+
 def test_errors_are_json_with_a_code_and_exit_1(db_path: Path) -> None:
     code, out = run("read", "999", "--db", str(db_path), "--json")
     assert code == 1
