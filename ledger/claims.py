@@ -130,6 +130,15 @@ _TRAILING_TIME = re.compile(r"(?:\s+(?:(?:last|this|next)\s+(?:year|month|week|w
                             r"(?:a|one|two|three|a few|\d+)\s+(?:years?|months?|weeks?|days?)\s+ago|in\s+\d{4}))+$")
 _PRONOUNS = frozenset("it this that he she they there here we i you these those 这 那 它 他 她 这个 那个 此 "
                       "我 我们 你 你们 他们 她们".split())
+# "a developer", "not ready", "my stress relief", "our top priority": a description, not a value.
+_NOT_A_VALUE_START = ("a ", "an ", "not ", "no ", "my ", "our ", "his ", "her ", "their ", "your ", "不", "没", "非",
+                      "我的", "我们的", "他的", "她的")
+_DEMONSTRATIVES = frozenset("it this that these those there here 这 那 它 这个 那个 此".split())
+_PERSONS = frozenset("i we he she they 我 我们 你 你们 他 她 他们 她们".split())  # pronouns that stand for people
+# Remarks, not attributes: "the problem is …", "the reason is …", "重点是 …".
+_DISCOURSE = frozenset("""problem issue point reason thing idea truth question answer catch trick plan result
+    difference fact 问题 重点 原因 关键 结果 意思 目的 好处 坏处 事实 情况 答案 区别 麻烦 难点""".split())
+_MOVED = re.compile(r"\bmoved to$")
 _QUESTION_START = re.compile(
     r"^(?:what|which|who|how|why|when|where|whether|is|are|does|do|哪|什么|谁|如何|为什么|怎么)\b")
 _GENERIC_LABELS = frozenset(
@@ -353,7 +362,7 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None
     if pointed and relation in ("is", "colon") and value[1] == KIND_TEXT:
         return None  # "this is my lucky pair of shoes"; "it listens on port 8080" still reads the subject
-    if relation == "is" and person and value[1] == "text" and _MOVED.search(text[best[0]:end]):
+    if relation == "is" and person and value[1] == KIND_TEXT and _MOVED.search(text[best[0]:end]):
         relation = "lives in"  # "Bob moved to Berlin" is where Bob lives; "the standup moved to 10am" is not
     if relation == "is" and value[1] == KIND_TEXT and (someone or _LEADING_ARTICLE.sub("", left) in _DISCOURSE):
         return None  # "我是老师", "他是我哥哥": what someone is; "the problem is …", "原因是 …": a remark
@@ -372,15 +381,6 @@ _LIKE_ZH = re.compile(r"^(?P<who>.*?)(?P<neg>不再|不太|并不|从不|不)?(?
 _FIRST_PERSON = frozenset("i we you they 我 我们 你 你们 他们 她们".split())
 _DEGREE = re.compile(r"(?:最|很|非常|特别|比较|更|也|还|都|一直|真的)+$|(?:\s+(?:really|truly|absolutely|definitely|"
                      r"actually|generally|usually|always|totally|genuinely|particularly|especially))+$")
-# "a developer", "not ready", "my stress relief", "our top priority": a description, not a value.
-_NOT_A_VALUE_START = ("a ", "an ", "not ", "no ", "my ", "our ", "his ", "her ", "their ", "your ", "不", "没", "非",
-                      "我的", "我们的", "他的", "她的")
-_DEMONSTRATIVES = frozenset("it this that these those there here 这 那 它 这个 那个 此".split())
-_PERSONS = frozenset("i we he she they 我 我们 你 你们 他 她 他们 她们".split())  # pronouns that stand for people
-# Remarks, not attributes: "the problem is …", "the reason is …", "重点是 …".
-_DISCOURSE = frozenset("""problem issue point reason thing idea truth question answer catch trick plan result
-    difference fact 问题 重点 原因 关键 结果 意思 目的 好处 坏处 事实 情况 答案 区别 麻烦 难点""".split())
-_MOVED = re.compile(r"\bmoved to$")
 _HAS_CJK = re.compile(f"[{_CJK}]")
 _TASTE_WORD = re.compile(r"(?i:like|love|enjoy|hate)|喜欢|讨厌|爱吃|爱喝")
 _TASTE_TRAILERS = re.compile(r"(?:\s+(?:anymore|any more|now|too|either|a lot|very much|so much|at all|much))+$")
