@@ -261,3 +261,18 @@ def test_as_of_search_for_common_terms_takes_the_bounded_path(app: LedgerApp, mo
     assert set(ids(app.find("bravo zulu", limit=50, as_of_recorded=point))) == set(made)
     assert ids(app.find("charlie", limit=50, as_of_recorded=point)) == []
     assert ids(app.find("charlie", limit=50, as_of_recorded=point + 1)) == [made[0]]
+
+
+def test_a_move_collides_and_once_resolved_each_time_has_its_own_home(app: LedgerApp) -> None:
+    paris = app.remember("Bob lives in Paris", subject="Bob", event_time="2020-01-01T00:00:00Z")["memory_id"]
+    moved = app.remember("Bob moved to Berlin last year", subject="Bob", event_time="2023-06-01T00:00:00Z")
+    (conflict,) = moved["conflicts"]
+    assert conflict["claim"]["attribute"] == "lives in" and conflict["verdict"]["winner_id"] == moved["memory_id"]
+    app.resolve_conflict(conflict["conflict_id"], winner_id=moved["memory_id"], authorization=AUTH_USER)
+
+    def home(at: str | None = None) -> list[int]:
+        return [r["memory_id"] for r in app.find("where does Bob live", as_of_event_time=at)["results"]]
+
+    assert home("2021-01-01T00:00:00Z") == [paris]
+    assert home("2024-01-01T00:00:00Z") == home() == [moved["memory_id"]]
+    assert app.read(paris)["memory"]["valid_to"].startswith("2023-06-01")
