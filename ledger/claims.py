@@ -133,6 +133,10 @@ _PRONOUNS = frozenset("it this that he she they there here we i you these those 
 # "a developer", "not ready", "my stress relief", "our top priority": a description, not a value.
 _NOT_A_VALUE_START = ("a ", "an ", "not ", "no ", "my ", "our ", "his ", "her ", "their ", "your ", "不", "没", "非",
                       "我的", "我们的", "他的", "她的")
+_VAGUE_START = frozenset("""almost just really so super very both also always still one like why how what where
+    when who whom which whose most more less such quite pretty kind sort all too even the on in at for to from with
+    of about by into over under like as than there here everything something nothing anything going doing getting
+    being having making""".split())
 _DEMONSTRATIVES = frozenset("it this that these those there here 这 那 它 这个 那个 此".split())
 _PERSONS = frozenset("i we he she they 我 我们 你 你们 他 她 他们 她们".split())  # pronouns that stand for people
 # Remarks, not attributes: "the problem is …", "the reason is …", "重点是 …".
@@ -169,7 +173,8 @@ _DESCRIPTIVE = frozenset(
     unreliable responsive weird strange confusing clear unclear very really quite too so pretty extremely
     not no never always usually sometimes often mostly fully partly deprecated legacy slower faster
     awesome amazing awful terrible wonderful fantastic cool fun funny lovely beautiful gorgeous sweet kind
-    special vital key crucial essential inspiring exciting interesting boring tough cute adorable""".split())
+    special vital key crucial essential inspiring exciting interesting boring tough cute adorable scary rough
+    worth gonna tenuous""".split())
 _PARTICIPLES = frozenset("""written taken given broken chosen hidden frozen forgotten driven proven spoken stolen
     shaken known shown done gone seen run built set put kept held made paid sent spent""".split())
 _NAMED = re.compile(r"[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}")  # "Bob", "Alice Chen": no article
@@ -212,8 +217,8 @@ def _is_value(kind: str, display: str, relation: str, cased: str, left: str = ""
             return True
         if relation == "works at":
             return False  # an employer is a name: "joined the book club" is not a job
-        if relation in ("is", "colon") and len(words) > 1 and not re.search(r"[\d/_@#]|\.\w", text):
-            return False  # "going great", "on my to-do list": values are names, ids ("room 4") or one word
+        if relation in ("is", "colon") and len(words) > 1 and _vague(words):
+            return False  # "almost here", "definitely on my to-do list", "both inspiring": a remark
         descriptive = first in _DESCRIPTIVE or (
             len(words) == 1 and bool(_DESCRIPTIVE_SUFFIX.search(first)) and not re.search(r"[\d/._@-]", first))
         passive = relation == "is" and (re.fullmatch(r"[a-z]{3,}(?:ed|ing)", first) is not None
@@ -223,6 +228,14 @@ def _is_value(kind: str, display: str, relation: str, cased: str, left: str = ""
         trait = relation == "is" and len(words) == 1 and not re.search(r"[\d/._@]", first) and _named(left, cased)
         return not (relation in ("is", "colon") and descriptive) and not passive and not trait
     return not text.endswith("的") and len(text) <= 30
+
+
+def _vague(words: list[str]) -> bool:
+    """A lowercase phrase that remarks rather than names a value: it opens with an adverb, a
+    quantifier, a wh-word or a preposition, or ends on a description ("blue green", "staging
+    server" are values; "truly magical", "one of my favorites", "what makes me smile" are not)."""
+    first, last = words[0].strip(_TOKEN_PUNCT), words[-1].strip(_TOKEN_PUNCT)
+    return first in _VAGUE_START or first.endswith("ly") or first in _DESCRIPTIVE or last in _DESCRIPTIVE
 
 
 def _named(left: str, cased: str) -> bool:
@@ -360,6 +373,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None
     if not _is_value(value[1], value[0], relation, cased, left):
         return None
+    if relation == "is" and value[1] == KIND_TEXT and value[3] == "to":
+        return None  # "my goal is to give kids a home": a purpose, not a value
     if pointed and relation in ("is", "colon") and value[1] == KIND_TEXT:
         return None  # "this is my lucky pair of shoes"; "it listens on port 8080" still reads the subject
     if relation == "is" and person and value[1] == KIND_TEXT and _MOVED.search(text[best[0]:end]):

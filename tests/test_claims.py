@@ -77,6 +77,8 @@ COLLIDING = [
     ('Bob works at Google', '', 'Bob now works for Meta', ''),
     ('I work for Acme Corp', 'Caroline', 'I am employed by Initech', 'Caroline'),
     ('It listens on port 8080', 'staging api', 'It listens on port 9090', 'staging api'),
+    ('The deploy strategy is blue green', '', 'The deploy strategy is canary', ''),  # lowercase values
+    ('Owner: platform team', 'billing', 'Owner: data team', 'billing'),
 ]
 NOT_COLLIDING = [
     ('The user likes coffee', '', 'The user likes tea', ''),
@@ -95,6 +97,8 @@ NOT_COLLIDING = [
     ('Today is Friday', 'standup', 'Today is Monday', 'standup'),
     ('Seattle is definitely a great city', 'Tim', 'Seattle is definitely too rainy', 'Tim'),
     ('Going there is definitely on my to-do list', 'John', 'Going there is definitely a dream', 'John'),
+    ('My goal is to give kids a loving home', 'Caroline', 'My goal is to stay positive', 'Caroline'),
+    ('Success is almost here', 'Jon', 'Success is truly magical', 'Jon'),
     ('问题是时间不够', '项目', '问题是人手不够', '项目'),
     ('The problem is the deadline', 'launch', 'The problem is the budget', 'launch'),
     ('Bob works at Google', '', 'Bob works at the hospital on weekends', ''),  # an employer is a name
