@@ -12,7 +12,8 @@ measures on the same corpus:
   (APSW's ``exec_trace``) and replayed, one transaction each, on an identical copy of the
   ledger opened as the ledger opens it (``EventStore``: WAL, ``synchronous=FULL``, background
   checkpoints). Validation, decisions, fingerprints and the projections' code are gone; the
-  statements, the pages they touch and the commit remain.
+  statements, the pages they touch and the commit remain. A second copy replays only the
+  statements on the log and the core read models (``CORE``).
 
     python -m tools.bench.floor                  # 100,000 memories, 300 remembers, 3 repetitions
     python -m tools.bench.floor --quick          # tiny sizes (smoke test)
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -49,6 +52,8 @@ _NOT_REBUILT = {"events", "derived_cache"}  # the log is read, not written; the 
 # The core read models alone (current memories, their versions for history, full-text search):
 # the floor without governance (claims, conflicts, near-duplicates) and time travel.
 CORE = frozenset({"memories", "memory_versions", "search_docs", "search_fts"})
+_CORE_WRITES = CORE | {"events", "projection_checkpoints"}
+_TABLES = re.compile(r"\b(?:FROM|INTO|UPDATE|JOIN)\s+([A-Za-z_]\w*)", re.IGNORECASE)
 
 Statement = tuple[str, Any]
 
@@ -146,6 +151,13 @@ def replay(store: EventStore, scripts: list[list[Statement]]) -> dict[str, Any]:
             "wal_frames": statistics.median(per_commit) if per_commit else 0}
 
 
+def core_only(script: list[Statement]) -> list[Statement]:
+    """The statements of ``script`` that touch only the core read models (and the log): what a
+    ``remember`` would cost with no governance or time-travel read model to keep."""
+    return [(sql, bindings) for sql, bindings in script
+            if set(_TABLES.findall(sql)) <= _CORE_WRITES]
+
+
 def _log_tail(conn: apsw.Connection) -> tuple[Any, ...]:
     """The last event's position and chain hash, and the memory count: equal when a replay wrote what the ledger did."""
     return (*conn.execute("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").fetchone(),
@@ -155,8 +167,8 @@ def _log_tail(conn: apsw.Connection) -> tuple[Any, ...]:
 def remember_floor(app: LedgerApp, workdir: Path, corpus: Corpus, count: int, reps: int) -> dict[str, Any]:
     """Per repetition: remember ``count`` memories through the facade (timed), record ``count``
     more and replay their statements on a copy taken just before them."""
-    copy_path = workdir / "replay.db"
-    app_reps, replay_reps, faithful = [], [], []
+    copy_path, core_path = workdir / "replay.db", workdir / "replay-core.db"
+    app_reps, replay_reps, core_reps, faithful = [], [], [], []
     for _ in range(reps):
         batch = list(corpus.memories(2 * count))
         samples = []
@@ -169,16 +181,21 @@ def remember_floor(app: LedgerApp, workdir: Path, corpus: Corpus, count: int, re
         with copy.backup("main", app.conn, "main") as backup:
             backup.step()
         copy.close()
+        shutil.copyfile(copy_path, core_path)
         scripts = record_remembers(app, batch[count:])
-        store = EventStore(copy_path)
-        try:
-            replay_reps.append(replay(store, scripts))
-            faithful.append(_log_tail(store.conn) == _log_tail(app.conn))
-        finally:
-            store.close()
+        for path, run_scripts, out in ((copy_path, scripts, replay_reps),
+                                       (core_path, [core_only(s) for s in scripts], core_reps)):
+            store = EventStore(path)
+            try:
+                out.append(replay(store, run_scripts))
+                faithful.append(_log_tail(store.conn) == _log_tail(app.conn))
+            finally:
+                store.close()
     return {
         "ledger_ms": median_of(app_reps),
         "replayed_sql_ms": median_of([r["transaction_ms"] for r in replay_reps]),
+        "core_replayed_sql_ms": median_of([r["transaction_ms"] for r in core_reps]),
+        "core_wal_frames_per_remember": statistics.median(r["wal_frames"] for r in core_reps),
         "commit_ms": median_of([r["commit_ms"] for r in replay_reps]),
         "replay_reached_the_same_log": all(faithful),
         "statements_per_remember": statistics.median(r["statements"] for r in replay_reps),
