@@ -10,6 +10,7 @@ ran older code, a restored backup, an import); a projector whose version changed
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
@@ -18,6 +19,8 @@ import apsw
 from ledger.events import Event
 from ledger.store import EventStore, NewEvent, StoredEvent
 from projections import derived
+
+log = logging.getLogger("fact_ledger.projections")
 
 Progress = Callable[[int, int], None]
 
@@ -148,14 +151,19 @@ class ProjectionRunner:
     def _open_in_transaction(self) -> None:
         self._create_support_tables()
         stale: list[Projector] = []
+        upgraded: list[str] = []
         for p in self.projectors:
             row = self.conn.execute(
                 "SELECT version FROM projection_checkpoints WHERE name=?", (p.name,)
             ).fetchone()
             if row is None or row[0] != p.version:
                 stale.append(p)
+                if row is not None:
+                    upgraded.append(f"{p.name} v{row[0]} → v{p.version}")
             else:
                 p.create(self.conn)
+        if upgraded:  # on a big ledger this takes a while: say why the first open is slow
+            log.warning("rebuilding from the log once, for new projection versions: %s", ", ".join(upgraded))
         if stale:
             self._rebuild(stale, None)
         self._catch_up()

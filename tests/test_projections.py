@@ -37,13 +37,16 @@ def test_events_from_another_process_are_caught_up_on_open(db_path: Path) -> Non
     assert app.status()["projections"]["memories"]["lag"] == 0
 
 
-def test_a_bumped_projector_version_rebuilds_that_projection(db_path: Path, monkeypatch) -> None:
+def test_a_bumped_projector_version_rebuilds_that_projection(db_path: Path, monkeypatch, caplog) -> None:
     app = LedgerApp(Settings(db=str(db_path)))
     app.remember("alpha fact")
     app.conn.execute("DELETE FROM memories")  # damage the read model; only a rebuild restores it
     app.close()
-    monkeypatch.setattr(MemoriesProjector, "version", MemoriesProjector.version + 1)
+    assert "rebuilding" not in caplog.text  # a new ledger is built quietly
+    old = MemoriesProjector.version
+    monkeypatch.setattr(MemoriesProjector, "version", old + 1)
     app = LedgerApp(Settings(db=str(db_path)))
+    assert f"memories v{old} → v{old + 1}" in caplog.text  # an upgrade says why the open is slow
     assert app.read(1)["memory"]["content"] == "alpha fact"
     version = app.conn.execute("SELECT version FROM projection_checkpoints WHERE name='memories'").get
     assert version == MemoriesProjector.version
