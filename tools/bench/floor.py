@@ -38,7 +38,7 @@ from ledger.store import EventStore
 from projections.runner import REBUILD_CACHE_KIB
 from server.app import LedgerApp
 from tools.bench.corpus import Corpus, Memory
-from tools.bench.run import BUDGETS, build, latency_summary, median_of, timed
+from tools.bench.run import BUDGETS, bench_remember, build, latency_summary, median_of, remember, timed
 
 # How each FTS5 index is filled in the copy. The floor refuses a schema with any other virtual
 # table rather than leave a read model out of the figure.
@@ -77,11 +77,16 @@ def projection_schema(conn: apsw.Connection) -> tuple[list[str], list[str], list
     return creates, tables, virtual
 
 
+def _remove_database(path: Path) -> None:
+    """The file and its WAL and shared-memory files, so nothing of an earlier run is read again."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
 def rebuild_floor(src_path: Path, dst_path: Path, only: frozenset[str] | None = None) -> dict[str, Any]:
     """Seconds to write the finished read models of ``src_path`` (or the tables in ``only``) into
     a fresh file, by table."""
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{dst_path}{suffix}").unlink(missing_ok=True)
+    _remove_database(dst_path)
     conn = apsw.Connection(str(dst_path))
     try:
         conn.execute(f"PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size={REBUILD_CACHE_KIB}")
@@ -102,14 +107,9 @@ def rebuild_floor(src_path: Path, dst_path: Path, only: frozenset[str] | None = 
         seconds = time.perf_counter() - started
     finally:
         conn.close()
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{dst_path}{suffix}").unlink(missing_ok=True)
+        _remove_database(dst_path)
     top = sorted(by_table.items(), key=lambda kv: -kv[1])
     return {"seconds": round(seconds, 3), "by_table_s": {k: round(v, 3) for k, v in top}}
-
-
-def _remember(app: LedgerApp, m: Memory) -> None:
-    app.remember(m.content, subject=m.subject, tags=m.tags, source_type=m.source_type, event_time=m.event_time)
 
 
 def record_remembers(app: LedgerApp, memories: list[Memory]) -> list[list[Statement]]:
@@ -124,7 +124,7 @@ def record_remembers(app: LedgerApp, memories: list[Memory]) -> list[list[Statem
     try:
         for m in memories:
             scripts.append([])
-            _remember(app, m)
+            remember(app, m)
     finally:
         app.conn.exec_trace = None
     return scripts
@@ -170,19 +170,15 @@ def remember_floor(app: LedgerApp, workdir: Path, corpus: Corpus, count: int, re
     copy_path, core_path = workdir / "replay.db", workdir / "replay-core.db"
     app_reps, replay_reps, core_reps, faithful = [], [], [], []
     for _ in range(reps):
-        batch = list(corpus.memories(2 * count))
-        samples = []
-        for m in batch[:count]:
-            samples.append(timed(lambda m=m: _remember(app, m)) * 1000)
-        app_reps.append(latency_summary(samples))
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{copy_path}{suffix}").unlink(missing_ok=True)
+        app_reps.append(bench_remember(app, corpus, count))
+        _remove_database(copy_path)
+        _remove_database(core_path)
         copy = apsw.Connection(str(copy_path))
         with copy.backup("main", app.conn, "main") as backup:
             backup.step()
         copy.close()
         shutil.copyfile(copy_path, core_path)
-        scripts = record_remembers(app, batch[count:])
+        scripts = record_remembers(app, list(corpus.memories(count)))
         for path, run_scripts, out in ((copy_path, scripts, replay_reps),
                                        (core_path, [core_only(s) for s in scripts], core_reps)):
             store = EventStore(path)

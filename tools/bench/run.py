@@ -169,12 +169,16 @@ def bench_exact_phrase(app: LedgerApp, memories: list[Memory], samples: int, see
     }
 
 
+def remember(app: LedgerApp, m: Memory) -> None:
+    """One corpus memory through the facade, as an agent's ``remember`` would send it."""
+    app.remember(m.content, subject=m.subject, tags=m.tags, source_type=m.source_type, event_time=m.event_time)
+
+
 def bench_remember(app: LedgerApp, corpus: Corpus, count: int) -> dict[str, float]:
     samples = []
     for m in corpus.memories(count):
         started = time.perf_counter()
-        app.remember(m.content, subject=m.subject, tags=m.tags, source_type=m.source_type,
-                     event_time=m.event_time)
+        remember(app, m)
         samples.append((time.perf_counter() - started) * 1000)
     return latency_summary(samples)
 
