@@ -393,10 +393,9 @@ _LIKE_EN = re.compile(
     r"^(?P<who>.*?)\s*(?<![\w'’])(?P<neg>does not|doesn['’]t|do not|don['’]t|no longer|never)?\s*"
     r"(?<![\w'’])(?P<verb>(?:likes|loves|enjoys|dislikes|hates)|(?:like|love|enjoy|dislike|hate))\s+(?P<what>.+)$")
 _LIKE_ZH = re.compile(r"^(?P<who>.*?)(?P<neg>不再|不太|并不|从不|不)?(?P<verb>喜欢|讨厌|爱吃|爱喝)(?P<what>.+)$")
-_FIRST_PERSON = frozenset("i we you they 我 我们 你 你们 他们 她们".split())
+_FIRST_PERSON = frozenset("i we you they 我 我们 你 你们 他们 她们".split())  # bare "like" follows these
 _DEGREE = re.compile(r"(?:最|很|非常|特别|比较|更|也|还|都|一直|真的)+$|(?:\s+(?:really|truly|absolutely|definitely|"
                      r"actually|generally|usually|always|totally|genuinely|particularly|especially))+$")
-_HAS_CJK = re.compile(f"[{_CJK}]")
 _TASTE_WORD = re.compile(r"(?i:like|love|enjoy|hate)|喜欢|讨厌|爱吃|爱喝")
 _TASTE_TRAILERS = re.compile(r"(?:\s+(?:anymore|any more|now|too|either|a lot|very much|so much|at all|much))+$")
 _NOT_A_TASTE = frozenset("it this that them him her you me us 它 这 那 这个 那个 你 我 他 她 你们 我们 他们 她们"
@@ -410,7 +409,7 @@ def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None
     text = normalize_text(clause)
     if not text or _HEDGED.search(text) or _QUESTION_START.match(text):
         return None
-    chinese = _HAS_CJK.search(text) is not None
+    chinese = _CJK_SPLIT.search(text) is not None
     match = _LIKE_ZH.match(text) if chinese else _LIKE_EN.match(text)
     if match is None:
         return None
@@ -421,7 +420,7 @@ def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None
     disliked = verb.startswith(("dislike", "hate", "讨厌"))
     if negated and disliked:
         return None  # "doesn't hate" says little
-    if who in _FIRST_PERSON or who in _PRONOUNS or not who:
+    if who in _PRONOUNS or not who:  # "I like …", "他喜欢 …", "不喜欢茶": whom the memory is about
         who = default_who
     what = _LEADING_ARTICLE.sub("", _TASTE_TRAILERS.sub("", _value_text(match["what"]))).strip(_TOKEN_PUNCT + " ")
     if not who.strip() or not what or what in _NOT_A_TASTE or len(what.split()) > 5 or len(what) > 40:
