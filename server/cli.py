@@ -318,6 +318,7 @@ def import_cmd(obj: CliContext, file: Path) -> None:
 
     with progress_bar(obj, "import") as progress:
         result = import_jsonl(obj.app, file, progress=progress)
+
     def human(r: dict[str, Any]) -> None:
         out_console.print(f"appended {r['appended']}, already present {r['already_present']}, "
                           f"bad lines {r['bad_total']}", highlight=False)
