@@ -26,7 +26,7 @@ from ledger.events import (
     ConflictResolved,
     DuplicateSighted,
     Event,
-    MemoryRemembered,
+    MemoryRecorded,
     MemoryRetired,
     MemoryUpdated,
 )
@@ -235,7 +235,7 @@ def decide_remember(
     confidence = cmd.confidence if cmd.confidence is not None else DEFAULT_CONFIDENCE[cmd.source_type]
     # An agent may say "user_confirmed", but the label then records that only the agent said so.
     authorization = cmd.authorization or (AUTH_AGENT if cmd.source_type == "user_confirmed" else "")
-    decision: Decision = [(new_stream, MemoryRemembered(
+    decision: Decision = [(new_stream, MemoryRecorded(
         memory=new_stream, content=cmd.content, subject=cmd.subject, tags=cmd.tags,
         source_type=cmd.source_type, confidence=confidence, protection=default_protection(cmd.source_type),
         source_ref=cmd.source_ref, ref=target.stream_id if target else None, retracts=cmd.retracts,

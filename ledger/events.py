@@ -2,7 +2,9 @@
 
 Schema evolution follows msgspec's rules: a new field needs a default, a field never changes
 type. A breaking change bumps the type's ``V`` and adds ``upcast_vN_vN+1`` to ``UPCASTERS``;
-stored bytes are never rewritten, old payloads are upcast on read.
+stored bytes are never rewritten, old payloads are upcast on read. A renamed type keeps its old
+name in ``RENAMED``: the first step of reading an event is its name (rows written under the old
+name stay as they are, the hash chain covers the name).
 
 Memories and conflicts are referred to by their stream id (a UUIDv7 string) inside payloads,
 so an exported log can be imported into another ledger without renumbering anything.
@@ -31,8 +33,11 @@ class ClaimSpec(msgspec.Struct, frozen=True, omit_defaults=True):
     value: str
 
 
-class MemoryRemembered(Event, frozen=True, kw_only=True, omit_defaults=True):
-    """A new memory. v2: ``tags`` became a list (v1 stored one comma-separated string)."""
+class MemoryRecorded(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A new memory. v2: ``tags`` became a list (v1 stored one comma-separated string).
+
+    Written as ``MemoryRemembered`` before the log took the design's names.
+    """
 
     V: ClassVar[int] = 2
     memory: str
@@ -76,7 +81,9 @@ class DuplicateSighted(Event, frozen=True, kw_only=True, omit_defaults=True):
     source_ref: str = ""
 
 
-class MemoryConfirmed(Event, frozen=True, kw_only=True, omit_defaults=True):
+class Confirmed(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A memory confirmed (locked). Written as ``MemoryConfirmed`` before the design's names."""
+
     memory: str
     authorization: str = AUTH_AGENT
 
@@ -157,10 +164,10 @@ class WorkspaceAliasSet(Event, frozen=True, kw_only=True, omit_defaults=True):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.__name__: cls
     for cls in (
-        MemoryRemembered,
+        MemoryRecorded,
         MemoryUpdated,
         DuplicateSighted,
-        MemoryConfirmed,
+        Confirmed,
         MemoryUnlocked,
         MemoryRetired,
         MemoryArchived,
@@ -174,7 +181,25 @@ EVENT_TYPES: dict[str, type[Event]] = {
 }
 
 
-def upcast_memory_remembered_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+# Old type name -> current one. Stored rows keep the name they were written with.
+RENAMED: dict[str, str] = {
+    "MemoryRemembered": "MemoryRecorded",
+    "MemoryConfirmed": "Confirmed",
+}
+
+
+def current_type(stored: str) -> str:
+    """The current name of a stored type name (itself unless the type was renamed)."""
+    return RENAMED.get(stored, stored)
+
+
+def stored_names(name: str) -> tuple[str, ...]:
+    """Every name rows of this type may be stored under, current name first (old or new given)."""
+    current = current_type(name)
+    return (current, *(old for old, new in RENAMED.items() if new == current))
+
+
+def upcast_memory_recorded_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     tags = data.get("tags", "")
     if isinstance(tags, str):
         data["tags"] = [t.strip() for t in tags.split(",") if t.strip()]
@@ -183,7 +208,7 @@ def upcast_memory_remembered_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
-    ("MemoryRemembered", 1): upcast_memory_remembered_v1_v2,
+    ("MemoryRecorded", 1): upcast_memory_recorded_v1_v2,
 }
 
 _encoder = msgspec.json.Encoder(order="deterministic")
@@ -206,7 +231,9 @@ def type_name(event: Event) -> str:
 
 
 def decode_payload(type_: str, v: int, payload: bytes | str) -> Event:
-    """Decode a stored payload, running the upcaster chain from ``v`` to the current version."""
+    """Decode a stored payload: an old type name reads as its current one, then the upcaster
+    chain runs from ``v`` to the current version."""
+    type_ = current_type(type_)
     cls = EVENT_TYPES.get(type_)
     if cls is None:
         raise ValueError(f"unknown event type {type_!r}")

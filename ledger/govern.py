@@ -32,9 +32,9 @@ from ledger.errors import InvalidInput, Unauthorized, VersionConflict
 from ledger.events import (
     AUTH_USER,
     ClaimCollided,
+    Confirmed,
     ConflictResolved,
     JudgmentSubmitted,
-    MemoryConfirmed,
     MemoryRetired,
     MemoryUnlocked,
     Superseded,
@@ -53,7 +53,7 @@ def decide_confirm(memory: MemoryFacts, *, authorization: str, conflicts: Sequen
     if memory.source_type == "user_confirmed" and memory.protection == "locked" and (
             memory.confirmed_via == AUTH_USER or authorization != AUTH_USER):
         return []
-    return [(memory.stream_id, MemoryConfirmed(memory=memory.stream_id, authorization=authorization)),
+    return [(memory.stream_id, Confirmed(memory=memory.stream_id, authorization=authorization)),
             *reopen(conflicts, memory, "was confirmed")]
 
 

@@ -21,7 +21,7 @@ import apsw
 
 from ledger import fingerprint
 from ledger.claims import Claim
-from ledger.events import Event, MemoryRemembered, MemoryUpdated
+from ledger.events import Event, MemoryRecorded, MemoryUpdated
 from ledger.store import StoredEvent
 from projections import derived
 from projections.runner import DeferringProjector
@@ -73,7 +73,7 @@ def _memory_row(conn: apsw.Connection, event: StoredEvent, data: Event) -> dict[
     A creation carries them all (a new memory is active), so it reads nothing: during a
     rebuild the memories projection may not have written its row yet.
     """
-    if isinstance(data, MemoryRemembered):
+    if isinstance(data, MemoryRecorded):
         return {"memory_id": event.position, "status": "active", "content": data.content,
                 "subject": data.subject, "workspace": event.workspace}
     stream = getattr(data, "loser", None) or getattr(data, "memory", None)
@@ -87,9 +87,9 @@ class ClaimsProjector(DeferringProjector):
     name = "claims"
     version = 3  # 2: no trait of a named person ("Bob is tall"); 3: likes, where one lives and works
     tables = ("claims",)
-    handles = frozenset({"MemoryRemembered", "MemoryUpdated", *_LEAVING})
+    handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING})
 
-    deferrable = frozenset({"MemoryRemembered"})  # a new memory has no claims to read or delete
+    deferrable = frozenset({"MemoryRecorded"})  # a new memory has no claims to read or delete
 
     def create(self, conn: apsw.Connection) -> None:
         self._pending = None
@@ -103,7 +103,7 @@ class ClaimsProjector(DeferringProjector):
         if row is None:
             return
         memory_id = row["memory_id"]
-        if isinstance(data, MemoryRemembered):
+        if isinstance(data, MemoryRecorded):
             explicit = tuple((c.subject, c.attribute, c.value) for c in data.claims)
             rows = _claim_rows(memory_id, row["workspace"],
                                derived.claims(conn, row["content"], row["subject"], explicit))
@@ -138,9 +138,9 @@ class NearDuplicatesProjector:
     name = "near_duplicates"
     version = 2
     tables = ("near_dup_sigs", "near_dup_bands")
-    handles = frozenset({"MemoryRemembered", "MemoryUpdated", *_LEAVING})
+    handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING})
 
-    deferrable = frozenset({"MemoryRemembered"})  # folded into ``_bulk`` during a rebuild
+    deferrable = frozenset({"MemoryRecorded"})  # folded into ``_bulk`` during a rebuild
 
     def __init__(self) -> None:
         # During a rebuild: memory_id -> (workspace, packed signature, band keys), written once
@@ -188,7 +188,7 @@ class NearDuplicatesProjector:
                 packed, keys = derived.fingerprints(conn, row["content"], row["workspace"])
                 self._bulk[memory_id] = (row["workspace"], packed, keys)
             return
-        old = None if isinstance(data, MemoryRemembered) else conn.execute(
+        old = None if isinstance(data, MemoryRecorded) else conn.execute(
             "SELECT workspace, sig FROM near_dup_sigs WHERE memory_id=?", (memory_id,)).fetchone()
         if old is not None:
             conn.executemany("DELETE FROM near_dup_bands WHERE band_key=? AND memory_id=?",

@@ -15,11 +15,11 @@ from typing import Any
 import apsw
 
 from ledger.events import (
+    Confirmed,
     DuplicateSighted,
     Event,
     MemoryArchived,
-    MemoryConfirmed,
-    MemoryRemembered,
+    MemoryRecorded,
     MemoryRetired,
     MemoryUnlocked,
     MemoryUpdated,
@@ -112,7 +112,7 @@ _INSERT_VERSION = (
 )
 
 _STATE_EVENTS = (
-    MemoryUpdated, MemoryConfirmed, MemoryUnlocked, MemoryRetired, MemoryArchived, Superseded,
+    MemoryUpdated, Confirmed, MemoryUnlocked, MemoryRetired, MemoryArchived, Superseded,
 )
 
 
@@ -134,10 +134,10 @@ class MemoriesProjector(DeferringProjector):
     version = 2  # 2: the memories_retired_by index
     tables = ("memories", "memory_versions")
     handles = frozenset(
-        {"MemoryRemembered", "DuplicateSighted", *(cls.__name__ for cls in _STATE_EVENTS)}
+        {"MemoryRecorded", "DuplicateSighted", *(cls.__name__ for cls in _STATE_EVENTS)}
     )
 
-    deferrable = frozenset({"MemoryRemembered"})  # a creation reads nothing
+    deferrable = frozenset({"MemoryRecorded"})  # a creation reads nothing
 
     def create(self, conn: apsw.Connection) -> None:
         self._pending = None
@@ -148,7 +148,7 @@ class MemoriesProjector(DeferringProjector):
         conn.execute("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS memory_versions")
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
-        if isinstance(data, MemoryRemembered):
+        if isinstance(data, MemoryRecorded):
             self._insert(conn, event, data)
             return
         stream = data.loser if isinstance(data, Superseded) else data.memory  # type: ignore[attr-defined]
@@ -172,7 +172,7 @@ class MemoriesProjector(DeferringProjector):
         )
         _snapshot(conn, row, event)
 
-    def _insert(self, conn: apsw.Connection, event: StoredEvent, data: MemoryRemembered) -> None:
+    def _insert(self, conn: apsw.Connection, event: StoredEvent, data: MemoryRecorded) -> None:
         row: dict[str, Any] = {
             "memory_id": event.position,
             "stream_id": data.memory,
@@ -237,7 +237,7 @@ def _fold_state(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent, 
             row["confirmed_via"] = ""
         elif data.source_type is not None and data.source_type != "user_confirmed":
             row["confirmed_via"] = ""
-    elif isinstance(data, MemoryConfirmed):
+    elif isinstance(data, Confirmed):
         row.update(source_type="user_confirmed", protection="locked", confirmed_via=data.authorization)
     elif isinstance(data, MemoryUnlocked):
         row["protection"] = "normal"

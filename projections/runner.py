@@ -1,6 +1,8 @@
 """The projection runner: inline application, checkpoints, catch-up and rebuild.
 
-A projector is a name, a version, the event types it handles and an ``apply``. Inline
+A projector is a name, a version, the event types it handles and an ``apply``. ``handles``
+names current types: a row stored under a type's old name (``ledger.events.RENAMED``) goes to
+the projectors of its current name. Inline
 projectors run inside the append transaction and write their checkpoint there too, so a write
 is readable when it returns and a crash can never leave a projection ahead of or behind the
 log. On open each projector catches up from its checkpoint (events from another process that
@@ -16,7 +18,7 @@ from typing import Any, Protocol
 
 import apsw
 
-from ledger.events import Event
+from ledger.events import EVENT_TYPES, Event, current_type
 from ledger.store import EventStore, NewEvent, StoredEvent
 from projections import derived
 
@@ -116,6 +118,10 @@ REBUILD_CACHE_KIB = -262144  # page cache during a rebuild: 256 MiB (negative: K
 
 class ProjectionRunner:
     def __init__(self, store: EventStore, projectors: Sequence[Projector]) -> None:
+        for p in projectors:  # an old or misspelt name would never match: the projector would miss events
+            unknown = sorted(p.handles - EVENT_TYPES.keys())
+            if unknown:
+                raise ValueError(f"projector {p.name} handles unknown event types {unknown} (current names only)")
         self.store = store
         self.projectors = list(projectors)
         self.by_name = {p.name: p for p in self.projectors}
@@ -175,7 +181,7 @@ class ProjectionRunner:
         for event in self.store.read(after=start):
             data = None
             for p in self.projectors:
-                if event.position > checkpoints.get(p.name, 0) and event.type in p.handles:
+                if event.position > checkpoints.get(p.name, 0) and current_type(event.type) in p.handles:
                     data = data or event.data
                     p.apply(self.conn, event, data)
             last = event.position
@@ -195,8 +201,9 @@ class ProjectionRunner:
         last = 0
         for event in events:
             data: Event | None = None
+            kind = current_type(event.type)
             for p in self.projectors:
-                if event.type in p.handles:
+                if kind in p.handles:
                     data = data or event.data
                     p.apply(self.conn, event, data)
             last = event.position
@@ -257,9 +264,10 @@ class ProjectionRunner:
         count = 0
         for event in self.store.read():
             count += 1
-            todo = handlers.get(event.type)
+            kind = current_type(event.type)
+            todo = handlers.get(kind)
             if todo:
-                if event.type not in deferred:
+                if kind not in deferred:
                     for p in flushers:
                         p.flush(self.conn)
                 data = event.data

@@ -19,7 +19,7 @@ import apsw
 import msgspec
 
 from ledger.clock import to_datetime
-from ledger.events import Event, MemoryRemembered, MemoryUpdated
+from ledger.events import Event, MemoryRecorded, MemoryUpdated
 from ledger.store import StoredEvent
 from ledger.text import Query, Term, analyse, fts_all, fts_any, index_text
 from ledger.trust import trust_of
@@ -79,9 +79,9 @@ class SearchProjector(DeferringProjector):
     name = "search"
     version = 4
     tables = ("search_docs",)
-    handles = frozenset({"MemoryRemembered", "MemoryUpdated"})
+    handles = frozenset({"MemoryRecorded", "MemoryUpdated"})
 
-    deferrable = frozenset({"MemoryRemembered"})  # a creation reads nothing
+    deferrable = frozenset({"MemoryRecorded"})  # a creation reads nothing
 
     @property
     def _bulk(self) -> bool:
@@ -103,7 +103,7 @@ class SearchProjector(DeferringProjector):
         compact(conn, "search_fts")
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
-        if isinstance(data, MemoryRemembered):
+        if isinstance(data, MemoryRecorded):
             doc = (index_text(data.subject), index_text(data.content), index_text(" ".join(data.tags)))
             if self._pending is not None:
                 self._pending.add(_INSERT_DOC, (event.position, *doc))

@@ -32,14 +32,15 @@ import msgspec
 
 from ledger.events import (
     EVENT_TYPES,
+    Confirmed,
     Event,
     MemoryArchived,
-    MemoryConfirmed,
-    MemoryRemembered,
+    MemoryRecorded,
     MemoryRetired,
     MemoryUnlocked,
     MemoryUpdated,
     Superseded,
+    current_type,
 )
 from ledger.store import StoredEvent
 from ledger.text import index_text
@@ -140,7 +141,7 @@ class TimelineProjector:
     def __init__(self) -> None:
         self._bulk: _Rebuild | None = None
 
-    deferrable = frozenset({"MemoryRemembered"})  # a creation reads nothing (ids come from ``_Rebuild``)
+    deferrable = frozenset({"MemoryRecorded"})  # a creation reads nothing (ids come from ``_Rebuild``)
 
     def cancel_rebuild(self) -> None:
         self._bulk = None
@@ -165,14 +166,14 @@ class TimelineProjector:
         elif bulk.hwm is None or event.recorded_at > bulk.hwm:
             bulk.rows.add(_INSERTS["tt_marks"], (event.recorded_at, event.position))
             bulk.hwm = event.recorded_at
-        if isinstance(data, MemoryRemembered):
+        if isinstance(data, MemoryRecorded):
             if bulk is None:
                 _create(conn, event, data)
             else:
                 bulk.create(conn, event, data)
         elif isinstance(data, MemoryUpdated):
             _update(conn, event, data)
-        elif isinstance(data, MemoryConfirmed):
+        elif isinstance(data, Confirmed):
             _change(conn, event, data.memory, {"source_type": "user_confirmed", "protection": "locked"})
         elif isinstance(data, MemoryUnlocked):
             _change(conn, event, data.memory, {"protection": "normal"})
@@ -191,7 +192,8 @@ class TimelineProjector:
         if bulk is None:
             _link(conn, event, data)
         else:
-            _link(conn, event, data, bulk.memory_ids, bulk.rows if event.type in self.deferrable else None)
+            deferred = bulk.rows if current_type(event.type) in self.deferrable else None
+            _link(conn, event, data, bulk.memory_ids, deferred)
 
 
 _INSERTS = {
@@ -218,7 +220,7 @@ class _Rebuild:
         self.rows = DeferredRows()
         self.next_ids: tuple[int, int] | None = None  # (text_id, state_id) the next rows get
 
-    def create(self, conn: apsw.Connection, event: StoredEvent, data: MemoryRemembered) -> None:
+    def create(self, conn: apsw.Connection, event: StoredEvent, data: MemoryRecorded) -> None:
         if self.next_ids is None:  # rows written by the inline path since the last flush
             self.next_ids = (_next_id(conn, "tt_texts", "text_id"), _next_id(conn, "tt_states", "state_id"))
         text_id, state_id = self.next_ids
@@ -271,7 +273,7 @@ def _text_rows(text_id: int, position: int, memory_id: int, subject: str, conten
     }
 
 
-def _creation_rows(event: StoredEvent, data: MemoryRemembered, text_id: int,
+def _creation_rows(event: StoredEvent, data: MemoryRecorded, text_id: int,
                    state_id: int) -> dict[str, tuple[Any, ...]]:
     """The rows a new memory adds (its links and mark aside), with the text and state ids given."""
     memory_id = event.position
@@ -303,7 +305,7 @@ def _insert_state(conn: apsw.Connection, state: dict[str, Any]) -> int:
     return state_id
 
 
-def _create(conn: apsw.Connection, event: StoredEvent, data: MemoryRemembered) -> None:
+def _create(conn: apsw.Connection, event: StoredEvent, data: MemoryRecorded) -> None:
     _write(conn, _creation_rows(event, data, _next_id(conn, "tt_texts", "text_id"),
                                 _next_id(conn, "tt_states", "state_id")))
 

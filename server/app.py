@@ -14,7 +14,7 @@ from typing import Any
 from ledger import clock
 from ledger.decide import Decision, MemoryFacts, RememberCommand, decide_remember
 from ledger.errors import NotFound
-from ledger.events import ClaimSpec, MemoryRemembered
+from ledger.events import ClaimSpec, MemoryRecorded
 from ledger.ids import uuid7
 from ledger.store import NewEvent, StoredEvent
 from ledger.trust import trust_of
@@ -63,7 +63,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
         # and the UNIQUE(stream_id, stream_version) constraint still guards it.
         return [
             NewEvent(data=event, stream_id=stream, event_time=event_time, actor=self.settings.actor,
-                     workspace=workspace, stream_version=1 if isinstance(event, MemoryRemembered) else None)
+                     workspace=workspace, stream_version=1 if isinstance(event, MemoryRecorded) else None)
             for stream, event in decision
         ]
 

@@ -11,11 +11,12 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field, StrictBool, StrictInt, model_validator
 
-from ledger.events import EVENT_TYPES
+from ledger.events import EVENT_TYPES, RENAMED
 from server.schemas import EdgeModel, MemoryId, Name, PositiveId, Reason, RecordedPoint, Subject
 
 ConflictState = Literal["open", "judged", "resolved", "all"]
-EventType = Literal[tuple(EVENT_TYPES)]  # type: ignore[valid-type]
+# A renamed type's old name still filters (it finds the same rows as the current one).
+EventType = Literal[(*EVENT_TYPES, *RENAMED)]  # type: ignore[valid-type]
 
 
 class _Pair(EdgeModel):

@@ -18,7 +18,7 @@ import msgspec
 
 from ledger import clock
 from ledger.errors import InvalidInput, NotFound
-from ledger.events import MemoryArchived
+from ledger.events import MemoryArchived, current_type, stored_names
 from ledger.store import NewEvent, StoredEvent
 from ledger.trust import trust_of
 from projections import asof
@@ -189,11 +189,15 @@ class TimeTravelMixin(BackupMixin):
         for column, op, value in (
             ("e.recorded_at", ">=", clock.parse_time(since, field="since") if since else None),
             ("e.recorded_at", "<=", clock.parse_time(until, field="until") if until else None),
-            ("e.actor", "=", actor), ("e.type", "=", type),
+            ("e.actor", "=", actor),
         ):
             if value is not None:
                 clauses.append(f"{column} {op} ?")
                 params.append(value)
+        if type is not None:  # either name of a renamed type finds the rows stored under both
+            names = stored_names(type)
+            clauses.append(f"e.type IN ({', '.join('?' * len(names))})")
+            params.extend(names)
         conn = self.store.conn
         with self.store.snapshot():
             if self.settings.isolation == "strict":  # events of other workspaces stay invisible
@@ -265,8 +269,15 @@ def _payload(ev: StoredEvent) -> dict[str, Any]:
         return dict(json.loads(ev.payload))
 
 
+def _type_view(ev: StoredEvent) -> dict[str, str]:
+    """The type by its current name (the payload is shown upcast too) and, for a row written
+    under a type's old name, that name as stored (``stored_type``)."""
+    current = current_type(ev.type)
+    return {"type": current} if current == ev.type else {"type": current, "stored_type": ev.type}
+
+
 def _audit_view(ev: StoredEvent) -> dict[str, Any]:
-    return {"position": ev.position, "type": ev.type, "stream_id": ev.stream_id, "event_time": ev.event_time,
+    return {"position": ev.position, **_type_view(ev), "stream_id": ev.stream_id, "event_time": ev.event_time,
             "recorded_at": ev.recorded_at, "actor": ev.actor, "workspace": ev.workspace,
             "event_id": ev.event_id, "payload": _payload(ev)}
 
@@ -274,7 +285,7 @@ def _audit_view(ev: StoredEvent) -> dict[str, Any]:
 def _event_view(ev: StoredEvent, role: str) -> dict[str, Any]:
     """A history entry: the event, its role for this memory and the rule behind it if any."""
     payload = {k: v for k, v in _payload(ev).items() if k not in _COMPACT_DROP}
-    view: dict[str, Any] = {"position": ev.position, "type": ev.type, "role": role, "actor": ev.actor,
+    view: dict[str, Any] = {"position": ev.position, **_type_view(ev), "role": role, "actor": ev.actor,
                             "recorded_at": ev.recorded_at, "event_time": ev.event_time, "payload": payload}
     verdict = payload.get("verdict") if isinstance(payload.get("verdict"), dict) else {}
     rule = payload.get("rule") or verdict.get("rule") or verdict.get("reasons")

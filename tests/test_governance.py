@@ -88,8 +88,8 @@ def test_confirm_and_unlock_record_their_channel(app: LedgerApp) -> None:
     assert app.confirm(mid, authorization=AUTH_AGENT)["changed"] is False  # never downgraded
     app.unlock(mid, authorization=AUTH_USER)
     assert memory(app, mid)["protection"] == "normal"
-    kinds = [(t, p.get("authorization")) for t, p in events(app) if t in ("MemoryConfirmed", "MemoryUnlocked")]
-    assert kinds == [("MemoryConfirmed", AUTH_AGENT), ("MemoryConfirmed", AUTH_USER), ("MemoryUnlocked", AUTH_USER)]
+    kinds = [(t, p.get("authorization")) for t, p in events(app) if t in ("Confirmed", "MemoryUnlocked")]
+    assert kinds == [("Confirmed", AUTH_AGENT), ("Confirmed", AUTH_USER), ("MemoryUnlocked", AUTH_USER)]
 
 
 def test_doctor_counts_confirmations_only_an_agent_asserted(app: LedgerApp) -> None:
@@ -183,7 +183,7 @@ def test_every_governance_event_records_its_channel(app: LedgerApp) -> None:
     c = app.remember("the cron runs at 02:00")["memory_id"]
     app.arbitrate(a, b, mark_conflict=True, apply=True, authorization=AUTH_AGENT)
     app.retire(c, reason="moved to a scheduler", authorization=AUTH_USER)
-    governed = {"Superseded", "MemoryRetired", "ConflictResolved", "MemoryConfirmed", "MemoryUnlocked"}
+    governed = {"Superseded", "MemoryRetired", "ConflictResolved", "Confirmed", "MemoryUnlocked"}
     channels = {t: p.get("authorization") for t, p in events(app) if t in governed}
     assert channels == {"Superseded": AUTH_AGENT, "ConflictResolved": AUTH_AGENT, "MemoryRetired": AUTH_USER}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger.events import MemoryRemembered
+from ledger.events import MemoryRecorded
 from ledger.ids import uuid7
 from ledger.store import EventStore, NewEvent
 from projections.memories import MemoriesProjector
@@ -29,7 +29,7 @@ def test_events_from_another_process_are_caught_up_on_open(db_path: Path) -> Non
     LedgerApp(Settings(db=str(db_path))).close()
     raw = EventStore(db_path)  # a writer that runs no projectors at all
     stream = uuid7()
-    raw.append([NewEvent(data=MemoryRemembered(memory=stream, content="written behind our back"),
+    raw.append([NewEvent(data=MemoryRecorded(memory=stream, content="written behind our back"),
                          stream_id=stream, event_time=T0)])
     raw.close()
     app = LedgerApp(Settings(db=str(db_path)))

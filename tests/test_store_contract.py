@@ -14,7 +14,7 @@ import msgspec
 import pytest
 
 from ledger.errors import ChainBroken, StreamVersionConflict
-from ledger.events import EVENT_TYPES, MemoryRemembered, MemoryRetired, decode_payload
+from ledger.events import EVENT_TYPES, MemoryRecorded, MemoryRetired, decode_payload
 from ledger.ids import uuid7
 from ledger.store import CHECKPOINT_FRAMES, GENESIS_HASH, EventStore, NewEvent, row_hash
 
@@ -23,7 +23,7 @@ T0 = "2026-07-01T00:00:00.000000Z"
 
 def remembered(stream: str | None = None, content: str = "x", **kw: object) -> NewEvent:
     stream = stream or uuid7()
-    return NewEvent(data=MemoryRemembered(memory=stream, content=content), stream_id=stream,
+    return NewEvent(data=MemoryRecorded(memory=stream, content=content), stream_id=stream,
                     event_time=T0, **kw)  # type: ignore[arg-type]
 
 
@@ -116,13 +116,13 @@ def test_payloads_are_canonical_bytes(store: EventStore) -> None:
 
 
 def test_old_payload_versions_are_upcast_on_read(store: EventStore) -> None:
-    """A v1 MemoryRemembered stored tags as one comma-separated string."""
+    """A v1 memory (stored under the old name MemoryRemembered) kept tags as one string."""
     stream = uuid7()
     v1_payload = f'{{"content":"old","memory":"{stream}","tags":"infra, db ,"}}'
     data = decode_payload("MemoryRemembered", 1, v1_payload)
-    assert isinstance(data, MemoryRemembered)
+    assert isinstance(data, MemoryRecorded)
     assert data.tags == ("infra", "db")
-    assert decode_payload("MemoryRemembered", 2, v1_payload.replace('"infra, db ,"', '["a"]')).tags == ("a",)
+    assert decode_payload("MemoryRecorded", 2, v1_payload.replace('"infra, db ,"', '["a"]')).tags == ("a",)
 
 
 def test_every_event_type_round_trips() -> None:

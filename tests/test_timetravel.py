@@ -101,7 +101,7 @@ def test_api_foo_timeline_history_and_audit(app: LedgerApp, foo: dict[str, Any])
 
     versions = app.history(foo["ok"])["versions"]
     assert [v["version"] for v in versions] == [1, 2]
-    assert versions[0]["events"][0]["type"] == "MemoryRemembered"
+    assert versions[0]["events"][0]["type"] == "MemoryRecorded"
     sup = next(e for v in versions for e in v["events"] if e["type"] == "Superseded")
     assert sup["reason"] == "newer observation" and sup["actor"] and sup["recorded_at"]
     assert versions[1]["status"] == "superseded" and versions[1]["superseded_by"] == foo["nf"]
@@ -110,7 +110,7 @@ def test_api_foo_timeline_history_and_audit(app: LedgerApp, foo: dict[str, Any])
     assert "winner" in roles
 
     audit = app.audit(memory_id=foo["ok"])["events"]
-    assert [e["type"] for e in audit][:1] == ["Superseded"] and audit[-1]["type"] == "MemoryRemembered"
+    assert [e["type"] for e in audit][:1] == ["Superseded"] and audit[-1]["type"] == "MemoryRecorded"
     assert set(audit[0]) >= {"position", "type", "stream_id", "event_time", "recorded_at", "actor", "payload"}
 
 

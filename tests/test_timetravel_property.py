@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from ledger.errors import NotFound
 from ledger.events import (
+    Confirmed,
     MemoryArchived,
-    MemoryConfirmed,
-    MemoryRemembered,
+    MemoryRecorded,
     MemoryRetired,
     MemoryUpdated,
     Superseded,
@@ -65,7 +65,7 @@ def run(app: LedgerApp, ops: list[tuple[Any, ...]]) -> None:
         elif kind == "archive":
             data = MemoryArchived(memory=target)
         else:
-            data = MemoryConfirmed(memory=target)
+            data = Confirmed(memory=target)
         app.store.write(lambda d=data, s=target, t=event_time: app.runner.append(
             [NewEvent(data=d, stream_id=s, event_time=t)]))
 
@@ -75,7 +75,7 @@ def reference_fold(events: list[StoredEvent]) -> dict[str, dict[str, Any]]:
     mem: dict[str, dict[str, Any]] = {}
     for e in events:
         d = e.data
-        if isinstance(d, MemoryRemembered):
+        if isinstance(d, MemoryRecorded):
             mem[d.memory] = {"memory_id": e.position, "content": d.content, "valid_from": e.event_time,
                              "status": "active", "ended": None, "end": None, "winner": None, "version": 1,
                              "source_type": d.source_type, "protection": d.protection}
@@ -87,7 +87,7 @@ def reference_fold(events: list[StoredEvent]) -> dict[str, dict[str, Any]]:
         if isinstance(d, MemoryUpdated):
             m["content"] = d.content if d.content is not None else m["content"]
             m["valid_from"] = d.event_time or m["valid_from"]
-        elif isinstance(d, MemoryConfirmed):
+        elif isinstance(d, Confirmed):
             m.update(source_type="user_confirmed", protection="locked")
         elif isinstance(d, MemoryRetired):
             m.update(status="retired", ended="retired", end=e.event_time)
@@ -118,7 +118,7 @@ def reference_status(m: dict[str, Any], at: str | None) -> str | None:
 
 def check_point(app: LedgerApp, events: list[StoredEvent], position: int, at: str | None) -> None:
     ref = reference_fold([e for e in events if e.position <= position])
-    ever = [e.position for e in events if e.type == "MemoryRemembered"]
+    ever = [e.position for e in events if e.type == "MemoryRecorded"]
     for memory_id in ever:
         m = ref.get(str(memory_id))
         expected = reference_status(m, at) if m else None

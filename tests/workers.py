@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 def append_batches(db: str, worker: int, batches: int) -> None:
     """Append ``batches`` batches of 3 events and print each batch's positions."""
-    from ledger.events import MemoryRemembered
+    from ledger.events import MemoryRecorded
     from ledger.ids import uuid7
     from ledger.store import EventStore, NewEvent
 
@@ -19,7 +19,7 @@ def append_batches(db: str, worker: int, batches: int) -> None:
         batch = []
         for i in range(3):
             stream = uuid7()
-            batch.append(NewEvent(data=MemoryRemembered(memory=stream, content=f"w{worker} b{b} e{i}"),
+            batch.append(NewEvent(data=MemoryRecorded(memory=stream, content=f"w{worker} b{b} e{i}"),
                                   stream_id=stream, event_time="2026-07-01T00:00:00.000000Z"))
         stored = store.append(batch)
         print(" ".join(str(e.position) for e in stored), flush=True)

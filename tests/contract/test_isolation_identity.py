@@ -61,7 +61,7 @@ def test_every_event_carries_the_configured_identity(shared_db: Path, ids: dict[
     weak.memory("remember", {"content": "Codex agent wrote this"})
     store = EventStore(shared_db)
     try:
-        stamped = {(e.actor, e.workspace) for e in store.read() if e.type == "MemoryRemembered"}
+        stamped = {(e.actor, e.workspace) for e in store.read() if e.type == "MemoryRecorded"}
     finally:
         store.close()
     assert stamped == {("claude-code:agent-a", "alpha"), ("cursor:agent-b", "beta"), ("codex:agent-w", "alpha")}

@@ -35,7 +35,7 @@ from typing import Any
 
 import apsw
 
-from ledger.events import MemoryRemembered
+from ledger.events import MemoryRecorded
 from ledger.ids import uuid7
 from ledger.normalize import content_hash
 from ledger.store import EventStore, NewEvent
@@ -83,7 +83,7 @@ def timed(fn: Callable[[], Any]) -> float:
 
 def remembered_event(m: Memory) -> NewEvent:
     stream = uuid7()
-    data = MemoryRemembered(
+    data = MemoryRecorded(
         memory=stream, content=m.content, subject=m.subject, tags=m.tags, source_type=m.source_type,
         confidence=DEFAULT_CONFIDENCE[m.source_type], protection=default_protection(m.source_type),
         content_hash=content_hash(m.content))
