@@ -256,6 +256,19 @@ def decide_remember(
 
 
 # -- update ------------------------------------------------------------------------------------
+def effective_changes(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """The requested changes that differ from the memory as it stands (tags compared as a list).
+
+    An update that changes nothing must write nothing: a new version with the same content
+    would only make other writers' ``expected_version`` stale.
+    """
+    return {k: v for k, v in changes.items()
+            if (list(v) if k == "tags" else v) != current.get(k, _MISSING)}
+
+
+_MISSING = object()
+
+
 def decide_update(
     memory: MemoryFacts,
     changes: dict[str, Any],

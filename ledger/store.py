@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import apsw
 import msgspec
 
-from ledger import clock
+from ledger import clock, dbfiles
 from ledger.errors import ChainBroken, StreamVersionConflict, Unavailable
 from ledger.events import Event, canonical_json, decode_payload, encode_payload, type_name
 from ledger.ids import uuid7
@@ -216,12 +216,13 @@ class EventStore:
         *,
         busy_timeout_ms: int | None = None,
         synchronous: str = "FULL",
+        create: bool = True,
     ) -> None:
         self.path = str(path)
         # A ``file:`` URI passes through as is (e.g. ``file:/srv/ledger.db?mode=ro`` for a
-        # read-only copy, https://www.sqlite.org/uri.html); a plain path gets its folder made.
-        if self.path != ":memory:" and not self.path.startswith("file:"):
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        # read-only copy, https://www.sqlite.org/uri.html); a plain path gets its folder made
+        # when ``create``, else it must hold a ledger already (ledger.dbfiles).
+        dbfiles.prepare(self.path, create=create)
         self.busy_timeout_ms = busy_timeout_from_env() if busy_timeout_ms is None else busy_timeout_ms
         self.conn = apsw.Connection(
             self.path, flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_URI)

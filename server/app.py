@@ -11,8 +11,18 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from ledger import clock
-from ledger.decide import Decision, MemoryFacts, RememberCommand, decide_remember
+from ledger.decide import (
+    Decision,
+    MemoryFacts,
+    RememberCommand,
+    check_current,
+    check_writable,
+    decide_remember,
+    effective_changes,
+)
 from ledger.errors import NotFound
 from ledger.events import ClaimSpec, MemoryRecorded
 from ledger.ids import uuid7
@@ -34,6 +44,23 @@ from server.timetravel import TimeTravelMixin
 from server.workspaces import WorkspaceMixin
 
 Progress = Callable[[int, int], None]
+
+
+class _Unchanged(Exception):  # control flow: never leaves the facade
+    """An update whose fields all equal the memory's: nothing to write."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__("unchanged")
+        self.version = version
+
+
+def _current_fields(conn: Any, memory_id: int) -> dict[str, Any]:
+    """The fields ``update`` may change, as the memory holds them now (decoded like the input)."""
+    row = mem.load(conn, "memory_id=?", (memory_id,)) or {}
+    current = {k: row.get(k) for k in ("content", "subject", "confidence", "event_time")}
+    current["tags"] = json.loads(row.get("tags") or "[]")
+    current["metadata"] = json.loads(row.get("metadata") or "{}")
+    return current
 
 
 def default_projectors() -> list[Projector]:
@@ -149,15 +176,24 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
         authorization: str = "",
         **changes: Any,
     ) -> dict[str, Any]:
-        changes = {k: v for k, v in changes.items() if v is not None}
+        requested = {k: v for k, v in changes.items() if v is not None}
 
         def decide() -> tuple[Decision, str, str]:
             facts = self._facts(memory_id)
-            decision = self._decide_update(facts, changes, expected_version=expected_version,
+            effective = effective_changes(_current_fields(self.conn, memory_id), requested)
+            if not effective:  # nothing differs: no version, so nobody's expected_version goes stale
+                check_current(facts)  # a stale expected_version is still reported as such
+                check_writable(msgspec.structs.replace(facts, protection="normal"),
+                               expected_version=expected_version, authorization=authorization)
+                raise _Unchanged(facts.version)
+            decision = self._decide_update(facts, effective, expected_version=expected_version,
                                            authorization=authorization)
-            return decision, changes.get("event_time") or clock.now(), facts.workspace
+            return decision, effective.get("event_time") or clock.now(), facts.workspace
 
-        stored = self._commit(decide)
+        try:
+            stored = self._commit(decide)
+        except _Unchanged as same:
+            return {"ok": True, "memory_id": memory_id, "version": same.version, "unchanged": True}
         row = mem.load(self.conn, "memory_id=?", (memory_id,))
         assert row is not None
         return {"ok": True, "memory_id": memory_id, "version": row["version"],

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import apsw
 
 from ledger import clock
+from ledger.dbfiles import MissingDatabase, ReadOnlySidecar
 from ledger.errors import Locked, NotFound, Unauthorized, Unavailable, VersionConflict
 from ledger.store import EventStore, NewEvent, StoreBusy, StoredEvent
 from projections.runner import ProjectionRunner, Projector
@@ -48,7 +49,7 @@ _REASONS: tuple[tuple[type[Exception], str], ...] = (
     (StoreBusy, "locked"), (apsw.BusyError, "locked"), (apsw.LockedError, "locked"),
     (apsw.ReadOnlyError, "read_only"), (apsw.FullError, "disk_full"), (apsw.CorruptError, "corrupt"),
     (apsw.NotADBError, "corrupt"), (apsw.CantOpenError, "cant_open"), (apsw.IOError, "io_error"),
-    (OSError, "cant_open"),
+    (MissingDatabase, "missing"), (ReadOnlySidecar, "read_only"), (OSError, "cant_open"),
 )
 DEGRADED_OK = frozenset({"status", "pending_backup", "backup_notice", "replay_backup", "close"})
 REPLAY_BATCH = 500
@@ -153,7 +154,8 @@ class BackupMixin:
             self._enter_shadow(exc)
 
     def _open_real(self) -> tuple[EventStore, ProjectionRunner]:
-        store = EventStore(self.settings.db, busy_timeout_ms=self.settings.busy_timeout_ms)
+        store = EventStore(self.settings.db, busy_timeout_ms=self.settings.busy_timeout_ms,
+                           create=self.settings.may_create)
         try:
             runner = ProjectionRunner(store, self._projectors())
             runner.open()
@@ -194,8 +196,16 @@ class BackupMixin:
 
     def _unreadable(self) -> Unavailable:
         reason = self.degraded["reason"] if self.degraded else "cant_open"
-        return Unavailable(f"the database cannot be read ({reason}); writes go to the JSONL backup",
+        if reason == "missing":
+            return self._missing()
+        detail = f": {self.degraded['message']}" if self.degraded and reason == "read_only" else ""
+        return Unavailable(f"the database cannot be read ({reason}{detail}); writes go to the JSONL backup",
                            reason=reason)
+
+    def _missing(self) -> Unavailable:
+        """No ledger at an explicit path: nothing is written anywhere, not even the backup."""
+        message = self.degraded["message"] if self.degraded else f"no ledger at {self.settings.db}"
+        return Unavailable(f"{message}; nothing was stored", reason="missing")
 
     # -- the write path ----------------------------------------------------------------------
     def _write_or_backup(self, decide: Decide) -> list[StoredEvent]:
@@ -228,6 +238,8 @@ class BackupMixin:
 
     def _to_backup(self, events: list[NewEvent]) -> NoReturn:
         reason = self.degraded["reason"] if self.degraded else "io_error"
+        if reason == "missing":  # a mistyped path must not grow a backup file either
+            raise self._missing()
         try:
             ids = self.backup_log.append(events)
         except OSError as exc:

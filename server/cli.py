@@ -1,8 +1,11 @@
 """The ``ledger`` command line. Every command takes ``--db`` and ``--json``.
 
 ``--json`` prints one JSON document with the same keys as the MCP results; otherwise output is
-for people (rich), with progress bars on long work. Errors exit 1 (``verify`` exits 2 when the
-chain or a projection is broken) and never print a traceback.
+for people (rich), with progress bars on long work. Exit codes are one table
+(:mod:`server.exit_codes`, printed in docs/cli.md); errors never print a traceback.
+
+Only the default database is created implicitly: an explicit ``--db`` (or ``LEDGER_DB``) path
+with no ledger is refused unless the caller runs ``ledger init`` or passes ``--create``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ledger.errors import ChainBroken, LedgerError
+from ledger.dbfiles import MissingDatabase, is_plain_path
+from ledger.errors import LedgerError, Unavailable
+from server import exit_codes
 from server.app import LedgerApp
 from server.config import Settings, load_settings
 
@@ -28,10 +33,11 @@ out_console = Console(soft_wrap=True)
 
 
 class CliContext:
-    def __init__(self, db: str | None, as_json: bool, workspace: str | None = None) -> None:
+    def __init__(self, db: str | None, as_json: bool, workspace: str | None = None, create: bool = False) -> None:
         self.db = db
         self.as_json = as_json
         self.workspace = workspace
+        self.create = create
         self._app: LedgerApp | None = None
 
     @property
@@ -39,6 +45,8 @@ class CliContext:
         overrides: dict[str, Any] = {"db": self.db}
         if self.workspace is not None:
             overrides["workspace"] = self.workspace
+        if self.create:
+            overrides["create"] = True
         settings = load_settings(overrides)
         if settings.client == "unknown":  # a person at a terminal
             from dataclasses import replace
@@ -49,8 +57,30 @@ class CliContext:
     @property
     def app(self) -> LedgerApp:
         if self._app is None:
-            self._app = LedgerApp(self.settings)
+            settings = self.settings
+            if is_plain_path(settings.db) and not Path(settings.db).exists() and not settings.may_create:
+                raise Unavailable(str(MissingDatabase(settings.db)), reason="missing")
+            self._app = LedgerApp(settings)
         return self._app
+
+
+class LedgerGroup(click.Group):
+    """Click's group with one change: a command line it cannot parse exits 64, not 2, because
+    2 means "broken" in the exit-code table."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        return _usage_code(super().make_context, *args, **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return _usage_code(super().invoke, ctx)
+
+
+def _usage_code(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    try:
+        return call(*args, **kwargs)
+    except click.UsageError as exc:
+        exc.exit_code = exit_codes.USAGE
+        raise
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -62,13 +92,11 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(f)
     def wrapper(ctx: click.Context, db: str | None, as_json: bool, **kwargs: Any) -> Any:
         parent: CliContext = ctx.ensure_object(CliContext)
-        obj = CliContext(db or parent.db, as_json or parent.as_json)
+        obj = CliContext(db or parent.db, as_json or parent.as_json, create=parent.create)
         try:
             return f(obj, **kwargs)
-        except ChainBroken as exc:
-            _fail(obj, exc, code=2)
         except LedgerError as exc:
-            _fail(obj, exc, code=1)
+            _fail(obj, exc, code=exit_codes.for_error(exc))
 
     return wrapper
 
@@ -82,6 +110,14 @@ def _fail(obj: CliContext, exc: LedgerError, *, code: int) -> None:
 
 
 def emit(obj: CliContext, result: dict[str, Any], human: Callable[[dict[str, Any]], None] | None = None) -> None:
+    """Print the result (JSON or for people), then exit with its code when it is not plain success."""
+    _show(obj, result, human)
+    code = exit_codes.for_result(result)
+    if code:
+        sys.exit(code)
+
+
+def _show(obj: CliContext, result: dict[str, Any], human: Callable[[dict[str, Any]], None] | None) -> None:
     if obj.as_json or human is None:
         click.echo(json.dumps(result, ensure_ascii=False, default=str))
     elif result.get("backup_only"):  # any write, when SQLite refused it: no ids to show yet
@@ -115,42 +151,52 @@ def print_memories(results: list[dict[str, Any]]) -> None:
         out_console.print(f"  {m['content']}", markup=False, highlight=False)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
 @click.option("--json", "as_json", is_flag=True, default=False, help="Print one JSON document.")
+@click.option("--create", is_flag=True, default=False,
+              help="Create the database at an explicit --db path if it does not exist (see also: init).")
 @click.version_option(package_name="fact-ledger")
 @click.pass_context
-def main(ctx: click.Context, db: str | None, as_json: bool) -> None:
+def main(ctx: click.Context, db: str | None, as_json: bool, create: bool) -> None:
     """fact-ledger: an event-sourced fact ledger that AI agents share as memory.
 
     Example: ledger remember "The staging API listens on port 8080" --subject staging
     """
-    ctx.obj = CliContext(db, as_json)
+    ctx.obj = CliContext(db, as_json, create=create)
 
 
 @main.command()
-@click.argument("text")
+@click.argument("text", required=False)
+@click.option("--file", "file", default=None, metavar="FILE", help="Read the content from FILE ('-': stdin).")
 @click.option("--subject", default="", help="What the memory is about.")
 @click.option("--source-type", default="user_confirmed",
               type=click.Choice(["user_confirmed", "document_extracted", "agent_generated", "unknown"]),
               help="Where the fact comes from (a person at the CLI: user_confirmed).")
+@click.option("--confidence", type=float, default=None, help="How sure the source is, 0..1.")
 @click.option("--event-time", default=None, help="When the fact became true (ISO 8601).")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--workspace", default=None, help="Workspace (else LEDGER_WORKSPACE).")
+@click.option("--source-ref", default="", help="Where the fact was found (a URL, a file, a message id).")
+@click.option("--metadata", default=None, metavar="JSON", help="A JSON object stored with the memory.")
 @click.option("--retracts", "retracts", type=click.IntRange(min=1), default=None, metavar="ID",
               help="This fact cancels memory ID, which is retired (\"cancel the Wednesday meeting\").")
 @json_option
-def remember(obj: CliContext, text: str, subject: str, source_type: str, event_time: str | None,
-             tags: tuple[str, ...], workspace: str | None, retracts: int | None) -> None:
-    """Record a fact.
+def remember(obj: CliContext, text: str | None, file: str | None, subject: str, source_type: str,
+             confidence: float | None, event_time: str | None, tags: tuple[str, ...], workspace: str | None,
+             source_ref: str, metadata: str | None, retracts: int | None) -> None:
+    """Record a fact (TEXT, '-' for stdin, or --file).
 
     Example: ledger remember "Deploys freeze on Fridays" --subject deploys --tag policy
+    Example: git log -1 --format=%B | ledger remember - --subject release
     """
     from ledger.events import AUTH_USER
+    from server.cli_input import content_of, metadata_of
     from server.schemas import RememberData
 
-    data = RememberData.parse({"content": text, "subject": subject, "source_type": source_type,
-                               "event_time": event_time, "tags": list(tags), "workspace": workspace,
+    data = RememberData.parse({"content": content_of(text, file), "subject": subject, "source_type": source_type,
+                               "confidence": confidence, "event_time": event_time, "tags": list(tags),
+                               "workspace": workspace, "source_ref": source_ref, "metadata": metadata_of(metadata),
                                "ref_id": retracts, "retracts": retracts is not None})
     result = obj.app.remember(**data.to_kwargs(), authorization=AUTH_USER)
     emit(obj, result, _remember_lines)
@@ -277,56 +323,6 @@ def verify(obj: CliContext) -> None:
     emit(obj, result, lambda r: out_console.print(f"intact: {r['events']} events, projections consistent"))
 
 
-@main.command(name="export")
-@click.option("--format", "fmt", default="jsonl", type=click.Choice(["jsonl", "csv"]), show_default=True)
-@click.option("--since", default=None, help="Only events recorded at or after (ISO 8601).")
-@click.option("--until", default=None, help="Only events recorded at or before (ISO 8601).")
-@click.option("-o", "--output", "output", default="-", help="Output file (default stdout).")
-@json_option
-def export_cmd(obj: CliContext, fmt: str, since: str | None, until: str | None, output: str) -> None:
-    """Export the event log (JSONL envelopes with hashes, or CSV).
-
-    Example: ledger export --format jsonl -o ledger.jsonl
-    """
-    from ledger.clock import parse_time
-    from server.transfer import export_csv, export_jsonl
-
-    since = parse_time(since, field="since") if since else None
-    until = parse_time(until, field="until") if until else None
-    writer = export_jsonl if fmt == "jsonl" else export_csv
-    with progress_bar(obj, "export") as progress:
-        if output == "-":
-            count = writer(obj.app, sys.stdout.buffer, since=since, until=until, progress=progress)
-            sys.stdout.flush()
-        else:
-            with open(output, "wb") as fh:
-                count = writer(obj.app, fh, since=since, until=until, progress=progress)
-    if output != "-":
-        emit(obj, {"ok": True, "events": count, "path": output},
-             lambda r: out_console.print(f"exported {r['events']} events to {r['path']}"))
-
-
-@main.command(name="import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@json_option
-def import_cmd(obj: CliContext, file: Path) -> None:
-    """Append events from a JSONL export; already present events are skipped.
-
-    Example: ledger import ledger.jsonl
-    """
-    from server.transfer import import_jsonl
-
-    with progress_bar(obj, "import") as progress:
-        result = import_jsonl(obj.app, file, progress=progress)
-
-    def human(r: dict[str, Any]) -> None:
-        out_console.print(f"appended {r['appended']}, already present {r['already_present']}, "
-                          f"bad lines {r['bad_total']}", highlight=False)
-        bad_line_details(r)
-
-    emit(obj, result, human)
-
-
 def bad_line_details(r: dict[str, Any]) -> None:
     """The skipped lines of an import or a backup replay (the first 20), each with why."""
     for bad in r["bad_lines"]:
@@ -370,37 +366,9 @@ def pending_backup_line(pending: dict[str, Any] | None) -> None:
                           f"{pending['path']} (ledger replay-backup)", highlight=False)
 
 
-@main.command()
-@click.option("--http", "http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
-@click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535))
-@click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
-@click.option("--workspace", default=None, help="Workspace (else LEDGER_WORKSPACE).")
-@click.option("--client", default=None, help="Client name stamped on events (else LEDGER_CLIENT).")
-@click.option("--agent-id", default=None, help="Agent id stamped on events (else LEDGER_AGENT_ID).")
-@click.option("--isolation", default=None, type=click.Choice(["none", "weak", "strict"]))
-@click.option("--config", default=None, help="Config file (else LEDGER_CONFIG).")
-@click.pass_context
-def serve(ctx: click.Context, http: bool, port: int, db: str | None, workspace: str | None,
-          client: str | None, agent_id: str | None, isolation: str | None, config: str | None) -> None:
-    """Run the MCP server (stdio by default).
-
-    Example: ledger serve
-    """
-    from server.mcp import run_server
-
-    parent: CliContext = ctx.ensure_object(CliContext)
-    try:
-        settings = load_settings({"db": db or parent.db, "workspace": workspace, "client": client,
-                                  "agent_id": agent_id, "isolation": isolation, "config": config})
-    except LedgerError as exc:
-        err_console.print(f"[red]error[/red] ({exc.code}): {exc.message}")
-        sys.exit(1)
-    run_server(settings, http=http, port=port)
-
-
 def register_extensions() -> None:
     """Command groups owned by other modules register themselves on ``main``."""
-    from server import cli_governance, cli_time  # noqa: F401
+    from server import cli_governance, cli_input, cli_serve, cli_time, cli_transfer  # noqa: F401
 
 
 register_extensions()

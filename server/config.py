@@ -9,6 +9,7 @@ Keys (file / env):
     isolation                      LEDGER_ISOLATION        none | weak | strict
     busy_timeout_ms                LEDGER_BUSY_TIMEOUT_MS  default 5000
     retention_days                 LEDGER_RETENTION_DAYS   archive retired/superseded after (90)
+    create                         LEDGER_CREATE           create a missing database at an explicit path
     policy.locked_requires_user_channel                    refuse agent-asserted changes to locked
     policy.review_agent_conflicts                          agent-vs-agent conflicts need a human
 """
@@ -27,6 +28,7 @@ import platformdirs
 from ledger.errors import InvalidInput
 
 ISOLATION_MODES = ("none", "weak", "strict")
+_TRUE = ("1", "true", "yes", "on")
 
 
 def default_db_path() -> str:
@@ -50,6 +52,14 @@ class Settings:
     busy_timeout_ms: int = 5000
     retention_days: int = 90
     policy: Policy = field(default_factory=Policy)
+    # Code that builds Settings itself creates its database; the CLI and the server resolve
+    # settings with load_settings, where only the default path is created implicitly.
+    create: bool = True
+
+    @property
+    def may_create(self) -> bool:
+        """Create the database if missing: asked for, or the default path (never a typo)."""
+        return self.create or self.db == default_db_path()
 
     @property
     def backup_path(self) -> str:
@@ -69,6 +79,7 @@ _ENV = {
     "isolation": "LEDGER_ISOLATION",
     "busy_timeout_ms": "LEDGER_BUSY_TIMEOUT_MS",
     "retention_days": "LEDGER_RETENTION_DAYS",
+    "create": "LEDGER_CREATE",
 }
 
 
@@ -92,6 +103,9 @@ def _coerce(settings: Settings, values: dict[str, Any]) -> Settings:
                     k: bool(v) for k, v in value.items() if k in Policy.__dataclass_fields__
                 })
             continue
+        if key == "create":
+            changes["create"] = value if isinstance(value, bool) else str(value).lower() in _TRUE
+            continue
         if key in ("busy_timeout_ms", "retention_days"):
             try:
                 value = int(value)
@@ -107,7 +121,7 @@ def _coerce(settings: Settings, values: dict[str, Any]) -> Settings:
 def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> Settings:
     """Resolve settings with the documented precedence."""
     env = dict(os.environ) if env is None else env
-    settings = Settings()
+    settings = Settings(create=False)
     config_path = (overrides or {}).get("config") or env.get("LEDGER_CONFIG")
     if config_path:
         settings = _coerce(settings, _read_file(config_path))
@@ -116,5 +130,5 @@ def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] |
                          ("review_agent_conflicts", "LEDGER_POLICY_REVIEW_AGENT_CONFLICTS")):
         if env.get(env_key):
             settings = replace(settings, policy=replace(
-                settings.policy, **{key: env[env_key].lower() in ("1", "true", "yes", "on")}))
+                settings.policy, **{key: env[env_key].lower() in _TRUE}))
     return _coerce(settings, {k: v for k, v in (overrides or {}).items() if k != "config"})

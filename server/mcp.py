@@ -41,7 +41,7 @@ from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp_types.version import is_version_at_least
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from ledger.errors import InvalidInput, LedgerError, Unauthorized, Unavailable
 from ledger.events import AUTH_AGENT, AUTH_USER
@@ -62,13 +62,15 @@ INSTRUCTIONS = (
 NOT_ASKED = "not_asked"
 ASK_FAILED = "ask_failed"  # the client advertised elicitation but could not answer
 CHECK_FAILED = "check_failed"  # deciding whether to ask crashed: refuse rather than skip the user
+BAD_ANSWER = "bad_answer"  # the client answered, but not with the form asked for: a refusal
 _INPUT_REQUIRED_VERSION = "2026-07-28"  # elicitation travels inside input_required from here on
 
 
 class Approval(BaseModel):
-    """The form the user sees: one checkbox."""
+    """The form the user sees: one checkbox (nothing else counts as an answer)."""
 
-    approve: bool = Field(description="Allow this change")
+    model_config = ConfigDict(extra="forbid")
+    approve: StrictBool = Field(description="Allow this change")
 
 
 def _result(payload: dict[str, Any], *, error: bool = False) -> mcp_types.CallToolResult:
@@ -123,7 +125,7 @@ def _verdict(outcome: Any) -> str:
         return "approved" if inner.approve else "refused"
     if getattr(inner, "action", None) in ("decline", "cancel"):
         return "refused"
-    return inner if inner in (ASK_FAILED, CHECK_FAILED) else NOT_ASKED
+    return inner if inner in (ASK_FAILED, CHECK_FAILED, BAD_ANSWER) else NOT_ASKED
 
 
 def _snippet(text: str, limit: int = 80) -> str:
@@ -185,6 +187,9 @@ class LedgerTools:
             verdict = _verdict(approval)
             if verdict == "refused":
                 raise Unauthorized("the user declined this change; nothing was written", field="authorized")
+            if verdict == BAD_ANSWER:
+                raise Unauthorized("the answer did not match the approval form (approve: true|false); "
+                                   "nothing was written", field="authorized")
             if verdict == CHECK_FAILED:
                 raise LedgerError("internal error while preparing the user's confirmation; see the server log")
             if verdict == ASK_FAILED:
@@ -231,6 +236,9 @@ class LedgerTools:
             return Elicit(question, Approval)
         try:
             return await ctx.elicit(question, Approval)
+        except ValueError as exc:  # answered, but not the form: never read as consent
+            log.warning("elicitation answer refused: %s", exc)
+            return BAD_ANSWER
         except Exception as exc:  # advertised, but the client could not answer
             log.warning("elicitation failed: %s", exc)
             return ASK_FAILED
@@ -340,6 +348,22 @@ def _version() -> str:
         return "0"
 
 
+HTTP_PATH = "/mcp"  # the SDK's default streamable HTTP endpoint
+
+
+def start_lines(app: LedgerApp, *, http: bool, port: int, terminal: bool) -> list[str]:
+    """What ``serve`` says on stderr: where and how it serves (only to a person at a terminal:
+    a client reading the pipe needs no greeting), and always why the database is not usable."""
+    lines = []
+    if terminal:
+        where = f"streamable HTTP at http://127.0.0.1:{port}{HTTP_PATH}" if http else "stdio"
+        lines.append(f"fact-ledger: serving {app.settings.db} over {where} (Ctrl-C to stop)")
+    degraded = getattr(app, "degraded", None)
+    if degraded:
+        lines.append(f"fact-ledger: database unusable ({degraded['reason']}): {degraded['message']}")
+    return lines
+
+
 def run_server(settings: Settings, *, http: bool = False, port: int = 8765) -> None:
     """Serve until the client goes away. Logs go to stderr (WARNING); stdout is the protocol."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
@@ -348,6 +372,8 @@ def run_server(settings: Settings, *, http: bool = False, port: int = 8765) -> N
     except LedgerError as exc:
         print(f"error ({exc.code}): {exc.message}", file=sys.stderr)
         sys.exit(1)
+    for line in start_lines(app, http=http, port=port, terminal=sys.stderr.isatty()):
+        print(line, file=sys.stderr, flush=True)
     try:
         server = build_server(app)
         if http:

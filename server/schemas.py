@@ -132,6 +132,8 @@ def _check_size(value: str, limit: int, what: str) -> str:
 def _check_content(value: str) -> str:
     if not value.strip():
         raise ValueError("content must not be blank")
+    if value.strip() == "-":  # the shell's "read stdin" marker, never a fact
+        raise ValueError("content '-' is the stdin marker, not a fact (the CLI reads stdin with `remember -`)")
     return _check_size(value, MAX_CONTENT_BYTES, "content")
 
 

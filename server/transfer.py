@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ledger.envelope import EnvelopeError, from_envelope, to_envelope
+from ledger.errors import InvalidInput
 from ledger.store import NewEvent, StoredEvent
 from server.app import LedgerApp
 from server.backup import append_batch
@@ -80,8 +81,18 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
                 yield number, line
 
 
+def _refuse_csv(path: Path) -> None:
+    """A CSV export cannot come back in (its rows lack the envelope): say so instead of N bad lines."""
+    with path.open("rb") as fh:
+        first = fh.readline().strip().decode("utf-8", "replace")
+    if first == ",".join(CSV_COLUMNS):
+        raise InvalidInput(f"{path} is a CSV export; CSV is an export-only format: import takes the JSONL "
+                           "export (ledger export --format jsonl)", field="file")
+
+
 def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None) -> dict[str, Any]:
     """Append every envelope through the normal path in bounded batches; idempotent by event_id."""
+    _refuse_csv(path)
     total_lines = sum(1 for _ in _lines(path))
     appended = already = done = 0
     bad: list[dict[str, Any]] = []

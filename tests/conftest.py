@@ -14,6 +14,9 @@ from server.app import LedgerApp
 from server.config import Settings
 
 REPO = Path(__file__).resolve().parent.parent
+# Tests make fresh ledgers at explicit paths all the time, as ``ledger init`` would; the tests
+# of the refusal itself (tests/test_cli_input.py) run without this.
+os.environ["LEDGER_CREATE"] = "1"
 
 
 @pytest.fixture

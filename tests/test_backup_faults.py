@@ -63,7 +63,7 @@ def locker(tmp_path: Path) -> Iterator[Any]:
 
 def short_timeout(tmp_path: Path) -> Settings:
     return load_settings({"db": str(tmp_path / "ledger.db"), "backup": str(tmp_path / "backup.jsonl"),
-                          "client": "fault-test"}, env={"LEDGER_BUSY_TIMEOUT_MS": "100"})
+                          "client": "fault-test", "create": True}, env={"LEDGER_BUSY_TIMEOUT_MS": "100"})
 
 
 def assert_replayed_once(app: LedgerApp, results: list[dict[str, Any]], texts: list[str]) -> None:

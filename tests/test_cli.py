@@ -122,7 +122,7 @@ def test_a_write_to_an_unreadable_database_says_where_it_went(tmp_path: Path) ->
     db.write_bytes(b"overwritten by accident, not a database\n" * 200)
     code, out = run("remember", "the vpn gateway is 10.0.0.1", "--db", str(db))
     backup = tmp_path / "ledger.backup.jsonl"
-    assert code == 0 and out.startswith("not in the database (corrupt): 1 event(s) kept in the backup")
+    assert code == 3 and out.startswith("not in the database (corrupt): 1 event(s) kept in the backup")
     assert str(backup) in out and "ledger replay-backup --apply" in out
     assert len(backup.read_text().splitlines()) == 1
     code, out = run("status", "--db", str(db))
@@ -147,7 +147,7 @@ def test_import_names_each_bad_line_and_why(tmp_path: Path) -> None:
     dump.write_text('{"schema": 1, "event": {"stream_id": "s"}}\nnot json\n' + "x\n" * 20)
     code, out = run("import", str(dump), "--db", str(tmp_path / "l.db"))
     lines = out.splitlines()
-    assert code == 0 and lines[0] == "appended 0, already present 0, bad lines 22"
+    assert code == 4 and lines[0] == "appended 0, already present 0, bad lines 22"
     assert lines[1] == "  line 1: bad event: missing field 'type'" and lines[2].startswith("  line 2: not JSON")
     assert len(lines) == 1 + 20 + 1 and lines[-1] == "  and 2 more bad line(s)"
 

@@ -22,7 +22,7 @@ def toml_file(tmp_path: Path) -> Path:
 
 def test_defaults_without_file_env_or_flags() -> None:
     settings = load_settings(env={})
-    assert settings == Settings()
+    assert settings == Settings(create=False)  # only the default path is created implicitly
     assert settings.db == default_db_path() and settings.db.endswith("ledger.db")
     assert settings.isolation == "none" and settings.busy_timeout_ms == 5000
     assert settings.actor == "unknown"

@@ -1,0 +1,75 @@
+"""The database's files before SQLite opens them: does the ledger exist, can its sidecars be written.
+
+Two traps a person meets once and never forgets:
+
+* A mistyped path (``--db nope/dir/x.db``) would silently start an empty ledger: an explicit
+  path whose file does not exist is refused unless the caller asked to create it
+  (:class:`MissingDatabase`).
+* WAL mode keeps ``DB-wal`` and ``DB-shm`` beside the database, created with the database's
+  permission bits. Opened once while the file was read-only, they stay read-only after the
+  database is made writable again, and every write then fails with ``read_only``
+  (https://www.sqlite.org/wal.html#readonly). When the caller owns such a sidecar, making it
+  writable again changes no byte of it and is safe even while other processes have it open;
+  otherwise :class:`ReadOnlySidecar` names the file and what to do.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+SIDECARS = ("-wal", "-shm")
+
+
+class MissingDatabase(FileNotFoundError):
+    """An explicit database path with no ledger at it (and no request to create one)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"no ledger at {path}; create it with `ledger init --db {path}` "
+                         "(or pass --create), or check the path")
+        self.path = path
+
+
+class ReadOnlySidecar(PermissionError):
+    """A read-only ``-wal``/``-shm`` beside a writable database that this user cannot fix."""
+
+    def __init__(self, sidecar: str) -> None:
+        super().__init__(f"{sidecar} is read-only (left by an open while the database was read-only); "
+                         f"with no ledger process running, make it writable (chmod u+w {sidecar}) or remove it")
+        self.path = sidecar
+
+
+def is_plain_path(path: str) -> bool:
+    """A file path (not ``:memory:`` and not a ``file:`` URI, which SQLite handles itself)."""
+    return path != ":memory:" and not path.startswith("file:")
+
+
+def prepare(path: str, *, create: bool) -> None:
+    """Refuse a missing ledger unless ``create``; make our own read-only sidecars writable again."""
+    if not is_plain_path(path):
+        return
+    db = Path(path)
+    if not db.exists():
+        if not create:
+            raise MissingDatabase(path)
+        db.parent.mkdir(parents=True, exist_ok=True)
+        return
+    if not os.access(db, os.W_OK):
+        return  # a read-only database: SQLite reports it, the write path backs up
+    for suffix in SIDECARS:
+        sidecar = Path(path + suffix)
+        if sidecar.exists() and not os.access(sidecar, os.W_OK):
+            _make_writable(sidecar)
+
+
+def _make_writable(sidecar: Path) -> None:
+    info = sidecar.stat()
+    if info.st_uid != os.geteuid():
+        raise ReadOnlySidecar(str(sidecar))
+    try:
+        sidecar.chmod(stat.S_IMODE(info.st_mode) | stat.S_IWUSR)
+    except OSError:
+        raise ReadOnlySidecar(str(sidecar)) from None
+    if not os.access(sidecar, os.W_OK):
+        raise ReadOnlySidecar(str(sidecar))

@@ -1,0 +1,117 @@
+"""CLI input that is more than one argument: content from stdin or a file, ``update`` and ``init``.
+
+Content longer than a shell argument (about 128 KiB on Linux) or produced by another program
+comes through ``-`` (stdin) or ``--file``; a bare ``-`` never becomes a memory, and neither does
+blank content. A person at the terminal is the user channel, so ``update`` on a locked memory
+needs no extra flag (as for ``remember``, which stores user_confirmed facts).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ledger.errors import InvalidInput
+from server.cli import CliContext, emit, json_option, main, out_console
+
+STDIN = "-"
+
+
+def content_of(text: str | None, file: str | None, *, required: bool = True) -> str | None:
+    """The content from TEXT, ``-`` (stdin) or ``--file`` (exactly one); blank is refused."""
+    if text is not None and file is not None:
+        raise InvalidInput("give the content as TEXT or --file, not both", field="content")
+    if text is None and file is None:
+        if required:
+            raise InvalidInput("no content: give TEXT, '-' to read stdin, or --file FILE", field="content")
+        return None
+    if file is not None:
+        content = _read(file)
+    elif text == STDIN:
+        content = sys.stdin.read()
+    else:
+        content = text or ""
+    if not content.strip():
+        source = "stdin" if STDIN in (text, file) else (file or "TEXT")
+        raise InvalidInput(f"no content in {source}: nothing to remember", field="content")
+    return content
+
+
+def _read(file: str) -> str:
+    if file == STDIN:
+        return sys.stdin.read()
+    try:
+        return Path(file).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{file} is not UTF-8 text", field="file") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}", field="file") from None
+
+
+def metadata_of(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise InvalidInput("--metadata must be a JSON object", field="metadata") from None
+    if not isinstance(value, dict):
+        raise InvalidInput("--metadata must be a JSON object", field="metadata")
+    return value
+
+
+@main.command()
+@click.argument("memory_id", type=click.IntRange(min=1))
+@click.argument("text", required=False)
+@click.option("--file", "file", default=None, metavar="FILE", help="Read the new content from FILE ('-': stdin).")
+@click.option("--expected-version", type=click.IntRange(min=1), default=None,
+              help="Refuse (version_conflict) unless the memory is still at this version.")
+@click.option("--subject", default=None, help="New subject.")
+@click.option("--tag", "tags", multiple=True, help="Replace the tags (repeatable).")
+@click.option("--confidence", type=float, default=None, help="New confidence, 0..1.")
+@click.option("--event-time", default=None, help="When the changed fact became true (ISO 8601).")
+@click.option("--metadata", default=None, metavar="JSON", help="Replace the metadata (a JSON object).")
+@json_option
+def update(obj: CliContext, memory_id: int, text: str | None, file: str | None, expected_version: int | None,
+           subject: str | None, tags: tuple[str, ...], confidence: float | None, event_time: str | None,
+           metadata: str | None) -> None:
+    """Change a memory (new version); a change that changes nothing writes nothing.
+
+    Example: ledger update 12 "The staging API listens on port 8081" --expected-version 1
+    """
+    from ledger.events import AUTH_USER
+    from server.schemas import UpdateData
+
+    data = UpdateData.parse({"memory_id": memory_id, "expected_version": expected_version,
+                             "content": content_of(text, file, required=False), "subject": subject,
+                             "tags": list(tags) if tags else None, "confidence": confidence,
+                             "event_time": event_time, "metadata": metadata_of(metadata)})
+    result = obj.app.update(**data.to_kwargs(), authorization=AUTH_USER)
+
+    def human(r: dict[str, Any]) -> None:
+        if r.get("unchanged"):
+            out_console.print(f"#{r['memory_id']} unchanged (still v{r['version']}): nothing written",
+                              highlight=False)
+        else:
+            out_console.print(f"updated #{r['memory_id']} to v{r['version']}", highlight=False)
+
+    emit(obj, result, human)
+
+
+@main.command()
+@json_option
+def init(obj: CliContext) -> None:
+    """Create a ledger at --db (or LEDGER_DB); an existing ledger is left as it is.
+
+    Example: ledger init --db ~/notes/team.db
+    """
+    existed = Path(obj.settings.db).exists()
+    obj.create = True
+    result = obj.app.status()
+    emit(obj, {"ok": True, "db": result["db"], "created": not existed, "events": result["events"]},
+         lambda r: out_console.print(f"{'created' if r['created'] else 'already a ledger'}: {r['db']} "
+                                     f"({r['events']} events)", highlight=False))

@@ -1,0 +1,46 @@
+"""``ledger serve``: the MCP server, with its own identity flags (what an MCP client config sets)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ledger.errors import LedgerError
+from server import exit_codes
+from server.cli import CliContext, err_console, main
+from server.config import load_settings
+
+
+@main.command()
+@click.option("--http", "http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
+@click.option("--workspace", default=None, help="Workspace (else LEDGER_WORKSPACE).")
+@click.option("--client", default=None, help="Client name stamped on events (else LEDGER_CLIENT).")
+@click.option("--agent-id", default=None, help="Agent id stamped on events (else LEDGER_AGENT_ID).")
+@click.option("--isolation", default=None, type=click.Choice(["none", "weak", "strict"]))
+@click.option("--config", default=None, help="Config file (else LEDGER_CONFIG).")
+@click.option("--create", is_flag=True, default=False, help="Create the database at --db if it does not exist.")
+@click.pass_context
+def serve(ctx: click.Context, http: bool, port: int, db: str | None, workspace: str | None,
+          client: str | None, agent_id: str | None, isolation: str | None, config: str | None,
+          create: bool) -> None:
+    """Run the MCP server (stdio by default). From a terminal it says where it serves, on stderr.
+
+    An explicit database that does not exist is not created (unless --create): the server
+    starts, says so on stderr and in status, and refuses writes.
+
+    Example: ledger serve
+    """
+    from server.mcp import run_server
+
+    parent: CliContext = ctx.ensure_object(CliContext)
+    try:
+        settings = load_settings({"db": db or parent.db, "workspace": workspace, "client": client,
+                                  "agent_id": agent_id, "isolation": isolation, "config": config,
+                                  "create": True if create or parent.create else None})
+    except LedgerError as exc:
+        err_console.print(f"[red]error[/red] ({exc.code}): {exc.message}")
+        sys.exit(exit_codes.for_error(exc))
+    run_server(settings, http=http, port=port)

@@ -1,0 +1,61 @@
+"""CLI commands that move the log in and out: ``export`` (JSONL or CSV) and ``import`` (JSONL)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from server.cli import CliContext, bad_line_details, emit, json_option, main, out_console, progress_bar
+
+
+@main.command(name="export")
+@click.option("--format", "fmt", default="jsonl", type=click.Choice(["jsonl", "csv"]), show_default=True)
+@click.option("--since", default=None, help="Only events recorded at or after (ISO 8601).")
+@click.option("--until", default=None, help="Only events recorded at or before (ISO 8601).")
+@click.option("-o", "--output", "output", default="-", help="Output file (default stdout).")
+@json_option
+def export_cmd(obj: CliContext, fmt: str, since: str | None, until: str | None, output: str) -> None:
+    """Export the event log (JSONL envelopes with hashes, or CSV).
+
+    Example: ledger export --format jsonl -o ledger.jsonl
+    """
+    from ledger.clock import parse_time
+    from server.transfer import export_csv, export_jsonl
+
+    since = parse_time(since, field="since") if since else None
+    until = parse_time(until, field="until") if until else None
+    writer = export_jsonl if fmt == "jsonl" else export_csv
+    with progress_bar(obj, "export") as progress:
+        if output == "-":
+            count = writer(obj.app, sys.stdout.buffer, since=since, until=until, progress=progress)
+            sys.stdout.flush()
+        else:
+            with open(output, "wb") as fh:
+                count = writer(obj.app, fh, since=since, until=until, progress=progress)
+    if output != "-":
+        emit(obj, {"ok": True, "events": count, "path": output},
+             lambda r: out_console.print(f"exported {r['events']} events to {r['path']}"))
+
+
+@main.command(name="import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@json_option
+def import_cmd(obj: CliContext, file: Path) -> None:
+    """Append events from a JSONL export; already present events are skipped.
+
+    Example: ledger import ledger.jsonl
+    """
+    from server.transfer import import_jsonl
+
+    with progress_bar(obj, "import") as progress:
+        result = import_jsonl(obj.app, file, progress=progress)
+
+    def human(r: dict[str, Any]) -> None:
+        out_console.print(f"appended {r['appended']}, already present {r['already_present']}, "
+                          f"bad lines {r['bad_total']}", highlight=False)
+        bad_line_details(r)
+
+    emit(obj, result, human)

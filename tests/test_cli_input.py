@@ -1,0 +1,176 @@
+"""The CLI as a new user meets it: explicit paths are never created by accident, content comes
+from stdin or a file, ``update`` exists, and every exit code means one documented thing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ledger.errors import Unavailable
+from server import exit_codes
+from tests.conftest import REPO, ledger_cli
+
+NO_CREATE = {"LEDGER_CREATE": ""}  # as a user's shell has it
+
+
+def cli(*args: str, stdin: str | None = None, create: bool = True) -> subprocess.CompletedProcess[str]:
+    env = None if create else NO_CREATE
+    if stdin is None:
+        return ledger_cli(*args, env=env)
+    import os
+
+    return subprocess.run([sys.executable, "-m", "server", *args], input=stdin, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=REPO, timeout=60)
+
+
+def doc(result: subprocess.CompletedProcess[str]) -> dict:
+    return json.loads(result.stdout)
+
+
+# -- an explicit path that holds no ledger ----------------------------------------------------
+def test_a_mistyped_path_is_refused_and_nothing_is_created(tmp_path: Path) -> None:
+    db = tmp_path / "nope" / "dir" / "x.db"
+    for args in (("remember", "fact"), ("find", "fact"), ("status",)):
+        r = cli("--db", str(db), *args, create=False)
+        assert r.returncode == exit_codes.UNAVAILABLE, (args, r.stderr)
+        assert f"no ledger at {db}" in r.stderr and "ledger init" in r.stderr
+    assert not (tmp_path / "nope").exists()
+
+
+def test_init_or_create_makes_the_ledger_and_init_keeps_an_existing_one(tmp_path: Path) -> None:
+    db = tmp_path / "team" / "ledger.db"
+    made = cli("init", "--db", str(db), "--json", create=False)
+    assert made.returncode == 0 and doc(made) == {"ok": True, "db": str(db), "created": True, "events": 0}
+    assert cli("--db", str(db), "remember", "kept", create=False).returncode == 0
+    again = cli("init", "--db", str(db), "--json", create=False)
+    assert doc(again)["created"] is False and doc(again)["events"] == 1
+    other = tmp_path / "other.db"
+    assert cli("--create", "--db", str(other), "remember", "fact", create=False).returncode == 0
+    assert other.exists()
+
+
+def test_the_default_path_is_still_created_implicitly(tmp_path: Path) -> None:
+    env = {**NO_CREATE, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
+    env.pop("LEDGER_DB", None)
+    r = ledger_cli("remember", "first fact on a new machine", env={**env, "LEDGER_DB": ""})
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "data" / "fact-ledger" / "ledger.db").exists()
+
+
+# -- content from stdin and files --------------------------------------------------------------
+def test_remember_reads_stdin_and_files_and_refuses_blank_or_bare_dash(tmp_path: Path) -> None:
+    db = str(tmp_path / "l.db")
+    piped = cli("--db", db, "--json", "remember", "-", "--subject", "release", stdin="Piped release note\n")
+    assert piped.returncode == 0, piped.stderr
+    big = tmp_path / "big.txt"
+    big.write_text("A long design note. " * 10000)  # 200 KB: more than one shell argument holds
+    from_file = cli("--db", db, "--json", "remember", "--file", str(big), "--confidence", "0.7")
+    assert from_file.returncode == 0, from_file.stderr
+    for args, stdin in ((("remember", "-"), ""), (("remember", "-"), "  \n"), (("remember", "--file", "-"), "-"),
+                        (("remember", ""), None), (("remember", "--file", str(tmp_path / "missing.txt")), None),
+                        (("remember",), None), (("remember", "text", "--file", str(big)), None)):
+        bad = cli("--db", db, "--json", *args, stdin=stdin)
+        assert bad.returncode == exit_codes.REFUSED and doc(bad)["error"]["code"] == "invalid_input", args
+    read = doc(cli("--db", db, "--json", "read", str(doc(piped)["memory_id"])))["memory"]
+    assert read["content"] == "Piped release note\n" and read["subject"] == "release"
+    long = doc(cli("--db", db, "--json", "read", str(doc(from_file)["memory_id"])))["memory"]
+    assert long["content"] == big.read_text() and long["confidence"] == 0.7
+    assert doc(cli("--db", db, "--json", "status"))["events"] == 2  # the refusals wrote nothing
+
+
+def test_update_from_the_cli_with_expected_version_and_fields(tmp_path: Path) -> None:
+    db = str(tmp_path / "l.db")
+    memory_id = str(doc(cli("--db", db, "--json", "remember", "The staging API listens on port 8080"))["memory_id"])
+    same = cli("--db", db, "--json", "update", memory_id, "The staging API listens on port 8080")
+    assert doc(same) == {"ok": True, "memory_id": int(memory_id), "version": 1, "unchanged": True}
+    changed = cli("--db", db, "--json", "update", memory_id, "-", "--expected-version", "1", "--confidence", "0.4",
+                  "--tag", "infra", stdin="The staging API listens on port 8081")
+    assert changed.returncode == 0 and doc(changed)["version"] == 2
+    stale = cli("--db", db, "--json", "update", memory_id, "--confidence", "0.9", "--expected-version", "1")
+    assert stale.returncode == exit_codes.REFUSED and doc(stale)["error"]["code"] == "version_conflict"
+    memory = doc(cli("--db", db, "--json", "read", memory_id))["memory"]
+    assert (memory["content"], memory["confidence"], memory["tags"], memory["version"]) == (
+        "The staging API listens on port 8081", 0.4, ["infra"], 2)
+    human = cli("--db", db, "update", memory_id, "--confidence", "0.4")
+    assert human.returncode == 0 and "unchanged" in human.stdout
+
+
+# -- exit codes --------------------------------------------------------------------------------
+def test_exit_codes_a_script_can_trust(tmp_path: Path) -> None:
+    db = str(tmp_path / "l.db")
+    assert cli("--db", db, "remember", "The office coffee machine is on floor 2").returncode == exit_codes.OK
+    csv = tmp_path / "r.csv"
+    assert cli("--db", db, "export", "--format", "csv", "-o", str(csv)).returncode == exit_codes.OK
+    refused = cli("--db", db, "import", str(csv))
+    assert refused.returncode == exit_codes.REFUSED and "export-only" in refused.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    assert cli("--db", db, "import", str(bad)).returncode == exit_codes.PARTIAL
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"not a database at all\n" * 400)
+    for command in ("doctor", "verify"):
+        broken = cli("--db", str(corrupt), command)
+        assert broken.returncode == exit_codes.BROKEN, (command, broken.stderr)
+    backed_up = cli("--db", str(corrupt), "remember", "kept somewhere")
+    assert backed_up.returncode == exit_codes.BACKUP_ONLY and "backup" in backed_up.stdout
+    assert cli("--db", db, "read", "999").returncode == exit_codes.REFUSED
+    assert cli("--db", db, "--no-such-option").returncode == exit_codes.USAGE
+    assert cli("--db", db, "read").returncode == exit_codes.USAGE
+    assert cli("--db", str(tmp_path / "none.db"), "status", create=False).returncode == exit_codes.UNAVAILABLE
+
+
+def test_the_exit_code_table_has_one_meaning_per_code() -> None:
+    codes = [code for code, commands, _ in exit_codes.TABLE if commands != "doctor"]
+    assert len(codes) == len(set(codes))
+    assert {exit_codes.OK, exit_codes.REFUSED, exit_codes.BROKEN, exit_codes.BACKUP_ONLY, exit_codes.PARTIAL,
+            exit_codes.UNAVAILABLE, exit_codes.USAGE} == set(codes)
+
+
+@pytest.mark.slow
+def test_serve_from_a_terminal_says_where_it_serves(tmp_path: Path) -> None:
+    import os
+    import pty
+    import select
+
+    db = tmp_path / "l.db"
+    primary, secondary = pty.openpty()
+    with subprocess.Popen([sys.executable, "-m", "server", "serve", "--db", str(db)], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=secondary, cwd=REPO) as proc:
+        os.close(secondary)
+        try:
+            line = b""
+            while b"\n" not in line and select.select([primary], [], [], 30)[0]:
+                line += os.read(primary, 1024)
+        finally:
+            proc.kill()
+            os.close(primary)
+    assert line.decode().strip() == f"fact-ledger: serving {db} over stdio (Ctrl-C to stop)"
+
+
+def test_serve_lines_name_the_http_url_and_a_missing_database(tmp_path: Path) -> None:
+    from server.app import LedgerApp
+    from server.config import Settings
+    from server.mcp import start_lines
+
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        assert start_lines(app, http=True, port=8123, terminal=True) == [
+            f"fact-ledger: serving {tmp_path / 'l.db'} over streamable HTTP at http://127.0.0.1:8123/mcp "
+            "(Ctrl-C to stop)"]
+        assert start_lines(app, http=False, port=1, terminal=False) == []  # a client's pipe: silence
+    finally:
+        app.close()
+    missing = LedgerApp(Settings(db=str(tmp_path / "typo.db"), create=False))
+    try:
+        lines = start_lines(missing, http=False, port=1, terminal=False)
+        assert len(lines) == 1 and "database unusable (missing)" in lines[0] and "ledger init" in lines[0]
+        assert missing.status()["degraded"]["reason"] == "missing"
+        with pytest.raises(Unavailable, match="no ledger at"):
+            missing.remember("a fact for a mistyped path")
+    finally:
+        missing.close()
+    assert not (tmp_path / "typo.db").exists() and not (tmp_path / "typo.backup.jsonl").exists()
