@@ -1,0 +1,37 @@
+"""docs/cli.md documents every command with each of its options, and the exit-code table the
+code uses (sqlite-utils' habit: a test fails when a command goes undocumented)."""
+
+from __future__ import annotations
+
+import re
+
+import click
+import pytest
+
+from server import exit_codes
+from server.cli import main
+from tests.conftest import REPO
+
+DOC = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+GLOBAL = {"--db", "--json", "--help", "-h"}
+
+
+def _row(command: str) -> str:
+    rows = [line for line in DOC.splitlines() if re.match(rf"\| `ledger {re.escape(command)}[ `]", line)]
+    assert len(rows) == 1, f"ledger {command} needs exactly one row in docs/cli.md"
+    return rows[0]
+
+
+@pytest.mark.parametrize("command", sorted(main.commands))
+def test_every_command_and_option_is_documented(command: str) -> None:
+    row = _row(command)
+    options = {max(p.opts, key=len) for p in main.commands[command].params if isinstance(p, click.Option)}
+    documented = set(re.findall(r"`(--[a-z-]+)`", row))
+    assert options - GLOBAL == documented - GLOBAL, command
+
+
+def test_the_exit_code_table_is_the_one_the_code_uses() -> None:
+    section = DOC.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ") for line in section.splitlines() if re.match(r"\| \d+ \|", line)]
+    documented = [(int(r[0].strip("| ")), r[1].strip(), r[2].strip(" |")) for r in rows]
+    assert documented == exit_codes.TABLE
