@@ -2,11 +2,13 @@
 
 The same format is the audit export (with ``position`` and ``hash``, so an outside verifier can
 recheck the chain), the backup written while SQLite is unreachable (neither: the log has not
-assigned them) and the import format.
+assigned them) and the import format. ``export.schema.json`` (shipped with the package, printed
+by ``ledger export --schema``) is the JSON Schema of an export line.
 """
 
 from __future__ import annotations
 
+from importlib import resources
 from typing import Any
 
 import msgspec
@@ -16,6 +18,11 @@ from ledger.store import NewEvent, StoredEvent
 
 SCHEMA = 1
 _LOG_ONLY = ("position", "prev_hash", "hash")
+
+
+def export_schema() -> bytes:
+    """The JSON Schema (draft 2020-12) of one export line, as shipped with the package."""
+    return resources.files("ledger").joinpath("export.schema.json").read_bytes()
 
 
 def to_envelope(event: StoredEvent) -> bytes:

@@ -28,16 +28,15 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class ClaimSpec(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A claim the writer stated: ``subject``'s ``attribute`` is ``value``."""
+
     subject: str
     attribute: str
     value: str
 
 
 class MemoryRecorded(Event, frozen=True, kw_only=True, omit_defaults=True):
-    """A new memory. v2: ``tags`` became a list (v1 stored one comma-separated string).
-
-    Written as ``MemoryRemembered`` before the log took the design's names.
-    """
+    """A new memory. v2: ``tags`` became a list (v1 stored one comma-separated string)."""
 
     V: ClassVar[int] = 2
     memory: str
@@ -82,13 +81,16 @@ class DuplicateSighted(Event, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class Confirmed(Event, frozen=True, kw_only=True, omit_defaults=True):
-    """A memory confirmed (locked). Written as ``MemoryConfirmed`` before the design's names."""
+    """A memory confirmed: it becomes ``user_confirmed`` and locked; ``authorization`` is the
+    channel that confirmed it."""
 
     memory: str
     authorization: str = AUTH_AGENT
 
 
 class MemoryUnlocked(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A locked or protected memory's protection is back to normal."""
+
     memory: str
     authorization: str = AUTH_AGENT
 
@@ -103,10 +105,15 @@ class MemoryRetired(Event, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class MemoryArchived(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A retired or superseded memory past the retention period leaves the hot read model
+    (its events stay: time travel still sees it)."""
+
     memory: str
 
 
 class Superseded(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """``winner`` replaces ``loser``; ``rule`` is the arbitration rule or the action that decided."""
+
     loser: str
     winner: str
     reason: str = ""
@@ -132,6 +139,9 @@ class ClaimCollided(Event, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class JudgmentSubmitted(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A judgment on a conflict: guidance naming a winner, pinned to both members' versions
+    (``pins``: stream id -> version). It changes no memory."""
+
     conflict: str
     judgment: str
     winner: str | None = None
@@ -151,11 +161,16 @@ class ConflictResolved(Event, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class ConflictReopened(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A judged conflict is open again: a member changed after the judgment (``reason``)."""
+
     conflict: str
     reason: str = ""
 
 
 class WorkspaceAliasSet(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """``alias`` is accepted as another name of the workspace ``canonical`` (``accepted=False``:
+    rejected, or an accepted alias undone)."""
+
     alias: str
     canonical: str
     accepted: bool = True
@@ -200,6 +215,7 @@ def stored_names(name: str) -> tuple[str, ...]:
 
 
 def upcast_memory_recorded_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """``tags`` stored as one comma-separated string becomes a list of the trimmed, non-empty tags."""
     tags = data.get("tags", "")
     if isinstance(tags, str):
         data["tags"] = [t.strip() for t in tags.split(",") if t.strip()]

@@ -16,15 +16,23 @@ from server.cli import CliContext, bad_line_details, emit, json_option, main, ou
 @click.option("--since", default=None, help="Only events recorded at or after (ISO 8601).")
 @click.option("--until", default=None, help="Only events recorded at or before (ISO 8601).")
 @click.option("-o", "--output", "output", default="-", help="Output file (default stdout).")
+@click.option("--schema", "schema", is_flag=True, default=False,
+              help="Print the JSON Schema of a JSONL export line and exit (no database is opened).")
 @json_option
-def export_cmd(obj: CliContext, fmt: str, since: str | None, until: str | None, output: str) -> None:
+def export_cmd(obj: CliContext, fmt: str, since: str | None, until: str | None, output: str, schema: bool) -> None:
     """Export the event log (JSONL envelopes with hashes, or CSV).
 
-    Example: ledger export --format jsonl -o ledger.jsonl
+    Example: ledger export --format jsonl -o ledger.jsonl; ledger export --schema > export.schema.json
     """
     from ledger.clock import parse_time
     from server.transfer import export_csv, export_jsonl
 
+    if schema:
+        from ledger.envelope import export_schema
+
+        sys.stdout.buffer.write(export_schema())
+        sys.stdout.flush()
+        return
     since = parse_time(since, field="since") if since else None
     until = parse_time(until, field="until") if until else None
     writer = export_jsonl if fmt == "jsonl" else export_csv

@@ -1,0 +1,102 @@
+"""docs/events.md is generated from the event Structs and cannot drift from them; the
+operations it says write each type really do (and write nothing else)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ledger.events import AUTH_USER, EVENT_TYPES, Event
+from server.app import LedgerApp, default_projectors
+from tools.docs import events as catalogue
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "events.md"
+
+
+def test_the_catalogue_is_up_to_date() -> None:
+    assert DOC.read_text(encoding="utf-8") == catalogue.render(), "stale: run python -m tools.docs.events"
+    assert catalogue.main(["--check"]) == 0
+
+
+class MemoryUpdated(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A stand-in for the real type with one field added and one field's type changed."""
+
+    memory: str
+    content: int = 0
+    note: str = ""
+
+
+def test_a_changed_event_field_makes_the_catalogue_stale() -> None:
+    changed = catalogue.render({**EVENT_TYPES, "MemoryUpdated": MemoryUpdated})
+    assert changed != DOC.read_text(encoding="utf-8")
+    assert "| `note` | string |" in changed and "| `content` | integer |" in changed
+    assert "| `note` |" not in DOC.read_text(encoding="utf-8")
+
+
+def test_every_type_is_documented_with_version_writers_and_read_models() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    assert {t for ts in catalogue.WRITERS.values() for t in ts} == set(EVENT_TYPES)
+    for name, cls in EVENT_TYPES.items():
+        section = text.split(f"\n## {name}\n", 1)[1].split("\n## ", 1)[0]
+        assert f"- **Version**: {cls.V}." in section
+        assert "- **Written by**: `" in section and "- **Folded by**: no read model" not in section
+    assert "`MemoryRemembered` (those rows keep that name" in text
+    assert "v1 → v2 (`upcast_memory_recorded_v1_v2`)" in text
+
+
+def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: LedgerApp) -> None:
+    """Every operation run on a real ledger, through each branch that writes another type."""
+    written: dict[str, set[str]] = defaultdict(set)
+
+    def run(op: str, *args: Any, **kw: Any) -> Any:
+        before = app.store.last_position()
+        result = getattr(app, op)(*args, **kw)
+        written[op].update(e.type for e in app.store.read(after=before))
+        return result
+
+    def pair(name: str, first: str, second: str) -> tuple[int, int, int]:
+        """Two memories about where ``name`` lives: the second opens a conflict."""
+        a = run("remember", f"{name} lives in {first}", subject=name, event_time="2026-01-01")["memory_id"]
+        b = run("remember", f"{name} lives in {second}", subject=name, event_time="2026-02-01")
+        assert b["conflicts"], b
+        return a, b["memory_id"], b["conflicts"][0]["conflict_id"]
+
+    user = {"authorization": AUTH_USER}
+    _, bob2, bob_conflict = pair("Bob", "Berlin", "Paris")
+    run("remember", "Bob lives in Berlin", subject="Bob")  # an exact duplicate
+    run("judge", bob_conflict, bob2)
+    run("update", bob2, content="Bob lives in Rome", **user)  # a judged conflict re-opens
+    run("update", bob2, content="Bob likes tea", **user)  # the open one dissolves
+    alice = run("remember", "Alice lives in Oslo", subject="Alice")["memory_id"]
+    alice2 = run("remember", "Alice enjoys chess", subject="Alice")["memory_id"]
+    opened = run("update", alice2, content="Alice lives in Lima", **user)["conflicts"][0]["conflict_id"]
+    run("judge", opened, alice2)
+    run("confirm", alice2, **user)
+    run("judge", opened, alice2)
+    run("unlock", alice2, **user)
+    run("retire", alice, reason="moved away", **user)
+    carol, _, _ = pair("Carol", "Rome", "Madrid")
+    run("remember", "Carol never lived there", subject="Carol", ref_id=carol, retracts=True)
+    dave, dave2, _ = pair("Dave", "Kyiv", "Lviv")
+    run("supersede", dave, dave2, **user)
+    _, eve2, eve_conflict = pair("Eve", "Lima", "Quito")
+    run("resolve_conflict", eve_conflict, winner_id=eve2, **user)
+    finn, finn2, _ = pair("Finn", "Bern", "Basel")
+    run("arbitrate", finn, finn2, apply=True, **user)
+    gus = run("remember", "Gus likes tea", subject="Gus", event_time="2026-01-01")["memory_id"]
+    gus2 = run("remember", "Gus reads novels", subject="Gus", event_time="2026-02-01")["memory_id"]
+    run("arbitrate", gus, gus2, mark_conflict=True, **user)
+    run("archive", older_than_days=0)
+    run("accept_alias", "the-ledger", "fact-ledger", **user)
+    run("reject_alias", "the-ledger", "fact-ledger", **user)
+    assert dict(written) == {op: set(types) for op, types in catalogue.WRITERS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(EVENT_TYPES))
+def test_each_type_names_the_read_models_that_fold_it(name: str) -> None:
+    folding = [p.name for p in default_projectors() if name in p.handles]
+    section = DOC.read_text(encoding="utf-8").split(f"\n## {name}\n", 1)[1].split("\n## ", 1)[0]
+    assert f"- **Folded by**: {', '.join(folding)}." in section

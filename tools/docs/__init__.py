@@ -1,0 +1,1 @@
+"""Generators of the documentation that is derived from code (checked by tests)."""
