@@ -167,3 +167,25 @@ def test_a_projector_naming_an_old_type_is_refused(tmp_path: Path) -> None:
         ProjectionRunner(store, [SearchProjector()])
     finally:
         store.close()
+
+
+def test_replay_backup_appends_lines_written_under_the_old_names(tmp_path: Path) -> None:
+    """A backup an earlier release wrote while SQLite was unreachable (no position, no hash)."""
+    settings = Settings(db=str(tmp_path / "ledger.db"), client="test", agent_id="pytest")
+    lines = []
+    for n, (stream, version, type_, v, payload, event_time) in enumerate(OLD_LOG[1:3], 1):
+        event = {"event_id": f"0190b000-0000-7000-8000-{n:012d}", "stream_id": stream, "stream_version": version,
+                 "type": type_, "v": v, "payload": json.dumps(payload), "event_time": event_time,
+                 "recorded_at": "2026-07-10T00:00:00.000000Z", "actor": "old-agent", "workspace": "default",
+                 "idempotency_key": None}
+        lines.append(json.dumps({"schema": 1, "event": event, "command": "c1", "command_size": 2}))
+    Path(settings.backup_path).write_text("\n".join(lines) + "\n")
+    app = LedgerApp(settings)
+    try:
+        assert app.replay_backup(dry_run=False, authorization="user_channel")["appended"] == 2
+        memory = app.read(1)["memory"]
+        assert (memory["content"], memory["protection"], memory["tags"]) == (
+            "staging port is 9090", "locked", ["infra"])
+        assert stored_types(app) == ["MemoryRecorded", "Confirmed"]
+    finally:
+        app.close()
