@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from ledger.envelope import backup_envelope, from_envelope
 from ledger.events import Confirmed, MemoryRecorded, current_type, stored_names
@@ -20,6 +21,7 @@ from ledger.store import EventStore, NewEvent
 from projections.runner import ProjectionRunner
 from projections.search import SearchProjector
 from server.app import LedgerApp
+from server.cli import main
 from server.config import Settings
 from server.transfer import export_jsonl, import_jsonl
 
@@ -189,3 +191,17 @@ def test_replay_backup_appends_lines_written_under_the_old_names(tmp_path: Path)
         assert stored_types(app) == ["MemoryRecorded", "Confirmed"]
     finally:
         app.close()
+
+
+def test_cli_audit_shows_the_design_names_for_new_writes(tmp_path: Path) -> None:
+    db = str(tmp_path / "ledger.db")
+
+    def run(*args: str) -> dict:
+        result = CliRunner().invoke(main, [*args, "--db", db, "--json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    memory_id = run("remember", "standup is at 9:30", "--source-type", "agent_generated")["memory_id"]
+    run("confirm", str(memory_id))
+    assert [e["type"] for e in run("audit")["events"]] == ["Confirmed", "MemoryRecorded"]
+    assert [e["type"] for e in run("audit", "--type", "MemoryRemembered")["events"]] == ["MemoryRecorded"]

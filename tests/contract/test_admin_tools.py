@@ -75,6 +75,11 @@ def test_audit_and_timeline(srv: LedgerServer) -> None:
         assert {"position", "type", "stream_id", "event_time", "recorded_at", "actor", "payload"} <= set(
             audit["events"][0])
         assert audit["events"][0]["actor"] == "contract-test"
+        assert [e["type"] for e in audit["events"]] == ["MemoryRecorded"]  # the design's names
+        srv.call("memory_govern", "confirm", {"memory_id": memory_id, "authorized": True})
+        for name in ("Confirmed", "MemoryConfirmed"):  # the earlier name filters the same rows
+            confirmed = srv.call("memory_review", "audit", {"memory_id": memory_id, "type": name})["events"]
+            assert [(e["type"], e.get("stored_type")) for e in confirmed] == [("Confirmed", None)]
     timeline = srv.call("memory_review", "timeline", {"memory_id": memory_id})
     if landed(timeline, "timeline"):
         assert {"memory_id", "valid_from", "valid_to", "status", "superseded_by"} <= set(timeline["intervals"][0])
