@@ -146,10 +146,14 @@ class SearchFilters(msgspec.Struct, kw_only=True):
     tags_all: tuple[str, ...] = ()
     after_time: str | None = None
     before_time: str | None = None
+    max_memory_id: int | None = None  # a paging bound: memories the ledger held at that position
 
     def sql(self) -> tuple[str, list[Any]]:
         clauses = [f"m.status IN ({', '.join('?' * len(self.statuses))})"]
         params: list[Any] = list(self.statuses)
+        if self.max_memory_id is not None:
+            clauses.append("m.memory_id <= ?")
+            params.append(self.max_memory_id)
         names = (self.workspace,) if isinstance(self.workspace, str) else self.workspace
         more, more_params = attribute_clauses(
             row="m", time_column="event_time", tags_row="m", workspaces=names, source_type=self.source_type,

@@ -37,6 +37,7 @@ from projections.runner import Projector
 from projections.search import SearchFilters, SearchProjector, search
 from projections.timeline import TimelineProjector
 from projections.workspaces import WorkspacesProjector
+from server import paging
 from server.backup import backup_aware
 from server.config import Settings
 from server.governance import GovernanceMixin
@@ -212,27 +213,38 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
         include_inactive: bool = False,
         as_of_event_time: str | None = None,
         as_of_recorded: str | int | None = None,
+        cursor: str | None = None,
     ) -> dict[str, Any]:
+        request = {"query": query, "tags_filter": list(tags_filter), "source_type": source_type,
+                   "workspace": workspace, "after_time": after_time, "before_time": before_time,
+                   "include_inactive": include_inactive, "as_of_event_time": as_of_event_time,
+                   "as_of_recorded": as_of_recorded}
+        page = paging.decode("find", request, cursor)
+        offset = paging.offset_of(page)
         if as_of_event_time is not None or as_of_recorded is not None:
             return self._find_as_of(
                 query, limit=limit, tags_filter=tags_filter, source_type=source_type, workspace=workspace,
                 after_time=after_time, before_time=before_time, include_inactive=include_inactive,
-                as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded)
+                as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded, offset=offset,
+                bound=page.bound, request=request)
         scope, boost = self._find_scope(workspace)
-        filters = SearchFilters(
-            statuses=("active", "superseded", "retired", "archived") if include_inactive else ("active",),
-            workspace=scope, source_type=source_type, tags_all=tuple(tags_filter),
-            after_time=after_time, before_time=before_time)
         with self.store.snapshot():
-            hits, total = search(self.conn, query, filters, limit + 1, boost_workspace=boost)
-            rows = {h.memory_id: mem.load(self.conn, "memory_id=?", (h.memory_id,)) for h in hits[:limit]}
+            bound = page.bound if page.bound is not None else self.store.last_position()
+            filters = SearchFilters(
+                statuses=("active", "superseded", "retired", "archived") if include_inactive else ("active",),
+                workspace=scope, source_type=source_type, tags_all=tuple(tags_filter),
+                after_time=after_time, before_time=before_time, max_memory_id=bound)
+            hits, _ = search(self.conn, query, filters, offset + limit + 1, boost_workspace=boost)
+            shown = hits[offset:offset + limit]
+            rows = {h.memory_id: mem.load(self.conn, "memory_id=?", (h.memory_id,)) for h in shown}
         results = []
-        for hit in hits[:limit]:
+        for hit in shown:
             row = rows[hit.memory_id]
             if row is not None:
                 results.append(self._memory_view(row, score=hit.score))
-        return {"ok": True, "results": results, "has_more": len(hits) > limit,
-                "total_estimate": max(total, len(results))}
+        more = len(hits) > offset + limit
+        return {"ok": True, "results": results, "has_more": more,
+                "next_cursor": paging.encode("find", request, offset + limit, bound) if more else None}
 
     def read(self, memory_id: int, *, as_of_event_time: str | None = None,
              as_of_recorded: str | int | None = None) -> dict[str, Any]:

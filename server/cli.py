@@ -129,6 +129,18 @@ def _show(obj: CliContext, result: dict[str, Any], human: Callable[[dict[str, An
         human(result)
 
 
+def cursor_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--cursor``: continue a list from the ``next_cursor`` of the previous page."""
+    return click.option("--cursor", default=None, metavar="CURSOR",
+                        help="Continue from a previous page's next_cursor.")(f)
+
+
+def next_page_line(r: dict[str, Any]) -> None:
+    """For people: how to see the next page, when there is one."""
+    if r.get("next_cursor"):
+        out_console.print(f"[dim]more: --cursor {r['next_cursor']}[/dim]", highlight=False)
+
+
 @contextmanager
 def progress_bar(obj: CliContext, label: str) -> Iterator[Callable[[int, int], None]]:
     """A rich progress bar on stderr (silent under --json)."""
@@ -230,9 +242,10 @@ def _remember_lines(r: dict[str, Any]) -> None:
 @click.option("--include-inactive", is_flag=True, help="Also superseded, retired and archived memories.")
 @click.option("--as-of-event-time", default=None, help="What was true in the world at this time.")
 @click.option("--as-of-recorded", default=None, help="What the ledger knew at this time or position.")
+@cursor_option
 @json_option
 def find(obj: CliContext, query: str, limit: int, include_inactive: bool,
-         as_of_event_time: str | None, as_of_recorded: str | None) -> None:
+         as_of_event_time: str | None, as_of_recorded: str | None, cursor: str | None) -> None:
     """Search memories (English and Chinese).
 
     Example: ledger find "staging port" --limit 3
@@ -240,8 +253,14 @@ def find(obj: CliContext, query: str, limit: int, include_inactive: bool,
     from server.schemas import FindData
 
     data = FindData.parse({"query": query, "limit": limit, "include_inactive": include_inactive,
-                           "as_of_event_time": as_of_event_time, "as_of_recorded": as_of_recorded})
-    emit(obj, obj.app.find(**data.to_kwargs()), lambda r: print_memories(r["results"]))
+                           "as_of_event_time": as_of_event_time, "as_of_recorded": as_of_recorded,
+                           "cursor": cursor})
+
+    def human(r: dict[str, Any]) -> None:
+        print_memories(r["results"])
+        next_page_line(r)
+
+    emit(obj, obj.app.find(**data.to_kwargs()), human)
 
 
 @main.command()
@@ -280,8 +299,10 @@ def _memory_detail(m: dict[str, Any]) -> None:
 
 @main.command()
 @click.argument("memory_id", type=click.IntRange(min=1))
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 200), help="Versions per page.")
+@cursor_option
 @json_option
-def history(obj: CliContext, memory_id: int) -> None:
+def history(obj: CliContext, memory_id: int, limit: int, cursor: str | None) -> None:
     """Every version of a memory and the events behind it.
 
     Example: ledger history 12
@@ -293,8 +314,9 @@ def history(obj: CliContext, memory_id: int) -> None:
             out_console.print(f"[cyan]v{v['version']}[/cyan] {v['recorded_at']} {v['actor']} [{kinds}] "
                               f"({v['status']})", highlight=False)
             out_console.print(f"  {v['content']}", markup=False, highlight=False)
+        next_page_line(r)
 
-    emit(obj, obj.app.history(memory_id), human)
+    emit(obj, obj.app.history(memory_id, limit=limit, cursor=cursor), human)
 
 
 @main.command()

@@ -13,7 +13,16 @@ from typing import Any
 import click
 
 from ledger.events import AUTH_USER
-from server.cli import CliContext, emit, json_option, main, out_console, pending_backup_line
+from server.cli import (
+    CliContext,
+    cursor_option,
+    emit,
+    json_option,
+    main,
+    next_page_line,
+    out_console,
+    pending_backup_line,
+)
 
 
 def _verdict_lines(verdict: dict[str, Any]) -> None:
@@ -56,8 +65,9 @@ def compare(obj: CliContext, left_id: int, right_id: int) -> None:
 @click.option("--state", default="open", show_default=True,
               type=click.Choice(["open", "judged", "resolved", "all"]))
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
+@cursor_option
 @json_option
-def conflicts(obj: CliContext, state: str, limit: int) -> None:
+def conflicts(obj: CliContext, state: str, limit: int, cursor: str | None) -> None:
     """List conflicts between memories.
 
     Example: ledger conflicts --state all --limit 50
@@ -68,8 +78,9 @@ def conflicts(obj: CliContext, state: str, limit: int) -> None:
             out_console.print(f"[dim]no {state} conflicts[/dim]")
         for c in r["conflicts"]:
             _conflict_line(c)
+        next_page_line(r)
 
-    emit(obj, obj.app.conflicts(state=state, limit=limit), human)
+    emit(obj, obj.app.conflicts(state=state, limit=limit, cursor=cursor), human)
 
 
 @main.command(name="conflict")

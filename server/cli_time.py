@@ -11,7 +11,17 @@ from typing import Any
 import click
 
 from ledger.events import AUTH_USER
-from server.cli import CliContext, bad_line_details, emit, json_option, main, out_console, progress_bar
+from server.cli import (
+    CliContext,
+    bad_line_details,
+    cursor_option,
+    emit,
+    json_option,
+    main,
+    next_page_line,
+    out_console,
+    progress_bar,
+)
 
 
 @main.command()
@@ -47,13 +57,17 @@ def replay_backup(obj: CliContext, apply: bool, batch_size: int) -> None:
 @click.argument("memory_id", required=False, type=click.IntRange(min=1))
 @click.option("--subject", default=None, help="Every memory about this subject instead of one chain.")
 @click.option("--as-of-recorded", default=None, help="As the ledger knew it at this time or position.")
+@click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 500), help="Intervals per page.")
+@cursor_option
 @json_option
-def timeline(obj: CliContext, memory_id: int | None, subject: str | None, as_of_recorded: str | None) -> None:
+def timeline(obj: CliContext, memory_id: int | None, subject: str | None, as_of_recorded: str | None,
+             limit: int, cursor: str | None) -> None:
     """Validity intervals over event time (a memory's supersession chain, or a subject).
 
     Example: ledger timeline --subject /api/foo
     """
-    result = obj.app.timeline(subject=subject, memory_id=memory_id, as_of_recorded=as_of_recorded)
+    result = obj.app.timeline(subject=subject, memory_id=memory_id, as_of_recorded=as_of_recorded, limit=limit,
+                              cursor=cursor)
 
     def human(r: dict[str, Any]) -> None:
         for i in r["intervals"]:
@@ -62,6 +76,7 @@ def timeline(obj: CliContext, memory_id: int | None, subject: str | None, as_of_
             out_console.print(f"[cyan]#{i['memory_id']}[/cyan] {i['valid_from']} – {until} ({i['status']}{after})",
                               highlight=False)
             out_console.print(f"  {i['content']}", markup=False, highlight=False)
+        next_page_line(r)
 
     emit(obj, result, human)
 
@@ -73,21 +88,22 @@ def timeline(obj: CliContext, memory_id: int | None, subject: str | None, as_of_
 @click.option("--actor", default=None, help="Events by this actor (client or client:agent).")
 @click.option("--type", "type_", default=None, help="Events of this type, e.g. Superseded.")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))
+@cursor_option
 @json_option
 def audit(obj: CliContext, since: str | None, until: str | None, memory_id: int | None, actor: str | None,
-          type_: str | None, limit: int) -> None:
+          type_: str | None, limit: int, cursor: str | None) -> None:
     """Who recorded what, when: the event log, newest first, filtered.
 
     Example: ledger audit --memory-id 12 --limit 20
     """
-    result = obj.app.audit(since=since, until=until, memory_id=memory_id, actor=actor, type=type_, limit=limit)
+    result = obj.app.audit(since=since, until=until, memory_id=memory_id, actor=actor, type=type_, limit=limit,
+                           cursor=cursor)
 
     def human(r: dict[str, Any]) -> None:
         for e in r["events"]:
             out_console.print(f"[cyan]{e['position']}[/cyan] {e['recorded_at']} {e['actor'] or '-'} {e['type']} "
                               f"(event time {e['event_time']})", highlight=False)
-        if r["has_more"]:
-            out_console.print("[dim]more events match: raise --limit or narrow the range[/dim]")
+        next_page_line(r)
 
     emit(obj, result, human)
 

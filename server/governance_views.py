@@ -18,6 +18,7 @@ from ledger.errors import InvalidInput, LedgerError, NotFound
 from projections import claims as claims_model
 from projections import conflicts as conflicts_model
 from projections import memories as mem
+from server import paging
 
 if TYPE_CHECKING:
     from ledger.store import EventStore
@@ -79,19 +80,25 @@ class GovernanceViews:
                 "current": left.status == right.status == "active",
                 "claim": _pair_claim(left_claim, right_claim)}
 
-    def conflicts(self, state: str = "open", limit: int = 20) -> dict[str, Any]:
+    def conflicts(self, state: str = "open", limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
         if state not in CONFLICT_STATES:
             raise InvalidInput(f"state must be one of {', '.join(CONFLICT_STATES)}", field="state")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
             raise InvalidInput("limit must be an integer from 1 to 200", field="limit")
         where, params = ("1", ()) if state == "all" else ("state=?", (state,))
+        before = paging.key_of(paging.decode("conflicts", {"state": state}, cursor))
+        page_where, page_params = (f"{where} AND conflict_id < ?", (*params, before)) if before else (where, params)
         with self.store.snapshot():
             total = self.conn.execute(f"SELECT count(*) FROM conflicts WHERE {where}", params).get
             cols = ", ".join(conflicts_model.COLUMNS)
             rows = [dict(zip(conflicts_model.COLUMNS, r, strict=True)) for r in self.conn.execute(
-                f"SELECT {cols} FROM conflicts WHERE {where} ORDER BY conflict_id DESC LIMIT ?", (*params, limit))]
+                f"SELECT {cols} FROM conflicts WHERE {page_where} ORDER BY conflict_id DESC LIMIT ?",
+                (*page_params, limit + 1))]
+            more, rows = len(rows) > limit, rows[:limit]
             views = [self._conflict_view(r) for r in rows if self._visible(r)]
-        return {"ok": True, "conflicts": views, "total": total, "has_more": total > len(rows)}
+        # Keyset on conflict_id (newest first): a conflict opened meanwhile never shifts a page.
+        cursor_out = paging.encode("conflicts", {"state": state}, rows[-1]["conflict_id"]) if more else None
+        return {"ok": True, "conflicts": views, "total": total, "has_more": more, "next_cursor": cursor_out}
 
     def conflict_detail(self, conflict_id: int) -> dict[str, Any]:
         with self.store.snapshot():

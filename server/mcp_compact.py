@@ -6,8 +6,13 @@ snippet around the first query word; overlong subjects and tag lists are cut too
 Verdicts embedded in lists (the conflicts a ``remember`` reports, the ``conflicts`` view) drop
 the boilerplate an agent has already seen: the fixed ``rule_order`` and the reasons of the rules
 that did not decide (``compare``, ``arbitrate`` and ``conflict_detail`` keep the whole verdict).
-``notices`` are merged, de-duplicated and capped at three short items. Every key of
-CONTRACT.md stays.
+``notices`` are merged, de-duplicated and capped at three short items.
+Items of every list (find results, conflicts, audit events, history versions, timeline
+intervals) leave out what says nothing: null, empty-string and empty-list fields other than the
+contract's own (:data:`ALWAYS`), ``rule_order`` inside embedded verdicts (it is fixed
+and documented: ``help trust``), the audit's ``event_id`` and payloads' ``content_hash`` (no
+tool takes them). Top-level keys always stay, so every response key of the contract is there.
+The CLI's ``--json`` keeps everything.
 """
 
 from __future__ import annotations
@@ -49,7 +54,31 @@ def compact(tool: str, name: str, result: dict[str, Any], *, query: str = "",
         result = {**result, "notices": list(seen)[:MAX_NOTICES]}
     elif "notices" in result:
         result = {k: v for k, v in result.items() if k != "notices"}
-    return result
+    return {k: [_lean(item) for item in v] if k in LISTS and isinstance(v, list) else v for k, v in result.items()}
+
+
+LISTS = ("results", "conflicts", "events", "versions", "intervals")
+# The contract's item keys (find results, conflicts, audit events, history versions, timeline
+# intervals, verdicts): always sent, even when empty.
+ALWAYS = frozenset({
+    "memory_id", "subject", "content", "tags", "source_type", "trust", "confidence", "protection", "status",
+    "event_time", "recorded_at", "version", "source_ref", "score", "conflict_ids", "standing",
+    "conflict_id", "state", "members", "member_count", "leader_id", "claim", "verdict", "other_id",
+    "winner_side", "winner_id", "loser_id", "manual_review", "reasons",
+    "position", "type", "stream_id", "actor", "payload", "events",
+    "valid_from", "valid_to", "superseded_by",
+})
+_NEVER = frozenset({"rule_order", "event_id", "content_hash"})
+
+
+def _lean(value: Any) -> Any:
+    """A list item without empty fields, fixed boilerplate or ids no tool takes (recursively)."""
+    if isinstance(value, list):
+        return [_lean(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    return {k: _lean(v) for k, v in value.items()
+            if k not in _NEVER and (k in ALWAYS or v not in (None, "", [], {}))}
 
 
 _LISTED_VERDICTS = {("memory", "remember"), ("memory_review", "conflicts")}

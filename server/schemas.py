@@ -65,6 +65,7 @@ Confidence = Annotated[float, BeforeValidator(_no_bool), Field(ge=0.0, le=1.0, a
 Subject = Annotated[Text, Field(max_length=MAX_SUBJECT_CHARS)]
 Name = Annotated[Text, Field(max_length=MAX_NAME_CHARS)]
 Reason = Annotated[Text, Field(max_length=MAX_REASON_CHARS)]
+Cursor = Annotated[str, Field(min_length=1, max_length=512)]  # next_cursor of the previous page, as it came
 
 
 class EdgeModel(BaseModel):
@@ -208,6 +209,7 @@ class FindData(EdgeModel):
     include_inactive: StrictBool = False
     as_of_event_time: str | None = None
     as_of_recorded: RecordedPoint | None = None
+    cursor: Cursor | None = None
 
 
 class ReadData(EdgeModel):

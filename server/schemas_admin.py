@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 from pydantic import Field, StrictBool, StrictInt, model_validator
 
 from ledger.events import EVENT_TYPES, RENAMED
-from server.schemas import EdgeModel, MemoryId, Name, PositiveId, Reason, RecordedPoint, Subject
+from server.schemas import Cursor, EdgeModel, MemoryId, Name, PositiveId, Reason, RecordedPoint, Subject
 
 ConflictState = Literal["open", "judged", "resolved", "all"]
 # A renamed type's old name still filters (it finds the same rows as the current one).
@@ -35,11 +35,14 @@ class _Pair(EdgeModel):
 # -- memory_review ------------------------------------------------------------------------------
 class HistoryData(EdgeModel):
     memory_id: MemoryId
+    limit: Annotated[StrictInt, Field(ge=1, le=200)] = 50
+    cursor: Cursor | None = None
 
 
 class ConflictsData(EdgeModel):
     state: ConflictState = "open"
     limit: Annotated[StrictInt, Field(ge=1, le=200)] = 20
+    cursor: Cursor | None = None
 
 
 class ConflictDetailData(EdgeModel):
@@ -58,6 +61,7 @@ class AuditData(EdgeModel):
     actor: Name | None = None
     type: EventType | None = None
     limit: Annotated[StrictInt, Field(ge=1, le=1000)] = 100
+    cursor: Cursor | None = None
 
 
 class TimelineData(EdgeModel):
@@ -65,6 +69,7 @@ class TimelineData(EdgeModel):
     memory_id: MemoryId | None = None
     as_of_recorded: RecordedPoint | None = None
     limit: Annotated[StrictInt, Field(ge=1, le=500)] | None = None
+    cursor: Cursor | None = None
 
     @model_validator(mode="after")
     def _one_key(self) -> Self:

@@ -22,7 +22,9 @@ from ledger.events import MemoryArchived, current_type, stored_names
 from ledger.store import NewEvent, StoredEvent
 from ledger.trust import trust_of
 from projections import asof
+from server import paging
 from server.backup import BackupMixin
+from server.payload_ids import StreamIds
 
 if TYPE_CHECKING:
     from ledger.store import EventStore
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 
 AUDIT_MAX = 1000
 TIMELINE_MAX = 500
+HISTORY_PAGE = 50  # versions per history page
 ARCHIVE_BATCH = 500
 _COMPACT_DROP = ("content", "metadata")
 
@@ -85,17 +88,23 @@ class TimeTravelMixin(BackupMixin):
     def _find_as_of(self, query: str, *, limit: int, tags_filter: list[str] | tuple[str, ...],
                     source_type: str | None, workspace: str | None, after_time: str | None,
                     before_time: str | None, include_inactive: bool, as_of_event_time: str | None,
-                    as_of_recorded: str | int | None) -> dict[str, Any]:
+                    as_of_recorded: str | int | None, offset: int = 0, bound: int | None = None,
+                    request: dict[str, Any] | None = None) -> dict[str, Any]:
         scope, boost = self._find_scope(workspace)
         filters = asof.AsOfFilters(include_inactive=include_inactive, workspaces=scope,
                                    source_type=source_type, tags_all=tuple(tags_filter),
                                    after_time=after_time, before_time=before_time)
         with self.store.snapshot():
-            point = self._point(as_of_event_time, as_of_recorded)
-            hits, total = asof.find_at(self.store.conn, query, point, filters, limit + 1, boost_workspaces=boost)
-        results = [self._state_view(h, asof.status_at(h, point.event_time) or "") for h in hits[:limit]]
-        return {"ok": True, "results": results, "has_more": len(hits) > limit,
-                "total_estimate": max(total, len(results)), "as_of": self._point_view(point)}
+            # Later pages read the ledger as the first page did (what it knew at the bound).
+            point = self._point(as_of_event_time, bound if bound is not None else as_of_recorded)
+            hits, _ = asof.find_at(self.store.conn, query, point, filters, offset + limit + 1,
+                                   boost_workspaces=boost)
+        shown = hits[offset:offset + limit]
+        results = [self._state_view(h, asof.status_at(h, point.event_time) or "") for h in shown]
+        more = len(hits) > offset + limit
+        cursor = paging.encode("find", request or {}, offset + limit, point.position) if more else None
+        return {"ok": True, "results": results, "has_more": more, "next_cursor": cursor,
+                "as_of": self._point_view(point)}
 
     def _read_as_of(self, memory_id: int, *, as_of_event_time: str | None,
                     as_of_recorded: str | int | None) -> dict[str, Any]:
@@ -118,8 +127,9 @@ class TimeTravelMixin(BackupMixin):
         return {"ok": True, "memory": view, "as_of": self._point_view(point)}
 
     # -- history -----------------------------------------------------------------------------
-    def history(self, memory_id: int) -> dict[str, Any]:
-        """Every version with the events behind it: who, when, and by which rule."""
+    def history(self, memory_id: int, *, limit: int = HISTORY_PAGE, cursor: str | None = None) -> dict[str, Any]:
+        """Every version with the events behind it: who, when, and by which rule (oldest first)."""
+        after = paging.key_of(paging.decode("history", {"memory_id": memory_id}, cursor)) or 0
         conn = self.store.conn
         with self.store.snapshot():
             first = asof.state_at(conn, memory_id, self.store.last_position())
@@ -132,6 +142,7 @@ class TimeTravelMixin(BackupMixin):
                 f"SELECT l.role, {_EVENT_COLUMNS} FROM tt_links l JOIN events e ON e.position = l.position "
                 "WHERE l.memory_id=? ORDER BY l.position", (memory_id,))]
         by_position = {ev.position: ev for _, ev in events}
+        ids = StreamIds(conn)
         versions: list[dict[str, Any]] = []
         for state in states:
             assert state is not None
@@ -150,25 +161,36 @@ class TimeTravelMixin(BackupMixin):
             })
         for role, ev in events:
             owner = next((v for v in reversed(versions) if v["position"] <= ev.position), versions[0])
-            owner["events"].append(_event_view(ev, role))
-        return {"ok": True, "memory_id": memory_id, "versions": versions}
+            owner["events"].append(_event_view(ev, role, ids))
+        rest = [v for v in versions if v["version"] > after]
+        page, more = rest[:limit], len(rest) > limit
+        return {"ok": True, "memory_id": memory_id, "versions": page, "has_more": more,
+                "next_cursor": paging.encode("history", {"memory_id": memory_id}, page[-1]["version"])
+                if more else None}
 
     # -- timeline ----------------------------------------------------------------------------
     def timeline(self, subject: str | None = None, memory_id: int | None = None, *,
-                 as_of_recorded: str | int | None = None, limit: int = TIMELINE_MAX) -> dict[str, Any]:
+                 as_of_recorded: str | int | None = None, limit: int = TIMELINE_MAX,
+                 cursor: str | None = None) -> dict[str, Any]:
         """Validity intervals over event time, by subject or along a memory's supersession chain."""
         if (subject is None) == (memory_id is None):
             raise InvalidInput("give either subject or memory_id", field="subject")
         limit = max(1, min(limit, TIMELINE_MAX))
+        request = {"subject": subject, "memory_id": memory_id, "as_of_recorded": as_of_recorded}
+        page = paging.decode("timeline", request, cursor)
+        offset = paging.offset_of(page)
         conn = self.store.conn
-        with self.store.snapshot():
-            point = self._point(None, as_of_recorded)
+        with self.store.snapshot():  # later pages read what the ledger knew at the first one
+            point = self._point(None, page.bound if page.bound is not None else as_of_recorded)
+            wanted = offset + limit + 1
             if memory_id is not None:
-                states = asof.chain_at(conn, memory_id, point.position, limit)
+                states = asof.chain_at(conn, memory_id, point.position, wanted)
                 if not states:
                     raise NotFound(f"no memory {memory_id}", field="memory_id")
             else:
-                states = asof.subject_at(conn, subject or "", point.position, limit)
+                states = asof.subject_at(conn, subject or "", point.position, wanted)
+        more = len(states) > offset + limit
+        states = states[offset:offset + limit]
         if self.settings.isolation == "strict":
             own = set(self.workspace_scope(self.settings.workspace))
             states = [s for s in states if s["workspace"] in own]
@@ -177,15 +199,23 @@ class TimeTravelMixin(BackupMixin):
             "status": s["status"], "superseded_by": s["superseded_by"], "ended": s["ended"],
             "subject": s["subject"], "content": s["content"][:200],
         } for s in states]
-        return {"ok": True, "intervals": intervals, "as_of": self._point_view(point)}
+        return {"ok": True, "intervals": intervals, "has_more": more,
+                "next_cursor": paging.encode("timeline", request, offset + limit, point.position) if more else None,
+                "as_of": self._point_view(point)}
 
     # -- audit -------------------------------------------------------------------------------
     def audit(self, since: str | None = None, until: str | None = None, memory_id: int | None = None,
-              actor: str | None = None, type: str | None = None, limit: int = 100) -> dict[str, Any]:
+              actor: str | None = None, type: str | None = None, limit: int = 100,
+              cursor: str | None = None) -> dict[str, Any]:
         """Events newest first, filtered by recorded time range, memory, actor and event type."""
         limit = max(1, min(int(limit), AUDIT_MAX))
+        request = {"since": since, "until": until, "memory_id": memory_id, "actor": actor, "type": type}
+        before = paging.key_of(paging.decode("audit", request, cursor))
         clauses: list[str] = []
         params: list[Any] = []
+        if before is not None:  # keyset: positions only grow, so a new event never shifts a page
+            clauses.append("e.position < ?")
+            params.append(before)
         for column, op, value in (
             ("e.recorded_at", ">=", clock.parse_time(since, field="since") if since else None),
             ("e.recorded_at", "<=", clock.parse_time(until, field="until") if until else None),
@@ -214,8 +244,11 @@ class TimeTravelMixin(BackupMixin):
             else:
                 rows = conn.execute(f"SELECT {_EVENT_COLUMNS} FROM events e WHERE {where} "
                                     "ORDER BY e.position DESC LIMIT ?", (*params, limit + 1)).fetchall()
-        events = [_audit_view(_stored(r)) for r in rows[:limit]]
-        return {"ok": True, "events": events, "has_more": len(rows) > limit}
+        ids = StreamIds(conn)
+        events = [_audit_view(_stored(r), ids) for r in rows[:limit]]
+        more = len(rows) > limit
+        return {"ok": True, "events": events, "has_more": more,
+                "next_cursor": paging.encode("audit", request, events[-1]["position"]) if more else None}
 
     # -- retention ---------------------------------------------------------------------------
     def archive(self, *, dry_run: bool = False, older_than_days: int | None = None,
@@ -276,15 +309,15 @@ def _type_view(ev: StoredEvent) -> dict[str, str]:
     return {"type": current} if current == ev.type else {"type": current, "stored_type": ev.type}
 
 
-def _audit_view(ev: StoredEvent) -> dict[str, Any]:
-    return {"position": ev.position, **_type_view(ev), "stream_id": ev.stream_id, "event_time": ev.event_time,
-            "recorded_at": ev.recorded_at, "actor": ev.actor, "workspace": ev.workspace,
-            "event_id": ev.event_id, "payload": _payload(ev)}
+def _audit_view(ev: StoredEvent, ids: StreamIds) -> dict[str, Any]:
+    return {"position": ev.position, **_type_view(ev), "stream_id": ev.stream_id, **ids.owner(ev.stream_id),
+            "event_time": ev.event_time, "recorded_at": ev.recorded_at, "actor": ev.actor,
+            "workspace": ev.workspace, "event_id": ev.event_id, "payload": ids.payload(_payload(ev))}
 
 
-def _event_view(ev: StoredEvent, role: str) -> dict[str, Any]:
+def _event_view(ev: StoredEvent, role: str, ids: StreamIds) -> dict[str, Any]:
     """A history entry: the event, its role for this memory and the rule behind it if any."""
-    payload = {k: v for k, v in _payload(ev).items() if k not in _COMPACT_DROP}
+    payload = ids.payload({k: v for k, v in _payload(ev).items() if k not in _COMPACT_DROP})
     view: dict[str, Any] = {"position": ev.position, **_type_view(ev), "role": role, "actor": ev.actor,
                             "recorded_at": ev.recorded_at, "event_time": ev.event_time, "payload": payload}
     verdict = payload.get("verdict") if isinstance(payload.get("verdict"), dict) else {}

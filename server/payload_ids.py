@@ -1,0 +1,50 @@
+"""Event payloads as agents see them: every id one they can pass back to a tool.
+
+Events name what they touch by stream (a UUID: ``"memory": "01a2…"``), which no tool accepts.
+``history`` and ``audit`` show payloads with those references as the ids the tools take
+(``memory_id``, ``conflict_id``, ``judgment_id``; judgment ``pins`` keyed by memory id), and
+each audited event names the memory or conflict its stream belongs to. A stream that no read
+model knows (it cannot happen on a consistent ledger) keeps its original key and value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MEMORY_KEYS = ("memory", "loser", "winner", "left", "right")
+_TABLES = (("memories", "memory_id"), ("conflicts", "conflict_id"), ("judgments", "judgment_id"))
+
+
+class StreamIds:
+    """Stream UUID → ``(kind, id)`` for one answer, looked up once per stream."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self._known: dict[str, tuple[str, int] | None] = {}
+
+    def of(self, stream: Any) -> tuple[str, int] | None:
+        if not isinstance(stream, str):
+            return None
+        if stream not in self._known:
+            self._known[stream] = next((
+                (column, row[0]) for table, column in _TABLES
+                for row in self.conn.execute(f"SELECT {column} FROM {table} WHERE stream_id=?", (stream,))), None)
+        return self._known[stream]
+
+    def payload(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The payload with stream references replaced by passable ids."""
+        out: dict[str, Any] = {}
+        for key, value in payload.items():
+            found = self.of(value) if key in (*MEMORY_KEYS, "conflict", "judgment") else None
+            if found is not None:
+                out[f"{key}_id"] = found[1]
+            elif key == "pins" and isinstance(value, dict):
+                out[key] = {str(k[1]) if (k := self.of(s)) else s: v for s, v in value.items()}
+            else:
+                out[key] = value
+        return out
+
+    def owner(self, stream: str) -> dict[str, int]:
+        """``{"memory_id": …}`` or ``{"conflict_id": …}`` for an event's own stream."""
+        found = self.of(stream)
+        return {found[0]: found[1]} if found else {}
