@@ -41,16 +41,17 @@ from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp_types.version import is_version_at_least
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, WithJsonSchema
 
 from ledger.errors import InvalidInput, LedgerError, Unauthorized, Unavailable
 from ledger.events import AUTH_AGENT, AUTH_USER
 from server import mcp_compact
 from server.app import LedgerApp
 from server.config import Settings
-from server.mcp_routes import GOVERN, MEMORY, REPAIR, REVIEW, TOOLS, Route, ToolSpec, help_result, input_schema
+from server.mcp_routes import GOVERN, MEMORY, REPAIR, REVIEW, TOOLS, Route, ToolSpec, help_result
 from server.schemas import HelpData
 from server.schemas_admin import memory_ids
+from server.tool_schemas import tool_schemas
 
 log = logging.getLogger("fact_ledger.mcp")
 
@@ -295,11 +296,38 @@ def _progress_reporter(ctx: Context) -> Callable[[int, int], None]:
     return report
 
 
+class _LedgerServer(MCPServer):
+    """The SDK's server, listing each tool's name key as required (the SDK itself must not
+    require it: a call without one gets our ``invalid_input``, not the SDK's text error)."""
+
+    async def list_tools(self) -> list[mcp_types.Tool]:
+        listed = []
+        for tool in await super().list_tools():
+            spec = TOOLS.get(tool.name)
+            if spec is not None:
+                fields = {name: {k: v for k, v in field.items() if k not in ("title", "default")}
+                          for name, field in tool.input_schema.get("properties", {}).items()}
+                tool = tool.model_copy(update={"input_schema": {
+                    "type": "object", "properties": fields, "required": [spec.key]}})
+            listed.append(tool)
+        return listed
+
+
 def build_server(app: LedgerApp) -> MCPServer:
-    """The four tools of CONTRACT.md on one facade."""
-    server = MCPServer(name="fact-ledger", title="fact-ledger", version=_version(), log_level="WARNING",
+    """The four tools of the contract on one facade."""
+    server = _LedgerServer(name="fact-ledger", title="fact-ledger", version=_version(), log_level="WARNING",
                        instructions=INSTRUCTIONS)
     tools = LedgerTools(app)
+    # The advertised schemas, through the SDK's own signature reading: WithJsonSchema sets what
+    # clients see while the arguments still reach our edge models unvalidated (every error in
+    # our shape). The name stays optional to the SDK so a call without it gets our error too.
+    shown = {name: [WithJsonSchema(part) for part in tool_schemas(spec)] for name, spec in TOOLS.items()}
+
+    def key(tool: str) -> Any:
+        return Annotated[Any, shown[tool][0]]
+
+    def data_of(tool: str) -> Any:
+        return Annotated[Any, shown[tool][1]]
 
     async def ask_memory(action: Any, data: Any, ctx: Context) -> Any:
         return await tools.ask(MEMORY, action, data, ctx)
@@ -307,20 +335,22 @@ def build_server(app: LedgerApp) -> MCPServer:
     async def ask_govern(action: Any, data: Any, ctx: Context) -> Any:
         return await tools.ask(GOVERN, action, data, ctx)
 
-    async def memory(ctx: Context, action: Any = None, data: Any = None,
+    async def memory(ctx: Context, action: key("memory") = None, data: data_of("memory") = None,
                      approval: Annotated[ElicitationResult[Approval], Resolve(ask_memory)] = None,
                      ) -> mcp_types.CallToolResult:
         return await tools.call(MEMORY, action, data, ctx, approval)
 
-    async def memory_review(ctx: Context, view: Any = None, data: Any = None) -> mcp_types.CallToolResult:
+    async def memory_review(ctx: Context, view: key("memory_review") = None,
+                            data: data_of("memory_review") = None) -> mcp_types.CallToolResult:
         return await tools.call(REVIEW, view, data, ctx)
 
-    async def memory_govern(ctx: Context, action: Any = None, data: Any = None,
+    async def memory_govern(ctx: Context, action: key("memory_govern") = None, data: data_of("memory_govern") = None,
                             approval: Annotated[ElicitationResult[Approval], Resolve(ask_govern)] = None,
                             ) -> mcp_types.CallToolResult:
         return await tools.call(GOVERN, action, data, ctx, approval)
 
-    async def memory_repair(ctx: Context, task: Any = None, data: Any = None) -> mcp_types.CallToolResult:
+    async def memory_repair(ctx: Context, task: key("memory_repair") = None,
+                            data: data_of("memory_repair") = None) -> mcp_types.CallToolResult:
         return await tools.call(REPAIR, task, data, ctx)
 
     hints = {
@@ -333,9 +363,6 @@ def build_server(app: LedgerApp) -> MCPServer:
         spec = TOOLS[fn.__name__]
         server.add_tool(fn, name=spec.name, title=spec.title, description=spec.description,
                         annotations=hints[spec.name], structured_output=False)
-        # Arguments are validated by our edge models (so every error has our shape); the
-        # advertised schema is the richer one an LLM should follow.
-        server._tool_manager.get_tool(spec.name).parameters = input_schema(spec)
     return server
 
 
