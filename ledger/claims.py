@@ -157,6 +157,12 @@ _UTTERANCE_START = frozenset(
     "good congrats congratulations sorry please hmm um just really gonna wanna let's can could would "
     "did do does have had was were".split())
 _SPEAKER_LINE_WORDS = 5
+# Relations that hold several values at once when people hold them ("uses"); the verbs that are
+# always several-valued (speaks, knows, owns, visited, 会说 …) are no relation here at all.
+_GROUPS = frozenset("""team teams we us everyone people company companies org organization organisation
+    department group squad crew staff engineers developers devs users customers family""".split())
+_GROUPS_ZH = ("团队", "我们", "公司", "小组", "部门", "大家", "组里", "家里")
+_QUALIFIER_END = re.compile(r"\s*[,.;:!?()]|\s+(?:because|since|but|which|and|so|while|when|until)\b")
 _LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 _VALUE_PREPOSITIONS = re.compile(r"^(?:(?:on|at|in|for|by|to|until|around|about)\b|约|大约|大概|在|于)\s*")
 _VALUE_NOUN = re.compile(r"^(?P<noun>port|version|端口号?|版本号?)\s*(?=[v\d])")
@@ -285,11 +291,13 @@ def _parse_value(raw: str, hint: str) -> tuple[str, str, str, str] | None:
 
 
 def _make(subject_text: str, left: str, relation: str, value: tuple[str, str, str, str],
-          origin: str = "content") -> Claim | None:
+          origin: str = "content", qualifier: str = "") -> Claim | None:
     display, kind, canonical, noun = value
     rel = "is" if relation in ("colon", "port") else relation
     if noun not in ("", "port", "version"):  # a text value's preposition qualifies the relation
         rel, noun = f"{rel} {noun}", ""
+    if qualifier:  # "uses Rust for the CLI" and "uses Python for the backend" are two attributes
+        rel = f"{rel} {qualifier}"
     tokens = key_tokens(subject_text) | key_tokens(left)
     if relation == "port" or noun == "port":
         tokens.add("port")
@@ -307,6 +315,8 @@ def _make(subject_text: str, left: str, relation: str, value: tuple[str, str, st
             rest = left[len(prefix):].strip()
         rest = rest or left
         attribute = rest if rel == "is" and relation != "port" else f"{rest} {attribute}"
+    if qualifier:
+        attribute = f"{attribute} {qualifier}"
     return Claim(subject=subject, attribute=attribute, value=display, kind=kind,
                  key_subject=" ".join(sorted(tokens)), key_attribute=rel, value_norm=canonical, origin=origin)
 
@@ -383,7 +393,27 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None  # "我是老师", "他是我哥哥": what someone is; "the problem is …", "原因是 …": a remark
     if relation == "works at" and not person:
         return None  # "the fix works for Chrome" is not an employer
-    return _make(subject, left, "is" if relation == "implicit" else relation, value)
+    if relation == "uses" and value[1] == KIND_TEXT and (person or _is_group(left or subject)):
+        return None  # people and teams use many things at once: "… uses Python" and "… uses Rust" both hold
+    return _make(subject, left, "is" if relation == "implicit" else relation, value, qualifier=_qualifier(text[end:]))
+
+
+def _is_group(left: str) -> bool:
+    """People as a group ("the backend team", "we", "our company", "团队"): they hold many tools."""
+    words = normalize_text(left).split()
+    return bool(words) and (words[-1] in _GROUPS or any(left.endswith(g) for g in _GROUPS_ZH))
+
+
+def _qualifier(rest: str) -> str:
+    """"for <what>" right after the value ("uses Rust for the CLI"): it narrows what the claim is about."""
+    if not rest.isascii():
+        return ""
+    cut = _EN_VALUE_END.search(rest)
+    if cut is None or cut.group().strip() != "for":
+        return ""
+    what = _QUALIFIER_END.split(_LEADING_ARTICLE.sub("", rest[cut.end():].strip()), maxsplit=1)[0]
+    what = " ".join(w for w in what.split() if w not in _STOP_TOKENS)
+    return f"for {what}" if what and len(what.split()) <= 4 else ""
 
 
 # -- preferences -------------------------------------------------------------------------------

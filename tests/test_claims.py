@@ -1,7 +1,7 @@
 """Claim extraction and value normalisation (issue point 3), with a labelled collision table.
 
-The table holds 47 pairs that state contradicting values for one thing and
-49 that do not (different subjects, the same value written differently, descriptions,
+The table holds 49 pairs that state contradicting values for one thing and
+65 that do not (different subjects, the same value written differently, descriptions,
 questions, hedges, negations), in English and Chinese. Precision is measured over the whole table
 and the non-colliding half must produce no collision at all.
 """
@@ -79,6 +79,9 @@ COLLIDING = [
     ('It listens on port 8080', 'staging api', 'It listens on port 9090', 'staging api'),
     ('The deploy strategy is blue green', '', 'The deploy strategy is canary', ''),  # lowercase values
     ('Owner: platform team', 'billing', 'Owner: data team', 'billing'),
+    # A qualifier narrows the attribute, and the same qualifier still collides.
+    ('The deploy script uses Python 3.11 for the CLI', '', 'The deploy script uses Python 3.12 for the CLI', ''),
+    ('The API returns 200 for GET', '', 'The API returns 404 for GET', ''),
 ]
 NOT_COLLIDING = [
     ('The user likes coffee', '', 'The user likes tea', ''),
@@ -157,6 +160,24 @@ NOT_COLLIDING = [
     ('The service is deployed on Kubernetes', '', 'The service is maintained by Team A', ''),
     ('The meeting room is booked', '', 'The meeting room is Atlas', ''),
     ('Bob is in Berlin', '', 'Bob is in a meeting', ''),
+    # Relations that hold several values at once (people and teams use, speak, like, know, own,
+    # visit many things), and claims narrowed by a different qualifier ("for the CLI").
+    ('The team uses Python for the backend', '', 'The team uses Rust for the CLI', ''),
+    ('The team uses Python', '', 'The team uses Rust', ''),
+    ('We use Slack for chat', '', 'We use Zoom for calls', ''),
+    ('Bob uses vim', '', 'Bob uses VS Code', ''),
+    ('The deploy script uses Python 3.11 for the CLI', '', 'The deploy script uses Python 3.12 for the backend', ''),
+    ('The service listens on port 8080 for HTTP', '', 'The service listens on port 8443 for HTTPS', ''),
+    ('Bob speaks English', '', 'Bob speaks French', ''),
+    ('Bob likes jazz', '', 'Bob likes rock', ''),
+    ('Alice knows Bob', '', 'Alice knows Carol', ''),
+    ('Bob owns a Tesla', '', 'Bob owns a bike', ''),
+    ('Bob visited Paris last year', '', 'Bob visited Rome', ''),
+    ('团队使用 Python 开发后端', '', '团队使用 Rust 开发命令行工具', ''),
+    ('我们使用飞书', '', '我们使用钉钉', ''),
+    ('鲍勃会说英语', '', '鲍勃会说法语', ''),
+    ('爱丽丝认识鲍勃', '', '爱丽丝认识卡罗尔', ''),
+    ('鲍勃去过巴黎', '', '鲍勃去过罗马', ''),
 ]
 
 
