@@ -1,6 +1,6 @@
 """Arbitration: which of two memories wins, by five rules in a fixed order. A pure function.
 
-The rules (DESIGN.md "Trust and arbitration", kept exactly):
+The rules (docs/design.md "Trust and arbitration", kept exactly):
 
 1. user_confirmed/locked protection — a locked side beats an unlocked one; short of locks, a
    user_confirmed (or protected) side beats one that is neither;
@@ -69,7 +69,7 @@ _WINS_BECAUSE = {
 
 
 def arbitrate(left: Side, right: Side, *, review_agent_conflicts: bool = False) -> dict[str, Any]:
-    """The verdict object of CONTRACT.md (plus ``rule``: the deciding rule, or null)."""
+    """The verdict object of docs/contract.md (plus ``rule``: the deciding rule, or null)."""
     reasons: list[str] = []
     winner_side: str | None = None
     deciding: str | None = None

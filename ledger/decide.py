@@ -305,7 +305,7 @@ def decide_update(
     if claims is not None:  # the text changed: an open conflict whose disagreement is gone ends here
         still = frozenset(cand.other.stream_id for claim in claims for cand in candidates
                           if collides(claim, cand.claim))
-        # A judged one re-opens whatever changed (CONTRACT.md): a person looks at it again.
+        # A judged one re-opens whatever changed (docs/contract.md): a person looks at it again.
         gone = [c for c in conflicts if c.state == "open" and c.other(memory.stream_id) not in still]
         decision += dissolve(gone, memory)
         conflicts = [c for c in conflicts if c not in gone]

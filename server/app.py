@@ -1,8 +1,8 @@
 """The application facade: one object that the MCP tools, the CLI and the console all call.
 
-Every write follows DESIGN.md's write path: ``BEGIN IMMEDIATE`` → read the state the decision
+Every write follows docs/design.md's write path: ``BEGIN IMMEDIATE`` → read the state the decision
 needs → pure decision in ``ledger.decide`` → append + inline projections → commit → compact
-result. Results are plain dicts with the keys of CONTRACT.md.
+result. Results are plain dicts with the keys of docs/contract.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The JSONL backup file: where a command's events go when SQLite cannot take them.
 
-Each line is the DESIGN.md envelope (``{"schema": 1, "event": {...}}``, no position, no hash)
+Each line is the docs/design.md envelope (``{"schema": 1, "event": {...}}``, no position, no hash)
 plus two additive keys, ``command`` (an id shared by the lines of one command) and
 ``command_size`` (how many lines it has). A command is replayed whole or not at all: a crash in
 the middle of an append, or a damaged line, must not leave half of a retraction in the log.

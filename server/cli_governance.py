@@ -2,7 +2,7 @@
 
 A person at a terminal is the user channel: every governance command here passes
 ``authorization="user_channel"``, which is what lets a change to a locked memory through and
-what makes a confirmation count as a user's (CONTRACT.md ``memory_govern``).
+what makes a confirmation count as a user's (docs/contract.md ``memory_govern``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each write reads what its decision needs inside the write transaction (``_commit`` runs the
 ``decide`` closure after ``BEGIN IMMEDIATE``), hands it to the pure decisions in
-:mod:`ledger.govern`, and answers with CONTRACT.md's keys. The helpers ``_decide_remember``,
+:mod:`ledger.govern`, and answers with docs/contract.md's keys. The helpers ``_decide_remember``,
 ``_decide_update`` and ``_write_report`` are what ``remember``/``update`` use to detect and
 report collisions and near-duplicates. Read views live in :mod:`server.governance_views`.
 """

@@ -1,4 +1,4 @@
-"""Input validation at the edge (pydantic): every limit of CONTRACT.md, clear field errors.
+"""Input validation at the edge (pydantic): every limit of docs/contract.md, clear field errors.
 
 Each ``*Data`` model validates one action's ``data``. :meth:`EdgeModel.parse` turns pydantic's
 errors into one :class:`InvalidInput` naming the field; a misspelt known field (``sorce_type``)

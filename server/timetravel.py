@@ -1,6 +1,6 @@
 """Time travel and audit on the facade: as-of reads, history, timelines, audit, archive.
 
-Two axes (DESIGN.md "Time: two axes"): ``as_of_recorded`` (a log position, or a timestamp that
+Two axes (docs/design.md "Two time axes"): ``as_of_recorded`` (a log position, or a timestamp that
 resolves to the log prefix recorded by then) picks what the ledger knew; ``as_of_event_time``
 picks the world time at which validity is judged. Both come from the ``timeline`` projection
 (:mod:`projections.timeline`, queried through :mod:`projections.asof`), so a past answer is an

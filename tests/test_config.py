@@ -1,4 +1,4 @@
-"""Settings precedence (CONTRACT.md "Transport and identity"): defaults < file < environment < flags."""
+"""Settings precedence (docs/contract.md "Transport and identity"): defaults < file < environment < flags."""
 
 from __future__ import annotations
 

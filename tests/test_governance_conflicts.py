@@ -104,7 +104,7 @@ def test_a_judged_conflict_reopens_even_when_the_disagreement_is_gone(app: Ledge
     a, b, cid = pair(app)
     app.judge(cid, b, rationale="the newer log says 404", pins={str(a): 1, str(b): 1})
     result = app.update(b, content="接口 /api/foo 返回 200")  # now agrees with a
-    assert state(app, cid) == "open"  # CONTRACT.md: a judged conflict whose member changed re-opens
+    assert state(app, cid) == "open"  # docs/contract.md: a judged conflict whose member changed re-opens
     assert result["reopened"] == [cid] and "dissolved" not in result
     app.update(b, content="接口 /api/foo 返回 200 OK")  # an open conflict without a disagreement ends
     detail = app.conflict_detail(cid)["conflict"]

@@ -1,4 +1,4 @@
-"""Edge validation (CONTRACT.md "Limits"): every limit, typo suggestions, refusals, ignored fields."""
+"""Edge validation (docs/contract.md "Limits"): every limit, typo suggestions, refusals, ignored fields."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """As-of answers equal a naive fold of the events up to that point (hypothesis, random histories).
 
 The reference below knows nothing of the timeline projection: it replays the log prefix into
-plain dicts and judges validity at a world time directly from the DESIGN.md definition (valid
+plain dicts and judges validity at a world time directly from the docs/design.md definition (valid
 from ``event_time`` until the successor's ``event_time`` or the retirement's effective time).
 """
 

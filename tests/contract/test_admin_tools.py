@@ -1,4 +1,4 @@
-"""CONTRACT.md tools ``memory_review``, ``memory_govern`` and ``memory_repair`` over stdio.
+"""docs/contract.md tools ``memory_review``, ``memory_govern`` and ``memory_repair`` over stdio.
 
 Every view, action and task is reached. A capability whose facade method has not landed yet
 must answer ``unavailable`` ("not available yet"); once the method exists the same call must

@@ -1,4 +1,4 @@
-"""CONTRACT.md "Transport": a write SQLite refuses is answered ``backup_only`` through MCP, and
+"""docs/contract.md "Transport": a write SQLite refuses is answered ``backup_only`` through MCP, and
 every later answer carries one notice until the backup is replayed."""
 
 from __future__ import annotations

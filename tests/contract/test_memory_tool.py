@@ -1,4 +1,4 @@
-"""CONTRACT.md tool ``memory`` through ``ledger serve`` over stdio: every action, compact results."""
+"""docs/contract.md tool ``memory`` through ``ledger serve`` over stdio: every action, compact results."""
 
 from __future__ import annotations
 
