@@ -12,6 +12,11 @@ Keys (file / env):
     create                         LEDGER_CREATE           create a missing database at an explicit path
     policy.locked_requires_user_channel                    refuse agent-asserted changes to locked
     policy.review_agent_conflicts                          agent-vs-agent conflicts need a human
+    embedding.model                LEDGER_EMBEDDING_MODEL  a model name (``ledger model list``) or a GGUF path
+    embedding.enabled              LEDGER_EMBEDDING_ENABLED  false: lexical search only, no model loaded
+
+With no ``embedding.model``, the default model is used once ``ledger model install`` has put it in
+the user data dir; until then search is lexical and nothing says so as an error.
 """
 
 from __future__ import annotations
@@ -28,11 +33,42 @@ import platformdirs
 from ledger.errors import InvalidInput
 
 ISOLATION_MODES = ("none", "weak", "strict")
+DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"
 _TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
 
 
 def default_db_path() -> str:
     return str(Path(platformdirs.user_data_dir("fact-ledger")) / "ledger.db")
+
+
+def models_dir() -> Path:
+    """Where ``ledger model install`` puts GGUF files: ``<user data dir>/models``."""
+    return Path(platformdirs.user_data_dir("fact-ledger")) / "models"
+
+
+def model_file(name: str) -> Path:
+    return models_dir() / f"{name}.gguf"
+
+
+def is_model_path(value: str) -> bool:
+    """A GGUF path rather than a model name: it ends in .gguf or names a directory."""
+    return value.endswith(".gguf") or "/" in value or os.sep in value or value.startswith("~")
+
+
+def _flag(value: Any, key: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    raise InvalidInput(f"{key} must be true or false", field=key)
+
+
+@dataclass(frozen=True)
+class Embedding:
+    model: str = ""  # a name or a GGUF path; empty = the default model when installed
+    enabled: bool = True
 
 
 @dataclass(frozen=True)
@@ -55,11 +91,33 @@ class Settings:
     # Code that builds Settings itself creates its database; the CLI and the server resolve
     # settings with load_settings, where only the default path is created implicitly.
     create: bool = True
+    embedding: Embedding = field(default_factory=Embedding)
 
     @property
     def may_create(self) -> bool:
         """Create the database if missing: asked for, or the default path (never a typo)."""
         return self.create or self.db == default_db_path()
+
+    @property
+    def embedding_enabled(self) -> bool:
+        return self.embedding.enabled
+
+    @property
+    def embedding_model_path(self) -> str | None:
+        """The GGUF file to embed with, or None for lexical-only search.
+
+        A configured name or path is returned even when the file is missing, so the loader can
+        say what is wrong; the unconfigured default is used only once it is installed.
+        """
+        if not self.embedding.enabled:
+            return None
+        model = self.embedding.model.strip()
+        if not model:
+            default = model_file(DEFAULT_EMBEDDING_MODEL)
+            return str(default) if default.is_file() else None
+        if is_model_path(model):
+            return str(Path(model).expanduser())
+        return str(model_file(model))
 
     @property
     def backup_path(self) -> str:
@@ -106,6 +164,10 @@ def _coerce(settings: Settings, values: dict[str, Any]) -> Settings:
         if key == "create":
             changes["create"] = value if isinstance(value, bool) else str(value).lower() in _TRUE
             continue
+        if key == "embedding":
+            if isinstance(value, dict):
+                changes["embedding"] = _embedding(changes.get("embedding", settings.embedding), value)
+            continue
         if key in ("busy_timeout_ms", "retention_days"):
             try:
                 value = int(value)
@@ -118,6 +180,15 @@ def _coerce(settings: Settings, values: dict[str, Any]) -> Settings:
     return result
 
 
+def _embedding(current: Embedding, values: dict[str, Any]) -> Embedding:
+    changes: dict[str, Any] = {}
+    if values.get("model") is not None:
+        changes["model"] = str(values["model"])
+    if values.get("enabled") is not None:
+        changes["enabled"] = _flag(values["enabled"], "embedding.enabled")
+    return replace(current, **changes)
+
+
 def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> Settings:
     """Resolve settings with the documented precedence."""
     env = dict(os.environ) if env is None else env
@@ -126,6 +197,8 @@ def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] |
     if config_path:
         settings = _coerce(settings, _read_file(config_path))
     settings = _coerce(settings, {k: env.get(v) or None for k, v in _ENV.items()})
+    settings = _coerce(settings, {"embedding": {"model": env.get("LEDGER_EMBEDDING_MODEL") or None,
+                                                "enabled": env.get("LEDGER_EMBEDDING_ENABLED") or None}})
     for key, env_key in (("locked_requires_user_channel", "LEDGER_POLICY_LOCKED_REQUIRES_USER_CHANNEL"),
                          ("review_agent_conflicts", "LEDGER_POLICY_REVIEW_AGENT_CONFLICTS")):
         if env.get(env_key):

@@ -19,6 +19,25 @@ REPO = Path(__file__).resolve().parent.parent
 os.environ["LEDGER_CREATE"] = "1"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep the user data dir (installed models, the default db) out of tests: a fresh one per run.
+
+    Without this, a developer who ran ``ledger model install`` would have every test load that
+    model through the default configuration.
+    """
+    import tempfile
+
+    os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="ledger-test-data-")
+
+
+@pytest.fixture(scope="session")
+def tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random BERT embedding model (GGUF, ~80 KB) written once per session; see tests/tiny_model.py."""
+    from tests.tiny_model import write_tiny_gguf
+
+    return write_tiny_gguf(tmp_path_factory.mktemp("model") / "tiny-e5.gguf")
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

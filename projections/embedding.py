@@ -1,0 +1,136 @@
+"""Sentence embeddings from a local GGUF model through llama-cpp-python.
+
+The :class:`Embedder` turns text into the bytes the vectors read model stores: float32 little
+endian, L2-normalised, ``dim * 4`` bytes. Texts are stripped (llama.cpp's UGM normaliser drops
+trailing whitespace that the model's reference tokenizer keeps) and prefixed with the model's
+query or passage prefix, read from the GGUF metadata the converter writes (e5's ``"query: "`` /
+``"passage: "``); a model without them embeds the bare text.
+
+:func:`load_embedder` never lets a bad model take the process down: a missing file, a file whose
+GGUF header does not check out (:mod:`projections.gguf_header`), a model llama.cpp refuses, or no
+importable ``llama_cpp`` all raise :class:`EmbedderUnavailable`, which callers turn into
+lexical-only search and a notice.
+
+Texts longer than the context are embedded in windows of whole tokens and averaged by token
+count before normalising — the mean over the whole text, up to windowed attention.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from projections.gguf_header import GGUFHeaderError, GGUFInfo, read_gguf_header
+
+QUERY_PREFIX_KEY = "fact_ledger.embedding.query_prefix"
+PASSAGE_PREFIX_KEY = "fact_ledger.embedding.passage_prefix"
+MAX_CONTEXT = 512  # tokens per window; see docs/search.md for RSS against n_ctx
+_POOLING_MEAN = 1
+
+
+class EmbedderUnavailable(Exception):
+    """No embeddings: the model is missing, corrupt or cannot be run here."""
+
+
+def model_id_for(path: str, info: GGUFInfo) -> str:
+    """``name@hash``: the model's name and the first 12 hex digits of the file's sha256."""
+    with open(path, "rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    return f"{info.get_str('general.name') or Path(path).stem}@{digest[:12]}"
+
+
+class Embedder:
+    """One loaded model. Thread-safe: calls into llama.cpp are serialised by a lock."""
+
+    def __init__(self, llama, model_id: str, dim: int, n_ctx: int, query_prefix: str,
+                 passage_prefix: str, path: str) -> None:
+        self._llama = llama
+        self._lock = threading.Lock()
+        self.model_id = model_id
+        self.dim = dim
+        self.n_ctx = n_ctx
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
+        self.path = path
+
+    def embed_query(self, text: str) -> bytes:
+        return self._embed(self.query_prefix + text.strip())
+
+    def embed_passages(self, texts: Sequence[str]) -> list[bytes]:
+        # One text per call: batching sequences in one llama.cpp call measured slower here.
+        return [self._embed(self.passage_prefix + text.strip()) for text in texts]
+
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids as the model sees ``text`` (with BOS/EOS, no prefix added)."""
+        with self._lock:
+            return list(self._llama.tokenize(text.encode("utf-8"), add_bos=True, special=False))
+
+    def detokenize(self, ids: Sequence[int]) -> str:
+        with self._lock:
+            return self._llama.detokenize(list(ids)).decode("utf-8", errors="replace")
+
+    def _embed(self, text: str) -> bytes:
+        with self._lock:
+            tokens = self._llama.tokenize(text.encode("utf-8"), add_bos=True, special=False)
+            if len(tokens) <= self.n_ctx:
+                vector = np.asarray(self._llama.embed(text, normalize=False), dtype=np.float64)
+            else:
+                vector = self._windowed(tokens)
+        norm = float(np.linalg.norm(vector))
+        if norm > 0:
+            vector = vector / norm
+        return vector.astype("<f4").tobytes()
+
+    def _windowed(self, tokens: list[int]) -> np.ndarray:
+        """Token-count-weighted mean of whole-token windows, each re-wrapped in BOS/EOS."""
+        content = tokens[1:-1]  # the tokenizer adds BOS and EOS (add_bos/add_eos metadata)
+        width = self.n_ctx - 2
+        total = np.zeros(self.dim, dtype=np.float64)
+        for start in range(0, len(content), width):
+            window = content[start:start + width]
+            text = self._llama.detokenize(window).decode("utf-8", errors="ignore")
+            total += len(window) * np.asarray(self._llama.embed(text, normalize=False, truncate=True),
+                                              dtype=np.float64)
+        return total
+
+    def close(self) -> None:
+        with self._lock:
+            llama, self._llama = self._llama, None
+            if llama is not None:
+                llama.close()
+
+
+def load_embedder(path: str, n_ctx: int | None = None) -> Embedder:
+    """Load the GGUF at ``path`` or raise :class:`EmbedderUnavailable` saying why."""
+    if not path or not os.path.isfile(path):
+        raise EmbedderUnavailable(f"embedding model not found: {path}")
+    try:
+        info = read_gguf_header(path)
+    except (GGUFHeaderError, OSError) as exc:
+        raise EmbedderUnavailable(f"embedding model {path} is not usable: {exc}") from None
+    arch = info.get_str("general.architecture")
+    dim = info.get_int(f"{arch}.embedding_length")
+    if not arch or not dim:
+        raise EmbedderUnavailable(f"embedding model {path} has no architecture or embedding length")
+    context = info.get_int(f"{arch}.context_length") or MAX_CONTEXT
+    n_ctx = min(n_ctx or MAX_CONTEXT, context)
+    try:
+        import llama_cpp
+    except Exception as exc:  # ImportError, or OSError when the shared library cannot load
+        raise EmbedderUnavailable(f"llama-cpp-python is not importable: {exc}") from None
+    try:
+        llama = llama_cpp.Llama(
+            model_path=path, embedding=True, pooling_type=_POOLING_MEAN, n_ctx=n_ctx, n_batch=n_ctx,
+            n_ubatch=n_ctx, n_threads=os.cpu_count() or 1, n_threads_batch=os.cpu_count() or 1,
+            verbose=False,
+        )
+    except Exception as exc:  # llama-cpp-python raises ValueError when llama.cpp returns NULL
+        raise EmbedderUnavailable(f"llama.cpp could not load {path}: {exc}") from None
+    return Embedder(llama, model_id=model_id_for(path, info), dim=dim, n_ctx=n_ctx,
+                    query_prefix=info.get_str(QUERY_PREFIX_KEY),
+                    passage_prefix=info.get_str(PASSAGE_PREFIX_KEY), path=path)

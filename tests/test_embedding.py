@@ -1,0 +1,151 @@
+"""The embedder: real llama.cpp on the tiny test model; bad model files never reach llama.cpp."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from projections.embedding import Embedder, EmbedderUnavailable, load_embedder
+from projections.gguf_header import GGUFHeaderError, read_gguf_header
+from tests.tiny_model import CONTEXT, HIDDEN, write_tiny_gguf
+
+
+@pytest.fixture(scope="module")
+def embedder(tiny_gguf: Path):
+    loaded = load_embedder(str(tiny_gguf))
+    yield loaded
+    loaded.close()
+
+
+def _vector(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype="<f4")
+
+
+def test_vectors_are_normalised_float32_of_the_model_dimension(embedder: Embedder) -> None:
+    assert embedder.dim == HIDDEN
+    query = embedder.embed_query("what is the budget")
+    passages = embedder.embed_passages(["the budget is 50k", "项目预算是五万元"])
+    for blob in [query, *passages]:
+        assert isinstance(blob, bytes) and len(blob) == HIDDEN * 4
+        assert abs(float(np.linalg.norm(_vector(blob))) - 1.0) < 1e-5
+    assert embedder.embed_passages([]) == []
+
+
+def test_embeddings_are_deterministic_and_depend_on_the_text(embedder: Embedder, tiny_gguf: Path) -> None:
+    first = embedder.embed_passages(["the staging server listens on port 8080"])[0]
+    assert embedder.embed_passages(["the staging server listens on port 8080"])[0] == first
+    assert embedder.embed_passages(["my dog likes coffee in the morning"])[0] != first
+    other = load_embedder(str(tiny_gguf))
+    try:
+        assert other.embed_passages(["the staging server listens on port 8080"])[0] == first
+    finally:
+        other.close()
+
+
+def test_query_and_passage_prefixes_come_from_the_model(embedder: Embedder) -> None:
+    assert (embedder.query_prefix, embedder.passage_prefix) == ("query: ", "passage: ")
+    text = "the budget is 50k"
+    assert embedder.embed_query(text) != embedder.embed_passages([text])[0]
+    # the prefix is applied inside: the same as asking for the prefixed text with no prefix
+    bare = Embedder(embedder._llama, model_id="x", dim=embedder.dim, n_ctx=embedder.n_ctx,
+                    query_prefix="", passage_prefix="", path=embedder.path)
+    assert bare.embed_passages(["query: " + text])[0] == embedder.embed_query(text)
+
+
+def test_text_is_stripped_before_embedding(embedder: Embedder) -> None:
+    assert embedder.embed_query("  the budget\n\t ") == embedder.embed_query("the budget")
+    assert embedder.embed_passages(["the budget \n"]) == embedder.embed_passages(["the budget"])
+
+
+def test_a_text_longer_than_the_context_is_embedded_in_windows(embedder: Embedder) -> None:
+    long_text = " ".join(["the budget is 50k and the team meets on monday"] * 30)
+    assert len(embedder.tokenize(long_text)) > CONTEXT
+    vector = _vector(embedder.embed_passages([long_text])[0])
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+    # the mean over windows of one repeated sentence stays close to that sentence's own vector
+    single = _vector(embedder.embed_passages(["the budget is 50k and the team meets on monday " * 3])[0])
+    assert float(vector @ single) > 0.9
+
+
+def test_model_id_names_the_model_and_its_content(embedder: Embedder, tiny_gguf: Path, tmp_path: Path) -> None:
+    assert embedder.model_id.startswith("tiny-e5@") and len(embedder.model_id.split("@")[1]) == 12
+    copy = tmp_path / "copy.gguf"
+    shutil.copy(tiny_gguf, copy)
+    same = load_embedder(str(copy))
+    other = load_embedder(str(write_tiny_gguf(tmp_path / "other.gguf", seed=7)))
+    try:
+        assert same.model_id == embedder.model_id  # content, not path
+        assert other.model_id != embedder.model_id
+    finally:
+        same.close()
+        other.close()
+
+
+def _corrupt_files(tiny_gguf: Path, tmp_path: Path) -> dict[str, Path]:
+    data = tiny_gguf.read_bytes()
+    files = {
+        "empty": b"",
+        "text": b"this is not a model at all, just some text " * 10,
+        "bad magic": b"GGUX" + data[4:],
+        "bad version": data[:4] + struct.pack("<I", 99) + data[8:],
+        "truncated header": data[:200],
+        "truncated tensors": data[:len(data) - 1000],
+        "huge tensor count": data[:8] + struct.pack("<Q", 1 << 40) + data[16:],
+        "random": np.random.default_rng(3).bytes(len(data)),
+    }
+    paths = {}
+    for name, content in files.items():
+        path = tmp_path / (name.replace(" ", "_") + ".gguf")
+        path.write_bytes(content)
+        paths[name] = path
+    return paths
+
+
+def test_missing_and_corrupt_files_raise_unavailable(tiny_gguf: Path, tmp_path: Path) -> None:
+    with pytest.raises(EmbedderUnavailable, match="not found"):
+        load_embedder(str(tmp_path / "nope.gguf"))
+    with pytest.raises(EmbedderUnavailable):
+        load_embedder("")
+    for path in _corrupt_files(tiny_gguf, tmp_path).values():
+        with pytest.raises(EmbedderUnavailable):
+            load_embedder(str(path))
+        with pytest.raises(GGUFHeaderError):
+            read_gguf_header(str(path))
+
+
+def test_a_charsmap_of_the_wrong_type_is_refused_before_llama_cpp_asserts(tiny_gguf: Path, tmp_path: Path) -> None:
+    """llama.cpp GGML_ASSERTs (aborts) on a non-byte precompiled_charsmap; the header check stops it."""
+    data = bytearray(tiny_gguf.read_bytes())
+    key = b"tokenizer.ggml.precompiled_charsmap"
+    at = data.index(key) + len(key)
+    assert struct.unpack_from("<II", data, at) == (9, 0)  # ARRAY of UINT8
+    struct.pack_into("<I", data, at + 4, 5)  # now an array of INT32
+    path = tmp_path / "charsmap_int32.gguf"
+    path.write_bytes(bytes(data))
+    with pytest.raises(EmbedderUnavailable, match="precompiled_charsmap"):
+        load_embedder(str(path))
+
+
+def test_llama_cpp_not_importable_raises_unavailable(tiny_gguf: Path) -> None:
+    code = (
+        "import sys; sys.modules['llama_cpp'] = None\n"
+        "from projections.embedding import load_embedder, EmbedderUnavailable\n"
+        f"try:\n    load_embedder({str(tiny_gguf)!r})\nexcept EmbedderUnavailable as e:\n    print('unavailable:', e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert "unavailable: llama-cpp-python is not importable" in done.stdout
+
+
+def test_tiny_model_is_deterministic_and_small(tiny_gguf: Path, tmp_path: Path) -> None:
+    again = write_tiny_gguf(tmp_path / "again.gguf")
+    assert again.read_bytes() == tiny_gguf.read_bytes()
+    assert write_tiny_gguf(tmp_path / "seed1.gguf", seed=1).read_bytes() != tiny_gguf.read_bytes()
+    assert 20_000 < tiny_gguf.stat().st_size < 500_000
