@@ -1,11 +1,11 @@
 """Check a GGUF file's header before llama.cpp sees it, and read the metadata the embedder needs.
 
-llama.cpp rejects most broken files with an error, but a few malformed values end in an abort
-(``GGML_ASSERT`` on a metadata type, an exception thrown through its C API), which would take
-the whole server down. This reader walks the header with bounds checks on every read — magic,
+llama.cpp refuses the broken files we tried (truncated, wrong head count, a charsmap of the wrong
+type) with an error, but it is C++ reading a memory-mapped file on the assumption that it is
+well formed, and its source still asserts on some metadata types: one abort would take the whole
+server down. So this reader walks the header first, with bounds checks on every read — magic,
 version, every key/value, every tensor's extent inside the file — and raises
-:class:`GGUFHeaderError` for anything it does not understand, so only well-formed files reach
-llama.cpp. Format: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md
+:class:`GGUFHeaderError` naming what is wrong, so only well-formed files reach llama.cpp. Format: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md
 """
 
 from __future__ import annotations

@@ -119,13 +119,13 @@ def test_missing_and_corrupt_files_raise_unavailable(tiny_gguf: Path, tmp_path: 
             read_gguf_header(str(path))
 
 
-def test_a_charsmap_of_the_wrong_type_is_refused_before_llama_cpp_asserts(tiny_gguf: Path, tmp_path: Path) -> None:
-    """llama.cpp GGML_ASSERTs (aborts) on a non-byte precompiled_charsmap; the header check stops it."""
+def test_a_charsmap_of_the_wrong_type_is_refused_by_the_header_check(tiny_gguf: Path, tmp_path: Path) -> None:
+    """llama.cpp asserts on a non-byte precompiled_charsmap; the header check refuses it first, by name."""
     data = bytearray(tiny_gguf.read_bytes())
     key = b"tokenizer.ggml.precompiled_charsmap"
     at = data.index(key) + len(key)
     assert struct.unpack_from("<II", data, at) == (9, 0)  # ARRAY of UINT8
-    struct.pack_into("<I", data, at + 4, 5)  # now an array of INT32
+    struct.pack_into("<I", data, at + 4, 7)  # now an array of BOOL (same width, so the file still parses)
     path = tmp_path / "charsmap_int32.gguf"
     path.write_bytes(bytes(data))
     with pytest.raises(EmbedderUnavailable, match="precompiled_charsmap"):

@@ -1,0 +1,1 @@
+"""Embedding models for semantic recall: GGUF writing, registry conversion, install and list."""
