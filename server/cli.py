@@ -390,7 +390,7 @@ def pending_backup_line(pending: dict[str, Any] | None) -> None:
 
 def register_extensions() -> None:
     """Command groups owned by other modules register themselves on ``main``."""
-    from server import cli_governance, cli_input, cli_model, cli_serve, cli_time, cli_transfer  # noqa: F401
+    from server import cli_console, cli_governance, cli_input, cli_model, cli_serve, cli_time, cli_transfer  # noqa: F401
 
 
 register_extensions()

@@ -205,3 +205,29 @@ def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] |
             settings = replace(settings, policy=replace(
                 settings.policy, **{key: env[env_key].lower() in _TRUE}))
     return _coerce(settings, {k: v for k, v in (overrides or {}).items() if k != "config"})
+
+
+def settings_sources(overrides: dict[str, Any] | None = None,
+                     env: dict[str, str] | None = None) -> dict[str, str]:
+    """Where each effective value came from: ``default``, ``file``, ``env`` or ``flag``.
+
+    Walks the same precedence as :func:`load_settings` (the last layer naming a key wins), so a
+    person reading the console's Settings page learns which knob to turn.
+    """
+    env = dict(os.environ) if env is None else env
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    sources = {f.name: "default" for f in fields(Settings) if f.name != "policy"}
+    sources.update({f"policy.{k}": "default" for k in Policy.__dataclass_fields__})
+    config_path = overrides.get("config") or env.get("LEDGER_CONFIG")
+    if config_path:
+        for key, value in _read_file(config_path).items():
+            if key == "policy" and isinstance(value, dict):
+                sources.update({f"policy.{k}": "file" for k in value if f"policy.{k}" in sources})
+            elif key in sources:
+                sources[key] = "file"
+    sources.update({k: "env" for k, v in _ENV.items() if env.get(v)})
+    for key in Policy.__dataclass_fields__:
+        if env.get(f"LEDGER_POLICY_{key.upper()}"):
+            sources[f"policy.{key}"] = "env"
+    sources.update({k: "flag" for k in overrides if k in sources})
+    return sources

@@ -116,6 +116,17 @@ class GovernanceViews:
                     left.side(), right.side(), review_agent_conflicts=self.settings.policy.review_agent_conflicts)
         return {"ok": True, "conflict": view}
 
+    def near_duplicates_of(self, memory_id: int, limit: int = 5) -> dict[str, Any]:
+        """Current memories whose wording is close to this one's (the probe a write runs)."""
+        with self.store.snapshot():
+            row = mem.load(self.conn, "memory_id=?", (memory_id,))
+            if row is None:
+                raise NotFound(f"no memory {memory_id}", field="memory_id")
+            self._check_workspace(row["workspace"])
+            found = claims_model.near_duplicates(self.conn, row["content"], row["workspace"], exclude=memory_id,
+                                                 limit=limit)
+        return {"ok": True, "memory_id": memory_id, "near_duplicates": found}
+
     def overview(self) -> dict[str, Any]:
         """Counts by status, source_type and workspace; conflicts; unconfirmed confirmations; backup.
 

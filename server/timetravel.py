@@ -22,6 +22,7 @@ from ledger.events import MemoryArchived, current_type, stored_names
 from ledger.store import NewEvent, StoredEvent
 from ledger.trust import trust_of
 from projections import asof
+from projections import conflicts as conflicts_model
 from server import paging
 from server.backup import BackupMixin
 from server.payload_ids import StreamIds
@@ -83,6 +84,11 @@ class TimeTravelMixin(BackupMixin):
         if "score" in state:
             view["score"] = state["score"]
         return view
+
+    def as_of(self, as_of_event_time: str | None = None, as_of_recorded: str | int | None = None) -> dict[str, Any]:
+        """The point a pair of as-of values names: the log position it resolves to, the event time."""
+        with self.store.snapshot():
+            return {"ok": True, "as_of": self._point_view(self._point(as_of_event_time, as_of_recorded))}
 
     # -- as-of find and read (called from LedgerApp.find / read) -----------------------------
     def _find_as_of(self, query: str, *, limit: int, tags_filter: list[str] | tuple[str, ...],
@@ -206,10 +212,14 @@ class TimeTravelMixin(BackupMixin):
     # -- audit -------------------------------------------------------------------------------
     def audit(self, since: str | None = None, until: str | None = None, memory_id: int | None = None,
               actor: str | None = None, type: str | None = None, limit: int = 100,
-              cursor: str | None = None) -> dict[str, Any]:
-        """Events newest first, filtered by recorded time range, memory, actor and event type."""
+              cursor: str | None = None, *, client: str | None = None, workspace: str | None = None,
+              conflict_id: int | None = None, before_position: int | None = None) -> dict[str, Any]:
+        """Events newest first, filtered by recorded time range, memory, actor, client, workspace,
+        event type or conflict; ``before_position`` ends the log there (the console's as-of)."""
         limit = max(1, min(int(limit), AUDIT_MAX))
-        request = {"since": since, "until": until, "memory_id": memory_id, "actor": actor, "type": type}
+        request = {"since": since, "until": until, "memory_id": memory_id, "actor": actor, "type": type,
+                   "client": client, "workspace": workspace, "conflict_id": conflict_id,
+                   "before_position": before_position}
         before = paging.key_of(paging.decode("audit", request, cursor))
         clauses: list[str] = []
         params: list[Any] = []
@@ -219,7 +229,7 @@ class TimeTravelMixin(BackupMixin):
         for column, op, value in (
             ("e.recorded_at", ">=", clock.parse_time(since, field="since") if since else None),
             ("e.recorded_at", "<=", clock.parse_time(until, field="until") if until else None),
-            ("e.actor", "=", actor),
+            ("e.actor", "=", actor), ("e.workspace", "=", workspace), ("e.position", "<", before_position),
         ):
             if value is not None:
                 clauses.append(f"{column} {op} ?")
@@ -228,8 +238,17 @@ class TimeTravelMixin(BackupMixin):
             names = stored_names(type)
             clauses.append(f"e.type IN ({', '.join('?' * len(names))})")
             params.extend(names)
+        if client is not None:  # an actor is "client" or "client:agent_id"
+            clauses.append("(e.actor = ? OR e.actor LIKE ? ESCAPE '\\')")
+            params.extend([client, client.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ":%"])
         conn = self.store.conn
         with self.store.snapshot():
+            if conflict_id is not None:
+                row = conflicts_model.load(conn, "conflict_id=?", (conflict_id,))
+                if row is None:
+                    raise NotFound(f"no conflict {conflict_id}", field="conflict_id")
+                clauses.append("e.stream_id = ?")
+                params.append(row["stream_id"])
             if self.settings.isolation == "strict":  # events of other workspaces stay invisible
                 own = self.workspace_scope(self.settings.workspace)
                 clauses.append(f"e.workspace IN ({', '.join('?' * len(own))})")
@@ -312,7 +331,8 @@ def _type_view(ev: StoredEvent) -> dict[str, str]:
 def _audit_view(ev: StoredEvent, ids: StreamIds) -> dict[str, Any]:
     return {"position": ev.position, **_type_view(ev), "stream_id": ev.stream_id, **ids.owner(ev.stream_id),
             "event_time": ev.event_time, "recorded_at": ev.recorded_at, "actor": ev.actor,
-            "workspace": ev.workspace, "event_id": ev.event_id, "payload": ids.payload(_payload(ev))}
+            "workspace": ev.workspace, "event_id": ev.event_id, "hash": ev.hash, "prev_hash": ev.prev_hash,
+            "payload": ids.payload(_payload(ev))}
 
 
 def _event_view(ev: StoredEvent, role: str, ids: StreamIds) -> dict[str, Any]:

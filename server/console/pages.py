@@ -1,0 +1,95 @@
+"""List and health pages: Overview, Memories, Conflicts, Doctor, Settings.
+
+Every number and row comes from the facade (the same calls the MCP tools make). Lists are
+paged: a page asks the facade for at most ``page × PAGE_SIZE`` rows and shows the last
+``PAGE_SIZE`` (the facade ranks, so a page is a window on one ranking), up to ``MAX_PAGES``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ledger.errors import InvalidInput, LedgerError
+from server.console.web import error_page, ledger, render, time_params
+
+PAGE_SIZE = 20
+MAX_PAGES = 25
+SOURCE_TYPES = ("user_confirmed", "document_extracted", "agent_generated", "unknown")
+
+
+def page_number(request: Request) -> int:
+    raw = request.query_params.get("page", "1")
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGES:
+        raise InvalidInput(f"page must be a number from 1 to {MAX_PAGES}; narrow the filters to go further",
+                           field="page")
+    return int(raw)
+
+
+def window(rows: list[Any], page: int, more: bool) -> tuple[list[Any], bool]:
+    """The rows of ``page`` out of the first ``page × PAGE_SIZE``, and whether a next page exists."""
+    start = (page - 1) * PAGE_SIZE
+    return rows[start:start + PAGE_SIZE], (more or len(rows) > start + PAGE_SIZE) and page < MAX_PAGES
+
+
+async def overview(request: Request) -> Response:
+    app = ledger(request)
+    try:
+        view = app.overview()
+        status = app.status()
+        head = app.audit(limit=1)["events"]  # the newest event carries the chain's head hash
+    except LedgerError as exc:
+        return error_page(request, exc)
+    return render(request, "overview.html", view=view, status=status, chain=head[0] if head else None)
+
+
+async def memories(request: Request) -> Response:
+    q = request.query_params
+    query = q.get("q", "")
+    filters = {
+        "tags_filter": [t.strip() for t in q.get("tags", "").split(",") if t.strip()],
+        "source_type": q.get("source_type") or None,
+        "workspace": q.get("workspace") or None,
+        "include_inactive": q.get("status") == "all",
+    }
+    tt = time_params(request)
+    try:
+        page = page_number(request)
+        found = ledger(request).find(query, limit=page * PAGE_SIZE, as_of_recorded=tt.get("as_of"),
+                                     as_of_event_time=tt.get("at"), **filters)
+    except LedgerError as exc:
+        return error_page(request, exc)
+    rows, more = window(found["results"], page, found["has_more"])
+    return render(request, "memories.html", rows=rows, page=page, more=more, query=query,
+                  params={k: q.get(k, "") for k in ("q", "tags", "source_type", "workspace", "status")},
+                  source_types=SOURCE_TYPES, as_of=found.get("as_of"))
+
+
+async def conflicts(request: Request) -> Response:
+    state = request.query_params.get("state", "open")
+    try:
+        page = page_number(request)
+        found = ledger(request).conflicts(state=state, limit=min(page * PAGE_SIZE, 200))
+    except LedgerError as exc:
+        return error_page(request, exc)
+    rows, more = window(found["conflicts"], page, found["has_more"])
+    return render(request, "conflicts.html", rows=rows, page=page, more=more and page * PAGE_SIZE < 200,
+                  state=state, total=found.get("total"))
+
+
+async def doctor(request: Request) -> Response:
+    return render(request, "doctor.html", report=ledger(request).doctor())
+
+
+async def settings(request: Request) -> Response:
+    app = ledger(request)
+    values = asdict(app.settings)
+    policy = values.pop("policy")
+    values.update({f"policy.{k}": v for k, v in policy.items()})
+    values["backup"] = app.settings.backup_path
+    sources = request.app.state.sources
+    rows = [(key, value, sources.get(key, "default")) for key, value in values.items()]
+    return render(request, "settings.html", rows=rows)

@@ -1,0 +1,92 @@
+"""Timeline and Audit pages, and the audit export download."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
+
+from ledger import clock
+from ledger.errors import InvalidInput, LedgerError
+from server.console.views import timeline_strip
+from server.console.web import error_page, ledger, render, time_params
+
+AUDIT_PAGE = 50
+AUDIT_FILTERS = ("type", "actor", "client", "workspace", "since", "until", "memory_id")
+
+
+async def timeline(request: Request) -> Response:
+    """Values over event time for a subject (or a memory's supersession chain) as an SVG strip."""
+    target = request.query_params.get("subject", "").strip()
+    tt = time_params(request)
+    result: dict[str, Any] = {"intervals": [], "as_of": None}
+    try:
+        if target:
+            key = {"memory_id": int(target)} if target.isdigit() else {"subject": target}
+            result = ledger(request).timeline(**key, as_of_recorded=tt.get("as_of"))
+    except LedgerError as exc:
+        return error_page(request, exc)
+    intervals = result["intervals"]
+    if tt.get("at"):  # as true at an event time: the values that had begun by then
+        at = clock.parse_time(tt["at"], field="at")
+        intervals = [i for i in intervals if i["valid_from"] <= at]
+    strip = timeline_strip(intervals, tt.get("at") or clock.now())
+    return render(request, "timeline.html", target=target, strip=strip, intervals=intervals, as_of=result["as_of"])
+
+
+def _audit_filters(request: Request) -> dict[str, Any]:
+    q = request.query_params
+    filters: dict[str, Any] = {k: v.strip() for k in AUDIT_FILTERS if (v := q.get(k, "")).strip()}
+    if "memory_id" in filters:
+        if not filters["memory_id"].isdigit():
+            raise InvalidInput("memory_id must be a number", field="memory_id")
+        filters["memory_id"] = int(filters["memory_id"])
+    return filters
+
+
+async def audit(request: Request) -> Response:
+    """The log newest first, filtered, paged by the facade's cursor. As of a recorded position,
+    the log ends there."""
+    tt = time_params(request)
+    try:
+        filters = _audit_filters(request)
+        cut = None
+        if tt.get("as_of"):
+            cut = ledger(request).as_of(as_of_recorded=tt["as_of"])["as_of"]["recorded_position"] + 1
+        found = ledger(request).audit(**filters, before_position=cut, limit=AUDIT_PAGE,
+                                      cursor=request.query_params.get("cursor") or None)
+    except LedgerError as exc:
+        return error_page(request, exc)
+    span = {k: filters[k] for k in ("since", "until") if k in filters}
+    return render(request, "audit.html", events=found["events"], filters=filters,
+                  next_cursor=found.get("next_cursor"), fields=AUDIT_FILTERS,
+                  export_query="?" + urlencode(span) if span else "")
+
+
+async def export(request: Request) -> Response:
+    """The log recorded within [since, until] as JSONL envelopes or CSV (``server.transfer``).
+
+    Written to a temporary file on the event-loop thread (the facade's connection stays on one
+    thread), then streamed from the file."""
+    from server.transfer import export_csv, export_jsonl
+
+    fmt = request.path_params["fmt"]
+    if fmt not in ("jsonl", "csv"):
+        return error_page(request, InvalidInput("export format is jsonl or csv", field="format"))
+    q = request.query_params
+    try:
+        since = clock.parse_time(q["since"], field="since") if q.get("since") else None
+        until = clock.parse_time(q["until"], field="until") if q.get("until") else None
+        out = tempfile.NamedTemporaryFile(prefix="ledger-export-", suffix="." + fmt, delete=False)  # noqa: SIM115
+        with out:
+            (export_jsonl if fmt == "jsonl" else export_csv)(ledger(request), out, since=since, until=until)
+    except LedgerError as exc:
+        return error_page(request, exc)
+    return FileResponse(out.name, filename=f"ledger-audit.{fmt}",
+                        media_type="application/x-ndjson" if fmt == "jsonl" else "text/csv",
+                        background=BackgroundTask(os.unlink, out.name))

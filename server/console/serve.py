@@ -1,0 +1,50 @@
+"""``ledger console``: bind 127.0.0.1, print the URL with this run's token, serve until Ctrl-C."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import webbrowser
+from dataclasses import replace
+from typing import Any
+
+import uvicorn
+
+from server.app import LedgerApp
+from server.config import load_settings, settings_sources
+from server.console.guard import Guard
+from server.console.web import create_app
+
+CLIENT = "console"  # every event the console records names it
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on the loopback address only (port 0 picks a free port)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(64)
+    sock.set_inheritable(True)
+    return sock
+
+
+def run_console(overrides: dict[str, Any], *, port: int, open_browser: bool) -> None:
+    settings = replace(load_settings(overrides), client=CLIENT)
+    sources = {**settings_sources(overrides), "client": "console"}
+    sock = bind(port)
+    guard = Guard(port=sock.getsockname()[1])
+    ledger_app = LedgerApp(settings)
+    app = create_app(ledger_app, guard, sources)
+    url = guard.url()
+    print(f"ledger console for {settings.db}\n  {url}\nPress Ctrl-C to stop.", flush=True)
+    if open_browser:
+        webbrowser.open(url)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
+    try:
+        server.run(sockets=[sock])  # Ctrl-C / SIGTERM: uvicorn finishes the open requests first
+    except KeyboardInterrupt:  # uvicorn re-raises the signal once it has shut down: that is a clean stop
+        pass
+    finally:
+        ledger_app.close()
+        sock.close()
+        print("console stopped", file=sys.stderr, flush=True)

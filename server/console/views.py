@@ -1,0 +1,124 @@
+"""Pure shaping of facade results for the pages: what changed between versions, the verdict rule
+by rule, and the geometry of the timeline strip. No IO; tested directly.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ledger.clock import to_datetime
+
+VERSION_FIELDS = ("content", "subject", "tags", "event_time", "valid_to", "status", "source_type", "protection",
+                  "confidence", "superseded_by")
+
+
+def version_changes(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each version with ``changed`` (the fields that differ from the one before) and, when the
+    content changed, ``diff``: the words as ``(op, text)`` with op ``same``/``added``/``removed``."""
+    out = []
+    previous: dict[str, Any] | None = None
+    for version in versions:
+        changed = [] if previous is None else [f for f in VERSION_FIELDS if version.get(f) != previous.get(f)]
+        diff: list[tuple[str, str]] = []
+        if previous is not None and "content" in changed:
+            diff = word_diff(previous["content"], version["content"])
+        out.append({**version, "changed": changed, "diff": diff})
+        previous = version
+    return out
+
+
+def word_diff(before: str, after: str) -> list[tuple[str, str]]:
+    """A word-level diff (characters for text without spaces, such as Chinese)."""
+    split = str.split if " " in before + after else list
+    old, new = split(before), split(after)
+    joiner = " " if split is str.split else ""
+    ops: list[tuple[str, str]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            ops.append(("same", joiner.join(old[i1:i2])))
+            continue
+        if i2 > i1:
+            ops.append(("removed", joiner.join(old[i1:i2])))
+        if j2 > j1:
+            ops.append(("added", joiner.join(new[j1:j2])))
+    return ops
+
+
+def verdict_rows(verdict: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """One row per rule in the verdict's order: the rule, what it found, and whether it decided."""
+    if not verdict:
+        return []
+    reasons = list(verdict.get("reasons") or [])
+    rows = []
+    for rule in verdict.get("rule_order") or []:
+        found = next((r for r in reasons if r.startswith(rule + ":")), None)
+        rows.append({"rule": rule, "reason": found.removeprefix(rule + ":").strip() if found else "",
+                     "decides": verdict.get("rule") == rule})
+    return rows
+
+
+@dataclass(frozen=True)
+class Bar:
+    memory_id: int
+    x: float
+    width: float
+    y: float
+    status: str
+    open_ended: bool
+    label: str
+    valid_from: str
+    valid_to: str | None
+    superseded_by: int | None
+
+
+@dataclass(frozen=True)
+class Strip:
+    bars: list[Bar]
+    ticks: list[tuple[float, str]]
+    width: float
+    height: float
+    arrows: list[tuple[float, float, float, float]]  # x1, y1, x2, y2: a supersession
+
+
+STRIP_WIDTH = 900.0
+LABEL_WIDTH = 0.0
+ROW = 28.0
+TOP = 24.0
+
+
+def timeline_strip(intervals: list[dict[str, Any]], now: str) -> Strip:
+    """Lay out validity intervals on one event-time axis: a row per memory, a bar from
+    ``valid_from`` to ``valid_to`` (or to ``now`` when still valid), arrows for supersessions."""
+    if not intervals:
+        return Strip([], [], STRIP_WIDTH, TOP + ROW, [])
+    starts = [to_datetime(i["valid_from"]) for i in intervals]
+    ends = [to_datetime(i["valid_to"]) if i["valid_to"] else to_datetime(now) for i in intervals]
+    lo, hi = min(starts), max(max(ends), max(starts))
+    span = (hi - lo).total_seconds() or 1.0
+
+    def x(t: datetime) -> float:
+        return round(LABEL_WIDTH + (t - lo).total_seconds() / span * (STRIP_WIDTH - LABEL_WIDTH - 2), 1)
+
+    bars = []
+    rows: dict[int, float] = {}
+    for n, (interval, start, end) in enumerate(zip(intervals, starts, ends, strict=True)):
+        y = TOP + n * ROW
+        rows[interval["memory_id"]] = y
+        bars.append(Bar(memory_id=interval["memory_id"], x=x(start), width=max(x(end) - x(start), 3.0), y=y,
+                        status=interval.get("ended") or interval["status"], open_ended=not interval["valid_to"],
+                        label=interval.get("content", "")[:80], valid_from=interval["valid_from"],
+                        valid_to=interval["valid_to"], superseded_by=interval.get("superseded_by")))
+    arrows = [(b.x + b.width, b.y + ROW / 3, _start_of(bars, b.superseded_by), rows[b.superseded_by] + ROW / 3)
+              for b in bars if b.superseded_by in rows]
+    ticks = [(x(lo), lo.date().isoformat()), (x(hi), hi.date().isoformat())]
+    if (hi - lo).days > 2:
+        mid = lo + (hi - lo) / 2
+        ticks.insert(1, (x(mid), mid.date().isoformat()))
+    return Strip(bars, ticks, STRIP_WIDTH, TOP + len(bars) * ROW + 8, arrows)
+
+
+def _start_of(bars: list[Bar], memory_id: int | None) -> float:
+    return next(b.x for b in bars if b.memory_id == memory_id)
