@@ -78,6 +78,6 @@ SECURITY_HEADERS = {
                                 "frame-ancestors 'none'; form-action 'self'; base-uri 'none'"),
     "x-frame-options": "DENY",
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",  # no-referrer would make POSTs send Origin: null
     "cache-control": "no-store",
 }

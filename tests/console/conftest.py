@@ -59,12 +59,13 @@ class Console:
 
     def get(self, path: str) -> str:
         """A page as an authenticated client sees it (cookie from the printed token)."""
-        request = urllib.request.Request(self.base + path, headers={"Cookie": f"ledger_console_{self.port}={self.token}"})
+        cookie = f"ledger_console_{self.port}={self.token}"
+        request = urllib.request.Request(self.base + path, headers={"Cookie": cookie})
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.read().decode()
 
     def csrf(self) -> str:
-        match = re.search(r'name="csrf" value="([^"]+)"', self.get(f"/memory/{self.ids['paris']}"))
+        match = re.search(r'name="csrf" value="([^"]+)"', self.get(f"/memory/{self.ids['budget']}"))
         assert match, "the memory page carries the CSRF token in its forms"
         return match.group(1)
 

@@ -1,0 +1,157 @@
+"""The console in a real browser (headless Debian Chromium through Playwright) on a seeded ledger.
+
+Set ``LEDGER_CONSOLE_SHOTS=DIR`` to keep screenshots of the main pages there
+(``python -m tools.console_shots`` does, for docs/console/).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.console.conftest import Console
+from tests.contract.conftest import LedgerServer
+
+SHOTS = os.environ.get("LEDGER_CONSOLE_SHOTS")
+
+
+def shot(page: Any, name: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+
+
+def test_every_page_loads_with_english_and_chinese_content(page: Any, console: Console) -> None:
+    ids = console.ids
+    pages = {
+        "overview": ("/", "Memories by status"),
+        "memories": ("/memories", "Build log"),
+        "memory": (f"/memory/{ids['port']}", "port 8081"),
+        "conflicts": ("/conflicts", "Alice"),
+        "conflict": (f"/conflict/{ids['zh_conflict']}", "张伟住在北京"),
+        "timeline": ("/timeline?subject=Alice", "Alice lives in Berlin"),
+        "audit": ("/audit", "MemoryConfirmed"),
+        "doctor": ("/doctor", "hash chain intact"),
+        "settings": ("/settings", "policy.review_agent_conflicts"),
+    }
+    for name, (path, expected) in pages.items():
+        response = page.goto(console.base + path)
+        assert response.status == 200, (path, response.status)
+        assert expected in page.inner_text("main"), (path, expected)
+        shot(page, name)
+    page.goto(f"{console.base}/memory/{ids['budget']}")
+    assert "项目预算是5万元" in page.inner_text("#content") and "locked" in page.inner_text("h1")
+
+
+def test_memory_page_shows_versions_links_and_a_retraction(page: Any, console: Console) -> None:
+    ids = console.ids
+    page.goto(f"{console.base}/memory/{ids['port']}")
+    versions = page.locator(".version")
+    assert versions.count() == 2
+    assert "8080" in versions.nth(0).inner_text() and "8081" in versions.nth(1).inner_text()
+    assert page.locator(".version").nth(1).locator(".d-added").first.inner_text() == "8081"
+    page.goto(f"{console.base}/memory/{ids['meeting']}")
+    assert "retired" in page.inner_text("#status")
+    assert f"#{ids['cancel']}" in page.inner_text("#links")
+    page.goto(f"{console.base}/memory/{ids['old_db']}")
+    assert f"#{ids['new_db']}" in page.inner_text("#links") and "superseded" in page.inner_text("#status")
+
+
+def test_search_filters_and_paging(page: Any, console: Console) -> None:
+    page.goto(console.base + "/memories")
+    page.fill("#q", "Berlin")
+    page.click("#search-go")
+    page.locator(".memory-row", has_text="Alice lives in Berlin").first.wait_for()
+    assert "q=Berlin" in page.url
+    rows = page.locator(".memory-row")
+    assert "Alice lives in Berlin" in rows.first.inner_text() and "in conflict" in rows.first.inner_text()
+    page.goto(console.base + "/memories?q=张伟")
+    assert "张伟" in page.locator(".memory-row").first.inner_text()
+    page.goto(console.base + "/memories?tags=ci")
+    first = {r.get_attribute("data-id") for r in page.locator(".memory-row").all()}
+    assert len(first) == 20
+    page.click("#next-page")
+    second = {r.get_attribute("data-id") for r in page.locator(".memory-row").all()}
+    assert second and not first & second
+
+
+def test_language_switch_is_remembered(page: Any, console: Console) -> None:
+    page.goto(console.base + "/memories")
+    page.click("#lang-switch")
+    assert page.inner_text("#nav-memories") == "记忆"
+    page.goto(console.base + "/conflicts")
+    assert page.inner_text("h1") == "冲突"
+    shot(page, "conflicts-zh")
+    page.click("#lang-switch")
+    assert page.inner_text("h1") == "Conflicts"
+
+
+def test_time_travel_shows_the_older_value_and_is_carried_by_links(page: Any, console: Console) -> None:
+    ids = console.ids
+    page.goto(f"{console.base}/memory/{ids['port']}")
+    assert "8081" in page.inner_text("#content")
+    page.fill("#tt-as-of", str(ids["before_update"]))
+    page.click("#tt-go")
+    assert "8080" in page.inner_text("#content") and page.locator(".version").count() == 1
+    assert page.is_visible("#past-banner")
+    page.click("#nav-memories")
+    assert f"as_of={ids['before_update']}" in page.url
+    page.goto(f"{console.base}/memories?at=2023-06-01T00:00:00Z&q=Alice")
+    text = page.inner_text("#results")
+    assert "Paris" in text and "Berlin" not in text  # in mid-2023 Alice had not moved yet
+    shot(page, "time-travel")
+
+
+def test_resolve_a_conflict_in_the_browser_then_mcp_sees_it(page: Any, console: Console) -> None:
+    ids = console.ids
+    conflict = ids["alice_conflict"]
+    page.goto(f"{console.base}/conflict/{conflict}")
+    assert page.locator(".member").count() == 2
+    assert "event_time" in page.inner_text("#verdict tr.decides")
+    page.click(f"#resolve-{ids['berlin']}")
+    assert f"#{ids['berlin']}" in page.inner_text("#confirm-text")
+    page.click("#confirm-yes")
+    page.wait_for_url(f"**/conflict/{conflict}?done=resolve")
+    assert page.inner_text("#conflict-state") == "resolved"
+    mcp = LedgerServer(Path(console.db)).start()
+    try:
+        detail = mcp.call("memory_review", "conflict_detail", {"conflict_id": conflict})
+        assert detail["conflict"]["state"] == "resolved" and detail["conflict"]["winner_id"] == ids["berlin"]
+        events = mcp.call("memory_review", "audit", {"memory_id": ids["paris"], "limit": 5})["events"]
+        superseded = next(e for e in events if e["type"] == "Superseded")
+        assert superseded["actor"] == "console" and superseded["payload"]["authorization"] == "user_channel"
+    finally:
+        mcp.close()
+
+
+def test_judge_and_retire_go_through_a_confirmation(page: Any, console: Console) -> None:
+    ids = console.ids
+    conflict = ids["zh_conflict"]
+    page.goto(f"{console.base}/conflict/{conflict}")
+    page.locator(f"#judge-{ids['beijing']}").locator("xpath=..").locator("input[name=rationale]").fill("搬家了")
+    page.click(f"#judge-{ids['beijing']}")
+    page.click("#confirm-cancel")  # nothing recorded on cancel
+    assert page.inner_text("#conflict-state") == "open"
+    page.locator(f"#judge-{ids['beijing']}").locator("xpath=..").locator("input[name=rationale]").fill("搬家了")
+    page.click(f"#judge-{ids['beijing']}")
+    page.click("#confirm-yes")
+    assert page.inner_text("#conflict-state") == "judged" and "搬家了" in page.inner_text("#judgments")
+    page.goto(f"{console.base}/memory/{ids['shanghai']}")
+    page.fill("#retire-reason", "duplicate entry")
+    page.click("#act-retire")
+    page.click("#confirm-yes")
+    assert "retired" in page.inner_text("#status") and page.is_visible("#done")
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_audit_filters_and_export_links(page: Any, console: Console, fmt: str) -> None:
+    page.goto(console.base + "/audit?type=Superseded")
+    types = {r.inner_text() for r in page.locator(".event-row code").all() if not r.get_attribute("title")}
+    assert types == {"Superseded"}
+    with page.expect_download() as download:
+        page.click(f"#export-{fmt}")
+    body = Path(download.value.path()).read_text(encoding="utf-8")
+    assert "张伟住在北京" in body and ("hash" in body.splitlines()[0])
