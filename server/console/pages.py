@@ -13,6 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ledger import clock
 from ledger.errors import InvalidInput, LedgerError
 from server.console.web import error_page, ledger, render, time_params
 
@@ -43,7 +44,10 @@ async def overview(request: Request) -> Response:
         head = app.audit(limit=1)["events"]  # the newest event carries the chain's head hash
     except LedgerError as exc:
         return error_page(request, exc)
-    return render(request, "overview.html", view=view, status=status, chain=head[0] if head else None)
+    last = request.app.state.last_doctor
+    checked = next((c for c in last["report"]["checks"] if c["name"] == "hash_chain"), None) if last else None
+    return render(request, "overview.html", view=view, status=status, chain=head[0] if head else None,
+                  checked=checked, checked_at=last["at"] if last else None)
 
 
 async def memories(request: Request) -> Response:
@@ -81,7 +85,11 @@ async def conflicts(request: Request) -> Response:
 
 
 async def doctor(request: Request) -> Response:
-    return render(request, "doctor.html", report=ledger(request).doctor())
+    """The checks run when asked (``?run=1``): recomputing the hash chain reads the whole log, a
+    job rather than a page. The last report of this run is kept for the page and the Overview."""
+    if request.query_params.get("run"):
+        request.app.state.last_doctor = {"report": ledger(request).doctor(), "at": clock.now()}
+    return render(request, "doctor.html", last=request.app.state.last_doctor)
 
 
 async def settings(request: Request) -> Response:

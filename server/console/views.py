@@ -77,7 +77,7 @@ class Bar:
 @dataclass(frozen=True)
 class Strip:
     bars: list[Bar]
-    ticks: list[tuple[float, str]]
+    ticks: list[tuple[float, str, str]]  # x, date, text-anchor
     width: float
     height: float
     arrows: list[tuple[float, float, float, float]]  # x1, y1, x2, y2: a supersession
@@ -113,10 +113,10 @@ def timeline_strip(intervals: list[dict[str, Any]], now: str) -> Strip:
                         valid_to=interval["valid_to"], superseded_by=interval.get("superseded_by")))
     arrows = [(b.x + b.width, b.y + ROW / 3, _start_of(bars, b.superseded_by), rows[b.superseded_by] + ROW / 3)
               for b in bars if b.superseded_by in rows]
-    ticks = [(x(lo), lo.date().isoformat()), (x(hi), hi.date().isoformat())]
+    ticks = [(x(lo), lo.date().isoformat(), "start"), (x(hi), hi.date().isoformat(), "end")]
     if (hi - lo).days > 2:
         mid = lo + (hi - lo) / 2
-        ticks.insert(1, (x(mid), mid.date().isoformat()))
+        ticks.insert(1, (x(mid), mid.date().isoformat(), "middle"))
     return Strip(bars, ticks, STRIP_WIDTH, TOP + len(bars) * ROW + 8, arrows)
 
 

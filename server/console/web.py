@@ -143,5 +143,6 @@ def create_app(ledger_app: LedgerApp, guard: Guard, sources: dict[str, str]) -> 
     app.state.ledger = ledger_app
     app.state.guard = guard
     app.state.sources = sources
+    app.state.last_doctor = None  # the last Doctor report of this run: {"report", "at"}
     app.add_middleware(GuardMiddleware, guard=guard)
     return app

@@ -32,16 +32,21 @@ def test_every_page_loads_with_english_and_chinese_content(page: Any, console: C
         "memory": (f"/memory/{ids['port']}", "port 8081"),
         "conflicts": ("/conflicts", "Alice"),
         "conflict": (f"/conflict/{ids['zh_conflict']}", "张伟住在北京"),
-        "timeline": ("/timeline?subject=Alice", "Alice lives in Berlin"),
-        "audit": ("/audit", "MemoryConfirmed"),
-        "doctor": ("/doctor", "hash chain intact"),
+        "timeline": ("/timeline?subject=prod db", "PostgreSQL 16"),
+        "audit": ("/audit", "Confirmed"),
+        "doctor": ("/doctor?run=1", "hash chain intact"),
         "settings": ("/settings", "policy.review_agent_conflicts"),
     }
+    page.goto(console.base + "/doctor")
+    assert page.is_visible("#run-checks") and not page.is_visible("#checks")  # the checks run when asked
     for name, (path, expected) in pages.items():
         response = page.goto(console.base + path)
         assert response.status == 200, (path, response.status)
         assert expected in page.inner_text("main"), (path, expected)
         shot(page, name)
+    page.goto(console.base + "/")
+    assert "hash chain intact" in page.inner_text("#chain-state")  # the Overview shows the last check
+    shot(page, "overview")
     page.goto(f"{console.base}/memory/{ids['budget']}")
     assert "项目预算是5万元" in page.inner_text("#content") and "locked" in page.inner_text("h1")
 
