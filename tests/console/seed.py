@@ -43,9 +43,9 @@ def seed(db: str) -> dict[str, Any]:
         ids["budget"] = r("项目预算是5万元", subject="项目预算", tags=["财务"], source_type="user_confirmed",
                           event_time="2024-04-01T00:00:00Z")["memory_id"]
         app.confirm(ids["budget"], authorization=AUTH_USER)
-        for n in range(30):  # enough rows for a second page
+        ids["builds"] = [  # enough rows for a second page
             r(f"Build log {n}: nightly build {n} passed on runner r{n % 4}", subject=f"build {n}",
-              tags=["ci"], event_time=f"2024-07-{n % 28 + 1:02d}T03:00:00Z")
+              tags=["ci"], event_time=f"2024-07-{n % 28 + 1:02d}T03:00:00Z")["memory_id"] for n in range(30)]
         return ids
     finally:
         app.close()

@@ -144,6 +144,20 @@ def test_judge_and_retire_go_through_a_confirmation(page: Any, console: Console)
     page.click(f"#judge-{ids['beijing']}")
     page.click("#confirm-yes")
     assert page.inner_text("#conflict-state") == "judged" and "搬家了" in page.inner_text("#judgments")
+    page.goto(f"{console.base}/memory/{ids['budget']}")
+    page.click("#act-unlock")
+    page.click("#confirm-yes")
+    assert "locked" not in page.inner_text("h1") and page.is_visible("#act-confirm")
+    page.click("#act-confirm")
+    assert "user_confirmed" in page.inner_text("#confirm-text")
+    page.click("#confirm-yes")
+    assert "locked" in page.inner_text("h1")
+    loser, winner = ids["builds"][:2]
+    page.goto(f"{console.base}/memory/{loser}")
+    page.fill("#supersede-winner", str(winner))
+    page.click("#act-supersede")
+    page.click("#confirm-yes")
+    assert "superseded" in page.inner_text("#status") and f"#{winner}" in page.inner_text("#links")
     page.goto(f"{console.base}/memory/{ids['shanghai']}")
     page.fill("#retire-reason", "duplicate entry")
     page.click("#act-retire")
@@ -156,6 +170,9 @@ def test_audit_filters_and_export_links(page: Any, console: Console, fmt: str) -
     page.goto(console.base + "/audit?type=Superseded")
     types = {r.inner_text() for r in page.locator(".event-row code").all() if not r.get_attribute("title")}
     assert types == {"Superseded"}
+    page.goto(console.base + "/audit?client=seed")
+    actors = {r.locator("td").nth(4).inner_text() for r in page.locator(".event-row").all()}
+    assert actors == {"seed:agent-1"}
     with page.expect_download() as download:
         page.click(f"#export-{fmt}")
     body = Path(download.value.path()).read_text(encoding="utf-8")
