@@ -41,7 +41,7 @@ from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp_types.version import is_version_at_least
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
 from ledger.errors import InvalidInput, LedgerError, Unauthorized, Unavailable
 from ledger.events import AUTH_AGENT, AUTH_USER
@@ -67,11 +67,19 @@ BAD_ANSWER = "bad_answer"  # the client answered, but not with the form asked fo
 _INPUT_REQUIRED_VERSION = "2026-07-28"  # elicitation travels inside input_required from here on
 
 
+# Nothing but {"approve": true|false} counts as an answer, yet the model parses any object: an
+# answer off the form then reaches _verdict, which refuses it in our own error shape (the SDK's
+# own check would end the call with a bare text error).
 class Approval(BaseModel):
-    """The form the user sees: one checkbox (nothing else counts as an answer)."""
+    """The form the user sees: one checkbox."""
 
-    model_config = ConfigDict(extra="forbid")
-    approve: StrictBool = Field(description="Allow this change")
+    model_config = ConfigDict(extra="allow", json_schema_extra={"required": ["approve"],
+                                                                "additionalProperties": False})
+    approve: Annotated[Any, WithJsonSchema({"type": "boolean", "description": "Allow this change"})] = None
+
+    @property
+    def on_form(self) -> bool:
+        return type(self.approve) is bool and not self.model_extra
 
 
 def _result(payload: dict[str, Any], *, error: bool = False) -> mcp_types.CallToolResult:
@@ -123,6 +131,8 @@ def _verdict(outcome: Any) -> str:
     if isinstance(inner, AcceptedElicitation):  # asked synchronously by the resolver itself
         inner = inner.data
     if isinstance(inner, Approval):
+        if not inner.on_form:
+            return BAD_ANSWER
         return "approved" if inner.approve else "refused"
     if getattr(inner, "action", None) in ("decline", "cancel"):
         return "refused"

@@ -168,9 +168,12 @@ TOPICS = {
     "workspaces": "Isolation (LEDGER_ISOLATION): none; weak ranks your workspace first; strict only "
                   "sees your workspace (forbidden_workspace otherwise). memory_govern accept/reject "
                   "{alias, canonical} joins two names; memory_review workspaces lists suggestions.",
+    "paging": "find, conflicts, audit, history and timeline answer has_more and next_cursor (null on the "
+              "last page); send cursor with the same query and filters for the next page (limit may change). "
+              "Pages hold still while others write.",
     "authorization": "Governance needs authorized: true, recorded as agent_asserted. When the client "
                      "supports elicitation the user is asked for locked memories and confirm, "
-                     "recorded as user_channel; a refusal is unauthorized.",
+                     "recorded as user_channel; a refusal (or an answer off the form) is unauthorized.",
 }
 
 

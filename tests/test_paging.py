@@ -141,6 +141,7 @@ async def test_mcp_lists_are_lean_but_keep_every_contract_key(app: LedgerApp) ->
                                                                              "offset": 2}}))
         second = body(await c.call_tool("memory", {"action": "find", "data": {
             "query": "", "limit": 1, "cursor": paged["next_cursor"]}}))
+        help_text = body(await c.call_tool("memory", {"action": "help", "data": {"topic": "paging"}}))["text"]
     assert {"results", "has_more", "next_cursor"} <= set(find) and find["next_cursor"] is None
     assert {"subject", "tags", "source_ref", "conflict_ids"} <= set(find["results"][0])  # contract keys stay
     assert "resolution" not in conflicts["conflicts"][0] and "reason" not in conflicts["conflicts"][0]  # empty
@@ -148,6 +149,7 @@ async def test_mcp_lists_are_lean_but_keep_every_contract_key(app: LedgerApp) ->
     assert "rule_order" not in verdict and {"winner_side", "winner_id", "loser_id", "manual_review"} <= set(verdict)
     assert all("event_id" not in e and "content_hash" not in e["payload"] for e in audit["events"])
     assert paged["notices"] == ["ignored unknown field(s): offset"]
+    assert "next_cursor" in help_text
     assert second["results"][0]["memory_id"] != paged["results"][0]["memory_id"]
 
 
