@@ -35,12 +35,14 @@ from projections.conflicts import ConflictsProjector, conflict_ids_of
 from projections.memories import MemoriesProjector
 from projections.runner import Projector
 from projections.search import SearchFilters, SearchProjector, search
+from projections.sections import SectionsProjector
 from projections.timeline import TimelineProjector
 from projections.workspaces import WorkspacesProjector
 from server import paging
 from server.backup import backup_aware
 from server.config import Settings
 from server.governance import GovernanceMixin
+from server.sections_view import SectionsRequest, matching_section, section_count, sections_view, with_section
 from server.timetravel import TimeTravelMixin
 from server.workspaces import WorkspaceMixin
 
@@ -64,10 +66,11 @@ def _current_fields(conn: Any, memory_id: int) -> dict[str, Any]:
     return current
 
 
-def default_projectors() -> list[Projector]:
+def default_projectors(settings: Settings | None = None) -> list[Projector]:
     """Every read model, in dependency order (memories first: others map stream ids to ids)."""
+    threshold = (settings or Settings()).section_threshold
     return [MemoriesProjector(), ClaimsProjector(), NearDuplicatesProjector(), ConflictsProjector(),
-            SearchProjector(), WorkspacesProjector(), TimelineProjector()]
+            SearchProjector(), SectionsProjector(threshold), WorkspacesProjector(), TimelineProjector()]
 
 
 @backup_aware  # every public write answers backup_only when SQLite refuses it
@@ -76,7 +79,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._open_storage(default_projectors)  # degraded (backup-only writes) if it cannot open
+        self._open_storage(lambda: default_projectors(settings))  # degraded (backup-only writes) if it cannot open
 
     @property
     def conn(self) -> Any:
@@ -237,17 +240,24 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
             hits, _ = search(self.conn, query, filters, offset + limit + 1, boost_workspace=boost)
             shown = hits[offset:offset + limit]
             rows = {h.memory_id: mem.load(self.conn, "memory_id=?", (h.memory_id,)) for h in shown}
+            threshold = self.settings.section_threshold
+            local = {i: (section, section_count(self.conn, i)) for i, row in rows.items() if row is not None
+                     and (section := matching_section(self.conn, row, query, threshold)) is not None}
         results = []
         for hit in shown:
             row = rows[hit.memory_id]
             if row is not None:
-                results.append(self._memory_view(row, score=hit.score))
+                view = self._memory_view(row, score=hit.score)
+                if hit.memory_id in local:
+                    section, total = local[hit.memory_id]
+                    view = with_section(view, section, query, total)
+                results.append(view)
         more = len(hits) > offset + limit
         return {"ok": True, "results": results, "has_more": more,
                 "next_cursor": paging.encode("find", request, offset + limit, bound) if more else None}
 
     def read(self, memory_id: int, *, as_of_event_time: str | None = None,
-             as_of_recorded: str | int | None = None) -> dict[str, Any]:
+             as_of_recorded: str | int | None = None, sections: SectionsRequest = None) -> dict[str, Any]:
         if as_of_event_time is not None or as_of_recorded is not None:
             return self._read_as_of(memory_id, as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded)
         with self.store.snapshot():
@@ -267,7 +277,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
             view["status_reason"] = row["status_reason"]
             view["valid_to"] = row["valid_to"]
             view["workspace"] = row["workspace"]
-            view["sections"] = []
+            view["sections"] = sections_view(self.conn, memory_id, row["content"], sections)
         return {"ok": True, "memory": view}
 
     def _memory_view(self, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:

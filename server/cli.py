@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ledger.dbfiles import MissingDatabase, is_plain_path
@@ -267,16 +268,22 @@ def find(obj: CliContext, query: str, limit: int, include_inactive: bool,
 @click.argument("memory_id", type=click.IntRange(min=1))
 @click.option("--as-of-event-time", default=None, help="As it stood in the world at this time.")
 @click.option("--as-of-recorded", default=None, help="As the ledger knew it at this time or position.")
+@click.option("--sections", default=None, metavar="catalog|all|ID,ID",
+              help="A long memory's sections: the catalog (default), all with their text, or these ids.")
 @json_option
-def read(obj: CliContext, memory_id: int, as_of_event_time: str | None, as_of_recorded: str | None) -> None:
-    """Show one memory with its links.
+def read(obj: CliContext, memory_id: int, as_of_event_time: str | None, as_of_recorded: str | None,
+         sections: str | None) -> None:
+    """Show one memory with its links (and, for a long one, its sections).
 
     Example: ledger read 12 --as-of-event-time 2026-07-03
     """
     from server.schemas import ReadData
 
+    chosen: str | list[int | str] | None = sections
+    if sections is not None and sections not in ("catalog", "all"):
+        chosen = [int(p) if p.strip().isdigit() else p for p in sections.split(",")]
     data = ReadData.parse({"memory_id": memory_id, "as_of_event_time": as_of_event_time,
-                           "as_of_recorded": as_of_recorded})
+                           "as_of_recorded": as_of_recorded, "sections": chosen})
     emit(obj, obj.app.read(**data.to_kwargs()), lambda r: _memory_detail(r["memory"]))
 
 
@@ -295,6 +302,12 @@ def _memory_detail(m: dict[str, Any]) -> None:
     lines += [f"{label} " + ", ".join(f"#{i}" for i in ids) for label, ids in links if any(ids)]
     for line in lines:
         out_console.print(f"  [dim]{line}[/dim]", highlight=False)
+    for section in m.get("sections", []):
+        path = " › ".join(section["heading_path"]) or "(no heading)"
+        out_console.print(f"  [cyan]§{section['section_id']}[/cyan] {escape(path)} ({section['chars']} chars)",
+                          highlight=False)
+        if "text" in section:
+            out_console.print(f"    {section['text']}", markup=False, highlight=False)
 
 
 @main.command()

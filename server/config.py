@@ -12,6 +12,7 @@ Keys (file / env):
     create                         LEDGER_CREATE           create a missing database at an explicit path
     policy.locked_requires_user_channel                    refuse agent-asserted changes to locked
     policy.review_agent_conflicts                          agent-vs-agent conflicts need a human
+    section_threshold              LEDGER_SECTION_THRESHOLD  split memories longer than this (4000 chars)
     embedding.model                LEDGER_EMBEDDING_MODEL  a model name (``ledger model list``) or a GGUF path
     embedding.enabled              LEDGER_EMBEDDING_ENABLED  false: lexical search only, no model loaded
 
@@ -34,6 +35,7 @@ from ledger.errors import InvalidInput
 
 ISOLATION_MODES = ("none", "weak", "strict")
 DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"
+_INTEGERS = ("busy_timeout_ms", "retention_days", "section_threshold")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
@@ -87,6 +89,7 @@ class Settings:
     isolation: str = "none"
     busy_timeout_ms: int = 5000
     retention_days: int = 90
+    section_threshold: int = 4000
     policy: Policy = field(default_factory=Policy)
     # Code that builds Settings itself creates its database; the CLI and the server resolve
     # settings with load_settings, where only the default path is created implicitly.
@@ -137,6 +140,7 @@ _ENV = {
     "isolation": "LEDGER_ISOLATION",
     "busy_timeout_ms": "LEDGER_BUSY_TIMEOUT_MS",
     "retention_days": "LEDGER_RETENTION_DAYS",
+    "section_threshold": "LEDGER_SECTION_THRESHOLD",
     "create": "LEDGER_CREATE",
 }
 
@@ -168,13 +172,15 @@ def _coerce(settings: Settings, values: dict[str, Any]) -> Settings:
             if isinstance(value, dict):
                 changes["embedding"] = _embedding(changes.get("embedding", settings.embedding), value)
             continue
-        if key in ("busy_timeout_ms", "retention_days"):
+        if key in _INTEGERS:
             try:
                 value = int(value)
             except (TypeError, ValueError):
                 raise InvalidInput(f"{key} must be an integer", field=key) from None
-        changes[key] = str(value) if key not in ("busy_timeout_ms", "retention_days") else value
+        changes[key] = value if key in _INTEGERS else str(value)
     result = replace(settings, **changes)
+    if not 0 < result.section_threshold < 10**7:
+        raise InvalidInput("section_threshold must be between 1 and 9,999,999 characters", field="section_threshold")
     if result.isolation not in ISOLATION_MODES:
         raise InvalidInput(f"isolation must be one of {', '.join(ISOLATION_MODES)}", field="isolation")
     return result

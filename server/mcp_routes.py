@@ -58,7 +58,8 @@ MEMORY = ToolSpec("memory", "action", "Shared memory", (
                   "include_inactive, as_of_event_time, as_of_recorded (time or log position), cursor (next_cursor)",
                   {"query": "staging port", "limit": 5}),
     "read": Route("read", s.ReadData, "one memory in full, with links",
-                  "memory_id*, as_of_event_time, as_of_recorded", {"memory_id": 12}),
+                  "memory_id*, as_of_event_time, as_of_recorded, sections (catalog|all|[ids]: a long "
+                  "memory's sections)", {"memory_id": 12}),
     "update": Route("update", s.UpdateData, "change a memory (protected/locked ones need authorized: true)",
                     "memory_id*, expected_version, authorized, content, subject, tags[], confidence, "
                     "event_time, metadata{}", {"memory_id": 12, "expected_version": 1, "content": "port 8081"}),

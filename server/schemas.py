@@ -217,6 +217,8 @@ class ReadData(EdgeModel):
     memory_id: MemoryId
     as_of_event_time: str | None = None
     as_of_recorded: RecordedPoint | None = None
+    # a long memory's sections: the catalog (default), all with their text, or the given ids
+    sections: Literal["catalog", "all"] | Annotated[list[PositiveId], Field(max_length=1000)] | None = None
 
 
 class UpdateData(EdgeModel):
