@@ -47,6 +47,7 @@ _FTS_FILL = {
     # Contentless; the corpus only creates memories, so text version i is memory i's indexed text.
     "tt_fts": "INSERT INTO tt_fts(rowid, subject, body, tags) SELECT t.text_id, d.subject, d.body, d.tags "
               "FROM tt_texts t JOIN search_docs d ON d.memory_id = t.memory_id ORDER BY t.text_id",
+    "section_fts": "INSERT INTO section_fts(section_fts) VALUES('rebuild')",  # external content: sections
 }
 _NOT_REBUILT = {"events", "derived_cache"}  # the log is read, not written; the cache is kept
 # The core read models alone (current memories, their versions for history, full-text search):
