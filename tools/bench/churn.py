@@ -1,0 +1,128 @@
+"""Churn: facts that change often and are re-stated instead of updated, as one JSON document.
+
+Three workloads of ``remember`` calls sent through the MCP tool dispatcher in-process (the
+reply measured is the compacted JSON an agent reads), each beside the same corpus with every
+subject made unique (no claim ever collides):
+
+* ``one_key``: one claim key re-stated ``--calls`` times with a new value each time;
+* ``keys_100x10``: 100 keys × 10 values, round robin;
+* ``mixed``: 10 subjects × 5 sentence shapes (latency, port, sprint, on-call, replicas) with a
+  varying number.
+
+Per workload: events per ``remember``, reply bytes (mean, max), ``remember`` p50/p99 in ms, and
+the p50 ratio against the no-collision corpus. Budgets: ≤ 2 events per ``remember``, reply
+≤ 600 bytes, p50 ratio ≤ 1.3.
+
+    python -m tools.bench.churn                 # 1,000 calls per workload
+    python -m tools.bench.churn --calls 100     # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from server.app import LedgerApp
+from server.config import Settings
+from server.mcp import LedgerTools
+from server.mcp_compact import size
+from server.mcp_routes import MEMORY
+from tools.bench.run import latency_summary
+
+BUDGETS = {"events_per_remember": 2.0, "reply_bytes_max": 600.0, "p50_ratio": 1.3}
+SUBJECTS = ("search index", "billing api", "auth gateway", "staging api", "payments queue", "user service",
+            "ingest worker", "cache cluster", "report job", "email relay")
+SHAPES = ("The {s} p95 latency is {n} ms", "The {s} listens on port {n}", "The current sprint of {s} is {n}",
+          "The on-call person for {s} is {who}", "The {s} replica count is {n}")
+PEOPLE = ("Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana")
+
+Workload = Callable[[int, random.Random, bool], list[str]]
+
+
+def _subject(name: str, i: int, unique: bool) -> str:
+    return f"{name} {i}" if unique else name
+
+
+def one_key(calls: int, rng: random.Random, unique: bool) -> list[str]:
+    return [f"The {_subject('staging api', i, unique)} listens on port {1000 + i}" for i in range(calls)]
+
+
+def keys_100x10(calls: int, rng: random.Random, unique: bool) -> list[str]:
+    return [f"The {_subject(f'service {i % 100}', i, unique)} port is {2000 + i // 100}" for i in range(calls)]
+
+
+def mixed(calls: int, rng: random.Random, unique: bool) -> list[str]:
+    out = []
+    for i in range(calls):
+        shape = SHAPES[rng.randrange(len(SHAPES))]
+        subject = _subject(SUBJECTS[rng.randrange(len(SUBJECTS))], i, unique)
+        out.append(shape.format(s=subject, n=rng.randrange(1, 10000), who=PEOPLE[rng.randrange(len(PEOPLE))]))
+    return out
+
+
+WORKLOADS: dict[str, Workload] = {"one_key": one_key, "keys_100x10": keys_100x10, "mixed": mixed}
+
+
+async def _drive(app: LedgerApp, contents: list[str]) -> dict[str, Any]:
+    tools = LedgerTools(app)
+    before = app.store.last_position()
+    samples, replies, totals = [], [], []
+    for content in contents:
+        started = time.perf_counter()
+        result = await tools.call(MEMORY, "remember", {"content": content}, None)
+        samples.append((time.perf_counter() - started) * 1000)
+        body = result.structured_content or {}
+        if not body.get("ok"):
+            raise RuntimeError(f"remember failed: {body}")
+        replies.append(size(body))
+        totals.append(body.get("conflicts_total", 0))
+    events = app.store.last_position() - before
+    return {"events_per_remember": round(events / len(contents), 3),
+            "reply_bytes_mean": round(sum(replies) / len(replies), 1), "reply_bytes_max": max(replies),
+            "remember_ms": latency_summary(samples),
+            "open_conflicts": app.conn.execute("SELECT count(*) FROM conflicts WHERE state='open'").get}
+
+
+def run_one(workdir: Path, name: str, calls: int, seed: int, unique: bool) -> dict[str, Any]:
+    contents = WORKLOADS[name](calls, random.Random(seed), unique)
+    db = workdir / f"{name}-{'unique' if unique else 'churn'}.db"
+    app = LedgerApp(Settings(db=str(db), client="bench"))
+    try:
+        return anyio.run(_drive, app, contents)
+    finally:
+        app.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    args = parser.parse_args(argv)
+    report: dict[str, Any] = {"calls": args.calls, "budgets": BUDGETS, "workloads": {}}
+    with tempfile.TemporaryDirectory(prefix="ledger-churn-") as tmp:
+        for name in args.workloads.split(","):
+            churn = run_one(Path(tmp), name, args.calls, args.seed, unique=False)
+            baseline = run_one(Path(tmp), name, args.calls, args.seed, unique=True)
+            ratio = churn["remember_ms"]["p50"] / max(baseline["remember_ms"]["p50"], 1e-9)
+            report["workloads"][name] = {
+                "churn": churn, "no_collision": baseline, "p50_ratio": round(ratio, 3),
+                "within_budget": (churn["events_per_remember"] <= BUDGETS["events_per_remember"]
+                                  and churn["reply_bytes_max"] <= BUDGETS["reply_bytes_max"]
+                                  and ratio <= BUDGETS["p50_ratio"])}
+    json.dump(report, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
