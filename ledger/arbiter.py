@@ -18,7 +18,7 @@ other's), and the same inputs always give the same verdict.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -68,8 +68,17 @@ _WINS_BECAUSE = {
 }
 
 
-def arbitrate(left: Side, right: Side, *, review_agent_conflicts: bool = False) -> dict[str, Any]:
-    """The verdict object of docs/contract.md (plus ``rule``: the deciding rule, or null)."""
+def rank_key(side: Side) -> tuple[Any, ...]:
+    """The rules' keys in order: a side beats another exactly when its key is greater."""
+    return tuple(key(side) for _, key, _ in _RULES)
+
+
+def arbitrate(left: Side, right: Side, *, review_agent_conflicts: bool = False,
+              names: tuple[str, str] = ("left", "right")) -> dict[str, Any]:
+    """The verdict object of docs/contract.md (plus ``rule``: the deciding rule, or null).
+
+    ``names`` only change how the reasons call the two sides (a claim set names members).
+    """
     reasons: list[str] = []
     winner_side: str | None = None
     deciding: str | None = None
@@ -81,8 +90,9 @@ def arbitrate(left: Side, right: Side, *, review_agent_conflicts: bool = False) 
         winner_side = "left" if lk > rk else "right"
         win, lose = (left, right) if winner_side == "left" else (right, left)
         loser_side = "right" if winner_side == "left" else "left"
-        reasons.append(f"{name}: the {winner_side} side "
-                       + _WINS_BECAUSE[name].format(w=label(win), l=label(lose), l_side=loser_side)
+        named = dict(zip(("left", "right"), names, strict=True))
+        reasons.append(f"{name}: the {named[winner_side]} side "
+                       + _WINS_BECAUSE[name].format(w=label(win), l=label(lose), l_side=named[loser_side])
                        + " — this rule decides")
         deciding = name
         break
@@ -106,9 +116,32 @@ def arbitrate(left: Side, right: Side, *, review_agent_conflicts: bool = False) 
     }
 
 
+def arbitrate_set(sides: Sequence[Side], *, review_agent_conflicts: bool = False) -> dict[str, Any]:
+    """The verdict over a claim set's members: the leader is the member that beats every other.
+
+    The rules are a lexicographic order, so the leader is the first of the members sorted by
+    :func:`rank_key`, and it beats every other exactly when it beats the runner-up: the reasons
+    are that comparison. A tie at the top (no rule separates the first two) names no leader and
+    asks for manual review, as a tied pair does. ``ranking`` lists the members best first (ties
+    by memory id, newest first, only to make the order stable).
+    """
+    ranked = sorted(sides, key=lambda s: (rank_key(s), s.memory_id), reverse=True)
+    ids = [s.memory_id for s in ranked]
+    if len(ranked) < 2:
+        leader = ids[0] if ids else None
+        return {"winner_id": leader, "leader_id": leader, "manual_review": False, "rule": None,
+                "reasons": [], "rule_order": list(RULE_ORDER), "ranking": ids}
+    first, second = ranked[0], ranked[1]
+    pair = arbitrate(first, second, review_agent_conflicts=review_agent_conflicts,
+                     names=(f"#{first.memory_id}", f"#{second.memory_id}"))
+    leader = first.memory_id if pair["winner_side"] == "left" else None
+    return {"winner_id": leader, "leader_id": leader, "manual_review": pair["manual_review"], "rule": pair["rule"],
+            "reasons": pair["reasons"], "rule_order": list(RULE_ORDER), "ranking": ids}
+
+
 def portable(verdict: dict[str, Any]) -> dict[str, Any]:
     """The verdict as stored in an event: no integer ids (they differ in another ledger)."""
-    return {k: v for k, v in verdict.items() if k not in ("winner_id", "loser_id")}
+    return {k: v for k, v in verdict.items() if k not in ("winner_id", "loser_id", "leader_id", "ranking")}
 
 
 def with_ids(verdict: dict[str, Any], left_id: int | None, right_id: int | None) -> dict[str, Any]:

@@ -9,12 +9,12 @@ so that update, retraction, retire, supersede and arbitrate-apply cannot drift a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
-from ledger.arbiter import Side, arbitrate, portable
+from ledger.arbiter import Side, arbitrate_set, portable
 from ledger.claims import Claim, collides
 from ledger.errors import InvalidInput, Locked, Unauthorized, VersionConflict
 from ledger.events import (
@@ -22,6 +22,7 @@ from ledger.events import (
     AUTH_USER,
     ClaimCollided,
     ClaimSpec,
+    ConflictMemberLeft,
     ConflictReopened,
     ConflictResolved,
     DuplicateSighted,
@@ -29,6 +30,7 @@ from ledger.events import (
     MemoryRecorded,
     MemoryRetired,
     MemoryUpdated,
+    SetMember,
 )
 from ledger.ids import uuid7
 from ledger.normalize import content_hash
@@ -91,18 +93,23 @@ class MemoryFacts(msgspec.Struct, kw_only=True):
 
 
 class ConflictFacts(msgspec.Struct, kw_only=True):
-    """An existing conflict: its stream, state and both members (stream ids and memory ids)."""
+    """An unresolved claim set: its stream, state, claim key and current members.
+
+    ``values`` maps current members (stream ids) to their normalised values; ``ids`` maps them to
+    memory ids. A write that only joins a set needs just the members among its candidates, so
+    ``values`` may be partial there; every decision that removes members gets them all.
+    """
 
     conflict_id: int
     stream_id: str
     state: str
-    left: str
-    right: str
-    left_id: int | None = None
-    right_id: int | None = None
+    key: str = ""
+    values: dict[str, str] = {}
+    ids: dict[str, int] = {}
 
-    def other(self, stream: str) -> str:
-        return self.right if stream == self.left else self.left
+    def disputed(self, without: str = "") -> bool:
+        """Whether at least two different values remain (without the member ``without``)."""
+        return len({v for s, v in self.values.items() if s != without}) >= 2
 
 
 class Candidate(msgspec.Struct, kw_only=True):
@@ -153,56 +160,105 @@ def check_current(memory: MemoryFacts, field: str = "memory_id") -> None:
                            memory_id=memory.memory_id, status=memory.status)
 
 
+def set_key(claim: Claim) -> str:
+    """The claim key a claim set is filed under (the workspace is the set's own column)."""
+    return "\x1f".join(claim.key)
+
+
 def settle(member: str, conflicts: Iterable[ConflictFacts], *, winner: str | None = None,
            resolution: str, reason: str, authorization: str = "") -> Decision:
-    """``member`` stopped being current: each of its unresolved conflicts is decided for the other side."""
+    """``member`` stopped being current: it leaves each of its unresolved claim sets.
+
+    A set that still holds two different values goes on without it (``ConflictMemberLeft``);
+    one that does not is settled, for ``winner`` when it is a remaining member (else for the
+    one member left, if only one is). The sets passed in are updated to what the decision
+    leaves, so several members settled in one decision see each other's departures.
+    """
     decision: Decision = []
     for conflict in conflicts:
-        if conflict.state == "resolved" or member not in (conflict.left, conflict.right):
+        if conflict.state == "resolved" or member not in conflict.values:
             continue
-        other = conflict.other(member)
-        decision.append((conflict.stream_id, ConflictResolved(
-            conflict=conflict.stream_id, winner=other,
-            resolution="winner" if winner is not None and winner == other else resolution,
-            reason=reason, authorization=authorization)))
+        if conflict.disputed(without=member):
+            decision.append((conflict.stream_id, ConflictMemberLeft(conflict=conflict.stream_id, member=member,
+                                                                     reason=reason or resolution)))
+        else:
+            rest = [s for s in conflict.values if s != member]
+            won = winner if winner in rest else rest[0] if len(rest) == 1 else None
+            decision.append((conflict.stream_id, ConflictResolved(
+                conflict=conflict.stream_id, winner=won,
+                resolution="winner" if winner is not None and won == winner else resolution,
+                reason=reason, authorization=authorization)))
+            conflict.state = "resolved"
+        conflict.values = {s: v for s, v in conflict.values.items() if s != member}
     return decision
 
 
-def dissolve(conflicts: Iterable[ConflictFacts], memory: MemoryFacts) -> Decision:
-    """``memory``'s new text no longer contradicts the other member: nobody won, the conflict is over.
+def leave_or_dissolve(conflicts: Iterable[ConflictFacts], memory: MemoryFacts) -> Decision:
+    """``memory``'s new text no longer disagrees with any member: it leaves, or the set dissolves.
 
-    Left open, the conflict would go on showing a value the memory no longer states, and a
-    later judgment or resolution would decide a disagreement that no longer exists.
+    Left in the set, it would go on showing a value the memory no longer states, and a later
+    judgment or resolution would decide a disagreement that no longer exists.
     """
-    return [(c.stream_id, ConflictResolved(
-        conflict=c.stream_id, resolution="dissolved",
-        reason=f"member #{memory.memory_id} changed; the claims no longer collide")) for c in conflicts]
+    decision: Decision = []
+    for c in conflicts:
+        if c.disputed(without=memory.stream_id):
+            decision.append((c.stream_id, ConflictMemberLeft(
+                conflict=c.stream_id, member=memory.stream_id,
+                reason=f"member #{memory.memory_id} changed; its claim no longer disagrees")))
+        else:
+            decision.append((c.stream_id, ConflictResolved(
+                conflict=c.stream_id, resolution="dissolved",
+                reason=f"member #{memory.memory_id} changed; the claims no longer collide")))
+    return decision
 
 
 def reopen(conflicts: Iterable[ConflictFacts], memory: MemoryFacts, why: str) -> Decision:
-    """A judgment is pinned to both members' versions: a member that changes re-opens it."""
+    """A judgment is pinned to every member's version: a member that changes re-opens it."""
     return [(c.stream_id, ConflictReopened(conflict=c.stream_id, reason=f"member #{memory.memory_id} {why}"))
             for c in conflicts if c.state == "judged"]
 
 
 def collisions(mine: MemoryFacts, stream: str, claims: Sequence[Claim], candidates: Sequence[Candidate], *,
-               skip: frozenset[str], policy: Policy, new_id: NewId) -> Decision:
-    """One ``ClaimCollided`` per other current memory whose claim differs (the writer is the right side)."""
+               sets: Mapping[str, ConflictFacts], skip: frozenset[str], policy: Policy, new_id: NewId) -> Decision:
+    """One ``ClaimCollided`` per disputed claim key, whatever the number of older values.
+
+    The writer (and any colliding memory not yet in it) joins the key's unresolved set; without
+    one, a set opens with every colliding memory and the writer, its ranking recorded.
+    """
     decision: Decision = []
-    seen = set(skip) | {stream}
     for claim in claims:
+        key = set_key(claim)
+        others: dict[str, Candidate] = {}
         for cand in candidates:
-            other = cand.other
-            if other.stream_id in seen or not collides(claim, cand.claim):
+            other = cand.other.stream_id
+            if other in skip or other == stream or other in others or not collides(claim, cand.claim):
                 continue
-            seen.add(other.stream_id)
-            verdict = arbitrate(other.side(), mine.side(), review_agent_conflicts=policy.review_agent_conflicts)
-            conflict = new_id()
-            decision.append((conflict, ClaimCollided(
-                conflict=conflict, left=other.stream_id, right=stream, subject=claim.subject,
-                attribute=claim.attribute, left_value=cand.claim.value, right_value=claim.value,
-                verdict=portable(verdict))))
+            others[other] = cand
+        if not others:
+            continue
+        me = SetMember(memory=stream, value=claim.value, norm=claim.value_norm)
+        existing = sets.get(key)
+        if existing is not None and existing.state != "resolved":
+            joining = [me] if stream not in existing.values else []
+            joining += [_member(c) for s, c in others.items() if s not in existing.values]
+            if joining:
+                decision.append((existing.stream_id, ClaimCollided(
+                    conflict=existing.stream_id, joins=True, subject=claim.subject, attribute=claim.attribute,
+                    key=key, members=tuple(joining))))
+            continue
+        verdict = arbitrate_set([c.other.side() for c in others.values()] + [mine.side()],
+                                review_agent_conflicts=policy.review_agent_conflicts)
+        streams = {c.other.memory_id: s for s, c in others.items()} | {mine.memory_id: stream}
+        conflict = new_id()
+        decision.append((conflict, ClaimCollided(
+            conflict=conflict, subject=claim.subject, attribute=claim.attribute, key=key,
+            members=(*(_member(c) for c in others.values()), me),
+            verdict={**portable(verdict), "leader": streams.get(verdict["leader_id"])})))
     return decision
+
+
+def _member(cand: Candidate) -> SetMember:
+    return SetMember(memory=cand.other.stream_id, value=cand.claim.value, norm=cand.claim.value_norm)
 
 
 # -- remember ----------------------------------------------------------------------------------
@@ -215,6 +271,7 @@ def decide_remember(
     claims: Sequence[Claim] = (),
     candidates: Sequence[Candidate] = (),
     target_conflicts: Sequence[ConflictFacts] = (),
+    sets: Mapping[str, ConflictFacts] | None = None,
     recorded_at: str = "",
     policy: Policy = DEFAULT_POLICY,
     new_id: NewId = uuid7,
@@ -251,7 +308,8 @@ def decide_remember(
                        subject=cmd.subject, event_time=cmd.event_time, confidence=confidence,
                        recorded_at=recorded_at)
     skip = frozenset({target.stream_id}) if retiring and target is not None else frozenset()
-    decision += collisions(mine, new_stream, claims, candidates, skip=skip, policy=policy, new_id=new_id)
+    decision += collisions(mine, new_stream, claims, candidates, sets=sets or {}, skip=skip, policy=policy,
+                           new_id=new_id)
     return decision
 
 
@@ -278,14 +336,16 @@ def decide_update(
     claims: Sequence[Claim] | None = None,
     candidates: Sequence[Candidate] = (),
     conflicts: Sequence[ConflictFacts] = (),
+    sets: Mapping[str, ConflictFacts] | None = None,
     policy: Policy = DEFAULT_POLICY,
     new_id: NewId = uuid7,
 ) -> Decision:
     """An update; an unconfirmed change to a user-confirmed memory stops being user_confirmed.
 
     ``claims`` are the memory's claims after the change (None when content and subject are
-    unchanged): new collisions open conflicts, open conflicts whose claims no longer collide
-    are dissolved, and the memory's judged conflicts re-open.
+    unchanged): new collisions join or open claim sets (``sets``: the unresolved set of each
+    claim key), the memory leaves open sets where it no longer disagrees (a set left without
+    two values dissolves), and the memory's judged sets re-open.
     """
     if authorization not in AUTHORIZATIONS:
         raise InvalidInput("unknown authorization channel", field="authorized")
@@ -302,12 +362,13 @@ def decide_update(
         fields.update(source_type="agent_generated", protection="protected", derived_from_confirmed=True)
     decision: Decision = [(memory.stream_id, MemoryUpdated(memory=memory.stream_id, authorization=authorization,
                                                             **fields))]
-    if claims is not None:  # the text changed: an open conflict whose disagreement is gone ends here
+    if claims is not None:  # the text changed: a member whose disagreement is gone leaves its open sets
         still = frozenset(cand.other.stream_id for claim in claims for cand in candidates
                           if collides(claim, cand.claim))
         # A judged one re-opens whatever changed (docs/contract.md): a person looks at it again.
-        gone = [c for c in conflicts if c.state == "open" and c.other(memory.stream_id) not in still]
-        decision += dissolve(gone, memory)
+        gone = [c for c in conflicts if c.state == "open"
+                and not any(s in still for s in c.values if s != memory.stream_id)]
+        decision += leave_or_dissolve(gone, memory)
         conflicts = [c for c in conflicts if c not in gone]
     decision += reopen(conflicts, memory, "changed")
     if claims:
@@ -317,7 +378,6 @@ def decide_update(
             protection=fields.get("protection", memory.protection),
             event_time=fields.get("event_time") or memory.event_time,
             confidence=fields["confidence"] if fields.get("confidence") is not None else memory.confidence)
-        paired = frozenset(c.other(memory.stream_id) for c in conflicts if c.state != "resolved")
-        decision += collisions(after, memory.stream_id, claims, candidates, skip=paired, policy=policy,
-                               new_id=new_id)
+        decision += collisions(after, memory.stream_id, claims, candidates, sets=sets or {}, skip=frozenset(),
+                               policy=policy, new_id=new_id)
     return decision

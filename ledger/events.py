@@ -121,25 +121,47 @@ class Superseded(Event, frozen=True, kw_only=True, omit_defaults=True):
     authorization: str = ""
 
 
-class ClaimCollided(Event, frozen=True, kw_only=True, omit_defaults=True):
-    """A conflict opened: a write collided with a current memory, or ``arbitrate`` marked one.
+class SetMember(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A memory in a claim set and the value it holds (``norm``: normalised, what values compare by)."""
 
-    ``verdict`` is the arbitration at that moment without integer ids (portable across ledgers).
+    memory: str
+    value: str = ""
+    norm: str = ""
+
+
+class ClaimCollided(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """Memories disagree on a claim: a claim set opened, or ``joins`` the open set ``conflict``.
+
+    A claim set holds every current memory with a different value for one claim key
+    (workspace, subject, attribute); a new value joins the open set with one event, whatever
+    its size. ``members`` are the memories this event adds. ``verdict`` (opening only) is the
+    ranking at that moment without integer ids. v1 was one pairwise conflict (``left``/``right``
+    and their values); it is upcast to two members with ``pairwise`` set, and the conflicts
+    projection folds pairwise conflicts of one claim into one set.
     """
 
+    V: ClassVar[int] = 2
     conflict: str
-    left: str
-    right: str
     subject: str
     attribute: str
-    left_value: str
-    right_value: str
+    members: tuple[SetMember, ...] = ()
+    joins: bool = False
+    key: str = ""
+    pairwise: bool = False
     verdict: dict[str, Any] = {}
     authorization: str = ""
 
 
+class ConflictMemberLeft(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A member left a claim set that still disputes (retired, superseded, or no longer disagrees)."""
+
+    conflict: str
+    member: str
+    reason: str = ""
+
+
 class JudgmentSubmitted(Event, frozen=True, kw_only=True, omit_defaults=True):
-    """A judgment on a conflict: guidance naming a winner, pinned to both members' versions
+    """A judgment on a claim set: guidance naming a winner, pinned to every member's version
     (``pins``: stream id -> version). It changes no memory."""
 
     conflict: str
@@ -150,14 +172,20 @@ class JudgmentSubmitted(Event, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class ConflictResolved(Event, frozen=True, kw_only=True, omit_defaults=True):
-    """``resolution``: winner | keep_both | retired | superseded (a member left for another reason) |
-    dissolved (a member's text changed and the claims no longer collide)."""
+    """The claim set is settled. ``resolution``: winner | keep_both | keep_all | retired |
+    superseded (the last other value left) | dissolved (a member's text changed and no two values
+    disagree any more) | policy (settled automatically by the deciding rule).
 
+    v1 settled one pairwise conflict; upcast, it carries ``pairwise`` and settles that pair only.
+    """
+
+    V: ClassVar[int] = 2
     conflict: str
     winner: str | None = None
     resolution: str = "winner"
     authorization: str = ""
     reason: str = ""
+    pairwise: bool = False
 
 
 class ConflictReopened(Event, frozen=True, kw_only=True, omit_defaults=True):
@@ -188,6 +216,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         MemoryArchived,
         Superseded,
         ClaimCollided,
+        ConflictMemberLeft,
         JudgmentSubmitted,
         ConflictResolved,
         ConflictReopened,
@@ -222,9 +251,24 @@ def upcast_memory_recorded_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def upcast_claim_collided_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """A pairwise conflict becomes a claim set of its two members, marked ``pairwise`` for the fold."""
+    members = [{"memory": data.pop(side), "value": data.get(f"{side}_value", ""),
+                "norm": data.get(f"{side}_value", "")} for side in ("left", "right") if data.get(side)]
+    data.pop("left_value", None)
+    data.pop("right_value", None)
+    return {**data, "members": members, "pairwise": True}
+
+
+def upcast_conflict_resolved_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "pairwise": True}
+
+
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("MemoryRecorded", 1): upcast_memory_recorded_v1_v2,
+    ("ClaimCollided", 1): upcast_claim_collided_v1_v2,
+    ("ConflictResolved", 1): upcast_conflict_resolved_v1_v2,
 }
 
 _encoder = msgspec.json.Encoder(order="deterministic")

@@ -26,6 +26,7 @@ from ledger.decide import (
     check_current,
     check_writable,
     reopen,
+    set_key,
     settle,
 )
 from ledger.errors import InvalidInput, Unauthorized, VersionConflict
@@ -37,6 +38,7 @@ from ledger.events import (
     JudgmentSubmitted,
     MemoryRetired,
     MemoryUnlocked,
+    SetMember,
     Superseded,
 )
 from ledger.ids import uuid7
@@ -93,35 +95,52 @@ def decide_supersede(loser: MemoryFacts, winner: MemoryFacts, *, reason: str, au
                     reason=reason or rule, authorization=authorization)]
 
 
-def decide_resolve(conflict: ConflictFacts, *, winner: MemoryFacts | None, loser: MemoryFacts | None,
+def decide_resolve(conflict: ConflictFacts, *, winner: MemoryFacts | None, members: dict[str, MemoryFacts],
                    resolution: str | None, authorization: str, policy: Policy = DEFAULT_POLICY,
-                   loser_conflicts: Sequence[ConflictFacts] = ()) -> Decision:
-    """``keep_both`` closes the conflict as is; a winner supersedes the other member."""
-    check_authorized(authorization, loser if winner is not None else None)
+                   member_conflicts: dict[str, Sequence[ConflictFacts]] | None = None) -> Decision:
+    """``keep_both``/``keep_all`` closes the set as is; a winner supersedes every member whose
+    value differs from the winner's, in one decision, and settles the set for the winner.
+
+    ``members``: the set's current members by stream id; ``member_conflicts``: each member's
+    other unresolved sets (a superseded member leaves them too).
+    """
+    losers = [] if winner is None else [
+        m for s, m in members.items()
+        if s != winner.stream_id and conflict.values.get(s) != conflict.values.get(winner.stream_id)]
+    guarded = next((m for m in losers if m.protection != "normal"), losers[0] if losers else None)
+    check_authorized(authorization, guarded)
     if conflict.state == "resolved":
         raise InvalidInput(f"conflict {conflict.conflict_id} is already resolved", field="conflict_id")
-    if resolution not in (None, "keep_both", "winner"):
-        raise InvalidInput("resolution must be keep_both (or give winner_id)", field="resolution")
-    if resolution == "keep_both" and winner is None:
-        return [(conflict.stream_id, ConflictResolved(conflict=conflict.stream_id, resolution="keep_both",
-                                                      authorization=authorization, reason="keep both"))]
-    if winner is None or loser is None:
-        raise InvalidInput("give winner_id (a member of the conflict) or resolution: keep_both", field="winner_id")
-    if winner.stream_id not in (conflict.left, conflict.right):
+    if resolution not in (None, "keep_both", "keep_all", "winner"):
+        raise InvalidInput("resolution must be keep_both or keep_all (or give winner_id)", field="resolution")
+    if resolution in ("keep_both", "keep_all") and winner is None:
+        return [(conflict.stream_id, ConflictResolved(conflict=conflict.stream_id, resolution=resolution,
+                                                      authorization=authorization, reason="keep all values"))]
+    if winner is None:
+        raise InvalidInput("give winner_id (a member of the conflict) or resolution: keep_all", field="winner_id")
+    if winner.stream_id not in members:
         raise InvalidInput(f"memory {winner.memory_id} is not a member of conflict {conflict.conflict_id}",
                            field="winner_id")
-    if loser.status != "active":  # already gone: only the conflict is left to close
-        return [(conflict.stream_id, ConflictResolved(conflict=conflict.stream_id, winner=winner.stream_id,
-                                                      authorization=authorization, reason="resolve_conflict"))]
-    others = [c for c in loser_conflicts if c.stream_id != conflict.stream_id]
-    return decide_supersede(loser, winner, reason=f"conflict {conflict.conflict_id} resolved",
-                            authorization=authorization, rule="resolve_conflict", policy=policy,
-                            conflicts=[conflict, *others])
+    check_current(winner, "winner_id")
+    reason = f"conflict {conflict.conflict_id} resolved"
+    decision: Decision = []
+    others = {c.stream_id: c for sets in (member_conflicts or {}).values() for c in sets
+              if c.stream_id != conflict.stream_id}
+    for loser in losers:
+        check_writable(loser, expected_version=None, authorization=authorization, policy=policy)
+        decision.append((loser.stream_id, Superseded(loser=loser.stream_id, winner=winner.stream_id, reason=reason,
+                                                     rule="resolve_conflict", authorization=authorization)))
+        mine = [others[c.stream_id] for c in (member_conflicts or {}).get(loser.stream_id, ()) if c.stream_id in others]
+        decision += settle(loser.stream_id, mine, winner=winner.stream_id, resolution="superseded", reason=reason,
+                           authorization=authorization)
+    decision.append((conflict.stream_id, ConflictResolved(conflict=conflict.stream_id, winner=winner.stream_id,
+                                                          authorization=authorization, reason="resolve_conflict")))
+    return decision
 
 
 def decide_judge(conflict: ConflictFacts, members: dict[str, MemoryFacts], *, winner: MemoryFacts,
                  rationale: str, pins: dict[str, int] | None, judgment: str) -> Decision:
-    """A judgment: guidance pinned to both members' versions; a stale pin is a version conflict."""
+    """A judgment: guidance pinned to every member's version; a stale pin is a version conflict."""
     if conflict.state == "resolved":
         raise InvalidInput(f"conflict {conflict.conflict_id} is already resolved", field="conflict_id")
     if winner.stream_id not in members:
@@ -160,14 +179,19 @@ def decide_arbitrate(left: MemoryFacts, right: MemoryFacts, verdict: dict[str, A
     conflict = existing if existing is not None and existing.state != "resolved" else None
     if conflict is None and mark_conflict:
         stream = new_id()
+        left_value = SetMember(memory=left.stream_id, value=left_claim.value if left_claim else "",
+                               norm=left_claim.value_norm if left_claim else "")
+        right_value = SetMember(memory=right.stream_id, value=right_claim.value if right_claim else "",
+                                norm=right_claim.value_norm if right_claim else "")
+        leader = {"left": left.stream_id, "right": right.stream_id}.get(verdict["winner_side"] or "")
         decision.append((stream, ClaimCollided(
-            conflict=stream, left=left.stream_id, right=right.stream_id,
-            subject=right_claim.subject if right_claim else left.subject,
+            conflict=stream, subject=right_claim.subject if right_claim else left.subject,
             attribute=right_claim.attribute if right_claim else "",
-            left_value=left_claim.value if left_claim else "", right_value=right_claim.value if right_claim else "",
-            verdict=portable(verdict), authorization=authorization)))
-        conflict = ConflictFacts(conflict_id=0, stream_id=stream, state="open", left=left.stream_id,
-                                 right=right.stream_id)
+            key=set_key(right_claim) if right_claim and left_claim and right_claim.key == left_claim.key else "",
+            members=(left_value, right_value), verdict={**portable(verdict), "leader": leader},
+            authorization=authorization)))
+        conflict = ConflictFacts(conflict_id=0, stream_id=stream, state="open",
+                                 values={left.stream_id: left_value.norm, right.stream_id: right_value.norm})
     if not apply:
         return decision
     if verdict["winner_side"] is None:

@@ -224,10 +224,10 @@ def _remember_lines(r: dict[str, Any]) -> None:
         out_console.print(f"remembered #{r['memory_id']}", highlight=False)
     for c in r.get("conflicts", ()):
         claim, verdict = c["claim"], c["verdict"]
-        outcome = ("manual review" if verdict["winner_side"] is None or verdict["manual_review"]
-                   else f"#{verdict['winner_id']} wins by {verdict.get('rule')}")
-        out_console.print(f"  [yellow]conflict {c['conflict_id']}[/yellow] with #{c['other_id']}: {claim['subject']} "
-                          f"{claim['attribute']}: {claim['value']!r} vs {claim['other_value']!r} → {outcome}",
+        outcome = ("manual review" if verdict["winner_id"] is None or verdict["manual_review"]
+                   else f"#{verdict['winner_id']} leads by {verdict.get('rule')}")
+        out_console.print(f"  [yellow]conflict {c['conflict_id']}[/yellow] ({c['member_count']} values): "
+                          f"{claim['subject']} {claim['attribute']}: {claim['value']!r} → {outcome}",
                           highlight=False)
     unlisted = r.get("conflicts_total", 0) - len(r.get("conflicts", ()))
     if unlisted > 0:

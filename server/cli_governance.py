@@ -38,9 +38,9 @@ def _verdict_lines(verdict: dict[str, Any]) -> None:
 
 def _conflict_line(c: dict[str, Any]) -> None:
     claim = c["claim"]
-    left, right = c["members"]
-    out_console.print(f"[cyan]conflict {c['conflict_id']}[/cyan] ({c['state']}) #{left} vs #{right}: "
-                      f"{claim['subject']} {claim['attribute']}: {claim['left_value']!r} vs {claim['right_value']!r}",
+    leader = f"#{c['leader_id']} leads" if c.get("leader_id") else "no leader"
+    out_console.print(f"[cyan]conflict {c['conflict_id']}[/cyan] ({c['state']}) {claim['subject']} "
+                      f"{claim['attribute']}: {c['member_count']} members, {leader}",
                       highlight=False)
 
 
@@ -87,7 +87,7 @@ def conflicts(obj: CliContext, state: str, limit: int, cursor: str | None) -> No
 @click.argument("conflict_id", type=click.IntRange(min=1))
 @json_option
 def conflict_detail(obj: CliContext, conflict_id: int) -> None:
-    """Show one conflict with both members, its verdict and its judgments.
+    """Show one claim set: its members (first 20), its verdict and its judgments.
 
     Example: ledger conflict 3
     """

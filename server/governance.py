@@ -17,11 +17,13 @@ from ledger.arbiter import arbitrate as arbitrate_pair
 from ledger.claims import Claim, extract_claims
 from ledger.decide import (
     Candidate,
+    ConflictFacts,
     Decision,
     MemoryFacts,
     RememberCommand,
     decide_remember,
     decide_update,
+    set_key,
 )
 from ledger.errors import InvalidInput
 from ledger.govern import (
@@ -35,7 +37,6 @@ from ledger.govern import (
 )
 from ledger.ids import uuid7
 from ledger.store import StoredEvent
-from ledger.trust import trust_of
 from projections import claims as claims_model
 from projections import conflicts as conflicts_model
 from projections import memories as mem
@@ -92,8 +93,37 @@ class GovernanceMixin(GovernanceViews):
         near[:] = claims_model.near_duplicates(self.conn, cmd.content, cmd.workspace)
         target_conflicts = self._conflicts_of(target.memory_id) if target is not None and cmd.retracts else []
         return decide_remember(cmd, new_stream=new_stream, duplicate=None, target=target, claims=claims,
-                               candidates=candidates, target_conflicts=target_conflicts, recorded_at=clock.now(),
-                               policy=self._policy)
+                               candidates=candidates, target_conflicts=target_conflicts,
+                               sets=self._claim_sets(claims, candidates, cmd.workspace),
+                               recorded_at=clock.now(), policy=self._policy)
+
+    def _claim_sets(self, claims: tuple[Claim, ...], candidates: list[Candidate], workspace: str,
+                    mine: MemoryFacts | None = None) -> dict[str, ConflictFacts]:
+        """The unresolved claim set of each disputed key, with which candidates are already in it.
+
+        Only the candidates' (and the writer's) membership is read: joining a set of a thousand
+        costs what joining a set of two does.
+        """
+        scope = self.workspace_scope(workspace) or (workspace,)
+        streams = {c.other.memory_id: c.other.stream_id for c in candidates}
+        if mine is not None:
+            streams[mine.memory_id] = mine.stream_id
+        sets: dict[str, ConflictFacts] = {}
+        for claim in claims:
+            ids = [c.other.memory_id for c in candidates if c.claim.key == claim.key]
+            if not ids:
+                continue
+            key = set_key(claim)
+            row = (conflicts_model.unresolved_for_key(self.conn, key, scope)
+                   or conflicts_model.unkeyed_of(self.conn, ids, claim.attribute))
+            if row is None:
+                continue
+            active = conflicts_model.active_among(self.conn, row["conflict_id"],
+                                                  ids + ([mine.memory_id] if mine is not None else []))
+            sets[key] = ConflictFacts(conflict_id=row["conflict_id"], stream_id=row["stream_id"], state=row["state"],
+                                      key=key, values={streams[m]: v for m, v in active.items()},
+                                      ids={streams[m]: m for m in active})
+        return sets
 
     def _decide_update(self, memory: MemoryFacts, changes: dict[str, Any], *, expected_version: int | None,
                        authorization: str) -> Decision:
@@ -106,49 +136,55 @@ class GovernanceMixin(GovernanceViews):
             claims, candidates = self._claim_state(
                 changes.get("content") or row.get("content", ""), changes.get("subject", row.get("subject", "")),
                 explicit, memory.workspace, exclude=memory.memory_id)
+        sets = self._claim_sets(claims, candidates, memory.workspace, memory) if claims else {}
         return decide_update(memory, changes, expected_version=expected_version, authorization=authorization,
                              claims=claims, candidates=candidates, conflicts=self._conflicts_of(memory.memory_id),
-                             policy=self._policy)
+                             sets=sets, policy=self._policy)
 
     def _write_report(self, stored: list[StoredEvent], mine: int,
                       near: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         report = self._collision_report(stored, mine)
         if near is not None:
-            report["near_duplicates"] = near
+            # A near-duplicate that is in a set this write joined is the same claim with another
+            # value: the conflict already reports it, in fewer bytes.
+            ids = [n["memory_id"] for n in near]
+            covered = {m for c in report["conflicts"] for m in conflicts_model.active_among(
+                self.conn, c["conflict_id"], ids)}
+            report["near_duplicates"] = [n for n in near if n["memory_id"] not in covered]
         return report
 
     def _conflict_changes(self, stored: list[StoredEvent]) -> dict[str, list[int]]:
-        """The conflicts an update ended (``dissolved``) or put back before a person (``reopened``)."""
+        """The sets an update ended (``dissolved``), left (``left``) or put back before a person (``reopened``)."""
         changes: dict[str, list[int]] = {}
+        keys = {"ConflictResolved": "dissolved", "ConflictReopened": "reopened", "ConflictMemberLeft": "left"}
         for ev in stored:
-            if ev.type not in ("ConflictResolved", "ConflictReopened"):
+            if ev.type not in keys:
                 continue
             row = conflicts_model.load(self.conn, "stream_id=?", (ev.stream_id,))
             if row is not None:
-                key = "reopened" if ev.type == "ConflictReopened" else "dissolved"
-                changes.setdefault(key, []).append(row["conflict_id"])
+                changes.setdefault(keys[ev.type], []).append(row["conflict_id"])
         return changes
 
     def _collision_report(self, stored: list[StoredEvent], mine: int) -> dict[str, Any]:
-        """``conflicts`` (at most 5: those the writer loses first, then by the other side's trust)."""
+        """``conflicts``: each set this write opened or joined, in a few bytes whatever its size —
+        the claim with this memory's value, the leader and the member count (never the other values)."""
         items = []
         for ev in stored:
             if ev.type != "ClaimCollided":
                 continue
-            row = conflicts_model.load(self.conn, "conflict_id=?", (ev.position,))
+            row = conflicts_model.load(self.conn, "stream_id=?", (ev.stream_id,))
             if row is None:
                 continue
-            view = self._conflict_view(row)
-            other = row["left_id"] if row["right_id"] == mine else row["right_id"]
-            other_value, value = ((row["left_value"], row["right_value"]) if row["right_id"] == mine
-                                  else (row["right_value"], row["left_value"]))
-            other_row = mem.load(self.conn, "memory_id=?", (other,)) or {}
-            items.append({"conflict_id": row["conflict_id"], "other_id": other,
-                          "claim": {"subject": row["subject"], "attribute": row["attribute"], "value": value,
-                                    "other_value": other_value},
-                          "verdict": view["verdict"],
-                          "_rank": (view["verdict"]["winner_id"] != other, -trust_of(other_row.get("source_type", "")),
-                                    -(other or 0))})
+            value = next((m.value for m in ev.data.members if m.memory == mine_stream(self.conn, mine)), "")
+            verdict = self._set_verdict(row["conflict_id"])
+            ranking, leader = verdict["ranking"], verdict["leader_id"]
+            other = leader if leader not in (None, mine) else next((m for m in ranking if m != mine), None)
+            brief = {k: verdict[k] for k in ("winner_id", "manual_review", "rule")}
+            brief["reasons"] = [r for r in verdict["reasons"] if "decides" in r or "no rule" in r][:1]
+            items.append({"conflict_id": row["conflict_id"], "other_id": other, "leader_id": leader,
+                          "member_count": row["member_count"],
+                          "claim": {"subject": row["subject"], "attribute": row["attribute"], "value": value},
+                          "verdict": brief, "_rank": (leader == mine, row["conflict_id"])})
         items.sort(key=lambda i: i["_rank"])
         for item in items:
             del item["_rank"]
@@ -194,38 +230,35 @@ class GovernanceMixin(GovernanceViews):
 
     def resolve_conflict(self, conflict_id: int, winner_id: int | None = None, resolution: str | None = None,
                          authorization: str = "") -> dict[str, Any]:
+        """A winner among the members (every member with another value is superseded) or keep_all."""
         def decide() -> tuple[Decision, str, str]:
             conflict = self._conflict(conflict_id)
-            winner = loser = None
-            if winner_id is not None:
-                winner = self._memory(winner_id, "winner_id")
-                loser_id = conflict.left_id if winner_id == conflict.right_id else conflict.right_id
-                loser = self._memory(loser_id, "winner_id") if loser_id is not None else None
-            decision = decide_resolve(conflict, winner=winner, loser=loser, resolution=resolution,
-                                      authorization=authorization, policy=self._policy,
-                                      loser_conflicts=self._conflicts_of(loser.memory_id) if loser else ())
-            return decision, clock.now(), (winner or self._memory(conflict.left_id or 0)).workspace
+            members = {s: self._memory(i, "conflict_id") for s, i in conflict.ids.items()}
+            winner = self._memory(winner_id, "winner_id") if winner_id is not None else None
+            others = {s: self._conflicts_of(m.memory_id) for s, m in members.items()} if winner else {}
+            decision = decide_resolve(conflict, winner=winner, members=members, resolution=resolution,
+                                      authorization=authorization, policy=self._policy, member_conflicts=others)
+            return decision, clock.now(), self._conflict_row(conflict_id)["workspace"]
 
         stored = self._commit(decide)
         return {"ok": True, "conflict": self._conflict_view_by_id(conflict_id),
+                "superseded": [memory_id for memory_id in _superseded(self.conn, stored)],
                 "resolved_conflicts": _resolved(self.conn, stored)}
 
     def judge(self, conflict_id: int, winner_id: int, rationale: str = "",
               pins: dict[str, int] | dict[int, int] | None = None) -> dict[str, Any]:
         def decide() -> tuple[Decision, str, str]:
             conflict = self._conflict(conflict_id)
-            members = {m.stream_id: m for m in (self._memory(i, "conflict_id") for i in
-                                                (conflict.left_id, conflict.right_id) if i is not None)}
-            by_id = {m.memory_id: m.stream_id for m in members.values()}
+            members = {s: self._memory(i, "conflict_id") for s, i in conflict.ids.items()}
             winner = self._memory(winner_id, "winner_id")
             pinned = None
             if pins is not None:
                 pinned = {}
                 for key, version in pins.items():
                     mid = _as_id(key)
-                    if mid not in by_id:
+                    if mid not in conflict.ids.values():
                         raise InvalidInput(f"pins name memory {key}, not a member of the conflict", field="pins")
-                    pinned[by_id[mid]] = version
+                    pinned[members_by_id(members)[mid]] = version
             decision = decide_judge(conflict, members, winner=winner, rationale=rationale, pins=pinned,
                                     judgment=uuid7())
             return decision, clock.now(), winner.workspace
@@ -238,6 +271,7 @@ class GovernanceMixin(GovernanceViews):
                   authorization: str = "") -> dict[str, Any]:
         """The verdict, recorded as a conflict (``mark_conflict``) and applied (``apply``) in one call."""
         verdicts: list[dict[str, Any]] = []
+        found: list[int] = []
 
         def decide() -> tuple[Decision, str, str]:
             left, right = self._memory(left_id, "left_id"), self._memory(right_id, "right_id")
@@ -246,21 +280,19 @@ class GovernanceMixin(GovernanceViews):
                                      review_agent_conflicts=self._policy.review_agent_conflicts)
             verdicts[:] = [verdict]
             existing = conflicts_model.unresolved_between(self.conn, left_id, right_id)
+            found[:] = [existing["conflict_id"]] if existing else []
             loser_id = verdict["loser_id"]
             decision = decide_arbitrate(
                 left, right, verdict, left_claim=left_claim, right_claim=right_claim, same_subject=same,
                 mark_conflict=mark_conflict, apply=apply, authorization=authorization,
-                existing=conflict_facts(existing) if existing else None, policy=self._policy,
+                existing=conflict_facts(self.conn, existing) if existing else None, policy=self._policy,
                 loser_conflicts=self._conflicts_of(loser_id) if apply and loser_id else ())
             return decision, clock.now(), left.workspace
 
         stored = self._commit(decide)
         opened = next((e.position for e in stored if e.type == "ClaimCollided"), None)
         resolved = _resolved(self.conn, stored)
-        conflict_id = opened or (resolved[0] if resolved else None)
-        if conflict_id is None:
-            row = conflicts_model.unresolved_between(self.conn, left_id, right_id)
-            conflict_id = row["conflict_id"] if row else None
+        conflict_id = opened or (found[0] if found else resolved[0] if resolved else None)
         return {"ok": True, "verdict": verdicts[0], "conflict_id": conflict_id,
                 "applied": any(e.type == "Superseded" for e in stored), "resolved_conflicts": resolved}
 
@@ -270,6 +302,19 @@ class GovernanceMixin(GovernanceViews):
         return {"ok": True, "memory_id": memory_id, "version": row["version"], "status": row["status"],
                 "source_type": row["source_type"], "protection": row["protection"], "changed": bool(stored),
                 "resolved_conflicts": _resolved(self.conn, stored)}
+
+
+def members_by_id(members: dict[str, MemoryFacts]) -> dict[int, str]:
+    return {m.memory_id: s for s, m in members.items()}
+
+
+def mine_stream(conn: Any, memory_id: int) -> str:
+    return conn.execute("SELECT stream_id FROM memories WHERE memory_id=?", (memory_id,)).get or ""
+
+
+def _superseded(conn: Any, stored: list[StoredEvent]) -> list[int]:
+    return [r[0] for e in stored if e.type == "Superseded"
+            for r in conn.execute("SELECT memory_id FROM memories WHERE stream_id=?", (e.stream_id,))]
 
 
 def _resolved(conn: Any, stored: list[StoredEvent]) -> list[int]:

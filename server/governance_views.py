@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from ledger.arbiter import Side, arbitrate_set
 from ledger.arbiter import arbitrate as arbitrate_pair
-from ledger.arbiter import with_ids
 from ledger.claims import Claim, key_tokens
 from ledger.decide import ConflictFacts, MemoryFacts, Policy
 from ledger.errors import InvalidInput, LedgerError, NotFound
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from server.config import Settings
 
 CONFLICT_STATES = ("open", "judged", "resolved", "all")
+MEMBERS_LISTED = 20  # member ids in a conflict list; conflict_detail pages through all of them
 
 
 class GovernanceViews:
@@ -55,16 +56,31 @@ class GovernanceViews:
         return MemoryFacts.from_row(row)
 
     def _conflicts_of(self, memory_id: int) -> list[ConflictFacts]:
-        return [conflict_facts(r) for r in conflicts_model.unresolved_of(self.conn, memory_id)]
+        return [conflict_facts(self.conn, r) for r in conflicts_model.unresolved_of(self.conn, memory_id)]
 
-    def _conflict(self, conflict_id: int) -> ConflictFacts:
-        row = conflicts_model.load(self.conn, "conflict_id=?", (conflict_id,))
+    def _conflict_row(self, conflict_id: int) -> dict[str, Any]:
+        """The claim set ``conflict_id`` names (an old pairwise id names the set it folded into)."""
+        cid = conflicts_model.set_of(self.conn, conflict_id)
+        row = conflicts_model.load(self.conn, "conflict_id=?", (cid,)) if cid is not None else None
         if row is None:
             raise NotFound(f"no conflict {conflict_id}", field="conflict_id")
-        for member in (row["left_id"], row["right_id"]):
-            if member is not None:
-                self._memory(member, field="conflict_id")
-        return conflict_facts(row)
+        self._check_workspace(row["workspace"], field="conflict_id")
+        return row
+
+    def _conflict(self, conflict_id: int) -> ConflictFacts:
+        return conflict_facts(self.conn, self._conflict_row(conflict_id))
+
+    def _member_sides(self, conflict_id: int) -> list[Side]:
+        """What arbitration looks at, for every current member of a set (one query)."""
+        return [Side(memory_id=r[0], source_type=r[1], protection=r[2], event_time=r[3], confidence=r[4],
+                     recorded_at=r[5]) for r in self.conn.execute(
+            "SELECT m.memory_id, m.source_type, m.protection, m.event_time, m.confidence, m.recorded_at "
+            "FROM conflict_members c JOIN memories m ON m.memory_id=c.memory_id "
+            "WHERE c.conflict_id=? AND c.active=1", (conflict_id,))]
+
+    def _set_verdict(self, conflict_id: int) -> dict[str, Any]:
+        return arbitrate_set(self._member_sides(conflict_id),
+                             review_agent_conflicts=self.settings.policy.review_agent_conflicts)
 
     # -- read views --------------------------------------------------------------------------
     def compare(self, left_id: int, right_id: int) -> dict[str, Any]:
@@ -100,20 +116,38 @@ class GovernanceViews:
         cursor_out = paging.encode("conflicts", {"state": state}, rows[-1]["conflict_id"]) if more else None
         return {"ok": True, "conflicts": views, "total": total, "has_more": more, "next_cursor": cursor_out}
 
-    def conflict_detail(self, conflict_id: int) -> dict[str, Any]:
+    def conflict_detail(self, conflict_id: int, limit: int = 20, offset: int = 0) -> dict[str, Any]:
+        """One claim set: its verdict, judgments, folded pairwise conflicts and a page of members."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
+            raise InvalidInput("limit must be an integer from 1 to 200", field="limit")
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidInput("offset must be a non-negative integer", field="offset")
         with self.store.snapshot():
-            self._conflict(conflict_id)
-            row = conflicts_model.load(self.conn, "conflict_id=?", (conflict_id,))
-            assert row is not None
+            row = self._conflict_row(conflict_id)
+            cid = row["conflict_id"]
             view = self._conflict_view(row)
-            members = [mem.load(self.conn, "memory_id=?", (m,)) for m in (row["left_id"], row["right_id"])]
-            view["memories"] = [self._memory_view(m) for m in members if m is not None]
-            view["member_versions"] = {str(m["memory_id"]): m["version"] for m in members if m is not None}
-            view["judgments"] = conflicts_model.judgments_of(self.conn, conflict_id)
-            if all(m is not None and m["status"] == "active" for m in members):
-                left, right = (MemoryFacts.from_row(m) for m in members if m is not None)
-                view["current_verdict"] = arbitrate_pair(
-                    left.side(), right.side(), review_agent_conflicts=self.settings.policy.review_agent_conflicts)
+            if cid != conflict_id:
+                view["requested_id"] = conflict_id  # an old pairwise conflict, folded into this set
+            page = conflicts_model.members_of(self.conn, cid, active=False, limit=limit + 1, offset=offset)
+            memories = []
+            for member in page[:limit]:
+                memory = mem.load(self.conn, "memory_id=?", (member["memory_id"],))
+                if memory is None:
+                    continue
+                item = self._memory_view(memory)
+                item.update(value=member["value"], in_set=bool(member["active"]))
+                if member["left_reason"]:
+                    item["left_reason"] = member["left_reason"]
+                memories.append(item)
+            view["memories"] = memories
+            view["member_versions"] = {str(m["memory_id"]): m["version"] for m in memories if m["in_set"]}
+            view["has_more"] = len(page) > limit
+            if view["has_more"]:
+                view["next_offset"] = offset + limit
+            view["judgments"] = conflicts_model.judgments_of(self.conn, cid)
+            view["pairwise"] = conflicts_model.pairs_of(self.conn, cid)
+            if row["state"] != "resolved":
+                view["current_verdict"] = self._set_verdict(cid)
         return {"ok": True, "conflict": view}
 
     def near_duplicates_of(self, memory_id: int, limit: int = 5) -> dict[str, Any]:
@@ -178,27 +212,30 @@ class GovernanceViews:
         if self.settings.isolation != "strict":
             return True
         try:
-            for member in (row["left_id"], row["right_id"]):
-                if member is not None:
-                    self._memory(member)
+            self._check_workspace(row["workspace"])
         except LedgerError:
             return False
         return True
 
     def _conflict_view(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A claim set as lists show it: members' ids (the first 20), never their values."""
+        cid = row["conflict_id"]
+        if row["state"] == "resolved":
+            verdict = {**json.loads(row["verdict"]), "winner_id": row["winner_id"]}
+        else:
+            verdict = self._set_verdict(cid)
+            verdict.pop("ranking", None)
+        members = [m["memory_id"] for m in conflicts_model.members_of(self.conn, cid, limit=MEMBERS_LISTED)]
         return {
-            "conflict_id": row["conflict_id"], "state": row["state"], "members": [row["left_id"], row["right_id"]],
-            "claim": {"subject": row["subject"], "attribute": row["attribute"], "left_value": row["left_value"],
-                      "right_value": row["right_value"]},
-            "verdict": with_ids(json.loads(row["verdict"]), row["left_id"], row["right_id"]),
-            "resolution": row["resolution"], "winner_id": row["winner_id"], "reason": row["reason"],
-            "opened_at": row["opened_at"], "updated_at": row["updated_at"],
+            "conflict_id": cid, "state": row["state"], "members": members, "member_count": row["member_count"],
+            "leader_id": verdict.get("leader_id"),
+            "claim": {"subject": row["subject"], "attribute": row["attribute"]},
+            "verdict": verdict, "resolution": row["resolution"], "winner_id": row["winner_id"],
+            "reason": row["reason"], "opened_at": row["opened_at"], "updated_at": row["updated_at"],
         }
 
     def _conflict_view_by_id(self, conflict_id: int) -> dict[str, Any]:
-        row = conflicts_model.load(self.conn, "conflict_id=?", (conflict_id,))
-        assert row is not None
-        return self._conflict_view(row)
+        return self._conflict_view(self._conflict_row(conflict_id))
 
 
 def agent_asserted_confirmations(conn: Any, scope: tuple[str, ...] | None = None) -> int:
@@ -210,10 +247,12 @@ def agent_asserted_confirmations(conn: Any, scope: tuple[str, ...] | None = None
     return conn.execute(sql + f" AND workspace IN ({', '.join('?' * len(scope))})", scope).get
 
 
-def conflict_facts(row: dict[str, Any]) -> ConflictFacts:
+def conflict_facts(conn: Any, row: dict[str, Any]) -> ConflictFacts:
+    """A set as decisions see it, with every current member and its value."""
+    members = conflicts_model.members_of(conn, row["conflict_id"])
     return ConflictFacts(conflict_id=row["conflict_id"], stream_id=row["stream_id"], state=row["state"],
-                         left=row["left_stream"], right=row["right_stream"], left_id=row["left_id"],
-                         right_id=row["right_id"])
+                         key=row["key"], values={m["stream_id"]: m["value_norm"] for m in members},
+                         ids={m["stream_id"]: m["memory_id"] for m in members})
 
 
 def _pair_claim(left: Claim | None, right: Claim | None) -> dict[str, str] | None:

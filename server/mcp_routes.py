@@ -78,7 +78,7 @@ REVIEW = ToolSpec("memory_review", "view", "Review memory (read-only)", (
                      {"memory_id": 12}),
     "conflicts": Route("conflicts", a.ConflictsData, "conflicts by state",
                        "state (open|judged|resolved|all; open), limit 1..200 (20), cursor", {"state": "open"}),
-    "conflict_detail": Route("conflict_detail", a.ConflictDetailData, "one conflict with both members",
+    "conflict_detail": Route("conflict_detail", a.ConflictDetailData, "one claim set, members paged",
                              "conflict_id*", {"conflict_id": 3}),
     "compare": Route("compare", a.CompareData, "arbitration verdict for two memories (writes nothing)",
                      "left_id*, right_id*", {"left_id": 12, "right_id": 15}),

@@ -47,6 +47,8 @@ class ConflictsData(EdgeModel):
 
 class ConflictDetailData(EdgeModel):
     conflict_id: PositiveId
+    limit: Annotated[StrictInt, Field(ge=1, le=200)] = 20
+    offset: Annotated[StrictInt, Field(ge=0)] = 0
 
 
 class CompareData(_Pair):
@@ -124,12 +126,12 @@ class SupersedeData(_Governed):
 class ResolveConflictData(_Governed):
     conflict_id: PositiveId
     winner_id: MemoryId | None = None
-    resolution: Literal["keep_both"] | None = None
+    resolution: Literal["keep_both", "keep_all"] | None = None
 
     @model_validator(mode="after")
     def _one_outcome(self) -> Self:
         if (self.winner_id is None) == (self.resolution is None):
-            raise ValueError('give winner_id or resolution: "keep_both" (exactly one)')
+            raise ValueError('give winner_id or resolution: "keep_all" (exactly one)')
         return self
 
 

@@ -45,12 +45,11 @@ def test_remember_tells_a_person_what_the_write_collided_with(db_path: Path) -> 
     assert code == 0 and out.strip() == "remembered #1"
     code, out = run("remember", "The staging API listens on port 9090", "--subject", "staging",
                     "--source-type", "agent_generated", "--db", db)
-    first, conflict, similar = out.strip().splitlines()
+    first, conflict = out.strip().splitlines()  # #1 is in the conflict: not listed again as similar
     assert code == 0 and first.startswith("remembered #")
-    # The conflict with its claim and the arbitration's outcome (the user-confirmed fact wins).
-    assert "conflict" in conflict and "with #1" in conflict and "'9090' vs '8080'" in conflict
-    assert "#1 wins by user_confirmed/locked protection" in conflict
-    assert similar.startswith("  similar to #1 (")
+    # The conflict with its claim and the arbitration's outcome (the user-confirmed fact leads).
+    assert "conflict" in conflict and "(2 values)" in conflict and "'9090'" in conflict
+    assert "#1 leads by user_confirmed/locked protection" in conflict
     code, out = run("remember", "The staging API listens on port 8080", "--subject", "staging", "--db", db)
     assert code == 0 and out.strip() == "already remembered as #1 (seen again)"
 

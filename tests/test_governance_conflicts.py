@@ -33,8 +33,8 @@ def test_seed_example_write_reports_the_collision_and_compare_names_the_right_si
     assert second["conflicts_total"] == 1
     (conflict,) = second["conflicts"]
     assert conflict["other_id"] == first["memory_id"]
-    assert conflict["claim"] == {"subject": "接口 /api/foo", "attribute": "returns", "value": "404",
-                                 "other_value": "200"}
+    assert conflict["claim"] == {"subject": "接口 /api/foo", "attribute": "returns", "value": "404"}
+    assert conflict["leader_id"] == second["memory_id"] and conflict["member_count"] == 2
     assert conflict["verdict"]["winner_id"] == second["memory_id"]
     verdict = app.compare(first["memory_id"], second["memory_id"])["verdict"]
     assert verdict["winner_side"] == "right" and verdict["winner_id"] == second["memory_id"]
@@ -61,11 +61,18 @@ def test_collisions_stay_inside_a_workspace(app: LedgerApp) -> None:
     assert app.remember("deploy port: 9100", workspace="alpha")["conflicts_total"] == 1
 
 
-def test_at_most_five_conflicts_are_listed_with_the_total(app: LedgerApp) -> None:
-    for port in range(7000, 7006):
+def test_every_older_value_is_in_the_one_set_of_the_claim(app: LedgerApp) -> None:
+    first = app.remember("the gateway port is 7000")["memory_id"]
+    for port in range(7001, 7006):
         app.remember(f"the gateway port is {port}")
+    before = app.store.last_position()
     result = app.remember("the gateway port is 8000")
-    assert len(result["conflicts"]) == 5 and result["conflicts_total"] == 6
+    assert app.store.last_position() - before == 2  # the memory and one ClaimCollided joining the set
+    (conflict,) = result["conflicts"]
+    assert result["conflicts_total"] == 1 and conflict["member_count"] == 7
+    assert conflict["leader_id"] == result["memory_id"]  # the same event_time rank: ingested last
+    assert app.status()["open_conflicts"] == 1
+    assert first in app.conflict_detail(conflict["conflict_id"])["conflict"]["members"]
 
 
 def test_judgment_is_pinned_and_a_changed_member_reopens_it(app: LedgerApp) -> None:
@@ -109,7 +116,8 @@ def test_a_judged_conflict_reopens_even_when_the_disagreement_is_gone(app: Ledge
     app.update(b, content="接口 /api/foo 返回 200 OK")  # an open conflict without a disagreement ends
     detail = app.conflict_detail(cid)["conflict"]
     assert detail["state"] == "resolved" and detail["resolution"] == "dissolved"
-    assert app.remember("接口 /api/foo 返回 500")["conflicts_total"] == 2  # both still claim 200
+    again = app.remember("接口 /api/foo 返回 500")  # both still claim 200: one new set of three
+    assert again["conflicts_total"] == 1 and again["conflicts"][0]["member_count"] == 3
 
 
 def test_an_unrelated_change_leaves_the_conflict_alone(app: LedgerApp) -> None:
@@ -142,10 +150,15 @@ def test_supersede_chains_read_both_ways_and_settle_conflicts(app: LedgerApp) ->
     a, b, cid = pair(app)
     c = app.remember("接口 /api/foo 返回 410", event_time="2025-07-09T00:00:00Z")["memory_id"]
     result = app.supersede(a, b, reason="404 is newer", authorization=AUTH_AGENT)
-    assert cid in result["resolved_conflicts"]
+    assert result["resolved_conflicts"] == []  # 404 and 410 still disagree: a only leaves the set
+    still = app.conflict_detail(cid)["conflict"]
+    assert still["state"] == "open" and still["member_count"] == 2 and sorted(still["members"]) == [b, c]
+    gone = next(m for m in still["memories"] if m["memory_id"] == a)
+    assert gone["in_set"] is False and gone["left_reason"] == "404 is newer"
+    settled_now = app.supersede(b, c, authorization=AUTH_AGENT)
+    assert settled_now["resolved_conflicts"] == [cid]
     settled = app.conflict_detail(cid)["conflict"]
-    assert (settled["resolution"], settled["winner_id"]) == ("winner", b)
-    app.supersede(b, c, authorization=AUTH_AGENT)
+    assert (settled["resolution"], settled["winner_id"]) == ("winner", c)
     middle = app.read(b)["memory"]
     assert middle["supersedes"] == [a] and middle["superseded_by"] == c
     assert app.read(c)["memory"]["supersedes"] == [b]
@@ -259,8 +272,8 @@ def test_racing_writers_never_miss_each_others_collision(db_path: Path) -> None:
         t.start()
     for t in threads:
         t.join()
-    pairs = apps[0].conn.execute("SELECT count(*) FROM conflicts").get
-    assert pairs == 12 * 11 // 2  # every later write collided with every earlier one
+    sets = list(apps[0].conn.execute("SELECT member_count FROM conflicts"))
+    assert sets == [(12,)]  # every write joined the one set of the claim
     for app in apps:
         app.close()
 
@@ -271,5 +284,5 @@ def test_a_changed_taste_is_a_conflict_and_a_second_taste_is_not(app: LedgerApp)
     flipped = app.remember("用户现在不喜欢喝咖啡了", subject="用户偏好", event_time=T6)
     (conflict,) = flipped["conflicts"]
     assert conflict["other_id"] == first and conflict["claim"]["attribute"] == "喜欢喝咖啡"
-    assert (conflict["claim"]["value"], conflict["claim"]["other_value"]) == ("no", "yes")
+    assert conflict["claim"]["value"] == "no" and conflict["member_count"] == 2
     assert conflict["verdict"]["winner_id"] == flipped["memory_id"] and conflict["verdict"]["rule"] == "event_time"

@@ -130,7 +130,7 @@ def test_every_event_type_round_trips() -> None:
     for name, cls in EVENT_TYPES.items():
         fields = {f: "s" for f in cls.__struct_fields__ if f in ("memory", "loser", "winner", "conflict",
                                                                   "left", "right", "subject", "attribute",
-                                                                  "left_value", "right_value", "judgment",
+                                                                  "left_value", "right_value", "judgment", "member",
                                                                   "alias", "canonical", "content")}
         event = cls(**fields)
         from ledger.events import encode_payload
