@@ -31,6 +31,7 @@ from ledger.events import (
     JudgmentSubmitted,
 )
 from ledger.store import StoredEvent
+from ledger.trust import SOURCE_TRUST
 from projections.memories import memory_id_of
 
 _SCHEMA = """
@@ -241,6 +242,25 @@ class ConflictsProjector:
 
 
 # -- reads -------------------------------------------------------------------------------------
+# The order of ``ledger.arbiter.rank_key`` in SQL, so that a set's leader is found by an ORDER BY
+# ... LIMIT in SQLite instead of ranking every member in Python on each write (a set of a
+# thousand costs a sort in C). tests/test_claim_sets.py checks it orders as rank_key does.
+_TRUST_SQL = ("CASE m.source_type " + " ".join(f"WHEN '{k}' THEN {v}" for k, v in SOURCE_TRUST.items())
+              + f" ELSE {SOURCE_TRUST['unknown']} END")
+RANK_ORDER_SQL = ("CASE WHEN m.protection='locked' THEN 2 WHEN m.source_type='user_confirmed' "
+                  "OR m.protection='protected' THEN 1 ELSE 0 END DESC, m.event_time DESC, "
+                  f"{_TRUST_SQL} DESC, round(m.confidence, 9) DESC, m.recorded_at DESC, m.memory_id DESC")
+SIDE_COLUMNS = ("memory_id", "source_type", "protection", "event_time", "confidence", "recorded_at")
+
+
+def ranked_members(conn: apsw.Connection, conflict_id: int, limit: int = -1) -> list[dict[str, Any]]:
+    """Current members' arbitration facts, best first by the rule order (``limit`` of them)."""
+    cols = ", ".join(f"m.{c}" for c in SIDE_COLUMNS)
+    return [dict(zip(SIDE_COLUMNS, r, strict=True)) for r in conn.execute(
+        f"SELECT {cols} FROM conflict_members c JOIN memories m ON m.memory_id=c.memory_id "
+        f"WHERE c.conflict_id=? AND c.active=1 ORDER BY {RANK_ORDER_SQL} LIMIT ?", (conflict_id, limit))]
+
+
 def load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> dict[str, Any] | None:
     row = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM conflicts WHERE {where}", params).fetchone()
     return dict(zip(COLUMNS, row, strict=True)) if row else None

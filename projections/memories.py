@@ -129,6 +129,15 @@ def load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> dict[str
     return dict(zip(COLUMNS, row, strict=True)) if row else None
 
 
+def load_many(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Rows of several memories in one query (ids that do not exist are absent)."""
+    if not memory_ids:
+        return {}
+    marks = ", ".join("?" * len(memory_ids))
+    rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM memories WHERE memory_id IN ({marks})", memory_ids)
+    return {r[0]: dict(zip(COLUMNS, r, strict=True)) for r in rows}
+
+
 class MemoriesProjector(DeferringProjector):
     name = "memories"
     version = 2  # 2: the memories_retired_by index

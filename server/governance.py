@@ -73,17 +73,11 @@ class GovernanceMixin(GovernanceViews):
         claims = extract_claims(content, subject, explicit)
         if not claims:
             return claims, []
-        candidates: list[Candidate] = []
-        facts: dict[int, MemoryFacts] = {}
-        for scope in self.workspace_scope(workspace) or (workspace,):
-            for memory_id, claim in claims_model.matching_claims(self.conn, claims, scope, exclude):
-                if memory_id not in facts:
-                    row = mem.load(self.conn, "memory_id=?", (memory_id,))
-                    if row is None or row["status"] != "active":
-                        continue
-                    facts[memory_id] = MemoryFacts.from_row(row)
-                candidates.append(Candidate(other=facts[memory_id], claim=claim))
-        return claims, candidates
+        found = [hit for scope in self.workspace_scope(workspace) or (workspace,)
+                 for hit in claims_model.matching_claims(self.conn, claims, scope, exclude)]
+        rows = mem.load_many(self.conn, sorted({memory_id for memory_id, _ in found}))
+        facts = {m: MemoryFacts.from_row(r) for m, r in rows.items() if r["status"] == "active"}
+        return claims, [Candidate(other=facts[m], claim=claim) for m, claim in found if m in facts]
 
     def _decide_remember(self, cmd: RememberCommand, new_stream: str, target: MemoryFacts | None,
                          near: list[dict[str, Any]]) -> Decision:
@@ -179,8 +173,7 @@ class GovernanceMixin(GovernanceViews):
             verdict = self._set_verdict(row["conflict_id"])
             ranking, leader = verdict["ranking"], verdict["leader_id"]
             other = leader if leader not in (None, mine) else next((m for m in ranking if m != mine), None)
-            brief = {k: verdict[k] for k in ("winner_id", "manual_review", "rule")}
-            brief["reasons"] = [r for r in verdict["reasons"] if "decides" in r or "no rule" in r][:1]
+            brief = {k: verdict[k] for k in ("winner_id", "manual_review", "rule")}  # reasons: conflict_detail
             items.append({"conflict_id": row["conflict_id"], "other_id": other, "leader_id": leader,
                           "member_count": row["member_count"],
                           "claim": {"subject": row["subject"], "attribute": row["attribute"], "value": value},

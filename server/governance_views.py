@@ -70,17 +70,12 @@ class GovernanceViews:
     def _conflict(self, conflict_id: int) -> ConflictFacts:
         return conflict_facts(self.conn, self._conflict_row(conflict_id))
 
-    def _member_sides(self, conflict_id: int) -> list[Side]:
-        """What arbitration looks at, for every current member of a set (one query)."""
-        return [Side(memory_id=r[0], source_type=r[1], protection=r[2], event_time=r[3], confidence=r[4],
-                     recorded_at=r[5]) for r in self.conn.execute(
-            "SELECT m.memory_id, m.source_type, m.protection, m.event_time, m.confidence, m.recorded_at "
-            "FROM conflict_members c JOIN memories m ON m.memory_id=c.memory_id "
-            "WHERE c.conflict_id=? AND c.active=1", (conflict_id,))]
-
-    def _set_verdict(self, conflict_id: int) -> dict[str, Any]:
-        return arbitrate_set(self._member_sides(conflict_id),
-                             review_agent_conflicts=self.settings.policy.review_agent_conflicts)
+    def _set_verdict(self, conflict_id: int, *, ranking: bool = False) -> dict[str, Any]:
+        """The verdict over a set's current members. The leader beats every other member exactly
+        when it beats the runner-up, so without ``ranking`` only the best two are read (SQL
+        sorts them): a set of a thousand costs what a set of two does."""
+        sides = [Side(**r) for r in conflicts_model.ranked_members(self.conn, conflict_id, -1 if ranking else 2)]
+        return arbitrate_set(sides, review_agent_conflicts=self.settings.policy.review_agent_conflicts)
 
     # -- read views --------------------------------------------------------------------------
     def compare(self, left_id: int, right_id: int) -> dict[str, Any]:
@@ -147,7 +142,7 @@ class GovernanceViews:
             view["judgments"] = conflicts_model.judgments_of(self.conn, cid)
             view["pairwise"] = conflicts_model.pairs_of(self.conn, cid)
             if row["state"] != "resolved":
-                view["current_verdict"] = self._set_verdict(cid)
+                view["current_verdict"] = self._set_verdict(cid, ranking=True)
         return {"ok": True, "conflict": view}
 
     def near_duplicates_of(self, memory_id: int, limit: int = 5) -> dict[str, Any]:

@@ -59,6 +59,24 @@ def test_rank_key_orders_exactly_as_the_pairwise_verdict(left: Side, right: Side
                     else None)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_SIDES, min_size=1, max_size=12, unique_by=lambda s: s.memory_id))
+def test_sql_ranks_members_exactly_as_rank_key(sides: list[Side]) -> None:
+    import apsw
+
+    from projections import conflicts as conflicts_model
+
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE TABLE memories(memory_id INTEGER PRIMARY KEY, source_type, protection, event_time, "
+                 "confidence, recorded_at); CREATE TABLE conflict_members(memory_id, conflict_id, active)")
+    for s in sides:
+        conn.execute("INSERT INTO memories VALUES(?,?,?,?,?,?)",
+                     (s.memory_id, s.source_type, s.protection, s.event_time, s.confidence, s.recorded_at))
+        conn.execute("INSERT INTO conflict_members VALUES(?, 1, 1)", (s.memory_id,))
+    ordered = [r["memory_id"] for r in conflicts_model.ranked_members(conn, 1)]
+    assert ordered == arbitrate_set(sides)["ranking"]
+
+
 # -- writes --------------------------------------------------------------------------------------
 def test_a_new_value_joins_the_open_set_with_one_event_and_a_small_reply(app: LedgerApp) -> None:
     for i in range(100):
