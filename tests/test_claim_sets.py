@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ledger.arbiter import Side, arbitrate, arbitrate_set, rank_key
 from ledger.errors import InvalidInput
-from ledger.events import AUTH_USER, Event, JudgmentSubmitted, MemoryRemembered, Superseded
+from ledger.events import AUTH_USER, Event, JudgmentSubmitted, MemoryRecorded, Superseded
 from ledger.ids import uuid7
 from ledger.store import EventStore, NewEvent
 from server.app import LedgerApp
@@ -235,7 +235,7 @@ def _old_ledger(db: Path) -> dict[str, str]:
     for n, text in (("m1", "the cache port is 7000"), ("m2", "the cache port is 7001"),
                     ("m3", "the cache port is 7002"), ("m4", "the queue host is alpha"),
                     ("m5", "the queue host is beta")):
-        events.append((s[n], MemoryRemembered(memory=s[n], content=text)))
+        events.append((s[n], MemoryRecorded(memory=s[n], content=text)))
     for c, (left, lv), (right, rv) in (("c12", ("m1", "7000"), ("m2", "7001")), ("c13", ("m1", "7000"), ("m3", "7002")),
                                        ("c23", ("m2", "7001"), ("m3", "7002"))):
         events.append((s[c], ClaimCollided(conflict=s[c], left=s[left], right=s[right], subject="the cache port",
