@@ -82,6 +82,9 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
     run("remember", "Carol never lived there", subject="Carol", ref_id=carol, retracts=True)
     dave, dave2, _ = pair("Dave", "Kyiv", "Lviv")
     run("supersede", dave, dave2, **user)
+    hana, hana2, _ = pair("Hana", "Oslo", "Bergen")
+    run("remember", "Hana lives in Tromso", subject="Hana", event_time="2026-03-01")  # joins the set
+    run("supersede", hana, hana2, **user)  # two values remain: the loser only leaves the set
     _, eve2, eve_conflict = pair("Eve", "Lima", "Quito")
     run("resolve_conflict", eve_conflict, winner_id=eve2, **user)
     finn, finn2, _ = pair("Finn", "Bern", "Basel")

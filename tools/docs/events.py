@@ -36,7 +36,7 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "confirm": ("Confirmed", "ConflictReopened"),
     "unlock": ("MemoryUnlocked", "ConflictReopened"),
     "retire": ("MemoryRetired", "ConflictResolved"),
-    "supersede": ("Superseded", "ConflictResolved"),
+    "supersede": ("Superseded", "ConflictResolved", "ConflictMemberLeft"),
     "resolve_conflict": ("ConflictResolved", "Superseded"),
     "judge": ("JudgmentSubmitted",),
     "arbitrate": ("ClaimCollided", "Superseded", "ConflictResolved"),
