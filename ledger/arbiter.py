@@ -139,6 +139,28 @@ def arbitrate_set(sides: Sequence[Side], *, review_agent_conflicts: bool = False
             "reasons": pair["reasons"], "rule_order": list(RULE_ORDER), "ranking": ids}
 
 
+def leaders_first(ids: Sequence[int], leader_of: dict[int, int | None]) -> list[int]:
+    """Search order with each claim set's leader ahead of its challengers.
+
+    A challenger never outranks its set's leader when both answer the query: the leader moves up
+    to the place of its first challenger, the rest keep their order. A challenger whose leader
+    is not among ``ids`` (the query matched only the challenger's wording) keeps its place.
+    """
+    present = set(ids)
+    placed: set[int] = set()
+    out: list[int] = []
+    for memory_id in ids:
+        if memory_id in placed:
+            continue
+        leader = leader_of.get(memory_id)
+        if leader is not None and leader != memory_id and leader in present and leader not in placed:
+            out.append(leader)
+            placed.add(leader)
+        out.append(memory_id)
+        placed.add(memory_id)
+    return out
+
+
 def portable(verdict: dict[str, Any]) -> dict[str, Any]:
     """The verdict as stored in an event: no integer ids (they differ in another ledger)."""
     return {k: v for k, v in verdict.items() if k not in ("winner_id", "loser_id", "leader_id", "ranking")}

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from ledger import clock
+from ledger.arbiter import leaders_first
 from ledger.decide import (
     Decision,
     MemoryFacts,
@@ -34,7 +35,7 @@ from projections.claims import ClaimsProjector, NearDuplicatesProjector
 from projections.conflicts import ConflictsProjector, conflict_ids_of
 from projections.memories import MemoriesProjector
 from projections.runner import Projector
-from projections.search import SearchFilters, SearchProjector, search
+from projections.search import Hit, SearchFilters, SearchProjector, search
 from projections.sections import SectionsProjector
 from projections.timeline import TimelineProjector
 from projections.workspaces import WorkspacesProjector
@@ -47,6 +48,7 @@ from server.timetravel import TimeTravelMixin
 from server.workspaces import WorkspaceMixin
 
 Progress = Callable[[int, int], None]
+STANDING_WINDOW = 20  # hits past the page looked at for a leader that answers the query too
 
 
 class _Unchanged(Exception):  # control flow: never leaves the facade
@@ -64,6 +66,20 @@ def _current_fields(conn: Any, memory_id: int) -> dict[str, Any]:
     current["tags"] = json.loads(row.get("tags") or "[]")
     current["metadata"] = json.loads(row.get("metadata") or "{}")
     return current
+
+
+def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list[Hit]:
+    """Hits in ``leaders_first`` order; a leader moved up takes its challenger's score, so
+    scores still fall down the list."""
+    by_id = {h.memory_id: h for h in hits}
+    ordered = [by_id[m] for m in leaders_first([h.memory_id for h in hits],
+                                               {m: s["leader_id"] for m, s in standing.items()})]
+    out: list[Hit] = []
+    for hit in ordered:
+        if out and hit.score > out[-1].score:
+            out[-1] = Hit(out[-1].memory_id, hit.score)
+        out.append(hit)
+    return out
 
 
 def default_projectors(settings: Settings | None = None) -> list[Projector]:
@@ -237,7 +253,11 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
                 statuses=("active", "superseded", "retired", "archived") if include_inactive else ("active",),
                 workspace=scope, source_type=source_type, tags_all=tuple(tags_filter),
                 after_time=after_time, before_time=before_time, max_memory_id=bound)
-            hits, _ = search(self.conn, query, filters, offset + limit + 1, boost_workspace=boost)
+            # A wider window than the page: a leader that answers the query below its challenger
+            # moves up to it (``leaders_first``), one that does not answer it stays away.
+            hits, _ = search(self.conn, query, filters, offset + limit + 1 + STANDING_WINDOW, boost_workspace=boost)
+            standing = self._standings([h.memory_id for h in hits])
+            hits = _leaders_first(hits, standing)
             shown = hits[offset:offset + limit]
             rows = {h.memory_id: mem.load(self.conn, "memory_id=?", (h.memory_id,)) for h in shown}
             threshold = self.settings.section_threshold
@@ -251,6 +271,8 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
                 if hit.memory_id in local:
                     section, total = local[hit.memory_id]
                     view = with_section(view, section, query, total)
+                if hit.memory_id in standing:
+                    view["standing"] = standing[hit.memory_id]
                 results.append(view)
         more = len(hits) > offset + limit
         return {"ok": True, "results": results, "has_more": more,

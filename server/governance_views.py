@@ -77,6 +77,25 @@ class GovernanceViews:
         sides = [Side(**r) for r in conflicts_model.ranked_members(self.conn, conflict_id, -1 if ranking else 2)]
         return arbitrate_set(sides, review_agent_conflicts=self.settings.policy.review_agent_conflicts)
 
+    def _standings(self, memory_ids: list[int]) -> dict[int, dict[str, Any]]:
+        """Each memory's standing in its (oldest) unresolved claim set: leader or challenger."""
+        if not memory_ids:
+            return {}
+        marks = ", ".join("?" * len(memory_ids))
+        leaders: dict[int, int | None] = {}
+        out: dict[int, dict[str, Any]] = {}
+        for memory_id, cid, subject, attribute in self.conn.execute(
+                "SELECT m.memory_id, c.conflict_id, c.subject, c.attribute FROM conflict_members m "
+                f"JOIN conflicts c ON c.conflict_id=m.conflict_id WHERE m.memory_id IN ({marks}) AND m.active=1 "
+                "AND c.state<>'resolved' ORDER BY c.conflict_id", memory_ids):
+            if memory_id in out:
+                continue
+            if cid not in leaders:
+                leaders[cid] = self._set_verdict(cid)["leader_id"]
+            out[memory_id] = {"role": "leader" if leaders[cid] == memory_id else "challenger", "conflict_id": cid,
+                              "claim": {"subject": subject, "attribute": attribute}, "leader_id": leaders[cid]}
+        return out
+
     # -- read views --------------------------------------------------------------------------
     def compare(self, left_id: int, right_id: int) -> dict[str, Any]:
         """The verdict for two memories as they are now; writes nothing."""
