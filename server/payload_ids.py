@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-MEMORY_KEYS = ("memory", "loser", "winner", "left", "right")
+MEMORY_KEYS = ("memory", "loser", "winner", "left", "right", "member")
 _TABLES = (("memories", "memory_id"), ("conflicts", "conflict_id"), ("judgments", "judgment_id"))
 
 
@@ -38,6 +38,8 @@ class StreamIds:
             found = self.of(value) if key in (*MEMORY_KEYS, "conflict", "judgment") else None
             if found is not None:
                 out[f"{key}_id"] = found[1]
+            elif key == "members" and isinstance(value, list):  # a claim set's members and their values
+                out[key] = [self.payload(m) if isinstance(m, dict) else m for m in value]
             elif key == "pins" and isinstance(value, dict):
                 out[key] = {str(k[1]) if (k := self.of(s)) else s: v for s, v in value.items()}
             else:

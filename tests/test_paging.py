@@ -123,8 +123,8 @@ def test_history_and_audit_payloads_name_memories_by_ids_the_tools_take(app: Led
     superseded = next(p for p in payloads if "loser_id" in p)
     assert (superseded["loser_id"], superseded["winner_id"]) == (left, right)
     collided = next(e for e in app.audit()["events"] if e["type"] == "ClaimCollided")
-    assert collided["conflict_id"] == conflict and (collided["payload"]["left_id"], collided["payload"][
-        "right_id"]) == (left, right)
+    assert collided["conflict_id"] == conflict
+    assert [m["memory_id"] for m in collided["payload"]["members"]] == [left, right]
     assert app.read(superseded["winner_id"])["ok"] and app.conflict_detail(collided["conflict_id"])["ok"]
 
 
