@@ -38,7 +38,7 @@ class StreamIds:
             found = self.of(value) if key in (*MEMORY_KEYS, "conflict", "judgment") else None
             if found is not None:
                 out[f"{key}_id"] = found[1]
-            elif key == "members" and isinstance(value, list):  # a claim set's members and their values
+            elif key == "members" and isinstance(value, (list, tuple)):  # a claim set's members and their values
                 out[key] = [self.payload(m) if isinstance(m, dict) else m for m in value]
             elif key == "pins" and isinstance(value, dict):
                 out[key] = {str(k[1]) if (k := self.of(s)) else s: v for s, v in value.items()}
