@@ -146,7 +146,7 @@ async def test_mcp_lists_are_lean_but_keep_every_contract_key(app: LedgerApp) ->
     assert {"subject", "tags", "source_ref", "conflict_ids"} <= set(find["results"][0])  # contract keys stay
     assert "resolution" not in conflicts["conflicts"][0] and "reason" not in conflicts["conflicts"][0]  # empty
     verdict = conflicts["conflicts"][0]["verdict"]
-    assert "rule_order" not in verdict and {"winner_side", "winner_id", "loser_id", "manual_review"} <= set(verdict)
+    assert "rule_order" not in verdict and {"winner_id", "leader_id", "manual_review"} <= set(verdict)
     assert all("event_id" not in e and "content_hash" not in e["payload"] for e in audit["events"])
     assert paged["notices"] == ["ignored unknown field(s): offset"]
     assert "next_cursor" in help_text
