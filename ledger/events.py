@@ -204,6 +204,16 @@ class WorkspaceAliasSet(Event, frozen=True, kw_only=True, omit_defaults=True):
     accepted: bool = True
 
 
+class NoticeReviewed(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A person's answer to a semantic notice about two memories (by stream id):
+    ``dismissed`` (not a problem), ``resolved`` (dealt with), or ``open`` again."""
+
+    left: str
+    right: str
+    state: str
+    reason: str = ""
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.__name__: cls
     for cls in (
@@ -221,6 +231,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ConflictResolved,
         ConflictReopened,
         WorkspaceAliasSet,
+        NoticeReviewed,
     )
 }
 

@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # Bump when the function behind a kind changes its output for some input.
 CLAIMS_KIND = b"claims/3"  # 2: no trait of a named person as a value; 3: likes, where one lives and works
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
+EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 
 _KEYS = struct.Struct(f">{fingerprint.BANDS}q")  # band keys: signed 64-bit, as SQLite stores them
 _SIGNATURE_BYTES = len(fingerprint.pack((0,) * fingerprint.SLOTS))
@@ -89,11 +90,35 @@ def _decode_fingerprints(blob: bytes) -> tuple[bytes, tuple[int, ...]]:
     return blob[:_SIGNATURE_BYTES], _KEYS.unpack_from(blob, _SIGNATURE_BYTES)
 
 
+def embedding_key(model_id: str, text: str) -> bytes:
+    """The cache key of a passage's embedding under one model: (content hash, model id) in one."""
+    return _key(EMBEDDING_KIND, (model_id, text))
+
+
+def cached_values(conn: apsw.Connection, keys: list[bytes]) -> dict[bytes, bytes]:
+    """The entries present for ``keys`` (embeddings are computed outside any transaction, so a
+    caller looks them up first, computes the missing ones, then stores them with :func:`store`)."""
+    if not keys or not _switch.on:
+        return {}
+    rows = conn.execute("SELECT d.key, d.value FROM json_each(?) j JOIN derived_cache d ON d.key = unhex(j.value)",
+                        (msgspec.json.encode([k.hex() for k in keys]).decode(),))
+    return {bytes(k): bytes(v) for k, v in rows}
+
+
+def store(conn: apsw.Connection, items: list[tuple[bytes, bytes]]) -> None:
+    if items and _switch.on:
+        conn.executemany("INSERT OR REPLACE INTO derived_cache(key, value) VALUES(?, ?)", items)
+
+
+def _key(kind: bytes, inputs: tuple[Any, ...]) -> bytes:
+    return hashlib.blake2b(_msgpack(inputs), digest_size=16, person=kind[:16].ljust(16, b"\0")).digest()
+
+
 def _cached(conn: apsw.Connection, kind: bytes, inputs: tuple[Any, ...], compute: Callable[[], T],
             encode: Callable[[T], bytes], decode: Callable[[bytes], T]) -> T:
     if not _switch.on:
         return compute()
-    key = hashlib.blake2b(_msgpack(inputs), digest_size=16, person=kind[:16].ljust(16, b"\0")).digest()
+    key = _key(kind, inputs)
     row = conn.execute("SELECT value FROM derived_cache WHERE key=?", (key,)).fetchone()
     if row is not None:
         try:

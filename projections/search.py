@@ -196,6 +196,7 @@ def attribute_clauses(
 class Hit(msgspec.Struct):
     memory_id: int
     score: float
+    phrase: bool = False  # contains the query verbatim
 
 
 # -- index statistics ----------------------------------------------------------------------------
@@ -282,7 +283,7 @@ def search(
     best = ranking.score_text(candidates, scored, avg_lengths)
     context = _context(conn, candidates, scored, avg_lengths, best, where, params)
     ranked = ranking.rank(candidates, context, boost_workspace=boost_workspace)
-    return [Hit(memory_id, score) for memory_id, score in ranked[:limit]], len(found)
+    return [Hit(memory_id, score, memory_id in phrase) for memory_id, score in ranked[:limit]], len(found)
 
 
 def _retrieve(

@@ -34,8 +34,9 @@ from projections import memories as mem
 from projections.claims import ClaimsProjector, NearDuplicatesProjector
 from projections.conflicts import ConflictsProjector, conflict_ids_of
 from projections.memories import MemoriesProjector
+from projections.notices import NoticeReviewsProjector
 from projections.runner import Projector
-from projections.search import Hit, SearchFilters, SearchProjector, search
+from projections.search import Hit, SearchFilters, SearchProjector
 from projections.sections import SectionsProjector
 from projections.timeline import TimelineProjector
 from projections.workspaces import WorkspacesProjector
@@ -44,6 +45,7 @@ from server.backup import backup_aware
 from server.config import Settings
 from server.governance import GovernanceMixin
 from server.sections_view import SectionsRequest, matching_section, section_count, sections_view, with_section
+from server.semantic import SemanticMixin
 from server.timetravel import TimeTravelMixin
 from server.workspaces import WorkspaceMixin
 
@@ -86,11 +88,12 @@ def default_projectors(settings: Settings | None = None) -> list[Projector]:
     """Every read model, in dependency order (memories first: others map stream ids to ids)."""
     threshold = (settings or Settings()).section_threshold
     return [MemoriesProjector(), ClaimsProjector(), NearDuplicatesProjector(), ConflictsProjector(),
-            SearchProjector(), SectionsProjector(threshold), WorkspacesProjector(), TimelineProjector()]
+            SearchProjector(), SectionsProjector(threshold), WorkspacesProjector(), TimelineProjector(),
+            NoticeReviewsProjector()]
 
 
 @backup_aware  # every public write answers backup_only when SQLite refuses it
-class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
+class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin):
     """The ledger as the rest of the program sees it. One per process (or thread)."""
 
     def __init__(self, settings: Settings) -> None:
@@ -102,6 +105,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
         return self.store.conn
 
     def close(self) -> None:
+        self.stop_vector_worker()
         self.store.close()
 
     # -- plumbing ----------------------------------------------------------------------------
@@ -119,7 +123,9 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
 
         When storage refuses the write, the events go to the JSONL backup (``server.backup``).
         """
-        return self._write_or_backup(decide)
+        stored = self._write_or_backup(decide)
+        self._written()
+        return stored
 
     def _facts(self, memory_id: int) -> MemoryFacts:
         row = mem.load(self.conn, "memory_id=?", (memory_id,))
@@ -255,7 +261,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
                 after_time=after_time, before_time=before_time, max_memory_id=bound)
             # A wider window than the page: a leader that answers the query below its challenger
             # moves up to it (``leaders_first``), one that does not answer it stays away.
-            hits, _ = search(self.conn, query, filters, offset + limit + 1 + STANDING_WINDOW, boost_workspace=boost)
+            hits, _ = self._search(query, filters, offset + limit + 1 + STANDING_WINDOW, boost)
             standing = self._standings([h.memory_id for h in hits])
             hits = _leaders_first(hits, standing)
             shown = hits[offset:offset + limit]
@@ -334,7 +340,8 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
                 "memories": memories,
                 "open_conflicts": self.conn.execute("SELECT count(*) FROM conflicts WHERE state='open'").get,
                 "projections": self.runner.status(),
-                "search_mode": "fts",
+                "search_mode": self.search_mode(),
+                "vectors": self.vectors_status(),
                 "pending_backup": self.pending_backup(),
                 "degraded": self.degraded,
             }
@@ -342,6 +349,10 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin):
     def rebuild(self, projection: str | None = None, progress: Progress | None = None) -> dict[str, Any]:
         from ledger.errors import InvalidInput
 
+        if projection == "vectors":  # asynchronous: rebuilt from the embedding cache by the indexer
+            result = self.reembed(progress, rebuild=True)
+            return {"ok": True, "events": self.store.last_position(), "projections": ["vectors"],
+                    "vectors": {k: v for k, v in result.items() if k != "ok"}}
         try:
             count = self.runner.rebuild([projection] if projection else None, progress)
         except KeyError:

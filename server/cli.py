@@ -403,7 +403,16 @@ def pending_backup_line(pending: dict[str, Any] | None) -> None:
 
 def register_extensions() -> None:
     """Command groups owned by other modules register themselves on ``main``."""
-    from server import cli_console, cli_governance, cli_input, cli_model, cli_serve, cli_time, cli_transfer  # noqa: F401
+    from server import (  # noqa: F401
+        cli_console,
+        cli_governance,
+        cli_input,
+        cli_model,
+        cli_semantic,
+        cli_serve,
+        cli_time,
+        cli_transfer,
+    )
 
 
 register_extensions()

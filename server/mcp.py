@@ -216,15 +216,20 @@ class LedgerTools:
         return mcp_compact.compact(spec.name, str(name), result, query=kwargs.get("query", ""), notices=notices)
 
     async def _pending_work(self) -> list[str]:
-        """Work an agent should know about whatever it asked (a backup awaiting replay)."""
-        notice = getattr(self.app, "backup_notice", None)
-        if notice is None:
-            return []
-        try:
-            text = await self._run(notice, {})
-        except LedgerError:
-            return []
-        return [text] if text else []
+        """Work an agent should know about whatever it asked: a backup awaiting replay, and at
+        most one semantic notice (meaning is off, or two memories seem to disagree)."""
+        out = []
+        for name in ("backup_notice", "semantic_notice"):
+            notice = getattr(self.app, name, None)
+            if notice is None:
+                continue
+            try:
+                text = await self._run(notice, {})
+            except LedgerError:
+                continue
+            if text:
+                out.append(text)
+        return out
 
     # -- elicitation -------------------------------------------------------------------------
     async def ask(self, spec: ToolSpec, name: Any, data: Any, ctx: Context) -> Any:
@@ -411,6 +416,7 @@ def run_server(settings: Settings, *, http: bool = False, port: int = 8765) -> N
         sys.exit(1)
     for line in start_lines(app, http=http, port=port, terminal=sys.stderr.isatty()):
         print(line, file=sys.stderr, flush=True)
+    app.start_vector_worker()  # vectors follow the log in the background (when a model is set)
     try:
         server = build_server(app)
         if http:

@@ -90,6 +90,9 @@ REVIEW = ToolSpec("memory_review", "view", "Review memory (read-only)", (
                       {"subject": "staging api"}),
     "doctor": Route("doctor", s.Empty, "health checks and severity"),
     "workspaces": Route("workspaces", s.Empty, "workspaces, accepted aliases and suggested aliases"),
+    "notices": Route("notices", a.NoticesData, "semantic notices: pairs close in meaning that differ (advice)",
+                     "state (open|dismissed|resolved|all; open), kind (disagreement|number|date|negation|entity|"
+                     "duplicate), limit 1..200 (20), cursor", {"state": "open"}),
     "help": HELP,
 }, read_only=True)
 
@@ -120,6 +123,9 @@ GOVERN = ToolSpec("memory_govern", "action", "Govern memory (user-authorised)", 
     "reject": Route("reject_alias", a.AliasData, "reject a suggested (or undo an accepted) alias",
                     "alias*, canonical*, authorized*",
                     {"alias": "ledger", "canonical": "fact-ledger", "authorized": True}, governed=True),
+    "review_notice": Route("review_notice", a.ReviewNoticeData, "dismiss or resolve a semantic notice",
+                           "notice_id*, state* (dismissed|resolved|open), reason, authorized*",
+                           {"notice_id": 4, "state": "dismissed", "authorized": True}, governed=True),
     "help": HELP,
 })
 
@@ -132,7 +138,8 @@ REPAIR = ToolSpec("memory_repair", "task", "Repair memory (maintenance)", (
     "replay_backup": Route("replay_backup", a.ReplayBackupData, "append the JSONL backup to the log",
                            "dry_run (true), authorized (to apply)", {"dry_run": False, "authorized": True},
                            governed=lambda kw: not kw.get("dry_run", True), progress=True),
-    "reembed": Route("reembed", s.Empty, "recompute embeddings", progress=True),
+    "reembed": Route("reembed", a.ReembedData, "fill missing vectors, or move them to the configured model",
+                     "rebuild (start over from the embedding cache)", {"rebuild": False}, progress=True),
     "archive": Route("archive", a.ArchiveData, "archive retired/superseded memories past retention",
                      "dry_run (false), older_than_days (default: the retention period)", {"dry_run": True},
                      progress=True),

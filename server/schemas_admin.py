@@ -45,6 +45,13 @@ class ConflictsData(EdgeModel):
     cursor: Cursor | None = None
 
 
+class NoticesData(EdgeModel):
+    state: Literal["open", "dismissed", "resolved", "all"] = "open"
+    kind: Literal["disagreement", "number", "date", "negation", "entity", "duplicate"] | None = None
+    limit: Annotated[StrictInt, Field(ge=1, le=200)] = 20
+    cursor: PositiveId | None = None
+
+
 class ConflictDetailData(EdgeModel):
     conflict_id: PositiveId
     limit: Annotated[StrictInt, Field(ge=1, le=200)] = 20
@@ -133,6 +140,16 @@ class ResolveConflictData(_Governed):
         if (self.winner_id is None) == (self.resolution is None):
             raise ValueError('give winner_id or resolution: "keep_all" (exactly one)')
         return self
+
+
+class ReviewNoticeData(_Governed):
+    notice_id: PositiveId
+    state: Literal["dismissed", "resolved", "open"]
+    reason: Reason = ""
+
+
+class ReembedData(EdgeModel):
+    rebuild: StrictBool = False
 
 
 class AliasData(_Governed):

@@ -1,0 +1,113 @@
+"""Do two texts that mean nearly the same thing say different things? A deterministic test.
+
+Two memories close in meaning ("the budget is 50k" / "the budget is 80k") are worth a person's
+look when something checkable differs between them. A model's closeness alone cannot tell a
+paraphrase from a contradiction, so the second half of a semantic notice is this pure test:
+
+* **number**: the numbers mentioned (normalised: ``5万`` = ``50000`` = ``50,000``) differ;
+* **date**: the dates or times mentioned differ;
+* **negation**: one side is negated and the other is not (``not``, ``never``, ``n't``, ``不``…);
+* **entity**: each side names someone or something (a capitalised word inside a sentence, or
+  a CJK quoted name) the other does not.
+
+Each check compares what *both* sides state: a number on one side only is added detail, not
+disagreement. Pure functions, no IO.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ledger.normalize import normalize_text, parse_number
+from ledger.normalize_when import parse_when
+
+_CN_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
+NUMBER_START = re.compile(rf"(?<![0-9A-Za-z_.])(?:[$€£¥]\s*)?\d|(?<![{_CN_NUMERALS}])[{_CN_NUMERALS}]")
+WHEN_START = re.compile(r"(?<!\w)(?=\w)|(?<=\W)(?=[\u4e00-\u9fff])")
+NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot"})
+NEGATION = re.compile(r"\b\w+n't\b|\b\w+\b|[不没未无别勿非]")
+ENTITY = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
+SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+)$")
+# Capitalised only because they open a sentence: never names.
+COMMON_CAPS = frozenset("""
+i i'm i've i'll i'd a an the our we my your you he she they it its this that these those there here
+in on at for and but so yes no not our their his her what when where who why how if then also
+""".split())
+
+
+def dates(text: str) -> tuple[list[str], str]:
+    """Canonical dates/times mentioned in normalised ``text``, and the text with them removed."""
+    found: list[str] = []
+    rest: list[str] = []
+    pos = 0
+    for match in WHEN_START.finditer(text):
+        start = match.start()
+        if start < pos:
+            continue
+        hit = parse_when(text[start:])
+        if hit is None:
+            continue
+        value, length = hit
+        if not any(ch.isdigit() for ch in text[start:start + length]) and " " not in value:
+            continue  # a bare weekday word alone ("monday") is too weak to call a disagreement
+        found.append(value)
+        rest.append(text[pos:start])
+        pos = start + length
+    rest.append(text[pos:])
+    return found, " ".join(rest)
+
+
+def numbers(text: str) -> list[str]:
+    """Canonical numbers (with units) mentioned in normalised ``text``."""
+    found: list[str] = []
+    pos = 0
+    for match in NUMBER_START.finditer(text):
+        if match.start() < pos:
+            continue
+        hit = parse_number(text[match.start():], whole=False)
+        if hit is None:
+            continue
+        found.append(hit[0])
+        pos = match.start() + hit[1]
+    return found
+
+
+def negated(text: str) -> bool:
+    """An odd number of negations: the statement as a whole is denied."""
+    words = NEGATION.findall(text)
+    count = sum(1 for w in words if w in NEGATIONS or w.endswith("n't") or w in "不没未无别勿非")
+    return count % 2 == 1
+
+
+def entities(text: str) -> set[str]:
+    """Capitalised names, casefolded (a sentence's first word only when it is no common word)."""
+    text = text.strip()
+    out: set[str] = set()
+    for match in ENTITY.finditer(text):
+        words = match.group(0).split()
+        if SENTENCE_START.search(text[:match.start()]) and words[0].casefold() in COMMON_CAPS:
+            words = words[1:]
+        if words and not (len(words) == 1 and words[0].casefold() in COMMON_CAPS):
+            out.add(" ".join(words).casefold())
+    return out
+
+
+def disagreement(left: str, right: str) -> dict[str, str] | None:
+    """The first checkable difference between two texts (``{"kind", "left", "right"}``), or None."""
+    left_norm, right_norm = normalize_text(left), normalize_text(right)
+    left_dates, left_rest = dates(left_norm)
+    right_dates, right_rest = dates(right_norm)
+    if left_dates and right_dates and Counter(left_dates) != Counter(right_dates):
+        return {"kind": "date", "left": ", ".join(left_dates), "right": ", ".join(right_dates)}
+    left_numbers, right_numbers = numbers(left_rest), numbers(right_rest)
+    if left_numbers and right_numbers and Counter(left_numbers) != Counter(right_numbers):
+        return {"kind": "number", "left": ", ".join(left_numbers), "right": ", ".join(right_numbers)}
+    if negated(left_norm) != negated(right_norm):
+        return {"kind": "negation", "left": "negated" if negated(left_norm) else "affirmed",
+                "right": "negated" if negated(right_norm) else "affirmed"}
+    left_names, right_names = entities(left), entities(right)
+    if left_names - right_names and right_names - left_names:
+        return {"kind": "entity", "left": ", ".join(sorted(left_names - right_names)),
+                "right": ", ".join(sorted(right_names - left_names))}
+    return None

@@ -1,0 +1,91 @@
+"""Hybrid recall: full-text and nearest-neighbour candidates, fused on one scale.
+
+Candidates are the union of the full-text ranking's top ``POOL`` (:mod:`projections.search`,
+every filter applied) and the ``POOL`` nearest vectors that pass the same filters. Every
+candidate gets its exact cosine to the query (not only those the KNN list found), both scores
+are min-max normalised over the union, and the fused score is ``LEXICAL_WEIGHT × text +
+VECTOR_WEIGHT × cosine``. A candidate that holds the query verbatim keeps the full-text
+ranking's phrase bonus on top, so exact wording still wins. The weights and the pool were
+calibrated on the LoCoMo development conversations (docs/search.md has the table of methods
+tried).
+
+Filters reach the vector candidates twice: the workspace scope inside the scan itself (a
+strict workspace is never even scored against another's vectors), then every filter — status,
+workspace, tags, source type, time range — in SQL on the candidates, exactly as for text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import apsw
+import msgspec
+
+from ledger.text import analyse
+from projections import knn
+from projections.search import Hit, SearchFilters, search
+
+LEXICAL_WEIGHT = 0.4
+VECTOR_WEIGHT = 0.6
+POOL = 50  # candidates taken from each list
+PHRASE_BONUS = 1.0  # a verbatim match of the query stays above every fused score
+WIDEN = 4  # when filters reject most vector candidates, scan again this many times wider
+
+
+def hybrid_search(conn: apsw.Connection, query: str, filters: SearchFilters, limit: int, query_vector: bytes,
+                  *, boost_workspace: str | tuple[str, ...] | None = None,
+                  weights: tuple[float, float] = (LEXICAL_WEIGHT, VECTOR_WEIGHT),
+                  pool: int = POOL) -> tuple[list[Hit], int]:
+    """Ranked hits (at most ``limit``) and an estimate of how many memories matched."""
+    if not query.strip() or not analyse(query).terms:  # listing, or a LIKE scan: no meaning to add
+        return search(conn, query, filters, limit, boost_workspace=boost_workspace)
+    text_hits, total = search(conn, query, filters, max(pool, limit), boost_workspace=boost_workspace)
+    near = vector_candidates(conn, query_vector, filters, max(pool, limit))
+    ids = list(dict.fromkeys([h.memory_id for h in text_hits] + near))
+    if not ids:
+        return [], 0
+    similarity = knn.cosines(conn, query_vector, ids)
+    text = {h.memory_id: h.score for h in text_hits}
+    phrase = {h.memory_id for h in text_hits if h.phrase}
+    fused = fuse(ids, text, similarity, phrase, weights)
+    return [Hit(memory_id, score, memory_id in phrase) for memory_id, score in fused[:limit]], max(total, len(ids))
+
+
+def fuse(ids: list[int], text: dict[int, float], similarity: dict[int, float], phrase: set[int],
+         weights: tuple[float, float]) -> list[tuple[int, float]]:
+    """Min-max normalised weighted sum over the union, best first (ties: the newer memory)."""
+    text_n = _min_max({i: text.get(i, 0.0) for i in ids})
+    cos_n = _min_max({i: similarity.get(i, 0.0) for i in ids})
+    out = [(i, round(weights[0] * text_n[i] + weights[1] * cos_n[i] + (PHRASE_BONUS if i in phrase else 0.0), 6))
+           for i in ids]
+    out.sort(key=lambda h: (-h[1], -h[0]))
+    return out
+
+
+def _min_max(values: dict[int, float]) -> dict[int, float]:
+    low, high = min(values.values()), max(values.values())
+    span = high - low
+    return {k: (v - low) / span if span > 0 else 0.0 for k, v in values.items()}
+
+
+def vector_candidates(conn: apsw.Connection, query_vector: bytes, filters: SearchFilters, k: int) -> list[int]:
+    """The ``k`` nearest memories that pass every filter, nearest first."""
+    scope = (filters.workspace,) if isinstance(filters.workspace, str) else filters.workspace
+    where, params = filters.sql()
+    oversample = knn.OVERSAMPLE
+    for _ in range(3):
+        near = knn.nearest(conn, query_vector, k * WIDEN, scope, oversample=oversample)
+        passed = _passing(conn, [i for i, _ in near], where, params)
+        chosen = [i for i, _ in near if i in passed]
+        if len(chosen) >= k or len(near) < k * WIDEN:
+            return chosen[:k]
+        oversample *= WIDEN
+    return chosen[:k]
+
+
+def _passing(conn: apsw.Connection, ids: list[int], where: str, params: list[Any]) -> set[int]:
+    if not ids:
+        return set()
+    return {r[0] for r in conn.execute(
+        f"SELECT m.memory_id FROM json_each(?) j CROSS JOIN memories m ON m.memory_id = j.value WHERE {where}",
+        (msgspec.json.encode(ids).decode(), *params))}

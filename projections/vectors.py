@@ -1,0 +1,184 @@
+"""The vectors read model: one embedding per memory, kept in step with the log asynchronously.
+
+At ~30 ms a passage the model cannot sit on the write path, so this projection is not folded
+inside the append transaction like the others: it has its own checkpoint and is fed after
+commit (:mod:`projections.indexer`, run by a worker thread in ``ledger serve`` and by ``ledger
+reembed``). Full text keeps every write findable at once; vectors follow.
+
+What it holds is still a pure function of the log and the model: for every memory, the
+embedding of its current content (``memories``), under one model. Embeddings are cached in
+``derived_cache`` by (model id, passage text), so a rebuild, or a switch back to a model used
+before, recomputes nothing it has seen. ``seq`` numbers writes so that readers holding an
+in-memory copy (:mod:`projections.knn`) reload only what changed; it is bookkeeping, not
+content, and is left out of :func:`content_checksum`.
+
+The ``vec0`` module is not needed to read these tables (plain tables of BLOBs); sqlite-vec's
+scalar functions (``vec_distance_cosine``, ``vec_quantize_binary``) are, on every connection
+that searches or writes them: :func:`load_vec`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+from typing import Any, NamedTuple
+
+import apsw
+
+NAME = "vectors"
+VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors(
+    memory_id INTEGER PRIMARY KEY,
+    workspace TEXT NOT NULL,
+    key       BLOB NOT NULL,
+    seq       INTEGER NOT NULL,
+    embedding BLOB NOT NULL,
+    bits      BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS vectors_seq ON vectors(seq);
+CREATE TABLE IF NOT EXISTS vectors_meta(
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+TABLES = ("vectors",)
+
+
+class State(NamedTuple):
+    model_id: str
+    dim: int
+    generation: int
+
+
+_loaded: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
+_unavailable: list[str] = []
+
+
+def load_vec(conn: apsw.Connection) -> bool:
+    """Load sqlite-vec into ``conn`` once; False (and :func:`vec_problem` says why) without it."""
+    if conn in _loaded:
+        return True
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        try:
+            conn.load_extension(sqlite_vec.loadable_path())
+        finally:
+            conn.enable_load_extension(False)
+    except (ImportError, apsw.Error, OSError) as exc:
+        _unavailable[:] = [f"sqlite-vec unavailable ({type(exc).__name__}: {exc})"[:200]]
+        return False
+    _loaded.add(conn)
+    return True
+
+
+def vec_problem() -> str | None:
+    return _unavailable[0] if _unavailable else None
+
+
+def create(conn: apsw.Connection) -> None:
+    conn.execute(SCHEMA)
+
+
+def state(conn: apsw.Connection) -> State | None:
+    """The model the stored vectors belong to, or None when there are none yet."""
+    try:
+        meta = dict(conn.execute("SELECT name, value FROM vectors_meta"))
+    except apsw.SQLError:
+        return None
+    if "model_id" not in meta:
+        return None
+    return State(meta["model_id"], int(meta["dim"]), int(meta.get("generation", "0")))
+
+
+def checkpoint(conn: apsw.Connection) -> int:
+    """The log position the vectors are complete up to (0 when never built)."""
+    try:
+        row = conn.execute("SELECT version, position FROM projection_checkpoints WHERE name=?", (NAME,)).fetchone()
+    except apsw.SQLError:
+        return 0
+    return row[1] if row is not None and row[0] == VERSION else 0
+
+
+def set_checkpoint(conn: apsw.Connection, position: int) -> None:
+    conn.execute(
+        "INSERT INTO projection_checkpoints(name, version, position) VALUES(?,?,?) ON CONFLICT(name) "
+        "DO UPDATE SET version=excluded.version, position=max(position, excluded.position)",
+        (NAME, VERSION, position))
+
+
+def reset(conn: apsw.Connection, model_id: str, dim: int) -> None:
+    """Start over for ``model_id`` (a new model, or a rebuild): no vectors, checkpoint 0.
+
+    The derived cache is kept: what was embedded before under this model comes back for free.
+    """
+    old = state(conn)
+    conn.execute("DROP TABLE IF EXISTS vectors; DROP TABLE IF EXISTS vectors_meta")
+    create(conn)
+    conn.executemany("INSERT INTO vectors_meta(name, value) VALUES(?, ?)", [
+        ("model_id", model_id), ("dim", str(dim)), ("generation", str((old.generation + 1) if old else 1))])
+    conn.execute("INSERT INTO projection_checkpoints(name, version, position) VALUES(?,?,0) "
+                 "ON CONFLICT(name) DO UPDATE SET version=excluded.version, position=0", (NAME, VERSION))
+
+
+def passage_text(content: str) -> str:
+    """What is embedded for a memory: its content, without the trailing whitespace the
+    SentencePiece tokenizer would keep as a token."""
+    return content.strip()
+
+
+def changed(conn: apsw.Connection, after: int, limit: int) -> list[tuple[int, str, str, int]]:
+    """(memory_id, workspace, content, last_position) of memories changed after ``after``,
+    oldest change first; rows sharing the last one's position are all included."""
+    rows = conn.execute(
+        "SELECT memory_id, workspace, content, last_position FROM memories WHERE last_position > ? "
+        "ORDER BY last_position, memory_id LIMIT ?", (after, limit)).fetchall()
+    if len(rows) == limit:
+        last = rows[-1][3]
+        rows = [r for r in rows if r[3] < last] + conn.execute(
+            "SELECT memory_id, workspace, content, last_position FROM memories WHERE last_position = ? "
+            "ORDER BY memory_id", (last,)).fetchall()
+    return rows
+
+
+def keys_of(conn: apsw.Connection, ids: list[int]) -> dict[int, bytes]:
+    """The cache key each memory's stored vector was computed from."""
+    import msgspec
+
+    rows = conn.execute("SELECT v.memory_id, v.key FROM json_each(?) j CROSS JOIN vectors v ON v.memory_id = j.value",
+                        (msgspec.json.encode(ids).decode(),))
+    return {memory_id: bytes(key) for memory_id, key in rows}
+
+
+def write(conn: apsw.Connection, rows: list[tuple[int, str, bytes, bytes]]) -> None:
+    """Upsert (memory_id, workspace, key, embedding) rows; the sign bits come from sqlite-vec."""
+    seq = (conn.execute("SELECT max(seq) FROM vectors").get or 0) + 1
+    conn.executemany(
+        "INSERT INTO vectors(memory_id, workspace, key, seq, embedding, bits) "
+        "VALUES(?, ?, ?, ?, ?, vec_quantize_binary(?)) ON CONFLICT(memory_id) DO UPDATE SET "
+        "workspace=excluded.workspace, key=excluded.key, seq=excluded.seq, embedding=excluded.embedding, "
+        "bits=excluded.bits",
+        [(memory_id, workspace, key, seq + i, embedding, embedding)
+         for i, (memory_id, workspace, key, embedding) in enumerate(rows)])
+
+
+def counts(conn: apsw.Connection) -> dict[str, Any]:
+    try:
+        return {"vectors": conn.execute("SELECT count(*) FROM vectors").get}
+    except apsw.SQLError:
+        return {"vectors": 0}
+
+
+def content_checksum(conn: apsw.Connection) -> str:
+    """sha256 of what the vectors hold (not their write order): equal iff equal content."""
+    digest = hashlib.sha256()
+    try:
+        rows = conn.execute("SELECT memory_id, workspace, key, embedding, bits FROM vectors ORDER BY memory_id")
+        for row in rows:
+            digest.update(repr(row).encode())
+    except apsw.SQLError:
+        pass
+    return digest.hexdigest()

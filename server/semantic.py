@@ -1,0 +1,317 @@
+"""Meaning on the facade: the model, the vectors worker, hybrid find, reembed and notices.
+
+The model is loaded lazily (a ``remember`` from the command line never pays for it) and never
+runs on the write path: a write commits with full text only, then pokes the worker thread that
+``ledger serve`` starts (:meth:`SemanticMixin.start_vector_worker`), which embeds on its own
+connection and writes vectors in short transactions (:mod:`projections.indexer`). A missing or
+broken model (or a missing sqlite-vec) never fails anything: ``find`` falls back to full text,
+and ``status``, ``doctor`` and one reply notice say why.
+
+Search modes, best first: ``vector+fts`` (a model is loaded and the stored vectors are its
+own), ``fts``, ``like`` (this SQLite has no FTS5; ``find`` scans with LIKE).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ledger import clock
+from ledger.errors import InvalidInput, NotFound, Unavailable
+from ledger.events import NoticeReviewed
+from ledger.store import EventStore
+from projections import notices, vectors
+from projections.hybrid import hybrid_search
+from projections.indexer import Indexer, VecUnavailable
+from projections.search import Hit, SearchFilters, search
+from server.doctor import Check, check
+
+if TYPE_CHECKING:
+    from ledger.decide import Decision
+    from ledger.store import StoredEvent
+    from server.config import Settings
+
+log = logging.getLogger("fact_ledger.semantic")
+
+Progress = Callable[[int, int], None]
+QUERY_CACHE = 256  # query embeddings kept (an agent repeats its questions)
+WORKER_IDLE_S = 2.0  # the worker looks for missed writes this often when nobody pokes it
+REVIEW_STATES = ("dismissed", "resolved", "open")
+VECTOR_LAG_WARNING = 1000  # events not yet embedded before doctor warns
+
+
+class _SharedModel:
+    """One model, two threads (queries on the caller's, passages on the worker's): one call at a
+    time, and passages one by one so a query waits for at most one passage."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.inner = embedder
+        self.model_id: str = embedder.model_id
+        self.dim: int = embedder.dim
+        self.lock = threading.Lock()
+
+    def embed_query(self, text: str) -> bytes:
+        with self.lock:
+            return self.inner.embed_query(text)
+
+    def embed_passages(self, texts: list[str]) -> list[bytes]:
+        out: list[bytes] = []
+        for text in texts:
+            with self.lock:
+                out.extend(self.inner.embed_passages([text]))
+        return out
+
+
+class SemanticMixin:
+    """Mixed into :class:`server.app.LedgerApp`."""
+
+    if TYPE_CHECKING:
+        settings: Settings
+        store: EventStore
+        conn: Any
+
+        def _find_scope(self, requested: str | None) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]: ...
+        def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> list[StoredEvent]: ...
+        def _check_workspace(self, workspace: str, field: str = "memory_id") -> None: ...
+
+    _model: _SharedModel | None = None
+    _model_tried = False
+    _semantic_problem: str | None = None
+    _worker: _VectorWorker | None = None
+    _announced_problem = False
+    _announced_notice = 0
+
+    # -- the model -----------------------------------------------------------------------------
+    def embedding_model(self) -> _SharedModel | None:
+        """The loaded model, loading it on first use; None (and a reason) when there is none."""
+        if not self._model_tried:
+            self._model_tried = True
+            self._model, self._semantic_problem = _load_model(self.settings)
+            self._query_vectors: OrderedDict[str, bytes] = OrderedDict()
+        if self._model is not None and not vectors.load_vec(self.conn):
+            self._semantic_problem = vectors.vec_problem()
+            return None
+        return self._model
+
+    def semantic_problem(self) -> str | None:
+        self.embedding_model()
+        return self._semantic_problem
+
+    def search_mode(self) -> str:
+        if not _has_fts5():
+            return "like"
+        model = self.embedding_model()
+        if model is None:
+            return "fts"
+        state = vectors.state(self.conn)
+        return "vector+fts" if state is not None and state.model_id == model.model_id else "fts"
+
+    def _query_vector(self, model: _SharedModel, query: str) -> bytes:
+        cached = self._query_vectors.get(query)
+        if cached is None:
+            cached = self._query_vectors[query] = model.embed_query(query)
+            while len(self._query_vectors) > QUERY_CACHE:
+                self._query_vectors.popitem(last=False)
+        else:
+            self._query_vectors.move_to_end(query)
+        return cached
+
+    # -- find ----------------------------------------------------------------------------------
+    def _search(self, query: str, filters: SearchFilters, limit: int,
+                boost: tuple[str, ...] | None) -> tuple[list[Hit], int]:
+        """Hybrid when vectors are live, else full text (called inside find's read snapshot)."""
+        model = self.embedding_model() if query.strip() else None
+        if model is not None and self.search_mode() == "vector+fts":
+            try:
+                vector = self._query_vector(model, query)
+            except Exception as exc:  # a model that fails at run time: full text answers
+                self._semantic_problem = f"embedding failed ({type(exc).__name__}: {exc})"[:200]
+                self._model = None
+                log.warning("query embedding failed; full text only: %s", exc)
+            else:
+                return hybrid_search(self.conn, query, filters, limit, vector, boost_workspace=boost)
+        return search(self.conn, query, filters, limit, boost_workspace=boost)
+
+    # -- vectors upkeep ------------------------------------------------------------------------
+    def reembed(self, progress: Progress | None = None, rebuild: bool = False) -> dict[str, Any]:
+        """Fill missing vectors (or move them all to the configured model): batched, resumable."""
+        model = self.embedding_model()
+        if model is None:
+            raise Unavailable(f"no embedding model: {self._semantic_problem}", field="task")
+        t0 = time.perf_counter()
+        try:
+            result = Indexer(self.store, model, thresholds=self._thresholds()).run(progress, rebuild=rebuild)
+        except VecUnavailable as exc:
+            raise Unavailable(str(exc), field="task") from None
+        seconds = time.perf_counter() - t0
+        return {"ok": True, "model": model.model_id, **result, "seconds": round(seconds, 3),
+                "texts_per_s": round(result["embedded"] / seconds, 1) if result["embedded"] and seconds else None}
+
+    def _thresholds(self) -> notices.Thresholds:
+        return notices.Thresholds(
+            similarity=float(getattr(self.settings, "notice_similarity", notices.SIMILARITY)),
+            duplicate_similarity=float(getattr(self.settings, "duplicate_similarity", notices.DUPLICATE_SIMILARITY)))
+
+    def vectors_status(self) -> dict[str, Any]:
+        state = vectors.state(self.conn)
+        position = vectors.checkpoint(self.conn)
+        return {"model": state.model_id if state else None, "position": position,
+                "lag": self.store.last_position() - position, **vectors.counts(self.conn),
+                "problem": self._semantic_problem}
+
+    def start_vector_worker(self) -> bool:
+        """Keep vectors following the log in a thread of this process (``ledger serve``)."""
+        model = self.embedding_model()
+        if model is None or self._worker is not None:
+            return False
+        self._worker = _VectorWorker(self.settings, model, self._thresholds())
+        self._worker.start()
+        return True
+
+    def stop_vector_worker(self) -> None:
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+
+    def _written(self) -> None:
+        """After a commit: the worker has something to embed."""
+        if self._worker is not None:
+            self._worker.poke()
+
+    # -- notices -------------------------------------------------------------------------------
+    def notices(self, state: str = "open", limit: int = 20, cursor: int | None = None,
+                kind: str | None = None) -> dict[str, Any]:
+        """Semantic notices for review (advice, never conflicts), newest first."""
+        scope, _ = self._find_scope(None)
+        kinds = notices.DISAGREEMENTS if kind == "disagreement" else (kind,) if kind else ()
+        with self.store.snapshot():
+            rows = notices.listing(self.conn, state=state, kinds=kinds, limit=limit + 1, before=cursor,
+                                   workspaces=scope)
+        more = len(rows) > limit
+        return {"ok": True, "notices": rows[:limit], "has_more": more,
+                "next_cursor": rows[limit - 1]["notice_id"] if more else None}
+
+    def review_notice(self, notice_id: int, state: str, reason: str = "", authorization: str = "") -> dict[str, Any]:
+        """Dismiss or resolve a notice (or open it again): an event, so it survives rebuilds."""
+        if state not in REVIEW_STATES:
+            raise InvalidInput(f"state must be one of {', '.join(REVIEW_STATES)}", field="state")
+
+        def decide() -> tuple[Any, str, str]:
+            found = notices.load(self.conn, notice_id)
+            if found is None:
+                raise NotFound(f"no notice {notice_id}", field="notice_id")
+            self._check_workspace(found["workspace"], field="notice_id")
+            streams = dict(self.conn.execute(
+                "SELECT memory_id, stream_id FROM memories WHERE memory_id IN (?, ?)",
+                (found["left"]["memory_id"], found["right"]["memory_id"])))
+            event = NoticeReviewed(left=streams[found["left"]["memory_id"]],
+                                   right=streams[found["right"]["memory_id"]], state=state, reason=reason)
+            return [(f"notice:{event.left}:{event.right}", event)], clock.now(), found["workspace"]
+
+        self._commit(decide)
+        with self.store.snapshot():
+            return {"ok": True, "notice": notices.load(self.conn, notice_id)}
+
+    def semantic_notice(self) -> str | None:
+        """At most one short line for a reply: why meaning is off (once), or a new notice."""
+        problem = self.semantic_problem()
+        configured = _model_configured(self.settings)
+        if problem and configured and not self._announced_problem:  # a model is set, and it does not work
+            self._announced_problem = True
+            return f"semantic search off ({problem}); find uses full text"
+        with self.store.snapshot():
+            scope = self._find_scope(None)[0]
+            rows = notices.listing(self.conn, kinds=notices.DISAGREEMENTS, limit=1, workspaces=scope)
+        if rows and rows[0]["notice_id"] > self._announced_notice:
+            n = rows[0]
+            self._announced_notice = n["notice_id"]
+            return (f"notice {n['notice_id']}: memories {n['left']['memory_id']} and {n['right']['memory_id']} "
+                    f"differ ({n['kind']}: {n['left']['value']} vs {n['right']['value']}); memory_review notices")
+        return None
+
+
+class _VectorWorker:
+    """A thread with its own connection that keeps the vectors caught up with the log."""
+
+    def __init__(self, settings: Settings, model: _SharedModel, thresholds: notices.Thresholds) -> None:
+        self.settings, self.model, self.thresholds = settings, model, thresholds
+        self._poked = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="vectors", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def poke(self) -> None:
+        self._poked.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._poked.set()
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        store = EventStore(self.settings.db, busy_timeout_ms=self.settings.busy_timeout_ms)
+        try:
+            indexer = Indexer(store, self.model, thresholds=self.thresholds)
+            while not self._stop.is_set():
+                try:
+                    indexer.run(stop=self._stop)
+                except Exception:  # a busy database, a model hiccup: try again on the next poke
+                    log.warning("vectors worker: catch-up failed; will retry", exc_info=True)
+                self._poked.wait(WORKER_IDLE_S)
+                self._poked.clear()
+        except VecUnavailable as exc:
+            log.warning("vectors worker not started: %s", exc)
+        finally:
+            store.close()
+
+
+def _model_configured(settings: Settings) -> bool:
+    return bool(getattr(settings, "embedding_enabled", True) and getattr(settings, "embedding_model_path", None))
+
+
+def _load_model(settings: Settings) -> tuple[_SharedModel | None, str | None]:
+    if not getattr(settings, "embedding_enabled", True):
+        return None, "disabled by configuration (embedding.enabled = false)"
+    path = getattr(settings, "embedding_model_path", None)
+    if not path:
+        return None, "no embedding model installed (ledger model install)"
+    try:
+        from projections.embedding import EmbedderUnavailable, load_embedder
+    except ImportError as exc:
+        return None, f"embedding support missing ({exc})"
+    try:
+        return _SharedModel(load_embedder(path)), None
+    except EmbedderUnavailable as exc:
+        return None, str(exc)[:200] or "the embedding model could not be loaded"
+
+
+@functools.cache
+def _has_fts5() -> bool:
+    """Whether this process's SQLite library has FTS5 (one library per process)."""
+    import apsw
+
+    return "ENABLE_FTS5" in apsw.compile_options
+
+
+@check
+def check_semantic_search(app: Any) -> Check:
+    """Is meaning part of recall? Off by choice is fine; a configured model that fails is not."""
+    mode = app.search_mode()
+    problem = app.semantic_problem()
+    configured = _model_configured(app.settings)
+    if mode == "vector+fts":
+        lag = app.vectors_status()["lag"]
+        if lag > VECTOR_LAG_WARNING:
+            return Check(severity="warning", message=f"vectors are {lag} events behind the log; run ledger reembed "
+                         "(or keep ledger serve running)", count=lag)
+        return Check(severity="ok", message=f"search: vector+fts ({lag} events not yet embedded)", count=lag)
+    if configured:
+        return Check(severity="warning", message=f"search: {mode} only: {problem}")
+    return Check(severity="info", message=f"search: {mode} ({problem})" if problem else f"search: {mode}")
