@@ -26,13 +26,15 @@ _CN_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
 NUMBER_START = re.compile(rf"(?<![0-9A-Za-z_.])(?:[$€£¥]\s*)?\d|(?<![{_CN_NUMERALS}])[{_CN_NUMERALS}]")
 WHEN_START = re.compile(r"(?<!\w)(?=\w)|(?<=\W)(?=[\u4e00-\u9fff])")
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot"})
-NEGATION = re.compile(r"\b\w+n't\b|\b\w+\b|[不没未无别勿非]")
+WORD = re.compile(r"[a-z]+(?:n't|'t)?")
+CJK_NEGATIONS = "不没未无别勿非"
 ENTITY = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
 SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+)$")
 # Capitalised only because they open a sentence: never names.
 COMMON_CAPS = frozenset("""
 i i'm i've i'll i'd a an the our we my your you he she they it its this that these those there here
 in on at for and but so yes no not our their his her what when where who why how if then also
+yesterday today tomorrow tonight now last next after before since please thanks
 """.split())
 
 
@@ -75,8 +77,8 @@ def numbers(text: str) -> list[str]:
 
 def negated(text: str) -> bool:
     """An odd number of negations: the statement as a whole is denied."""
-    words = NEGATION.findall(text)
-    count = sum(1 for w in words if w in NEGATIONS or w.endswith("n't") or w in "不没未无别勿非")
+    count = sum(1 for w in WORD.findall(text) if w in NEGATIONS or w.endswith(("n't", "'t")))
+    count += sum(text.count(ch) for ch in CJK_NEGATIONS)
     return count % 2 == 1
 
 

@@ -39,25 +39,45 @@ def hybrid_search(conn: apsw.Connection, query: str, filters: SearchFilters, lim
     """Ranked hits (at most ``limit``) and an estimate of how many memories matched."""
     if not query.strip() or not analyse(query).terms:  # listing, or a LIKE scan: no meaning to add
         return search(conn, query, filters, limit, boost_workspace=boost_workspace)
-    text_hits, total = search(conn, query, filters, max(pool, limit), boost_workspace=boost_workspace)
-    near = vector_candidates(conn, query_vector, filters, max(pool, limit))
-    ids = list(dict.fromkeys([h.memory_id for h in text_hits] + near))
-    if not ids:
+    pooled = candidates(conn, query, filters, max(pool, limit), query_vector, boost_workspace=boost_workspace)
+    if not pooled.ids:
         return [], 0
-    similarity = knn.cosines(conn, query_vector, ids)
-    text = {h.memory_id: h.score for h in text_hits}
-    phrase = {h.memory_id for h in text_hits if h.phrase}
-    fused = fuse(ids, text, similarity, phrase, weights)
-    return [Hit(memory_id, score, memory_id in phrase) for memory_id, score in fused[:limit]], max(total, len(ids))
+    fused = fuse(pooled, weights)
+    return ([Hit(memory_id, score, memory_id in pooled.phrase) for memory_id, score in fused[:limit]],
+            max(pooled.total, len(pooled.ids)))
 
 
-def fuse(ids: list[int], text: dict[int, float], similarity: dict[int, float], phrase: set[int],
-         weights: tuple[float, float]) -> list[tuple[int, float]]:
+class Pool(msgspec.Struct):
+    """Both candidate lists and every score fusion needs."""
+
+    ids: list[int]  # the union: text ranking first, then the vector list
+    text: dict[int, float]  # full-text score (absent: not a text match)
+    similarity: dict[int, float]  # exact cosine to the query, for every candidate
+    phrase: set[int]
+    nearest: list[int]  # the vector list alone, nearest first
+    total: int
+
+
+def candidates(conn: apsw.Connection, query: str, filters: SearchFilters, pool: int, query_vector: bytes,
+               *, boost_workspace: str | tuple[str, ...] | None = None) -> Pool:
+    text_hits, total = search(conn, query, filters, pool, boost_workspace=boost_workspace)
+    near = vector_candidates(conn, query_vector, filters, pool)
+    similarity = dict(near)
+    text_only = [h.memory_id for h in text_hits if h.memory_id not in similarity]
+    similarity.update(knn.cosines(conn, query_vector, text_only))
+    nearest = [memory_id for memory_id, _ in near]
+    return Pool(ids=list(dict.fromkeys([h.memory_id for h in text_hits] + nearest)),
+                text={h.memory_id: h.score for h in text_hits}, similarity=similarity,
+                phrase={h.memory_id for h in text_hits if h.phrase}, nearest=nearest, total=total)
+
+
+def fuse(pool: Pool, weights: tuple[float, float]) -> list[tuple[int, float]]:
     """Min-max normalised weighted sum over the union, best first (ties: the newer memory)."""
-    text_n = _min_max({i: text.get(i, 0.0) for i in ids})
-    cos_n = _min_max({i: similarity.get(i, 0.0) for i in ids})
-    out = [(i, round(weights[0] * text_n[i] + weights[1] * cos_n[i] + (PHRASE_BONUS if i in phrase else 0.0), 6))
-           for i in ids]
+    ids = pool.ids
+    text_n = _min_max({i: pool.text.get(i, 0.0) for i in ids})
+    cos_n = _min_max({i: pool.similarity.get(i, 0.0) for i in ids})
+    bonus = {i: PHRASE_BONUS for i in pool.phrase}
+    out = [(i, round(weights[0] * text_n[i] + weights[1] * cos_n[i] + bonus.get(i, 0.0), 6)) for i in ids]
     out.sort(key=lambda h: (-h[1], -h[0]))
     return out
 
@@ -68,18 +88,19 @@ def _min_max(values: dict[int, float]) -> dict[int, float]:
     return {k: (v - low) / span if span > 0 else 0.0 for k, v in values.items()}
 
 
-def vector_candidates(conn: apsw.Connection, query_vector: bytes, filters: SearchFilters, k: int) -> list[int]:
-    """The ``k`` nearest memories that pass every filter, nearest first."""
+def vector_candidates(conn: apsw.Connection, query_vector: bytes, filters: SearchFilters,
+                      k: int) -> list[tuple[int, float]]:
+    """The ``k`` nearest memories that pass every filter, with their cosines, nearest first."""
     scope = (filters.workspace,) if isinstance(filters.workspace, str) else filters.workspace
     where, params = filters.sql()
-    oversample = knn.OVERSAMPLE
+    want, oversample = k, knn.OVERSAMPLE
     for _ in range(3):
-        near = knn.nearest(conn, query_vector, k * WIDEN, scope, oversample=oversample)
+        near = knn.nearest(conn, query_vector, want, scope, oversample=oversample)
         passed = _passing(conn, [i for i, _ in near], where, params)
-        chosen = [i for i, _ in near if i in passed]
-        if len(chosen) >= k or len(near) < k * WIDEN:
+        chosen = [(i, s) for i, s in near if i in passed]
+        if len(chosen) >= k or len(near) < want:  # enough, or nothing more to find
             return chosen[:k]
-        oversample *= WIDEN
+        want, oversample = want * WIDEN, oversample * WIDEN  # the filters rejected many: look wider
     return chosen[:k]
 
 

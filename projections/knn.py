@@ -5,7 +5,7 @@ sqlite-vec's ``vec0`` scans every row, and its top-k merge grows with k: at 100k
 ~64 ms. Candidates are therefore taken in process from the sign bits of every vector (48 bytes
 each for 384 dimensions, 4.8 MB at 100k), by Hamming distance with numpy (~1 ms at 100k), and
 re-scored with the exact cosine that sqlite-vec's ``vec_distance_cosine`` computes from the
-plain table of float32 vectors (~0.3 ms for 200 ids). The bits come from sqlite-vec's
+plain table of float32 vectors (~0.3 ms for 100 ids). The bits come from sqlite-vec's
 ``vec_quantize_binary``, so both stages agree on what a vector is.
 
 A :class:`BitIndex` mirrors the table per connection; it reloads only rows written since it
@@ -23,7 +23,7 @@ import msgspec
 
 from projections import vectors
 
-OVERSAMPLE = 200  # binary candidates re-scored exactly per query (more: better recall, slower)
+OVERSAMPLE = 100  # binary candidates re-scored exactly per query (more: better recall, slower)
 
 
 class BitIndex:
@@ -105,7 +105,7 @@ class BitIndex:
         histogram = np.cumsum(np.bincount(distance, minlength=far + 1))
         cutoff = int(np.searchsorted(histogram, min(k, n)))
         chosen = np.flatnonzero(distance <= min(cutoff, far - 1))
-        chosen = chosen[np.argsort(distance[chosen], kind="stable")][: k * 2]
+        chosen = chosen[np.argsort(distance[chosen], kind="stable")][:k]
         return [int(i) for i in self.ids[chosen]]
 
 

@@ -105,7 +105,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
         return self.store.conn
 
     def close(self) -> None:
-        self.stop_vector_worker()
+        self._close_semantic()
         self.store.close()
 
     # -- plumbing ----------------------------------------------------------------------------

@@ -45,28 +45,6 @@ REVIEW_STATES = ("dismissed", "resolved", "open")
 VECTOR_LAG_WARNING = 1000  # events not yet embedded before doctor warns
 
 
-class _SharedModel:
-    """One model, two threads (queries on the caller's, passages on the worker's): one call at a
-    time, and passages one by one so a query waits for at most one passage."""
-
-    def __init__(self, embedder: Any) -> None:
-        self.inner = embedder
-        self.model_id: str = embedder.model_id
-        self.dim: int = embedder.dim
-        self.lock = threading.Lock()
-
-    def embed_query(self, text: str) -> bytes:
-        with self.lock:
-            return self.inner.embed_query(text)
-
-    def embed_passages(self, texts: list[str]) -> list[bytes]:
-        out: list[bytes] = []
-        for text in texts:
-            with self.lock:
-                out.extend(self.inner.embed_passages([text]))
-        return out
-
-
 class SemanticMixin:
     """Mixed into :class:`server.app.LedgerApp`."""
 
@@ -79,7 +57,7 @@ class SemanticMixin:
         def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> list[StoredEvent]: ...
         def _check_workspace(self, workspace: str, field: str = "memory_id") -> None: ...
 
-    _model: _SharedModel | None = None
+    _model: Any | None = None
     _model_tried = False
     _semantic_problem: str | None = None
     _worker: _VectorWorker | None = None
@@ -87,11 +65,13 @@ class SemanticMixin:
     _announced_notice = 0
 
     # -- the model -----------------------------------------------------------------------------
-    def embedding_model(self) -> _SharedModel | None:
+    def embedding_model(self) -> Any | None:
         """The loaded model, loading it on first use; None (and a reason) when there is none."""
         if not self._model_tried:
             self._model_tried = True
             self._model, self._semantic_problem = _load_model(self.settings)
+            # Thread-safe (one llama.cpp call at a time, one passage per call): the worker and
+            # find share it, and a query waits for at most one passage.
             self._query_vectors: OrderedDict[str, bytes] = OrderedDict()
         if self._model is not None and not vectors.load_vec(self.conn):
             self._semantic_problem = vectors.vec_problem()
@@ -111,7 +91,7 @@ class SemanticMixin:
         state = vectors.state(self.conn)
         return "vector+fts" if state is not None and state.model_id == model.model_id else "fts"
 
-    def _query_vector(self, model: _SharedModel, query: str) -> bytes:
+    def _query_vector(self, model: Any, query: str) -> bytes:
         cached = self._query_vectors.get(query)
         if cached is None:
             cached = self._query_vectors[query] = model.embed_query(query)
@@ -178,6 +158,12 @@ class SemanticMixin:
             self._worker.stop()
             self._worker = None
 
+    def _close_semantic(self) -> None:
+        self.stop_vector_worker()
+        model, self._model = self._model, None
+        if model is not None and hasattr(model, "close"):
+            model.close()
+
     def _written(self) -> None:
         """After a commit: the worker has something to embed."""
         if self._worker is not None:
@@ -238,7 +224,7 @@ class SemanticMixin:
 class _VectorWorker:
     """A thread with its own connection that keeps the vectors caught up with the log."""
 
-    def __init__(self, settings: Settings, model: _SharedModel, thresholds: notices.Thresholds) -> None:
+    def __init__(self, settings: Settings, model: Any, thresholds: notices.Thresholds) -> None:
         self.settings, self.model, self.thresholds = settings, model, thresholds
         self._poked = threading.Event()
         self._stop = threading.Event()
@@ -276,7 +262,7 @@ def _model_configured(settings: Settings) -> bool:
     return bool(getattr(settings, "embedding_enabled", True) and getattr(settings, "embedding_model_path", None))
 
 
-def _load_model(settings: Settings) -> tuple[_SharedModel | None, str | None]:
+def _load_model(settings: Settings) -> tuple[Any | None, str | None]:
     if not getattr(settings, "embedding_enabled", True):
         return None, "disabled by configuration (embedding.enabled = false)"
     path = getattr(settings, "embedding_model_path", None)
@@ -287,7 +273,7 @@ def _load_model(settings: Settings) -> tuple[_SharedModel | None, str | None]:
     except ImportError as exc:
         return None, f"embedding support missing ({exc})"
     try:
-        return _SharedModel(load_embedder(path)), None
+        return load_embedder(path), None
     except EmbedderUnavailable as exc:
         return None, str(exc)[:200] or "the embedding model could not be loaded"
 

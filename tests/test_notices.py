@@ -1,0 +1,107 @@
+"""Semantic notices on the real llama path: close pairs that differ are proposed, paraphrases are not.
+
+The tiny test model's cosines mean nothing, so closeness is switched off here (a similarity
+threshold of -1: every pair of a workspace is "close") and the deterministic disagreement test
+alone decides; tools/eval measures the closeness threshold with the real model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from projections import notices
+from projections.indexer import Indexer
+from server.app import LedgerApp
+from server.config import Embedding, Settings
+
+EVERY_PAIR_CLOSE = notices.Thresholds(similarity=-1.0, duplicate_similarity=2.0)
+
+
+@pytest.fixture
+def sem(tmp_path: Path, tiny_gguf: Path) -> Any:
+    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), client="test", embedding=Embedding(model=str(tiny_gguf))))
+    yield app
+    app.close()
+
+
+def _index(app: LedgerApp) -> dict[str, int]:
+    model = app.embedding_model()
+    assert model is not None
+    return Indexer(app.store, model, thresholds=EVERY_PAIR_CLOSE).run()
+
+
+def test_a_different_number_is_a_notice_and_a_paraphrase_is_not(sem: LedgerApp) -> None:
+    fifty = sem.remember("the budget is 50k", workspace="w")["memory_id"]
+    eighty = sem.remember("the budget is 80k", workspace="w")["memory_id"]
+    paraphrase = sem.remember("Our budget amounts to 50,000", workspace="w")["memory_id"]
+    _index(sem)
+    found = sem.notices(state="all")["notices"]
+    pairs = {(n["left"]["memory_id"], n["right"]["memory_id"]): n for n in found}
+    assert (fifty, eighty) in pairs and pairs[(fifty, eighty)]["kind"] == "number"
+    assert pairs[(fifty, eighty)]["left"]["value"] == "50000" and pairs[(fifty, eighty)]["right"]["value"] == "80000"
+    assert (fifty, paraphrase) not in pairs  # the same number in other words
+    assert (eighty, paraphrase) in pairs  # 80k against 50,000 does differ
+
+
+def test_notices_stay_inside_a_workspace(sem: LedgerApp) -> None:
+    sem.remember("the budget is 50k", workspace="a")
+    sem.remember("the budget is 80k", workspace="b")
+    _index(sem)
+    assert sem.notices(state="all")["notices"] == []
+
+
+def test_a_review_is_an_event_and_survives_a_rebuild(sem: LedgerApp) -> None:
+    sem.remember("the launch is on 2025-07-01")
+    sem.remember("the launch is on 2025-07-03")
+    _index(sem)
+    [notice] = sem.notices()["notices"]
+    assert notice["kind"] == "date" and notice["state"] == "open"
+    reviewed = sem.review_notice(notice["notice_id"], "dismissed", reason="two different launches",
+                                 authorization="user_channel")
+    assert reviewed["notice"]["state"] == "dismissed"
+    assert sem.notices()["notices"] == []
+    assert sem.audit(type="NoticeReviewed")["events"]
+    sem.rebuild()  # every inline projection, reviews included
+    model = sem.embedding_model()
+    assert model is not None
+    Indexer(sem.store, model, thresholds=EVERY_PAIR_CLOSE).run(rebuild=True)
+    [again] = sem.notices(state="all")["notices"]
+    assert again["state"] == "dismissed"
+
+
+def test_a_reply_carries_one_new_notice_once(sem: LedgerApp) -> None:
+    sem.remember("the API is ready")
+    sem.remember("the API is not ready")
+    _index(sem)
+    first = sem.semantic_notice()
+    assert first is not None and "negation" in first
+    assert sem.semantic_notice() is None
+
+
+def test_notices_page_with_a_cursor(sem: LedgerApp) -> None:
+    for amount in (10, 20, 30, 40):
+        sem.remember(f"the budget is {amount}k")
+    _index(sem)
+    seen: list[int] = []
+    cursor = None
+    while True:
+        page = sem.notices(limit=2, cursor=cursor)
+        seen += [n["notice_id"] for n in page["notices"]]
+        if not page["has_more"]:
+            break
+        cursor = page["next_cursor"]
+    assert len(seen) == 6 and len(set(seen)) == 6 and seen == sorted(seen, reverse=True)
+
+
+def test_a_bad_review_is_refused_and_writes_nothing(sem: LedgerApp) -> None:
+    from ledger.errors import InvalidInput, NotFound
+
+    before = sem.store.last_position()
+    with pytest.raises(InvalidInput):
+        sem.review_notice(1, "maybe", authorization="user_channel")
+    with pytest.raises(NotFound):
+        sem.review_notice(999, "dismissed", authorization="user_channel")
+    assert sem.store.last_position() == before

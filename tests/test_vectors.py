@@ -1,0 +1,208 @@
+"""The vectors read model on the real llama-cpp-python path (a tiny random-weight GGUF).
+
+The tiny model's embeddings carry no meaning, so these tests check what does not depend on
+meaning: vectors follow the log asynchronously (worker, lag, resumable reembed), a rebuild
+reuses cached embeddings and gives the same content, every filter reaches the vector candidates
+(strict isolation never leaks), a missing or corrupt model degrades to full text without
+failing a write, and exact wording stays on top.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from projections import hybrid, vectors
+from projections.indexer import Indexer
+from projections.search import SearchFilters
+from server.app import LedgerApp
+from server.config import Embedding, Settings
+from server.doctor import run_checks
+
+NONSENSE = "qqzx vvkw"  # no memory contains these words: every result comes from the vectors
+
+
+def _app(db: Path, model: str | None, **extra: Any) -> LedgerApp:
+    return LedgerApp(Settings(db=str(db), client="test", embedding=Embedding(model=model or "", enabled=bool(model)),
+                              **extra))
+
+
+@pytest.fixture
+def sem(tmp_path: Path, tiny_gguf: Path) -> Any:
+    app = _app(tmp_path / "ledger.db", str(tiny_gguf))
+    yield app
+    app.close()
+
+
+def _fill(app: LedgerApp, n: int = 12, **kwargs: Any) -> list[int]:
+    return [app.remember(f"note {i}: the deploy window of service s{i} is {i} pm", **kwargs)["memory_id"]
+            for i in range(n)]
+
+
+class Counting:
+    """The shared model, with its passage calls counted (the real model still runs)."""
+
+    def __init__(self, inner: Any, stop_after: int | None = None) -> None:
+        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
+        self.calls = 0
+        self.stop_after = stop_after
+        self.stop = threading.Event()
+
+    def embed_passages(self, texts: list[str]) -> list[bytes]:
+        self.calls += len(texts)
+        if self.stop_after is not None and self.calls >= self.stop_after:
+            self.stop.set()
+        return self.inner.embed_passages(texts)
+
+
+# -- asynchronous upkeep ---------------------------------------------------------------------------
+def test_writes_land_without_vectors_and_reembed_catches_up(sem: LedgerApp) -> None:
+    ids = _fill(sem, 5)
+    status = sem.status()
+    assert status["vectors"]["vectors"] == 0 and status["vectors"]["lag"] > 0  # the write path never embeds
+    assert status["search_mode"] == "fts"  # no vectors of this model yet
+    assert sem.find("deploy window")["results"]  # full text finds every write at once
+    result = sem.reembed()
+    assert result["memories"] == 5 and result["embedded"] == 5 and result["lag"] == 0
+    status = sem.status()
+    assert status["search_mode"] == "vector+fts"
+    assert status["vectors"]["vectors"] == 5 and status["vectors"]["lag"] == 0
+    found = sem.find(NONSENSE, limit=5)["results"]
+    assert {r["memory_id"] for r in found} <= set(ids) and len(found) == 5
+
+
+def test_the_worker_embeds_after_commit(sem: LedgerApp) -> None:
+    _fill(sem, 3)
+    sem.reembed()
+    assert sem.start_vector_worker()
+    _fill(sem, 4)
+    deadline = time.monotonic() + 60
+    while sem.vectors_status()["lag"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    status = sem.vectors_status()
+    assert status["lag"] == 0 and status["vectors"] == 7
+
+
+def test_reembed_is_resumable(sem: LedgerApp) -> None:
+    _fill(sem, 40)
+    model = Counting(sem.embedding_model(), stop_after=16)
+    first = Indexer(sem.store, model, batch=8).run(stop=model.stop)
+    assert 0 < first["memories"] < 40 and sem.vectors_status()["lag"] > 0
+    rest = Indexer(sem.store, Counting(sem.embedding_model()), batch=8).run()
+    assert first["embedded"] + rest["embedded"] == 40  # nothing embedded twice
+    assert sem.vectors_status()["lag"] == 0 and sem.vectors_status()["vectors"] == 40
+
+
+def test_a_status_change_does_not_embed_again(sem: LedgerApp) -> None:
+    ids = _fill(sem, 3)
+    sem.reembed()
+    sem.retire(ids[0], reason="obsolete", authorization="user_channel")
+    assert sem.reembed()["embedded"] == 0
+    sem.update(ids[1], content="the deploy window of s1 moved to 9 pm")
+    assert sem.reembed()["embedded"] == 1
+
+
+def test_rebuild_reuses_cached_embeddings_and_is_deterministic(sem: LedgerApp) -> None:
+    _fill(sem, 10)
+    sem.update(3, content="an edited note about the release train")
+    sem.reembed()
+    before = vectors.content_checksum(sem.conn)
+    model = Counting(sem.embedding_model())
+    result = Indexer(sem.store, model).run(rebuild=True)
+    assert model.calls == 0 and result["embedded"] == 0 and result["cached"] == 10
+    assert vectors.content_checksum(sem.conn) == before
+    assert sem.rebuild("vectors")["vectors"]["embedded"] == 0
+    assert vectors.content_checksum(sem.conn) == before
+
+
+# -- filters on vector candidates ------------------------------------------------------------------
+def test_strict_isolation_never_leaks_vector_candidates(tmp_path: Path, tiny_gguf: Path) -> None:
+    db = tmp_path / "ledger.db"
+    writer = _app(db, str(tiny_gguf))
+    mine = [writer.remember(f"alpha note {i}", workspace="alpha")["memory_id"] for i in range(5)]
+    theirs = [writer.remember(f"beta note {i}", workspace="beta")["memory_id"] for i in range(20)]
+    writer.reembed()
+    writer.close()
+    strict = _app(db, str(tiny_gguf), workspace="alpha", isolation="strict")
+    try:
+        assert strict.search_mode() == "vector+fts"
+        found = strict.find(NONSENSE, limit=20)["results"]
+        assert {r["memory_id"] for r in found} == set(mine)
+        # Even before SQL filtering, the scan only scores the caller's workspace.
+        model = strict.embedding_model()
+        assert model is not None
+        query = strict._query_vector(model, NONSENSE)
+        near = dict(hybrid.vector_candidates(strict.conn, query, SearchFilters(workspace=("alpha",)), 20))
+        assert set(near) == set(mine)
+        unfiltered = dict(hybrid.vector_candidates(strict.conn, query, SearchFilters(), 25))
+        assert set(unfiltered) & set(theirs)  # the filter, not the data, kept them out
+    finally:
+        strict.close()
+
+
+def test_every_filter_applies_to_vector_candidates(sem: LedgerApp) -> None:
+    tagged = [sem.remember(f"tagged {i}", tags=["ops"], source_type="document_extracted",
+                           event_time="2024-03-01T00:00:00Z")["memory_id"] for i in range(4)]
+    plain = [sem.remember(f"plain {i}", event_time="2023-01-01T00:00:00Z")["memory_id"] for i in range(8)]
+    retired = sem.remember("tagged but retired", tags=["ops"], source_type="document_extracted",
+                           event_time="2024-03-02T00:00:00Z")["memory_id"]
+    sem.retire(retired, reason="obsolete", authorization="user_channel")
+    sem.reembed()
+    everything = {r["memory_id"] for r in sem.find(NONSENSE, limit=50)["results"]}
+    assert set(plain) <= everything and retired not in everything
+    cases = [
+        ({"tags_filter": ["ops"]}, set(tagged)),
+        ({"source_type": "document_extracted"}, set(tagged)),
+        ({"after_time": "2024-01-01T00:00:00Z"}, set(tagged)),
+        ({"before_time": "2023-06-01T00:00:00Z"}, set(plain)),
+        ({"include_inactive": True, "tags_filter": ["ops"]}, {*tagged, retired}),
+    ]
+    for kwargs, expected in cases:
+        got = {r["memory_id"] for r in sem.find(NONSENSE, limit=50, **kwargs)["results"]}
+        assert got == expected, kwargs
+
+
+def test_a_verbatim_phrase_stays_on_top(sem: LedgerApp) -> None:
+    _fill(sem, 30)
+    target = sem.remember("the quarterly budget review moved to the blue meeting room")["memory_id"]
+    sem.reembed()
+    found = sem.find("budget review moved to the blue meeting room", limit=10)["results"]
+    assert found[0]["memory_id"] == target
+
+
+# -- degradation -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("problem", ["missing", "corrupt"])
+def test_a_broken_model_never_fails_a_write(tmp_path: Path, problem: str) -> None:
+    model = tmp_path / "model.gguf"
+    if problem == "corrupt":
+        model.write_bytes(b"GGUF" + b"\x00garbage" * 64)
+    app = _app(tmp_path / "ledger.db", str(model))
+    try:
+        memory_id = app.remember("the staging API listens on port 8080")["memory_id"]
+        assert app.find("staging port")["results"][0]["memory_id"] == memory_id
+        status = app.status()
+        assert status["search_mode"] == "fts" and status["vectors"]["problem"]
+        check = next(c for c in run_checks(app)["checks"] if c["name"] == "semantic_search")
+        assert check["severity"] == "warning"
+        first, second = app.semantic_notice(), app.semantic_notice()
+        assert first and "semantic search off" in first and second is None  # said once
+        with pytest.raises(Exception, match="no embedding model"):
+            app.reembed()
+    finally:
+        app.close()
+
+
+def test_no_model_configured_is_plain_full_text(tmp_path: Path) -> None:
+    app = _app(tmp_path / "ledger.db", None)
+    try:
+        app.remember("a fact")
+        assert app.status()["search_mode"] == "fts"
+        assert app.semantic_notice() is None  # nothing was asked for, nothing to announce
+        check = next(c for c in run_checks(app)["checks"] if c["name"] == "semantic_search")
+        assert check["severity"] == "info"
+    finally:
+        app.close()

@@ -1,0 +1,191 @@
+"""The semantic layer's budgets, measured with a real embedding model, as one JSON document.
+
+* ``find`` p50 with vectors at N memories against the query embedding's own p50 (budget:
+  at most 8 ms more), each query new to the query-embedding cache, and the exact-phrase rate;
+* ``remember`` p50 with the vectors worker running against lexical-only, interleaved
+  (budget: within 10 %), then the vectors' lag after a burst of writes and how long the
+  worker takes to catch up;
+* rebuild of the vectors from cached embeddings against the lexical rebuild (budget: at
+  least 0.8x its speed), and ``reembed`` texts/s from an empty cache;
+* the RSS of a process with the model loaded and the vectors searched (aim: 450 MB).
+
+Embedding 100k passages takes about an hour on 2 cores, so the N-memory ledger gets its
+vectors from ``--distinct`` texts embedded for real and reused round-robin (each memory's
+cache entry and vector row are written as if its own text had been embedded). Timings of KNN
+and fusion do not depend on which vectors they are; the exact-phrase check does not either.
+
+    python -m tools.bench.semantic --model PATH [--size 100000] [--distinct 2000] [--burst 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from projections import derived, vectors
+from projections.indexer import Indexer
+from server.app import LedgerApp
+from server.config import Embedding, Settings, load_settings
+from tools.bench.corpus import Corpus, Memory
+from tools.bench.run import bench_exact_phrase, build, latency_summary, remember, timed
+
+
+def seed_vectors(app: LedgerApp, distinct: int) -> dict[str, float]:
+    """Embed ``distinct`` memories for real; give every other memory one of those vectors."""
+    model = app.embedding_model()
+    assert model is not None
+    rows = app.conn.execute("SELECT memory_id, workspace, content FROM memories ORDER BY memory_id").fetchall()
+    sample = [vectors.passage_text(r[2]) for r in rows[:distinct]]
+    started = time.perf_counter()
+    blobs = model.embed_passages(sample)
+    seconds = time.perf_counter() - started
+
+    def work() -> None:
+        Indexer(app.store, model).prepare(rebuild=True)
+        batch: list[tuple[int, str, bytes, bytes]] = []
+        cache: list[tuple[bytes, bytes]] = []
+        for i, (memory_id, workspace, content) in enumerate(rows):
+            key = derived.embedding_key(model.model_id, vectors.passage_text(content))
+            batch.append((memory_id, workspace, key, blobs[i % len(blobs)]))
+            cache.append((key, blobs[i % len(blobs)]))
+            if len(batch) == 5000:
+                vectors.write(app.conn, batch)
+                derived.store(app.conn, cache)
+                batch, cache = [], []
+        vectors.write(app.conn, batch)
+        derived.store(app.conn, cache)
+        vectors.set_checkpoint(app.conn, app.store.last_position())
+        app.conn.execute("INSERT OR REPLACE INTO vectors_meta(name, value) VALUES('notices_seq', "
+                         "(SELECT max(seq) FROM vectors))")
+
+    app.store.write(work)
+    return {"distinct": len(sample), "embed_s": round(seconds, 2), "texts_per_s": round(len(sample) / seconds, 1)}
+
+
+def bench_find_vs_embedding(app: LedgerApp, queries: list[str]) -> dict[str, Any]:
+    model = app.embedding_model()
+    assert model is not None
+    embed, find = [], []
+    for i, query in enumerate(queries):  # interleaved; each query text is new to the cache
+        text = f"{query} {i}"
+        started = time.perf_counter()
+        model.embed_query(text + " x")
+        embed.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        app.find(text, limit=10)
+        find.append((time.perf_counter() - started) * 1000)
+    e, f = latency_summary(embed), latency_summary(find)
+    return {"embed_query_ms": e, "find_ms": f, "overhead_p50_ms": round(f["p50"] - e["p50"], 3),
+            "budget_overhead_ms": 8.0, "within_budget": f["p50"] - e["p50"] <= 8.0}
+
+
+def bench_remember_pair(semantic: LedgerApp, lexical: LedgerApp, corpus: Corpus, count: int) -> dict[str, Any]:
+    with_model, without = [], []
+    for i, m in enumerate(corpus.memories(2 * count)):
+        app, samples = (semantic, with_model) if i % 2 == 0 else (lexical, without)
+        started = time.perf_counter()
+        remember(app, m)
+        samples.append((time.perf_counter() - started) * 1000)
+    w, wo = latency_summary(with_model), latency_summary(without)
+    return {"with_worker_ms": w, "lexical_only_ms": wo, "ratio_p50": round(w["p50"] / wo["p50"], 3),
+            "within_10_percent": w["p50"] <= 1.1 * wo["p50"]}
+
+
+def bench_burst(app: LedgerApp, memories: list[Memory]) -> dict[str, Any]:
+    started = time.perf_counter()
+    for m in memories:
+        remember(app, m)
+    written = time.perf_counter() - started
+    lag = app.vectors_status()["lag"]
+    while app.vectors_status()["lag"] and time.perf_counter() - started < 3600:
+        time.sleep(0.2)
+    return {"writes": len(memories), "write_s": round(written, 2), "lag_after_burst": lag,
+            "caught_up_s": round(time.perf_counter() - started, 2)}
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    corpus = Corpus(seed=args.seed)
+    with tempfile.TemporaryDirectory(prefix="bench-semantic-") as tmp:
+        db = Path(tmp) / "semantic.db"
+        lexical, memories, build_info = build(db, corpus, args.size)
+        lexical.close()
+        lexical = LedgerApp(Settings(db=str(db), client="bench", embedding=Embedding(enabled=False)))
+        app = LedgerApp(Settings(db=str(db), client="bench", embedding=Embedding(model=args.model)))
+        try:
+            seeded = seed_vectors(app, args.distinct)
+            lexical_rebuild = statistics.median(timed(lexical.rebuild) for _ in range(args.reps))
+            vector_rebuild = statistics.median(timed(lambda: app.rebuild("vectors")) for _ in range(args.reps))
+            events = app.store.last_position()
+            rng = random.Random(args.seed)
+            queries = [corpus.query(memories[rng.randrange(len(memories))])[1] for _ in range(args.queries)]
+            app.find(queries[0])
+            finds = bench_find_vs_embedding(app, queries)
+            phrase = bench_exact_phrase(app, memories, args.phrases, args.seed)
+            rss = rss_mb()
+            app.start_vector_worker()
+            remembers = bench_remember_pair(app, lexical, corpus, args.remembers)
+            burst = bench_burst(app, list(Corpus(seed=args.seed + 1).memories(args.burst)))
+        finally:
+            app.close()
+            lexical.close()
+        with tempfile.TemporaryDirectory(prefix="bench-reembed-") as tmp2:
+            small = LedgerApp(Settings(db=str(Path(tmp2) / "r.db"), client="bench",
+                                          embedding=Embedding(model=args.model)))
+            try:
+                for m in Corpus(seed=args.seed + 2).memories(args.reembed):
+                    remember(small, m)
+                reembed = small.reembed()
+            finally:
+                small.close()
+    return {
+        "task": "semantic bench", "memories": args.size, "model": args.model, "build": build_info,
+        "seeded_vectors": seeded, "find": finds, "exact_phrase": phrase,
+        "rebuild": {"events": events, "lexical_s": round(lexical_rebuild, 3), "vectors_from_cache_s":
+                    round(vector_rebuild, 3), "speed_ratio": round(lexical_rebuild / vector_rebuild, 3),
+                    "budget_min_ratio": 0.8},
+        "remember": remembers, "burst": burst,
+        "reembed": {k: reembed[k] for k in ("memories", "embedded", "seconds", "texts_per_s")},
+        "rss_mb_model_loaded": rss, "rss_aim_mb": 450, "cpus": os.cpu_count(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", default=None, help="GGUF path (default: the configured model)")
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--distinct", type=int, default=2000, help="texts embedded for real to seed vectors")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--phrases", type=int, default=500)
+    parser.add_argument("--remembers", type=int, default=300)
+    parser.add_argument("--burst", type=int, default=1000)
+    parser.add_argument("--reembed", type=int, default=300, help="memories embedded from an empty cache")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    args.model = args.model or load_settings().embedding_model_path
+    if not args.model:
+        raise SystemExit("no embedding model: pass --model or run ledger model install")
+    json.dump(run(args), sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
