@@ -210,7 +210,7 @@ class NoticeReviewed(Event, frozen=True, kw_only=True, omit_defaults=True):
 
     left: str
     right: str
-    state: str
+    state: str = "dismissed"
     reason: str = ""
 
 

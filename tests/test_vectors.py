@@ -38,9 +38,9 @@ def sem(tmp_path: Path, tiny_gguf: Path) -> Any:
     app.close()
 
 
-def _fill(app: LedgerApp, n: int = 12, **kwargs: Any) -> list[int]:
+def _fill(app: LedgerApp, n: int = 12, start: int = 0, **kwargs: Any) -> list[int]:
     return [app.remember(f"note {i}: the deploy window of service s{i} is {i} pm", **kwargs)["memory_id"]
-            for i in range(n)]
+            for i in range(start, start + n)]
 
 
 class Counting:
@@ -79,7 +79,7 @@ def test_the_worker_embeds_after_commit(sem: LedgerApp) -> None:
     _fill(sem, 3)
     sem.reembed()
     assert sem.start_vector_worker()
-    _fill(sem, 4)
+    _fill(sem, 4, start=3)
     deadline = time.monotonic() + 60
     while sem.vectors_status()["lag"] and time.monotonic() < deadline:
         time.sleep(0.05)
