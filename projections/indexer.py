@@ -102,7 +102,7 @@ class Indexer:
             if progress:
                 progress(min(done, total), max(total, done))
         found = self.find_notices(stop)
-        return {"memories": done, "embedded": embedded, "cached": done - embedded, "notices": found,
+        return {"memories": done, "embedded": embedded, "cached": done - embedded, "new_notices": found,
                 "lag": self.lag()}
 
     def step(self, stop: threading.Event | None = None) -> tuple[int, int]:

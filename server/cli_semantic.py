@@ -22,7 +22,7 @@ def reembed(obj: CliContext, rebuild: bool) -> None:
         result = obj.app.reembed(progress, rebuild=rebuild)
     emit(obj, result, lambda r: out_console.print(
         f"vectors for {r['memories']} memories ({r['embedded']} embedded, {r['cached']} from the cache) "
-        f"with {r['model']} in {r['seconds']} s; {r['notices']} new notices; lag {r['lag']}", highlight=False))
+        f"with {r['model']} in {r['seconds']} s; {r['new_notices']} new notices; lag {r['lag']}", highlight=False))
 
 
 @main.command()

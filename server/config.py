@@ -15,6 +15,8 @@ Keys (file / env):
     section_threshold              LEDGER_SECTION_THRESHOLD  split memories longer than this (4000 chars)
     embedding.model                LEDGER_EMBEDDING_MODEL  a model name (``ledger model list``) or a GGUF path
     embedding.enabled              LEDGER_EMBEDDING_ENABLED  false: lexical search only, no model loaded
+    embedding.notice_similarity                            cosine from which a differing pair is a notice
+    embedding.duplicate_similarity                         cosine from which an undisputed pair is a duplicate
 
 With no ``embedding.model``, the default model is used once ``ledger model install`` has put it in
 the user data dir; until then search is lexical and nothing says so as an error.
@@ -71,6 +73,8 @@ def _flag(value: Any, key: str) -> bool:
 class Embedding:
     model: str = ""  # a name or a GGUF path; empty = the default model when installed
     enabled: bool = True
+    notice_similarity: float = 0.90  # see projections/notices.py (calibrated on the default model)
+    duplicate_similarity: float = 0.97
 
 
 @dataclass(frozen=True)
@@ -192,7 +196,20 @@ def _embedding(current: Embedding, values: dict[str, Any]) -> Embedding:
         changes["model"] = str(values["model"])
     if values.get("enabled") is not None:
         changes["enabled"] = _flag(values["enabled"], "embedding.enabled")
+    for key in ("notice_similarity", "duplicate_similarity"):
+        if values.get(key) is not None:
+            changes[key] = _cosine(values[key], f"embedding.{key}")
     return replace(current, **changes)
+
+
+def _cosine(value: Any, key: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{key} must be a number", field=key) from None
+    if not -1.0 <= number <= 2.0:  # above 1: never (switches that kind of notice off)
+        raise InvalidInput(f"{key} must be between -1 and 2", field=key)
+    return number
 
 
 def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> Settings:

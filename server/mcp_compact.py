@@ -45,6 +45,8 @@ def compact(tool: str, name: str, result: dict[str, Any], *, query: str = "",
         result = _compact_find(result, query)
     if (tool, name) in _LISTED_VERDICTS and isinstance(result.get("conflicts"), list):
         result = {**result, "conflicts": [_brief_conflict(c) for c in result["conflicts"]]}
+    if (tool, name) == ("memory_review", "notices"):  # here ``notices`` is the answer itself, not advice
+        return result
     merged = [*(result.get("notices") or []), *(notices or [])]
     if merged:
         seen: dict[str, None] = {}

@@ -133,9 +133,8 @@ class SemanticMixin:
                 "texts_per_s": round(result["embedded"] / seconds, 1) if result["embedded"] and seconds else None}
 
     def _thresholds(self) -> notices.Thresholds:
-        return notices.Thresholds(
-            similarity=float(getattr(self.settings, "notice_similarity", notices.SIMILARITY)),
-            duplicate_similarity=float(getattr(self.settings, "duplicate_similarity", notices.DUPLICATE_SIMILARITY)))
+        return notices.Thresholds(similarity=self.settings.embedding.notice_similarity,
+                                  duplicate_similarity=self.settings.embedding.duplicate_similarity)
 
     def vectors_status(self) -> dict[str, Any]:
         state = vectors.state(self.conn)
@@ -259,19 +258,19 @@ class _VectorWorker:
 
 
 def _model_configured(settings: Settings) -> bool:
-    return bool(getattr(settings, "embedding_enabled", True) and getattr(settings, "embedding_model_path", None))
+    return bool(settings.embedding_enabled and settings.embedding_model_path)
 
 
 def _load_model(settings: Settings) -> tuple[Any | None, str | None]:
-    if not getattr(settings, "embedding_enabled", True):
+    if not settings.embedding_enabled:
         return None, "disabled by configuration (embedding.enabled = false)"
-    path = getattr(settings, "embedding_model_path", None)
+    path = settings.embedding_model_path
     if not path:
         return None, "no embedding model installed (ledger model install)"
-    try:
+    try:  # numpy and llama-cpp-python come with the [semantic] extra
         from projections.embedding import EmbedderUnavailable, load_embedder
     except ImportError as exc:
-        return None, f"embedding support missing ({exc})"
+        return None, f"the [semantic] extra is not installed ({exc})"
     try:
         return load_embedder(path), None
     except EmbedderUnavailable as exc:

@@ -105,3 +105,20 @@ def test_a_bad_review_is_refused_and_writes_nothing(sem: LedgerApp) -> None:
     with pytest.raises(NotFound):
         sem.review_notice(999, "dismissed", authorization="user_channel")
     assert sem.store.last_position() == before
+
+
+def test_the_closeness_thresholds_are_configurable(tmp_path: Path) -> None:
+    from ledger.errors import InvalidInput
+    from server.config import load_settings
+
+    config = tmp_path / "ledger.toml"
+    config.write_text("[embedding]\nnotice_similarity = 0.8\nduplicate_similarity = 1.5\n", encoding="utf-8")
+    settings = load_settings({"config": str(config)}, env={})
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db"), embedding=settings.embedding))
+    try:
+        assert app._thresholds() == notices.Thresholds(similarity=0.8, duplicate_similarity=1.5)
+    finally:
+        app.close()
+    config.write_text("[embedding]\nnotice_similarity = \"close\"\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="embedding.notice_similarity"):
+        load_settings({"config": str(config)}, env={})
