@@ -120,5 +120,5 @@ def test_the_closeness_thresholds_are_configurable(tmp_path: Path) -> None:
     finally:
         app.close()
     config.write_text("[embedding]\nnotice_similarity = \"close\"\n", encoding="utf-8")
-    with pytest.raises(InvalidInput, match="embedding.notice_similarity"):
+    with pytest.raises(InvalidInput, match=r"embedding\.notice_similarity"):
         load_settings({"config": str(config)}, env={})
