@@ -33,6 +33,19 @@ MAX_CONTEXT = 512  # tokens per window; see docs/search.md for RSS against n_ctx
 _POOLING_MEAN = 1
 
 
+def embedding_threads() -> int:
+    """Threads per llama.cpp call: ``LEDGER_EMBEDDING_THREADS``, else one per CPU.
+
+    ggml's worker threads spin while they wait for each other; on a machine whose cores are
+    busy with other work that spinning costs far more than it saves (measured on a loaded
+    2-core VM: 3.2 passages/s with one thread, 0.16 with two), so busy hosts should set 1.
+    """
+    raw = os.environ.get("LEDGER_EMBEDDING_THREADS", "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    return os.cpu_count() or 1
+
+
 class EmbedderUnavailable(Exception):
     """No embeddings: the model is missing, corrupt or cannot be run here."""
 
@@ -123,10 +136,11 @@ def load_embedder(path: str, n_ctx: int | None = None) -> Embedder:
         import llama_cpp
     except Exception as exc:  # ImportError, or OSError when the shared library cannot load
         raise EmbedderUnavailable(f"llama-cpp-python is not importable: {exc}") from None
+    threads = embedding_threads()
     try:
         llama = llama_cpp.Llama(
             model_path=path, embedding=True, pooling_type=_POOLING_MEAN, n_ctx=n_ctx, n_batch=n_ctx,
-            n_ubatch=n_ctx, n_threads=os.cpu_count() or 1, n_threads_batch=os.cpu_count() or 1,
+            n_ubatch=n_ctx, n_threads=threads, n_threads_batch=threads,
             verbose=False,
         )
     except Exception as exc:  # llama-cpp-python raises ValueError when llama.cpp returns NULL

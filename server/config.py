@@ -15,6 +15,7 @@ Keys (file / env):
     section_threshold              LEDGER_SECTION_THRESHOLD  split memories longer than this (4000 chars)
     embedding.model                LEDGER_EMBEDDING_MODEL  a model name (``ledger model list``) or a GGUF path
     embedding.enabled              LEDGER_EMBEDDING_ENABLED  false: lexical search only, no model loaded
+                                   LEDGER_EMBEDDING_THREADS  threads per model call (default: one per CPU)
     embedding.notice_similarity                            cosine from which a differing pair is a notice
     embedding.duplicate_similarity                         cosine from which an undisputed pair is a duplicate
 
