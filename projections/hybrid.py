@@ -25,8 +25,8 @@ from ledger.text import analyse
 from projections import knn
 from projections.search import Hit, SearchFilters, search
 
-LEXICAL_WEIGHT = 0.4
-VECTOR_WEIGHT = 0.6
+LEXICAL_WEIGHT = 0.6  # chosen in every leave-one-conversation-out fold on LoCoMo dev (docs/search.md)
+VECTOR_WEIGHT = 0.4
 POOL = 50  # candidates taken from each list
 PHRASE_BONUS = 1.0  # a verbatim match of the query stays above every fused score
 WIDEN = 4  # when filters reject most vector candidates, scan again this many times wider
