@@ -43,6 +43,7 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "archive": ("MemoryArchived",),
     "accept_alias": ("WorkspaceAliasSet",),
     "reject_alias": ("WorkspaceAliasSet",),
+    "review_notice": ("NoticeReviewed",),
 }
 
 _HEADER = """\
