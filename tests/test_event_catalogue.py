@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ledger.events import AUTH_USER, EVENT_TYPES, Event
+from projections import notices
 from server.app import LedgerApp, default_projectors
 from tools.docs import events as catalogue
 
@@ -95,6 +96,13 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
     run("archive", older_than_days=0)
     run("accept_alias", "the-ledger", "fact-ledger", **user)
     run("reject_alias", "the-ledger", "fact-ledger", **user)
+    # A semantic notice between two current memories (as the vectors indexer records one).
+    hal = run("remember", "the budget is 50k", subject="Hal")["memory_id"]
+    hal2 = run("remember", "the budget is 80k", subject="Hal budget")["memory_id"]
+    notices.create(app.conn)
+    app.conn.execute("INSERT INTO notices(left_id, right_id, workspace, similarity, kind, left_value, right_value) "
+                     "VALUES(?, ?, '', 0.95, 'number', '50000', '80000')", (hal, hal2))
+    run("review_notice", app.conn.execute("SELECT max(notice_id) FROM notices").get, "dismissed", **user)
     assert dict(written) == {op: set(types) for op, types in catalogue.WRITERS.items()}
 
 
