@@ -93,6 +93,9 @@ CREATE TABLE IF NOT EXISTS memory_versions(
 _INDEXES = {
     "memories_dup": "memories(content_hash, workspace, subject_norm) WHERE status='active'",
     "memories_status_time": "memories(status, event_time)",
+    # The overview's counts read this index alone, in its order (no row, no sort): 100k memories
+    # count in milliseconds instead of reading every row's content.
+    "memories_counts": "memories(status, workspace, source_type, confirmed_via)",
     "memories_subject": "memories(subject_norm)",
     "memories_superseded_by": "memories(superseded_by) WHERE superseded_by IS NOT NULL",
     "memories_retired_by": "memories(retired_by) WHERE retired_by IS NOT NULL",  # what a retraction retired
@@ -136,6 +139,27 @@ def load_many(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, dict[st
     marks = ", ".join("?" * len(memory_ids))
     rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM memories WHERE memory_id IN ({marks})", memory_ids)
     return {r[0]: dict(zip(COLUMNS, r, strict=True)) for r in rows}
+
+
+def _scope_sql(scope: tuple[str, ...] | None) -> tuple[str, tuple[str, ...]]:
+    if scope is None:
+        return "", ()
+    return f" AND workspace IN ({', '.join('?' * len(scope))})", scope
+
+
+def status_counts(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> dict[str, int]:
+    """How many memories are in each status (within ``scope``'s workspaces when given)."""
+    where, params = _scope_sql(scope)
+    return {status: n for status, n in conn.execute(
+        f"SELECT status, count(*) FROM memories WHERE 1{where} GROUP BY status ORDER BY status", params)}
+
+
+def active_counts(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> list[tuple[str, str, str, int]]:
+    """``(workspace, source_type, confirmed_via, count)`` over active memories, one covering-index walk."""
+    where, params = _scope_sql(scope)
+    return conn.execute(
+        "SELECT workspace, source_type, confirmed_via, count(*) FROM memories "
+        f"WHERE status='active'{where} GROUP BY workspace, source_type, confirmed_via", params).fetchall()
 
 
 class MemoriesProjector(DeferringProjector):

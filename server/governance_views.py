@@ -8,6 +8,7 @@ Nothing here writes. The helpers that load memories and conflicts with the works
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ledger.arbiter import Side, arbitrate_set
@@ -184,24 +185,16 @@ class GovernanceViews:
         if self.settings.isolation == "strict":
             scope = self.workspace_scope(self.settings.workspace)
         with self.store.snapshot():
-            in_scope, params = "1", []
-            if scope is not None:
-                in_scope, params = f"workspace IN ({', '.join('?' * len(scope))})", list(scope)
-
-            def grouped(column: str, where: str = "1") -> dict[str, int]:
-                return {k: n for k, n in self.conn.execute(
-                    f"SELECT {column}, count(*) FROM memories WHERE {where} AND {in_scope} "
-                    f"GROUP BY {column} ORDER BY {column}", params)}
-
+            active = mem.active_counts(self.conn, scope)
             states = conflicts_model.count_by_state(self.conn, scope)
             out = {
                 "ok": True,
-                "by_status": grouped("status"),
-                "by_source_type": grouped("source_type", "status='active'"),
-                "by_workspace": grouped("workspace", "status='active'"),
+                "by_status": mem.status_counts(self.conn, scope),
+                "by_source_type": _summed(active, lambda row: row[1]),
+                "by_workspace": _summed(active, lambda row: row[0]),
                 "conflicts": states,
                 "open_conflicts": states["open"],
-                "agent_asserted_confirmations": agent_asserted_confirmations(self.conn, scope),
+                "agent_asserted_confirmations": _asserted(active),
             }
         pending = getattr(self, "pending_backup", None)
         out["pending_backup"] = pending() if callable(pending) else None
@@ -254,11 +247,18 @@ class GovernanceViews:
 
 def agent_asserted_confirmations(conn: Any, scope: tuple[str, ...] | None = None) -> int:
     """user_confirmed memories whose confirmation only an agent asserted (no user channel)."""
-    sql = ("SELECT count(*) FROM memories WHERE source_type='user_confirmed' "
-           "AND status='active' AND confirmed_via<>'user_channel'")
-    if scope is None:
-        return conn.execute(sql).get
-    return conn.execute(sql + f" AND workspace IN ({', '.join('?' * len(scope))})", scope).get
+    return _asserted(mem.active_counts(conn, scope))
+
+
+def _asserted(active: list[tuple[str, str, str, int]]) -> int:
+    return sum(n for _, source_type, via, n in active if source_type == "user_confirmed" and via != "user_channel")
+
+
+def _summed(active: list[tuple[str, str, str, int]], key: Callable[[tuple[str, str, str, int]], str]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for row in active:
+        totals[key(row)] = totals.get(key(row), 0) + row[3]
+    return dict(sorted(totals.items()))
 
 
 def conflict_facts(conn: Any, row: dict[str, Any]) -> ConflictFacts:
