@@ -13,6 +13,7 @@ the same machine load. Budget: p50 ≤ 100 ms per page at 100k memories.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import platform
 import random
@@ -114,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         words = [quote(corpus.query(memories[rng.randrange(len(memories))])[1].split()[0]) for _ in range(200)]
         proc, base, cookie = start(db)
         try:
-            ids = list(range(1, seeded["events"], max(1, seeded["events"] // 5000)))
-            ids = [i for i in ids if _exists(base, cookie, i)][:500]
+            candidates = range(1, seeded["events"], max(1, seeded["events"] // 5000))
+            ids = list(itertools.islice((i for i in candidates if _exists(base, cookie, i)), 500))
             kinds = pages(rng, ids, words, seeded)
             for make in kinds.values():  # warm: first-use costs (templates, page cache) are not a page's
                 fetch(base, cookie, make())
