@@ -91,7 +91,7 @@ def pages(rng: random.Random, ids: list[int], words: list[str], seeded: dict[str
         "timeline_memory": lambda: f"/timeline?subject={rng.choice(ids)}",
         "audit": lambda: "/audit",
         "audit_filtered": lambda: "/audit?type=Superseded",
-        "audit_page": lambda: f"/audit?before={rng.randrange(2, point)}",
+        "audit_as_of": lambda: f"/audit?as_of={rng.randrange(2, point)}",
         "doctor": lambda: "/doctor",
         "settings": lambda: "/settings",
     }
