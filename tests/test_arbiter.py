@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -110,3 +112,87 @@ def test_a_locked_side_always_beats_an_unlocked_one(left: Side, right: Side, rev
         verdict = arbitrate(a, b, review_agent_conflicts=review)
         assert verdict["winner_side"] == winner
         assert verdict["rule"] == "user_confirmed/locked protection"
+
+
+# -- the rule order against an independent reference -------------------------------------------
+# Written plainly from DESIGN.md "Trust and arbitration", without the production helpers, so that
+# a reordered, dropped or weakened rule in ledger/arbiter.py disagrees with it.
+REFERENCE_TRUST = {"user_confirmed": 100, "document_extracted": 70, "agent_generated": 45, "unknown": 10}
+
+
+def reference_winner(left: Side, right: Side) -> tuple[str | None, str | None]:
+    """(winner side, deciding rule): the first rule that separates the sides wins."""
+
+    def protection(s: Side) -> int:
+        if s.protection == "locked":
+            return 2  # a locked side beats everything short of another lock
+        if s.source_type == "user_confirmed" or s.protection == "protected":
+            return 1  # user_confirmed or protected beats a side that is neither
+        return 0
+
+    def event_time(s: Side) -> datetime:
+        return datetime.fromisoformat(s.event_time.replace("Z", "+00:00"))
+
+    def recorded(s: Side) -> datetime:
+        return datetime.fromisoformat(s.recorded_at.replace("Z", "+00:00"))
+
+    rules = [("user_confirmed/locked protection", protection), ("event_time", event_time),
+             ("source_type", lambda s: REFERENCE_TRUST[s.source_type]), ("confidence", lambda s: s.confidence),
+             ("ingest_time", recorded)]
+    for name, key in rules:
+        if key(left) > key(right):
+            return "left", name
+        if key(right) > key(left):
+            return "right", name
+    return None, None
+
+
+# Few distinct values per field, so that ties happen and later rules get their turn, and rules
+# often disagree (an older but more trusted side, a newer but less confident one, ...).
+ref_times = st.sampled_from(["2025-07-01T00:00:00.000000Z", "2025-07-01T09:30:00.000000Z",
+                             "2025-07-02T00:00:00.000000Z"])
+ref_sides = st.builds(
+    Side,
+    memory_id=st.integers(1, 10**6),
+    source_type=st.sampled_from(sorted(REFERENCE_TRUST)),
+    protection=st.sampled_from(["normal", "protected", "locked"]),
+    event_time=ref_times,
+    confidence=st.sampled_from([0.1, 0.45, 0.7, 1.0]),
+    recorded_at=ref_times,
+)
+
+
+@settings(deadline=None, max_examples=600)
+@given(ref_sides, ref_sides, policy)
+def test_the_first_rule_that_separates_the_sides_wins(left: Side, right: Side, review: bool) -> None:
+    expected_side, expected_rule = reference_winner(left, right)
+    verdict = arbitrate(left, right, review_agent_conflicts=review)
+    assert (verdict["winner_side"], verdict["rule"]) == (expected_side, expected_rule)
+    ids = {"left": left.memory_id, "right": right.memory_id}
+    expected_ids = (None, None) if expected_side is None else (
+        ids[expected_side], ids["right" if expected_side == "left" else "left"])
+    assert (verdict["winner_id"], verdict["loser_id"]) == expected_ids
+    both_agents = left.source_type == right.source_type == "agent_generated"
+    assert verdict["manual_review"] is (expected_side is None or (review and both_agents))
+    if expected_rule is not None:
+        decided = [r for r in verdict["reasons"] if r.endswith("this rule decides")]
+        assert len(decided) == 1 and decided[0].startswith(f"{expected_rule}: the {expected_side} side")
+
+
+def test_rules_that_disagree_are_settled_by_the_earlier_one() -> None:
+    """One pinned case per adjacent pair of rules, the earlier rule favouring the other side."""
+    cases = [  # (left wins by the earlier rule, right is favoured by every later one)
+        (side(1, protection="protected", event_time="2025-07-01T00:00:00.000000Z", confidence=0.1),
+         side(2, event_time="2025-08-01T00:00:00.000000Z", source_type="document_extracted", confidence=1.0),
+         "user_confirmed/locked protection"),
+        (side(1, event_time="2025-07-02T00:00:00.000000Z", source_type="unknown", confidence=0.1),
+         side(2, source_type="document_extracted", confidence=1.0, recorded_at="2025-09-01T00:00:00.000000Z"),
+         "event_time"),
+        (side(1, source_type="document_extracted", confidence=0.1),
+         side(2, confidence=1.0, recorded_at="2025-09-01T00:00:00.000000Z"), "source_type"),
+        (side(1, confidence=0.9), side(2, confidence=0.8, recorded_at="2025-09-01T00:00:00.000000Z"), "confidence"),
+    ]
+    for left, right, rule in cases:
+        verdict = arbitrate(left, right)
+        assert (verdict["winner_id"], verdict["rule"]) == (1, rule)
+        assert arbitrate(right, left)["winner_id"] == 1

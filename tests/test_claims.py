@@ -262,6 +262,9 @@ def test_different_values_stay_different() -> None:
     ("The web app listens on port 3000", "", ("the web app", "port", "3000")),
     ("Budget: 5万", "Apollo", ("Apollo", "budget", "5万")),
     ("It returns 200", "GET /health", ("GET /health", "returns", "200")),
+    ("The license costs 500 dollars", "", ("the license", "costs", "500 dollars")),
+    ("The upgrade will cost 3000", "", ("the upgrade", "costs", "3000")),
+    ("the license is priced at 900元", "", ("the license", "costs", "900元")),
 ])
 def test_patterns_extract_subject_attribute_value(content: str, subject: str, expected: tuple[str, str, str]) -> None:
     claims = extract_claims(content, subject)
@@ -309,6 +312,28 @@ def test_extraction_never_fails_and_is_deterministic(text: str, subject: str) ->
 def test_value_normalisation_never_fails(value: str) -> None:
     kind, canonical = normalize_value(value)
     assert same_value(kind, canonical, canonical)
+
+
+# Values of every kind, each with the kind it must normalise to (random text is nearly always
+# "text", so a fuzzer of text alone never reaches the number, date, version and bool parsers).
+_numbers = st.builds(lambda n, unit: (f"{n}{unit}", "number"), st.integers(0, 10**7),
+                     st.sampled_from(["", "元", " USD", "万", "s", "ms", "%", " GB"]))
+_grouped = st.integers(1000, 10**7).map(lambda n: (f"{n:,}元", "number"))
+_dates = st.dates().map(lambda d: (d.isoformat(), "when"))
+_versions = st.builds(lambda a, b, c: (f"v{a}.{b}.{c}", "version"), *[st.integers(0, 99)] * 3)
+_bools = st.sampled_from(["true", "yes", "on", "enabled", "false", "no", "off", "disabled", "开启", "关闭"]).map(
+    lambda b: (b, "bool"))
+_typed_values = st.one_of(_numbers, _grouped, _dates, _versions, _bools)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_typed_values, st.sampled_from(["", " ", "\u200b", "  \u200b "]))
+def test_typed_values_normalise_to_their_kind_whatever_the_spacing(pair: tuple[str, str], noise: str) -> None:
+    value, kind = pair
+    normalised = normalize_value(value)
+    assert normalised[0] == kind, value
+    assert normalize_value(f"{noise}{value}{noise}") == normalised
+    assert same_value(kind, normalised[1], normalised[1])
 
 
 @pytest.mark.parametrize("line", [

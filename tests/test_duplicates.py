@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
 from ledger import fingerprint
 from server.app import LedgerApp
+from tests.conftest import REPO
 
 
 def test_an_exact_duplicate_creates_no_second_memory_and_is_recorded(app: LedgerApp) -> None:
@@ -65,9 +70,34 @@ def test_the_fingerprint_estimates_jaccard_and_is_stable() -> None:
     exact = len(left & right) / len(left | right)
     estimate = fingerprint.similarity(fingerprint.signature(a), fingerprint.signature(b))
     assert abs(estimate - exact) < 0.2
-    assert fingerprint.signature(a) == fingerprint.signature.__wrapped__(a)  # no per-process randomness
+    assert fingerprint.signature(a) == fingerprint.signature.__wrapped__(a)  # the cache returns what it computed
     assert fingerprint.band_keys(fingerprint.signature(a), "w") != fingerprint.band_keys(fingerprint.signature(a), "v")
     assert "张工" in fingerprint.shingles(a) and "开会" in fingerprint.shingles(a)  # CJK bigrams
+
+
+def test_signatures_and_band_keys_are_the_same_in_every_process() -> None:
+    """No per-process randomness (Python's ``hash()`` is salted per process): other interpreters,
+    with other hash seeds, compute the very same signature and band keys."""
+    text = "张工明天下午三点在三楼开会讨论发布计划 port 8080"
+    here = [list(fingerprint.signature(text)), fingerprint.band_keys(fingerprint.signature(text), "w")]
+    program = ("import json, sys; from ledger import fingerprint as f; s = f.signature(sys.argv[1]); "
+               "print(json.dumps([list(s), f.band_keys(s, 'w')]))")
+    for seed in ("1", "2"):
+        done = subprocess.run([sys.executable, "-c", program, text], capture_output=True, text=True, check=True,
+                              cwd=REPO, env={**os.environ, "PYTHONHASHSEED": seed}, timeout=60)
+        assert json.loads(done.stdout) == json.loads(json.dumps(here))
+
+
+def test_re_remembering_a_retired_memorys_text_stores_it_again(app: LedgerApp) -> None:
+    """The exact-duplicate rule looks only at active memories: a retired fact stated again is new."""
+    old = app.remember("the release train leaves on Tuesdays", subject="release")["memory_id"]
+    app.retire(old, authorization="user_channel")
+    again = app.remember("the release train leaves on Tuesdays", subject="release")
+    assert "duplicate_of" not in again and again["memory_id"] != old
+    assert app.read(again["memory_id"])["memory"]["status"] == "active"
+    assert app.read(old)["memory"]["status"] == "retired"
+    assert app.conn.execute("SELECT sightings FROM memories WHERE memory_id=?", (old,)).get == 0
+    assert [e.type for e in app.store.read()].count("DuplicateSighted") == 0
 
 
 def test_retraction_retires_its_target_and_default_find_hides_it(app: LedgerApp) -> None:

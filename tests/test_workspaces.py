@@ -55,6 +55,30 @@ def test_strict_filters_find_and_refuses_other_workspaces(app_for: AppFor) -> No
     assert beta.read(theirs)["memory"]["content"] == "the deploy port is 9000"  # untouched
 
 
+def test_strict_isolation_holds_for_time_travel_too(app_for: AppFor) -> None:
+    """As-of find filters to the caller's workspace and as-of read refuses another's memory,
+    on both time axes, exactly like the present-tense calls."""
+    alpha, beta = app_for("alpha", "strict"), app_for("beta", "strict")
+    mine = alpha.remember("the deploy port is 7000", event_time="2025-07-01T00:00:00Z")["memory_id"]
+    theirs = beta.remember("the deploy port is 9000", event_time="2025-07-01T00:00:00Z")["memory_id"]
+    head = alpha.store.last_position()
+    points = [{"as_of_recorded": head}, {"as_of_event_time": "2025-08-01T00:00:00Z"},
+              {"as_of_recorded": head, "as_of_event_time": "2025-08-01T00:00:00Z"}]
+    for point in points:
+        assert ids(alpha.find("deploy port", **point)) == [mine], point
+        assert ids(beta.find("deploy port", **point)) == [theirs], point
+        assert ids(alpha.find("deploy port", include_inactive=True, **point)) == [mine], point
+        assert alpha.read(mine, **point)["memory"]["workspace"] == "alpha"
+        with pytest.raises(ForbiddenWorkspace) as info:
+            alpha.read(theirs, **point)
+        assert info.value.code == "forbidden_workspace" and info.value.field == "memory_id"
+        with pytest.raises(ForbiddenWorkspace) as info:
+            alpha.find("deploy", workspace="beta", **point)
+        assert info.value.field == "workspace"
+    # none: the same as-of search sees both workspaces (the filter above is isolation's, not the data's)
+    assert set(ids(app_for("alpha", "none").find("deploy port", as_of_recorded=head))) == {mine, theirs}
+
+
 def test_weak_boosts_the_callers_workspace_and_none_ignores_it(app_for: AppFor) -> None:
     writer_b = app_for("beta")
     writer_a = app_for("alpha")
