@@ -94,13 +94,13 @@ def test_an_exclusive_lock_held_by_another_process(tmp_path: Path, locker) -> No
     # WAL: reads still work under the other process's write lock.
     assert [r["memory_id"] for r in app.find("written before the lock")["results"]] == [kept]
     assert app.status()["pending_backup"]["events"] == 3 and app.status()["degraded"]["reason"] == "locked"
-    if hasattr(app, "retire"):  # a governance write gets the same treatment without knowing it
-        retired = app.retire(kept, reason="moved", authorization=AUTH_USER)
-        assert retired["backup_only"] and "memory_id" not in retired
-        results.append(retired)
+    # A governance write gets the same treatment without knowing it.
+    retired = app.retire(kept, reason="moved", authorization=AUTH_USER)
+    assert retired["backup_only"] and "memory_id" not in retired
+    results.append(retired)
     release(proc)
     assert_replayed_once(app, results, texts)
-    assert app.read(kept)["memory"]["status"] == ("retired" if hasattr(app, "retire") else "active")
+    assert app.read(kept)["memory"]["status"] == "retired"
     assert app.remember("written after the lock")["memory_id"] > kept
     app.close()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -256,22 +257,38 @@ def test_conflict_lists_filter_by_state(app: LedgerApp) -> None:
 
 
 def test_racing_writers_never_miss_each_others_collision(db_path: Path) -> None:
-    """The collision check reads claims inside the write transaction (BEGIN IMMEDIATE)."""
+    """The collision check reads claims inside the write transaction (BEGIN IMMEDIATE).
+
+    The two writers start each round together (a barrier per round), so their writes race for
+    the lock and the log shows them interleaved — proved before anything else is checked.
+    """
     import threading
 
     apps = [LedgerApp(Settings(db=str(db_path), client=f"w{i}")) for i in range(2)]
+    rounds = 6
     start = threading.Barrier(2)
+    failures: list[BaseException] = []
 
     def writer(app: LedgerApp, offset: int) -> None:
-        start.wait()
-        for i in range(6):
-            app.remember(f"the shared cache port is {7000 + offset + 2 * i}")
+        try:
+            for i in range(rounds):
+                start.wait(timeout=30)
+                app.remember(f"the shared cache port is {7000 + offset + 2 * i}")
+        except BaseException as exc:  # surfaced below: a thread's assertion would be lost
+            failures.append(exc)
+            start.abort()
 
     threads = [threading.Thread(target=writer, args=(app, i)) for i, app in enumerate(apps)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    assert not failures, failures
+    created = [e for e in apps[0].store.read() if e.type.startswith("Memory") and e.stream_version == 1]
+    writers = [e.actor.split(":")[0] for e in created]
+    assert sorted(writers) == ["w0"] * rounds + ["w1"] * rounds, writers
+    switches = sum(a != b for a, b in itertools.pairwise(writers))
+    assert switches >= rounds, writers  # interleaved: each round holds one write of each writer
     sets = list(apps[0].conn.execute("SELECT member_count FROM conflicts"))
     assert sets == [(12,)]  # every write joined the one set of the claim
     for app in apps:

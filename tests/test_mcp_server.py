@@ -255,7 +255,9 @@ def test_snippets_cut_on_character_boundaries() -> None:
     text = "记忆" * 2000
     piece = mcp_compact.snippet(text, "", 301)
     assert len(piece.encode("utf-8")) <= 301 and piece.endswith("…")
-    piece.encode("utf-8")  # valid text
+    body = piece[:-1]
+    assert text.startswith(body)  # whole characters only: no half-cut byte sequence dropped or replaced
+    assert len(body) == (301 - 6) // 3  # as many 3-byte characters as the budget (less the ellipses) holds
 
 
 def test_notices_are_merged_deduplicated_and_capped() -> None:

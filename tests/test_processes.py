@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -21,19 +22,50 @@ pytestmark = pytest.mark.slow
 
 
 def spawn(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, str(WORKERS), *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, str(WORKERS), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
+
+
+def start_together(*args: list[str]) -> list[subprocess.Popen[str]]:
+    """Spawn workers, wait until every one has opened the database, then let them all go at once."""
+    procs = [spawn(*a) for a in args]
+    for p in procs:
+        assert p.stdout is not None and p.stdout.readline() == "ready\n", p.stderr.read() if p.stderr else ""
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    return procs
+
+
+def outputs(procs: list[subprocess.Popen[str]]) -> list[list[str]]:
+    """Each worker's printed lines (after "ready"), once it has exited cleanly."""
+    lines = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err  # no BUSY (or anything else) reached a caller
+        lines.append(out.splitlines())
+    return lines
+
+
+def switches(owner_by_position: dict[int, int]) -> int:
+    """How often the log passes from one worker's write to another's (0: one after the other)."""
+    owners = [owner_by_position[p] for p in sorted(owner_by_position)]
+    return sum(a != b for a, b in itertools.pairwise(owners))
 
 
 def test_four_processes_append_without_lost_or_interleaved_positions(db_path: Path) -> None:
     EventStore(db_path).close()  # create the schema once
-    procs = [spawn("append", str(db_path), str(w), "60") for w in range(4)]
+    procs = start_together(*[["append", str(db_path), str(w), "60"] for w in range(4)])
     batches = []
-    for p in procs:
-        out, err = p.communicate(timeout=120)
-        assert p.returncode == 0, err  # no BUSY (or anything else) reached a caller
-        batches += [[int(x) for x in line.split()] for line in out.splitlines()]
+    first_position: dict[int, int] = {}
+    for worker, lines in enumerate(outputs(procs)):
+        mine = [[int(x) for x in line.split()] for line in lines]
+        first_position.update({b[0]: worker for b in mine})
+        batches += mine
     assert len(batches) == 4 * 60
+    # The writers really ran at the same time: the log passes from one to another over and over.
+    assert switches(first_position) >= 40, switches(first_position)  # measured 100-190 of 239
     for batch in batches:  # a batch is contiguous: nobody interleaved inside it
         assert batch == list(range(batch[0], batch[0] + 3))
     positions = sorted(p for b in batches for p in b)
@@ -44,13 +76,12 @@ def test_four_processes_append_without_lost_or_interleaved_positions(db_path: Pa
 
 def test_four_facade_processes_keep_projections_consistent(db_path: Path) -> None:
     LedgerApp(Settings(db=str(db_path))).close()
-    procs = [spawn("remember", str(db_path), str(w), "40") for w in range(4)]
-    ids = []
-    for p in procs:
-        out, err = p.communicate(timeout=120)
-        assert p.returncode == 0, err
-        ids += [int(x) for x in out.split()]
-    assert len(set(ids)) == 160
+    procs = start_together(*[["remember", str(db_path), str(w), "40"] for w in range(4)])
+    owner: dict[int, int] = {}
+    for worker, lines in enumerate(outputs(procs)):
+        owner.update({int(x): worker for x in lines})
+    assert len(owner) == 160
+    assert switches(owner) >= 20, switches(owner)  # ids follow log order; measured 50-80 of 159
     result = ledger_cli("verify", "--db", str(db_path), "--json")
     assert result.returncode == 0, result.stdout + result.stderr
     app = LedgerApp(Settings(db=str(db_path)))

@@ -6,6 +6,8 @@ positions, stale stream versions, refusal triggers, the hash chain and upcasting
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from pathlib import Path
 
@@ -16,7 +18,7 @@ import pytest
 from ledger.errors import ChainBroken, StreamVersionConflict
 from ledger.events import EVENT_TYPES, MemoryRecorded, MemoryRetired, decode_payload
 from ledger.ids import uuid7
-from ledger.store import CHECKPOINT_FRAMES, GENESIS_HASH, EventStore, NewEvent, row_hash
+from ledger.store import CHECKPOINT_FRAMES, GENESIS_HASH, EventStore, NewEvent, StoredEvent, row_hash
 
 T0 = "2026-07-01T00:00:00.000000Z"
 
@@ -87,14 +89,37 @@ def test_triggers_refuse_update_and_delete(store: EventStore, statement: str) ->
     assert store.last_position() == 1
 
 
+def outside_hash(prev_hash: str, ev: StoredEvent) -> str:
+    """DESIGN.md's ``sha256(prev_hash || canonical bytes)`` with json + hashlib, no project code."""
+    columns = [ev.position, ev.event_id, ev.stream_id, ev.stream_version, ev.type, ev.v, ev.payload,
+               ev.event_time, ev.recorded_at, ev.actor, ev.workspace, ev.idempotency_key]
+    body = json.dumps(columns, separators=(",", ":"), ensure_ascii=False).encode()
+    return hashlib.sha256(prev_hash.encode("ascii") + body).hexdigest()
+
+
 def test_hash_chain_links_every_event(store: EventStore) -> None:
-    events = store.append([remembered() for _ in range(5)])
+    events = store.append([remembered(content=f"x {n} 接口 🙂 \u2028") for n in range(4)])
+    events += store.append([remembered(idempotency_key="k-1")])
     prev = GENESIS_HASH
     for ev in events:
         assert ev.prev_hash == prev
-        assert ev.hash == row_hash(prev, ev)
+        assert ev.hash == outside_hash(prev, ev) == row_hash(prev, ev)
         prev = ev.hash
     assert store.verify_chain() == 5
+
+
+def test_hashes_are_pinned(store: EventStore) -> None:
+    """The same rows hash to the same values in every version and process (an export verified
+    elsewhere, a chain checked years later): the values below were computed once and written down."""
+    pinned = ["ed2df0c67adf20ee60d7b5e0312c9719ea9feeeaf1f7b389a063f6f0da455d1b",
+              "ccf7cd11e26f769bd594d2f56bf3f1f2d951f2309d6f9bad01579f6339e3a09e"]
+    events = store.append([
+        NewEvent(data=MemoryRetired(memory="s-1", reason=reason), stream_id="s-1",
+                 event_time="2026-07-01T00:00:00.000000Z", event_id=f"00000000-0000-7000-8000-00000000000{n}",
+                 recorded_at="2026-07-01T00:00:01.000000Z", actor="test:pinned", workspace="w")
+        for n, reason in enumerate(["done", "接口 🙂 \u2028"])])
+    assert [e.hash for e in events] == pinned
+    assert events[1].prev_hash == pinned[0] and events[0].prev_hash == GENESIS_HASH
 
 
 def test_verify_chain_names_the_first_bad_position(store: EventStore) -> None:

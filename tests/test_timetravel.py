@@ -31,12 +31,7 @@ def stream_of(app: LedgerApp, memory_id: int) -> str:
 
 
 def supersede(app: LedgerApp, loser: int, winner: int) -> None:
-    if hasattr(app, "supersede"):
-        app.supersede(loser_id=loser, winner_id=winner, reason="newer observation", authorization=AUTH_USER)
-    else:
-        append(app, Superseded(loser=stream_of(app, loser), winner=stream_of(app, winner),
-                               reason="newer observation", rule="event_time"),
-               stream_of(app, loser), JUL.format(6))
+    app.supersede(loser_id=loser, winner_id=winner, reason="newer observation", authorization=AUTH_USER)
 
 
 def ids(result: dict[str, Any]) -> list[int]:
@@ -255,6 +250,18 @@ def test_as_of_search_for_common_terms_takes_the_bounded_path(app: LedgerApp, mo
     made = [app.remember(f"alpha bravo note {n}", event_time=JUL.format(1 + n))["memory_id"] for n in range(5)]
     point = app.store.last_position()
     app.update(made[0], content="charlie only now")
+    orders: list[str] = []
+
+    def trace(cursor: object, sql: str, bindings: object) -> bool:
+        if "tt_fts MATCH ?" in sql and "ORDER BY" in sql:
+            orders.append(sql.split("ORDER BY")[1].split("LIMIT")[0].strip())
+        return True
+
+    app.store.conn.exec_trace = trace
+    assert set(ids(app.find("alpha bravo", limit=50, as_of_recorded=point))) == set(made)
+    app.store.conn.exec_trace = None
+    # Common terms are taken newest first; only rare ones are ranked by bm25 (over every posting).
+    assert orders and set(orders) == ({"tt_fts.rowid DESC"} if common == 2 else {"r"}), orders
     assert set(ids(app.find("alpha", limit=50, as_of_recorded=point))) == set(made)
     assert set(ids(app.find("alpha", limit=50))) == set(made[1:])
     assert set(ids(app.find("alpha bravo", limit=50, as_of_recorded=point))) == set(made)

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+PAUSE_S = 0.002  # between writes, outside the transaction: the others get a chance at the lock
+
+
+def wait_for_start() -> None:
+    """A start barrier across processes: say ready, then wait for the test's go on stdin."""
+    print("ready", flush=True)
+    sys.stdin.readline()
 
 
 def append_batches(db: str, worker: int, batches: int) -> None:
@@ -15,7 +25,9 @@ def append_batches(db: str, worker: int, batches: int) -> None:
     from ledger.store import EventStore, NewEvent
 
     store = EventStore(db)
+    wait_for_start()
     for b in range(batches):
+        time.sleep(PAUSE_S)
         batch = []
         for i in range(3):
             stream = uuid7()
@@ -43,7 +55,9 @@ def facade_remember(db: str, worker: int, count: int) -> None:
     from server.config import Settings
 
     app = LedgerApp(Settings(db=db, client=f"worker{worker}"))
+    wait_for_start()
     for i in range(count):
+        time.sleep(PAUSE_S)
         print(app.remember(f"worker {worker} fact {i}")["memory_id"], flush=True)
 
 

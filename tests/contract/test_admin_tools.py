@@ -1,27 +1,20 @@
 """docs/contract.md tools ``memory_review``, ``memory_govern`` and ``memory_repair`` over stdio.
 
-Every view, action and task is reached. A capability whose facade method has not landed yet
-must answer ``unavailable`` ("not available yet"); once the method exists the same call must
-succeed with the contract's keys — so these tests follow the facade as it grows.
+Every view, action and task is reached, and each must succeed with the contract's keys (every
+capability named here is shipped: none may answer ``unavailable``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from server.app import LedgerApp
 from tests.contract.conftest import LedgerServer, Reply
 
 pytestmark = pytest.mark.slow
 
 
-def landed(r: Reply, method: str) -> bool:
-    """True when the facade has ``method`` (then the call must succeed), else it is unavailable."""
-    if hasattr(LedgerApp, method):
-        assert r.ok, r.body
-        return True
-    assert r.code == "unavailable" and "not available yet" in r.error["message"], r.body
-    return False
+def succeeded(r: Reply) -> None:
+    assert r.ok, r.body
 
 
 def remember(srv: LedgerServer, content: str, **extra: object) -> int:
@@ -30,10 +23,10 @@ def remember(srv: LedgerServer, content: str, **extra: object) -> int:
 
 def test_overview_and_doctor(srv: LedgerServer) -> None:
     remember(srv, "Overview fact one")
-    landed(srv.call("memory_review", "overview"), "overview")
+    succeeded(srv.call("memory_review", "overview"))
     doctor = srv.call("memory_review", "doctor")
-    if landed(doctor, "doctor"):
-        assert isinstance(doctor["checks"], list) and "severity" in doctor.body
+    succeeded(doctor)
+    assert isinstance(doctor["checks"], list) and "severity" in doctor.body
 
 
 def test_history_carries_versions_and_the_actor(srv: LedgerServer) -> None:
@@ -49,10 +42,10 @@ def test_history_carries_versions_and_the_actor(srv: LedgerServer) -> None:
 
 def test_conflicts_and_conflict_detail(srv: LedgerServer) -> None:
     r = srv.call("memory_review", "conflicts", {"state": "all", "limit": 5})
-    if landed(r, "conflicts"):
-        assert isinstance(r["conflicts"], list)
+    succeeded(r)
+    assert isinstance(r["conflicts"], list)
     detail = srv.call("memory_review", "conflict_detail", {"conflict_id": 987654})
-    assert detail.code in {"not_found", "unavailable"}
+    assert detail.code == "not_found", detail.body
 
 
 def test_compare_returns_a_verdict_and_writes_nothing(srv: LedgerServer) -> None:
@@ -60,55 +53,55 @@ def test_compare_returns_a_verdict_and_writes_nothing(srv: LedgerServer) -> None
     right = remember(srv, "The release train leaves on Tuesday", event_time="2025-02-01T00:00:00Z")
     before = srv.events()
     r = srv.call("memory_review", "compare", {"left_id": left, "right_id": right})
-    if landed(r, "compare"):
-        verdict = r["verdict"]
-        assert {"winner_side", "winner_id", "loser_id", "manual_review", "reasons", "rule_order"} <= set(verdict)
-        assert verdict["winner_id"] == right  # newer event_time
+    succeeded(r)
+    verdict = r["verdict"]
+    assert {"winner_side", "winner_id", "loser_id", "manual_review", "reasons", "rule_order"} <= set(verdict)
+    assert verdict["winner_id"] == right  # newer event_time
     assert srv.events() == before
 
 
 def test_audit_and_timeline(srv: LedgerServer) -> None:
     memory_id = remember(srv, "Audit trail fact", subject="audit subject")
     audit = srv.call("memory_review", "audit", {"memory_id": memory_id, "limit": 10})
-    if landed(audit, "audit"):
-        assert audit["events"], audit.body
-        assert {"position", "type", "stream_id", "event_time", "recorded_at", "actor", "payload"} <= set(
-            audit["events"][0])
-        assert audit["events"][0]["actor"] == "contract-test"
-        assert [e["type"] for e in audit["events"]] == ["MemoryRecorded"]  # the design's names
-        srv.call("memory_govern", "confirm", {"memory_id": memory_id, "authorized": True})
-        for name in ("Confirmed", "MemoryConfirmed"):  # the earlier name filters the same rows
-            confirmed = srv.call("memory_review", "audit", {"memory_id": memory_id, "type": name})["events"]
-            assert [(e["type"], e.get("stored_type")) for e in confirmed] == [("Confirmed", None)]
+    succeeded(audit)
+    assert audit["events"], audit.body
+    assert {"position", "type", "stream_id", "event_time", "recorded_at", "actor", "payload"} <= set(
+        audit["events"][0])
+    assert audit["events"][0]["actor"] == "contract-test"
+    assert [e["type"] for e in audit["events"]] == ["MemoryRecorded"]  # the design's names
+    srv.call("memory_govern", "confirm", {"memory_id": memory_id, "authorized": True})
+    for name in ("Confirmed", "MemoryConfirmed"):  # the earlier name filters the same rows
+        confirmed = srv.call("memory_review", "audit", {"memory_id": memory_id, "type": name})["events"]
+        assert [(e["type"], e.get("stored_type")) for e in confirmed] == [("Confirmed", None)]
     timeline = srv.call("memory_review", "timeline", {"memory_id": memory_id})
-    if landed(timeline, "timeline"):
-        assert {"memory_id", "valid_from", "valid_to", "status", "superseded_by"} <= set(timeline["intervals"][0])
-    assert srv.call("memory_review", "timeline", {"subject": "audit subject"}).ok == hasattr(LedgerApp, "timeline")
+    succeeded(timeline)
+    assert {"memory_id", "valid_from", "valid_to", "status", "superseded_by"} <= set(timeline["intervals"][0])
+    assert srv.call("memory_review", "timeline", {"subject": "audit subject"})["intervals"]
 
 
 def test_governance_actions(srv: LedgerServer) -> None:
     a = remember(srv, "Coffee machine is on floor 2", event_time="2025-01-01T00:00:00Z")
     b = remember(srv, "Coffee machine is on floor 3", event_time="2025-06-01T00:00:00Z")
     r = srv.call("memory_govern", "arbitrate", {"left_id": a, "right_id": b, "authorized": True})
-    if landed(r, "arbitrate"):
-        assert r["verdict"]["winner_id"] == b
+    succeeded(r)
+    assert r["verdict"]["winner_id"] == b
     confirmed = remember(srv, "Standup is at 9:30")
-    if landed(srv.call("memory_govern", "confirm", {"memory_id": confirmed, "authorized": True}), "confirm"):
-        assert srv.memory("read", {"memory_id": confirmed})["memory"]["protection"] == "locked"
+    succeeded(srv.call("memory_govern", "confirm", {"memory_id": confirmed, "authorized": True}))
+    assert srv.memory("read", {"memory_id": confirmed})["memory"]["protection"] == "locked"
     retired = remember(srv, "The old VPN endpoint is vpn1")
-    if landed(srv.call("memory_govern", "retire", {"memory_id": retired, "reason": "replaced",
-                                                   "authorized": True}), "retire"):
-        assert srv.memory("read", {"memory_id": retired})["memory"]["status"] == "retired"
+    succeeded(srv.call("memory_govern", "retire", {"memory_id": retired, "reason": "replaced",
+                                                   "authorized": True}))
+    assert srv.memory("read", {"memory_id": retired})["memory"]["status"] == "retired"
     loser, winner = remember(srv, "Wiki lives at wiki1"), remember(srv, "Wiki lives at wiki2")
-    if landed(srv.call("memory_govern", "supersede", {"loser_id": loser, "winner_id": winner,
-                                                      "authorized": True}), "supersede"):
-        assert srv.memory("read", {"memory_id": loser})["memory"]["superseded_by"] == winner
+    succeeded(srv.call("memory_govern", "supersede", {"loser_id": loser, "winner_id": winner,
+                                                      "authorized": True}))
+    assert srv.memory("read", {"memory_id": loser})["memory"]["superseded_by"] == winner
     locked = remember(srv, "My employee number is 4711", source_type="user_confirmed")
-    if landed(srv.call("memory_govern", "unlock", {"memory_id": locked, "authorized": True}), "unlock"):
-        assert srv.memory("read", {"memory_id": locked})["memory"]["protection"] == "normal"
+    succeeded(srv.call("memory_govern", "unlock", {"memory_id": locked, "authorized": True}))
+    assert srv.memory("read", {"memory_id": locked})["memory"]["protection"] == "normal"
     missing = srv.call("memory_govern", "resolve_conflict", {"conflict_id": 987654, "resolution": "keep_both",
                                                              "authorized": True})
-    assert missing.code in {"not_found", "unavailable"}
+    assert missing.code == "not_found", missing.body
 
 
 def test_governance_without_authorization_writes_nothing(srv: LedgerServer) -> None:
@@ -151,17 +144,14 @@ def test_repair_tasks(srv: LedgerServer) -> None:
     assert srv.call("memory_repair", "rebuild", {"projection": "search"})["projections"] == ["search"]
     verified = srv.call("memory_repair", "verify")
     assert verified["chain"] == "intact" and verified["projections"] == "consistent"
-    landed(srv.call("memory_repair", "replay_backup"), "replay_backup")  # dry run by default
-    landed(srv.call("memory_repair", "archive"), "archive")
+    succeeded(srv.call("memory_repair", "replay_backup"))  # dry run by default
+    succeeded(srv.call("memory_repair", "archive"))
     reembed = srv.call("memory_repair", "reembed")
     assert reembed.ok or reembed.code == "unavailable"
     assert srv.events() == events  # rebuild, verify and dry runs append nothing
 
 
 def test_conflict_lifecycle_open_judged_resolved(srv: LedgerServer) -> None:
-    if not hasattr(LedgerApp, "resolve_conflict"):
-        pytest.skip("conflicts have not landed on the facade yet")
-
     def claim(value: str) -> dict[str, object]:
         return {"content": f"The build server runs Java {value}", "subject": "build server",
                 "claims": [{"subject": "build server", "attribute": "java", "value": value}]}

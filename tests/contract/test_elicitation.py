@@ -21,7 +21,6 @@ from mcp import Client, StdioServerParameters
 
 from ledger.events import AUTH_AGENT, AUTH_USER
 from ledger.store import EventStore
-from server.app import LedgerApp
 from tests.conftest import REPO
 from tests.contract.conftest import LedgerServer
 
@@ -80,20 +79,16 @@ def test_governance_on_locked_memories_and_confirm_ask_first(asking: LedgerServe
     locked = asking.memory("remember", {"content": "Emergency contact: Sam", "source_type": "user_confirmed"})[
         "memory_id"]
     plain = asking.memory("remember", {"content": "Lunch is at noon"})["memory_id"]
-    cases = [("retire", {"memory_id": locked, "reason": "moved"}, "retire"),
-             ("confirm", {"memory_id": plain}, "confirm")]
-    for action, data, method in cases:
+    cases = [("retire", {"memory_id": locked, "reason": "moved"}), ("confirm", {"memory_id": plain})]
+    for action, data in cases:
         asked = len(user.questions)
         user.will(False)  # the user unticks "approve"
         before = asking.events()
         r = asking.call("memory_govern", action, {**data, "authorized": True})
-        if hasattr(LedgerApp, method):
-            assert len(user.questions) == asked + 1, action
-            assert r.code == "unauthorized" and asking.events() == before
-            user.will(True)
-            assert asking.call("memory_govern", action, {**data, "authorized": True}).ok
-        else:  # asked all the same; then the missing capability answers
-            assert len(user.questions) == asked + 1 and r.code == "unavailable"
+        assert len(user.questions) == asked + 1, action
+        assert r.code == "unauthorized" and asking.events() == before
+        user.will(True)
+        assert asking.call("memory_govern", action, {**data, "authorized": True}).ok
     user.answers.clear()
 
 
@@ -137,8 +132,6 @@ async def test_the_2026_protocol_asks_through_input_required(tmp_path: Path) -> 
 
 
 def test_resolving_a_conflict_with_a_locked_member_asks_first(asking: LedgerServer, user: User) -> None:
-    if not hasattr(LedgerApp, "resolve_conflict"):
-        pytest.skip("conflicts have not landed on the facade yet")
     mine = asking.memory("remember", {"content": "My shoe size is 42", "subject": "me", "source_type":
                                       "user_confirmed", "claims": [{"subject": "me", "attribute": "shoe size",
                                                                     "value": "42"}]})["memory_id"]

@@ -120,7 +120,8 @@ def test_missing_ids_are_not_found_and_nothing_is_written(srv: LedgerServer) -> 
 def test_judge_is_answered_cleanly(srv: LedgerServer) -> None:
     r = srv.memory("judge", {"conflict_id": 987654, "winner_id": 1, "rationale": "newer",
                              "pins": {"1": 1, "2": 1}})
-    assert r.code in {"not_found", "unavailable"}
+    assert r.code == "not_found", r.body
+    assert "987654" in r.error["message"] or r.error.get("field") == "conflict_id", r.body
 
 
 def test_status_reports_the_contract_keys(srv: LedgerServer) -> None:
@@ -155,11 +156,10 @@ def test_a_conflicting_remember_stays_compact(srv: LedgerServer) -> None:
                             "claims": [{"subject": "vpn gateway", "attribute": "port", "value": "1194"}]})
     r = srv.memory("remember", {"content": "The VPN gateway port is 443", "subject": "vpn gateway",
                                 "claims": [{"subject": "vpn gateway", "attribute": "port", "value": "443"}]})
-    assert r.ok
-    if r.body.get("conflicts"):  # claim collisions are reported (governance has landed)
-        assert r["conflicts_total"] >= 1 and len(r["conflicts"]) <= 5
-        assert "rule_order" not in r["conflicts"][0]["verdict"]
-        assert r.size < 700, r.body
+    assert r.ok and r.body["conflicts"], r.body  # the claim collision is reported
+    assert r["conflicts_total"] >= 1 and len(r["conflicts"]) <= 5
+    assert "rule_order" not in r["conflicts"][0]["verdict"]
+    assert r.size < 700, r.body
 
 
 def test_as_of_queries_reach_time_travel(srv: LedgerServer) -> None:
