@@ -9,11 +9,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, settings
 
 from server.app import LedgerApp
 from server.config import Settings
 
 REPO = Path(__file__).resolve().parent.parent
+
+# ``--hypothesis-profile=mutation`` (python -m tools.mutation): a failing example is reported as
+# found, not shrunk — the mutation check needs to know *that* a test fails, fast.
+settings.register_profile("mutation", phases=(Phase.explicit, Phase.reuse, Phase.generate))
 # Tests make fresh ledgers at explicit paths all the time, as ``ledger init`` would; the tests
 # of the refusal itself (tests/test_cli_input.py) run without this.
 os.environ["LEDGER_CREATE"] = "1"

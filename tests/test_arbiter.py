@@ -162,7 +162,7 @@ ref_sides = st.builds(
 )
 
 
-@settings(deadline=None, max_examples=600)
+@settings(deadline=None, max_examples=300)
 @given(ref_sides, ref_sides, policy)
 def test_the_first_rule_that_separates_the_sides_wins(left: Side, right: Side, review: bool) -> None:
     expected_side, expected_rule = reference_winner(left, right)

@@ -1,0 +1,3 @@
+from tools.mutation.run import main
+
+raise SystemExit(main())

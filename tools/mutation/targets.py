@@ -1,0 +1,60 @@
+"""What the mutation check mutates, and which tests must notice.
+
+One entry per module. Edit this map when a rule moves or a new test file covers it:
+
+- ``tests``: the test files run against each mutant of the module (only these, with ``-x``:
+  the first failure kills the mutant). The first file runs alone first and the rest only for
+  the mutants it misses: put the module's own fast unit tests first.
+- ``only``: qualified names (``Class.method`` or a module-level name) to mutate; empty means
+  the whole module, so functions added later are mutated without touching this map. A name
+  listed here that the module no longer has is an error, never a silent skip.
+- ``critical``: names where any surviving mutant fails the check whatever the score (workspace
+  isolation, the arbitration rule order).
+- ``fast``: part of the subset that CI runs (``--fast``).
+- ``ordered``: module-level sequences whose element order is a rule (each adjacent pair swapped).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str
+    tests: tuple[str, ...]
+    only: tuple[str, ...] = ()
+    critical: tuple[str, ...] = ()
+    ordered: tuple[str, ...] = ()
+    fast: bool = False
+
+
+_GOVERNANCE_TESTS = ("tests/test_governance.py", "tests/test_governance_conflicts.py", "tests/test_duplicates.py",
+                     "tests/test_governance_rebuild.py")
+_CLAIM_TESTS = ("tests/test_claims.py", "tests/test_governance_conflicts.py", "tests/test_duplicates.py")
+_TIME_TESTS = ("tests/test_workspaces.py", "tests/test_timetravel.py", "tests/test_timetravel_property.py")
+
+TARGETS: tuple[Target, ...] = (
+    # Arbitration: the rule order and every rule's direction.
+    Target("ledger/arbiter.py", ("tests/test_arbiter.py", "tests/test_governance_conflicts.py"),
+           critical=("_RULES", "_protection_rank", "arbitrate"), ordered=("_RULES",), fast=True),
+    Target("ledger/trust.py", ("tests/test_arbiter.py", "tests/test_governance.py")),
+    # The write decisions (command + state -> events) and governance.
+    Target("ledger/decide.py", _GOVERNANCE_TESTS),
+    Target("ledger/govern.py", _GOVERNANCE_TESTS),
+    # Normalisation and claim extraction.
+    Target("ledger/normalize.py", ("tests/test_claims.py", "tests/test_duplicates.py", "tests/test_text.py")),
+    Target("ledger/normalize_when.py", ("tests/test_claims.py",)),
+    Target("ledger/claims.py", _CLAIM_TESTS),
+    # The filters guarding workspace isolation ...
+    Target("server/workspaces.py", ("tests/test_workspaces.py",),
+           only=("WorkspaceMixin._check_workspace", "WorkspaceMixin._write_workspace",
+                 "WorkspaceMixin._find_scope", "WorkspaceMixin.workspaces"),
+           critical=("WorkspaceMixin._check_workspace", "WorkspaceMixin._write_workspace",
+                     "WorkspaceMixin._find_scope", "WorkspaceMixin.workspaces"), fast=True),
+    # ... and time travel (as-of find and read, the validity rules they apply).
+    Target("server/timetravel.py", _TIME_TESTS,
+           only=("TimeTravelMixin._point", "TimeTravelMixin._find_as_of", "TimeTravelMixin._read_as_of"),
+           critical=("TimeTravelMixin._find_as_of", "TimeTravelMixin._read_as_of")),
+    Target("projections/asof.py", _TIME_TESTS, only=("_where", "status_at", "state_at", "position_at")),
+)
