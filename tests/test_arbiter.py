@@ -115,7 +115,7 @@ def test_a_locked_side_always_beats_an_unlocked_one(left: Side, right: Side, rev
 
 
 # -- the rule order against an independent reference -------------------------------------------
-# Written plainly from DESIGN.md "Trust and arbitration", without the production helpers, so that
+# Written plainly from docs/design.md "Trust and arbitration", without the production helpers, so that
 # a reordered, dropped or weakened rule in ledger/arbiter.py disagrees with it.
 REFERENCE_TRUST = {"user_confirmed": 100, "document_extracted": 70, "agent_generated": 45, "unknown": 10}
 
@@ -177,6 +177,10 @@ def test_the_first_rule_that_separates_the_sides_wins(left: Side, right: Side, r
     if expected_rule is not None:
         decided = [r for r in verdict["reasons"] if r.endswith("this rule decides")]
         assert len(decided) == 1 and decided[0].startswith(f"{expected_rule}: the {expected_side} side")
+    if expected_side is None:
+        assert "no rule separates the two sides" in verdict["reasons"][-1]
+    elif review and both_agents:
+        assert "review_agent_conflicts" in verdict["reasons"][-1]
 
 
 def test_rules_that_disagree_are_settled_by_the_earlier_one() -> None:
@@ -196,3 +200,18 @@ def test_rules_that_disagree_are_settled_by_the_earlier_one() -> None:
         verdict = arbitrate(left, right)
         assert (verdict["winner_id"], verdict["rule"]) == (1, rule)
         assert arbitrate(right, left)["winner_id"] == 1
+    protected, normal = cases[0][0], cases[0][1]
+    assert arbitrate(protected, normal)["reasons"] == [
+        "user_confirmed/locked protection: the left side is protected and the right side is normal — this rule decides"]
+    assert arbitrate(normal, protected)["reasons"] == [
+        "user_confirmed/locked protection: the right side is protected and the left side is normal — this rule decides"]
+    confirmed = side(3, source_type="user_confirmed")
+    assert arbitrate(normal, confirmed)["reasons"][0].startswith(
+        "user_confirmed/locked protection: the right side is user_confirmed and the left side is normal")
+
+
+def test_a_stored_verdict_without_manual_review_reads_back_by_its_winner() -> None:
+    assert with_ids({"winner_side": None}, 1, 2)["manual_review"] is True
+    assert with_ids({"winner_side": "left"}, 1, 2) == {
+        "winner_side": "left", "winner_id": 1, "loser_id": 2, "manual_review": False, "reasons": [],
+        "rule_order": EXPECTED_ORDER, "rule": None}

@@ -90,7 +90,7 @@ def test_triggers_refuse_update_and_delete(store: EventStore, statement: str) ->
 
 
 def outside_hash(prev_hash: str, ev: StoredEvent) -> str:
-    """DESIGN.md's ``sha256(prev_hash || canonical bytes)`` with json + hashlib, no project code."""
+    """docs/design.md's ``sha256(prev_hash || canonical bytes)`` with json + hashlib, no project code."""
     columns = [ev.position, ev.event_id, ev.stream_id, ev.stream_version, ev.type, ev.v, ev.payload,
                ev.event_time, ev.recorded_at, ev.actor, ev.workspace, ev.idempotency_key]
     body = json.dumps(columns, separators=(",", ":"), ensure_ascii=False).encode()

@@ -170,6 +170,10 @@ def test_as_of_inputs_are_validated(app: LedgerApp) -> None:
         app.read(1, as_of_recorded="yesterday-ish")
     with pytest.raises(InvalidInput):
         app.timeline()
+    for bad in (True, -1, "-1"):  # a bool is not a position; positions start at 0
+        with pytest.raises(InvalidInput) as info:
+            app.read(1, as_of_recorded=bad)
+        assert info.value.field == "as_of_recorded"
 
 
 def test_as_of_find_filters_and_empty_query(app: LedgerApp) -> None:
@@ -181,8 +185,13 @@ def test_as_of_find_filters_and_empty_query(app: LedgerApp) -> None:
     assert ids(app.find("alpha", as_of_recorded=point, tags_filter=["ops"])) == [a]
     assert ids(app.find("alpha", as_of_recorded=point, source_type="document_extracted")) == [b]
     assert ids(app.find("alpha", as_of_recorded=point, after_time=JUL.format(2))) == [b]
+    assert ids(app.find("alpha", as_of_recorded=point, before_time="2026-07-01T12:00:00Z")) == [a]
     limited = app.find("alpha", as_of_recorded=point, limit=1)
-    assert limited["has_more"] is True and len(limited["results"]) == 1
+    assert limited["has_more"] is True and len(limited["results"]) == 1 and limited["ok"] is True
+    rest = app.find("alpha", as_of_recorded=point, limit=1, cursor=limited["next_cursor"])
+    assert ids(limited) + ids(rest) == ids(app.find("alpha", as_of_recorded=point)) and rest["has_more"] is False
+    exact = app.find("alpha", as_of_recorded=point, limit=2)  # exactly the limit: nothing more
+    assert len(exact["results"]) == 2 and exact["has_more"] is False and exact["next_cursor"] is None
     assert ids(app.find("🙂", as_of_recorded=point)) == []
 
 

@@ -68,7 +68,9 @@ def test_strict_isolation_holds_for_time_travel_too(app_for: AppFor) -> None:
         assert ids(alpha.find("deploy port", **point)) == [mine], point
         assert ids(beta.find("deploy port", **point)) == [theirs], point
         assert ids(alpha.find("deploy port", include_inactive=True, **point)) == [mine], point
-        assert alpha.read(mine, **point)["memory"]["workspace"] == "alpha"
+        found = alpha.read(mine, **point)
+        assert found["ok"] is True and found["memory"]["workspace"] == "alpha"
+        assert alpha.find("deploy port", **point)["ok"] is True
         with pytest.raises(ForbiddenWorkspace) as info:
             alpha.read(theirs, **point)
         assert info.value.code == "forbidden_workspace" and info.value.field == "memory_id"
@@ -79,6 +81,23 @@ def test_strict_isolation_holds_for_time_travel_too(app_for: AppFor) -> None:
     assert set(ids(app_for("alpha", "none").find("deploy port", as_of_recorded=head))) == {mine, theirs}
 
 
+def test_strict_lists_only_the_callers_workspace_its_aliases_and_suggestions(app_for: AppFor) -> None:
+    for workspace, note in (("alpha", "a1"), ("alpha", "a2"), ("Alpha", "a3"), ("beta", "b1"), ("beta", "b2"),
+                            ("Beta", "b3"), ("team-x", "x1")):
+        app_for(workspace).remember(f"note {note}")
+    app_for("beta").accept_alias("team-x", "beta", authorization=AUTH_USER)
+    everything = app_for("alpha").workspaces()  # isolation none: every workspace
+    assert {w["name"] for w in everything["workspaces"]} == {"alpha", "Alpha", "beta", "Beta", "team-x"}
+    alpha = app_for("alpha", "strict").workspaces()
+    assert alpha["ok"] is True
+    assert [w["name"] for w in alpha["workspaces"]] == ["alpha"]
+    assert alpha["aliases"] == [] and alpha["suggestions"] == [{"alias": "Alpha", "canonical": "alpha"}]
+    beta = app_for("beta", "strict").workspaces()
+    assert sorted(w["name"] for w in beta["workspaces"]) == ["beta", "team-x"]
+    assert beta["aliases"] == [{"alias": "team-x", "canonical": "beta"}]
+    assert beta["suggestions"] == [{"alias": "Beta", "canonical": "beta"}]
+
+
 def test_weak_boosts_the_callers_workspace_and_none_ignores_it(app_for: AppFor) -> None:
     writer_b = app_for("beta")
     writer_a = app_for("alpha")
@@ -87,6 +106,9 @@ def test_weak_boosts_the_callers_workspace_and_none_ignores_it(app_for: AppFor) 
     assert ids(app_for("alpha", "weak").find("staging database host"))[0] == a
     assert ids(app_for("beta", "weak").find("staging database host"))[0] == b
     assert set(ids(app_for("alpha", "none").find("staging database host"))) == {a, b}
+    head = writer_a.store.last_position()  # the same ranking when searching the past
+    assert ids(app_for("alpha", "weak").find("staging database host", as_of_recorded=head))[0] == a
+    assert ids(app_for("beta", "weak").find("staging database host", as_of_recorded=head))[0] == b
     assert ids(app_for("", "none").find("staging database host", workspace="alpha")) == [a]
 
 

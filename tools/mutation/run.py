@@ -147,9 +147,13 @@ def run(targets: Sequence[Target], jobs: int, log: bool = True) -> dict[str, obj
             if broken:
                 raise SystemExit(f"the unmutated tests fail for {', '.join(broken)}: fix them first")
             seconds = {path: s for path, _, _, s in baselines}
-            mutants = [Job(t, p, max(20.0, 4 * seconds[t.path]))
-                       for t in targets for p in points((REPO / t.path).read_text(encoding="utf-8"),
-                                                       only=t.only, ordered=t.ordered)]
+            mutants, equivalent = [], []
+            for t in targets:
+                for p in points((REPO / t.path).read_text(encoding="utf-8"), only=t.only, ordered=t.ordered):
+                    if (p.scope, p.description) in t.equivalent:
+                        equivalent.append({"where": f"{t.path}:{p.line}", "in": p.scope, "mutation": p.description})
+                    else:
+                        mutants.append(Job(t, p, max(20.0, 4 * seconds[t.path])))
             if log:
                 print(f"{len(mutants)} mutants over {len(targets)} modules, {jobs} workers", file=sys.stderr)
             results = []
@@ -157,7 +161,7 @@ def run(targets: Sequence[Target], jobs: int, log: bool = True) -> dict[str, obj
                 results.append(result)
                 if log and (n % 25 == 0 or n == len(mutants)):
                     print(f"  {n}/{len(mutants)} ({time.monotonic() - started:.0f} s)", file=sys.stderr)
-    return report(targets, mutants, results, time.monotonic() - started)
+    return {**report(targets, mutants, results, time.monotonic() - started), "equivalent": equivalent}
 
 
 def report(targets: Sequence[Target], mutants: Sequence[Job], results: Sequence[tuple[str, str, int | None, float]],
