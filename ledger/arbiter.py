@@ -90,7 +90,7 @@ def arbitrate(left: Side, right: Side, *, review_agent_conflicts: bool = False,
         winner_side = "left" if lk > rk else "right"
         win, lose = (left, right) if winner_side == "left" else (right, left)
         loser_side = "right" if winner_side == "left" else "left"
-        named = dict(zip(("left", "right"), names, strict=True))
+        named = {"left": names[0], "right": names[1]}
         reasons.append(f"{name}: the {named[winner_side]} side "
                        + _WINS_BECAUSE[name].format(w=label(win), l=label(lose), l_side=named[loser_side])
                        + " — this rule decides")

@@ -39,7 +39,8 @@ _TIME_TESTS = ("tests/test_workspaces.py", "tests/test_timetravel.py", "tests/te
 
 TARGETS: tuple[Target, ...] = (
     # Arbitration: the rule order and every rule's direction.
-    Target("ledger/arbiter.py", ("tests/test_arbiter.py", "tests/test_governance_conflicts.py"),
+    Target("ledger/arbiter.py", ("tests/test_arbiter.py", "tests/test_standing.py", "tests/test_claim_sets.py",
+                                 "tests/test_governance_conflicts.py"),
            critical=("_RULES", "_protection_rank", "arbitrate"), ordered=("_RULES",), fast=True,
            equivalent=(("_protection_rank", "2 → 3"),  # only the order of the ranks 0 < 1 < 2 matters
                        ("_RULES", "9 → 10"),  # confidences are given with far fewer digits
