@@ -22,7 +22,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
@@ -199,6 +199,58 @@ def row_hash(prev_hash: str, ev: StoredEvent) -> str:
     return hashlib.sha256(prev_hash.encode("ascii") + body).hexdigest()
 
 
+def stamp(new: NewEvent, *, position: int, stream_version: int, prev_hash: str) -> StoredEvent:
+    """The row a new event becomes at ``position``: canonical payload, timestamps, chained hash."""
+    stored = StoredEvent(
+        position=position,
+        event_id=new.event_id,
+        stream_id=new.stream_id,
+        stream_version=stream_version,
+        type=type_name(new.data),
+        v=type(new.data).V,
+        payload=encode_payload(new.data).decode(),
+        event_time=new.event_time,
+        recorded_at=new.recorded_at or clock.now(),
+        actor=new.actor,
+        workspace=new.workspace,
+        idempotency_key=new.idempotency_key,
+        prev_hash=prev_hash,
+        hash="",
+    )
+    stored.hash = row_hash(prev_hash, stored)
+    return stored
+
+
+def chain_batch(
+    events: Sequence[NewEvent],
+    tail: Sequence[Any] | None,
+    stored_by_id: Callable[[str], StoredEvent | None],
+    next_version: Callable[[str], int],
+    insert: Callable[[StoredEvent], None],
+) -> list[StoredEvent]:
+    """Append a batch after ``tail`` (the last row's position and hash) inside a backend's write
+    transaction: already stored ids come back as stored, new rows get the next positions, stream
+    versions and chained hashes. Every backend appends through this one function."""
+    position, prev_hash = tail if tail else (0, GENESIS_HASH)
+    next_versions: dict[str, int] = {}
+    out: list[StoredEvent] = []
+    for new in events:
+        existing = stored_by_id(new.event_id)
+        if existing is not None:
+            out.append(existing)
+            continue
+        version = new.stream_version
+        if version is None:
+            version = next_versions.get(new.stream_id) or next_version(new.stream_id)
+        next_versions[new.stream_id] = version + 1
+        position += 1
+        stored = stamp(new, position=position, stream_version=version, prev_hash=prev_hash)
+        insert(stored)
+        prev_hash = stored.hash
+        out.append(stored)
+    return out
+
+
 def busy_timeout_from_env() -> int:
     raw = os.environ.get("LEDGER_BUSY_TIMEOUT_MS", "")
     try:
@@ -332,42 +384,8 @@ class EventStore:
         return self.write(lambda: self._append_in_transaction(events))
 
     def _append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
-        conn = self.conn
-        tail = conn.execute("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").fetchone()
-        position, prev_hash = tail if tail else (0, GENESIS_HASH)
-        next_versions: dict[str, int] = {}
-        out: list[StoredEvent] = []
-        for new in events:
-            existing = self._by_event_id(new.event_id)
-            if existing is not None:
-                out.append(existing)
-                continue
-            version = new.stream_version
-            if version is None:
-                version = next_versions.get(new.stream_id) or self._next_version(new.stream_id)
-            next_versions[new.stream_id] = version + 1
-            position += 1
-            stored = StoredEvent(
-                position=position,
-                event_id=new.event_id,
-                stream_id=new.stream_id,
-                stream_version=version,
-                type=type_name(new.data),
-                v=type(new.data).V,
-                payload=encode_payload(new.data).decode(),
-                event_time=new.event_time,
-                recorded_at=new.recorded_at or clock.now(),
-                actor=new.actor,
-                workspace=new.workspace,
-                idempotency_key=new.idempotency_key,
-                prev_hash=prev_hash,
-                hash="",
-            )
-            stored.hash = row_hash(prev_hash, stored)
-            self._insert(stored)
-            prev_hash = stored.hash
-            out.append(stored)
-        return out
+        tail = self.conn.execute("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").fetchone()
+        return chain_batch(events, tail, self._by_event_id, self._next_version, self._insert)
 
     def _insert(self, ev: StoredEvent) -> None:
         try:
@@ -419,22 +437,27 @@ class EventStore:
 
     def verify_chain(self, progress: Callable[[int], None] | None = None) -> int:
         """Recompute every hash; return the number of events, raise ChainBroken at the first bad one."""
-        prev_hash, expected_position, count = GENESIS_HASH, 1, 0
-        for ev in self.read():
-            if ev.position != expected_position:
-                raise ChainBroken(f"position {expected_position} is missing", position=expected_position)
-            if ev.prev_hash != prev_hash or row_hash(prev_hash, ev) != ev.hash:
-                raise ChainBroken(f"event at position {ev.position} does not match its hash",
-                                  position=ev.position)
-            try:
-                ev.data  # noqa: B018 - a payload that no longer decodes is tampering too
-            except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
-                raise ChainBroken(f"event at position {ev.position} does not decode",
-                                  position=ev.position) from None
-            prev_hash, expected_position, count = ev.hash, expected_position + 1, count + 1
-            if progress and count % 1000 == 0:
-                progress(count)
-        return count
+        return verify_events(self.read(), progress)
+
+
+def verify_events(events: Iterable[StoredEvent], progress: Callable[[int], None] | None = None) -> int:
+    """Check positions, links, hashes and decoding of a whole log read in order (any backend)."""
+    prev_hash, expected_position, count = GENESIS_HASH, 1, 0
+    for ev in events:
+        if ev.position != expected_position:
+            raise ChainBroken(f"position {expected_position} is missing", position=expected_position)
+        if ev.prev_hash != prev_hash or row_hash(prev_hash, ev) != ev.hash:
+            raise ChainBroken(f"event at position {ev.position} does not match its hash",
+                              position=ev.position)
+        try:
+            ev.data  # noqa: B018 - a payload that no longer decodes is tampering too
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
+            raise ChainBroken(f"event at position {ev.position} does not decode",
+                              position=ev.position) from None
+        prev_hash, expected_position, count = ev.hash, expected_position + 1, count + 1
+        if progress and count % 1000 == 0:
+            progress(count)
+    return count
 
 
 def _row_to_event(row: Sequence[Any]) -> StoredEvent:

@@ -13,6 +13,7 @@ from hypothesis import Phase, settings
 
 from server.app import LedgerApp
 from server.config import Settings
+from tests.pg_cluster import Cluster, running_cluster
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -41,6 +42,13 @@ def tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.tiny_model import write_tiny_gguf
 
     return write_tiny_gguf(tmp_path_factory.mktemp("model") / "tiny-e5.gguf")
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """A real PostgreSQL server for the session (tests/pg_cluster.py); each test takes a fresh database."""
+    with running_cluster() as cluster:
+        yield cluster
 
 
 @pytest.fixture

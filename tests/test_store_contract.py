@@ -1,7 +1,9 @@
 """The event store's written contract (ledger/store.py docstring), one test per requirement.
 
 In the style of pyeventsourcing's recorder tests: duplicate ids, atomic batches, exact
-positions, stale stream versions, refusal triggers, the hash chain and upcasting.
+positions, stale stream versions, refusal triggers, the hash chain and upcasting. Every test
+that takes ``store`` runs against both log backends: the SQLite file and a real PostgreSQL
+server (ledger/pg_store.py); the tests at the end are about the SQLite file alone.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from pathlib import Path
 
 import apsw
 import msgspec
+import psycopg
 import pytest
 
 from ledger.errors import ChainBroken, StreamVersionConflict
 from ledger.events import EVENT_TYPES, MemoryRecorded, MemoryRetired, decode_payload
 from ledger.ids import uuid7
+from ledger.pg_store import PostgresEventStore
 from ledger.store import CHECKPOINT_FRAMES, GENESIS_HASH, EventStore, NewEvent, StoredEvent, row_hash
 
 T0 = "2026-07-01T00:00:00.000000Z"
@@ -29,11 +33,24 @@ def remembered(stream: str | None = None, content: str = "x", **kw: object) -> N
                     event_time=T0, **kw)  # type: ignore[arg-type]
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> EventStore:
-    s = EventStore(tmp_path / "events.db")
+# What each backend raises when a statement breaks the append-only rule.
+REFUSED = (apsw.ConstraintError, psycopg.errors.RaiseException)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> EventStore | PostgresEventStore:
+    if request.param == "sqlite":
+        s: EventStore | PostgresEventStore = EventStore(tmp_path / "events.db")
+    else:
+        s = PostgresEventStore(request.getfixturevalue("pg_cluster").database())
     yield s
     s.close()
+
+
+def drop_update_trigger(store: EventStore | PostgresEventStore) -> None:
+    """What a tamperer with write access to the file or database does first."""
+    table = " ON events" if isinstance(store, PostgresEventStore) else ""
+    store.conn.execute(f"DROP TRIGGER events_no_update{table}")
 
 
 def test_positions_are_exactly_max_plus_one_to_max_plus_n(store: EventStore) -> None:
@@ -84,7 +101,7 @@ def test_stream_versions_count_up_per_stream(store: EventStore) -> None:
 ])
 def test_triggers_refuse_update_and_delete(store: EventStore, statement: str) -> None:
     store.append([remembered()])
-    with pytest.raises(apsw.ConstraintError, match="append-only"):
+    with pytest.raises(REFUSED, match="append-only"):
         store.conn.execute(statement)
     assert store.last_position() == 1
 
@@ -124,7 +141,7 @@ def test_hashes_are_pinned(store: EventStore) -> None:
 
 def test_verify_chain_names_the_first_bad_position(store: EventStore) -> None:
     store.append([remembered() for _ in range(4)])
-    store.conn.execute("DROP TRIGGER events_no_update")
+    drop_update_trigger(store)
     store.conn.execute("UPDATE events SET payload=replace(payload, '\"x\"', '\"y\"') WHERE position=3")
     with pytest.raises(ChainBroken) as info:
         store.verify_chain()
@@ -177,9 +194,11 @@ def test_busy_timeout_comes_from_the_environment(tmp_path: Path, monkeypatch: py
     assert EventStore(tmp_path / "c.db").busy_timeout_ms == 5000
 
 
-def test_wal_and_full_sync(store: EventStore) -> None:
+def test_wal_and_full_sync(tmp_path: Path) -> None:
+    store = EventStore(tmp_path / "events.db")
     assert store.conn.execute("PRAGMA journal_mode").get == "wal"
     assert store.conn.execute("PRAGMA synchronous").get == 2  # FULL
+    store.close()
 
 
 def test_the_background_checkpointer_copies_frames_into_the_database(tmp_path: Path) -> None:

@@ -1,0 +1,258 @@
+"""The append-only log on PostgreSQL, for a team that shares one memory.
+
+The same rows, the same canonical bytes and the same hash chain as :mod:`ledger.store`, so
+``verify`` and ``export`` give identical results for the same events on either backend. The
+guarantees, and what each rests on here:
+
+1. Gapless positions committed in position order: every write first takes one transaction-scoped
+   advisory lock (``pg_advisory_xact_lock``), held until commit or rollback. It serialises writers
+   for the whole transaction while readers go on, so position n+1 is never visible before n: its
+   writer cannot start before n's commit. (``LOCK TABLE events IN EXCLUSIVE MODE``, which
+   eventsourcing's recorder takes, needs UPDATE or DELETE privilege, which an appender role
+   must not hold; the advisory lock needs none.)
+2. ``event_id`` is UNIQUE; appending an already stored id returns the stored row.
+3. ``(stream_id, stream_version)`` is UNIQUE (constraint ``events_stream_version``), surfaced as
+   :class:`StreamVersionConflict`; the whole batch rolls back.
+4. Triggers refuse UPDATE, DELETE and TRUNCATE; :func:`grant_appender` makes a role that holds
+   no such privilege at all, so a broken trigger is not the only line.
+5. ``hash = sha256(prev_hash || canonical bytes)``, computed by the same code as the SQLite log.
+6. Each append sends ``NOTIFY ledger_events`` (delivered at commit) so readers on other
+   machines wake at once instead of polling.
+
+A connection that fails raises :class:`Unavailable`; the next call reconnects. psycopg is the
+``[postgres]`` extra, imported only when this module is.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg import sql as pg_sql
+
+from ledger.errors import StreamVersionConflict, Unavailable
+from ledger.store import NewEvent, StoredEvent, chain_batch, verify_events
+
+T = TypeVar("T")
+SCHEMA_VERSION = 1
+NOTIFY_CHANNEL = "ledger_events"
+# Advisory lock keys (per database): schema creation between processes that open a fresh
+# database at the same moment, and the log's single writer.
+_SCHEMA_LOCK_KEY = 0x6C6564676572  # "ledger"
+_WRITE_LOCK_KEY = 0x6C6564676573
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ledger_meta(
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events(
+    position        BIGINT PRIMARY KEY,
+    event_id        TEXT NOT NULL UNIQUE,
+    stream_id       TEXT NOT NULL,
+    stream_version  INTEGER NOT NULL,
+    type            TEXT NOT NULL,
+    v               INTEGER NOT NULL,
+    payload         TEXT NOT NULL,
+    event_time      TEXT NOT NULL,
+    recorded_at     TEXT NOT NULL,
+    actor           TEXT NOT NULL,
+    workspace       TEXT NOT NULL,
+    idempotency_key TEXT UNIQUE,
+    prev_hash       TEXT NOT NULL,
+    hash            TEXT NOT NULL,
+    CONSTRAINT events_stream_version UNIQUE(stream_id, stream_version)
+);
+CREATE INDEX IF NOT EXISTS events_recorded_at ON events(recorded_at);
+CREATE OR REPLACE FUNCTION events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'events are append-only';
+END $$;
+CREATE OR REPLACE TRIGGER events_no_update BEFORE UPDATE ON events
+    FOR EACH ROW EXECUTE FUNCTION events_append_only();
+CREATE OR REPLACE TRIGGER events_no_delete BEFORE DELETE ON events
+    FOR EACH ROW EXECUTE FUNCTION events_append_only();
+CREATE OR REPLACE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION events_append_only();
+"""
+
+_COLUMNS = (
+    "position, event_id, stream_id, stream_version, type, v, payload, event_time, recorded_at, "
+    "actor, workspace, idempotency_key, prev_hash, hash"
+)
+
+
+class PostgresEventStore:
+    """The log in one PostgreSQL database. Not thread-safe: one store per thread or process."""
+
+    def __init__(self, url: str, *, connect_timeout_s: int = 5, create: bool = True) -> None:
+        self.url = url
+        self.path = url  # what the SQLite store calls its location, for messages
+        self._connect_timeout_s = connect_timeout_s
+        self._conn: psycopg.Connection[Any] | None = None
+        self._depth = 0
+        try:
+            with self._unavailable_on_failure():
+                if create:
+                    self._create_schema()
+                self.log_id: str = self._meta("log_id")
+        except BaseException:
+            self.close()
+            raise
+
+    def _create_schema(self) -> None:
+        conn = self.conn
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK_KEY,))
+            conn.execute(_SCHEMA)
+            conn.execute(
+                "INSERT INTO ledger_meta(key, value) VALUES ('log_id', %s), ('schema_version', %s)"
+                " ON CONFLICT (key) DO NOTHING", (str(uuid.uuid4()), str(SCHEMA_VERSION)))
+
+    # -- connection --------------------------------------------------------------------------
+    @property
+    def conn(self) -> psycopg.Connection[Any]:
+        """The live connection, reconnecting after a failure (outside a transaction only)."""
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            self._conn = psycopg.connect(self.url, autocommit=True,
+                                         connect_timeout=self._connect_timeout_s)
+        return self._conn
+
+    @contextmanager
+    def _unavailable_on_failure(self) -> Iterator[None]:
+        try:
+            yield
+        except psycopg.OperationalError as exc:
+            if self._conn is not None and self._conn.broken:
+                self._conn = None
+            raise Unavailable(f"the PostgreSQL log is unreachable: {str(exc).strip()}") from None
+
+    def _meta(self, key: str) -> str:
+        row = None
+        if self.conn.execute("SELECT to_regclass('ledger_meta')").fetchone()[0] is not None:
+            row = self.conn.execute("SELECT value FROM ledger_meta WHERE key=%s", (key,)).fetchone()
+        if row is None:
+            raise Unavailable(f"{self.url} holds no ledger log (no {key})")
+        return str(row[0])
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # -- transactions ------------------------------------------------------------------------
+    def write(self, work: Callable[[], T]) -> T:
+        """Run ``work`` holding the log's write lock; nested calls join the outer transaction."""
+        if self._depth:
+            return work()
+        with self._unavailable_on_failure():
+            conn = self.conn
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK_KEY,))
+                self._depth += 1
+                try:
+                    return work()
+                finally:
+                    self._depth -= 1
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction: several SELECTs see one consistent state. Never writes."""
+        if self._depth:
+            yield
+            return
+        with self._unavailable_on_failure():
+            conn = self.conn
+            with conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+
+    # -- append ------------------------------------------------------------------------------
+    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        """Append a batch atomically; returns the stored rows (already stored ones for retries)."""
+        return self.write(lambda: self._append_locked(events))
+
+    def _append_locked(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        conn = self.conn
+        tail = conn.execute("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").fetchone()
+        out = chain_batch(events, tail, self._by_event_id, self._next_version, self._insert)
+        if out:
+            conn.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, str(out[-1].position)))
+        return out
+
+    def _insert(self, ev: StoredEvent) -> None:
+        try:
+            self.conn.execute(
+                f"INSERT INTO events({_COLUMNS}) VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                (
+                    ev.position, ev.event_id, ev.stream_id, ev.stream_version, ev.type, ev.v,
+                    ev.payload, ev.event_time, ev.recorded_at, ev.actor, ev.workspace,
+                    ev.idempotency_key, ev.prev_hash, ev.hash,
+                ),
+            )
+        except pg_errors.UniqueViolation as exc:
+            if exc.diag.constraint_name == "events_stream_version":
+                raise StreamVersionConflict(
+                    f"stream {ev.stream_id} already has version {ev.stream_version}",
+                    expected_version=ev.stream_version - 1,
+                ) from None
+            raise
+
+    def _next_version(self, stream_id: str) -> int:
+        row = self.conn.execute(
+            "SELECT max(stream_version) FROM events WHERE stream_id=%s", (stream_id,)).fetchone()
+        return (row[0] or 0) + 1
+
+    def _by_event_id(self, event_id: str) -> StoredEvent | None:
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM events WHERE event_id=%s", (event_id,)).fetchone()
+        return StoredEvent(**dict(zip(_FIELDS, row, strict=True))) if row else None
+
+    # -- read --------------------------------------------------------------------------------
+    def last_position(self) -> int:
+        with self._unavailable_on_failure():
+            return int(self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0])
+
+    def read(self, after: int = 0, until: int | None = None, batch: int = 2000) -> Iterator[StoredEvent]:
+        """Events with ``after < position <= until`` in order, fetched in bounded batches."""
+        last = after
+        bound = until if until is not None else 2**63 - 1
+        while True:
+            with self._unavailable_on_failure():
+                rows = self.conn.execute(
+                    f"SELECT {_COLUMNS} FROM events WHERE position > %s AND position <= %s"
+                    " ORDER BY position LIMIT %s", (last, bound, batch)).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield StoredEvent(**dict(zip(_FIELDS, row, strict=True)))
+            last = rows[-1][0]
+
+    def verify_chain(self, progress: Callable[[int], None] | None = None) -> int:
+        """Recompute every hash; return the number of events, raise ChainBroken at the first bad one."""
+        return verify_events(self.read(), progress)
+
+
+_FIELDS = tuple(name.strip() for name in _COLUMNS.split(","))
+
+
+def grant_appender(conn: psycopg.Connection[Any], role: str) -> None:
+    """Let ``role`` read and append to the log and nothing else: no UPDATE, DELETE or TRUNCATE.
+
+    The triggers already refuse those statements; a role without the privileges means a
+    dropped trigger alone cannot open the log to edits. ``role`` must exist.
+    """
+    ident = pg_sql.Identifier(role)
+    for statement in (
+        "REVOKE ALL ON events, ledger_meta FROM {}",
+        "GRANT SELECT, INSERT ON events TO {}",
+        "GRANT SELECT ON ledger_meta TO {}",
+    ):
+        conn.execute(pg_sql.SQL(statement).format(ident))
