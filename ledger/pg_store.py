@@ -35,7 +35,8 @@ from psycopg import errors as pg_errors
 from psycopg import sql as pg_sql
 
 from ledger.errors import StreamVersionConflict, Unavailable
-from ledger.store import NewEvent, StoredEvent, chain_batch, verify_events
+from ledger.log_copy import display_url
+from ledger.store import NewEvent, StoredEvent, chain_batch, check_continues, verify_events
 
 T = TypeVar("T")
 SCHEMA_VERSION = 1
@@ -91,7 +92,7 @@ class PostgresEventStore:
 
     def __init__(self, url: str, *, connect_timeout_s: int = 5, create: bool = True) -> None:
         self.url = url
-        self.path = url  # what the SQLite store calls its location, for messages
+        self.path = display_url(url)  # what the SQLite store calls its location, for messages
         self._connect_timeout_s = connect_timeout_s
         self._conn: psycopg.Connection[Any] | None = None
         self._depth = 0
@@ -136,7 +137,7 @@ class PostgresEventStore:
         if self.conn.execute("SELECT to_regclass('ledger_meta')").fetchone()[0] is not None:
             row = self.conn.execute("SELECT value FROM ledger_meta WHERE key=%s", (key,)).fetchone()
         if row is None:
-            raise Unavailable(f"{self.url} holds no ledger log (no {key})")
+            raise Unavailable(f"{self.path} holds no ledger log (no {key})")
         return str(row[0])
 
     def close(self) -> None:
@@ -181,12 +182,28 @@ class PostgresEventStore:
         return self.write(lambda: self._append_locked(events))
 
     def _append_locked(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
-        conn = self.conn
-        tail = conn.execute("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").fetchone()
-        out = chain_batch(events, tail, self._by_event_id, self._next_version, self._insert)
+        out = chain_batch(events, self._tail(), self._by_event_id, self._next_version, self._insert)
         if out:
-            conn.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, str(out[-1].position)))
+            self._notify(out[-1].position)
         return out
+
+    def append_stored(self, rows: Sequence[StoredEvent]) -> None:
+        """Append rows copied from another log as they are (see :func:`check_continues`)."""
+
+        def work() -> None:
+            check_continues(self._tail(), rows)
+            for row in rows:
+                self._insert(row)
+            if rows:
+                self._notify(rows[-1].position)
+
+        self.write(work)
+
+    def _tail(self) -> tuple[int, str] | None:
+        return self.conn.execute("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").fetchone()
+
+    def _notify(self, position: int) -> None:
+        self.conn.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, str(position)))
 
     def _insert(self, ev: StoredEvent) -> None:
         try:

@@ -251,6 +251,20 @@ def chain_batch(
     return out
 
 
+def check_continues(tail: Sequence[Any] | None, rows: Sequence[StoredEvent]) -> None:
+    """Refuse rows that do not extend the log exactly: the next positions, linked and hashed right.
+
+    This is what copying a log row for row (``ledger migrate``) rests on: positions, times and
+    hashes are kept, never re-stamped, so both ends verify to the same head.
+    """
+    position, prev_hash = tail if tail else (0, GENESIS_HASH)
+    for row in rows:
+        if row.position != position + 1 or row.prev_hash != prev_hash or row_hash(prev_hash, row) != row.hash:
+            raise ChainBroken(f"event at position {row.position} does not extend the log at {position}",
+                              position=row.position)
+        position, prev_hash = row.position, row.hash
+
+
 def busy_timeout_from_env() -> int:
     raw = os.environ.get("LEDGER_BUSY_TIMEOUT_MS", "")
     try:
@@ -384,8 +398,20 @@ class EventStore:
         return self.write(lambda: self._append_in_transaction(events))
 
     def _append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
-        tail = self.conn.execute("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").fetchone()
-        return chain_batch(events, tail, self._by_event_id, self._next_version, self._insert)
+        return chain_batch(events, self._tail(), self._by_event_id, self._next_version, self._insert)
+
+    def append_stored(self, rows: Sequence[StoredEvent]) -> None:
+        """Append rows copied from another log as they are (see :func:`check_continues`)."""
+
+        def work() -> None:
+            check_continues(self._tail(), rows)
+            for row in rows:
+                self._insert(row)
+
+        self.write(work)
+
+    def _tail(self) -> tuple[int, str] | None:
+        return self.conn.execute("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").fetchone()
 
     def _insert(self, ev: StoredEvent) -> None:
         try:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import msgspec
 
 from server.cli import CliContext, bad_line_details, emit, json_option, main, out_console, progress_bar
 
@@ -67,3 +68,35 @@ def import_cmd(obj: CliContext, file: Path) -> None:
         bad_line_details(r)
 
     emit(obj, result, human)
+
+
+@main.command(name="migrate")
+@click.option("--to", "target", required=True, metavar="URL",
+              help="Where to copy the log: postgresql://… or sqlite:///path.")
+@click.option("--from", "origin", default=None, metavar="URL",
+              help="The log to copy (default: this ledger's database).")
+@json_option
+def migrate_cmd(obj: CliContext, target: str, origin: str | None) -> None:
+    """Copy this ledger's log into another backend, row for row with its hash chain.
+
+    Positions, times and hashes stay as they are, so `ledger verify` passes on both ends and
+    `ledger export` gives the same bytes. An interrupted copy resumes; a target that holds other
+    events is refused. Example: ledger migrate --to postgresql://ledger@db.internal/team
+    """
+    from ledger.log_copy import copy_log, display_url, log_location, open_log
+
+    log_location(target)  # a bad URL is refused before either end is opened
+    source = open_log(origin or obj.settings.db, create=False)
+    try:
+        log = open_log(target, create=True)
+        try:
+            with progress_bar(obj, "migrate") as progress:
+                total = source.last_position()
+                result = copy_log(source, log, progress=lambda done: progress(done, total))
+        finally:
+            log.close()
+    finally:
+        source.close()
+    emit(obj, {"ok": True, "to": display_url(target), **msgspec.structs.asdict(result)},
+         lambda r: out_console.print(f"copied {r['copied']} events ({r['events']} in the target, "
+                                     f"head {r['head_hash'][:12]})", highlight=False))
