@@ -13,7 +13,7 @@ from hypothesis import Phase, settings
 
 from server.app import LedgerApp
 from server.config import Settings
-from tests.pg_cluster import Cluster, running_cluster
+from tools.pg_cluster import Cluster, running_cluster
 
 REPO = Path(__file__).resolve().parent.parent
 

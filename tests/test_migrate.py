@@ -16,7 +16,7 @@ from ledger.log_copy import copy_log, display_url, open_log
 from ledger.pg_store import PostgresEventStore
 from ledger.store import EventStore
 from tests.conftest import ledger_cli
-from tests.pg_cluster import Cluster
+from tools.pg_cluster import Cluster
 
 
 def cli_json(*args: str) -> dict:

@@ -4,6 +4,7 @@ the SQLite log, notifications and a server that goes away and comes back."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -18,7 +19,7 @@ from ledger.events import MemoryRecorded, MemoryRetired
 from ledger.ids import uuid7
 from ledger.pg_store import NOTIFY_CHANNEL, PostgresEventStore, grant_appender
 from ledger.store import EventStore, NewEvent
-from tests.pg_cluster import Cluster, running_cluster
+from tools.pg_cluster import Cluster, running_cluster
 
 T0 = "2026-07-01T00:00:00.000000Z"
 REPO = Path(__file__).resolve().parent.parent
@@ -183,3 +184,14 @@ def test_a_server_that_goes_away_is_unavailable_and_the_store_reconnects_when_it
                 time.sleep(0.1)
         assert store.last_position() == 2 and store.verify_chain() == 2
         store.close()
+
+
+@pytest.mark.slow
+def test_the_append_benchmark_runs_on_both_backends(capsys: pytest.CaptureFixture[str]) -> None:
+    from tools.bench import pg_log
+
+    assert pg_log.main(["--appends", "5"]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    for backend in ("sqlite", "postgresql"):
+        assert figures[backend]["append_1"]["n"] == 5 and figures[backend]["append_1"]["events_per_s"] > 0
+        assert figures[backend]["append_4"]["gapless_and_verified"] is True
