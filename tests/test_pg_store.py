@@ -5,6 +5,8 @@ the SQLite log, notifications and a server that goes away and comes back."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -17,6 +19,7 @@ import pytest
 from ledger.errors import Unavailable
 from ledger.events import MemoryRecorded, MemoryRetired
 from ledger.ids import uuid7
+from ledger.log_copy import open_log
 from ledger.pg_store import NOTIFY_CHANNEL, PostgresEventStore, grant_appender
 from ledger.store import EventStore, NewEvent
 from tools.pg_cluster import Cluster, running_cluster
@@ -88,6 +91,7 @@ _WRITER = """
 import sys
 from ledger.events import MemoryRecorded
 from ledger.ids import uuid7
+from ledger.log_copy import open_log
 from ledger.pg_store import PostgresEventStore
 from ledger.store import NewEvent
 url, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -195,3 +199,29 @@ def test_the_append_benchmark_runs_on_both_backends(capsys: pytest.CaptureFixtur
     for backend in ("sqlite", "postgresql"):
         assert figures[backend]["append_1"]["n"] == 5 and figures[backend]["append_1"]["events_per_s"] > 0
         assert figures[backend]["append_4"]["gapless_and_verified"] is True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_sigkilled_writer_loses_no_acknowledged_append(backend: str, pg_cluster: Cluster, tmp_path: Path) -> None:
+    from tests.test_processes import spawn
+
+    url = pg_cluster.database() if backend == "postgresql" else f"sqlite:///{tmp_path / 'log.db'}"
+    proc = spawn("append-forever", url)
+    acked: dict[int, str] = {}
+    assert proc.stdout is not None
+    while len(acked) < 200:
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read() if proc.stderr else "worker died"
+        position, event_id = line.split()
+        acked[int(position)] = event_id
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    proc.stdout.close()
+    if proc.stderr:
+        proc.stderr.close()
+    log = open_log(url, create=False)
+    stored = {ev.position: ev.event_id for ev in log.read()}
+    assert {p: stored.get(p) for p in acked} == acked
+    assert log.verify_chain() == len(stored) >= len(acked)
+    log.close()

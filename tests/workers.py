@@ -37,6 +37,24 @@ def append_batches(db: str, worker: int, batches: int) -> None:
         print(" ".join(str(e.position) for e in stored), flush=True)
 
 
+def append_forever(url: str) -> None:
+    """Append single events to the log at ``url`` (any backend) until killed, printing each
+    acknowledged position and event id after the append returns."""
+    from ledger.events import MemoryRecorded
+    from ledger.ids import uuid7
+    from ledger.log_copy import open_log
+    from ledger.store import NewEvent
+
+    log = open_log(url, create=True)
+    n = 0
+    while True:
+        stream = uuid7()
+        [stored] = log.append([NewEvent(data=MemoryRecorded(memory=stream, content=f"kill test {n}"),  # type: ignore[attr-defined]
+                                        stream_id=stream, event_time="2026-07-01T00:00:00.000000Z")])
+        print(stored.position, stored.event_id, flush=True)
+        n += 1
+
+
 def remember_forever(db: str) -> None:
     """Remember memories until killed, printing each acknowledged id after the call returns."""
     from server.app import LedgerApp
@@ -67,5 +85,7 @@ if __name__ == "__main__":
         append_batches(db, int(rest[0]), int(rest[1]))
     elif kind == "remember-forever":
         remember_forever(db)
+    elif kind == "append-forever":
+        append_forever(db)
     elif kind == "remember":
         facade_remember(db, int(rest[0]), int(rest[1]))
