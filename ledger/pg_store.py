@@ -25,6 +25,7 @@ A connection that fails raises :class:`Unavailable`; the next call reconnects. p
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -258,6 +259,62 @@ class PostgresEventStore:
 
 
 _FIELDS = tuple(name.strip() for name in _COLUMNS.split(","))
+
+
+class LogWatcher:
+    """Wakes a reader as soon as the log grows past a position: ``LISTEN`` for the appends'
+    ``NOTIFY``, with polling as the fallback (a notification lost with a dropped connection
+    costs at most ``poll_s``). One per reader; it holds its own connection."""
+
+    def __init__(self, url: str, *, poll_s: float = 1.0) -> None:
+        self.url = url
+        self.poll_s = poll_s
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def _listening(self) -> psycopg.Connection[Any] | None:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            try:
+                self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
+                self._conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+            except psycopg.OperationalError:
+                self._conn = None
+        return self._conn
+
+    def head(self) -> int | None:
+        """The log's last position, or None while the server is unreachable."""
+        conn = self._listening()
+        if conn is None:
+            return None
+        try:
+            return int(conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0])
+        except psycopg.OperationalError:
+            return None
+
+    def wait_beyond(self, position: int, timeout_s: float) -> int | None:
+        """Block until the head passes ``position`` (returns it) or ``timeout_s`` ends (returns
+        the head then, None if unreachable). LISTEN is issued before the first look at the
+        head, so an append between that look and the wait still wakes it."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            head = self.head()
+            remaining = deadline - time.monotonic()
+            if (head is not None and head > position) or remaining <= 0:
+                return head
+            conn = self._conn
+            wait = min(self.poll_s, remaining)
+            if conn is None:
+                time.sleep(wait)
+                continue
+            try:
+                for _ in conn.notifies(timeout=wait, stop_after=1):
+                    pass
+            except psycopg.OperationalError:
+                self._conn = None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
 
 def grant_appender(conn: psycopg.Connection[Any], role: str) -> None:

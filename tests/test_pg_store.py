@@ -20,7 +20,7 @@ from ledger.errors import Unavailable
 from ledger.events import MemoryRecorded, MemoryRetired
 from ledger.ids import uuid7
 from ledger.log_copy import open_log
-from ledger.pg_store import NOTIFY_CHANNEL, PostgresEventStore, grant_appender
+from ledger.pg_store import NOTIFY_CHANNEL, LogWatcher, PostgresEventStore, grant_appender
 from ledger.store import EventStore, NewEvent
 from tools.pg_cluster import Cluster, running_cluster
 
@@ -199,6 +199,7 @@ def test_the_append_benchmark_runs_on_both_backends(capsys: pytest.CaptureFixtur
     for backend in ("sqlite", "postgresql"):
         assert figures[backend]["append_1"]["n"] == 5 and figures[backend]["append_1"]["events_per_s"] > 0
         assert figures[backend]["append_4"]["gapless_and_verified"] is True
+    assert figures["postgresql"]["visibility"]["seen"] == 5
 
 
 @pytest.mark.slow
@@ -225,3 +226,39 @@ def test_a_sigkilled_writer_loses_no_acknowledged_append(backend: str, pg_cluste
     assert {p: stored.get(p) for p in acked} == acked
     assert log.verify_chain() == len(stored) >= len(acked)
     log.close()
+
+
+def test_a_watcher_wakes_on_the_notification_not_the_poll(url: str) -> None:
+    store = PostgresEventStore(url)
+    store.append([remembered()])
+    watcher = LogWatcher(url, poll_s=30)  # a poll would come far too late: only NOTIFY can wake it
+    assert watcher.wait_beyond(0, timeout_s=5) == 1  # already past: no wait
+    timer = threading.Timer(0.3, lambda: store.append([remembered(), remembered()]))
+    start = time.monotonic()
+    timer.start()
+    assert watcher.wait_beyond(1, timeout_s=20) == 3
+    assert time.monotonic() - start < 5
+    timer.join()
+    start = time.monotonic()
+    assert watcher.wait_beyond(3, timeout_s=0.3) == 3  # nothing new: the head at the deadline
+    assert 0.25 < time.monotonic() - start < 5
+    watcher.close()
+    store.close()
+
+
+@pytest.mark.slow
+def test_a_watcher_outlives_a_server_restart() -> None:
+    with running_cluster() as cluster:
+        url = cluster.database()
+        store = PostgresEventStore(url)
+        watcher = LogWatcher(url, poll_s=0.2)
+        assert watcher.wait_beyond(0, timeout_s=0.1) == 0
+        cluster.stop("immediate")
+        assert watcher.wait_beyond(0, timeout_s=0.5) is None  # unreachable: no exception, no head
+        cluster.resume()
+        store.close()
+        store = PostgresEventStore(url)
+        threading.Timer(0.3, lambda: store.append([remembered()])).start()
+        assert watcher.wait_beyond(0, timeout_s=20) == 1
+        watcher.close()
+        store.close()

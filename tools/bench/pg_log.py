@@ -6,7 +6,12 @@ is started in a temp dir (tools/pg_cluster.py). Measured, per backend:
 * ``append_1``: one writer appending single events, each its own acknowledged transaction:
   events/s and the latency p50/p99 of one append;
 * ``append_4``: four writer processes doing the same at once: total events/s, and a check that
-  the positions came out gapless and the chain verifies.
+  the positions came out gapless and the chain verifies;
+* ``visibility`` (PostgreSQL): a writer process appends one event every 20 ms; a reader in this
+  process waits with a ``LogWatcher`` (LISTEN/NOTIFY, polling only as the fallback). The lag is
+  the reader's wake-up time minus the writer's acknowledgement time (both CLOCK_MONOTONIC, which
+  Linux shares between processes): p50/p99 in ms. Negative means the reader saw the event before
+  the writer's call returned.
 
     python -m tools.bench.pg_log                 # 2,000 appends per writer
     python -m tools.bench.pg_log --appends 200   # a quick look
@@ -54,6 +59,39 @@ def _writer(args: tuple[str, str, int]) -> int:
     return len(_append_many(*args))
 
 
+def _paced_writer(url: str, count: int, acks: Any) -> None:
+    log = open_log(url, create=False)
+    for n in range(count):
+        time.sleep(0.02)
+        [stored] = log.append([_event(n, "paced")])  # type: ignore[attr-defined]
+        acks.put((stored.position, time.monotonic()))
+    log.close()
+
+
+def visibility(url: str, count: int) -> dict[str, Any]:
+    from ledger.pg_store import LogWatcher
+
+    watcher = LogWatcher(url, poll_s=1.0)
+    seen_at: dict[int, float] = {}
+    head = watcher.head() or 0
+    start = head
+    context = multiprocessing.get_context("spawn")
+    acks = context.Queue()
+    writer = context.Process(target=_paced_writer, args=(url, count, acks))
+    writer.start()
+    while head < start + count:
+        now_head = watcher.wait_beyond(head, timeout_s=30)
+        now = time.monotonic()
+        if now_head is None or now_head <= head:
+            break
+        seen_at.update((p, now) for p in range(head + 1, now_head + 1))
+        head = now_head
+    writer.join(timeout=60)
+    watcher.close()
+    lags = [(seen_at[p] - t) * 1000 for p, t in (acks.get(timeout=10) for _ in range(count)) if p in seen_at]
+    return {"events": count, "seen": len(lags), **latency_summary(lags)}
+
+
 def measure(url: str, appends: int) -> dict[str, Any]:
     open_log(url, create=True).close()
     start = time.perf_counter()
@@ -81,7 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         result["sqlite"] = measure(f"sqlite:///{Path(tmp) / 'log.db'}", args.appends)
     with running_cluster(durable=True) as cluster:
-        result["postgresql"] = measure(cluster.database(), args.appends)
+        url = cluster.database()
+        result["postgresql"] = measure(url, args.appends)
+        result["postgresql"]["visibility"] = visibility(url, min(args.appends, 500))
     json.dump(result, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
