@@ -9,6 +9,10 @@ The rules (docs/design.md "Trust and arbitration", kept exactly):
 4. confidence — the higher confidence wins;
 5. ingest_time — the memory the ledger learned later wins.
 
+A ``user_confirmed`` label or a lock counts on rule 1 (and the label's trust on rule 3) only when
+a person gave it, through the user channel (``Side.confirmed_via``): an agent that asserts the
+label is ranked as the agent it is, so the label cannot be faked through the agent's tools.
+
 The first rule that separates the sides decides; the reasons name it. When none does, the
 verdict asks for manual review and names no winner. The policy ``review_agent_conflicts`` also
 asks for review when both sides are agent_generated — the winner the rules found is kept as a
@@ -23,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from ledger.events import AUTH_USER as USER_CHANNEL
 from ledger.trust import trust_of
 
 RULE_ORDER = ["user_confirmed/locked protection", "event_time", "source_type", "confidence", "ingest_time"]
@@ -37,25 +42,42 @@ class Side(msgspec.Struct, frozen=True, kw_only=True):
     event_time: str  # canonical UTC text: string order is time order
     confidence: float
     recorded_at: str
+    confirmed_via: str = USER_CHANNEL  # who vouched for a user_confirmed label or a lock
+
+
+def user_backed(side: Side) -> bool:
+    """A user_confirmed label or a lock counts only when a person gave it (the user channel):
+    an agent asserting it keeps the label, but ranks as the agent it is."""
+    return side.confirmed_via == USER_CHANNEL
 
 
 def _protection_rank(side: Side) -> int:
-    if side.protection == "locked":
+    if side.protection == "locked" and user_backed(side):
         return 2
-    return 1 if side.source_type == "user_confirmed" or side.protection == "protected" else 0
+    confirmed = side.source_type == "user_confirmed" and user_backed(side)
+    return 1 if confirmed or side.protection == "protected" else 0
 
 
 def _protection_label(side: Side) -> str:
-    if side.protection == "locked":
+    if side.protection == "locked" and user_backed(side):
         return "locked"
-    return side.source_type if side.source_type == "user_confirmed" else side.protection
+    if side.source_type == "user_confirmed":
+        return "user_confirmed" if user_backed(side) else "user_confirmed (agent_asserted)"
+    return side.protection
+
+
+def _trust(side: Side) -> int:
+    """Rule 3: an agent-asserted user_confirmed label is trusted as the agent's own word."""
+    if side.source_type == "user_confirmed" and not user_backed(side):
+        return trust_of("agent_generated")
+    return trust_of(side.source_type)
 
 
 _Rule = tuple[str, Callable[[Side], Any], Callable[[Side], str]]
 _RULES: tuple[_Rule, ...] = (
     (RULE_ORDER[0], _protection_rank, _protection_label),
     (RULE_ORDER[1], lambda s: s.event_time, lambda s: s.event_time),
-    (RULE_ORDER[2], lambda s: trust_of(s.source_type), lambda s: f"{s.source_type} ({trust_of(s.source_type)})"),
+    (RULE_ORDER[2], _trust, lambda s: f"{s.source_type} ({_trust(s)})"),
     (RULE_ORDER[3], lambda s: round(s.confidence, 9), lambda s: f"{s.confidence:g}"),
     (RULE_ORDER[4], lambda s: s.recorded_at, lambda s: s.recorded_at),
 )

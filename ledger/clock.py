@@ -6,7 +6,7 @@ Every stored time is UTC ``YYYY-MM-DDTHH:MM:SS.ffffffZ``; inputs may be any ISO 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from ledger.errors import InvalidInput
 
@@ -33,6 +33,26 @@ def parse_time(value: str, *, field: str = "time") -> str:
     if not 1 <= dt.year <= 9999:
         raise InvalidInput(f"{field} is out of range", field=field)
     return format_time(dt)
+
+
+# Before this a "fact" is a typo or a way to make it lose every comparison; history that old is
+# stated in the content.
+EVENT_TIME_FLOOR = "1900-01-01T00:00:00.000000Z"
+DEFAULT_SKEW_S = 86_400
+
+
+def check_event_time(canonical: str, *, now: str, skew_s: float = DEFAULT_SKEW_S, field: str = "event_time") -> None:
+    """Refuse a fact's event time beyond now + ``skew_s`` or before the floor.
+
+    The event time decides rule 2 of arbitration: a time in the far future would beat every
+    later value forever. A planned event is stated in the content, not as the fact's time.
+    """
+    if canonical < EVENT_TIME_FLOOR:
+        raise InvalidInput(f"{field} is before {EVENT_TIME_FLOOR[:10]}: state older history in the content",
+                           field=field)
+    if canonical > format_time(to_datetime(now) + timedelta(seconds=skew_s)):
+        raise InvalidInput(f"{field} is more than {skew_s:g} s ahead of now: a planned event belongs in the content, "
+                           "not in the fact's event_time", field=field)
 
 
 def to_datetime(canonical: str) -> datetime:

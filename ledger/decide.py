@@ -89,7 +89,8 @@ class MemoryFacts(msgspec.Struct, kw_only=True):
 
     def side(self) -> Side:
         return Side(memory_id=self.memory_id, source_type=self.source_type, protection=self.protection,
-                    event_time=self.event_time, confidence=self.confidence, recorded_at=self.recorded_at)
+                    event_time=self.event_time, confidence=self.confidence, recorded_at=self.recorded_at,
+                    confirmed_via=self.confirmed_via)
 
 
 class ConflictFacts(msgspec.Struct, kw_only=True):
@@ -292,9 +293,10 @@ def decide_remember(
     confidence = cmd.confidence if cmd.confidence is not None else DEFAULT_CONFIDENCE[cmd.source_type]
     # An agent may say "user_confirmed", but the label then records that only the agent said so.
     authorization = cmd.authorization or (AUTH_AGENT if cmd.source_type == "user_confirmed" else "")
+    protection = default_protection(cmd.source_type, authorization)
     decision: Decision = [(new_stream, MemoryRecorded(
         memory=new_stream, content=cmd.content, subject=cmd.subject, tags=cmd.tags,
-        source_type=cmd.source_type, confidence=confidence, protection=default_protection(cmd.source_type),
+        source_type=cmd.source_type, confidence=confidence, protection=protection,
         source_ref=cmd.source_ref, ref=target.stream_id if target else None, retracts=cmd.retracts,
         claims=cmd.claims, metadata=cmd.metadata, content_hash=content_hash(cmd.content),
         authorization=authorization))]
@@ -303,10 +305,11 @@ def decide_remember(
             memory=target.stream_id, reason="retracted", by=new_stream, authorization=cmd.authorization)))
         decision += settle(target.stream_id, target_conflicts, resolution="retired",
                            reason="retracted by a later memory", authorization=cmd.authorization)
-    mine = MemoryFacts(memory_id=0, stream_id=new_stream, version=1, protection=default_protection(cmd.source_type),
+    mine = MemoryFacts(memory_id=0, stream_id=new_stream, version=1, protection=protection,
                        source_type=cmd.source_type, status="active", workspace=cmd.workspace,
                        subject=cmd.subject, event_time=cmd.event_time, confidence=confidence,
-                       recorded_at=recorded_at)
+                       recorded_at=recorded_at,
+                       confirmed_via=authorization if cmd.source_type == "user_confirmed" else "")
     skip = frozenset({target.stream_id}) if retiring and target is not None else frozenset()
     decision += collisions(mine, new_stream, claims, candidates, sets=sets or {}, skip=skip, policy=policy,
                            new_id=new_id)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ledger.events import AUTH_USER
+
 SOURCE_TRUST: dict[str, int] = {
     "user_confirmed": 100,
     "document_extracted": 70,
@@ -21,6 +23,7 @@ def trust_of(source_type: str) -> int:
     return SOURCE_TRUST.get(source_type, SOURCE_TRUST["unknown"])
 
 
-def default_protection(source_type: str) -> str:
-    """User-confirmed facts are locked the moment they are written."""
-    return "locked" if source_type == "user_confirmed" else "normal"
+def default_protection(source_type: str, authorization: str = AUTH_USER) -> str:
+    """User-confirmed facts are locked the moment they are written — when a person confirmed
+    them (the user channel). From the agent channel the label stays, unlocked."""
+    return "locked" if source_type == "user_confirmed" and authorization == AUTH_USER else "normal"

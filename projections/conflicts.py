@@ -23,6 +23,7 @@ from typing import Any
 import apsw
 
 from ledger.events import (
+    AUTH_USER,
     ClaimCollided,
     ConflictMemberLeft,
     ConflictReopened,
@@ -247,10 +248,12 @@ class ConflictsProjector:
 # thousand costs a sort in C). tests/test_claim_sets.py checks it orders as rank_key does.
 _TRUST_SQL = ("CASE m.source_type " + " ".join(f"WHEN '{k}' THEN {v}" for k, v in SOURCE_TRUST.items())
               + f" ELSE {SOURCE_TRUST['unknown']} END")
-RANK_ORDER_SQL = ("CASE WHEN m.protection='locked' THEN 2 WHEN m.source_type='user_confirmed' "
-                  "OR m.protection='protected' THEN 1 ELSE 0 END DESC, m.event_time DESC, "
-                  f"{_TRUST_SQL} DESC, round(m.confidence, 9) DESC, m.recorded_at DESC, m.memory_id DESC")
-SIDE_COLUMNS = ("memory_id", "source_type", "protection", "event_time", "confidence", "recorded_at")
+_BACKED = f"m.confirmed_via='{AUTH_USER}'"  # a label or lock a person gave (ledger.arbiter.user_backed)
+RANK_ORDER_SQL = (f"CASE WHEN m.protection='locked' AND {_BACKED} THEN 2 WHEN (m.source_type='user_confirmed' "
+                  f"AND {_BACKED}) OR m.protection='protected' THEN 1 ELSE 0 END DESC, m.event_time DESC, "
+                  f"CASE WHEN m.source_type='user_confirmed' AND NOT {_BACKED} THEN {SOURCE_TRUST['agent_generated']} "
+                  f"ELSE {_TRUST_SQL} END DESC, round(m.confidence, 9) DESC, m.recorded_at DESC, m.memory_id DESC")
+SIDE_COLUMNS = ("memory_id", "source_type", "protection", "event_time", "confidence", "recorded_at", "confirmed_via")
 
 
 def ranked_members(conn: apsw.Connection, conflict_id: int, limit: int = -1) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ from ledger.decide import (
     effective_changes,
 )
 from ledger.errors import NotFound
-from ledger.events import ClaimSpec, MemoryRecorded
+from ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec, MemoryRecorded
 from ledger.ids import uuid7
 from ledger.store import NewEvent, StoredEvent
 from ledger.trust import trust_of
@@ -50,6 +50,8 @@ from server.timetravel import TimeTravelMixin
 from server.workspaces import WorkspaceMixin
 
 Progress = Callable[[int, int], None]
+AGENT_ASSERTED_NOTICE = ("user_confirmed from the agent channel is recorded as agent_asserted: not locked, "
+                         "ranked as the agent's word; a person confirms it with ledger confirm")
 STANDING_WINDOW = 20  # hits past the page looked at for a leader that answers the query too
 
 
@@ -152,6 +154,8 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
         metadata: dict[str, Any] | None = None,
         authorization: str = "",
     ) -> dict[str, Any]:
+        if event_time is not None:
+            event_time = self._plausible(event_time)
         cmd = RememberCommand(
             content=content, subject=subject, tags=tuple(dict.fromkeys(tags)), source_type=source_type,
             confidence=confidence, event_time=event_time or clock.now(),
@@ -177,8 +181,17 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
             assert row is not None
             return {"ok": True, "memory_id": row["memory_id"], "version": row["version"],
                     "status": row["status"], "duplicate_of": row["memory_id"]}
-        return {"ok": True, "memory_id": head.position, "version": 1, "status": "active",
-                **self._write_report(stored, head.position, near)}
+        result = {"ok": True, "memory_id": head.position, "version": 1, "status": "active",
+                  **self._write_report(stored, head.position, near)}
+        if source_type == "user_confirmed" and authorization != AUTH_USER:
+            result.update(authorization=AUTH_AGENT, notices=[AGENT_ASSERTED_NOTICE])
+        return result
+
+    def _plausible(self, event_time: str) -> str:
+        """The canonical event time, refused when far ahead of now or before the floor."""
+        canonical = clock.parse_time(event_time, field="event_time")
+        clock.check_event_time(canonical, now=clock.now(), skew_s=self.settings.event_time_skew_s)
+        return canonical
 
     def _find_duplicate(self, cmd: RememberCommand) -> MemoryFacts | None:
         from ledger.normalize import content_hash, normalize_text
@@ -203,6 +216,8 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
         **changes: Any,
     ) -> dict[str, Any]:
         requested = {k: v for k, v in changes.items() if v is not None}
+        if "event_time" in requested:
+            requested["event_time"] = self._plausible(requested["event_time"])
 
         def decide() -> tuple[Decision, str, str]:
             facts = self._facts(memory_id)

@@ -9,6 +9,7 @@ Keys (file / env):
     isolation                      LEDGER_ISOLATION        none | weak | strict
     busy_timeout_ms                LEDGER_BUSY_TIMEOUT_MS  default 5000
     retention_days                 LEDGER_RETENTION_DAYS   archive retired/superseded after (90)
+    event_time_skew_s              LEDGER_EVENT_TIME_SKEW_S  how far ahead of now an event_time may be (86400)
     create                         LEDGER_CREATE           create a missing database at an explicit path
     policy.locked_requires_user_channel                    refuse agent-asserted changes to locked
     policy.review_agent_conflicts                          agent-vs-agent conflicts need a human
@@ -34,11 +35,13 @@ from typing import Any
 
 import platformdirs
 
+from ledger.clock import DEFAULT_SKEW_S
 from ledger.errors import InvalidInput
 
 ISOLATION_MODES = ("none", "weak", "strict")
 DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"
-_INTEGERS = ("busy_timeout_ms", "retention_days", "section_threshold")
+MAX_SKEW_S = 10**9  # about 31 years: enough for any clock, never past the calendar
+_INTEGERS = ("busy_timeout_ms", "retention_days", "section_threshold", "event_time_skew_s")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
@@ -94,6 +97,7 @@ class Settings:
     isolation: str = "none"
     busy_timeout_ms: int = 5000
     retention_days: int = 90
+    event_time_skew_s: int = DEFAULT_SKEW_S
     section_threshold: int = 4000
     policy: Policy = field(default_factory=Policy)
     # Code that builds Settings itself creates its database; the CLI and the server resolve
@@ -145,6 +149,7 @@ _ENV = {
     "isolation": "LEDGER_ISOLATION",
     "busy_timeout_ms": "LEDGER_BUSY_TIMEOUT_MS",
     "retention_days": "LEDGER_RETENTION_DAYS",
+    "event_time_skew_s": "LEDGER_EVENT_TIME_SKEW_S",
     "section_threshold": "LEDGER_SECTION_THRESHOLD",
     "create": "LEDGER_CREATE",
 }
@@ -186,6 +191,8 @@ def _coerce(settings: Settings, values: dict[str, Any]) -> Settings:
     result = replace(settings, **changes)
     if not 0 < result.section_threshold < 10**7:
         raise InvalidInput("section_threshold must be between 1 and 9,999,999 characters", field="section_threshold")
+    if not 0 <= result.event_time_skew_s <= MAX_SKEW_S:
+        raise InvalidInput(f"event_time_skew_s must be between 0 and {MAX_SKEW_S:,} seconds", field="event_time_skew_s")
     if result.isolation not in ISOLATION_MODES:
         raise InvalidInput(f"isolation must be one of {', '.join(ISOLATION_MODES)}", field="isolation")
     return result

@@ -172,7 +172,9 @@ TOPICS = {
               "or storage unreachable: nothing stored).",
     "trust": "source_type trust: user_confirmed 100 (locked), document_extracted 70, agent_generated 45, "
              "unknown 10. Conflicts are decided by: user_confirmed/locked, newer event_time, source "
-             "trust, confidence, newer ingest.",
+             "trust, confidence, newer ingest. user_confirmed sent by an agent is recorded agent_asserted: "
+             "not locked, ranked as agent_generated; only the user confirms (confirm, asked when possible). "
+             "event_time may not be before 1900 or over a day ahead.",
     "workspaces": "Isolation (LEDGER_ISOLATION): none; weak ranks your workspace first; strict only "
                   "sees your workspace (forbidden_workspace otherwise). memory_govern accept/reject "
                   "{alias, canonical} joins two names; memory_review workspaces lists suggestions.",

@@ -123,12 +123,19 @@ REFERENCE_TRUST = {"user_confirmed": 100, "document_extracted": 70, "agent_gener
 def reference_winner(left: Side, right: Side) -> tuple[str | None, str | None]:
     """(winner side, deciding rule): the first rule that separates the sides wins."""
 
+    def by_a_person(s: Side) -> bool:  # a label or lock an agent asserted counts for nothing here
+        return s.confirmed_via == "user_channel"
+
     def protection(s: Side) -> int:
-        if s.protection == "locked":
+        if s.protection == "locked" and by_a_person(s):
             return 2  # a locked side beats everything short of another lock
-        if s.source_type == "user_confirmed" or s.protection == "protected":
+        if (s.source_type == "user_confirmed" and by_a_person(s)) or s.protection == "protected":
             return 1  # user_confirmed or protected beats a side that is neither
         return 0
+
+    def trust(s: Side) -> int:  # an agent's "user_confirmed" is trusted as the agent's own word
+        asserted = s.source_type == "user_confirmed" and not by_a_person(s)
+        return REFERENCE_TRUST["agent_generated" if asserted else s.source_type]
 
     def event_time(s: Side) -> datetime:
         return datetime.fromisoformat(s.event_time.replace("Z", "+00:00"))
@@ -137,7 +144,7 @@ def reference_winner(left: Side, right: Side) -> tuple[str | None, str | None]:
         return datetime.fromisoformat(s.recorded_at.replace("Z", "+00:00"))
 
     rules = [("user_confirmed/locked protection", protection), ("event_time", event_time),
-             ("source_type", lambda s: REFERENCE_TRUST[s.source_type]), ("confidence", lambda s: s.confidence),
+             ("source_type", trust), ("confidence", lambda s: s.confidence),
              ("ingest_time", recorded)]
     for name, key in rules:
         if key(left) > key(right):
@@ -159,6 +166,7 @@ ref_sides = st.builds(
     event_time=ref_times,
     confidence=st.sampled_from([0.1, 0.45, 0.7, 1.0]),
     recorded_at=ref_times,
+    confirmed_via=st.sampled_from(["user_channel", "agent_asserted"]),
 )
 
 

@@ -31,7 +31,8 @@ _TIMES = st.sampled_from(["2025-01-01T00:00:00.000000Z", "2025-06-01T00:00:00.00
 _SIDES = st.builds(Side, memory_id=st.integers(1, 10_000),
                    source_type=st.sampled_from(["user_confirmed", "document_extracted", "agent_generated", "unknown"]),
                    protection=st.sampled_from(["normal", "protected", "locked"]), event_time=_TIMES,
-                   confidence=st.sampled_from([0.3, 0.5, 0.9]), recorded_at=_TIMES)
+                   confidence=st.sampled_from([0.3, 0.5, 0.9]), recorded_at=_TIMES,
+                   confirmed_via=st.sampled_from(["user_channel", "agent_asserted", ""]))
 
 
 @settings(max_examples=300, deadline=None)
@@ -68,10 +69,12 @@ def test_sql_ranks_members_exactly_as_rank_key(sides: list[Side]) -> None:
 
     conn = apsw.Connection(":memory:")
     conn.execute("CREATE TABLE memories(memory_id INTEGER PRIMARY KEY, source_type, protection, event_time, "
-                 "confidence, recorded_at); CREATE TABLE conflict_members(memory_id, conflict_id, active)")
+                 "confidence, recorded_at, confirmed_via); "
+                 "CREATE TABLE conflict_members(memory_id, conflict_id, active)")
     for s in sides:
-        conn.execute("INSERT INTO memories VALUES(?,?,?,?,?,?)",
-                     (s.memory_id, s.source_type, s.protection, s.event_time, s.confidence, s.recorded_at))
+        conn.execute("INSERT INTO memories VALUES(?,?,?,?,?,?,?)",
+                     (s.memory_id, s.source_type, s.protection, s.event_time, s.confidence, s.recorded_at,
+                      s.confirmed_via))
         conn.execute("INSERT INTO conflict_members VALUES(?, 1, 1)", (s.memory_id,))
     ordered = [r["memory_id"] for r in conflicts_model.ranked_members(conn, 1)]
     assert ordered == arbitrate_set(sides)["ranking"]

@@ -54,9 +54,10 @@ SAY_NO = mcp_types.ElicitResult(action="accept", content={"approve": False})
 DECLINE = mcp_types.ElicitResult(action="decline")
 
 
-async def locked_memory(c: Client) -> int:
-    r = body(await c.call_tool("memory", {"action": "remember", "data": {
-        "content": "The user's birthday is 4 May", "source_type": "user_confirmed"}}))
+def locked_memory(app: LedgerApp) -> int:
+    """A fact the user stated through a user channel (the CLI calls the facade so): locked. Through
+    the agent's tool the label alone locks nothing."""
+    r = app.remember("The user's birthday is 4 May", source_type="user_confirmed", authorization=AUTH_USER)
     return int(r["memory_id"])
 
 
@@ -65,7 +66,7 @@ async def test_user_confirmation_through_elicitation_is_recorded_as_user_channel
                                                                                 mode: str) -> None:
     answers = Answers(ACCEPT, DECLINE, SAY_NO)
     async with Client(build_server(app), mode=mode, elicitation_callback=answers) as c:
-        memory_id = await locked_memory(c)
+        memory_id = locked_memory(app)
         update = {"action": "update", "data": {"memory_id": memory_id, "content": "The birthday is 5 May",
                                                "authorized": True}}
         assert body(await c.call_tool("memory", update))["version"] == 2
@@ -86,7 +87,7 @@ async def test_user_confirmation_through_elicitation_is_recorded_as_user_channel
 async def test_without_elicitation_authorized_true_is_agent_asserted(app: LedgerApp, db_path: Path,
                                                                     mode: str) -> None:
     async with Client(build_server(app), mode=mode) as c:
-        memory_id = await locked_memory(c)
+        memory_id = locked_memory(app)
         r = body(await c.call_tool("memory", {"action": "update", "data": {
             "memory_id": memory_id, "content": "The birthday is 5 May", "authorized": True}}))
         assert r["ok"]

@@ -21,7 +21,7 @@ import mcp.types as mcp_types
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from tests.conftest import REPO
+from tests.conftest import REPO, ledger_cli
 
 TOOL_KEYS = {"memory": "action", "memory_review": "view", "memory_govern": "action", "memory_repair": "task"}
 ERROR_CODES = {"invalid_input", "not_found", "locked", "version_conflict", "forbidden_workspace",
@@ -119,6 +119,12 @@ class LedgerServer:
 
     def events(self) -> int:
         return int(self.memory("status")["events"])
+
+    def confirmed(self, content: str) -> int:
+        """A fact the user states at the CLI (the user channel): user_confirmed and locked. Through
+        this server the agent could only assert the label, which locks nothing."""
+        done = ledger_cli("remember", content, "--db", str(self.db), "--json", check=True)
+        return int(json.loads(done.stdout)["memory_id"])
 
     def list_tools(self) -> list[mcp_types.Tool]:
         return self.portal.call(self.session.list_tools).tools

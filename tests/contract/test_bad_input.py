@@ -40,6 +40,10 @@ REFUSED: list[tuple[str, str | None, Any, str, str | None]] = [
     ("memory", "remember", {"content": "ok", "source_type": "trusted"}, "invalid_input", "source_type"),
     ("memory", "remember", {"content": "ok", "event_time": "last week"}, "invalid_input", "event_time"),
     ("memory", "remember", {"content": "ok", "event_time": "2024-02-30T10:00:00"}, "invalid_input", "event_time"),
+    # A fact's time far in the future would win every later comparison; before 1900 it is a typo.
+    ("memory", "remember", {"content": "ok", "event_time": "9999-12-31T00:00:00Z"}, "invalid_input", "event_time"),
+    ("memory", "remember", {"content": "ok", "event_time": "1899-12-31T23:59:59Z"}, "invalid_input", "event_time"),
+    ("memory", "update", {"memory_id": 1, "event_time": "9999-12-31T00:00:00Z"}, "invalid_input", "event_time"),
     ("memory", "remember", {"content": "ok", "sorce_type": "unknown"}, "invalid_input", "sorce_type"),
     ("memory", "remember", {"contnet": "typo"}, "invalid_input", "contnet"),
     ("memory", "remember", {"content": "ok", "ref_id": True}, "invalid_input", "ref_id"),

@@ -8,6 +8,7 @@ recorded as ``agent_asserted``.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -15,13 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import mcp.types as mcp_types
 import pytest
 from mcp import Client, StdioServerParameters
 
 from ledger.events import AUTH_AGENT, AUTH_USER
 from ledger.store import EventStore
-from tests.conftest import REPO
+from tests.conftest import REPO, ledger_cli
 from tests.contract.conftest import LedgerServer
 
 pytestmark = pytest.mark.slow
@@ -62,8 +64,7 @@ def authorizations(db: Path, type_: str) -> list[str]:
 
 
 def test_changing_a_locked_memory_asks_the_user(asking: LedgerServer, user: User) -> None:
-    memory_id = asking.memory("remember", {"content": "My blood type is A+", "source_type": "user_confirmed"})[
-        "memory_id"]
+    memory_id = asking.confirmed("My blood type is A+")
     change = {"memory_id": memory_id, "content": "My blood type is A-", "authorized": True}
     user.will(None)
     before = asking.events()
@@ -76,8 +77,7 @@ def test_changing_a_locked_memory_asks_the_user(asking: LedgerServer, user: User
 
 
 def test_governance_on_locked_memories_and_confirm_ask_first(asking: LedgerServer, user: User) -> None:
-    locked = asking.memory("remember", {"content": "Emergency contact: Sam", "source_type": "user_confirmed"})[
-        "memory_id"]
+    locked = asking.confirmed("Emergency contact: Sam")
     plain = asking.memory("remember", {"content": "Lunch is at noon"})["memory_id"]
     cases = [("retire", {"memory_id": locked, "reason": "moved"}), ("confirm", {"memory_id": plain})]
     for action, data in cases:
@@ -102,8 +102,7 @@ def test_nothing_is_asked_for_normal_memories(asking: LedgerServer, user: User) 
 
 
 def test_a_client_without_elicitation_falls_back_to_agent_asserted(srv: LedgerServer) -> None:
-    memory_id = srv.memory("remember", {"content": "Allergic to penicillin", "source_type": "user_confirmed"})[
-        "memory_id"]
+    memory_id = srv.confirmed("Allergic to penicillin")
     assert srv.memory("update", {"memory_id": memory_id, "content": "Allergic to penicillin and latex"}).code == \
         "locked"
     assert srv.memory("update", {"memory_id": memory_id, "content": "Allergic to penicillin and latex",
@@ -121,9 +120,9 @@ async def test_the_2026_protocol_asks_through_input_required(tmp_path: Path) -> 
                                    env={**os.environ, "LEDGER_CLIENT": "modern"}, cwd=str(REPO))
     async with Client(params, elicitation_callback=user) as client:
         assert client.session.protocol_version == "2026-07-28"
-        remembered = await client.call_tool("memory", {"action": "remember", "data": {
-            "content": "Passport number ends in 42", "source_type": "user_confirmed"}})
-        memory_id = remembered.structured_content["memory_id"]
+        stated = await anyio.to_thread.run_sync(functools.partial(  # by the user, at the CLI: locked
+            ledger_cli, "remember", "Passport number ends in 42", "--db", str(db), "--json", check=True))
+        memory_id = json.loads(stated.stdout)["memory_id"]
         r = await client.call_tool("memory", {"action": "update", "data": {
             "memory_id": memory_id, "content": "Passport number ends in 43", "authorized": True}})
         assert r.structured_content["ok"] is True, r.structured_content
@@ -135,6 +134,8 @@ def test_resolving_a_conflict_with_a_locked_member_asks_first(asking: LedgerServ
     mine = asking.memory("remember", {"content": "My shoe size is 42", "subject": "me", "source_type":
                                       "user_confirmed", "claims": [{"subject": "me", "attribute": "shoe size",
                                                                     "value": "42"}]})["memory_id"]
+    user.will(True)  # the agent's label locks nothing: the user confirms it when asked
+    assert asking.call("memory_govern", "confirm", {"memory_id": mine, "authorized": True}).ok
     guess = asking.memory("remember", {"content": "The user's shoe size is 44", "subject": "me",
                                        "claims": [{"subject": "me", "attribute": "shoe size", "value": "44"}]})
     conflict_id = guess["conflicts"][0]["conflict_id"]

@@ -87,8 +87,7 @@ def test_update_bumps_the_version_and_checks_the_expected_one(srv: LedgerServer)
 
 
 def test_locked_memories_refuse_unauthorised_updates(srv: LedgerServer) -> None:
-    memory_id = srv.memory("remember", {"content": "My passport expires in 2031",
-                                        "source_type": "user_confirmed"})["memory_id"]
+    memory_id = srv.confirmed("My passport expires in 2031")
     assert srv.memory("read", {"memory_id": memory_id})["memory"]["protection"] == "locked"
     before = srv.events()
     r = srv.memory("update", {"memory_id": memory_id, "content": "expires in 2029"})
