@@ -50,8 +50,8 @@ from server.timetravel import TimeTravelMixin
 from server.workspaces import WorkspaceMixin
 
 Progress = Callable[[int, int], None]
-AGENT_ASSERTED_NOTICE = ("user_confirmed from the agent channel is recorded as agent_asserted: not locked, "
-                         "ranked as the agent's word; a person confirms it with ledger confirm")
+AGENT_ASSERTED_NOTICE = ("user_confirmed kept as agent_asserted: not locked, ranked as the agent's word "
+                         "until the user confirms it")
 STANDING_WINDOW = 20  # hits past the page looked at for a leader that answers the query too
 
 
