@@ -51,7 +51,7 @@ async def test_an_answer_off_the_form_is_a_refusal_and_writes_nothing(
         app: LedgerApp, db_path: Path, mode: str, answer: mcp_types.ElicitResult) -> None:
     answers = Answers(answer)
     async with Client(build_server(app), mode=mode, elicitation_callback=answers) as c:
-        memory_id = await locked_memory(c)
+        memory_id = locked_memory(app)
         before = app.store.last_position()
         result = await c.call_tool("memory", {"action": "update", "data": {
             "memory_id": memory_id, "content": "The birthday is 5 May", "authorized": True}})
