@@ -31,6 +31,7 @@ from ledger.events import (
     MemoryRetired,
     MemoryUpdated,
     SetMember,
+    Superseded,
 )
 from ledger.ids import uuid7
 from ledger.normalize import content_hash
@@ -46,6 +47,7 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True):
 
     locked_requires_user_channel: bool = False
     review_agent_conflicts: bool = False
+    auto_settle: bool = False  # ledger.settlement: rule-decided sets settle on write
 
 
 DEFAULT_POLICY = Policy()
@@ -194,6 +196,18 @@ def settle(member: str, conflicts: Iterable[ConflictFacts], *, winner: str | Non
     return decision
 
 
+def supersede_losers(losers: Iterable[str], winner: str, *, rule: str, reason: str, authorization: str,
+                     other_sets: Mapping[str, Sequence[ConflictFacts]]) -> Decision:
+    """``winner`` supersedes each loser, which leaves its other unresolved sets (``other_sets``)."""
+    decision: Decision = []
+    for loser in losers:
+        decision.append((loser, Superseded(loser=loser, winner=winner, reason=reason, rule=rule,
+                                           authorization=authorization)))
+        decision += settle(loser, other_sets.get(loser, ()), winner=winner, resolution="superseded", reason=reason,
+                           authorization=authorization)
+    return decision
+
+
 def leave_or_dissolve(conflicts: Iterable[ConflictFacts], memory: MemoryFacts) -> Decision:
     """``memory``'s new text no longer disagrees with any member: it leaves, or the set dissolves.
 
@@ -263,6 +277,22 @@ def _member(cand: Candidate) -> SetMember:
 
 
 # -- remember ----------------------------------------------------------------------------------
+def _recorded_authorization(cmd: RememberCommand) -> str:
+    """An agent may say "user_confirmed", but the label then records that only the agent said so."""
+    return cmd.authorization or (AUTH_AGENT if cmd.source_type == "user_confirmed" else "")
+
+
+def writer_facts(cmd: RememberCommand, stream: str, recorded_at: str) -> MemoryFacts:
+    """The memory ``remember`` writes, as decisions see it (id 0: it has none before the append)."""
+    authorization = _recorded_authorization(cmd)
+    return MemoryFacts(
+        memory_id=0, stream_id=stream, version=1, protection=default_protection(cmd.source_type, authorization),
+        source_type=cmd.source_type, status="active", workspace=cmd.workspace, subject=cmd.subject,
+        event_time=cmd.event_time, recorded_at=recorded_at,
+        confidence=cmd.confidence if cmd.confidence is not None else DEFAULT_CONFIDENCE[cmd.source_type],
+        confirmed_via=authorization if cmd.source_type == "user_confirmed" else "")
+
+
 def decide_remember(
     cmd: RememberCommand,
     *,
@@ -290,26 +320,18 @@ def decide_remember(
         except Locked as exc:
             raise Locked(f"memory {target.memory_id} is {target.protection}; retracting it needs authorized: true",
                          field="ref_id", memory_id=target.memory_id) from exc
-    confidence = cmd.confidence if cmd.confidence is not None else DEFAULT_CONFIDENCE[cmd.source_type]
-    # An agent may say "user_confirmed", but the label then records that only the agent said so.
-    authorization = cmd.authorization or (AUTH_AGENT if cmd.source_type == "user_confirmed" else "")
-    protection = default_protection(cmd.source_type, authorization)
+    mine = writer_facts(cmd, new_stream, recorded_at)
     decision: Decision = [(new_stream, MemoryRecorded(
         memory=new_stream, content=cmd.content, subject=cmd.subject, tags=cmd.tags,
-        source_type=cmd.source_type, confidence=confidence, protection=protection,
+        source_type=cmd.source_type, confidence=mine.confidence, protection=mine.protection,
         source_ref=cmd.source_ref, ref=target.stream_id if target else None, retracts=cmd.retracts,
         claims=cmd.claims, metadata=cmd.metadata, content_hash=content_hash(cmd.content),
-        authorization=authorization))]
+        authorization=_recorded_authorization(cmd)))]
     if retiring and target is not None:
         decision.append((target.stream_id, MemoryRetired(
             memory=target.stream_id, reason="retracted", by=new_stream, authorization=cmd.authorization)))
         decision += settle(target.stream_id, target_conflicts, resolution="retired",
                            reason="retracted by a later memory", authorization=cmd.authorization)
-    mine = MemoryFacts(memory_id=0, stream_id=new_stream, version=1, protection=protection,
-                       source_type=cmd.source_type, status="active", workspace=cmd.workspace,
-                       subject=cmd.subject, event_time=cmd.event_time, confidence=confidence,
-                       recorded_at=recorded_at,
-                       confirmed_via=authorization if cmd.source_type == "user_confirmed" else "")
     skip = frozenset({target.stream_id}) if retiring and target is not None else frozenset()
     decision += collisions(mine, new_stream, claims, candidates, sets=sets or {}, skip=skip, policy=policy,
                            new_id=new_id)
@@ -317,6 +339,16 @@ def decide_remember(
 
 
 # -- update ------------------------------------------------------------------------------------
+def facts_after(memory: MemoryFacts, change: MemoryUpdated) -> MemoryFacts:
+    """``memory`` as ``change`` leaves it, as decisions see it."""
+    relabelled = change.derived_from_confirmed or change.source_type not in (None, "user_confirmed")
+    return msgspec.structs.replace(
+        memory, version=memory.version + 1, source_type=change.source_type or memory.source_type,
+        protection=change.protection or memory.protection, event_time=change.event_time or memory.event_time,
+        confidence=change.confidence if change.confidence is not None else memory.confidence,
+        confirmed_via="" if relabelled else memory.confirmed_via)
+
+
 def effective_changes(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     """The requested changes that differ from the memory as it stands (tags compared as a list).
 
@@ -363,8 +395,8 @@ def decide_update(
     downgrade = memory.source_type == "user_confirmed" and authorization != AUTH_USER
     if downgrade:
         fields.update(source_type="agent_generated", protection="protected", derived_from_confirmed=True)
-    decision: Decision = [(memory.stream_id, MemoryUpdated(memory=memory.stream_id, authorization=authorization,
-                                                            **fields))]
+    change = MemoryUpdated(memory=memory.stream_id, authorization=authorization, **fields)
+    decision: Decision = [(memory.stream_id, change)]
     if claims is not None:  # the text changed: a member whose disagreement is gone leaves its open sets
         still = frozenset(cand.other.stream_id for claim in claims for cand in candidates
                           if collides(claim, cand.claim))
@@ -375,12 +407,6 @@ def decide_update(
         conflicts = [c for c in conflicts if c not in gone]
     decision += reopen(conflicts, memory, "changed")
     if claims:
-        after = msgspec.structs.replace(
-            memory, version=memory.version + 1,
-            source_type=fields.get("source_type", memory.source_type),
-            protection=fields.get("protection", memory.protection),
-            event_time=fields.get("event_time") or memory.event_time,
-            confidence=fields["confidence"] if fields.get("confidence") is not None else memory.confidence)
-        decision += collisions(after, memory.stream_id, claims, candidates, sets=sets or {}, skip=frozenset(),
-                               policy=policy, new_id=new_id)
+        decision += collisions(facts_after(memory, change), memory.stream_id, claims, candidates, sets=sets or {},
+                               skip=frozenset(), policy=policy, new_id=new_id)
     return decision

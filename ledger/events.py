@@ -19,6 +19,7 @@ import msgspec
 
 AUTH_USER = "user_channel"
 AUTH_AGENT = "agent_asserted"
+AUTH_POLICY = "policy"  # no one asked: the policy auto_settle applied the deciding rule
 
 
 class Event(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -112,7 +113,8 @@ class MemoryArchived(Event, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class Superseded(Event, frozen=True, kw_only=True, omit_defaults=True):
-    """``winner`` replaces ``loser``; ``rule`` is the arbitration rule or the action that decided."""
+    """``winner`` replaces ``loser``; ``rule`` is the arbitration rule or the action that decided.
+    ``authorization`` is ``policy`` when the policy auto_settle applied the rule on a write."""
 
     loser: str
     winner: str

@@ -28,6 +28,7 @@ from ledger.decide import (
     reopen,
     set_key,
     settle,
+    supersede_losers,
 )
 from ledger.errors import InvalidInput, Unauthorized, VersionConflict
 from ledger.events import (
@@ -122,17 +123,16 @@ def decide_resolve(conflict: ConflictFacts, *, winner: MemoryFacts | None, membe
         raise InvalidInput(f"memory {winner.memory_id} is not a member of conflict {conflict.conflict_id}",
                            field="winner_id")
     check_current(winner, "winner_id")
-    reason = f"conflict {conflict.conflict_id} resolved"
-    decision: Decision = []
-    others = {c.stream_id: c for sets in (member_conflicts or {}).values() for c in sets
-              if c.stream_id != conflict.stream_id}
     for loser in losers:
         check_writable(loser, expected_version=None, authorization=authorization, policy=policy)
-        decision.append((loser.stream_id, Superseded(loser=loser.stream_id, winner=winner.stream_id, reason=reason,
-                                                     rule="resolve_conflict", authorization=authorization)))
-        mine = [others[c.stream_id] for c in (member_conflicts or {}).get(loser.stream_id, ()) if c.stream_id in others]
-        decision += settle(loser.stream_id, mine, winner=winner.stream_id, resolution="superseded", reason=reason,
-                           authorization=authorization)
+    # One object per other set, shared by every loser in it: each sees the others' departures.
+    others = {c.stream_id: c for sets in (member_conflicts or {}).values() for c in sets
+              if c.stream_id != conflict.stream_id}
+    theirs = {loser.stream_id: [others[c.stream_id] for c in (member_conflicts or {}).get(loser.stream_id, ())
+                                if c.stream_id in others] for loser in losers}
+    decision = supersede_losers([loser.stream_id for loser in losers], winner.stream_id, rule="resolve_conflict",
+                                reason=f"conflict {conflict.conflict_id} resolved", authorization=authorization,
+                                other_sets=theirs)
     decision.append((conflict.stream_id, ConflictResolved(conflict=conflict.stream_id, winner=winner.stream_id,
                                                           authorization=authorization, reason="resolve_conflict")))
     return decision

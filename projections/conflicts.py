@@ -318,6 +318,16 @@ def conflict_ids_of(conn: apsw.Connection, memory_id: int) -> list[int]:
         "WHERE m.memory_id=? AND m.active=1 AND c.state<>'resolved' ORDER BY c.conflict_id", (memory_id,))]
 
 
+def has_guarded_member(conn: apsw.Connection, conflict_id: int) -> bool:
+    """Whether a current member is one no policy may supersede (``ledger.settlement.guarded``:
+    protected, locked or labelled user_confirmed) — then the set waits for a person, and a write
+    that joins it need not read every member's facts."""
+    return conn.execute(
+        "SELECT 1 FROM conflict_members c JOIN memories m ON m.memory_id=c.memory_id WHERE c.conflict_id=? "
+        "AND c.active=1 AND (m.protection<>'normal' OR m.source_type='user_confirmed') LIMIT 1",
+        (conflict_id,)).fetchone() is not None
+
+
 def members_of(conn: apsw.Connection, conflict_id: int, *, active: bool = True, limit: int = -1,
                offset: int = 0) -> list[dict[str, Any]]:
     """Members in the order they joined: ``memory_id, stream_id, value, value_norm, active, left_reason``."""

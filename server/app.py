@@ -183,6 +183,10 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
                     "status": row["status"], "duplicate_of": row["memory_id"]}
         result = {"ok": True, "memory_id": head.position, "version": 1, "status": "active",
                   **self._write_report(stored, head.position, near)}
+        if head.position in result.get("superseded", ()):  # policy auto_settle: a later value leads
+            row = mem.load(self.conn, "memory_id=?", (head.position,))
+            assert row is not None
+            result.update(status=row["status"], version=row["version"])
         if source_type == "user_confirmed" and authorization != AUTH_USER:
             result.update(authorization=AUTH_AGENT, notices=[AGENT_ASSERTED_NOTICE])
         return result

@@ -13,6 +13,7 @@ Keys (file / env):
     create                         LEDGER_CREATE           create a missing database at an explicit path
     policy.locked_requires_user_channel                    refuse agent-asserted changes to locked
     policy.review_agent_conflicts                          agent-vs-agent conflicts need a human
+    policy.auto_settle             LEDGER_POLICY_AUTO_SETTLE  supersede a claim set's losers when a rule decides
     section_threshold              LEDGER_SECTION_THRESHOLD  split memories longer than this (4000 chars)
     embedding.model                LEDGER_EMBEDDING_MODEL  a model name (``ledger model list``) or a GGUF path
     embedding.enabled              LEDGER_EMBEDDING_ENABLED  false: lexical search only, no model loaded
@@ -85,6 +86,7 @@ class Embedding:
 class Policy:
     locked_requires_user_channel: bool = False
     review_agent_conflicts: bool = False
+    auto_settle: bool = False  # docs/governance.md "Automatic settlement"
 
 
 @dataclass(frozen=True)
@@ -231,7 +233,8 @@ def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] |
     settings = _coerce(settings, {"embedding": {"model": env.get("LEDGER_EMBEDDING_MODEL") or None,
                                                 "enabled": env.get("LEDGER_EMBEDDING_ENABLED") or None}})
     for key, env_key in (("locked_requires_user_channel", "LEDGER_POLICY_LOCKED_REQUIRES_USER_CHANNEL"),
-                         ("review_agent_conflicts", "LEDGER_POLICY_REVIEW_AGENT_CONFLICTS")):
+                         ("review_agent_conflicts", "LEDGER_POLICY_REVIEW_AGENT_CONFLICTS"),
+                         ("auto_settle", "LEDGER_POLICY_AUTO_SETTLE")):
         if env.get(env_key):
             settings = replace(settings, policy=replace(
                 settings.policy, **{key: env[env_key].lower() in _TRUE}))

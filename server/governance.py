@@ -23,9 +23,12 @@ from ledger.decide import (
     RememberCommand,
     decide_remember,
     decide_update,
+    facts_after,
     set_key,
+    writer_facts,
 )
 from ledger.errors import InvalidInput
+from ledger.events import MemoryUpdated
 from ledger.govern import (
     decide_arbitrate,
     decide_confirm,
@@ -36,6 +39,7 @@ from ledger.govern import (
     decide_unlock,
 )
 from ledger.ids import uuid7
+from ledger.settlement import settle_by_policy
 from ledger.store import StoredEvent
 from projections import claims as claims_model
 from projections import conflicts as conflicts_model
@@ -86,10 +90,30 @@ class GovernanceMixin(GovernanceViews):
         claims, candidates = self._claim_state(cmd.content, cmd.subject, explicit, cmd.workspace)
         near[:] = claims_model.near_duplicates(self.conn, cmd.content, cmd.workspace)
         target_conflicts = self._conflicts_of(target.memory_id) if target is not None and cmd.retracts else []
-        return decide_remember(cmd, new_stream=new_stream, duplicate=None, target=target, claims=claims,
-                               candidates=candidates, target_conflicts=target_conflicts,
-                               sets=self._claim_sets(claims, candidates, cmd.workspace),
-                               recorded_at=clock.now(), policy=self._policy)
+        sets, recorded_at = self._claim_sets(claims, candidates, cmd.workspace), clock.now()
+        decision = decide_remember(cmd, new_stream=new_stream, duplicate=None, target=target, claims=claims,
+                                   candidates=candidates, target_conflicts=target_conflicts, sets=sets,
+                                   recorded_at=recorded_at, policy=self._policy)
+        if not self._policy.auto_settle:
+            return decision
+        return decision + self._settlement(decision, writer_facts(cmd, new_stream, recorded_at), candidates, sets)
+
+    def _settlement(self, decision: Decision, writer: MemoryFacts, candidates: list[Candidate],
+                    sets: dict[str, ConflictFacts]) -> Decision:
+        """Policy ``auto_settle``: read what :func:`ledger.settlement.settle_by_policy` needs about the
+        sets this write opens or joins, and let it decide. A set with a member no policy may
+        supersede waits for a person: its members' facts are not read (only their values)."""
+        full = {c.stream_id: conflict_facts(self.conn, row) for c in sets.values()
+                if (row := conflicts_model.load(self.conn, "conflict_id=?", (c.conflict_id,))) is not None}
+        settleable = [c for c in full.values() if not conflicts_model.has_guarded_member(self.conn, c.conflict_id)]
+        facts = {c.other.stream_id: c.other for c in candidates}
+        missing = sorted({i for c in settleable for s, i in c.ids.items() if s not in facts})
+        facts |= {r["stream_id"]: MemoryFacts.from_row(r) for r in mem.load_many(self.conn, missing).values()
+                  if r["status"] == "active"}
+        facts[writer.stream_id] = writer
+        other_sets = {s: self._conflicts_of(m.memory_id) for s, m in facts.items() if m.memory_id}
+        return settle_by_policy(decision, members=facts, sets=full, other_sets=other_sets,
+                                review_agent_conflicts=self._policy.review_agent_conflicts)
 
     def _claim_sets(self, claims: tuple[Claim, ...], candidates: list[Candidate], workspace: str,
                     mine: MemoryFacts | None = None) -> dict[str, ConflictFacts]:
@@ -131,9 +155,14 @@ class GovernanceMixin(GovernanceViews):
                 changes.get("content") or row.get("content", ""), changes.get("subject", row.get("subject", "")),
                 explicit, memory.workspace, exclude=memory.memory_id)
         sets = self._claim_sets(claims, candidates, memory.workspace, memory) if claims else {}
-        return decide_update(memory, changes, expected_version=expected_version, authorization=authorization,
-                             claims=claims, candidates=candidates, conflicts=self._conflicts_of(memory.memory_id),
-                             sets=sets, policy=self._policy)
+        decision = decide_update(memory, changes, expected_version=expected_version, authorization=authorization,
+                                 claims=claims, candidates=candidates, conflicts=self._conflicts_of(memory.memory_id),
+                                 sets=sets, policy=self._policy)
+        if not (self._policy.auto_settle and claims):
+            return decision
+        change = decision[0][1]
+        assert isinstance(change, MemoryUpdated)
+        return decision + self._settlement(decision, facts_after(memory, change), candidates, sets)
 
     def _write_report(self, stored: list[StoredEvent], mine: int,
                       near: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -145,6 +174,9 @@ class GovernanceMixin(GovernanceViews):
             covered = {m for c in report["conflicts"] for m in conflicts_model.active_among(
                 self.conn, c["conflict_id"], ids)}
             report["near_duplicates"] = [n for n in near if n["memory_id"] not in covered]
+        superseded = _superseded(self.conn, stored)  # by policy auto_settle: the only way a write supersedes
+        if superseded:
+            report["superseded"] = superseded
         return report
 
     def _conflict_changes(self, stored: list[StoredEvent]) -> dict[str, list[int]]:
@@ -152,8 +184,8 @@ class GovernanceMixin(GovernanceViews):
         changes: dict[str, list[int]] = {}
         keys = {"ConflictResolved": "dissolved", "ConflictReopened": "reopened", "ConflictMemberLeft": "left"}
         for ev in stored:
-            if ev.type not in keys:
-                continue
+            if ev.type not in keys or (ev.type == "ConflictResolved" and ev.data.resolution != "dissolved"):
+                continue  # a set settled by policy auto_settle is reported through ``superseded``
             row = conflicts_model.load(self.conn, "stream_id=?", (ev.stream_id,))
             if row is not None:
                 changes.setdefault(keys[ev.type], []).append(row["conflict_id"])

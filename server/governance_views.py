@@ -47,7 +47,7 @@ class GovernanceViews:
     def _policy(self) -> Policy:
         p = self.settings.policy
         return Policy(locked_requires_user_channel=p.locked_requires_user_channel,
-                      review_agent_conflicts=p.review_agent_conflicts)
+                      review_agent_conflicts=p.review_agent_conflicts, auto_settle=p.auto_settle)
 
     def _memory(self, memory_id: int, field: str = "memory_id") -> MemoryFacts:
         row = mem.load(self.conn, "memory_id=?", (memory_id,))

@@ -4,6 +4,7 @@ operations it says write each type really do (and write nothing else)."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,12 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
     gus = run("remember", "Gus likes tea", subject="Gus", event_time="2026-01-01")["memory_id"]
     gus2 = run("remember", "Gus reads novels", subject="Gus", event_time="2026-02-01")["memory_id"]
     run("arbitrate", gus, gus2, mark_conflict=True, **user)
+    # Policy auto_settle: a write that opens a set a rule decides supersedes the loser itself.
+    app.settings = replace(app.settings, policy=replace(app.settings.policy, auto_settle=True))
+    pair("Ivy", "Pisa", "Siena")
+    ivy = run("remember", "Ivy enjoys chess", subject="Ivy", event_time="2026-03-01")["memory_id"]
+    run("update", ivy, content="Ivy lives in Lucca", **user)
+    app.settings = replace(app.settings, policy=replace(app.settings.policy, auto_settle=False))
     run("archive", older_than_days=0)
     run("accept_alias", "the-ledger", "fact-ledger", **user)
     run("reject_alias", "the-ledger", "fact-ledger", **user)

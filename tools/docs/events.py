@@ -31,8 +31,9 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "events.md"
 
 # Facade operation -> the event types it may write (the test runs each and compares both ways).
 WRITERS: dict[str, tuple[str, ...]] = {
-    "remember": ("MemoryRecorded", "DuplicateSighted", "ClaimCollided", "MemoryRetired", "ConflictResolved"),
-    "update": ("MemoryUpdated", "ClaimCollided", "ConflictResolved", "ConflictReopened"),
+    "remember": ("MemoryRecorded", "DuplicateSighted", "ClaimCollided", "MemoryRetired", "ConflictResolved",
+                 "Superseded"),  # Superseded: policy auto_settle
+    "update": ("MemoryUpdated", "ClaimCollided", "ConflictResolved", "ConflictReopened", "Superseded"),
     "confirm": ("Confirmed", "ConflictReopened"),
     "unlock": ("MemoryUnlocked", "ConflictReopened"),
     "retire": ("MemoryRetired", "ConflictResolved"),

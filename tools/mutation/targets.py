@@ -49,6 +49,7 @@ TARGETS: tuple[Target, ...] = (
     # The write decisions (command + state -> events) and governance.
     Target("ledger/decide.py", _GOVERNANCE_TESTS),
     Target("ledger/govern.py", _GOVERNANCE_TESTS),
+    Target("ledger/settlement.py", ("tests/test_settlement.py",)),
     # Normalisation and claim extraction.
     Target("ledger/normalize.py", ("tests/test_claims.py", "tests/test_duplicates.py", "tests/test_text.py")),
     Target("ledger/normalize_when.py", ("tests/test_claims.py",)),

@@ -1,0 +1,91 @@
+"""Automatic settlement of claim sets (policy ``auto_settle``, off by default). A pure decision.
+
+With the policy on, a write that opens or joins a claim set settles it in the same decision when
+a rule decides the set's verdict (no manual review) and no member is protected, locked or
+``user_confirmed``: every member holding another value than the leader is superseded by the
+leader — each ``Superseded`` names the deciding rule and carries ``authorization: "policy"`` —
+and the set is resolved with ``resolution: "policy"``. Status-like facts (a port, the on-call
+person, the current sprint) then keep one current value without a person, and the log still
+says which rule decided. What a person vouched for, or what no rule separates, is left for a
+person: the set stays open exactly as without the policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import msgspec
+
+from ledger.arbiter import arbitrate_set
+from ledger.decide import ConflictFacts, Decision, MemoryFacts, supersede_losers
+from ledger.events import AUTH_POLICY, ClaimCollided, ConflictMemberLeft, ConflictResolved
+
+
+def guarded(memory: MemoryFacts) -> bool:
+    """A member no policy may supersede: protected, locked, or labelled user_confirmed (even an
+    agent's label: the set then waits for a person instead of settling against it)."""
+    return memory.protection != "normal" or memory.source_type == "user_confirmed"
+
+
+def settle_by_policy(decision: Decision, *, members: Mapping[str, MemoryFacts], sets: Mapping[str, ConflictFacts],
+                     other_sets: Mapping[str, Sequence[ConflictFacts]],
+                     review_agent_conflicts: bool = False) -> Decision:
+    """The settlements for the claim sets that ``decision`` opens or joins (events to append after it).
+
+    ``sets``: each unresolved set the write may join, by stream, with *all* its current members
+    and their values; ``members``: facts of the memories in those sets, the writer as the decision
+    leaves it — a set with a member missing here is left alone (the caller need not read the
+    members of a set it knows is guarded); ``other_sets``: each member's other unresolved sets (a
+    superseded member leaves them too).
+    """
+    known = _after(decision, sets, other_sets)
+    touched = list(dict.fromkeys(e.conflict for _, e in decision if isinstance(e, ClaimCollided)
+                                 and (not e.joins or e.conflict in sets)))
+    out: Decision = []
+    for stream in touched:
+        conflict = known[stream]  # a join's set is in ``sets``, an opened one comes from its event
+        if conflict.state == "resolved" or not conflict.disputed():
+            continue
+        facts = [members.get(s) for s in conflict.values]
+        if any(m is None or guarded(m) for m in facts):
+            continue
+        sides = {m.memory_id: s for s, m in zip(conflict.values, facts, strict=True) if m is not None}
+        verdict = arbitrate_set([m.side() for m in facts if m is not None],
+                                review_agent_conflicts=review_agent_conflicts)
+        if verdict["manual_review"] or verdict["leader_id"] is None:
+            continue
+        winner, rule = sides[verdict["leader_id"]], verdict["rule"]
+        reason = f"settled by policy auto_settle: {rule}"
+        losers = [s for s, v in conflict.values.items() if v != conflict.values[winner]]
+        theirs = {loser: [known[c] for c in _streams_of(loser, known) if c != stream] for loser in losers}
+        out += supersede_losers(losers, winner, rule=rule, reason=reason, authorization=AUTH_POLICY,
+                                other_sets=theirs)
+        out.append((stream, ConflictResolved(conflict=stream, winner=winner, resolution="policy", reason=reason,
+                                             authorization=AUTH_POLICY)))
+        conflict.state = "resolved"
+    return out
+
+
+def _after(decision: Decision, sets: Mapping[str, ConflictFacts],
+           other_sets: Mapping[str, Sequence[ConflictFacts]]) -> dict[str, ConflictFacts]:
+    """Every set the settlement may touch, as ``decision`` leaves it (copies: the inputs stay as given)."""
+    known: dict[str, ConflictFacts] = {}
+    for conflict in (*sets.values(), *(c for group in other_sets.values() for c in group)):
+        if conflict.stream_id not in known:  # ``sets`` first: the sets being joined as given
+            known[conflict.stream_id] = msgspec.structs.replace(conflict, values=dict(conflict.values),
+                                                                ids=dict(conflict.ids))
+    for stream, event in decision:
+        if isinstance(event, ClaimCollided) and (event.conflict in known or not event.joins):
+            conflict = known.setdefault(event.conflict, ConflictFacts(conflict_id=0, stream_id=stream, state="open",
+                                                                      key=event.key))
+            conflict.values.update({m.memory: m.norm for m in event.members})
+        elif isinstance(event, ConflictMemberLeft) and event.conflict in known:
+            known[event.conflict].values.pop(event.member, None)
+        elif isinstance(event, ConflictResolved) and event.conflict in known:
+            known[event.conflict].state = "resolved"
+    return known
+
+
+def _streams_of(member: str, known: Mapping[str, ConflictFacts]) -> list[str]:
+    """The unresolved sets (streams) ``member`` is in, in a stable order."""
+    return [s for s, c in known.items() if c.state != "resolved" and member in c.values]
