@@ -13,11 +13,17 @@ its stream (and its old conflict id) points at the set. A pairwise resolution se
 a member leaves when none of its pairs in the set is unresolved any more, and the set is settled
 when fewer than two members remain. Every old conflict stays listed with its own values, state,
 resolution and judgments (``pairs_of``), so nothing an old ledger recorded is lost.
+
+Each member row carries a copy of its memory's arbitration facts (``MEMBER_FACTS``), refreshed
+whenever the memory's facts change, and an index orders a set's current members by the rule
+order: a set's leader and runner-up are the first two entries of that index, so a write that
+joins a set of a thousand reads what a write joining a set of two does.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import apsw
@@ -65,6 +71,7 @@ CREATE TABLE IF NOT EXISTS conflict_members(
     active      INTEGER NOT NULL,
     joined_at   INTEGER NOT NULL,
     left_reason TEXT NOT NULL,
+    {member_facts},
     PRIMARY KEY(memory_id, conflict_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS conflict_members_set ON conflict_members(conflict_id, active, joined_at);
@@ -100,6 +107,8 @@ CREATE INDEX IF NOT EXISTS judgments_conflict ON judgments(conflict_id);
 
 COLUMNS = ("conflict_id", "stream_id", "state", "workspace", "key", "subject", "attribute", "member_count",
            "verdict", "resolution", "winner_id", "reason", "opened_at", "updated_at", "actor", "last_position")
+# Events after which a memory's arbitration facts may differ (the memories projection folds them first).
+_FACT_EVENTS = frozenset({"MemoryUpdated", "Confirmed", "MemoryUnlocked"})
 _PAIR_COLUMNS = ("position", "conflict_id", "pairwise", "left_id", "right_id", "left_value", "right_value",
                  "verdict", "state", "resolution", "winner_id", "reason")
 
@@ -110,13 +119,15 @@ def _json(value: Any) -> str:
 
 class ConflictsProjector:
     name = "conflicts"
-    version = 2  # 2: claim sets (pairwise conflicts of one claim fold into one set)
+    version = 3  # 2: claim sets (pairwise conflicts of one claim fold into one set); 3: members ranked by index
     tables = ("conflicts", "conflict_members", "conflict_streams", "judgments")
     handles = frozenset({"ClaimCollided", "JudgmentSubmitted", "ConflictResolved", "ConflictReopened",
-                         "ConflictMemberLeft"})
+                         "ConflictMemberLeft", *_FACT_EVENTS})
 
     def create(self, conn: apsw.Connection) -> None:
-        conn.execute(_SCHEMA)
+        conn.execute(_SCHEMA.format(member_facts=", ".join(
+            f"{c} {_FACT_TYPES.get(c, 'TEXT')} NOT NULL" for c in MEMBER_FACTS)))
+        conn.execute(_RANK_INDEX)
 
     def drop(self, conn: apsw.Connection) -> None:
         conn.execute("DROP TABLE IF EXISTS conflicts; DROP TABLE IF EXISTS conflict_members; "
@@ -125,6 +136,14 @@ class ConflictsProjector:
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
         if isinstance(data, ClaimCollided):
             self._collided(conn, event, data)
+            return
+        if event.type in _FACT_EVENTS:
+            # The memories projection has folded the event: copy the facts it left to the
+            # memory's member rows (one row per set it was ever in).
+            facts = ", ".join(MEMBER_FACTS)
+            conn.execute(f"UPDATE conflict_members SET ({facts})=(SELECT {facts} FROM memories "
+                         "WHERE memory_id=conflict_members.memory_id) WHERE memory_id=?",
+                         (memory_id_of(conn, data.memory),))  # type: ignore[attr-defined]
             return
         found = conn.execute("SELECT conflict_id, position FROM conflict_streams WHERE stream_id=?",
                              (data.conflict,)).fetchone()  # type: ignore[attr-defined]
@@ -185,8 +204,9 @@ class ConflictsProjector:
             added += 1
             conn.execute(
                 "INSERT OR REPLACE INTO conflict_members(memory_id, conflict_id, stream_id, value, value_norm, active, "
-                "joined_at, left_reason) VALUES(?,?,?,?,?,1,?,'')",
-                (memory_id, cid, member.memory, member.value, member.norm or member.value, event.position))
+                f"joined_at, left_reason, {', '.join(MEMBER_FACTS)}) SELECT ?,?,?,?,?,1,?,'', "
+                f"{', '.join(MEMBER_FACTS)} FROM memories WHERE memory_id=?",
+                (memory_id, cid, member.memory, member.value, member.norm or member.value, event.position, memory_id))
         fields: dict[str, Any] = {}
         if data.key:
             fields["key"] = data.key
@@ -256,12 +276,23 @@ RANK_ORDER_SQL = (f"CASE WHEN m.protection='locked' AND {_BACKED} THEN 2 WHEN (m
 SIDE_COLUMNS = ("memory_id", "source_type", "protection", "event_time", "confidence", "recorded_at", "confirmed_via")
 
 
+MEMBER_FACTS = tuple(c for c in SIDE_COLUMNS if c != "memory_id")
+_FACT_TYPES = {"confidence": "REAL"}
+# The rule order over the member rows' own copy of the facts, as an index: ``ranked_members``
+# reads a set's best members off it without joining or sorting the set.
+_RANK_INDEX = ("CREATE INDEX IF NOT EXISTS conflict_members_rank ON conflict_members(conflict_id, "
+               + re.sub(r"\bm\.", "", RANK_ORDER_SQL) + ") WHERE active=1")
+
+
 def ranked_members(conn: apsw.Connection, conflict_id: int, limit: int = -1) -> list[dict[str, Any]]:
-    """Current members' arbitration facts, best first by the rule order (``limit`` of them)."""
+    """Current members' arbitration facts, best first by the rule order (``limit`` of them).
+
+    The ORDER BY is the rank index's own expression list, so SQLite walks the index and stops
+    after ``limit`` entries: the best two of a set of any size cost two index entries."""
     cols = ", ".join(f"m.{c}" for c in SIDE_COLUMNS)
     return [dict(zip(SIDE_COLUMNS, r, strict=True)) for r in conn.execute(
-        f"SELECT {cols} FROM conflict_members c JOIN memories m ON m.memory_id=c.memory_id "
-        f"WHERE c.conflict_id=? AND c.active=1 ORDER BY {RANK_ORDER_SQL} LIMIT ?", (conflict_id, limit))]
+        f"SELECT {cols} FROM conflict_members m WHERE m.conflict_id=? AND m.active=1 "
+        f"ORDER BY {RANK_ORDER_SQL} LIMIT ?", (conflict_id, limit))]
 
 
 def load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> dict[str, Any] | None:
@@ -339,12 +370,15 @@ def members_of(conn: apsw.Connection, conflict_id: int, *, active: bool = True, 
 
 
 def active_among(conn: apsw.Connection, conflict_id: int, memory_ids: list[int]) -> dict[int, str]:
-    """Which of ``memory_ids`` are current members of the set (memory id → normalised value)."""
+    """Which of ``memory_ids`` are current members of the set (memory id → normalised value).
+
+    One primary-key probe per id (``+active`` keeps SQLite off the set's own indexes, which
+    would walk every member of the set)."""
     if not memory_ids:
         return {}
     marks = ", ".join("?" * len(memory_ids))
     return {m: v for m, v in conn.execute(
-        f"SELECT memory_id, value_norm FROM conflict_members WHERE conflict_id=? AND active=1 "
+        f"SELECT memory_id, value_norm FROM conflict_members WHERE conflict_id=? AND +active=1 "
         f"AND memory_id IN ({marks})", (conflict_id, *memory_ids))}
 
 

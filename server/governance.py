@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ledger import clock
 from ledger.arbiter import arbitrate as arbitrate_pair
-from ledger.claims import Claim, extract_claims
+from ledger.claims import Claim, collides, extract_claims
 from ledger.decide import (
     Candidate,
     ConflictFacts,
@@ -72,22 +72,43 @@ class GovernanceMixin(GovernanceViews):
 
     # -- state helpers (inside a transaction) ------------------------------------------------
     def _claim_state(self, content: str, subject: str, explicit: tuple[tuple[str, str, str], ...], workspace: str,
-                     exclude: int | None = None) -> tuple[tuple[Claim, ...], list[Candidate]]:
-        """The writer's claims and the current claims of other memories that share their keys."""
+                     exclude: int | None = None, *, joining: bool = False) -> tuple[tuple[Claim, ...], list[Candidate]]:
+        """The writer's claims and the current claims of other memories that share their keys.
+
+        ``joining`` (a new memory): of a key's unresolved set, only one member the writer
+        collides with is kept (see :meth:`_outside_sets`)."""
         claims = extract_claims(content, subject, explicit)
         if not claims:
             return claims, []
-        found = [hit for scope in self.workspace_scope(workspace) or (workspace,)
-                 for hit in claims_model.matching_claims(self.conn, claims, scope, exclude)]
+        scope = self.workspace_scope(workspace) or (workspace,)
+        found = [hit for ws in scope for hit in claims_model.matching_claims(self.conn, claims, ws, exclude)]
+        if joining:
+            found = self._outside_sets(claims, found, scope)
         rows = mem.load_many(self.conn, sorted({memory_id for memory_id, _ in found}))
         facts = {m: MemoryFacts.from_row(r) for m, r in rows.items() if r["status"] == "active"}
         return claims, [Candidate(other=facts[m], claim=claim) for m, claim in found if m in facts]
+
+    def _outside_sets(self, claims: tuple[Claim, ...], found: list[tuple[int, Claim]],
+                      scope: tuple[str, ...]) -> list[tuple[int, Claim]]:
+        """The candidates a new memory's decision needs: of a key with an unresolved set, the
+        ones not in it yet and one member the writer collides with (so that it joins).
+
+        The set's other members are recorded already; loading them would make every write to
+        a disputed claim cost what its history does."""
+        out: list[tuple[int, Claim]] = []
+        for claim in claims:
+            hits = [(m, c) for m, c in found if c.key == claim.key]
+            row = conflicts_model.unresolved_for_key(self.conn, set_key(claim), scope) if hits else None
+            members = conflicts_model.active_among(self.conn, row["conflict_id"], [m for m, _ in hits]) if row else {}
+            anchor = next(((m, c) for m, c in hits if m in members and collides(claim, c)), None)
+            out += [hit for hit in hits if hit[0] not in members or hit == anchor]
+        return out
 
     def _decide_remember(self, cmd: RememberCommand, new_stream: str, target: MemoryFacts | None,
                          near: list[dict[str, Any]]) -> Decision:
         """``remember``'s decision for a memory that is not an exact duplicate (fills ``near``)."""
         explicit = tuple((c.subject, c.attribute, c.value) for c in cmd.claims)
-        claims, candidates = self._claim_state(cmd.content, cmd.subject, explicit, cmd.workspace)
+        claims, candidates = self._claim_state(cmd.content, cmd.subject, explicit, cmd.workspace, joining=True)
         near[:] = claims_model.near_duplicates(self.conn, cmd.content, cmd.workspace)
         target_conflicts = self._conflicts_of(target.memory_id) if target is not None and cmd.retracts else []
         sets, recorded_at = self._claim_sets(claims, candidates, cmd.workspace), clock.now()

@@ -68,16 +68,15 @@ def test_sql_ranks_members_exactly_as_rank_key(sides: list[Side]) -> None:
     from projections import conflicts as conflicts_model
 
     conn = apsw.Connection(":memory:")
-    conn.execute("CREATE TABLE memories(memory_id INTEGER PRIMARY KEY, source_type, protection, event_time, "
-                 "confidence, recorded_at, confirmed_via); "
-                 "CREATE TABLE conflict_members(memory_id, conflict_id, active)")
+    conflicts_model.ConflictsProjector().create(conn)  # the member rows and their rank index, as a ledger has them
+    facts = conflicts_model.MEMBER_FACTS
     for s in sides:
-        conn.execute("INSERT INTO memories VALUES(?,?,?,?,?,?,?)",
-                     (s.memory_id, s.source_type, s.protection, s.event_time, s.confidence, s.recorded_at,
-                      s.confirmed_via))
-        conn.execute("INSERT INTO conflict_members VALUES(?, 1, 1)", (s.memory_id,))
+        conn.execute(f"INSERT INTO conflict_members(memory_id, conflict_id, stream_id, value, value_norm, active, "
+                     f"joined_at, left_reason, {', '.join(facts)}) VALUES(?, 1, '', '', '', 1, 0, '', "
+                     f"{', '.join('?' * len(facts))})", (s.memory_id, *(getattr(s, f) for f in facts)))
     ordered = [r["memory_id"] for r in conflicts_model.ranked_members(conn, 1)]
     assert ordered == arbitrate_set(sides)["ranking"]
+    assert [r["memory_id"] for r in conflicts_model.ranked_members(conn, 1, 2)] == ordered[:2]
 
 
 # -- writes --------------------------------------------------------------------------------------
@@ -93,6 +92,53 @@ def test_a_new_value_joins_the_open_set_with_one_event_and_a_small_reply(app: Le
     assert size(result) <= 600
     assert "7000" not in json.dumps(result)  # never the other members' values
     assert app.status()["open_conflicts"] == 1
+
+
+def _vm_steps(app: LedgerApp, write: Any) -> int:
+    """SQLite virtual-machine steps (in hundreds) that ``write`` costs: the work, without the clock."""
+    steps = [0]
+
+    def count() -> bool:
+        steps[0] += 1
+        return False
+
+    app.conn.set_progress_handler(count, 100)
+    try:
+        write()
+    finally:
+        app.conn.set_progress_handler(None)
+    return steps[0]
+
+
+def test_joining_a_disputed_claim_costs_the_same_whatever_the_sets_size(app: LedgerApp) -> None:
+    def grow_to(n: int) -> None:
+        while app.status()["memories"] < n:
+            app.remember(f"The staging api listens on port {7000 + app.status()['memories']}", event_time=T.format(1))
+
+    grow_to(100)  # past the candidates a write reads per key (claims.CANDIDATES_PER_KEY)
+    small = _vm_steps(app, lambda: app.remember("The staging api listens on port 1", event_time=T.format(2)))
+    grow_to(400)
+    large = _vm_steps(app, lambda: app.remember("The staging api listens on port 2", event_time=T.format(3)))
+    # Before members were ranked by an index and only non-members loaded, the larger set cost
+    # several times the smaller one (every member joined, sorted and its memory row read).
+    assert large <= small * 1.25, (small, large)
+    assert app.conflicts()["conflicts"][0]["member_count"] == 401
+
+
+def test_a_members_changed_facts_move_the_leader(app: LedgerApp) -> None:
+    old = app.remember("The billing api listens on port 7000", event_time=T.format(1))["memory_id"]
+    new = app.remember("The billing api listens on port 7001", event_time=T.format(2))["memory_id"]
+    cid = app.conflicts()["conflicts"][0]["conflict_id"]
+    assert app.conflict_detail(cid)["conflict"]["current_verdict"]["leader_id"] == new
+    app.update(old, event_time=T.format(3))  # the older value turns out to be the later fact
+    assert app.conflict_detail(cid)["conflict"]["current_verdict"]["leader_id"] == old
+    app.confirm(new, authorization=AUTH_USER)  # a person's confirmation beats a later event time
+    assert app.conflict_detail(cid)["conflict"]["current_verdict"]["leader_id"] == new
+    app.unlock(new, authorization=AUTH_USER)
+    verdict = app.conflict_detail(cid)["conflict"]["current_verdict"]
+    assert verdict["leader_id"] == new and verdict["rule"] == "user_confirmed/locked protection"
+    app.runner.rebuild()  # the member rows' copy of the facts is the same folded from scratch
+    assert app.conflict_detail(cid)["conflict"]["current_verdict"] == verdict
 
 
 def test_conflict_detail_pages_through_members(app: LedgerApp) -> None:

@@ -10,7 +10,8 @@ subject made unique (no claim ever collides):
   varying number.
 
 Per workload: events per ``remember``, reply bytes (mean, max), ``remember`` p50/p99 in ms, and
-the p50 ratio against the no-collision corpus. Budgets: ≤ 2 events per ``remember``, reply
+the p50 ratio against the no-collision corpus, whose remembers are interleaved with the
+churn's one by one (so a busy machine slows both alike). Budgets: ≤ 2 events per ``remember``, reply
 ≤ 600 bytes, p50 ratio ≤ 1.3.
 
     python -m tools.bench.churn                 # 1,000 calls per workload
@@ -72,34 +73,52 @@ def mixed(calls: int, rng: random.Random, unique: bool) -> list[str]:
 WORKLOADS: dict[str, Workload] = {"one_key": one_key, "keys_100x10": keys_100x10, "mixed": mixed}
 
 
-async def _drive(app: LedgerApp, contents: list[str]) -> dict[str, Any]:
-    tools = LedgerTools(app)
-    before = app.store.last_position()
-    samples, replies, totals = [], [], []
-    for content in contents:
+class _Run:
+    """One ledger being fed one workload: its samples and reply sizes."""
+
+    def __init__(self, db: Path, contents: list[str]) -> None:
+        self.app = LedgerApp(Settings(db=str(db), client="bench"))
+        self.tools = LedgerTools(self.app)
+        self.contents = contents
+        self.before = self.app.store.last_position()
+        self.samples: list[float] = []
+        self.replies: list[int] = []
+
+    async def step(self, i: int) -> None:
         started = time.perf_counter()
-        result = await tools.call(MEMORY, "remember", {"content": content}, None)
-        samples.append((time.perf_counter() - started) * 1000)
+        result = await self.tools.call(MEMORY, "remember", {"content": self.contents[i]}, None)
+        self.samples.append((time.perf_counter() - started) * 1000)
         body = result.structured_content or {}
         if not body.get("ok"):
             raise RuntimeError(f"remember failed: {body}")
-        replies.append(size(body))
-        totals.append(body.get("conflicts_total", 0))
-    events = app.store.last_position() - before
-    return {"events_per_remember": round(events / len(contents), 3),
-            "reply_bytes_mean": round(sum(replies) / len(replies), 1), "reply_bytes_max": max(replies),
-            "remember_ms": latency_summary(samples),
-            "open_conflicts": app.conn.execute("SELECT count(*) FROM conflicts WHERE state='open'").get}
+        self.replies.append(size(body))
+
+    def figures(self) -> dict[str, Any]:
+        events = self.app.store.last_position() - self.before
+        return {"events_per_remember": round(events / len(self.contents), 3),
+                "reply_bytes_mean": round(sum(self.replies) / len(self.replies), 1),
+                "reply_bytes_max": max(self.replies), "remember_ms": latency_summary(self.samples),
+                "open_conflicts": self.app.conn.execute("SELECT count(*) FROM conflicts WHERE state='open'").get}
 
 
-def run_one(workdir: Path, name: str, calls: int, seed: int, unique: bool) -> dict[str, Any]:
-    contents = WORKLOADS[name](calls, random.Random(seed), unique)
-    db = workdir / f"{name}-{'unique' if unique else 'churn'}.db"
-    app = LedgerApp(Settings(db=str(db), client="bench"))
+async def _interleaved(runs: list[_Run]) -> None:
+    """Call i of every run before call i+1 of any: load on the machine hits both alike."""
+    for i in range(len(runs[0].contents)):
+        for run in runs:
+            await run.step(i)
+
+
+def run_pair(workdir: Path, name: str, calls: int, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The churn workload and its no-collision twin, their remembers interleaved."""
+    runs = [_Run(workdir / f"{name}-{kind}.db", WORKLOADS[name](calls, random.Random(seed), kind == "unique"))
+            for kind in ("churn", "unique")]
     try:
-        return anyio.run(_drive, app, contents)
+        anyio.run(_interleaved, runs)
+        churn, baseline = (run.figures() for run in runs)
+        return churn, baseline
     finally:
-        app.close()
+        for run in runs:
+            run.app.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,8 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"calls": args.calls, "budgets": BUDGETS, "workloads": {}}
     with tempfile.TemporaryDirectory(prefix="ledger-churn-") as tmp:
         for name in args.workloads.split(","):
-            churn = run_one(Path(tmp), name, args.calls, args.seed, unique=False)
-            baseline = run_one(Path(tmp), name, args.calls, args.seed, unique=True)
+            churn, baseline = run_pair(Path(tmp), name, args.calls, args.seed)
             ratio = churn["remember_ms"]["p50"] / max(baseline["remember_ms"]["p50"], 1e-9)
             report["workloads"][name] = {
                 "churn": churn, "no_collision": baseline, "p50_ratio": round(ratio, 3),
