@@ -117,12 +117,25 @@ def _route(spec: ToolSpec, name: Any) -> Route:
     return route
 
 
+@functools.cache
+def _keywords(fn: Callable[..., Any]) -> frozenset[str] | None:
+    """The keywords a facade function takes (None: any), read once per function, not per call."""
+    params = inspect.signature(fn).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    return frozenset(params)
+
+
+def _takes(method: Callable[..., Any]) -> frozenset[str] | None:
+    return _keywords(getattr(method, "__func__", method))
+
+
 def _accepted_kwargs(method: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
     """Only the keywords the facade method takes (a newer edge field never crashes an older method)."""
-    params = inspect.signature(method).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+    names = _takes(method)
+    if names is None:
         return kwargs
-    return {k: v for k, v in kwargs.items() if k in params}
+    return {k: v for k, v in kwargs.items() if k in names}
 
 
 def _verdict(outcome: Any) -> str:
@@ -209,7 +222,7 @@ class LedgerTools:
         method = getattr(self.app, route.method, None)
         if method is None:
             raise Unavailable(f"{spec.name} {name} is not available yet", field=spec.key)
-        if route.progress and ctx is not None and "progress" in inspect.signature(method).parameters:
+        if route.progress and ctx is not None and "progress" in (_takes(method) or ()):
             kwargs["progress"] = _progress_reporter(ctx)
         result = await self._run(method, _accepted_kwargs(method, kwargs), self._caller(ctx), thread=route.progress)
         notices += await self._pending_work()
@@ -218,18 +231,20 @@ class LedgerTools:
     async def _pending_work(self) -> list[str]:
         """Work an agent should know about whatever it asked: a backup awaiting replay, and at
         most one semantic notice (meaning is off, or two memories seem to disagree)."""
-        out = []
-        for name in ("backup_notice", "semantic_notice"):
-            notice = getattr(self.app, name, None)
-            if notice is None:
-                continue
-            try:
-                text = await self._run(notice, {})
-            except LedgerError:
-                continue
-            if text:
-                out.append(text)
-        return out
+        sources = [n for n in (getattr(self.app, name, None) for name in ("backup_notice", "semantic_notice")) if n]
+
+        def collect() -> list[str]:  # one turn on the facade for both
+            out = []
+            for notice in sources:
+                try:
+                    text = notice()
+                except LedgerError:
+                    continue
+                if text:
+                    out.append(text)
+            return out
+
+        return await self._run(collect, {})
 
     # -- elicitation -------------------------------------------------------------------------
     async def ask(self, spec: ToolSpec, name: Any, data: Any, ctx: Context) -> Any:

@@ -20,4 +20,11 @@ def test_roundtrip_benchmark_reports_p50_and_bytes(capsys: pytest.CaptureFixture
         assert report[action]["n"] == 8
         assert report[action]["p50_ms"] > 0 and report[action]["mean_bytes"] > 0
     assert report["remember"]["max_bytes"] < 300
+    assert report["status"]["n"] == 16  # one before each remember and each find, on the same connection
+    budget = report["budget"]
+    for action in ("remember", "find"):
+        assert report[action]["in_process_p50_ms"] > 0  # the same call straight to the facade, side by side
+        assert budget[action]["allowed_ms"] == pytest.approx(
+            report["status"]["p50_ms"] + report[action]["in_process_p50_ms"] + budget["slack_ms"], abs=1e-3)
+        assert {type(budget[action][k]) for k in ("holds", "holds_on_transport_floor")} == {bool}
     assert report["find"]["max_bytes"] < 2500
