@@ -31,11 +31,14 @@ import apsw
 from ledger.events import (
     AUTH_USER,
     ClaimCollided,
+    Confirmed,
     ConflictMemberLeft,
     ConflictReopened,
     ConflictResolved,
     Event,
     JudgmentSubmitted,
+    MemoryUnlocked,
+    MemoryUpdated,
 )
 from ledger.store import StoredEvent
 from ledger.trust import SOURCE_TRUST
@@ -108,7 +111,8 @@ CREATE INDEX IF NOT EXISTS judgments_conflict ON judgments(conflict_id);
 COLUMNS = ("conflict_id", "stream_id", "state", "workspace", "key", "subject", "attribute", "member_count",
            "verdict", "resolution", "winner_id", "reason", "opened_at", "updated_at", "actor", "last_position")
 # Events after which a memory's arbitration facts may differ (the memories projection folds them first).
-_FACT_EVENTS = frozenset({"MemoryUpdated", "Confirmed", "MemoryUnlocked"})
+_FACT_TYPES_OF_EVENTS = (MemoryUpdated, Confirmed, MemoryUnlocked)
+_FACT_EVENTS = frozenset(t.__name__ for t in _FACT_TYPES_OF_EVENTS)
 _PAIR_COLUMNS = ("position", "conflict_id", "pairwise", "left_id", "right_id", "left_value", "right_value",
                  "verdict", "state", "resolution", "winner_id", "reason")
 
@@ -137,7 +141,7 @@ class ConflictsProjector:
         if isinstance(data, ClaimCollided):
             self._collided(conn, event, data)
             return
-        if event.type in _FACT_EVENTS:
+        if isinstance(data, _FACT_TYPES_OF_EVENTS):  # the upcast type: a stored old name reads as the new one
             # The memories projection has folded the event: copy the facts it left to the
             # memory's member rows (one row per set it was ever in).
             facts = ", ".join(MEMBER_FACTS)

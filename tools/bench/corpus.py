@@ -153,6 +153,28 @@ class Corpus:
 _ZH_WORD = re.compile("[\u4e00-\u9fff]+")
 
 
+def common_queries(memories: list[Memory], n: int, rng: random.Random, share: float = 0.25) -> list[str]:
+    """``n`` queries made of the corpus's most frequent content words (never stop words alone, which
+    ``find`` drops), each answered by about ``share`` of the memories (any of its words; accepted
+    between 0.8x and 1.4x of it): the worst case for candidate generation and ranking, every
+    term common."""
+    from ledger.text import STOP_WORDS
+
+    words = [w for w in EN_HEAD if w not in STOP_WORDS]
+    holders: dict[str, set[int]] = {w: set() for w in words}
+    for i, memory in enumerate(memories):
+        for word in {w.strip(".,").lower() for w in memory.content.split()} & holders.keys():
+            holders[word].add(i)
+    frequent = sorted(words, key=lambda w: -len(holders[w]))[:12]
+    out: list[str] = []
+    while len(out) < n:
+        picked = rng.sample(frequent, rng.randint(4, 9))
+        matched = len(set().union(*(holders[w] for w in picked))) / max(len(memories), 1)
+        if 0.8 * share <= matched <= 1.4 * share:
+            out.append(" ".join(picked))
+    return out
+
+
 def phrase_of(memory: Memory, rng: random.Random) -> str | None:
     """A verbatim phrase of a memory: 3–6 consecutive words, or 4–8 consecutive characters of
     Chinese text (at least 3 of them Chinese, so 1- and 2-character words occur inside it);
