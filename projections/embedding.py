@@ -29,7 +29,7 @@ from projections.gguf_header import GGUFHeaderError, GGUFInfo, read_gguf_header
 
 QUERY_PREFIX_KEY = "fact_ledger.embedding.query_prefix"
 PASSAGE_PREFIX_KEY = "fact_ledger.embedding.passage_prefix"
-MAX_CONTEXT = 512  # tokens per window; see docs/search.md for RSS against n_ctx
+MAX_CONTEXT = 128  # tokens per window: llama.cpp reserves n_ctx x vocabulary floats of logits (docs/search.md)
 _POOLING_MEAN = 1
 
 
@@ -132,6 +132,9 @@ def load_embedder(path: str, n_ctx: int | None = None) -> Embedder:
         raise EmbedderUnavailable(f"embedding model {path} has no architecture or embedding length")
     context = info.get_int(f"{arch}.context_length") or MAX_CONTEXT
     n_ctx = min(n_ctx or MAX_CONTEXT, context)
+    model_id = model_id_for(path, info)
+    if n_ctx < context:  # longer texts are cut into other windows: other vectors, another id
+        model_id += f"/w{n_ctx}"
     try:
         import llama_cpp
     except Exception as exc:  # ImportError, or OSError when the shared library cannot load
@@ -145,6 +148,6 @@ def load_embedder(path: str, n_ctx: int | None = None) -> Embedder:
         )
     except Exception as exc:  # llama-cpp-python raises ValueError when llama.cpp returns NULL
         raise EmbedderUnavailable(f"llama.cpp could not load {path}: {exc}") from None
-    return Embedder(llama, model_id=model_id_for(path, info), dim=dim, n_ctx=n_ctx,
+    return Embedder(llama, model_id=model_id, dim=dim, n_ctx=n_ctx,
                     query_prefix=info.get_str(QUERY_PREFIX_KEY),
                     passage_prefix=info.get_str(PASSAGE_PREFIX_KEY), path=path)

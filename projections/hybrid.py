@@ -24,9 +24,10 @@ import msgspec
 from ledger.text import analyse
 from projections import knn
 from projections.search import Hit, SearchFilters, search
+from projections.sections import ROWID_SHIFT
 
-LEXICAL_WEIGHT = 0.6  # chosen in every leave-one-conversation-out fold on LoCoMo dev (docs/search.md)
-VECTOR_WEIGHT = 0.4
+LEXICAL_WEIGHT = 0.4  # chosen on LoCoMo dev with case-folded passages and queries (docs/search.md)
+VECTOR_WEIGHT = 0.6
 POOL = 50  # candidates taken from each list
 PHRASE_BONUS = 1.0  # a verbatim match of the query stays above every fused score
 WIDEN = 4  # when filters reject most vector candidates, scan again this many times wider
@@ -36,15 +37,16 @@ def hybrid_search(conn: apsw.Connection, query: str, filters: SearchFilters, lim
                   *, boost_workspace: str | tuple[str, ...] | None = None,
                   weights: tuple[float, float] = (LEXICAL_WEIGHT, VECTOR_WEIGHT),
                   pool: int = POOL) -> tuple[list[Hit], int]:
-    """Ranked hits (at most ``limit``) and an estimate of how many memories matched."""
+    """Ranked hits (at most ``limit``) and an estimate of how many memories matched. A long
+    memory whose closest vector is one of its sections' carries that section's id."""
     if not query.strip() or not analyse(query).terms:  # listing, or a LIKE scan: no meaning to add
         return search(conn, query, filters, limit, boost_workspace=boost_workspace)
     pooled = candidates(conn, query, filters, max(pool, limit), query_vector, boost_workspace=boost_workspace)
     if not pooled.ids:
         return [], 0
     fused = fuse(pooled, weights)
-    return ([Hit(memory_id, score, memory_id in pooled.phrase) for memory_id, score in fused[:limit]],
-            max(pooled.total, len(pooled.ids)))
+    return ([Hit(memory_id, score, memory_id in pooled.phrase, pooled.section.get(memory_id))
+             for memory_id, score in fused[:limit]], max(pooled.total, len(pooled.ids)))
 
 
 class Pool(msgspec.Struct):
@@ -52,23 +54,33 @@ class Pool(msgspec.Struct):
 
     ids: list[int]  # the union: text ranking first, then the vector list
     text: dict[int, float]  # full-text score (absent: not a text match)
-    similarity: dict[int, float]  # exact cosine to the query, for every candidate
+    similarity: dict[int, float]  # exact cosine to the query, for every candidate (its best section's if closer)
     phrase: set[int]
     nearest: list[int]  # the vector list alone, nearest first
     total: int
+    section: dict[int, int] = {}  # memory id -> the section whose vector is closer than the whole memory's
 
 
 def candidates(conn: apsw.Connection, query: str, filters: SearchFilters, pool: int, query_vector: bytes,
                *, boost_workspace: str | tuple[str, ...] | None = None) -> Pool:
     text_hits, total = search(conn, query, filters, pool, boost_workspace=boost_workspace)
     near = vector_candidates(conn, query_vector, filters, pool)
+    near_sections = vector_candidates(conn, query_vector, filters, pool, table="section_vectors")
     similarity = dict(near)
     text_only = [h.memory_id for h in text_hits if h.memory_id not in similarity]
     similarity.update(knn.cosines(conn, query_vector, text_only))
-    nearest = [memory_id for memory_id, _ in near]
-    return Pool(ids=list(dict.fromkeys([h.memory_id for h in text_hits] + nearest)),
-                text={h.memory_id: h.score for h in text_hits}, similarity=similarity,
-                phrase={h.memory_id for h in text_hits if h.phrase}, nearest=nearest, total=total)
+    # Sections: a long memory is as close as its closest part (every candidate is looked up).
+    ranked = sorted(list(near) + [(rowid >> ROWID_SHIFT, s) for rowid, s in near_sections], key=lambda p: -p[1])
+    nearest = list(dict.fromkeys(memory_id for memory_id, _ in ranked))[:pool]
+    ids = list(dict.fromkeys([h.memory_id for h in text_hits] + nearest))
+    section: dict[int, int] = {}
+    for memory_id, (rowid, cosine) in knn.section_cosines(conn, query_vector, ids).items():
+        if cosine > similarity.get(memory_id, -1.0):
+            similarity[memory_id] = cosine
+            section[memory_id] = rowid & ((1 << ROWID_SHIFT) - 1)
+    return Pool(ids=ids, text={h.memory_id: h.score for h in text_hits}, similarity=similarity,
+                phrase={h.memory_id for h in text_hits if h.phrase}, nearest=nearest, total=total,
+                section=section)
 
 
 def fuse(pool: Pool, weights: tuple[float, float]) -> list[tuple[int, float]]:
@@ -89,15 +101,17 @@ def _min_max(values: dict[int, float]) -> dict[int, float]:
 
 
 def vector_candidates(conn: apsw.Connection, query_vector: bytes, filters: SearchFilters,
-                      k: int) -> list[tuple[int, float]]:
-    """The ``k`` nearest memories that pass every filter, with their cosines, nearest first."""
+                      k: int, *, table: str = "vectors") -> list[tuple[int, float]]:
+    """The ``k`` nearest vectors of ``table`` whose memory passes every filter, with their
+    cosines, nearest first (memory ids, or section rowids for ``section_vectors``)."""
     scope = (filters.workspace,) if isinstance(filters.workspace, str) else filters.workspace
     where, params = filters.sql()
+    shift = ROWID_SHIFT if table == "section_vectors" else 0
     want, oversample = k, knn.OVERSAMPLE
     for _ in range(3):
-        near = knn.nearest(conn, query_vector, want, scope, oversample=oversample)
-        passed = _passing(conn, [i for i, _ in near], where, params)
-        chosen = [(i, s) for i, s in near if i in passed]
+        near = knn.nearest(conn, query_vector, want, scope, oversample=oversample, table=table)
+        passed = _passing(conn, list({i >> shift for i, _ in near}), where, params)
+        chosen = [(i, s) for i, s in near if i >> shift in passed]
         if len(chosen) >= k or len(near) < want:  # enough, or nothing more to find
             return chosen[:k]
         want, oversample = want * WIDEN, oversample * WIDEN  # the filters rejected many: look wider

@@ -22,12 +22,14 @@ to the caller: an object with ``model_id``, ``dim`` and ``embed_passages(texts) 
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from ledger.store import EventStore
 from projections import derived, notices, vectors
+from projections.sections import ROWID_SHIFT
 
 Progress = Callable[[int, int], None]
 EMBED_BATCH = 16  # passages embedded between two commits (bounds the work lost to a crash)
@@ -40,6 +42,23 @@ class PassageEmbedder(Protocol):
     dim: int
 
     def embed_passages(self, texts: list[str]) -> list[bytes]: ...
+
+
+def _sections_of(conn: Any, contents: dict[int, str]) -> dict[int, list[tuple[int, str]]]:
+    """Each long memory's sections as (section rowid, passage text), from the sections read
+    model (folded in the same transaction as the memory, so it matches the content read)."""
+    if not contents:
+        return {}
+    out: dict[int, list[tuple[int, str]]] = {}
+    rows = conn.execute(
+        "SELECT s.section_rowid, s.memory_id, s.heading_path, s.start, s.end FROM json_each(?) j "
+        "CROSS JOIN sections s ON s.section_rowid >= j.value << ? AND s.section_rowid < (j.value + 1) << ? "
+        "ORDER BY s.section_rowid",
+        (json.dumps(list(contents)), ROWID_SHIFT, ROWID_SHIFT))
+    for rowid, memory_id, path, start, end in rows:
+        out.setdefault(memory_id, []).append(
+            (rowid, vectors.section_passage(contents[memory_id], json.loads(path), start, end)))
+    return out
 
 
 class VecUnavailable(RuntimeError):
@@ -66,15 +85,14 @@ class Indexer:
         model_id, dim = self.embedder.model_id, self.embedder.dim
 
         def work() -> None:
-            state = vectors.state(self.conn)
-            if rebuild or state is None or state.model_id != model_id or state.dim != dim:
+            if rebuild or not vectors.current(self.conn, model_id, dim):
                 vectors.reset(self.conn, model_id, dim)
                 notices.drop(self.conn)
             notices.create(self.conn)
 
         with self.store.snapshot():
-            state = vectors.state(self.conn)
-        if rebuild or state is None or state.model_id != model_id or state.dim != dim:
+            current = vectors.current(self.conn, model_id, dim)
+        if rebuild or not current:
             self.store.write(work)
 
     def lag(self) -> int:
@@ -108,16 +126,21 @@ class Indexer:
     def step(self, stop: threading.Event | None = None) -> tuple[int, int]:
         """One snapshot's worth of changed memories: (memories covered, passages embedded)."""
         conn = self.conn
+        model_id = self.embedder.model_id
         with self.store.snapshot():
             head = self.store.last_position()
             start = vectors.checkpoint(conn)
             if start >= head:
                 return 0, 0
             rows = vectors.changed(conn, start, SCAN)
-            keys = {r[0]: derived.embedding_key(self.embedder.model_id, vectors.passage_text(r[2])) for r in rows}
+            keys = {r[0]: derived.embedding_key(model_id, vectors.passage_text(r[2])) for r in rows}
             stored = vectors.keys_of(conn, list(keys))
             todo = [r for r in rows if stored.get(r[0]) != keys[r[0]]]
-            cached = derived.cached_values(conn, [keys[r[0]] for r in todo])
+            parts = _sections_of(conn, {r[0]: r[2] for r in todo})
+            section_keys = {rowid: derived.embedding_key(model_id, text)
+                            for items in parts.values() for rowid, text in items}
+            wanted = [keys[r[0]] for r in todo] + list(section_keys.values())
+            cached = derived.cached_values(conn, wanted)
         complete = len(rows) < SCAN  # everything up to ``head`` is in ``rows``
         if not rows:
             self.store.write(lambda: vectors.set_checkpoint(conn, head))
@@ -130,20 +153,23 @@ class Indexer:
             if row[0] in todo_ids:
                 chunk.append(row)
                 uncached += keys[row[0]] not in cached
+                uncached += sum(section_keys[rowid] not in cached for rowid, _ in parts.get(row[0], ()))
             last = i == len(rows) - 1
             boundary = last or rows[i + 1][3] != row[3]
             if boundary and (last or uncached >= self.batch):
                 mark = head if last and complete else row[3]
-                embedded += self._flush(chunk, keys, cached, set(stored), mark)
+                embedded += self._flush(chunk, keys, parts, section_keys, cached, set(stored), mark)
                 chunk, uncached = [], 0
                 if stop is not None and stop.is_set():
                     return i + 1, embedded
         return len(rows), embedded
 
-    def _flush(self, chunk: list[tuple[int, str, str, int]], keys: dict[int, bytes], cached: dict[bytes, bytes],
-               had_vector: set[int], mark: int) -> int:
-        missing = [r for r in chunk if keys[r[0]] not in cached]
-        texts = list(dict.fromkeys(vectors.passage_text(r[2]) for r in missing))
+    def _flush(self, chunk: list[tuple[int, str, str, int]], keys: dict[int, bytes],
+               parts: dict[int, list[tuple[int, str]]], section_keys: dict[int, bytes],
+               cached: dict[bytes, bytes], had_vector: set[int], mark: int) -> int:
+        passages = [(keys[r[0]], vectors.passage_text(r[2])) for r in chunk]
+        passages += [(section_keys[rowid], text) for r in chunk for rowid, text in parts.get(r[0], ())]
+        texts = list(dict.fromkeys(text for key, text in passages if key not in cached))
         fresh: dict[bytes, bytes] = {}
         if texts:  # the model runs here, outside any transaction
             for text, blob in zip(texts, self.embedder.embed_passages(texts), strict=True):
@@ -151,10 +177,13 @@ class Indexer:
         found = {**cached, **fresh}
         rows = [(memory_id, workspace, keys[memory_id], found[keys[memory_id]])
                 for memory_id, workspace, _content, _pos in chunk]
+        section_rows = [(rowid, memory_id, workspace, section_keys[rowid], found[section_keys[rowid]])
+                        for memory_id, workspace, _content, _pos in chunk for rowid, _ in parts.get(memory_id, ())]
 
         def work() -> None:
             derived.store(self.conn, sorted(fresh.items()))
             vectors.write(self.conn, rows)
+            vectors.write_sections(self.conn, [r[0] for r in chunk], section_rows)
             notices.write(self.conn, [r[0] for r in chunk if r[0] in had_vector], [])
             vectors.set_checkpoint(self.conn, mark)
 

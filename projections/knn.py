@@ -26,13 +26,18 @@ from projections import vectors
 OVERSAMPLE = 100  # binary candidates re-scored exactly per query (more: better recall, slower)
 
 
-class BitIndex:
-    """The sign bits of every vector, as a (words x rows) uint64 matrix, with workspace codes."""
+TABLES = {"vectors": "memory_id", "section_vectors": "section_rowid"}  # table: its id column
 
-    def __init__(self) -> None:
+
+class BitIndex:
+    """The sign bits of every vector of one table, as a (words x rows) uint64 matrix, with
+    workspace codes."""
+
+    def __init__(self, table: str = "vectors") -> None:
         import numpy as np  # the [semantic] extra brings numpy (llama-cpp-python needs it)
 
         self.np = np
+        self.table = table
         self.generation = -1
         self.seq = 0
         self.words = 0
@@ -45,19 +50,31 @@ class BitIndex:
     def refresh(self, conn: apsw.Connection) -> None:
         state = vectors.state(conn)
         if state is None:
-            self.__init__()  # type: ignore[misc]  (no vectors: empty index)
+            self.__init__(self.table)  # type: ignore[misc]  (no vectors: empty index)
             return
         if state.generation != self.generation:
-            self.__init__()  # type: ignore[misc]
+            self.__init__(self.table)  # type: ignore[misc]
             self.generation = state.generation
             self.words = (state.dim + 63) // 64
-        newest = conn.execute("SELECT max(seq) FROM vectors").get or 0
+        newest = conn.execute(f"SELECT max(seq) FROM {self.table}").get or 0
         if newest <= self.seq:
             return
-        rows = conn.execute("SELECT memory_id, workspace, bits, seq FROM vectors WHERE seq > ? ORDER BY seq",
-                            (self.seq,)).fetchall()
+        rows = conn.execute(f"SELECT {TABLES[self.table]}, workspace, bits, seq FROM {self.table} "
+                            "WHERE seq > ? ORDER BY seq", (self.seq,)).fetchall()
         self._add(rows)
+        if self.table == "section_vectors":  # replaced sections are deleted, not overwritten
+            self._forget(conn)
         self.seq = newest
+
+    def _forget(self, conn: apsw.Connection) -> None:
+        """Drop rows deleted since the last look (a memory edited shorter has fewer sections)."""
+        np = self.np
+        if conn.execute(f"SELECT count(*) FROM {self.table}").get == len(self.ids):
+            return
+        present = {r[0] for r in conn.execute(f"SELECT {TABLES[self.table]} FROM {self.table}")}
+        keep = np.array([int(i) in present for i in self.ids], dtype=bool)
+        self.ids, self.spaces, self.bits = self.ids[keep], self.spaces[keep], self.bits[:, keep]
+        self.slot = {int(i): k for k, i in enumerate(self.ids)}
 
     def _add(self, rows: list[tuple[Any, ...]]) -> None:
         np = self.np
@@ -109,34 +126,53 @@ class BitIndex:
         return [int(i) for i in self.ids[chosen]]
 
 
-_indexes: weakref.WeakKeyDictionary[apsw.Connection, BitIndex] = weakref.WeakKeyDictionary()
+_indexes: weakref.WeakKeyDictionary[apsw.Connection, dict[str, BitIndex]] = weakref.WeakKeyDictionary()
 
 
-def index_for(conn: apsw.Connection) -> BitIndex:
-    index = _indexes.get(conn)
+def index_for(conn: apsw.Connection, table: str = "vectors") -> BitIndex:
+    indexes = _indexes.setdefault(conn, {})
+    index = indexes.get(table)
     if index is None:
-        index = _indexes[conn] = BitIndex()
+        index = indexes[table] = BitIndex(table)
     index.refresh(conn)
     return index
 
 
-def cosines(conn: apsw.Connection, query: bytes, ids: list[int], *, max_seq: int | None = None) -> dict[int, float]:
+def cosines(conn: apsw.Connection, query: bytes, ids: list[int], *, max_seq: int | None = None,
+            table: str = "vectors") -> dict[int, float]:
     """Exact cosine similarity of ``query`` to each stored vector among ``ids`` (written up to
     ``max_seq`` when given)."""
     if not ids:
         return {}
+    column = TABLES[table]
     rows = conn.execute(
-        "SELECT v.memory_id, 1.0 - vec_distance_cosine(v.embedding, ?) FROM json_each(?) j "
-        "CROSS JOIN vectors v ON v.memory_id = j.value WHERE v.seq <= ?",
+        f"SELECT v.{column}, 1.0 - vec_distance_cosine(v.embedding, ?) FROM json_each(?) j "
+        f"CROSS JOIN {table} v ON v.{column} = j.value WHERE v.seq <= ?",
         (query, msgspec.json.encode(ids).decode(), max_seq if max_seq is not None else 2**62))
-    return {memory_id: float(similarity) for memory_id, similarity in rows}
+    return {row_id: float(similarity) for row_id, similarity in rows}
+
+
+def section_cosines(conn: apsw.Connection, query: bytes, memory_ids: list[int]) -> dict[int, tuple[int, float]]:
+    """For each of ``memory_ids`` that has section vectors: its closest section (rowid) and cosine."""
+    if not memory_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT v.memory_id, v.section_rowid, 1.0 - vec_distance_cosine(v.embedding, ?) FROM json_each(?) j "
+        "CROSS JOIN section_vectors v ON v.memory_id = j.value",
+        (query, msgspec.json.encode(memory_ids).decode()))
+    best: dict[int, tuple[int, float]] = {}
+    for memory_id, rowid, similarity in rows:
+        if memory_id not in best or similarity > best[memory_id][1]:
+            best[memory_id] = (rowid, float(similarity))
+    return best
 
 
 def nearest(conn: apsw.Connection, query: bytes, k: int, workspaces: tuple[str, ...] | None = None,
             *, exclude: frozenset[int] = frozenset(), oversample: int = OVERSAMPLE,
-            max_seq: int | None = None) -> list[tuple[int, float]]:
-    """The ``k`` stored vectors closest to ``query`` (float32 bytes) by exact cosine, best first."""
+            max_seq: int | None = None, table: str = "vectors") -> list[tuple[int, float]]:
+    """The ``k`` stored vectors of ``table`` closest to ``query`` (float32 bytes) by exact cosine,
+    best first, as (id, cosine): memory ids, or section rowids for ``section_vectors``."""
     bits = conn.execute("SELECT vec_quantize_binary(?)", (query,)).get
-    candidates = index_for(conn).nearest(bits, max(k, oversample), workspaces, exclude)
-    scored = cosines(conn, query, candidates, max_seq=max_seq)
+    candidates = index_for(conn, table).nearest(bits, max(k, oversample), workspaces, exclude)
+    scored = cosines(conn, query, candidates, max_seq=max_seq, table=table)
     return sorted(scored.items(), key=lambda p: (-p[1], -p[0]))[:k]

@@ -197,6 +197,7 @@ class Hit(msgspec.Struct):
     memory_id: int
     score: float
     phrase: bool = False  # contains the query verbatim
+    section: int | None = None  # the section (id) of a long memory that matched by meaning
 
 
 # -- index statistics ----------------------------------------------------------------------------

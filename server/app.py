@@ -81,7 +81,7 @@ def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list
     out: list[Hit] = []
     for hit in ordered:
         if out and hit.score > out[-1].score:
-            out[-1] = Hit(out[-1].memory_id, hit.score)
+            out[-1] = msgspec.structs.replace(out[-1], score=hit.score)
         out.append(hit)
     return out
 
@@ -286,8 +286,9 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
             shown = hits[offset:offset + limit]
             rows = {h.memory_id: mem.load(self.conn, "memory_id=?", (h.memory_id,)) for h in shown}
             threshold = self.settings.section_threshold
+            near = {h.memory_id: h.section for h in shown}
             local = {i: (section, section_count(self.conn, i)) for i, row in rows.items() if row is not None
-                     and (section := matching_section(self.conn, row, query, threshold)) is not None}
+                     and (section := matching_section(self.conn, row, query, threshold, near[i])) is not None}
         results = []
         for hit in shown:
             row = rows[hit.memory_id]

@@ -1,7 +1,8 @@
 """Sections in results: ``find`` answers with the matching section of a long memory, ``read``
 returns the catalog, every section or chosen ones (``sections: "catalog" | "all" | [ids]``).
 
-The find rule: when one section of a long memory holds every term of the query, the result
+The find rule: when one section of a long memory holds every term of the query (or, with
+vectors, when one section's vector is closer to the query than the whole memory's), the result
 carries that section (``section_id``, ``heading_path``, a ``snippet``, its span and the number
 of sections) and ``content`` is that section's text rather than the whole document; when the
 terms are spread over several sections the memory answers whole, as a short one does.
@@ -21,11 +22,17 @@ from projections.sections import SectionInfo, best_local_section, catalog
 SectionsRequest = str | list[int] | None
 
 
-def matching_section(conn: apsw.Connection, row: dict[str, Any], query: str, threshold: int) -> SectionInfo | None:
-    """The local match of ``query`` in a long memory (None for short memories or spread matches)."""
+def matching_section(conn: apsw.Connection, row: dict[str, Any], query: str, threshold: int,
+                     nearest: int | None = None) -> SectionInfo | None:
+    """The local match of ``query`` in a long memory: the section holding every query term, else
+    the section whose vector was closest to the query (``nearest``, from hybrid find); None for
+    short memories, or when the terms are spread and no section is closer than the whole."""
     if not query.strip() or len(row["content"]) <= threshold:
         return None
-    return best_local_section(conn, row["memory_id"], query)
+    found = best_local_section(conn, row["memory_id"], query)
+    if found is None and nearest is not None:
+        found = next((s for s in catalog(conn, row["memory_id"]) if s.section_id == nearest), None)
+    return found
 
 
 def with_section(view: dict[str, Any], section: SectionInfo, query: str, total: int) -> dict[str, Any]:

@@ -94,7 +94,7 @@ class SemanticMixin:
     def _query_vector(self, model: Any, query: str) -> bytes:
         cached = self._query_vectors.get(query)
         if cached is None:
-            cached = self._query_vectors[query] = model.embed_query(query)
+            cached = self._query_vectors[query] = model.embed_query(vectors.query_text(query))
             while len(self._query_vectors) > QUERY_CACHE:
                 self._query_vectors.popitem(last=False)
         else:
