@@ -28,8 +28,8 @@ from ledger.store import StoredEvent
 from projections import knn
 from projections.memories import memory_id_of
 
-SIMILARITY = 0.90  # cosine at or above which two memories are "about the same thing" (calibrated)
-DUPLICATE_SIMILARITY = 0.97  # cosine at or above which an undisputed pair is a near-duplicate
+SIMILARITY = 0.89  # cosine at or above which two memories are "about the same thing" (tools/eval/notice_pairs.py)
+DUPLICATE_SIMILARITY = 0.935  # cosine at or above which an undisputed pair is a near-duplicate
 NEIGHBOURS = 8  # nearest vectors looked at per written memory
 STATES = ("open", "dismissed", "resolved")
 DISAGREEMENTS = ("number", "date", "negation", "entity")

@@ -78,8 +78,8 @@ def _flag(value: Any, key: str) -> bool:
 class Embedding:
     model: str = ""  # a name or a GGUF path; empty = the default model when installed
     enabled: bool = True
-    notice_similarity: float = 0.90  # see projections/notices.py (calibrated on the default model)
-    duplicate_similarity: float = 0.97
+    notice_similarity: float = 0.89  # see projections/notices.py (calibrated on the default model)
+    duplicate_similarity: float = 0.935
 
 
 @dataclass(frozen=True)
