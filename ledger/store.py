@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -31,20 +30,16 @@ import apsw
 import msgspec
 
 from ledger import clock, dbfiles
+from ledger.checkpoint import CHECKPOINT_FRAMES, CHECKPOINT_FRAMES_INLINE, Checkpointer
 from ledger.errors import ChainBroken, StreamVersionConflict, Unavailable
 from ledger.events import Event, canonical_json, decode_payload, encode_payload, type_name
 from ledger.ids import uuid7
+from ledger.sql import marks
 
 T = TypeVar("T")
 GENESIS_HASH = "0" * 64
 DEFAULT_BUSY_TIMEOUT_MS = 5000
 SCHEMA_VERSION = 1
-# WAL frames after which a checkpoint is due (SQLite's own auto-checkpoint default), and the
-# size at which the writer checkpoints itself because the background one has not kept up.
-CHECKPOINT_FRAMES = 1000
-CHECKPOINT_FRAMES_INLINE = 16 * CHECKPOINT_FRAMES
-# The background checkpoint waits until the writer has been quiet this long (see _Checkpointer).
-CHECKPOINT_IDLE_S = 0.05
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events(
@@ -75,65 +70,6 @@ _COLUMNS = (
     "position, event_id, stream_id, stream_version, type, v, payload, event_time, recorded_at, "
     "actor, workspace, idempotency_key, prev_hash, hash"
 )
-
-
-class _Checkpointer:
-    """PASSIVE WAL checkpoints on a thread with its own connection, in the writer's idle time.
-
-    A checkpoint copies every page the WAL holds into the database file (at random places)
-    and syncs it; run inside ``COMMIT`` (SQLite's auto-checkpoint) that is tens of milliseconds
-    every few dozen writes. Run concurrently with a busy writer it competes for the disk and
-    for the two cores: every commit's own sync waits behind it (measured: remember p50 +25%,
-    twice the writes over 5 ms). So it runs once the writer has paused for
-    ``CHECKPOINT_IDLE_S``, which an agent's pace provides; a writer that never pauses
-    checkpoints itself at ``CHECKPOINT_FRAMES_INLINE``. PASSIVE never blocks a writer or a
-    reader and never waits on a lock.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._wake = threading.Event()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
-        self.backfilled = 0  # frames copied into the database by this thread (all passes)
-        self.last_write = 0.0  # time.monotonic() of the writer's latest commit
-
-    def request(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="ledger-checkpoint", daemon=True)
-            self._thread.start()
-        self._wake.set()
-
-    def _run(self) -> None:
-        try:
-            conn = apsw.Connection(self.path, flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_URI)
-            # A connection that has never read the database has not opened its WAL yet, and
-            # checkpointing on it is a silent no-op (it answers -1, -1): read the schema first.
-            conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()
-        except apsw.Error:
-            return
-        try:
-            while True:
-                self._wake.wait()
-                self._wake.clear()
-                while not self._stopping and (quiet := time.monotonic() - self.last_write) < CHECKPOINT_IDLE_S:
-                    self._wake.wait(CHECKPOINT_IDLE_S - quiet)
-                    self._wake.clear()
-                if self._stopping:
-                    return
-                # On failure the next request, the writer's fallback or the close tries again.
-                with suppress(apsw.Error):
-                    _, done = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
-                    self.backfilled += max(done, 0)
-        finally:
-            conn.close()
-
-    def close(self) -> None:
-        if self._thread is not None:
-            self._stopping = True
-            self._wake.set()
-            self._thread.join()
-            self._thread = None
 
 
 class StoreBusy(Unavailable):
@@ -294,7 +230,7 @@ class EventStore:
             self.path, flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_URI)
         self.conn.set_busy_timeout(self.busy_timeout_ms)
         self._wal_frames = 0
-        self._checkpointer: _Checkpointer | None = None
+        self._checkpointer: Checkpointer | None = None
         self._configure(synchronous)
 
     # -- setup -------------------------------------------------------------------------------
@@ -306,7 +242,7 @@ class EventStore:
         conn.execute("PRAGMA foreign_keys=ON")
         if conn.execute("PRAGMA journal_mode").get == "wal":
             # A WAL hook replaces SQLite's auto-checkpoint: the checkpoint runs in the background.
-            self._checkpointer = _Checkpointer(self.path)
+            self._checkpointer = Checkpointer(self.path)
             conn.set_wal_hook(self._wal_hook)
         if conn.execute("PRAGMA user_version").get < SCHEMA_VERSION:
             self.write(self._create_schema)
@@ -380,6 +316,15 @@ class EventStore:
         if not self.conn.get_autocommit():
             self.conn.execute("ROLLBACK")
 
+    def rolled_back(self, work: Callable[[], T]) -> T:
+        """Run ``work`` inside ``BEGIN IMMEDIATE`` and always roll back: a trial fold that
+        compares what it computes with what is stored, and leaves nothing behind."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            return work()
+        finally:
+            self._rollback()
+
     @contextmanager
     def snapshot(self) -> Iterator[None]:
         """A read transaction: several SELECTs see one consistent state. Never writes."""
@@ -395,9 +340,11 @@ class EventStore:
     # -- append ------------------------------------------------------------------------------
     def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
         """Append a batch atomically; returns the stored rows (already stored ones for retries)."""
-        return self.write(lambda: self._append_in_transaction(events))
+        return self.write(lambda: self.append_in_transaction(events))
 
-    def _append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+    def append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        """Append inside the caller's write transaction (``write``), so that a projection
+        update folded in the same transaction commits or rolls back with the events."""
         return chain_batch(events, self._tail(), self._by_event_id, self._next_version, self._insert)
 
     def append_stored(self, rows: Sequence[StoredEvent]) -> None:
@@ -442,6 +389,13 @@ class EventStore:
         return _row_to_event(row) if row else None
 
     # -- read --------------------------------------------------------------------------------
+    def present_ids(self, event_ids: Sequence[str]) -> set[str]:
+        """Which of ``event_ids`` the log holds already (a replay skips those)."""
+        if not event_ids:
+            return set()
+        return {r[0] for r in self.conn.execute(
+            f"SELECT event_id FROM events WHERE event_id IN ({marks(len(event_ids))})", tuple(event_ids))}
+
     def last_position(self) -> int:
         return self.conn.execute("SELECT coalesce(max(position), 0) FROM events").get
 

@@ -22,6 +22,7 @@ import apsw
 from ledger import fingerprint
 from ledger.claims import Claim
 from ledger.events import Event, MemoryRecorded, MemoryUpdated
+from ledger.sql import marks
 from ledger.store import StoredEvent
 from projections import derived
 from projections.runner import DeferringProjector
@@ -243,9 +244,9 @@ def near_duplicates(conn: apsw.Connection, content: str, workspace: str, *, excl
     if not hits:
         return []
     ranked = sorted(hits, key=lambda m: (-hits[m], -m))[:VERIFIED]
-    marks = ",".join("?" * len(ranked))
+    placeholders = marks(len(ranked))
     found = []
-    for memory_id, blob in conn.execute(f"SELECT memory_id, sig FROM near_dup_sigs WHERE memory_id IN ({marks})",
+    for memory_id, blob in conn.execute(f"SELECT memory_id, sig FROM near_dup_sigs WHERE memory_id IN ({placeholders})",
                                         ranked):
         score = fingerprint.packed_similarity(packed, blob)
         if score >= threshold:

@@ -40,6 +40,7 @@ from ledger.events import (
     MemoryUnlocked,
     MemoryUpdated,
 )
+from ledger.sql import marks
 from ledger.store import StoredEvent
 from ledger.trust import SOURCE_TRUST
 from projections.memories import memory_id_of
@@ -185,7 +186,7 @@ class ConflictsProjector:
         if cid is None:
             cid = event.position
             conn.execute(
-                f"INSERT INTO conflicts({', '.join(COLUMNS)}) VALUES({', '.join('?' * len(COLUMNS))})",
+                f"INSERT INTO conflicts({', '.join(COLUMNS)}) VALUES({marks(len(COLUMNS))})",
                 (cid, data.conflict, "open", event.workspace, data.key, data.subject, data.attribute, 0,
                  _json(data.verdict), None, None, "", event.recorded_at, event.recorded_at, event.actor,
                  event.position))
@@ -193,7 +194,7 @@ class ConflictsProjector:
             left, right = [*members, (None, None), (None, None)][:2]
             conn.execute(
                 f"INSERT INTO conflict_streams(stream_id, {', '.join(_PAIR_COLUMNS)}) "
-                f"VALUES(?, {', '.join('?' * len(_PAIR_COLUMNS))})",
+                f"VALUES(?, {marks(len(_PAIR_COLUMNS))})",
                 (data.conflict, event.position, cid, int(data.pairwise), left[0], right[0],
                  left[1].value if left[1] else "", right[1].value if right[1] else "", _json(data.verdict), "open",
                  None, None, ""))
@@ -299,9 +300,50 @@ def ranked_members(conn: apsw.Connection, conflict_id: int, limit: int = -1) -> 
         f"ORDER BY {RANK_ORDER_SQL} LIMIT ?", (conflict_id, limit))]
 
 
-def load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> dict[str, Any] | None:
+def _load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> dict[str, Any] | None:
     row = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM conflicts WHERE {where}", params).fetchone()
     return dict(zip(COLUMNS, row, strict=True)) if row else None
+
+
+def by_id(conn: apsw.Connection, conflict_id: int) -> dict[str, Any] | None:
+    return _load(conn, "conflict_id=?", (conflict_id,))
+
+
+def by_stream(conn: apsw.Connection, stream_id: str) -> dict[str, Any] | None:
+    return _load(conn, "stream_id=?", (stream_id,))
+
+
+def page(conn: apsw.Connection, state: str | None, *, before: int | None,
+         limit: int) -> tuple[int, list[dict[str, Any]]]:
+    """Sets in ``state`` (all when None): how many there are, and up to ``limit`` of them with
+    ids below ``before``, newest first (a keyset page: a set opened meanwhile shifts nothing)."""
+    where, params = ("1", ()) if state is None else ("state=?", (state,))
+    total = int(conn.execute(f"SELECT count(*) FROM conflicts WHERE {where}", params).get)
+    if before:
+        where, params = f"{where} AND conflict_id < ?", (*params, before)
+    rows = [dict(zip(COLUMNS, r, strict=True)) for r in conn.execute(
+        f"SELECT {', '.join(COLUMNS)} FROM conflicts WHERE {where} ORDER BY conflict_id DESC LIMIT ?",
+        (*params, limit))]
+    return total, rows
+
+
+def unresolved_memberships(conn: apsw.Connection, memory_ids: list[int]) -> list[tuple[int, int, str, str]]:
+    """``(memory_id, conflict_id, subject, attribute)`` for each unresolved set that one of
+    ``memory_ids`` is a current member of, oldest set first."""
+    if not memory_ids:
+        return []
+    return conn.execute(
+        "SELECT m.memory_id, c.conflict_id, c.subject, c.attribute FROM conflict_members m "
+        f"JOIN conflicts c ON c.conflict_id=m.conflict_id WHERE m.memory_id IN ({marks(len(memory_ids))}) "
+        "AND m.active=1 AND c.state<>'resolved' ORDER BY c.conflict_id", tuple(memory_ids)).fetchall()
+
+
+def count_unresolved_with_inactive_members(conn: apsw.Connection) -> int:
+    """Unresolved sets with a member that is no longer active (settlement should have ended them)."""
+    return int(conn.execute(
+        "SELECT count(DISTINCT c.conflict_id) FROM conflicts c "
+        "JOIN conflict_members cm ON cm.conflict_id=c.conflict_id JOIN memories m ON m.memory_id=cm.memory_id "
+        "WHERE c.state<>'resolved' AND m.status<>'active'").get)
 
 
 def set_of(conn: apsw.Connection, conflict_id: int) -> int | None:
@@ -320,19 +362,18 @@ def unresolved_of(conn: apsw.Connection, memory_id: int) -> list[dict[str, Any]]
 
 
 def unresolved_for_key(conn: apsw.Connection, key: str, workspaces: tuple[str, ...]) -> dict[str, Any] | None:
-    marks = ", ".join("?" * len(workspaces))
-    return load(conn, f"key=? AND workspace IN ({marks}) AND state<>'resolved' ORDER BY conflict_id LIMIT 1",
-                (key, *workspaces))
+    return _load(conn, f"key=? AND workspace IN ({marks(len(workspaces))}) AND state<>'resolved' "
+                 "ORDER BY conflict_id LIMIT 1", (key, *workspaces))
 
 
 def unkeyed_of(conn: apsw.Connection, memory_ids: list[int], attribute: str) -> dict[str, Any] | None:
     """An unresolved set folded from old pairwise conflicts (no key recorded) that one of
     ``memory_ids`` is in, for the same attribute: new values of that claim join it."""
-    marks = ", ".join("?" * len(memory_ids))
     cols = ", ".join(f"c.{c}" for c in COLUMNS)
     row = conn.execute(
         f"SELECT {cols} FROM conflict_members m JOIN conflicts c ON c.conflict_id=m.conflict_id "
-        f"WHERE m.memory_id IN ({marks}) AND m.active=1 AND c.key='' AND c.attribute=? AND c.state<>'resolved' "
+        f"WHERE m.memory_id IN ({marks(len(memory_ids))}) AND m.active=1 AND c.key='' AND c.attribute=? "
+        "AND c.state<>'resolved' "
         "ORDER BY c.conflict_id LIMIT 1", (*memory_ids, attribute)).fetchone()
     return dict(zip(COLUMNS, row, strict=True)) if row else None
 
@@ -380,10 +421,9 @@ def active_among(conn: apsw.Connection, conflict_id: int, memory_ids: list[int])
     would walk every member of the set)."""
     if not memory_ids:
         return {}
-    marks = ", ".join("?" * len(memory_ids))
     return {m: v for m, v in conn.execute(
         f"SELECT memory_id, value_norm FROM conflict_members WHERE conflict_id=? AND +active=1 "
-        f"AND memory_id IN ({marks})", (conflict_id, *memory_ids))}
+        f"AND memory_id IN ({marks(len(memory_ids))})", (conflict_id, *memory_ids))}
 
 
 def pairs_of(conn: apsw.Connection, conflict_id: int) -> list[dict[str, Any]]:
@@ -407,7 +447,7 @@ def count_by_state(conn: apsw.Connection, workspaces: tuple[str, ...] | None = N
         rows = conn.execute("SELECT state, count(*) FROM conflicts GROUP BY state")
     else:
         rows = conn.execute(f"SELECT state, count(*) FROM conflicts WHERE workspace IN "
-                            f"({', '.join('?' * len(workspaces))}) GROUP BY state", workspaces)
+                            f"({marks(len(workspaces))}) GROUP BY state", workspaces)
     counts.update({s: n for s, n in rows})
     return counts
 

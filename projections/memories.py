@@ -14,6 +14,7 @@ from typing import Any
 
 import apsw
 
+from ledger.duplicates import DUPLICATE_STATUS, DuplicateKey
 from ledger.events import (
     Confirmed,
     DuplicateSighted,
@@ -26,6 +27,8 @@ from ledger.events import (
     Superseded,
 )
 from ledger.normalize import normalize_text
+from ledger.retention import ARCHIVABLE_STATUSES, ArchiveCandidate
+from ledger.sql import marks
 from ledger.store import StoredEvent
 from projections.runner import DeferringProjector
 
@@ -107,7 +110,7 @@ _CREATE_INDEXES = "".join(f"CREATE INDEX IF NOT EXISTS {n} ON {on};" for n, on i
 # timeline normalise each one: keep the recent results (normalize_text is pure).
 normalize_subject = lru_cache(maxsize=4096)(normalize_text)
 
-_INSERT_MEMORY = f"INSERT INTO memories({', '.join(COLUMNS)}) VALUES({', '.join('?' * len(COLUMNS))})"
+_INSERT_MEMORY = f"INSERT INTO memories({', '.join(COLUMNS)}) VALUES({marks(len(COLUMNS))})"
 _INSERT_VERSION = (
     "INSERT INTO memory_versions(memory_id, version, position, event_type, actor, recorded_at, event_time, "
     "content, subject, tags, source_type, confidence, protection, status, workspace, superseded_by) "
@@ -126,25 +129,84 @@ def memory_id_of(conn: apsw.Connection, stream_id: str | None) -> int | None:
     return row[0] if row else None
 
 
-def load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> dict[str, Any] | None:
+def _load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> dict[str, Any] | None:
     cursor = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM memories WHERE {where}", params)
     row = cursor.fetchone()
     return dict(zip(COLUMNS, row, strict=True)) if row else None
+
+
+def by_id(conn: apsw.Connection, memory_id: int) -> dict[str, Any] | None:
+    """The memory's current row, or None."""
+    return _load(conn, "memory_id=?", (memory_id,))
+
+
+def by_stream(conn: apsw.Connection, stream_id: str) -> dict[str, Any] | None:
+    return _load(conn, "stream_id=?", (stream_id,))
+
+
+def exact_duplicate(conn: apsw.Connection, key: DuplicateKey) -> dict[str, Any] | None:
+    """The memory that a new one with ``key`` would repeat (``ledger.duplicates``), or None."""
+    return _load(conn, "content_hash=? AND workspace=? AND subject_norm=? AND status=?",
+                 (key.content_hash, key.workspace, key.subject_norm, DUPLICATE_STATUS))
+
+
+def supersedes(conn: apsw.Connection, memory_id: int) -> list[int]:
+    """The memories that ``memory_id`` superseded, oldest first."""
+    return [r[0] for r in conn.execute(
+        "SELECT memory_id FROM memories WHERE superseded_by=? ORDER BY memory_id", (memory_id,))]
+
+
+def retracts(conn: apsw.Connection, memory_id: int) -> list[int]:
+    """The memories that ``memory_id`` retired by retracting them, oldest first."""
+    return [r[0] for r in conn.execute(
+        "SELECT memory_id FROM memories WHERE retired_by=? ORDER BY memory_id", (memory_id,))]
+
+
+def stream_of(conn: apsw.Connection, memory_id: int) -> str | None:
+    return conn.execute("SELECT stream_id FROM memories WHERE memory_id=?", (memory_id,)).get
+
+
+def streams_of(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, str]:
+    """memory id → stream id for those of ``memory_ids`` that exist."""
+    if not memory_ids:
+        return {}
+    return dict(conn.execute(f"SELECT memory_id, stream_id FROM memories WHERE memory_id IN ({marks(len(memory_ids))})",
+                             tuple(memory_ids)))
+
+
+def count_active(conn: apsw.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM memories WHERE status='active'").get)
+
+
+_ARCHIVABLE = f"status IN ({marks(len(ARCHIVABLE_STATUSES))}) AND updated_at < ?"
+
+
+def count_archivable(conn: apsw.Connection, cutoff: str) -> int:
+    """How many memories ``ledger.retention`` would archive at ``cutoff``."""
+    return int(conn.execute(f"SELECT count(*) FROM memories WHERE {_ARCHIVABLE}",
+                            (*ARCHIVABLE_STATUSES, cutoff)).get)
+
+
+def archivable(conn: apsw.Connection, cutoff: str, *, after: int = 0, limit: int = -1) -> list[ArchiveCandidate]:
+    """Archive candidates with ids above ``after``, in id order (``limit`` of them)."""
+    return [ArchiveCandidate(*r) for r in conn.execute(
+        f"SELECT memory_id, stream_id, workspace, status, updated_at FROM memories WHERE {_ARCHIVABLE} "
+        "AND memory_id > ? ORDER BY memory_id LIMIT ?", (*ARCHIVABLE_STATUSES, cutoff, after, limit))]
 
 
 def load_many(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, dict[str, Any]]:
     """Rows of several memories in one query (ids that do not exist are absent)."""
     if not memory_ids:
         return {}
-    marks = ", ".join("?" * len(memory_ids))
-    rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM memories WHERE memory_id IN ({marks})", memory_ids)
+    rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM memories WHERE memory_id IN ({marks(len(memory_ids))})",
+                        memory_ids)
     return {r[0]: dict(zip(COLUMNS, r, strict=True)) for r in rows}
 
 
 def _scope_sql(scope: tuple[str, ...] | None) -> tuple[str, tuple[str, ...]]:
     if scope is None:
         return "", ()
-    return f" AND workspace IN ({', '.join('?' * len(scope))})", scope
+    return f" AND workspace IN ({marks(len(scope))})", scope
 
 
 def status_counts(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> dict[str, int]:
@@ -185,7 +247,7 @@ class MemoriesProjector(DeferringProjector):
             self._insert(conn, event, data)
             return
         stream = data.loser if isinstance(data, Superseded) else data.memory  # type: ignore[attr-defined]
-        row = load(conn, "stream_id=?", (stream,))
+        row = by_stream(conn, stream)
         if row is None:  # an event about a memory this ledger never saw: nothing to fold
             return
         if isinstance(data, DuplicateSighted):
@@ -278,7 +340,7 @@ def _fold_state(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent, 
         row.update(status="retired", status_reason=data.reason, valid_to=event.event_time,
                    retired_by=memory_id_of(conn, data.by))
     elif isinstance(data, Superseded):
-        winner = load(conn, "stream_id=?", (data.winner,))
+        winner = by_stream(conn, data.winner)
         row.update(status="superseded", status_reason=data.reason,
                    superseded_by=winner["memory_id"] if winner else None,
                    valid_to=winner["event_time"] if winner else event.event_time)

@@ -24,6 +24,7 @@ import msgspec
 
 from ledger.disagree import disagreement
 from ledger.events import Event, NoticeReviewed
+from ledger.sql import marks
 from ledger.store import StoredEvent
 from projections import knn
 from projections.memories import memory_id_of
@@ -174,13 +175,13 @@ def listing(conn: apsw.Connection, *, state: str = "open", kinds: tuple[str, ...
         clauses.append("coalesce(r.state, 'open') = ?")
         params.append(state)
     if kinds:
-        clauses.append(f"n.kind IN ({','.join('?' * len(kinds))})")
+        clauses.append(f"n.kind IN ({marks(len(kinds))})")
         params.extend(kinds)
     if before is not None:
         clauses.append("n.notice_id < ?")
         params.append(before)
     if workspaces is not None:
-        clauses.append(f"n.workspace IN ({','.join('?' * len(workspaces))})")
+        clauses.append(f"n.workspace IN ({marks(len(workspaces))})")
         params.extend(workspaces)
     try:
         rows = conn.execute(f"{_VIEW} WHERE {' AND '.join(clauses)} ORDER BY n.notice_id DESC LIMIT ?",

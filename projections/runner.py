@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import apsw
 
 from ledger.events import EVENT_TYPES, Event, current_type
+from ledger.sql import marks
 from ledger.store import EventStore, NewEvent, StoredEvent
 from projections import derived
 
@@ -147,9 +148,9 @@ class ProjectionRunner:
             )
         except apsw.SQLError:
             return True
-        marks = ",".join("?" * len(_SUPPORT_TABLES))
         present = self.conn.execute(
-            f"SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN ({marks})", tuple(_SUPPORT_TABLES)
+            f"SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN ({marks(len(_SUPPORT_TABLES))})",
+            tuple(_SUPPORT_TABLES)
         ).fetchone()[0]
         last = self.store.last_position()
         return present < len(_SUPPORT_TABLES) or any(rows.get(p.name) != (p.version, last) for p in self.projectors)
@@ -192,7 +193,7 @@ class ProjectionRunner:
     def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
         """Append and project in the caller's write transaction (``store.write``)."""
         before = self.store.last_position()
-        stored = self.store._append_in_transaction(events)
+        stored = self.store.append_in_transaction(events)
         fresh = [e for e in stored if e.position > before]
         self.project(fresh)
         return stored
@@ -299,6 +300,22 @@ class ProjectionRunner:
             p.name: {"position": cps.get(p.name, 0), "lag": last - cps.get(p.name, 0)}
             for p in self.projectors
         }
+
+    def differs_from_fresh_fold(self) -> list[str]:
+        """The projection tables whose rows differ from a fresh fold of the whole log (sorted).
+
+        The fold runs in a write transaction that is always rolled back, with the derivation
+        cache bypassed (a fresh fold must not trust a cache), so it changes nothing.
+        """
+
+        def compare() -> list[str]:
+            before = self.checksums()
+            with derived.bypassed():
+                self._rebuild(self.projectors, None)
+            after = self.checksums()
+            return sorted(t for t in before if before[t] != after.get(t))
+
+        return self.store.rolled_back(compare)
 
     def checksums(self, names: Sequence[str] | None = None) -> dict[str, str]:
         """sha256 of every projection table's rows in primary-key order: equal iff equal content."""

@@ -42,6 +42,7 @@ from ledger.events import (
     Superseded,
     current_type,
 )
+from ledger.sql import marks
 from ledger.store import StoredEvent
 from ledger.text import index_text
 from projections.memories import normalize_subject
@@ -201,7 +202,7 @@ _INSERTS = {
     "tt_texts": "INSERT INTO tt_texts(text_id, position, memory_id, subject, subject_norm, content, tags) "
                 "VALUES(?,?,?,?,?,?,?)",
     "tt_fts": "INSERT INTO tt_fts(rowid, subject, body, tags) VALUES(?,?,?,?)",
-    "tt_states": f"INSERT INTO tt_states({', '.join(STATE_COLUMNS)}) VALUES({', '.join('?' * len(STATE_COLUMNS))})",
+    "tt_states": f"INSERT INTO tt_states({', '.join(STATE_COLUMNS)}) VALUES({marks(len(STATE_COLUMNS))})",
     "tt_memories": "INSERT INTO tt_memories(memory_id, stream_id, recorded_at, version, state_id) VALUES(?,?,?,?,?)",
     "tt_links": "INSERT OR IGNORE INTO tt_links(memory_id, position, role) VALUES(?,?,?)",
 }

@@ -24,15 +24,15 @@ from ledger.decide import (
     decide_remember,
     effective_changes,
 )
+from ledger.duplicates import duplicate_key
 from ledger.errors import NotFound
 from ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec, MemoryRecorded
 from ledger.ids import uuid7
 from ledger.store import NewEvent, StoredEvent
 from ledger.trust import trust_of
-from projections import derived
 from projections import memories as mem
 from projections.claims import ClaimsProjector, NearDuplicatesProjector
-from projections.conflicts import ConflictsProjector, conflict_ids_of
+from projections.conflicts import ConflictsProjector, conflict_ids_of, count_by_state
 from projections.memories import MemoriesProjector
 from projections.notices import NoticeReviewsProjector
 from projections.runner import Projector
@@ -65,7 +65,7 @@ class _Unchanged(Exception):  # control flow: never leaves the facade
 
 def _current_fields(conn: Any, memory_id: int) -> dict[str, Any]:
     """The fields ``update`` may change, as the memory holds them now (decoded like the input)."""
-    row = mem.load(conn, "memory_id=?", (memory_id,)) or {}
+    row = mem.by_id(conn, memory_id) or {}
     current = {k: row.get(k) for k in ("content", "subject", "confidence", "event_time")}
     current["tags"] = json.loads(row.get("tags") or "[]")
     current["metadata"] = json.loads(row.get("metadata") or "{}")
@@ -130,7 +130,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
         return stored
 
     def _facts(self, memory_id: int) -> MemoryFacts:
-        row = mem.load(self.conn, "memory_id=?", (memory_id,))
+        row = mem.by_id(self.conn, memory_id)
         if row is None:
             raise NotFound(f"no memory {memory_id}", field="memory_id")
         self._check_workspace(row["workspace"])
@@ -177,14 +177,14 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
         stored = self._commit(decide)
         head = stored[0]
         if head.type == "DuplicateSighted":
-            row = mem.load(self.conn, "stream_id=?", (head.stream_id,))
+            row = mem.by_stream(self.conn, head.stream_id)
             assert row is not None
             return {"ok": True, "memory_id": row["memory_id"], "version": row["version"],
                     "status": row["status"], "duplicate_of": row["memory_id"]}
         result = {"ok": True, "memory_id": head.position, "version": 1, "status": "active",
                   **self._write_report(stored, head.position, near)}
         if head.position in result.get("superseded", ()):  # policy auto_settle: a later value leads
-            row = mem.load(self.conn, "memory_id=?", (head.position,))
+            row = mem.by_id(self.conn, head.position)
             assert row is not None
             result.update(status=row["status"], version=row["version"])
         if source_type == "user_confirmed" and authorization != AUTH_USER:
@@ -198,13 +198,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
         return canonical
 
     def _find_duplicate(self, cmd: RememberCommand) -> MemoryFacts | None:
-        from ledger.normalize import content_hash, normalize_text
-
-        row = mem.load(
-            self.conn,
-            "content_hash=? AND workspace=? AND subject_norm=? AND status='active'",
-            (content_hash(cmd.content), cmd.workspace, normalize_text(cmd.subject)),
-        )
+        row = mem.exact_duplicate(self.conn, duplicate_key(cmd.content, cmd.subject, cmd.workspace))
         if row is None:
             return None
         return MemoryFacts(memory_id=row["memory_id"], stream_id=row["stream_id"], version=row["version"],
@@ -239,7 +233,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
             stored = self._commit(decide)
         except _Unchanged as same:
             return {"ok": True, "memory_id": memory_id, "version": same.version, "unchanged": True}
-        row = mem.load(self.conn, "memory_id=?", (memory_id,))
+        row = mem.by_id(self.conn, memory_id)
         assert row is not None
         return {"ok": True, "memory_id": memory_id, "version": row["version"],
                 **self._write_report(stored, memory_id), **self._conflict_changes(stored)}
@@ -284,7 +278,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
             standing = self._standings([h.memory_id for h in hits])
             hits = _leaders_first(hits, standing)
             shown = hits[offset:offset + limit]
-            rows = {h.memory_id: mem.load(self.conn, "memory_id=?", (h.memory_id,)) for h in shown}
+            rows = {h.memory_id: mem.by_id(self.conn, h.memory_id) for h in shown}
             threshold = self.settings.section_threshold
             near = {h.memory_id: h.section for h in shown}
             local = {i: (section, section_count(self.conn, i)) for i, row in rows.items() if row is not None
@@ -309,19 +303,17 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
         if as_of_event_time is not None or as_of_recorded is not None:
             return self._read_as_of(memory_id, as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded)
         with self.store.snapshot():
-            row = mem.load(self.conn, "memory_id=?", (memory_id,))
+            row = mem.by_id(self.conn, memory_id)
             if row is None:
                 raise NotFound(f"no memory {memory_id}", field="memory_id")
             self._check_workspace(row["workspace"])
             view = self._memory_view(row)
             view["metadata"] = json.loads(row["metadata"])
             view["superseded_by"] = row["superseded_by"]
-            view["supersedes"] = [r[0] for r in self.conn.execute(
-                "SELECT memory_id FROM memories WHERE superseded_by=? ORDER BY memory_id", (memory_id,))]
+            view["supersedes"] = mem.supersedes(self.conn, memory_id)
             # The other half of a retraction: who retired this memory, and what this one retracted.
             view["retired_by"] = row["retired_by"]
-            view["retracts"] = [r[0] for r in self.conn.execute(
-                "SELECT memory_id FROM memories WHERE retired_by=? ORDER BY memory_id", (memory_id,))]
+            view["retracts"] = mem.retracts(self.conn, memory_id)
             view["status_reason"] = row["status_reason"]
             view["valid_to"] = row["valid_to"]
             view["workspace"] = row["workspace"]
@@ -352,13 +344,13 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
     # -- maintenance -------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         with self.store.snapshot():
-            memories = self.conn.execute("SELECT count(*) FROM memories WHERE status='active'").get
+            memories = mem.count_active(self.conn)
             return {
                 "ok": True,
                 "db": self.settings.db,
                 "events": self.store.last_position(),
                 "memories": memories,
-                "open_conflicts": self.conn.execute("SELECT count(*) FROM conflicts WHERE state='open'").get,
+                "open_conflicts": count_by_state(self.conn)["open"],
                 "projections": self.runner.status(),
                 "search_mode": self.search_mode(),
                 "vectors": self.vectors_status(),
@@ -386,15 +378,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
         from ledger.errors import ChainBroken
 
         count = self.store.verify_chain(progress=(lambda n: progress(n, 0)) if progress else None)
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            before = self.runner.checksums()
-            with derived.bypassed():  # a fresh fold: every derivation computed again
-                self.runner._rebuild(self.runner.projectors, None)
-            after = self.runner.checksums()
-        finally:
-            self.conn.execute("ROLLBACK")
-        bad = sorted(t for t in before if before[t] != after.get(t))
+        bad = self.runner.differs_from_fresh_fold()
         if bad:
             raise ChainBroken(f"projection table {bad[0]} differs from a fresh fold of the log",
                               table=bad[0])

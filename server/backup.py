@@ -252,9 +252,7 @@ class BackupMixin:
 
     # -- pending backup ----------------------------------------------------------------------
     def _present_ids(self, event_ids: list[str]) -> set[str]:
-        marks = ", ".join("?" * len(event_ids))
-        return {r[0] for r in self.store.conn.execute(
-            f"SELECT event_id FROM events WHERE event_id IN ({marks})", event_ids)}
+        return self.store.present_ids(event_ids)
 
     def pending_backup(self) -> dict[str, Any] | None:
         """``{"path", "events", "bad_lines", "checked"}`` while backed-up events await replay."""

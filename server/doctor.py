@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, TypedDict
 
 from ledger.errors import ChainBroken
+from projections import conflicts as conflicts_model
 from projections.conflicts import count_by_state
 
 SEVERITIES = ("ok", "info", "warning", "critical")
@@ -104,10 +105,7 @@ def check_open_conflicts(app: Any) -> Check:
 @check
 def check_conflicts_with_inactive_members(app: Any) -> Check:
     """An unresolved conflict whose member is no longer current should have been settled."""
-    count = app.conn.execute(
-        "SELECT count(DISTINCT c.conflict_id) FROM conflicts c "
-        "JOIN conflict_members cm ON cm.conflict_id=c.conflict_id JOIN memories m ON m.memory_id=cm.memory_id "
-        "WHERE c.state<>'resolved' AND m.status<>'active'").get
+    count = conflicts_model.count_unresolved_with_inactive_members(app.conn)
     if not count:
         return Check(severity="ok", message="every unresolved conflict is between current memories")
     return Check(severity="warning", count=count,

@@ -39,6 +39,7 @@ from ledger.govern import (
     decide_unlock,
 )
 from ledger.ids import uuid7
+from ledger.reply import other_side, rank_for_reply
 from ledger.settlement import settle_by_policy
 from ledger.store import StoredEvent
 from projections import claims as claims_model
@@ -52,8 +53,6 @@ if TYPE_CHECKING:
     from ledger.store import EventStore
     from projections.runner import ProjectionRunner
     from server.config import Settings
-
-MAX_REPORTED = 5
 
 
 class GovernanceMixin(GovernanceViews):
@@ -125,7 +124,7 @@ class GovernanceMixin(GovernanceViews):
         sets this write opens or joins, and let it decide. A set with a member no policy may
         supersede waits for a person: its members' facts are not read (only their values)."""
         full = {c.stream_id: conflict_facts(self.conn, row) for c in sets.values()
-                if (row := conflicts_model.load(self.conn, "conflict_id=?", (c.conflict_id,))) is not None}
+                if (row := conflicts_model.by_id(self.conn, c.conflict_id)) is not None}
         settleable = [c for c in full.values() if not conflicts_model.has_guarded_member(self.conn, c.conflict_id)]
         facts = {c.other.stream_id: c.other for c in candidates}
         missing = sorted({i for c in settleable for s, i in c.ids.items() if s not in facts})
@@ -169,7 +168,7 @@ class GovernanceMixin(GovernanceViews):
         """``update``'s decision: protection and policy, re-opened judgments, new collisions."""
         claims, candidates = None, []
         if changes.get("content") is not None or changes.get("subject") is not None:
-            row = mem.load(self.conn, "memory_id=?", (memory.memory_id,)) or {}
+            row = mem.by_id(self.conn, memory.memory_id) or {}
             explicit = tuple((c.subject, c.attribute, c.value) for c in claims_model.claims_of(
                 self.conn, memory.memory_id) if c.origin == "explicit")
             claims, candidates = self._claim_state(
@@ -207,7 +206,7 @@ class GovernanceMixin(GovernanceViews):
         for ev in stored:
             if ev.type not in keys or (ev.type == "ConflictResolved" and ev.data.resolution != "dissolved"):
                 continue  # a set settled by policy auto_settle is reported through ``superseded``
-            row = conflicts_model.load(self.conn, "stream_id=?", (ev.stream_id,))
+            row = conflicts_model.by_stream(self.conn, ev.stream_id)
             if row is not None:
                 changes.setdefault(keys[ev.type], []).append(row["conflict_id"])
         return changes
@@ -219,22 +218,19 @@ class GovernanceMixin(GovernanceViews):
         for ev in stored:
             if ev.type != "ClaimCollided":
                 continue
-            row = conflicts_model.load(self.conn, "stream_id=?", (ev.stream_id,))
+            row = conflicts_model.by_stream(self.conn, ev.stream_id)
             if row is None:
                 continue
             value = next((m.value for m in ev.data.members if m.memory == mine_stream(self.conn, mine)), "")
             verdict = self._set_verdict(row["conflict_id"])
-            ranking, leader = verdict["ranking"], verdict["leader_id"]
-            other = leader if leader not in (None, mine) else next((m for m in ranking if m != mine), None)
+            leader = verdict["leader_id"]
             brief = {k: verdict[k] for k in ("winner_id", "manual_review", "rule")}  # reasons: conflict_detail
-            items.append({"conflict_id": row["conflict_id"], "other_id": other, "leader_id": leader,
-                          "member_count": row["member_count"],
+            items.append({"conflict_id": row["conflict_id"], "other_id": other_side(verdict["ranking"], leader, mine),
+                          "leader_id": leader, "member_count": row["member_count"],
                           "claim": {"subject": row["subject"], "attribute": row["attribute"], "value": value},
-                          "verdict": brief, "_rank": (leader == mine, row["conflict_id"])})
-        items.sort(key=lambda i: i["_rank"])
-        for item in items:
-            del item["_rank"]
-        return {"conflicts": items[:MAX_REPORTED], "conflicts_total": len(items)}
+                          "verdict": brief})
+        shown, total = rank_for_reply(items, mine)
+        return {"conflicts": shown, "conflicts_total": total}
 
     # -- governance actions ------------------------------------------------------------------
     def confirm(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
@@ -343,7 +339,7 @@ class GovernanceMixin(GovernanceViews):
                 "applied": any(e.type == "Superseded" for e in stored), "resolved_conflicts": resolved}
 
     def _memory_result(self, memory_id: int, stored: list[StoredEvent]) -> dict[str, Any]:
-        row = mem.load(self.conn, "memory_id=?", (memory_id,))
+        row = mem.by_id(self.conn, memory_id)
         assert row is not None
         return {"ok": True, "memory_id": memory_id, "version": row["version"], "status": row["status"],
                 "source_type": row["source_type"], "protection": row["protection"], "changed": bool(stored),
@@ -355,17 +351,16 @@ def members_by_id(members: dict[str, MemoryFacts]) -> dict[int, str]:
 
 
 def mine_stream(conn: Any, memory_id: int) -> str:
-    return conn.execute("SELECT stream_id FROM memories WHERE memory_id=?", (memory_id,)).get or ""
+    return mem.stream_of(conn, memory_id) or ""
 
 
 def _superseded(conn: Any, stored: list[StoredEvent]) -> list[int]:
-    return [r[0] for e in stored if e.type == "Superseded"
-            for r in conn.execute("SELECT memory_id FROM memories WHERE stream_id=?", (e.stream_id,))]
+    return [m for e in stored if e.type == "Superseded" if (m := mem.memory_id_of(conn, e.stream_id)) is not None]
 
 
 def _resolved(conn: Any, stored: list[StoredEvent]) -> list[int]:
     streams = [e.stream_id for e in stored if e.type == "ConflictResolved"]
-    return [r[0] for s in streams for r in conn.execute("SELECT conflict_id FROM conflicts WHERE stream_id=?", (s,))]
+    return [row["conflict_id"] for s in streams if (row := conflicts_model.by_stream(conn, s)) is not None]
 
 
 def _as_id(key: Any) -> int:

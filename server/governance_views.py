@@ -50,7 +50,7 @@ class GovernanceViews:
                       review_agent_conflicts=p.review_agent_conflicts, auto_settle=p.auto_settle)
 
     def _memory(self, memory_id: int, field: str = "memory_id") -> MemoryFacts:
-        row = mem.load(self.conn, "memory_id=?", (memory_id,))
+        row = mem.by_id(self.conn, memory_id)
         if row is None:
             raise NotFound(f"no memory {memory_id}", field=field)
         self._check_workspace(row["workspace"], field=field)
@@ -62,7 +62,7 @@ class GovernanceViews:
     def _conflict_row(self, conflict_id: int) -> dict[str, Any]:
         """The claim set ``conflict_id`` names (an old pairwise id names the set it folded into)."""
         cid = conflicts_model.set_of(self.conn, conflict_id)
-        row = conflicts_model.load(self.conn, "conflict_id=?", (cid,)) if cid is not None else None
+        row = conflicts_model.by_id(self.conn, cid) if cid is not None else None
         if row is None:
             raise NotFound(f"no conflict {conflict_id}", field="conflict_id")
         self._check_workspace(row["workspace"], field="conflict_id")
@@ -82,13 +82,9 @@ class GovernanceViews:
         """Each memory's standing in its (oldest) unresolved claim set: leader or challenger."""
         if not memory_ids:
             return {}
-        marks = ", ".join("?" * len(memory_ids))
         leaders: dict[int, int | None] = {}
         out: dict[int, dict[str, Any]] = {}
-        for memory_id, cid, subject, attribute in self.conn.execute(
-                "SELECT m.memory_id, c.conflict_id, c.subject, c.attribute FROM conflict_members m "
-                f"JOIN conflicts c ON c.conflict_id=m.conflict_id WHERE m.memory_id IN ({marks}) AND m.active=1 "
-                "AND c.state<>'resolved' ORDER BY c.conflict_id", memory_ids):
+        for memory_id, cid, subject, attribute in conflicts_model.unresolved_memberships(self.conn, memory_ids):
             if memory_id in out:
                 continue
             if cid not in leaders:
@@ -116,15 +112,10 @@ class GovernanceViews:
             raise InvalidInput(f"state must be one of {', '.join(CONFLICT_STATES)}", field="state")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
             raise InvalidInput("limit must be an integer from 1 to 200", field="limit")
-        where, params = ("1", ()) if state == "all" else ("state=?", (state,))
         before = paging.key_of(paging.decode("conflicts", {"state": state}, cursor))
-        page_where, page_params = (f"{where} AND conflict_id < ?", (*params, before)) if before else (where, params)
         with self.store.snapshot():
-            total = self.conn.execute(f"SELECT count(*) FROM conflicts WHERE {where}", params).get
-            cols = ", ".join(conflicts_model.COLUMNS)
-            rows = [dict(zip(conflicts_model.COLUMNS, r, strict=True)) for r in self.conn.execute(
-                f"SELECT {cols} FROM conflicts WHERE {page_where} ORDER BY conflict_id DESC LIMIT ?",
-                (*page_params, limit + 1))]
+            total, rows = conflicts_model.page(self.conn, None if state == "all" else state, before=before,
+                                               limit=limit + 1)
             more, rows = len(rows) > limit, rows[:limit]
             views = [self._conflict_view(r) for r in rows if self._visible(r)]
         # Keyset on conflict_id (newest first): a conflict opened meanwhile never shifts a page.
@@ -146,7 +137,7 @@ class GovernanceViews:
             page = conflicts_model.members_of(self.conn, cid, active=False, limit=limit + 1, offset=offset)
             memories = []
             for member in page[:limit]:
-                memory = mem.load(self.conn, "memory_id=?", (member["memory_id"],))
+                memory = mem.by_id(self.conn, member["memory_id"])
                 if memory is None:
                     continue
                 item = self._memory_view(memory)
@@ -168,7 +159,7 @@ class GovernanceViews:
     def near_duplicates_of(self, memory_id: int, limit: int = 5) -> dict[str, Any]:
         """Current memories whose wording is close to this one's (the probe a write runs)."""
         with self.store.snapshot():
-            row = mem.load(self.conn, "memory_id=?", (memory_id,))
+            row = mem.by_id(self.conn, memory_id)
             if row is None:
                 raise NotFound(f"no memory {memory_id}", field="memory_id")
             self._check_workspace(row["workspace"])

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from projections.audit import stream_owner
+
 MEMORY_KEYS = ("memory", "loser", "winner", "left", "right", "member")
-_TABLES = (("memories", "memory_id"), ("conflicts", "conflict_id"), ("judgments", "judgment_id"))
 
 
 class StreamIds:
@@ -26,9 +27,7 @@ class StreamIds:
         if not isinstance(stream, str):
             return None
         if stream not in self._known:
-            self._known[stream] = next((
-                (column, row[0]) for table, column in _TABLES
-                for row in self.conn.execute(f"SELECT {column} FROM {table} WHERE stream_id=?", (stream,))), None)
+            self._known[stream] = stream_owner(self.conn, stream)
         return self._known[stream]
 
     def payload(self, payload: dict[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from ledger import clock
 from ledger.errors import InvalidInput, NotFound, Unavailable
 from ledger.events import NoticeReviewed
 from ledger.store import EventStore
-from projections import notices, vectors
+from projections import memories, notices, vectors
 from projections.hybrid import hybrid_search
 from projections.indexer import Indexer, VecUnavailable
 from projections.search import Hit, SearchFilters, search
@@ -191,9 +191,7 @@ class SemanticMixin:
             if found is None:
                 raise NotFound(f"no notice {notice_id}", field="notice_id")
             self._check_workspace(found["workspace"], field="notice_id")
-            streams = dict(self.conn.execute(
-                "SELECT memory_id, stream_id FROM memories WHERE memory_id IN (?, ?)",
-                (found["left"]["memory_id"], found["right"]["memory_id"])))
+            streams = memories.streams_of(self.conn, [found["left"]["memory_id"], found["right"]["memory_id"]])
             event = NoticeReviewed(left=streams[found["left"]["memory_id"]],
                                    right=streams[found["right"]["memory_id"]], state=state, reason=reason)
             return [(f"notice:{event.left}:{event.right}", event)], clock.now(), found["workspace"]

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ledger import clock
 from ledger.errors import InvalidInput, NotFound
-from ledger.events import MemoryArchived, current_type, stored_names
+from ledger.events import current_type, stored_names
+from ledger.retention import archive_cutoff, decide_archive
 from ledger.store import NewEvent, StoredEvent
 from ledger.trust import trust_of
 from projections import asof
+from projections import audit as audit_model
 from projections import conflicts as conflicts_model
+from projections import memories as mem
 from server import paging
 from server.backup import BackupMixin
 from server.payload_ids import StreamIds
@@ -142,11 +144,8 @@ class TimeTravelMixin(BackupMixin):
             if first is None:
                 raise NotFound(f"no memory {memory_id}", field="memory_id")
             self._check_workspace(first["workspace"])
-            states = [asof.state_at(conn, memory_id, p) for (p,) in conn.execute(
-                "SELECT known_from FROM tt_states WHERE memory_id=? ORDER BY known_from", (memory_id,))]
-            events = [(role, _stored(row)) for role, *row in conn.execute(
-                f"SELECT l.role, {_EVENT_COLUMNS} FROM tt_links l JOIN events e ON e.position = l.position "
-                "WHERE l.memory_id=? ORDER BY l.position", (memory_id,))]
+            states = [asof.state_at(conn, memory_id, p) for p in audit_model.state_positions(conn, memory_id)]
+            events = audit_model.memory_events(conn, memory_id)
         by_position = {ev.position: ev for _, ev in events}
         ids = StreamIds(conn)
         versions: list[dict[str, Any]] = []
@@ -221,51 +220,27 @@ class TimeTravelMixin(BackupMixin):
                    "client": client, "workspace": workspace, "conflict_id": conflict_id,
                    "before_position": before_position}
         before = paging.key_of(paging.decode("audit", request, cursor))
-        clauses: list[str] = []
-        params: list[Any] = []
-        if before is not None:  # keyset: positions only grow, so a new event never shifts a page
-            clauses.append("e.position < ?")
-            params.append(before)
-        for column, op, value in (
-            ("e.recorded_at", ">=", clock.parse_time(since, field="since") if since else None),
-            ("e.recorded_at", "<=", clock.parse_time(until, field="until") if until else None),
-            ("e.actor", "=", actor), ("e.workspace", "=", workspace), ("e.position", "<", before_position),
-        ):
-            if value is not None:
-                clauses.append(f"{column} {op} ?")
-                params.append(value)
-        if type is not None:  # either name of a renamed type finds the rows stored under both
-            names = stored_names(type)
-            clauses.append(f"e.type IN ({', '.join('?' * len(names))})")
-            params.extend(names)
-        if client is not None:  # an actor is "client" or "client:agent_id"
-            clauses.append("(e.actor = ? OR e.actor LIKE ? ESCAPE '\\')")
-            params.extend([client, client.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ":%"])
+        query = audit_model.AuditQuery(
+            before=before, since=clock.parse_time(since, field="since") if since else None,
+            until=clock.parse_time(until, field="until") if until else None, actor=actor, client=client,
+            workspace=workspace, before_position=before_position,
+            types=stored_names(type) if type is not None else None,  # either name of a renamed type
+            memory_id=memory_id)
         conn = self.store.conn
         with self.store.snapshot():
             if conflict_id is not None:
-                row = conflicts_model.load(conn, "conflict_id=?", (conflict_id,))
+                row = conflicts_model.by_id(conn, conflict_id)
                 if row is None:
                     raise NotFound(f"no conflict {conflict_id}", field="conflict_id")
-                clauses.append("e.stream_id = ?")
-                params.append(row["stream_id"])
+                query.stream_id = row["stream_id"]
             if self.settings.isolation == "strict":  # events of other workspaces stay invisible
-                own = self.workspace_scope(self.settings.workspace)
-                clauses.append(f"e.workspace IN ({', '.join('?' * len(own))})")
-                params.extend(own)
-            where = " AND ".join(clauses) or "1"
-            if memory_id is not None:
-                if asof.state_at(conn, memory_id, self.store.last_position()) is None:
-                    raise NotFound(f"no memory {memory_id}", field="memory_id")
-                sql = (f"SELECT DISTINCT {_EVENT_COLUMNS} FROM tt_links l JOIN events e ON e.position = l.position "
-                       f"WHERE l.memory_id = ? AND {where} ORDER BY e.position DESC LIMIT ?")
-                rows = conn.execute(sql, (memory_id, *params, limit + 1)).fetchall()
-            else:
-                rows = conn.execute(f"SELECT {_EVENT_COLUMNS} FROM events e WHERE {where} "
-                                    "ORDER BY e.position DESC LIMIT ?", (*params, limit + 1)).fetchall()
+                query.workspaces = tuple(self.workspace_scope(self.settings.workspace))
+            if memory_id is not None and asof.state_at(conn, memory_id, self.store.last_position()) is None:
+                raise NotFound(f"no memory {memory_id}", field="memory_id")
+            found = audit_model.audit_events(conn, query, limit + 1)
         ids = StreamIds(conn)
-        events = [_audit_view(_stored(r), ids) for r in rows[:limit]]
-        more = len(rows) > limit
+        events = [_audit_view(ev, ids) for ev in found[:limit]]
+        more = len(found) > limit
         return {"ok": True, "events": events, "has_more": more,
                 "next_cursor": paging.encode("audit", request, events[-1]["position"]) if more else None}
 
@@ -275,43 +250,30 @@ class TimeTravelMixin(BackupMixin):
         """Move retired/superseded memories inactive for longer than the retention period out of
         the hot read model (status ``archived``). The events stay: time travel still sees them."""
         days = self.settings.retention_days if older_than_days is None else older_than_days
-        if days < 0:
-            raise InvalidInput("older_than_days must be >= 0", field="older_than_days")
         now = clock.now()
-        cutoff = clock.format_time(clock.to_datetime(now) - timedelta(days=days))
-        select = ("SELECT memory_id, stream_id, workspace FROM memories WHERE status IN ('retired', 'superseded') "
-                  "AND updated_at < ? AND memory_id > ? ORDER BY memory_id LIMIT ?")
+        cutoff = archive_cutoff(now, days)  # refuses a negative period
         with self.store.snapshot():
-            total = self.store.conn.execute(
-                "SELECT count(*) FROM memories WHERE status IN ('retired', 'superseded') AND updated_at < ?",
-                (cutoff,)).get
+            total = mem.count_archivable(self.store.conn, cutoff)
         if dry_run:
             return {"ok": True, "dry_run": True, "candidates": total, "cutoff": cutoff, "retention_days": days}
         archived, after = 0, 0
 
-        def work() -> tuple[int, int]:
-            rows = self.store.conn.execute(select, (cutoff, after, ARCHIVE_BATCH)).fetchall()
-            self.runner.append([
-                NewEvent(data=MemoryArchived(memory=stream), stream_id=stream, event_time=now,
-                         actor=self.settings.actor, workspace=workspace) for _, stream, workspace in rows])
-            return len(rows), rows[-1][0] if rows else after
+        def work() -> tuple[int, int, int]:
+            candidates = mem.archivable(self.store.conn, cutoff, after=after, limit=ARCHIVE_BATCH)
+            workspaces = {c.stream_id: c.workspace for c in candidates}
+            decision = decide_archive(candidates, cutoff)
+            self.runner.append([NewEvent(data=event, stream_id=stream, event_time=now, actor=self.settings.actor,
+                                         workspace=workspaces[stream]) for stream, event in decision])
+            return len(decision), len(candidates), candidates[-1].memory_id if candidates else after
 
         while True:  # bounded transactions; each re-reads the status inside its write lock
-            count, after = self.store.write(work)
-            archived += count
+            done, count, after = self.store.write(work)
+            archived += done
             if progress:
                 progress(archived, max(total, archived))
             if count < ARCHIVE_BATCH:
                 break
         return {"ok": True, "dry_run": False, "archived": archived, "cutoff": cutoff, "retention_days": days}
-
-
-_EVENT_FIELDS = tuple(StoredEvent.__struct_fields__)
-_EVENT_COLUMNS = ", ".join("e." + c for c in _EVENT_FIELDS)
-
-
-def _stored(row: Any) -> StoredEvent:
-    return StoredEvent(**dict(zip(_EVENT_FIELDS, row, strict=True)))
 
 
 def _payload(ev: StoredEvent) -> dict[str, Any]:

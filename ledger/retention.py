@@ -1,0 +1,47 @@
+"""Which memories are archived, and the decision that archives them.
+
+Retention moves a memory out of the hot read model once it has been retired or superseded and
+nothing has changed it for the retention period; an active memory is never archived, however
+old. The events stay, so time travel still sees it. The read model proposes candidates
+(``projections.memories.archivable``); :func:`decide_archive` re-checks each against the rule
+inside the write transaction, so a memory that changed between the count and the write is left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import NamedTuple
+
+from ledger import clock
+from ledger.decide import Decision
+from ledger.errors import InvalidInput
+from ledger.events import MemoryArchived
+
+ARCHIVABLE_STATUSES = ("retired", "superseded")
+
+
+class ArchiveCandidate(NamedTuple):
+    memory_id: int
+    stream_id: str
+    workspace: str
+    status: str
+    updated_at: str
+
+
+def archive_cutoff(now: str, retention_days: int) -> str:
+    """The time before which an inactive memory's last change makes it archivable."""
+    if retention_days < 0:
+        raise InvalidInput("older_than_days must be >= 0", field="older_than_days")
+    return clock.format_time(clock.to_datetime(now) - timedelta(days=retention_days))
+
+
+def is_archivable(status: str, updated_at: str, cutoff: str) -> bool:
+    """Retired or superseded, and unchanged since before ``cutoff`` (canonical times compare as text)."""
+    return status in ARCHIVABLE_STATUSES and updated_at < cutoff
+
+
+def decide_archive(candidates: Iterable[ArchiveCandidate], cutoff: str) -> Decision:
+    """One ``MemoryArchived`` per candidate that the rule still archives, in the given order."""
+    return [(c.stream_id, MemoryArchived(memory=c.stream_id)) for c in candidates
+            if is_archivable(c.status, c.updated_at, cutoff)]
