@@ -20,7 +20,6 @@ import msgspec
 
 from ledger.clock import to_datetime
 from ledger.events import Event, MemoryRecorded, MemoryUpdated
-from ledger.sql import marks
 from ledger.store import StoredEvent
 from ledger.text import Query, Term, analyse, fts_all, fts_any, index_text
 from ledger.trust import trust_of
@@ -150,7 +149,7 @@ class SearchFilters(msgspec.Struct, kw_only=True):
     max_memory_id: int | None = None  # a paging bound: memories the ledger held at that position
 
     def sql(self) -> tuple[str, list[Any]]:
-        clauses = [f"m.status IN ({marks(len(self.statuses))})"]
+        clauses = [f"m.status IN ({', '.join('?' * len(self.statuses))})"]
         params: list[Any] = list(self.statuses)
         if self.max_memory_id is not None:
             clauses.append("m.memory_id <= ?")
@@ -177,7 +176,7 @@ def attribute_clauses(
     clauses: list[str] = []
     params: list[Any] = []
     if workspaces is not None:
-        clauses.append(f"{row}.workspace IN ({marks(len(workspaces))})")
+        clauses.append(f"{row}.workspace IN ({', '.join('?' * len(workspaces))})")
         params.extend(workspaces)
     if source_type:
         clauses.append(f"{row}.source_type = ?")
