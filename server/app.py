@@ -26,26 +26,28 @@ from ledger.decide import (
 )
 from ledger.duplicates import duplicate_key
 from ledger.errors import NotFound
-from ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec, MemoryRecorded
+from ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec
 from ledger.ids import uuid7
-from ledger.store import NewEvent, StoredEvent
+from ledger.store import EventStore
 from ledger.trust import trust_of
 from projections import memories as mem
 from projections.claims import ClaimsProjector, NearDuplicatesProjector
 from projections.conflicts import ConflictsProjector, conflict_ids_of, count_by_state
 from projections.memories import MemoriesProjector
 from projections.notices import NoticeReviewsProjector
-from projections.runner import Projector
+from projections.runner import ProjectionRunner, Projector
 from projections.search import Hit, SearchFilters, SearchProjector
 from projections.sections import SectionsProjector
 from projections.timeline import TimelineProjector
 from projections.workspaces import WorkspacesProjector
 from server import paging
-from server.backup import backup_aware
+from server.backup import REPLAY_BATCH, replay_backup
+from server.backup_log import BackupLog
 from server.config import Settings
 from server.governance import GovernanceMixin
 from server.sections_view import SectionsRequest, matching_section, section_count, sections_view, with_section
 from server.semantic import SemanticMixin
+from server.storage import BackedUp, Storage, Written, storage_call
 from server.timetravel import TimeTravelMixin
 from server.workspaces import WorkspaceMixin
 
@@ -94,40 +96,49 @@ def default_projectors(settings: Settings | None = None) -> list[Projector]:
             NoticeReviewsProjector()]
 
 
-@backup_aware  # every public write answers backup_only when SQLite refuses it
 class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin):
     """The ledger as the rest of the program sees it. One per process (or thread)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._open_storage(lambda: default_projectors(settings))  # degraded (backup-only writes) if it cannot open
+        # Degraded (backup-only writes) if the database cannot be opened: server/storage.py.
+        self.storage = Storage(settings, lambda: default_projectors(settings))
+
+    @property
+    def store(self) -> EventStore:
+        return self.storage.store
+
+    @property
+    def runner(self) -> ProjectionRunner:
+        return self.storage.runner
 
     @property
     def conn(self) -> Any:
-        return self.store.conn
+        return self.storage.conn
 
+    @property
+    def degraded(self) -> dict[str, str] | None:
+        return self.storage.degraded
+
+    @property
+    def backup_log(self) -> BackupLog:
+        return self.storage.backup_log
+
+    @storage_call
     def close(self) -> None:
         self._close_semantic()
-        self.store.close()
+        self.storage.close()
 
     # -- plumbing ----------------------------------------------------------------------------
-    def _new_events(self, decision: Decision, event_time: str, workspace: str) -> list[NewEvent]:
-        # A remembered memory opens its (fresh) stream: version 1 spares the store a lookup,
-        # and the UNIQUE(stream_id, stream_version) constraint still guards it.
-        return [
-            NewEvent(data=event, stream_id=stream, event_time=event_time, actor=self.settings.actor,
-                     workspace=workspace, stream_version=1 if isinstance(event, MemoryRecorded) else None)
-            for stream, event in decision
-        ]
-
-    def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> list[StoredEvent]:
+    def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> Written | BackedUp:
         """Decide and append in one write transaction; ``decide`` returns (decision, time, workspace).
 
-        When storage refuses the write, the events go to the JSONL backup (``server.backup``).
+        When storage refuses the write, the events go to the JSONL backup (:class:`BackedUp`).
         """
-        stored = self._write_or_backup(decide)
-        self._written()
-        return stored
+        outcome = self.storage.commit(decide)
+        if isinstance(outcome, Written):
+            self._written()
+        return outcome
 
     def _facts(self, memory_id: int) -> MemoryFacts:
         row = mem.by_id(self.conn, memory_id)
@@ -137,6 +148,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
         return MemoryFacts.from_row(row)
 
     # -- memory actions ----------------------------------------------------------------------
+    @storage_call
     def remember(
         self,
         content: str,
@@ -174,15 +186,17 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
             decision = decide_remember(cmd, new_stream=new_stream, duplicate=duplicate, target=target)
             return decision, cmd.event_time, cmd.workspace
 
-        stored = self._commit(decide)
-        head = stored[0]
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        head = outcome.events[0]
         if head.type == "DuplicateSighted":
             row = mem.by_stream(self.conn, head.stream_id)
             assert row is not None
             return {"ok": True, "memory_id": row["memory_id"], "version": row["version"],
                     "status": row["status"], "duplicate_of": row["memory_id"]}
         result = {"ok": True, "memory_id": head.position, "version": 1, "status": "active",
-                  **self._write_report(stored, head.position, near)}
+                  **self._write_report(outcome.events, head.position, near)}
         if head.position in result.get("superseded", ()):  # policy auto_settle: a later value leads
             row = mem.by_id(self.conn, head.position)
             assert row is not None
@@ -205,6 +219,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
                            protection=row["protection"], source_type=row["source_type"],
                            status=row["status"], workspace=row["workspace"])
 
+    @storage_call
     def update(
         self,
         memory_id: int,
@@ -230,14 +245,18 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
             return decision, effective.get("event_time") or clock.now(), facts.workspace
 
         try:
-            stored = self._commit(decide)
+            outcome = self._commit(decide)
         except _Unchanged as same:
             return {"ok": True, "memory_id": memory_id, "version": same.version, "unchanged": True}
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        stored = outcome.events
         row = mem.by_id(self.conn, memory_id)
         assert row is not None
         return {"ok": True, "memory_id": memory_id, "version": row["version"],
                 **self._write_report(stored, memory_id), **self._conflict_changes(stored)}
 
+    @storage_call
     def find(
         self,
         query: str = "",
@@ -266,7 +285,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
                 as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded, offset=offset,
                 bound=page.bound, request=request)
         scope, boost = self._find_scope(workspace)
-        with self.store.snapshot():
+        with self.storage.snapshot():
             bound = page.bound if page.bound is not None else self.store.last_position()
             filters = SearchFilters(
                 statuses=("active", "superseded", "retired", "archived") if include_inactive else ("active",),
@@ -298,11 +317,12 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
         return {"ok": True, "results": results, "has_more": more,
                 "next_cursor": paging.encode("find", request, offset + limit, bound) if more else None}
 
+    @storage_call
     def read(self, memory_id: int, *, as_of_event_time: str | None = None,
              as_of_recorded: str | int | None = None, sections: SectionsRequest = None) -> dict[str, Any]:
         if as_of_event_time is not None or as_of_recorded is not None:
             return self._read_as_of(memory_id, as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded)
-        with self.store.snapshot():
+        with self.storage.snapshot():
             row = mem.by_id(self.conn, memory_id)
             if row is None:
                 raise NotFound(f"no memory {memory_id}", field="memory_id")
@@ -342,8 +362,25 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
         return view
 
     # -- maintenance -------------------------------------------------------------------------
+    @storage_call
+    def pending_backup(self) -> dict[str, Any] | None:
+        """``{"path", "events", "bad_lines", "checked"}`` while backed-up events await replay."""
+        return self.storage.pending_backup()
+
+    @storage_call
+    def backup_notice(self) -> str | None:
+        """One short notice for agents: a backup awaits replay, or the database is unreachable."""
+        return self.storage.backup_notice()
+
+    @storage_call
+    def replay_backup(self, dry_run: bool = True, authorization: str = "", *,
+                      progress: Progress | None = None, batch_size: int = REPLAY_BATCH) -> dict[str, Any]:
+        """Append the backup's events through the normal path (``server.backup``)."""
+        return replay_backup(self.storage, dry_run, authorization, progress=progress, batch_size=batch_size)
+
+    @storage_call
     def status(self) -> dict[str, Any]:
-        with self.store.snapshot():
+        with self.storage.snapshot():
             memories = mem.count_active(self.conn)
             return {
                 "ok": True,
@@ -358,6 +395,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
                 "degraded": self.degraded,
             }
 
+    @storage_call
     def rebuild(self, projection: str | None = None, progress: Progress | None = None) -> dict[str, Any]:
         from ledger.errors import InvalidInput
 
@@ -373,6 +411,7 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
         return {"ok": True, "events": count, "projections": sorted(
             [projection] if projection else self.runner.by_name)}
 
+    @storage_call
     def verify(self, progress: Progress | None = None) -> dict[str, Any]:
         """Recompute the hash chain, then fold the log afresh (rolled back) and compare tables."""
         from ledger.errors import ChainBroken

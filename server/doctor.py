@@ -114,8 +114,7 @@ def check_conflicts_with_inactive_members(app: Any) -> Check:
 
 @check
 def check_pending_backup(app: Any) -> Check:
-    pending_fn = getattr(app, "pending_backup", None)
-    pending = pending_fn() if callable(pending_fn) else None
+    pending = app.pending_backup()
     if not pending or not pending.get("events"):
         return Check(severity="ok", message="no backed-up events await replay")
     return Check(severity="warning", count=pending["events"],

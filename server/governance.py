@@ -46,6 +46,7 @@ from projections import claims as claims_model
 from projections import conflicts as conflicts_model
 from projections import memories as mem
 from server.governance_views import GovernanceViews, agent_asserted_confirmations, conflict_facts
+from server.storage import BackedUp, Written, storage_call
 
 __all__ = ["GovernanceMixin", "agent_asserted_confirmations"]
 
@@ -64,7 +65,7 @@ class GovernanceMixin(GovernanceViews):
         runner: ProjectionRunner
         conn: Any
 
-        def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> list[StoredEvent]: ...
+        def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> Written | BackedUp: ...
         def _check_workspace(self, workspace: str, field: str = "memory_id") -> None: ...
         def workspace_scope(self, name: str) -> tuple[str, ...]: ...
         def _memory_view(self, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]: ...
@@ -233,14 +234,17 @@ class GovernanceMixin(GovernanceViews):
         return {"conflicts": shown, "conflicts_total": total}
 
     # -- governance actions ------------------------------------------------------------------
+    @storage_call
     def confirm(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
         def decide() -> tuple[Decision, str, str]:
             memory = self._memory(memory_id)
             decision = decide_confirm(memory, authorization=authorization, conflicts=self._conflicts_of(memory_id))
             return decision, clock.now(), memory.workspace
 
-        return self._memory_result(memory_id, self._commit(decide))
+        outcome = self._commit(decide)
+        return outcome.result if isinstance(outcome, BackedUp) else self._memory_result(memory_id, outcome.events)
 
+    @storage_call
     def unlock(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
         def decide() -> tuple[Decision, str, str]:
             memory = self._memory(memory_id)
@@ -248,8 +252,10 @@ class GovernanceMixin(GovernanceViews):
                                      conflicts=self._conflicts_of(memory_id))
             return decision, clock.now(), memory.workspace
 
-        return self._memory_result(memory_id, self._commit(decide))
+        outcome = self._commit(decide)
+        return outcome.result if isinstance(outcome, BackedUp) else self._memory_result(memory_id, outcome.events)
 
+    @storage_call
     def retire(self, memory_id: int, reason: str = "", authorization: str = "") -> dict[str, Any]:
         def decide() -> tuple[Decision, str, str]:
             memory = self._memory(memory_id)
@@ -257,8 +263,10 @@ class GovernanceMixin(GovernanceViews):
                                      conflicts=self._conflicts_of(memory_id))
             return decision, clock.now(), memory.workspace
 
-        return self._memory_result(memory_id, self._commit(decide))
+        outcome = self._commit(decide)
+        return outcome.result if isinstance(outcome, BackedUp) else self._memory_result(memory_id, outcome.events)
 
+    @storage_call
     def supersede(self, loser_id: int, winner_id: int, reason: str = "", authorization: str = "") -> dict[str, Any]:
         def decide() -> tuple[Decision, str, str]:
             loser, winner = self._memory(loser_id, "loser_id"), self._memory(winner_id, "winner_id")
@@ -266,10 +274,14 @@ class GovernanceMixin(GovernanceViews):
                                         policy=self._policy, conflicts=self._conflicts_of(loser_id))
             return decision, clock.now(), loser.workspace
 
-        stored = self._commit(decide)
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        stored = outcome.events
         return {**self._memory_result(loser_id, stored), "superseded_by": winner_id,
                 "resolved_conflicts": _resolved(self.conn, stored)}
 
+    @storage_call
     def resolve_conflict(self, conflict_id: int, winner_id: int | None = None, resolution: str | None = None,
                          authorization: str = "") -> dict[str, Any]:
         """A winner among the members (every member with another value is superseded) or keep_all."""
@@ -282,11 +294,15 @@ class GovernanceMixin(GovernanceViews):
                                       authorization=authorization, policy=self._policy, member_conflicts=others)
             return decision, clock.now(), self._conflict_row(conflict_id)["workspace"]
 
-        stored = self._commit(decide)
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        stored = outcome.events
         return {"ok": True, "conflict": self._conflict_view_by_id(conflict_id),
                 "superseded": [memory_id for memory_id in _superseded(self.conn, stored)],
                 "resolved_conflicts": _resolved(self.conn, stored)}
 
+    @storage_call
     def judge(self, conflict_id: int, winner_id: int, rationale: str = "",
               pins: dict[str, int] | dict[int, int] | None = None) -> dict[str, Any]:
         def decide() -> tuple[Decision, str, str]:
@@ -305,10 +321,14 @@ class GovernanceMixin(GovernanceViews):
                                     judgment=uuid7())
             return decision, clock.now(), winner.workspace
 
-        stored = self._commit(decide)
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        stored = outcome.events
         judgment = next((e.position for e in stored if e.type == "JudgmentSubmitted"), None)
         return {"ok": True, "judgment_id": judgment, "conflict": self._conflict_view_by_id(conflict_id)}
 
+    @storage_call
     def arbitrate(self, left_id: int, right_id: int, mark_conflict: bool = False, apply: bool = False,
                   authorization: str = "") -> dict[str, Any]:
         """The verdict, recorded as a conflict (``mark_conflict``) and applied (``apply``) in one call."""
@@ -331,7 +351,10 @@ class GovernanceMixin(GovernanceViews):
                 loser_conflicts=self._conflicts_of(loser_id) if apply and loser_id else ())
             return decision, clock.now(), left.workspace
 
-        stored = self._commit(decide)
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        stored = outcome.events
         opened = next((e.position for e in stored if e.type == "ClaimCollided"), None)
         resolved = _resolved(self.conn, stored)
         conflict_id = opened or (found[0] if found else resolved[0] if resolved else None)

@@ -20,6 +20,7 @@ from projections import claims as claims_model
 from projections import conflicts as conflicts_model
 from projections import memories as mem
 from server import paging
+from server.storage import storage_call
 
 if TYPE_CHECKING:
     from ledger.store import EventStore
@@ -41,6 +42,7 @@ class GovernanceViews:
 
         def _check_workspace(self, workspace: str, field: str = "memory_id") -> None: ...
         def _memory_view(self, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]: ...
+        def pending_backup(self) -> dict[str, Any] | None: ...
 
     # -- loaders -----------------------------------------------------------------------------
     @property
@@ -94,11 +96,12 @@ class GovernanceViews:
         return out
 
     # -- read views --------------------------------------------------------------------------
+    @storage_call
     def compare(self, left_id: int, right_id: int) -> dict[str, Any]:
         """The verdict for two memories as they are now; writes nothing."""
         if left_id == right_id:
             raise InvalidInput("left_id and right_id are the same memory", field="right_id")
-        with self.store.snapshot():
+        with self.storage.snapshot():
             left, right = self._memory(left_id, "left_id"), self._memory(right_id, "right_id")
             left_claim, right_claim, same = self._shared(left, right)
         verdict = arbitrate_pair(left.side(), right.side(),
@@ -107,13 +110,14 @@ class GovernanceViews:
                 "current": left.status == right.status == "active",
                 "claim": _pair_claim(left_claim, right_claim)}
 
+    @storage_call
     def conflicts(self, state: str = "open", limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
         if state not in CONFLICT_STATES:
             raise InvalidInput(f"state must be one of {', '.join(CONFLICT_STATES)}", field="state")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
             raise InvalidInput("limit must be an integer from 1 to 200", field="limit")
         before = paging.key_of(paging.decode("conflicts", {"state": state}, cursor))
-        with self.store.snapshot():
+        with self.storage.snapshot():
             total, rows = conflicts_model.page(self.conn, None if state == "all" else state, before=before,
                                                limit=limit + 1)
             more, rows = len(rows) > limit, rows[:limit]
@@ -122,13 +126,14 @@ class GovernanceViews:
         cursor_out = paging.encode("conflicts", {"state": state}, rows[-1]["conflict_id"]) if more else None
         return {"ok": True, "conflicts": views, "total": total, "has_more": more, "next_cursor": cursor_out}
 
+    @storage_call
     def conflict_detail(self, conflict_id: int, limit: int = 20, offset: int = 0) -> dict[str, Any]:
         """One claim set: its verdict, judgments, folded pairwise conflicts and a page of members."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
             raise InvalidInput("limit must be an integer from 1 to 200", field="limit")
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise InvalidInput("offset must be a non-negative integer", field="offset")
-        with self.store.snapshot():
+        with self.storage.snapshot():
             row = self._conflict_row(conflict_id)
             cid = row["conflict_id"]
             view = self._conflict_view(row)
@@ -156,9 +161,10 @@ class GovernanceViews:
                 view["current_verdict"] = self._set_verdict(cid, ranking=True)
         return {"ok": True, "conflict": view}
 
+    @storage_call
     def near_duplicates_of(self, memory_id: int, limit: int = 5) -> dict[str, Any]:
         """Current memories whose wording is close to this one's (the probe a write runs)."""
-        with self.store.snapshot():
+        with self.storage.snapshot():
             row = mem.by_id(self.conn, memory_id)
             if row is None:
                 raise NotFound(f"no memory {memory_id}", field="memory_id")
@@ -167,6 +173,7 @@ class GovernanceViews:
                                                  limit=limit)
         return {"ok": True, "memory_id": memory_id, "near_duplicates": found}
 
+    @storage_call
     def overview(self) -> dict[str, Any]:
         """Counts by status, source_type and workspace; conflicts; unconfirmed confirmations; backup.
 
@@ -175,7 +182,7 @@ class GovernanceViews:
         scope: tuple[str, ...] | None = None
         if self.settings.isolation == "strict":
             scope = self.workspace_scope(self.settings.workspace)
-        with self.store.snapshot():
+        with self.storage.snapshot():
             active = mem.active_counts(self.conn, scope)
             states = conflicts_model.count_by_state(self.conn, scope)
             out = {
@@ -187,10 +194,10 @@ class GovernanceViews:
                 "open_conflicts": states["open"],
                 "agent_asserted_confirmations": _asserted(active),
             }
-        pending = getattr(self, "pending_backup", None)
-        out["pending_backup"] = pending() if callable(pending) else None
+        out["pending_backup"] = self.pending_backup()
         return out
 
+    @storage_call
     def doctor(self) -> dict[str, Any]:
         from server.doctor import run_checks
 

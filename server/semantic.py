@@ -30,10 +30,10 @@ from projections.hybrid import hybrid_search
 from projections.indexer import Indexer, VecUnavailable
 from projections.search import Hit, SearchFilters, search
 from server.doctor import Check, check
+from server.storage import BackedUp, Written, storage_call
 
 if TYPE_CHECKING:
     from ledger.decide import Decision
-    from ledger.store import StoredEvent
     from server.config import Settings
 
 log = logging.getLogger("fact_ledger.semantic")
@@ -54,7 +54,7 @@ class SemanticMixin:
         conn: Any
 
         def _find_scope(self, requested: str | None) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]: ...
-        def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> list[StoredEvent]: ...
+        def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> Written | BackedUp: ...
         def _check_workspace(self, workspace: str, field: str = "memory_id") -> None: ...
 
     _model: Any | None = None
@@ -65,6 +65,7 @@ class SemanticMixin:
     _announced_notice = 0
 
     # -- the model -----------------------------------------------------------------------------
+    @storage_call
     def embedding_model(self) -> Any | None:
         """The loaded model, loading it on first use; None (and a reason) when there is none."""
         if not self._model_tried:
@@ -78,10 +79,12 @@ class SemanticMixin:
             return None
         return self._model
 
+    @storage_call
     def semantic_problem(self) -> str | None:
         self.embedding_model()
         return self._semantic_problem
 
+    @storage_call
     def search_mode(self) -> str:
         if not _has_fts5():
             return "like"
@@ -118,6 +121,7 @@ class SemanticMixin:
         return search(self.conn, query, filters, limit, boost_workspace=boost)
 
     # -- vectors upkeep ------------------------------------------------------------------------
+    @storage_call
     def reembed(self, progress: Progress | None = None, rebuild: bool = False) -> dict[str, Any]:
         """Fill missing vectors (or move them all to the configured model): batched, resumable."""
         model = self.embedding_model()
@@ -136,6 +140,7 @@ class SemanticMixin:
         return notices.Thresholds(similarity=self.settings.embedding.notice_similarity,
                                   duplicate_similarity=self.settings.embedding.duplicate_similarity)
 
+    @storage_call
     def vectors_status(self) -> dict[str, Any]:
         state = vectors.state(self.conn)
         position = vectors.checkpoint(self.conn)
@@ -143,6 +148,7 @@ class SemanticMixin:
                 "lag": self.store.last_position() - position, **vectors.counts(self.conn),
                 "problem": self._semantic_problem}
 
+    @storage_call
     def start_vector_worker(self) -> bool:
         """Keep vectors following the log in a thread of this process (``ledger serve``)."""
         model = self.embedding_model()
@@ -152,6 +158,7 @@ class SemanticMixin:
         self._worker.start()
         return True
 
+    @storage_call
     def stop_vector_worker(self) -> None:
         if self._worker is not None:
             self._worker.stop()
@@ -169,18 +176,20 @@ class SemanticMixin:
             self._worker.poke()
 
     # -- notices -------------------------------------------------------------------------------
+    @storage_call
     def notices(self, state: str = "open", limit: int = 20, cursor: int | None = None,
                 kind: str | None = None) -> dict[str, Any]:
         """Semantic notices for review (advice, never conflicts), newest first."""
         scope, _ = self._find_scope(None)
         kinds = notices.DISAGREEMENTS if kind == "disagreement" else (kind,) if kind else ()
-        with self.store.snapshot():
+        with self.storage.snapshot():
             rows = notices.listing(self.conn, state=state, kinds=kinds, limit=limit + 1, before=cursor,
                                    workspaces=scope)
         more = len(rows) > limit
         return {"ok": True, "notices": rows[:limit], "has_more": more,
                 "next_cursor": rows[limit - 1]["notice_id"] if more else None}
 
+    @storage_call
     def review_notice(self, notice_id: int, state: str, reason: str = "", authorization: str = "") -> dict[str, Any]:
         """Dismiss or resolve a notice (or open it again): an event, so it survives rebuilds."""
         if state not in REVIEW_STATES:
@@ -196,10 +205,13 @@ class SemanticMixin:
                                    right=streams[found["right"]["memory_id"]], state=state, reason=reason)
             return [(f"notice:{event.left}:{event.right}", event)], clock.now(), found["workspace"]
 
-        self._commit(decide)
-        with self.store.snapshot():
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        with self.storage.snapshot():
             return {"ok": True, "notice": notices.load(self.conn, notice_id)}
 
+    @storage_call
     def semantic_notice(self) -> str | None:
         """At most one short line for a reply: why meaning is off (once), or a new notice."""
         problem = self.semantic_problem()
@@ -207,7 +219,7 @@ class SemanticMixin:
         if problem and configured and not self._announced_problem:  # a model is set, and it does not work
             self._announced_problem = True
             return f"semantic search off ({problem}); find uses full text"
-        with self.store.snapshot():
+        with self.storage.snapshot():
             scope = self._find_scope(None)[0]
             rows = notices.listing(self.conn, kinds=notices.DISAGREEMENTS, limit=1, workspaces=scope)
         if rows and rows[0]["notice_id"] > self._announced_notice:

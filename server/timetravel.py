@@ -26,8 +26,8 @@ from projections import audit as audit_model
 from projections import conflicts as conflicts_model
 from projections import memories as mem
 from server import paging
-from server.backup import BackupMixin
 from server.payload_ids import StreamIds
+from server.storage import storage_call
 
 if TYPE_CHECKING:
     from ledger.store import EventStore
@@ -41,7 +41,7 @@ ARCHIVE_BATCH = 500
 _COMPACT_DROP = ("content", "metadata")
 
 
-class TimeTravelMixin(BackupMixin):
+class TimeTravelMixin:
     """Mixed into :class:`server.app.LedgerApp`; uses its store, runner and workspace checks."""
 
     if TYPE_CHECKING:
@@ -87,9 +87,10 @@ class TimeTravelMixin(BackupMixin):
             view["score"] = state["score"]
         return view
 
+    @storage_call
     def as_of(self, as_of_event_time: str | None = None, as_of_recorded: str | int | None = None) -> dict[str, Any]:
         """The point a pair of as-of values names: the log position it resolves to, the event time."""
-        with self.store.snapshot():
+        with self.storage.snapshot():
             return {"ok": True, "as_of": self._point_view(self._point(as_of_event_time, as_of_recorded))}
 
     # -- as-of find and read (called from LedgerApp.find / read) -----------------------------
@@ -102,7 +103,7 @@ class TimeTravelMixin(BackupMixin):
         filters = asof.AsOfFilters(include_inactive=include_inactive, workspaces=scope,
                                    source_type=source_type, tags_all=tuple(tags_filter),
                                    after_time=after_time, before_time=before_time)
-        with self.store.snapshot():
+        with self.storage.snapshot():
             # Later pages read the ledger as the first page did (what it knew at the bound).
             point = self._point(as_of_event_time, bound if bound is not None else as_of_recorded)
             hits, _ = asof.find_at(self.store.conn, query, point, filters, offset + limit + 1,
@@ -116,7 +117,7 @@ class TimeTravelMixin(BackupMixin):
 
     def _read_as_of(self, memory_id: int, *, as_of_event_time: str | None,
                     as_of_recorded: str | int | None) -> dict[str, Any]:
-        with self.store.snapshot():
+        with self.storage.snapshot():
             point = self._point(as_of_event_time, as_of_recorded)
             state = asof.state_at(self.store.conn, memory_id, point.position)
             if state is None:
@@ -135,11 +136,12 @@ class TimeTravelMixin(BackupMixin):
         return {"ok": True, "memory": view, "as_of": self._point_view(point)}
 
     # -- history -----------------------------------------------------------------------------
+    @storage_call
     def history(self, memory_id: int, *, limit: int = HISTORY_PAGE, cursor: str | None = None) -> dict[str, Any]:
         """Every version with the events behind it: who, when, and by which rule (oldest first)."""
         after = paging.key_of(paging.decode("history", {"memory_id": memory_id}, cursor)) or 0
         conn = self.store.conn
-        with self.store.snapshot():
+        with self.storage.snapshot():
             first = asof.state_at(conn, memory_id, self.store.last_position())
             if first is None:
                 raise NotFound(f"no memory {memory_id}", field="memory_id")
@@ -174,6 +176,7 @@ class TimeTravelMixin(BackupMixin):
                 if more else None}
 
     # -- timeline ----------------------------------------------------------------------------
+    @storage_call
     def timeline(self, subject: str | None = None, memory_id: int | None = None, *,
                  as_of_recorded: str | int | None = None, limit: int = TIMELINE_MAX,
                  cursor: str | None = None) -> dict[str, Any]:
@@ -185,7 +188,7 @@ class TimeTravelMixin(BackupMixin):
         page = paging.decode("timeline", request, cursor)
         offset = paging.offset_of(page)
         conn = self.store.conn
-        with self.store.snapshot():  # later pages read what the ledger knew at the first one
+        with self.storage.snapshot():  # later pages read what the ledger knew at the first one
             point = self._point(None, page.bound if page.bound is not None else as_of_recorded)
             wanted = offset + limit + 1
             if memory_id is not None:
@@ -209,6 +212,7 @@ class TimeTravelMixin(BackupMixin):
                 "as_of": self._point_view(point)}
 
     # -- audit -------------------------------------------------------------------------------
+    @storage_call
     def audit(self, since: str | None = None, until: str | None = None, memory_id: int | None = None,
               actor: str | None = None, type: str | None = None, limit: int = 100,
               cursor: str | None = None, *, client: str | None = None, workspace: str | None = None,
@@ -227,7 +231,7 @@ class TimeTravelMixin(BackupMixin):
             types=stored_names(type) if type is not None else None,  # either name of a renamed type
             memory_id=memory_id)
         conn = self.store.conn
-        with self.store.snapshot():
+        with self.storage.snapshot():
             if conflict_id is not None:
                 row = conflicts_model.by_id(conn, conflict_id)
                 if row is None:
@@ -245,6 +249,7 @@ class TimeTravelMixin(BackupMixin):
                 "next_cursor": paging.encode("audit", request, events[-1]["position"]) if more else None}
 
     # -- retention ---------------------------------------------------------------------------
+    @storage_call
     def archive(self, *, dry_run: bool = False, older_than_days: int | None = None,
                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Move retired/superseded memories inactive for longer than the retention period out of
@@ -252,7 +257,7 @@ class TimeTravelMixin(BackupMixin):
         days = self.settings.retention_days if older_than_days is None else older_than_days
         now = clock.now()
         cutoff = archive_cutoff(now, days)  # refuses a negative period
-        with self.store.snapshot():
+        with self.storage.snapshot():
             total = mem.count_archivable(self.store.conn, cutoff)
         if dry_run:
             return {"ok": True, "dry_run": True, "candidates": total, "cutoff": cutoff, "retention_days": days}
@@ -267,7 +272,7 @@ class TimeTravelMixin(BackupMixin):
             return len(decision), len(candidates), candidates[-1].memory_id if candidates else after
 
         while True:  # bounded transactions; each re-reads the status inside its write lock
-            done, count, after = self.store.write(work)
+            done, count, after = self.storage.transaction(work)
             archived += done
             if progress:
                 progress(archived, max(total, archived))

@@ -39,7 +39,7 @@ def _selected(app: LedgerApp, since: str | None, until: str | None,
               progress: Progress | None) -> Iterator[StoredEvent]:
     """Events recorded within [since, until], in log order, read in one snapshot."""
     total = app.store.last_position()
-    with app.store.snapshot():
+    with app.storage.snapshot():
         for event in app.store.read():
             if progress and event.position % 1000 == 0:
                 progress(event.position, total)
@@ -101,7 +101,7 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
     def flush() -> None:
         nonlocal appended, already
         if batch:
-            fresh = append_batch(app, batch)
+            fresh = append_batch(app.storage, batch)
             appended, already = appended + fresh, already + len(batch) - fresh
             batch.clear()
         if progress:

@@ -15,6 +15,7 @@ from ledger import clock
 from ledger.errors import ForbiddenWorkspace, InvalidInput, Unauthorized
 from ledger.events import WorkspaceAliasSet
 from projections import workspaces as ws
+from server.storage import BackedUp, storage_call
 
 if TYPE_CHECKING:
     from server.config import Settings
@@ -29,12 +30,15 @@ class WorkspaceMixin:
     runner: Any
 
     # -- names -------------------------------------------------------------------------------
+    @storage_call
     def canonical_workspace(self, name: str) -> str:
         return ws.canonical(self.conn, name)
 
+    @storage_call
     def own_workspace(self) -> str:
         return self.canonical_workspace(self.settings.workspace)
 
+    @storage_call
     def workspace_scope(self, name: str) -> tuple[str, ...]:
         """Every stored workspace name meaning the same workspace as ``name``."""
         return ws.scope(self.conn, name)
@@ -65,10 +69,12 @@ class WorkspaceMixin:
         return None, None
 
     # -- governance --------------------------------------------------------------------------
+    @storage_call
     def accept_alias(self, alias: str, canonical: str, *, authorization: str = "") -> dict[str, Any]:
         """Record that ``alias`` names the same workspace as ``canonical``."""
         return self._set_alias(alias, canonical, accepted=True, authorization=authorization)
 
+    @storage_call
     def reject_alias(self, alias: str, canonical: str, *, authorization: str = "") -> dict[str, Any]:
         """Record that ``alias`` is *not* ``canonical`` (undoes an acceptance, silences the suggestion)."""
         return self._set_alias(alias, canonical, accepted=False, authorization=authorization)
@@ -89,13 +95,17 @@ class WorkspaceMixin:
             event = WorkspaceAliasSet(alias=alias, canonical=target, accepted=accepted)
             return [(f"workspace-alias:{alias}", event)], clock.now(), target
 
-        stored = self._commit(decide)  # type: ignore[attr-defined]  (the facade's write path)
+        outcome = self._commit(decide)  # type: ignore[attr-defined]  (the facade's write path)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        stored = outcome.events
         return {"ok": True, "alias": alias, "canonical": self.canonical_workspace(alias),
                 "accepted": accepted, "position": stored[0].position}
 
+    @storage_call
     def workspaces(self) -> dict[str, Any]:
         """Workspaces, accepted aliases and undecided suggestions (strict: only the caller's)."""
-        with self.store.snapshot():
+        with self.storage.snapshot():
             result = ws.listing(self.conn)
         if self.settings.isolation == "strict":
             own = self.own_workspace()

@@ -16,8 +16,8 @@ import pytest
 from ledger.errors import Unauthorized, Unavailable
 from ledger.events import AUTH_USER
 from server.app import LedgerApp
-from server.backup import BackupMixin, backup_aware
 from server.config import Settings
+from server.storage import Storage, storage_call
 
 NOT_A_DB = b"this file is not a database, it was overwritten by accident\n" * 200
 
@@ -59,7 +59,7 @@ def test_a_corrupt_database_still_starts_and_writes_go_to_the_backup(corrupt: Se
 
 
 def test_the_degraded_facade_recovers_when_the_file_is_repaired(corrupt: Settings, monkeypatch) -> None:
-    monkeypatch.setattr(BackupMixin, "REOPEN_INTERVAL_S", 0.0)
+    monkeypatch.setattr(Storage, "REOPEN_INTERVAL_S", 0.0)
     app = LedgerApp(corrupt)
     assert app.remember("repair me later")["backup_only"]
     Path(corrupt.db).unlink()  # the operator restores a (here: fresh) database file
@@ -171,8 +171,8 @@ def test_a_retraction_backed_up_as_one_command_replays_whole(tmp_path: Path) -> 
 
 
 def test_an_inner_public_call_does_not_swallow_the_backup_signal(corrupt: Settings) -> None:
-    @backup_aware
     class Composite(LedgerApp):
+        @storage_call
         def remember_twice(self, text: str) -> dict[str, Any]:
             first = self.remember(text)
             return {"ok": True, "first": first, "second": self.remember(text + " again")}

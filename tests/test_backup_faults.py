@@ -18,8 +18,8 @@ import pytest
 
 from ledger.events import AUTH_USER
 from server.app import LedgerApp
-from server.backup import BackupMixin
 from server.config import Settings, load_settings
+from server.storage import Storage
 
 LOCKER = """
 import sys, apsw
@@ -107,7 +107,7 @@ def test_an_exclusive_lock_held_by_another_process(tmp_path: Path, locker) -> No
 
 def test_opening_a_database_another_process_is_still_creating(tmp_path: Path, locker, monkeypatch) -> None:
     hold, release = locker
-    monkeypatch.setattr(BackupMixin, "REOPEN_INTERVAL_S", 0.0)
+    monkeypatch.setattr(Storage, "REOPEN_INTERVAL_S", 0.0)
     s = short_timeout(tmp_path)
     proc = hold(Path(s.db))
     app = LedgerApp(s)  # cannot create its schema under the lock: starts degraded, does not fail

@@ -33,7 +33,7 @@ class Target:
 
 
 _GOVERNANCE_TESTS = ("tests/test_governance.py", "tests/test_governance_conflicts.py", "tests/test_duplicates.py",
-                     "tests/test_governance_rebuild.py")
+                     "tests/test_governance_rebuild.py", "tests/test_ledger_decisions.py")
 _CLAIM_TESTS = ("tests/test_claims.py", "tests/test_governance_conflicts.py", "tests/test_duplicates.py")
 _TIME_TESTS = ("tests/test_workspaces.py", "tests/test_timetravel.py", "tests/test_timetravel_property.py")
 
@@ -50,6 +50,10 @@ TARGETS: tuple[Target, ...] = (
     Target("ledger/decide.py", _GOVERNANCE_TESTS),
     Target("ledger/govern.py", _GOVERNANCE_TESTS),
     Target("ledger/settlement.py", ("tests/test_settlement.py",)),
+    # Which memory repeats another, which memories are archived, how a reply ranks its collisions.
+    Target("ledger/duplicates.py", ("tests/test_ledger_rules.py", "tests/test_duplicates.py")),
+    Target("ledger/retention.py", ("tests/test_ledger_rules.py", "tests/test_timetravel.py")),
+    Target("ledger/reply.py", ("tests/test_ledger_rules.py", "tests/test_governance_conflicts.py")),
     # Normalisation and claim extraction.
     Target("ledger/normalize.py", ("tests/test_claims.py", "tests/test_duplicates.py", "tests/test_text.py")),
     Target("ledger/normalize_when.py", ("tests/test_claims.py",)),

@@ -1,0 +1,324 @@
+"""The storage seam: the one object that owns the log, the read models, the JSONL backup and
+degraded mode, and the only one that opens transactions.
+
+Two small protocols say what it needs from each side, so that the log and the read models could
+live in different places: a :class:`LogStore` (the append-only event log: ``ledger.store``) and a
+:class:`ProjectionStore` (the read models folded from it: ``projections.runner``). Today both sit in
+one SQLite file and a write appends and projects in one transaction.
+
+A write (:meth:`Storage.commit`) returns :class:`Written` or :class:`BackedUp`. When SQLite refuses
+it (locked past the busy timeout, read-only file, disk full, corrupt or unopenable file), the
+command is still decided, against a read snapshot when the file can be read and against an empty
+in-memory ledger when it cannot, and its events go to the backup (:mod:`server.backup_log`): the
+caller gets ``{"ok": true, "backup_only": true, "backup": {"path", "event_ids"}}`` and no
+``memory_id`` (the log assigns ids on replay); if the backup append fails as well the caller gets
+``unavailable`` and nothing is claimed.
+
+A database that cannot be opened (or read) puts storage in degraded mode: ``status`` says why,
+writes go to the backup, every other answer that would come from the database is ``unavailable``
+(an empty shadow must never pass for an empty ledger), and the real file is retried at most once
+per ``REOPEN_INTERVAL_S``. Facade methods marked :func:`storage_call` get this answer policy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol, TypeVar
+
+import apsw
+import msgspec
+
+from ledger import clock
+from ledger.dbfiles import MissingDatabase, ReadOnlySidecar
+from ledger.decide import Decision
+from ledger.errors import Locked, NotFound, Unavailable, VersionConflict
+from ledger.events import MemoryRecorded
+from ledger.store import EventStore, NewEvent, StoreBusy, StoredEvent
+from projections.runner import ProjectionRunner, Projector
+from server.backup_log import BackupLog
+from server.config import Settings
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+Decide = Callable[[], "tuple[Decision, str, str]"]  # (decision, event time, workspace)
+
+STORAGE_ERRORS: tuple[type[Exception], ...] = (
+    StoreBusy, apsw.BusyError, apsw.LockedError, apsw.ReadOnlyError, apsw.FullError, apsw.CorruptError,
+    apsw.NotADBError, apsw.CantOpenError, apsw.IOError,
+)
+_OPEN_ERRORS: tuple[type[Exception], ...] = (*STORAGE_ERRORS, OSError)
+_REASONS: tuple[tuple[type[Exception], str], ...] = (
+    (StoreBusy, "locked"), (apsw.BusyError, "locked"), (apsw.LockedError, "locked"),
+    (apsw.ReadOnlyError, "read_only"), (apsw.FullError, "disk_full"), (apsw.CorruptError, "corrupt"),
+    (apsw.NotADBError, "corrupt"), (apsw.CantOpenError, "cant_open"), (apsw.IOError, "io_error"),
+    (MissingDatabase, "missing"), (ReadOnlySidecar, "read_only"), (OSError, "cant_open"),
+)
+DEGRADED_OK = frozenset({"status", "pending_backup", "backup_notice", "replay_backup", "close"})
+
+
+def reason_of(exc: BaseException) -> str:
+    return next((reason for cls, reason in _REASONS if isinstance(exc, cls)), "io_error")
+
+
+class LogStore(Protocol):
+    """The append-only log (``ledger.store.EventStore``)."""
+
+    def write(self, work: Callable[[], T]) -> T: ...
+    def snapshot(self) -> contextlib.AbstractContextManager[None]: ...
+    def append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]: ...
+    def present_ids(self, event_ids: Sequence[str]) -> set[str]: ...
+    def last_position(self) -> int: ...
+    def read(self, after: int = 0, until: int | None = None, batch: int = 2000) -> Iterator[StoredEvent]: ...
+    def verify_chain(self, progress: Callable[[int], None] | None = None) -> int: ...
+    def close(self) -> None: ...
+
+
+class ProjectionStore(Protocol):
+    """The read models folded from the log (``projections.runner.ProjectionRunner``)."""
+
+    by_name: dict[str, Projector]
+
+    def open(self) -> None: ...
+    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]: ...
+    def rebuild(self, names: Sequence[str] | None = None,
+                progress: Callable[[int, int], None] | None = None) -> int: ...
+    def status(self) -> dict[str, dict[str, int]]: ...
+    def differs_from_fresh_fold(self) -> list[str]: ...
+
+
+class Written(msgspec.Struct, frozen=True):
+    """The command's events are in the log (and folded into the read models)."""
+
+    events: list[StoredEvent]
+
+
+class BackedUp(msgspec.Struct, frozen=True):
+    """The database refused the write; the events are in the JSONL backup. ``result`` is the answer."""
+
+    result: dict[str, Any]
+
+
+def storage_call(fn: F) -> F:
+    """Mark a public facade method: it answers through :meth:`Storage.call` (degraded mode,
+    storage errors as ``unavailable``, a backed-up write as the answer of the outermost call)."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.storage.call(name, lambda: fn(self, *args, **kwargs))
+
+    return call  # type: ignore[return-value]
+
+
+class Storage:
+    """The event store, the projection runner, the backup and degraded mode, for one facade."""
+
+    REOPEN_INTERVAL_S = 1.0
+
+    def __init__(self, settings: Settings, projectors: Callable[[], list[Projector]]) -> None:
+        """Open the database, or start degraded (backup-only writes) when it cannot be opened."""
+        self.settings = settings
+        self._projectors = projectors
+        self._calls = threading.local()
+        self.shadow = False
+        self.degraded: dict[str, str] | None = None
+        self._reopen_at = 0.0
+        self.backup_log = BackupLog(settings.backup_path)
+        self.store: EventStore
+        self.runner: ProjectionRunner
+        try:
+            self.store, self.runner = self._open_real()
+        except _OPEN_ERRORS as exc:
+            self._enter_shadow(exc)
+
+    @property
+    def conn(self) -> Any:
+        return self.store.conn
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- opening -----------------------------------------------------------------------------
+    def _open_real(self) -> tuple[EventStore, ProjectionRunner]:
+        store = EventStore(self.settings.db, busy_timeout_ms=self.settings.busy_timeout_ms,
+                           create=self.settings.may_create)
+        try:
+            runner = ProjectionRunner(store, self._projectors())
+            runner.open()
+        except BaseException:
+            store.close()
+            raise
+        return store, runner
+
+    def _enter_shadow(self, exc: BaseException) -> None:
+        self._note_failure(exc)
+        if self.shadow:
+            return
+        real = getattr(self, "store", None)
+        self.store = EventStore(":memory:")
+        self.runner = ProjectionRunner(self.store, self._projectors())
+        self.runner.open()
+        self.shadow = True
+        self._reopen_at = time.monotonic() + self.REOPEN_INTERVAL_S
+        if real is not None:
+            with contextlib.suppress(apsw.Error):
+                real.close()
+
+    def maybe_reopen(self, *, force: bool = False) -> None:
+        """In degraded mode, try the real file again (at most once per ``REOPEN_INTERVAL_S``)."""
+        if not self.shadow or (not force and time.monotonic() < self._reopen_at):
+            return
+        self._reopen_at = time.monotonic() + self.REOPEN_INTERVAL_S
+        try:
+            store, runner = self._open_real()
+        except _OPEN_ERRORS as exc:
+            self._note_failure(exc)
+            return
+        shadow, self.store, self.runner = self.store, store, runner
+        self.shadow, self.degraded = False, None
+        shadow.close()
+
+    def _note_failure(self, exc: BaseException) -> None:
+        self.degraded = {"reason": reason_of(exc), "message": str(exc)[:200], "since": clock.now()}
+
+    def unreadable(self) -> Unavailable:
+        reason = self.degraded["reason"] if self.degraded else "cant_open"
+        if reason == "missing":
+            return self._missing()
+        detail = f": {self.degraded['message']}" if self.degraded and reason == "read_only" else ""
+        return Unavailable(f"the database cannot be read ({reason}{detail}); writes go to the JSONL backup",
+                           reason=reason)
+
+    def _missing(self) -> Unavailable:
+        """No ledger at an explicit path: nothing is written anywhere, not even the backup."""
+        message = self.degraded["message"] if self.degraded else f"no ledger at {self.settings.db}"
+        return Unavailable(f"{message}; nothing was stored", reason="missing")
+
+    # -- the answer policy of a public call --------------------------------------------------
+    def call(self, name: str, run: Callable[[], T]) -> T | dict[str, Any]:
+        """Run one public facade call. Only the outermost call applies the policy; a write that
+        went to the backup inside it becomes its answer, whatever the call went on to do."""
+        calls = self._calls
+        depth = getattr(calls, "depth", 0)
+        if depth:
+            calls.depth = depth + 1
+            try:
+                return run()
+            finally:
+                calls.depth = depth
+        calls.depth, calls.backed_up = 1, None
+        try:
+            self.maybe_reopen()
+            if self.shadow and name == "status":
+                return self.degraded_status()
+            result = run()
+            if calls.backed_up is not None:
+                return calls.backed_up
+            if self.shadow and name not in DEGRADED_OK:
+                raise self.unreadable()
+            return result
+        except (NotFound, Locked, VersionConflict):
+            if calls.backed_up is not None:
+                return calls.backed_up
+            if self.shadow:  # decided against the empty shadow: not a real answer
+                raise self.unreadable() from None
+            raise
+        except STORAGE_ERRORS as exc:
+            if isinstance(exc, Unavailable):
+                raise
+            raise Unavailable(f"the database is unavailable ({reason_of(exc)}); nothing was stored",
+                              reason=reason_of(exc)) from None
+        finally:
+            calls.depth, calls.backed_up = 0, None
+
+    # -- transactions ------------------------------------------------------------------------
+    def transaction(self, work: Callable[[], T]) -> T:
+        """``work`` in one write transaction of the log (no backup fallback: maintenance)."""
+        return self.store.write(work)
+
+    def snapshot(self) -> contextlib.AbstractContextManager[None]:
+        """A read transaction: several queries see one state."""
+        return self.store.snapshot()
+
+    def new_events(self, decision: Decision, event_time: str, workspace: str) -> list[NewEvent]:
+        # A remembered memory opens its (fresh) stream: version 1 spares the store a lookup,
+        # and the UNIQUE(stream_id, stream_version) constraint still guards it.
+        return [
+            NewEvent(data=event, stream_id=stream, event_time=event_time, actor=self.settings.actor,
+                     workspace=workspace, stream_version=1 if isinstance(event, MemoryRecorded) else None)
+            for stream, event in decision
+        ]
+
+    def commit(self, decide: Decide) -> Written | BackedUp:
+        """Decide and append in one write transaction; if storage refuses, back the events up."""
+        built: list[NewEvent] = []
+        if not self.shadow:
+            def work() -> list[StoredEvent]:
+                decision, event_time, workspace = decide()
+                built[:] = self.new_events(decision, event_time, workspace)
+                return self.runner.append(built)
+
+            try:
+                stored = self.store.write(work)
+                self.degraded = None
+                return Written(stored)
+            except STORAGE_ERRORS as exc:
+                self._note_failure(exc)
+        # Events already built keep their ids: if the failed commit did land after all, replay
+        # of the same event ids is a no-op instead of a second copy.
+        outcome = self._to_backup(built or self._decide_offline(decide))
+        if getattr(self._calls, "depth", 0) and self._calls.backed_up is None:
+            self._calls.backed_up = outcome.result
+        return outcome
+
+    def _decide_offline(self, decide: Decide) -> list[NewEvent]:
+        if not self.shadow:
+            try:
+                with self.store.snapshot():  # WAL: a locked or read-only file still reads
+                    return self.new_events(*decide())
+            except STORAGE_ERRORS as exc:
+                self._enter_shadow(exc)
+        return self.new_events(*decide())
+
+    def _to_backup(self, events: list[NewEvent]) -> BackedUp:
+        reason = self.degraded["reason"] if self.degraded else "io_error"
+        if reason == "missing":  # a mistyped path must not grow a backup file either
+            raise self._missing()
+        try:
+            ids = self.backup_log.append(events)
+        except OSError as exc:
+            raise Unavailable("the database is unavailable and the backup could not be written; "
+                              "nothing was stored", reason=reason, backup_error=str(exc)[:200]) from None
+        return BackedUp({"ok": True, "backup_only": True, "reason": reason,
+                         "backup": {"path": str(self.backup_log.path), "event_ids": ids},
+                         "notices": [f"database unavailable ({reason}): kept in the JSONL backup, "
+                                     "no id until memory_repair replay_backup"]})
+
+    # -- pending backup ----------------------------------------------------------------------
+    def pending_backup(self) -> dict[str, Any] | None:
+        """``{"path", "events", "bad_lines", "checked"}`` while backed-up events await replay."""
+        if self.shadow:
+            return self.backup_log.pending(None, 0)
+        try:
+            return self.backup_log.pending(self.store.present_ids, self.store.last_position())
+        except STORAGE_ERRORS:
+            return self.backup_log.pending(None, 0)
+
+    def backup_notice(self) -> str | None:
+        """One short notice for agents: a backup awaits replay, or the database is unreachable."""
+        pending = self.pending_backup()
+        if pending is not None:
+            return (f"{pending['events']} backed-up events await replay: "
+                    "memory_repair replay_backup (dry run first)")
+        if self.degraded is not None:
+            return f"database unavailable ({self.degraded['reason']}): writes go to the JSONL backup"
+        return None
+
+    def degraded_status(self) -> dict[str, Any]:
+        return {"ok": True, "db": self.settings.db, "events": None, "memories": None,
+                "open_conflicts": None, "projections": {}, "search_mode": None,
+                "degraded": self.degraded, "pending_backup": self.pending_backup()}

@@ -1,0 +1,65 @@
+"""The storage seam on its own: a write answers Written or BackedUp (a value, not an exception),
+degraded mode, and the two protocols the log and the read models meet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ledger import clock
+from ledger.events import MemoryRecorded
+from ledger.normalize import content_hash
+from ledger.pg_store import PostgresEventStore
+from ledger.store import EventStore
+from projections import memories as mem
+from projections.runner import ProjectionRunner
+from server.app import default_projectors
+from server.config import Settings
+from server.storage import BackedUp, Decide, LogStore, ProjectionStore, Storage, Written
+
+NOT_A_DB = b"this file is not a database, it was overwritten by accident\n" * 200
+
+
+def settings(tmp_path: Path) -> Settings:
+    return Settings(db=str(tmp_path / "ledger.db"), backup=str(tmp_path / "backup.jsonl"), client="test")
+
+
+def recorded(stream: str, content: str) -> MemoryRecorded:
+    return MemoryRecorded(memory=stream, content=content, subject="", tags=(), source_type="agent_generated",
+                          confidence=0.5, protection="normal", source_ref="", content_hash=content_hash(content))
+
+
+def decide_one(stream: str, content: str) -> Decide:
+    return lambda: ([(stream, recorded(stream, content))], clock.now(), "w")
+
+
+def test_a_write_answers_written_with_the_stored_and_projected_events(tmp_path: Path) -> None:
+    storage = Storage(settings(tmp_path), lambda: default_projectors())
+    outcome = storage.commit(decide_one("s1", "the gateway is 10.0.0.1"))
+    assert isinstance(outcome, Written) and [e.stream_id for e in outcome.events] == ["s1"]
+    with storage.snapshot():
+        assert mem.by_id(storage.conn, outcome.events[0].position)["content"] == "the gateway is 10.0.0.1"
+    assert storage.degraded is None and storage.pending_backup() is None
+    storage.close()
+
+
+def test_a_refused_write_answers_backed_up_and_lands_in_the_backup_file(tmp_path: Path) -> None:
+    s = settings(tmp_path)
+    (tmp_path / "ledger.db").write_bytes(NOT_A_DB)
+    storage = Storage(s, lambda: default_projectors())
+    assert storage.shadow and storage.degraded is not None and storage.degraded["reason"] == "corrupt"
+    outcome = storage.commit(decide_one("s1", "kept for later"))
+    assert isinstance(outcome, BackedUp)
+    assert outcome.result["backup_only"] is True and outcome.result["reason"] == "corrupt"
+    assert len(outcome.result["backup"]["event_ids"]) == 1
+    assert Path(s.backup_path).read_text().count("\n") == 1
+    assert storage.pending_backup()["events"] == 1
+    storage.close()
+
+
+def test_the_log_and_the_read_models_meet_their_protocols() -> None:
+    for cls, protocol in ((EventStore, LogStore), (ProjectionRunner, ProjectionStore)):
+        needed = {n for n in vars(protocol) if not n.startswith("_")} - {"by_name"}
+        assert needed and all(callable(getattr(cls, n, None)) for n in needed), (cls, needed)
+    # The PostgreSQL log offers what a log store reads and writes outside a projection transaction.
+    assert all(callable(getattr(PostgresEventStore, n, None))
+               for n in ("write", "snapshot", "last_position", "read", "verify_chain", "close"))
