@@ -14,7 +14,6 @@ from typing import Any
 import msgspec
 
 from ledger import clock
-from ledger.arbiter import leaders_first
 from ledger.decide import (
     Decision,
     MemoryFacts,
@@ -29,32 +28,30 @@ from ledger.errors import NotFound
 from ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec
 from ledger.ids import uuid7
 from ledger.store import EventStore
-from ledger.trust import trust_of
 from projections import memories as mem
 from projections.claims import ClaimsProjector, NearDuplicatesProjector
-from projections.conflicts import ConflictsProjector, conflict_ids_of, count_by_state
+from projections.conflicts import ConflictsProjector, count_by_state
 from projections.memories import MemoriesProjector
 from projections.notices import NoticeReviewsProjector
 from projections.runner import ProjectionRunner, Projector
-from projections.search import Hit, SearchFilters, SearchProjector
+from projections.search import SearchProjector
 from projections.sections import SectionsProjector
 from projections.timeline import TimelineProjector
 from projections.workspaces import WorkspacesProjector
-from server import paging
 from server.backup import REPLAY_BATCH, replay_backup
 from server.backup_log import BackupLog
 from server.config import Settings
 from server.governance import GovernanceMixin
-from server.sections_view import SectionsRequest, matching_section, section_count, sections_view, with_section
+from server.sections_view import SectionsRequest
 from server.semantic import SemanticMixin
 from server.storage import BackedUp, Storage, Written, storage_call
-from server.timetravel import TimeTravelMixin
-from server.workspaces import WorkspaceMixin
+from server.timetravel import HISTORY_PAGE, TIMELINE_MAX, History
+from server.views import Views, memory_view
+from server.workspaces import Workspaces
 
 Progress = Callable[[int, int], None]
 AGENT_ASSERTED_NOTICE = ("user_confirmed kept as agent_asserted: not locked, ranked as the agent's word "
                          "until the user confirms it")
-STANDING_WINDOW = 20  # hits past the page looked at for a leader that answers the query too
 
 
 class _Unchanged(Exception):  # control flow: never leaves the facade
@@ -74,20 +71,6 @@ def _current_fields(conn: Any, memory_id: int) -> dict[str, Any]:
     return current
 
 
-def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list[Hit]:
-    """Hits in ``leaders_first`` order; a leader moved up takes its challenger's score, so
-    scores still fall down the list."""
-    by_id = {h.memory_id: h for h in hits}
-    ordered = [by_id[m] for m in leaders_first([h.memory_id for h in hits],
-                                               {m: s["leader_id"] for m, s in standing.items()})]
-    out: list[Hit] = []
-    for hit in ordered:
-        if out and hit.score > out[-1].score:
-            out[-1] = msgspec.structs.replace(out[-1], score=hit.score)
-        out.append(hit)
-    return out
-
-
 def default_projectors(settings: Settings | None = None) -> list[Projector]:
     """Every read model, in dependency order (memories first: others map stream ids to ids)."""
     threshold = (settings or Settings()).section_threshold
@@ -96,13 +79,18 @@ def default_projectors(settings: Settings | None = None) -> list[Projector]:
             NoticeReviewsProjector()]
 
 
-class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin):
+class LedgerApp(GovernanceMixin, SemanticMixin):
     """The ledger as the rest of the program sees it. One per process (or thread)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         # Degraded (backup-only writes) if the database cannot be opened: server/storage.py.
         self.storage = Storage(settings, lambda: default_projectors(settings))
+        self.storage.after_write.append(self._written)  # the vector worker has something to embed
+        self.workspace_service = Workspaces(settings, self.storage)
+        self.history_service = History(settings, self.storage, self.workspace_service)
+        self.view_service = Views(settings, self.storage, self.workspace_service, self.history_service,
+                                  search=self._search, standings=self._standings)
 
     @property
     def store(self) -> EventStore:
@@ -135,10 +123,71 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
 
         When storage refuses the write, the events go to the JSONL backup (:class:`BackedUp`).
         """
-        outcome = self.storage.commit(decide)
-        if isinstance(outcome, Written):
-            self._written()
-        return outcome
+        return self.storage.commit(decide)
+
+    # -- workspaces (server/workspaces.py) ---------------------------------------------------
+    @storage_call
+    def canonical_workspace(self, name: str) -> str:
+        return self.workspace_service.canonical_workspace(name)
+
+    @storage_call
+    def own_workspace(self) -> str:
+        return self.workspace_service.own_workspace()
+
+    @storage_call
+    def workspace_scope(self, name: str) -> tuple[str, ...]:
+        return self.workspace_service.workspace_scope(name)
+
+    @storage_call
+    def accept_alias(self, alias: str, canonical: str, *, authorization: str = "") -> dict[str, Any]:
+        return self.workspace_service.accept_alias(alias, canonical, authorization=authorization)
+
+    @storage_call
+    def reject_alias(self, alias: str, canonical: str, *, authorization: str = "") -> dict[str, Any]:
+        return self.workspace_service.reject_alias(alias, canonical, authorization=authorization)
+
+    @storage_call
+    def workspaces(self) -> dict[str, Any]:
+        return self.workspace_service.workspaces()
+
+    # -- history and time travel (server/timetravel.py) -------------------------------------
+    @storage_call
+    def as_of(self, as_of_event_time: str | None = None, as_of_recorded: str | int | None = None) -> dict[str, Any]:
+        return self.history_service.as_of(as_of_event_time, as_of_recorded)
+
+    @storage_call
+    def history(self, memory_id: int, *, limit: int = HISTORY_PAGE, cursor: str | None = None) -> dict[str, Any]:
+        return self.history_service.history(memory_id, limit=limit, cursor=cursor)
+
+    @storage_call
+    def timeline(self, subject: str | None = None, memory_id: int | None = None, *,
+                 as_of_recorded: str | int | None = None, limit: int = TIMELINE_MAX,
+                 cursor: str | None = None) -> dict[str, Any]:
+        return self.history_service.timeline(subject, memory_id, as_of_recorded=as_of_recorded, limit=limit,
+                                             cursor=cursor)
+
+    @storage_call
+    def audit(self, since: str | None = None, until: str | None = None, memory_id: int | None = None,
+              actor: str | None = None, type: str | None = None, limit: int = 100,
+              cursor: str | None = None, *, client: str | None = None, workspace: str | None = None,
+              conflict_id: int | None = None, before_position: int | None = None) -> dict[str, Any]:
+        return self.history_service.audit(since, until, memory_id, actor, type, limit, cursor, client=client,
+                                          workspace=workspace, conflict_id=conflict_id,
+                                          before_position=before_position)
+
+    @storage_call
+    def archive(self, *, dry_run: bool = False, older_than_days: int | None = None,
+                progress: Progress | None = None) -> dict[str, Any]:
+        return self.history_service.archive(dry_run=dry_run, older_than_days=older_than_days, progress=progress)
+
+    def _check_workspace(self, workspace: str, field: str = "memory_id") -> None:
+        self.workspace_service.check_workspace(workspace, field)
+
+    def _write_workspace(self, requested: str | None) -> str:
+        return self.workspace_service.write_workspace(requested)
+
+    def _find_scope(self, requested: str | None) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+        return self.workspace_service.find_scope(requested)
 
     def _facts(self, memory_id: int) -> MemoryFacts:
         row = mem.by_id(self.conn, memory_id)
@@ -272,94 +321,19 @@ class LedgerApp(GovernanceMixin, TimeTravelMixin, WorkspaceMixin, SemanticMixin)
         as_of_recorded: str | int | None = None,
         cursor: str | None = None,
     ) -> dict[str, Any]:
-        request = {"query": query, "tags_filter": list(tags_filter), "source_type": source_type,
-                   "workspace": workspace, "after_time": after_time, "before_time": before_time,
-                   "include_inactive": include_inactive, "as_of_event_time": as_of_event_time,
-                   "as_of_recorded": as_of_recorded}
-        page = paging.decode("find", request, cursor)
-        offset = paging.offset_of(page)
-        if as_of_event_time is not None or as_of_recorded is not None:
-            return self._find_as_of(
-                query, limit=limit, tags_filter=tags_filter, source_type=source_type, workspace=workspace,
-                after_time=after_time, before_time=before_time, include_inactive=include_inactive,
-                as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded, offset=offset,
-                bound=page.bound, request=request)
-        scope, boost = self._find_scope(workspace)
-        with self.storage.snapshot():
-            bound = page.bound if page.bound is not None else self.store.last_position()
-            filters = SearchFilters(
-                statuses=("active", "superseded", "retired", "archived") if include_inactive else ("active",),
-                workspace=scope, source_type=source_type, tags_all=tuple(tags_filter),
-                after_time=after_time, before_time=before_time, max_memory_id=bound)
-            # A wider window than the page: a leader that answers the query below its challenger
-            # moves up to it (``leaders_first``), one that does not answer it stays away.
-            hits, _ = self._search(query, filters, offset + limit + 1 + STANDING_WINDOW, boost)
-            standing = self._standings([h.memory_id for h in hits])
-            hits = _leaders_first(hits, standing)
-            shown = hits[offset:offset + limit]
-            rows = {h.memory_id: mem.by_id(self.conn, h.memory_id) for h in shown}
-            threshold = self.settings.section_threshold
-            near = {h.memory_id: h.section for h in shown}
-            local = {i: (section, section_count(self.conn, i)) for i, row in rows.items() if row is not None
-                     and (section := matching_section(self.conn, row, query, threshold, near[i])) is not None}
-        results = []
-        for hit in shown:
-            row = rows[hit.memory_id]
-            if row is not None:
-                view = self._memory_view(row, score=hit.score)
-                if hit.memory_id in local:
-                    section, total = local[hit.memory_id]
-                    view = with_section(view, section, query, total)
-                if hit.memory_id in standing:
-                    view["standing"] = standing[hit.memory_id]
-                results.append(view)
-        more = len(hits) > offset + limit
-        return {"ok": True, "results": results, "has_more": more,
-                "next_cursor": paging.encode("find", request, offset + limit, bound) if more else None}
+        return self.view_service.find(
+            query, limit=limit, tags_filter=tags_filter, source_type=source_type, workspace=workspace,
+            after_time=after_time, before_time=before_time, include_inactive=include_inactive,
+            as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded, cursor=cursor)
 
     @storage_call
     def read(self, memory_id: int, *, as_of_event_time: str | None = None,
              as_of_recorded: str | int | None = None, sections: SectionsRequest = None) -> dict[str, Any]:
-        if as_of_event_time is not None or as_of_recorded is not None:
-            return self._read_as_of(memory_id, as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded)
-        with self.storage.snapshot():
-            row = mem.by_id(self.conn, memory_id)
-            if row is None:
-                raise NotFound(f"no memory {memory_id}", field="memory_id")
-            self._check_workspace(row["workspace"])
-            view = self._memory_view(row)
-            view["metadata"] = json.loads(row["metadata"])
-            view["superseded_by"] = row["superseded_by"]
-            view["supersedes"] = mem.supersedes(self.conn, memory_id)
-            # The other half of a retraction: who retired this memory, and what this one retracted.
-            view["retired_by"] = row["retired_by"]
-            view["retracts"] = mem.retracts(self.conn, memory_id)
-            view["status_reason"] = row["status_reason"]
-            view["valid_to"] = row["valid_to"]
-            view["workspace"] = row["workspace"]
-            view["sections"] = sections_view(self.conn, memory_id, row["content"], sections)
-        return {"ok": True, "memory": view}
+        return self.view_service.read(memory_id, as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded,
+                                      sections=sections)
 
     def _memory_view(self, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:
-        view: dict[str, Any] = {
-            "memory_id": row["memory_id"],
-            "subject": row["subject"],
-            "content": row["content"],
-            "tags": json.loads(row["tags"]),
-            "source_type": row["source_type"],
-            "trust": trust_of(row["source_type"]),
-            "confidence": row["confidence"],
-            "protection": row["protection"],
-            "status": row["status"],
-            "event_time": row["event_time"],
-            "recorded_at": row["recorded_at"],
-            "version": row["version"],
-            "source_ref": row["source_ref"],
-            "conflict_ids": conflict_ids_of(self.conn, row["memory_id"]),
-        }
-        if score is not None:
-            view["score"] = score
-        return view
+        return memory_view(self.conn, row, score=score)
 
     # -- maintenance -------------------------------------------------------------------------
     @storage_call

@@ -128,6 +128,7 @@ class Storage:
         self.degraded: dict[str, str] | None = None
         self._reopen_at = 0.0
         self.backup_log = BackupLog(settings.backup_path)
+        self.after_write: list[Callable[[], None]] = []  # called after each write the log took
         self.store: EventStore
         self.runner: ProjectionRunner
         try:
@@ -265,6 +266,8 @@ class Storage:
             try:
                 stored = self.store.write(work)
                 self.degraded = None
+                for hook in self.after_write:
+                    hook()
                 return Written(stored)
             except STORAGE_ERRORS as exc:
                 self._note_failure(exc)

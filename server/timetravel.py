@@ -1,4 +1,4 @@
-"""Time travel and audit on the facade: as-of reads, history, timelines, audit, archive.
+"""Time travel and audit (a service of the facade): as-of reads, history, timelines, audit, archive.
 
 Two axes (docs/design.md "Two time axes"): ``as_of_recorded`` (a log position, or a timestamp that
 resolves to the log prefix recorded by then) picks what the ledger knew; ``as_of_event_time``
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
@@ -26,13 +26,10 @@ from projections import audit as audit_model
 from projections import conflicts as conflicts_model
 from projections import memories as mem
 from server import paging
+from server.config import Settings
 from server.payload_ids import StreamIds
-from server.storage import storage_call
-
-if TYPE_CHECKING:
-    from ledger.store import EventStore
-    from projections.runner import ProjectionRunner
-    from server.config import Settings
+from server.storage import Storage
+from server.workspaces import Workspaces
 
 AUDIT_MAX = 1000
 TIMELINE_MAX = 500
@@ -41,21 +38,17 @@ ARCHIVE_BATCH = 500
 _COMPACT_DROP = ("content", "metadata")
 
 
-class TimeTravelMixin:
-    """Mixed into :class:`server.app.LedgerApp`; uses its store, runner and workspace checks."""
+class History:
+    """As-of reads, history, timelines, audit and retention over the storage seam."""
 
-    if TYPE_CHECKING:
-        settings: Settings
-        store: EventStore
-        runner: ProjectionRunner
-
-        def _check_workspace(self, workspace: str, field: str = "memory_id") -> None: ...
-        def _find_scope(self, requested: str | None) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]: ...
-        def workspace_scope(self, name: str) -> tuple[str, ...]: ...
+    def __init__(self, settings: Settings, storage: Storage, workspaces: Workspaces) -> None:
+        self.settings = settings
+        self.storage = storage
+        self.workspaces = workspaces
 
     # -- points ------------------------------------------------------------------------------
     def _point(self, as_of_event_time: str | None, as_of_recorded: str | int | None) -> asof.Point:
-        last = self.store.last_position()
+        last = self.storage.store.last_position()
         if as_of_recorded is None:
             position = last
         elif isinstance(as_of_recorded, bool):
@@ -66,7 +59,7 @@ class TimeTravelMixin:
                 raise InvalidInput("a position must be >= 0", field="as_of_recorded")
         else:
             recorded = clock.parse_time(as_of_recorded, field="as_of_recorded")
-            position = asof.position_at(self.store.conn, recorded, last)
+            position = asof.position_at(self.storage.store.conn, recorded, last)
         event_time = clock.parse_time(as_of_event_time, field="as_of_event_time") if as_of_event_time else None
         return asof.Point(position, event_time)
 
@@ -87,26 +80,25 @@ class TimeTravelMixin:
             view["score"] = state["score"]
         return view
 
-    @storage_call
     def as_of(self, as_of_event_time: str | None = None, as_of_recorded: str | int | None = None) -> dict[str, Any]:
         """The point a pair of as-of values names: the log position it resolves to, the event time."""
         with self.storage.snapshot():
             return {"ok": True, "as_of": self._point_view(self._point(as_of_event_time, as_of_recorded))}
 
     # -- as-of find and read (called from LedgerApp.find / read) -----------------------------
-    def _find_as_of(self, query: str, *, limit: int, tags_filter: list[str] | tuple[str, ...],
+    def find_as_of(self, query: str, *, limit: int, tags_filter: list[str] | tuple[str, ...],
                     source_type: str | None, workspace: str | None, after_time: str | None,
                     before_time: str | None, include_inactive: bool, as_of_event_time: str | None,
                     as_of_recorded: str | int | None, offset: int = 0, bound: int | None = None,
                     request: dict[str, Any] | None = None) -> dict[str, Any]:
-        scope, boost = self._find_scope(workspace)
+        scope, boost = self.workspaces.find_scope(workspace)
         filters = asof.AsOfFilters(include_inactive=include_inactive, workspaces=scope,
                                    source_type=source_type, tags_all=tuple(tags_filter),
                                    after_time=after_time, before_time=before_time)
         with self.storage.snapshot():
             # Later pages read the ledger as the first page did (what it knew at the bound).
             point = self._point(as_of_event_time, bound if bound is not None else as_of_recorded)
-            hits, _ = asof.find_at(self.store.conn, query, point, filters, offset + limit + 1,
+            hits, _ = asof.find_at(self.storage.store.conn, query, point, filters, offset + limit + 1,
                                    boost_workspaces=boost)
         shown = hits[offset:offset + limit]
         results = [self._state_view(h, asof.status_at(h, point.event_time) or "") for h in shown]
@@ -115,15 +107,15 @@ class TimeTravelMixin:
         return {"ok": True, "results": results, "has_more": more, "next_cursor": cursor,
                 "as_of": self._point_view(point)}
 
-    def _read_as_of(self, memory_id: int, *, as_of_event_time: str | None,
+    def read_as_of(self, memory_id: int, *, as_of_event_time: str | None,
                     as_of_recorded: str | int | None) -> dict[str, Any]:
         with self.storage.snapshot():
             point = self._point(as_of_event_time, as_of_recorded)
-            state = asof.state_at(self.store.conn, memory_id, point.position)
+            state = asof.state_at(self.storage.store.conn, memory_id, point.position)
             if state is None:
                 raise NotFound(f"memory {memory_id} was not in the ledger at position {point.position}",
                                field="memory_id")
-            self._check_workspace(state["workspace"])
+            self.workspaces.check_workspace(state["workspace"])
             status = asof.status_at(state, point.event_time)
             if status is None:
                 raise NotFound(f"memory {memory_id} was not yet valid at {point.event_time} "
@@ -131,21 +123,20 @@ class TimeTravelMixin:
                                valid_from=state["valid_from"])
             view = self._state_view(state, status)
             view.update(metadata=json.loads(state["metadata"]), superseded_by=state["superseded_by"],
-                        supersedes=asof.supersedes_at(self.store.conn, memory_id, point.position),
+                        supersedes=asof.supersedes_at(self.storage.store.conn, memory_id, point.position),
                         workspace=state["workspace"], sections=[])
         return {"ok": True, "memory": view, "as_of": self._point_view(point)}
 
     # -- history -----------------------------------------------------------------------------
-    @storage_call
     def history(self, memory_id: int, *, limit: int = HISTORY_PAGE, cursor: str | None = None) -> dict[str, Any]:
         """Every version with the events behind it: who, when, and by which rule (oldest first)."""
         after = paging.key_of(paging.decode("history", {"memory_id": memory_id}, cursor)) or 0
-        conn = self.store.conn
+        conn = self.storage.store.conn
         with self.storage.snapshot():
-            first = asof.state_at(conn, memory_id, self.store.last_position())
+            first = asof.state_at(conn, memory_id, self.storage.store.last_position())
             if first is None:
                 raise NotFound(f"no memory {memory_id}", field="memory_id")
-            self._check_workspace(first["workspace"])
+            self.workspaces.check_workspace(first["workspace"])
             states = [asof.state_at(conn, memory_id, p) for p in audit_model.state_positions(conn, memory_id)]
             events = audit_model.memory_events(conn, memory_id)
         by_position = {ev.position: ev for _, ev in events}
@@ -176,7 +167,6 @@ class TimeTravelMixin:
                 if more else None}
 
     # -- timeline ----------------------------------------------------------------------------
-    @storage_call
     def timeline(self, subject: str | None = None, memory_id: int | None = None, *,
                  as_of_recorded: str | int | None = None, limit: int = TIMELINE_MAX,
                  cursor: str | None = None) -> dict[str, Any]:
@@ -187,7 +177,7 @@ class TimeTravelMixin:
         request = {"subject": subject, "memory_id": memory_id, "as_of_recorded": as_of_recorded}
         page = paging.decode("timeline", request, cursor)
         offset = paging.offset_of(page)
-        conn = self.store.conn
+        conn = self.storage.store.conn
         with self.storage.snapshot():  # later pages read what the ledger knew at the first one
             point = self._point(None, page.bound if page.bound is not None else as_of_recorded)
             wanted = offset + limit + 1
@@ -200,7 +190,7 @@ class TimeTravelMixin:
         more = len(states) > offset + limit
         states = states[offset:offset + limit]
         if self.settings.isolation == "strict":
-            own = set(self.workspace_scope(self.settings.workspace))
+            own = set(self.workspaces.workspace_scope(self.settings.workspace))
             states = [s for s in states if s["workspace"] in own]
         intervals = [{
             "memory_id": s["memory_id"], "valid_from": s["valid_from"], "valid_to": s["valid_to"],
@@ -212,7 +202,6 @@ class TimeTravelMixin:
                 "as_of": self._point_view(point)}
 
     # -- audit -------------------------------------------------------------------------------
-    @storage_call
     def audit(self, since: str | None = None, until: str | None = None, memory_id: int | None = None,
               actor: str | None = None, type: str | None = None, limit: int = 100,
               cursor: str | None = None, *, client: str | None = None, workspace: str | None = None,
@@ -230,7 +219,7 @@ class TimeTravelMixin:
             workspace=workspace, before_position=before_position,
             types=stored_names(type) if type is not None else None,  # either name of a renamed type
             memory_id=memory_id)
-        conn = self.store.conn
+        conn = self.storage.store.conn
         with self.storage.snapshot():
             if conflict_id is not None:
                 row = conflicts_model.by_id(conn, conflict_id)
@@ -238,8 +227,8 @@ class TimeTravelMixin:
                     raise NotFound(f"no conflict {conflict_id}", field="conflict_id")
                 query.stream_id = row["stream_id"]
             if self.settings.isolation == "strict":  # events of other workspaces stay invisible
-                query.workspaces = tuple(self.workspace_scope(self.settings.workspace))
-            if memory_id is not None and asof.state_at(conn, memory_id, self.store.last_position()) is None:
+                query.workspaces = tuple(self.workspaces.workspace_scope(self.settings.workspace))
+            if memory_id is not None and asof.state_at(conn, memory_id, self.storage.store.last_position()) is None:
                 raise NotFound(f"no memory {memory_id}", field="memory_id")
             found = audit_model.audit_events(conn, query, limit + 1)
         ids = StreamIds(conn)
@@ -249,7 +238,6 @@ class TimeTravelMixin:
                 "next_cursor": paging.encode("audit", request, events[-1]["position"]) if more else None}
 
     # -- retention ---------------------------------------------------------------------------
-    @storage_call
     def archive(self, *, dry_run: bool = False, older_than_days: int | None = None,
                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Move retired/superseded memories inactive for longer than the retention period out of
@@ -258,17 +246,18 @@ class TimeTravelMixin:
         now = clock.now()
         cutoff = archive_cutoff(now, days)  # refuses a negative period
         with self.storage.snapshot():
-            total = mem.count_archivable(self.store.conn, cutoff)
+            total = mem.count_archivable(self.storage.store.conn, cutoff)
         if dry_run:
             return {"ok": True, "dry_run": True, "candidates": total, "cutoff": cutoff, "retention_days": days}
         archived, after = 0, 0
 
         def work() -> tuple[int, int, int]:
-            candidates = mem.archivable(self.store.conn, cutoff, after=after, limit=ARCHIVE_BATCH)
+            candidates = mem.archivable(self.storage.store.conn, cutoff, after=after, limit=ARCHIVE_BATCH)
             workspaces = {c.stream_id: c.workspace for c in candidates}
             decision = decide_archive(candidates, cutoff)
-            self.runner.append([NewEvent(data=event, stream_id=stream, event_time=now, actor=self.settings.actor,
-                                         workspace=workspaces[stream]) for stream, event in decision])
+            self.storage.runner.append([
+                NewEvent(data=event, stream_id=stream, event_time=now, actor=self.settings.actor,
+                         workspace=workspaces[stream]) for stream, event in decision])
             return len(decision), len(candidates), candidates[-1].memory_id if candidates else after
 
         while True:  # bounded transactions; each re-reads the status inside its write lock

@@ -1,4 +1,4 @@
-"""Workspaces on the facade: alias governance and the isolation rules that use it.
+"""Workspaces: alias governance and the isolation rules that use it (a service of the facade).
 
 Isolation (``LEDGER_ISOLATION``): ``none`` ignores workspaces unless a filter names one;
 ``weak`` ranks the caller's workspace first; ``strict`` hard-filters searches to the caller's
@@ -9,58 +9,52 @@ isolation alike.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ledger import clock
 from ledger.errors import ForbiddenWorkspace, InvalidInput, Unauthorized
 from ledger.events import WorkspaceAliasSet
 from projections import workspaces as ws
-from server.storage import BackedUp, storage_call
-
-if TYPE_CHECKING:
-    from server.config import Settings
+from server.config import Settings
+from server.storage import BackedUp, Storage
 
 
-class WorkspaceMixin:
-    """Mixed into :class:`server.app.LedgerApp`; uses its store, runner and settings."""
+class Workspaces:
+    """Workspace names, aliases and isolation checks over the storage seam."""
 
-    settings: Settings
-    conn: Any
-    store: Any
-    runner: Any
+    def __init__(self, settings: Settings, storage: Storage) -> None:
+        self.settings = settings
+        self.storage = storage
 
     # -- names -------------------------------------------------------------------------------
-    @storage_call
     def canonical_workspace(self, name: str) -> str:
-        return ws.canonical(self.conn, name)
+        return ws.canonical(self.storage.conn, name)
 
-    @storage_call
     def own_workspace(self) -> str:
         return self.canonical_workspace(self.settings.workspace)
 
-    @storage_call
     def workspace_scope(self, name: str) -> tuple[str, ...]:
         """Every stored workspace name meaning the same workspace as ``name``."""
-        return ws.scope(self.conn, name)
+        return ws.scope(self.storage.conn, name)
 
-    def _check_workspace(self, workspace: str, field: str = "memory_id") -> None:
+    def check_workspace(self, workspace: str, field: str = "memory_id") -> None:
         """Strict isolation: refuse anything stored in another (canonical) workspace."""
         if self.settings.isolation != "strict":
             return
         if self.canonical_workspace(workspace) != self.own_workspace():
             raise ForbiddenWorkspace("that belongs to another workspace", field=field)
 
-    def _write_workspace(self, requested: str | None) -> str:
+    def write_workspace(self, requested: str | None) -> str:
         """The canonical workspace a new memory is stored in (strict: only the caller's own)."""
         name = self.own_workspace() if requested is None else self.canonical_workspace(requested)
-        self._check_workspace(name, field="workspace")
+        self.check_workspace(name, field="workspace")
         return name
 
-    def _find_scope(self, requested: str | None) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+    def find_scope(self, requested: str | None) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
         """(hard filter, ranking boost) for a search under the configured isolation."""
         isolation = self.settings.isolation
         if requested is not None:
-            self._check_workspace(requested, field="workspace")
+            self.check_workspace(requested, field="workspace")
             return self.workspace_scope(requested), None
         if isolation == "strict":
             return self.workspace_scope(self.settings.workspace), None
@@ -69,12 +63,10 @@ class WorkspaceMixin:
         return None, None
 
     # -- governance --------------------------------------------------------------------------
-    @storage_call
     def accept_alias(self, alias: str, canonical: str, *, authorization: str = "") -> dict[str, Any]:
         """Record that ``alias`` names the same workspace as ``canonical``."""
         return self._set_alias(alias, canonical, accepted=True, authorization=authorization)
 
-    @storage_call
     def reject_alias(self, alias: str, canonical: str, *, authorization: str = "") -> dict[str, Any]:
         """Record that ``alias`` is *not* ``canonical`` (undoes an acceptance, silences the suggestion)."""
         return self._set_alias(alias, canonical, accepted=False, authorization=authorization)
@@ -87,26 +79,25 @@ class WorkspaceMixin:
             raise InvalidInput("alias and canonical must be two different non-empty names", field="alias")
 
         def decide() -> tuple[list[tuple[str, WorkspaceAliasSet]], str, str]:
-            target = ws.canonical(self.conn, canonical) if accepted else canonical
+            target = ws.canonical(self.storage.conn, canonical) if accepted else canonical
             if accepted and target == alias:
                 raise InvalidInput(f"{canonical!r} is already an alias of {alias!r}", field="canonical")
             # Strict: a user may pull a name into their own workspace, never push one elsewhere.
-            self._check_workspace(target, field="canonical")
+            self.check_workspace(target, field="canonical")
             event = WorkspaceAliasSet(alias=alias, canonical=target, accepted=accepted)
             return [(f"workspace-alias:{alias}", event)], clock.now(), target
 
-        outcome = self._commit(decide)  # type: ignore[attr-defined]  (the facade's write path)
+        outcome = self.storage.commit(decide)
         if isinstance(outcome, BackedUp):
             return outcome.result
         stored = outcome.events
         return {"ok": True, "alias": alias, "canonical": self.canonical_workspace(alias),
                 "accepted": accepted, "position": stored[0].position}
 
-    @storage_call
     def workspaces(self) -> dict[str, Any]:
         """Workspaces, accepted aliases and undecided suggestions (strict: only the caller's)."""
         with self.storage.snapshot():
-            result = ws.listing(self.conn)
+            result = ws.listing(self.storage.conn)
         if self.settings.isolation == "strict":
             own = self.own_workspace()
             result["workspaces"] = [w for w in result["workspaces"] if w["canonical"] == own]

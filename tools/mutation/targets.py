@@ -60,14 +60,14 @@ TARGETS: tuple[Target, ...] = (
     Target("ledger/claims.py", _CLAIM_TESTS),
     # The filters guarding workspace isolation ...
     Target("server/workspaces.py", ("tests/test_workspaces.py",),
-           only=("WorkspaceMixin._check_workspace", "WorkspaceMixin._write_workspace",
-                 "WorkspaceMixin._find_scope", "WorkspaceMixin.workspaces"),
-           critical=("WorkspaceMixin._check_workspace", "WorkspaceMixin._write_workspace",
-                     "WorkspaceMixin._find_scope", "WorkspaceMixin.workspaces"), fast=True),
+           only=("Workspaces.check_workspace", "Workspaces.write_workspace",
+                 "Workspaces.find_scope", "Workspaces.workspaces"),
+           critical=("Workspaces.check_workspace", "Workspaces.write_workspace",
+                     "Workspaces.find_scope", "Workspaces.workspaces"), fast=True),
     # ... and time travel (as-of find and read, the validity rules they apply).
     Target("server/timetravel.py", _TIME_TESTS,
-           only=("TimeTravelMixin._point", "TimeTravelMixin._find_as_of", "TimeTravelMixin._read_as_of"),
-           critical=("TimeTravelMixin._read_as_of",),  # as-of find's isolation is _find_scope's
-           equivalent=(("TimeTravelMixin._find_as_of", "1 → 2"),)),  # one more hit fetched, none shown
+           only=("History._point", "History.find_as_of", "History.read_as_of"),
+           critical=("History.read_as_of",),  # as-of find's isolation is Workspaces.find_scope's
+           equivalent=(("History.find_as_of", "1 → 2"),)),  # one more hit fetched, none shown
     Target("projections/asof.py", _TIME_TESTS, only=("_where", "status_at", "state_at", "position_at")),
 )

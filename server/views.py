@@ -1,0 +1,164 @@
+"""Reading the ledger now: ``find`` (ranked, standing-aware, sections) and ``read`` (one memory).
+
+A service of the facade (:class:`server.app.LedgerApp`); an as-of question goes to the history
+service, searching to the semantic layer (``search``) and claim-set standing to the governance
+views (``standings``), both passed in as functions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from ledger.arbiter import leaders_first
+from ledger.errors import NotFound
+from ledger.trust import trust_of
+from projections import memories as mem
+from projections.conflicts import conflict_ids_of
+from projections.search import Hit, SearchFilters
+from server import paging
+from server.config import Settings
+from server.sections_view import SectionsRequest, matching_section, section_count, sections_view, with_section
+from server.storage import Storage
+from server.timetravel import History
+from server.workspaces import Workspaces
+
+STANDING_WINDOW = 20  # hits past the page looked at for a leader that answers the query too
+Search = Callable[[str, SearchFilters, int, "tuple[str, ...] | None"], "tuple[list[Hit], int]"]
+Standings = Callable[[list[int]], "dict[int, dict[str, Any]]"]
+
+
+def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list[Hit]:
+    """Hits in ``leaders_first`` order; a leader moved up takes its challenger's score, so
+    scores still fall down the list."""
+    by_id = {h.memory_id: h for h in hits}
+    ordered = [by_id[m] for m in leaders_first([h.memory_id for h in hits],
+                                               {m: s["leader_id"] for m, s in standing.items()})]
+    out: list[Hit] = []
+    for hit in ordered:
+        if out and hit.score > out[-1].score:
+            out[-1] = msgspec.structs.replace(out[-1], score=hit.score)
+        out.append(hit)
+    return out
+
+
+class Views:
+    """``find`` and ``read`` over the storage seam."""
+
+    def __init__(self, settings: Settings, storage: Storage, workspaces: Workspaces, history: History, *,
+                 search: Search, standings: Standings) -> None:
+        self.settings = settings
+        self.storage = storage
+        self.workspaces = workspaces
+        self.history = history
+        self.search = search
+        self.standings = standings
+
+    def find(
+        self,
+        query: str = "",
+        *,
+        limit: int = 5,
+        tags_filter: list[str] | tuple[str, ...] = (),
+        source_type: str | None = None,
+        workspace: str | None = None,
+        after_time: str | None = None,
+        before_time: str | None = None,
+        include_inactive: bool = False,
+        as_of_event_time: str | None = None,
+        as_of_recorded: str | int | None = None,
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        request = {"query": query, "tags_filter": list(tags_filter), "source_type": source_type,
+                   "workspace": workspace, "after_time": after_time, "before_time": before_time,
+                   "include_inactive": include_inactive, "as_of_event_time": as_of_event_time,
+                   "as_of_recorded": as_of_recorded}
+        page = paging.decode("find", request, cursor)
+        offset = paging.offset_of(page)
+        if as_of_event_time is not None or as_of_recorded is not None:
+            return self.history.find_as_of(
+                query, limit=limit, tags_filter=tags_filter, source_type=source_type, workspace=workspace,
+                after_time=after_time, before_time=before_time, include_inactive=include_inactive,
+                as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded, offset=offset,
+                bound=page.bound, request=request)
+        scope, boost = self.workspaces.find_scope(workspace)
+        with self.storage.snapshot():
+            bound = page.bound if page.bound is not None else self.storage.store.last_position()
+            filters = SearchFilters(
+                statuses=("active", "superseded", "retired", "archived") if include_inactive else ("active",),
+                workspace=scope, source_type=source_type, tags_all=tuple(tags_filter),
+                after_time=after_time, before_time=before_time, max_memory_id=bound)
+            # A wider window than the page: a leader that answers the query below its challenger
+            # moves up to it (``leaders_first``), one that does not answer it stays away.
+            hits, _ = self.search(query, filters, offset + limit + 1 + STANDING_WINDOW, boost)
+            standing = self.standings([h.memory_id for h in hits])
+            hits = _leaders_first(hits, standing)
+            shown = hits[offset:offset + limit]
+            rows = {h.memory_id: mem.by_id(self.storage.conn, h.memory_id) for h in shown}
+            threshold = self.settings.section_threshold
+            near = {h.memory_id: h.section for h in shown}
+            local = {i: (section, section_count(self.storage.conn, i)) for i, row in rows.items() if row is not None
+                     and (section := matching_section(self.storage.conn, row, query, threshold, near[i])) is not None}
+        results = []
+        for hit in shown:
+            row = rows[hit.memory_id]
+            if row is not None:
+                view = memory_view(self.storage.conn, row, score=hit.score)
+                if hit.memory_id in local:
+                    section, total = local[hit.memory_id]
+                    view = with_section(view, section, query, total)
+                if hit.memory_id in standing:
+                    view["standing"] = standing[hit.memory_id]
+                results.append(view)
+        more = len(hits) > offset + limit
+        return {"ok": True, "results": results, "has_more": more,
+                "next_cursor": paging.encode("find", request, offset + limit, bound) if more else None}
+
+    def read(self, memory_id: int, *, as_of_event_time: str | None = None,
+             as_of_recorded: str | int | None = None, sections: SectionsRequest = None) -> dict[str, Any]:
+        if as_of_event_time is not None or as_of_recorded is not None:
+            return self.history.read_as_of(memory_id, as_of_event_time=as_of_event_time,
+                                           as_of_recorded=as_of_recorded)
+        with self.storage.snapshot():
+            row = mem.by_id(self.storage.conn, memory_id)
+            if row is None:
+                raise NotFound(f"no memory {memory_id}", field="memory_id")
+            self.workspaces.check_workspace(row["workspace"])
+            view = memory_view(self.storage.conn, row)
+            view["metadata"] = json.loads(row["metadata"])
+            view["superseded_by"] = row["superseded_by"]
+            view["supersedes"] = mem.supersedes(self.storage.conn, memory_id)
+            # The other half of a retraction: who retired this memory, and what this one retracted.
+            view["retired_by"] = row["retired_by"]
+            view["retracts"] = mem.retracts(self.storage.conn, memory_id)
+            view["status_reason"] = row["status_reason"]
+            view["valid_to"] = row["valid_to"]
+            view["workspace"] = row["workspace"]
+            view["sections"] = sections_view(self.storage.conn, memory_id, row["content"], sections)
+        return {"ok": True, "memory": view}
+
+
+def memory_view(conn: Any, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:
+    """A memory as find, read and the governance views show it."""
+    view: dict[str, Any] = {
+        "memory_id": row["memory_id"],
+        "subject": row["subject"],
+        "content": row["content"],
+        "tags": json.loads(row["tags"]),
+        "source_type": row["source_type"],
+        "trust": trust_of(row["source_type"]),
+        "confidence": row["confidence"],
+        "protection": row["protection"],
+        "status": row["status"],
+        "event_time": row["event_time"],
+        "recorded_at": row["recorded_at"],
+        "version": row["version"],
+        "source_ref": row["source_ref"],
+        "conflict_ids": conflict_ids_of(conn, row["memory_id"]),
+    }
+    if score is not None:
+        view["score"] = score
+    return view
