@@ -7,26 +7,9 @@ result. Results are plain dicts with the keys of docs/contract.md.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
-
-from ledger import clock
-from ledger.decide import (
-    Decision,
-    MemoryFacts,
-    RememberCommand,
-    check_current,
-    check_writable,
-    decide_remember,
-    effective_changes,
-)
-from ledger.duplicates import duplicate_key
-from ledger.errors import NotFound
-from ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec
-from ledger.ids import uuid7
 from ledger.store import EventStore
 from projections import memories as mem
 from projections.claims import ClaimsProjector, NearDuplicatesProjector
@@ -41,34 +24,16 @@ from projections.workspaces import WorkspacesProjector
 from server.backup import REPLAY_BATCH, replay_backup
 from server.backup_log import BackupLog
 from server.config import Settings
-from server.governance import GovernanceMixin
+from server.governance import Governance
 from server.sections_view import SectionsRequest
-from server.semantic import SemanticMixin
-from server.storage import BackedUp, Storage, Written, storage_call
+from server.semantic import Semantic
+from server.storage import Storage, storage_call
 from server.timetravel import HISTORY_PAGE, TIMELINE_MAX, History
-from server.views import Views, memory_view
+from server.views import Views
 from server.workspaces import Workspaces
+from server.writes import Writes
 
 Progress = Callable[[int, int], None]
-AGENT_ASSERTED_NOTICE = ("user_confirmed kept as agent_asserted: not locked, ranked as the agent's word "
-                         "until the user confirms it")
-
-
-class _Unchanged(Exception):  # control flow: never leaves the facade
-    """An update whose fields all equal the memory's: nothing to write."""
-
-    def __init__(self, version: int) -> None:
-        super().__init__("unchanged")
-        self.version = version
-
-
-def _current_fields(conn: Any, memory_id: int) -> dict[str, Any]:
-    """The fields ``update`` may change, as the memory holds them now (decoded like the input)."""
-    row = mem.by_id(conn, memory_id) or {}
-    current = {k: row.get(k) for k in ("content", "subject", "confidence", "event_time")}
-    current["tags"] = json.loads(row.get("tags") or "[]")
-    current["metadata"] = json.loads(row.get("metadata") or "{}")
-    return current
 
 
 def default_projectors(settings: Settings | None = None) -> list[Projector]:
@@ -79,18 +44,27 @@ def default_projectors(settings: Settings | None = None) -> list[Projector]:
             NoticeReviewsProjector()]
 
 
-class LedgerApp(GovernanceMixin, SemanticMixin):
-    """The ledger as the rest of the program sees it. One per process (or thread)."""
+class LedgerApp:
+    """The ledger as the rest of the program sees it: a thin facade over small services, each
+    given the storage seam. One per process (or thread).
+
+    Public methods keep their names and signatures (the MCP routes, the CLI and the console call
+    them); each one marked ``@storage_call`` answers through :meth:`Storage.call` (degraded mode,
+    ``unavailable``, a backed-up write); the governance and semantic services mark their own.
+    """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         # Degraded (backup-only writes) if the database cannot be opened: server/storage.py.
         self.storage = Storage(settings, lambda: default_projectors(settings))
-        self.storage.after_write.append(self._written)  # the vector worker has something to embed
         self.workspace_service = Workspaces(settings, self.storage)
+        self.governance = Governance(settings, self.storage, self.workspace_service)
+        self.semantic = Semantic(settings, self.storage, self.workspace_service)
+        self.writes = Writes(settings, self.storage, self.workspace_service, self.governance)
         self.history_service = History(settings, self.storage, self.workspace_service)
         self.view_service = Views(settings, self.storage, self.workspace_service, self.history_service,
-                                  search=self._search, standings=self._standings)
+                                  search=self.semantic.search_hits, standings=self.governance.standings)
+        self.storage.after_write.append(self.semantic.poke_worker)  # the vector worker has something to embed
 
     @property
     def store(self) -> EventStore:
@@ -114,16 +88,44 @@ class LedgerApp(GovernanceMixin, SemanticMixin):
 
     @storage_call
     def close(self) -> None:
-        self._close_semantic()
+        self.semantic.close()
         self.storage.close()
 
-    # -- plumbing ----------------------------------------------------------------------------
-    def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> Written | BackedUp:
-        """Decide and append in one write transaction; ``decide`` returns (decision, time, workspace).
+    # -- writes (server/writes.py) -----------------------------------------------------------
+    @storage_call
+    def remember(
+        self,
+        content: str,
+        *,
+        subject: str = "",
+        tags: list[str] | tuple[str, ...] = (),
+        source_type: str = "agent_generated",
+        confidence: float | None = None,
+        event_time: str | None = None,
+        workspace: str | None = None,
+        source_ref: str = "",
+        ref_id: int | None = None,
+        retracts: bool = False,
+        claims: list[dict[str, str]] | None = None,
+        metadata: dict[str, Any] | None = None,
+        authorization: str = "",
+    ) -> dict[str, Any]:
+        return self.writes.remember(
+            content, subject=subject, tags=tags, source_type=source_type, confidence=confidence,
+            event_time=event_time, workspace=workspace, source_ref=source_ref, ref_id=ref_id, retracts=retracts,
+            claims=claims, metadata=metadata, authorization=authorization)
 
-        When storage refuses the write, the events go to the JSONL backup (:class:`BackedUp`).
-        """
-        return self.storage.commit(decide)
+    @storage_call
+    def update(
+        self,
+        memory_id: int,
+        *,
+        expected_version: int | None = None,
+        authorization: str = "",
+        **changes: Any,
+    ) -> dict[str, Any]:
+        return self.writes.update(
+            memory_id, expected_version=expected_version, authorization=authorization, **changes)
 
     # -- workspaces (server/workspaces.py) ---------------------------------------------------
     @storage_call
@@ -180,131 +182,6 @@ class LedgerApp(GovernanceMixin, SemanticMixin):
                 progress: Progress | None = None) -> dict[str, Any]:
         return self.history_service.archive(dry_run=dry_run, older_than_days=older_than_days, progress=progress)
 
-    def _check_workspace(self, workspace: str, field: str = "memory_id") -> None:
-        self.workspace_service.check_workspace(workspace, field)
-
-    def _write_workspace(self, requested: str | None) -> str:
-        return self.workspace_service.write_workspace(requested)
-
-    def _find_scope(self, requested: str | None) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
-        return self.workspace_service.find_scope(requested)
-
-    def _facts(self, memory_id: int) -> MemoryFacts:
-        row = mem.by_id(self.conn, memory_id)
-        if row is None:
-            raise NotFound(f"no memory {memory_id}", field="memory_id")
-        self._check_workspace(row["workspace"])
-        return MemoryFacts.from_row(row)
-
-    # -- memory actions ----------------------------------------------------------------------
-    @storage_call
-    def remember(
-        self,
-        content: str,
-        *,
-        subject: str = "",
-        tags: list[str] | tuple[str, ...] = (),
-        source_type: str = "agent_generated",
-        confidence: float | None = None,
-        event_time: str | None = None,
-        workspace: str | None = None,
-        source_ref: str = "",
-        ref_id: int | None = None,
-        retracts: bool = False,
-        claims: list[dict[str, str]] | None = None,
-        metadata: dict[str, Any] | None = None,
-        authorization: str = "",
-    ) -> dict[str, Any]:
-        if event_time is not None:
-            event_time = self._plausible(event_time)
-        cmd = RememberCommand(
-            content=content, subject=subject, tags=tuple(dict.fromkeys(tags)), source_type=source_type,
-            confidence=confidence, event_time=event_time or clock.now(),
-            workspace=self._write_workspace(workspace),
-            source_ref=source_ref, ref_id=ref_id, retracts=retracts,
-            claims=tuple(ClaimSpec(**c) for c in claims or ()), metadata=metadata or {},
-            authorization=authorization)
-        new_stream = uuid7()
-        near: list[dict[str, Any]] = []
-
-        def decide() -> tuple[Decision, str, str]:
-            target = self._facts(ref_id) if ref_id is not None else None
-            duplicate = self._find_duplicate(cmd)
-            if duplicate is None:  # claims, collisions and near-duplicates: server/governance.py
-                return self._decide_remember(cmd, new_stream, target, near), cmd.event_time, cmd.workspace
-            decision = decide_remember(cmd, new_stream=new_stream, duplicate=duplicate, target=target)
-            return decision, cmd.event_time, cmd.workspace
-
-        outcome = self._commit(decide)
-        if isinstance(outcome, BackedUp):
-            return outcome.result
-        head = outcome.events[0]
-        if head.type == "DuplicateSighted":
-            row = mem.by_stream(self.conn, head.stream_id)
-            assert row is not None
-            return {"ok": True, "memory_id": row["memory_id"], "version": row["version"],
-                    "status": row["status"], "duplicate_of": row["memory_id"]}
-        result = {"ok": True, "memory_id": head.position, "version": 1, "status": "active",
-                  **self._write_report(outcome.events, head.position, near)}
-        if head.position in result.get("superseded", ()):  # policy auto_settle: a later value leads
-            row = mem.by_id(self.conn, head.position)
-            assert row is not None
-            result.update(status=row["status"], version=row["version"])
-        if source_type == "user_confirmed" and authorization != AUTH_USER:
-            result.update(authorization=AUTH_AGENT, notices=[AGENT_ASSERTED_NOTICE])
-        return result
-
-    def _plausible(self, event_time: str) -> str:
-        """The canonical event time, refused when far ahead of now or before the floor."""
-        canonical = clock.parse_time(event_time, field="event_time")
-        clock.check_event_time(canonical, now=clock.now(), skew_s=self.settings.event_time_skew_s)
-        return canonical
-
-    def _find_duplicate(self, cmd: RememberCommand) -> MemoryFacts | None:
-        row = mem.exact_duplicate(self.conn, duplicate_key(cmd.content, cmd.subject, cmd.workspace))
-        if row is None:
-            return None
-        return MemoryFacts(memory_id=row["memory_id"], stream_id=row["stream_id"], version=row["version"],
-                           protection=row["protection"], source_type=row["source_type"],
-                           status=row["status"], workspace=row["workspace"])
-
-    @storage_call
-    def update(
-        self,
-        memory_id: int,
-        *,
-        expected_version: int | None = None,
-        authorization: str = "",
-        **changes: Any,
-    ) -> dict[str, Any]:
-        requested = {k: v for k, v in changes.items() if v is not None}
-        if "event_time" in requested:
-            requested["event_time"] = self._plausible(requested["event_time"])
-
-        def decide() -> tuple[Decision, str, str]:
-            facts = self._facts(memory_id)
-            effective = effective_changes(_current_fields(self.conn, memory_id), requested)
-            if not effective:  # nothing differs: no version, so nobody's expected_version goes stale
-                check_current(facts)  # a stale expected_version is still reported as such
-                check_writable(msgspec.structs.replace(facts, protection="normal"),
-                               expected_version=expected_version, authorization=authorization)
-                raise _Unchanged(facts.version)
-            decision = self._decide_update(facts, effective, expected_version=expected_version,
-                                           authorization=authorization)
-            return decision, effective.get("event_time") or clock.now(), facts.workspace
-
-        try:
-            outcome = self._commit(decide)
-        except _Unchanged as same:
-            return {"ok": True, "memory_id": memory_id, "version": same.version, "unchanged": True}
-        if isinstance(outcome, BackedUp):
-            return outcome.result
-        stored = outcome.events
-        row = mem.by_id(self.conn, memory_id)
-        assert row is not None
-        return {"ok": True, "memory_id": memory_id, "version": row["version"],
-                **self._write_report(stored, memory_id), **self._conflict_changes(stored)}
-
     @storage_call
     def find(
         self,
@@ -332,8 +209,77 @@ class LedgerApp(GovernanceMixin, SemanticMixin):
         return self.view_service.read(memory_id, as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded,
                                       sections=sections)
 
-    def _memory_view(self, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:
-        return memory_view(self.conn, row, score=score)
+    # -- governance (server/governance.py) ----------------------------------------------
+    def arbitrate(self, left_id: int, right_id: int, mark_conflict: bool = False, apply: bool = False,
+                  authorization: str = "") -> dict[str, Any]:
+        return self.governance.arbitrate(left_id, right_id, mark_conflict, apply, authorization)
+
+    def confirm(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
+        return self.governance.confirm(memory_id, authorization)
+
+    def judge(self, conflict_id: int, winner_id: int, rationale: str = "",
+              pins: dict[str, int] | dict[int, int] | None = None) -> dict[str, Any]:
+        return self.governance.judge(conflict_id, winner_id, rationale, pins)
+
+    def resolve_conflict(self, conflict_id: int, winner_id: int | None = None, resolution: str | None = None,
+                         authorization: str = "") -> dict[str, Any]:
+        return self.governance.resolve_conflict(conflict_id, winner_id, resolution, authorization)
+
+    def retire(self, memory_id: int, reason: str = "", authorization: str = "") -> dict[str, Any]:
+        return self.governance.retire(memory_id, reason, authorization)
+
+    def supersede(self, loser_id: int, winner_id: int, reason: str = "", authorization: str = "") -> dict[str, Any]:
+        return self.governance.supersede(loser_id, winner_id, reason, authorization)
+
+    def unlock(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
+        return self.governance.unlock(memory_id, authorization)
+
+    def compare(self, left_id: int, right_id: int) -> dict[str, Any]:
+        return self.governance.compare(left_id, right_id)
+
+    def conflict_detail(self, conflict_id: int, limit: int = 20, offset: int = 0) -> dict[str, Any]:
+        return self.governance.conflict_detail(conflict_id, limit, offset)
+
+    def conflicts(self, state: str = "open", limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
+        return self.governance.conflicts(state, limit, cursor)
+
+    def near_duplicates_of(self, memory_id: int, limit: int = 5) -> dict[str, Any]:
+        return self.governance.near_duplicates_of(memory_id, limit)
+
+    def overview(self) -> dict[str, Any]:
+        return self.governance.overview()
+
+    # -- semantic (server/semantic.py) --------------------------------------------------
+    def embedding_model(self) -> Any | None:
+        return self.semantic.embedding_model()
+
+    def notices(self, state: str = "open", limit: int = 20, cursor: int | None = None,
+                kind: str | None = None) -> dict[str, Any]:
+        return self.semantic.notices(state, limit, cursor, kind)
+
+    def reembed(self, progress: Progress | None = None, rebuild: bool = False) -> dict[str, Any]:
+        return self.semantic.reembed(progress, rebuild)
+
+    def review_notice(self, notice_id: int, state: str, reason: str = "", authorization: str = "") -> dict[str, Any]:
+        return self.semantic.review_notice(notice_id, state, reason, authorization)
+
+    def search_mode(self) -> str:
+        return self.semantic.search_mode()
+
+    def semantic_notice(self) -> str | None:
+        return self.semantic.semantic_notice()
+
+    def semantic_problem(self) -> str | None:
+        return self.semantic.semantic_problem()
+
+    def start_vector_worker(self) -> bool:
+        return self.semantic.start_vector_worker()
+
+    def stop_vector_worker(self) -> None:
+        return self.semantic.stop_vector_worker()
+
+    def vectors_status(self) -> dict[str, Any]:
+        return self.semantic.vectors_status()
 
     # -- maintenance -------------------------------------------------------------------------
     @storage_call
@@ -384,6 +330,12 @@ class LedgerApp(GovernanceMixin, SemanticMixin):
                                f"{', '.join(self.runner.by_name)}", field="projection") from None
         return {"ok": True, "events": count, "projections": sorted(
             [projection] if projection else self.runner.by_name)}
+
+    @storage_call
+    def doctor(self) -> dict[str, Any]:
+        from server.doctor import run_checks
+
+        return run_checks(self)
 
     @storage_call
     def verify(self, progress: Progress | None = None) -> dict[str, Any]:

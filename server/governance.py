@@ -2,15 +2,14 @@
 
 Each write reads what its decision needs inside the write transaction (``_commit`` runs the
 ``decide`` closure after ``BEGIN IMMEDIATE``), hands it to the pure decisions in
-:mod:`ledger.govern`, and answers with docs/contract.md's keys. The helpers ``_decide_remember``,
-``_decide_update`` and ``_write_report`` are what ``remember``/``update`` use to detect and
+:mod:`ledger.govern`, and answers with docs/contract.md's keys. The helpers ``remember_decision``,
+``update_decision`` and ``write_report`` are what ``remember``/``update`` use to detect and
 report collisions and near-duplicates. Read views live in :mod:`server.governance_views`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ledger import clock
 from ledger.arbiter import arbitrate as arbitrate_pair
@@ -46,29 +45,14 @@ from projections import claims as claims_model
 from projections import conflicts as conflicts_model
 from projections import memories as mem
 from server.governance_views import GovernanceViews, agent_asserted_confirmations, conflict_facts
-from server.storage import BackedUp, Written, storage_call
+from server.storage import BackedUp, storage_call
 
-__all__ = ["GovernanceMixin", "agent_asserted_confirmations"]
-
-if TYPE_CHECKING:
-    from ledger.store import EventStore
-    from projections.runner import ProjectionRunner
-    from server.config import Settings
+__all__ = ["Governance", "agent_asserted_confirmations"]
 
 
-class GovernanceMixin(GovernanceViews):
-    """Mixed into :class:`server.app.LedgerApp`; uses its store, runner and ``_commit``."""
 
-    if TYPE_CHECKING:
-        settings: Settings
-        store: EventStore
-        runner: ProjectionRunner
-        conn: Any
-
-        def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> Written | BackedUp: ...
-        def _check_workspace(self, workspace: str, field: str = "memory_id") -> None: ...
-        def workspace_scope(self, name: str) -> tuple[str, ...]: ...
-        def _memory_view(self, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]: ...
+class Governance(GovernanceViews):
+    """Arbitration, confirmation, retirement, supersession and judgments over the storage seam."""
 
     # -- state helpers (inside a transaction) ------------------------------------------------
     def _claim_state(self, content: str, subject: str, explicit: tuple[tuple[str, str, str], ...], workspace: str,
@@ -104,7 +88,7 @@ class GovernanceMixin(GovernanceViews):
             out += [hit for hit in hits if hit[0] not in members or hit == anchor]
         return out
 
-    def _decide_remember(self, cmd: RememberCommand, new_stream: str, target: MemoryFacts | None,
+    def remember_decision(self, cmd: RememberCommand, new_stream: str, target: MemoryFacts | None,
                          near: list[dict[str, Any]]) -> Decision:
         """``remember``'s decision for a memory that is not an exact duplicate (fills ``near``)."""
         explicit = tuple((c.subject, c.attribute, c.value) for c in cmd.claims)
@@ -164,7 +148,7 @@ class GovernanceMixin(GovernanceViews):
                                       ids={streams[m]: m for m in active})
         return sets
 
-    def _decide_update(self, memory: MemoryFacts, changes: dict[str, Any], *, expected_version: int | None,
+    def update_decision(self, memory: MemoryFacts, changes: dict[str, Any], *, expected_version: int | None,
                        authorization: str) -> Decision:
         """``update``'s decision: protection and policy, re-opened judgments, new collisions."""
         claims, candidates = None, []
@@ -185,7 +169,7 @@ class GovernanceMixin(GovernanceViews):
         assert isinstance(change, MemoryUpdated)
         return decision + self._settlement(decision, facts_after(memory, change), candidates, sets)
 
-    def _write_report(self, stored: list[StoredEvent], mine: int,
+    def write_report(self, stored: list[StoredEvent], mine: int,
                       near: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         report = self._collision_report(stored, mine)
         if near is not None:
@@ -200,7 +184,7 @@ class GovernanceMixin(GovernanceViews):
             report["superseded"] = superseded
         return report
 
-    def _conflict_changes(self, stored: list[StoredEvent]) -> dict[str, list[int]]:
+    def conflict_changes(self, stored: list[StoredEvent]) -> dict[str, list[int]]:
         """The sets an update ended (``dissolved``), left (``left``) or put back before a person (``reopened``)."""
         changes: dict[str, list[int]] = {}
         keys = {"ConflictResolved": "dissolved", "ConflictReopened": "reopened", "ConflictMemberLeft": "left"}

@@ -1,4 +1,4 @@
-"""Governance read side on the facade: compare, conflict lists and details, overview, doctor.
+"""Governance read side (a service of the facade): compare, conflict lists and details, overview.
 
 Nothing here writes. The helpers that load memories and conflicts with the workspace checks
 (``_memory``, ``_conflict``, ``_conflicts_of``) are shared with the write side in
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ledger.arbiter import Side, arbitrate_set
 from ledger.arbiter import arbitrate as arbitrate_pair
@@ -20,29 +20,15 @@ from projections import claims as claims_model
 from projections import conflicts as conflicts_model
 from projections import memories as mem
 from server import paging
+from server.service import Service
 from server.storage import storage_call
-
-if TYPE_CHECKING:
-    from ledger.store import EventStore
-    from projections.runner import ProjectionRunner
-    from server.config import Settings
 
 CONFLICT_STATES = ("open", "judged", "resolved", "all")
 MEMBERS_LISTED = 20  # member ids in a conflict list; conflict_detail pages through all of them
 
 
-class GovernanceViews:
-    """Read views and shared loaders; :class:`server.governance.GovernanceMixin` builds on them."""
-
-    if TYPE_CHECKING:
-        settings: Settings
-        store: EventStore
-        runner: ProjectionRunner
-        conn: Any
-
-        def _check_workspace(self, workspace: str, field: str = "memory_id") -> None: ...
-        def _memory_view(self, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]: ...
-        def pending_backup(self) -> dict[str, Any] | None: ...
+class GovernanceViews(Service):
+    """Read views and shared loaders; :class:`server.governance.Governance` builds on them."""
 
     # -- loaders -----------------------------------------------------------------------------
     @property
@@ -80,7 +66,7 @@ class GovernanceViews:
         sides = [Side(**r) for r in conflicts_model.ranked_members(self.conn, conflict_id, -1 if ranking else 2)]
         return arbitrate_set(sides, review_agent_conflicts=self.settings.policy.review_agent_conflicts)
 
-    def _standings(self, memory_ids: list[int]) -> dict[int, dict[str, Any]]:
+    def standings(self, memory_ids: list[int]) -> dict[int, dict[str, Any]]:
         """Each memory's standing in its (oldest) unresolved claim set: leader or challenger."""
         if not memory_ids:
             return {}
@@ -196,12 +182,6 @@ class GovernanceViews:
             }
         out["pending_backup"] = self.pending_backup()
         return out
-
-    @storage_call
-    def doctor(self) -> dict[str, Any]:
-        from server.doctor import run_checks
-
-        return run_checks(self)
 
     # -- views -------------------------------------------------------------------------------
     def _shared(self, left: MemoryFacts, right: MemoryFacts) -> tuple[Claim | None, Claim | None, bool]:

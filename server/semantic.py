@@ -1,8 +1,8 @@
-"""Meaning on the facade: the model, the vectors worker, hybrid find, reembed and notices.
+"""Meaning (a service of the facade): the model, the vectors worker, hybrid find, reembed and notices.
 
 The model is loaded lazily (a ``remember`` from the command line never pays for it) and never
 runs on the write path: a write commits with full text only, then pokes the worker thread that
-``ledger serve`` starts (:meth:`SemanticMixin.start_vector_worker`), which embeds on its own
+``ledger serve`` starts (:meth:`Semantic.start_vector_worker`), which embeds on its own
 connection and writes vectors in short transactions (:mod:`projections.indexer`). A missing or
 broken model (or a missing sqlite-vec) never fails anything: ``find`` falls back to full text,
 and ``status``, ``doctor`` and one reply notice say why.
@@ -30,10 +30,10 @@ from projections.hybrid import hybrid_search
 from projections.indexer import Indexer, VecUnavailable
 from projections.search import Hit, SearchFilters, search
 from server.doctor import Check, check
-from server.storage import BackedUp, Written, storage_call
+from server.service import Service
+from server.storage import BackedUp, storage_call
 
 if TYPE_CHECKING:
-    from ledger.decide import Decision
     from server.config import Settings
 
 log = logging.getLogger("fact_ledger.semantic")
@@ -45,17 +45,8 @@ REVIEW_STATES = ("dismissed", "resolved", "open")
 VECTOR_LAG_WARNING = 1000  # events not yet embedded before doctor warns
 
 
-class SemanticMixin:
-    """Mixed into :class:`server.app.LedgerApp`."""
-
-    if TYPE_CHECKING:
-        settings: Settings
-        store: EventStore
-        conn: Any
-
-        def _find_scope(self, requested: str | None) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]: ...
-        def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> Written | BackedUp: ...
-        def _check_workspace(self, workspace: str, field: str = "memory_id") -> None: ...
+class Semantic(Service):
+    """The embedding model, hybrid search, the vector worker and semantic notices."""
 
     _model: Any | None = None
     _model_tried = False
@@ -105,7 +96,7 @@ class SemanticMixin:
         return cached
 
     # -- find ----------------------------------------------------------------------------------
-    def _search(self, query: str, filters: SearchFilters, limit: int,
+    def search_hits(self, query: str, filters: SearchFilters, limit: int,
                 boost: tuple[str, ...] | None) -> tuple[list[Hit], int]:
         """Hybrid when vectors are live, else full text (called inside find's read snapshot)."""
         model = self.embedding_model() if query.strip() else None
@@ -164,13 +155,13 @@ class SemanticMixin:
             self._worker.stop()
             self._worker = None
 
-    def _close_semantic(self) -> None:
+    def close(self) -> None:
         self.stop_vector_worker()
         model, self._model = self._model, None
         if model is not None and hasattr(model, "close"):
             model.close()
 
-    def _written(self) -> None:
+    def poke_worker(self) -> None:
         """After a commit: the worker has something to embed."""
         if self._worker is not None:
             self._worker.poke()

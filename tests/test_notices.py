@@ -116,7 +116,7 @@ def test_the_closeness_thresholds_are_configurable(tmp_path: Path) -> None:
     settings = load_settings({"config": str(config)}, env={})
     app = LedgerApp(Settings(db=str(tmp_path / "l.db"), embedding=settings.embedding))
     try:
-        assert app._thresholds() == notices.Thresholds(similarity=0.8, duplicate_similarity=1.5)
+        assert app.semantic._thresholds() == notices.Thresholds(similarity=0.8, duplicate_similarity=1.5)
     finally:
         app.close()
     config.write_text("[embedding]\nnotice_similarity = \"close\"\n", encoding="utf-8")

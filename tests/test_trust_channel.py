@@ -15,9 +15,10 @@ from mcp import Client
 from ledger import clock
 from ledger.errors import InvalidInput
 from ledger.events import AUTH_AGENT, AUTH_USER
-from server.app import AGENT_ASSERTED_NOTICE, LedgerApp
+from server.app import LedgerApp
 from server.config import Settings, load_settings
 from server.mcp import build_server
+from server.writes import AGENT_ASSERTED_NOTICE
 from tests.conftest import ledger_cli
 
 

@@ -135,7 +135,7 @@ def test_strict_isolation_never_leaks_vector_candidates(tmp_path: Path, tiny_ggu
         # Even before SQL filtering, the scan only scores the caller's workspace.
         model = strict.embedding_model()
         assert model is not None
-        query = strict._query_vector(model, NONSENSE)
+        query = strict.semantic._query_vector(model, NONSENSE)
         near = dict(hybrid.vector_candidates(strict.conn, query, SearchFilters(workspace=("alpha",)), 20))
         assert set(near) == set(mine)
         unfiltered = dict(hybrid.vector_candidates(strict.conn, query, SearchFilters(), 25))

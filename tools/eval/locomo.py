@@ -101,7 +101,7 @@ def evaluate_conversation(conversation: dict[str, Any], workdir: Path, name: str
                 rank = next((i + 1 for i, ids in enumerate(ranked) if ids & evidence), None)
                 out[label].append({**record, "rank": rank, "top": [sorted(ids) for ids in ranked[:5]]})
             if grid and semantic is not None:
-                vector = semantic._query_vector(semantic.embedding_model(), qa["question"])
+                vector = semantic.semantic._query_vector(semantic.embedding_model(), qa["question"])
                 pool = hybrid.candidates(semantic.conn, qa["question"], SearchFilters(), GRID_POOL, vector)
                 hits = {i for i in pool.ids if by_id.get(i, set()) & evidence}
                 out["pools"].append({**record, "pool": pool, "hits": hits})

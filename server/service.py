@@ -1,0 +1,56 @@
+"""What every service of the facade is given: the settings, the storage seam and the workspace rules.
+
+:class:`Service` gives the governance and semantic services the same few helpers the facade used
+to lend its mixins (the connection, a write through :meth:`server.storage.Storage.commit`, the
+workspace checks), as plain delegation to the objects they were built with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ledger.decide import Decision
+from ledger.store import EventStore
+from projections.runner import ProjectionRunner
+from server.config import Settings
+from server.storage import BackedUp, Storage, Written
+from server.views import memory_view
+from server.workspaces import Workspaces
+
+
+class Service:
+    def __init__(self, settings: Settings, storage: Storage, workspaces: Workspaces) -> None:
+        self.settings = settings
+        self.storage = storage
+        self.workspaces = workspaces
+
+    @property
+    def conn(self) -> Any:
+        return self.storage.conn
+
+    @property
+    def store(self) -> EventStore:
+        return self.storage.store
+
+    @property
+    def runner(self) -> ProjectionRunner:
+        return self.storage.runner
+
+    def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> Written | BackedUp:
+        return self.storage.commit(decide)
+
+    def _check_workspace(self, workspace: str, field: str = "memory_id") -> None:
+        self.workspaces.check_workspace(workspace, field)
+
+    def workspace_scope(self, name: str) -> tuple[str, ...]:
+        return self.workspaces.workspace_scope(name)
+
+    def _find_scope(self, requested: str | None) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+        return self.workspaces.find_scope(requested)
+
+    def _memory_view(self, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:
+        return memory_view(self.storage.conn, row, score=score)
+
+    def pending_backup(self) -> dict[str, Any] | None:
+        return self.storage.pending_backup()

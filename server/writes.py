@@ -1,0 +1,176 @@
+"""Writing memories: ``remember`` and ``update`` (a service of the facade).
+
+Every write follows docs/design.md's write path: the storage seam opens ``BEGIN IMMEDIATE`` → the
+``decide`` closure reads the state the decision needs → pure decision in ``ledger.decide`` (claims,
+collisions and near-duplicates through the governance service) → append + inline projections →
+commit → compact result with docs/contract.md's keys.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+
+from ledger import clock
+from ledger.decide import (
+    Decision,
+    MemoryFacts,
+    RememberCommand,
+    check_current,
+    check_writable,
+    decide_remember,
+    effective_changes,
+)
+from ledger.duplicates import duplicate_key
+from ledger.errors import NotFound
+from ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec
+from ledger.ids import uuid7
+from projections import memories as mem
+from server.config import Settings
+from server.governance import Governance
+from server.service import Service
+from server.storage import BackedUp, Storage
+from server.workspaces import Workspaces
+
+AGENT_ASSERTED_NOTICE = ("user_confirmed kept as agent_asserted: not locked, ranked as the agent's word "
+                         "until the user confirms it")
+
+
+class _Unchanged(Exception):  # control flow: never leaves the facade
+    """An update whose fields all equal the memory's: nothing to write."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__("unchanged")
+        self.version = version
+
+
+def _current_fields(conn: Any, memory_id: int) -> dict[str, Any]:
+    """The fields ``update`` may change, as the memory holds them now (decoded like the input)."""
+    row = mem.by_id(conn, memory_id) or {}
+    current = {k: row.get(k) for k in ("content", "subject", "confidence", "event_time")}
+    current["tags"] = json.loads(row.get("tags") or "[]")
+    current["metadata"] = json.loads(row.get("metadata") or "{}")
+    return current
+
+
+class Writes(Service):
+    """``remember`` and ``update`` over the storage seam."""
+
+    def __init__(self, settings: Settings, storage: Storage, workspaces: Workspaces, governance: Governance) -> None:
+        super().__init__(settings, storage, workspaces)
+        self.governance = governance
+
+    def _facts(self, memory_id: int) -> MemoryFacts:
+        row = mem.by_id(self.conn, memory_id)
+        if row is None:
+            raise NotFound(f"no memory {memory_id}", field="memory_id")
+        self._check_workspace(row["workspace"])
+        return MemoryFacts.from_row(row)
+
+    def remember(
+        self,
+        content: str,
+        *,
+        subject: str = "",
+        tags: list[str] | tuple[str, ...] = (),
+        source_type: str = "agent_generated",
+        confidence: float | None = None,
+        event_time: str | None = None,
+        workspace: str | None = None,
+        source_ref: str = "",
+        ref_id: int | None = None,
+        retracts: bool = False,
+        claims: list[dict[str, str]] | None = None,
+        metadata: dict[str, Any] | None = None,
+        authorization: str = "",
+    ) -> dict[str, Any]:
+        if event_time is not None:
+            event_time = self._plausible(event_time)
+        cmd = RememberCommand(
+            content=content, subject=subject, tags=tuple(dict.fromkeys(tags)), source_type=source_type,
+            confidence=confidence, event_time=event_time or clock.now(),
+            workspace=self.workspaces.write_workspace(workspace),
+            source_ref=source_ref, ref_id=ref_id, retracts=retracts,
+            claims=tuple(ClaimSpec(**c) for c in claims or ()), metadata=metadata or {},
+            authorization=authorization)
+        new_stream = uuid7()
+        near: list[dict[str, Any]] = []
+
+        def decide() -> tuple[Decision, str, str]:
+            target = self._facts(ref_id) if ref_id is not None else None
+            duplicate = self._find_duplicate(cmd)
+            if duplicate is None:  # claims, collisions and near-duplicates: server/governance.py
+                return self.governance.remember_decision(cmd, new_stream, target, near), cmd.event_time, cmd.workspace
+            decision = decide_remember(cmd, new_stream=new_stream, duplicate=duplicate, target=target)
+            return decision, cmd.event_time, cmd.workspace
+
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        head = outcome.events[0]
+        if head.type == "DuplicateSighted":
+            row = mem.by_stream(self.conn, head.stream_id)
+            assert row is not None
+            return {"ok": True, "memory_id": row["memory_id"], "version": row["version"],
+                    "status": row["status"], "duplicate_of": row["memory_id"]}
+        result = {"ok": True, "memory_id": head.position, "version": 1, "status": "active",
+                  **self.governance.write_report(outcome.events, head.position, near)}
+        if head.position in result.get("superseded", ()):  # policy auto_settle: a later value leads
+            row = mem.by_id(self.conn, head.position)
+            assert row is not None
+            result.update(status=row["status"], version=row["version"])
+        if source_type == "user_confirmed" and authorization != AUTH_USER:
+            result.update(authorization=AUTH_AGENT, notices=[AGENT_ASSERTED_NOTICE])
+        return result
+
+    def _plausible(self, event_time: str) -> str:
+        """The canonical event time, refused when far ahead of now or before the floor."""
+        canonical = clock.parse_time(event_time, field="event_time")
+        clock.check_event_time(canonical, now=clock.now(), skew_s=self.settings.event_time_skew_s)
+        return canonical
+
+    def _find_duplicate(self, cmd: RememberCommand) -> MemoryFacts | None:
+        row = mem.exact_duplicate(self.conn, duplicate_key(cmd.content, cmd.subject, cmd.workspace))
+        if row is None:
+            return None
+        return MemoryFacts(memory_id=row["memory_id"], stream_id=row["stream_id"], version=row["version"],
+                           protection=row["protection"], source_type=row["source_type"],
+                           status=row["status"], workspace=row["workspace"])
+
+    def update(
+        self,
+        memory_id: int,
+        *,
+        expected_version: int | None = None,
+        authorization: str = "",
+        **changes: Any,
+    ) -> dict[str, Any]:
+        requested = {k: v for k, v in changes.items() if v is not None}
+        if "event_time" in requested:
+            requested["event_time"] = self._plausible(requested["event_time"])
+
+        def decide() -> tuple[Decision, str, str]:
+            facts = self._facts(memory_id)
+            effective = effective_changes(_current_fields(self.conn, memory_id), requested)
+            if not effective:  # nothing differs: no version, so nobody's expected_version goes stale
+                check_current(facts)  # a stale expected_version is still reported as such
+                check_writable(msgspec.structs.replace(facts, protection="normal"),
+                               expected_version=expected_version, authorization=authorization)
+                raise _Unchanged(facts.version)
+            decision = self.governance.update_decision(facts, effective, expected_version=expected_version,
+                                           authorization=authorization)
+            return decision, effective.get("event_time") or clock.now(), facts.workspace
+
+        try:
+            outcome = self._commit(decide)
+        except _Unchanged as same:
+            return {"ok": True, "memory_id": memory_id, "version": same.version, "unchanged": True}
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        stored = outcome.events
+        row = mem.by_id(self.conn, memory_id)
+        assert row is not None
+        return {"ok": True, "memory_id": memory_id, "version": row["version"],
+                **self.governance.write_report(stored, memory_id), **self.governance.conflict_changes(stored)}
