@@ -54,17 +54,25 @@ class LedgerApp:
     """
 
     def __init__(self, settings: Settings) -> None:
-        self.settings = settings
         # Degraded (backup-only writes) if the database cannot be opened: server/storage.py.
         self.storage = Storage(settings, lambda: default_projectors(settings))
-        self.workspace_service = Workspaces(settings, self.storage)
-        self.governance = Governance(settings, self.storage, self.workspace_service)
-        self.semantic = Semantic(settings, self.storage, self.workspace_service)
-        self.writes = Writes(settings, self.storage, self.workspace_service, self.governance)
-        self.history_service = History(settings, self.storage, self.workspace_service)
-        self.view_service = Views(settings, self.storage, self.workspace_service, self.history_service,
+        self.workspace_service = Workspaces(self.storage)
+        self.governance = Governance(self.storage, self.workspace_service)
+        self.semantic = Semantic(self.storage, self.workspace_service)
+        self.writes = Writes(self.storage, self.workspace_service, self.governance)
+        self.history_service = History(self.storage, self.workspace_service)
+        self.view_service = Views(self.storage, self.workspace_service, self.history_service,
                                   search=self.semantic.search_hits, standings=self.governance.standings)
         self.storage.after_write.append(self.semantic.poke_worker)  # the vector worker has something to embed
+
+    @property
+    def settings(self) -> Settings:
+        return self.storage.settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        """Every service reads the storage's settings, so a new identity reaches them all."""
+        self.storage.settings = settings
 
     @property
     def store(self) -> EventStore:

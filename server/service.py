@@ -20,10 +20,14 @@ from server.workspaces import Workspaces
 
 
 class Service:
-    def __init__(self, settings: Settings, storage: Storage, workspaces: Workspaces) -> None:
-        self.settings = settings
+    def __init__(self, storage: Storage, workspaces: Workspaces) -> None:
         self.storage = storage
         self.workspaces = workspaces
+
+    @property
+    def settings(self) -> Settings:
+        """The storage's settings: the MCP server swaps them per call (the caller's identity)."""
+        return self.storage.settings
 
     @property
     def conn(self) -> Any:

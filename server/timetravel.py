@@ -41,10 +41,14 @@ _COMPACT_DROP = ("content", "metadata")
 class History:
     """As-of reads, history, timelines, audit and retention over the storage seam."""
 
-    def __init__(self, settings: Settings, storage: Storage, workspaces: Workspaces) -> None:
-        self.settings = settings
+    def __init__(self, storage: Storage, workspaces: Workspaces) -> None:
         self.storage = storage
         self.workspaces = workspaces
+
+    @property
+    def settings(self) -> Settings:
+        """The storage's settings: the MCP server swaps them per call (the caller's identity)."""
+        return self.storage.settings
 
     # -- points ------------------------------------------------------------------------------
     def _point(self, as_of_event_time: str | None, as_of_recorded: str | int | None) -> asof.Point:

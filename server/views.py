@@ -48,14 +48,18 @@ def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list
 class Views:
     """``find`` and ``read`` over the storage seam."""
 
-    def __init__(self, settings: Settings, storage: Storage, workspaces: Workspaces, history: History, *,
+    def __init__(self, storage: Storage, workspaces: Workspaces, history: History, *,
                  search: Search, standings: Standings) -> None:
-        self.settings = settings
         self.storage = storage
         self.workspaces = workspaces
         self.history = history
         self.search = search
         self.standings = standings
+
+    @property
+    def settings(self) -> Settings:
+        """The storage's settings: the MCP server swaps them per call (the caller's identity)."""
+        return self.storage.settings
 
     def find(
         self,

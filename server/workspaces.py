@@ -22,9 +22,13 @@ from server.storage import BackedUp, Storage
 class Workspaces:
     """Workspace names, aliases and isolation checks over the storage seam."""
 
-    def __init__(self, settings: Settings, storage: Storage) -> None:
-        self.settings = settings
+    def __init__(self, storage: Storage) -> None:
         self.storage = storage
+
+    @property
+    def settings(self) -> Settings:
+        """The storage's settings: the MCP server swaps them per call (the caller's identity)."""
+        return self.storage.settings
 
     # -- names -------------------------------------------------------------------------------
     def canonical_workspace(self, name: str) -> str:

@@ -28,7 +28,6 @@ from ledger.errors import NotFound
 from ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec
 from ledger.ids import uuid7
 from projections import memories as mem
-from server.config import Settings
 from server.governance import Governance
 from server.service import Service
 from server.storage import BackedUp, Storage
@@ -58,8 +57,8 @@ def _current_fields(conn: Any, memory_id: int) -> dict[str, Any]:
 class Writes(Service):
     """``remember`` and ``update`` over the storage seam."""
 
-    def __init__(self, settings: Settings, storage: Storage, workspaces: Workspaces, governance: Governance) -> None:
-        super().__init__(settings, storage, workspaces)
+    def __init__(self, storage: Storage, workspaces: Workspaces, governance: Governance) -> None:
+        super().__init__(storage, workspaces)
         self.governance = governance
 
     def _facts(self, memory_id: int) -> MemoryFacts:
