@@ -78,8 +78,8 @@ def test_find_answers_with_the_section_nearest_in_meaning(sem: LedgerApp) -> Non
     pooled = hybrid.candidates(sem.conn, NONSENSE, SearchFilters(), 10, on_section)
     assert not pooled.text  # no word of the query is in any memory: meaning alone found it
     assert pooled.section[long_id] == target and pooled.similarity[long_id] == pytest.approx(1.0, abs=1e-5)
-    sem._query_vector(sem.embedding_model(), NONSENSE)
-    sem._query_vectors[NONSENSE] = on_section  # the query sits exactly on section 3's vector
+    sem.semantic._query_vector(sem.embedding_model(), NONSENSE)
+    sem.semantic._query_vectors[NONSENSE] = on_section  # the query sits exactly on section 3's vector
     top = sem.find(NONSENSE, limit=3)["results"][0]
     assert top["memory_id"] == long_id
     assert top["section"]["section_id"] == target
