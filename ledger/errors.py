@@ -14,7 +14,19 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Any
+
+
+def closest(name: object, known: Iterable[str], *, cutoff: float = 0.75) -> str | None:
+    """The known name ``name`` was probably meant to be (a ``did_you_mean``), or None.
+
+    One helper for every place that refuses an unknown name (tool fields, routes, config keys),
+    so that a typo gets the same kind of hint wherever it is made.
+    """
+    close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=cutoff)
+    return close[0] if close else None
 
 
 class LedgerError(Exception):

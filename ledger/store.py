@@ -12,13 +12,12 @@ Guarantees (each one has a test in ``tests/test_store_contract.py``):
    recomputes it.
 6. Writes run in ``BEGIN IMMEDIATE`` (a read transaction is never upgraded to a write, which
    fails with BUSY at once, https://www.sqlite.org/lang_transaction.html) with the busy timeout
-   from ``LEDGER_BUSY_TIMEOUT_MS`` and a retry when BUSY still escapes under saturation.
+   the caller passes (``busy_timeout_ms`` in the settings) and a retry when BUSY still escapes under saturation.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -201,14 +200,6 @@ def check_continues(tail: Sequence[Any] | None, rows: Sequence[StoredEvent]) -> 
         position, prev_hash = row.position, row.hash
 
 
-def busy_timeout_from_env() -> int:
-    raw = os.environ.get("LEDGER_BUSY_TIMEOUT_MS", "")
-    try:
-        return max(0, int(raw)) if raw else DEFAULT_BUSY_TIMEOUT_MS
-    except ValueError:
-        return DEFAULT_BUSY_TIMEOUT_MS
-
-
 class EventStore:
     """The log on one SQLite file. Not thread-safe: one store per thread or process."""
 
@@ -216,7 +207,7 @@ class EventStore:
         self,
         path: str | Path,
         *,
-        busy_timeout_ms: int | None = None,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         synchronous: str = "FULL",
         create: bool = True,
     ) -> None:
@@ -225,7 +216,9 @@ class EventStore:
         # read-only copy, https://www.sqlite.org/uri.html); a plain path gets its folder made
         # when ``create``, else it must hold a ledger already (ledger.dbfiles).
         dbfiles.prepare(self.path, create=create)
-        self.busy_timeout_ms = busy_timeout_from_env() if busy_timeout_ms is None else busy_timeout_ms
+        # The caller's value (the server passes Settings.busy_timeout_ms): the ledger reads no
+        # environment, so the one place settings are resolved also validates them.
+        self.busy_timeout_ms = max(0, busy_timeout_ms)
         self.conn = apsw.Connection(
             self.path, flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_URI)
         self.conn.set_busy_timeout(self.busy_timeout_ms)

@@ -33,17 +33,15 @@ MAX_CONTEXT = 128  # tokens per window: llama.cpp reserves n_ctx x vocabulary fl
 _POOLING_MEAN = 1
 
 
-def embedding_threads() -> int:
-    """Threads per llama.cpp call: ``LEDGER_EMBEDDING_THREADS``, else one per CPU.
+def embedding_threads(configured: int = 0) -> int:
+    """Threads per llama.cpp call: ``configured`` (``embedding.threads`` in the settings) when
+    above 0, else one per CPU.
 
     ggml's worker threads spin while they wait for each other; on a machine whose cores are
     busy with other work that spinning costs far more than it saves (measured on a loaded
     2-core VM: 3.2 passages/s with one thread, 0.16 with two), so busy hosts should set 1.
     """
-    raw = os.environ.get("LEDGER_EMBEDDING_THREADS", "").strip()
-    if raw.isdigit() and int(raw) > 0:
-        return int(raw)
-    return os.cpu_count() or 1
+    return configured if configured > 0 else os.cpu_count() or 1
 
 
 class EmbedderUnavailable(Exception):
@@ -118,8 +116,9 @@ class Embedder:
                 llama.close()
 
 
-def load_embedder(path: str, n_ctx: int | None = None) -> Embedder:
-    """Load the GGUF at ``path`` or raise :class:`EmbedderUnavailable` saying why."""
+def load_embedder(path: str, n_ctx: int | None = None, threads: int = 0) -> Embedder:
+    """Load the GGUF at ``path`` (``threads`` per call, 0: one per CPU) or raise
+    :class:`EmbedderUnavailable` saying why."""
     if not path or not os.path.isfile(path):
         raise EmbedderUnavailable(f"embedding model not found: {path}")
     try:
@@ -139,7 +138,7 @@ def load_embedder(path: str, n_ctx: int | None = None) -> Embedder:
         import llama_cpp
     except Exception as exc:  # ImportError, or OSError when the shared library cannot load
         raise EmbedderUnavailable(f"llama-cpp-python is not importable: {exc}") from None
-    threads = embedding_threads()
+    threads = embedding_threads(threads)
     try:
         llama = llama_cpp.Llama(
             model_path=path, embedding=True, pooling_type=_POOLING_MEAN, n_ctx=n_ctx, n_batch=n_ctx,

@@ -106,7 +106,9 @@ def _fail(obj: CliContext, exc: LedgerError, *, code: int) -> None:
     if obj.as_json:
         click.echo(json.dumps({"ok": False, "error": exc.to_dict()}, ensure_ascii=False))
     else:
-        err_console.print(f"[red]error[/red] ({exc.code}): {exc.message}")
+        hint = exc.details.get("did_you_mean")
+        suffix = f" (did you mean {hint!r}?)" if hint else ""
+        err_console.print(f"[red]error[/red] ({exc.code}): {exc.message}{suffix}")
     sys.exit(code)
 
 

@@ -17,12 +17,17 @@ Keys (file / env):
     section_threshold              LEDGER_SECTION_THRESHOLD  split memories longer than this (4000 chars)
     embedding.model                LEDGER_EMBEDDING_MODEL  a model name (``ledger model list``) or a GGUF path
     embedding.enabled              LEDGER_EMBEDDING_ENABLED  false: lexical search only, no model loaded
-                                   LEDGER_EMBEDDING_THREADS  threads per model call (default: one per CPU)
+    embedding.threads              LEDGER_EMBEDDING_THREADS  threads per model call (0, the default: one per CPU)
     embedding.notice_similarity                            cosine from which a differing pair is a notice
     embedding.duplicate_similarity                         cosine from which an undisputed pair is a duplicate
 
 With no ``embedding.model``, the default model is used once ``ledger model install`` has put it in
 the user data dir; until then search is lexical and nothing says so as an error.
+
+Booleans are ``true``/``false`` (or ``1 yes on`` / ``0 no off`` as words); anything else, and any
+key a config file does not know, is an ``invalid_input`` error naming the key (with
+``did_you_mean`` for a near miss). Nothing else in the project reads the environment or a config
+file: the store, the embedder and the policy get their values from :class:`Settings`.
 """
 
 from __future__ import annotations
@@ -34,15 +39,19 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import platformdirs
 
 from ledger.clock import DEFAULT_SKEW_S
-from ledger.errors import InvalidInput
+from ledger.decide import Policy
+from ledger.errors import InvalidInput, closest
+from ledger.store import DEFAULT_BUSY_TIMEOUT_MS
 
 ISOLATION_MODES = ("none", "weak", "strict")
 DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"
 MAX_SKEW_S = 10**9  # about 31 years: enough for any clock, never past the calendar
 _INTEGERS = ("busy_timeout_ms", "retention_days", "section_threshold", "event_time_skew_s")
+_BOOLEANS = ("create",)
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
@@ -66,12 +75,17 @@ def is_model_path(value: str) -> bool:
 
 
 def _flag(value: Any, key: str) -> bool:
+    """A boolean, or one of the words for one (what an environment variable can carry).
+
+    Anything else is refused rather than guessed at: ``bool("false")`` is true, and a switch
+    that reads a typo as "on" is worse than one that says what is wrong.
+    """
     if isinstance(value, bool):
         return value
-    text = str(value).strip().lower()
+    text = value.strip().lower() if isinstance(value, str) else None
     if text in _TRUE or text in _FALSE:
         return text in _TRUE
-    raise InvalidInput(f"{key} must be true or false", field=key)
+    raise InvalidInput(f"{key} must be true or false (got {value!r})", field=key)
 
 
 @dataclass(frozen=True)
@@ -80,13 +94,7 @@ class Embedding:
     enabled: bool = True
     notice_similarity: float = 0.89  # see projections/notices.py (calibrated on the default model)
     duplicate_similarity: float = 0.935
-
-
-@dataclass(frozen=True)
-class Policy:
-    locked_requires_user_channel: bool = False
-    review_agent_conflicts: bool = False
-    auto_settle: bool = False  # docs/governance.md "Automatic settlement"
+    threads: int = 0  # threads per model call; 0: one per CPU (projections.embedding)
 
 
 @dataclass(frozen=True)
@@ -97,7 +105,7 @@ class Settings:
     workspace: str = ""
     backup: str = ""
     isolation: str = "none"
-    busy_timeout_ms: int = 5000
+    busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS
     retention_days: int = 90
     event_time_skew_s: int = DEFAULT_SKEW_S
     section_threshold: int = 4000
@@ -160,36 +168,53 @@ _ENV = {
 def _read_file(path: str) -> dict[str, Any]:
     text = Path(path).read_text(encoding="utf-8")
     try:
-        return json.loads(text) if path.endswith(".json") else tomllib.loads(text)
+        values = json.loads(text) if path.endswith(".json") else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise InvalidInput(f"config file {path} is not valid: {exc}", field="LEDGER_CONFIG") from None
+    if not isinstance(values, dict):
+        raise InvalidInput(f"config file {path} must hold an object of settings", field="LEDGER_CONFIG")
+    _check_keys(values, path)
+    return values
+
+
+_SECTIONS = {"policy": tuple(Policy.__struct_fields__), "embedding": tuple(f.name for f in fields(Embedding))}
+_KEYS = tuple(f.name for f in fields(Settings) if f.name not in _SECTIONS)
+
+
+def _check_keys(values: dict[str, Any], path: str) -> None:
+    """Every key of a config file is a setting: a typo is refused with the key it resembles,
+    as an unknown tool field is, instead of being dropped and leaving the default in force."""
+    for key, value in values.items():
+        if key in _SECTIONS:
+            if not isinstance(value, dict):
+                raise InvalidInput(f"{key} in {path} must be a table of settings", field=key)
+            for sub in value:
+                if sub not in _SECTIONS[key]:
+                    _unknown(f"{key}.{sub}", path, [f"{key}.{name}" for name in _SECTIONS[key]])
+        elif key not in _KEYS:
+            _unknown(str(key), path, [*_KEYS, *_SECTIONS])
+
+
+def _unknown(key: str, path: str, known: list[str]) -> None:
+    raise InvalidInput(f"unknown setting {key!r} in config file {path}", field=key,
+                       did_you_mean=closest(key.lower(), known))
 
 
 def _coerce(settings: Settings, values: dict[str, Any]) -> Settings:
-    known = {f.name: f for f in fields(Settings)}
     changes: dict[str, Any] = {}
     for key, value in values.items():
-        if value is None or key not in known:
+        if value is None or (key not in _KEYS and key not in _SECTIONS):
             continue
         if key == "policy":
-            if isinstance(value, dict):
-                changes["policy"] = replace(settings.policy, **{
-                    k: bool(v) for k, v in value.items() if k in Policy.__dataclass_fields__
-                })
-            continue
-        if key == "create":
-            changes["create"] = value if isinstance(value, bool) else str(value).lower() in _TRUE
-            continue
-        if key == "embedding":
-            if isinstance(value, dict):
-                changes["embedding"] = _embedding(changes.get("embedding", settings.embedding), value)
-            continue
-        if key in _INTEGERS:
-            try:
-                value = int(value)
-            except (TypeError, ValueError):
-                raise InvalidInput(f"{key} must be an integer", field=key) from None
-        changes[key] = value if key in _INTEGERS else str(value)
+            changes["policy"] = _policy(settings.policy, value)
+        elif key == "embedding":
+            changes["embedding"] = _embedding(settings.embedding, value)
+        elif key in _BOOLEANS:
+            changes[key] = _flag(value, key)
+        elif key in _INTEGERS:
+            changes[key] = _integer(value, key)
+        else:
+            changes[key] = str(value)
     result = replace(settings, **changes)
     if not 0 < result.section_threshold < 10**7:
         raise InvalidInput("section_threshold must be between 1 and 9,999,999 characters", field="section_threshold")
@@ -198,6 +223,20 @@ def _coerce(settings: Settings, values: dict[str, Any]) -> Settings:
     if result.isolation not in ISOLATION_MODES:
         raise InvalidInput(f"isolation must be one of {', '.join(ISOLATION_MODES)}", field="isolation")
     return result
+
+
+def _integer(value: Any, key: str) -> int:
+    if isinstance(value, bool):  # int(True) is 1: a switch where a number belongs is a mistake
+        raise InvalidInput(f"{key} must be an integer", field=key)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{key} must be an integer", field=key) from None
+
+
+def _policy(current: Policy, values: dict[str, Any]) -> Policy:
+    changes = {k: _flag(v, f"policy.{k}") for k, v in values.items() if v is not None}
+    return msgspec.structs.replace(current, **changes)
 
 
 def _embedding(current: Embedding, values: dict[str, Any]) -> Embedding:
@@ -209,6 +248,10 @@ def _embedding(current: Embedding, values: dict[str, Any]) -> Embedding:
     for key in ("notice_similarity", "duplicate_similarity"):
         if values.get(key) is not None:
             changes[key] = _cosine(values[key], f"embedding.{key}")
+    if values.get("threads") is not None:
+        changes["threads"] = _integer(values["threads"], "embedding.threads")
+        if changes["threads"] < 0:
+            raise InvalidInput("embedding.threads must be 0 (one per CPU) or more", field="embedding.threads")
     return replace(current, **changes)
 
 
@@ -222,22 +265,27 @@ def _cosine(value: Any, key: str) -> float:
     return number
 
 
+_SECTION_ENV = {
+    ("embedding", "model"): "LEDGER_EMBEDDING_MODEL",
+    ("embedding", "enabled"): "LEDGER_EMBEDDING_ENABLED",
+    ("embedding", "threads"): "LEDGER_EMBEDDING_THREADS",
+    **{("policy", name): f"LEDGER_POLICY_{name.upper()}" for name in Policy.__struct_fields__},
+}
+
+
 def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> Settings:
-    """Resolve settings with the documented precedence."""
+    """Resolve settings with the documented precedence: the one reader of the environment and
+    of config files (everything below the server gets its values as arguments)."""
     env = dict(os.environ) if env is None else env
     settings = Settings(create=False)
     config_path = (overrides or {}).get("config") or env.get("LEDGER_CONFIG")
     if config_path:
         settings = _coerce(settings, _read_file(config_path))
     settings = _coerce(settings, {k: env.get(v) or None for k, v in _ENV.items()})
-    settings = _coerce(settings, {"embedding": {"model": env.get("LEDGER_EMBEDDING_MODEL") or None,
-                                                "enabled": env.get("LEDGER_EMBEDDING_ENABLED") or None}})
-    for key, env_key in (("locked_requires_user_channel", "LEDGER_POLICY_LOCKED_REQUIRES_USER_CHANNEL"),
-                         ("review_agent_conflicts", "LEDGER_POLICY_REVIEW_AGENT_CONFLICTS"),
-                         ("auto_settle", "LEDGER_POLICY_AUTO_SETTLE")):
-        if env.get(env_key):
-            settings = replace(settings, policy=replace(
-                settings.policy, **{key: env[env_key].lower() in _TRUE}))
+    sections: dict[str, dict[str, Any]] = {}
+    for (section, key), name in _SECTION_ENV.items():
+        sections.setdefault(section, {})[key] = env.get(name, "").strip() or None
+    settings = _coerce(settings, sections)
     return _coerce(settings, {k: v for k, v in (overrides or {}).items() if k != "config"})
 
 
@@ -251,17 +299,17 @@ def settings_sources(overrides: dict[str, Any] | None = None,
     env = dict(os.environ) if env is None else env
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     sources = {f.name: "default" for f in fields(Settings) if f.name != "policy"}
-    sources.update({f"policy.{k}": "default" for k in Policy.__dataclass_fields__})
+    sources.update({f"policy.{k}": "default" for k in Policy.__struct_fields__})
     config_path = overrides.get("config") or env.get("LEDGER_CONFIG")
     if config_path:
         for key, value in _read_file(config_path).items():
-            if key == "policy" and isinstance(value, dict):
-                sources.update({f"policy.{k}": "file" for k in value if f"policy.{k}" in sources})
+            if key == "policy":
+                sources.update({f"policy.{k}": "file" for k in value})
             elif key in sources:
                 sources[key] = "file"
     sources.update({k: "env" for k, v in _ENV.items() if env.get(v)})
-    for key in Policy.__dataclass_fields__:
-        if env.get(f"LEDGER_POLICY_{key.upper()}"):
+    for (section, key), name in _SECTION_ENV.items():
+        if section == "policy" and env.get(name):
             sources[f"policy.{key}"] = "env"
     sources.update({k: "flag" for k in overrides if k in sources})
     return sources

@@ -22,7 +22,6 @@ back to the agent's ``authorized: true``, recorded as ``agent_asserted``.
 annotations, and the resolver closures in :func:`build_server` are only visible at definition.)
 """
 
-import difflib
 import functools
 import inspect
 import json
@@ -43,7 +42,7 @@ from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
-from ledger.errors import InvalidInput, LedgerError, Unauthorized, Unavailable
+from ledger.errors import InvalidInput, LedgerError, Unauthorized, Unavailable, closest
 from ledger.events import AUTH_AGENT, AUTH_USER
 from server import mcp_compact
 from server.app import LedgerApp
@@ -111,9 +110,8 @@ def _route(spec: ToolSpec, name: Any) -> Route:
     if name is None or name == "":
         raise InvalidInput(f"{spec.key} is required; one of: {', '.join(spec.routes)}", field=spec.key)
     if route is None:
-        close = difflib.get_close_matches(str(name), list(spec.routes), n=1, cutoff=0.6) if name else []
         raise InvalidInput(f"unknown {spec.key} {name!r}; one of: {', '.join(spec.routes)}", field=spec.key,
-                           did_you_mean=close[0] if close else None)
+                           did_you_mean=closest(name, spec.routes, cutoff=0.6) if name else None)
     return route
 
 

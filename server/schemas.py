@@ -10,7 +10,6 @@ Models for the review, governance and repair tools live in :mod:`server.schemas_
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Annotated, Any, ClassVar, Literal, Self
 
@@ -28,7 +27,7 @@ from pydantic import (
 )
 
 from ledger.clock import parse_time
-from ledger.errors import InvalidInput
+from ledger.errors import InvalidInput, closest
 
 MAX_CONTENT_BYTES = 2 * 1024 * 1024
 MAX_SUBJECT_CHARS = 2000
@@ -87,9 +86,9 @@ class EdgeModel(BaseModel):
         for key in data:
             if key in known:
                 continue
-            close = difflib.get_close_matches(str(key).lower(), known, n=1, cutoff=0.75)
+            close = closest(str(key).lower(), known)
             if close:
-                raise InvalidInput(f"unknown field {key!r}", field=str(key), did_you_mean=close[0])
+                raise InvalidInput(f"unknown field {key!r}", field=str(key), did_you_mean=close)
             ignored.append(str(key))
         clean = {k: v for k, v in data.items() if k in known and v is not None}
         try:

@@ -273,7 +273,7 @@ def _load_model(settings: Settings) -> tuple[Any | None, str | None]:
     except ImportError as exc:
         return None, f"the [semantic] extra is not installed ({exc})"
     try:
-        return load_embedder(path), None
+        return load_embedder(path, threads=settings.embedding.threads), None
     except EmbedderUnavailable as exc:
         return None, str(exc)[:200] or "the embedding model could not be loaded"
 

@@ -79,7 +79,149 @@ def test_a_broken_config_file_is_refused(tmp_path: Path) -> None:
     assert info.value.field == "LEDGER_CONFIG"
 
 
-def test_unknown_file_keys_are_ignored(tmp_path: Path) -> None:
-    path = tmp_path / "c.toml"
-    path.write_text('colour = "blue"\nclient = "c"\n')
-    assert load_settings(env={"LEDGER_CONFIG": str(path)}).client == "c"
+def _config(tmp_path: Path, text: str, name: str = "c.toml") -> dict[str, str]:
+    path = tmp_path / name
+    path.write_text(text)
+    return {"LEDGER_CONFIG": str(path)}
+
+
+@pytest.mark.parametrize(("text", "key", "suggestion"), [
+    ('isolaton = "weak"\n', "isolaton", "isolation"),
+    ('[policy]\nreview_agent_conflict = true\n', "policy.review_agent_conflict", "policy.review_agent_conflicts"),
+    ('[embedding]\nmodle = "x"\n', "embedding.modle", "embedding.model"),
+    ('colour = "blue"\nclient = "c"\n', "colour", None),
+])
+def test_unknown_file_keys_are_refused_with_a_suggestion(tmp_path: Path, text: str, key: str,
+                                                         suggestion: str | None) -> None:
+    """A typo in a config file would leave the default in force without a word: refused, with
+    the key it resembles, as an unknown tool field is."""
+    with pytest.raises(InvalidInput) as info:
+        load_settings(env=_config(tmp_path, text))
+    assert info.value.field == key
+    assert info.value.to_dict().get("did_you_mean") == suggestion
+    assert key in info.value.message
+
+
+def test_a_section_that_is_not_a_table_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput) as info:
+        load_settings(env=_config(tmp_path, "policy = true\n"))
+    assert info.value.field == "policy"
+
+
+@pytest.mark.parametrize("text", ['review_agent_conflicts = "false"', "review_agent_conflicts = false",
+                                  'review_agent_conflicts = "off"', 'review_agent_conflicts = "0"'])
+def test_false_in_a_config_file_is_false(tmp_path: Path, text: str) -> None:
+    settings = load_settings(env=_config(tmp_path, f"[policy]\n{text}\n"))
+    assert settings.policy.review_agent_conflicts is False
+
+
+@pytest.mark.parametrize("text", ['review_agent_conflicts = "true"', 'review_agent_conflicts = "yes"'])
+def test_true_in_a_config_file_is_true(tmp_path: Path, text: str) -> None:
+    settings = load_settings(env=_config(tmp_path, f"[policy]\n{text}\n"))
+    assert settings.policy.review_agent_conflicts is True
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ('[policy]\nreview_agent_conflicts = "maybe"\n', "policy.review_agent_conflicts"),
+    ("[policy]\nlocked_requires_user_channel = 2\n", "policy.locked_requires_user_channel"),
+    ('create = "sometimes"\n', "create"),
+    ("create = 1\n", "create"),
+    ('[embedding]\nenabled = "nope"\n', "embedding.enabled"),
+    ("busy_timeout_ms = true\n", "busy_timeout_ms"),
+])
+def test_a_value_that_is_not_a_boolean_is_a_config_error(tmp_path: Path, text: str, key: str) -> None:
+    with pytest.raises(InvalidInput) as info:
+        load_settings(env=_config(tmp_path, text))
+    assert info.value.field == key
+
+
+def test_json_booleans_parse_strictly_too(tmp_path: Path) -> None:
+    env = _config(tmp_path, json.dumps({"policy": {"locked_requires_user_channel": "false"}}), "c.json")
+    assert load_settings(env=env).policy.locked_requires_user_channel is False
+    env = _config(tmp_path, json.dumps({"policy": {"locked_requires_user_channel": "no!"}}), "d.json")
+    with pytest.raises(InvalidInput):
+        load_settings(env=env)
+
+
+@pytest.mark.parametrize(("name", "field"), [
+    ("LEDGER_POLICY_REVIEW_AGENT_CONFLICTS", "policy.review_agent_conflicts"),
+    ("LEDGER_CREATE", "create"),
+    ("LEDGER_EMBEDDING_ENABLED", "embedding.enabled"),
+])
+def test_a_switch_in_the_environment_that_is_not_a_boolean_is_refused(name: str, field: str) -> None:
+    with pytest.raises(InvalidInput) as info:
+        load_settings(env={name: "perhaps"})
+    assert info.value.field == field
+    assert load_settings(env={name: "off"}) is not None
+
+
+def test_one_policy_class_from_settings_to_the_ledger() -> None:
+    """The server's settings carry the ledger's own Policy: no second class to copy across."""
+    import ledger.decide
+    import server.config
+
+    assert server.config.Policy is ledger.decide.Policy
+    settings = load_settings(env={"LEDGER_POLICY_LOCKED_REQUIRES_USER_CHANNEL": "true"})
+    assert type(settings.policy) is ledger.decide.Policy
+    assert settings.policy == ledger.decide.Policy(locked_requires_user_channel=True)
+
+
+def test_embedding_threads_come_from_the_settings(tmp_path: Path) -> None:
+    import os
+
+    from projections.embedding import embedding_threads
+
+    assert load_settings(env={"LEDGER_EMBEDDING_THREADS": "1"}).embedding.threads == 1
+    assert load_settings(env=_config(tmp_path, "[embedding]\nthreads = 3\n")).embedding.threads == 3
+    assert load_settings(env={}).embedding.threads == 0
+    assert embedding_threads(2) == 2
+    for unset in (0, load_settings(env={"LEDGER_EMBEDDING_THREADS": ""}).embedding.threads):
+        assert embedding_threads(unset) == (os.cpu_count() or 1)
+    for bad in ("many", "-1"):
+        with pytest.raises(InvalidInput) as info:
+            load_settings(env={"LEDGER_EMBEDDING_THREADS": bad})
+        assert info.value.field == "embedding.threads"
+
+
+def test_the_store_takes_its_busy_timeout_from_the_settings(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environment reaches the store only through Settings (the ledger reads none)."""
+    from ledger.store import EventStore
+    from server.app import LedgerApp
+
+    monkeypatch.setenv("LEDGER_BUSY_TIMEOUT_MS", "1234")
+    store = EventStore(tmp_path / "plain.db")
+    assert store.busy_timeout_ms == 5000  # the argument's default: the environment is not read here
+    store.close()
+    settings = load_settings({"db": str(tmp_path / "b.db"), "create": True})
+    assert settings.busy_timeout_ms == 1234
+    app = LedgerApp(settings)
+    try:
+        assert app.store.busy_timeout_ms == 1234
+    finally:
+        app.close()
+    assert EventStore(tmp_path / "c.db", busy_timeout_ms=250).busy_timeout_ms == 250
+
+
+def test_only_the_settings_read_the_environment() -> None:
+    """server/config.py is the one reader of the environment among the packages."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    readers = [str(path.relative_to(root)) for package in ("ledger", "projections", "server")
+               for path in sorted((root / package).rglob("*.py"))
+               if re.search(r"os\.environ|os\.getenv|getenv\(", path.read_text(encoding="utf-8"))]
+    assert readers == ["server/config.py"]
+
+
+def test_the_cli_names_a_mistyped_config_key(tmp_path: Path) -> None:
+    """A person at a terminal gets the suggestion too; --json carries it as did_you_mean."""
+    from tests.conftest import ledger_cli
+
+    env = {**_config(tmp_path, 'isolaton = "weak"\n'), "LEDGER_DB": str(tmp_path / "x.db")}
+    human = ledger_cli("status", env=env)
+    assert human.returncode != 0 and "Traceback" not in human.stderr
+    assert "unknown setting 'isolaton'" in human.stderr and "did you mean 'isolation'?" in human.stderr
+    machine = ledger_cli("--json", "status", env=env)
+    assert json.loads(machine.stdout)["error"]["did_you_mean"] == "isolation"
+    assert not (tmp_path / "x.db").exists()  # nothing written

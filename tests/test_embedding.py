@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import struct
 import subprocess
@@ -150,13 +149,3 @@ def test_tiny_model_is_deterministic_and_small(tiny_gguf: Path, tmp_path: Path) 
     assert again.read_bytes() == tiny_gguf.read_bytes()
     assert write_tiny_gguf(tmp_path / "seed1.gguf", seed=1).read_bytes() != tiny_gguf.read_bytes()
     assert 20_000 < tiny_gguf.stat().st_size < 500_000
-
-
-def test_threads_per_call_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from projections.embedding import embedding_threads
-
-    monkeypatch.setenv("LEDGER_EMBEDDING_THREADS", "1")
-    assert embedding_threads() == 1
-    for unset in ("", "0", "many"):
-        monkeypatch.setenv("LEDGER_EMBEDDING_THREADS", unset)
-        assert embedding_threads() == (os.cpu_count() or 1)

@@ -186,11 +186,10 @@ def test_uuid7_ids_are_time_ordered() -> None:
     assert all(i[14] == "7" for i in ids)
 
 
-def test_busy_timeout_comes_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LEDGER_BUSY_TIMEOUT_MS", "1234")
-    s = EventStore(tmp_path / "b.db")
+def test_busy_timeout_is_an_argument(tmp_path: Path) -> None:
+    """The settings resolve LEDGER_BUSY_TIMEOUT_MS (tests/test_config.py); the store takes it."""
+    s = EventStore(tmp_path / "b.db", busy_timeout_ms=1234)
     assert s.busy_timeout_ms == 1234
-    monkeypatch.delenv("LEDGER_BUSY_TIMEOUT_MS")
     assert EventStore(tmp_path / "c.db").busy_timeout_ms == 5000
 
 

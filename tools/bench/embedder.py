@@ -51,9 +51,10 @@ def _rss_kib() -> tuple[int, int]:
 
 def measure(model: str, n_ctx: int, queries: int, passages: int) -> dict[str, Any]:
     from projections.embedding import load_embedder
+    from server.config import load_settings
 
     started = time.perf_counter()
-    embedder = load_embedder(model, n_ctx=n_ctx)
+    embedder = load_embedder(model, n_ctx=n_ctx, threads=load_settings().embedding.threads)
     load_s = time.perf_counter() - started
     questions, turns = _texts(max(queries, passages))
     for text in questions[:10]:
