@@ -1,9 +1,9 @@
 """The MCP server: four thin tools over the application facade (no business logic here).
 
 Each tool takes ``{"action"|"view"|"task": name, "data": {...}}``, validates ``data`` at the
-edge (:mod:`server.schemas`), looks the route's method up on the facade *at call time* (so a
-capability that lands later is wired without touching this file; until then: ``unavailable``)
-and returns one JSON object as structured content and as text. Errors are
+edge (:mod:`server.schemas`), calls the facade method bound to the route when the server started
+(:func:`server.mcp_routes.bind`; a route the facade lacks answers ``unavailable``) and returns one
+JSON object as structured content and as text. Errors are
 ``{"ok": false, "error": {...}}`` with ``isError`` set; no traceback ever reaches an agent.
 
 Facade calls run one at a time (the facade owns one SQLite connection whose write transactions
@@ -23,7 +23,6 @@ annotations, and the resolver closures in :func:`build_server` are only visible 
 """
 
 import functools
-import inspect
 import json
 import logging
 import sys
@@ -47,7 +46,7 @@ from ledger.events import AUTH_AGENT, AUTH_USER
 from server import mcp_compact
 from server.app import LedgerApp
 from server.config import Settings
-from server.mcp_routes import GOVERN, MEMORY, REPAIR, REVIEW, TOOLS, Route, ToolSpec, help_result
+from server.mcp_routes import GOVERN, MEMORY, REPAIR, REVIEW, TOOLS, Route, ToolSpec, bind, help_result
 from server.schemas import HelpData
 from server.schemas_admin import memory_ids
 from server.tool_schemas import tool_schemas
@@ -115,27 +114,6 @@ def _route(spec: ToolSpec, name: Any) -> Route:
     return route
 
 
-@functools.cache
-def _keywords(fn: Callable[..., Any]) -> frozenset[str] | None:
-    """The keywords a facade function takes (None: any), read once per function, not per call."""
-    params = inspect.signature(fn).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return None
-    return frozenset(params)
-
-
-def _takes(method: Callable[..., Any]) -> frozenset[str] | None:
-    return _keywords(getattr(method, "__func__", method))
-
-
-def _accepted_kwargs(method: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Only the keywords the facade method takes (a newer edge field never crashes an older method)."""
-    names = _takes(method)
-    if names is None:
-        return kwargs
-    return {k: v for k, v in kwargs.items() if k in names}
-
-
 def _verdict(outcome: Any) -> str:
     """approved | refused | not_asked | ask_failed, whatever path the question took."""
     inner = outcome.data if isinstance(outcome, AcceptedElicitation) else outcome
@@ -161,6 +139,10 @@ class LedgerTools:
         self.app = app
         self.settings = app.settings
         self._lock = anyio.Lock()
+        self._routes = bind(app)
+        self._notices = [fn for fn in (getattr(app, "backup_notice", None), getattr(app, "semantic_notice", None))
+                         if fn is not None]
+        self._conflict_detail = getattr(app, "conflict_detail", None)
 
     async def _run(self, fn: Callable[..., Any], kwargs: dict[str, Any], settings: Settings | None = None,
                    *, thread: bool = False) -> Any:
@@ -217,23 +199,21 @@ class LedgerTools:
             if verdict == ASK_FAILED:
                 notices.append("could not ask the user; recorded as agent_asserted")
             kwargs["authorization"] = "" if not authorized else AUTH_USER if verdict == "approved" else AUTH_AGENT
-        method = getattr(self.app, route.method, None)
-        if method is None:
+        bound = self._routes.get((spec.name, name))
+        if bound is None:
             raise Unavailable(f"{spec.name} {name} is not available yet", field=spec.key)
-        if route.progress and ctx is not None and "progress" in (_takes(method) or ()):
+        if bound.progress and ctx is not None:
             kwargs["progress"] = _progress_reporter(ctx)
-        result = await self._run(method, _accepted_kwargs(method, kwargs), self._caller(ctx), thread=route.progress)
+        result = await self._run(bound.method, kwargs, self._caller(ctx), thread=route.progress)
         notices += await self._pending_work()
         return mcp_compact.compact(spec.name, str(name), result, query=kwargs.get("query", ""), notices=notices)
 
     async def _pending_work(self) -> list[str]:
         """Work an agent should know about whatever it asked: a backup awaiting replay, and at
         most one semantic notice (meaning is off, or two memories seem to disagree)."""
-        sources = [n for n in (getattr(self.app, name, None) for name in ("backup_notice", "semantic_notice")) if n]
-
         def collect() -> list[str]:  # one turn on the facade for both
             out = []
-            for notice in sources:
+            for notice in self._notices:
                 try:
                     text = notice()
                 except LedgerError:
@@ -296,11 +276,10 @@ class LedgerTools:
         return None
 
     async def _conflict_members(self, conflict_id: int) -> list[int]:
-        detail = getattr(self.app, "conflict_detail", None)
-        if detail is None:
+        if self._conflict_detail is None:
             return []
         try:
-            conflict = (await self._run(detail, {"conflict_id": conflict_id})).get("conflict") or {}
+            conflict = (await self._run(self._conflict_detail, {"conflict_id": conflict_id})).get("conflict") or {}
         except LedgerError:
             return []
         members = conflict.get("members") or []

@@ -2,13 +2,15 @@
 
 A :class:`Route` names the facade method that answers it, the edge model that validates its
 ``data``, whether it needs ``authorized: true``, and the one-line field summary and example
-that feed both the advertised input schema and ``help``. Keeping this as data is what lets a
-capability light up by itself: the server looks the method up on the facade at call time and
-answers ``unavailable`` until the method exists.
+that feed both the advertised input schema and ``help``. :func:`bind` turns the table into
+bound facade methods once, when the server starts: a method that cannot take every field its
+model validates stops the start (a field must never be validated and then dropped), and a route
+whose method the facade lacks answers ``unavailable``.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +31,20 @@ class Route:
 
     def needs_authorization(self, kwargs: dict[str, Any]) -> bool:
         return self.governed(kwargs) if callable(self.governed) else self.governed
+
+    def keywords(self) -> set[str]:
+        """What the facade method receives: the model's fields, ``authorized`` turned into
+        ``authorization`` (the MCP layer decides which kind, see :mod:`server.mcp`)."""
+        names = set(self.model.model_fields)
+        return names - {"authorized"} | {"authorization"} if "authorized" in names else names
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A route's facade method, looked up once; ``progress``: it takes a progress callback."""
+
+    method: Callable[..., Any]
+    progress: bool = False
 
 
 @dataclass(frozen=True)
@@ -147,6 +163,36 @@ REPAIR = ToolSpec("memory_repair", "task", "Repair memory (maintenance)", (
 })
 
 TOOLS: dict[str, ToolSpec] = {t.name: t for t in (MEMORY, REVIEW, GOVERN, REPAIR)}
+
+
+def unaccepted(method: Callable[..., Any], route: Route) -> list[str]:
+    """The keywords of ``route`` that ``method`` cannot take (empty when it takes them all)."""
+    params = inspect.signature(method).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return []
+    takes = {n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return sorted(route.keywords() - takes)
+
+
+def bind(app: object) -> dict[tuple[str, str], Binding]:
+    """Every route of every tool with a method on ``app``, keyed by (tool, name).
+
+    Raises :class:`TypeError` when a method cannot take a field its route validates: that is a
+    mistake in the code, and it shows when the server starts, not when an agent calls.
+    """
+    bound: dict[tuple[str, str], Binding] = {}
+    for spec in TOOLS.values():
+        for name, route in spec.routes.items():
+            method = getattr(app, route.method, None) if route.method else None
+            if method is None:
+                continue
+            missing = unaccepted(method, route)
+            if missing:
+                raise TypeError(f"{type(app).__name__}.{route.method} ({spec.name} {name}) does not "
+                                f"accept {', '.join(missing)}")
+            takes_progress = route.progress and "progress" in inspect.signature(method).parameters
+            bound[(spec.name, name)] = Binding(method, progress=takes_progress)
+    return bound
 
 
 def input_schema(spec: ToolSpec) -> dict[str, Any]:

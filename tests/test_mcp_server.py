@@ -118,8 +118,10 @@ class Stub:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_confirm_asks_the_user_and_is_wired_when_the_method_lands(db_path: Path, mode: str) -> None:
+    """Routes are bound when the server starts: a facade without ``confirm`` answers
+    ``unavailable``; once the method exists, the next server wires it."""
     stub = Stub(db_path)
-    stub.read = lambda memory_id: {"ok": True, "memory": {  # type: ignore[attr-defined]
+    stub.read = lambda memory_id, **_: {"ok": True, "memory": {  # type: ignore[attr-defined]
         "memory_id": memory_id, "content": "Deploys freeze on Fridays", "protection": "normal"}}
     answers = Answers(ACCEPT, ACCEPT)
     call = {"action": "confirm", "data": {"memory_id": 7, "authorized": True}}
@@ -128,11 +130,12 @@ async def test_confirm_asks_the_user_and_is_wired_when_the_method_lands(db_path:
         assert missing["error"] == {"code": "unavailable", "message": "memory_govern confirm is not available yet",
                                     "field": "action"}
 
-        def confirm(memory_id: int, authorization: str = "") -> dict[str, Any]:
-            stub.calls.append({"memory_id": memory_id, "authorization": authorization})
-            return {"ok": True, "memory_id": memory_id, "protection": "locked"}
+    def confirm(memory_id: int, authorization: str = "") -> dict[str, Any]:
+        stub.calls.append({"memory_id": memory_id, "authorization": authorization})
+        return {"ok": True, "memory_id": memory_id, "protection": "locked"}
 
-        stub.confirm = confirm  # type: ignore[attr-defined]
+    stub.confirm = confirm  # type: ignore[attr-defined]
+    async with Client(build_server(stub), mode=mode, elicitation_callback=answers) as c:  # type: ignore[arg-type]
         assert body(await c.call_tool("memory_govern", call))["protection"] == "locked"
     assert stub.calls == [{"memory_id": 7, "authorization": AUTH_USER}]
     assert "#7" in answers.questions[0] and "Deploys freeze" in answers.questions[0]
@@ -143,7 +146,7 @@ async def test_a_crash_while_preparing_the_question_refuses_instead_of_skipping_
     stub = Stub(db_path)
     confirmed: list[int] = []
 
-    def read(memory_id: int) -> dict[str, Any]:
+    def read(memory_id: int, **_: Any) -> dict[str, Any]:
         raise RuntimeError("disk on fire")
 
     stub.read = read  # type: ignore[attr-defined]
@@ -155,13 +158,25 @@ async def test_a_crash_while_preparing_the_question_refuses_instead_of_skipping_
     assert "disk on fire" in caplog.text and "disk on fire" not in json.dumps(r)
 
 
-async def test_dispatch_passes_only_what_the_method_takes_and_hides_crashes(db_path: Path,
-                                                                           caplog: pytest.LogCaptureFixture) -> None:
+def test_a_method_that_cannot_take_a_validated_field_stops_the_start(db_path: Path) -> None:
+    """A field the edge validated is never dropped on the way to the facade: a method without
+    it is a mistake the server refuses to start with, not a silent loss on every call."""
+    stub = Stub(db_path)
+
+    def conflicts(state: str = "open") -> dict[str, Any]:  # an older signature without `limit`
+        return {"ok": True, "conflicts": []}
+
+    stub.conflicts = conflicts  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match=r"conflicts \(memory_review conflicts\) does not accept cursor, limit"):
+        build_server(stub)  # type: ignore[arg-type]
+
+
+async def test_dispatch_hides_crashes(db_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     stub = Stub(db_path)
     seen: dict[str, Any] = {}
 
-    def conflicts(state: str = "open") -> dict[str, Any]:  # an older signature without `limit`
-        seen["state"] = state
+    def conflicts(state: str = "open", limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
+        seen.update(state=state, limit=limit)
         return {"ok": True, "conflicts": []}
 
     def doctor() -> dict[str, Any]:
@@ -171,7 +186,7 @@ async def test_dispatch_passes_only_what_the_method_takes_and_hides_crashes(db_p
     async with Client(build_server(stub)) as c:  # type: ignore[arg-type]
         assert body(await c.call_tool("memory_review", {"view": "conflicts", "data": {"limit": 3}}))["ok"]
         crashed = body(await c.call_tool("memory_review", {"view": "doctor"}))
-    assert seen == {"state": "open"}
+    assert seen == {"state": "open", "limit": 3}
     assert crashed["error"]["message"] == "internal error (RuntimeError); see the server log"
     assert "secret" not in json.dumps(crashed)
     assert "secret internals" in caplog.text  # the operator still gets the traceback
