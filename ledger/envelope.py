@@ -22,7 +22,7 @@ _LOG_ONLY = ("position", "prev_hash", "hash")
 
 def export_schema() -> bytes:
     """The JSON Schema (draft 2020-12) of one export line, as shipped with the package."""
-    return resources.files("ledger").joinpath("export.schema.json").read_bytes()
+    return resources.files(__name__.rpartition(".")[0]).joinpath("export.schema.json").read_bytes()
 
 
 def to_envelope(event: StoredEvent) -> bytes:

@@ -1,5 +1,5 @@
 """``python -m server`` runs the ``ledger`` CLI (the same entry point as the console script)."""
 
-from server.cli import main
+from server.cli.main import main
 
 main()

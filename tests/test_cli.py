@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from server.cli import main
+from server.cli.main import main
 from tests.conftest import ledger_cli
 
 

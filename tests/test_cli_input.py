@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ledger.errors import Unavailable
-from server import exit_codes
+from server.cli import exit_codes
 from tests.conftest import REPO, ledger_cli
 
 NO_CREATE = {"LEDGER_CREATE": ""}  # as a user's shell has it

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from server.app import LedgerApp
-from server.cli import main
+from server.cli.main import main
 from server.config import Settings
 
 GOVERNANCE = ["compare", "conflicts", "conflict", "confirm", "unlock", "retire", "supersede", "resolve",

@@ -21,7 +21,7 @@ from ledger.store import EventStore, NewEvent
 from projections.runner import ProjectionRunner
 from projections.search import SearchProjector
 from server.app import LedgerApp
-from server.cli import main
+from server.cli.main import main
 from server.config import Settings
 from server.transfer import export_jsonl, import_jsonl
 

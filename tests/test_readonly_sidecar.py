@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ledger import dbfiles
-from server import exit_codes
+from server.cli import exit_codes
 from tests.conftest import REPO
 
 AS_USER = (["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"] if os.geteuid() == 0 else [])

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from server.app import LedgerApp
-from server.cli import main
+from server.cli.main import main
 from server.config import Settings
 from server.transfer import export_csv, export_jsonl, import_jsonl
 

@@ -13,7 +13,7 @@ import uvicorn
 from server.app import LedgerApp
 from server.config import load_settings, settings_sources
 from server.console.guard import Guard
-from server.console.web import create_app
+from server.console.routes import create_app
 
 CLIENT = "console"  # every event the console records names it
 

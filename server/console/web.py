@@ -1,4 +1,5 @@
-"""The console's web application: routes, the guard middleware and page rendering.
+"""The console's web helpers: the guard middleware, page rendering and what every handler uses
+(the routes are in :mod:`server.console.routes`).
 
 Starlette (already installed with the mcp SDK) routes requests; Jinja2 renders HTML with
 autoescaping on. Every handler is ``async`` and calls the facade directly: they all run on the
@@ -14,11 +15,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ledger.errors import LedgerError
@@ -70,8 +68,8 @@ class GuardMiddleware:
         await self.app(scope, receive, secured)
 
 
-_env = Environment(loader=PackageLoader("server.console", "templates"), autoescape=select_autoescape(default=True),
-                   trim_blocks=True, lstrip_blocks=True)
+_env = Environment(loader=PackageLoader(__name__.rpartition(".")[0], "templates"),
+                   autoescape=select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True)
 
 
 def ledger(request: Request) -> LedgerApp:
@@ -118,31 +116,3 @@ async def switch_language(request: Request) -> Response:
     if lang in LANGUAGES:
         response.set_cookie(LANG_COOKIE, lang, max_age=365 * 86400, samesite="strict")
     return response
-
-
-def create_app(ledger_app: LedgerApp, guard: Guard, sources: dict[str, str]) -> Starlette:
-    """The console for one facade; ``sources`` says where each setting came from."""
-    from server.console import actions, detail, pages, records
-
-    routes = [
-        Route("/", pages.overview),
-        Route("/memories", pages.memories),
-        Route("/memory/{memory_id:int}", detail.memory),
-        Route("/conflicts", pages.conflicts),
-        Route("/conflict/{conflict_id:int}", detail.conflict),
-        Route("/timeline", records.timeline),
-        Route("/audit", records.audit),
-        Route("/audit/export.{fmt:str}", records.export),
-        Route("/doctor", pages.doctor),
-        Route("/settings", pages.settings),
-        Route("/lang/{lang:str}", switch_language),
-        Route("/act/{action:str}", actions.act, methods=["POST"]),
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
-    ]
-    app = Starlette(routes=routes)
-    app.state.ledger = ledger_app
-    app.state.guard = guard
-    app.state.sources = sources
-    app.state.last_doctor = None  # the last Doctor report of this run: {"report", "at"}
-    app.add_middleware(GuardMiddleware, guard=guard)
-    return app

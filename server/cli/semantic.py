@@ -7,10 +7,10 @@ from typing import Any
 import click
 
 from ledger.events import AUTH_USER
-from server.cli import CliContext, emit, json_option, main, out_console, progress_bar
+from server.cli.output import CliContext, emit, json_option, out_console, progress_bar
 
 
-@main.command()
+@click.command()
 @click.option("--rebuild", is_flag=True, help="Start over (cached embeddings are reused).")
 @json_option
 def reembed(obj: CliContext, rebuild: bool) -> None:
@@ -25,7 +25,7 @@ def reembed(obj: CliContext, rebuild: bool) -> None:
         f"with {r['model']} in {r['seconds']} s; {r['new_notices']} new notices; lag {r['lag']}", highlight=False))
 
 
-@main.command()
+@click.command()
 @click.option("--state", default="open", show_default=True,
               type=click.Choice(["open", "dismissed", "resolved", "all"]))
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))

@@ -7,12 +7,12 @@ import sys
 import click
 
 from ledger.errors import LedgerError
-from server import exit_codes
-from server.cli import CliContext, err_console, main
+from server.cli import exit_codes
+from server.cli.output import CliContext, err_console
 from server.config import load_settings
 
 
-@main.command()
+@click.command()
 @click.option("--http", "http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535))
 @click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")

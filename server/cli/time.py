@@ -11,20 +11,19 @@ from typing import Any
 import click
 
 from ledger.events import AUTH_USER
-from server.cli import (
+from server.cli.output import (
     CliContext,
     bad_line_details,
     cursor_option,
     emit,
     json_option,
-    main,
     next_page_line,
     out_console,
     progress_bar,
 )
 
 
-@main.command()
+@click.command()
 @click.option("--apply", "apply", is_flag=True, help="Append the events (default: dry run, nothing written).")
 @click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1, 100_000),
               help="Events per transaction.")
@@ -53,7 +52,7 @@ def replay_backup(obj: CliContext, apply: bool, batch_size: int) -> None:
     emit(obj, result, human)
 
 
-@main.command()
+@click.command()
 @click.argument("memory_id", required=False, type=click.IntRange(min=1))
 @click.option("--subject", default=None, help="Every memory about this subject instead of one chain.")
 @click.option("--as-of-recorded", default=None, help="As the ledger knew it at this time or position.")
@@ -81,7 +80,7 @@ def timeline(obj: CliContext, memory_id: int | None, subject: str | None, as_of_
     emit(obj, result, human)
 
 
-@main.command()
+@click.command()
 @click.option("--since", default=None, help="Recorded at or after (ISO 8601).")
 @click.option("--until", default=None, help="Recorded at or before (ISO 8601).")
 @click.option("--memory-id", default=None, type=click.IntRange(min=1), help="Events about this memory.")
@@ -108,7 +107,7 @@ def audit(obj: CliContext, since: str | None, until: str | None, memory_id: int 
     emit(obj, result, human)
 
 
-@main.command()
+@click.command()
 @click.option("--dry-run", is_flag=True, help="Only count what would be archived.")
 @click.option("--older-than-days", default=None, type=click.IntRange(min=0),
               help="Inactive for longer than this (default: retention_days, 90).")

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from ledger.errors import InvalidInput
-from server.cli import CliContext, emit, json_option, main, out_console
+from server.cli.output import CliContext, emit, json_option, out_console
 
 STDIN = "-"
 
@@ -64,7 +64,7 @@ def metadata_of(text: str | None) -> dict[str, Any] | None:
     return value
 
 
-@main.command()
+@click.command()
 @click.argument("memory_id", type=click.IntRange(min=1))
 @click.argument("text", required=False)
 @click.option("--file", "file", default=None, metavar="FILE", help="Read the new content from FILE ('-': stdin).")
@@ -102,7 +102,7 @@ def update(obj: CliContext, memory_id: int, text: str | None, file: str | None, 
     emit(obj, result, human)
 
 
-@main.command()
+@click.command()
 @json_option
 def init(obj: CliContext) -> None:
     """Create a ledger at --db (or LEDGER_DB); an existing ledger is left as it is.

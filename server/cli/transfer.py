@@ -1,4 +1,4 @@
-"""CLI commands that move the log in and out: ``export`` (JSONL or CSV) and ``import`` (JSONL)."""
+"""CLI commands that move the log in and out: ``export`` (JSONL or CSV), ``import`` (JSONL) and ``migrate``."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 import click
 import msgspec
 
-from server.cli import CliContext, bad_line_details, emit, json_option, main, out_console, progress_bar
+from server.cli.output import CliContext, bad_line_details, emit, json_option, out_console, progress_bar
 
 
-@main.command(name="export")
+@click.command(name="export")
 @click.option("--format", "fmt", default="jsonl", type=click.Choice(["jsonl", "csv"]), show_default=True)
 @click.option("--since", default=None, help="Only events recorded at or after (ISO 8601).")
 @click.option("--until", default=None, help="Only events recorded at or before (ISO 8601).")
@@ -49,7 +49,7 @@ def export_cmd(obj: CliContext, fmt: str, since: str | None, until: str | None, 
              lambda r: out_console.print(f"exported {r['events']} events to {r['path']}"))
 
 
-@main.command(name="import")
+@click.command(name="import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @json_option
 def import_cmd(obj: CliContext, file: Path) -> None:
@@ -70,7 +70,7 @@ def import_cmd(obj: CliContext, file: Path) -> None:
     emit(obj, result, human)
 
 
-@main.command(name="migrate")
+@click.command(name="migrate")
 @click.option("--to", "target", required=True, metavar="URL",
               help="Where to copy the log: postgresql://… or sqlite:///path.")
 @click.option("--from", "origin", default=None, metavar="URL",

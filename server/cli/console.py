@@ -7,11 +7,11 @@ import sys
 import click
 
 from ledger.errors import LedgerError
-from server import exit_codes
-from server.cli import CliContext, err_console, main
+from server.cli import exit_codes
+from server.cli.output import CliContext, err_console
 
 
-@main.command()
+@click.command()
 @click.option("--port", default=18876, show_default=True, type=click.IntRange(0, 65535),
               help="Port on 127.0.0.1 (0 picks a free one).")
 @click.option("--no-open", "no_open", is_flag=True, help="Do not open a browser.")

@@ -13,12 +13,11 @@ from typing import Any
 import click
 
 from ledger.events import AUTH_USER
-from server.cli import (
+from server.cli.output import (
     CliContext,
     cursor_option,
     emit,
     json_option,
-    main,
     next_page_line,
     out_console,
     pending_backup_line,
@@ -49,7 +48,7 @@ def _memory_line(r: dict[str, Any]) -> None:
                       + ("" if r.get("changed", True) else " — unchanged"), highlight=False)
 
 
-@main.command()
+@click.command()
 @click.argument("left_id", type=click.IntRange(min=1))
 @click.argument("right_id", type=click.IntRange(min=1))
 @json_option
@@ -61,7 +60,7 @@ def compare(obj: CliContext, left_id: int, right_id: int) -> None:
     emit(obj, obj.app.compare(left_id, right_id), lambda r: _verdict_lines(r["verdict"]))
 
 
-@main.command()
+@click.command()
 @click.option("--state", default="open", show_default=True,
               type=click.Choice(["open", "judged", "resolved", "all"]))
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
@@ -83,7 +82,7 @@ def conflicts(obj: CliContext, state: str, limit: int, cursor: str | None) -> No
     emit(obj, obj.app.conflicts(state=state, limit=limit, cursor=cursor), human)
 
 
-@main.command(name="conflict")
+@click.command(name="conflict")
 @click.argument("conflict_id", type=click.IntRange(min=1))
 @json_option
 def conflict_detail(obj: CliContext, conflict_id: int) -> None:
@@ -104,7 +103,7 @@ def conflict_detail(obj: CliContext, conflict_id: int) -> None:
     emit(obj, obj.app.conflict_detail(conflict_id), human)
 
 
-@main.command()
+@click.command()
 @click.argument("memory_id", type=click.IntRange(min=1))
 @json_option
 def confirm(obj: CliContext, memory_id: int) -> None:
@@ -115,7 +114,7 @@ def confirm(obj: CliContext, memory_id: int) -> None:
     emit(obj, obj.app.confirm(memory_id, authorization=AUTH_USER), _memory_line)
 
 
-@main.command()
+@click.command()
 @click.argument("memory_id", type=click.IntRange(min=1))
 @json_option
 def unlock(obj: CliContext, memory_id: int) -> None:
@@ -126,7 +125,7 @@ def unlock(obj: CliContext, memory_id: int) -> None:
     emit(obj, obj.app.unlock(memory_id, authorization=AUTH_USER), _memory_line)
 
 
-@main.command()
+@click.command()
 @click.argument("memory_id", type=click.IntRange(min=1))
 @click.option("--reason", default="", help="Why it is retired.")
 @json_option
@@ -138,7 +137,7 @@ def retire(obj: CliContext, memory_id: int, reason: str) -> None:
     emit(obj, obj.app.retire(memory_id, reason=reason, authorization=AUTH_USER), _memory_line)
 
 
-@main.command()
+@click.command()
 @click.argument("loser_id", type=click.IntRange(min=1))
 @click.argument("winner_id", type=click.IntRange(min=1))
 @click.option("--reason", default="", help="Why the winner replaces the loser.")
@@ -152,7 +151,7 @@ def supersede(obj: CliContext, loser_id: int, winner_id: int, reason: str) -> No
          lambda r: out_console.print(f"#{r['memory_id']} superseded by #{r['superseded_by']}"))
 
 
-@main.command()
+@click.command()
 @click.argument("conflict_id", type=click.IntRange(min=1))
 @click.option("--winner", "winner_id", default=None, type=click.IntRange(min=1), help="The member that wins.")
 @click.option("--keep-both", is_flag=True, help="Both memories stand (they do not really contradict).")
@@ -169,7 +168,7 @@ def resolve(obj: CliContext, conflict_id: int, winner_id: int | None, keep_both:
     emit(obj, result, lambda r: _conflict_line(r["conflict"]))
 
 
-@main.command()
+@click.command()
 @click.argument("left_id", type=click.IntRange(min=1))
 @click.argument("right_id", type=click.IntRange(min=1))
 @click.option("--mark-conflict", is_flag=True, help="Record the pair as a conflict with the verdict.")
@@ -190,7 +189,7 @@ def arbitrate(obj: CliContext, left_id: int, right_id: int, mark_conflict: bool,
                                 authorization=AUTH_USER), human)
 
 
-@main.command()
+@click.command()
 @click.argument("conflict_id", type=click.IntRange(min=1))
 @click.argument("winner_id", type=click.IntRange(min=1))
 @click.option("--rationale", default="", help="Why this member should win.")
@@ -215,7 +214,7 @@ def judge(obj: CliContext, conflict_id: int, winner_id: int, rationale: str, pin
                                                   f"{r['conflict']['conflict_id']} is {r['conflict']['state']}"))
 
 
-@main.command()
+@click.command()
 @json_option
 def doctor(obj: CliContext) -> None:
     """Health checks (exit 0 clean, 1 warnings, 2 critical).
@@ -236,7 +235,7 @@ def doctor(obj: CliContext) -> None:
     sys.exit(exit_code(result["severity"]))
 
 
-@main.command()
+@click.command()
 @json_option
 def review(obj: CliContext) -> None:
     """Counts by status, source and workspace; conflicts; agent-only confirmations; pending backup.

@@ -1,0 +1,81 @@
+"""The ``ledger`` group: global options, the exit code of a command line it cannot parse, and
+every command, added explicitly (``ledger --help`` lists them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from server.cli import console, exit_codes, governance, input, memory, model, repair, semantic, serve, time, transfer
+from server.cli.output import CliContext
+
+
+class LedgerGroup(click.Group):
+    """Click's group with one change: a command line it cannot parse exits 64, not 2, because
+    2 means "broken" in the exit-code table."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        return _usage_code(super().make_context, *args, **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return _usage_code(super().invoke, ctx)
+
+
+def _usage_code(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    try:
+        return call(*args, **kwargs)
+    except click.UsageError as exc:
+        exc.exit_code = exit_codes.USAGE
+        raise
+
+
+@click.group(cls=LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
+@click.option("--json", "as_json", is_flag=True, default=False, help="Print one JSON document.")
+@click.option("--create", is_flag=True, default=False,
+              help="Create the database at an explicit --db path if it does not exist (see also: init).")
+@click.version_option(package_name="fact-ledger")
+@click.pass_context
+def main(ctx: click.Context, db: str | None, as_json: bool, create: bool) -> None:
+    """fact-ledger: an event-sourced fact ledger that AI agents share as memory.
+
+    Example: ledger remember "The staging API listens on port 8080" --subject staging
+    """
+    ctx.obj = CliContext(db, as_json, create=create)
+
+
+main.add_command(memory.remember)
+main.add_command(memory.find)
+main.add_command(memory.read)
+main.add_command(memory.history)
+main.add_command(repair.rebuild)
+main.add_command(repair.verify)
+main.add_command(repair.status)
+main.add_command(console.console)
+main.add_command(governance.compare)
+main.add_command(governance.conflicts)
+main.add_command(governance.conflict_detail)
+main.add_command(governance.confirm)
+main.add_command(governance.unlock)
+main.add_command(governance.retire)
+main.add_command(governance.supersede)
+main.add_command(governance.resolve)
+main.add_command(governance.arbitrate)
+main.add_command(governance.judge)
+main.add_command(governance.doctor)
+main.add_command(governance.review)
+main.add_command(input.update)
+main.add_command(input.init)
+main.add_command(model.model)
+main.add_command(semantic.reembed)
+main.add_command(semantic.notices)
+main.add_command(serve.serve)
+main.add_command(time.replay_backup)
+main.add_command(time.timeline)
+main.add_command(time.audit)
+main.add_command(time.archive)
+main.add_command(transfer.export_cmd)
+main.add_command(transfer.import_cmd)
+main.add_command(transfer.migrate_cmd)

@@ -1,0 +1,154 @@
+"""What every command shares: the database and output options, the caller's context, printing
+(JSON or for people), progress bars and the exit code of a result."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from ledger.dbfiles import MissingDatabase, is_plain_path
+from ledger.errors import LedgerError, Unavailable
+from server.app import LedgerApp
+from server.cli import exit_codes
+from server.config import Settings, load_settings
+
+err_console = Console(stderr=True, soft_wrap=True)  # long lines stay whole when piped or grepped
+out_console = Console(soft_wrap=True)
+
+
+class CliContext:
+    def __init__(self, db: str | None, as_json: bool, workspace: str | None = None, create: bool = False) -> None:
+        self.db = db
+        self.as_json = as_json
+        self.workspace = workspace
+        self.create = create
+        self._app: LedgerApp | None = None
+
+    @property
+    def settings(self) -> Settings:
+        overrides: dict[str, Any] = {"db": self.db}
+        if self.workspace is not None:
+            overrides["workspace"] = self.workspace
+        if self.create:
+            overrides["create"] = True
+        settings = load_settings(overrides)
+        if settings.client == "unknown":  # a person at a terminal
+            from dataclasses import replace
+
+            settings = replace(settings, client="cli")
+        return settings
+
+    @property
+    def app(self) -> LedgerApp:
+        if self._app is None:
+            settings = self.settings
+            if is_plain_path(settings.db) and not Path(settings.db).exists() and not settings.may_create:
+                raise Unavailable(str(MissingDatabase(settings.db)), reason="missing")
+            self._app = LedgerApp(settings)
+        return self._app
+
+
+def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--db`` and ``--json`` on every command (also accepted before the command name)."""
+
+    @click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
+    @click.option("--json", "as_json", is_flag=True, default=False, help="Print one JSON document.")
+    @click.pass_context
+    @functools.wraps(f)
+    def wrapper(ctx: click.Context, db: str | None, as_json: bool, **kwargs: Any) -> Any:
+        parent: CliContext = ctx.ensure_object(CliContext)
+        obj = CliContext(db or parent.db, as_json or parent.as_json, create=parent.create)
+        try:
+            return f(obj, **kwargs)
+        except LedgerError as exc:
+            _fail(obj, exc, code=exit_codes.for_error(exc))
+
+    return wrapper
+
+
+def _fail(obj: CliContext, exc: LedgerError, *, code: int) -> None:
+    if obj.as_json:
+        click.echo(json.dumps({"ok": False, "error": exc.to_dict()}, ensure_ascii=False))
+    else:
+        hint = exc.details.get("did_you_mean")
+        suffix = f" (did you mean {hint!r}?)" if hint else ""
+        err_console.print(f"[red]error[/red] ({exc.code}): {exc.message}{suffix}")
+    sys.exit(code)
+
+
+def emit(obj: CliContext, result: dict[str, Any], human: Callable[[dict[str, Any]], None] | None = None) -> None:
+    """Print the result (JSON or for people), then exit with its code when it is not plain success."""
+    _show(obj, result, human)
+    code = exit_codes.for_result(result)
+    if code:
+        sys.exit(code)
+
+
+def _show(obj: CliContext, result: dict[str, Any], human: Callable[[dict[str, Any]], None] | None) -> None:
+    if obj.as_json or human is None:
+        click.echo(json.dumps(result, ensure_ascii=False, default=str))
+    elif result.get("backup_only"):  # any write, when SQLite refused it: no ids to show yet
+        backup = result["backup"]
+        out_console.print(f"[yellow]not in the database[/yellow] ({result['reason']}): {len(backup['event_ids'])} "
+                          f"event(s) kept in the backup {backup['path']}; they get ids when "
+                          "`ledger replay-backup --apply` replays them", highlight=False)
+    else:
+        human(result)
+
+
+def cursor_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--cursor``: continue a list from the ``next_cursor`` of the previous page."""
+    return click.option("--cursor", default=None, metavar="CURSOR",
+                        help="Continue from a previous page's next_cursor.")(f)
+
+
+def next_page_line(r: dict[str, Any]) -> None:
+    """For people: how to see the next page, when there is one."""
+    if r.get("next_cursor"):
+        out_console.print(f"[dim]more: --cursor {r['next_cursor']}[/dim]", highlight=False)
+
+
+@contextmanager
+def progress_bar(obj: CliContext, label: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr (silent under --json)."""
+    if obj.as_json or not err_console.is_terminal:
+        yield lambda done, total: None
+        return
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err_console, transient=True) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total or None)
+
+
+def print_memories(results: list[dict[str, Any]]) -> None:
+    if not results:
+        out_console.print("[dim]no memories found[/dim]")
+    for m in results:
+        meta = f"#{m['memory_id']} v{m['version']} {m['source_type']} ({m['status']})"
+        subject = f" [bold]{m['subject']}[/bold]" if m.get("subject") else ""
+        out_console.print(f"[cyan]{meta}[/cyan]{subject}", highlight=False)
+        out_console.print(f"  {m['content']}", markup=False, highlight=False)
+
+
+def bad_line_details(r: dict[str, Any]) -> None:
+    """The skipped lines of an import or a backup replay (the first 20), each with why."""
+    for bad in r["bad_lines"]:
+        out_console.print(f"  line {bad['line']}: {bad['error']}", markup=False, highlight=False)
+    unlisted = r["bad_total"] - len(r["bad_lines"])
+    if unlisted > 0:
+        out_console.print(f"  and {unlisted} more bad line(s)", highlight=False)
+
+
+def pending_backup_line(pending: dict[str, Any] | None) -> None:
+    if pending:
+        out_console.print(f"  [yellow]backup awaiting replay[/yellow]: {pending['events']} events in "
+                          f"{pending['path']} (ledger replay-backup)", highlight=False)

@@ -1,0 +1,70 @@
+"""``rebuild``, ``verify`` and ``status``: the ledger's health and upkeep."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from server.cli.output import (
+    CliContext,
+    emit,
+    json_option,
+    out_console,
+    pending_backup_line,
+    progress_bar,
+)
+
+
+@click.command()
+@click.option("--projection", default=None, help="Rebuild only this projection.")
+@json_option
+def rebuild(obj: CliContext, projection: str | None) -> None:
+    """Regenerate projections from the event log.
+
+    Example: ledger rebuild --projection search
+    """
+    with progress_bar(obj, "rebuild") as progress:
+        result = obj.app.rebuild(projection, progress)
+    emit(obj, result, lambda r: out_console.print(
+        f"rebuilt {', '.join(r['projections'])} from {r['events']} events"))
+
+
+@click.command()
+@json_option
+def verify(obj: CliContext) -> None:
+    """Recompute the hash chain and check projections (exit 2 names the first bad position).
+
+    Example: ledger verify
+    """
+    with progress_bar(obj, "verify") as progress:
+        result = obj.app.verify(progress)
+    emit(obj, result, lambda r: out_console.print(f"intact: {r['events']} events, projections consistent"))
+
+
+@click.command()
+@json_option
+def status(obj: CliContext) -> None:
+    """Counts, projection lag and search mode.
+
+    Example: ledger status
+    """
+    emit(obj, obj.app.status(), _status_lines)
+
+
+def _status_lines(r: dict[str, Any]) -> None:
+    if r.get("degraded"):  # the database could not be opened: writes go to the JSONL backup
+        d = r["degraded"]
+        out_console.print(f"[red]degraded[/red] since {d['since']} ({d['reason']}): {d['message']}",
+                          highlight=False)
+    else:
+        out_console.print(f"{r['db']}: {r['events']} events, {r['memories']} active memories, "
+                          f"{r['open_conflicts']} open conflicts", highlight=False)
+        behind = {name: p for name, p in r["projections"].items() if p["lag"]}
+        for name, p in behind.items():
+            out_console.print(f"  [yellow]{name}[/yellow] is {p['lag']} events behind (at position {p['position']})",
+                              highlight=False)
+        if not behind:
+            out_console.print(f"  {len(r['projections'])} projections up to date; search: {r['search_mode']}",
+                              highlight=False)
+    pending_backup_line(r.get("pending_backup"))
