@@ -157,13 +157,13 @@ def test_a_switch_in_the_environment_that_is_not_a_boolean_is_refused(name: str,
 
 def test_one_policy_class_from_settings_to_the_ledger() -> None:
     """The server's settings carry the ledger's own Policy: no second class to copy across."""
-    import ledger.decide
-    import server.config
+    from ledger.decide import Policy as LedgerPolicy
+    from server.config import Policy as SettingsPolicy
 
-    assert server.config.Policy is ledger.decide.Policy
+    assert SettingsPolicy is LedgerPolicy
     settings = load_settings(env={"LEDGER_POLICY_LOCKED_REQUIRES_USER_CHANNEL": "true"})
-    assert type(settings.policy) is ledger.decide.Policy
-    assert settings.policy == ledger.decide.Policy(locked_requires_user_channel=True)
+    assert type(settings.policy) is LedgerPolicy
+    assert settings.policy == LedgerPolicy(locked_requires_user_channel=True)
 
 
 def test_embedding_threads_come_from_the_settings(tmp_path: Path) -> None:
