@@ -29,6 +29,9 @@ def test_an_upward_import_and_a_cycle_break_the_contracts(tmp_path: Path) -> Non
     for name in ("ledger", "projections", "server", "tests", "tools"):
         shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.db"))
     shutil.copy2(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    # Installed, the packages are fact_ledger.*: in the copy that name leads to the copied folders.
+    (tmp_path / "fact_ledger").mkdir()
+    (tmp_path / "fact_ledger" / "__init__.py").write_text(f"__path__ = [{str(tmp_path)!r}]\n")
     (tmp_path / "ledger" / "upward.py").write_text("from server.config import Settings\n")
     (tmp_path / "server" / "first.py").write_text("from server import second\n")
     (tmp_path / "server" / "second.py").write_text("def later():\n    from server import first\n")
