@@ -10,6 +10,7 @@ so that update, retraction, retire, supersede and arbitrate-apply cannot drift a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -42,8 +43,12 @@ NewId = Callable[[], str]
 AUTHORIZATIONS = ("", AUTH_AGENT, AUTH_USER)
 
 
-class Policy(msgspec.Struct, frozen=True, kw_only=True):
-    """Governance policy switches (``policy.*`` in the config)."""
+@dataclass(frozen=True, kw_only=True)
+class Policy:
+    """Governance policy switches (``policy.*`` in the config): the settings carry this one class.
+
+    A dataclass, so that code holding settings changes a switch with ``dataclasses.replace``.
+    """
 
     locked_requires_user_channel: bool = False
     review_agent_conflicts: bool = False

@@ -39,7 +39,6 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import platformdirs
 
 from ledger.clock import DEFAULT_SKEW_S
@@ -177,7 +176,7 @@ def _read_file(path: str) -> dict[str, Any]:
     return values
 
 
-_SECTIONS = {"policy": tuple(Policy.__struct_fields__), "embedding": tuple(f.name for f in fields(Embedding))}
+_SECTIONS = {"policy": tuple(f.name for f in fields(Policy)), "embedding": tuple(f.name for f in fields(Embedding))}
 _KEYS = tuple(f.name for f in fields(Settings) if f.name not in _SECTIONS)
 
 
@@ -236,7 +235,7 @@ def _integer(value: Any, key: str) -> int:
 
 def _policy(current: Policy, values: dict[str, Any]) -> Policy:
     changes = {k: _flag(v, f"policy.{k}") for k, v in values.items() if v is not None}
-    return msgspec.structs.replace(current, **changes)
+    return replace(current, **changes)
 
 
 def _embedding(current: Embedding, values: dict[str, Any]) -> Embedding:
@@ -269,7 +268,7 @@ _SECTION_ENV = {
     ("embedding", "model"): "LEDGER_EMBEDDING_MODEL",
     ("embedding", "enabled"): "LEDGER_EMBEDDING_ENABLED",
     ("embedding", "threads"): "LEDGER_EMBEDDING_THREADS",
-    **{("policy", name): f"LEDGER_POLICY_{name.upper()}" for name in Policy.__struct_fields__},
+    **{("policy", name): f"LEDGER_POLICY_{name.upper()}" for name in (f.name for f in fields(Policy))},
 }
 
 
@@ -299,7 +298,7 @@ def settings_sources(overrides: dict[str, Any] | None = None,
     env = dict(os.environ) if env is None else env
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     sources = {f.name: "default" for f in fields(Settings) if f.name != "policy"}
-    sources.update({f"policy.{k}": "default" for k in Policy.__struct_fields__})
+    sources.update({f"policy.{f.name}": "default" for f in fields(Policy)})
     config_path = overrides.get("config") or env.get("LEDGER_CONFIG")
     if config_path:
         for key, value in _read_file(config_path).items():

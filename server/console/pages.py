@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -97,7 +96,7 @@ async def settings(request: Request) -> Response:
     app = ledger(request)
     values = asdict(app.settings)
     policy = values.pop("policy")
-    values.update({f"policy.{k}": v for k, v in msgspec.structs.asdict(policy).items()})
+    values.update({f"policy.{k}": v for k, v in policy.items()})
     values["backup"] = app.settings.backup_path
     sources = request.app.state.sources
     rows = [(key, value, sources.get(key, "default")) for key, value in values.items()]
