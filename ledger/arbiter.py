@@ -27,8 +27,8 @@ from typing import Any
 
 import msgspec
 
-from ledger.events import AUTH_USER as USER_CHANNEL
-from ledger.trust import trust_of
+from fact_ledger.ledger.events import AUTH_USER as USER_CHANNEL
+from fact_ledger.ledger.trust import trust_of
 
 RULE_ORDER = ["user_confirmed/locked protection", "event_time", "source_type", "confidence", "ingest_time"]
 
@@ -95,8 +95,9 @@ def rank_key(side: Side) -> tuple[Any, ...]:
     return tuple(key(side) for _, key, _ in _RULES)
 
 
-def arbitrate(left: Side, right: Side, *, review_agent_conflicts: bool = False,
-              names: tuple[str, str] = ("left", "right")) -> dict[str, Any]:
+def arbitrate(
+    left: Side, right: Side, *, review_agent_conflicts: bool = False, names: tuple[str, str] = ("left", "right")
+) -> dict[str, Any]:
     """The verdict object of docs/contract.md (plus ``rule``: the deciding rule, or null).
 
     ``names`` only change how the reasons call the two sides (a claim set names members).
@@ -113,9 +114,11 @@ def arbitrate(left: Side, right: Side, *, review_agent_conflicts: bool = False,
         win, lose = (left, right) if winner_side == "left" else (right, left)
         loser_side = "right" if winner_side == "left" else "left"
         named = {"left": names[0], "right": names[1]}
-        reasons.append(f"{name}: the {named[winner_side]} side "
-                       + _WINS_BECAUSE[name].format(w=label(win), l=label(lose), l_side=named[loser_side])
-                       + " — this rule decides")
+        reasons.append(
+            f"{name}: the {named[winner_side]} side "
+            + _WINS_BECAUSE[name].format(w=label(win), l=label(lose), l_side=named[loser_side])
+            + " — this rule decides"
+        )
         deciding = name
         break
     manual_review = winner_side is None
@@ -123,8 +126,10 @@ def arbitrate(left: Side, right: Side, *, review_agent_conflicts: bool = False,
         reasons.append("no rule separates the two sides: a person should decide")
     elif review_agent_conflicts and left.source_type == right.source_type == "agent_generated":
         manual_review = True
-        reasons.append("both sides are agent_generated and policy review_agent_conflicts asks a person to "
-                       "confirm the suggested winner")
+        reasons.append(
+            "both sides are agent_generated and policy review_agent_conflicts asks a person to "
+            "confirm the suggested winner"
+        )
     winner = None if winner_side is None else (left if winner_side == "left" else right)
     loser = None if winner_side is None else (right if winner_side == "left" else left)
     return {
@@ -151,14 +156,32 @@ def arbitrate_set(sides: Sequence[Side], *, review_agent_conflicts: bool = False
     ids = [s.memory_id for s in ranked]
     if len(ranked) < 2:
         leader = ids[0] if ids else None
-        return {"winner_id": leader, "leader_id": leader, "manual_review": False, "rule": None,
-                "reasons": [], "rule_order": list(RULE_ORDER), "ranking": ids}
+        return {
+            "winner_id": leader,
+            "leader_id": leader,
+            "manual_review": False,
+            "rule": None,
+            "reasons": [],
+            "rule_order": list(RULE_ORDER),
+            "ranking": ids,
+        }
     first, second = ranked[0], ranked[1]
-    pair = arbitrate(first, second, review_agent_conflicts=review_agent_conflicts,
-                     names=(f"#{first.memory_id}", f"#{second.memory_id}"))
+    pair = arbitrate(
+        first,
+        second,
+        review_agent_conflicts=review_agent_conflicts,
+        names=(f"#{first.memory_id}", f"#{second.memory_id}"),
+    )
     leader = first.memory_id if pair["winner_side"] == "left" else None
-    return {"winner_id": leader, "leader_id": leader, "manual_review": pair["manual_review"], "rule": pair["rule"],
-            "reasons": pair["reasons"], "rule_order": list(RULE_ORDER), "ranking": ids}
+    return {
+        "winner_id": leader,
+        "leader_id": leader,
+        "manual_review": pair["manual_review"],
+        "rule": pair["rule"],
+        "reasons": pair["reasons"],
+        "rule_order": list(RULE_ORDER),
+        "ranking": ids,
+    }
 
 
 def leaders_first(ids: Sequence[int], leader_of: dict[int, int | None]) -> list[int]:
@@ -192,6 +215,12 @@ def with_ids(verdict: dict[str, Any], left_id: int | None, right_id: int | None)
     """A stored (portable) verdict with the ids of this ledger filled back in."""
     side = verdict.get("winner_side")
     winner, loser = {"left": (left_id, right_id), "right": (right_id, left_id)}.get(side or "", (None, None))
-    return {"winner_side": side, "winner_id": winner, "loser_id": loser,
-            "manual_review": verdict.get("manual_review", side is None), "reasons": verdict.get("reasons", []),
-            "rule_order": verdict.get("rule_order", list(RULE_ORDER)), "rule": verdict.get("rule")}
+    return {
+        "winner_side": side,
+        "winner_id": winner,
+        "loser_id": loser,
+        "manual_review": verdict.get("manual_review", side is None),
+        "reasons": verdict.get("reasons", []),
+        "rule_order": verdict.get("rule_order", list(RULE_ORDER)),
+        "rule": verdict.get("rule"),
+    }

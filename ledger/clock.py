@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from ledger.errors import InvalidInput
+from fact_ledger.ledger.errors import InvalidInput
 
 
 def format_time(dt: datetime) -> str:
@@ -48,11 +48,15 @@ def check_event_time(canonical: str, *, now: str, skew_s: float = DEFAULT_SKEW_S
     later value forever. A planned event is stated in the content, not as the fact's time.
     """
     if canonical < EVENT_TIME_FLOOR:
-        raise InvalidInput(f"{field} is before {EVENT_TIME_FLOOR[:10]}: state older history in the content",
-                           field=field)
+        raise InvalidInput(
+            f"{field} is before {EVENT_TIME_FLOOR[:10]}: state older history in the content", field=field
+        )
     if canonical > format_time(to_datetime(now) + timedelta(seconds=skew_s)):
-        raise InvalidInput(f"{field} is more than {skew_s:g} s ahead of now: a planned event belongs in the content, "
-                           "not in the fact's event_time", field=field)
+        raise InvalidInput(
+            f"{field} is more than {skew_s:g} s ahead of now: a planned event belongs in the content, "
+            "not in the fact's event_time",
+            field=field,
+        )
 
 
 def to_datetime(canonical: str) -> datetime:

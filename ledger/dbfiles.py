@@ -26,8 +26,9 @@ class MissingDatabase(FileNotFoundError):
     """An explicit database path with no ledger at it (and no request to create one)."""
 
     def __init__(self, path: str) -> None:
-        super().__init__(f"no ledger at {path}; create it with `ledger init --db {path}` "
-                         "(or pass --create), or check the path")
+        super().__init__(
+            f"no ledger at {path}; create it with `ledger init --db {path}` (or pass --create), or check the path"
+        )
         self.path = path
 
 
@@ -35,8 +36,10 @@ class ReadOnlySidecar(PermissionError):
     """A read-only ``-wal``/``-shm`` beside a writable database that this user cannot fix."""
 
     def __init__(self, sidecar: str) -> None:
-        super().__init__(f"{sidecar} is read-only (left by an open while the database was read-only); "
-                         f"with no ledger process running, make it writable (chmod u+w {sidecar}) or remove it")
+        super().__init__(
+            f"{sidecar} is read-only (left by an open while the database was read-only); "
+            f"with no ledger process running, make it writable (chmod u+w {sidecar}) or remove it"
+        )
         self.path = sidecar
 
 

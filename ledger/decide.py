@@ -9,16 +9,15 @@ so that update, retraction, retire, supersede and arbitrate-apply cannot drift a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
-from ledger.arbiter import Side, arbitrate_set, portable
-from ledger.claims import Claim, collides
-from ledger.errors import InvalidInput, Locked, Unauthorized, VersionConflict
-from ledger.events import (
+from fact_ledger.ledger.arbiter import arbitrate_set, portable
+from fact_ledger.ledger.claims import Claim, collides
+from fact_ledger.ledger.errors import InvalidInput, Locked
+from fact_ledger.ledger.events import (
     AUTH_AGENT,
     AUTH_USER,
     ClaimCollided,
@@ -27,35 +26,28 @@ from ledger.events import (
     ConflictReopened,
     ConflictResolved,
     DuplicateSighted,
-    Event,
     MemoryRecorded,
     MemoryRetired,
     MemoryUpdated,
     SetMember,
     Superseded,
 )
-from ledger.ids import uuid7
-from ledger.normalize import content_hash
-from ledger.trust import DEFAULT_CONFIDENCE, default_protection
-
-Decision = list[tuple[str, Event]]  # (stream_id, event) in append order
-NewId = Callable[[], str]
-AUTHORIZATIONS = ("", AUTH_AGENT, AUTH_USER)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Policy:
-    """Governance policy switches (``policy.*`` in the config): the settings carry this one class.
-
-    A dataclass, so that code holding settings changes a switch with ``dataclasses.replace``.
-    """
-
-    locked_requires_user_channel: bool = False
-    review_agent_conflicts: bool = False
-    auto_settle: bool = False  # ledger.settlement: rule-decided sets settle on write
-
-
-DEFAULT_POLICY = Policy()
+from fact_ledger.ledger.facts import (
+    AUTHORIZATIONS,
+    DEFAULT_POLICY,
+    Candidate,
+    ConflictFacts,
+    Decision,
+    MemoryFacts,
+    NewId,
+    Policy,
+    check_current,
+    check_writable,
+    facts_after,
+)
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.normalize import content_hash
+from fact_ledger.ledger.trust import DEFAULT_CONFIDENCE, default_protection
 
 
 class RememberCommand(msgspec.Struct, kw_only=True):
@@ -74,107 +66,20 @@ class RememberCommand(msgspec.Struct, kw_only=True):
     authorization: str = ""
 
 
-class MemoryFacts(msgspec.Struct, kw_only=True):
-    """What a decision needs to know about an existing memory."""
-
-    memory_id: int
-    stream_id: str
-    version: int
-    protection: str
-    source_type: str
-    status: str
-    workspace: str = ""
-    subject: str = ""
-    event_time: str = ""
-    confidence: float = 0.5
-    recorded_at: str = ""
-    confirmed_via: str = ""
-
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> MemoryFacts:
-        return cls(**{f: row[f] for f in cls.__struct_fields__ if f in row})
-
-    def side(self) -> Side:
-        return Side(memory_id=self.memory_id, source_type=self.source_type, protection=self.protection,
-                    event_time=self.event_time, confidence=self.confidence, recorded_at=self.recorded_at,
-                    confirmed_via=self.confirmed_via)
-
-
-class ConflictFacts(msgspec.Struct, kw_only=True):
-    """An unresolved claim set: its stream, state, claim key and current members.
-
-    ``values`` maps current members (stream ids) to their normalised values; ``ids`` maps them to
-    memory ids. A write that only joins a set needs just the members among its candidates, so
-    ``values`` may be partial there; every decision that removes members gets them all.
-    """
-
-    conflict_id: int
-    stream_id: str
-    state: str
-    key: str = ""
-    values: dict[str, str] = {}
-    ids: dict[str, int] = {}
-
-    def disputed(self, without: str = "") -> bool:
-        """Whether at least two different values remain (without the member ``without``)."""
-        return len({v for s, v in self.values.items() if s != without}) >= 2
-
-
-class Candidate(msgspec.Struct, kw_only=True):
-    """A current claim of another memory that shares a key with one of the writer's claims."""
-
-    other: MemoryFacts
-    claim: Claim
-
-
-# -- shared checks -----------------------------------------------------------------------------
-def check_authorized(authorization: str, target: MemoryFacts | None = None) -> None:
-    """Governance actions need explicit authorisation, and it says through which channel.
-
-    Without it the answer is ``locked`` when the memory the action would change is protected or
-    locked (the reason that matters to the caller), else ``unauthorized``.
-    """
-    if authorization not in AUTHORIZATIONS:
-        raise InvalidInput(f"authorization must be one of {AUTH_AGENT!r} or {AUTH_USER!r}", field="authorized")
-    if authorization:
-        return
-    if target is not None and target.protection != "normal":
-        raise Locked(f"memory {target.memory_id} is {target.protection}; this change needs authorized: true",
-                     field="authorized", memory_id=target.memory_id)
-    raise Unauthorized("this action changes governed state; it needs authorized: true", field="authorized")
-
-
-def check_writable(memory: MemoryFacts, *, expected_version: int | None, authorization: str,
-                   policy: Policy = DEFAULT_POLICY) -> None:
-    """Optimistic concurrency, protection and policy checks shared by every change to a memory."""
-    if expected_version is not None and expected_version != memory.version:
-        raise VersionConflict(
-            f"memory {memory.memory_id} is at version {memory.version}, not {expected_version}",
-            field="expected_version", current_version=memory.version)
-    if memory.protection == "normal":
-        return
-    if not authorization:
-        raise Locked(f"memory {memory.memory_id} is {memory.protection}; this change needs authorized: true",
-                     field="authorized", memory_id=memory.memory_id)
-    if memory.protection == "locked" and policy.locked_requires_user_channel and authorization != AUTH_USER:
-        raise Unauthorized(f"memory {memory.memory_id} is locked and policy locked_requires_user_channel "
-                           "accepts changes only through a user channel (the CLI or a user-answered prompt)",
-                           field="authorized", memory_id=memory.memory_id)
-
-
-def check_current(memory: MemoryFacts, field: str = "memory_id") -> None:
-    if memory.status != "active":
-        raise InvalidInput(f"memory {memory.memory_id} is {memory.status}, no longer current", field=field,
-                           memory_id=memory.memory_id, status=memory.status)
-
-
 def set_key(claim: Claim) -> str:
     """The claim key a claim set is filed under (the workspace is the set's own column)."""
     return "\x1f".join(claim.key)
 
 
-def settle(member: str, conflicts: Iterable[ConflictFacts], *, winner: str | None = None,
-           resolution: str, reason: str, authorization: str = "") -> Decision:
+def settle(
+    member: str,
+    conflicts: Iterable[ConflictFacts],
+    *,
+    winner: str | None = None,
+    resolution: str,
+    reason: str,
+    authorization: str = "",
+) -> Decision:
     """``member`` stopped being current: it leaves each of its unresolved claim sets.
 
     A set that still holds two different values goes on without it (``ConflictMemberLeft``);
@@ -187,29 +92,55 @@ def settle(member: str, conflicts: Iterable[ConflictFacts], *, winner: str | Non
         if conflict.state == "resolved" or member not in conflict.values:
             continue
         if conflict.disputed(without=member):
-            decision.append((conflict.stream_id, ConflictMemberLeft(conflict=conflict.stream_id, member=member,
-                                                                     reason=reason or resolution)))
+            decision.append(
+                (
+                    conflict.stream_id,
+                    ConflictMemberLeft(conflict=conflict.stream_id, member=member, reason=reason or resolution),
+                )
+            )
         else:
             rest = [s for s in conflict.values if s != member]
             won = winner if winner in rest else rest[0] if len(rest) == 1 else None
-            decision.append((conflict.stream_id, ConflictResolved(
-                conflict=conflict.stream_id, winner=won,
-                resolution="winner" if winner is not None and won == winner else resolution,
-                reason=reason, authorization=authorization)))
+            decision.append(
+                (
+                    conflict.stream_id,
+                    ConflictResolved(
+                        conflict=conflict.stream_id,
+                        winner=won,
+                        resolution="winner" if winner is not None and won == winner else resolution,
+                        reason=reason,
+                        authorization=authorization,
+                    ),
+                )
+            )
             conflict.state = "resolved"
         conflict.values = {s: v for s, v in conflict.values.items() if s != member}
     return decision
 
 
-def supersede_losers(losers: Iterable[str], winner: str, *, rule: str, reason: str, authorization: str,
-                     other_sets: Mapping[str, Sequence[ConflictFacts]]) -> Decision:
+def supersede_losers(
+    losers: Iterable[str],
+    winner: str,
+    *,
+    rule: str,
+    reason: str,
+    authorization: str,
+    other_sets: Mapping[str, Sequence[ConflictFacts]],
+) -> Decision:
     """``winner`` supersedes each loser, which leaves its other unresolved sets (``other_sets``)."""
     decision: Decision = []
     for loser in losers:
-        decision.append((loser, Superseded(loser=loser, winner=winner, reason=reason, rule=rule,
-                                           authorization=authorization)))
-        decision += settle(loser, other_sets.get(loser, ()), winner=winner, resolution="superseded", reason=reason,
-                           authorization=authorization)
+        decision.append(
+            (loser, Superseded(loser=loser, winner=winner, reason=reason, rule=rule, authorization=authorization))
+        )
+        decision += settle(
+            loser,
+            other_sets.get(loser, ()),
+            winner=winner,
+            resolution="superseded",
+            reason=reason,
+            authorization=authorization,
+        )
     return decision
 
 
@@ -222,24 +153,50 @@ def leave_or_dissolve(conflicts: Iterable[ConflictFacts], memory: MemoryFacts) -
     decision: Decision = []
     for c in conflicts:
         if c.disputed(without=memory.stream_id):
-            decision.append((c.stream_id, ConflictMemberLeft(
-                conflict=c.stream_id, member=memory.stream_id,
-                reason=f"member #{memory.memory_id} changed; its claim no longer disagrees")))
+            decision.append(
+                (
+                    c.stream_id,
+                    ConflictMemberLeft(
+                        conflict=c.stream_id,
+                        member=memory.stream_id,
+                        reason=f"member #{memory.memory_id} changed; its claim no longer disagrees",
+                    ),
+                )
+            )
         else:
-            decision.append((c.stream_id, ConflictResolved(
-                conflict=c.stream_id, resolution="dissolved",
-                reason=f"member #{memory.memory_id} changed; the claims no longer collide")))
+            decision.append(
+                (
+                    c.stream_id,
+                    ConflictResolved(
+                        conflict=c.stream_id,
+                        resolution="dissolved",
+                        reason=f"member #{memory.memory_id} changed; the claims no longer collide",
+                    ),
+                )
+            )
     return decision
 
 
 def reopen(conflicts: Iterable[ConflictFacts], memory: MemoryFacts, why: str) -> Decision:
     """A judgment is pinned to every member's version: a member that changes re-opens it."""
-    return [(c.stream_id, ConflictReopened(conflict=c.stream_id, reason=f"member #{memory.memory_id} {why}"))
-            for c in conflicts if c.state == "judged"]
+    return [
+        (c.stream_id, ConflictReopened(conflict=c.stream_id, reason=f"member #{memory.memory_id} {why}"))
+        for c in conflicts
+        if c.state == "judged"
+    ]
 
 
-def collisions(mine: MemoryFacts, stream: str, claims: Sequence[Claim], candidates: Sequence[Candidate], *,
-               sets: Mapping[str, ConflictFacts], skip: frozenset[str], policy: Policy, new_id: NewId) -> Decision:
+def collisions(
+    mine: MemoryFacts,
+    stream: str,
+    claims: Sequence[Claim],
+    candidates: Sequence[Candidate],
+    *,
+    sets: Mapping[str, ConflictFacts],
+    skip: frozenset[str],
+    policy: Policy,
+    new_id: NewId,
+) -> Decision:
     """One ``ClaimCollided`` per disputed claim key, whatever the number of older values.
 
     The writer (and any colliding memory not yet in it) joins the key's unresolved set; without
@@ -262,18 +219,39 @@ def collisions(mine: MemoryFacts, stream: str, claims: Sequence[Claim], candidat
             joining = [me] if stream not in existing.values else []
             joining += [_member(c) for s, c in others.items() if s not in existing.values]
             if joining:
-                decision.append((existing.stream_id, ClaimCollided(
-                    conflict=existing.stream_id, joins=True, subject=claim.subject, attribute=claim.attribute,
-                    key=key, members=tuple(joining))))
+                decision.append(
+                    (
+                        existing.stream_id,
+                        ClaimCollided(
+                            conflict=existing.stream_id,
+                            joins=True,
+                            subject=claim.subject,
+                            attribute=claim.attribute,
+                            key=key,
+                            members=tuple(joining),
+                        ),
+                    )
+                )
             continue
-        verdict = arbitrate_set([c.other.side() for c in others.values()] + [mine.side()],
-                                review_agent_conflicts=policy.review_agent_conflicts)
+        verdict = arbitrate_set(
+            [c.other.side() for c in others.values()] + [mine.side()],
+            review_agent_conflicts=policy.review_agent_conflicts,
+        )
         streams = {c.other.memory_id: s for s, c in others.items()} | {mine.memory_id: stream}
         conflict = new_id()
-        decision.append((conflict, ClaimCollided(
-            conflict=conflict, subject=claim.subject, attribute=claim.attribute, key=key,
-            members=(*(_member(c) for c in others.values()), me),
-            verdict={**portable(verdict), "leader": streams.get(verdict["leader_id"])})))
+        decision.append(
+            (
+                conflict,
+                ClaimCollided(
+                    conflict=conflict,
+                    subject=claim.subject,
+                    attribute=claim.attribute,
+                    key=key,
+                    members=(*(_member(c) for c in others.values()), me),
+                    verdict={**portable(verdict), "leader": streams.get(verdict["leader_id"])},
+                ),
+            )
+        )
     return decision
 
 
@@ -291,11 +269,19 @@ def writer_facts(cmd: RememberCommand, stream: str, recorded_at: str) -> MemoryF
     """The memory ``remember`` writes, as decisions see it (id 0: it has none before the append)."""
     authorization = _recorded_authorization(cmd)
     return MemoryFacts(
-        memory_id=0, stream_id=stream, version=1, protection=default_protection(cmd.source_type, authorization),
-        source_type=cmd.source_type, status="active", workspace=cmd.workspace, subject=cmd.subject,
-        event_time=cmd.event_time, recorded_at=recorded_at,
+        memory_id=0,
+        stream_id=stream,
+        version=1,
+        protection=default_protection(cmd.source_type, authorization),
+        source_type=cmd.source_type,
+        status="active",
+        workspace=cmd.workspace,
+        subject=cmd.subject,
+        event_time=cmd.event_time,
+        recorded_at=recorded_at,
         confidence=cmd.confidence if cmd.confidence is not None else DEFAULT_CONFIDENCE[cmd.source_type],
-        confirmed_via=authorization if cmd.source_type == "user_confirmed" else "")
+        confirmed_via=authorization if cmd.source_type == "user_confirmed" else "",
+    )
 
 
 def decide_remember(
@@ -314,8 +300,12 @@ def decide_remember(
 ) -> Decision:
     """A new memory (or a sighting of its exact duplicate), its collisions, and a retraction's effect."""
     if duplicate is not None:
-        return [(duplicate.stream_id, DuplicateSighted(
-            memory=duplicate.stream_id, source_type=cmd.source_type, source_ref=cmd.source_ref))]
+        return [
+            (
+                duplicate.stream_id,
+                DuplicateSighted(memory=duplicate.stream_id, source_type=cmd.source_type, source_ref=cmd.source_ref),
+            )
+        ]
     if cmd.authorization not in AUTHORIZATIONS:
         raise InvalidInput("unknown authorization channel", field="authorized")
     retiring = cmd.retracts and target is not None and target.status == "active"
@@ -323,35 +313,54 @@ def decide_remember(
         try:
             check_writable(target, expected_version=None, authorization=cmd.authorization, policy=policy)
         except Locked as exc:
-            raise Locked(f"memory {target.memory_id} is {target.protection}; retracting it needs authorized: true",
-                         field="ref_id", memory_id=target.memory_id) from exc
+            raise Locked(
+                f"memory {target.memory_id} is {target.protection}; retracting it needs authorized: true",
+                field="ref_id",
+                memory_id=target.memory_id,
+            ) from exc
     mine = writer_facts(cmd, new_stream, recorded_at)
-    decision: Decision = [(new_stream, MemoryRecorded(
-        memory=new_stream, content=cmd.content, subject=cmd.subject, tags=cmd.tags,
-        source_type=cmd.source_type, confidence=mine.confidence, protection=mine.protection,
-        source_ref=cmd.source_ref, ref=target.stream_id if target else None, retracts=cmd.retracts,
-        claims=cmd.claims, metadata=cmd.metadata, content_hash=content_hash(cmd.content),
-        authorization=_recorded_authorization(cmd)))]
+    decision: Decision = [
+        (
+            new_stream,
+            MemoryRecorded(
+                memory=new_stream,
+                content=cmd.content,
+                subject=cmd.subject,
+                tags=cmd.tags,
+                source_type=cmd.source_type,
+                confidence=mine.confidence,
+                protection=mine.protection,
+                source_ref=cmd.source_ref,
+                ref=target.stream_id if target else None,
+                retracts=cmd.retracts,
+                claims=cmd.claims,
+                metadata=cmd.metadata,
+                content_hash=content_hash(cmd.content),
+                authorization=_recorded_authorization(cmd),
+            ),
+        )
+    ]
     if retiring and target is not None:
-        decision.append((target.stream_id, MemoryRetired(
-            memory=target.stream_id, reason="retracted", by=new_stream, authorization=cmd.authorization)))
-        decision += settle(target.stream_id, target_conflicts, resolution="retired",
-                           reason="retracted by a later memory", authorization=cmd.authorization)
+        decision.append(
+            (
+                target.stream_id,
+                MemoryRetired(
+                    memory=target.stream_id, reason="retracted", by=new_stream, authorization=cmd.authorization
+                ),
+            )
+        )
+        decision += settle(
+            target.stream_id,
+            target_conflicts,
+            resolution="retired",
+            reason="retracted by a later memory",
+            authorization=cmd.authorization,
+        )
     skip = frozenset({target.stream_id}) if retiring and target is not None else frozenset()
-    decision += collisions(mine, new_stream, claims, candidates, sets=sets or {}, skip=skip, policy=policy,
-                           new_id=new_id)
+    decision += collisions(
+        mine, new_stream, claims, candidates, sets=sets or {}, skip=skip, policy=policy, new_id=new_id
+    )
     return decision
-
-
-# -- update ------------------------------------------------------------------------------------
-def facts_after(memory: MemoryFacts, change: MemoryUpdated) -> MemoryFacts:
-    """``memory`` as ``change`` leaves it, as decisions see it."""
-    relabelled = change.derived_from_confirmed or change.source_type not in (None, "user_confirmed")
-    return msgspec.structs.replace(
-        memory, version=memory.version + 1, source_type=change.source_type or memory.source_type,
-        protection=change.protection or memory.protection, event_time=change.event_time or memory.event_time,
-        confidence=change.confidence if change.confidence is not None else memory.confidence,
-        confirmed_via="" if relabelled else memory.confirmed_via)
 
 
 def effective_changes(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -360,8 +369,7 @@ def effective_changes(current: dict[str, Any], changes: dict[str, Any]) -> dict[
     An update that changes nothing must write nothing: a new version with the same content
     would only make other writers' ``expected_version`` stale.
     """
-    return {k: v for k, v in changes.items()
-            if (list(v) if k == "tags" else v) != current.get(k, _MISSING)}
+    return {k: v for k, v in changes.items() if (list(v) if k == "tags" else v) != current.get(k, _MISSING)}
 
 
 _MISSING = object()
@@ -403,15 +411,25 @@ def decide_update(
     change = MemoryUpdated(memory=memory.stream_id, authorization=authorization, **fields)
     decision: Decision = [(memory.stream_id, change)]
     if claims is not None:  # the text changed: a member whose disagreement is gone leaves its open sets
-        still = frozenset(cand.other.stream_id for claim in claims for cand in candidates
-                          if collides(claim, cand.claim))
+        still = frozenset(
+            cand.other.stream_id for claim in claims for cand in candidates if collides(claim, cand.claim)
+        )
         # A judged one re-opens whatever changed (docs/contract.md): a person looks at it again.
-        gone = [c for c in conflicts if c.state == "open"
-                and not any(s in still for s in c.values if s != memory.stream_id)]
+        gone = [
+            c for c in conflicts if c.state == "open" and not any(s in still for s in c.values if s != memory.stream_id)
+        ]
         decision += leave_or_dissolve(gone, memory)
         conflicts = [c for c in conflicts if c not in gone]
     decision += reopen(conflicts, memory, "changed")
     if claims:
-        decision += collisions(facts_after(memory, change), memory.stream_id, claims, candidates, sets=sets or {},
-                               skip=frozenset(), policy=policy, new_id=new_id)
+        decision += collisions(
+            facts_after(memory, change),
+            memory.stream_id,
+            claims,
+            candidates,
+            sets=sets or {},
+            skip=frozenset(),
+            policy=policy,
+            new_id=new_id,
+        )
     return decision

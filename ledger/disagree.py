@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ledger.normalize import normalize_text, parse_number
-from ledger.normalize_when import parse_when
+from fact_ledger.ledger.normalize import normalize_text, parse_number
+from fact_ledger.ledger.normalize_when import parse_when
 
 _CN_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
 NUMBER_START = re.compile(rf"(?<![0-9A-Za-z_.])(?:[$€£¥]\s*)?\d|(?<![{_CN_NUMERALS}])[{_CN_NUMERALS}]")
@@ -31,11 +31,13 @@ CJK_NEGATIONS = "不没未无别勿非"
 ENTITY = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
 SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+)$")
 # Capitalised only because they open a sentence: never names.
-COMMON_CAPS = frozenset("""
+COMMON_CAPS = frozenset(
+    """
 i i'm i've i'll i'd a an the our we my your you he she they it its this that these those there here
 in on at for and but so yes no not our their his her what when where who why how if then also
 yesterday today tomorrow tonight now last next after before since please thanks
-""".split())
+""".split()
+)
 
 
 def dates(text: str) -> tuple[list[str], str]:
@@ -51,7 +53,7 @@ def dates(text: str) -> tuple[list[str], str]:
         if hit is None:
             continue
         value, length = hit
-        if not any(ch.isdigit() for ch in text[start:start + length]) and " " not in value:
+        if not any(ch.isdigit() for ch in text[start : start + length]) and " " not in value:
             continue  # a bare weekday word alone ("monday") is too weak to call a disagreement
         found.append(value)
         rest.append(text[pos:start])
@@ -67,7 +69,7 @@ def numbers(text: str) -> list[str]:
     for match in NUMBER_START.finditer(text):
         if match.start() < pos:
             continue
-        hit = parse_number(text[match.start():], whole=False)
+        hit = parse_number(text[match.start() :], whole=False)
         if hit is None:
             continue
         found.append(hit[0])
@@ -88,7 +90,7 @@ def entities(text: str) -> set[str]:
     out: set[str] = set()
     for match in ENTITY.finditer(text):
         words = match.group(0).split()
-        if SENTENCE_START.search(text[:match.start()]) and words[0].casefold() in COMMON_CAPS:
+        if SENTENCE_START.search(text[: match.start()]) and words[0].casefold() in COMMON_CAPS:
             words = words[1:]
         if words and not (len(words) == 1 and words[0].casefold() in COMMON_CAPS):
             out.add(" ".join(words).casefold())
@@ -106,10 +108,16 @@ def disagreement(left: str, right: str) -> dict[str, str] | None:
     if left_numbers and right_numbers and Counter(left_numbers) != Counter(right_numbers):
         return {"kind": "number", "left": ", ".join(left_numbers), "right": ", ".join(right_numbers)}
     if negated(left_norm) != negated(right_norm):
-        return {"kind": "negation", "left": "negated" if negated(left_norm) else "affirmed",
-                "right": "negated" if negated(right_norm) else "affirmed"}
+        return {
+            "kind": "negation",
+            "left": "negated" if negated(left_norm) else "affirmed",
+            "right": "negated" if negated(right_norm) else "affirmed",
+        }
     left_names, right_names = entities(left), entities(right)
     if left_names - right_names and right_names - left_names:
-        return {"kind": "entity", "left": ", ".join(sorted(left_names - right_names)),
-                "right": ", ".join(sorted(right_names - left_names))}
+        return {
+            "kind": "entity",
+            "left": ", ".join(sorted(left_names - right_names)),
+            "right": ", ".join(sorted(right_names - left_names)),
+        }
     return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ledger.normalize import content_hash, normalize_text
+from fact_ledger.ledger.normalize import content_hash, normalize_text
 
 DUPLICATE_STATUS = "active"  # only a current memory absorbs a repeat
 

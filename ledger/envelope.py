@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 
-from ledger.events import decode_payload
-from ledger.store import NewEvent, StoredEvent
+from fact_ledger.ledger.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.events import decode_payload
 
 SCHEMA = 1
 _LOG_ONLY = ("position", "prev_hash", "hash")
@@ -31,13 +31,20 @@ def to_envelope(event: StoredEvent) -> bytes:
 
 def backup_envelope(new: NewEvent, recorded_at: str) -> bytes:
     """An envelope for an event the log never saw (no position, no hash)."""
-    from ledger.events import encode_payload, type_name
+    from fact_ledger.ledger.events import encode_payload, type_name
 
     event = {
-        "event_id": new.event_id, "stream_id": new.stream_id, "stream_version": new.stream_version,
-        "type": type_name(new.data), "v": type(new.data).V, "payload": encode_payload(new.data).decode(),
-        "event_time": new.event_time, "recorded_at": new.recorded_at or recorded_at, "actor": new.actor,
-        "workspace": new.workspace, "idempotency_key": new.idempotency_key,
+        "event_id": new.event_id,
+        "stream_id": new.stream_id,
+        "stream_version": new.stream_version,
+        "type": type_name(new.data),
+        "v": type(new.data).V,
+        "payload": encode_payload(new.data).decode(),
+        "event_time": new.event_time,
+        "recorded_at": new.recorded_at or recorded_at,
+        "actor": new.actor,
+        "workspace": new.workspace,
+        "idempotency_key": new.idempotency_key,
     }
     return msgspec.json.encode({"schema": SCHEMA, "event": event})
 
@@ -58,9 +65,13 @@ def from_envelope(line: bytes | str) -> NewEvent:
     try:
         data = decode_payload(ev["type"], int(ev["v"]), ev["payload"])
         return NewEvent(
-            data=data, stream_id=str(ev["stream_id"]), event_time=str(ev["event_time"]),
-            actor=str(ev.get("actor", "")), workspace=str(ev.get("workspace", "")),
-            event_id=str(ev["event_id"]), recorded_at=ev.get("recorded_at"),
+            data=data,
+            stream_id=str(ev["stream_id"]),
+            event_time=str(ev["event_time"]),
+            actor=str(ev.get("actor", "")),
+            workspace=str(ev.get("workspace", "")),
+            event_id=str(ev["event_id"]),
+            recorded_at=ev.get("recorded_at"),
             idempotency_key=ev.get("idempotency_key"),
         )
     except KeyError as exc:

@@ -1,15 +1,15 @@
 """The error tree every layer shares; each class carries the wire ``code`` agents receive.
 
-    LedgerError
-    ├── InvalidInput        invalid_input
-    ├── NotFound            not_found
-    ├── Locked              locked
-    ├── VersionConflict     version_conflict
-    │   └── StreamVersionConflict   (the store's UNIQUE(stream_id, stream_version) fired)
-    ├── ForbiddenWorkspace  forbidden_workspace
-    ├── Unauthorized        unauthorized
-    ├── Unavailable         unavailable
-    └── ChainBroken         chain_broken (verify found a bad position)
+LedgerError
+├── InvalidInput        invalid_input
+├── NotFound            not_found
+├── Locked              locked
+├── VersionConflict     version_conflict
+│   └── StreamVersionConflict   (the store's UNIQUE(stream_id, stream_version) fired)
+├── ForbiddenWorkspace  forbidden_workspace
+├── Unauthorized        unauthorized
+├── Unavailable         unavailable
+└── ChainBroken         chain_broken (verify found a bad position)
 """
 
 from __future__ import annotations

@@ -266,8 +266,11 @@ def upcast_memory_recorded_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
 
 def upcast_claim_collided_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     """A pairwise conflict becomes a claim set of its two members, marked ``pairwise`` for the fold."""
-    members = [{"memory": data.pop(side), "value": data.get(f"{side}_value", ""),
-                "norm": data.get(f"{side}_value", "")} for side in ("left", "right") if data.get(side)]
+    members = [
+        {"memory": data.pop(side), "value": data.get(f"{side}_value", ""), "norm": data.get(f"{side}_value", "")}
+        for side in ("left", "right")
+        if data.get(side)
+    ]
     data.pop("left_value", None)
     data.pop("right_value", None)
     return {**data, "members": members, "pairwise": True}
@@ -285,9 +288,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
 }
 
 _encoder = msgspec.json.Encoder(order="deterministic")
-_decoders: dict[str, msgspec.json.Decoder[Any]] = {
-    name: msgspec.json.Decoder(cls) for name, cls in EVENT_TYPES.items()
-}
+_decoders: dict[str, msgspec.json.Decoder[Any]] = {name: msgspec.json.Decoder(cls) for name, cls in EVENT_TYPES.items()}
 
 
 def encode_payload(event: Event) -> bytes:

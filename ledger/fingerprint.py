@@ -23,8 +23,8 @@ from array import array
 from bisect import bisect_right
 from functools import lru_cache
 
-from ledger.memo import text_cache
-from ledger.normalize import normalize_text
+from fact_ledger.ledger.memo import text_cache
+from fact_ledger.ledger.normalize import normalize_text
 
 SLOTS = 64
 BANDS = 16
@@ -64,8 +64,7 @@ def signature(text: str) -> tuple[int, ...]:
     # the bucket and the low 26 bits are the value. Within one bucket the order of the mixed
     # hashes is the order of their values, so assigning them in descending order leaves each
     # bucket's minimum (comprehensions and map keep this in C: it runs on every write).
-    mixed = sorted((h * 0x9E3779B1 & _MASK for h in map(zlib.crc32, map(str.encode, shingles(text)))),
-                   reverse=True)
+    mixed = sorted((h * 0x9E3779B1 & _MASK for h in map(zlib.crc32, map(str.encode, shingles(text)))), reverse=True)
     minima = {h >> 26: h & 0x3FFFFFF for h in mixed}
     if not minima:
         return tuple([0] * SLOTS)

@@ -15,9 +15,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
-from ledger.dbfiles import MissingDatabase
-from ledger.errors import InvalidInput, Unavailable, VersionConflict
-from ledger.store import EventStore, StoredEvent
+from fact_ledger.ledger.chain import StoredEvent
+from fact_ledger.ledger.dbfiles import MissingDatabase
+from fact_ledger.ledger.errors import InvalidInput, Unavailable, VersionConflict
+from fact_ledger.ledger.store import EventStore
 
 BATCH = 2000
 
@@ -54,8 +55,7 @@ def log_location(url: str) -> tuple[str, str]:
         return "postgresql", url
     path = url.removeprefix("sqlite://") if url.startswith("sqlite:///") else url
     if "://" in path or not path:
-        raise InvalidInput(f"unknown log URL {display_url(url)!r}: use postgresql://… or sqlite:///path",
-                           field="url")
+        raise InvalidInput(f"unknown log URL {display_url(url)!r}: use postgresql://… or sqlite:///path", field="url")
     return "sqlite", str(Path(path).expanduser())
 
 
@@ -64,7 +64,7 @@ def open_log(url: str, *, create: bool) -> Log:
     :class:`Unavailable` unless ``create``."""
     kind, where = log_location(url)
     if kind == "postgresql":
-        from ledger.pg_store import PostgresEventStore
+        from fact_ledger.ledger.pg_store import PostgresEventStore
 
         return PostgresEventStore(where, create=create)
     try:
@@ -84,7 +84,9 @@ def copy_log(source: Log, target: Log, *, progress: Callable[[int], None] | None
     if present > end or (present and _head(source, present) != _head(target, present)):
         raise VersionConflict(
             f"the target log already holds other events (at position {present}); copy into an empty log",
-            field="to", target_position=present)
+            field="to",
+            target_position=present,
+        )
     copied = 0
     batch: list[StoredEvent] = []
     for row in source.read(after=present, until=end):
@@ -100,5 +102,4 @@ def copy_log(source: Log, target: Log, *, progress: Callable[[int], None] | None
         copied += len(batch)
     events = target.verify_chain()
     head = _head(target, events)
-    return CopyResult(copied=copied, already_present=present, events=events,
-                      head_hash=head.hash if head else "")
+    return CopyResult(copied=copied, already_present=present, events=events, head_hash=head.hash if head else "")

@@ -17,7 +17,7 @@ import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
 
-from ledger.normalize_when import parse_when, same_when
+from fact_ledger.ledger.normalize_when import parse_when, same_when
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 _SPACE = re.compile(r"\s+")
@@ -41,13 +41,33 @@ def content_hash(content: str) -> str:
 
 
 # -- numbers -----------------------------------------------------------------------------------
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-              "七": 7, "八": 8, "九": 9}
+_CN_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000}
 _CN_BIG = {"万": 10_000, "亿": 100_000_000}
-_MULTIPLIERS = {"万": Decimal(10_000), "亿": Decimal(100_000_000), "千": Decimal(1000), "百": Decimal(100),
-                "k": Decimal(1000), "thousand": Decimal(1000), "million": Decimal(1_000_000),
-                "billion": Decimal(1_000_000_000), "w": Decimal(10_000)}
+_MULTIPLIERS = {
+    "万": Decimal(10_000),
+    "亿": Decimal(100_000_000),
+    "千": Decimal(1000),
+    "百": Decimal(100),
+    "k": Decimal(1000),
+    "thousand": Decimal(1000),
+    "million": Decimal(1_000_000),
+    "billion": Decimal(1_000_000_000),
+    "w": Decimal(10_000),
+}
 # unit -> (canonical unit, factor). The default currency (yuan) is unitless, so 5万 = 50,000元.
 _UNITS: dict[str, tuple[str, Decimal]] = {}
 for _names, _canon, _factor in (
@@ -132,11 +152,32 @@ def parse_number(text: str, *, whole: bool = True) -> tuple[str, int] | None:
 _VERSION = re.compile(r"(?:v|version\s*|版本\s*)?(\d+(?:\.\d+)+|\d+)(?:[-+][0-9a-z.]+)?(?![\d.])")
 _EXPLICIT_VERSION = re.compile(r"(?:v|version\s*|版本\s*)\d+(?:\.\d+)*|\d+\.\d+\.\d+")
 _BOOL = {
-    "true": "true", "yes": "true", "on": "true", "enabled": "true", "enable": "true", "up": "true",
-    "online": "true", "active": "true", "开启": "true", "开": "true", "启用": "true", "打开": "true",
-    "在线": "true", "false": "false", "no": "false", "off": "false", "disabled": "false",
-    "disable": "false", "down": "false", "offline": "false", "inactive": "false", "关闭": "false",
-    "关": "false", "禁用": "false", "停用": "false", "离线": "false",
+    "true": "true",
+    "yes": "true",
+    "on": "true",
+    "enabled": "true",
+    "enable": "true",
+    "up": "true",
+    "online": "true",
+    "active": "true",
+    "开启": "true",
+    "开": "true",
+    "启用": "true",
+    "打开": "true",
+    "在线": "true",
+    "false": "false",
+    "no": "false",
+    "off": "false",
+    "disabled": "false",
+    "disable": "false",
+    "down": "false",
+    "offline": "false",
+    "inactive": "false",
+    "关闭": "false",
+    "关": "false",
+    "禁用": "false",
+    "停用": "false",
+    "离线": "false",
 }
 
 

@@ -12,17 +12,59 @@ from __future__ import annotations
 import re
 from datetime import date
 
-_MONTHS = {name: i for i, names in enumerate((
-    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
-    ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
-    ("october", "oct"), ("november", "nov"), ("december", "dec")), start=1) for name in names}
+_MONTHS = {
+    name: i
+    for i, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
 _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_EN_WEEKDAYS = {name: _WEEKDAYS[i] for i, names in enumerate((
-    ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"), ("thursday", "thu", "thur", "thurs"),
-    ("friday", "fri"), ("saturday", "sat"), ("sunday", "sun"))) for name in names}
+_EN_WEEKDAYS = {
+    name: _WEEKDAYS[i]
+    for i, names in enumerate(
+        (
+            ("monday", "mon"),
+            ("tuesday", "tue", "tues"),
+            ("wednesday", "wed"),
+            ("thursday", "thu", "thur", "thurs"),
+            ("friday", "fri"),
+            ("saturday", "sat"),
+            ("sunday", "sun"),
+        )
+    )
+    for name in names
+}
 _ZH_WEEKDAYS = {"一": "mon", "二": "tue", "三": "wed", "四": "thu", "五": "fri", "六": "sat", "日": "sun", "天": "sun"}
-_CN_SMALL = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
-             "八": 8, "九": 9, "十": 10}
+_CN_SMALL = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+    "十": 10,
+}
 _N = r"(?:\d{1,2}|[零〇一二两三四五六七八九十]{1,3})"
 _MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _WD_ALT = "|".join(sorted(_EN_WEEKDAYS, key=len, reverse=True))
@@ -40,13 +82,18 @@ _WEEKDAY_PATTERNS = (
 _TIME_PATTERNS = (
     re.compile(r"(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}(?:\.\d+)?))?\s*(?P<ap>am|pm|a\.m\.|p\.m\.)?(?:z|utc)?"),
     re.compile(r"(?P<h>\d{1,2})\s*(?P<ap>am|pm|a\.m\.|p\.m\.)"),
-    re.compile(rf"(?P<zp>上午|早上|早晨|中午|下午|晚上|傍晚|凌晨)?(?P<h>{_N})\s*(?:点|时)"
-               rf"(?:\s*(?P<half>半)|\s*(?P<mi>{_N})\s*分?)?"),
+    re.compile(
+        rf"(?P<zp>上午|早上|早晨|中午|下午|晚上|傍晚|凌晨)?(?P<h>{_N})\s*(?:点|时)"
+        rf"(?:\s*(?P<half>半)|\s*(?P<mi>{_N})\s*分?)?"
+    ),
     re.compile(r"(?P<noon>noon|midday|midnight|正午)"),
 )
 _CONNECTOR = re.compile(r"(?:\s*,\s*|\s+at\s+|\s+on\s+|\s*t(?=\d)|\s+|的|于|在)?")
-_TOKEN = re.compile(r"(?P<date>\d{4}-\d\d-\d\d|--\d\d-\d\d)|(?P<wd>(?:next |last |this )?(?:"
-                    + "|".join(_WEEKDAYS) + r"))|(?P<time>\d\d:\d\d(?::\d\d(?:\.\d+)?)?)")
+_TOKEN = re.compile(
+    r"(?P<date>\d{4}-\d\d-\d\d|--\d\d-\d\d)|(?P<wd>(?:next |last |this )?(?:"
+    + "|".join(_WEEKDAYS)
+    + r"))|(?P<time>\d\d:\d\d(?::\d\d(?:\.\d+)?)?)"
+)
 
 
 def _small(text: str) -> int:

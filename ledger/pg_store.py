@@ -35,9 +35,9 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql as pg_sql
 
-from ledger.errors import StreamVersionConflict, Unavailable
-from ledger.log_copy import display_url
-from ledger.store import NewEvent, StoredEvent, chain_batch, check_continues, verify_events
+from fact_ledger.ledger.chain import NewEvent, StoredEvent, chain_batch, check_continues, verify_events
+from fact_ledger.ledger.errors import StreamVersionConflict, Unavailable
+from fact_ledger.ledger.log_copy import display_url
 
 T = TypeVar("T")
 SCHEMA_VERSION = 1
@@ -113,15 +113,16 @@ class PostgresEventStore:
             conn.execute(_SCHEMA)
             conn.execute(
                 "INSERT INTO ledger_meta(key, value) VALUES ('log_id', %s), ('schema_version', %s)"
-                " ON CONFLICT (key) DO NOTHING", (str(uuid.uuid4()), str(SCHEMA_VERSION)))
+                " ON CONFLICT (key) DO NOTHING",
+                (str(uuid.uuid4()), str(SCHEMA_VERSION)),
+            )
 
     # -- connection --------------------------------------------------------------------------
     @property
     def conn(self) -> psycopg.Connection[Any]:
         """The live connection, reconnecting after a failure (outside a transaction only)."""
         if self._conn is None or self._conn.closed or self._conn.broken:
-            self._conn = psycopg.connect(self.url, autocommit=True,
-                                         connect_timeout=self._connect_timeout_s)
+            self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=self._connect_timeout_s)
         return self._conn
 
     @contextmanager
@@ -211,9 +212,20 @@ class PostgresEventStore:
             self.conn.execute(
                 f"INSERT INTO events({_COLUMNS}) VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
                 (
-                    ev.position, ev.event_id, ev.stream_id, ev.stream_version, ev.type, ev.v,
-                    ev.payload, ev.event_time, ev.recorded_at, ev.actor, ev.workspace,
-                    ev.idempotency_key, ev.prev_hash, ev.hash,
+                    ev.position,
+                    ev.event_id,
+                    ev.stream_id,
+                    ev.stream_version,
+                    ev.type,
+                    ev.v,
+                    ev.payload,
+                    ev.event_time,
+                    ev.recorded_at,
+                    ev.actor,
+                    ev.workspace,
+                    ev.idempotency_key,
+                    ev.prev_hash,
+                    ev.hash,
                 ),
             )
         except pg_errors.UniqueViolation as exc:
@@ -225,8 +237,7 @@ class PostgresEventStore:
             raise
 
     def _next_version(self, stream_id: str) -> int:
-        row = self.conn.execute(
-            "SELECT max(stream_version) FROM events WHERE stream_id=%s", (stream_id,)).fetchone()
+        row = self.conn.execute("SELECT max(stream_version) FROM events WHERE stream_id=%s", (stream_id,)).fetchone()
         return (row[0] or 0) + 1
 
     def _by_event_id(self, event_id: str) -> StoredEvent | None:
@@ -245,8 +256,9 @@ class PostgresEventStore:
         while True:
             with self._unavailable_on_failure():
                 rows = self.conn.execute(
-                    f"SELECT {_COLUMNS} FROM events WHERE position > %s AND position <= %s"
-                    " ORDER BY position LIMIT %s", (last, bound, batch)).fetchall()
+                    f"SELECT {_COLUMNS} FROM events WHERE position > %s AND position <= %s ORDER BY position LIMIT %s",
+                    (last, bound, batch),
+                ).fetchall()
             if not rows:
                 return
             for row in rows:

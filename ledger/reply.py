@@ -21,8 +21,9 @@ def other_side(ranking: Sequence[int], leader_id: int | None, mine: int) -> int 
     return next((m for m in ranking if m != mine), None)
 
 
-def rank_for_reply(collisions: Sequence[dict[str, Any]], mine: int,
-                   limit: int = MAX_REPORTED) -> tuple[list[dict[str, Any]], int]:
+def rank_for_reply(
+    collisions: Sequence[dict[str, Any]], mine: int, limit: int = MAX_REPORTED
+) -> tuple[list[dict[str, Any]], int]:
     """The sets to show (each with ``conflict_id`` and ``leader_id``), best first, and how many there were."""
     ordered = sorted(collisions, key=lambda c: (c["leader_id"] == mine, c["conflict_id"]))
     return ordered[:limit], len(ordered)

@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import NamedTuple
 
-from ledger import clock
-from ledger.decide import Decision
-from ledger.errors import InvalidInput
-from ledger.events import MemoryArchived
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.events import MemoryArchived
+from fact_ledger.ledger.facts import Decision
 
 ARCHIVABLE_STATUSES = ("retired", "superseded")
 
@@ -43,5 +43,8 @@ def is_archivable(status: str, updated_at: str, cutoff: str) -> bool:
 
 def decide_archive(candidates: Iterable[ArchiveCandidate], cutoff: str) -> Decision:
     """One ``MemoryArchived`` per candidate that the rule still archives, in the given order."""
-    return [(c.stream_id, MemoryArchived(memory=c.stream_id)) for c in candidates
-            if is_archivable(c.status, c.updated_at, cutoff)]
+    return [
+        (c.stream_id, MemoryArchived(memory=c.stream_id))
+        for c in candidates
+        if is_archivable(c.status, c.updated_at, cutoff)
+    ]

@@ -64,7 +64,7 @@ def _heading_blocks(text: str) -> list[tuple[tuple[str, ...], int, int]]:
     if not headings:
         return [((), 0, len(text))]
     blocks: list[tuple[tuple[str, ...], int, int]] = []
-    if text[:headings[0][0]].strip():
+    if text[: headings[0][0]].strip():
         blocks.append(((), 0, headings[0][0]))
     stack: list[tuple[int, str]] = []
     for index, (start, level, title) in enumerate(headings):

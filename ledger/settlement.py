@@ -16,9 +16,10 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from ledger.arbiter import arbitrate_set
-from ledger.decide import ConflictFacts, Decision, MemoryFacts, supersede_losers
-from ledger.events import AUTH_POLICY, ClaimCollided, ConflictMemberLeft, ConflictResolved
+from fact_ledger.ledger.arbiter import arbitrate_set
+from fact_ledger.ledger.decide import supersede_losers
+from fact_ledger.ledger.events import AUTH_POLICY, ClaimCollided, ConflictMemberLeft, ConflictResolved
+from fact_ledger.ledger.facts import ConflictFacts, Decision, MemoryFacts
 
 
 def guarded(memory: MemoryFacts) -> bool:
@@ -27,9 +28,14 @@ def guarded(memory: MemoryFacts) -> bool:
     return memory.protection != "normal" or memory.source_type == "user_confirmed"
 
 
-def settle_by_policy(decision: Decision, *, members: Mapping[str, MemoryFacts], sets: Mapping[str, ConflictFacts],
-                     other_sets: Mapping[str, Sequence[ConflictFacts]],
-                     review_agent_conflicts: bool = False) -> Decision:
+def settle_by_policy(
+    decision: Decision,
+    *,
+    members: Mapping[str, MemoryFacts],
+    sets: Mapping[str, ConflictFacts],
+    other_sets: Mapping[str, Sequence[ConflictFacts]],
+    review_agent_conflicts: bool = False,
+) -> Decision:
     """The settlements for the claim sets that ``decision`` opens or joins (events to append after it).
 
     ``sets``: each unresolved set the write may join, by stream, with *all* its current members
@@ -39,8 +45,11 @@ def settle_by_policy(decision: Decision, *, members: Mapping[str, MemoryFacts], 
     superseded member leaves them too).
     """
     known = _after(decision, sets, other_sets)
-    touched = list(dict.fromkeys(e.conflict for _, e in decision if isinstance(e, ClaimCollided)
-                                 and (not e.joins or e.conflict in sets)))
+    touched = list(
+        dict.fromkeys(
+            e.conflict for _, e in decision if isinstance(e, ClaimCollided) and (not e.joins or e.conflict in sets)
+        )
+    )
     out: Decision = []
     for stream in touched:
         conflict = known[stream]  # a join's set is in ``sets``, an opened one comes from its event
@@ -50,34 +59,43 @@ def settle_by_policy(decision: Decision, *, members: Mapping[str, MemoryFacts], 
         if any(m is None or guarded(m) for m in facts):
             continue
         sides = {m.memory_id: s for s, m in zip(conflict.values, facts, strict=True) if m is not None}
-        verdict = arbitrate_set([m.side() for m in facts if m is not None],
-                                review_agent_conflicts=review_agent_conflicts)
+        verdict = arbitrate_set(
+            [m.side() for m in facts if m is not None], review_agent_conflicts=review_agent_conflicts
+        )
         if verdict["manual_review"] or verdict["leader_id"] is None:
             continue
         winner, rule = sides[verdict["leader_id"]], verdict["rule"]
         reason = f"settled by policy auto_settle: {rule}"
         losers = [s for s, v in conflict.values.items() if v != conflict.values[winner]]
         theirs = {loser: [known[c] for c in _streams_of(loser, known) if c != stream] for loser in losers}
-        out += supersede_losers(losers, winner, rule=rule, reason=reason, authorization=AUTH_POLICY,
-                                other_sets=theirs)
-        out.append((stream, ConflictResolved(conflict=stream, winner=winner, resolution="policy", reason=reason,
-                                             authorization=AUTH_POLICY)))
+        out += supersede_losers(losers, winner, rule=rule, reason=reason, authorization=AUTH_POLICY, other_sets=theirs)
+        out.append(
+            (
+                stream,
+                ConflictResolved(
+                    conflict=stream, winner=winner, resolution="policy", reason=reason, authorization=AUTH_POLICY
+                ),
+            )
+        )
         conflict.state = "resolved"
     return out
 
 
-def _after(decision: Decision, sets: Mapping[str, ConflictFacts],
-           other_sets: Mapping[str, Sequence[ConflictFacts]]) -> dict[str, ConflictFacts]:
+def _after(
+    decision: Decision, sets: Mapping[str, ConflictFacts], other_sets: Mapping[str, Sequence[ConflictFacts]]
+) -> dict[str, ConflictFacts]:
     """Every set the settlement may touch, as ``decision`` leaves it (copies: the inputs stay as given)."""
     known: dict[str, ConflictFacts] = {}
     for conflict in (*sets.values(), *(c for group in other_sets.values() for c in group)):
         if conflict.stream_id not in known:  # ``sets`` first: the sets being joined as given
-            known[conflict.stream_id] = msgspec.structs.replace(conflict, values=dict(conflict.values),
-                                                                ids=dict(conflict.ids))
+            known[conflict.stream_id] = msgspec.structs.replace(
+                conflict, values=dict(conflict.values), ids=dict(conflict.ids)
+            )
     for stream, event in decision:
         if isinstance(event, ClaimCollided) and (event.conflict in known or not event.joins):
-            conflict = known.setdefault(event.conflict, ConflictFacts(conflict_id=0, stream_id=stream, state="open",
-                                                                      key=event.key))
+            conflict = known.setdefault(
+                event.conflict, ConflictFacts(conflict_id=0, stream_id=stream, state="open", key=event.key)
+            )
             conflict.values.update({m.memory: m.norm for m in event.members})
         elif isinstance(event, ConflictMemberLeft) and event.conflict in known:
             known[event.conflict].values.pop(event.member, None)

@@ -17,26 +17,22 @@ Guarantees (each one has a test in ``tests/test_store_contract.py``):
 
 from __future__ import annotations
 
-import hashlib
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
 import apsw
-import msgspec
 
-from ledger import clock, dbfiles
-from ledger.checkpoint import CHECKPOINT_FRAMES, CHECKPOINT_FRAMES_INLINE, Checkpointer
-from ledger.errors import ChainBroken, StreamVersionConflict, Unavailable
-from ledger.events import Event, canonical_json, decode_payload, encode_payload, type_name
-from ledger.ids import uuid7
-from ledger.sql import marks
+from fact_ledger.ledger import dbfiles
+from fact_ledger.ledger.chain import NewEvent, StoredEvent, chain_batch, check_continues, verify_events
+from fact_ledger.ledger.checkpoint import CHECKPOINT_FRAMES, CHECKPOINT_FRAMES_INLINE, Checkpointer
+from fact_ledger.ledger.errors import StreamVersionConflict, Unavailable
+from fact_ledger.ledger.sql import marks
 
 T = TypeVar("T")
-GENESIS_HASH = "0" * 64
 DEFAULT_BUSY_TIMEOUT_MS = 5000
 SCHEMA_VERSION = 1
 
@@ -75,131 +71,6 @@ class StoreBusy(Unavailable):
     """The database stayed locked past the busy timeout (and the retries)."""
 
 
-class NewEvent(msgspec.Struct, kw_only=True):
-    """An event about to be appended. ``stream_version=None`` takes the stream's next version."""
-
-    data: Event
-    stream_id: str
-    event_time: str
-    actor: str = ""
-    workspace: str = ""
-    event_id: str = msgspec.field(default_factory=uuid7)
-    stream_version: int | None = None
-    recorded_at: str | None = None
-    idempotency_key: str | None = None
-
-
-class StoredEvent(msgspec.Struct, kw_only=True):
-    """One row of the log, exactly as stored."""
-
-    position: int
-    event_id: str
-    stream_id: str
-    stream_version: int
-    type: str
-    v: int
-    payload: str
-    event_time: str
-    recorded_at: str
-    actor: str
-    workspace: str
-    idempotency_key: str | None
-    prev_hash: str
-    hash: str
-
-    @property
-    def data(self) -> Event:
-        """The payload decoded and upcast to the current schema version."""
-        return decode_payload(self.type, self.v, self.payload)
-
-
-def row_hash(prev_hash: str, ev: StoredEvent) -> str:
-    """``sha256(prev_hash || canonical bytes)`` over every column but the hashes themselves."""
-    body = canonical_json(
-        [
-            ev.position,
-            ev.event_id,
-            ev.stream_id,
-            ev.stream_version,
-            ev.type,
-            ev.v,
-            ev.payload,
-            ev.event_time,
-            ev.recorded_at,
-            ev.actor,
-            ev.workspace,
-            ev.idempotency_key,
-        ]
-    )
-    return hashlib.sha256(prev_hash.encode("ascii") + body).hexdigest()
-
-
-def stamp(new: NewEvent, *, position: int, stream_version: int, prev_hash: str) -> StoredEvent:
-    """The row a new event becomes at ``position``: canonical payload, timestamps, chained hash."""
-    stored = StoredEvent(
-        position=position,
-        event_id=new.event_id,
-        stream_id=new.stream_id,
-        stream_version=stream_version,
-        type=type_name(new.data),
-        v=type(new.data).V,
-        payload=encode_payload(new.data).decode(),
-        event_time=new.event_time,
-        recorded_at=new.recorded_at or clock.now(),
-        actor=new.actor,
-        workspace=new.workspace,
-        idempotency_key=new.idempotency_key,
-        prev_hash=prev_hash,
-        hash="",
-    )
-    stored.hash = row_hash(prev_hash, stored)
-    return stored
-
-
-def chain_batch(
-    events: Sequence[NewEvent],
-    tail: Sequence[Any] | None,
-    stored_by_id: Callable[[str], StoredEvent | None],
-    next_version: Callable[[str], int],
-    insert: Callable[[StoredEvent], None],
-) -> list[StoredEvent]:
-    """Append a batch after ``tail`` (the last row's position and hash) inside a backend's write
-    transaction: already stored ids come back as stored, new rows get the next positions, stream
-    versions and chained hashes. Every backend appends through this one function."""
-    position, prev_hash = tail if tail else (0, GENESIS_HASH)
-    next_versions: dict[str, int] = {}
-    out: list[StoredEvent] = []
-    for new in events:
-        existing = stored_by_id(new.event_id)
-        if existing is not None:
-            out.append(existing)
-            continue
-        version = new.stream_version
-        if version is None:
-            version = next_versions.get(new.stream_id) or next_version(new.stream_id)
-        next_versions[new.stream_id] = version + 1
-        position += 1
-        stored = stamp(new, position=position, stream_version=version, prev_hash=prev_hash)
-        insert(stored)
-        prev_hash = stored.hash
-        out.append(stored)
-    return out
-
-
-def check_continues(tail: Sequence[Any] | None, rows: Sequence[StoredEvent]) -> None:
-    """Refuse rows that do not extend the log exactly: the next positions, linked and hashed right.
-
-    This is what copying a log row for row (``ledger migrate``) rests on: positions, times and
-    hashes are kept, never re-stamped, so both ends verify to the same head.
-    """
-    position, prev_hash = tail if tail else (0, GENESIS_HASH)
-    for row in rows:
-        if row.position != position + 1 or row.prev_hash != prev_hash or row_hash(prev_hash, row) != row.hash:
-            raise ChainBroken(f"event at position {row.position} does not extend the log at {position}",
-                              position=row.position)
-        position, prev_hash = row.position, row.hash
-
-
 class EventStore:
     """The log on one SQLite file. Not thread-safe: one store per thread or process."""
 
@@ -220,7 +91,8 @@ class EventStore:
         # environment, so the one place settings are resolved also validates them.
         self.busy_timeout_ms = max(0, busy_timeout_ms)
         self.conn = apsw.Connection(
-            self.path, flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_URI)
+            self.path, flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_URI
+        )
         self.conn.set_busy_timeout(self.busy_timeout_ms)
         self._wal_frames = 0
         self._checkpointer: Checkpointer | None = None
@@ -358,9 +230,20 @@ class EventStore:
             self.conn.execute(
                 f"INSERT INTO events({_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    ev.position, ev.event_id, ev.stream_id, ev.stream_version, ev.type, ev.v,
-                    ev.payload, ev.event_time, ev.recorded_at, ev.actor, ev.workspace,
-                    ev.idempotency_key, ev.prev_hash, ev.hash,
+                    ev.position,
+                    ev.event_id,
+                    ev.stream_id,
+                    ev.stream_version,
+                    ev.type,
+                    ev.v,
+                    ev.payload,
+                    ev.event_time,
+                    ev.recorded_at,
+                    ev.actor,
+                    ev.workspace,
+                    ev.idempotency_key,
+                    ev.prev_hash,
+                    ev.hash,
                 ),
             )
         except apsw.ConstraintError as exc:
@@ -372,9 +255,7 @@ class EventStore:
             raise
 
     def _next_version(self, stream_id: str) -> int:
-        current = self.conn.execute(
-            "SELECT max(stream_version) FROM events WHERE stream_id=?", (stream_id,)
-        ).get
+        current = self.conn.execute("SELECT max(stream_version) FROM events WHERE stream_id=?", (stream_id,)).get
         return (current or 0) + 1
 
     def _by_event_id(self, event_id: str) -> StoredEvent | None:
@@ -386,8 +267,12 @@ class EventStore:
         """Which of ``event_ids`` the log holds already (a replay skips those)."""
         if not event_ids:
             return set()
-        return {r[0] for r in self.conn.execute(
-            f"SELECT event_id FROM events WHERE event_id IN ({marks(len(event_ids))})", tuple(event_ids))}
+        return {
+            r[0]
+            for r in self.conn.execute(
+                f"SELECT event_id FROM events WHERE event_id IN ({marks(len(event_ids))})", tuple(event_ids)
+            )
+        }
 
     def last_position(self) -> int:
         return self.conn.execute("SELECT coalesce(max(position), 0) FROM events").get
@@ -413,29 +298,20 @@ class EventStore:
         return verify_events(self.read(), progress)
 
 
-def verify_events(events: Iterable[StoredEvent], progress: Callable[[int], None] | None = None) -> int:
-    """Check positions, links, hashes and decoding of a whole log read in order (any backend)."""
-    prev_hash, expected_position, count = GENESIS_HASH, 1, 0
-    for ev in events:
-        if ev.position != expected_position:
-            raise ChainBroken(f"position {expected_position} is missing", position=expected_position)
-        if ev.prev_hash != prev_hash or row_hash(prev_hash, ev) != ev.hash:
-            raise ChainBroken(f"event at position {ev.position} does not match its hash",
-                              position=ev.position)
-        try:
-            ev.data  # noqa: B018 - a payload that no longer decodes is tampering too
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
-            raise ChainBroken(f"event at position {ev.position} does not decode",
-                              position=ev.position) from None
-        prev_hash, expected_position, count = ev.hash, expected_position + 1, count + 1
-        if progress and count % 1000 == 0:
-            progress(count)
-    return count
-
-
 def _row_to_event(row: Sequence[Any]) -> StoredEvent:
     return StoredEvent(
-        position=row[0], event_id=row[1], stream_id=row[2], stream_version=row[3], type=row[4],
-        v=row[5], payload=row[6], event_time=row[7], recorded_at=row[8], actor=row[9],
-        workspace=row[10], idempotency_key=row[11], prev_hash=row[12], hash=row[13],
+        position=row[0],
+        event_id=row[1],
+        stream_id=row[2],
+        stream_version=row[3],
+        type=row[4],
+        v=row[5],
+        payload=row[6],
+        event_time=row[7],
+        recorded_at=row[8],
+        actor=row[9],
+        workspace=row[10],
+        idempotency_key=row[11],
+        prev_hash=row[12],
+        hash=row[13],
     )

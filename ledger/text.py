@@ -22,7 +22,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ledger.memo import text_cache
+from fact_ledger.ledger.memo import text_cache
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -126,8 +126,11 @@ def analyse(query: str) -> Query:
             phrase.append(token[-1])
         phrase_prefix = False
     chosen = list(terms.values()) or list(stops.values())
-    return Query(terms=tuple(chosen[:MAX_TERMS]), phrase=tuple(phrase[:MAX_PHRASE_TOKENS]),
-                 phrase_prefix=phrase_prefix and len(phrase) <= MAX_PHRASE_TOKENS)
+    return Query(
+        terms=tuple(chosen[:MAX_TERMS]),
+        phrase=tuple(phrase[:MAX_PHRASE_TOKENS]),
+        phrase_prefix=phrase_prefix and len(phrase) <= MAX_PHRASE_TOKENS,
+    )
 
 
 def query_terms(query: str, *, keep_stop_words: bool = False) -> list[str]:

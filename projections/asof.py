@@ -15,16 +15,14 @@ from typing import Any
 import apsw
 import msgspec
 
-from ledger.normalize import normalize_text
-from ledger.text import fts_query, query_terms
-from projections.search import attribute_clauses
-from projections.timeline import STATE_COLUMNS, TEXT_COLUMNS
+from fact_ledger.ledger.normalize import normalize_text
+from fact_ledger.ledger.text import fts_query, query_terms
+from fact_ledger.projections.search import attribute_clauses
+from fact_ledger.projections.timeline_rows import STATE_COLUMNS, TEXT_COLUMNS
 
 _BM25 = "bm25(tt_fts, 3.0, 1.0, 2.0)"
 COMMON = 2000
-_SELECT = (
-    f"SELECT {', '.join('s.' + c for c in STATE_COLUMNS)}, t.subject, t.content, t.tags, m.recorded_at"
-)
+_SELECT = f"SELECT {', '.join('s.' + c for c in STATE_COLUMNS)}, t.subject, t.content, t.tags, m.recorded_at"
 _JOIN = "JOIN tt_texts t ON t.text_id = s.text_id JOIN tt_memories m ON m.memory_id = s.memory_id"
 
 
@@ -98,9 +96,15 @@ def _where(point: Point, filters: AsOfFilters) -> tuple[str, list[Any]]:
     elif not filters.include_inactive:
         clauses.append("s.status = 'active'")
     more, more_params = attribute_clauses(
-        row="s", time_column="valid_from", tags_row="t", workspaces=filters.workspaces,
-        source_type=filters.source_type, after_time=filters.after_time, before_time=filters.before_time,
-        tags_all=filters.tags_all)
+        row="s",
+        time_column="valid_from",
+        tags_row="t",
+        workspaces=filters.workspaces,
+        source_type=filters.source_type,
+        after_time=filters.after_time,
+        before_time=filters.before_time,
+        tags_all=filters.tags_all,
+    )
     clauses += more
     params += more_params
     return " AND ".join(clauses), params
@@ -125,18 +129,24 @@ def find_at(
     if not query.strip():
         rows = conn.execute(
             f"{_SELECT}, 0.0 FROM tt_states s {_JOIN} WHERE {where} "
-            "ORDER BY s.valid_from DESC, s.memory_id DESC LIMIT ?", (*params, limit + 1)).fetchall()
+            "ORDER BY s.valid_from DESC, s.memory_id DESC LIMIT ?",
+            (*params, limit + 1),
+        ).fetchall()
         return [_scored(r, 0.0) for r in rows[:limit]], len(rows)
     if not terms:
         needle = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         rows = conn.execute(
             f"{_SELECT}, 0.5 FROM tt_states s {_JOIN} WHERE {where} AND t.content LIKE ? ESCAPE '\\' "
-            "ORDER BY s.valid_from DESC LIMIT ?", (*params, needle, limit + 1)).fetchall()
+            "ORDER BY s.valid_from DESC LIMIT ?",
+            (*params, needle, limit + 1),
+        ).fetchall()
         return [_scored(r, 0.5) for r in rows[:limit]], len(rows)
     pool = max(limit * 4, 40)
     # Text versions are numbered in log order: none created after P can match at P.
-    bound = conn.execute("SELECT text_id FROM tt_texts WHERE position <= ? ORDER BY position DESC, text_id DESC "
-                         "LIMIT 1", (point.position,)).fetchone()
+    bound = conn.execute(
+        "SELECT text_id FROM tt_texts WHERE position <= ? ORDER BY position DESC, text_id DESC LIMIT 1",
+        (point.position,),
+    ).fetchone()
     # bm25() is computed for every row a query matches: a term in thousands of text versions
     # would cost tens of ms. Rare terms drive the ranked queries; when every term is common the
     # newest matching versions are taken instead (like the current-state search).
@@ -148,9 +158,11 @@ def find_at(
         plans += [(fts_query(common, "OR"), False)] if common else []
     found: dict[int, tuple[Any, float, bool]] = {}
     for n, (expression, ranked) in enumerate(plans):
-        sql = (f"{_SELECT}, {_BM25} AS r FROM tt_fts JOIN tt_states s ON s.text_id = tt_fts.rowid {_JOIN} "
-               f"WHERE tt_fts MATCH ? AND tt_fts.rowid <= ? AND {where} "
-               f"ORDER BY {'r' if ranked else 'tt_fts.rowid DESC'} LIMIT ?")
+        sql = (
+            f"{_SELECT}, {_BM25} AS r FROM tt_fts JOIN tt_states s ON s.text_id = tt_fts.rowid {_JOIN} "
+            f"WHERE tt_fts MATCH ? AND tt_fts.rowid <= ? AND {where} "
+            f"ORDER BY {'r' if ranked else 'tt_fts.rowid DESC'} LIMIT ?"
+        )
         for row in conn.execute(sql, (expression, bound[0] if bound else 0, *params, pool)):
             found.setdefault(row[1], (row, row[-1], n == 0))  # row[1]: memory_id
         if len(found) >= pool:
@@ -170,8 +182,13 @@ def find_at(
 
 def _common(conn: apsw.Connection, term: str) -> bool:
     """Whether ``term`` is in at least COMMON text versions (a capped doclist walk)."""
-    return bool(conn.execute("SELECT count(*) FROM (SELECT 1 FROM tt_fts WHERE tt_fts MATCH ? LIMIT ?)",
-                             (fts_query([term], "AND"), COMMON)).get >= COMMON)
+    return bool(
+        conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM tt_fts WHERE tt_fts MATCH ? LIMIT ?)",
+            (fts_query([term], "AND"), COMMON),
+        ).get
+        >= COMMON
+    )
 
 
 def _scored(row: Any, score: float) -> dict[str, Any]:
@@ -182,10 +199,14 @@ def _scored(row: Any, score: float) -> dict[str, Any]:
 
 def supersedes_at(conn: apsw.Connection, memory_id: int, position: int) -> list[int]:
     """Memories that, at ``position``, were superseded by ``memory_id``."""
-    return [r[0] for r in conn.execute(
-        "SELECT memory_id FROM tt_states WHERE superseded_by=? AND known_from<=? "
-        "AND (known_to IS NULL OR known_to>?) AND ended='superseded' ORDER BY memory_id",
-        (memory_id, position, position))]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT memory_id FROM tt_states WHERE superseded_by=? AND known_from<=? "
+            "AND (known_to IS NULL OR known_to>?) AND ended='superseded' ORDER BY memory_id",
+            (memory_id, position, position),
+        )
+    ]
 
 
 def chain_at(conn: apsw.Connection, memory_id: int, position: int, limit: int) -> list[dict[str, Any]]:
@@ -213,7 +234,8 @@ def subject_at(conn: apsw.Connection, subject: str, position: int, limit: int) -
         "JOIN tt_memories m ON m.memory_id = s.memory_id "
         "WHERE t.subject_norm = ? AND s.known_from <= ? AND (s.known_to IS NULL OR s.known_to > ?) "
         "ORDER BY s.valid_from, s.memory_id LIMIT ?",
-        (normalize_text(subject), position, position, limit)).fetchall()
+        (normalize_text(subject), position, position, limit),
+    ).fetchall()
     return [_row(r) for r in rows]
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import apsw
 import msgspec
 
-from ledger.sql import marks
-from ledger.store import StoredEvent
+from fact_ledger.ledger.chain import StoredEvent
+from fact_ledger.ledger.sql import marks
 
 _FIELDS = tuple(StoredEvent.__struct_fields__)
 _COLUMNS = ", ".join("e." + c for c in _FIELDS)
@@ -43,8 +43,12 @@ def _where(q: AuditQuery) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     params: list[Any] = []
     for column, op, value in (
-        ("e.position", "<", q.before), ("e.recorded_at", ">=", q.since), ("e.recorded_at", "<=", q.until),
-        ("e.actor", "=", q.actor), ("e.workspace", "=", q.workspace), ("e.position", "<", q.before_position),
+        ("e.position", "<", q.before),
+        ("e.recorded_at", ">=", q.since),
+        ("e.recorded_at", "<=", q.until),
+        ("e.actor", "=", q.actor),
+        ("e.workspace", "=", q.workspace),
+        ("e.position", "<", q.before_position),
     ):
         if value is not None:
             clauses.append(f"{column} {op} ?")
@@ -70,24 +74,34 @@ def audit_events(conn: apsw.Connection, q: AuditQuery, limit: int) -> list[Store
     if q.memory_id is not None:
         rows = conn.execute(
             f"SELECT DISTINCT {_COLUMNS} FROM tt_links l JOIN events e ON e.position = l.position "
-            f"WHERE l.memory_id = ? AND {where} ORDER BY e.position DESC LIMIT ?", (q.memory_id, *params, limit))
+            f"WHERE l.memory_id = ? AND {where} ORDER BY e.position DESC LIMIT ?",
+            (q.memory_id, *params, limit),
+        )
     else:
-        rows = conn.execute(f"SELECT {_COLUMNS} FROM events e WHERE {where} ORDER BY e.position DESC LIMIT ?",
-                            (*params, limit))
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM events e WHERE {where} ORDER BY e.position DESC LIMIT ?", (*params, limit)
+        )
     return [_stored(r) for r in rows]
 
 
 def memory_events(conn: apsw.Connection, memory_id: int) -> list[tuple[str, StoredEvent]]:
     """``(role, event)`` for every event that touched the memory, in log order."""
-    return [(role, _stored(row)) for role, *row in conn.execute(
-        f"SELECT l.role, {_COLUMNS} FROM tt_links l JOIN events e ON e.position = l.position "
-        "WHERE l.memory_id=? ORDER BY l.position", (memory_id,))]
+    return [
+        (role, _stored(row))
+        for role, *row in conn.execute(
+            f"SELECT l.role, {_COLUMNS} FROM tt_links l JOIN events e ON e.position = l.position "
+            "WHERE l.memory_id=? ORDER BY l.position",
+            (memory_id,),
+        )
+    ]
 
 
 def state_positions(conn: apsw.Connection, memory_id: int) -> list[int]:
     """The log positions at which the memory's recorded state changed, oldest first."""
-    return [p for (p,) in conn.execute(
-        "SELECT known_from FROM tt_states WHERE memory_id=? ORDER BY known_from", (memory_id,))]
+    return [
+        p
+        for (p,) in conn.execute("SELECT known_from FROM tt_states WHERE memory_id=? ORDER BY known_from", (memory_id,))
+    ]
 
 
 def stream_owner(conn: apsw.Connection, stream_id: str) -> tuple[str, int] | None:

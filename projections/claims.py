@@ -19,13 +19,13 @@ from typing import Any
 
 import apsw
 
-from ledger import fingerprint
-from ledger.claims import Claim
-from ledger.events import Event, MemoryRecorded, MemoryUpdated
-from ledger.sql import marks
-from ledger.store import StoredEvent
-from projections import derived
-from projections.runner import DeferringProjector
+from fact_ledger.ledger import fingerprint
+from fact_ledger.ledger.chain import StoredEvent
+from fact_ledger.ledger.claims import Claim
+from fact_ledger.ledger.events import Event, MemoryRecorded, MemoryUpdated
+from fact_ledger.ledger.sql import marks
+from fact_ledger.projections import derived
+from fact_ledger.projections.runner import DeferringProjector
 
 _CLAIMS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS claims(
@@ -75,8 +75,13 @@ def _memory_row(conn: apsw.Connection, event: StoredEvent, data: Event) -> dict[
     rebuild the memories projection may not have written its row yet.
     """
     if isinstance(data, MemoryRecorded):
-        return {"memory_id": event.position, "status": "active", "content": data.content,
-                "subject": data.subject, "workspace": event.workspace}
+        return {
+            "memory_id": event.position,
+            "status": "active",
+            "content": data.content,
+            "subject": data.subject,
+            "workspace": event.workspace,
+        }
     stream = getattr(data, "loser", None) or getattr(data, "memory", None)
     row = conn.execute(_ROW_SQL, (stream,)).fetchone()
     return dict(zip(_ROW_COLUMNS, row, strict=True)) if row else None
@@ -106,8 +111,9 @@ class ClaimsProjector(DeferringProjector):
         memory_id = row["memory_id"]
         if isinstance(data, MemoryRecorded):
             explicit = tuple((c.subject, c.attribute, c.value) for c in data.claims)
-            rows = _claim_rows(memory_id, row["workspace"],
-                               derived.claims(conn, row["content"], row["subject"], explicit))
+            rows = _claim_rows(
+                memory_id, row["workspace"], derived.claims(conn, row["content"], row["subject"], explicit)
+            )
             if self._pending is not None:
                 self._pending.add(_INSERT_CLAIM, *rows)
             else:
@@ -116,9 +122,12 @@ class ClaimsProjector(DeferringProjector):
         if isinstance(data, MemoryUpdated):
             if data.content is None and data.subject is None:
                 return
-            explicit = tuple(conn.execute(
-                "SELECT subject, attribute, value FROM claims WHERE memory_id=? AND origin='explicit' ORDER BY ord",
-                (memory_id,)))
+            explicit = tuple(
+                conn.execute(
+                    "SELECT subject, attribute, value FROM claims WHERE memory_id=? AND origin='explicit' ORDER BY ord",
+                    (memory_id,),
+                )
+            )
         else:
             explicit = ()
         conn.execute("DELETE FROM claims WHERE memory_id=?", (memory_id,))
@@ -129,8 +138,22 @@ class ClaimsProjector(DeferringProjector):
 
 
 def _claim_rows(memory_id: int, workspace: str, claims: tuple[Claim, ...]) -> list[tuple[Any, ...]]:
-    return [(memory_id, i, workspace, c.subject, c.attribute, c.value, c.kind, c.key_subject, c.key_attribute,
-             c.value_norm, c.origin) for i, c in enumerate(claims)]
+    return [
+        (
+            memory_id,
+            i,
+            workspace,
+            c.subject,
+            c.attribute,
+            c.value,
+            c.kind,
+            c.key_subject,
+            c.key_attribute,
+            c.value_norm,
+            c.origin,
+        )
+        for i, c in enumerate(claims)
+    ]
 
 
 class NearDuplicatesProjector:
@@ -165,15 +188,21 @@ class NearDuplicatesProjector:
 
     def end_rebuild(self, conn: apsw.Connection) -> None:
         bulk, self._bulk = self._bulk or {}, None
-        conn.executemany("INSERT INTO near_dup_sigs(memory_id, workspace, sig) VALUES(?,?,?)",
-                         [(m, ws, packed) for m, (ws, packed, _) in sorted(bulk.items())])
+        conn.executemany(
+            "INSERT INTO near_dup_sigs(memory_id, workspace, sig) VALUES(?,?,?)",
+            [(m, ws, packed) for m, (ws, packed, _) in sorted(bulk.items())],
+        )
         # SQLite explodes and sorts the 16 keys per memory in C: at 100k memories that is 2 s
         # instead of 7 s for a sort of 1.6M Python tuples and their executemany.
         conn.execute("CREATE TEMP TABLE near_dup_load(memory_id INTEGER NOT NULL, keys TEXT NOT NULL)")
-        conn.executemany("INSERT INTO temp.near_dup_load(memory_id, keys) VALUES(?, ?)",
-                         [(m, f"[{','.join(map(str, keys))}]") for m, (_, _, keys) in bulk.items()])
-        conn.execute("INSERT OR IGNORE INTO near_dup_bands(band_key, memory_id) SELECT j.value, l.memory_id "
-                     "FROM temp.near_dup_load AS l, json_each(l.keys) AS j ORDER BY 1, 2 DESC")
+        conn.executemany(
+            "INSERT INTO temp.near_dup_load(memory_id, keys) VALUES(?, ?)",
+            [(m, f"[{','.join(map(str, keys))}]") for m, (_, _, keys) in bulk.items()],
+        )
+        conn.execute(
+            "INSERT OR IGNORE INTO near_dup_bands(band_key, memory_id) SELECT j.value, l.memory_id "
+            "FROM temp.near_dup_load AS l, json_each(l.keys) AS j ORDER BY 1, 2 DESC"
+        )
         conn.execute("DROP TABLE temp.near_dup_load")
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
@@ -189,49 +218,82 @@ class NearDuplicatesProjector:
                 packed, keys = derived.fingerprints(conn, row["content"], row["workspace"])
                 self._bulk[memory_id] = (row["workspace"], packed, keys)
             return
-        old = None if isinstance(data, MemoryRecorded) else conn.execute(
-            "SELECT workspace, sig FROM near_dup_sigs WHERE memory_id=?", (memory_id,)).fetchone()
+        old = (
+            None
+            if isinstance(data, MemoryRecorded)
+            else conn.execute("SELECT workspace, sig FROM near_dup_sigs WHERE memory_id=?", (memory_id,)).fetchone()
+        )
         if old is not None:
-            conn.executemany("DELETE FROM near_dup_bands WHERE band_key=? AND memory_id=?",
-                             [(k, memory_id) for k in fingerprint.band_keys(fingerprint.unpack(old[1]), old[0])])
+            conn.executemany(
+                "DELETE FROM near_dup_bands WHERE band_key=? AND memory_id=?",
+                [(k, memory_id) for k in fingerprint.band_keys(fingerprint.unpack(old[1]), old[0])],
+            )
             conn.execute("DELETE FROM near_dup_sigs WHERE memory_id=?", (memory_id,))
         if row["status"] != "active":
             return
         packed, keys = derived.fingerprints(conn, row["content"], row["workspace"])
-        conn.execute("INSERT INTO near_dup_sigs(memory_id, workspace, sig) VALUES(?,?,?)",
-                     (memory_id, row["workspace"], packed))
-        conn.executemany("INSERT OR IGNORE INTO near_dup_bands(band_key, memory_id) VALUES(?,?)",
-                         [(k, memory_id) for k in keys])
+        conn.execute(
+            "INSERT INTO near_dup_sigs(memory_id, workspace, sig) VALUES(?,?,?)", (memory_id, row["workspace"], packed)
+        )
+        conn.executemany(
+            "INSERT OR IGNORE INTO near_dup_bands(band_key, memory_id) VALUES(?,?)", [(k, memory_id) for k in keys]
+        )
 
 
 # -- lookups used inside the write transaction ---------------------------------------------------
 def _claim(row: tuple[Any, ...]) -> Claim:
     subject, attribute, value, kind, key_subject, key_attribute, value_norm, origin = row
-    return Claim(subject=subject, attribute=attribute, value=value, kind=kind, key_subject=key_subject,
-                 key_attribute=key_attribute, value_norm=value_norm, origin=origin)
+    return Claim(
+        subject=subject,
+        attribute=attribute,
+        value=value,
+        kind=kind,
+        key_subject=key_subject,
+        key_attribute=key_attribute,
+        value_norm=value_norm,
+        origin=origin,
+    )
 
 
 def claims_of(conn: apsw.Connection, memory_id: int) -> list[Claim]:
-    return [_claim(r) for r in conn.execute(
-        f"SELECT {_CLAIM_COLUMNS} FROM claims WHERE memory_id=? ORDER BY ord", (memory_id,))]
+    return [
+        _claim(r)
+        for r in conn.execute(f"SELECT {_CLAIM_COLUMNS} FROM claims WHERE memory_id=? ORDER BY ord", (memory_id,))
+    ]
 
 
-def matching_claims(conn: apsw.Connection, claims: tuple[Claim, ...] | list[Claim], workspace: str,
-                    exclude: int | None = None) -> list[tuple[int, Claim]]:
+def matching_claims(
+    conn: apsw.Connection, claims: tuple[Claim, ...] | list[Claim], workspace: str, exclude: int | None = None
+) -> list[tuple[int, Claim]]:
     """Current claims of other memories with one of ``claims``' keys and a different stored value."""
     out: list[tuple[int, Claim]] = []
     for claim in claims:
         rows = conn.execute(
             f"SELECT memory_id, {_CLAIM_COLUMNS} FROM claims WHERE key_subject=? AND key_attribute=? AND kind=? "
             "AND workspace=? AND value_norm<>? AND memory_id<>? ORDER BY memory_id DESC LIMIT ?",
-            (claim.key_subject, claim.key_attribute, claim.kind, workspace, claim.value_norm, exclude or 0,
-             CANDIDATES_PER_KEY))
+            (
+                claim.key_subject,
+                claim.key_attribute,
+                claim.kind,
+                workspace,
+                claim.value_norm,
+                exclude or 0,
+                CANDIDATES_PER_KEY,
+            ),
+        )
         out.extend((r[0], _claim(r[1:])) for r in rows)
     return out
 
 
-def near_duplicates(conn: apsw.Connection, content: str, workspace: str, *, exclude: int | None = None,
-                    limit: int = 5, threshold: float = fingerprint.NEAR_THRESHOLD) -> list[dict[str, Any]]:
+def near_duplicates(
+    conn: apsw.Connection,
+    content: str,
+    workspace: str,
+    *,
+    exclude: int | None = None,
+    limit: int = 5,
+    threshold: float = fingerprint.NEAR_THRESHOLD,
+) -> list[dict[str, Any]]:
     """Current memories of the workspace whose estimated similarity reaches ``threshold``."""
     sig = fingerprint.signature(content)
     packed = fingerprint.pack(sig)
@@ -246,8 +308,9 @@ def near_duplicates(conn: apsw.Connection, content: str, workspace: str, *, excl
     ranked = sorted(hits, key=lambda m: (-hits[m], -m))[:VERIFIED]
     placeholders = marks(len(ranked))
     found = []
-    for memory_id, blob in conn.execute(f"SELECT memory_id, sig FROM near_dup_sigs WHERE memory_id IN ({placeholders})",
-                                        ranked):
+    for memory_id, blob in conn.execute(
+        f"SELECT memory_id, sig FROM near_dup_sigs WHERE memory_id IN ({placeholders})", ranked
+    ):
         score = fingerprint.packed_similarity(packed, blob)
         if score >= threshold:
             found.append({"memory_id": memory_id, "similarity": round(score, 3)})

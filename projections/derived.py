@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 import apsw
 import msgspec
 
-from ledger import fingerprint
-from ledger.claims import Claim, extract_claims
+from fact_ledger.ledger import fingerprint
+from fact_ledger.ledger.claims import Claim, extract_claims
 
 T = TypeVar("T")
 
@@ -63,11 +63,18 @@ def bypassed() -> Iterator[None]:
         _switch.on = True
 
 
-def claims(conn: apsw.Connection, content: str, subject: str,
-           explicit: tuple[tuple[str, str, str], ...]) -> tuple[Claim, ...]:
+def claims(
+    conn: apsw.Connection, content: str, subject: str, explicit: tuple[tuple[str, str, str], ...]
+) -> tuple[Claim, ...]:
     """:func:`ledger.claims.extract_claims`, through the cache."""
-    return _cached(conn, CLAIMS_KIND, (content, subject, explicit),
-                   lambda: extract_claims(content, subject, explicit), _msgpack, _decode_claims)
+    return _cached(
+        conn,
+        CLAIMS_KIND,
+        (content, subject, explicit),
+        lambda: extract_claims(content, subject, explicit),
+        _msgpack,
+        _decode_claims,
+    )
 
 
 def fingerprints(conn: apsw.Connection, content: str, scope: str) -> tuple[bytes, tuple[int, ...]]:
@@ -100,8 +107,10 @@ def cached_values(conn: apsw.Connection, keys: list[bytes]) -> dict[bytes, bytes
     caller looks them up first, computes the missing ones, then stores them with :func:`store`)."""
     if not keys or not _switch.on:
         return {}
-    rows = conn.execute("SELECT d.key, d.value FROM json_each(?) j JOIN derived_cache d ON d.key = unhex(j.value)",
-                        (msgspec.json.encode([k.hex() for k in keys]).decode(),))
+    rows = conn.execute(
+        "SELECT d.key, d.value FROM json_each(?) j JOIN derived_cache d ON d.key = unhex(j.value)",
+        (msgspec.json.encode([k.hex() for k in keys]).decode(),),
+    )
     return {bytes(k): bytes(v) for k, v in rows}
 
 
@@ -114,8 +123,14 @@ def _key(kind: bytes, inputs: tuple[Any, ...]) -> bytes:
     return hashlib.blake2b(_msgpack(inputs), digest_size=16, person=kind[:16].ljust(16, b"\0")).digest()
 
 
-def _cached(conn: apsw.Connection, kind: bytes, inputs: tuple[Any, ...], compute: Callable[[], T],
-            encode: Callable[[T], bytes], decode: Callable[[bytes], T]) -> T:
+def _cached(
+    conn: apsw.Connection,
+    kind: bytes,
+    inputs: tuple[Any, ...],
+    compute: Callable[[], T],
+    encode: Callable[[T], bytes],
+    decode: Callable[[bytes], T],
+) -> T:
     if not _switch.on:
         return compute()
     key = _key(kind, inputs)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from projections.gguf_header import GGUFHeaderError, GGUFInfo, read_gguf_header
+from fact_ledger.projections.gguf_header import GGUFHeaderError, GGUFInfo, read_gguf_header
 
 QUERY_PREFIX_KEY = "fact_ledger.embedding.query_prefix"
 PASSAGE_PREFIX_KEY = "fact_ledger.embedding.passage_prefix"
@@ -58,8 +58,9 @@ def model_id_for(path: str, info: GGUFInfo) -> str:
 class Embedder:
     """One loaded model. Thread-safe: calls into llama.cpp are serialised by a lock."""
 
-    def __init__(self, llama, model_id: str, dim: int, n_ctx: int, query_prefix: str,
-                 passage_prefix: str, path: str) -> None:
+    def __init__(
+        self, llama, model_id: str, dim: int, n_ctx: int, query_prefix: str, passage_prefix: str, path: str
+    ) -> None:
         self._llama = llama
         self._lock = threading.Lock()
         self.model_id = model_id
@@ -103,10 +104,9 @@ class Embedder:
         width = self.n_ctx - 2
         total = np.zeros(self.dim, dtype=np.float64)
         for start in range(0, len(content), width):
-            window = content[start:start + width]
+            window = content[start : start + width]
             text = self._llama.detokenize(window).decode("utf-8", errors="ignore")
-            total += len(window) * np.asarray(self._llama.embed(text, normalize=False, truncate=True),
-                                              dtype=np.float64)
+            total += len(window) * np.asarray(self._llama.embed(text, normalize=False, truncate=True), dtype=np.float64)
         return total
 
     def close(self) -> None:
@@ -141,12 +141,24 @@ def load_embedder(path: str, n_ctx: int | None = None, threads: int = 0) -> Embe
     threads = embedding_threads(threads)
     try:
         llama = llama_cpp.Llama(
-            model_path=path, embedding=True, pooling_type=_POOLING_MEAN, n_ctx=n_ctx, n_batch=n_ctx,
-            n_ubatch=n_ctx, n_threads=threads, n_threads_batch=threads,
+            model_path=path,
+            embedding=True,
+            pooling_type=_POOLING_MEAN,
+            n_ctx=n_ctx,
+            n_batch=n_ctx,
+            n_ubatch=n_ctx,
+            n_threads=threads,
+            n_threads_batch=threads,
             verbose=False,
         )
     except Exception as exc:  # llama-cpp-python raises ValueError when llama.cpp returns NULL
         raise EmbedderUnavailable(f"llama.cpp could not load {path}: {exc}") from None
-    return Embedder(llama, model_id=model_id, dim=dim, n_ctx=n_ctx,
-                    query_prefix=info.get_str(QUERY_PREFIX_KEY),
-                    passage_prefix=info.get_str(PASSAGE_PREFIX_KEY), path=path)
+    return Embedder(
+        llama,
+        model_id=model_id,
+        dim=dim,
+        n_ctx=n_ctx,
+        query_prefix=info.get_str(QUERY_PREFIX_KEY),
+        passage_prefix=info.get_str(PASSAGE_PREFIX_KEY),
+        path=path,
+    )

@@ -55,7 +55,7 @@ class _Reader:
         if n < 0 or self.pos + n > self.size:
             raise GGUFHeaderError("truncated GGUF header")
         self.pos += n
-        return self.data[self.pos - n:self.pos]
+        return self.data[self.pos - n : self.pos]
 
     def unpack(self, fmt: str) -> Any:
         width = struct.calcsize("<" + fmt)

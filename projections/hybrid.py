@@ -21,10 +21,10 @@ from typing import Any
 import apsw
 import msgspec
 
-from ledger.text import analyse
-from projections import knn
-from projections.search import Hit, SearchFilters, search
-from projections.sections import ROWID_SHIFT
+from fact_ledger.ledger.text import analyse
+from fact_ledger.projections import knn
+from fact_ledger.projections.search import Hit, SearchFilters, search
+from fact_ledger.projections.sections import ROWID_SHIFT
 
 LEXICAL_WEIGHT = 0.4  # chosen on LoCoMo dev with case-folded passages and queries (docs/search.md)
 VECTOR_WEIGHT = 0.6
@@ -33,10 +33,17 @@ PHRASE_BONUS = 1.0  # a verbatim match of the query stays above every fused scor
 WIDEN = 4  # when filters reject most vector candidates, scan again this many times wider
 
 
-def hybrid_search(conn: apsw.Connection, query: str, filters: SearchFilters, limit: int, query_vector: bytes,
-                  *, boost_workspace: str | tuple[str, ...] | None = None,
-                  weights: tuple[float, float] = (LEXICAL_WEIGHT, VECTOR_WEIGHT),
-                  pool: int = POOL) -> tuple[list[Hit], int]:
+def hybrid_search(
+    conn: apsw.Connection,
+    query: str,
+    filters: SearchFilters,
+    limit: int,
+    query_vector: bytes,
+    *,
+    boost_workspace: str | tuple[str, ...] | None = None,
+    weights: tuple[float, float] = (LEXICAL_WEIGHT, VECTOR_WEIGHT),
+    pool: int = POOL,
+) -> tuple[list[Hit], int]:
     """Ranked hits (at most ``limit``) and an estimate of how many memories matched. A long
     memory whose closest vector is one of its sections' carries that section's id."""
     if not query.strip() or not analyse(query).terms:  # listing, or a LIKE scan: no meaning to add
@@ -45,8 +52,13 @@ def hybrid_search(conn: apsw.Connection, query: str, filters: SearchFilters, lim
     if not pooled.ids:
         return [], 0
     fused = fuse(pooled, weights)
-    return ([Hit(memory_id, score, memory_id in pooled.phrase, pooled.section.get(memory_id))
-             for memory_id, score in fused[:limit]], max(pooled.total, len(pooled.ids)))
+    return (
+        [
+            Hit(memory_id, score, memory_id in pooled.phrase, pooled.section.get(memory_id))
+            for memory_id, score in fused[:limit]
+        ],
+        max(pooled.total, len(pooled.ids)),
+    )
 
 
 class Pool(msgspec.Struct):
@@ -61,8 +73,15 @@ class Pool(msgspec.Struct):
     section: dict[int, int] = {}  # memory id -> the section whose vector is closer than the whole memory's
 
 
-def candidates(conn: apsw.Connection, query: str, filters: SearchFilters, pool: int, query_vector: bytes,
-               *, boost_workspace: str | tuple[str, ...] | None = None) -> Pool:
+def candidates(
+    conn: apsw.Connection,
+    query: str,
+    filters: SearchFilters,
+    pool: int,
+    query_vector: bytes,
+    *,
+    boost_workspace: str | tuple[str, ...] | None = None,
+) -> Pool:
     text_hits, total = search(conn, query, filters, pool, boost_workspace=boost_workspace)
     near = vector_candidates(conn, query_vector, filters, pool)
     near_sections = vector_candidates(conn, query_vector, filters, pool, table="section_vectors")
@@ -78,9 +97,15 @@ def candidates(conn: apsw.Connection, query: str, filters: SearchFilters, pool: 
         if cosine > similarity.get(memory_id, -1.0):
             similarity[memory_id] = cosine
             section[memory_id] = rowid & ((1 << ROWID_SHIFT) - 1)
-    return Pool(ids=ids, text={h.memory_id: h.score for h in text_hits}, similarity=similarity,
-                phrase={h.memory_id for h in text_hits if h.phrase}, nearest=nearest, total=total,
-                section=section)
+    return Pool(
+        ids=ids,
+        text={h.memory_id: h.score for h in text_hits},
+        similarity=similarity,
+        phrase={h.memory_id for h in text_hits if h.phrase},
+        nearest=nearest,
+        total=total,
+        section=section,
+    )
 
 
 def fuse(pool: Pool, weights: tuple[float, float]) -> list[tuple[int, float]]:
@@ -100,8 +125,9 @@ def _min_max(values: dict[int, float]) -> dict[int, float]:
     return {k: (v - low) / span if span > 0 else 0.0 for k, v in values.items()}
 
 
-def vector_candidates(conn: apsw.Connection, query_vector: bytes, filters: SearchFilters,
-                      k: int, *, table: str = "vectors") -> list[tuple[int, float]]:
+def vector_candidates(
+    conn: apsw.Connection, query_vector: bytes, filters: SearchFilters, k: int, *, table: str = "vectors"
+) -> list[tuple[int, float]]:
     """The ``k`` nearest vectors of ``table`` whose memory passes every filter, with their
     cosines, nearest first (memory ids, or section rowids for ``section_vectors``)."""
     scope = (filters.workspace,) if isinstance(filters.workspace, str) else filters.workspace
@@ -121,6 +147,10 @@ def vector_candidates(conn: apsw.Connection, query_vector: bytes, filters: Searc
 def _passing(conn: apsw.Connection, ids: list[int], where: str, params: list[Any]) -> set[int]:
     if not ids:
         return set()
-    return {r[0] for r in conn.execute(
-        f"SELECT m.memory_id FROM json_each(?) j CROSS JOIN memories m ON m.memory_id = j.value WHERE {where}",
-        (msgspec.json.encode(ids).decode(), *params))}
+    return {
+        r[0]
+        for r in conn.execute(
+            f"SELECT m.memory_id FROM json_each(?) j CROSS JOIN memories m ON m.memory_id = j.value WHERE {where}",
+            (msgspec.json.encode(ids).decode(), *params),
+        )
+    }

@@ -27,9 +27,9 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ledger.store import EventStore
-from projections import derived, notices, vectors
-from projections.sections import ROWID_SHIFT
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.projections import derived, notices, vectors
+from fact_ledger.projections.sections import ROWID_SHIFT
 
 Progress = Callable[[int, int], None]
 EMBED_BATCH = 16  # passages embedded between two commits (bounds the work lost to a crash)
@@ -54,10 +54,12 @@ def _sections_of(conn: Any, contents: dict[int, str]) -> dict[int, list[tuple[in
         "SELECT s.section_rowid, s.memory_id, s.heading_path, s.start, s.end FROM json_each(?) j "
         "CROSS JOIN sections s ON s.section_rowid >= j.value << ? AND s.section_rowid < (j.value + 1) << ? "
         "ORDER BY s.section_rowid",
-        (json.dumps(list(contents)), ROWID_SHIFT, ROWID_SHIFT))
+        (json.dumps(list(contents)), ROWID_SHIFT, ROWID_SHIFT),
+    )
     for rowid, memory_id, path, start, end in rows:
         out.setdefault(memory_id, []).append(
-            (rowid, vectors.section_passage(contents[memory_id], json.loads(path), start, end)))
+            (rowid, vectors.section_passage(contents[memory_id], json.loads(path), start, end))
+        )
     return out
 
 
@@ -66,8 +68,14 @@ class VecUnavailable(RuntimeError):
 
 
 class Indexer:
-    def __init__(self, store: EventStore, embedder: PassageEmbedder, *, batch: int = EMBED_BATCH,
-                 thresholds: notices.Thresholds | None = None) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        embedder: PassageEmbedder,
+        *,
+        batch: int = EMBED_BATCH,
+        thresholds: notices.Thresholds | None = None,
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self.batch = batch
@@ -102,12 +110,14 @@ class Indexer:
 
     def pending(self) -> int:
         with self.store.snapshot():
-            return self.conn.execute("SELECT count(*) FROM memories WHERE last_position > ?",
-                                     (vectors.checkpoint(self.conn),)).get
+            return self.conn.execute(
+                "SELECT count(*) FROM memories WHERE last_position > ?", (vectors.checkpoint(self.conn),)
+            ).get
 
     # -- running -----------------------------------------------------------------------------
-    def run(self, progress: Progress | None = None, stop: threading.Event | None = None,
-            *, rebuild: bool = False) -> dict[str, int]:
+    def run(
+        self, progress: Progress | None = None, stop: threading.Event | None = None, *, rebuild: bool = False
+    ) -> dict[str, int]:
         """Catch the vectors (then the notices) up with the log; resumable at any point."""
         self.prepare(rebuild=rebuild)
         total = self.pending()
@@ -120,8 +130,13 @@ class Indexer:
             if progress:
                 progress(min(done, total), max(total, done))
         found = self.find_notices(stop)
-        return {"memories": done, "embedded": embedded, "cached": done - embedded, "new_notices": found,
-                "lag": self.lag()}
+        return {
+            "memories": done,
+            "embedded": embedded,
+            "cached": done - embedded,
+            "new_notices": found,
+            "lag": self.lag(),
+        }
 
     def step(self, stop: threading.Event | None = None) -> tuple[int, int]:
         """One snapshot's worth of changed memories: (memories covered, passages embedded)."""
@@ -137,8 +152,9 @@ class Indexer:
             stored = vectors.keys_of(conn, list(keys))
             todo = [r for r in rows if stored.get(r[0]) != keys[r[0]]]
             parts = _sections_of(conn, {r[0]: r[2] for r in todo})
-            section_keys = {rowid: derived.embedding_key(model_id, text)
-                            for items in parts.values() for rowid, text in items}
+            section_keys = {
+                rowid: derived.embedding_key(model_id, text) for items in parts.values() for rowid, text in items
+            }
             wanted = [keys[r[0]] for r in todo] + list(section_keys.values())
             cached = derived.cached_values(conn, wanted)
         complete = len(rows) < SCAN  # everything up to ``head`` is in ``rows``
@@ -164,9 +180,16 @@ class Indexer:
                     return i + 1, embedded
         return len(rows), embedded
 
-    def _flush(self, chunk: list[tuple[int, str, str, int]], keys: dict[int, bytes],
-               parts: dict[int, list[tuple[int, str]]], section_keys: dict[int, bytes],
-               cached: dict[bytes, bytes], had_vector: set[int], mark: int) -> int:
+    def _flush(
+        self,
+        chunk: list[tuple[int, str, str, int]],
+        keys: dict[int, bytes],
+        parts: dict[int, list[tuple[int, str]]],
+        section_keys: dict[int, bytes],
+        cached: dict[bytes, bytes],
+        had_vector: set[int],
+        mark: int,
+    ) -> int:
         passages = [(keys[r[0]], vectors.passage_text(r[2])) for r in chunk]
         passages += [(section_keys[rowid], text) for r in chunk for rowid, text in parts.get(r[0], ())]
         texts = list(dict.fromkeys(text for key, text in passages if key not in cached))
@@ -175,10 +198,15 @@ class Indexer:
             for text, blob in zip(texts, self.embedder.embed_passages(texts), strict=True):
                 fresh[derived.embedding_key(self.embedder.model_id, text)] = blob
         found = {**cached, **fresh}
-        rows = [(memory_id, workspace, keys[memory_id], found[keys[memory_id]])
-                for memory_id, workspace, _content, _pos in chunk]
-        section_rows = [(rowid, memory_id, workspace, section_keys[rowid], found[section_keys[rowid]])
-                        for memory_id, workspace, _content, _pos in chunk for rowid, _ in parts.get(memory_id, ())]
+        rows = [
+            (memory_id, workspace, keys[memory_id], found[keys[memory_id]])
+            for memory_id, workspace, _content, _pos in chunk
+        ]
+        section_rows = [
+            (rowid, memory_id, workspace, section_keys[rowid], found[section_keys[rowid]])
+            for memory_id, workspace, _content, _pos in chunk
+            for rowid, _ in parts.get(memory_id, ())
+        ]
 
         def work() -> None:
             derived.store(self.conn, sorted(fresh.items()))
@@ -197,12 +225,14 @@ class Indexer:
         found = 0
         while stop is None or not stop.is_set():
             with self.store.snapshot():
-                mark = int(conn.execute("SELECT coalesce((SELECT value FROM vectors_meta WHERE name='notices_seq'),"
-                                        " 0)").get)
+                mark = int(
+                    conn.execute("SELECT coalesce((SELECT value FROM vectors_meta WHERE name='notices_seq'), 0)").get
+                )
                 rows = conn.execute(
                     "SELECT v.memory_id, v.workspace, m.content, v.embedding, v.seq FROM vectors v "
                     "JOIN memories m ON m.memory_id = v.memory_id WHERE v.seq > ? ORDER BY v.seq LIMIT ?",
-                    (mark, NOTICE_BATCH)).fetchall()
+                    (mark, NOTICE_BATCH),
+                ).fetchall()
                 if not rows:
                     return found
                 items = [(r[0], r[1], r[2], bytes(r[3])) for r in rows]
@@ -212,8 +242,9 @@ class Indexer:
 
             def work(detected: list[tuple[Any, ...]] = detected, last: int = last) -> None:
                 notices.write(self.conn, [], detected)
-                self.conn.execute("INSERT OR REPLACE INTO vectors_meta(name, value) VALUES('notices_seq', ?)",
-                                  (str(last),))
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO vectors_meta(name, value) VALUES('notices_seq', ?)", (str(last),)
+                )
 
             self.store.write(work)
             found += len(detected)

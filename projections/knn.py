@@ -21,7 +21,7 @@ from typing import Any
 import apsw
 import msgspec
 
-from projections import vectors
+from fact_ledger.projections import vectors
 
 OVERSAMPLE = 100  # binary candidates re-scored exactly per query (more: better recall, slower)
 
@@ -59,8 +59,10 @@ class BitIndex:
         newest = conn.execute(f"SELECT max(seq) FROM {self.table}").get or 0
         if newest <= self.seq:
             return
-        rows = conn.execute(f"SELECT {TABLES[self.table]}, workspace, bits, seq FROM {self.table} "
-                            "WHERE seq > ? ORDER BY seq", (self.seq,)).fetchall()
+        rows = conn.execute(
+            f"SELECT {TABLES[self.table]}, workspace, bits, seq FROM {self.table} WHERE seq > ? ORDER BY seq",
+            (self.seq,),
+        ).fetchall()
         self._add(rows)
         if self.table == "section_vectors":  # replaced sections are deleted, not overwritten
             self._forget(conn)
@@ -96,8 +98,13 @@ class BitIndex:
             self.spaces[i] = self.codes.setdefault(workspace, len(self.codes))
             self.bits[:, i] = np.frombuffer(bytes(blob).ljust(pad, b"\0"), dtype=np.uint64)
 
-    def nearest(self, query_bits: bytes, k: int, workspaces: tuple[str, ...] | None = None,
-                exclude: frozenset[int] = frozenset()) -> list[int]:
+    def nearest(
+        self,
+        query_bits: bytes,
+        k: int,
+        workspaces: tuple[str, ...] | None = None,
+        exclude: frozenset[int] = frozenset(),
+    ) -> list[int]:
         """Ids of (about) the ``k`` rows closest in Hamming distance, in the given workspaces."""
         np = self.np
         n = len(self.ids)
@@ -138,8 +145,9 @@ def index_for(conn: apsw.Connection, table: str = "vectors") -> BitIndex:
     return index
 
 
-def cosines(conn: apsw.Connection, query: bytes, ids: list[int], *, max_seq: int | None = None,
-            table: str = "vectors") -> dict[int, float]:
+def cosines(
+    conn: apsw.Connection, query: bytes, ids: list[int], *, max_seq: int | None = None, table: str = "vectors"
+) -> dict[int, float]:
     """Exact cosine similarity of ``query`` to each stored vector among ``ids`` (written up to
     ``max_seq`` when given)."""
     if not ids:
@@ -148,7 +156,8 @@ def cosines(conn: apsw.Connection, query: bytes, ids: list[int], *, max_seq: int
     rows = conn.execute(
         f"SELECT v.{column}, 1.0 - vec_distance_cosine(v.embedding, ?) FROM json_each(?) j "
         f"CROSS JOIN {table} v ON v.{column} = j.value WHERE v.seq <= ?",
-        (query, msgspec.json.encode(ids).decode(), max_seq if max_seq is not None else 2**62))
+        (query, msgspec.json.encode(ids).decode(), max_seq if max_seq is not None else 2**62),
+    )
     return {row_id: float(similarity) for row_id, similarity in rows}
 
 
@@ -159,7 +168,8 @@ def section_cosines(conn: apsw.Connection, query: bytes, memory_ids: list[int]) 
     rows = conn.execute(
         "SELECT v.memory_id, v.section_rowid, 1.0 - vec_distance_cosine(v.embedding, ?) FROM json_each(?) j "
         "CROSS JOIN section_vectors v ON v.memory_id = j.value",
-        (query, msgspec.json.encode(memory_ids).decode()))
+        (query, msgspec.json.encode(memory_ids).decode()),
+    )
     best: dict[int, tuple[int, float]] = {}
     for memory_id, rowid, similarity in rows:
         if memory_id not in best or similarity > best[memory_id][1]:
@@ -167,9 +177,17 @@ def section_cosines(conn: apsw.Connection, query: bytes, memory_ids: list[int]) 
     return best
 
 
-def nearest(conn: apsw.Connection, query: bytes, k: int, workspaces: tuple[str, ...] | None = None,
-            *, exclude: frozenset[int] = frozenset(), oversample: int = OVERSAMPLE,
-            max_seq: int | None = None, table: str = "vectors") -> list[tuple[int, float]]:
+def nearest(
+    conn: apsw.Connection,
+    query: bytes,
+    k: int,
+    workspaces: tuple[str, ...] | None = None,
+    *,
+    exclude: frozenset[int] = frozenset(),
+    oversample: int = OVERSAMPLE,
+    max_seq: int | None = None,
+    table: str = "vectors",
+) -> list[tuple[int, float]]:
     """The ``k`` stored vectors of ``table`` closest to ``query`` (float32 bytes) by exact cosine,
     best first, as (id, cosine): memory ids, or section rowids for ``section_vectors``."""
     bits = conn.execute("SELECT vec_quantize_binary(?)", (query,)).get

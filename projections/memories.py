@@ -14,8 +14,9 @@ from typing import Any
 
 import apsw
 
-from ledger.duplicates import DUPLICATE_STATUS, DuplicateKey
-from ledger.events import (
+from fact_ledger.ledger.chain import StoredEvent
+from fact_ledger.ledger.duplicates import DUPLICATE_STATUS, DuplicateKey
+from fact_ledger.ledger.events import (
     Confirmed,
     DuplicateSighted,
     Event,
@@ -26,17 +27,38 @@ from ledger.events import (
     MemoryUpdated,
     Superseded,
 )
-from ledger.normalize import normalize_text
-from ledger.retention import ARCHIVABLE_STATUSES, ArchiveCandidate
-from ledger.sql import marks
-from ledger.store import StoredEvent
-from projections.runner import DeferringProjector
+from fact_ledger.ledger.normalize import normalize_text
+from fact_ledger.ledger.retention import ARCHIVABLE_STATUSES, ArchiveCandidate
+from fact_ledger.ledger.sql import marks
+from fact_ledger.projections.runner import DeferringProjector
 
 COLUMNS = (
-    "memory_id", "stream_id", "subject", "subject_norm", "content", "tags", "source_type",
-    "confidence", "protection", "status", "event_time", "recorded_at", "updated_at", "version",
-    "workspace", "source_ref", "metadata", "content_hash", "confirmed_via", "derived_from",
-    "superseded_by", "retired_by", "status_reason", "valid_to", "sightings", "last_position",
+    "memory_id",
+    "stream_id",
+    "subject",
+    "subject_norm",
+    "content",
+    "tags",
+    "source_type",
+    "confidence",
+    "protection",
+    "status",
+    "event_time",
+    "recorded_at",
+    "updated_at",
+    "version",
+    "workspace",
+    "source_ref",
+    "metadata",
+    "content_hash",
+    "confirmed_via",
+    "derived_from",
+    "superseded_by",
+    "retired_by",
+    "status_reason",
+    "valid_to",
+    "sightings",
+    "last_position",
 )
 
 _SCHEMA = """
@@ -118,7 +140,12 @@ _INSERT_VERSION = (
 )
 
 _STATE_EVENTS = (
-    MemoryUpdated, Confirmed, MemoryUnlocked, MemoryRetired, MemoryArchived, Superseded,
+    MemoryUpdated,
+    Confirmed,
+    MemoryUnlocked,
+    MemoryRetired,
+    MemoryArchived,
+    Superseded,
 )
 
 
@@ -146,20 +173,26 @@ def by_stream(conn: apsw.Connection, stream_id: str) -> dict[str, Any] | None:
 
 def exact_duplicate(conn: apsw.Connection, key: DuplicateKey) -> dict[str, Any] | None:
     """The memory that a new one with ``key`` would repeat (``ledger.duplicates``), or None."""
-    return _load(conn, "content_hash=? AND workspace=? AND subject_norm=? AND status=?",
-                 (key.content_hash, key.workspace, key.subject_norm, DUPLICATE_STATUS))
+    return _load(
+        conn,
+        "content_hash=? AND workspace=? AND subject_norm=? AND status=?",
+        (key.content_hash, key.workspace, key.subject_norm, DUPLICATE_STATUS),
+    )
 
 
 def supersedes(conn: apsw.Connection, memory_id: int) -> list[int]:
     """The memories that ``memory_id`` superseded, oldest first."""
-    return [r[0] for r in conn.execute(
-        "SELECT memory_id FROM memories WHERE superseded_by=? ORDER BY memory_id", (memory_id,))]
+    return [
+        r[0]
+        for r in conn.execute("SELECT memory_id FROM memories WHERE superseded_by=? ORDER BY memory_id", (memory_id,))
+    ]
 
 
 def retracts(conn: apsw.Connection, memory_id: int) -> list[int]:
     """The memories that ``memory_id`` retired by retracting them, oldest first."""
-    return [r[0] for r in conn.execute(
-        "SELECT memory_id FROM memories WHERE retired_by=? ORDER BY memory_id", (memory_id,))]
+    return [
+        r[0] for r in conn.execute("SELECT memory_id FROM memories WHERE retired_by=? ORDER BY memory_id", (memory_id,))
+    ]
 
 
 def stream_of(conn: apsw.Connection, memory_id: int) -> str | None:
@@ -170,8 +203,12 @@ def streams_of(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, str]:
     """memory id → stream id for those of ``memory_ids`` that exist."""
     if not memory_ids:
         return {}
-    return dict(conn.execute(f"SELECT memory_id, stream_id FROM memories WHERE memory_id IN ({marks(len(memory_ids))})",
-                             tuple(memory_ids)))
+    return dict(
+        conn.execute(
+            f"SELECT memory_id, stream_id FROM memories WHERE memory_id IN ({marks(len(memory_ids))})",
+            tuple(memory_ids),
+        )
+    )
 
 
 def count_active(conn: apsw.Connection) -> int:
@@ -183,23 +220,28 @@ _ARCHIVABLE = f"status IN ({marks(len(ARCHIVABLE_STATUSES))}) AND updated_at < ?
 
 def count_archivable(conn: apsw.Connection, cutoff: str) -> int:
     """How many memories ``ledger.retention`` would archive at ``cutoff``."""
-    return int(conn.execute(f"SELECT count(*) FROM memories WHERE {_ARCHIVABLE}",
-                            (*ARCHIVABLE_STATUSES, cutoff)).get)
+    return int(conn.execute(f"SELECT count(*) FROM memories WHERE {_ARCHIVABLE}", (*ARCHIVABLE_STATUSES, cutoff)).get)
 
 
 def archivable(conn: apsw.Connection, cutoff: str, *, after: int = 0, limit: int = -1) -> list[ArchiveCandidate]:
     """Archive candidates with ids above ``after``, in id order (``limit`` of them)."""
-    return [ArchiveCandidate(*r) for r in conn.execute(
-        f"SELECT memory_id, stream_id, workspace, status, updated_at FROM memories WHERE {_ARCHIVABLE} "
-        "AND memory_id > ? ORDER BY memory_id LIMIT ?", (*ARCHIVABLE_STATUSES, cutoff, after, limit))]
+    return [
+        ArchiveCandidate(*r)
+        for r in conn.execute(
+            f"SELECT memory_id, stream_id, workspace, status, updated_at FROM memories WHERE {_ARCHIVABLE} "
+            "AND memory_id > ? ORDER BY memory_id LIMIT ?",
+            (*ARCHIVABLE_STATUSES, cutoff, after, limit),
+        )
+    ]
 
 
 def load_many(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, dict[str, Any]]:
     """Rows of several memories in one query (ids that do not exist are absent)."""
     if not memory_ids:
         return {}
-    rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM memories WHERE memory_id IN ({marks(len(memory_ids))})",
-                        memory_ids)
+    rows = conn.execute(
+        f"SELECT {', '.join(COLUMNS)} FROM memories WHERE memory_id IN ({marks(len(memory_ids))})", memory_ids
+    )
     return {r[0]: dict(zip(COLUMNS, r, strict=True)) for r in rows}
 
 
@@ -212,8 +254,12 @@ def _scope_sql(scope: tuple[str, ...] | None) -> tuple[str, tuple[str, ...]]:
 def status_counts(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> dict[str, int]:
     """How many memories are in each status (within ``scope``'s workspaces when given)."""
     where, params = _scope_sql(scope)
-    return {status: n for status, n in conn.execute(
-        f"SELECT status, count(*) FROM memories WHERE 1{where} GROUP BY status ORDER BY status", params)}
+    return {
+        status: n
+        for status, n in conn.execute(
+            f"SELECT status, count(*) FROM memories WHERE 1{where} GROUP BY status ORDER BY status", params
+        )
+    }
 
 
 def active_counts(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> list[tuple[str, str, str, int]]:
@@ -221,16 +267,16 @@ def active_counts(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -
     where, params = _scope_sql(scope)
     return conn.execute(
         "SELECT workspace, source_type, confirmed_via, count(*) FROM memories "
-        f"WHERE status='active'{where} GROUP BY workspace, source_type, confirmed_via", params).fetchall()
+        f"WHERE status='active'{where} GROUP BY workspace, source_type, confirmed_via",
+        params,
+    ).fetchall()
 
 
 class MemoriesProjector(DeferringProjector):
     name = "memories"
     version = 2  # 2: the memories_retired_by index
     tables = ("memories", "memory_versions")
-    handles = frozenset(
-        {"MemoryRecorded", "DuplicateSighted", *(cls.__name__ for cls in _STATE_EVENTS)}
-    )
+    handles = frozenset({"MemoryRecorded", "DuplicateSighted", *(cls.__name__ for cls in _STATE_EVENTS)})
 
     deferrable = frozenset({"MemoryRecorded"})  # a creation reads nothing
 
@@ -317,8 +363,7 @@ def _json_object(value: dict[str, Any]) -> str:
 def _fold_state(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent, data: Event) -> None:
     """Apply one state-changing event to a memory row (in place)."""
     if isinstance(data, MemoryUpdated):
-        for field in ("content", "subject", "confidence", "source_type", "protection", "content_hash",
-                      "event_time"):
+        for field in ("content", "subject", "confidence", "source_type", "protection", "content_hash", "event_time"):
             value = getattr(data, field)
             if value is not None:
                 row[field] = value
@@ -337,23 +382,42 @@ def _fold_state(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent, 
     elif isinstance(data, MemoryUnlocked):
         row["protection"] = "normal"
     elif isinstance(data, MemoryRetired):
-        row.update(status="retired", status_reason=data.reason, valid_to=event.event_time,
-                   retired_by=memory_id_of(conn, data.by))
+        row.update(
+            status="retired",
+            status_reason=data.reason,
+            valid_to=event.event_time,
+            retired_by=memory_id_of(conn, data.by),
+        )
     elif isinstance(data, Superseded):
         winner = by_stream(conn, data.winner)
-        row.update(status="superseded", status_reason=data.reason,
-                   superseded_by=winner["memory_id"] if winner else None,
-                   valid_to=winner["event_time"] if winner else event.event_time)
+        row.update(
+            status="superseded",
+            status_reason=data.reason,
+            superseded_by=winner["memory_id"] if winner else None,
+            valid_to=winner["event_time"] if winner else event.event_time,
+        )
     elif isinstance(data, MemoryArchived):
         row["status"] = "archived"
 
 
 def _version_row(row: dict[str, Any], event: StoredEvent) -> tuple[Any, ...]:
     return (
-        row["memory_id"], row["version"], event.position, event.type, event.actor,
-        event.recorded_at, row["event_time"], row["content"], row["subject"], row["tags"],
-        row["source_type"], row["confidence"], row["protection"], row["status"],
-        row["workspace"], row["superseded_by"],
+        row["memory_id"],
+        row["version"],
+        event.position,
+        event.type,
+        event.actor,
+        event.recorded_at,
+        row["event_time"],
+        row["content"],
+        row["subject"],
+        row["tags"],
+        row["source_type"],
+        row["confidence"],
+        row["protection"],
+        row["status"],
+        row["workspace"],
+        row["superseded_by"],
     )
 
 

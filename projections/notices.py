@@ -22,12 +22,12 @@ from typing import Any
 import apsw
 import msgspec
 
-from ledger.disagree import disagreement
-from ledger.events import Event, NoticeReviewed
-from ledger.sql import marks
-from ledger.store import StoredEvent
-from projections import knn
-from projections.memories import memory_id_of
+from fact_ledger.ledger.chain import StoredEvent
+from fact_ledger.ledger.disagree import disagreement
+from fact_ledger.ledger.events import Event, NoticeReviewed
+from fact_ledger.ledger.sql import marks
+from fact_ledger.projections import knn
+from fact_ledger.projections.memories import memory_id_of
 
 SIMILARITY = 0.89  # cosine at or above which two memories are "about the same thing" (tools/eval/notice_pairs.py)
 DUPLICATE_SIMILARITY = 0.935  # cosine at or above which an undisputed pair is a near-duplicate
@@ -85,19 +85,21 @@ def pair_kind(left: str, right: str, similarity: float, thresholds: Thresholds) 
     return None
 
 
-def detect(conn: apsw.Connection, items: list[tuple[int, str, str, bytes]], thresholds: Thresholds,
-           *, before_seq: int) -> list[tuple[Any, ...]]:
+def detect(
+    conn: apsw.Connection, items: list[tuple[int, str, str, bytes]], thresholds: Thresholds, *, before_seq: int
+) -> list[tuple[Any, ...]]:
     """Notice rows for memories ``(memory_id, workspace, content, embedding)`` written after
     ``before_seq``: against the vectors written up to it (same workspace) and each other."""
     fresh = {memory_id for memory_id, *_ in items}
     pairs: dict[tuple[int, int], float] = {}
     for memory_id, workspace, _content, embedding in items:
-        for other, similarity in knn.nearest(conn, embedding, NEIGHBOURS, (workspace,),
-                                             exclude=frozenset(fresh), max_seq=before_seq):
+        for other, similarity in knn.nearest(
+            conn, embedding, NEIGHBOURS, (workspace,), exclude=frozenset(fresh), max_seq=before_seq
+        ):
             if similarity >= thresholds.similarity:
                 pairs[(min(memory_id, other), max(memory_id, other))] = similarity
     for i, (left_id, left_ws, _, left_vec) in enumerate(items):
-        for right_id, right_ws, _, right_vec in items[i + 1:]:
+        for right_id, right_ws, _, right_vec in items[i + 1 :]:
             if left_ws == right_ws:
                 similarity = 1.0 - conn.execute("SELECT vec_distance_cosine(?, ?)", (left_vec, right_vec)).get
                 if similarity >= thresholds.similarity:
@@ -106,17 +108,33 @@ def detect(conn: apsw.Connection, items: list[tuple[int, str, str, bytes]], thre
         return []
     texts = {memory_id: (workspace, content) for memory_id, workspace, content, _ in items}
     wanted = sorted({i for pair in pairs for i in pair} - set(texts))
-    texts.update({r[0]: (r[1], r[2]) for r in conn.execute(
-        "SELECT m.memory_id, m.workspace, m.content FROM json_each(?) j CROSS JOIN memories m "
-        "ON m.memory_id = j.value", (msgspec.json.encode(wanted).decode(),))})
+    texts.update(
+        {
+            r[0]: (r[1], r[2])
+            for r in conn.execute(
+                "SELECT m.memory_id, m.workspace, m.content FROM json_each(?) j CROSS JOIN memories m "
+                "ON m.memory_id = j.value",
+                (msgspec.json.encode(wanted).decode(),),
+            )
+        }
+    )
     rows = []
     for (left_id, right_id), similarity in sorted(pairs.items()):
         if left_id not in texts or right_id not in texts:
             continue
         found = pair_kind(texts[left_id][1], texts[right_id][1], similarity, thresholds)
         if found is not None:
-            rows.append((left_id, right_id, texts[left_id][0], round(similarity, 4), found["kind"],
-                         found["left"], found["right"]))
+            rows.append(
+                (
+                    left_id,
+                    right_id,
+                    texts[left_id][0],
+                    round(similarity, 4),
+                    found["kind"],
+                    found["left"],
+                    found["right"],
+                )
+            )
     return rows
 
 
@@ -124,11 +142,16 @@ def write(conn: apsw.Connection, rewritten: list[int], rows: list[tuple[Any, ...
     """Forget the notices of memories whose text changed, then record the new ones."""
     if rewritten:
         ids = msgspec.json.encode(rewritten).decode()
-        conn.execute("DELETE FROM notices WHERE left_id IN (SELECT value FROM json_each(?1)) "
-                     "OR right_id IN (SELECT value FROM json_each(?1))", (ids,))
+        conn.execute(
+            "DELETE FROM notices WHERE left_id IN (SELECT value FROM json_each(?1)) "
+            "OR right_id IN (SELECT value FROM json_each(?1))",
+            (ids,),
+        )
     conn.executemany(
         "INSERT OR REPLACE INTO notices(left_id, right_id, workspace, similarity, kind, left_value, right_value) "
-        "VALUES(?,?,?,?,?,?,?)", rows)
+        "VALUES(?,?,?,?,?,?,?)",
+        rows,
+    )
 
 
 # -- reviews (inline projection) -----------------------------------------------------------------
@@ -152,8 +175,10 @@ class NoticeReviewsProjector:
         left, right = memory_id_of(conn, data.left), memory_id_of(conn, data.right)
         if left is None or right is None:
             return
-        conn.execute("INSERT OR REPLACE INTO notice_reviews(left_id, right_id, state, position) VALUES(?,?,?,?)",
-                     (min(left, right), max(left, right), data.state, event.position))
+        conn.execute(
+            "INSERT OR REPLACE INTO notice_reviews(left_id, right_id, state, position) VALUES(?,?,?,?)",
+            (min(left, right), max(left, right), data.state, event.position),
+        )
 
 
 # -- reading -------------------------------------------------------------------------------------
@@ -167,8 +192,15 @@ LEFT JOIN notice_reviews r ON r.left_id = n.left_id AND r.right_id = n.right_id
 """
 
 
-def listing(conn: apsw.Connection, *, state: str = "open", kinds: tuple[str, ...] = (), limit: int = 20,
-            before: int | None = None, workspaces: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+def listing(
+    conn: apsw.Connection,
+    *,
+    state: str = "open",
+    kinds: tuple[str, ...] = (),
+    limit: int = 20,
+    before: int | None = None,
+    workspaces: tuple[str, ...] | None = None,
+) -> list[dict[str, Any]]:
     """Notices between current memories, newest first (``before``: a notice id, for paging)."""
     clauses, params = ["1"], []
     if state != "all":
@@ -184,8 +216,9 @@ def listing(conn: apsw.Connection, *, state: str = "open", kinds: tuple[str, ...
         clauses.append(f"n.workspace IN ({marks(len(workspaces))})")
         params.extend(workspaces)
     try:
-        rows = conn.execute(f"{_VIEW} WHERE {' AND '.join(clauses)} ORDER BY n.notice_id DESC LIMIT ?",
-                            (*params, limit)).fetchall()
+        rows = conn.execute(
+            f"{_VIEW} WHERE {' AND '.join(clauses)} ORDER BY n.notice_id DESC LIMIT ?", (*params, limit)
+        ).fetchall()
     except apsw.SQLError:  # never built (no model yet)
         return []
     return [_view(r) for r in rows]
@@ -200,12 +233,28 @@ def load(conn: apsw.Connection, notice_id: int) -> dict[str, Any] | None:
 
 
 def _view(row: tuple[Any, ...]) -> dict[str, Any]:
-    (notice_id, left_id, right_id, workspace, similarity, kind, left_value, right_value, state,
-     left_content, right_content) = row
-    return {"notice_id": notice_id, "kind": kind, "state": state, "similarity": similarity,
-            "workspace": workspace,
-            "left": {"memory_id": left_id, "content": _snippet(left_content), "value": left_value},
-            "right": {"memory_id": right_id, "content": _snippet(right_content), "value": right_value}}
+    (
+        notice_id,
+        left_id,
+        right_id,
+        workspace,
+        similarity,
+        kind,
+        left_value,
+        right_value,
+        state,
+        left_content,
+        right_content,
+    ) = row
+    return {
+        "notice_id": notice_id,
+        "kind": kind,
+        "state": state,
+        "similarity": similarity,
+        "workspace": workspace,
+        "left": {"memory_id": left_id, "content": _snippet(left_content), "value": left_value},
+        "right": {"memory_id": right_id, "content": _snippet(right_content), "value": right_value},
+    }
 
 
 def _snippet(text: str, limit: int = 160) -> str:

@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ledger.clock import to_datetime
+from fact_ledger.ledger.clock import to_datetime
 
 K1 = 1.2
 B = 0.5

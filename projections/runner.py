@@ -18,10 +18,11 @@ from typing import Any, Protocol
 
 import apsw
 
-from ledger.events import EVENT_TYPES, Event, current_type
-from ledger.sql import marks
-from ledger.store import EventStore, NewEvent, StoredEvent
-from projections import derived
+from fact_ledger.ledger.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.events import EVENT_TYPES, Event, current_type
+from fact_ledger.ledger.sql import marks
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.projections import derived
 
 log = logging.getLogger("fact_ledger.projections")
 
@@ -150,7 +151,7 @@ class ProjectionRunner:
             return True
         present = self.conn.execute(
             f"SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN ({marks(len(_SUPPORT_TABLES))})",
-            tuple(_SUPPORT_TABLES)
+            tuple(_SUPPORT_TABLES),
         ).fetchone()[0]
         last = self.store.last_position()
         return present < len(_SUPPORT_TABLES) or any(rows.get(p.name) != (p.version, last) for p in self.projectors)
@@ -160,9 +161,7 @@ class ProjectionRunner:
         stale: list[Projector] = []
         upgraded: list[str] = []
         for p in self.projectors:
-            row = self.conn.execute(
-                "SELECT version FROM projection_checkpoints WHERE name=?", (p.name,)
-            ).fetchone()
+            row = self.conn.execute("SELECT version FROM projection_checkpoints WHERE name=?", (p.name,)).fetchone()
             if row is None or row[0] != p.version:
                 stale.append(p)
                 if row is not None:
@@ -296,10 +295,7 @@ class ProjectionRunner:
     def status(self) -> dict[str, dict[str, int]]:
         last = self.store.last_position()
         cps = self.checkpoints()
-        return {
-            p.name: {"position": cps.get(p.name, 0), "lag": last - cps.get(p.name, 0)}
-            for p in self.projectors
-        }
+        return {p.name: {"position": cps.get(p.name, 0), "lag": last - cps.get(p.name, 0)} for p in self.projectors}
 
     def differs_from_fresh_fold(self) -> list[str]:
         """The projection tables whose rows differ from a fresh fold of the whole log (sorted).

@@ -18,29 +18,11 @@ from typing import Any
 import apsw
 import msgspec
 
-from ledger.clock import to_datetime
-from ledger.events import Event, MemoryRecorded, MemoryUpdated
-from ledger.store import StoredEvent
-from ledger.text import Query, Term, analyse, fts_all, fts_any, index_text
-from ledger.trust import trust_of
-from projections import ranking
-from projections.memories import memory_id_of
-from projections.runner import DeferringProjector
+from fact_ledger.ledger.clock import to_datetime
+from fact_ledger.ledger.text import Query, Term, analyse, fts_all, fts_any, index_text
+from fact_ledger.ledger.trust import trust_of
+from fact_ledger.projections import ranking
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS search_docs(
-    memory_id INTEGER PRIMARY KEY,
-    subject   TEXT NOT NULL,
-    body      TEXT NOT NULL,
-    tags      TEXT NOT NULL
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
-    subject, body, tags,
-    content='search_docs', content_rowid='memory_id',
-    tokenize='porter unicode61 remove_diacritics 2'
-);
-"""
-_INSERT_DOC = "INSERT INTO search_docs(memory_id, subject, body, tags) VALUES(?,?,?,?)"
 _TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
 
 RARE = 1000  # a term in more memories than this is "common": too costly to bm25-rank alone
@@ -50,93 +32,6 @@ POOL_MIN = 30  # candidates gathered per FTS query (at least)
 POOL_PER_RESULT = 3
 CONTEXT_TOP = 20  # session neighbours are looked up for this many best text matches
 SESSION_GAP_S = 3600.0  # adjacent memories whose event times are this close are one session
-AUTOMERGE = 0  # see tune_for_small_writes
-CRISIS_MERGE = 8
-
-
-def tune_for_small_writes(conn: apsw.Connection, table: str) -> None:
-    """Keep FTS5's merge work out of the inline write path's tail latency.
-
-    With automerge on, FTS5 pays its merge debt in lumps: every 64 leaf pages written it merges
-    64 x (number of levels) pages inside one COMMIT. One small segment per remember makes that a
-    400-700 page commit (20-40 ms) every ~64 writes. With automerge off only crisis merges run:
-    ``CRISIS_MERGE`` segments of one level become one of the next. At 8 that is a few pages
-    every 8 writes, ~40 pages (< 5 ms) every 64 and a few hundred every 512; at FTS5's default
-    of 16 the second step was ~130 pages (6-7 ms) every 256 writes, per index: enough to set the
-    p99 of remember. Fewer segments per level also keep queries short. The settings are stored
-    in the index's config table, so they hold for every process.
-    """
-    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('automerge', {AUTOMERGE})")
-    conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('crisismerge', {CRISIS_MERGE})")
-
-
-def compact(conn: apsw.Connection, table: str) -> None:
-    """After a bulk build: one segment at the top level, out of reach of the small crisis merges."""
-    conn.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
-
-
-class SearchProjector(DeferringProjector):
-    name = "search"
-    version = 4
-    tables = ("search_docs",)
-    handles = frozenset({"MemoryRecorded", "MemoryUpdated"})
-
-    deferrable = frozenset({"MemoryRecorded"})  # a creation reads nothing
-
-    @property
-    def _bulk(self) -> bool:
-        return self._pending is not None
-
-    def create(self, conn: apsw.Connection) -> None:
-        self._pending = None
-        conn.execute(_SCHEMA)
-        tune_for_small_writes(conn, "search_fts")
-
-    def drop(self, conn: apsw.Connection) -> None:
-        conn.execute("DROP TABLE IF EXISTS search_fts; DROP TABLE IF EXISTS search_docs")
-
-    def end_rebuild(self, conn: apsw.Connection) -> None:
-        # During a rebuild only search_docs is written: one FTS 'rebuild' at the end is ~2.6x
-        # faster than indexing row by row.
-        super().end_rebuild(conn)
-        conn.execute("INSERT INTO search_fts(search_fts) VALUES('rebuild')")
-        compact(conn, "search_fts")
-
-    def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
-        if isinstance(data, MemoryRecorded):
-            doc = (index_text(data.subject), index_text(data.content), index_text(" ".join(data.tags)))
-            if self._pending is not None:
-                self._pending.add(_INSERT_DOC, (event.position, *doc))
-                return
-            self._write(conn, event.position, doc)
-        elif isinstance(data, MemoryUpdated) and (
-            data.content is not None or data.subject is not None or data.tags is not None
-        ):
-            memory_id = memory_id_of(conn, data.memory)
-            row = conn.execute(
-                "SELECT subject, body, tags FROM search_docs WHERE memory_id=?", (memory_id,)
-            ).fetchone()
-            if row is None:
-                return
-            doc = (
-                index_text(data.subject) if data.subject is not None else row[0],
-                index_text(data.content) if data.content is not None else row[1],
-                index_text(" ".join(data.tags)) if data.tags is not None else row[2],
-            )
-            if not self._bulk:
-                conn.execute(
-                    "INSERT INTO search_fts(search_fts, rowid, subject, body, tags) "
-                    "VALUES('delete', ?, ?, ?, ?)",
-                    (memory_id, *row),
-                )
-            conn.execute("DELETE FROM search_docs WHERE memory_id=?", (memory_id,))
-            self._write(conn, memory_id, doc)
-
-    def _write(self, conn: apsw.Connection, memory_id: int, doc: tuple[str, str, str]) -> None:
-        conn.execute(_INSERT_DOC, (memory_id, *doc))
-        if not self._bulk:
-            conn.execute("INSERT INTO search_fts(rowid, subject, body, tags) VALUES(?,?,?,?)",
-                         (memory_id, *doc))
 
 
 class SearchFilters(msgspec.Struct, kw_only=True):
@@ -156,8 +51,15 @@ class SearchFilters(msgspec.Struct, kw_only=True):
             params.append(self.max_memory_id)
         names = (self.workspace,) if isinstance(self.workspace, str) else self.workspace
         more, more_params = attribute_clauses(
-            row="m", time_column="event_time", tags_row="m", workspaces=names, source_type=self.source_type,
-            after_time=self.after_time, before_time=self.before_time, tags_all=self.tags_all)
+            row="m",
+            time_column="event_time",
+            tags_row="m",
+            workspaces=names,
+            source_type=self.source_type,
+            after_time=self.after_time,
+            before_time=self.before_time,
+            tags_all=self.tags_all,
+        )
         return " AND ".join(clauses + more), params + more_params
 
 
@@ -211,8 +113,7 @@ def tokens(conn: apsw.Connection, text: str) -> list[str]:
     tokenizer = _tokenizers.get(conn)
     if tokenizer is None:
         tokenizer = _tokenizers[conn] = conn.fts5_tokenizer(*_TOKENIZER)
-    return tokenizer(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False,
-                     include_colocated=False)
+    return tokenizer(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False)
 
 
 def _varints(blob: bytes) -> list[int]:
@@ -331,20 +232,32 @@ def _match(
     """
     order = "bm25(search_fts)" if by_rank else "rowid DESC"
     wide = pool * 4
-    top = [r[0] for r in conn.execute(
-        f"SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY {order} LIMIT ?", (expression, wide))]
+    top = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY {order} LIMIT ?", (expression, wide)
+        )
+    ]
     if not top:
         return []
-    passed = {r[0] for r in conn.execute(
-        f"SELECT m.memory_id FROM json_each(?) j CROSS JOIN memories m ON m.memory_id = j.value WHERE {where}",
-        (_json(top), *params))}
+    passed = {
+        r[0]
+        for r in conn.execute(
+            f"SELECT m.memory_id FROM json_each(?) j CROSS JOIN memories m ON m.memory_id = j.value WHERE {where}",
+            (_json(top), *params),
+        )
+    }
     ids = [i for i in top if i in passed]
     if len(ids) >= pool or len(top) < wide:
         return ids[:pool]
-    return [r[0] for r in conn.execute(
-        "SELECT search_fts.rowid FROM search_fts JOIN memories m ON m.memory_id = search_fts.rowid "
-        f"WHERE search_fts MATCH ? AND {where} ORDER BY {order.replace('rowid', 'search_fts.rowid')} LIMIT ?",
-        (expression, *params, pool))]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT search_fts.rowid FROM search_fts JOIN memories m ON m.memory_id = search_fts.rowid "
+            f"WHERE search_fts MATCH ? AND {where} ORDER BY {order.replace('rowid', 'search_fts.rowid')} LIMIT ?",
+            (expression, *params, pool),
+        )
+    ]
 
 
 def _json(ids: list[int]) -> str:
@@ -381,11 +294,17 @@ def _candidates(
         label = ranking.speaker(content) if not subject_tokens else ""
         if label:
             subject_tokens = tokens(conn, index_text(label))
-            body_tokens = body_tokens[len(subject_tokens):]
-        out.append(ranking.Candidate(
-            memory_id=memory_id, fields=(subject_tokens, body_tokens, tokens(conn, tags)),
-            source_trust=trust_of(source_type), event_time=event_time, workspace=workspace,
-            phrase=memory_id in phrase))
+            body_tokens = body_tokens[len(subject_tokens) :]
+        out.append(
+            ranking.Candidate(
+                memory_id=memory_id,
+                fields=(subject_tokens, body_tokens, tokens(conn, tags)),
+                source_trust=trust_of(source_type),
+                event_time=event_time,
+                workspace=workspace,
+                phrase=memory_id in phrase,
+            )
+        )
     return out
 
 
@@ -437,8 +356,7 @@ def _sessions(conn: apsw.Connection, ids: list[int]) -> dict[int, tuple[int | No
     )
     out: dict[int, tuple[int | None, int | None]] = {}
     for memory_id, workspace, event_time, before, after in rows:
-        out[memory_id] = (_same_session(workspace, event_time, before),
-                          _same_session(workspace, event_time, after))
+        out[memory_id] = (_same_session(workspace, event_time, before), _same_session(workspace, event_time, after))
     return out
 
 
@@ -455,16 +373,13 @@ def _same_session(workspace: str, event_time: str, neighbour: str | None) -> int
 
 def _recent(conn: apsw.Connection, where: str, params: list[Any], limit: int) -> tuple[list[Hit], int]:
     rows = conn.execute(
-        f"SELECT m.memory_id FROM memories m WHERE {where} ORDER BY m.event_time DESC, m.memory_id DESC "
-        "LIMIT ?",
+        f"SELECT m.memory_id FROM memories m WHERE {where} ORDER BY m.event_time DESC, m.memory_id DESC LIMIT ?",
         (*params, limit + 1),
     ).fetchall()
     return [Hit(r[0], 0.0) for r in rows[:limit]], len(rows)
 
 
-def _substring(
-    conn: apsw.Connection, query: str, where: str, params: list[Any], limit: int
-) -> tuple[list[Hit], int]:
+def _substring(conn: apsw.Connection, query: str, where: str, params: list[Any], limit: int) -> tuple[list[Hit], int]:
     """No word characters at all (emoji, punctuation): a plain substring scan, LIKE-escaped."""
     needle = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     rows = conn.execute(

@@ -19,13 +19,13 @@ from typing import Any
 
 import apsw
 
-from ledger.events import Event, MemoryRecorded, MemoryUpdated
-from ledger.sections import DEFAULT_THRESHOLD, split_sections
-from ledger.store import StoredEvent
-from ledger.text import Query, analyse, fts_all, index_text
-from projections.memories import memory_id_of
-from projections.runner import DeferringProjector
-from projections.search import compact, tune_for_small_writes
+from fact_ledger.ledger.chain import StoredEvent
+from fact_ledger.ledger.events import Event, MemoryRecorded, MemoryUpdated
+from fact_ledger.ledger.sections import DEFAULT_THRESHOLD, split_sections
+from fact_ledger.ledger.text import Query, analyse, fts_all, index_text
+from fact_ledger.projections.memories import memory_id_of
+from fact_ledger.projections.runner import DeferringProjector
+from fact_ledger.projections.search_index import compact, tune_for_small_writes
 
 ROWID_SHIFT = 20
 _VERSION = 1
@@ -48,8 +48,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS section_fts USING fts5(
     tokenize='porter unicode61 remove_diacritics 2'
 );
 """
-_INSERT = ("INSERT INTO sections(section_rowid, memory_id, ordinal, version, heading_path, start, end, heading, body) "
-           "VALUES(?,?,?,?,?,?,?,?,?)")
+_INSERT = (
+    "INSERT INTO sections(section_rowid, memory_id, ordinal, version, heading_path, start, end, heading, body) "
+    "VALUES(?,?,?,?,?,?,?,?,?)"
+)
 
 
 def section_rowid(memory_id: int, ordinal: int) -> int:
@@ -58,9 +60,17 @@ def section_rowid(memory_id: int, ordinal: int) -> int:
 
 def _rows(memory_id: int, version: int, content: str, threshold: int) -> list[tuple[Any, ...]]:
     return [
-        (section_rowid(memory_id, s.ordinal), memory_id, s.ordinal, version,
-         json.dumps(list(s.heading_path), ensure_ascii=False), s.start, s.end,
-         index_text(" ".join(s.heading_path)), index_text(content[s.start:s.end]))
+        (
+            section_rowid(memory_id, s.ordinal),
+            memory_id,
+            s.ordinal,
+            version,
+            json.dumps(list(s.heading_path), ensure_ascii=False),
+            s.start,
+            s.end,
+            index_text(" ".join(s.heading_path)),
+            index_text(content[s.start : s.end]),
+        )
         for s in split_sections(content, threshold)
     ]
 
@@ -113,8 +123,9 @@ class SectionsProjector(DeferringProjector):
     def _insert(self, conn: apsw.Connection, rows: list[tuple[Any, ...]]) -> None:
         conn.executemany(_INSERT, rows)
         if self._pending is None:
-            conn.executemany("INSERT INTO section_fts(rowid, heading, body) VALUES(?,?,?)",
-                             [(r[0], r[7], r[8]) for r in rows])
+            conn.executemany(
+                "INSERT INTO section_fts(rowid, heading, body) VALUES(?,?,?)", [(r[0], r[7], r[8]) for r in rows]
+            )
 
     def _delete(self, conn: apsw.Connection, memory_id: int) -> None:
         low, high = section_rowid(memory_id, 0), section_rowid(memory_id + 1, 0)
@@ -122,7 +133,9 @@ class SectionsProjector(DeferringProjector):
             conn.execute(
                 "INSERT INTO section_fts(section_fts, rowid, heading, body) "
                 "SELECT 'delete', section_rowid, heading, body FROM sections "
-                "WHERE section_rowid >= ? AND section_rowid < ?", (low, high))
+                "WHERE section_rowid >= ? AND section_rowid < ?",
+                (low, high),
+            )
         conn.execute("DELETE FROM sections WHERE section_rowid >= ? AND section_rowid < ?", (low, high))
 
 
@@ -138,9 +151,14 @@ class SectionInfo:
 
 def catalog(conn: apsw.Connection, memory_id: int) -> list[SectionInfo]:
     low, high = section_rowid(memory_id, 0), section_rowid(memory_id + 1, 0)
-    return [SectionInfo(ordinal, version, json.loads(path), start, end) for ordinal, version, path, start, end in
-            conn.execute("SELECT ordinal, version, heading_path, start, end FROM sections "
-                         "WHERE section_rowid >= ? AND section_rowid < ? ORDER BY section_rowid", (low, high))]
+    return [
+        SectionInfo(ordinal, version, json.loads(path), start, end)
+        for ordinal, version, path, start, end in conn.execute(
+            "SELECT ordinal, version, heading_path, start, end FROM sections "
+            "WHERE section_rowid >= ? AND section_rowid < ? ORDER BY section_rowid",
+            (low, high),
+        )
+    ]
 
 
 def best_local_section(conn: apsw.Connection, memory_id: int, query: str | Query) -> SectionInfo | None:
@@ -152,9 +170,12 @@ def best_local_section(conn: apsw.Connection, memory_id: int, query: str | Query
     low, high = section_rowid(memory_id, 0), section_rowid(memory_id + 1, 0)
     row = conn.execute(
         "SELECT rowid FROM section_fts WHERE section_fts MATCH ? AND rowid >= ? AND rowid < ? "
-        "ORDER BY bm25(section_fts) LIMIT 1", (fts_all(list(parsed.terms)), low, high)).fetchone()
+        "ORDER BY bm25(section_fts) LIMIT 1",
+        (fts_all(list(parsed.terms)), low, high),
+    ).fetchone()
     if row is None:
         return None
     ordinal, version, path, start, end = conn.execute(
-        "SELECT ordinal, version, heading_path, start, end FROM sections WHERE section_rowid=?", (row[0],)).fetchone()
+        "SELECT ordinal, version, heading_path, start, end FROM sections WHERE section_rowid=?", (row[0],)
+    ).fetchone()
     return SectionInfo(ordinal, version, json.loads(path), start, end)

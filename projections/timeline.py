@@ -28,9 +28,9 @@ import re
 from typing import Any
 
 import apsw
-import msgspec
 
-from ledger.events import (
+from fact_ledger.ledger.chain import StoredEvent
+from fact_ledger.ledger.events import (
     EVENT_TYPES,
     Confirmed,
     Event,
@@ -42,12 +42,19 @@ from ledger.events import (
     Superseded,
     current_type,
 )
-from ledger.sql import marks
-from ledger.store import StoredEvent
-from ledger.text import index_text
-from projections.memories import normalize_subject
-from projections.runner import DeferredRows
-from projections.search import SearchProjector, compact, tune_for_small_writes
+from fact_ledger.projections.runner import DeferredRows
+from fact_ledger.projections.search_index import SearchProjector, compact, tune_for_small_writes
+from fact_ledger.projections.timeline_rows import (
+    INSERTS,
+    STATE_COLUMNS,
+    Rebuild,
+    creation_rows,
+    insert_state,
+    json_text,
+    new_text,
+    next_id,
+    write_rows,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tt_memories(
@@ -108,13 +115,6 @@ CREATE TABLE IF NOT EXISTS tt_marks(
 """
 
 
-STATE_COLUMNS = (
-    "state_id", "memory_id", "known_from", "known_to", "version", "valid_from", "valid_to", "status",
-    "ended", "superseded_by", "text_id", "source_type", "confidence", "protection", "workspace",
-    "source_ref", "metadata",
-)
-TEXT_COLUMNS = ("subject", "content", "tags")
-_encode = msgspec.json.Encoder(order="deterministic").encode
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
@@ -140,16 +140,16 @@ class TimelineProjector:
         )
 
     def __init__(self) -> None:
-        self._bulk: _Rebuild | None = None
+        self._bulk: Rebuild | None = None
 
-    deferrable = frozenset({"MemoryRecorded"})  # a creation reads nothing (ids come from ``_Rebuild``)
+    deferrable = frozenset({"MemoryRecorded"})  # a creation reads nothing (ids come from ``Rebuild``)
 
     def cancel_rebuild(self) -> None:
         self._bulk = None
 
     def begin_rebuild(self, conn: apsw.Connection) -> None:
         # Indexes stay and are kept up to date (see projections.memories._INDEXES for why).
-        self._bulk = _Rebuild()
+        self._bulk = Rebuild()
 
     def flush(self, conn: apsw.Connection) -> None:
         if self._bulk is not None:
@@ -165,7 +165,7 @@ class TimelineProjector:
         if bulk is None:
             _mark(conn, event)
         elif bulk.hwm is None or event.recorded_at > bulk.hwm:
-            bulk.rows.add(_INSERTS["tt_marks"], (event.recorded_at, event.position))
+            bulk.rows.add(INSERTS["tt_marks"], (event.recorded_at, event.position))
             bulk.hwm = event.recorded_at
         if isinstance(data, MemoryRecorded):
             if bulk is None:
@@ -179,15 +179,20 @@ class TimelineProjector:
         elif isinstance(data, MemoryUnlocked):
             _change(conn, event, data.memory, {"protection": "normal"})
         elif isinstance(data, MemoryRetired):
-            _change(conn, event, data.memory,
-                    {"status": "retired", "ended": "retired", "valid_to": event.event_time})
+            _change(conn, event, data.memory, {"status": "retired", "ended": "retired", "valid_to": event.event_time})
         elif isinstance(data, Superseded):
             winner = _current(conn, data.winner)
-            _change(conn, event, data.loser, {
-                "status": "superseded", "ended": "superseded",
-                "superseded_by": winner["memory_id"] if winner else None,
-                "valid_to": winner["valid_from"] if winner else event.event_time,
-            })
+            _change(
+                conn,
+                event,
+                data.loser,
+                {
+                    "status": "superseded",
+                    "ended": "superseded",
+                    "superseded_by": winner["memory_id"] if winner else None,
+                    "valid_to": winner["valid_from"] if winner else event.event_time,
+                },
+            )
         elif isinstance(data, MemoryArchived):
             _change(conn, event, data.memory, {"status": "archived"})
         if bulk is None:
@@ -195,54 +200,6 @@ class TimelineProjector:
         else:
             deferred = bulk.rows if current_type(event.type) in self.deferrable else None
             _link(conn, event, data, bulk.memory_ids, deferred)
-
-
-_INSERTS = {
-    "tt_marks": "INSERT INTO tt_marks(hwm, position) VALUES(?, ?)",
-    "tt_texts": "INSERT INTO tt_texts(text_id, position, memory_id, subject, subject_norm, content, tags) "
-                "VALUES(?,?,?,?,?,?,?)",
-    "tt_fts": "INSERT INTO tt_fts(rowid, subject, body, tags) VALUES(?,?,?,?)",
-    "tt_states": f"INSERT INTO tt_states({', '.join(STATE_COLUMNS)}) VALUES({marks(len(STATE_COLUMNS))})",
-    "tt_memories": "INSERT INTO tt_memories(memory_id, stream_id, recorded_at, version, state_id) VALUES(?,?,?,?,?)",
-    "tt_links": "INSERT OR IGNORE INTO tt_links(memory_id, position, role) VALUES(?,?,?)",
-}
-
-
-class _Rebuild:
-    """What a rebuild keeps in memory instead of asking the tables on every event.
-
-    Creations are folded into ``rows`` with text and state ids counted here (the next ids after
-    what the tables hold, as the inline path takes them).
-    """
-
-    def __init__(self) -> None:
-        self.hwm: str | None = None  # the highest recorded_at so far (the last tt_marks row)
-        self.memory_ids: dict[str, int] = {}  # tt_memories: stream_id -> memory_id
-        self.rows = DeferredRows()
-        self.next_ids: tuple[int, int] | None = None  # (text_id, state_id) the next rows get
-
-    def create(self, conn: apsw.Connection, event: StoredEvent, data: MemoryRecorded) -> None:
-        if self.next_ids is None:  # rows written by the inline path since the last flush
-            self.next_ids = (_next_id(conn, "tt_texts", "text_id"), _next_id(conn, "tt_states", "state_id"))
-        text_id, state_id = self.next_ids
-        self.next_ids = (text_id + 1, state_id + 1)
-        for table, row in _creation_rows(event, data, text_id, state_id).items():
-            self.rows.add(_INSERTS[table], row)
-        self.memory_ids[data.memory] = event.position
-
-    def flush(self, conn: apsw.Connection) -> None:
-        self.rows.flush(conn)
-        self.next_ids = None
-
-
-def _next_id(conn: apsw.Connection, table: str, column: str) -> int:
-    return conn.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()[0]
-
-
-# -- fold helpers ----------------------------------------------------------------------------
-def _json(value: Any) -> str:
-    """Canonical JSON text (sorted keys, UTF-8): equal values give equal bytes on every fold."""
-    return _encode(value).decode()
 
 
 def _mark(conn: apsw.Connection, event: StoredEvent) -> None:
@@ -260,59 +217,27 @@ def _memory_of(conn: apsw.Connection, stream_id: str) -> int | None:
 def _current(conn: apsw.Connection, stream_id: str) -> dict[str, Any] | None:
     row = conn.execute(
         f"SELECT {', '.join('s.' + c for c in STATE_COLUMNS)} FROM tt_memories m "
-        "JOIN tt_states s ON s.state_id = m.state_id WHERE m.stream_id=?", (stream_id,)
+        "JOIN tt_states s ON s.state_id = m.state_id WHERE m.stream_id=?",
+        (stream_id,),
     ).fetchone()
     return dict(zip(STATE_COLUMNS, row, strict=True)) if row else None
 
 
-def _text_rows(text_id: int, position: int, memory_id: int, subject: str, content: str,
-               tags: list[str]) -> dict[str, tuple[Any, ...]]:
-    """A text version's rows; ids grow with the log, so texts known at P are exactly ids <= a bound."""
-    return {
-        "tt_texts": (text_id, position, memory_id, subject, normalize_subject(subject), content, _json(tags)),
-        "tt_fts": (text_id, index_text(subject), index_text(content), index_text(" ".join(tags))),
-    }
-
-
-def _creation_rows(event: StoredEvent, data: MemoryRecorded, text_id: int,
-                   state_id: int) -> dict[str, tuple[Any, ...]]:
-    """The rows a new memory adds (its links and mark aside), with the text and state ids given."""
-    memory_id = event.position
-    first_state = (state_id, memory_id, event.position, None, 1, event.event_time, None, "active", None, None,
-                   text_id, data.source_type, data.confidence, data.protection, event.workspace, data.source_ref,
-                   _json(data.metadata))  # in STATE_COLUMNS order
-    return {
-        **_text_rows(text_id, event.position, memory_id, data.subject, data.content, list(data.tags)),
-        "tt_states": first_state,
-        "tt_memories": (memory_id, data.memory, event.recorded_at, 1, state_id),
-    }
-
-
-def _write(conn: apsw.Connection, rows: dict[str, tuple[Any, ...]]) -> None:
-    for table, row in rows.items():
-        conn.execute(_INSERTS[table], row)
-
-
-def _new_text(conn: apsw.Connection, position: int, memory_id: int, subject: str, content: str,
-              tags: list[str]) -> int:
-    text_id = _next_id(conn, "tt_texts", "text_id")
-    _write(conn, _text_rows(text_id, position, memory_id, subject, content, tags))
-    return text_id
-
-
-def _insert_state(conn: apsw.Connection, state: dict[str, Any]) -> int:
-    state_id = _next_id(conn, "tt_states", "state_id")
-    conn.execute(_INSERTS["tt_states"], (state_id, *(state[c] for c in STATE_COLUMNS[1:])))
-    return state_id
-
-
 def _create(conn: apsw.Connection, event: StoredEvent, data: MemoryRecorded) -> None:
-    _write(conn, _creation_rows(event, data, _next_id(conn, "tt_texts", "text_id"),
-                                _next_id(conn, "tt_states", "state_id")))
+    write_rows(
+        conn, creation_rows(event, data, next_id(conn, "tt_texts", "text_id"), next_id(conn, "tt_states", "state_id"))
+    )
 
 
-def _change(conn: apsw.Connection, event: StoredEvent, stream_id: str, changes: dict[str, Any],
-            *, bump: bool = True, text: tuple[str, str, list[str]] | None = None) -> dict[str, Any] | None:
+def _change(
+    conn: apsw.Connection,
+    event: StoredEvent,
+    stream_id: str,
+    changes: dict[str, Any],
+    *,
+    bump: bool = True,
+    text: tuple[str, str, list[str]] | None = None,
+) -> dict[str, Any] | None:
     """Close the memory's current state at this position and open the changed one."""
     current = _current(conn, stream_id)
     if current is None:  # an event about a memory this ledger never saw: nothing to fold
@@ -321,14 +246,16 @@ def _change(conn: apsw.Connection, event: StoredEvent, stream_id: str, changes: 
     if bump:
         state["version"] = current["version"] + 1
     if text is not None:
-        state["text_id"] = _new_text(conn, event.position, current["memory_id"], *text)
+        state["text_id"] = new_text(conn, event.position, current["memory_id"], *text)
     if current["known_from"] == event.position:  # a second change by the same event: amend it
         conn.execute("DELETE FROM tt_states WHERE state_id=?", (current["state_id"],))
     else:
         conn.execute("UPDATE tt_states SET known_to=? WHERE state_id=?", (event.position, current["state_id"]))
-    state_id = _insert_state(conn, state)
-    conn.execute("UPDATE tt_memories SET state_id=?, version=? WHERE memory_id=?",
-                 (state_id, state["version"], current["memory_id"]))
+    state_id = insert_state(conn, state)
+    conn.execute(
+        "UPDATE tt_memories SET state_id=?, version=? WHERE memory_id=?",
+        (state_id, state["version"], current["memory_id"]),
+    )
     return state
 
 
@@ -340,14 +267,15 @@ def _update(conn: apsw.Connection, event: StoredEvent, data: MemoryUpdated) -> N
     if data.event_time is not None:
         changes["valid_from"] = data.event_time
     if data.metadata is not None:
-        changes["metadata"] = _json(data.metadata)
+        changes["metadata"] = json_text(data.metadata)
     text = None
     if data.content is not None or data.subject is not None or data.tags is not None:
         current = _current(conn, data.memory)
         if current is None:
             return
-        old = conn.execute("SELECT subject, content, tags FROM tt_texts WHERE text_id=?",
-                           (current["text_id"],)).fetchone()
+        old = conn.execute(
+            "SELECT subject, content, tags FROM tt_texts WHERE text_id=?", (current["text_id"],)
+        ).fetchone()
         text = (
             data.subject if data.subject is not None else old[0],
             data.content if data.content is not None else old[1],
@@ -369,8 +297,13 @@ def _follow_winner(conn: apsw.Connection, event: StoredEvent, winner_id: int, ev
         _change(conn, event, stream_id, {"valid_to": event_time}, bump=False)
 
 
-def _link(conn: apsw.Connection, event: StoredEvent, data: Event,
-          memory_ids: dict[str, int] | None = None, deferred: DeferredRows | None = None) -> None:
+def _link(
+    conn: apsw.Connection,
+    event: StoredEvent,
+    data: Event,
+    memory_ids: dict[str, int] | None = None,
+    deferred: DeferredRows | None = None,
+) -> None:
     """Index the event under every memory it names (its stream, and ids inside its payload).
 
     During a rebuild ``memory_ids`` (every row of ``tt_memories`` so far, stream_id ->
@@ -392,9 +325,9 @@ def _link(conn: apsw.Connection, event: StoredEvent, data: Event,
                     roles[other] = field
     links = [(m, event.position, role) for m, role in roles.items()]
     if deferred is not None:
-        deferred.add(_INSERTS["tt_links"], *links)
+        deferred.add(INSERTS["tt_links"], *links)
     else:
-        conn.executemany(_INSERTS["tt_links"], links)
+        conn.executemany(INSERTS["tt_links"], links)
 
 
 def _ids(value: Any) -> list[str]:

@@ -142,7 +142,8 @@ def set_checkpoint(conn: apsw.Connection, position: int) -> None:
     conn.execute(
         "INSERT INTO projection_checkpoints(name, version, position) VALUES(?,?,?) ON CONFLICT(name) "
         "DO UPDATE SET version=excluded.version, position=max(position, excluded.position)",
-        (NAME, VERSION, position))
+        (NAME, VERSION, position),
+    )
 
 
 def reset(conn: apsw.Connection, model_id: str, dim: int) -> None:
@@ -151,14 +152,24 @@ def reset(conn: apsw.Connection, model_id: str, dim: int) -> None:
     The derived cache is kept: what was embedded before under this model comes back for free.
     """
     old = _stored(conn)
-    conn.execute("DROP TABLE IF EXISTS vectors; DROP TABLE IF EXISTS section_vectors; "
-                 "DROP TABLE IF EXISTS vectors_meta")
+    conn.execute(
+        "DROP TABLE IF EXISTS vectors; DROP TABLE IF EXISTS section_vectors; DROP TABLE IF EXISTS vectors_meta"
+    )
     create(conn)
-    conn.executemany("INSERT INTO vectors_meta(name, value) VALUES(?, ?)", [
-        ("model_id", model_id), ("dim", str(dim)), ("generation", str((old.generation + 1) if old else 1)),
-        ("sections", sections_version(conn))])
-    conn.execute("INSERT INTO projection_checkpoints(name, version, position) VALUES(?,?,0) "
-                 "ON CONFLICT(name) DO UPDATE SET version=excluded.version, position=0", (NAME, VERSION))
+    conn.executemany(
+        "INSERT INTO vectors_meta(name, value) VALUES(?, ?)",
+        [
+            ("model_id", model_id),
+            ("dim", str(dim)),
+            ("generation", str((old.generation + 1) if old else 1)),
+            ("sections", sections_version(conn)),
+        ],
+    )
+    conn.execute(
+        "INSERT INTO projection_checkpoints(name, version, position) VALUES(?,?,0) "
+        "ON CONFLICT(name) DO UPDATE SET version=excluded.version, position=0",
+        (NAME, VERSION),
+    )
 
 
 def passage_text(content: str) -> str:
@@ -189,12 +200,16 @@ def changed(conn: apsw.Connection, after: int, limit: int) -> list[tuple[int, st
     oldest change first; rows sharing the last one's position are all included."""
     rows = conn.execute(
         "SELECT memory_id, workspace, content, last_position FROM memories WHERE last_position > ? "
-        "ORDER BY last_position, memory_id LIMIT ?", (after, limit)).fetchall()
+        "ORDER BY last_position, memory_id LIMIT ?",
+        (after, limit),
+    ).fetchall()
     if len(rows) == limit:
         last = rows[-1][3]
         rows = [r for r in rows if r[3] < last] + conn.execute(
             "SELECT memory_id, workspace, content, last_position FROM memories WHERE last_position = ? "
-            "ORDER BY memory_id", (last,)).fetchall()
+            "ORDER BY memory_id",
+            (last,),
+        ).fetchall()
     return rows
 
 
@@ -202,8 +217,10 @@ def keys_of(conn: apsw.Connection, ids: list[int]) -> dict[int, bytes]:
     """The cache key each memory's stored vector was computed from."""
     import msgspec
 
-    rows = conn.execute("SELECT v.memory_id, v.key FROM json_each(?) j CROSS JOIN vectors v ON v.memory_id = j.value",
-                        (msgspec.json.encode(ids).decode(),))
+    rows = conn.execute(
+        "SELECT v.memory_id, v.key FROM json_each(?) j CROSS JOIN vectors v ON v.memory_id = j.value",
+        (msgspec.json.encode(ids).decode(),),
+    )
     return {memory_id: bytes(key) for memory_id, key in rows}
 
 
@@ -215,30 +232,41 @@ def write(conn: apsw.Connection, rows: list[tuple[int, str, bytes, bytes]]) -> N
         "VALUES(?, ?, ?, ?, ?, vec_quantize_binary(?)) ON CONFLICT(memory_id) DO UPDATE SET "
         "workspace=excluded.workspace, key=excluded.key, seq=excluded.seq, embedding=excluded.embedding, "
         "bits=excluded.bits",
-        [(memory_id, workspace, key, seq + i, embedding, embedding)
-         for i, (memory_id, workspace, key, embedding) in enumerate(rows)])
+        [
+            (memory_id, workspace, key, seq + i, embedding, embedding)
+            for i, (memory_id, workspace, key, embedding) in enumerate(rows)
+        ],
+    )
 
 
-def write_sections(conn: apsw.Connection, memory_ids: list[int],
-                   rows: list[tuple[int, int, str, bytes, bytes]]) -> None:
+def write_sections(
+    conn: apsw.Connection, memory_ids: list[int], rows: list[tuple[int, int, str, bytes, bytes]]
+) -> None:
     """Replace the section vectors of ``memory_ids`` with (section_rowid, memory_id, workspace,
     key, embedding) rows (a memory that lost its sections keeps none)."""
     import msgspec
 
-    conn.execute("DELETE FROM section_vectors WHERE memory_id IN (SELECT value FROM json_each(?))",
-                 (msgspec.json.encode(memory_ids).decode(),))
+    conn.execute(
+        "DELETE FROM section_vectors WHERE memory_id IN (SELECT value FROM json_each(?))",
+        (msgspec.json.encode(memory_ids).decode(),),
+    )
     seq = (conn.execute("SELECT max(seq) FROM section_vectors").get or 0) + 1
     conn.executemany(
         "INSERT INTO section_vectors(section_rowid, memory_id, workspace, key, seq, embedding, bits) "
         "VALUES(?, ?, ?, ?, ?, ?, vec_quantize_binary(?))",
-        [(rowid, memory_id, workspace, key, seq + i, embedding, embedding)
-         for i, (rowid, memory_id, workspace, key, embedding) in enumerate(rows)])
+        [
+            (rowid, memory_id, workspace, key, seq + i, embedding, embedding)
+            for i, (rowid, memory_id, workspace, key, embedding) in enumerate(rows)
+        ],
+    )
 
 
 def counts(conn: apsw.Connection) -> dict[str, Any]:
     try:
-        return {"vectors": conn.execute("SELECT count(*) FROM vectors").get,
-                "section_vectors": conn.execute("SELECT count(*) FROM section_vectors").get}
+        return {
+            "vectors": conn.execute("SELECT count(*) FROM vectors").get,
+            "section_vectors": conn.execute("SELECT count(*) FROM section_vectors").get,
+        }
     except apsw.SQLError:
         return {"vectors": 0, "section_vectors": 0}
 
@@ -250,8 +278,10 @@ def content_checksum(conn: apsw.Connection) -> str:
         rows = conn.execute("SELECT memory_id, workspace, key, embedding, bits FROM vectors ORDER BY memory_id")
         for row in rows:
             digest.update(repr(row).encode())
-        rows = conn.execute("SELECT section_rowid, memory_id, workspace, key, embedding, bits FROM section_vectors "
-                            "ORDER BY section_rowid")
+        rows = conn.execute(
+            "SELECT section_rowid, memory_id, workspace, key, embedding, bits FROM section_vectors "
+            "ORDER BY section_rowid"
+        )
         for row in rows:
             digest.update(repr(row).encode())
     except apsw.SQLError:

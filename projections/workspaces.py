@@ -14,9 +14,9 @@ import re
 
 import apsw
 
-from ledger.events import Event, WorkspaceAliasSet
-from ledger.normalize import normalize_text
-from ledger.store import StoredEvent
+from fact_ledger.ledger.chain import StoredEvent
+from fact_ledger.ledger.events import Event, WorkspaceAliasSet
+from fact_ledger.ledger.normalize import normalize_text
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspace_aliases(
@@ -89,16 +89,14 @@ def scope(conn: apsw.Connection, name: str) -> tuple[str, ...]:
 
 def rejected(conn: apsw.Connection) -> set[tuple[str, str]]:
     try:
-        return {(a, c) for a, c in conn.execute(
-            "SELECT alias, canonical FROM workspace_aliases WHERE accepted=0")}
+        return {(a, c) for a, c in conn.execute("SELECT alias, canonical FROM workspace_aliases WHERE accepted=0")}
     except apsw.SQLError:
         return set()
 
 
 def listing(conn: apsw.Connection) -> dict[str, object]:
     """Workspaces with memory counts, accepted aliases, and suggested aliases not yet decided."""
-    counts = dict(conn.execute(
-        "SELECT workspace, count(*) FROM memories WHERE status='active' GROUP BY workspace"))
+    counts = dict(conn.execute("SELECT workspace, count(*) FROM memories WHERE status='active' GROUP BY workspace"))
     aliases = _accepted(conn)
     no = rejected(conn)
     by_key: dict[str, list[str]] = {}
@@ -111,8 +109,9 @@ def listing(conn: apsw.Connection) -> dict[str, object]:
             if (other, roots[0]) not in no:
                 suggestions.append({"alias": other, "canonical": roots[0]})
     return {
-        "workspaces": [{"name": n, "memories": c, "canonical": _resolve(aliases, n)}
-                       for n, c in sorted(counts.items())],
+        "workspaces": [
+            {"name": n, "memories": c, "canonical": _resolve(aliases, n)} for n, c in sorted(counts.items())
+        ],
         "aliases": [{"alias": a, "canonical": _resolve(aliases, a)} for a in sorted(aliases)],
         "suggestions": suggestions,
     }

@@ -1,5 +1,5 @@
-"""``python -m server`` runs the ``ledger`` CLI (the same entry point as the console script)."""
+"""``python -m fact_ledger.server`` runs the ``ledger`` CLI (the same entry point as the console script)."""
 
-from server.cli.main import main
+from fact_ledger.server.cli.main import main
 
 main()

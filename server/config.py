@@ -41,10 +41,10 @@ from typing import Any
 
 import platformdirs
 
-from ledger.clock import DEFAULT_SKEW_S
-from ledger.decide import Policy
-from ledger.errors import InvalidInput, closest
-from ledger.store import DEFAULT_BUSY_TIMEOUT_MS
+from fact_ledger.ledger.clock import DEFAULT_SKEW_S
+from fact_ledger.ledger.errors import InvalidInput, closest
+from fact_ledger.ledger.facts import Policy
+from fact_ledger.ledger.store import DEFAULT_BUSY_TIMEOUT_MS
 
 ISOLATION_MODES = ("none", "weak", "strict")
 DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"
@@ -195,8 +195,9 @@ def _check_keys(values: dict[str, Any], path: str) -> None:
 
 
 def _unknown(key: str, path: str, known: list[str]) -> None:
-    raise InvalidInput(f"unknown setting {key!r} in config file {path}", field=key,
-                       did_you_mean=closest(key.lower(), known))
+    raise InvalidInput(
+        f"unknown setting {key!r} in config file {path}", field=key, did_you_mean=closest(key.lower(), known)
+    )
 
 
 def _coerce(settings: Settings, values: dict[str, Any]) -> Settings:
@@ -288,8 +289,7 @@ def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] |
     return _coerce(settings, {k: v for k, v in (overrides or {}).items() if k != "config"})
 
 
-def settings_sources(overrides: dict[str, Any] | None = None,
-                     env: dict[str, str] | None = None) -> dict[str, str]:
+def settings_sources(overrides: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> dict[str, str]:
     """Where each effective value came from: ``default``, ``file``, ``env`` or ``flag``.
 
     Walks the same precedence as :func:`load_settings` (the last layer naming a key wins), so a

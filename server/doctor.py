@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypedDict
 
-from ledger.errors import ChainBroken
-from projections import conflicts as conflicts_model
-from projections.conflicts import count_by_state
+from fact_ledger.ledger.errors import ChainBroken
+from fact_ledger.projections import conflicts as conflicts_model
+from fact_ledger.projections.conflicts import count_by_state
 
 SEVERITIES = ("ok", "info", "warning", "critical")
 
@@ -75,20 +75,26 @@ def check_projection_lag(app: Any) -> Check:
     if not lagging:
         return Check(severity="ok", message="every projection is caught up")
     names = ", ".join(f"{n} ({lag})" for n, lag in sorted(lagging.items()))
-    return Check(severity="warning", message=f"projections behind the log: {names}; reopen or run ledger rebuild",
-                 count=sum(lagging.values()))
+    return Check(
+        severity="warning",
+        message=f"projections behind the log: {names}; reopen or run ledger rebuild",
+        count=sum(lagging.values()),
+    )
 
 
 @check
 def check_agent_asserted_confirmations(app: Any) -> Check:
-    from server.governance import agent_asserted_confirmations
+    from fact_ledger.projections.confirmations import agent_asserted_confirmations
 
     count = agent_asserted_confirmations(app.conn)
     if not count:
         return Check(severity="ok", message="every user_confirmed fact was confirmed through a user channel")
-    return Check(severity="warning", count=count,
-                 message=f"{count} user_confirmed fact(s) were confirmed only by an agent (agent_asserted); "
-                         "confirm them from the CLI (ledger confirm ID) or retire them")
+    return Check(
+        severity="warning",
+        count=count,
+        message=f"{count} user_confirmed fact(s) were confirmed only by an agent (agent_asserted); "
+        "confirm them from the CLI (ledger confirm ID) or retire them",
+    )
 
 
 @check
@@ -97,9 +103,11 @@ def check_open_conflicts(app: Any) -> Check:
     total = counts["open"] + counts["judged"]
     if not total:
         return Check(severity="ok", message="no open conflicts")
-    return Check(severity="info", count=total,
-                 message=f"{counts['open']} open and {counts['judged']} judged conflict(s) await a "
-                         "decision (ledger conflicts)")
+    return Check(
+        severity="info",
+        count=total,
+        message=f"{counts['open']} open and {counts['judged']} judged conflict(s) await a decision (ledger conflicts)",
+    )
 
 
 @check
@@ -108,8 +116,11 @@ def check_conflicts_with_inactive_members(app: Any) -> Check:
     count = conflicts_model.count_unresolved_with_inactive_members(app.conn)
     if not count:
         return Check(severity="ok", message="every unresolved conflict is between current memories")
-    return Check(severity="warning", count=count,
-                 message=f"{count} unresolved conflict(s) involve a memory that is no longer current")
+    return Check(
+        severity="warning",
+        count=count,
+        message=f"{count} unresolved conflict(s) involve a memory that is no longer current",
+    )
 
 
 @check
@@ -117,8 +128,11 @@ def check_pending_backup(app: Any) -> Check:
     pending = app.pending_backup()
     if not pending or not pending.get("events"):
         return Check(severity="ok", message="no backed-up events await replay")
-    return Check(severity="warning", count=pending["events"],
-                 message=f"{pending['events']} backed-up event(s) await replay (ledger replay-backup --apply)")
+    return Check(
+        severity="warning",
+        count=pending["events"],
+        message=f"{pending['events']} backed-up event(s) await replay (ledger replay-backup --apply)",
+    )
 
 
 __all__ = ["CHECKS", "SEVERITIES", "Check", "check", "exit_code", "run_checks"]

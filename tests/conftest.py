@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import Phase, settings
 
-from server.app import LedgerApp
-from server.config import Settings
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
 from tools.pg_cluster import Cluster, running_cluster
 
 REPO = Path(__file__).resolve().parent.parent
@@ -68,11 +68,17 @@ def app(db_path: Path) -> Iterator[LedgerApp]:
     ledger.close()
 
 
-def ledger_cli(*args: str, env: dict[str, str] | None = None, check: bool = False,
-               timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def ledger_cli(
+    *args: str, env: dict[str, str] | None = None, check: bool = False, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     """Run the real ``ledger`` console entry point in a subprocess."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "server", *args], capture_output=True, text=True, env=full_env,
-        check=check, timeout=timeout, cwd=REPO,
+        [sys.executable, "-m", "fact_ledger.server", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        check=check,
+        timeout=timeout,
+        cwd=REPO,
     )

@@ -7,15 +7,19 @@ from datetime import datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.arbiter import RULE_ORDER, Side, arbitrate, portable, with_ids
+from fact_ledger.ledger.arbiter import RULE_ORDER, Side, arbitrate, portable, with_ids
 
 EXPECTED_ORDER = ["user_confirmed/locked protection", "event_time", "source_type", "confidence", "ingest_time"]
 
 
 def side(memory_id: int, **kw: object) -> Side:
-    base: dict[str, object] = {"source_type": "agent_generated", "protection": "normal",
-                               "event_time": "2025-07-01T00:00:00.000000Z", "confidence": 0.45,
-                               "recorded_at": "2025-07-10T00:00:00.000000Z"}
+    base: dict[str, object] = {
+        "source_type": "agent_generated",
+        "protection": "normal",
+        "event_time": "2025-07-01T00:00:00.000000Z",
+        "confidence": 0.45,
+        "recorded_at": "2025-07-10T00:00:00.000000Z",
+    }
     base.update(kw)
     return Side(memory_id=memory_id, **base)  # type: ignore[arg-type]
 
@@ -87,8 +91,9 @@ policy = st.booleans()
 @settings(deadline=None, max_examples=200)
 @given(sides, sides, policy)
 def test_arbitration_is_deterministic(left: Side, right: Side, review: bool) -> None:
-    assert arbitrate(left, right, review_agent_conflicts=review) == arbitrate(left, right,
-                                                                             review_agent_conflicts=review)
+    assert arbitrate(left, right, review_agent_conflicts=review) == arbitrate(
+        left, right, review_agent_conflicts=review
+    )
 
 
 @settings(deadline=None, max_examples=200)
@@ -143,9 +148,13 @@ def reference_winner(left: Side, right: Side) -> tuple[str | None, str | None]:
     def recorded(s: Side) -> datetime:
         return datetime.fromisoformat(s.recorded_at.replace("Z", "+00:00"))
 
-    rules = [("user_confirmed/locked protection", protection), ("event_time", event_time),
-             ("source_type", trust), ("confidence", lambda s: s.confidence),
-             ("ingest_time", recorded)]
+    rules = [
+        ("user_confirmed/locked protection", protection),
+        ("event_time", event_time),
+        ("source_type", trust),
+        ("confidence", lambda s: s.confidence),
+        ("ingest_time", recorded),
+    ]
     for name, key in rules:
         if key(left) > key(right):
             return "left", name
@@ -156,8 +165,9 @@ def reference_winner(left: Side, right: Side) -> tuple[str | None, str | None]:
 
 # Few distinct values per field, so that ties happen and later rules get their turn, and rules
 # often disagree (an older but more trusted side, a newer but less confident one, ...).
-ref_times = st.sampled_from(["2025-07-01T00:00:00.000000Z", "2025-07-01T09:30:00.000000Z",
-                             "2025-07-02T00:00:00.000000Z"])
+ref_times = st.sampled_from(
+    ["2025-07-01T00:00:00.000000Z", "2025-07-01T09:30:00.000000Z", "2025-07-02T00:00:00.000000Z"]
+)
 ref_sides = st.builds(
     Side,
     memory_id=st.integers(1, 10**6),
@@ -177,8 +187,11 @@ def test_the_first_rule_that_separates_the_sides_wins(left: Side, right: Side, r
     verdict = arbitrate(left, right, review_agent_conflicts=review)
     assert (verdict["winner_side"], verdict["rule"]) == (expected_side, expected_rule)
     ids = {"left": left.memory_id, "right": right.memory_id}
-    expected_ids = (None, None) if expected_side is None else (
-        ids[expected_side], ids["right" if expected_side == "left" else "left"])
+    expected_ids = (
+        (None, None)
+        if expected_side is None
+        else (ids[expected_side], ids["right" if expected_side == "left" else "left"])
+    )
     assert (verdict["winner_id"], verdict["loser_id"]) == expected_ids
     both_agents = left.source_type == right.source_type == "agent_generated"
     assert verdict["manual_review"] is (expected_side is None or (review and both_agents))
@@ -194,14 +207,21 @@ def test_the_first_rule_that_separates_the_sides_wins(left: Side, right: Side, r
 def test_rules_that_disagree_are_settled_by_the_earlier_one() -> None:
     """One pinned case per adjacent pair of rules, the earlier rule favouring the other side."""
     cases = [  # (left wins by the earlier rule, right is favoured by every later one)
-        (side(1, protection="protected", event_time="2025-07-01T00:00:00.000000Z", confidence=0.1),
-         side(2, event_time="2025-08-01T00:00:00.000000Z", source_type="document_extracted", confidence=1.0),
-         "user_confirmed/locked protection"),
-        (side(1, event_time="2025-07-02T00:00:00.000000Z", source_type="unknown", confidence=0.1),
-         side(2, source_type="document_extracted", confidence=1.0, recorded_at="2025-09-01T00:00:00.000000Z"),
-         "event_time"),
-        (side(1, source_type="document_extracted", confidence=0.1),
-         side(2, confidence=1.0, recorded_at="2025-09-01T00:00:00.000000Z"), "source_type"),
+        (
+            side(1, protection="protected", event_time="2025-07-01T00:00:00.000000Z", confidence=0.1),
+            side(2, event_time="2025-08-01T00:00:00.000000Z", source_type="document_extracted", confidence=1.0),
+            "user_confirmed/locked protection",
+        ),
+        (
+            side(1, event_time="2025-07-02T00:00:00.000000Z", source_type="unknown", confidence=0.1),
+            side(2, source_type="document_extracted", confidence=1.0, recorded_at="2025-09-01T00:00:00.000000Z"),
+            "event_time",
+        ),
+        (
+            side(1, source_type="document_extracted", confidence=0.1),
+            side(2, confidence=1.0, recorded_at="2025-09-01T00:00:00.000000Z"),
+            "source_type",
+        ),
         (side(1, confidence=0.9), side(2, confidence=0.8, recorded_at="2025-09-01T00:00:00.000000Z"), "confidence"),
     ]
     for left, right, rule in cases:
@@ -210,16 +230,25 @@ def test_rules_that_disagree_are_settled_by_the_earlier_one() -> None:
         assert arbitrate(right, left)["winner_id"] == 1
     protected, normal = cases[0][0], cases[0][1]
     assert arbitrate(protected, normal)["reasons"] == [
-        "user_confirmed/locked protection: the left side is protected and the right side is normal — this rule decides"]
+        "user_confirmed/locked protection: the left side is protected and the right side is normal — this rule decides"
+    ]
     assert arbitrate(normal, protected)["reasons"] == [
-        "user_confirmed/locked protection: the right side is protected and the left side is normal — this rule decides"]
+        "user_confirmed/locked protection: the right side is protected and the left side is normal — this rule decides"
+    ]
     confirmed = side(3, source_type="user_confirmed")
     assert arbitrate(normal, confirmed)["reasons"][0].startswith(
-        "user_confirmed/locked protection: the right side is user_confirmed and the left side is normal")
+        "user_confirmed/locked protection: the right side is user_confirmed and the left side is normal"
+    )
 
 
 def test_a_stored_verdict_without_manual_review_reads_back_by_its_winner() -> None:
     assert with_ids({"winner_side": None}, 1, 2)["manual_review"] is True
     assert with_ids({"winner_side": "left"}, 1, 2) == {
-        "winner_side": "left", "winner_id": 1, "loser_id": 2, "manual_review": False, "reasons": [],
-        "rule_order": EXPECTED_ORDER, "rule": None}
+        "winner_side": "left",
+        "winner_id": 1,
+        "loser_id": 2,
+        "manual_review": False,
+        "reasons": [],
+        "rule_order": EXPECTED_ORDER,
+        "rule": None,
+    }

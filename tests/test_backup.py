@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from ledger.errors import Unauthorized, Unavailable
-from ledger.events import AUTH_USER
-from server.app import LedgerApp
-from server.config import Settings
-from server.storage import Storage, storage_call
+from fact_ledger.ledger.errors import Unauthorized, Unavailable
+from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.app.storage import Storage, storage_call
+from fact_ledger.server.config import Settings
 
 NOT_A_DB = b"this file is not a database, it was overwritten by accident\n" * 200
 
@@ -46,8 +46,13 @@ def test_a_corrupt_database_still_starts_and_writes_go_to_the_backup(corrupt: Se
     lines = Path(corrupt.backup_path).read_text().splitlines()
     assert json.loads(lines[0])["schema"] == 1 and "position" not in json.loads(lines[0])["event"]
     # Nothing read from the empty stand-in may pass for an answer.
-    for call in (lambda: app.find("vpn"), lambda: app.read(1), lambda: app.update(1, content="x"),
-                 lambda: app.history(1), lambda: app.audit()):
+    for call in (
+        lambda: app.find("vpn"),
+        lambda: app.read(1),
+        lambda: app.update(1, content="x"),
+        lambda: app.history(1),
+        lambda: app.audit(),
+    ):
         with pytest.raises(Unavailable):
             call()
     assert app.status()["pending_backup"]["events"] == 1
@@ -123,9 +128,19 @@ def test_bad_lines_are_skipped_and_reported_without_blocking_good_ones(backed_up
     s, lines = backed_up
     torn = json.loads(lines[3])
     torn["command_size"] = 2  # a command cut short: replaying half of it would be wrong
-    write_backup(Path(s.backup_path), [
-        lines[0], b"{not json", lines[1], b'{"schema": 2, "event": {}}', json.dumps(torn).encode(),
-        lines[2], b'{"schema": 1, "event": {"type": "NoSuchEvent", "v": 1, "payload": "{}"}}', lines[4]])
+    write_backup(
+        Path(s.backup_path),
+        [
+            lines[0],
+            b"{not json",
+            lines[1],
+            b'{"schema": 2, "event": {}}',
+            json.dumps(torn).encode(),
+            lines[2],
+            b'{"schema": 1, "event": {"type": "NoSuchEvent", "v": 1, "payload": "{}"}}',
+            lines[4],
+        ],
+    )
     app = LedgerApp(s)
     result = app.replay_backup(dry_run=False, authorization=AUTH_USER)
     assert result["appended"] == 4 and result["bad_total"] == 4
@@ -147,8 +162,9 @@ def test_replay_runs_in_bounded_batches_with_progress(backed_up) -> None:
         return real_write(work)
 
     app.store.write = counting_write  # type: ignore[method-assign]
-    result = app.replay_backup(dry_run=False, authorization=AUTH_USER, batch_size=2,
-                               progress=lambda done, total: seen.append((done, total)))
+    result = app.replay_backup(
+        dry_run=False, authorization=AUTH_USER, batch_size=2, progress=lambda done, total: seen.append((done, total))
+    )
     assert result["appended"] == 5 and len(transactions) == 3  # 2 + 2 + 1 events
     assert seen[-1] == (5, 5) and len(seen) >= 3
     app.close()

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from ledger.events import AUTH_USER
-from server.app import LedgerApp
-from server.config import Settings, load_settings
-from server.storage import Storage
+from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.app.storage import Storage
+from fact_ledger.server.config import Settings, load_settings
 
 LOCKER = """
 import sys, apsw
@@ -40,8 +40,9 @@ def locker(tmp_path: Path) -> Iterator[Any]:
     procs: list[subprocess.Popen[str]] = []
 
     def hold(db: Path) -> subprocess.Popen[str]:
-        proc = subprocess.Popen([sys.executable, "-c", LOCKER, str(db)], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", LOCKER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         procs.append(proc)
         assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
         return proc
@@ -62,8 +63,15 @@ def locker(tmp_path: Path) -> Iterator[Any]:
 
 
 def short_timeout(tmp_path: Path) -> Settings:
-    return load_settings({"db": str(tmp_path / "ledger.db"), "backup": str(tmp_path / "backup.jsonl"),
-                          "client": "fault-test", "create": True}, env={"LEDGER_BUSY_TIMEOUT_MS": "100"})
+    return load_settings(
+        {
+            "db": str(tmp_path / "ledger.db"),
+            "backup": str(tmp_path / "backup.jsonl"),
+            "client": "fault-test",
+            "create": True,
+        },
+        env={"LEDGER_BUSY_TIMEOUT_MS": "100"},
+    )
 
 
 def assert_replayed_once(app: LedgerApp, results: list[dict[str, Any]], texts: list[str]) -> None:
@@ -177,7 +185,7 @@ def test_a_full_disk(tmp_path: Path) -> None:
 
 
 def test_an_unwritable_database_that_needs_catching_up_starts_degraded(unwritable: Settings, monkeypatch) -> None:
-    from projections.timeline import TimelineProjector
+    from fact_ledger.projections.timeline import TimelineProjector
 
     monkeypatch.setattr(TimelineProjector, "version", TimelineProjector.version + 1)  # must rebuild: cannot
     app = LedgerApp(unwritable)

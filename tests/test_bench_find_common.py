@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from ledger.text import STOP_WORDS
+from fact_ledger.ledger.text import STOP_WORDS
 from tools.bench import find_common
 from tools.bench.corpus import Corpus, common_queries
 

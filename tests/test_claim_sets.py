@@ -13,14 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.arbiter import Side, arbitrate, arbitrate_set, rank_key
-from ledger.errors import InvalidInput
-from ledger.events import AUTH_USER, Event, JudgmentSubmitted, MemoryRecorded, Superseded
-from ledger.ids import uuid7
-from ledger.store import EventStore, NewEvent
-from server.app import LedgerApp
-from server.config import Settings
-from server.mcp_compact import size
+from fact_ledger.ledger.arbiter import Side, arbitrate, arbitrate_set, rank_key
+from fact_ledger.ledger.chain import NewEvent
+from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.events import AUTH_USER, Event, JudgmentSubmitted, MemoryRecorded, Superseded
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.projections.conflicts_projector import MEMBER_FACTS, ConflictsProjector
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
+from fact_ledger.server.mcp.compact import size
 
 REPO = Path(__file__).resolve().parent.parent
 T = "2025-07-0{}T00:00:00Z"
@@ -28,11 +30,16 @@ T = "2025-07-0{}T00:00:00Z"
 
 # -- the verdict over N members ------------------------------------------------------------------
 _TIMES = st.sampled_from(["2025-01-01T00:00:00.000000Z", "2025-06-01T00:00:00.000000Z"])
-_SIDES = st.builds(Side, memory_id=st.integers(1, 10_000),
-                   source_type=st.sampled_from(["user_confirmed", "document_extracted", "agent_generated", "unknown"]),
-                   protection=st.sampled_from(["normal", "protected", "locked"]), event_time=_TIMES,
-                   confidence=st.sampled_from([0.3, 0.5, 0.9]), recorded_at=_TIMES,
-                   confirmed_via=st.sampled_from(["user_channel", "agent_asserted", ""]))
+_SIDES = st.builds(
+    Side,
+    memory_id=st.integers(1, 10_000),
+    source_type=st.sampled_from(["user_confirmed", "document_extracted", "agent_generated", "unknown"]),
+    protection=st.sampled_from(["normal", "protected", "locked"]),
+    event_time=_TIMES,
+    confidence=st.sampled_from([0.3, 0.5, 0.9]),
+    recorded_at=_TIMES,
+    confirmed_via=st.sampled_from(["user_channel", "agent_asserted", ""]),
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -56,8 +63,9 @@ def test_the_leader_beats_every_other_member_and_a_tie_at_the_top_names_none(sid
 @given(_SIDES, _SIDES)
 def test_rank_key_orders_exactly_as_the_pairwise_verdict(left: Side, right: Side) -> None:
     side = arbitrate(left, right)["winner_side"]
-    assert side == ("left" if rank_key(left) > rank_key(right) else "right" if rank_key(left) < rank_key(right)
-                    else None)
+    assert side == (
+        "left" if rank_key(left) > rank_key(right) else "right" if rank_key(left) < rank_key(right) else None
+    )
 
 
 @settings(max_examples=100, deadline=None)
@@ -65,15 +73,18 @@ def test_rank_key_orders_exactly_as_the_pairwise_verdict(left: Side, right: Side
 def test_sql_ranks_members_exactly_as_rank_key(sides: list[Side]) -> None:
     import apsw
 
-    from projections import conflicts as conflicts_model
+    from fact_ledger.projections import conflicts as conflicts_model
 
     conn = apsw.Connection(":memory:")
-    conflicts_model.ConflictsProjector().create(conn)  # the member rows and their rank index, as a ledger has them
-    facts = conflicts_model.MEMBER_FACTS
+    ConflictsProjector().create(conn)  # the member rows and their rank index, as a ledger has them
+    facts = MEMBER_FACTS
     for s in sides:
-        conn.execute(f"INSERT INTO conflict_members(memory_id, conflict_id, stream_id, value, value_norm, active, "
-                     f"joined_at, left_reason, {', '.join(facts)}) VALUES(?, 1, '', '', '', 1, 0, '', "
-                     f"{', '.join('?' * len(facts))})", (s.memory_id, *(getattr(s, f) for f in facts)))
+        conn.execute(
+            f"INSERT INTO conflict_members(memory_id, conflict_id, stream_id, value, value_norm, active, "
+            f"joined_at, left_reason, {', '.join(facts)}) VALUES(?, 1, '', '', '', 1, 0, '', "
+            f"{', '.join('?' * len(facts))})",
+            (s.memory_id, *(getattr(s, f) for f in facts)),
+        )
     ordered = [r["memory_id"] for r in conflicts_model.ranked_members(conn, 1)]
     assert ordered == arbitrate_set(sides)["ranking"]
     assert [r["memory_id"] for r in conflicts_model.ranked_members(conn, 1, 2)] == ordered[:2]
@@ -183,8 +194,10 @@ def test_a_judged_set_reopens_when_a_member_joins(app: LedgerApp) -> None:
 
 
 def test_a_set_of_fifty_is_resolved_in_one_call(app: LedgerApp) -> None:
-    ids = [app.remember(f"The billing api p95 latency is {100 + i} ms", event_time=T.format(1))["memory_id"]
-           for i in range(50)]
+    ids = [
+        app.remember(f"The billing api p95 latency is {100 + i} ms", event_time=T.format(1))["memory_id"]
+        for i in range(50)
+    ]
     cid = app.read(ids[0])["memory"]["conflict_ids"][0]
     assert app.conflict_detail(cid)["conflict"]["member_count"] == 50
     winner = ids[17]
@@ -225,7 +238,7 @@ def test_arbitrate_and_compare_stay_pairwise_inside_a_set(app: LedgerApp) -> Non
 _WRITER = """
 import sys
 sys.path.insert(0, {repo!r})
-from server.app import LedgerApp
+from server.app.facade import LedgerApp
 from server.config import Settings
 app = LedgerApp(Settings(db={db!r}, client="w{n}"))
 for i in range(8):
@@ -238,15 +251,22 @@ app.close()
 @pytest.mark.slow
 def test_four_processes_contradicting_each_other_build_one_set_per_key(db_path: Path) -> None:
     LedgerApp(Settings(db=str(db_path), client="init")).close()
-    procs = [subprocess.Popen([sys.executable, "-c", _WRITER.format(repo=str(REPO), db=str(db_path), n=n)],
-                              stderr=subprocess.PIPE) for n in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER.format(repo=str(REPO), db=str(db_path), n=n)], stderr=subprocess.PIPE
+        )
+        for n in range(4)
+    ]
     for p in procs:
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err.decode()
     app = LedgerApp(Settings(db=str(db_path), client="check"))
     rows = list(app.conn.execute("SELECT subject, member_count, state FROM conflicts ORDER BY subject"))
     assert [(s.split()[1], n, st_) for s, n, st_ in rows] == [
-        ("alpha", 32, "open"), ("beta", 32, "open"), ("gamma", 32, "open")]
+        ("alpha", 32, "open"),
+        ("beta", 32, "open"),
+        ("gamma", 32, "open"),
+    ]
     assert app.conn.execute("SELECT count(*) FROM events WHERE type='ClaimCollided'").get == 3 * 31
     assert app.verify()["ok"]
     app.close()
@@ -281,20 +301,55 @@ def _old_ledger(db: Path) -> dict[str, str]:
     store = EventStore(str(db))
     s = {n: uuid7() for n in ("m1", "m2", "m3", "m4", "m5", "c12", "c13", "c23", "c45", "j")}
     events: list[tuple[str, Event]] = []
-    for n, text in (("m1", "the cache port is 7000"), ("m2", "the cache port is 7001"),
-                    ("m3", "the cache port is 7002"), ("m4", "the queue host is alpha"),
-                    ("m5", "the queue host is beta")):
+    for n, text in (
+        ("m1", "the cache port is 7000"),
+        ("m2", "the cache port is 7001"),
+        ("m3", "the cache port is 7002"),
+        ("m4", "the queue host is alpha"),
+        ("m5", "the queue host is beta"),
+    ):
         events.append((s[n], MemoryRecorded(memory=s[n], content=text)))
-    for c, (left, lv), (right, rv) in (("c12", ("m1", "7000"), ("m2", "7001")), ("c13", ("m1", "7000"), ("m3", "7002")),
-                                       ("c23", ("m2", "7001"), ("m3", "7002"))):
-        events.append((s[c], ClaimCollided(conflict=s[c], left=s[left], right=s[right], subject="the cache port",
-                                           attribute="is", left_value=lv, right_value=rv,
-                                           verdict={"winner_side": "right", "rule": "ingest_time"})))
-    events.append((s["c45"], ClaimCollided(conflict=s["c45"], left=s["m4"], right=s["m5"], subject="the queue host",
-                                           attribute="is", left_value="alpha", right_value="beta")))
+    for c, (left, lv), (right, rv) in (
+        ("c12", ("m1", "7000"), ("m2", "7001")),
+        ("c13", ("m1", "7000"), ("m3", "7002")),
+        ("c23", ("m2", "7001"), ("m3", "7002")),
+    ):
+        events.append(
+            (
+                s[c],
+                ClaimCollided(
+                    conflict=s[c],
+                    left=s[left],
+                    right=s[right],
+                    subject="the cache port",
+                    attribute="is",
+                    left_value=lv,
+                    right_value=rv,
+                    verdict={"winner_side": "right", "rule": "ingest_time"},
+                ),
+            )
+        )
+    events.append(
+        (
+            s["c45"],
+            ClaimCollided(
+                conflict=s["c45"],
+                left=s["m4"],
+                right=s["m5"],
+                subject="the queue host",
+                attribute="is",
+                left_value="alpha",
+                right_value="beta",
+            ),
+        )
+    )
     events += [
-        (s["c12"], JudgmentSubmitted(conflict=s["c12"], judgment=s["j"], winner=s["m2"], rationale="newer",
-                                     pins={s["m1"]: 1, s["m2"]: 1})),
+        (
+            s["c12"],
+            JudgmentSubmitted(
+                conflict=s["c12"], judgment=s["j"], winner=s["m2"], rationale="newer", pins={s["m1"]: 1, s["m2"]: 1}
+            ),
+        ),
         (s["m1"], Superseded(loser=s["m1"], winner=s["m3"], reason="old", rule="manual", authorization=AUTH_USER)),
         (s["c12"], ConflictResolved(conflict=s["c12"], winner=s["m2"], resolution="superseded", reason="old")),
         (s["c13"], ConflictResolved(conflict=s["c13"], winner=s["m3"], resolution="winner", reason="old")),
@@ -309,8 +364,9 @@ def test_an_old_ledger_with_pairwise_conflicts_folds_into_sets_with_nothing_lost
     s = _old_ledger(db_path)
     app = LedgerApp(Settings(db=str(db_path), client="reader"))
     pos = {r[1]: r[0] for r in app.conn.execute("SELECT min(position), stream_id FROM events GROUP BY stream_id")}
-    mid = {n: app.conn.execute("SELECT memory_id FROM memories WHERE stream_id=?", (s[n],)).get
-           for n in ("m1", "m2", "m3")}
+    mid = {
+        n: app.conn.execute("SELECT memory_id FROM memories WHERE stream_id=?", (s[n],)).get for n in ("m1", "m2", "m3")
+    }
     c12, c13, c23, c45 = (pos[s[n]] for n in ("c12", "c13", "c23", "c45"))
     # one set for the port claim, named by the first pairwise conflict; every old id leads to it
     for old in (c12, c13, c23):
@@ -322,7 +378,10 @@ def test_an_old_ledger_with_pairwise_conflicts_folds_into_sets_with_nothing_lost
     pairs = {p["conflict_id"]: p for p in detail["pairwise"]}
     assert set(pairs) == {c12, c13, c23}
     assert (pairs[c12]["state"], pairs[c12]["resolution"], pairs[c12]["winner_id"]) == (
-        "resolved", "superseded", mid["m2"])
+        "resolved",
+        "superseded",
+        mid["m2"],
+    )
     assert (pairs[c13]["resolution"], pairs[c13]["winner_id"]) == ("winner", mid["m3"])
     assert pairs[c23]["state"] == "open" and pairs[c23]["values"] == ["7001", "7002"]
     (judgment,) = detail["judgments"]
@@ -334,7 +393,11 @@ def test_an_old_ledger_with_pairwise_conflicts_folds_into_sets_with_nothing_lost
     assert app.conn.execute("SELECT count(*) FROM events WHERE type='ClaimCollided' AND v=1").get == 4
     audit = app.audit(type="ClaimCollided")["events"]
     assert sorted(tuple(m["value"] for m in e["payload"]["members"]) for e in audit) == [
-        ("7000", "7001"), ("7000", "7002"), ("7001", "7002"), ("alpha", "beta")]
+        ("7000", "7001"),
+        ("7000", "7002"),
+        ("7001", "7002"),
+        ("alpha", "beta"),
+    ]
     assert all(e["payload"]["pairwise"] for e in audit)
     assert app.status()["open_conflicts"] == 0  # the remaining set is judged
     # a new value of the claim joins the folded set with one event

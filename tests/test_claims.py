@@ -12,172 +12,172 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger import claims as claims_module
-from ledger.claims import collides, explicit_claim, extract_claims
-from ledger.normalize import normalize_text, normalize_value, same_value
+from fact_ledger.ledger import claims as claims_module
+from fact_ledger.ledger.claims import collides, explicit_claim, extract_claims
+from fact_ledger.ledger.normalize import normalize_text, normalize_value, same_value
 
 # (left content, left subject, right content, right subject)
 COLLIDING = [
-    ('The staging API listens on port 8080', '', 'The staging API listens on port 9090', ''),
-    ('staging port: 8080', '', 'The port of staging is 9090', ''),
-    ('port is 8080', 'staging', 'staging port: 9090', ''),
-    ('GET /health returns 200', '', 'GET /health returns 503', ''),
-    ('The project budget is $50,000', '', 'The project budget is $65,000', ''),
-    ('The release date is July 1, 2025', '', 'The release date is 2025-07-08', ''),
-    ('The team meeting is on Wednesday at 3pm', '', 'The team meeting is moved to Thursday', ''),
-    ('The API version is v2.3', '', 'The API version is 2.4', ''),
-    ('The build server is ci-7', '', 'The build server is ci-9', ''),
-    ('Deploy freeze time: 18:00', '', 'Deploy freeze time: 8pm', ''),
-    ('The capital of Australia is Canberra', '', 'The capital of Australia is Sydney', ''),
-    ('Request timeout = 30s', '', 'Request timeout = 45s', ''),
-    ('The cache uses Redis 6', '', 'The cache uses Memcached', ''),
-    ('Feature flag new-checkout is enabled', '', 'Feature flag new-checkout is disabled', ''),
-    ('The primary database is Postgres 15', '', 'The primary database is MySQL 8', ''),
-    ('Max upload size: 10MB', '', 'Max upload size: 25MB', ''),
-    ('The on-call engineer is Priya', '', 'The on-call engineer is Marco', ''),
-    ('It returns 200', 'GET /status', 'GET /status returns 500', ''),
-    ('接口 /api/foo 返回 200', '', '接口 /api/foo 返回 404', ''),
-    ('项目预算是5万', '', '项目预算为8万元', ''),
-    ('会议定在周三下午3点', '', '会议改为周四下午3点', ''),
-    ('服务端口是8080', '', '服务监听9090端口', ''),
-    ('负责人是张工', '', '负责人是李工', ''),
-    ('发布日期是2025年7月1日', '', '发布日期为2025年7月8日', ''),
-    ('数据库用的是 PostgreSQL', '', '数据库使用 MySQL', ''),
-    ('缓存过期时间为30秒', '', '缓存过期时间为60秒', ''),
-    ('API 版本是 v2.3', '', 'API 版本为 2.5', ''),
-    ('新结账开关为开启', '', '新结账开关为关闭', ''),
-    ('值班工程师是王伟', '', '值班工程师是刘洋', ''),
-    ('上传大小上限为10MB', '', '上传大小上限为20MB', ''),
-    ('构建服务器是 ci-7', '', '构建服务器是 ci-9', ''),
-    ('年度预算：100万', '', '年度预算：120万元', ''),
-    ('截止日期 2025年8月1日', '', '截止日期 2025年8月15日', ''),
-    ('预算 5万', '项目', '项目预算为6万', ''),
-    ('The staging DB host is db-1.internal', '', 'The staging DB host is db-2.internal', ''),
-    ('Our Slack channel for incidents is #ops-alerts', '', 'Our Slack channel for incidents is #incidents', ''),
-    ('The default branch is main', '', 'The default branch is master', ''),
-    ('Node version: 18', '', 'Node version: 20', ''),
-    ('The launch is scheduled for 2025-09-01', '', 'The launch was moved to 2025-09-15', ''),
-    ('测试环境地址是 http://10.0.0.5:8080', '', '测试环境地址是 http://10.0.0.6:8080', ''),
-    ('周报截止时间为周五下午5点', '', '周报截止时间改为周五下午6点', ''),
-    ('客户联系人是陈经理', '', '客户联系人改为赵经理', ''),
-    ('The rate limit is 100 requests per minute', '', 'The rate limit is 200 requests per minute', ''),
-    ('预算上限为3000美元', '', '预算上限为5000美元', ''),
-    ('The meeting is in room 4', '', 'The meeting is in room 5', ''),
-    ('The service is written in Go', '', 'The service is written in Rust', ''),
-    ('The release manager is Sterling', '', 'The release manager is Ming', ''),
-    ('The user likes coffee', '', 'The user does not like coffee', ''),
-    ('用户喜欢喝咖啡，不喜欢茶', '', '用户不喜欢喝咖啡', ''),
-    ('用户喜欢喝咖啡，不喜欢茶', '', '用户现在也喜欢茶了', ''),
-    ('Bob loves jazz', '', 'Bob hates jazz', ''),
-    ("I like hiking", 'user', "I don't like hiking anymore", 'user'),
-    ('Bob lives in Paris', '', 'Bob moved to Berlin', ''),
-    ('鲍勃住在巴黎', '', '鲍勃去年搬到了柏林', ''),
-    ('I moved to Berlin last year', 'Caroline', 'I live in Lisbon now', 'Caroline'),
-    ('The meeting room is Atlas', '', 'The meeting room is Orion', ''),
-    ('Bob works at Google', '', 'Bob now works for Meta', ''),
-    ('I work for Acme Corp', 'Caroline', 'I am employed by Initech', 'Caroline'),
-    ('It listens on port 8080', 'staging api', 'It listens on port 9090', 'staging api'),
-    ('The deploy strategy is blue green', '', 'The deploy strategy is canary', ''),  # lowercase values
-    ('Owner: platform team', 'billing', 'Owner: data team', 'billing'),
+    ("The staging API listens on port 8080", "", "The staging API listens on port 9090", ""),
+    ("staging port: 8080", "", "The port of staging is 9090", ""),
+    ("port is 8080", "staging", "staging port: 9090", ""),
+    ("GET /health returns 200", "", "GET /health returns 503", ""),
+    ("The project budget is $50,000", "", "The project budget is $65,000", ""),
+    ("The release date is July 1, 2025", "", "The release date is 2025-07-08", ""),
+    ("The team meeting is on Wednesday at 3pm", "", "The team meeting is moved to Thursday", ""),
+    ("The API version is v2.3", "", "The API version is 2.4", ""),
+    ("The build server is ci-7", "", "The build server is ci-9", ""),
+    ("Deploy freeze time: 18:00", "", "Deploy freeze time: 8pm", ""),
+    ("The capital of Australia is Canberra", "", "The capital of Australia is Sydney", ""),
+    ("Request timeout = 30s", "", "Request timeout = 45s", ""),
+    ("The cache uses Redis 6", "", "The cache uses Memcached", ""),
+    ("Feature flag new-checkout is enabled", "", "Feature flag new-checkout is disabled", ""),
+    ("The primary database is Postgres 15", "", "The primary database is MySQL 8", ""),
+    ("Max upload size: 10MB", "", "Max upload size: 25MB", ""),
+    ("The on-call engineer is Priya", "", "The on-call engineer is Marco", ""),
+    ("It returns 200", "GET /status", "GET /status returns 500", ""),
+    ("接口 /api/foo 返回 200", "", "接口 /api/foo 返回 404", ""),
+    ("项目预算是5万", "", "项目预算为8万元", ""),
+    ("会议定在周三下午3点", "", "会议改为周四下午3点", ""),
+    ("服务端口是8080", "", "服务监听9090端口", ""),
+    ("负责人是张工", "", "负责人是李工", ""),
+    ("发布日期是2025年7月1日", "", "发布日期为2025年7月8日", ""),
+    ("数据库用的是 PostgreSQL", "", "数据库使用 MySQL", ""),
+    ("缓存过期时间为30秒", "", "缓存过期时间为60秒", ""),
+    ("API 版本是 v2.3", "", "API 版本为 2.5", ""),
+    ("新结账开关为开启", "", "新结账开关为关闭", ""),
+    ("值班工程师是王伟", "", "值班工程师是刘洋", ""),
+    ("上传大小上限为10MB", "", "上传大小上限为20MB", ""),
+    ("构建服务器是 ci-7", "", "构建服务器是 ci-9", ""),
+    ("年度预算：100万", "", "年度预算：120万元", ""),
+    ("截止日期 2025年8月1日", "", "截止日期 2025年8月15日", ""),
+    ("预算 5万", "项目", "项目预算为6万", ""),
+    ("The staging DB host is db-1.internal", "", "The staging DB host is db-2.internal", ""),
+    ("Our Slack channel for incidents is #ops-alerts", "", "Our Slack channel for incidents is #incidents", ""),
+    ("The default branch is main", "", "The default branch is master", ""),
+    ("Node version: 18", "", "Node version: 20", ""),
+    ("The launch is scheduled for 2025-09-01", "", "The launch was moved to 2025-09-15", ""),
+    ("测试环境地址是 http://10.0.0.5:8080", "", "测试环境地址是 http://10.0.0.6:8080", ""),
+    ("周报截止时间为周五下午5点", "", "周报截止时间改为周五下午6点", ""),
+    ("客户联系人是陈经理", "", "客户联系人改为赵经理", ""),
+    ("The rate limit is 100 requests per minute", "", "The rate limit is 200 requests per minute", ""),
+    ("预算上限为3000美元", "", "预算上限为5000美元", ""),
+    ("The meeting is in room 4", "", "The meeting is in room 5", ""),
+    ("The service is written in Go", "", "The service is written in Rust", ""),
+    ("The release manager is Sterling", "", "The release manager is Ming", ""),
+    ("The user likes coffee", "", "The user does not like coffee", ""),
+    ("用户喜欢喝咖啡，不喜欢茶", "", "用户不喜欢喝咖啡", ""),
+    ("用户喜欢喝咖啡，不喜欢茶", "", "用户现在也喜欢茶了", ""),
+    ("Bob loves jazz", "", "Bob hates jazz", ""),
+    ("I like hiking", "user", "I don't like hiking anymore", "user"),
+    ("Bob lives in Paris", "", "Bob moved to Berlin", ""),
+    ("鲍勃住在巴黎", "", "鲍勃去年搬到了柏林", ""),
+    ("I moved to Berlin last year", "Caroline", "I live in Lisbon now", "Caroline"),
+    ("The meeting room is Atlas", "", "The meeting room is Orion", ""),
+    ("Bob works at Google", "", "Bob now works for Meta", ""),
+    ("I work for Acme Corp", "Caroline", "I am employed by Initech", "Caroline"),
+    ("It listens on port 8080", "staging api", "It listens on port 9090", "staging api"),
+    ("The deploy strategy is blue green", "", "The deploy strategy is canary", ""),  # lowercase values
+    ("Owner: platform team", "billing", "Owner: data team", "billing"),
     # A qualifier narrows the attribute, and the same qualifier still collides.
-    ('The deploy script uses Python 3.11 for the CLI', '', 'The deploy script uses Python 3.12 for the CLI', ''),
-    ('The API returns 200 for GET', '', 'The API returns 404 for GET', ''),
+    ("The deploy script uses Python 3.11 for the CLI", "", "The deploy script uses Python 3.12 for the CLI", ""),
+    ("The API returns 200 for GET", "", "The API returns 404 for GET", ""),
 ]
 NOT_COLLIDING = [
-    ('The user likes coffee', '', 'The user likes tea', ''),
-    ('Bob likes jazz', '', 'Alice does not like jazz', ''),
-    ('It looks like rain', '', 'It does not look like rain', ''),
-    ("I like hiking", '', "I don't like hiking", ''),  # who "I" is, without a subject, is unknown
-    ('Bob would like a coffee', '', 'Bob does not like coffee', ''),
-    ('Maybe Bob likes jazz', '', 'Bob hates jazz', ''),
-    ('Bob moved to Berlin', '', 'Bob is Canadian', ''),
+    ("The user likes coffee", "", "The user likes tea", ""),
+    ("Bob likes jazz", "", "Alice does not like jazz", ""),
+    ("It looks like rain", "", "It does not look like rain", ""),
+    ("I like hiking", "", "I don't like hiking", ""),  # who "I" is, without a subject, is unknown
+    ("Bob would like a coffee", "", "Bob does not like coffee", ""),
+    ("Maybe Bob likes jazz", "", "Bob hates jazz", ""),
+    ("Bob moved to Berlin", "", "Bob is Canadian", ""),
     # Chat lines, the speaker as subject: what "this" and "that" point at is not the speaker.
-    ('That is what makes me smile', 'John', 'This is where I practice', 'John'),
-    ('Dance is my stress relief', 'Gina', 'Dance is my stress fix too', 'Gina'),
-    ('我是老师', '小明', '我是妈妈', '小明'),  # what someone is: many things at once
-    ('这是我最喜欢的书', '小明', '这是我最喜欢的电影', '小明'),
-    ('今天是星期五', '站会', '今天是星期一', '站会'),  # a remark about today, not the stand-up's day
-    ('Today is Friday', 'standup', 'Today is Monday', 'standup'),
-    ('Seattle is definitely a great city', 'Tim', 'Seattle is definitely too rainy', 'Tim'),
-    ('Going there is definitely on my to-do list', 'John', 'Going there is definitely a dream', 'John'),
-    ('My goal is to give kids a loving home', 'Caroline', 'My goal is to stay positive', 'Caroline'),
-    ('Success is almost here', 'Jon', 'Success is truly magical', 'Jon'),
-    ('问题是时间不够', '项目', '问题是人手不够', '项目'),
-    ('The problem is the deadline', 'launch', 'The problem is the budget', 'launch'),
-    ('Bob works at Google', '', 'Bob works at the hospital on weekends', ''),  # an employer is a name
-    ('The fix works for Chrome', '', 'The fix works for Firefox', ''),  # things do not have jobs
-    ('Bob works at Google', '', 'Bob joined the LGBTQ support group', ''),
-    ('Bob is in Berlin this week', '', 'Bob lives in Paris', ''),  # a trip, not a move
-    ('The standup moved to 10am', '', 'The standup moved to Berlin office', ''),
-    ('The staging API listens on port 8080', '', 'The production API listens on port 9090', ''),
-    ('The project budget is $50,000', '', 'The project budget is 50000 USD', ''),
-    ('The team meeting is on Wednesday', '', 'The team meeting is at 3pm', ''),
-    ('The team meeting is on Wednesday', '', 'The team meeting is in room 4', ''),
-    ('The API is fast', '', 'The API is stable', ''),
-    ('Alice is a developer', '', 'Alice is a manager', ''),
-    ('Bob is tall', '', 'Bob is vegetarian', ''),  # traits of a named person, many at once
-    ('Alice Chen is left-handed', '', 'Alice Chen is vegan', ''),
-    ('GET /health returns 200', '', 'GET /users returns 404', ''),
-    ('Request timeout = 30s', '', 'Request timeout = 30000ms', ''),
-    ('The release date is July 1, 2025', '', 'The release date is 2025-07-01', ''),
-    ('The build server is ci-7', '', 'The build server is CI-7', ''),
-    ('The API version is v2.0', '', 'The API version is 2', ''),
-    ('Max upload size: 1GB', '', 'Max upload size: 1024MB', ''),
-    ('Is the staging port 8080?', '', 'The staging port is 9090', ''),
-    ('Maybe the staging port is 8080', '', 'The staging port is 9090', ''),
-    ('The API does not return 500', '', 'The API returns 200', ''),
-    ('The staging database is Postgres', '', 'The staging cache is Redis', ''),
-    ('Feature flag new-checkout is enabled', '', 'Feature flag dark-mode is disabled', ''),
-    ('The on-call engineer is Priya', '', 'The backup engineer is Marco', ''),
-    ('port is 8080', 'staging', 'port is 9090', 'production'),
-    ('The deploy window is Friday', '', 'The deploy window is on Friday', ''),
-    ('接口 /api/foo 返回 200', '', '接口 /api/bar 返回 404', ''),
-    ('项目预算是5万', '', '项目预算为50,000元', ''),
-    ('会议在周三', '', '会议在三楼', ''),
-    ('会议定在周三', '', '会议定在下午3点', ''),
-    ('前端负责人是张工', '', '后端负责人是李工', ''),
-    ('这个接口是稳定的', '', '这个接口是很快的', ''),
-    ('服务端口是8080', '', '数据库端口是5432', ''),
-    ('发布日期是2025年7月1日', '', '发布日期为2025-07-01', ''),
-    ('缓存过期时间为30秒', '', '缓存过期时间为30000毫秒', ''),
-    ('用户数量为1200人', '', '用户数量是1200', ''),
-    ('新功能开关是开启', '', '新功能开关为启用', ''),
-    ('据说端口可能是8080', '', '端口是9090', ''),
-    ('因为网络问题，部署推迟了', '', '部署已经完成', ''),
-    ('API 版本是 v2.0', '', 'API 版本为 2', ''),
-    ('项目预算是５万', '', '项目预算为 5\u200b万', ''),
-    ('The default branch is main', '', 'The default branch is Main.', ''),
-    ('Node version: 18', '', 'Node version: v18.0', ''),
-    ('The launch is scheduled for 2025-09-01', '', 'The launch is scheduled for Sept 1, 2025', ''),
-    ('The staging DB host is db-1.internal', '', 'The prod DB host is db-2.internal', ''),
-    ('客户联系人是陈经理', '', '供应商联系人是赵经理', ''),
-    ('The rate limit is 100 requests per minute', '', 'The timeout is 100 seconds', ''),
-    ('I think the office is nice', '', 'The office is big', ''),
-    ('The demo went well', '', 'The demo was rescheduled', ''),
-    ('The login page returns 200 for valid users', '', 'The login page returns 200 quickly', ''),
-    ('预算上限为3000美元', '', '预算上限为 $3,000', ''),
-    ('Bob is on vacation', '', 'Bob is in Berlin', ''),
-    ('The service is deployed on Kubernetes', '', 'The service is maintained by Team A', ''),
-    ('The meeting room is booked', '', 'The meeting room is Atlas', ''),
-    ('Bob is in Berlin', '', 'Bob is in a meeting', ''),
+    ("That is what makes me smile", "John", "This is where I practice", "John"),
+    ("Dance is my stress relief", "Gina", "Dance is my stress fix too", "Gina"),
+    ("我是老师", "小明", "我是妈妈", "小明"),  # what someone is: many things at once
+    ("这是我最喜欢的书", "小明", "这是我最喜欢的电影", "小明"),
+    ("今天是星期五", "站会", "今天是星期一", "站会"),  # a remark about today, not the stand-up's day
+    ("Today is Friday", "standup", "Today is Monday", "standup"),
+    ("Seattle is definitely a great city", "Tim", "Seattle is definitely too rainy", "Tim"),
+    ("Going there is definitely on my to-do list", "John", "Going there is definitely a dream", "John"),
+    ("My goal is to give kids a loving home", "Caroline", "My goal is to stay positive", "Caroline"),
+    ("Success is almost here", "Jon", "Success is truly magical", "Jon"),
+    ("问题是时间不够", "项目", "问题是人手不够", "项目"),
+    ("The problem is the deadline", "launch", "The problem is the budget", "launch"),
+    ("Bob works at Google", "", "Bob works at the hospital on weekends", ""),  # an employer is a name
+    ("The fix works for Chrome", "", "The fix works for Firefox", ""),  # things do not have jobs
+    ("Bob works at Google", "", "Bob joined the LGBTQ support group", ""),
+    ("Bob is in Berlin this week", "", "Bob lives in Paris", ""),  # a trip, not a move
+    ("The standup moved to 10am", "", "The standup moved to Berlin office", ""),
+    ("The staging API listens on port 8080", "", "The production API listens on port 9090", ""),
+    ("The project budget is $50,000", "", "The project budget is 50000 USD", ""),
+    ("The team meeting is on Wednesday", "", "The team meeting is at 3pm", ""),
+    ("The team meeting is on Wednesday", "", "The team meeting is in room 4", ""),
+    ("The API is fast", "", "The API is stable", ""),
+    ("Alice is a developer", "", "Alice is a manager", ""),
+    ("Bob is tall", "", "Bob is vegetarian", ""),  # traits of a named person, many at once
+    ("Alice Chen is left-handed", "", "Alice Chen is vegan", ""),
+    ("GET /health returns 200", "", "GET /users returns 404", ""),
+    ("Request timeout = 30s", "", "Request timeout = 30000ms", ""),
+    ("The release date is July 1, 2025", "", "The release date is 2025-07-01", ""),
+    ("The build server is ci-7", "", "The build server is CI-7", ""),
+    ("The API version is v2.0", "", "The API version is 2", ""),
+    ("Max upload size: 1GB", "", "Max upload size: 1024MB", ""),
+    ("Is the staging port 8080?", "", "The staging port is 9090", ""),
+    ("Maybe the staging port is 8080", "", "The staging port is 9090", ""),
+    ("The API does not return 500", "", "The API returns 200", ""),
+    ("The staging database is Postgres", "", "The staging cache is Redis", ""),
+    ("Feature flag new-checkout is enabled", "", "Feature flag dark-mode is disabled", ""),
+    ("The on-call engineer is Priya", "", "The backup engineer is Marco", ""),
+    ("port is 8080", "staging", "port is 9090", "production"),
+    ("The deploy window is Friday", "", "The deploy window is on Friday", ""),
+    ("接口 /api/foo 返回 200", "", "接口 /api/bar 返回 404", ""),
+    ("项目预算是5万", "", "项目预算为50,000元", ""),
+    ("会议在周三", "", "会议在三楼", ""),
+    ("会议定在周三", "", "会议定在下午3点", ""),
+    ("前端负责人是张工", "", "后端负责人是李工", ""),
+    ("这个接口是稳定的", "", "这个接口是很快的", ""),
+    ("服务端口是8080", "", "数据库端口是5432", ""),
+    ("发布日期是2025年7月1日", "", "发布日期为2025-07-01", ""),
+    ("缓存过期时间为30秒", "", "缓存过期时间为30000毫秒", ""),
+    ("用户数量为1200人", "", "用户数量是1200", ""),
+    ("新功能开关是开启", "", "新功能开关为启用", ""),
+    ("据说端口可能是8080", "", "端口是9090", ""),
+    ("因为网络问题，部署推迟了", "", "部署已经完成", ""),
+    ("API 版本是 v2.0", "", "API 版本为 2", ""),
+    ("项目预算是５万", "", "项目预算为 5\u200b万", ""),
+    ("The default branch is main", "", "The default branch is Main.", ""),
+    ("Node version: 18", "", "Node version: v18.0", ""),
+    ("The launch is scheduled for 2025-09-01", "", "The launch is scheduled for Sept 1, 2025", ""),
+    ("The staging DB host is db-1.internal", "", "The prod DB host is db-2.internal", ""),
+    ("客户联系人是陈经理", "", "供应商联系人是赵经理", ""),
+    ("The rate limit is 100 requests per minute", "", "The timeout is 100 seconds", ""),
+    ("I think the office is nice", "", "The office is big", ""),
+    ("The demo went well", "", "The demo was rescheduled", ""),
+    ("The login page returns 200 for valid users", "", "The login page returns 200 quickly", ""),
+    ("预算上限为3000美元", "", "预算上限为 $3,000", ""),
+    ("Bob is on vacation", "", "Bob is in Berlin", ""),
+    ("The service is deployed on Kubernetes", "", "The service is maintained by Team A", ""),
+    ("The meeting room is booked", "", "The meeting room is Atlas", ""),
+    ("Bob is in Berlin", "", "Bob is in a meeting", ""),
     # Relations that hold several values at once (people and teams use, speak, like, know, own,
     # visit many things), and claims narrowed by a different qualifier ("for the CLI").
-    ('The team uses Python for the backend', '', 'The team uses Rust for the CLI', ''),
-    ('The team uses Python', '', 'The team uses Rust', ''),
-    ('We use Slack for chat', '', 'We use Zoom for calls', ''),
-    ('Bob uses vim', '', 'Bob uses VS Code', ''),
-    ('The deploy script uses Python 3.11 for the CLI', '', 'The deploy script uses Python 3.12 for the backend', ''),
-    ('The service listens on port 8080 for HTTP', '', 'The service listens on port 8443 for HTTPS', ''),
-    ('Bob speaks English', '', 'Bob speaks French', ''),
-    ('Bob likes jazz', '', 'Bob likes rock', ''),
-    ('Alice knows Bob', '', 'Alice knows Carol', ''),
-    ('Bob owns a Tesla', '', 'Bob owns a bike', ''),
-    ('Bob visited Paris last year', '', 'Bob visited Rome', ''),
-    ('团队使用 Python 开发后端', '', '团队使用 Rust 开发命令行工具', ''),
-    ('我们使用飞书', '', '我们使用钉钉', ''),
-    ('鲍勃会说英语', '', '鲍勃会说法语', ''),
-    ('爱丽丝认识鲍勃', '', '爱丽丝认识卡罗尔', ''),
-    ('鲍勃去过巴黎', '', '鲍勃去过罗马', ''),
+    ("The team uses Python for the backend", "", "The team uses Rust for the CLI", ""),
+    ("The team uses Python", "", "The team uses Rust", ""),
+    ("We use Slack for chat", "", "We use Zoom for calls", ""),
+    ("Bob uses vim", "", "Bob uses VS Code", ""),
+    ("The deploy script uses Python 3.11 for the CLI", "", "The deploy script uses Python 3.12 for the backend", ""),
+    ("The service listens on port 8080 for HTTP", "", "The service listens on port 8443 for HTTPS", ""),
+    ("Bob speaks English", "", "Bob speaks French", ""),
+    ("Bob likes jazz", "", "Bob likes rock", ""),
+    ("Alice knows Bob", "", "Alice knows Carol", ""),
+    ("Bob owns a Tesla", "", "Bob owns a bike", ""),
+    ("Bob visited Paris last year", "", "Bob visited Rome", ""),
+    ("团队使用 Python 开发后端", "", "团队使用 Rust 开发命令行工具", ""),
+    ("我们使用飞书", "", "我们使用钉钉", ""),
+    ("鲍勃会说英语", "", "鲍勃会说法语", ""),
+    ("爱丽丝认识鲍勃", "", "爱丽丝认识卡罗尔", ""),
+    ("鲍勃去过巴黎", "", "鲍勃去过罗马", ""),
 ]
 
 
@@ -215,16 +215,19 @@ def test_each_non_colliding_pair_does_not_collide(row: tuple[str, str, str, str]
     assert not pair_collides(*row)
 
 
-@pytest.mark.parametrize("values", [
-    ("5万", "50000", "50,000元", "五万", "50000 元", "５万"),
-    ("$5k", "5000 USD", "5,000美元"),
-    ("30s", "30000ms", "30 秒", "30 seconds"),
-    ("2025-07-01", "2025/7/1", "2025年7月1日", "July 1, 2025", "1 July 2025", "Jul 1st, 2025"),
-    ("下午3点", "3pm", "15:00", "3:00 PM", "下午三点"),
-    ("周三", "Wednesday", "星期三", "wed"),
-    ("v2.0", "2", "version 2.0.0"),
-    ("enabled", "on", "开启", "true"),
-])
+@pytest.mark.parametrize(
+    "values",
+    [
+        ("5万", "50000", "50,000元", "五万", "50000 元", "５万"),
+        ("$5k", "5000 USD", "5,000美元"),
+        ("30s", "30000ms", "30 秒", "30 seconds"),
+        ("2025-07-01", "2025/7/1", "2025年7月1日", "July 1, 2025", "1 July 2025", "Jul 1st, 2025"),
+        ("下午3点", "3pm", "15:00", "3:00 PM", "下午三点"),
+        ("周三", "Wednesday", "星期三", "wed"),
+        ("v2.0", "2", "version 2.0.0"),
+        ("enabled", "on", "开启", "true"),
+    ],
+)
 def test_equal_values_normalise_to_the_same_thing(values: tuple[str, ...]) -> None:
     hint = "version" if values[0] == "v2.0" else ""
     forms = [normalize_value(v, hint=hint) for v in values]
@@ -247,25 +250,28 @@ def test_different_values_stay_different() -> None:
     assert not same_value("when", normalize_value("2025-07-03")[1], normalize_value("Wednesday")[1])
 
 
-@pytest.mark.parametrize(("content", "subject", "expected"), [
-    ("X returns 404", "", ("x", "returns", "404")),
-    ("The cache uses Redis", "", ("the cache", "uses", "redis")),
-    ("ratio equals 0.5", "", ("ratio", "is", "0.5")),
-    ("timeout: 30s", "", ("timeout", "is", "30s")),
-    ("max_conn = 100", "", ("max_conn", "is", "100")),
-    ("数据库是 PostgreSQL", "", ("数据库", "is", "postgresql")),
-    ("汇率为7.2", "", ("汇率", "is", "7.2")),
-    ("接口返回 200", "", ("接口", "returns", "200")),
-    ("缓存用 Redis", "", ("缓存", "uses", "redis")),
-    ("端口改为 9090", "", ("端口", "is", "9090")),
-    ("会议定在周三", "", ("会议", "is", "周三")),
-    ("The web app listens on port 3000", "", ("the web app", "port", "3000")),
-    ("Budget: 5万", "Apollo", ("Apollo", "budget", "5万")),
-    ("It returns 200", "GET /health", ("GET /health", "returns", "200")),
-    ("The license costs 500 dollars", "", ("the license", "costs", "500 dollars")),
-    ("The upgrade will cost 3000", "", ("the upgrade", "costs", "3000")),
-    ("the license is priced at 900元", "", ("the license", "costs", "900元")),
-])
+@pytest.mark.parametrize(
+    ("content", "subject", "expected"),
+    [
+        ("X returns 404", "", ("x", "returns", "404")),
+        ("The cache uses Redis", "", ("the cache", "uses", "redis")),
+        ("ratio equals 0.5", "", ("ratio", "is", "0.5")),
+        ("timeout: 30s", "", ("timeout", "is", "30s")),
+        ("max_conn = 100", "", ("max_conn", "is", "100")),
+        ("数据库是 PostgreSQL", "", ("数据库", "is", "postgresql")),
+        ("汇率为7.2", "", ("汇率", "is", "7.2")),
+        ("接口返回 200", "", ("接口", "returns", "200")),
+        ("缓存用 Redis", "", ("缓存", "uses", "redis")),
+        ("端口改为 9090", "", ("端口", "is", "9090")),
+        ("会议定在周三", "", ("会议", "is", "周三")),
+        ("The web app listens on port 3000", "", ("the web app", "port", "3000")),
+        ("Budget: 5万", "Apollo", ("Apollo", "budget", "5万")),
+        ("It returns 200", "GET /health", ("GET /health", "returns", "200")),
+        ("The license costs 500 dollars", "", ("the license", "costs", "500 dollars")),
+        ("The upgrade will cost 3000", "", ("the upgrade", "costs", "3000")),
+        ("the license is priced at 900元", "", ("the license", "costs", "900元")),
+    ],
+)
 def test_patterns_extract_subject_attribute_value(content: str, subject: str, expected: tuple[str, str, str]) -> None:
     claims = extract_claims(content, subject)
     assert claims, content
@@ -297,8 +303,13 @@ def test_extraction_is_deterministic_and_bounded() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("abcXYZ 0123456789:=.,/-$%万元年月日号点周三下午是为返回用端口 \n\u200b")),
-               max_size=60), st.sampled_from(["", "api", "项目"]))
+@given(
+    st.text(
+        alphabet=st.sampled_from(list("abcXYZ 0123456789:=.,/-$%万元年月日号点周三下午是为返回用端口 \n\u200b")),
+        max_size=60,
+    ),
+    st.sampled_from(["", "api", "项目"]),
+)
 def test_extraction_never_fails_and_is_deterministic(text: str, subject: str) -> None:
     first = extract_claims(text, subject)
     assert first == claims_module._extract.__wrapped__(text, subject, ())  # a fresh run, not the cache
@@ -316,13 +327,17 @@ def test_value_normalisation_never_fails(value: str) -> None:
 
 # Values of every kind, each with the kind it must normalise to (random text is nearly always
 # "text", so a fuzzer of text alone never reaches the number, date, version and bool parsers).
-_numbers = st.builds(lambda n, unit: (f"{n}{unit}", "number"), st.integers(0, 10**7),
-                     st.sampled_from(["", "元", " USD", "万", "s", "ms", "%", " GB"]))
+_numbers = st.builds(
+    lambda n, unit: (f"{n}{unit}", "number"),
+    st.integers(0, 10**7),
+    st.sampled_from(["", "元", " USD", "万", "s", "ms", "%", " GB"]),
+)
 _grouped = st.integers(1000, 10**7).map(lambda n: (f"{n:,}元", "number"))
 _dates = st.dates().map(lambda d: (d.isoformat(), "when"))
 _versions = st.builds(lambda a, b, c: (f"v{a}.{b}.{c}", "version"), *[st.integers(0, 99)] * 3)
 _bools = st.sampled_from(["true", "yes", "on", "enabled", "false", "no", "off", "disabled", "开启", "关闭"]).map(
-    lambda b: (b, "bool"))
+    lambda b: (b, "bool")
+)
 _typed_values = st.one_of(_numbers, _grouped, _dates, _versions, _bools)
 
 
@@ -336,24 +351,32 @@ def test_typed_values_normalise_to_their_kind_whatever_the_spacing(pair: tuple[s
     assert same_value(kind, normalised[1], normalised[1])
 
 
-@pytest.mark.parametrize("line", [
-    "Caroline: Hey Mel! Good to see you! How have you been?",
-    "Melanie: Bye, Caroline! Can't wait to hear about it. Have fun and stay safe!",
-    "Melanie: Absolutely, Caroline! I cherish time with family.",
-    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
-    "Jon: Thanks, Gina! That means a lot.",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Caroline: Hey Mel! Good to see you! How have you been?",
+        "Melanie: Bye, Caroline! Can't wait to hear about it. Have fun and stay safe!",
+        "Melanie: Absolutely, Caroline! I cherish time with family.",
+        "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+        "Jon: Thanks, Gina! That means a lot.",
+    ],
+)
 def test_chat_lines_are_not_key_value_claims(line: str) -> None:
     speaker = line.split(":")[0].lower()
     assert not [c for c in extract_claims(line) if c.subject == speaker]
 
 
 def test_a_conversation_between_two_speakers_raises_no_collisions() -> None:
-    lines = ["Caroline: Hey Mel! Good to see you!", "Melanie: Hey Caroline! I'm swamped with the kids.",
-             "Caroline: Wow, that sounds busy.", "Melanie: Yeah, but it's worth it.",
-             "Caroline: Totally agree, Mel.", "Melanie: Thanks, Caroline!"]
+    lines = [
+        "Caroline: Hey Mel! Good to see you!",
+        "Melanie: Hey Caroline! I'm swamped with the kids.",
+        "Caroline: Wow, that sounds busy.",
+        "Melanie: Yeah, but it's worth it.",
+        "Caroline: Totally agree, Mel.",
+        "Melanie: Thanks, Caroline!",
+    ]
     claims = [c for line in lines for c in extract_claims(line)]
-    assert not any(collides(a, b) for i, a in enumerate(claims) for b in claims[i + 1:])
+    assert not any(collides(a, b) for i, a in enumerate(claims) for b in claims[i + 1 :])
 
 
 def test_a_label_with_a_short_value_is_still_a_claim() -> None:

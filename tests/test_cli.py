@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from server.cli.main import main
+from fact_ledger.server.cli.main import main
 from tests.conftest import ledger_cli
 
 
@@ -26,8 +26,17 @@ def test_every_command_has_an_example_in_its_help(name: str) -> None:
 
 def test_remember_find_read_history_round_trip(db_path: Path) -> None:
     db = str(db_path)
-    code, out = run("remember", "The staging API listens on port 8080", "--subject", "staging",
-                    "--tag", "infra", "--db", db, "--json")
+    code, out = run(
+        "remember",
+        "The staging API listens on port 8080",
+        "--subject",
+        "staging",
+        "--tag",
+        "infra",
+        "--db",
+        db,
+        "--json",
+    )
     assert code == 0
     mid = json.loads(out)["memory_id"]
     code, out = run("find", "staging port", "--db", db, "--json")
@@ -43,8 +52,16 @@ def test_remember_tells_a_person_what_the_write_collided_with(db_path: Path) -> 
     db = str(db_path)
     code, out = run("remember", "The staging API listens on port 8080", "--subject", "staging", "--db", db)
     assert code == 0 and out.strip() == "remembered #1"
-    code, out = run("remember", "The staging API listens on port 9090", "--subject", "staging",
-                    "--source-type", "agent_generated", "--db", db)
+    code, out = run(
+        "remember",
+        "The staging API listens on port 9090",
+        "--subject",
+        "staging",
+        "--source-type",
+        "agent_generated",
+        "--db",
+        db,
+    )
     first, conflict = out.strip().splitlines()  # #1 is in the conflict: not listed again as similar
     assert code == 0 and first.startswith("remembered #")
     # The conflict with its claim and the arbitration's outcome (the user-confirmed fact leads).
@@ -56,8 +73,18 @@ def test_remember_tells_a_person_what_the_write_collided_with(db_path: Path) -> 
 
 def test_read_shows_time_tags_and_links(db_path: Path) -> None:
     db = str(db_path)
-    run("remember", "The staging API listens on port 8080", "--subject", "staging", "--tag", "infra",
-        "--event-time", "2026-01-05T10:00:00Z", "--db", db)
+    run(
+        "remember",
+        "The staging API listens on port 8080",
+        "--subject",
+        "staging",
+        "--tag",
+        "infra",
+        "--event-time",
+        "2026-01-05T10:00:00Z",
+        "--db",
+        db,
+    )
     run("remember", "The staging API listens on port 9090", "--subject", "staging", "--db", db)
     run("resolve", "3", "--winner", "2", "--db", db)
     code, out = run("read", "1", "--db", db)
@@ -138,7 +165,8 @@ def test_status_speaks_plainly_without_json(db_path: Path) -> None:
     code, out = run("status", "--db", str(db_path))
     assert code == 0 and out.splitlines() == [
         f"{db_path}: 1 events, 1 active memories, 0 open conflicts",
-        f"  {len(doc['projections'])} projections up to date; search: {doc['search_mode']}"]
+        f"  {len(doc['projections'])} projections up to date; search: {doc['search_mode']}",
+    ]
 
 
 def test_import_names_each_bad_line_and_why(tmp_path: Path) -> None:
@@ -154,15 +182,24 @@ def test_import_names_each_bad_line_and_why(tmp_path: Path) -> None:
 def test_review_speaks_plainly_without_json(db_path: Path) -> None:
     db = str(db_path)
     run("remember", "The staging API listens on port 8080", "--subject", "staging", "--db", db)
-    run("remember", "The staging API listens on port 9090", "--subject", "staging", "--source-type",
-        "agent_generated", "--db", db)
+    run(
+        "remember",
+        "The staging API listens on port 9090",
+        "--subject",
+        "staging",
+        "--source-type",
+        "agent_generated",
+        "--db",
+        db,
+    )
     run("remember", "Backups run at 02:00", "--workspace", "infra", "--db", db)
     code, out = run("review", "--db", db)
     assert code == 0 and out.splitlines() == [
         "memories: active 3",
         "  active by source: agent_generated 1, user_confirmed 2",
         "  active by workspace: (default) 2, infra 1",
-        "conflicts: 1 open, 0 judged, 0 resolved"]
+        "conflicts: 1 open, 0 judged, 0 resolved",
+    ]
 
 
 def test_status_reports_counts(db_path: Path) -> None:

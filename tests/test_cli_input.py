@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import Unavailable
-from server.cli import exit_codes
+from fact_ledger.ledger.errors import Unavailable
+from fact_ledger.server.cli import exit_codes
 from tests.conftest import REPO, ledger_cli
 
 NO_CREATE = {"LEDGER_CREATE": ""}  # as a user's shell has it
@@ -23,8 +23,15 @@ def cli(*args: str, stdin: str | None = None, create: bool = True) -> subprocess
         return ledger_cli(*args, env=env)
     import os
 
-    return subprocess.run([sys.executable, "-m", "server", *args], input=stdin, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, cwd=REPO, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "fact_ledger.server", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=REPO,
+        timeout=60,
+    )
 
 
 def doc(result: subprocess.CompletedProcess[str]) -> dict:
@@ -70,9 +77,15 @@ def test_remember_reads_stdin_and_files_and_refuses_blank_or_bare_dash(tmp_path:
     big.write_text("A long design note. " * 10000)  # 200 KB: more than one shell argument holds
     from_file = cli("--db", db, "--json", "remember", "--file", str(big), "--confidence", "0.7")
     assert from_file.returncode == 0, from_file.stderr
-    for args, stdin in ((("remember", "-"), ""), (("remember", "-"), "  \n"), (("remember", "--file", "-"), "-"),
-                        (("remember", ""), None), (("remember", "--file", str(tmp_path / "missing.txt")), None),
-                        (("remember",), None), (("remember", "text", "--file", str(big)), None)):
+    for args, stdin in (
+        (("remember", "-"), ""),
+        (("remember", "-"), "  \n"),
+        (("remember", "--file", "-"), "-"),
+        (("remember", ""), None),
+        (("remember", "--file", str(tmp_path / "missing.txt")), None),
+        (("remember",), None),
+        (("remember", "text", "--file", str(big)), None),
+    ):
         bad = cli("--db", db, "--json", *args, stdin=stdin)
         assert bad.returncode == exit_codes.REFUSED and doc(bad)["error"]["code"] == "invalid_input", args
     read = doc(cli("--db", db, "--json", "read", str(doc(piped)["memory_id"])))["memory"]
@@ -87,14 +100,31 @@ def test_update_from_the_cli_with_expected_version_and_fields(tmp_path: Path) ->
     memory_id = str(doc(cli("--db", db, "--json", "remember", "The staging API listens on port 8080"))["memory_id"])
     same = cli("--db", db, "--json", "update", memory_id, "The staging API listens on port 8080")
     assert doc(same) == {"ok": True, "memory_id": int(memory_id), "version": 1, "unchanged": True}
-    changed = cli("--db", db, "--json", "update", memory_id, "-", "--expected-version", "1", "--confidence", "0.4",
-                  "--tag", "infra", stdin="The staging API listens on port 8081")
+    changed = cli(
+        "--db",
+        db,
+        "--json",
+        "update",
+        memory_id,
+        "-",
+        "--expected-version",
+        "1",
+        "--confidence",
+        "0.4",
+        "--tag",
+        "infra",
+        stdin="The staging API listens on port 8081",
+    )
     assert changed.returncode == 0 and doc(changed)["version"] == 2
     stale = cli("--db", db, "--json", "update", memory_id, "--confidence", "0.9", "--expected-version", "1")
     assert stale.returncode == exit_codes.REFUSED and doc(stale)["error"]["code"] == "version_conflict"
     memory = doc(cli("--db", db, "--json", "read", memory_id))["memory"]
     assert (memory["content"], memory["confidence"], memory["tags"], memory["version"]) == (
-        "The staging API listens on port 8081", 0.4, ["infra"], 2)
+        "The staging API listens on port 8081",
+        0.4,
+        ["infra"],
+        2,
+    )
     human = cli("--db", db, "update", memory_id, "--confidence", "0.4")
     assert human.returncode == 0 and "unchanged" in human.stdout
 
@@ -126,8 +156,15 @@ def test_exit_codes_a_script_can_trust(tmp_path: Path) -> None:
 def test_the_exit_code_table_has_one_meaning_per_code() -> None:
     codes = [code for code, commands, _ in exit_codes.TABLE if commands != "doctor"]
     assert len(codes) == len(set(codes))
-    assert {exit_codes.OK, exit_codes.REFUSED, exit_codes.BROKEN, exit_codes.BACKUP_ONLY, exit_codes.PARTIAL,
-            exit_codes.UNAVAILABLE, exit_codes.USAGE} == set(codes)
+    assert {
+        exit_codes.OK,
+        exit_codes.REFUSED,
+        exit_codes.BROKEN,
+        exit_codes.BACKUP_ONLY,
+        exit_codes.PARTIAL,
+        exit_codes.UNAVAILABLE,
+        exit_codes.USAGE,
+    } == set(codes)
 
 
 @pytest.mark.slow
@@ -138,8 +175,13 @@ def test_serve_from_a_terminal_says_where_it_serves(tmp_path: Path) -> None:
 
     db = tmp_path / "l.db"
     primary, secondary = pty.openpty()
-    with subprocess.Popen([sys.executable, "-m", "server", "serve", "--db", str(db)], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, stderr=secondary, cwd=REPO) as proc:
+    with subprocess.Popen(
+        [sys.executable, "-m", "fact_ledger.server", "serve", "--db", str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=secondary,
+        cwd=REPO,
+    ) as proc:
         os.close(secondary)
         try:
             line = b""
@@ -152,15 +194,16 @@ def test_serve_from_a_terminal_says_where_it_serves(tmp_path: Path) -> None:
 
 
 def test_serve_lines_name_the_http_url_and_a_missing_database(tmp_path: Path) -> None:
-    from server.app import LedgerApp
-    from server.config import Settings
-    from server.mcp import start_lines
+    from fact_ledger.server.app.facade import LedgerApp
+    from fact_ledger.server.config import Settings
+    from fact_ledger.server.mcp.server import start_lines
 
     app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
     try:
         assert start_lines(app, http=True, port=8123, terminal=True) == [
             f"fact-ledger: serving {tmp_path / 'l.db'} over streamable HTTP at http://127.0.0.1:8123/mcp "
-            "(Ctrl-C to stop)"]
+            "(Ctrl-C to stop)"
+        ]
         assert start_lines(app, http=False, port=1, terminal=False) == []  # a client's pipe: silence
     finally:
         app.close()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import InvalidInput
-from server.config import Settings, default_db_path, load_settings
+from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.server.config import Settings, default_db_path, load_settings
 
 
 @pytest.fixture
@@ -16,7 +16,8 @@ def toml_file(tmp_path: Path) -> Path:
     path = tmp_path / "ledger.toml"
     path.write_text(
         'db = "/from/file.db"\nclient = "file-client"\nagent_id = "file-agent"\nworkspace = "file-ws"\n'
-        'isolation = "weak"\nbusy_timeout_ms = 1234\n[policy]\nlocked_requires_user_channel = true\n')
+        'isolation = "weak"\nbusy_timeout_ms = 1234\n[policy]\nlocked_requires_user_channel = true\n'
+    )
     return path
 
 
@@ -31,18 +32,31 @@ def test_defaults_without_file_env_or_flags() -> None:
 def test_file_values_apply(toml_file: Path) -> None:
     settings = load_settings(env={"LEDGER_CONFIG": str(toml_file)})
     assert (settings.db, settings.client, settings.agent_id, settings.workspace) == (
-        "/from/file.db", "file-client", "file-agent", "file-ws")
+        "/from/file.db",
+        "file-client",
+        "file-agent",
+        "file-ws",
+    )
     assert settings.isolation == "weak" and settings.busy_timeout_ms == 1234
     assert settings.policy.locked_requires_user_channel is True
     assert settings.actor == "file-client:file-agent"
 
 
 def test_environment_beats_file_and_flags_beat_environment(toml_file: Path) -> None:
-    env = {"LEDGER_CONFIG": str(toml_file), "LEDGER_CLIENT": "env-client", "LEDGER_WORKSPACE": "env-ws",
-           "LEDGER_ISOLATION": "strict", "LEDGER_DB": "/from/env.db"}
+    env = {
+        "LEDGER_CONFIG": str(toml_file),
+        "LEDGER_CLIENT": "env-client",
+        "LEDGER_WORKSPACE": "env-ws",
+        "LEDGER_ISOLATION": "strict",
+        "LEDGER_DB": "/from/env.db",
+    }
     settings = load_settings(env=env)
     assert (settings.client, settings.workspace, settings.isolation, settings.db) == (
-        "env-client", "env-ws", "strict", "/from/env.db")
+        "env-client",
+        "env-ws",
+        "strict",
+        "/from/env.db",
+    )
     assert settings.agent_id == "file-agent"  # not overridden: the file still counts
     flagged = load_settings({"workspace": "flag-ws", "isolation": "none", "db": None}, env=env)
     assert (flagged.workspace, flagged.isolation, flagged.db) == ("flag-ws", "none", "/from/env.db")
@@ -61,10 +75,13 @@ def test_policy_from_environment() -> None:
     assert settings.policy.locked_requires_user_channel is True
 
 
-@pytest.mark.parametrize(("env", "field"), [
-    ({"LEDGER_ISOLATION": "paranoid"}, "isolation"),
-    ({"LEDGER_BUSY_TIMEOUT_MS": "soon"}, "busy_timeout_ms"),
-])
+@pytest.mark.parametrize(
+    ("env", "field"),
+    [
+        ({"LEDGER_ISOLATION": "paranoid"}, "isolation"),
+        ({"LEDGER_BUSY_TIMEOUT_MS": "soon"}, "busy_timeout_ms"),
+    ],
+)
 def test_bad_values_are_refused(env: dict[str, str], field: str) -> None:
     with pytest.raises(InvalidInput) as info:
         load_settings(env=env)
@@ -85,14 +102,18 @@ def _config(tmp_path: Path, text: str, name: str = "c.toml") -> dict[str, str]:
     return {"LEDGER_CONFIG": str(path)}
 
 
-@pytest.mark.parametrize(("text", "key", "suggestion"), [
-    ('isolaton = "weak"\n', "isolaton", "isolation"),
-    ('[policy]\nreview_agent_conflict = true\n', "policy.review_agent_conflict", "policy.review_agent_conflicts"),
-    ('[embedding]\nmodle = "x"\n', "embedding.modle", "embedding.model"),
-    ('colour = "blue"\nclient = "c"\n', "colour", None),
-])
-def test_unknown_file_keys_are_refused_with_a_suggestion(tmp_path: Path, text: str, key: str,
-                                                         suggestion: str | None) -> None:
+@pytest.mark.parametrize(
+    ("text", "key", "suggestion"),
+    [
+        ('isolaton = "weak"\n', "isolaton", "isolation"),
+        ("[policy]\nreview_agent_conflict = true\n", "policy.review_agent_conflict", "policy.review_agent_conflicts"),
+        ('[embedding]\nmodle = "x"\n', "embedding.modle", "embedding.model"),
+        ('colour = "blue"\nclient = "c"\n', "colour", None),
+    ],
+)
+def test_unknown_file_keys_are_refused_with_a_suggestion(
+    tmp_path: Path, text: str, key: str, suggestion: str | None
+) -> None:
     """A typo in a config file would leave the default in force without a word: refused, with
     the key it resembles, as an unknown tool field is."""
     with pytest.raises(InvalidInput) as info:
@@ -108,8 +129,15 @@ def test_a_section_that_is_not_a_table_is_refused(tmp_path: Path) -> None:
     assert info.value.field == "policy"
 
 
-@pytest.mark.parametrize("text", ['review_agent_conflicts = "false"', "review_agent_conflicts = false",
-                                  'review_agent_conflicts = "off"', 'review_agent_conflicts = "0"'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'review_agent_conflicts = "false"',
+        "review_agent_conflicts = false",
+        'review_agent_conflicts = "off"',
+        'review_agent_conflicts = "0"',
+    ],
+)
 def test_false_in_a_config_file_is_false(tmp_path: Path, text: str) -> None:
     settings = load_settings(env=_config(tmp_path, f"[policy]\n{text}\n"))
     assert settings.policy.review_agent_conflicts is False
@@ -121,14 +149,17 @@ def test_true_in_a_config_file_is_true(tmp_path: Path, text: str) -> None:
     assert settings.policy.review_agent_conflicts is True
 
 
-@pytest.mark.parametrize(("text", "key"), [
-    ('[policy]\nreview_agent_conflicts = "maybe"\n', "policy.review_agent_conflicts"),
-    ("[policy]\nlocked_requires_user_channel = 2\n", "policy.locked_requires_user_channel"),
-    ('create = "sometimes"\n', "create"),
-    ("create = 1\n", "create"),
-    ('[embedding]\nenabled = "nope"\n', "embedding.enabled"),
-    ("busy_timeout_ms = true\n", "busy_timeout_ms"),
-])
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('[policy]\nreview_agent_conflicts = "maybe"\n', "policy.review_agent_conflicts"),
+        ("[policy]\nlocked_requires_user_channel = 2\n", "policy.locked_requires_user_channel"),
+        ('create = "sometimes"\n', "create"),
+        ("create = 1\n", "create"),
+        ('[embedding]\nenabled = "nope"\n', "embedding.enabled"),
+        ("busy_timeout_ms = true\n", "busy_timeout_ms"),
+    ],
+)
 def test_a_value_that_is_not_a_boolean_is_a_config_error(tmp_path: Path, text: str, key: str) -> None:
     with pytest.raises(InvalidInput) as info:
         load_settings(env=_config(tmp_path, text))
@@ -143,11 +174,14 @@ def test_json_booleans_parse_strictly_too(tmp_path: Path) -> None:
         load_settings(env=env)
 
 
-@pytest.mark.parametrize(("name", "field"), [
-    ("LEDGER_POLICY_REVIEW_AGENT_CONFLICTS", "policy.review_agent_conflicts"),
-    ("LEDGER_CREATE", "create"),
-    ("LEDGER_EMBEDDING_ENABLED", "embedding.enabled"),
-])
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [
+        ("LEDGER_POLICY_REVIEW_AGENT_CONFLICTS", "policy.review_agent_conflicts"),
+        ("LEDGER_CREATE", "create"),
+        ("LEDGER_EMBEDDING_ENABLED", "embedding.enabled"),
+    ],
+)
 def test_a_switch_in_the_environment_that_is_not_a_boolean_is_refused(name: str, field: str) -> None:
     with pytest.raises(InvalidInput) as info:
         load_settings(env={name: "perhaps"})
@@ -157,8 +191,8 @@ def test_a_switch_in_the_environment_that_is_not_a_boolean_is_refused(name: str,
 
 def test_one_policy_class_from_settings_to_the_ledger() -> None:
     """The server's settings carry the ledger's own Policy: no second class to copy across."""
-    from ledger.decide import Policy as LedgerPolicy
-    from server.config import Policy as SettingsPolicy
+    from fact_ledger.ledger.facts import Policy as LedgerPolicy
+    from fact_ledger.server.config import Policy as SettingsPolicy
 
     assert SettingsPolicy is LedgerPolicy
     settings = load_settings(env={"LEDGER_POLICY_LOCKED_REQUIRES_USER_CHANNEL": "true"})
@@ -169,7 +203,7 @@ def test_one_policy_class_from_settings_to_the_ledger() -> None:
 def test_embedding_threads_come_from_the_settings(tmp_path: Path) -> None:
     import os
 
-    from projections.embedding import embedding_threads
+    from fact_ledger.projections.embedding import embedding_threads
 
     assert load_settings(env={"LEDGER_EMBEDDING_THREADS": "1"}).embedding.threads == 1
     assert load_settings(env=_config(tmp_path, "[embedding]\nthreads = 3\n")).embedding.threads == 3
@@ -183,11 +217,10 @@ def test_embedding_threads_come_from_the_settings(tmp_path: Path) -> None:
         assert info.value.field == "embedding.threads"
 
 
-def test_the_store_takes_its_busy_timeout_from_the_settings(tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_store_takes_its_busy_timeout_from_the_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The environment reaches the store only through Settings (the ledger reads none)."""
-    from ledger.store import EventStore
-    from server.app import LedgerApp
+    from fact_ledger.ledger.store import EventStore
+    from fact_ledger.server.app.facade import LedgerApp
 
     monkeypatch.setenv("LEDGER_BUSY_TIMEOUT_MS", "1234")
     store = EventStore(tmp_path / "plain.db")
@@ -208,9 +241,12 @@ def test_only_the_settings_read_the_environment() -> None:
     import re
 
     root = Path(__file__).resolve().parent.parent
-    readers = [str(path.relative_to(root)) for package in ("ledger", "projections", "server")
-               for path in sorted((root / package).rglob("*.py"))
-               if re.search(r"os\.environ|os\.getenv|getenv\(", path.read_text(encoding="utf-8"))]
+    readers = [
+        str(path.relative_to(root))
+        for package in ("ledger", "projections", "server")
+        for path in sorted((root / package).rglob("*.py"))
+        if re.search(r"os\.environ|os\.getenv|getenv\(", path.read_text(encoding="utf-8"))
+    ]
     assert readers == ["server/config.py"]
 
 

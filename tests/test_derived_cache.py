@@ -8,12 +8,12 @@ from typing import Any
 import msgspec
 import pytest
 
-from ledger import fingerprint
-from ledger.claims import Claim
-from ledger.errors import ChainBroken
-from projections import derived
-from server.app import LedgerApp
-from server.config import Settings
+from fact_ledger.ledger import fingerprint
+from fact_ledger.ledger.claims import Claim
+from fact_ledger.ledger.errors import ChainBroken
+from fact_ledger.projections import derived
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[Any]:
@@ -57,8 +57,19 @@ def test_rebuild_without_the_cache_computes_the_same_tables(app: LedgerApp) -> N
 
 def test_verify_folds_without_the_cache(app: LedgerApp) -> None:
     _fill(app)
-    forged = msgspec.msgpack.encode((Claim(subject="s3", attribute="port", value="1", kind="number",
-                                           key_subject="s3", key_attribute="port", value_norm="1"),))
+    forged = msgspec.msgpack.encode(
+        (
+            Claim(
+                subject="s3",
+                attribute="port",
+                value="1",
+                kind="number",
+                key_subject="s3",
+                key_attribute="port",
+                value_norm="1",
+            ),
+        )
+    )
     app.conn.execute("UPDATE derived_cache SET value=? WHERE length(value) <> 384", (forged,))
     app.rebuild()  # trusts the cache: the claims table now holds the forged claim
     assert app.conn.execute("SELECT count(*) FROM claims WHERE value='1'").fetchone()[0] == 12

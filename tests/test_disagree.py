@@ -6,32 +6,38 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.disagree import dates, disagreement, entities, negated, numbers
-from ledger.normalize import normalize_text
+from fact_ledger.ledger.disagree import dates, disagreement, entities, negated, numbers
+from fact_ledger.ledger.normalize import normalize_text
 
 
-@pytest.mark.parametrize(("left", "right", "kind"), [
-    ("the budget is 50k", "the budget is 80k", "number"),
-    ("预算是5万", "预算是8万", "number"),
-    ("The launch is on 2025-07-01", "The launch is on July 3, 2025", "date"),
-    ("The API is ready", "The API is not ready", "negation"),
-    ("接口已经上线", "接口还没上线", "negation"),
-    ("Alice leads the platform team", "Bob leads the platform team", "entity"),
-])
+@pytest.mark.parametrize(
+    ("left", "right", "kind"),
+    [
+        ("the budget is 50k", "the budget is 80k", "number"),
+        ("预算是5万", "预算是8万", "number"),
+        ("The launch is on 2025-07-01", "The launch is on July 3, 2025", "date"),
+        ("The API is ready", "The API is not ready", "negation"),
+        ("接口已经上线", "接口还没上线", "negation"),
+        ("Alice leads the platform team", "Bob leads the platform team", "entity"),
+    ],
+)
 def test_a_difference_is_named(left: str, right: str, kind: str) -> None:
     found = disagreement(left, right)
     assert found is not None and found["kind"] == kind
     assert found["left"] != found["right"]
 
 
-@pytest.mark.parametrize(("left", "right"), [
-    ("The budget is 50k", "Our budget amounts to 50,000"),
-    ("预算是5万", "预算为50000"),
-    ("The launch is on 2025-07-01", "We launch on July 1, 2025"),
-    ("The server listens on port 8080", "Port 8080 is where the server listens"),
-    ("I like Python for scripting", "I love Python for scripts"),
-    ("The budget is 50k", "The budget is 50k and was approved by finance"),  # added detail, no number differs
-])
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        ("The budget is 50k", "Our budget amounts to 50,000"),
+        ("预算是5万", "预算为50000"),
+        ("The launch is on 2025-07-01", "We launch on July 1, 2025"),
+        ("The server listens on port 8080", "Port 8080 is where the server listens"),
+        ("I like Python for scripting", "I love Python for scripts"),
+        ("The budget is 50k", "The budget is 50k and was approved by finance"),  # added detail, no number differs
+    ],
+)
 def test_paraphrases_are_not_disagreements(left: str, right: str) -> None:
     assert disagreement(left, right) is None
 

@@ -8,8 +8,8 @@ import re
 import click
 import pytest
 
-from server.cli import exit_codes
-from server.cli.main import main
+from fact_ledger.server.cli import exit_codes
+from fact_ledger.server.cli.main import main
 from tests.conftest import REPO
 
 DOC = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from server.mcp_routes import TOOLS
+from fact_ledger.server.mcp.routes import TOOLS
 from tests.conftest import REPO
 
 CONTRACT = (REPO / "docs" / "contract.md").read_text(encoding="utf-8")
@@ -34,10 +34,16 @@ def test_every_action_view_and_task_is_documented_with_its_fields(tool: str) -> 
 
 
 def test_the_docs_and_code_point_only_inside_the_repository() -> None:
-    tracked = subprocess.run(["git", "ls-files", "*.md", "*.py"], cwd=REPO, capture_output=True, text=True,
-                             check=True).stdout.split()
-    outside = [path for path in tracked if path != "CHANGELOG.md" and path != "tests/test_docs_contract.py"
-               and re.search(r"(?<![\w/])(?:DESIGN|CONTRACT)\.md", (REPO / path).read_text(encoding="utf-8"))]
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.md", "*.py"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    outside = [
+        path
+        for path in tracked
+        if path != "CHANGELOG.md"
+        and path != "tests/test_docs_contract.py"
+        and re.search(r"(?<![\w/])(?:DESIGN|CONTRACT)\.md", (REPO / path).read_text(encoding="utf-8"))
+    ]
     assert outside == []
     for link in re.findall(r"\]\(([^)#]+)", CONTRACT + (REPO / "docs" / "design.md").read_text(encoding="utf-8")):
         assert (REPO / "docs" / link).exists(), link

@@ -10,15 +10,19 @@ import sys
 
 import pytest
 
-from ledger import fingerprint
-from server.app import LedgerApp
+from fact_ledger.ledger import fingerprint
+from fact_ledger.server.app.facade import LedgerApp
 from tests.conftest import REPO
 
 
 def test_an_exact_duplicate_creates_no_second_memory_and_is_recorded(app: LedgerApp) -> None:
     first = app.remember("The staging API listens on port 8080", subject="staging")
-    again = app.remember("  the STAGING api listens on port 8080\u200b ", subject="Staging",
-                         source_type="document_extracted", source_ref="runbook.md")
+    again = app.remember(
+        "  the STAGING api listens on port 8080\u200b ",
+        subject="Staging",
+        source_type="document_extracted",
+        source_ref="runbook.md",
+    )
     assert again["duplicate_of"] == first["memory_id"] and again["memory_id"] == first["memory_id"]
     assert app.status()["memories"] == 1
     sighting = list(app.store.read())[-1]
@@ -35,13 +39,20 @@ def test_same_content_in_another_subject_or_workspace_is_not_an_exact_duplicate(
     assert other_workspace["near_duplicates"] == []  # fingerprints are scoped by workspace
 
 
-@pytest.mark.parametrize(("left", "right"), [
-    ("张工明天下午三点在三楼开会讨论发布计划", "章工明天下午三点在三楼开会讨论发布计划"),
-    ("Build 4711 deployed to staging at 2025-07-01T10:00:00.100Z",
-     "Build 4711 deployed to staging at 2025-07-01T10:00:00.300Z"),
-    ("The nightly backup job copies the orders table to cold storage",
-     "The nightly backup job copies the order table to cold storage"),
-])
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        ("张工明天下午三点在三楼开会讨论发布计划", "章工明天下午三点在三楼开会讨论发布计划"),
+        (
+            "Build 4711 deployed to staging at 2025-07-01T10:00:00.100Z",
+            "Build 4711 deployed to staging at 2025-07-01T10:00:00.300Z",
+        ),
+        (
+            "The nightly backup job copies the orders table to cold storage",
+            "The nightly backup job copies the order table to cold storage",
+        ),
+    ],
+)
 def test_near_duplicates_are_reported_never_merged(app: LedgerApp, left: str, right: str) -> None:
     first = app.remember(left)["memory_id"]
     second = app.remember(right)
@@ -80,11 +91,20 @@ def test_signatures_and_band_keys_are_the_same_in_every_process() -> None:
     with other hash seeds, compute the very same signature and band keys."""
     text = "张工明天下午三点在三楼开会讨论发布计划 port 8080"
     here = [list(fingerprint.signature(text)), fingerprint.band_keys(fingerprint.signature(text), "w")]
-    program = ("import json, sys; from ledger import fingerprint as f; s = f.signature(sys.argv[1]); "
-               "print(json.dumps([list(s), f.band_keys(s, 'w')]))")
+    program = (
+        "import json, sys; from ledger import fingerprint as f; s = f.signature(sys.argv[1]); "
+        "print(json.dumps([list(s), f.band_keys(s, 'w')]))"
+    )
     for seed in ("1", "2"):
-        done = subprocess.run([sys.executable, "-c", program, text], capture_output=True, text=True, check=True,
-                              cwd=REPO, env={**os.environ, "PYTHONHASHSEED": seed}, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-c", program, text],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            timeout=60,
+        )
         assert json.loads(done.stdout) == json.loads(json.dumps(here))
 
 
@@ -143,7 +163,9 @@ def test_the_write_path_reads_governance_tables_by_index_only(app: LedgerApp) ->
         if not any(t in sql for t in mine):
             continue
         plan = " | ".join(r[3] for r in app.conn.execute("EXPLAIN QUERY PLAN " + sql, bindings))
-        assert not re.search(r"\bSCAN (claims|near_dup_\w+|conflicts|conflict_members|judgments|memories)\b",
-                             plan), (sql, plan)
+        assert not re.search(r"\bSCAN (claims|near_dup_\w+|conflicts|conflict_members|judgments|memories)\b", plan), (
+            sql,
+            plan,
+        )
         checked += 1
     assert checked >= 4

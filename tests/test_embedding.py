@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from projections.embedding import Embedder, EmbedderUnavailable, load_embedder
-from projections.gguf_header import GGUFHeaderError, read_gguf_header
+from fact_ledger.projections.embedding import Embedder, EmbedderUnavailable, load_embedder
+from fact_ledger.projections.gguf_header import GGUFHeaderError, read_gguf_header
 from tests.tiny_model import CONTEXT, HIDDEN, write_tiny_gguf
 
 
@@ -53,8 +53,15 @@ def test_query_and_passage_prefixes_come_from_the_model(embedder: Embedder) -> N
     text = "the budget is 50k"
     assert embedder.embed_query(text) != embedder.embed_passages([text])[0]
     # the prefix is applied inside: the same as asking for the prefixed text with no prefix
-    bare = Embedder(embedder._llama, model_id="x", dim=embedder.dim, n_ctx=embedder.n_ctx,
-                    query_prefix="", passage_prefix="", path=embedder.path)
+    bare = Embedder(
+        embedder._llama,
+        model_id="x",
+        dim=embedder.dim,
+        n_ctx=embedder.n_ctx,
+        query_prefix="",
+        passage_prefix="",
+        path=embedder.path,
+    )
     assert bare.embed_passages(["query: " + text])[0] == embedder.embed_query(text)
 
 
@@ -95,7 +102,7 @@ def _corrupt_files(tiny_gguf: Path, tmp_path: Path) -> dict[str, Path]:
         "bad magic": b"GGUX" + data[4:],
         "bad version": data[:4] + struct.pack("<I", 99) + data[8:],
         "truncated header": data[:200],
-        "truncated tensors": data[:len(data) - 1000],
+        "truncated tensors": data[: len(data) - 1000],
         "huge tensor count": data[:8] + struct.pack("<Q", 1 << 40) + data[16:],
         "random": np.random.default_rng(3).bytes(len(data)),
     }
@@ -138,8 +145,13 @@ def test_llama_cpp_not_importable_raises_unavailable(tiny_gguf: Path) -> None:
         "from projections.embedding import load_embedder, EmbedderUnavailable\n"
         f"try:\n    load_embedder({str(tiny_gguf)!r})\nexcept EmbedderUnavailable as e:\n    print('unavailable:', e)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).resolve().parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     assert done.returncode == 0, done.stderr
     assert "unavailable: llama-cpp-python is not importable" in done.stdout
 

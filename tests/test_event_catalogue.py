@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from ledger.events import AUTH_USER, EVENT_TYPES, Event
-from projections import notices
-from server.app import LedgerApp, default_projectors
+from fact_ledger.ledger.events import AUTH_USER, EVENT_TYPES, Event
+from fact_ledger.projections import notices
+from fact_ledger.server.app.facade import LedgerApp, default_projectors
 from tools.docs import events as catalogue
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "events.md"
@@ -107,8 +107,11 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
     hal = run("remember", "the budget is 50k", subject="Hal")["memory_id"]
     hal2 = run("remember", "the budget is 80k", subject="Hal budget")["memory_id"]
     notices.create(app.conn)
-    app.conn.execute("INSERT INTO notices(left_id, right_id, workspace, similarity, kind, left_value, right_value) "
-                     "VALUES(?, ?, '', 0.95, 'number', '50000', '80000')", (hal, hal2))
+    app.conn.execute(
+        "INSERT INTO notices(left_id, right_id, workspace, similarity, kind, left_value, right_value) "
+        "VALUES(?, ?, '', 0.95, 'number', '50000', '80000')",
+        (hal, hal2),
+    )
     run("review_notice", app.conn.execute("SELECT max(notice_id) FROM notices").get, "dismissed", **user)
     assert dict(written) == {op: set(types) for op, types in catalogue.WRITERS.items()}
 

@@ -13,18 +13,31 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from ledger.envelope import export_schema
-from ledger.events import EVENT_TYPES, RENAMED, MemoryRecorded
-from ledger.ids import uuid7
-from ledger.store import EventStore, NewEvent, StoredEvent
-from server.app import LedgerApp
-from server.config import Settings
+from fact_ledger.ledger.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.envelope import export_schema
+from fact_ledger.ledger.events import EVENT_TYPES, RENAMED, MemoryRecorded
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
 from tests.conftest import ledger_cli
 from tests.test_old_vocabulary import write_old_ledger
 
 GENESIS = "0" * 64
-CHAIN = ("position", "event_id", "stream_id", "stream_version", "type", "v", "payload", "event_time",
-         "recorded_at", "actor", "workspace", "idempotency_key")
+CHAIN = (
+    "position",
+    "event_id",
+    "stream_id",
+    "stream_version",
+    "type",
+    "v",
+    "payload",
+    "event_time",
+    "recorded_at",
+    "actor",
+    "workspace",
+    "idempotency_key",
+)
 SIZE = 10_000
 T1, T2 = "2026-01-01T00:00:00.000000Z", "2026-02-01T00:00:00.000000Z"
 
@@ -59,9 +72,14 @@ def export_lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
         batch = []
         for n in range(start, min(start + 1000, SIZE - 20)):
             stream = uuid7()
-            batch.append(NewEvent(data=MemoryRecorded(memory=stream, content=f"fact {n}: 端口 {n % 997} \"quoted\"",
-                                                      tags=("bulk",)),
-                                  stream_id=stream, event_time="2026-03-01T00:00:00.000000Z", actor="bulk"))
+            batch.append(
+                NewEvent(
+                    data=MemoryRecorded(memory=stream, content=f'fact {n}: 端口 {n % 997} "quoted"', tags=("bulk",)),
+                    stream_id=stream,
+                    event_time="2026-03-01T00:00:00.000000Z",
+                    actor="bulk",
+                )
+            )
         store.append(batch)
     store.close()
     app = LedgerApp(Settings(db=str(db), client="test", agent_id="pytest"))
@@ -96,7 +114,8 @@ def test_the_schema_names_every_column_and_every_type(schema: dict[str, Any]) ->
 
 @pytest.mark.slow
 def test_a_10k_event_export_validates_and_its_chain_checks_with_hashlib(
-        schema: dict[str, Any], export_lines: list[bytes]) -> None:
+    schema: dict[str, Any], export_lines: list[bytes]
+) -> None:
     validator = Draft202012Validator(schema)
     assert len(export_lines) == SIZE
     for line in export_lines:
@@ -110,18 +129,30 @@ def _set(field: str, value: Any) -> Callable[[dict[str, Any]], None]:
     return lambda event: event.__setitem__(field, value)
 
 
-@pytest.mark.parametrize("edit", [
-    _set("hash", "abc123"),
-    _set("position", "7"),
-    _set("type", "MemoryForgotten"),
-    _set("event_time", "2026-03-01"),
-    _set("payload", {"content": "an object, not JSON text"}),
-    _set("extra", 1),
-    lambda event: event.pop("idempotency_key"),
-], ids=["short-hash", "position-text", "unknown-type", "loose-time", "payload-object", "extra-column",
-        "missing-column"])
-def test_the_schema_rejects_an_edited_line(schema: dict[str, Any], export_lines: list[bytes],
-                                           edit: Callable[[dict[str, Any]], None]) -> None:
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _set("hash", "abc123"),
+        _set("position", "7"),
+        _set("type", "MemoryForgotten"),
+        _set("event_time", "2026-03-01"),
+        _set("payload", {"content": "an object, not JSON text"}),
+        _set("extra", 1),
+        lambda event: event.pop("idempotency_key"),
+    ],
+    ids=[
+        "short-hash",
+        "position-text",
+        "unknown-type",
+        "loose-time",
+        "payload-object",
+        "extra-column",
+        "missing-column",
+    ],
+)
+def test_the_schema_rejects_an_edited_line(
+    schema: dict[str, Any], export_lines: list[bytes], edit: Callable[[dict[str, Any]], None]
+) -> None:
     doc = json.loads(export_lines[3])
     Draft202012Validator(schema).validate(doc)
     edit(doc["event"])
@@ -129,7 +160,8 @@ def test_the_schema_rejects_an_edited_line(schema: dict[str, Any], export_lines:
 
 
 def test_an_edited_payload_that_still_fits_the_schema_breaks_the_chain(
-        schema: dict[str, Any], export_lines: list[bytes]) -> None:
+    schema: dict[str, Any], export_lines: list[bytes]
+) -> None:
     lines = list(export_lines[:50])
     doc = json.loads(lines[9])
     doc["event"]["payload"] = doc["event"]["payload"].replace("fact", "fake")
@@ -147,4 +179,7 @@ def test_an_export_of_a_ledger_under_the_old_names_validates(schema: dict[str, A
         Draft202012Validator(schema).validate(json.loads(line))
     assert chain_break(lines) is None
     assert [json.loads(line)["event"]["type"] for line in lines][:3] == [
-        "MemoryRemembered", "MemoryRemembered", "MemoryConfirmed"]
+        "MemoryRemembered",
+        "MemoryRemembered",
+        "MemoryConfirmed",
+    ]

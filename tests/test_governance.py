@@ -7,18 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import InvalidInput, Locked, Unauthorized
-from ledger.events import AUTH_AGENT, AUTH_USER
-from server.app import LedgerApp
-from server.config import Policy, Settings
+from fact_ledger.ledger.errors import InvalidInput, Locked, Unauthorized
+from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Policy, Settings
 
 T1, T6, T8 = "2025-07-01T00:00:00Z", "2025-07-06T00:00:00Z", "2025-08-01T00:00:00Z"
 
 
 @pytest.fixture
 def strict_app(tmp_path: Path) -> Iterator[LedgerApp]:
-    app = LedgerApp(Settings(db=str(tmp_path / "strict.db"), client="test",
-                             policy=Policy(locked_requires_user_channel=True)))
+    app = LedgerApp(
+        Settings(db=str(tmp_path / "strict.db"), client="test", policy=Policy(locked_requires_user_channel=True))
+    )
     yield app
     app.close()
 
@@ -35,8 +36,12 @@ def memory(app: LedgerApp, memory_id: int) -> dict:
 
 
 def test_source_types_carry_trust_and_default_confidence(app: LedgerApp) -> None:
-    expected = {"user_confirmed": (100, 1.0), "document_extracted": (70, 0.7), "agent_generated": (45, 0.45),
-                "unknown": (10, 0.1)}
+    expected = {
+        "user_confirmed": (100, 1.0),
+        "document_extracted": (70, 0.7),
+        "agent_generated": (45, 0.45),
+        "unknown": (10, 0.1),
+    }
     for i, (source, (trust, confidence)) in enumerate(expected.items()):
         m = memory(app, app.remember(f"fact number {i}", source_type=source)["memory_id"])
         assert (m["trust"], m["confidence"]) == (trust, confidence)
@@ -45,8 +50,9 @@ def test_source_types_carry_trust_and_default_confidence(app: LedgerApp) -> None
 
 
 def test_user_confirmed_is_locked_on_write_and_update_needs_authorisation(app: LedgerApp) -> None:
-    mid = app.remember("the prod region is eu-west-1", source_type="user_confirmed",
-                       authorization=AUTH_USER)["memory_id"]
+    mid = app.remember("the prod region is eu-west-1", source_type="user_confirmed", authorization=AUTH_USER)[
+        "memory_id"
+    ]
     assert memory(app, mid)["protection"] == "locked"
     before = app.store.last_position()
     with pytest.raises(Locked):
@@ -55,8 +61,9 @@ def test_user_confirmed_is_locked_on_write_and_update_needs_authorisation(app: L
 
 
 def test_an_agent_asserted_change_to_a_confirmed_fact_drops_the_label(app: LedgerApp) -> None:
-    mid = app.remember("the prod region is eu-west-1", source_type="user_confirmed",
-                       authorization=AUTH_USER)["memory_id"]
+    mid = app.remember("the prod region is eu-west-1", source_type="user_confirmed", authorization=AUTH_USER)[
+        "memory_id"
+    ]
     app.update(mid, content="the prod region is us-east-1", authorization=AUTH_AGENT)
     m = memory(app, mid)
     assert m["source_type"] == "agent_generated" and m["protection"] == "protected"
@@ -69,8 +76,9 @@ def test_an_agent_asserted_change_to_a_confirmed_fact_drops_the_label(app: Ledge
 
 
 def test_a_user_channel_change_keeps_the_label(app: LedgerApp) -> None:
-    mid = app.remember("the prod region is eu-west-1", source_type="user_confirmed",
-                       authorization=AUTH_USER)["memory_id"]
+    mid = app.remember("the prod region is eu-west-1", source_type="user_confirmed", authorization=AUTH_USER)[
+        "memory_id"
+    ]
     app.update(mid, content="the prod region is eu-central-1", authorization=AUTH_USER)
     assert memory(app, mid)["source_type"] == "user_confirmed"
 
@@ -119,10 +127,12 @@ def test_governance_actions_refuse_without_authorisation(app: LedgerApp, action:
 
 
 def test_unauthorised_changes_to_a_locked_memory_answer_locked(app: LedgerApp) -> None:
-    locked = app.remember("the fiscal year starts in April", source_type="user_confirmed",
-                          authorization=AUTH_USER, event_time=T1)["memory_id"]
-    newer = app.remember("the fiscal year starts in May", source_type="user_confirmed",
-                         authorization=AUTH_USER, event_time=T8)["memory_id"]
+    locked = app.remember(
+        "the fiscal year starts in April", source_type="user_confirmed", authorization=AUTH_USER, event_time=T1
+    )["memory_id"]
+    newer = app.remember(
+        "the fiscal year starts in May", source_type="user_confirmed", authorization=AUTH_USER, event_time=T8
+    )["memory_id"]
     before = app.store.last_position()
     refusals = [
         lambda: app.update(locked, content="the fiscal year starts in June"),
@@ -147,8 +157,9 @@ def test_authorisation_is_a_known_channel_never_a_free_string(app: LedgerApp) ->
 
 
 def test_retraction_of_a_locked_memory_needs_authorisation(app: LedgerApp) -> None:
-    mid = app.remember("the all-hands is on Wednesday", source_type="user_confirmed",
-                       authorization=AUTH_USER)["memory_id"]
+    mid = app.remember("the all-hands is on Wednesday", source_type="user_confirmed", authorization=AUTH_USER)[
+        "memory_id"
+    ]
     with pytest.raises(Locked):
         app.remember("cancel the all-hands", ref_id=mid, retracts=True)
     assert memory(app, mid)["status"] == "active"
@@ -158,8 +169,7 @@ def test_retraction_of_a_locked_memory_needs_authorisation(app: LedgerApp) -> No
 
 def test_policy_refuses_agent_asserted_changes_to_locked_memories(strict_app: LedgerApp) -> None:
     app = strict_app
-    locked = app.remember("the prod db is db-1", source_type="user_confirmed",
-                          authorization=AUTH_USER)["memory_id"]
+    locked = app.remember("the prod db is db-1", source_type="user_confirmed", authorization=AUTH_USER)["memory_id"]
     other = app.remember("the prod db is db-2", event_time=T8)["memory_id"]
     before = app.store.last_position()
     refusals = [
@@ -189,8 +199,9 @@ def test_every_governance_event_records_its_channel(app: LedgerApp) -> None:
 
 
 def test_seed_example_user_confirmed_beats_a_newer_agent_guess_and_stays_locked(app: LedgerApp) -> None:
-    fact = app.remember("接口 /api/foo 返回 200", source_type="user_confirmed", event_time=T1,
-                        authorization=AUTH_USER)["memory_id"]
+    fact = app.remember("接口 /api/foo 返回 200", source_type="user_confirmed", event_time=T1, authorization=AUTH_USER)[
+        "memory_id"
+    ]
     guess = app.remember("接口 /api/foo 返回 404", event_time=T6)
     (conflict,) = guess["conflicts"]
     assert conflict["other_id"] == fact and conflict["verdict"]["winner_id"] == fact
@@ -212,10 +223,12 @@ def test_update_refuses_a_memory_that_is_no_longer_current(app: LedgerApp) -> No
 
 
 def test_read_shows_both_ends_of_a_retraction(app: LedgerApp) -> None:
-    meeting = app.remember("Team meeting on Wednesday at 3pm", subject="team meeting",
-                           event_time="2026-11-01T09:00:00Z")["memory_id"]
-    cancel = app.remember("Cancel the Wednesday meeting", ref_id=meeting, retracts=True,
-                          event_time="2026-11-10T09:00:00Z")["memory_id"]
+    meeting = app.remember(
+        "Team meeting on Wednesday at 3pm", subject="team meeting", event_time="2026-11-01T09:00:00Z"
+    )["memory_id"]
+    cancel = app.remember(
+        "Cancel the Wednesday meeting", ref_id=meeting, retracts=True, event_time="2026-11-10T09:00:00Z"
+    )["memory_id"]
     retired, retraction = memory(app, meeting), memory(app, cancel)
     assert retired["status"] == "retired" and retired["retired_by"] == cancel and retired["retracts"] == []
     assert retired["status_reason"] and retired["valid_to"].startswith("2026-11-10T09:00:00")

@@ -7,12 +7,24 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from server.app import LedgerApp
-from server.cli.main import main
-from server.config import Settings
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.cli.main import main
+from fact_ledger.server.config import Settings
 
-GOVERNANCE = ["compare", "conflicts", "conflict", "confirm", "unlock", "retire", "supersede", "resolve",
-              "arbitrate", "judge", "doctor", "review"]
+GOVERNANCE = [
+    "compare",
+    "conflicts",
+    "conflict",
+    "confirm",
+    "unlock",
+    "retire",
+    "supersede",
+    "resolve",
+    "arbitrate",
+    "judge",
+    "doctor",
+    "review",
+]
 
 
 def run(db: Path, *args: str) -> tuple[int, dict]:  # type: ignore[type-arg]

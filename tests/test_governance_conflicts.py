@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import InvalidInput, Unauthorized, VersionConflict
-from ledger.events import AUTH_AGENT, AUTH_USER
-from server.app import LedgerApp
-from server.config import Policy, Settings
+from fact_ledger.ledger.errors import InvalidInput, Unauthorized, VersionConflict
+from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Policy, Settings
 
 T1, T2, T6 = "2025-07-01T00:00:00Z", "2025-07-02T00:00:00Z", "2025-07-06T00:00:00Z"
 RULES = ["user_confirmed/locked protection", "event_time", "source_type", "confidence", "ingest_time"]
@@ -20,8 +20,9 @@ def state(app: LedgerApp, conflict_id: int) -> str:
     return app.conflict_detail(conflict_id)["conflict"]["state"]
 
 
-def pair(app: LedgerApp, left: str = "接口 /api/foo 返回 200",
-         right: str = "接口 /api/foo 返回 404") -> tuple[int, int, int]:
+def pair(
+    app: LedgerApp, left: str = "接口 /api/foo 返回 200", right: str = "接口 /api/foo 返回 404"
+) -> tuple[int, int, int]:
     a = app.remember(left, event_time=T1)["memory_id"]
     result = app.remember(right, event_time=T6)
     return a, result["memory_id"], result["conflicts"][0]["conflict_id"]
@@ -212,7 +213,7 @@ def test_arbitrate_settles_an_existing_conflict_and_refuses_bad_pairs(app: Ledge
 
 
 def test_apply_refuses_when_no_rule_separates(app: LedgerApp, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ledger import clock
+    from fact_ledger.ledger import clock
 
     monkeypatch.setattr(clock, "now", lambda: "2025-07-10T00:00:00.000000Z")  # a tie on ingest time too
     a = app.remember("the timezone is UTC", subject="tz", event_time=T1)["memory_id"]

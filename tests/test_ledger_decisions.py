@@ -6,18 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.decide import (
-    ConflictFacts,
-    MemoryFacts,
-    Policy,
-    RememberCommand,
-    decide_remember,
-    decide_update,
-    effective_changes,
-    settle,
-)
-from ledger.errors import InvalidInput, Locked, Unauthorized, VersionConflict
-from ledger.events import (
+from fact_ledger.ledger.decide import RememberCommand, decide_remember, decide_update, effective_changes, settle
+from fact_ledger.ledger.errors import InvalidInput, Locked, Unauthorized, VersionConflict
+from fact_ledger.ledger.events import (
     AUTH_AGENT,
     AUTH_USER,
     Confirmed,
@@ -29,14 +20,21 @@ from ledger.events import (
     MemoryUpdated,
     Superseded,
 )
-from ledger.govern import decide_confirm, decide_retire, decide_supersede, decide_unlock
+from fact_ledger.ledger.facts import ConflictFacts, MemoryFacts, Policy
+from fact_ledger.ledger.govern import decide_confirm, decide_retire, decide_supersede, decide_unlock
 
 NOW = "2026-03-01T12:00:00.000000Z"
 
 
 def memory(n: int, **kw: object) -> MemoryFacts:
-    base: dict[str, object] = {"memory_id": n, "stream_id": f"m{n}", "version": 1, "protection": "normal",
-                               "source_type": "agent_generated", "status": "active"}
+    base: dict[str, object] = {
+        "memory_id": n,
+        "stream_id": f"m{n}",
+        "version": 1,
+        "protection": "normal",
+        "source_type": "agent_generated",
+        "status": "active",
+    }
     return MemoryFacts(**{**base, **kw})  # type: ignore[arg-type]
 
 
@@ -64,8 +62,10 @@ def test_an_agent_saying_user_confirmed_is_recorded_as_the_agent_saying_so() -> 
     assert event.authorization == AUTH_AGENT
 
 
-@given(st.dictionaries(st.sampled_from(["content", "subject", "confidence"]), st.text(max_size=5), max_size=3),
-       st.dictionaries(st.sampled_from(["content", "subject", "confidence"]), st.text(max_size=5), max_size=3))
+@given(
+    st.dictionaries(st.sampled_from(["content", "subject", "confidence"]), st.text(max_size=5), max_size=3),
+    st.dictionaries(st.sampled_from(["content", "subject", "confidence"]), st.text(max_size=5), max_size=3),
+)
 def test_effective_changes_are_exactly_those_that_differ(current: dict[str, str], changes: dict[str, str]) -> None:
     out = effective_changes(current, changes)
     assert out == {k: v for k, v in changes.items() if k not in current or current[k] != v}
@@ -119,8 +119,7 @@ def test_unlock_respects_the_user_channel_policy() -> None:
 
 def test_supersede_settles_the_losers_sets_for_the_winner() -> None:
     conflict = ConflictFacts(conflict_id=9, stream_id="c9", state="open", values={"m1": "a", "m2": "b"})
-    decision = decide_supersede(memory(1), memory(2), reason="newer", authorization=AUTH_AGENT,
-                                conflicts=[conflict])
+    decision = decide_supersede(memory(1), memory(2), reason="newer", authorization=AUTH_AGENT, conflicts=[conflict])
     assert isinstance(decision[0][1], Superseded) and decision[0][1].winner == "m2"
     assert isinstance(decision[1][1], ConflictResolved) and decision[1][1].winner == "m2"
     assert decision[1][1].resolution == "winner"

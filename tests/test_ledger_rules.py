@@ -10,27 +10,28 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.duplicates import DUPLICATE_STATUS, DuplicateKey, duplicate_key, is_exact_duplicate
-from ledger.errors import InvalidInput
-from ledger.events import MemoryArchived
-from ledger.normalize import content_hash
-from ledger.reply import MAX_REPORTED, other_side, rank_for_reply
-from ledger.retention import (
+from fact_ledger.ledger.duplicates import DUPLICATE_STATUS, DuplicateKey, duplicate_key, is_exact_duplicate
+from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.events import MemoryArchived
+from fact_ledger.ledger.normalize import content_hash
+from fact_ledger.ledger.reply import MAX_REPORTED, other_side, rank_for_reply
+from fact_ledger.ledger.retention import (
     ARCHIVABLE_STATUSES,
     ArchiveCandidate,
     archive_cutoff,
     decide_archive,
     is_archivable,
 )
-from ledger.trust import STATUSES
+from fact_ledger.ledger.trust import STATUSES
 
-TIMES = st.sampled_from(["2026-01-01T00:00:00.000000Z", "2026-03-01T12:00:00.000000Z",
-                         "2026-06-30T23:59:59.999999Z"])
+TIMES = st.sampled_from(["2026-01-01T00:00:00.000000Z", "2026-03-01T12:00:00.000000Z", "2026-06-30T23:59:59.999999Z"])
 
 
 def test_the_rule_modules_import_nothing_outside_ledger() -> None:
-    code = ("import sys, ledger.duplicates, ledger.retention, ledger.reply, ledger.decide, ledger.govern; "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'projections', 'server', 'tools', 'tests'}))")
+    code = (
+        "import sys, ledger.duplicates, ledger.retention, ledger.reply, ledger.decide, ledger.govern; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'projections', 'server', 'tools', 'tests'}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -76,7 +77,8 @@ def test_a_negative_retention_period_is_refused() -> None:
 
 @given(st.sampled_from(STATUSES), TIMES, TIMES)
 def test_only_retired_or_superseded_memories_unchanged_since_the_cutoff_are_archivable(
-        status: str, updated_at: str, cutoff: str) -> None:
+    status: str, updated_at: str, cutoff: str
+) -> None:
     assert is_archivable(status, updated_at, cutoff) == (status in ("retired", "superseded") and updated_at < cutoff)
 
 
@@ -103,15 +105,18 @@ def test_the_other_side_is_the_leader_unless_the_writer_leads() -> None:
 
 
 def test_sets_where_the_writer_does_not_lead_come_first_then_older_sets() -> None:
-    sets = [{"conflict_id": 10, "leader_id": 1}, {"conflict_id": 4, "leader_id": 2},
-            {"conflict_id": 8, "leader_id": 2}, {"conflict_id": 2, "leader_id": 1}]
+    sets = [
+        {"conflict_id": 10, "leader_id": 1},
+        {"conflict_id": 4, "leader_id": 2},
+        {"conflict_id": 8, "leader_id": 2},
+        {"conflict_id": 2, "leader_id": 1},
+    ]
     shown, total = rank_for_reply(sets, mine=1)
     assert [s["conflict_id"] for s in shown] == [4, 8, 2, 10]
     assert total == 4
 
 
-@given(st.lists(st.tuples(st.integers(1, 50), st.sampled_from([None, 1, 2, 3])), max_size=12,
-                unique_by=lambda t: t[0]))
+@given(st.lists(st.tuples(st.integers(1, 50), st.sampled_from([None, 1, 2, 3])), max_size=12, unique_by=lambda t: t[0]))
 def test_a_reply_shows_at_most_five_sets_best_first(rows: list[tuple[int, int | None]]) -> None:
     sets = [{"conflict_id": c, "leader_id": leader} for c, leader in rows]
     shown, total = rank_for_reply(sets, mine=1)

@@ -9,13 +9,17 @@ from typing import Any
 
 import pytest
 
-from server.app import LedgerApp
-from server.config import Settings
-from server.mcp_routes import TOOLS, Route, bind, unaccepted
-from server.tool_schemas import tool_schemas
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
+from fact_ledger.server.mcp.routes import TOOLS, Route, bind, unaccepted
+from fact_ledger.server.mcp.tool_schemas import tool_schemas
 
-ROUTES = [(spec.name, name, route) for spec in TOOLS.values() for name, route in spec.routes.items()
-          if route.method is not None]
+ROUTES = [
+    (spec.name, name, route)
+    for spec in TOOLS.values()
+    for name, route in spec.routes.items()
+    if route.method is not None
+]
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,11 @@ import mcp.types as mcp_types
 import pytest
 from mcp import Client
 
-from projections import notices
-from projections.indexer import Indexer
-from server.app import LedgerApp
-from server.config import Embedding, Settings
-from server.mcp import build_server
+from fact_ledger.projections import notices
+from fact_ledger.projections.indexer import Indexer
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Embedding, Settings
+from fact_ledger.server.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 
@@ -41,13 +41,24 @@ async def test_reembed_status_notices_and_review(tmp_path: Path, tiny_gguf: Path
             listed = body(await c.call_tool("memory_review", {"view": "notices", "data": {"state": "open"}}))
             [notice] = listed["notices"]
             assert notice["kind"] == "number"
-            refused = body(await c.call_tool("memory_govern", {"action": "review_notice", "data": {
-                "notice_id": notice["notice_id"], "state": "dismissed"}}))
+            refused = body(
+                await c.call_tool(
+                    "memory_govern",
+                    {"action": "review_notice", "data": {"notice_id": notice["notice_id"], "state": "dismissed"}},
+                )
+            )
             assert refused["error"]["code"] == "unauthorized"
             bad = body(await c.call_tool("memory_review", {"view": "notices", "data": {"state": "maybe"}}))
             assert bad["error"]["code"] == "invalid_input"
-            reviewed = body(await c.call_tool("memory_govern", {"action": "review_notice", "data": {
-                "notice_id": notice["notice_id"], "state": "dismissed", "authorized": True}}))
+            reviewed = body(
+                await c.call_tool(
+                    "memory_govern",
+                    {
+                        "action": "review_notice",
+                        "data": {"notice_id": notice["notice_id"], "state": "dismissed", "authorized": True},
+                    },
+                )
+            )
             assert reviewed["notice"]["state"] == "dismissed"
             assert body(await c.call_tool("memory_review", {"view": "notices", "data": {}}))["notices"] == []
     finally:

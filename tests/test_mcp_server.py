@@ -11,12 +11,12 @@ import mcp.types as mcp_types
 import pytest
 from mcp import Client
 
-from ledger.events import AUTH_AGENT, AUTH_USER
-from ledger.store import EventStore
-from server import mcp_compact
-from server.app import LedgerApp
-from server.config import Settings
-from server.mcp import build_server
+from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
+from fact_ledger.server.mcp import compact as mcp_compact
+from fact_ledger.server.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "2026-07-28"]  # the initialize handshake era, and the input_required era
@@ -62,13 +62,16 @@ def locked_memory(app: LedgerApp) -> int:
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_user_confirmation_through_elicitation_is_recorded_as_user_channel(app: LedgerApp, db_path: Path,
-                                                                                mode: str) -> None:
+async def test_user_confirmation_through_elicitation_is_recorded_as_user_channel(
+    app: LedgerApp, db_path: Path, mode: str
+) -> None:
     answers = Answers(ACCEPT, DECLINE, SAY_NO)
     async with Client(build_server(app), mode=mode, elicitation_callback=answers) as c:
         memory_id = locked_memory(app)
-        update = {"action": "update", "data": {"memory_id": memory_id, "content": "The birthday is 5 May",
-                                               "authorized": True}}
+        update = {
+            "action": "update",
+            "data": {"memory_id": memory_id, "content": "The birthday is 5 May", "authorized": True},
+        }
         assert body(await c.call_tool("memory", update))["version"] == 2
         assert f"#{memory_id}" in answers.questions[0] and "locked" in answers.questions[0]
         for _ in range(2):  # declined, then accepted with the box unticked
@@ -76,20 +79,27 @@ async def test_user_confirmation_through_elicitation_is_recorded_as_user_channel
             assert refused["error"]["code"] == "unauthorized"
         assert len(answers.questions) == 3
         # Not authorised by the agent: the user is not bothered, the lock answers.
-        plain = body(await c.call_tool("memory", {"action": "update", "data": {"memory_id": memory_id,
-                                                                               "content": "6 May"}}))
+        plain = body(
+            await c.call_tool("memory", {"action": "update", "data": {"memory_id": memory_id, "content": "6 May"}})
+        )
         assert plain["error"]["code"] == "locked" and len(answers.questions) == 3
     updates = payloads(db_path, "MemoryUpdated")
     assert [u["authorization"] for u in updates] == [AUTH_USER]  # refusals wrote nothing
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_without_elicitation_authorized_true_is_agent_asserted(app: LedgerApp, db_path: Path,
-                                                                    mode: str) -> None:
+async def test_without_elicitation_authorized_true_is_agent_asserted(app: LedgerApp, db_path: Path, mode: str) -> None:
     async with Client(build_server(app), mode=mode) as c:
         memory_id = locked_memory(app)
-        r = body(await c.call_tool("memory", {"action": "update", "data": {
-            "memory_id": memory_id, "content": "The birthday is 5 May", "authorized": True}}))
+        r = body(
+            await c.call_tool(
+                "memory",
+                {
+                    "action": "update",
+                    "data": {"memory_id": memory_id, "content": "The birthday is 5 May", "authorized": True},
+                },
+            )
+        )
         assert r["ok"]
     assert [u["authorization"] for u in payloads(db_path, "MemoryUpdated")] == [AUTH_AGENT]
 
@@ -98,10 +108,12 @@ async def test_normal_memories_and_unrelated_actions_ask_nobody(app: LedgerApp) 
     answers = Answers()
     async with Client(build_server(app), elicitation_callback=answers) as c:
         r = body(await c.call_tool("memory", {"action": "remember", "data": {"content": "plain fact"}}))
-        await c.call_tool("memory", {"action": "update", "data": {"memory_id": r["memory_id"], "content": "x",
-                                                                  "authorized": True}})
-        await c.call_tool("memory_govern", {"action": "accept", "data": {
-            "alias": "a", "canonical": "b", "authorized": True}})
+        await c.call_tool(
+            "memory", {"action": "update", "data": {"memory_id": r["memory_id"], "content": "x", "authorized": True}}
+        )
+        await c.call_tool(
+            "memory_govern", {"action": "accept", "data": {"alias": "a", "canonical": "b", "authorized": True}}
+        )
     assert answers.questions == []
 
 
@@ -121,14 +133,23 @@ async def test_confirm_asks_the_user_and_is_wired_when_the_method_lands(db_path:
     """Routes are bound when the server starts: a facade without ``confirm`` answers
     ``unavailable``; once the method exists, the next server wires it."""
     stub = Stub(db_path)
-    stub.read = lambda memory_id, **_: {"ok": True, "memory": {  # type: ignore[attr-defined]
-        "memory_id": memory_id, "content": "Deploys freeze on Fridays", "protection": "normal"}}
+    stub.read = lambda memory_id, **_: {
+        "ok": True,
+        "memory": {  # type: ignore[attr-defined]
+            "memory_id": memory_id,
+            "content": "Deploys freeze on Fridays",
+            "protection": "normal",
+        },
+    }
     answers = Answers(ACCEPT, ACCEPT)
     call = {"action": "confirm", "data": {"memory_id": 7, "authorized": True}}
     async with Client(build_server(stub), mode=mode, elicitation_callback=answers) as c:  # type: ignore[arg-type]
         missing = body(await c.call_tool("memory_govern", call))
-        assert missing["error"] == {"code": "unavailable", "message": "memory_govern confirm is not available yet",
-                                    "field": "action"}
+        assert missing["error"] == {
+            "code": "unavailable",
+            "message": "memory_govern confirm is not available yet",
+            "field": "action",
+        }
 
     def confirm(memory_id: int, authorization: str = "") -> dict[str, Any]:
         stub.calls.append({"memory_id": memory_id, "authorization": authorization})
@@ -142,7 +163,8 @@ async def test_confirm_asks_the_user_and_is_wired_when_the_method_lands(db_path:
 
 
 async def test_a_crash_while_preparing_the_question_refuses_instead_of_skipping_the_user(
-        db_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    db_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     stub = Stub(db_path)
     confirmed: list[int] = []
 
@@ -152,8 +174,9 @@ async def test_a_crash_while_preparing_the_question_refuses_instead_of_skipping_
     stub.read = read  # type: ignore[attr-defined]
     stub.confirm = lambda memory_id, authorization="": confirmed.append(memory_id)  # type: ignore[attr-defined]
     async with Client(build_server(stub), elicitation_callback=Answers()) as c:  # type: ignore[arg-type]
-        r = body(await c.call_tool("memory_govern", {"action": "confirm", "data": {"memory_id": 3,
-                                                                                  "authorized": True}}))
+        r = body(
+            await c.call_tool("memory_govern", {"action": "confirm", "data": {"memory_id": 3, "authorized": True}})
+        )
     assert r["error"]["code"] == "error" and confirmed == []
     assert "disk on fire" in caplog.text and "disk on fire" not in json.dumps(r)
 
@@ -229,14 +252,38 @@ async def test_tools_advertise_every_contract_name(app: LedgerApp) -> None:
     async with Client(build_server(app)) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
     assert set(tools) == {"memory", "memory_review", "memory_govern", "memory_repair"}
-    enum = {name: set(t.input_schema["properties"][key]["enum"]) for name, t, key in (
-        ("memory", tools["memory"], "action"), ("memory_review", tools["memory_review"], "view"),
-        ("memory_govern", tools["memory_govern"], "action"), ("memory_repair", tools["memory_repair"], "task"))}
+    enum = {
+        name: set(t.input_schema["properties"][key]["enum"])
+        for name, t, key in (
+            ("memory", tools["memory"], "action"),
+            ("memory_review", tools["memory_review"], "view"),
+            ("memory_govern", tools["memory_govern"], "action"),
+            ("memory_repair", tools["memory_repair"], "task"),
+        )
+    }
     assert enum["memory"] == {"remember", "find", "read", "update", "judge", "status", "help"}
-    assert enum["memory_review"] >= {"overview", "history", "conflicts", "conflict_detail", "compare", "audit",
-                                     "timeline", "doctor", "help"}
-    assert enum["memory_govern"] >= {"arbitrate", "confirm", "retire", "supersede", "resolve_conflict", "unlock",
-                                     "accept", "reject", "help"}
+    assert enum["memory_review"] >= {
+        "overview",
+        "history",
+        "conflicts",
+        "conflict_detail",
+        "compare",
+        "audit",
+        "timeline",
+        "doctor",
+        "help",
+    }
+    assert enum["memory_govern"] >= {
+        "arbitrate",
+        "confirm",
+        "retire",
+        "supersede",
+        "resolve_conflict",
+        "unlock",
+        "accept",
+        "reject",
+        "help",
+    }
     assert enum["memory_repair"] == {"rebuild", "verify", "replay_backup", "reembed", "archive", "help"}
     assert tools["memory_review"].annotations.read_only_hint is True
     for tool in tools.values():
@@ -245,12 +292,31 @@ async def test_tools_advertise_every_contract_name(app: LedgerApp) -> None:
 
 # -- compaction (pure) ----------------------------------------------------------------------------
 def find_result(contents: list[str]) -> dict[str, Any]:
-    return {"ok": True, "has_more": False, "total_estimate": len(contents), "results": [
-        {"memory_id": i + 1, "subject": "s", "content": c, "tags": ["t"], "source_type": "agent_generated",
-         "trust": 45, "confidence": 0.45, "protection": "normal", "status": "active",
-         "event_time": "2025-01-01T00:00:00.000000Z", "recorded_at": "2025-01-01T00:00:00.000000Z",
-         "version": 1, "source_ref": "", "score": 1.23456789, "conflict_ids": []}
-        for i, c in enumerate(contents)]}
+    return {
+        "ok": True,
+        "has_more": False,
+        "total_estimate": len(contents),
+        "results": [
+            {
+                "memory_id": i + 1,
+                "subject": "s",
+                "content": c,
+                "tags": ["t"],
+                "source_type": "agent_generated",
+                "trust": 45,
+                "confidence": 0.45,
+                "protection": "normal",
+                "status": "active",
+                "event_time": "2025-01-01T00:00:00.000000Z",
+                "recorded_at": "2025-01-01T00:00:00.000000Z",
+                "version": 1,
+                "source_ref": "",
+                "score": 1.23456789,
+                "conflict_ids": [],
+            }
+            for i, c in enumerate(contents)
+        ],
+    }
 
 
 def test_find_results_fit_the_budget_and_keep_short_contents_whole() -> None:
@@ -277,8 +343,9 @@ def test_snippets_cut_on_character_boundaries() -> None:
 
 
 def test_notices_are_merged_deduplicated_and_capped() -> None:
-    out = mcp_compact.compact("memory", "remember", {"ok": True, "notices": ["a", "b"]},
-                              notices=["a", "c", "d", "x" * 500])
+    out = mcp_compact.compact(
+        "memory", "remember", {"ok": True, "notices": ["a", "b"]}, notices=["a", "c", "d", "x" * 500]
+    )
     assert out["notices"] == ["a", "b", "c"]
     long = mcp_compact.compact("memory", "status", {"ok": True}, notices=["x" * 500])["notices"][0]
     assert len(long) == mcp_compact.MAX_NOTICE_CHARS
@@ -286,13 +353,30 @@ def test_notices_are_merged_deduplicated_and_capped() -> None:
 
 
 def test_listed_verdicts_drop_boilerplate_but_compare_keeps_it() -> None:
-    verdict = {"winner_side": "right", "winner_id": 2, "loser_id": 1, "manual_review": False, "rule": "event_time",
-               "reasons": ["user_confirmed/locked protection: tie", "event_time: right is newer — this rule decides"],
-               "rule_order": ["user_confirmed/locked protection", "event_time", "source_type", "confidence",
-                              "ingest_time"]}
-    remembered = {"ok": True, "memory_id": 2, "version": 1, "status": "active", "conflicts_total": 1,
-                  "conflicts": [{"conflict_id": 3, "other_id": 1, "claim": {"subject": "api", "attribute": "port",
-                                                                           "value": "9090"}, "verdict": verdict}]}
+    verdict = {
+        "winner_side": "right",
+        "winner_id": 2,
+        "loser_id": 1,
+        "manual_review": False,
+        "rule": "event_time",
+        "reasons": ["user_confirmed/locked protection: tie", "event_time: right is newer — this rule decides"],
+        "rule_order": ["user_confirmed/locked protection", "event_time", "source_type", "confidence", "ingest_time"],
+    }
+    remembered = {
+        "ok": True,
+        "memory_id": 2,
+        "version": 1,
+        "status": "active",
+        "conflicts_total": 1,
+        "conflicts": [
+            {
+                "conflict_id": 3,
+                "other_id": 1,
+                "claim": {"subject": "api", "attribute": "port", "value": "9090"},
+                "verdict": verdict,
+            }
+        ],
+    }
     out = mcp_compact.compact("memory", "remember", remembered)
     brief = out["conflicts"][0]["verdict"]
     assert "rule_order" not in brief and brief["reasons"] == ["event_time: right is newer — this rule decides"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ledger.memo import text_cache
+from fact_ledger.ledger.memo import text_cache
 
 
 def test_small_texts_are_memoised_and_large_ones_computed_each_time() -> None:
@@ -23,7 +23,7 @@ def test_small_texts_are_memoised_and_large_ones_computed_each_time() -> None:
 
 
 def test_the_write_path_memos_do_not_keep_a_large_content() -> None:
-    from ledger import claims, fingerprint, text
+    from fact_ledger.ledger import claims, fingerprint, text
 
     content = "项目 deploy port is 8443. " * 2000  # ~50k characters
     for fn in (fingerprint.signature, text.index_text):

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import ChainBroken, VersionConflict
-from ledger.log_copy import copy_log, display_url, open_log
-from ledger.pg_store import PostgresEventStore
-from ledger.store import EventStore
+from fact_ledger.ledger.errors import ChainBroken, VersionConflict
+from fact_ledger.ledger.log_copy import copy_log, display_url, open_log
+from fact_ledger.ledger.pg_store import PostgresEventStore
+from fact_ledger.ledger.store import EventStore
 from tests.conftest import ledger_cli
 from tools.pg_cluster import Cluster
 
@@ -30,14 +30,20 @@ def local_ledger(tmp_path: Path) -> Path:
     db = tmp_path / "local.db"
     for text in ["The staging API listens on port 8080", "用户喜欢喝咖啡", "Bob lives in Berlin"]:
         cli_json("--db", str(db), "remember", text, "--subject", text.split()[0])
-    cli_json("--db", str(db), "update", str(cli_json("--db", str(db), "find", "staging")["results"][0]["memory_id"]),
-             "The staging API listens on port 9090")
+    cli_json(
+        "--db",
+        str(db),
+        "update",
+        str(cli_json("--db", str(db), "find", "staging")["results"][0]["memory_id"]),
+        "The staging API listens on port 9090",
+    )
     return db
 
 
 @pytest.mark.slow
-def test_a_local_log_goes_to_postgresql_and_back_unchanged(pg_cluster: Cluster, local_ledger: Path,
-                                                           tmp_path: Path) -> None:
+def test_a_local_log_goes_to_postgresql_and_back_unchanged(
+    pg_cluster: Cluster, local_ledger: Path, tmp_path: Path
+) -> None:
     url = pg_cluster.database()
     there = cli_json("--db", str(local_ledger), "migrate", "--to", url)
     source = EventStore(local_ledger, create=False)
@@ -75,8 +81,7 @@ def test_an_interrupted_copy_resumes_where_it_stopped(pg_cluster: Cluster, tmp_p
     local.close()
 
 
-def test_a_target_with_other_events_is_refused_before_anything_is_written(pg_cluster: Cluster,
-                                                                          tmp_path: Path) -> None:
+def test_a_target_with_other_events_is_refused_before_anything_is_written(pg_cluster: Cluster, tmp_path: Path) -> None:
     from tests.test_store_contract import remembered
 
     local = EventStore(tmp_path / "a.db")
@@ -107,14 +112,22 @@ def test_a_tampered_source_stops_the_copy_at_the_bad_row(tmp_path: Path) -> None
 
 
 def test_urls_are_checked_and_passwords_never_shown(tmp_path: Path) -> None:
-    assert display_url("postgresql://team:s3cret@db.internal:5432/ledger") == \
-        "postgresql://team:***@db.internal:5432/ledger"
+    assert (
+        display_url("postgresql://team:s3cret@db.internal:5432/ledger")
+        == "postgresql://team:***@db.internal:5432/ledger"
+    )
     assert display_url("postgresql://db.internal/ledger") == "postgresql://db.internal/ledger"
     done = ledger_cli("--db", str(tmp_path / "x.db"), "--create", "migrate", "--to", "mysql://u:pw@h/db", "--json")
     assert done.returncode != 0
     error = json.loads(done.stdout)["error"]
     assert error["code"] == "invalid_input" and "pw" not in done.stdout and "mysql://u:***@h/db" in error["message"]
-    refused = ledger_cli("--db", str(tmp_path / "x.db"), "migrate", "--to",
-                         "postgresql://u:hunter2@127.0.0.1:1/none?connect_timeout=1", "--json")
+    refused = ledger_cli(
+        "--db",
+        str(tmp_path / "x.db"),
+        "migrate",
+        "--to",
+        "postgresql://u:hunter2@127.0.0.1:1/none?connect_timeout=1",
+        "--json",
+    )
     assert refused.returncode != 0 and "hunter2" not in refused.stdout + refused.stderr
     assert json.loads(refused.stdout)["error"]["code"] == "unavailable"

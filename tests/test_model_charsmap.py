@@ -7,7 +7,7 @@ import struct
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.models.charsmap import build_charsmap, normalize_prefix
+from fact_ledger.server.models.charsmap import build_charsmap, normalize_prefix
 
 _chars = st.characters(min_codepoint=1, max_codepoint=0x2FFFF, blacklist_categories=("Cs",))
 _maps = st.dictionaries(st.text(_chars, min_size=1, max_size=3), st.text(_chars, max_size=4), max_size=60)
@@ -62,5 +62,5 @@ def test_nfkc_style_map_and_determinism() -> None:
     assert normalize_prefix(charsmap, b"abc") == (b"X", 2)
     assert normalize_prefix(charsmap, b"a") is None
     assert normalize_prefix(charsmap, b"zz") is None
-    pool = charsmap[4 + struct.unpack_from("<I", charsmap)[0]:]
+    pool = charsmap[4 + struct.unpack_from("<I", charsmap)[0] :]
     assert pool.count(b"\0") == len(set(mapping.values()))

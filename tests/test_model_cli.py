@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import InvalidInput
-from server.config import DEFAULT_EMBEDDING_MODEL, load_settings, model_file, models_dir
+from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.server.config import DEFAULT_EMBEDDING_MODEL, load_settings, model_file, models_dir
 from tests.conftest import REPO, ledger_cli
 
 
@@ -40,7 +40,8 @@ def test_an_installed_default_model_is_used_without_configuration(data_home: Pat
 
 def test_model_by_name_path_file_and_environment(data_home: Path, tmp_path: Path) -> None:
     assert load_settings(env={"LEDGER_EMBEDDING_MODEL": "other-model"}).embedding_model_path == str(
-        models_dir() / "other-model.gguf")  # a name, even when not installed: the loader says what is missing
+        models_dir() / "other-model.gguf"
+    )  # a name, even when not installed: the loader says what is missing
     assert load_settings(env={"LEDGER_EMBEDDING_MODEL": "/models/x.gguf"}).embedding_model_path == "/models/x.gguf"
     config = tmp_path / "ledger.toml"
     config.write_text('[embedding]\nmodel = "~/m/e5.gguf"\nenabled = true\n')
@@ -94,5 +95,5 @@ def test_install_of_an_unknown_model_names_the_known_ones(data_home: Path) -> No
 def test_ci_runs_exactly_the_readme_test_command() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Run the tests", 1)[1].split("```bash\n", 1)[1].split("\n```", 1)[0]
-    assert "CMAKE_ARGS=\"-DGGML_NATIVE=OFF" in section and "--no-cache-dir" in section
+    assert 'CMAKE_ARGS="-DGGML_NATIVE=OFF' in section and "--no-cache-dir" in section
     assert (REPO / ".ci" / "run").read_text(encoding="utf-8").rstrip().endswith(section.strip())

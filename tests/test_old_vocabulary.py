@@ -15,30 +15,61 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ledger.envelope import backup_envelope, from_envelope
-from ledger.events import Confirmed, MemoryRecorded, current_type, stored_names
-from ledger.store import EventStore, NewEvent
-from projections.runner import ProjectionRunner
-from projections.search import SearchProjector
-from server.app import LedgerApp
-from server.cli.main import main
-from server.config import Settings
-from server.transfer import export_jsonl, import_jsonl
+from fact_ledger.ledger.chain import NewEvent
+from fact_ledger.ledger.envelope import backup_envelope, from_envelope
+from fact_ledger.ledger.events import Confirmed, MemoryRecorded, current_type, stored_names
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.projections.runner import ProjectionRunner
+from fact_ledger.projections.search_index import SearchProjector
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.app.transfer import export_jsonl, import_jsonl
+from fact_ledger.server.cli.main import main
+from fact_ledger.server.config import Settings
 
 GENESIS = "0" * 64
-CHAIN = ("position", "event_id", "stream_id", "stream_version", "type", "v", "payload", "event_time",
-         "recorded_at", "actor", "workspace", "idempotency_key")
+CHAIN = (
+    "position",
+    "event_id",
+    "stream_id",
+    "stream_version",
+    "type",
+    "v",
+    "payload",
+    "event_time",
+    "recorded_at",
+    "actor",
+    "workspace",
+    "idempotency_key",
+)
 A, B = "0190a000-0000-7000-8000-00000000000a", "0190a000-0000-7000-8000-00000000000b"
 # (stream, stream_version, type, v, payload, event_time): memory 1 (v1 tags), memory 2, memory 2
 # confirmed, memory 1 superseded by memory 2.
 OLD_LOG = (
-    (A, 1, "MemoryRemembered", 1, {"memory": A, "content": "staging port is 8080", "subject": "staging",
-                                   "tags": "infra, db ,"}, "2026-07-01T00:00:00.000000Z"),
-    (B, 1, "MemoryRemembered", 2, {"memory": B, "content": "staging port is 9090", "subject": "staging",
-                                   "tags": ["infra"]}, "2026-07-05T00:00:00.000000Z"),
+    (
+        A,
+        1,
+        "MemoryRemembered",
+        1,
+        {"memory": A, "content": "staging port is 8080", "subject": "staging", "tags": "infra, db ,"},
+        "2026-07-01T00:00:00.000000Z",
+    ),
+    (
+        B,
+        1,
+        "MemoryRemembered",
+        2,
+        {"memory": B, "content": "staging port is 9090", "subject": "staging", "tags": ["infra"]},
+        "2026-07-05T00:00:00.000000Z",
+    ),
     (B, 2, "MemoryConfirmed", 1, {"memory": B, "authorization": "user_channel"}, "2026-07-06T00:00:00.000000Z"),
-    (A, 2, "Superseded", 1, {"loser": A, "winner": B, "reason": "moved", "rule": "manual"},
-     "2026-07-06T00:00:00.000000Z"),
+    (
+        A,
+        2,
+        "Superseded",
+        1,
+        {"loser": A, "winner": B, "reason": "moved", "rule": "manual"},
+        "2026-07-06T00:00:00.000000Z",
+    ),
 )
 
 
@@ -50,16 +81,25 @@ def write_old_ledger(path: Path) -> list[dict[str, object]]:
     prev = GENESIS
     for position, (stream, version, type_, v, payload, event_time) in enumerate(OLD_LOG, 1):
         row: dict[str, object] = {
-            "position": position, "event_id": f"0190a000-0000-7000-8000-{position:012d}", "stream_id": stream,
-            "stream_version": version, "type": type_, "v": v,
-            "payload": json.dumps(payload, sort_keys=True, separators=(",", ":")), "event_time": event_time,
-            "recorded_at": f"2026-07-10T00:00:0{position}.000000Z", "actor": "old-agent", "workspace": "default",
-            "idempotency_key": None, "prev_hash": prev,
+            "position": position,
+            "event_id": f"0190a000-0000-7000-8000-{position:012d}",
+            "stream_id": stream,
+            "stream_version": version,
+            "type": type_,
+            "v": v,
+            "payload": json.dumps(payload, sort_keys=True, separators=(",", ":")),
+            "event_time": event_time,
+            "recorded_at": f"2026-07-10T00:00:0{position}.000000Z",
+            "actor": "old-agent",
+            "workspace": "default",
+            "idempotency_key": None,
+            "prev_hash": prev,
         }
         body = json.dumps([row[f] for f in CHAIN], separators=(",", ":"), ensure_ascii=False).encode()
         row["hash"] = prev = hashlib.sha256(prev.encode("ascii") + body).hexdigest()
-        store.conn.execute(f"INSERT INTO events({', '.join(row)}) VALUES({', '.join('?' * len(row))})",
-                           tuple(row.values()))
+        store.conn.execute(
+            f"INSERT INTO events({', '.join(row)}) VALUES({', '.join('?' * len(row))})", tuple(row.values())
+        )
         rows.append(row)
     store.close()
     return rows
@@ -93,8 +133,13 @@ def test_new_writes_take_the_design_names_beside_the_old_rows(old: tuple[LedgerA
     assert stored_types(app)[4:] == ["MemoryRecorded", "Confirmed"]
     audit = app.audit(limit=10)["events"]
     assert [(e["type"], e.get("stored_type")) for e in reversed(audit)] == [
-        ("MemoryRecorded", "MemoryRemembered"), ("MemoryRecorded", "MemoryRemembered"),
-        ("Confirmed", "MemoryConfirmed"), ("Superseded", None), ("MemoryRecorded", None), ("Confirmed", None)]
+        ("MemoryRecorded", "MemoryRemembered"),
+        ("MemoryRecorded", "MemoryRemembered"),
+        ("Confirmed", "MemoryConfirmed"),
+        ("Superseded", None),
+        ("MemoryRecorded", None),
+        ("Confirmed", None),
+    ]
     for name in ("MemoryRecorded", "MemoryRemembered"):  # either name filters rows under both
         assert [e["position"] for e in app.audit(type=name)["events"]] == [5, 2, 1]
     assert [e["position"] for e in app.audit(type="MemoryConfirmed")["events"]] == [6, 3]
@@ -126,7 +171,8 @@ def test_export_emits_what_is_stored_and_import_accepts_it(old: tuple[LedgerApp,
         for memory_id in (1, 2):
             mine, theirs = app.read(memory_id)["memory"], other.read(memory_id)["memory"]
             assert {k: mine[k] for k in ("content", "tags", "status", "protection", "superseded_by")} == {
-                k: theirs[k] for k in ("content", "tags", "status", "protection", "superseded_by")}
+                k: theirs[k] for k in ("content", "tags", "status", "protection", "superseded_by")
+            }
     finally:
         other.close()
 
@@ -140,7 +186,9 @@ def test_time_travel_over_the_old_rows(old: tuple[LedgerApp, list]) -> None:
     assert app.read(1, as_of_event_time="2026-07-02T00:00:00Z")["memory"]["tags"] == ["infra", "db"]
     history = app.history(2)["versions"]
     assert [(e["type"], e.get("stored_type")) for v in history for e in v["events"]][:2] == [
-        ("MemoryRecorded", "MemoryRemembered"), ("Confirmed", "MemoryConfirmed")]
+        ("MemoryRecorded", "MemoryRemembered"),
+        ("Confirmed", "MemoryConfirmed"),
+    ]
     assert [i["memory_id"] for i in app.timeline(subject="staging")["intervals"]] == [1, 2]
 
 
@@ -148,8 +196,9 @@ def test_time_travel_over_the_old_rows(old: tuple[LedgerApp, list]) -> None:
 def test_a_backup_line_under_either_name_reads_as_the_current_type(old_name: str, cls: type) -> None:
     """``replay-backup`` and ``import`` parse lines with ``from_envelope``."""
     data = cls(memory=A, content="x") if cls is MemoryRecorded else cls(memory=A)
-    line = backup_envelope(NewEvent(data=data, stream_id=A, event_time="2026-07-01T00:00:00Z"),
-                           "2026-07-01T00:00:00.000000Z")
+    line = backup_envelope(
+        NewEvent(data=data, stream_id=A, event_time="2026-07-01T00:00:00Z"), "2026-07-01T00:00:00.000000Z"
+    )
     assert json.loads(line)["event"]["type"] == cls.__name__
     for name in (cls.__name__, old_name):
         renamed = line.replace(f'"type":"{cls.__name__}"'.encode(), f'"type":"{name}"'.encode())
@@ -176,10 +225,19 @@ def test_replay_backup_appends_lines_written_under_the_old_names(tmp_path: Path)
     settings = Settings(db=str(tmp_path / "ledger.db"), client="test", agent_id="pytest")
     lines = []
     for n, (stream, version, type_, v, payload, event_time) in enumerate(OLD_LOG[1:3], 1):
-        event = {"event_id": f"0190b000-0000-7000-8000-{n:012d}", "stream_id": stream, "stream_version": version,
-                 "type": type_, "v": v, "payload": json.dumps(payload), "event_time": event_time,
-                 "recorded_at": "2026-07-10T00:00:00.000000Z", "actor": "old-agent", "workspace": "default",
-                 "idempotency_key": None}
+        event = {
+            "event_id": f"0190b000-0000-7000-8000-{n:012d}",
+            "stream_id": stream,
+            "stream_version": version,
+            "type": type_,
+            "v": v,
+            "payload": json.dumps(payload),
+            "event_time": event_time,
+            "recorded_at": "2026-07-10T00:00:00.000000Z",
+            "actor": "old-agent",
+            "workspace": "default",
+            "idempotency_key": None,
+        }
         lines.append(json.dumps({"schema": 1, "event": event, "command": "c1", "command_size": 2}))
     Path(settings.backup_path).write_text("\n".join(lines) + "\n")
     app = LedgerApp(settings)
@@ -187,7 +245,10 @@ def test_replay_backup_appends_lines_written_under_the_old_names(tmp_path: Path)
         assert app.replay_backup(dry_run=False, authorization="user_channel")["appended"] == 2
         memory = app.read(1)["memory"]
         assert (memory["content"], memory["protection"], memory["tags"]) == (
-            "staging port is 9090", "locked", ["infra"])
+            "staging port is 9090",
+            "locked",
+            ["infra"],
+        )
         assert stored_types(app) == ["MemoryRecorded", "Confirmed"]
     finally:
         app.close()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from server.app import LedgerApp
+from fact_ledger.server.app.facade import LedgerApp
 
 
 def _seed(app: LedgerApp) -> None:

@@ -13,17 +13,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from ledger.errors import InvalidInput
-from server import mcp_compact, paging
-from server.app import LedgerApp
-from server.mcp import build_server
+from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.server.app import paging
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.mcp import compact as mcp_compact
+from fact_ledger.server.mcp.server import build_server
 from tests.test_mcp_server import body
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-def all_pages(call: Callable[..., dict[str, Any]], key: str, between: Callable[[], None] = lambda: None,
-              **kwargs: Any) -> list[dict[str, Any]]:
+def all_pages(
+    call: Callable[..., dict[str, Any]], key: str, between: Callable[[], None] = lambda: None, **kwargs: Any
+) -> list[dict[str, Any]]:
     """Every item over every page, running ``between`` after each page (a concurrent writer)."""
     items: list[dict[str, Any]] = []
     cursor = None
@@ -45,8 +47,13 @@ def test_find_pages_cover_every_match_once_while_others_write(app: LedgerApp, qu
     expected = [r["memory_id"] for r in app.find(query, limit=50)["results"]]
     assert len(expected) == 23
     writes = iter(range(100))
-    seen = all_pages(app.find, "results", lambda: app.remember(f"coffee beans roaster written later {next(writes)}"),
-                     query=query, limit=4)
+    seen = all_pages(
+        app.find,
+        "results",
+        lambda: app.remember(f"coffee beans roaster written later {next(writes)}"),
+        query=query,
+        limit=4,
+    )
     assert [r["memory_id"] for r in seen] == expected  # same order, nothing twice, nothing new slipped in
     assert "total_estimate" not in app.find(query, limit=1)  # no count that pretends to know
 
@@ -79,8 +86,11 @@ def test_conflicts_audit_history_and_timeline_page_with_keysets(app: LedgerApp) 
         app.remember(f"Late{n} lives in Oslo", subject=f"late{n}")
 
     conflicts = all_pages(app.conflicts, "conflicts", another_conflict, limit=2)
-    assert [c["conflict_id"] for c in conflicts] == [c["conflict_id"] for c in app.conflicts(limit=200)[
-        "conflicts"] if c["conflict_id"] in {x["conflict_id"] for x in conflicts}]
+    assert [c["conflict_id"] for c in conflicts] == [
+        c["conflict_id"]
+        for c in app.conflicts(limit=200)["conflicts"]
+        if c["conflict_id"] in {x["conflict_id"] for x in conflicts}
+    ]
     assert len(conflicts) == 9
     head = app.store.last_position()
     events = all_pages(app.audit, "events", lambda: app.remember("an audit page apart"), limit=7)
@@ -92,8 +102,13 @@ def test_conflicts_audit_history_and_timeline_page_with_keysets(app: LedgerApp) 
     assert [v["version"] for v in versions] == list(range(1, 8))
     for i in range(5):
         app.remember(f"The cache lives on host {i}", subject="cache host", event_time=f"2024-0{i + 1}-01T00:00:00Z")
-    intervals = all_pages(app.timeline, "intervals", lambda: app.remember("cache later", subject="cache host"),
-                          subject="cache host", limit=2)
+    intervals = all_pages(
+        app.timeline,
+        "intervals",
+        lambda: app.remember("cache later", subject="cache host"),
+        subject="cache host",
+        limit=2,
+    )
     assert len(intervals) == 5 and len({i["memory_id"] for i in intervals}) == 5
 
 
@@ -137,10 +152,12 @@ async def test_mcp_lists_are_lean_but_keep_every_contract_key(app: LedgerApp) ->
         find = body(await c.call_tool("memory", {"action": "find", "data": {"query": "coffee", "limit": 1}}))
         conflicts = body(await c.call_tool("memory_review", {"view": "conflicts"}))
         audit = body(await c.call_tool("memory_review", {"view": "audit", "data": {"limit": 50}}))
-        paged = body(await c.call_tool("memory", {"action": "find", "data": {"query": "", "limit": 1,
-                                                                             "offset": 2}}))
-        second = body(await c.call_tool("memory", {"action": "find", "data": {
-            "query": "", "limit": 1, "cursor": paged["next_cursor"]}}))
+        paged = body(await c.call_tool("memory", {"action": "find", "data": {"query": "", "limit": 1, "offset": 2}}))
+        second = body(
+            await c.call_tool(
+                "memory", {"action": "find", "data": {"query": "", "limit": 1, "cursor": paged["next_cursor"]}}
+            )
+        )
         help_text = body(await c.call_tool("memory", {"action": "help", "data": {"topic": "paging"}}))["text"]
     assert {"results", "has_more", "next_cursor"} <= set(find) and find["next_cursor"] is None
     assert {"subject", "tags", "source_ref", "conflict_ids"} <= set(find["results"][0])  # contract keys stay
@@ -154,12 +171,41 @@ async def test_mcp_lists_are_lean_but_keep_every_contract_key(app: LedgerApp) ->
 
 
 def test_lean_items_drop_only_empty_non_contract_fields() -> None:
-    result = {"ok": True, "results": [{"memory_id": 1, "subject": "", "tags": [], "content": "", "status": "active",
-                                       "standing": None, "conflict_ids": [], "note": "", "extra": None,
-                                       "more": [], "verdict": {"reasons": [], "rule_order": ["a"]}}],
-              "has_more": False, "next_cursor": None}
+    result = {
+        "ok": True,
+        "results": [
+            {
+                "memory_id": 1,
+                "subject": "",
+                "tags": [],
+                "content": "",
+                "status": "active",
+                "standing": None,
+                "conflict_ids": [],
+                "note": "",
+                "extra": None,
+                "more": [],
+                "verdict": {"reasons": [], "rule_order": ["a"]},
+            }
+        ],
+        "has_more": False,
+        "next_cursor": None,
+    }
     lean = mcp_compact.compact("memory", "find", result)
-    assert lean == {"ok": True, "results": [{"memory_id": 1, "subject": "", "tags": [], "content": "",
-                                             "status": "active", "standing": None, "conflict_ids": [],
-                                             "verdict": {"reasons": []}}],
-                    "has_more": False, "next_cursor": None}
+    assert lean == {
+        "ok": True,
+        "results": [
+            {
+                "memory_id": 1,
+                "subject": "",
+                "tags": [],
+                "content": "",
+                "status": "active",
+                "standing": None,
+                "conflict_ids": [],
+                "verdict": {"reasons": []},
+            }
+        ],
+        "has_more": False,
+        "next_cursor": None,
+    }

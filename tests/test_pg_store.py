@@ -16,12 +16,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from ledger.errors import Unavailable
-from ledger.events import MemoryRecorded, MemoryRetired
-from ledger.ids import uuid7
-from ledger.log_copy import open_log
-from ledger.pg_store import NOTIFY_CHANNEL, LogWatcher, PostgresEventStore, grant_appender
-from ledger.store import EventStore, NewEvent
+from fact_ledger.ledger.chain import NewEvent
+from fact_ledger.ledger.errors import Unavailable
+from fact_ledger.ledger.events import MemoryRecorded, MemoryRetired
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.log_copy import open_log
+from fact_ledger.ledger.pg_store import NOTIFY_CHANNEL, LogWatcher, PostgresEventStore, grant_appender
+from fact_ledger.ledger.store import EventStore
 from tools.pg_cluster import Cluster, running_cluster
 
 T0 = "2026-07-01T00:00:00.000000Z"
@@ -69,14 +70,26 @@ def test_an_appender_role_cannot_edit_even_without_the_triggers(url: str) -> Non
 def test_the_same_events_give_the_same_rows_and_hashes_on_both_backends(url: str, tmp_path: Path) -> None:
     def batch() -> list[NewEvent]:
         return [
-            NewEvent(data=MemoryRecorded(memory=f"m-{n}", content=f"接口 {n} 🙂 \u2028 \x00 end"),
-                     stream_id=f"m-{n}", event_time=T0, event_id=f"00000000-0000-7000-8000-0000000000{n:02d}",
-                     recorded_at="2026-07-01T00:00:01.000000Z", actor="agent:a", workspace="w",
-                     idempotency_key=f"k-{n}" if n % 2 else None)
+            NewEvent(
+                data=MemoryRecorded(memory=f"m-{n}", content=f"接口 {n} 🙂 \u2028 \x00 end"),
+                stream_id=f"m-{n}",
+                event_time=T0,
+                event_id=f"00000000-0000-7000-8000-0000000000{n:02d}",
+                recorded_at="2026-07-01T00:00:01.000000Z",
+                actor="agent:a",
+                workspace="w",
+                idempotency_key=f"k-{n}" if n % 2 else None,
+            )
             for n in range(12)
-        ] + [NewEvent(data=MemoryRetired(memory="m-3", reason="gone"), stream_id="m-3", event_time=T0,
-                      event_id="00000000-0000-7000-8000-000000000099",
-                      recorded_at="2026-07-01T00:00:02.000000Z")]
+        ] + [
+            NewEvent(
+                data=MemoryRetired(memory="m-3", reason="gone"),
+                stream_id="m-3",
+                event_time=T0,
+                event_id="00000000-0000-7000-8000-000000000099",
+                recorded_at="2026-07-01T00:00:02.000000Z",
+            )
+        ]
 
     sqlite = EventStore(tmp_path / "events.db")
     pg = PostgresEventStore(url)
@@ -123,8 +136,9 @@ def test_four_writer_processes_leave_gapless_positions_seen_in_order(url: str) -
 
     watcher = threading.Thread(target=reader)
     watcher.start()
-    writers = [subprocess.Popen([sys.executable, "-c", _WRITER, url, f"w{n}", str(per_writer)], cwd=REPO)
-               for n in range(4)]
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, url, f"w{n}", str(per_writer)], cwd=REPO) for n in range(4)
+    ]
     try:
         assert [w.wait(timeout=120) for w in writers] == [0, 0, 0, 0]
     finally:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ledger.store import EventStore
-from server.app import LedgerApp
-from server.config import Settings
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
 from tests.conftest import ledger_cli
 
 WORKERS = Path(__file__).with_name("workers.py")
@@ -23,8 +23,13 @@ pytestmark = pytest.mark.slow
 
 def spawn(*args: str, barrier: bool = False) -> subprocess.Popen[str]:
     """A worker process; with ``barrier`` it waits for a go on stdin (see :func:`start_together`)."""
-    return subprocess.Popen([sys.executable, str(WORKERS), *args], stdin=subprocess.PIPE if barrier else None,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, str(WORKERS), *args],
+        stdin=subprocess.PIPE if barrier else None,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def start_together(*args: list[str]) -> list[subprocess.Popen[str]]:

@@ -7,12 +7,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger.events import MemoryRecorded
-from ledger.ids import uuid7
-from ledger.store import EventStore, NewEvent
-from projections.memories import MemoriesProjector
-from server.app import LedgerApp, default_projectors
-from server.config import Settings
+from fact_ledger.ledger.chain import NewEvent
+from fact_ledger.ledger.events import MemoryRecorded
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.projections.memories import MemoriesProjector
+from fact_ledger.server.app.facade import LedgerApp, default_projectors
+from fact_ledger.server.config import Settings
 
 T0 = "2026-07-01T00:00:00.000000Z"
 
@@ -29,8 +30,13 @@ def test_events_from_another_process_are_caught_up_on_open(db_path: Path) -> Non
     LedgerApp(Settings(db=str(db_path))).close()
     raw = EventStore(db_path)  # a writer that runs no projectors at all
     stream = uuid7()
-    raw.append([NewEvent(data=MemoryRecorded(memory=stream, content="written behind our back"),
-                         stream_id=stream, event_time=T0)])
+    raw.append(
+        [
+            NewEvent(
+                data=MemoryRecorded(memory=stream, content="written behind our back"), stream_id=stream, event_time=T0
+            )
+        ]
+    )
     raw.close()
     app = LedgerApp(Settings(db=str(db_path)))
     assert app.find("behind our back")["results"][0]["content"] == "written behind our back"
@@ -66,13 +72,18 @@ def test_rebuild_of_one_projection_leaves_the_others(app: LedgerApp) -> None:
 
 commands = st.lists(
     st.one_of(
-        st.tuples(st.just("remember"), st.sampled_from(["端口 8080", "port 8080", "the cache is redis",
-                                                         "预算 5万", "deploy friday", "接口返回 200"]),
-                  st.sampled_from(["", "api", "cache"])),
+        st.tuples(
+            st.just("remember"),
+            st.sampled_from(
+                ["端口 8080", "port 8080", "the cache is redis", "预算 5万", "deploy friday", "接口返回 200"]
+            ),
+            st.sampled_from(["", "api", "cache"]),
+        ),
         st.tuples(st.just("update"), st.integers(0, 20), st.sampled_from(["changed", "又改了", "port 9090"])),
         st.tuples(st.just("retract"), st.integers(0, 20), st.just("")),
     ),
-    min_size=1, max_size=25,
+    min_size=1,
+    max_size=25,
 )
 
 

@@ -16,18 +16,25 @@ from pathlib import Path
 
 import pytest
 
-from ledger import dbfiles
-from server.cli import exit_codes
+from fact_ledger.ledger import dbfiles
+from fact_ledger.server.cli import exit_codes
 from tests.conftest import REPO
 
-AS_USER = (["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"] if os.geteuid() == 0 else [])
-pytestmark = pytest.mark.skipif(os.geteuid() == 0 and not shutil.which("setpriv"),
-                                reason="root needs setpriv (util-linux) to drop its capabilities")
+AS_USER = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"] if os.geteuid() == 0 else []
+pytestmark = pytest.mark.skipif(
+    os.geteuid() == 0 and not shutil.which("setpriv"), reason="root needs setpriv (util-linux) to drop its capabilities"
+)
 
 
 def as_user(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*AS_USER, sys.executable, "-m", "server", *args], capture_output=True, text=True,
-                          cwd=REPO, timeout=60, env={**os.environ, "LEDGER_CREATE": ""})
+    return subprocess.run(
+        [*AS_USER, sys.executable, "-m", "fact_ledger.server", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+        env={**os.environ, "LEDGER_CREATE": ""},
+    )
 
 
 def test_a_sidecar_left_read_only_no_longer_blocks_the_replay(tmp_path: Path) -> None:

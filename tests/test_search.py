@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from projections import search as search_module
-from server.app import LedgerApp
+from fact_ledger.projections import search as search_module
+from fact_ledger.server.app.facade import LedgerApp
 from tests.test_text import HOSTILE
 
 
@@ -109,7 +109,7 @@ def test_hostile_queries_are_plain_text(app: LedgerApp, query: str) -> None:
 
 def test_hostile_queries_still_find_their_words(app: LedgerApp) -> None:
     memory = remember(app, "subject: NEAR the AND gate, see (figure 2)")
-    for query in ['subject:NEAR', 'NEAR(gate', '"AND gate"', 'figure 2)', "gate*", "^gate"]:
+    for query in ["subject:NEAR", "NEAR(gate", '"AND gate"', "figure 2)", "gate*", "^gate"]:
         assert memory in ids(app.find(query)), query
     emoji = remember(app, "🔥🔥🔥")
     assert ids(app.find("🔥")) == [emoji]
@@ -157,8 +157,7 @@ def test_common_terms_take_the_bounded_path(app: LedgerApp, monkeypatch: pytest.
     assert len(ids(app.find("note", limit=3))) == 3
 
 
-def test_filters_that_reject_the_best_matches_fall_back(app: LedgerApp,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_filters_that_reject_the_best_matches_fall_back(app: LedgerApp, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(search_module, "POOL_MIN", 2)
     monkeypatch.setattr(search_module, "POOL_PER_RESULT", 1)
     for i in range(12):

@@ -35,8 +35,14 @@ def positive_numbers(node: object, path: str = "") -> list[str]:
 
 
 def test_quick_bench_prints_every_figure() -> None:
-    done = subprocess.run([sys.executable, "-m", "tools.bench", "--quick"], cwd=REPO, capture_output=True,
-                          text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.bench", "--quick"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     report = json.loads(done.stdout)
     assert set(report) >= {"machine", "config", "append", "sizes", "scaling", "budgets", "seconds"}
     assert set(report["append"]) == {"batched_1000", "single_durable"}
@@ -46,8 +52,13 @@ def test_quick_bench_prints_every_figure() -> None:
         assert {"build", "rebuild", "find_ms", "exact_phrase", "remember_ms"} <= set(size)
         assert {"p50", "p95", "p99"} <= set(size["find_ms"]) and {"p50", "p99"} <= set(size["remember_ms"])
         assert 0 < size["exact_phrase"]["hit_rate"] <= 1 and size["rebuild"]["events_per_s"] > 0
-    assert set(report["budgets"]) == {"remember_p50_ms", "remember_p99_ms", "find_p50_ms",
-                                      "rebuild_events_per_s", "exact_phrase_hit_rate"}
+    assert set(report["budgets"]) == {
+        "remember_p50_ms",
+        "remember_p99_ms",
+        "find_p50_ms",
+        "rebuild_events_per_s",
+        "exact_phrase_hit_rate",
+    }
     assert all({"value", "budget", "ratio", "ok"} <= set(b) for b in report["budgets"].values())
     assert positive_numbers(report) == []
     cold = [size["rebuild"]["cold_events_per_s"] for size in report["sizes"].values()]
@@ -55,8 +66,14 @@ def test_quick_bench_prints_every_figure() -> None:
 
 
 def test_io_floor_prints_both_write_patterns(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "tools.bench.io_floor", "--commits", "5", "--frames", "2,7",
-                           "--dir", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.bench.io_floor", "--commits", "5", "--frames", "2,7", "--dir", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     report = json.loads(done.stdout)
     assert list(report["results"]) == ["2_frames", "7_frames"]
     for patterns in report["results"].values():
@@ -66,8 +83,14 @@ def test_io_floor_prints_both_write_patterns(tmp_path: Path) -> None:
 
 
 def test_floor_replays_what_the_ledger_wrote(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "tools.bench.floor", "--quick", "--workdir", str(tmp_path)],
-                          cwd=REPO, capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.bench.floor", "--quick", "--workdir", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     report = json.loads(done.stdout)
     remember, rebuild = report["remember"], report["rebuild"]
     # The replayed statements wrote the same log as the facade: the floor measures the real work.
@@ -78,7 +101,8 @@ def test_floor_replays_what_the_ledger_wrote(tmp_path: Path) -> None:
     assert 0 < remember["core_wal_frames_per_remember"] < remember["wal_frames_per_remember"]
     # Every read model is in the rebuild floor, the log read and the commit too.
     assert {"read the log", "COMMIT", "memories", "search_fts", "tt_fts", "near_dup_bands", "claims"} <= set(
-        rebuild["floor_by_table_s"])
+        rebuild["floor_by_table_s"]
+    )
     assert "events" not in rebuild["floor_by_table_s"] and rebuild["events"] == 300
     assert rebuild["core_floor_events_per_s"] > 0
     assert set(report["floor_vs_budget"]) == {"rebuild_events_per_s", "remember_p50_ms"}
@@ -97,7 +121,8 @@ def test_floor_refuses_a_read_model_it_cannot_fill(tmp_path: Path) -> None:
 
 def test_recall_harness_scores_a_tiny_conversation(tmp_path: Path) -> None:
     conversation = {
-        "speaker_a": "Ann", "speaker_b": "Bo",
+        "speaker_a": "Ann",
+        "speaker_b": "Bo",
         "session_1_date_time": "1:56 pm on 8 May, 2023",
         "session_1": [
             {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a grey kitten called Miso!"},
@@ -105,8 +130,12 @@ def test_recall_harness_scores_a_tiny_conversation(tmp_path: Path) -> None:
         ],
         "session_2_date_time": "10:00 am on 1 June, 2023",
         "session_2": [
-            {"speaker": "Bo", "dia_id": "D2:1", "text": "My bowl cracked in the kiln.",
-             "blip_caption": "a photo of a cracked bowl"},
+            {
+                "speaker": "Bo",
+                "dia_id": "D2:1",
+                "text": "My bowl cracked in the kiln.",
+                "blip_caption": "a photo of a cracked bowl",
+            },
         ],
         "qa": [
             {"question": "What is the name of Ann's kitten?", "evidence": ["D1:1"], "category": 4},

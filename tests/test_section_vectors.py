@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from projections import hybrid, knn, vectors
-from projections.indexer import Indexer
-from projections.search import SearchFilters
-from projections.sections import catalog
-from server.app import LedgerApp
-from server.config import Embedding, Settings
+from fact_ledger.projections import hybrid, knn, vectors
+from fact_ledger.projections.indexer import Indexer
+from fact_ledger.projections.search import SearchFilters
+from fact_ledger.projections.sections import catalog
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Embedding, Settings
 
 NONSENSE = "qqzx vvkw"
 THRESHOLD = 400
@@ -34,8 +34,9 @@ def _doc(topic: str) -> str:
 
 
 def _app(db: Path, model: Path, **extra: Any) -> LedgerApp:
-    return LedgerApp(Settings(db=str(db), client="test", embedding=Embedding(model=str(model)),
-                              section_threshold=THRESHOLD, **extra))
+    return LedgerApp(
+        Settings(db=str(db), client="test", embedding=Embedding(model=str(model)), section_threshold=THRESHOLD, **extra)
+    )
 
 
 @pytest.fixture
@@ -46,8 +47,13 @@ def sem(tmp_path: Path, tiny_gguf: Path) -> Any:
 
 
 def _section_vectors(app: LedgerApp, memory_id: int) -> dict[int, bytes]:
-    return {rowid & ((1 << 20) - 1): bytes(blob) for rowid, blob in app.conn.execute(
-        "SELECT section_rowid, embedding FROM section_vectors WHERE memory_id=? ORDER BY section_rowid", (memory_id,))}
+    return {
+        rowid & ((1 << 20) - 1): bytes(blob)
+        for rowid, blob in app.conn.execute(
+            "SELECT section_rowid, embedding FROM section_vectors WHERE memory_id=? ORDER BY section_rowid",
+            (memory_id,),
+        )
+    }
 
 
 def test_every_section_of_a_long_memory_is_embedded_with_its_heading(sem: LedgerApp) -> None:
@@ -84,7 +90,7 @@ def test_find_answers_with_the_section_nearest_in_meaning(sem: LedgerApp) -> Non
     assert top["memory_id"] == long_id
     assert top["section"]["section_id"] == target
     chosen = catalog(sem.conn, long_id)[target - 1]
-    assert top["content"] == _doc("the gateway")[chosen.start:chosen.end]
+    assert top["content"] == _doc("the gateway")[chosen.start : chosen.end]
 
 
 def test_section_vectors_obey_the_filters(tmp_path: Path, tiny_gguf: Path) -> None:
@@ -98,12 +104,15 @@ def test_section_vectors_obey_the_filters(tmp_path: Path, tiny_gguf: Path) -> No
     on_theirs = _section_vectors(app, theirs)[2]
     everywhere = hybrid.vector_candidates(app.conn, on_theirs, SearchFilters(), 50, table="section_vectors")
     assert {rowid >> 20 for rowid, _ in everywhere} == {mine, theirs}  # retired: filtered out by status
-    inside = hybrid.vector_candidates(app.conn, on_theirs, SearchFilters(workspace=("alpha",)), 50,
-                                      table="section_vectors")
+    inside = hybrid.vector_candidates(
+        app.conn, on_theirs, SearchFilters(workspace=("alpha",)), 50, table="section_vectors"
+    )
     assert {rowid >> 20 for rowid, _ in inside} == {mine}
     # The scan itself only scores the caller's workspace.
     assert {r >> 20 for r in knn.index_for(app.conn, "section_vectors").nearest(b"\0" * 8, 50, ("alpha",))} <= {
-        mine, retired}
+        mine,
+        retired,
+    }
     app.close()
 
 
@@ -111,7 +120,7 @@ def test_an_edit_replaces_the_section_vectors_and_a_rebuild_reuses_them(sem: Led
     long_id = sem.remember(_doc("the gateway"))["memory_id"]
     sem.reembed()
     before = _section_vectors(sem, long_id)
-    sem.update(long_id, content=_doc("the gateway")[:THRESHOLD + 200])  # fewer sections now
+    sem.update(long_id, content=_doc("the gateway")[: THRESHOLD + 200])  # fewer sections now
     result = sem.reembed()
     after = _section_vectors(sem, long_id)
     assert len(after) == len(catalog(sem.conn, long_id)) < len(before)
@@ -132,7 +141,8 @@ def test_an_edit_replaces_the_section_vectors_and_a_rebuild_reuses_them(sem: Led
     # The index in process forgets the sections that are gone.
     index = knn.index_for(sem.conn, "section_vectors")
     assert sorted(int(i) for i in index.ids) == sorted(
-        r[0] for r in sem.conn.execute("SELECT section_rowid FROM section_vectors"))
+        r[0] for r in sem.conn.execute("SELECT section_rowid FROM section_vectors")
+    )
 
 
 def test_a_new_section_threshold_starts_the_vectors_over(tmp_path: Path, tiny_gguf: Path) -> None:
@@ -142,8 +152,9 @@ def test_a_new_section_threshold_starts_the_vectors_over(tmp_path: Path, tiny_gg
     app.reembed()
     count = len(_section_vectors(app, long_id))
     app.close()
-    app = LedgerApp(Settings(db=str(db), client="test", embedding=Embedding(model=str(tiny_gguf)),
-                             section_threshold=100_000))
+    app = LedgerApp(
+        Settings(db=str(db), client="test", embedding=Embedding(model=str(tiny_gguf)), section_threshold=100_000)
+    )
     try:
         assert app.search_mode() == "vector+fts"
         app.reembed()

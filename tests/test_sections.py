@@ -10,38 +10,42 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.errors import InvalidInput
-from ledger.sections import DEFAULT_TARGET, DEFAULT_THRESHOLD, snippet, split_sections
-from server.app import LedgerApp
-from server.config import Settings
-from server.schemas import ReadData
+from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.sections import DEFAULT_TARGET, DEFAULT_THRESHOLD, snippet, split_sections
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
+from fact_ledger.server.schemas.memory import ReadData
 
-PARAGRAPH = ("The deployment pipeline builds the image, runs the migrations and then shifts traffic "
-             "gradually from the old pods to the new ones while watching the error rate. ")
+PARAGRAPH = (
+    "The deployment pipeline builds the image, runs the migrations and then shifts traffic "
+    "gradually from the old pods to the new ones while watching the error rate. "
+)
 
 
 def markdown_document() -> str:
-    return "\n".join([
-        "Intro text before any heading, describing the handbook.",
-        "",
-        "# Operations handbook",
-        "",
-        "## Install",
-        "### Linux",
-        PARAGRAPH * 4,
-        "```bash",
-        "# not a heading: a shell comment in a fence",
-        "apt-get install ledger",
-        "```",
-        "### macOS",
-        PARAGRAPH * 3,
-        "## Budget",
-        "The budget for 2025 is 50k, approved by finance in March.",
-        "",
-        PARAGRAPH * 20,
-        "# Appendix",
-        "Contacts and links.",
-    ])
+    return "\n".join(
+        [
+            "Intro text before any heading, describing the handbook.",
+            "",
+            "# Operations handbook",
+            "",
+            "## Install",
+            "### Linux",
+            PARAGRAPH * 4,
+            "```bash",
+            "# not a heading: a shell comment in a fence",
+            "apt-get install ledger",
+            "```",
+            "### macOS",
+            PARAGRAPH * 3,
+            "## Budget",
+            "The budget for 2025 is 50k, approved by finance in March.",
+            "",
+            PARAGRAPH * 20,
+            "# Appendix",
+            "Contacts and links.",
+        ]
+    )
 
 
 def test_short_memories_are_not_split() -> None:
@@ -64,10 +68,10 @@ def test_markdown_headings_give_sections_with_heading_paths() -> None:
     # a '#' line inside a code fence is not a heading
     assert not any("not a heading" in p for path in paths for p in path)
     linux = next(s for s in sections if s.heading_path[-1:] == ("Linux",))
-    assert "apt-get install ledger" in text[linux.start:linux.end]
+    assert "apt-get install ledger" in text[linux.start : linux.end]
     # the long Budget section is cut into windows that keep its path
     budget = [s for s in sections if s.heading_path == ("Operations handbook", "Budget")]
-    assert len(budget) > 1 and "50k" in text[budget[0].start:budget[0].end]
+    assert len(budget) > 1 and "50k" in text[budget[0].start : budget[0].end]
     assert [s.ordinal for s in sections] == list(range(1, len(sections) + 1))
 
 
@@ -77,7 +81,7 @@ def test_prose_is_cut_into_paragraph_windows() -> None:
     sections = split_sections(text)
     assert len(sections) > 2 and all(s.heading_path == () for s in sections)
     for s in sections:
-        body = text[s.start:s.end]
+        body = text[s.start : s.end]
         assert len(body) <= DEFAULT_TARGET
         assert body.lstrip().startswith("Paragraph")  # windows hold whole paragraphs
 
@@ -86,7 +90,7 @@ def test_a_paragraph_without_breaks_is_cut_at_sentence_ends() -> None:
     text = "这是一个很长的句子，描述了项目的预算和计划。" * 400
     sections = split_sections(text)
     assert len(sections) > 1
-    assert all(text[s.start:s.end].endswith("。") for s in sections)
+    assert all(text[s.start : s.end].endswith("。") for s in sections)
 
 
 _chunks = st.sampled_from(["a", "b ", "word ", ". ", "。", "\n", "\n\n", "# T\n", "## U\n", "```\n", "x" * 50])
@@ -101,7 +105,7 @@ def test_sections_are_ordered_verbatim_spans_that_cover_the_text(text: str, targ
     for s in sections:
         assert previous_end <= s.start < s.end <= len(text)
         assert s.end - s.start <= target
-        gap = text[previous_end:s.start]  # left out: only blank space and bare heading lines
+        gap = text[previous_end : s.start]  # left out: only blank space and bare heading lines
         assert all(not line.strip() or line.startswith("#") for line in gap.splitlines())
         previous_end = s.end
     assert all(not line.strip() or line.startswith("#") for line in text[previous_end:].splitlines())
@@ -110,9 +114,11 @@ def test_sections_are_ordered_verbatim_spans_that_cover_the_text(text: str, targ
 
 # -- the read model, find and read (real SQLite through the facade) ------------------------------
 def _prose() -> str:
-    topics = ["The staging cluster runs in Frankfurt and is patched every Tuesday night.",
-              "Our budget review happens in March; the finance team approves every line item.",
-              "The mobile app release train leaves every second Thursday from the main branch."]
+    topics = [
+        "The staging cluster runs in Frankfurt and is patched every Tuesday night.",
+        "Our budget review happens in March; the finance team approves every line item.",
+        "The mobile app release train leaves every second Thursday from the main branch.",
+    ]
     return "\n\n".join(f"{topics[i % 3]} " + PARAGRAPH * 3 + f"Note {i}." for i in range(12))
 
 
@@ -125,7 +131,7 @@ def test_find_answers_with_the_markdown_section_that_matches(app: LedgerApp) -> 
     assert section["heading_path"] == ["Operations handbook", "Budget"]
     assert "50k" in section["snippet"] and "50k" in hit["content"]
     assert len(hit["content"]) < len(doc) and hit["content"] in doc
-    assert doc[section["start"]:section["end"]] == hit["content"]
+    assert doc[section["start"] : section["end"]] == hit["content"]
     assert section["sections"] == len(split_sections(doc)) and section["section_id"] >= 1
     linux = next(r for r in app.find("apt-get install ledger")["results"] if r["memory_id"] == memory_id)
     assert linux["section"]["heading_path"] == ["Operations handbook", "Install", "Linux"]
@@ -153,7 +159,7 @@ def test_read_returns_the_catalog_all_sections_or_chosen_ones(app: LedgerApp) ->
     assert all("text" not in s for s in catalog) and catalog[0]["heading_path"] == []
     assert app.read(memory_id, sections="catalog")["memory"]["sections"] == catalog
     every = app.read(memory_id, sections="all")["memory"]["sections"]
-    assert [s["text"] for s in every] == [doc[s["start"]:s["end"]] for s in catalog]
+    assert [s["text"] for s in every] == [doc[s["start"] : s["end"]] for s in catalog]
     chosen = app.read(memory_id, sections=[3, 1])["memory"]["sections"]
     assert [s["section_id"] for s in chosen] == [3, 1] and chosen[1]["text"] == every[0]["text"]
     with pytest.raises(InvalidInput, match="no section 999"):

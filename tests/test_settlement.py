@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger.arbiter import Side, arbitrate_set
-from ledger.events import AUTH_POLICY, AUTH_USER
-from ledger.settlement import guarded
-from server.app import LedgerApp
-from server.config import Policy, Settings, load_settings
+from fact_ledger.ledger.arbiter import Side, arbitrate_set
+from fact_ledger.ledger.events import AUTH_POLICY, AUTH_USER
+from fact_ledger.ledger.settlement import guarded
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Policy, Settings, load_settings
 
 T = "2025-07-0{}T00:00:00Z"
 
@@ -48,10 +48,15 @@ def test_the_switch_supersedes_the_losers_and_records_the_rule(settling: LedgerA
     assert settling.status()["open_conflicts"] == 0
     for p in payloads(settling, "Superseded"):
         assert (p["rule"], p["authorization"]) == ("event_time", AUTH_POLICY) and "event_time" in p["reason"]
-    assert [(p["resolution"], p["authorization"]) for p in payloads(settling, "ConflictResolved")] == \
-        [("policy", AUTH_POLICY)] * 2
-    (entry,) = [e for v in settling.history(mid)["versions"] for e in v["events"]
-                if e["type"] == "Superseded" and e["role"] == "stream"]  # mid itself superseded (it beat old too)
+    assert [(p["resolution"], p["authorization"]) for p in payloads(settling, "ConflictResolved")] == [
+        ("policy", AUTH_POLICY)
+    ] * 2
+    (entry,) = [
+        e
+        for v in settling.history(mid)["versions"]
+        for e in v["events"]
+        if e["type"] == "Superseded" and e["role"] == "stream"
+    ]  # mid itself superseded (it beat old too)
     assert (entry["rule"], entry["authorization"]) == ("event_time", AUTH_POLICY)
     audited = settling.audit(type="Superseded")["events"]
     assert {(e["payload"]["rule"], e["payload"]["authorization"]) for e in audited} == {("event_time", AUTH_POLICY)}
@@ -68,8 +73,9 @@ def test_a_writer_that_loses_is_superseded_at_once(settling: LedgerApp) -> None:
 
 
 def test_protected_and_user_confirmed_members_keep_the_set_open(settling: LedgerApp) -> None:
-    mine = settling.remember("the cache port is 7000", source_type="user_confirmed", authorization=AUTH_USER,
-                             event_time=T.format(1))["memory_id"]
+    mine = settling.remember(
+        "the cache port is 7000", source_type="user_confirmed", authorization=AUTH_USER, event_time=T.format(1)
+    )["memory_id"]
     for i in range(3):
         reply = settling.remember(f"the cache port is {7001 + i}", event_time=T.format(2 + i))
         assert "superseded" not in reply and reply["conflicts"][0]["member_count"] == 2 + i
@@ -105,8 +111,10 @@ def test_an_update_that_collides_settles_too(settling: LedgerApp) -> None:
 def test_off_by_default_and_off_changes_nothing(tmp_path: Path) -> None:
     assert Settings().policy.auto_settle is False and load_settings(env={}).policy.auto_settle is False
     replies = []
-    for name, app in (("default", LedgerApp(Settings(db=str(tmp_path / "d.db"), client="t"))),
-                      ("off", _app(tmp_path / "off.db", auto_settle=False))):
+    for name, app in (
+        ("default", LedgerApp(Settings(db=str(tmp_path / "d.db"), client="t"))),
+        ("off", _app(tmp_path / "off.db", auto_settle=False)),
+    ):
         try:
             for i in range(4):
                 replies.append(app.remember(f"the sprint name is Falcon{i}", event_time=T.format(1 + i)))
@@ -127,42 +135,67 @@ def test_the_switch_is_read_from_the_environment_and_the_config_file(tmp_path: P
 # -- the switch against random histories: only unguarded losers, nothing left that could settle, a
 # rebuild that gives the same tables.
 _VALUES = st.sampled_from(["7000", "7001", "7002", "7003"])
-_STEP = st.tuples(st.sampled_from(["api", "cache", "both"]), _VALUES,
-                  st.sampled_from(["agent_generated", "document_extracted", "user_confirmed", "person"]),
-                  st.integers(1, 9))
+_STEP = st.tuples(
+    st.sampled_from(["api", "cache", "both"]),
+    _VALUES,
+    st.sampled_from(["agent_generated", "document_extracted", "user_confirmed", "person"]),
+    st.integers(1, 9),
+)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(st.lists(_STEP, min_size=2, max_size=12))
 def test_random_histories_settle_only_unguarded_losers_and_rebuild_the_same(
-        tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, str, str, int]]) -> None:
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, str, str, int]]
+) -> None:
     app = _app(tmp_path_factory.mktemp("settle") / "l.db", auto_settle=True)
     try:
         for subject, value, source, day in steps:
             person = source == "person"
-            content = ("the api port is {0}; the cache port is {0}" if subject == "both"  # two sets at once
-                       else f"the {subject} port is {{0}}").format(value)
-            app.remember(content, event_time=T.format(day),
-                         source_type="user_confirmed" if person else source,
-                         authorization=AUTH_USER if person else "")
+            content = (
+                "the api port is {0}; the cache port is {0}"
+                if subject == "both"  # two sets at once
+                else f"the {subject} port is {{0}}"
+            ).format(value)
+            app.remember(
+                content,
+                event_time=T.format(day),
+                source_type="user_confirmed" if person else source,
+                authorization=AUTH_USER if person else "",
+            )
         for p in payloads(app, "Superseded"):
             assert p["authorization"] == AUTH_POLICY
-            loser = app.conn.execute("SELECT source_type, protection FROM memories WHERE stream_id=?",
-                                     (p["loser"],)).fetchone()
+            loser = app.conn.execute(
+                "SELECT source_type, protection FROM memories WHERE stream_id=?", (p["loser"],)
+            ).fetchone()
             assert loser[0] != "user_confirmed" and loser[1] == "normal"
         for c in app.conflicts(state="open", limit=200)["conflicts"]:
             rows = app.conn.execute(
                 "SELECT m.memory_id, m.source_type, m.protection, m.event_time, m.confidence, m.recorded_at, "
                 "m.confirmed_via, m.stream_id, m.status FROM conflict_members c JOIN memories m USING(memory_id) "
-                "WHERE c.conflict_id=? AND c.active=1", (c["conflict_id"],)).fetchall()
-            sides = [Side(memory_id=r[0], source_type=r[1], protection=r[2], event_time=r[3], confidence=r[4],
-                          recorded_at=r[5], confirmed_via=r[6]) for r in rows]
+                "WHERE c.conflict_id=? AND c.active=1",
+                (c["conflict_id"],),
+            ).fetchall()
+            sides = [
+                Side(
+                    memory_id=r[0],
+                    source_type=r[1],
+                    protection=r[2],
+                    event_time=r[3],
+                    confidence=r[4],
+                    recorded_at=r[5],
+                    confirmed_via=r[6],
+                )
+                for r in rows
+            ]
             blocked = any(s.protection != "normal" or s.source_type == "user_confirmed" for s in sides)
             assert blocked or arbitrate_set(sides)["manual_review"], c  # else the switch would have settled it
         stale = app.conn.execute(  # a superseded member always left its open sets
             "SELECT count(*) FROM conflict_members c JOIN conflicts s USING(conflict_id) JOIN memories m "
-            "USING(memory_id) WHERE c.active=1 AND s.state<>'resolved' AND m.status<>'active'").get
+            "USING(memory_id) WHERE c.active=1 AND s.state<>'resolved' AND m.status<>'active'"
+        ).get
         assert stale == 0
         incremental = app.runner.checksums()
         app.rebuild()
@@ -172,7 +205,7 @@ def test_random_histories_settle_only_unguarded_losers_and_rebuild_the_same(
 
 
 def test_guarded_names_what_no_policy_may_supersede() -> None:
-    from ledger.decide import MemoryFacts
+    from fact_ledger.ledger.facts import MemoryFacts
 
     base = {"memory_id": 1, "stream_id": "s", "version": 1, "status": "active"}
     assert not guarded(MemoryFacts(**base, protection="normal", source_type="agent_generated"))

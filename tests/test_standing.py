@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ledger.arbiter import leaders_first
-from server.app import LedgerApp
+from fact_ledger.ledger.arbiter import leaders_first
+from fact_ledger.server.app.facade import LedgerApp
 
 T1, T2 = "2025-01-01T00:00:00Z", "2025-06-01T00:00:00Z"
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger import clock
-from ledger.events import MemoryRecorded
-from ledger.normalize import content_hash
-from ledger.pg_store import PostgresEventStore
-from ledger.store import EventStore
-from projections import memories as mem
-from projections.runner import ProjectionRunner
-from server.app import default_projectors
-from server.config import Settings
-from server.storage import BackedUp, Decide, LogStore, ProjectionStore, Storage, Written
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.events import MemoryRecorded
+from fact_ledger.ledger.normalize import content_hash
+from fact_ledger.ledger.pg_store import PostgresEventStore
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.projections import memories as mem
+from fact_ledger.projections.runner import ProjectionRunner
+from fact_ledger.server.app.facade import default_projectors
+from fact_ledger.server.app.storage import BackedUp, Decide, LogStore, ProjectionStore, Storage, Written
+from fact_ledger.server.config import Settings
 
 NOT_A_DB = b"this file is not a database, it was overwritten by accident\n" * 200
 
@@ -24,8 +24,17 @@ def settings(tmp_path: Path) -> Settings:
 
 
 def recorded(stream: str, content: str) -> MemoryRecorded:
-    return MemoryRecorded(memory=stream, content=content, subject="", tags=(), source_type="agent_generated",
-                          confidence=0.5, protection="normal", source_ref="", content_hash=content_hash(content))
+    return MemoryRecorded(
+        memory=stream,
+        content=content,
+        subject="",
+        tags=(),
+        source_type="agent_generated",
+        confidence=0.5,
+        protection="normal",
+        source_ref="",
+        content_hash=content_hash(content),
+    )
 
 
 def decide_one(stream: str, content: str) -> Decide:
@@ -61,5 +70,7 @@ def test_the_log_and_the_read_models_meet_their_protocols() -> None:
         needed = {n for n in vars(protocol) if not n.startswith("_")} - {"by_name"}
         assert needed and all(callable(getattr(cls, n, None)) for n in needed), (cls, needed)
     # The PostgreSQL log offers what a log store reads and writes outside a projection transaction.
-    assert all(callable(getattr(PostgresEventStore, n, None))
-               for n in ("write", "snapshot", "last_position", "read", "verify_chain", "close"))
+    assert all(
+        callable(getattr(PostgresEventStore, n, None))
+        for n in ("write", "snapshot", "last_position", "read", "verify_chain", "close")
+    )

@@ -18,19 +18,19 @@ import msgspec
 import psycopg
 import pytest
 
-from ledger.errors import ChainBroken, StreamVersionConflict
-from ledger.events import EVENT_TYPES, MemoryRecorded, MemoryRetired, decode_payload
-from ledger.ids import uuid7
-from ledger.pg_store import PostgresEventStore
-from ledger.store import CHECKPOINT_FRAMES, GENESIS_HASH, EventStore, NewEvent, StoredEvent, row_hash
+from fact_ledger.ledger.chain import GENESIS_HASH, NewEvent, StoredEvent, row_hash
+from fact_ledger.ledger.errors import ChainBroken, StreamVersionConflict
+from fact_ledger.ledger.events import EVENT_TYPES, MemoryRecorded, MemoryRetired, decode_payload
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.pg_store import PostgresEventStore
+from fact_ledger.ledger.store import CHECKPOINT_FRAMES, EventStore
 
 T0 = "2026-07-01T00:00:00.000000Z"
 
 
 def remembered(stream: str | None = None, content: str = "x", **kw: object) -> NewEvent:
     stream = stream or uuid7()
-    return NewEvent(data=MemoryRecorded(memory=stream, content=content), stream_id=stream,
-                    event_time=T0, **kw)  # type: ignore[arg-type]
+    return NewEvent(data=MemoryRecorded(memory=stream, content=content), stream_id=stream, event_time=T0, **kw)  # type: ignore[arg-type]
 
 
 # What each backend raises when a statement breaks the append-only rule.
@@ -90,15 +90,19 @@ def test_stale_stream_version_is_a_typed_error(store: EventStore) -> None:
 
 def test_stream_versions_count_up_per_stream(store: EventStore) -> None:
     a, b = uuid7(), uuid7()
-    out = store.append([remembered(a), remembered(b),
-                        NewEvent(data=MemoryRetired(memory=a), stream_id=a, event_time=T0)])
+    out = store.append(
+        [remembered(a), remembered(b), NewEvent(data=MemoryRetired(memory=a), stream_id=a, event_time=T0)]
+    )
     assert [(e.stream_id, e.stream_version) for e in out] == [(a, 1), (b, 1), (a, 2)]
 
 
-@pytest.mark.parametrize("statement", [
-    "UPDATE events SET payload='{}' WHERE position=1",
-    "DELETE FROM events WHERE position=1",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE events SET payload='{}' WHERE position=1",
+        "DELETE FROM events WHERE position=1",
+    ],
+)
 def test_triggers_refuse_update_and_delete(store: EventStore, statement: str) -> None:
     store.append([remembered()])
     with pytest.raises(REFUSED, match="append-only"):
@@ -108,8 +112,20 @@ def test_triggers_refuse_update_and_delete(store: EventStore, statement: str) ->
 
 def outside_hash(prev_hash: str, ev: StoredEvent) -> str:
     """docs/design.md's ``sha256(prev_hash || canonical bytes)`` with json + hashlib, no project code."""
-    columns = [ev.position, ev.event_id, ev.stream_id, ev.stream_version, ev.type, ev.v, ev.payload,
-               ev.event_time, ev.recorded_at, ev.actor, ev.workspace, ev.idempotency_key]
+    columns = [
+        ev.position,
+        ev.event_id,
+        ev.stream_id,
+        ev.stream_version,
+        ev.type,
+        ev.v,
+        ev.payload,
+        ev.event_time,
+        ev.recorded_at,
+        ev.actor,
+        ev.workspace,
+        ev.idempotency_key,
+    ]
     body = json.dumps(columns, separators=(",", ":"), ensure_ascii=False).encode()
     return hashlib.sha256(prev_hash.encode("ascii") + body).hexdigest()
 
@@ -128,13 +144,24 @@ def test_hash_chain_links_every_event(store: EventStore) -> None:
 def test_hashes_are_pinned(store: EventStore) -> None:
     """The same rows hash to the same values in every version and process (an export verified
     elsewhere, a chain checked years later): the values below were computed once and written down."""
-    pinned = ["ed2df0c67adf20ee60d7b5e0312c9719ea9feeeaf1f7b389a063f6f0da455d1b",
-              "ccf7cd11e26f769bd594d2f56bf3f1f2d951f2309d6f9bad01579f6339e3a09e"]
-    events = store.append([
-        NewEvent(data=MemoryRetired(memory="s-1", reason=reason), stream_id="s-1",
-                 event_time="2026-07-01T00:00:00.000000Z", event_id=f"00000000-0000-7000-8000-00000000000{n}",
-                 recorded_at="2026-07-01T00:00:01.000000Z", actor="test:pinned", workspace="w")
-        for n, reason in enumerate(["done", "接口 🙂 \u2028"])])
+    pinned = [
+        "ed2df0c67adf20ee60d7b5e0312c9719ea9feeeaf1f7b389a063f6f0da455d1b",
+        "ccf7cd11e26f769bd594d2f56bf3f1f2d951f2309d6f9bad01579f6339e3a09e",
+    ]
+    events = store.append(
+        [
+            NewEvent(
+                data=MemoryRetired(memory="s-1", reason=reason),
+                stream_id="s-1",
+                event_time="2026-07-01T00:00:00.000000Z",
+                event_id=f"00000000-0000-7000-8000-00000000000{n}",
+                recorded_at="2026-07-01T00:00:01.000000Z",
+                actor="test:pinned",
+                workspace="w",
+            )
+            for n, reason in enumerate(["done", "接口 🙂 \u2028"])
+        ]
+    )
     assert [e.hash for e in events] == pinned
     assert events[1].prev_hash == pinned[0] and events[0].prev_hash == GENESIS_HASH
 
@@ -150,8 +177,14 @@ def test_verify_chain_names_the_first_bad_position(store: EventStore) -> None:
 
 def test_payloads_are_canonical_bytes(store: EventStore) -> None:
     """Re-encoding a decoded payload gives the stored bytes back: hashes are reproducible."""
-    [ev] = store.append([remembered(content="b", )])
-    from ledger.events import encode_payload
+    [ev] = store.append(
+        [
+            remembered(
+                content="b",
+            )
+        ]
+    )
+    from fact_ledger.ledger.events import encode_payload
 
     assert encode_payload(ev.data).decode() == ev.payload
     assert msgspec.json.decode(ev.payload) == {"memory": ev.stream_id, "content": "b"}
@@ -170,12 +203,30 @@ def test_old_payload_versions_are_upcast_on_read(store: EventStore) -> None:
 def test_every_event_type_round_trips() -> None:
     assert len(EVENT_TYPES) >= 10
     for name, cls in EVENT_TYPES.items():
-        fields = {f: "s" for f in cls.__struct_fields__ if f in ("memory", "loser", "winner", "conflict",
-                                                                  "left", "right", "subject", "attribute",
-                                                                  "left_value", "right_value", "judgment", "member",
-                                                                  "alias", "canonical", "content")}
+        fields = {
+            f: "s"
+            for f in cls.__struct_fields__
+            if f
+            in (
+                "memory",
+                "loser",
+                "winner",
+                "conflict",
+                "left",
+                "right",
+                "subject",
+                "attribute",
+                "left_value",
+                "right_value",
+                "judgment",
+                "member",
+                "alias",
+                "canonical",
+                "content",
+            )
+        }
         event = cls(**fields)
-        from ledger.events import encode_payload
+        from fact_ledger.ledger.events import encode_payload
 
         assert decode_payload(name, cls.V, encode_payload(event)) == event
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger.text import (
+from fact_ledger.ledger.text import (
     MAX_TERMS,
     STOP_WORDS,
     analyse,
@@ -30,9 +30,38 @@ from ledger.text import (
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 HOSTILE = [
-    '"', '""', "'", "*", "a*", '"unbalanced', "NEAR(a b)", "NEAR(", "a AND OR NOT b", "AND", "OR", "NOT",
-    "^start", "subject:x", "{subject body}:x", "body : y", "(a OR b", ")", "a + b", "-x", "col:", "😀",
-    "🔥 fire", "\x00", "\\", "%_", "a\nb", "\u200b", "接口*", '接口"返回', "0x1F", "a" * 5000,
+    '"',
+    '""',
+    "'",
+    "*",
+    "a*",
+    '"unbalanced',
+    "NEAR(a b)",
+    "NEAR(",
+    "a AND OR NOT b",
+    "AND",
+    "OR",
+    "NOT",
+    "^start",
+    "subject:x",
+    "{subject body}:x",
+    "body : y",
+    "(a OR b",
+    ")",
+    "a + b",
+    "-x",
+    "col:",
+    "😀",
+    "🔥 fire",
+    "\x00",
+    "\\",
+    "%_",
+    "a\nb",
+    "\u200b",
+    "接口*",
+    '接口"返回',
+    "0x1F",
+    "a" * 5000,
 ]
 
 

@@ -10,19 +10,22 @@ from typing import Any
 
 import pytest
 
-from ledger.errors import InvalidInput, NotFound
-from ledger.events import AUTH_USER, Event, MemoryRetired, Superseded
-from ledger.store import NewEvent
-from server.app import LedgerApp
-from server.config import Settings
+from fact_ledger.ledger.chain import NewEvent
+from fact_ledger.ledger.errors import InvalidInput, NotFound
+from fact_ledger.ledger.events import AUTH_USER, Event, MemoryRetired, Superseded
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
 
 JUL = "2026-07-{:02d}T00:00:00.000000Z"
 
 
 def append(app: LedgerApp, data: Event, stream_id: str, event_time: str) -> int:
     """An event straight through the normal append path (used where no facade action exists yet)."""
-    stored = app.store.write(lambda: app.runner.append(
-        [NewEvent(data=data, stream_id=stream_id, event_time=event_time, actor="test:governance")]))
+    stored = app.store.write(
+        lambda: app.runner.append(
+            [NewEvent(data=data, stream_id=stream_id, event_time=event_time, actor="test:governance")]
+        )
+    )
     return stored[0].position
 
 
@@ -41,12 +44,14 @@ def ids(result: dict[str, Any]) -> list[int]:
 @pytest.fixture
 def foo(app: LedgerApp) -> dict[str, Any]:
     """The /api/foo case: "200" on 07-01, then "404" on 07-06 superseding it."""
-    ok = app.remember("接口 /api/foo 返回 200", subject="/api/foo", event_time=JUL.format(1),
-                      source_type="agent_generated")["memory_id"]
+    ok = app.remember(
+        "接口 /api/foo 返回 200", subject="/api/foo", event_time=JUL.format(1), source_type="agent_generated"
+    )["memory_id"]
     before_second = app.store.last_position()
     recorded_before = app.conn.execute("SELECT recorded_at FROM events WHERE position=?", (before_second,)).get
-    not_found = app.remember("接口 /api/foo 返回 404", subject="/api/foo", event_time=JUL.format(6),
-                             source_type="agent_generated")["memory_id"]
+    not_found = app.remember(
+        "接口 /api/foo 返回 404", subject="/api/foo", event_time=JUL.format(6), source_type="agent_generated"
+    )["memory_id"]
     supersede(app, ok, not_found)
     return {"ok": ok, "nf": not_found, "position": before_second, "recorded": recorded_before}
 
@@ -65,7 +70,9 @@ def test_api_foo_after_the_second_date_the_404_answer_is_current(app: LedgerApp,
     assert ids(found) == [foo["nf"]]
     everything = app.find("/api/foo", as_of_event_time=JUL.format(8), include_inactive=True)
     assert {r["memory_id"]: r["status"] for r in everything["results"]} == {
-        foo["ok"]: "superseded", foo["nf"]: "active"}
+        foo["ok"]: "superseded",
+        foo["nf"]: "active",
+    }
     old = app.read(foo["ok"], as_of_event_time=JUL.format(8))["memory"]
     assert (old["status"], old["superseded_by"], old["valid_to"]) == ("superseded", foo["nf"], JUL.format(6))
     assert app.read(foo["nf"], as_of_event_time=JUL.format(8))["memory"]["supersedes"] == [foo["ok"]]
@@ -123,7 +130,8 @@ def test_update_changes_are_seen_only_from_their_position(app: LedgerApp) -> Non
     # The current (non as-of) answer and the as-of answer at the last position agree.
     current = app.read(mid)["memory"]
     assert {k: current[k] for k in ("content", "version", "status", "event_time")} == {
-        k: now[k] for k in ("content", "version", "status", "event_time")}
+        k: now[k] for k in ("content", "version", "status", "event_time")
+    }
 
 
 def test_a_retraction_ends_validity_at_its_event_time(app: LedgerApp) -> None:
@@ -152,9 +160,18 @@ def test_timestamp_points_resolve_to_the_log_prefix_recorded_by_then(app: Ledger
     app.remember("second fact", event_time=JUL.format(1))
     # A replayed backup line keeps its older stamp; it still counts from where it entered the log.
     stream = stream_of(app, a)
-    app.store.write(lambda: app.runner.append([NewEvent(
-        data=MemoryRetired(memory=stream, reason="r"), stream_id=stream, event_time=JUL.format(2),
-        recorded_at="2000-01-01T00:00:00.000000Z")]))
+    app.store.write(
+        lambda: app.runner.append(
+            [
+                NewEvent(
+                    data=MemoryRetired(memory=stream, reason="r"),
+                    stream_id=stream,
+                    event_time=JUL.format(2),
+                    recorded_at="2000-01-01T00:00:00.000000Z",
+                )
+            ]
+        )
+    )
     assert app.read(a, as_of_recorded=t1)["memory"]["status"] == "active"
     with pytest.raises(NotFound):
         app.read(a, as_of_recorded="2000-01-01T00:00:00Z")
@@ -178,8 +195,9 @@ def test_as_of_inputs_are_validated(app: LedgerApp) -> None:
 
 def test_as_of_find_filters_and_empty_query(app: LedgerApp) -> None:
     a = app.remember("alpha deploy note", tags=["ops"], event_time=JUL.format(1))["memory_id"]
-    b = app.remember("alpha review note", tags=["dev"], event_time=JUL.format(2),
-                     source_type="document_extracted")["memory_id"]
+    b = app.remember("alpha review note", tags=["dev"], event_time=JUL.format(2), source_type="document_extracted")[
+        "memory_id"
+    ]
     point = app.store.last_position()
     assert ids(app.find("", as_of_recorded=point)) == [b, a]
     assert ids(app.find("alpha", as_of_recorded=point, tags_filter=["ops"])) == [a]
@@ -235,7 +253,7 @@ def test_archive_moves_old_inactive_memories_out_but_time_travel_still_sees_them
 
 
 def test_archive_runs_in_bounded_batches_and_counts_exactly(db_path, monkeypatch) -> None:
-    import server.timetravel as tt
+    import fact_ledger.server.app.timetravel as tt
 
     monkeypatch.setattr(tt, "ARCHIVE_BATCH", 2)
     app = LedgerApp(Settings(db=str(db_path), retention_days=0))
@@ -253,7 +271,7 @@ def test_archive_runs_in_bounded_batches_and_counts_exactly(db_path, monkeypatch
 
 @pytest.mark.parametrize("common", [2, 2000])
 def test_as_of_search_for_common_terms_takes_the_bounded_path(app: LedgerApp, monkeypatch, common: int) -> None:
-    from projections import asof
+    from fact_ledger.projections import asof
 
     monkeypatch.setattr(asof, "COMMON", common)  # 2: every term here counts as common
     made = [app.remember(f"alpha bravo note {n}", event_time=JUL.format(1 + n))["memory_id"] for n in range(5)]

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger.errors import NotFound
-from ledger.events import (
+from fact_ledger.ledger.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.errors import NotFound
+from fact_ledger.ledger.events import (
     Confirmed,
     MemoryArchived,
     MemoryRecorded,
@@ -22,9 +23,8 @@ from ledger.events import (
     MemoryUpdated,
     Superseded,
 )
-from ledger.store import NewEvent, StoredEvent
-from server.app import LedgerApp
-from server.config import Settings
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
 
 WORDS = ("alpha", "bravo", "delta", "echo")
 DAY = "2026-07-{:02d}T{:02d}:00:00.000000Z"
@@ -49,8 +49,9 @@ def run(app: LedgerApp, ops: list[tuple[Any, ...]]) -> None:
         target = streams[i % len(streams)]
         event_time = DAY.format(1, 0)
         if kind == "update":
-            data: Any = MemoryUpdated(memory=target, content=None if keep else f"{word} note {n}",
-                                      event_time=None if keep and j % 2 else when)
+            data: Any = MemoryUpdated(
+                memory=target, content=None if keep else f"{word} note {n}", event_time=None if keep and j % 2 else when
+            )
         elif kind == "move_winner":  # correct the world time of a memory that superseded another
             target = winners[i % len(winners)] if winners else target
             data = MemoryUpdated(memory=target, event_time=when)
@@ -66,8 +67,9 @@ def run(app: LedgerApp, ops: list[tuple[Any, ...]]) -> None:
             data = MemoryArchived(memory=target)
         else:
             data = Confirmed(memory=target)
-        app.store.write(lambda d=data, s=target, t=event_time: app.runner.append(
-            [NewEvent(data=d, stream_id=s, event_time=t)]))
+        app.store.write(
+            lambda d=data, s=target, t=event_time: app.runner.append([NewEvent(data=d, stream_id=s, event_time=t)])
+        )
 
 
 def reference_fold(events: list[StoredEvent]) -> dict[str, dict[str, Any]]:
@@ -76,9 +78,18 @@ def reference_fold(events: list[StoredEvent]) -> dict[str, dict[str, Any]]:
     for e in events:
         d = e.data
         if isinstance(d, MemoryRecorded):
-            mem[d.memory] = {"memory_id": e.position, "content": d.content, "valid_from": e.event_time,
-                             "status": "active", "ended": None, "end": None, "winner": None, "version": 1,
-                             "source_type": d.source_type, "protection": d.protection}
+            mem[d.memory] = {
+                "memory_id": e.position,
+                "content": d.content,
+                "valid_from": e.event_time,
+                "status": "active",
+                "ended": None,
+                "end": None,
+                "winner": None,
+                "version": 1,
+                "source_type": d.source_type,
+                "protection": d.protection,
+            }
             continue
         m = mem.get(d.loser if isinstance(d, Superseded) else d.memory)  # type: ignore[attr-defined]
         if m is None:
@@ -92,8 +103,9 @@ def reference_fold(events: list[StoredEvent]) -> dict[str, dict[str, Any]]:
         elif isinstance(d, MemoryRetired):
             m.update(status="retired", ended="retired", end=e.event_time)
         elif isinstance(d, Superseded):
-            m.update(status="superseded", ended="superseded", winner=d.winner if d.winner in mem else None,
-                     end=e.event_time)
+            m.update(
+                status="superseded", ended="superseded", winner=d.winner if d.winner in mem else None, end=e.event_time
+            )
         elif isinstance(d, MemoryArchived):
             m["status"] = "archived"
     for m in mem.values():
@@ -128,14 +140,22 @@ def check_point(app: LedgerApp, events: list[StoredEvent], position: int, at: st
             continue
         got = app.read(memory_id, as_of_recorded=position, as_of_event_time=at)["memory"]
         assert m is not None
-        want = {"status": expected, "content": m["content"], "event_time": m["valid_from"],
-                "valid_to": m["valid_to"], "version": m["version"], "superseded_by": m["superseded_by"],
-                "source_type": m["source_type"], "protection": m["protection"]}
+        want = {
+            "status": expected,
+            "content": m["content"],
+            "event_time": m["valid_from"],
+            "valid_to": m["valid_to"],
+            "version": m["version"],
+            "superseded_by": m["superseded_by"],
+            "source_type": m["source_type"],
+            "protection": m["protection"],
+        }
         assert {k: got[k] for k in want} == want, (memory_id, position, at)
     for include_inactive in (False, True):
         for word in ("", WORDS[0], WORDS[1]):
-            found = app.find(word, limit=50, include_inactive=include_inactive, as_of_recorded=position,
-                             as_of_event_time=at)
+            found = app.find(
+                word, limit=50, include_inactive=include_inactive, as_of_recorded=position, as_of_event_time=at
+            )
             got_set = {(r["memory_id"], r["status"]) for r in found["results"]}
             want_set = set()
             for m in ref.values():
@@ -147,20 +167,27 @@ def check_point(app: LedgerApp, events: list[StoredEvent], position: int, at: st
             assert got_set == want_set, (word, include_inactive, position, at)
             if word == "":
                 order = [r["memory_id"] for r in found["results"]]
-                assert order == [m for _, m in sorted(((r["event_time"], r["memory_id"]) for r in found["results"]),
-                                                      reverse=True)]
+                assert order == [
+                    m for _, m in sorted(((r["event_time"], r["memory_id"]) for r in found["results"]), reverse=True)
+                ]
 
 
 def boundaries(events: list[StoredEvent]) -> list[str | None]:
     """Every world time the history mentions: validity starts and ends sit exactly on them."""
-    times = {e.event_time for e in events} | {e.data.event_time for e in events  # type: ignore[attr-defined]
-                                               if isinstance(e.data, MemoryUpdated) and e.data.event_time}
+    times = {e.event_time for e in events} | {
+        e.data.event_time
+        for e in events  # type: ignore[attr-defined]
+        if isinstance(e.data, MemoryUpdated) and e.data.event_time
+    }
     return [None, *sorted(times)]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=st.lists(op, min_size=3, max_size=18), times=st.lists(st.one_of(st.none(), day), min_size=1, max_size=2),
-       pick=st.integers(0, 18))
+@given(
+    ops=st.lists(op, min_size=3, max_size=18),
+    times=st.lists(st.one_of(st.none(), day), min_size=1, max_size=2),
+    pick=st.integers(0, 18),
+)
 def test_as_of_answers_match_a_naive_fold(ops: list[tuple[Any, ...]], times: list[str | None], pick: int) -> None:
     app = LedgerApp(Settings(db=":memory:", client="prop"))
     try:

@@ -1,7 +1,7 @@
 """Random tool calls, in-process through the MCP dispatcher: never an internal error, never a half write.
 
 The contract tests drive the server over stdio with inputs someone thought of; this throws
-hypothesis at every tool and route of ``server.mcp_routes`` with field names the route knows
+hypothesis at every tool and route of ``server.mcp.routes`` with field names the route knows
 mixed with junk, and values of every JSON type (ids near the ones that exist, blank and odd
 strings, NaN, nesting). Whatever comes back must be the contract's envelope with a known error
 code; a refused call must leave the log as it was; and at the end a fresh fold of the log must
@@ -20,23 +20,56 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from server.app import LedgerApp
-from server.config import Settings
-from server.mcp import LedgerTools
-from server.mcp_routes import TOOLS, ToolSpec
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
+from fact_ledger.server.mcp.dispatch import LedgerTools
+from fact_ledger.server.mcp.routes import TOOLS, ToolSpec
 
-ERROR_CODES = {"invalid_input", "not_found", "locked", "version_conflict", "forbidden_workspace",
-               "unauthorized", "unavailable"}
+ERROR_CODES = {
+    "invalid_input",
+    "not_found",
+    "locked",
+    "version_conflict",
+    "forbidden_workspace",
+    "unauthorized",
+    "unavailable",
+}
 
 _text = st.one_of(
-    st.sampled_from(["", " ", "\u200b", "staging", "port 8080", "会议", "2026-01-01", "2026-13-45T99:00",
-                     "open", "all", "search", "keep_both", "1", "-1", "null", "[]", "{}", '"', "*", "OR ("]),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "\u200b",
+            "staging",
+            "port 8080",
+            "会议",
+            "2026-01-01",
+            "2026-13-45T99:00",
+            "open",
+            "all",
+            "search",
+            "keep_both",
+            "1",
+            "-1",
+            "null",
+            "[]",
+            "{}",
+            '"',
+            "*",
+            "OR (",
+        ]
+    ),
     st.text(max_size=12),
 )
-_scalar = st.one_of(st.none(), st.booleans(), st.integers(-2, 12), st.integers(), _text,
-                    st.floats(allow_nan=True, allow_infinity=True))
-_json = st.recursive(_scalar, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(_text, inner, max_size=3)), max_leaves=6)
+_scalar = st.one_of(
+    st.none(), st.booleans(), st.integers(-2, 12), st.integers(), _text, st.floats(allow_nan=True, allow_infinity=True)
+)
+_json = st.recursive(
+    _scalar,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_text, inner, max_size=3)),
+    max_leaves=6,
+)
 
 
 def plausible(annotation: Any) -> st.SearchStrategy[Any]:
@@ -54,8 +87,7 @@ def plausible(annotation: Any) -> st.SearchStrategy[Any]:
         return st.dictionaries(_text, st.integers(-1, 12) if args and args[1] is not Any else _scalar, max_size=3)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return st.fixed_dictionaries({n: plausible(f.annotation) for n, f in annotation.model_fields.items()})
-    simple = {bool: st.booleans(), int: st.integers(-1, 12), float: st.floats(0, 1), str: _text,
-              type(None): st.none()}
+    simple = {bool: st.booleans(), int: st.integers(-1, 12), float: st.floats(0, 1), str: _text, type(None): st.none()}
     return simple.get(annotation, _json)
 
 
@@ -86,9 +118,11 @@ def _events(app: LedgerApp) -> int:
 
 def test_no_tool_call_crashes_or_half_writes(tmp_path: Path) -> None:
     app = LedgerApp(Settings(db=str(tmp_path / "fuzz.db"), backup=str(tmp_path / "backup.jsonl"), client="fuzz"))
-    for text, source in (("The staging API listens on port 8080", "user_confirmed"),
-                         ("The staging API listens on port 9090", "agent_generated"),
-                         ("会议改到周三下午三点", "document_extracted")):
+    for text, source in (
+        ("The staging API listens on port 8080", "user_confirmed"),
+        ("The staging API listens on port 9090", "agent_generated"),
+        ("会议改到周三下午三点", "document_extracted"),
+    ):
         app.remember(text, subject="staging" if "staging" in text else "会议", source_type=source)
     tools = LedgerTools(app)
     seen: dict[str, int] = {"ok": 0, "refused": 0}
@@ -120,4 +154,3 @@ def test_no_tool_call_crashes_or_half_writes(tmp_path: Path) -> None:
         assert verdict["ok"], verdict
     finally:
         app.close()
-

@@ -10,10 +10,10 @@ import jsonschema
 import pytest
 from mcp import Client
 
-from ledger.errors import InvalidInput
-from server.app import LedgerApp
-from server.mcp import build_server
-from server.mcp_routes import TOOLS
+from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.mcp.routes import TOOLS
+from fact_ledger.server.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 TOOLS_LIST_BUDGET = 11 * 1024  # every client reads tools/list at start; tools/bench/reply_size measures it
@@ -51,11 +51,19 @@ async def test_the_schema_types_fields_as_the_server_checks_them(app: LedgerApp)
     memory = (await listed(app))["memory"]
     remember = branch(memory, "remember")
     assert remember["required"] == ["content"]
-    assert remember["properties"]["source_type"]["enum"] == ["user_confirmed", "document_extracted",
-                                                             "agent_generated", "unknown"]
+    assert remember["properties"]["source_type"]["enum"] == [
+        "user_confirmed",
+        "document_extracted",
+        "agent_generated",
+        "unknown",
+    ]
     assert remember["properties"]["confidence"] == {"minimum": 0.0, "maximum": 1.0, "type": "number"}
-    assert branch(memory, "find")["properties"]["limit"] == {"default": 5, "maximum": 50, "minimum": 1,
-                                                             "type": "integer"}
+    assert branch(memory, "find")["properties"]["limit"] == {
+        "default": 5,
+        "maximum": 50,
+        "minimum": 1,
+        "type": "integer",
+    }
     claim = remember["properties"]["claims"]["items"]
     assert claim["required"] == ["subject", "attribute", "value"] and claim["additionalProperties"] is False
 
@@ -67,8 +75,12 @@ async def test_examples_pass_and_bad_values_fail_both_the_schema_and_the_server(
     for name, route in spec.routes.items():
         jsonschema.validate(route.example, branch(schema, name))  # the documented example is valid
         route.model.parse(route.example)
-    bad = [("remember", {"content": "x", "source_type": "rumour"}), ("find", {"limit": 51}),
-           ("read", {"memory_id": 0}), ("update", {"memory_id": 1, "confidence": 2})]
+    bad = [
+        ("remember", {"content": "x", "source_type": "rumour"}),
+        ("find", {"limit": 51}),
+        ("read", {"memory_id": 0}),
+        ("update", {"memory_id": 1, "confidence": 2}),
+    ]
     for name, data in bad if tool == "memory" else []:
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(data, branch(schema, name))

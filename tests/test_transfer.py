@@ -11,14 +11,26 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from server.app import LedgerApp
-from server.cli.main import main
-from server.config import Settings
-from server.transfer import export_csv, export_jsonl, import_jsonl
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.app.transfer import export_csv, export_jsonl, import_jsonl
+from fact_ledger.server.cli.main import main
+from fact_ledger.server.config import Settings
 
 GENESIS = "0" * 64
-CHAIN_FIELDS = ("position", "event_id", "stream_id", "stream_version", "type", "v", "payload", "event_time",
-                "recorded_at", "actor", "workspace", "idempotency_key")
+CHAIN_FIELDS = (
+    "position",
+    "event_id",
+    "stream_id",
+    "stream_version",
+    "type",
+    "v",
+    "payload",
+    "event_time",
+    "recorded_at",
+    "actor",
+    "workspace",
+    "idempotency_key",
+)
 
 
 class Tampered(Exception):
@@ -98,7 +110,8 @@ def test_import_is_idempotent_and_reports_progress(app: LedgerApp, tmp_path: Pat
     again = import_jsonl(other, out)
     assert (again["appended"], again["already_present"]) == (0, n + 1)
     assert sorted(r[0] for r in other.conn.execute("SELECT content FROM memories")) == sorted(
-        r[0] for r in app.conn.execute("SELECT content FROM memories"))
+        r[0] for r in app.conn.execute("SELECT content FROM memories")
+    )
     assert other.read(retracted)["memory"]["status"] == "retired"  # same ids: same positions
     assert other.verify()["projections"] == "consistent"
     other.close()

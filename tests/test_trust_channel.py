@@ -12,13 +12,13 @@ import mcp.types as mcp_types
 import pytest
 from mcp import Client
 
-from ledger import clock
-from ledger.errors import InvalidInput
-from ledger.events import AUTH_AGENT, AUTH_USER
-from server.app import LedgerApp
-from server.config import Settings, load_settings
-from server.mcp import build_server
-from server.writes import AGENT_ASSERTED_NOTICE
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.app.writes import AGENT_ASSERTED_NOTICE
+from fact_ledger.server.config import Settings, load_settings
+from fact_ledger.server.mcp.server import build_server
 from tests.conftest import ledger_cli
 
 
@@ -53,8 +53,9 @@ def test_event_times_within_the_skew_are_accepted_and_the_skew_is_configurable(d
 
 
 def test_an_agent_asserted_user_confirmed_neither_locks_nor_wins_on_rule_one(app: LedgerApp) -> None:
-    older = app.remember("The staging API listens on port 7070", source_type="user_confirmed",
-                         event_time="2025-07-01T00:00:00Z")
+    older = app.remember(
+        "The staging API listens on port 7070", source_type="user_confirmed", event_time="2025-07-01T00:00:00Z"
+    )
     assert older["authorization"] == "agent_asserted" and len(older["notices"]) == 1
     memory = app.read(older["memory_id"])["memory"]
     assert (memory["source_type"], memory["protection"]) == ("user_confirmed", "normal")
@@ -70,15 +71,20 @@ def test_an_agent_asserted_user_confirmed_neither_locks_nor_wins_on_rule_one(app
 def test_an_agent_asserted_label_is_trusted_as_the_agents_word_on_rule_three(app: LedgerApp) -> None:
     t = "2025-07-01T00:00:00Z"
     asserted = app.remember("the cache port is 7000", source_type="user_confirmed", event_time=t)["memory_id"]
-    document = app.remember("the cache port is 7001", source_type="document_extracted", event_time=t,
-                            confidence=0.7)["memory_id"]
+    document = app.remember("the cache port is 7001", source_type="document_extracted", event_time=t, confidence=0.7)[
+        "memory_id"
+    ]
     verdict = app.compare(asserted, document)["verdict"]
     assert verdict["winner_id"] == document and verdict["rule"] == "source_type"
 
 
 def test_a_user_channel_confirmation_still_locks_and_wins_on_rule_one(app: LedgerApp) -> None:
-    confirmed = app.remember("The staging API listens on port 7070", source_type="user_confirmed",
-                             event_time="2025-07-01T00:00:00Z", authorization=AUTH_USER)
+    confirmed = app.remember(
+        "The staging API listens on port 7070",
+        source_type="user_confirmed",
+        event_time="2025-07-01T00:00:00Z",
+        authorization=AUTH_USER,
+    )
     assert "notices" not in confirmed and app.read(confirmed["memory_id"])["memory"]["protection"] == "locked"
     newer = app.remember("The staging API listens on port 8080", event_time="2025-07-02T00:00:00Z")
     (conflict,) = newer["conflicts"]
@@ -116,26 +122,34 @@ def _body(result: mcp_types.CallToolResult) -> dict[str, Any]:
 
 @pytest.mark.anyio
 async def test_over_mcp_far_event_times_are_refused_and_a_user_confirmed_label_is_agent_asserted(
-        app: LedgerApp) -> None:
+    app: LedgerApp,
+) -> None:
     async with Client(build_server(app)) as c:
+
         async def memory(action: str, data: dict[str, Any]) -> dict[str, Any]:
             return _body(await c.call_tool("memory", {"action": action, "data": data}))
 
         for when in ("9999-12-31T00:00:00Z", "1850-01-01"):
-            refused = await memory("remember", {"content": "The staging API listens on port 7070",
-                                                "event_time": when})
+            refused = await memory("remember", {"content": "The staging API listens on port 7070", "event_time": when})
             assert refused["error"]["code"] == "invalid_input" and refused["error"]["field"] == "event_time"
         assert app.store.last_position() == 0
-        asserted = await memory("remember", {"content": "The staging API listens on port 7070",
-                                             "source_type": "user_confirmed", "event_time": "2025-07-01T00:00:00Z"})
+        asserted = await memory(
+            "remember",
+            {
+                "content": "The staging API listens on port 7070",
+                "source_type": "user_confirmed",
+                "event_time": "2025-07-01T00:00:00Z",
+            },
+        )
         assert asserted["authorization"] == "agent_asserted"
         assert asserted["notices"] == [AGENT_ASSERTED_NOTICE]
         stored = (await memory("read", {"memory_id": asserted["memory_id"]}))["memory"]
         assert (stored["source_type"], stored["protection"]) == ("user_confirmed", "normal")
         refused = await memory("update", {"memory_id": asserted["memory_id"], "event_time": "9999-01-01T00:00:00Z"})
         assert refused["error"]["code"] == "invalid_input" and refused["error"]["field"] == "event_time"
-        newer = await memory("remember", {"content": "The staging API listens on port 8080",
-                                          "event_time": "2025-07-02T00:00:00Z"})
+        newer = await memory(
+            "remember", {"content": "The staging API listens on port 8080", "event_time": "2025-07-02T00:00:00Z"}
+        )
         assert newer["conflicts"][0]["leader_id"] == newer["memory_id"]
     (recorded,) = [e.data for e in app.store.read() if e.type == "MemoryRecorded" and e.data.content.endswith("7070")]
     assert recorded.authorization == AUTH_AGENT and recorded.protection == "normal"
@@ -143,15 +157,36 @@ async def test_over_mcp_far_event_times_are_refused_and_a_user_confirmed_label_i
 
 def test_at_the_cli_far_event_times_are_refused_and_a_statement_is_the_users_and_wins(db_path: Path) -> None:
     db = str(db_path)
-    guess = ledger_cli("remember", "The staging API listens on port 7070", "--source-type", "agent_generated",
-                       "--event-time", "2025-07-02T00:00:00Z", "--db", db, "--json", check=True)
+    guess = ledger_cli(
+        "remember",
+        "The staging API listens on port 7070",
+        "--source-type",
+        "agent_generated",
+        "--event-time",
+        "2025-07-02T00:00:00Z",
+        "--db",
+        db,
+        "--json",
+        check=True,
+    )
     for when in ("9999-12-31T00:00:00Z", "1899-12-31T23:59:59Z"):
-        refused = ledger_cli("remember", "The staging API listens on port 6060", "--event-time", when, "--db", db,
-                             "--json")
+        refused = ledger_cli(
+            "remember", "The staging API listens on port 6060", "--event-time", when, "--db", db, "--json"
+        )
         assert refused.returncode == 1
         assert json.loads(refused.stdout)["error"]["field"] == "event_time"
-    stated = json.loads(ledger_cli("remember", "The staging API listens on port 8080", "--event-time",
-                                   "2025-07-01T00:00:00Z", "--db", db, "--json", check=True).stdout)
+    stated = json.loads(
+        ledger_cli(
+            "remember",
+            "The staging API listens on port 8080",
+            "--event-time",
+            "2025-07-01T00:00:00Z",
+            "--db",
+            db,
+            "--json",
+            check=True,
+        ).stdout
+    )
     assert "notices" not in stated and "authorization" not in stated
     (conflict,) = stated["conflicts"]
     assert conflict["leader_id"] == stated["memory_id"]  # older, but the user's own word

@@ -16,19 +16,20 @@ from typing import Any
 
 import pytest
 
-from projections import hybrid, vectors
-from projections.indexer import Indexer
-from projections.search import SearchFilters
-from server.app import LedgerApp
-from server.config import Embedding, Settings
-from server.doctor import run_checks
+from fact_ledger.projections import hybrid, vectors
+from fact_ledger.projections.indexer import Indexer
+from fact_ledger.projections.search import SearchFilters
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Embedding, Settings
+from fact_ledger.server.doctor import run_checks
 
 NONSENSE = "qqzx vvkw"  # no memory contains these words: every result comes from the vectors
 
 
 def _app(db: Path, model: str | None, **extra: Any) -> LedgerApp:
-    return LedgerApp(Settings(db=str(db), client="test", embedding=Embedding(model=model or "", enabled=bool(model)),
-                              **extra))
+    return LedgerApp(
+        Settings(db=str(db), client="test", embedding=Embedding(model=model or "", enabled=bool(model)), **extra)
+    )
 
 
 @pytest.fixture
@@ -39,8 +40,10 @@ def sem(tmp_path: Path, tiny_gguf: Path) -> Any:
 
 
 def _fill(app: LedgerApp, n: int = 12, start: int = 0, **kwargs: Any) -> list[int]:
-    return [app.remember(f"note {i}: the deploy window of service s{i} is {i} pm", **kwargs)["memory_id"]
-            for i in range(start, start + n)]
+    return [
+        app.remember(f"note {i}: the deploy window of service s{i} is {i} pm", **kwargs)["memory_id"]
+        for i in range(start, start + n)
+    ]
 
 
 class Counting:
@@ -145,11 +148,16 @@ def test_strict_isolation_never_leaks_vector_candidates(tmp_path: Path, tiny_ggu
 
 
 def test_every_filter_applies_to_vector_candidates(sem: LedgerApp) -> None:
-    tagged = [sem.remember(f"tagged {i}", tags=["ops"], source_type="document_extracted",
-                           event_time="2024-03-01T00:00:00Z")["memory_id"] for i in range(4)]
+    tagged = [
+        sem.remember(f"tagged {i}", tags=["ops"], source_type="document_extracted", event_time="2024-03-01T00:00:00Z")[
+            "memory_id"
+        ]
+        for i in range(4)
+    ]
     plain = [sem.remember(f"plain {i}", event_time="2023-01-01T00:00:00Z")["memory_id"] for i in range(8)]
-    retired = sem.remember("tagged but retired", tags=["ops"], source_type="document_extracted",
-                           event_time="2024-03-02T00:00:00Z")["memory_id"]
+    retired = sem.remember(
+        "tagged but retired", tags=["ops"], source_type="document_extracted", event_time="2024-03-02T00:00:00Z"
+    )["memory_id"]
     sem.retire(retired, reason="obsolete", authorization="user_channel")
     sem.reembed()
     everything = {r["memory_id"] for r in sem.find(NONSENSE, limit=50)["results"]}

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import ForbiddenWorkspace, InvalidInput, Unauthorized
-from ledger.events import AUTH_USER
-from server.app import LedgerApp
-from server.config import Settings
+from fact_ledger.ledger.errors import ForbiddenWorkspace, InvalidInput, Unauthorized
+from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
 
 AppFor = Callable[..., LedgerApp]
 
@@ -21,8 +21,9 @@ def app_for(db_path: Path) -> Iterator[AppFor]:
     opened: list[LedgerApp] = []
 
     def make(workspace: str = "", isolation: str = "none", agent: str = "a") -> LedgerApp:
-        app = LedgerApp(Settings(db=str(db_path), client="test", agent_id=agent, workspace=workspace,
-                                 isolation=isolation))
+        app = LedgerApp(
+            Settings(db=str(db_path), client="test", agent_id=agent, workspace=workspace, isolation=isolation)
+        )
         opened.append(app)
         return app
 
@@ -42,8 +43,11 @@ def test_strict_filters_find_and_refuses_other_workspaces(app_for: AppFor) -> No
     assert ids(alpha.find("deploy port")) == [mine]
     assert ids(beta.find("deploy port")) == [theirs]
     assert alpha.read(mine)["memory"]["workspace"] == "alpha"
-    for call in (lambda: alpha.read(theirs), lambda: alpha.history(theirs),
-                 lambda: alpha.update(theirs, content="hijacked")):
+    for call in (
+        lambda: alpha.read(theirs),
+        lambda: alpha.history(theirs),
+        lambda: alpha.update(theirs, content="hijacked"),
+    ):
         with pytest.raises(ForbiddenWorkspace) as info:
             call()
         assert info.value.code == "forbidden_workspace" and info.value.field == "memory_id"
@@ -62,8 +66,11 @@ def test_strict_isolation_holds_for_time_travel_too(app_for: AppFor) -> None:
     mine = alpha.remember("the deploy port is 7000", event_time="2025-07-01T00:00:00Z")["memory_id"]
     theirs = beta.remember("the deploy port is 9000", event_time="2025-07-01T00:00:00Z")["memory_id"]
     head = alpha.store.last_position()
-    points = [{"as_of_recorded": head}, {"as_of_event_time": "2025-08-01T00:00:00Z"},
-              {"as_of_recorded": head, "as_of_event_time": "2025-08-01T00:00:00Z"}]
+    points = [
+        {"as_of_recorded": head},
+        {"as_of_event_time": "2025-08-01T00:00:00Z"},
+        {"as_of_recorded": head, "as_of_event_time": "2025-08-01T00:00:00Z"},
+    ]
     for point in points:
         assert ids(alpha.find("deploy port", **point)) == [mine], point
         assert ids(beta.find("deploy port", **point)) == [theirs], point
@@ -82,8 +89,15 @@ def test_strict_isolation_holds_for_time_travel_too(app_for: AppFor) -> None:
 
 
 def test_strict_lists_only_the_callers_workspace_its_aliases_and_suggestions(app_for: AppFor) -> None:
-    for workspace, note in (("alpha", "a1"), ("alpha", "a2"), ("Alpha", "a3"), ("beta", "b1"), ("beta", "b2"),
-                            ("Beta", "b3"), ("team-x", "x1")):
+    for workspace, note in (
+        ("alpha", "a1"),
+        ("alpha", "a2"),
+        ("Alpha", "a3"),
+        ("beta", "b1"),
+        ("beta", "b2"),
+        ("Beta", "b3"),
+        ("team-x", "x1"),
+    ):
         app_for(workspace).remember(f"note {note}")
     app_for("beta").accept_alias("team-x", "beta", authorization=AUTH_USER)
     everything = app_for("alpha").workspaces()  # isolation none: every workspace
@@ -118,8 +132,10 @@ def test_an_accepted_alias_joins_two_names(app_for: AppFor) -> None:
     canonical = app_for("fact-ledger")
     new = canonical.remember("the ledger hashes every event")["memory_id"]
     listing = canonical.workspaces()
-    assert {"alias": "Fact Ledger", "canonical": "fact-ledger"} in listing["suggestions"] or \
-        {"alias": "fact-ledger", "canonical": "Fact Ledger"} in listing["suggestions"]
+    assert {"alias": "Fact Ledger", "canonical": "fact-ledger"} in listing["suggestions"] or {
+        "alias": "fact-ledger",
+        "canonical": "Fact Ledger",
+    } in listing["suggestions"]
 
     with pytest.raises(Unauthorized):
         canonical.accept_alias("Fact Ledger", "fact-ledger")

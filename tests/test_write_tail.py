@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.app import LedgerApp
+from fact_ledger.server.app.facade import LedgerApp
 
 
 def test_fts_indexes_merge_only_in_small_steps_and_are_compacted_by_a_rebuild(app: LedgerApp) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from server.models.charsmap import build_charsmap
-from server.models.gguf_bert import BertModel, BertShape, Tensor, UnigramVocab, layer_tensor_names
+from fact_ledger.server.models.charsmap import build_charsmap
+from fact_ledger.server.models.gguf_bert import BertModel, BertShape, Tensor, UnigramVocab, layer_tensor_names
 
 HIDDEN, LAYERS, HEADS, FFN, CONTEXT = 64, 2, 4, 128, 64
 Q4_0 = 2
@@ -51,8 +51,9 @@ def tiny_vocab() -> UnigramVocab:
         add("▁" + char, -6.5)
     replacements = {chr(code): chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)}  # fullwidth ASCII
     replacements.update({"\t": " ", "\n": " ", "\r": " ", "\u3000": " ", "\u200b": ""})
-    return UnigramVocab(pieces=pieces, scores=scores, types=types, charsmap=build_charsmap(replacements),
-                        bos=0, eos=2, unk=3, pad=1)
+    return UnigramVocab(
+        pieces=pieces, scores=scores, types=types, charsmap=build_charsmap(replacements), bos=0, eos=2, unk=3, pad=1
+    )
 
 
 def tiny_model(seed: int = 0) -> BertModel:
@@ -88,14 +89,14 @@ def tiny_model(seed: int = 0) -> BertModel:
         tensors[names["ffn_down"] + ".bias"] = f32(HIDDEN)
         tensors[names["layer_output_norm"] + ".weight"] = f32(HIDDEN, scale=0.01, mean=1.0)
         tensors[names["layer_output_norm"] + ".bias"] = f32(HIDDEN, scale=0.01)
-    shape = BertShape(hidden=HIDDEN, layers=LAYERS, heads=HEADS, ffn=FFN, context=CONTEXT,
-                      token_types=2, eps=1e-12)
-    return BertModel(name="tiny-e5", shape=shape, vocab=vocab, tensors=tensors,
-                     query_prefix="query: ", passage_prefix="passage: ")
+    shape = BertShape(hidden=HIDDEN, layers=LAYERS, heads=HEADS, ffn=FFN, context=CONTEXT, token_types=2, eps=1e-12)
+    return BertModel(
+        name="tiny-e5", shape=shape, vocab=vocab, tensors=tensors, query_prefix="query: ", passage_prefix="passage: "
+    )
 
 
 def write_tiny_gguf(path: str | Path, seed: int = 0) -> Path:
-    from server.models.gguf_bert import write_bert_gguf
+    from fact_ledger.server.models.gguf_bert import write_bert_gguf
 
     write_bert_gguf(path, tiny_model(seed))
     return Path(path)

@@ -20,9 +20,10 @@ def wait_for_start() -> None:
 
 def append_batches(db: str, worker: int, batches: int) -> None:
     """Append ``batches`` batches of 3 events and print each batch's positions."""
-    from ledger.events import MemoryRecorded
-    from ledger.ids import uuid7
-    from ledger.store import EventStore, NewEvent
+    from fact_ledger.ledger.chain import NewEvent
+    from fact_ledger.ledger.events import MemoryRecorded
+    from fact_ledger.ledger.ids import uuid7
+    from fact_ledger.ledger.store import EventStore
 
     store = EventStore(db)
     wait_for_start()
@@ -31,8 +32,13 @@ def append_batches(db: str, worker: int, batches: int) -> None:
         batch = []
         for i in range(3):
             stream = uuid7()
-            batch.append(NewEvent(data=MemoryRecorded(memory=stream, content=f"w{worker} b{b} e{i}"),
-                                  stream_id=stream, event_time="2026-07-01T00:00:00.000000Z"))
+            batch.append(
+                NewEvent(
+                    data=MemoryRecorded(memory=stream, content=f"w{worker} b{b} e{i}"),
+                    stream_id=stream,
+                    event_time="2026-07-01T00:00:00.000000Z",
+                )
+            )
         stored = store.append(batch)
         print(" ".join(str(e.position) for e in stored), flush=True)
 
@@ -40,25 +46,32 @@ def append_batches(db: str, worker: int, batches: int) -> None:
 def append_forever(url: str) -> None:
     """Append single events to the log at ``url`` (any backend) until killed, printing each
     acknowledged position and event id after the append returns."""
-    from ledger.events import MemoryRecorded
-    from ledger.ids import uuid7
-    from ledger.log_copy import open_log
-    from ledger.store import NewEvent
+    from fact_ledger.ledger.chain import NewEvent
+    from fact_ledger.ledger.events import MemoryRecorded
+    from fact_ledger.ledger.ids import uuid7
+    from fact_ledger.ledger.log_copy import open_log
 
     log = open_log(url, create=True)
     n = 0
     while True:
         stream = uuid7()
-        [stored] = log.append([NewEvent(data=MemoryRecorded(memory=stream, content=f"kill test {n}"),  # type: ignore[attr-defined]
-                                        stream_id=stream, event_time="2026-07-01T00:00:00.000000Z")])
+        [stored] = log.append(
+            [
+                NewEvent(
+                    data=MemoryRecorded(memory=stream, content=f"kill test {n}"),  # type: ignore[attr-defined]
+                    stream_id=stream,
+                    event_time="2026-07-01T00:00:00.000000Z",
+                )
+            ]
+        )
         print(stored.position, stored.event_id, flush=True)
         n += 1
 
 
 def remember_forever(db: str) -> None:
     """Remember memories until killed, printing each acknowledged id after the call returns."""
-    from server.app import LedgerApp
-    from server.config import Settings
+    from fact_ledger.server.app.facade import LedgerApp
+    from fact_ledger.server.config import Settings
 
     app = LedgerApp(Settings(db=db, client="crash-test"))
     n = 0
@@ -69,8 +82,8 @@ def remember_forever(db: str) -> None:
 
 
 def facade_remember(db: str, worker: int, count: int) -> None:
-    from server.app import LedgerApp
-    from server.config import Settings
+    from fact_ledger.server.app.facade import LedgerApp
+    from fact_ledger.server.config import Settings
 
     app = LedgerApp(Settings(db=db, client=f"worker{worker}"))
     wait_for_start()

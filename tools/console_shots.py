@@ -20,8 +20,9 @@ REPO = Path(__file__).resolve().parent.parent
 def main() -> int:
     target = Path(sys.argv[1] if len(sys.argv) > 1 else REPO / "docs" / "console").resolve()
     env = {**os.environ, "LEDGER_CONSOLE_SHOTS": str(target)}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "tests/console/test_console_browser.py"],
-                          cwd=REPO, env=env, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "tests/console/test_console_browser.py"], cwd=REPO, env=env, check=False
+    )
     print(json.dumps({"dir": str(target), "files": sorted(p.name for p in target.glob("*.png"))}))
     return done.returncode
 

@@ -58,8 +58,7 @@ class Cluster:
     def start(self) -> None:
         if self._as_postgres:
             shutil.chown(self.root, "postgres", "postgres")
-        self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8",
-                  "--no-sync")
+        self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync")
         self.resume()
 
     def resume(self) -> None:
@@ -67,8 +66,7 @@ class Cluster:
         options = f"-p {self.port} -k {self.root} -c listen_addresses=''"
         if not self.durable:
             options += " -c fsync=off"
-        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-w", "-l",
-                  str(self.root / "server.log"), "start")
+        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-w", "-l", str(self.root / "server.log"), "start")
 
     def stop(self, mode: str = "fast") -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")

@@ -6,14 +6,19 @@ import sys
 
 import click
 
-from ledger.errors import LedgerError
-from server.cli import exit_codes
-from server.cli.output import CliContext, err_console
+from fact_ledger.ledger.errors import LedgerError
+from fact_ledger.server.cli import exit_codes
+from fact_ledger.server.cli.output import CliContext, err_console
 
 
 @click.command()
-@click.option("--port", default=18876, show_default=True, type=click.IntRange(0, 65535),
-              help="Port on 127.0.0.1 (0 picks a free one).")
+@click.option(
+    "--port",
+    default=18876,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port on 127.0.0.1 (0 picks a free one).",
+)
 @click.option("--no-open", "no_open", is_flag=True, help="Do not open a browser.")
 @click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
 @click.option("--config", default=None, help="Config file (else LEDGER_CONFIG).")
@@ -23,7 +28,7 @@ def console(ctx: click.Context, port: int, no_open: bool, db: str | None, config
 
     Example: ledger console --no-open
     """
-    from server.console.serve import run_console
+    from fact_ledger.server.console.serve import run_console
 
     parent: CliContext = ctx.ensure_object(CliContext)
     try:

@@ -6,7 +6,7 @@ a real run exits with.
 
 from __future__ import annotations
 
-from ledger.errors import ChainBroken, LedgerError, Unavailable
+from fact_ledger.ledger.errors import ChainBroken, LedgerError, Unavailable
 
 OK = 0
 REFUSED = 1  # bad input, not found, locked, version conflict, unauthorized: nothing written
@@ -20,18 +20,33 @@ WARNINGS = 1  # doctor only: warnings, nothing critical
 
 TABLE: list[tuple[int, str, str]] = [
     (OK, "every command", "done"),
-    (REFUSED, "every command", "refused: invalid input, not found, locked, version conflict, unauthorized, "
-                               "forbidden workspace; nothing was written"),
+    (
+        REFUSED,
+        "every command",
+        "refused: invalid input, not found, locked, version conflict, unauthorized, "
+        "forbidden workspace; nothing was written",
+    ),
     (WARNINGS, "doctor", "warnings, nothing critical"),
-    (BROKEN, "verify, doctor, every command", "verify: the hash chain or a projection is broken (the first bad "
-                                              "position is named); doctor: a critical check; any command: the "
-                                              "database file is corrupt"),
-    (BACKUP_ONLY, "remember, update, governance commands", "the database refused the write; its events are "
-                                                           "kept in the JSONL backup until replay-backup --apply"),
+    (
+        BROKEN,
+        "verify, doctor, every command",
+        "verify: the hash chain or a projection is broken (the first bad "
+        "position is named); doctor: a critical check; any command: the "
+        "database file is corrupt",
+    ),
+    (
+        BACKUP_ONLY,
+        "remember, update, governance commands",
+        "the database refused the write; its events are kept in the JSONL backup until replay-backup --apply",
+    ),
     (PARTIAL, "import, replay-backup", "some lines were bad and skipped (each is listed); the rest was applied"),
-    (UNAVAILABLE, "every command", "no ledger at an explicit --db path (see init / --create), or the database "
-                                   "cannot be opened, or (model install) the model could not be downloaded or "
-                                   "failed its checks; nothing was written"),
+    (
+        UNAVAILABLE,
+        "every command",
+        "no ledger at an explicit --db path (see init / --create), or the database "
+        "cannot be opened, or (model install) the model could not be downloaded or "
+        "failed its checks; nothing was written",
+    ),
     (USAGE, "every command", "the command line itself is wrong (unknown option, missing argument)"),
 ]
 

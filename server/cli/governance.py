@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from ledger.events import AUTH_USER
-from server.cli.output import (
+from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.server.cli.output import (
     CliContext,
     cursor_option,
     emit,
@@ -29,8 +29,11 @@ def _verdict_lines(verdict: dict[str, Any]) -> None:
         out_console.print("[yellow]no winner[/yellow]: manual review needed")
     else:
         review = " [yellow](manual review requested)[/yellow]" if verdict["manual_review"] else ""
-        out_console.print(f"winner: [bold]{verdict['winner_side']}[/bold] #{verdict['winner_id']} "
-                          f"over #{verdict['loser_id']} by {verdict.get('rule')}{review}", highlight=False)
+        out_console.print(
+            f"winner: [bold]{verdict['winner_side']}[/bold] #{verdict['winner_id']} "
+            f"over #{verdict['loser_id']} by {verdict.get('rule')}{review}",
+            highlight=False,
+        )
     for reason in verdict["reasons"]:
         out_console.print(f"  - {reason}", markup=False, highlight=False)
 
@@ -38,14 +41,19 @@ def _verdict_lines(verdict: dict[str, Any]) -> None:
 def _conflict_line(c: dict[str, Any]) -> None:
     claim = c["claim"]
     leader = f"#{c['leader_id']} leads" if c.get("leader_id") else "no leader"
-    out_console.print(f"[cyan]conflict {c['conflict_id']}[/cyan] ({c['state']}) {claim['subject']} "
-                      f"{claim['attribute']}: {c['member_count']} members, {leader}",
-                      highlight=False)
+    out_console.print(
+        f"[cyan]conflict {c['conflict_id']}[/cyan] ({c['state']}) {claim['subject']} "
+        f"{claim['attribute']}: {c['member_count']} members, {leader}",
+        highlight=False,
+    )
 
 
 def _memory_line(r: dict[str, Any]) -> None:
-    out_console.print(f"#{r['memory_id']} v{r['version']} {r['status']} {r['source_type']} ({r['protection']})"
-                      + ("" if r.get("changed", True) else " — unchanged"), highlight=False)
+    out_console.print(
+        f"#{r['memory_id']} v{r['version']} {r['status']} {r['source_type']} ({r['protection']})"
+        + ("" if r.get("changed", True) else " — unchanged"),
+        highlight=False,
+    )
 
 
 @click.command()
@@ -61,8 +69,7 @@ def compare(obj: CliContext, left_id: int, right_id: int) -> None:
 
 
 @click.command()
-@click.option("--state", default="open", show_default=True,
-              type=click.Choice(["open", "judged", "resolved", "all"]))
+@click.option("--state", default="open", show_default=True, type=click.Choice(["open", "judged", "resolved", "all"]))
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
 @cursor_option
 @json_option
@@ -95,8 +102,9 @@ def conflict_detail(obj: CliContext, conflict_id: int) -> None:
         c = r["conflict"]
         _conflict_line(c)
         for m in c["memories"]:
-            out_console.print(f"  #{m['memory_id']} v{m['version']} {m['source_type']} {m['status']}: ",
-                              highlight=False, end="")
+            out_console.print(
+                f"  #{m['memory_id']} v{m['version']} {m['source_type']} {m['status']}: ", highlight=False, end=""
+            )
             out_console.print(m["content"], markup=False, highlight=False)
         _verdict_lines(c.get("current_verdict") or c["verdict"])
 
@@ -147,8 +155,11 @@ def supersede(obj: CliContext, loser_id: int, winner_id: int, reason: str) -> No
 
     Example: ledger supersede 12 15 --reason "port moved"
     """
-    emit(obj, obj.app.supersede(loser_id, winner_id, reason=reason, authorization=AUTH_USER),
-         lambda r: out_console.print(f"#{r['memory_id']} superseded by #{r['superseded_by']}"))
+    emit(
+        obj,
+        obj.app.supersede(loser_id, winner_id, reason=reason, authorization=AUTH_USER),
+        lambda r: out_console.print(f"#{r['memory_id']} superseded by #{r['superseded_by']}"),
+    )
 
 
 @click.command()
@@ -163,8 +174,9 @@ def resolve(obj: CliContext, conflict_id: int, winner_id: int | None, keep_both:
     """
     if (winner_id is None) == (not keep_both):
         raise click.UsageError("give exactly one of --winner ID or --keep-both")
-    result = obj.app.resolve_conflict(conflict_id, winner_id=winner_id,
-                                      resolution="keep_both" if keep_both else None, authorization=AUTH_USER)
+    result = obj.app.resolve_conflict(
+        conflict_id, winner_id=winner_id, resolution="keep_both" if keep_both else None, authorization=AUTH_USER
+    )
     emit(obj, result, lambda r: _conflict_line(r["conflict"]))
 
 
@@ -185,16 +197,24 @@ def arbitrate(obj: CliContext, left_id: int, right_id: int, mark_conflict: bool,
         if r["applied"]:
             out_console.print(f"applied: #{r['verdict']['loser_id']} superseded by #{r['verdict']['winner_id']}")
 
-    emit(obj, obj.app.arbitrate(left_id, right_id, mark_conflict=mark_conflict, apply=apply_,
-                                authorization=AUTH_USER), human)
+    emit(
+        obj,
+        obj.app.arbitrate(left_id, right_id, mark_conflict=mark_conflict, apply=apply_, authorization=AUTH_USER),
+        human,
+    )
 
 
 @click.command()
 @click.argument("conflict_id", type=click.IntRange(min=1))
 @click.argument("winner_id", type=click.IntRange(min=1))
 @click.option("--rationale", default="", help="Why this member should win.")
-@click.option("--pin", "pins", multiple=True, metavar="ID=VERSION",
-              help="The member version the judgment was made on (repeatable).")
+@click.option(
+    "--pin",
+    "pins",
+    multiple=True,
+    metavar="ID=VERSION",
+    help="The member version the judgment was made on (repeatable).",
+)
 @json_option
 def judge(obj: CliContext, conflict_id: int, winner_id: int, rationale: str, pins: tuple[str, ...]) -> None:
     """Record a judgment on a conflict (guidance; no memory changes).
@@ -210,8 +230,13 @@ def judge(obj: CliContext, conflict_id: int, winner_id: int, rationale: str, pin
                 raise click.BadParameter(f"{pin!r} is not ID=VERSION", param_hint="--pin")
             parsed[key] = int(version)
     result = obj.app.judge(conflict_id, winner_id, rationale=rationale, pins=parsed)
-    emit(obj, result, lambda r: out_console.print(f"judgment {r['judgment_id']} recorded; conflict "
-                                                  f"{r['conflict']['conflict_id']} is {r['conflict']['state']}"))
+    emit(
+        obj,
+        result,
+        lambda r: out_console.print(
+            f"judgment {r['judgment_id']} recorded; conflict {r['conflict']['conflict_id']} is {r['conflict']['state']}"
+        ),
+    )
 
 
 @click.command()
@@ -221,15 +246,16 @@ def doctor(obj: CliContext) -> None:
 
     Example: ledger doctor --json
     """
-    from server.doctor import exit_code
+    from fact_ledger.server.doctor import exit_code
 
     result = obj.app.doctor()
 
     def human(r: dict[str, Any]) -> None:
         colours = {"ok": "green", "info": "cyan", "warning": "yellow", "critical": "red"}
         for c in r["checks"]:
-            out_console.print(f"[{colours[c['severity']]}]{c['severity']:>8}[/] {c['name']}: {c['message']}",
-                              highlight=False)
+            out_console.print(
+                f"[{colours[c['severity']]}]{c['severity']:>8}[/] {c['name']}: {c['message']}", highlight=False
+            )
 
     emit(obj, result, human)
     sys.exit(exit_code(result["severity"]))
@@ -256,6 +282,8 @@ def _overview_lines(r: dict[str, Any]) -> None:
     c = r["conflicts"]
     out_console.print(f"conflicts: {c['open']} open, {c['judged']} judged, {c['resolved']} resolved", highlight=False)
     if r["agent_asserted_confirmations"]:  # confirmations no person was asked for: worth a look
-        out_console.print(f"[yellow]{r['agent_asserted_confirmations']} confirmations asserted by agents[/yellow] "
-                          "(no user channel)", highlight=False)
+        out_console.print(
+            f"[yellow]{r['agent_asserted_confirmations']} confirmations asserted by agents[/yellow] (no user channel)",
+            highlight=False,
+        )
     pending_backup_line(r["pending_backup"])

@@ -15,8 +15,8 @@ from typing import Any
 
 import click
 
-from ledger.errors import InvalidInput
-from server.cli.output import CliContext, emit, json_option, out_console
+from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console
 
 STDIN = "-"
 
@@ -68,34 +68,54 @@ def metadata_of(text: str | None) -> dict[str, Any] | None:
 @click.argument("memory_id", type=click.IntRange(min=1))
 @click.argument("text", required=False)
 @click.option("--file", "file", default=None, metavar="FILE", help="Read the new content from FILE ('-': stdin).")
-@click.option("--expected-version", type=click.IntRange(min=1), default=None,
-              help="Refuse (version_conflict) unless the memory is still at this version.")
+@click.option(
+    "--expected-version",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Refuse (version_conflict) unless the memory is still at this version.",
+)
 @click.option("--subject", default=None, help="New subject.")
 @click.option("--tag", "tags", multiple=True, help="Replace the tags (repeatable).")
 @click.option("--confidence", type=float, default=None, help="New confidence, 0..1.")
 @click.option("--event-time", default=None, help="When the changed fact became true (ISO 8601).")
 @click.option("--metadata", default=None, metavar="JSON", help="Replace the metadata (a JSON object).")
 @json_option
-def update(obj: CliContext, memory_id: int, text: str | None, file: str | None, expected_version: int | None,
-           subject: str | None, tags: tuple[str, ...], confidence: float | None, event_time: str | None,
-           metadata: str | None) -> None:
+def update(
+    obj: CliContext,
+    memory_id: int,
+    text: str | None,
+    file: str | None,
+    expected_version: int | None,
+    subject: str | None,
+    tags: tuple[str, ...],
+    confidence: float | None,
+    event_time: str | None,
+    metadata: str | None,
+) -> None:
     """Change a memory (new version); a change that changes nothing writes nothing.
 
     Example: ledger update 12 "The staging API listens on port 8081" --expected-version 1
     """
-    from ledger.events import AUTH_USER
-    from server.schemas import UpdateData
+    from fact_ledger.ledger.events import AUTH_USER
+    from fact_ledger.server.schemas.memory import UpdateData
 
-    data = UpdateData.parse({"memory_id": memory_id, "expected_version": expected_version,
-                             "content": content_of(text, file, required=False), "subject": subject,
-                             "tags": list(tags) if tags else None, "confidence": confidence,
-                             "event_time": event_time, "metadata": metadata_of(metadata)})
+    data = UpdateData.parse(
+        {
+            "memory_id": memory_id,
+            "expected_version": expected_version,
+            "content": content_of(text, file, required=False),
+            "subject": subject,
+            "tags": list(tags) if tags else None,
+            "confidence": confidence,
+            "event_time": event_time,
+            "metadata": metadata_of(metadata),
+        }
+    )
     result = obj.app.update(**data.to_kwargs(), authorization=AUTH_USER)
 
     def human(r: dict[str, Any]) -> None:
         if r.get("unchanged"):
-            out_console.print(f"#{r['memory_id']} unchanged (still v{r['version']}): nothing written",
-                              highlight=False)
+            out_console.print(f"#{r['memory_id']} unchanged (still v{r['version']}): nothing written", highlight=False)
         else:
             out_console.print(f"updated #{r['memory_id']} to v{r['version']}", highlight=False)
 
@@ -112,6 +132,10 @@ def init(obj: CliContext) -> None:
     existed = Path(obj.settings.db).exists()
     obj.create = True
     result = obj.app.status()
-    emit(obj, {"ok": True, "db": result["db"], "created": not existed, "events": result["events"]},
-         lambda r: out_console.print(f"{'created' if r['created'] else 'already a ledger'}: {r['db']} "
-                                     f"({r['events']} events)", highlight=False))
+    emit(
+        obj,
+        {"ok": True, "db": result["db"], "created": not existed, "events": result["events"]},
+        lambda r: out_console.print(
+            f"{'created' if r['created'] else 'already a ledger'}: {r['db']} ({r['events']} events)", highlight=False
+        ),
+    )

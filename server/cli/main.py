@@ -8,8 +8,20 @@ from typing import Any
 
 import click
 
-from server.cli import console, exit_codes, governance, input, memory, model, repair, semantic, serve, time, transfer
-from server.cli.output import CliContext
+from fact_ledger.server.cli import (
+    console,
+    exit_codes,
+    governance,
+    input,
+    memory,
+    model,
+    repair,
+    semantic,
+    serve,
+    time,
+    transfer,
+)
+from fact_ledger.server.cli.output import CliContext
 
 
 class LedgerGroup(click.Group):
@@ -34,8 +46,12 @@ def _usage_code(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 @click.group(cls=LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
 @click.option("--json", "as_json", is_flag=True, default=False, help="Print one JSON document.")
-@click.option("--create", is_flag=True, default=False,
-              help="Create the database at an explicit --db path if it does not exist (see also: init).")
+@click.option(
+    "--create",
+    is_flag=True,
+    default=False,
+    help="Create the database at an explicit --db path if it does not exist (see also: init).",
+)
 @click.version_option(package_name="fact-ledger")
 @click.pass_context
 def main(ctx: click.Context, db: str | None, as_json: bool, create: bool) -> None:

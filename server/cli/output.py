@@ -15,11 +15,11 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ledger.dbfiles import MissingDatabase, is_plain_path
-from ledger.errors import LedgerError, Unavailable
-from server.app import LedgerApp
-from server.cli import exit_codes
-from server.config import Settings, load_settings
+from fact_ledger.ledger.dbfiles import MissingDatabase, is_plain_path
+from fact_ledger.ledger.errors import LedgerError, Unavailable
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.cli import exit_codes
+from fact_ledger.server.config import Settings, load_settings
 
 err_console = Console(stderr=True, soft_wrap=True)  # long lines stay whole when piped or grepped
 out_console = Console(soft_wrap=True)
@@ -98,17 +98,21 @@ def _show(obj: CliContext, result: dict[str, Any], human: Callable[[dict[str, An
         click.echo(json.dumps(result, ensure_ascii=False, default=str))
     elif result.get("backup_only"):  # any write, when SQLite refused it: no ids to show yet
         backup = result["backup"]
-        out_console.print(f"[yellow]not in the database[/yellow] ({result['reason']}): {len(backup['event_ids'])} "
-                          f"event(s) kept in the backup {backup['path']}; they get ids when "
-                          "`ledger replay-backup --apply` replays them", highlight=False)
+        out_console.print(
+            f"[yellow]not in the database[/yellow] ({result['reason']}): {len(backup['event_ids'])} "
+            f"event(s) kept in the backup {backup['path']}; they get ids when "
+            "`ledger replay-backup --apply` replays them",
+            highlight=False,
+        )
     else:
         human(result)
 
 
 def cursor_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--cursor``: continue a list from the ``next_cursor`` of the previous page."""
-    return click.option("--cursor", default=None, metavar="CURSOR",
-                        help="Continue from a previous page's next_cursor.")(f)
+    return click.option(
+        "--cursor", default=None, metavar="CURSOR", help="Continue from a previous page's next_cursor."
+    )(f)
 
 
 def next_page_line(r: dict[str, Any]) -> None:
@@ -123,8 +127,9 @@ def progress_bar(obj: CliContext, label: str) -> Iterator[Callable[[int, int], N
     if obj.as_json or not err_console.is_terminal:
         yield lambda done, total: None
         return
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=err_console, transient=True) as bar:
+    with Progress(
+        TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=err_console, transient=True
+    ) as bar:
         task = bar.add_task(label, total=None)
         yield lambda done, total: bar.update(task, completed=done, total=total or None)
 
@@ -150,5 +155,8 @@ def bad_line_details(r: dict[str, Any]) -> None:
 
 def pending_backup_line(pending: dict[str, Any] | None) -> None:
     if pending:
-        out_console.print(f"  [yellow]backup awaiting replay[/yellow]: {pending['events']} events in "
-                          f"{pending['path']} (ledger replay-backup)", highlight=False)
+        out_console.print(
+            f"  [yellow]backup awaiting replay[/yellow]: {pending['events']} events in "
+            f"{pending['path']} (ledger replay-backup)",
+            highlight=False,
+        )

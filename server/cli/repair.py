@@ -6,14 +6,7 @@ from typing import Any
 
 import click
 
-from server.cli.output import (
-    CliContext,
-    emit,
-    json_option,
-    out_console,
-    pending_backup_line,
-    progress_bar,
-)
+from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console, pending_backup_line, progress_bar
 
 
 @click.command()
@@ -26,8 +19,7 @@ def rebuild(obj: CliContext, projection: str | None) -> None:
     """
     with progress_bar(obj, "rebuild") as progress:
         result = obj.app.rebuild(projection, progress)
-    emit(obj, result, lambda r: out_console.print(
-        f"rebuilt {', '.join(r['projections'])} from {r['events']} events"))
+    emit(obj, result, lambda r: out_console.print(f"rebuilt {', '.join(r['projections'])} from {r['events']} events"))
 
 
 @click.command()
@@ -55,16 +47,19 @@ def status(obj: CliContext) -> None:
 def _status_lines(r: dict[str, Any]) -> None:
     if r.get("degraded"):  # the database could not be opened: writes go to the JSONL backup
         d = r["degraded"]
-        out_console.print(f"[red]degraded[/red] since {d['since']} ({d['reason']}): {d['message']}",
-                          highlight=False)
+        out_console.print(f"[red]degraded[/red] since {d['since']} ({d['reason']}): {d['message']}", highlight=False)
     else:
-        out_console.print(f"{r['db']}: {r['events']} events, {r['memories']} active memories, "
-                          f"{r['open_conflicts']} open conflicts", highlight=False)
+        out_console.print(
+            f"{r['db']}: {r['events']} events, {r['memories']} active memories, {r['open_conflicts']} open conflicts",
+            highlight=False,
+        )
         behind = {name: p for name, p in r["projections"].items() if p["lag"]}
         for name, p in behind.items():
-            out_console.print(f"  [yellow]{name}[/yellow] is {p['lag']} events behind (at position {p['position']})",
-                              highlight=False)
+            out_console.print(
+                f"  [yellow]{name}[/yellow] is {p['lag']} events behind (at position {p['position']})", highlight=False
+            )
         if not behind:
-            out_console.print(f"  {len(r['projections'])} projections up to date; search: {r['search_mode']}",
-                              highlight=False)
+            out_console.print(
+                f"  {len(r['projections'])} projections up to date; search: {r['search_mode']}", highlight=False
+            )
     pending_backup_line(r.get("pending_backup"))

@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from ledger.events import AUTH_USER
-from server.cli.output import CliContext, emit, json_option, out_console, progress_bar
+from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console, progress_bar
 
 
 @click.command()
@@ -20,14 +20,19 @@ def reembed(obj: CliContext, rebuild: bool) -> None:
     """
     with progress_bar(obj, "reembed") as progress:
         result = obj.app.reembed(progress, rebuild=rebuild)
-    emit(obj, result, lambda r: out_console.print(
-        f"vectors for {r['memories']} memories ({r['embedded']} embedded, {r['cached']} from the cache) "
-        f"with {r['model']} in {r['seconds']} s; {r['new_notices']} new notices; lag {r['lag']}", highlight=False))
+    emit(
+        obj,
+        result,
+        lambda r: out_console.print(
+            f"vectors for {r['memories']} memories ({r['embedded']} embedded, {r['cached']} from the cache) "
+            f"with {r['model']} in {r['seconds']} s; {r['new_notices']} new notices; lag {r['lag']}",
+            highlight=False,
+        ),
+    )
 
 
 @click.command()
-@click.option("--state", default="open", show_default=True,
-              type=click.Choice(["open", "dismissed", "resolved", "all"]))
+@click.option("--state", default="open", show_default=True, type=click.Choice(["open", "dismissed", "resolved", "all"]))
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
 @click.option("--dismiss", "dismiss", type=click.IntRange(min=1), default=None, help="Dismiss this notice.")
 @click.option("--resolve", "resolve", type=click.IntRange(min=1), default=None, help="Mark this notice resolved.")
@@ -38,8 +43,9 @@ def notices(obj: CliContext, state: str, limit: int, dismiss: int | None, resolv
     Example: ledger notices --dismiss 4
     """
     if dismiss or resolve:
-        result = obj.app.review_notice(dismiss or resolve or 0, "dismissed" if dismiss else "resolved",
-                                       authorization=AUTH_USER)
+        result = obj.app.review_notice(
+            dismiss or resolve or 0, "dismissed" if dismiss else "resolved", authorization=AUTH_USER
+        )
         emit(obj, result, lambda r: out_console.print(f"notice {r['notice']['notice_id']}: {r['notice']['state']}"))
         return
     emit(obj, obj.app.notices(state=state, limit=limit), _notice_lines)
@@ -49,7 +55,10 @@ def _notice_lines(r: dict[str, Any]) -> None:
     if not r["notices"]:
         out_console.print("[dim]no notices[/dim]")
     for n in r["notices"]:
-        out_console.print(f"[cyan]#{n['notice_id']}[/cyan] {n['kind']} ({n['state']}, cosine {n['similarity']}): "
-                          f"{n['left']['value']} vs {n['right']['value']}", highlight=False)
+        out_console.print(
+            f"[cyan]#{n['notice_id']}[/cyan] {n['kind']} ({n['state']}, cosine {n['similarity']}): "
+            f"{n['left']['value']} vs {n['right']['value']}",
+            highlight=False,
+        )
         for side in ("left", "right"):
             out_console.print(f"  #{n[side]['memory_id']} {n[side]['content']}", markup=False, highlight=False)

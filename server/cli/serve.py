@@ -6,10 +6,10 @@ import sys
 
 import click
 
-from ledger.errors import LedgerError
-from server.cli import exit_codes
-from server.cli.output import CliContext, err_console
-from server.config import load_settings
+from fact_ledger.ledger.errors import LedgerError
+from fact_ledger.server.cli import exit_codes
+from fact_ledger.server.cli.output import CliContext, err_console
+from fact_ledger.server.config import load_settings
 
 
 @click.command()
@@ -23,9 +23,18 @@ from server.config import load_settings
 @click.option("--config", default=None, help="Config file (else LEDGER_CONFIG).")
 @click.option("--create", is_flag=True, default=False, help="Create the database at --db if it does not exist.")
 @click.pass_context
-def serve(ctx: click.Context, http: bool, port: int, db: str | None, workspace: str | None,
-          client: str | None, agent_id: str | None, isolation: str | None, config: str | None,
-          create: bool) -> None:
+def serve(
+    ctx: click.Context,
+    http: bool,
+    port: int,
+    db: str | None,
+    workspace: str | None,
+    client: str | None,
+    agent_id: str | None,
+    isolation: str | None,
+    config: str | None,
+    create: bool,
+) -> None:
     """Run the MCP server (stdio by default). From a terminal it says where it serves, on stderr.
 
     An explicit database that does not exist is not created (unless --create): the server
@@ -33,13 +42,21 @@ def serve(ctx: click.Context, http: bool, port: int, db: str | None, workspace: 
 
     Example: ledger serve
     """
-    from server.mcp import run_server
+    from fact_ledger.server.mcp.server import run_server
 
     parent: CliContext = ctx.ensure_object(CliContext)
     try:
-        settings = load_settings({"db": db or parent.db, "workspace": workspace, "client": client,
-                                  "agent_id": agent_id, "isolation": isolation, "config": config,
-                                  "create": True if create or parent.create else None})
+        settings = load_settings(
+            {
+                "db": db or parent.db,
+                "workspace": workspace,
+                "client": client,
+                "agent_id": agent_id,
+                "isolation": isolation,
+                "config": config,
+                "create": True if create or parent.create else None,
+            }
+        )
     except LedgerError as exc:
         err_console.print(f"[red]error[/red] ({exc.code}): {exc.message}")
         sys.exit(exit_codes.for_error(exc))

@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from ledger.events import AUTH_USER
-from server.cli.output import (
+from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.server.cli.output import (
     CliContext,
     bad_line_details,
     cursor_option,
@@ -25,8 +25,9 @@ from server.cli.output import (
 
 @click.command()
 @click.option("--apply", "apply", is_flag=True, help="Append the events (default: dry run, nothing written).")
-@click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1, 100_000),
-              help="Events per transaction.")
+@click.option(
+    "--batch-size", default=500, show_default=True, type=click.IntRange(1, 100_000), help="Events per transaction."
+)
 @json_option
 def replay_backup(obj: CliContext, apply: bool, batch_size: int) -> None:
     """Replay the JSONL backup written while the database was unreachable.
@@ -36,15 +37,19 @@ def replay_backup(obj: CliContext, apply: bool, batch_size: int) -> None:
     Example: ledger replay-backup && ledger replay-backup --apply
     """
     with progress_bar(obj, "replay") as progress:
-        result = obj.app.replay_backup(dry_run=not apply, authorization=AUTH_USER if apply else "",
-                                       progress=progress, batch_size=batch_size)
+        result = obj.app.replay_backup(
+            dry_run=not apply, authorization=AUTH_USER if apply else "", progress=progress, batch_size=batch_size
+        )
 
     def human(r: dict[str, Any]) -> None:
-        done = (f"would append {r['to_apply']}" if r["dry_run"] else f"appended {r['appended']}")
+        done = f"would append {r['to_apply']}" if r["dry_run"] else f"appended {r['appended']}"
         # None: the database could not be read, so which events it already holds is not known.
         present = "unknown (database unreadable)" if r["already_present"] is None else r["already_present"]
-        out_console.print(f"{r['path']}: {r['events']} events in {r['commands']} commands; {done}, "
-                          f"already present {present}, bad lines {r['bad_total']}", highlight=False)
+        out_console.print(
+            f"{r['path']}: {r['events']} events in {r['commands']} commands; {done}, "
+            f"already present {present}, bad lines {r['bad_total']}",
+            highlight=False,
+        )
         bad_line_details(r)
         if r["dry_run"] and r["to_apply"]:
             out_console.print("run again with --apply to append them")
@@ -59,21 +64,29 @@ def replay_backup(obj: CliContext, apply: bool, batch_size: int) -> None:
 @click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 500), help="Intervals per page.")
 @cursor_option
 @json_option
-def timeline(obj: CliContext, memory_id: int | None, subject: str | None, as_of_recorded: str | None,
-             limit: int, cursor: str | None) -> None:
+def timeline(
+    obj: CliContext,
+    memory_id: int | None,
+    subject: str | None,
+    as_of_recorded: str | None,
+    limit: int,
+    cursor: str | None,
+) -> None:
     """Validity intervals over event time (a memory's supersession chain, or a subject).
 
     Example: ledger timeline --subject /api/foo
     """
-    result = obj.app.timeline(subject=subject, memory_id=memory_id, as_of_recorded=as_of_recorded, limit=limit,
-                              cursor=cursor)
+    result = obj.app.timeline(
+        subject=subject, memory_id=memory_id, as_of_recorded=as_of_recorded, limit=limit, cursor=cursor
+    )
 
     def human(r: dict[str, Any]) -> None:
         for i in r["intervals"]:
             until = i["valid_to"] or "…"
             after = f" → #{i['superseded_by']}" if i["superseded_by"] else ""
-            out_console.print(f"[cyan]#{i['memory_id']}[/cyan] {i['valid_from']} – {until} ({i['status']}{after})",
-                              highlight=False)
+            out_console.print(
+                f"[cyan]#{i['memory_id']}[/cyan] {i['valid_from']} – {until} ({i['status']}{after})", highlight=False
+            )
             out_console.print(f"  {i['content']}", markup=False, highlight=False)
         next_page_line(r)
 
@@ -89,19 +102,31 @@ def timeline(obj: CliContext, memory_id: int | None, subject: str | None, as_of_
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))
 @cursor_option
 @json_option
-def audit(obj: CliContext, since: str | None, until: str | None, memory_id: int | None, actor: str | None,
-          type_: str | None, limit: int, cursor: str | None) -> None:
+def audit(
+    obj: CliContext,
+    since: str | None,
+    until: str | None,
+    memory_id: int | None,
+    actor: str | None,
+    type_: str | None,
+    limit: int,
+    cursor: str | None,
+) -> None:
     """Who recorded what, when: the event log, newest first, filtered.
 
     Example: ledger audit --memory-id 12 --limit 20
     """
-    result = obj.app.audit(since=since, until=until, memory_id=memory_id, actor=actor, type=type_, limit=limit,
-                           cursor=cursor)
+    result = obj.app.audit(
+        since=since, until=until, memory_id=memory_id, actor=actor, type=type_, limit=limit, cursor=cursor
+    )
 
     def human(r: dict[str, Any]) -> None:
         for e in r["events"]:
-            out_console.print(f"[cyan]{e['position']}[/cyan] {e['recorded_at']} {e['actor'] or '-'} {e['type']} "
-                              f"(event time {e['event_time']})", highlight=False)
+            out_console.print(
+                f"[cyan]{e['position']}[/cyan] {e['recorded_at']} {e['actor'] or '-'} {e['type']} "
+                f"(event time {e['event_time']})",
+                highlight=False,
+            )
         next_page_line(r)
 
     emit(obj, result, human)
@@ -109,8 +134,12 @@ def audit(obj: CliContext, since: str | None, until: str | None, memory_id: int 
 
 @click.command()
 @click.option("--dry-run", is_flag=True, help="Only count what would be archived.")
-@click.option("--older-than-days", default=None, type=click.IntRange(min=0),
-              help="Inactive for longer than this (default: retention_days, 90).")
+@click.option(
+    "--older-than-days",
+    default=None,
+    type=click.IntRange(min=0),
+    help="Inactive for longer than this (default: retention_days, 90).",
+)
 @json_option
 def archive(obj: CliContext, dry_run: bool, older_than_days: int | None) -> None:
     """Move long-inactive (retired/superseded) memories out of the hot read model; events stay.
@@ -119,5 +148,10 @@ def archive(obj: CliContext, dry_run: bool, older_than_days: int | None) -> None
     """
     with progress_bar(obj, "archive") as progress:
         result = obj.app.archive(dry_run=dry_run, older_than_days=older_than_days, progress=progress)
-    emit(obj, result, lambda r: out_console.print(
-        f"{r['candidates']} memories would be archived" if r["dry_run"] else f"archived {r['archived']} memories"))
+    emit(
+        obj,
+        result,
+        lambda r: out_console.print(
+            f"{r['candidates']} memories would be archived" if r["dry_run"] else f"archived {r['archived']} memories"
+        ),
+    )

@@ -9,7 +9,7 @@ from typing import Any
 import click
 import msgspec
 
-from server.cli.output import CliContext, bad_line_details, emit, json_option, out_console, progress_bar
+from fact_ledger.server.cli.output import CliContext, bad_line_details, emit, json_option, out_console, progress_bar
 
 
 @click.command(name="export")
@@ -17,19 +17,24 @@ from server.cli.output import CliContext, bad_line_details, emit, json_option, o
 @click.option("--since", default=None, help="Only events recorded at or after (ISO 8601).")
 @click.option("--until", default=None, help="Only events recorded at or before (ISO 8601).")
 @click.option("-o", "--output", "output", default="-", help="Output file (default stdout).")
-@click.option("--schema", "schema", is_flag=True, default=False,
-              help="Print the JSON Schema of a JSONL export line and exit (no database is opened).")
+@click.option(
+    "--schema",
+    "schema",
+    is_flag=True,
+    default=False,
+    help="Print the JSON Schema of a JSONL export line and exit (no database is opened).",
+)
 @json_option
 def export_cmd(obj: CliContext, fmt: str, since: str | None, until: str | None, output: str, schema: bool) -> None:
     """Export the event log (JSONL envelopes with hashes, or CSV).
 
     Example: ledger export --format jsonl -o ledger.jsonl; ledger export --schema > export.schema.json
     """
-    from ledger.clock import parse_time
-    from server.transfer import export_csv, export_jsonl
+    from fact_ledger.ledger.clock import parse_time
+    from fact_ledger.server.app.transfer import export_csv, export_jsonl
 
     if schema:
-        from ledger.envelope import export_schema
+        from fact_ledger.ledger.envelope import export_schema
 
         sys.stdout.buffer.write(export_schema())
         sys.stdout.flush()
@@ -45,8 +50,11 @@ def export_cmd(obj: CliContext, fmt: str, since: str | None, until: str | None, 
             with open(output, "wb") as fh:
                 count = writer(obj.app, fh, since=since, until=until, progress=progress)
     if output != "-":
-        emit(obj, {"ok": True, "events": count, "path": output},
-             lambda r: out_console.print(f"exported {r['events']} events to {r['path']}"))
+        emit(
+            obj,
+            {"ok": True, "events": count, "path": output},
+            lambda r: out_console.print(f"exported {r['events']} events to {r['path']}"),
+        )
 
 
 @click.command(name="import")
@@ -57,24 +65,28 @@ def import_cmd(obj: CliContext, file: Path) -> None:
 
     Example: ledger import ledger.jsonl
     """
-    from server.transfer import import_jsonl
+    from fact_ledger.server.app.transfer import import_jsonl
 
     with progress_bar(obj, "import") as progress:
         result = import_jsonl(obj.app, file, progress=progress)
 
     def human(r: dict[str, Any]) -> None:
-        out_console.print(f"appended {r['appended']}, already present {r['already_present']}, "
-                          f"bad lines {r['bad_total']}", highlight=False)
+        out_console.print(
+            f"appended {r['appended']}, already present {r['already_present']}, bad lines {r['bad_total']}",
+            highlight=False,
+        )
         bad_line_details(r)
 
     emit(obj, result, human)
 
 
 @click.command(name="migrate")
-@click.option("--to", "target", required=True, metavar="URL",
-              help="Where to copy the log: postgresql://… or sqlite:///path.")
-@click.option("--from", "origin", default=None, metavar="URL",
-              help="The log to copy (default: this ledger's database).")
+@click.option(
+    "--to", "target", required=True, metavar="URL", help="Where to copy the log: postgresql://… or sqlite:///path."
+)
+@click.option(
+    "--from", "origin", default=None, metavar="URL", help="The log to copy (default: this ledger's database)."
+)
 @json_option
 def migrate_cmd(obj: CliContext, target: str, origin: str | None) -> None:
     """Copy this ledger's log into another backend, row for row with its hash chain.
@@ -83,7 +95,7 @@ def migrate_cmd(obj: CliContext, target: str, origin: str | None) -> None:
     `ledger export` gives the same bytes. An interrupted copy resumes; a target that holds other
     events is refused. Example: ledger migrate --to postgresql://ledger@db.internal/team
     """
-    from ledger.log_copy import copy_log, display_url, log_location, open_log
+    from fact_ledger.ledger.log_copy import copy_log, display_url, log_location, open_log
 
     log_location(target)  # a bad URL is refused before either end is opened
     source = open_log(origin or obj.settings.db, create=False)
@@ -97,6 +109,10 @@ def migrate_cmd(obj: CliContext, target: str, origin: str | None) -> None:
             log.close()
     finally:
         source.close()
-    emit(obj, {"ok": True, "to": display_url(target), **msgspec.structs.asdict(result)},
-         lambda r: out_console.print(f"copied {r['copied']} events ({r['events']} in the target, "
-                                     f"head {r['head_hash'][:12]})", highlight=False))
+    emit(
+        obj,
+        {"ok": True, "to": display_url(target), **msgspec.structs.asdict(result)},
+        lambda r: out_console.print(
+            f"copied {r['copied']} events ({r['events']} in the target, head {r['head_hash'][:12]})", highlight=False
+        ),
+    )

@@ -4,5 +4,5 @@ Modules: :mod:`.guard` (who may connect), :mod:`.web` (app, middleware, renderin
 :mod:`.pages` (lists and health), :mod:`.detail` (a memory, a conflict), :mod:`.records`
 (timeline, audit, export), :mod:`.actions` (governance), :mod:`.views` (pure shaping),
 :mod:`.i18n` (English and Chinese), :mod:`.serve` (the command). Every read and write goes
-through :class:`server.app.LedgerApp`, the facade the MCP tools and the CLI use.
+through :class:`server.app.facade.LedgerApp`, the facade the MCP tools and the CLI use.
 """

@@ -15,10 +15,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
-from ledger.errors import InvalidInput, LedgerError
-from ledger.events import AUTH_USER
-from server.app import LedgerApp
-from server.console.web import error_page, ledger, render
+from fact_ledger.ledger.errors import InvalidInput, LedgerError
+from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.console.web import error_page, ledger, render
 
 
 @dataclass(frozen=True)
@@ -38,16 +38,36 @@ def _pins(form: dict[str, Any]) -> dict[str, int] | None:
 ACTIONS: dict[str, Action] = {
     "confirm": Action("memory", (), lambda app, i, f: app.confirm(i, authorization=AUTH_USER), "action_confirm"),
     "unlock": Action("memory", (), lambda app, i, f: app.unlock(i, authorization=AUTH_USER), "action_unlock"),
-    "retire": Action("memory", ("reason",), lambda app, i, f: app.retire(
-        i, reason=f.get("reason", ""), authorization=AUTH_USER), "action_retire"),
-    "supersede": Action("memory", ("winner_id", "reason"), lambda app, i, f: app.supersede(
-        i, f["winner_id"], reason=f.get("reason", ""), authorization=AUTH_USER), "action_supersede"),
-    "resolve": Action("conflict", ("winner_id",), lambda app, i, f: app.resolve_conflict(
-        i, winner_id=f["winner_id"], authorization=AUTH_USER), "action_resolve"),
-    "keep_both": Action("conflict", (), lambda app, i, f: app.resolve_conflict(
-        i, resolution="keep_both", authorization=AUTH_USER), "action_keep_both"),
-    "judge": Action("conflict", ("winner_id", "rationale"), lambda app, i, f: app.judge(
-        i, f["winner_id"], rationale=f.get("rationale", ""), pins=_pins(f)), "action_judge"),
+    "retire": Action(
+        "memory",
+        ("reason",),
+        lambda app, i, f: app.retire(i, reason=f.get("reason", ""), authorization=AUTH_USER),
+        "action_retire",
+    ),
+    "supersede": Action(
+        "memory",
+        ("winner_id", "reason"),
+        lambda app, i, f: app.supersede(i, f["winner_id"], reason=f.get("reason", ""), authorization=AUTH_USER),
+        "action_supersede",
+    ),
+    "resolve": Action(
+        "conflict",
+        ("winner_id",),
+        lambda app, i, f: app.resolve_conflict(i, winner_id=f["winner_id"], authorization=AUTH_USER),
+        "action_resolve",
+    ),
+    "keep_both": Action(
+        "conflict",
+        (),
+        lambda app, i, f: app.resolve_conflict(i, resolution="keep_both", authorization=AUTH_USER),
+        "action_keep_both",
+    ),
+    "judge": Action(
+        "conflict",
+        ("winner_id", "rationale"),
+        lambda app, i, f: app.judge(i, f["winner_id"], rationale=f.get("rationale", ""), pins=_pins(f)),
+        "action_judge",
+    ),
 }
 
 
@@ -74,8 +94,16 @@ async def act(request: Request) -> Response:
         values.update({k: v for k, v in form.items() if k.startswith("pin_")})
         if form.get("confirmed") != "yes":
             hidden = {action.target + "_id": target, **values}
-            return render(request, "confirm.html", action=name, describe=action.describe, target=target,
-                          values=values, hidden=hidden, back=f"/{action.target}/{target}")
+            return render(
+                request,
+                "confirm.html",
+                action=name,
+                describe=action.describe,
+                target=target,
+                values=values,
+                hidden=hidden,
+                back=f"/{action.target}/{target}",
+            )
         action.run(ledger(request), target, values)
     except LedgerError as exc:
         return error_page(request, exc)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ledger.errors import LedgerError
-from server.console.views import verdict_rows, version_changes
-from server.console.web import error_page, ledger, render, time_params
+from fact_ledger.ledger.errors import LedgerError
+from fact_ledger.server.console.views import verdict_rows, version_changes
+from fact_ledger.server.console.web import error_page, ledger, render, time_params
 
 HISTORY_EVENTS = 50
 
@@ -27,8 +27,15 @@ async def memory(request: Request) -> Response:
     point = (read.get("as_of") or {}).get("recorded_position")
     if point is not None:  # the ledger did not know the later versions yet
         versions = [v for v in versions if v["position"] <= point]
-    return render(request, "memory.html", m=read["memory"], versions=version_changes(versions), near=near,
-                  as_of=read.get("as_of"), live=not tt)
+    return render(
+        request,
+        "memory.html",
+        m=read["memory"],
+        versions=version_changes(versions),
+        near=near,
+        as_of=read.get("as_of"),
+        live=not tt,
+    )
 
 
 async def conflict(request: Request) -> Response:
@@ -41,5 +48,12 @@ async def conflict(request: Request) -> Response:
     except LedgerError as exc:
         return error_page(request, exc)
     verdict = detail.get("current_verdict") or detail.get("verdict")
-    return render(request, "conflict.html", c=detail, rules=verdict_rows(verdict), verdict=verdict,
-                  events=list(reversed(events)), live=not time_params(request))
+    return render(
+        request,
+        "conflict.html",
+        c=detail,
+        rules=verdict_rows(verdict),
+        verdict=verdict,
+        events=list(reversed(events)),
+        live=not time_params(request),
+    )

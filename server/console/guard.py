@@ -74,8 +74,10 @@ def without_token(path: str, query: str) -> str:
 
 SECURITY_HEADERS = {
     # Scripts and styles from the console only; never framed; the token never leaks as a referrer.
-    "content-security-policy": ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                                "frame-ancestors 'none'; form-action 'self'; base-uri 'none'"),
+    "content-security-policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+    ),
     "x-frame-options": "DENY",
     "x-content-type-options": "nosniff",
     "referrer-policy": "same-origin",  # no-referrer would make POSTs send Origin: null

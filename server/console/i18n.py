@@ -28,8 +28,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "apply": ("Go", "前往"),
     "back_to_now": ("Back to now", "回到现在"),
     "viewing_past": ("Viewing the past", "正在查看过去"),
-    "present_only": ("This page shows the present; time travel applies to memories, timelines and audit.",
-                     "本页显示当前状态；时间旅行适用于记忆、时间线和审计。"),
+    "present_only": (
+        "This page shows the present; time travel applies to memories, timelines and audit.",
+        "本页显示当前状态；时间旅行适用于记忆、时间线和审计。",
+    ),
     "counts_by_status": ("Memories by status", "按状态统计"),
     "counts_by_source": ("Current memories by source", "按来源统计"),
     "counts_by_workspace": ("Current memories by workspace", "按工作区统计"),
@@ -128,19 +130,27 @@ STRINGS: dict[str, tuple[str, str]] = {
     "cancel": ("Cancel", "取消"),
     "done": ("Recorded.", "已记录。"),
     "refused": ("Refused", "被拒绝"),
-    "recorded_as_user": ("Recorded as you (user channel, client console).",
-                         "以您的身份记录（用户通道，客户端 console）。"),
+    "recorded_as_user": (
+        "Recorded as you (user channel, client console).",
+        "以您的身份记录（用户通道，客户端 console）。",
+    ),
     "not_found": ("Not found", "未找到"),
-    "action_confirm": ("Confirm memory #{id}: it becomes user_confirmed and locked.",
-                       "确认记忆 #{id}：它将成为用户确认并被锁定。"),
+    "action_confirm": (
+        "Confirm memory #{id}: it becomes user_confirmed and locked.",
+        "确认记忆 #{id}：它将成为用户确认并被锁定。",
+    ),
     "action_unlock": ("Unlock memory #{id}.", "解锁记忆 #{id}。"),
     "action_retire": ("Retire memory #{id}.", "撤回记忆 #{id}。"),
     "action_supersede": ("Memory #{winner} supersedes memory #{id}.", "记忆 #{winner} 取代记忆 #{id}。"),
-    "action_resolve": ("Resolve conflict #{id}: memory #{winner} wins, the others are superseded.",
-                       "解决冲突 #{id}：记忆 #{winner} 胜出，其余被取代。"),
+    "action_resolve": (
+        "Resolve conflict #{id}: memory #{winner} wins, the others are superseded.",
+        "解决冲突 #{id}：记忆 #{winner} 胜出，其余被取代。",
+    ),
     "action_keep_both": ("Resolve conflict #{id}: keep every member.", "解决冲突 #{id}：保留所有成员。"),
-    "action_judge": ("Judge conflict #{id}: memory #{winner} should win (no memory changes).",
-                     "评判冲突 #{id}：记忆 #{winner} 应胜出（不改变任何记忆）。"),
+    "action_judge": (
+        "Judge conflict #{id}: memory #{winner} should win (no memory changes).",
+        "评判冲突 #{id}：记忆 #{winner} 应胜出（不改变任何记忆）。",
+    ),
 }
 
 

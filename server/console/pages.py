@@ -13,9 +13,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ledger import clock
-from ledger.errors import InvalidInput, LedgerError
-from server.console.web import error_page, ledger, render, time_params
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.errors import InvalidInput, LedgerError
+from fact_ledger.server.console.web import error_page, ledger, render, time_params
 
 PAGE_SIZE = 20
 MAX_PAGES = 25
@@ -25,15 +25,16 @@ SOURCE_TYPES = ("user_confirmed", "document_extracted", "agent_generated", "unkn
 def page_number(request: Request) -> int:
     raw = request.query_params.get("page", "1")
     if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGES:
-        raise InvalidInput(f"page must be a number from 1 to {MAX_PAGES}; narrow the filters to go further",
-                           field="page")
+        raise InvalidInput(
+            f"page must be a number from 1 to {MAX_PAGES}; narrow the filters to go further", field="page"
+        )
     return int(raw)
 
 
 def window(rows: list[Any], page: int, more: bool) -> tuple[list[Any], bool]:
     """The rows of ``page`` out of the first ``page × PAGE_SIZE``, and whether a next page exists."""
     start = (page - 1) * PAGE_SIZE
-    return rows[start:start + PAGE_SIZE], (more or len(rows) > start + PAGE_SIZE) and page < MAX_PAGES
+    return rows[start : start + PAGE_SIZE], (more or len(rows) > start + PAGE_SIZE) and page < MAX_PAGES
 
 
 async def overview(request: Request) -> Response:
@@ -46,8 +47,15 @@ async def overview(request: Request) -> Response:
         return error_page(request, exc)
     last = request.app.state.last_doctor
     checked = next((c for c in last["report"]["checks"] if c["name"] == "hash_chain"), None) if last else None
-    return render(request, "overview.html", view=view, status=status, chain=head[0] if head else None,
-                  checked=checked, checked_at=last["at"] if last else None)
+    return render(
+        request,
+        "overview.html",
+        view=view,
+        status=status,
+        chain=head[0] if head else None,
+        checked=checked,
+        checked_at=last["at"] if last else None,
+    )
 
 
 async def memories(request: Request) -> Response:
@@ -62,14 +70,23 @@ async def memories(request: Request) -> Response:
     tt = time_params(request)
     try:
         page = page_number(request)
-        found = ledger(request).find(query, limit=page * PAGE_SIZE, as_of_recorded=tt.get("as_of"),
-                                     as_of_event_time=tt.get("at"), **filters)
+        found = ledger(request).find(
+            query, limit=page * PAGE_SIZE, as_of_recorded=tt.get("as_of"), as_of_event_time=tt.get("at"), **filters
+        )
     except LedgerError as exc:
         return error_page(request, exc)
     rows, more = window(found["results"], page, found["has_more"])
-    return render(request, "memories.html", rows=rows, page=page, more=more, query=query,
-                  params={k: q.get(k, "") for k in ("q", "tags", "source_type", "workspace", "status")},
-                  source_types=SOURCE_TYPES, as_of=found.get("as_of"))
+    return render(
+        request,
+        "memories.html",
+        rows=rows,
+        page=page,
+        more=more,
+        query=query,
+        params={k: q.get(k, "") for k in ("q", "tags", "source_type", "workspace", "status")},
+        source_types=SOURCE_TYPES,
+        as_of=found.get("as_of"),
+    )
 
 
 async def conflicts(request: Request) -> Response:
@@ -80,8 +97,15 @@ async def conflicts(request: Request) -> Response:
     except LedgerError as exc:
         return error_page(request, exc)
     rows, more = window(found["conflicts"], page, found["has_more"])
-    return render(request, "conflicts.html", rows=rows, page=page, more=more and page * PAGE_SIZE < 200,
-                  state=state, total=found.get("total"))
+    return render(
+        request,
+        "conflicts.html",
+        rows=rows,
+        page=page,
+        more=more and page * PAGE_SIZE < 200,
+        state=state,
+        total=found.get("total"),
+    )
 
 
 async def doctor(request: Request) -> Response:

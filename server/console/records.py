@@ -11,10 +11,10 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
-from ledger import clock
-from ledger.errors import InvalidInput, LedgerError
-from server.console.views import timeline_strip
-from server.console.web import error_page, ledger, render, time_params
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.errors import InvalidInput, LedgerError
+from fact_ledger.server.console.views import timeline_strip
+from fact_ledger.server.console.web import error_page, ledger, render, time_params
 
 AUDIT_PAGE = 50
 AUDIT_FILTERS = ("type", "actor", "client", "workspace", "since", "until", "memory_id")
@@ -58,22 +58,29 @@ async def audit(request: Request) -> Response:
         cut = None
         if tt.get("as_of"):
             cut = ledger(request).as_of(as_of_recorded=tt["as_of"])["as_of"]["recorded_position"] + 1
-        found = ledger(request).audit(**filters, before_position=cut, limit=AUDIT_PAGE,
-                                      cursor=request.query_params.get("cursor") or None)
+        found = ledger(request).audit(
+            **filters, before_position=cut, limit=AUDIT_PAGE, cursor=request.query_params.get("cursor") or None
+        )
     except LedgerError as exc:
         return error_page(request, exc)
     span = {k: filters[k] for k in ("since", "until") if k in filters}
-    return render(request, "audit.html", events=found["events"], filters=filters,
-                  next_cursor=found.get("next_cursor"), fields=AUDIT_FILTERS,
-                  export_query="?" + urlencode(span) if span else "")
+    return render(
+        request,
+        "audit.html",
+        events=found["events"],
+        filters=filters,
+        next_cursor=found.get("next_cursor"),
+        fields=AUDIT_FILTERS,
+        export_query="?" + urlencode(span) if span else "",
+    )
 
 
 async def export(request: Request) -> Response:
-    """The log recorded within [since, until] as JSONL envelopes or CSV (``server.transfer``).
+    """The log recorded within [since, until] as JSONL envelopes or CSV (``server.app.transfer``).
 
     Written to a temporary file on the event-loop thread (the facade's connection stays on one
     thread), then streamed from the file."""
-    from server.transfer import export_csv, export_jsonl
+    from fact_ledger.server.app.transfer import export_csv, export_jsonl
 
     fmt = request.path_params["fmt"]
     if fmt not in ("jsonl", "csv"):
@@ -87,6 +94,9 @@ async def export(request: Request) -> Response:
             (export_jsonl if fmt == "jsonl" else export_csv)(ledger(request), out, since=since, until=until)
     except LedgerError as exc:
         return error_page(request, exc)
-    return FileResponse(out.name, filename=f"ledger-audit.{fmt}",
-                        media_type="application/x-ndjson" if fmt == "jsonl" else "text/csv",
-                        background=BackgroundTask(os.unlink, out.name))
+    return FileResponse(
+        out.name,
+        filename=f"ledger-audit.{fmt}",
+        media_type="application/x-ndjson" if fmt == "jsonl" else "text/csv",
+        background=BackgroundTask(os.unlink, out.name),
+    )

@@ -10,10 +10,10 @@ from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from server.app import LedgerApp
-from server.console import actions, detail, pages, records
-from server.console.guard import Guard
-from server.console.web import STATIC, GuardMiddleware, switch_language
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.console import actions, detail, pages, records
+from fact_ledger.server.console.guard import Guard
+from fact_ledger.server.console.web import STATIC, GuardMiddleware, switch_language
 
 
 def create_app(ledger_app: LedgerApp, guard: Guard, sources: dict[str, str]) -> Starlette:

@@ -10,10 +10,10 @@ from typing import Any
 
 import uvicorn
 
-from server.app import LedgerApp
-from server.config import load_settings, settings_sources
-from server.console.guard import Guard
-from server.console.routes import create_app
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import load_settings, settings_sources
+from fact_ledger.server.console.guard import Guard
+from fact_ledger.server.console.routes import create_app
 
 CLIENT = "console"  # every event the console records names it
 

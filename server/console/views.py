@@ -9,10 +9,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ledger.clock import to_datetime
+from fact_ledger.ledger.clock import to_datetime
 
-VERSION_FIELDS = ("content", "subject", "tags", "event_time", "valid_to", "status", "source_type", "protection",
-                  "confidence", "superseded_by")
+VERSION_FIELDS = (
+    "content",
+    "subject",
+    "tags",
+    "event_time",
+    "valid_to",
+    "status",
+    "source_type",
+    "protection",
+    "confidence",
+    "superseded_by",
+)
 
 
 def version_changes(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -55,8 +65,13 @@ def verdict_rows(verdict: dict[str, Any] | None) -> list[dict[str, Any]]:
     rows = []
     for rule in verdict.get("rule_order") or []:
         found = next((r for r in reasons if r.startswith(rule + ":")), None)
-        rows.append({"rule": rule, "reason": found.removeprefix(rule + ":").strip() if found else "",
-                     "decides": verdict.get("rule") == rule})
+        rows.append(
+            {
+                "rule": rule,
+                "reason": found.removeprefix(rule + ":").strip() if found else "",
+                "decides": verdict.get("rule") == rule,
+            }
+        )
     return rows
 
 
@@ -107,12 +122,25 @@ def timeline_strip(intervals: list[dict[str, Any]], now: str) -> Strip:
     for n, (interval, start, end) in enumerate(zip(intervals, starts, ends, strict=True)):
         y = TOP + n * ROW
         rows[interval["memory_id"]] = y
-        bars.append(Bar(memory_id=interval["memory_id"], x=x(start), width=max(x(end) - x(start), 3.0), y=y,
-                        status=interval.get("ended") or interval["status"], open_ended=not interval["valid_to"],
-                        label=interval.get("content", "")[:80], valid_from=interval["valid_from"],
-                        valid_to=interval["valid_to"], superseded_by=interval.get("superseded_by")))
-    arrows = [(b.x + b.width, b.y + ROW / 3, _start_of(bars, b.superseded_by), rows[b.superseded_by] + ROW / 3)
-              for b in bars if b.superseded_by in rows]
+        bars.append(
+            Bar(
+                memory_id=interval["memory_id"],
+                x=x(start),
+                width=max(x(end) - x(start), 3.0),
+                y=y,
+                status=interval.get("ended") or interval["status"],
+                open_ended=not interval["valid_to"],
+                label=interval.get("content", "")[:80],
+                valid_from=interval["valid_from"],
+                valid_to=interval["valid_to"],
+                superseded_by=interval.get("superseded_by"),
+            )
+        )
+    arrows = [
+        (b.x + b.width, b.y + ROW / 3, _start_of(bars, b.superseded_by), rows[b.superseded_by] + ROW / 3)
+        for b in bars
+        if b.superseded_by in rows
+    ]
     ticks = [(x(lo), lo.date().isoformat(), "start"), (x(hi), hi.date().isoformat(), "end")]
     if (hi - lo).days > 2:
         mid = lo + (hi - lo) / 2

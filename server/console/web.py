@@ -3,7 +3,7 @@
 
 Starlette (already installed with the mcp SDK) routes requests; Jinja2 renders HTML with
 autoescaping on. Every handler is ``async`` and calls the facade directly: they all run on the
-one event-loop thread, so the single :class:`server.app.LedgerApp` (one connection) is never
+one event-loop thread, so the single :class:`server.app.facade.LedgerApp` (one connection) is never
 shared between threads. Pages are small and bounded (lists are paged), so a call never holds
 the loop for long.
 """
@@ -19,10 +19,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ledger.errors import LedgerError
-from server.app import LedgerApp
-from server.console.guard import SECURITY_HEADERS, Guard, without_token
-from server.console.i18n import LANGUAGES, translator
+from fact_ledger.ledger.errors import LedgerError
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.console.guard import SECURITY_HEADERS, Guard, without_token
+from fact_ledger.server.console.i18n import LANGUAGES, translator
 
 LANG_COOKIE = "ledger_console_lang"
 TIME_PARAMS = ("as_of", "at")  # as of a recorded position/time; as true at an event time
@@ -42,8 +42,9 @@ class GuardMiddleware:
             return
         request = Request(scope)
         headers = request.headers
-        refusal = (self.guard.host_refusal(headers.get("host"))
-                   or self.guard.origin_refusal(headers.get("origin"), headers.get("sec-fetch-site")))
+        refusal = self.guard.host_refusal(headers.get("host")) or self.guard.origin_refusal(
+            headers.get("origin"), headers.get("sec-fetch-site")
+        )
         response: Response | None = None
         if refusal:
             response = PlainTextResponse(refusal, status_code=403)
@@ -51,8 +52,9 @@ class GuardMiddleware:
             response = RedirectResponse(without_token(request.url.path, request.url.query), status_code=303)
             response.set_cookie(self.guard.cookie_name, self.guard.token, httponly=True, samesite="strict")
         elif not self.guard.token_ok(request.cookies.get(self.guard.cookie_name)):
-            response = PlainTextResponse("open the console with the URL (and token) that `ledger console` printed",
-                                         status_code=403)
+            response = PlainTextResponse(
+                "open the console with the URL (and token) that `ledger console` printed", status_code=403
+            )
         if response is not None:
             response.headers.update(SECURITY_HEADERS)
             await response(scope, receive, send)
@@ -68,8 +70,12 @@ class GuardMiddleware:
         await self.app(scope, receive, secured)
 
 
-_env = Environment(loader=PackageLoader(__name__.rpartition(".")[0], "templates"),
-                   autoescape=select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True)
+_env = Environment(
+    loader=PackageLoader(__name__.rpartition(".")[0], "templates"),
+    autoescape=select_autoescape(default=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
 
 
 def ledger(request: Request) -> LedgerApp:
@@ -96,8 +102,15 @@ def render(request: Request, template: str, code: int = 200, **context: Any) -> 
     lang = language(request)
     here = request.url.path + ("?" + request.url.query if request.url.query else "")
     html = _env.get_template(template).render(
-        request=request, t=translator(lang), lang=lang, tt=time_params(request), here=here,
-        csrf=request.app.state.guard.csrf, link=lambda path, **p: link(request, path, **p), **context)
+        request=request,
+        t=translator(lang),
+        lang=lang,
+        tt=time_params(request),
+        here=here,
+        csrf=request.app.state.guard.csrf,
+        link=lambda path, **p: link(request, path, **p),
+        **context,
+    )
     return HTMLResponse(html, status_code=code)
 
 

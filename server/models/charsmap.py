@@ -139,7 +139,7 @@ def normalize_prefix(charsmap: bytes, data: bytes) -> tuple[bytes, int] | None:
     """
     (size,) = struct.unpack_from("<I", charsmap, 0)
     units = struct.unpack_from(f"<{size // 4}I", charsmap, 4)
-    pool = charsmap[4 + size:]
+    pool = charsmap[4 + size :]
 
     def offset(unit: int) -> int:
         return (unit >> 10) << ((unit & (1 << 9)) >> 6)
@@ -156,5 +156,5 @@ def normalize_prefix(charsmap: bytes, data: bytes) -> tuple[bytes, int] | None:
         node ^= offset(units[node])
         if is_leaf:
             start = units[node] & (_VALUE_BIT - 1)
-            best = (pool[start:pool.index(b"\0", start)], consumed)
+            best = (pool[start : pool.index(b"\0", start)], consumed)
     return best

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from projections.embedding import PASSAGE_PREFIX_KEY, QUERY_PREFIX_KEY
+from fact_ledger.projections.embedding import PASSAGE_PREFIX_KEY, QUERY_PREFIX_KEY
 
 
 @dataclass(frozen=True)
@@ -69,10 +69,19 @@ class BertModel:
 def layer_tensor_names(layer: int) -> dict[str, str]:
     """The llama.cpp names of one encoder layer's tensors (``.weight`` / ``.bias`` appended)."""
     base = f"blk.{layer}."
-    return {part: base + part for part in (
-        "attn_q", "attn_k", "attn_v", "attn_output", "attn_output_norm",
-        "ffn_up", "ffn_down", "layer_output_norm",
-    )}
+    return {
+        part: base + part
+        for part in (
+            "attn_q",
+            "attn_k",
+            "attn_v",
+            "attn_output",
+            "attn_output_norm",
+            "ffn_up",
+            "ffn_down",
+            "layer_output_norm",
+        )
+    }
 
 
 def write_bert_gguf(path: str | Path, model: BertModel) -> None:
@@ -114,8 +123,11 @@ def write_bert_gguf(path: str | Path, model: BertModel) -> None:
         if tensor.qtype is None:
             writer.add_tensor(name, np.ascontiguousarray(tensor.data, dtype=np.float32))
         else:
-            writer.add_tensor(name, np.ascontiguousarray(tensor.data, dtype=np.uint8),
-                              raw_dtype=gguf.GGMLQuantizationType(tensor.qtype))
+            writer.add_tensor(
+                name,
+                np.ascontiguousarray(tensor.data, dtype=np.uint8),
+                raw_dtype=gguf.GGMLQuantizationType(tensor.qtype),
+            )
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

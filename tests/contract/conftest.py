@@ -24,8 +24,15 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from tests.conftest import REPO, ledger_cli
 
 TOOL_KEYS = {"memory": "action", "memory_review": "view", "memory_govern": "action", "memory_repair": "task"}
-ERROR_CODES = {"invalid_input", "not_found", "locked", "version_conflict", "forbidden_workspace",
-               "unauthorized", "unavailable"}
+ERROR_CODES = {
+    "invalid_input",
+    "not_found",
+    "locked",
+    "version_conflict",
+    "forbidden_workspace",
+    "unauthorized",
+    "unavailable",
+}
 
 Elicit = Callable[[Any, mcp_types.ElicitRequestParams], Any]
 
@@ -75,13 +82,22 @@ class Reply:
 class LedgerServer:
     """A running ``ledger serve`` and a connected stdio client session."""
 
-    def __init__(self, db: Path, *, env: dict[str, str] | None = None, args: tuple[str, ...] = (),
-                 elicitation: Elicit | None = None) -> None:
+    def __init__(
+        self,
+        db: Path,
+        *,
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+        elicitation: Elicit | None = None,
+    ) -> None:
         self.db = db
         self.stderr_path = db.with_suffix(".stderr.log")
         self.params = StdioServerParameters(
-            command=sys.executable, args=["-m", "server", "serve", "--db", str(db), *args],
-            env={**os.environ, "LEDGER_CLIENT": "contract-test", **(env or {})}, cwd=str(REPO))
+            command=sys.executable,
+            args=["-m", "fact_ledger.server", "serve", "--db", str(db), *args],
+            env={**os.environ, "LEDGER_CLIENT": "contract-test", **(env or {})},
+            cwd=str(REPO),
+        )
         self.elicitation = elicitation
         self._stack = ExitStack()
 
@@ -89,13 +105,16 @@ class LedgerServer:
         self.portal = self._stack.enter_context(anyio.from_thread.start_blocking_portal())
         errlog = self._stack.enter_context(open(self.stderr_path, "w"))  # noqa: SIM115
         self.session: ClientSession = self._stack.enter_context(
-            self.portal.wrap_async_context_manager(self._connect(errlog)))
+            self.portal.wrap_async_context_manager(self._connect(errlog))
+        )
         return self
 
     @asynccontextmanager
     async def _connect(self, errlog: Any) -> AsyncIterator[ClientSession]:
-        async with stdio_client(self.params, errlog=errlog) as (read, write), ClientSession(
-                read, write, elicitation_callback=self.elicitation) as session:
+        async with (
+            stdio_client(self.params, errlog=errlog) as (read, write),
+            ClientSession(read, write, elicitation_callback=self.elicitation) as session,
+        ):
             await session.initialize()
             yield session
 

@@ -65,8 +65,7 @@ def test_audit_and_timeline(srv: LedgerServer) -> None:
     audit = srv.call("memory_review", "audit", {"memory_id": memory_id, "limit": 10})
     succeeded(audit)
     assert audit["events"], audit.body
-    assert {"position", "type", "stream_id", "event_time", "recorded_at", "actor", "payload"} <= set(
-        audit["events"][0])
+    assert {"position", "type", "stream_id", "event_time", "recorded_at", "actor", "payload"} <= set(audit["events"][0])
     assert audit["events"][0]["actor"] == "contract-test"
     assert [e["type"] for e in audit["events"]] == ["MemoryRecorded"]  # the design's names
     srv.call("memory_govern", "confirm", {"memory_id": memory_id, "authorized": True})
@@ -89,29 +88,33 @@ def test_governance_actions(srv: LedgerServer) -> None:
     succeeded(srv.call("memory_govern", "confirm", {"memory_id": confirmed, "authorized": True}))
     assert srv.memory("read", {"memory_id": confirmed})["memory"]["protection"] == "locked"
     retired = remember(srv, "The old VPN endpoint is vpn1")
-    succeeded(srv.call("memory_govern", "retire", {"memory_id": retired, "reason": "replaced",
-                                                   "authorized": True}))
+    succeeded(srv.call("memory_govern", "retire", {"memory_id": retired, "reason": "replaced", "authorized": True}))
     assert srv.memory("read", {"memory_id": retired})["memory"]["status"] == "retired"
     loser, winner = remember(srv, "Wiki lives at wiki1"), remember(srv, "Wiki lives at wiki2")
-    succeeded(srv.call("memory_govern", "supersede", {"loser_id": loser, "winner_id": winner,
-                                                      "authorized": True}))
+    succeeded(srv.call("memory_govern", "supersede", {"loser_id": loser, "winner_id": winner, "authorized": True}))
     assert srv.memory("read", {"memory_id": loser})["memory"]["superseded_by"] == winner
     locked = remember(srv, "My employee number is 4711", source_type="user_confirmed")
     succeeded(srv.call("memory_govern", "unlock", {"memory_id": locked, "authorized": True}))
     assert srv.memory("read", {"memory_id": locked})["memory"]["protection"] == "normal"
-    missing = srv.call("memory_govern", "resolve_conflict", {"conflict_id": 987654, "resolution": "keep_both",
-                                                             "authorized": True})
+    missing = srv.call(
+        "memory_govern", "resolve_conflict", {"conflict_id": 987654, "resolution": "keep_both", "authorized": True}
+    )
     assert missing.code == "not_found", missing.body
 
 
 def test_governance_without_authorization_writes_nothing(srv: LedgerServer) -> None:
     memory_id = remember(srv, "Unauthorised target")
     before = srv.events()
-    for action, data in (("confirm", {"memory_id": memory_id}), ("retire", {"memory_id": memory_id}),
-                         ("unlock", {"memory_id": memory_id}), ("arbitrate", {"left_id": 1, "right_id": 2}),
-                         ("supersede", {"loser_id": 1, "winner_id": 2, "authorized": False}),
-                         ("resolve_conflict", {"conflict_id": 1, "resolution": "keep_both"}),
-                         ("accept", {"alias": "x", "canonical": "y"}), ("reject", {"alias": "x", "canonical": "y"})):
+    for action, data in (
+        ("confirm", {"memory_id": memory_id}),
+        ("retire", {"memory_id": memory_id}),
+        ("unlock", {"memory_id": memory_id}),
+        ("arbitrate", {"left_id": 1, "right_id": 2}),
+        ("supersede", {"loser_id": 1, "winner_id": 2, "authorized": False}),
+        ("resolve_conflict", {"conflict_id": 1, "resolution": "keep_both"}),
+        ("accept", {"alias": "x", "canonical": "y"}),
+        ("reject", {"alias": "x", "canonical": "y"}),
+    ):
         r = srv.call("memory_govern", action, data)
         assert r.code == "unauthorized", (action, r.body)
     assert srv.events() == before
@@ -123,15 +126,15 @@ def test_workspace_aliases_through_governance(srv: LedgerServer) -> None:
     srv.memory("remember", {"content": "Sprint retro notes", "workspace": "team-rocket"})
     listing = srv.call("memory_review", "workspaces")
     assert {"alias": "Team Rocket", "canonical": "team-rocket"} in listing["suggestions"]
-    r = srv.call("memory_govern", "accept", {"alias": "Team Rocket", "canonical": "team-rocket",
-                                             "authorized": True})
+    r = srv.call("memory_govern", "accept", {"alias": "Team Rocket", "canonical": "team-rocket", "authorized": True})
     assert r.ok and r["canonical"] == "team-rocket"
     found = srv.memory("find", {"query": "sprint", "workspace": "team-rocket"})["results"]
     assert len(found) == 3
     later = srv.memory("remember", {"content": "Sprint planning moved", "workspace": "Team Rocket"})
     assert srv.memory("read", {"memory_id": later["memory_id"]})["memory"]["workspace"] == "team-rocket"
-    undone = srv.call("memory_govern", "reject", {"alias": "Team Rocket", "canonical": "team-rocket",
-                                                  "authorized": True})
+    undone = srv.call(
+        "memory_govern", "reject", {"alias": "Team Rocket", "canonical": "team-rocket", "authorized": True}
+    )
     assert undone.ok and undone["canonical"] == "Team Rocket"
     assert len(srv.memory("find", {"query": "sprint", "workspace": "team-rocket"})["results"]) == 3
 
@@ -153,8 +156,11 @@ def test_repair_tasks(srv: LedgerServer) -> None:
 
 def test_conflict_lifecycle_open_judged_resolved(srv: LedgerServer) -> None:
     def claim(value: str) -> dict[str, object]:
-        return {"content": f"The build server runs Java {value}", "subject": "build server",
-                "claims": [{"subject": "build server", "attribute": "java", "value": value}]}
+        return {
+            "content": f"The build server runs Java {value}",
+            "subject": "build server",
+            "claims": [{"subject": "build server", "attribute": "java", "value": value}],
+        }
 
     old = srv.memory("remember", claim("17"))["memory_id"]
     new = srv.memory("remember", claim("21"))
@@ -163,15 +169,33 @@ def test_conflict_lifecycle_open_judged_resolved(srv: LedgerServer) -> None:
     assert conflict_id in [c["conflict_id"] for c in listed]
     detail = srv.call("memory_review", "conflict_detail", {"conflict_id": conflict_id})["conflict"]
     assert sorted(detail["members"]) == sorted([old, new["memory_id"]]) and "rule_order" in detail["verdict"]
-    stale = srv.memory("judge", {"conflict_id": conflict_id, "winner_id": new["memory_id"], "rationale": "newer",
-                                 "pins": {str(old): 7, str(new["memory_id"]): 1}})
+    stale = srv.memory(
+        "judge",
+        {
+            "conflict_id": conflict_id,
+            "winner_id": new["memory_id"],
+            "rationale": "newer",
+            "pins": {str(old): 7, str(new["memory_id"]): 1},
+        },
+    )
     assert stale.code == "version_conflict"
-    judged = srv.memory("judge", {"conflict_id": conflict_id, "winner_id": new["memory_id"], "rationale": "newer",
-                                  "pins": {str(old): 1, str(new["memory_id"]): 1}})
+    judged = srv.memory(
+        "judge",
+        {
+            "conflict_id": conflict_id,
+            "winner_id": new["memory_id"],
+            "rationale": "newer",
+            "pins": {str(old): 1, str(new["memory_id"]): 1},
+        },
+    )
     assert judged["conflict"]["state"] == "judged" and isinstance(judged["judgment_id"], int)
-    resolved = srv.call("memory_govern", "resolve_conflict", {"conflict_id": conflict_id,
-                                                             "winner_id": new["memory_id"], "authorized": True})
+    resolved = srv.call(
+        "memory_govern",
+        "resolve_conflict",
+        {"conflict_id": conflict_id, "winner_id": new["memory_id"], "authorized": True},
+    )
     assert resolved["conflict"]["state"] == "resolved"
     assert srv.memory("read", {"memory_id": old})["memory"]["status"] == "superseded"
-    assert conflict_id in [c["conflict_id"] for c in srv.call("memory_review", "conflicts",
-                                                               {"state": "resolved"})["conflicts"]]
+    assert conflict_id in [
+        c["conflict_id"] for c in srv.call("memory_review", "conflicts", {"state": "resolved"})["conflicts"]
+    ]

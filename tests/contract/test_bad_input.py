@@ -87,10 +87,12 @@ REFUSED: list[tuple[str, str | None, Any, str, str | None]] = [
 ]
 
 
-@pytest.mark.parametrize(("tool", "name", "data", "code", "field"), REFUSED,
-                         ids=[f"{t}-{n}-{i}" for i, (t, n, *_) in enumerate(REFUSED)])
-def test_refused_cleanly_and_nothing_written(srv: LedgerServer, tool: str, name: str | None, data: Any,
-                                             code: str, field: str | None) -> None:
+@pytest.mark.parametrize(
+    ("tool", "name", "data", "code", "field"), REFUSED, ids=[f"{t}-{n}-{i}" for i, (t, n, *_) in enumerate(REFUSED)]
+)
+def test_refused_cleanly_and_nothing_written(
+    srv: LedgerServer, tool: str, name: str | None, data: Any, code: str, field: str | None
+) -> None:
     before = srv.events()
     r = srv.call(tool, name, data)
     assert r.code == code, r.body
@@ -104,9 +106,28 @@ def test_typos_carry_did_you_mean(srv: LedgerServer) -> None:
     assert srv.call("memory_review", "histroy", {"memory_id": 1}).error["did_you_mean"] == "history"
 
 
-QUERIES = ['"foo" OR bar*', "'; DROP TABLE events;--", "", "   ", "x" * 5000, "word " * 1000, "🦄🚀",
-           "NEAR(port staging)", "content:secret", "*", "-", "(", '"', "AND OR NOT", "\\", "%_%",
-           "SELECT * FROM memories", "端口 是 多少", "\x00", "a\u200bb"]
+QUERIES = [
+    '"foo" OR bar*',
+    "'; DROP TABLE events;--",
+    "",
+    "   ",
+    "x" * 5000,
+    "word " * 1000,
+    "🦄🚀",
+    "NEAR(port staging)",
+    "content:secret",
+    "*",
+    "-",
+    "(",
+    '"',
+    "AND OR NOT",
+    "\\",
+    "%_%",
+    "SELECT * FROM memories",
+    "端口 是 多少",
+    "\x00",
+    "a\u200bb",
+]
 
 
 def test_odd_queries_are_answered_and_write_nothing(srv: LedgerServer) -> None:
@@ -130,8 +151,9 @@ def test_harmless_unknown_fields_are_ignored_with_one_notice(srv: LedgerServer) 
 
 
 def test_limits_are_inclusive(srv: LedgerServer) -> None:
-    r = srv.memory("remember", {"content": "z" * (2 * MIB), "subject": "s" * 2000,
-                                "tags": [f"tag{i}" for i in range(100)]})
+    r = srv.memory(
+        "remember", {"content": "z" * (2 * MIB), "subject": "s" * 2000, "tags": [f"tag{i}" for i in range(100)]}
+    )
     assert r.ok and r.size < 300
     assert srv.memory("find", {"query": "q" * 32000, "limit": 50}).ok
     assert srv.memory("find", {"query": "z", "limit": 3}).size < 2500  # a 2 MiB content trimmed
@@ -145,21 +167,40 @@ def test_extra_top_level_arguments_do_not_break_the_call(srv: LedgerServer) -> N
 def test_raw_json_rpc_with_invalid_unicode_and_nan_is_answered(srv: LedgerServer) -> None:
     """What the SDK client cannot even send: a lone surrogate escape and a NaN literal."""
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
     raw = [json.dumps(x) for x in lines]
-    raw.append('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory","arguments":'
-               '{"action":"remember","data":{"content":"bad \\ud800 text"}}}}')
-    raw.append('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory","arguments":'
-               '{"action":"remember","data":{"content":"nan","confidence":NaN}}}}')
-    raw.append('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory","arguments":'
-               '{"action":"status"}}}')
+    raw.append(
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory","arguments":'
+        '{"action":"remember","data":{"content":"bad \\ud800 text"}}}}'
+    )
+    raw.append(
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory","arguments":'
+        '{"action":"remember","data":{"content":"nan","confidence":NaN}}}}'
+    )
+    raw.append(
+        '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory","arguments":{"action":"status"}}}'
+    )
     db = srv.db.with_name("raw.db")
-    proc = subprocess.Popen([sys.executable, "-m", "server", "serve", "--db", str(db)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-                            env={**os.environ})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fact_ledger.server", "serve", "--db", str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env={**os.environ},
+    )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     lines: queue.Queue[str] = queue.Queue()
 

@@ -25,6 +25,7 @@ def test_roundtrip_benchmark_reports_p50_and_bytes(capsys: pytest.CaptureFixture
     for action in ("remember", "find"):
         assert report[action]["in_process_p50_ms"] > 0  # the same call straight to the facade, side by side
         assert budget[action]["allowed_ms"] == pytest.approx(
-            report["status"]["p50_ms"] + report[action]["in_process_p50_ms"] + budget["slack_ms"], abs=1e-3)
+            report["status"]["p50_ms"] + report[action]["in_process_p50_ms"] + budget["slack_ms"], abs=1e-3
+        )
         assert {type(budget[action][k]) for k in ("holds", "holds_on_transport_floor")} == {bool}
     assert report["find"]["max_bytes"] < 2500

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from ledger.store import EventStore
-from server.config import _ENV
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.server.config import _ENV
 from tests.conftest import REPO
 from tests.contract.conftest import LedgerServer
 
@@ -61,8 +61,13 @@ def test_the_generic_snippet_works_as_written(tmp_path: Path) -> None:
     db = tmp_path / "doc.db"
     args = [str(db) if a.endswith(".db") else a for a in config["args"]]  # only the path is ours
     server = LedgerServer(db)
-    server.params = server.params.model_copy(update={
-        "command": sys.executable, "args": ["-m", "server", *args], "env": {**os.environ, **config["env"]}})
+    server.params = server.params.model_copy(
+        update={
+            "command": sys.executable,
+            "args": ["-m", "fact_ledger.server", *args],
+            "env": {**os.environ, **config["env"]},
+        }
+    )
     server.start()
     try:
         assert len(server.list_tools()) == 4

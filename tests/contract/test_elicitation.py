@@ -21,8 +21,8 @@ import mcp.types as mcp_types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from ledger.events import AUTH_AGENT, AUTH_USER
-from ledger.store import EventStore
+from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.ledger.store import EventStore
 from tests.conftest import REPO, ledger_cli
 from tests.contract.conftest import LedgerServer
 
@@ -41,8 +41,12 @@ class User:
         return self.answers.pop(0)
 
     def will(self, *approve: bool | None) -> None:
-        self.answers = [mcp_types.ElicitResult(action="decline") if a is None else
-                        mcp_types.ElicitResult(action="accept", content={"approve": a}) for a in approve]
+        self.answers = [
+            mcp_types.ElicitResult(action="decline")
+            if a is None
+            else mcp_types.ElicitResult(action="accept", content={"approve": a})
+            for a in approve
+        ]
 
 
 @pytest.fixture(scope="module")
@@ -103,10 +107,12 @@ def test_nothing_is_asked_for_normal_memories(asking: LedgerServer, user: User) 
 
 def test_a_client_without_elicitation_falls_back_to_agent_asserted(srv: LedgerServer) -> None:
     memory_id = srv.confirmed("Allergic to penicillin")
-    assert srv.memory("update", {"memory_id": memory_id, "content": "Allergic to penicillin and latex"}).code == \
-        "locked"
-    assert srv.memory("update", {"memory_id": memory_id, "content": "Allergic to penicillin and latex",
-                                 "authorized": True}).ok
+    assert (
+        srv.memory("update", {"memory_id": memory_id, "content": "Allergic to penicillin and latex"}).code == "locked"
+    )
+    assert srv.memory(
+        "update", {"memory_id": memory_id, "content": "Allergic to penicillin and latex", "authorized": True}
+    ).ok
     assert authorizations(srv.db, "MemoryUpdated") == [AUTH_AGENT]
 
 
@@ -116,32 +122,57 @@ async def test_the_2026_protocol_asks_through_input_required(tmp_path: Path) -> 
     user = User()
     user.will(True)
     db = tmp_path / "modern.db"
-    params = StdioServerParameters(command=sys.executable, args=["-m", "server", "serve", "--db", str(db)],
-                                   env={**os.environ, "LEDGER_CLIENT": "modern"}, cwd=str(REPO))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "fact_ledger.server", "serve", "--db", str(db)],
+        env={**os.environ, "LEDGER_CLIENT": "modern"},
+        cwd=str(REPO),
+    )
     async with Client(params, elicitation_callback=user) as client:
         assert client.session.protocol_version == "2026-07-28"
-        stated = await anyio.to_thread.run_sync(functools.partial(  # by the user, at the CLI: locked
-            ledger_cli, "remember", "Passport number ends in 42", "--db", str(db), "--json", check=True))
+        stated = await anyio.to_thread.run_sync(
+            functools.partial(  # by the user, at the CLI: locked
+                ledger_cli, "remember", "Passport number ends in 42", "--db", str(db), "--json", check=True
+            )
+        )
         memory_id = json.loads(stated.stdout)["memory_id"]
-        r = await client.call_tool("memory", {"action": "update", "data": {
-            "memory_id": memory_id, "content": "Passport number ends in 43", "authorized": True}})
+        r = await client.call_tool(
+            "memory",
+            {
+                "action": "update",
+                "data": {"memory_id": memory_id, "content": "Passport number ends in 43", "authorized": True},
+            },
+        )
         assert r.structured_content["ok"] is True, r.structured_content
     assert len(user.questions) == 1
     assert authorizations(db, "MemoryUpdated") == [AUTH_USER]
 
 
 def test_resolving_a_conflict_with_a_locked_member_asks_first(asking: LedgerServer, user: User) -> None:
-    mine = asking.memory("remember", {"content": "My shoe size is 42", "subject": "me", "source_type":
-                                      "user_confirmed", "claims": [{"subject": "me", "attribute": "shoe size",
-                                                                    "value": "42"}]})["memory_id"]
+    mine = asking.memory(
+        "remember",
+        {
+            "content": "My shoe size is 42",
+            "subject": "me",
+            "source_type": "user_confirmed",
+            "claims": [{"subject": "me", "attribute": "shoe size", "value": "42"}],
+        },
+    )["memory_id"]
     user.will(True)  # the agent's label locks nothing: the user confirms it when asked
     assert asking.call("memory_govern", "confirm", {"memory_id": mine, "authorized": True}).ok
-    guess = asking.memory("remember", {"content": "The user's shoe size is 44", "subject": "me",
-                                       "claims": [{"subject": "me", "attribute": "shoe size", "value": "44"}]})
+    guess = asking.memory(
+        "remember",
+        {
+            "content": "The user's shoe size is 44",
+            "subject": "me",
+            "claims": [{"subject": "me", "attribute": "shoe size", "value": "44"}],
+        },
+    )
     conflict_id = guess["conflicts"][0]["conflict_id"]
     asked = len(user.questions)
     user.will(True)
-    r = asking.call("memory_govern", "resolve_conflict", {"conflict_id": conflict_id, "winner_id": mine,
-                                                         "authorized": True})
+    r = asking.call(
+        "memory_govern", "resolve_conflict", {"conflict_id": conflict_id, "winner_id": mine, "authorized": True}
+    )
     assert r.ok and len(user.questions) == asked + 1 and f"#{mine}" in user.questions[-1]
     assert authorizations(asking.db, "ConflictResolved")[-1] == AUTH_USER

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.store import EventStore
+from fact_ledger.ledger.store import EventStore
 from tests.contract.conftest import LedgerServer
 
 pytestmark = pytest.mark.slow
@@ -24,8 +24,12 @@ def shared_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def alpha(shared_db: Path) -> Iterator[LedgerServer]:
-    env = {"LEDGER_CLIENT": "claude-code", "LEDGER_AGENT_ID": "agent-a", "LEDGER_WORKSPACE": "alpha",
-           "LEDGER_ISOLATION": "strict"}
+    env = {
+        "LEDGER_CLIENT": "claude-code",
+        "LEDGER_AGENT_ID": "agent-a",
+        "LEDGER_WORKSPACE": "alpha",
+        "LEDGER_ISOLATION": "strict",
+    }
     server = LedgerServer(shared_db, env=env).start()
     yield server
     server.close()
@@ -33,8 +37,9 @@ def alpha(shared_db: Path) -> Iterator[LedgerServer]:
 
 @pytest.fixture(scope="module")
 def beta(shared_db: Path) -> Iterator[LedgerServer]:
-    server = LedgerServer(shared_db, args=("--client", "cursor", "--agent-id", "agent-b", "--workspace", "beta",
-                                           "--isolation", "strict")).start()
+    server = LedgerServer(
+        shared_db, args=("--client", "cursor", "--agent-id", "agent-b", "--workspace", "beta", "--isolation", "strict")
+    ).start()
     yield server
     server.close()
 
@@ -56,8 +61,7 @@ def ids(alpha: LedgerServer, beta: LedgerServer) -> dict[str, int]:
     }
 
 
-def test_every_event_carries_the_configured_identity(shared_db: Path, ids: dict[str, int],
-                                                     weak: LedgerServer) -> None:
+def test_every_event_carries_the_configured_identity(shared_db: Path, ids: dict[str, int], weak: LedgerServer) -> None:
     weak.memory("remember", {"content": "Codex agent wrote this"})
     store = EventStore(shared_db)
     try:
@@ -91,9 +95,12 @@ def test_strict_refuses_by_id_access_across_workspaces(alpha: LedgerServer, ids:
     for tool, name, data in calls:
         r = alpha.call(tool, name, data)
         assert r.code == "forbidden_workspace", (name, r.body)
-    for action, data in (("retire", {"memory_id": other}), ("confirm", {"memory_id": other}),
-                         ("unlock", {"memory_id": other}),
-                         ("supersede", {"loser_id": other, "winner_id": ids["alpha"]})):
+    for action, data in (
+        ("retire", {"memory_id": other}),
+        ("confirm", {"memory_id": other}),
+        ("unlock", {"memory_id": other}),
+        ("supersede", {"loser_id": other, "winner_id": ids["alpha"]}),
+    ):
         r = alpha.call("memory_govern", action, {**data, "authorized": True})
         assert r.code == "forbidden_workspace", (action, r.body)
     assert alpha.events() == before
@@ -106,10 +113,12 @@ def test_weak_ranks_the_own_workspace_first(weak: LedgerServer, ids: dict[str, i
     assert weak.memory("read", {"memory_id": ids["beta"]}).ok  # weak never refuses
 
 
-def test_an_alias_pulls_a_name_into_the_strict_workspace(alpha: LedgerServer, weak: LedgerServer,
-                                                          ids: dict[str, int]) -> None:
-    legacy = weak.memory("remember", {"content": "Deploy window was 13:00 UTC last year",
-                                      "workspace": "alpha-legacy"})["memory_id"]
+def test_an_alias_pulls_a_name_into_the_strict_workspace(
+    alpha: LedgerServer, weak: LedgerServer, ids: dict[str, int]
+) -> None:
+    legacy = weak.memory("remember", {"content": "Deploy window was 13:00 UTC last year", "workspace": "alpha-legacy"})[
+        "memory_id"
+    ]
     assert alpha.memory("read", {"memory_id": legacy}).code == "forbidden_workspace"
     pushed = alpha.call("memory_govern", "accept", {"alias": "alpha", "canonical": "beta", "authorized": True})
     assert pushed.code == "forbidden_workspace"  # strict: never push your name into another workspace

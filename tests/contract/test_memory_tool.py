@@ -8,8 +8,23 @@ from tests.contract.conftest import LedgerServer
 
 pytestmark = pytest.mark.slow
 
-RESULT_KEYS = {"memory_id", "subject", "content", "tags", "source_type", "trust", "confidence", "protection",
-               "status", "event_time", "recorded_at", "version", "source_ref", "score", "conflict_ids"}
+RESULT_KEYS = {
+    "memory_id",
+    "subject",
+    "content",
+    "tags",
+    "source_type",
+    "trust",
+    "confidence",
+    "protection",
+    "status",
+    "event_time",
+    "recorded_at",
+    "version",
+    "source_ref",
+    "score",
+    "conflict_ids",
+}
 
 
 def test_tools_list_has_the_four_contract_tools(srv: LedgerServer) -> None:
@@ -22,10 +37,19 @@ def test_tools_list_has_the_four_contract_tools(srv: LedgerServer) -> None:
 
 def test_remember_returns_a_compact_result_and_stamps_one_event(srv: LedgerServer) -> None:
     before = srv.events()
-    r = srv.memory("remember", {"content": "The staging API listens on port 8080", "subject": "staging api",
-                                "tags": ["infra", "staging"], "source_type": "document_extracted",
-                                "confidence": 0.8, "event_time": "2025-03-01T09:00:00Z",
-                                "source_ref": "docs/ops.md", "metadata": {"page": 3}})
+    r = srv.memory(
+        "remember",
+        {
+            "content": "The staging API listens on port 8080",
+            "subject": "staging api",
+            "tags": ["infra", "staging"],
+            "source_type": "document_extracted",
+            "confidence": 0.8,
+            "event_time": "2025-03-01T09:00:00Z",
+            "source_ref": "docs/ops.md",
+            "metadata": {"page": 3},
+        },
+    )
     assert r.ok and isinstance(r["memory_id"], int) and r["version"] == 1 and r["status"] == "active"
     assert r.size < 300, r.body
     assert srv.events() > before
@@ -46,8 +70,14 @@ def test_an_exact_duplicate_is_not_stored_twice(srv: LedgerServer) -> None:
 
 def test_find_returns_contract_fields_within_the_byte_budget(srv: LedgerServer) -> None:
     for i in range(7):
-        srv.memory("remember", {"content": f"Service {i} of the billing cluster listens on port {9000 + i}",
-                                "subject": f"billing service {i}", "tags": ["billing"]})
+        srv.memory(
+            "remember",
+            {
+                "content": f"Service {i} of the billing cluster listens on port {9000 + i}",
+                "subject": f"billing service {i}",
+                "tags": ["billing"],
+            },
+        )
     r = srv.memory("find", {"query": "billing cluster port"})
     assert len(r["results"]) == 5 and r["has_more"] is True and r["next_cursor"]
     rest = srv.memory("find", {"query": "billing cluster port", "cursor": r["next_cursor"]})
@@ -57,8 +87,9 @@ def test_find_returns_contract_fields_within_the_byte_budget(srv: LedgerServer) 
         assert set(item) >= RESULT_KEYS, set(item) ^ RESULT_KEYS
         assert "billing cluster" in item["content"]
     assert r.size < 2000, r.size  # "a 5-result find well under 2,500 bytes"
-    narrowed = srv.memory("find", {"query": "billing", "tags_filter": ["billing"], "limit": 2,
-                                   "source_type": "agent_generated"})
+    narrowed = srv.memory(
+        "find", {"query": "billing", "tags_filter": ["billing"], "limit": 2, "source_type": "agent_generated"}
+    )
     assert len(narrowed["results"]) == 2
 
 
@@ -76,8 +107,15 @@ def test_find_trims_long_contents_and_read_has_them_whole(srv: LedgerServer) -> 
 
 def test_update_bumps_the_version_and_checks_the_expected_one(srv: LedgerServer) -> None:
     memory_id = srv.memory("remember", {"content": "The on-call rotation is weekly"})["memory_id"]
-    r = srv.memory("update", {"memory_id": memory_id, "expected_version": 1, "content": "The on-call "
-                              "rotation is fortnightly", "tags": ["oncall"]})
+    r = srv.memory(
+        "update",
+        {
+            "memory_id": memory_id,
+            "expected_version": 1,
+            "content": "The on-call rotation is fortnightly",
+            "tags": ["oncall"],
+        },
+    )
     assert r.ok and r["version"] == 2 and r["memory_id"] == memory_id
     stale = srv.memory("update", {"memory_id": memory_id, "expected_version": 1, "content": "daily"})
     assert stale.code == "version_conflict" and stale.error["field"] == "expected_version"
@@ -92,8 +130,7 @@ def test_locked_memories_refuse_unauthorised_updates(srv: LedgerServer) -> None:
     before = srv.events()
     r = srv.memory("update", {"memory_id": memory_id, "content": "expires in 2029"})
     assert r.code == "locked" and srv.events() == before
-    ok = srv.memory("update", {"memory_id": memory_id, "content": "My passport expires in 2032",
-                               "authorized": True})
+    ok = srv.memory("update", {"memory_id": memory_id, "content": "My passport expires in 2032", "authorized": True})
     assert ok.ok
 
 
@@ -103,22 +140,25 @@ def test_retraction_cancels_the_referenced_memory(srv: LedgerServer) -> None:
     assert srv.memory("read", {"memory_id": meeting})["memory"]["status"] == "retired"
     found = srv.memory("find", {"query": "Wednesday sync"})["results"]
     assert meeting not in [x["memory_id"] for x in found]
-    assert meeting in [x["memory_id"] for x in srv.memory("find", {"query": "Wednesday sync",
-                                                                   "include_inactive": True})["results"]]
+    assert meeting in [
+        x["memory_id"] for x in srv.memory("find", {"query": "Wednesday sync", "include_inactive": True})["results"]
+    ]
 
 
 def test_missing_ids_are_not_found_and_nothing_is_written(srv: LedgerServer) -> None:
     before = srv.events()
-    for action, data in (("read", {"memory_id": 987654}), ("update", {"memory_id": 987654, "content": "x"}),
-                         ("remember", {"content": "retract a ghost", "ref_id": 987654, "retracts": True})):
+    for action, data in (
+        ("read", {"memory_id": 987654}),
+        ("update", {"memory_id": 987654, "content": "x"}),
+        ("remember", {"content": "retract a ghost", "ref_id": 987654, "retracts": True}),
+    ):
         r = srv.memory(action, data)
         assert r.code == "not_found", (action, r.body)
     assert srv.events() == before
 
 
 def test_judge_is_answered_cleanly(srv: LedgerServer) -> None:
-    r = srv.memory("judge", {"conflict_id": 987654, "winner_id": 1, "rationale": "newer",
-                             "pins": {"1": 1, "2": 1}})
+    r = srv.memory("judge", {"conflict_id": 987654, "winner_id": 1, "rationale": "newer", "pins": {"1": 1, "2": 1}})
     assert r.code == "not_found", r.body
     assert "987654" in r.error["message"] or r.error.get("field") == "conflict_id", r.body
 
@@ -151,10 +191,22 @@ def test_data_may_arrive_as_a_json_string(srv: LedgerServer) -> None:
 
 
 def test_a_conflicting_remember_stays_compact(srv: LedgerServer) -> None:
-    srv.memory("remember", {"content": "The VPN gateway port is 1194", "subject": "vpn gateway",
-                            "claims": [{"subject": "vpn gateway", "attribute": "port", "value": "1194"}]})
-    r = srv.memory("remember", {"content": "The VPN gateway port is 443", "subject": "vpn gateway",
-                                "claims": [{"subject": "vpn gateway", "attribute": "port", "value": "443"}]})
+    srv.memory(
+        "remember",
+        {
+            "content": "The VPN gateway port is 1194",
+            "subject": "vpn gateway",
+            "claims": [{"subject": "vpn gateway", "attribute": "port", "value": "1194"}],
+        },
+    )
+    r = srv.memory(
+        "remember",
+        {
+            "content": "The VPN gateway port is 443",
+            "subject": "vpn gateway",
+            "claims": [{"subject": "vpn gateway", "attribute": "port", "value": "443"}],
+        },
+    )
     assert r.ok and r.body["conflicts"], r.body  # the claim collision is reported
     assert r["conflicts_total"] >= 1 and len(r["conflicts"]) <= 5
     assert "rule_order" not in r["conflicts"][0]["verdict"]
@@ -162,15 +214,23 @@ def test_a_conflicting_remember_stays_compact(srv: LedgerServer) -> None:
 
 
 def test_as_of_queries_reach_time_travel(srv: LedgerServer) -> None:
-    memory_id = srv.memory("remember", {"content": "The office wifi password rotates monthly",
-                                        "event_time": "2025-01-01T00:00:00Z"})["memory_id"]
+    memory_id = srv.memory(
+        "remember", {"content": "The office wifi password rotates monthly", "event_time": "2025-01-01T00:00:00Z"}
+    )["memory_id"]
     known_then = srv.events()
-    srv.memory("update", {"memory_id": memory_id, "content": "The office wifi password rotates weekly",
-                          "event_time": "2025-06-01T00:00:00Z"})
+    srv.memory(
+        "update",
+        {
+            "memory_id": memory_id,
+            "content": "The office wifi password rotates weekly",
+            "event_time": "2025-06-01T00:00:00Z",
+        },
+    )
     past = srv.memory("read", {"memory_id": memory_id, "as_of_recorded": known_then})
     assert past["memory"]["content"].endswith("monthly"), past.body
     found = srv.memory("find", {"query": "office wifi password", "as_of_recorded": str(known_then)})
     assert [r["content"] for r in found["results"] if r["memory_id"] == memory_id] == [
-        "The office wifi password rotates monthly"]
+        "The office wifi password rotates monthly"
+    ]
     now = srv.memory("find", {"query": "office wifi password"})["results"]
     assert [r["content"] for r in now if r["memory_id"] == memory_id] == ["The office wifi password rotates weekly"]

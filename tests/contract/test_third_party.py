@@ -35,9 +35,23 @@ def inspector() -> Path:
     package = prefix / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
     binary = prefix / "node_modules" / ".bin" / "mcp-inspector"
     if not (package.exists() and json.loads(package.read_text())["version"] == "0.17.2" and binary.exists()):
-        subprocess.run([npm, "install", "--prefix", str(prefix), "--no-save", "--no-package-lock", "--no-audit",
-                        "--no-fund", "--loglevel=error", INSPECTOR], check=True, timeout=600,
-                       capture_output=True)
+        subprocess.run(
+            [
+                npm,
+                "install",
+                "--prefix",
+                str(prefix),
+                "--no-save",
+                "--no-package-lock",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                INSPECTOR,
+            ],
+            check=True,
+            timeout=600,
+            capture_output=True,
+        )
     return binary
 
 
@@ -55,26 +69,54 @@ def ledger_command(tmp_path: Path) -> str:
 
 def run_inspector(inspector: Path, ledger: str, db: Path, *args: str) -> dict:
     env = {**os.environ, "LEDGER_CLIENT": "mcp-inspector"}
-    proc = subprocess.run([str(inspector), "--cli", ledger, "serve", "--db", str(db), *args],
-                          capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    proc = subprocess.run(
+        [str(inspector), "--cli", ledger, "serve", "--db", str(db), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=REPO,
+    )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     return json.loads(proc.stdout)
 
 
-def test_mcp_inspector_lists_tools_and_calls_remember_and_find(inspector: Path, ledger_command: str,
-                                                               tmp_path: Path) -> None:
+def test_mcp_inspector_lists_tools_and_calls_remember_and_find(
+    inspector: Path, ledger_command: str, tmp_path: Path
+) -> None:
     db = tmp_path / "inspector.db"
     listed = run_inspector(inspector, ledger_command, db, "--method", "tools/list")
     assert {t["name"] for t in listed["tools"]} == {"memory", "memory_review", "memory_govern", "memory_repair"}
     memory = next(t for t in listed["tools"] if t["name"] == "memory")
     assert "remember" in memory["inputSchema"]["properties"]["action"]["enum"]
 
-    remembered = run_inspector(inspector, ledger_command, db, "--method", "tools/call", "--tool-name", "memory",
-                               "--tool-arg", "action=remember",
-                               "--tool-arg", 'data={"content": "Inspector saw the staging port 8080"}')
+    remembered = run_inspector(
+        inspector,
+        ledger_command,
+        db,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "memory",
+        "--tool-arg",
+        "action=remember",
+        "--tool-arg",
+        'data={"content": "Inspector saw the staging port 8080"}',
+    )
     assert remembered["isError"] is False and remembered["structuredContent"]["ok"] is True
-    found = run_inspector(inspector, ledger_command, db, "--method", "tools/call", "--tool-name", "memory",
-                          "--tool-arg", "action=find", "--tool-arg", 'data={"query": "staging port"}')
+    found = run_inspector(
+        inspector,
+        ledger_command,
+        db,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "memory",
+        "--tool-arg",
+        "action=find",
+        "--tool-arg",
+        'data={"query": "staging port"}',
+    )
     results = found["structuredContent"]["results"]
     assert [r["content"] for r in results] == ["Inspector saw the staging port 8080"]
     assert json.loads(found["content"][0]["text"]) == found["structuredContent"]
@@ -89,9 +131,23 @@ def free_port() -> int:
 @pytest.mark.anyio
 async def test_streamable_http_on_loopback_with_a_silent_stdout(tmp_path: Path) -> None:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "server", "serve", "--http", "--port", str(port),
-                             "--db", str(tmp_path / "http.db")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            cwd=REPO, env={**os.environ, "LEDGER_CLIENT": "http-test"})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fact_ledger.server",
+            "serve",
+            "--http",
+            "--port",
+            str(port),
+            "--db",
+            str(tmp_path / "http.db"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+        env={**os.environ, "LEDGER_CLIENT": "http-test"},
+    )
     try:
         deadline = time.monotonic() + 30
         while True:

@@ -29,19 +29,21 @@ from typing import Any
 
 import apsw
 
-from ledger.errors import NotFound
-from ledger.events import MemoryRetired, MemoryUpdated, Superseded
-from ledger.store import EventStore, NewEvent
-from server.app import LedgerApp
-from server.config import Settings
+from fact_ledger.ledger.chain import NewEvent
+from fact_ledger.ledger.errors import NotFound
+from fact_ledger.ledger.events import MemoryRetired, MemoryUpdated, Superseded
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
 from tools.bench.corpus import Corpus, Memory
 from tools.bench.run import latency_summary, median_of, remembered_event
 
 BUDGET_P50_MS = 20.0
 
 
-def build(db: Path, corpus: Corpus, n: int, rng: random.Random,
-          batch: int = 5000) -> tuple[list[Memory], dict[str, Any]]:
+def build(
+    db: Path, corpus: Corpus, n: int, rng: random.Random, batch: int = 5000
+) -> tuple[list[Memory], dict[str, Any]]:
     """n memories, then ~10% updated, ~5% superseded, ~3% retired, interleaved in recording order."""
     memories = list(corpus.memories(n))
     events = [remembered_event(m) for m in memories]
@@ -50,17 +52,36 @@ def build(db: Path, corpus: Corpus, n: int, rng: random.Random,
     for _ in range(n // 10):
         i = rng.randrange(n)
         other = memories[rng.randrange(n)]
-        history.append(NewEvent(data=MemoryUpdated(memory=streams[i], content=other.content + " (revised)",
-                                                   event_time=other.event_time),
-                                stream_id=streams[i], event_time=other.event_time, actor="bench"))
+        history.append(
+            NewEvent(
+                data=MemoryUpdated(
+                    memory=streams[i], content=other.content + " (revised)", event_time=other.event_time
+                ),
+                stream_id=streams[i],
+                event_time=other.event_time,
+                actor="bench",
+            )
+        )
     for _ in range(n // 20):
         loser, winner = rng.sample(range(n), 2)
-        history.append(NewEvent(data=Superseded(loser=streams[loser], winner=streams[winner], rule="event_time"),
-                                stream_id=streams[loser], event_time=memories[winner].event_time, actor="bench"))
+        history.append(
+            NewEvent(
+                data=Superseded(loser=streams[loser], winner=streams[winner], rule="event_time"),
+                stream_id=streams[loser],
+                event_time=memories[winner].event_time,
+                actor="bench",
+            )
+        )
     for _ in range(n * 3 // 100):
         i = rng.randrange(n)
-        history.append(NewEvent(data=MemoryRetired(memory=streams[i], reason="bench"), stream_id=streams[i],
-                                event_time=memories[rng.randrange(n)].event_time, actor="bench"))
+        history.append(
+            NewEvent(
+                data=MemoryRetired(memory=streams[i], reason="bench"),
+                stream_id=streams[i],
+                event_time=memories[rng.randrange(n)].event_time,
+                actor="bench",
+            )
+        )
     # History events land after their memory: spread them over the second half of the log.
     half = n // 2
     ordered = events[:half]
@@ -89,8 +110,9 @@ def sample(fn: Callable[[], Any], count: int) -> list[float]:
     return out
 
 
-def one_rep(app: LedgerApp, corpus: Corpus, memories: list[Memory], rng: random.Random,
-            queries: int) -> dict[str, dict[str, float]]:
+def one_rep(
+    app: LedgerApp, corpus: Corpus, memories: list[Memory], rng: random.Random, queries: int
+) -> dict[str, dict[str, float]]:
     last = app.store.last_position()
     times = [m.event_time for m in memories]
     point = lambda: rng.randrange(last // 4, last + 1)  # noqa: E731 - a sampler, read as one
@@ -138,8 +160,11 @@ def main(argv: list[str] | None = None) -> int:
     medians = {kind: median_of([r[kind] for r in reps]) for kind in reps[0]}
     worst = max(m["p50"] for m in medians.values())
     report = {
-        "machine": {"python": platform.python_version(), "sqlite": apsw.sqlite_lib_version(),
-                    "platform": platform.platform()},
+        "machine": {
+            "python": platform.python_version(),
+            "sqlite": apsw.sqlite_lib_version(),
+            "platform": platform.platform(),
+        },
         "config": {k: str(v) for k, v in vars(args).items()},
         "build": build_info,
         "p50_ms": {kind: m["p50"] for kind, m in medians.items()},

@@ -32,18 +32,33 @@ from typing import Any
 
 import anyio
 
-from server.app import LedgerApp
-from server.config import Settings
-from server.mcp import LedgerTools
-from server.mcp_compact import size
-from server.mcp_routes import MEMORY
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
+from fact_ledger.server.mcp.compact import size
+from fact_ledger.server.mcp.dispatch import LedgerTools
+from fact_ledger.server.mcp.routes import MEMORY
 from tools.bench.run import latency_summary
 
 BUDGETS = {"events_per_remember": 2.0, "reply_bytes_max": 600.0, "p50_ratio": 1.3}
-SUBJECTS = ("search index", "billing api", "auth gateway", "staging api", "payments queue", "user service",
-            "ingest worker", "cache cluster", "report job", "email relay")
-SHAPES = ("The {s} p95 latency is {n} ms", "The {s} listens on port {n}", "The current sprint of {s} is {n}",
-          "The on-call person for {s} is {who}", "The {s} replica count is {n}")
+SUBJECTS = (
+    "search index",
+    "billing api",
+    "auth gateway",
+    "staging api",
+    "payments queue",
+    "user service",
+    "ingest worker",
+    "cache cluster",
+    "report job",
+    "email relay",
+)
+SHAPES = (
+    "The {s} p95 latency is {n} ms",
+    "The {s} listens on port {n}",
+    "The current sprint of {s} is {n}",
+    "The on-call person for {s} is {who}",
+    "The {s} replica count is {n}",
+)
 PEOPLE = ("Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana")
 
 Workload = Callable[[int, random.Random, bool], list[str]]
@@ -95,10 +110,13 @@ class _Run:
 
     def figures(self) -> dict[str, Any]:
         events = self.app.store.last_position() - self.before
-        return {"events_per_remember": round(events / len(self.contents), 3),
-                "reply_bytes_mean": round(sum(self.replies) / len(self.replies), 1),
-                "reply_bytes_max": max(self.replies), "remember_ms": latency_summary(self.samples),
-                "open_conflicts": self.app.conn.execute("SELECT count(*) FROM conflicts WHERE state='open'").get}
+        return {
+            "events_per_remember": round(events / len(self.contents), 3),
+            "reply_bytes_mean": round(sum(self.replies) / len(self.replies), 1),
+            "reply_bytes_max": max(self.replies),
+            "remember_ms": latency_summary(self.samples),
+            "open_conflicts": self.app.conn.execute("SELECT count(*) FROM conflicts WHERE state='open'").get,
+        }
 
 
 async def _interleaved(runs: list[_Run]) -> None:
@@ -110,8 +128,10 @@ async def _interleaved(runs: list[_Run]) -> None:
 
 def run_pair(workdir: Path, name: str, calls: int, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """The churn workload and its no-collision twin, their remembers interleaved."""
-    runs = [_Run(workdir / f"{name}-{kind}.db", WORKLOADS[name](calls, random.Random(seed), kind == "unique"))
-            for kind in ("churn", "unique")]
+    runs = [
+        _Run(workdir / f"{name}-{kind}.db", WORKLOADS[name](calls, random.Random(seed), kind == "unique"))
+        for kind in ("churn", "unique")
+    ]
     try:
         anyio.run(_interleaved, runs)
         churn, baseline = (run.figures() for run in runs)
@@ -133,10 +153,15 @@ def main(argv: list[str] | None = None) -> int:
             churn, baseline = run_pair(Path(tmp), name, args.calls, args.seed)
             ratio = churn["remember_ms"]["p50"] / max(baseline["remember_ms"]["p50"], 1e-9)
             report["workloads"][name] = {
-                "churn": churn, "no_collision": baseline, "p50_ratio": round(ratio, 3),
-                "within_budget": (churn["events_per_remember"] <= BUDGETS["events_per_remember"]
-                                  and churn["reply_bytes_max"] <= BUDGETS["reply_bytes_max"]
-                                  and ratio <= BUDGETS["p50_ratio"])}
+                "churn": churn,
+                "no_collision": baseline,
+                "p50_ratio": round(ratio, 3),
+                "within_budget": (
+                    churn["events_per_remember"] <= BUDGETS["events_per_remember"]
+                    and churn["reply_bytes_max"] <= BUDGETS["reply_bytes_max"]
+                    and ratio <= BUDGETS["p50_ratio"]
+                ),
+            }
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from server.app import LedgerApp
-from server.config import Settings
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
 from tools.bench.asof import build
 from tools.bench.corpus import Corpus
 from tools.bench.run import latency_summary, median_of
@@ -47,15 +47,23 @@ def add_conflicts(db: Path, count: int) -> dict[str, Any]:
             app.remember(f"Person{i} lives in Paris", subject=f"Person{i}", event_time="2023-01-01T00:00:00Z")
             last = app.remember(f"Person{i} lives in Berlin", subject=f"Person{i}", event_time="2024-01-01T00:00:00Z")
         assert last is not None and last["conflicts"], "the colliding facts opened a conflict"
-        return {"conflict_id": last["conflicts"][0]["conflict_id"], "memory_id": last["memory_id"],
-                "events": app.status()["events"], "subject": f"Person{count - 1}"}
+        return {
+            "conflict_id": last["conflicts"][0]["conflict_id"],
+            "memory_id": last["memory_id"],
+            "events": app.status()["events"],
+            "subject": f"Person{count - 1}",
+        }
     finally:
         app.close()
 
 
 def start(db: Path) -> tuple[subprocess.Popen[str], str, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "server", "console", "--no-open", "--port", "0", "--db", str(db)],
-                            cwd=REPO, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fact_ledger.server", "console", "--no-open", "--port", "0", "--db", str(db)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     while "token=" not in (line := proc.stdout.readline()):
         if not line:
@@ -132,11 +140,23 @@ def main(argv: list[str] | None = None) -> int:
             proc.wait(timeout=30)
     medians = {kind: median_of([r[kind] for r in reps]) for kind in reps[0]}
     over = sorted(k for k, m in medians.items() if m["p50"] > BUDGET_P50_MS)
-    print(json.dumps({
-        "benchmark": "console", "memories": args.memories, "reps": args.reps, "requests": args.requests,
-        "machine": platform.machine(), "python": platform.python_version(), "build": build_info,
-        "pages_ms": medians, "budget_p50_ms": BUDGET_P50_MS, "over_budget": over,
-    }, indent=1))
+    print(
+        json.dumps(
+            {
+                "benchmark": "console",
+                "memories": args.memories,
+                "reps": args.reps,
+                "requests": args.requests,
+                "machine": platform.machine(),
+                "python": platform.python_version(),
+                "build": build_info,
+                "pages_ms": medians,
+                "budget_p50_ms": BUDGET_P50_MS,
+                "over_budget": over,
+            },
+            indent=1,
+        )
+    )
     return 0
 
 

@@ -158,7 +158,7 @@ def common_queries(memories: list[Memory], n: int, rng: random.Random, share: fl
     ``find`` drops), each answered by about ``share`` of the memories (any of its words; accepted
     between 0.8x and 1.4x of it): the worst case for candidate generation and ranking, every
     term common."""
-    from ledger.text import STOP_WORDS
+    from fact_ledger.ledger.text import STOP_WORDS
 
     words = [w for w in EN_HEAD if w not in STOP_WORDS]
     holders: dict[str, set[int]] = {w: set() for w in words}

@@ -33,8 +33,13 @@ def _texts(limit: int) -> tuple[list[str], list[str]]:
     for path in sorted(LOCOMO.glob("*.json")) if LOCOMO.is_dir() else []:
         data = json.loads(path.read_text(encoding="utf-8"))
         questions += [q["question"] for q in data.get("qa", []) if q.get("question")]
-        turns += [t["text"] for key, session in data.items() if key.startswith("session_") and isinstance(session, list)
-                  for t in session if t.get("text")]
+        turns += [
+            t["text"]
+            for key, session in data.items()
+            if key.startswith("session_") and isinstance(session, list)
+            for t in session
+            if t.get("text")
+        ]
     if not turns:
         from tools.bench.corpus import Corpus
 
@@ -50,8 +55,8 @@ def _rss_kib() -> tuple[int, int]:
 
 
 def measure(model: str, n_ctx: int, queries: int, passages: int) -> dict[str, Any]:
-    from projections.embedding import load_embedder
-    from server.config import load_settings
+    from fact_ledger.projections.embedding import load_embedder
+    from fact_ledger.server.config import load_settings
 
     started = time.perf_counter()
     embedder = load_embedder(model, n_ctx=n_ctx, threads=load_settings().embedding.threads)
@@ -73,11 +78,16 @@ def measure(model: str, n_ctx: int, queries: int, passages: int) -> dict[str, An
     embedder.embed_passages([long_text])
     long_ms = (time.perf_counter() - t0) * 1000
     peak, current = _rss_kib()
-    return {"n_ctx": embedder.n_ctx, "model_id": embedder.model_id, "load_s": round(load_s, 2),
-            "query_ms": latency_summary(samples), "passages_per_s": round(passages / passage_s, 1),
-            "long_text": {"chars": len(long_text), "tokens": len(embedder.tokenize(long_text)),
-                          "ms": round(long_ms, 1)},
-            "rss_peak_mb": round(peak / 1024, 1), "rss_mb": round(current / 1024, 1)}
+    return {
+        "n_ctx": embedder.n_ctx,
+        "model_id": embedder.model_id,
+        "load_s": round(load_s, 2),
+        "query_ms": latency_summary(samples),
+        "passages_per_s": round(passages / passage_s, 1),
+        "long_text": {"chars": len(long_text), "tokens": len(embedder.tokenize(long_text)), "ms": round(long_ms, 1)},
+        "rss_peak_mb": round(peak / 1024, 1),
+        "rss_mb": round(current / 1024, 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -90,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     model = args.model
     if model is None:
-        from server.config import load_settings
+        from fact_ledger.server.config import load_settings
 
         model = load_settings().embedding_model_path
         if model is None:
@@ -100,12 +110,36 @@ def main(argv: list[str] | None = None) -> None:
         return
     runs = []
     for n_ctx in (int(v) for v in args.n_ctx.split(",")):
-        done = subprocess.run([sys.executable, "-m", "tools.bench.embedder", "--model", model, "--one", str(n_ctx),
-                               "--queries", str(args.queries), "--passages", str(args.passages)],
-                              capture_output=True, text=True, check=True, cwd=REPO)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tools.bench.embedder",
+                "--model",
+                model,
+                "--one",
+                str(n_ctx),
+                "--queries",
+                str(args.queries),
+                "--passages",
+                str(args.passages),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO,
+        )
         runs.append(json.loads(done.stdout))
-    print(json.dumps({"machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()},
-                      "model": model, "runs": runs}, indent=2))
+    print(
+        json.dumps(
+            {
+                "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()},
+                "model": model,
+                "runs": runs,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from server.app import LedgerApp
-from server.config import Embedding, Settings
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Embedding, Settings
 from tools.bench.corpus import Corpus, common_queries
 from tools.bench.run import build, latency_summary
 
@@ -53,8 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         corpus = Corpus(seed=args.seed)
         app, memories, build_stats = build(Path(tmp) / "find-common.db", corpus, args.memories)
         app.close()
-        app = LedgerApp(Settings(db=str(Path(tmp) / "find-common.db"), client="bench",
-                                 embedding=Embedding(enabled=False)))  # lexical: what this budget is about
+        app = LedgerApp(
+            Settings(db=str(Path(tmp) / "find-common.db"), client="bench", embedding=Embedding(enabled=False))
+        )  # lexical: what this budget is about
         try:
             rng = random.Random(args.seed)
             common = common_queries(memories, args.queries, rng)
@@ -63,18 +64,39 @@ def main(argv: list[str] | None = None) -> int:
                 app.find(query, limit=10)
             figures = measure(app, mixed, common)
             words = sorted({w for q in common for w in q.split()})
-            share = {w: round(app.conn.execute(
-                "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (w,)).get / args.memories, 3)
-                for w in words}
-            share["any_of_a_query_mean"] = round(sum(app.conn.execute(
-                "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (" OR ".join(q.split()),)).get
-                for q in common[:20]) / 20 / args.memories, 3)
+            share = {
+                w: round(
+                    app.conn.execute("SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (w,)).get
+                    / args.memories,
+                    3,
+                )
+                for w in words
+            }
+            share["any_of_a_query_mean"] = round(
+                sum(
+                    app.conn.execute(
+                        "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (" OR ".join(q.split()),)
+                    ).get
+                    for q in common[:20]
+                )
+                / 20
+                / args.memories,
+                3,
+            )
         finally:
             app.close()
     p50 = figures["common_words"]["p50"]
-    report = {"benchmark": "find_common", "memories": args.memories, "queries": args.queries, "seed": args.seed,
-              "build": build_stats, "common_words_share": share, "examples": common[:5], "find_ms": figures,
-              "budget": {"common_words_p50_ms": p50, "budget_ms": BUDGET_P50_MS, "holds": p50 <= BUDGET_P50_MS}}
+    report = {
+        "benchmark": "find_common",
+        "memories": args.memories,
+        "queries": args.queries,
+        "seed": args.seed,
+        "build": build_stats,
+        "common_words_share": share,
+        "examples": common[:5],
+        "find_ms": figures,
+        "budget": {"common_words_p50_ms": p50, "budget_ms": BUDGET_P50_MS, "holds": p50 <= BUDGET_P50_MS},
+    }
     json.dump(report, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
     return 0

@@ -34,9 +34,9 @@ from typing import Any
 
 import apsw
 
-from ledger.store import EventStore
-from projections.runner import REBUILD_CACHE_KIB
-from server.app import LedgerApp
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.projections.runner import REBUILD_CACHE_KIB
+from fact_ledger.server.app.facade import LedgerApp
 from tools.bench.corpus import Corpus, Memory
 from tools.bench.run import BUDGETS, bench_remember, build, latency_summary, median_of, remember, timed
 
@@ -46,7 +46,7 @@ _FTS_FILL = {
     "search_fts": "INSERT INTO search_fts(search_fts) VALUES('rebuild')",  # external content: search_docs
     # Contentless; the corpus only creates memories, so text version i is memory i's indexed text.
     "tt_fts": "INSERT INTO tt_fts(rowid, subject, body, tags) SELECT t.text_id, d.subject, d.body, d.tags "
-              "FROM tt_texts t JOIN search_docs d ON d.memory_id = t.memory_id ORDER BY t.text_id",
+    "FROM tt_texts t JOIN search_docs d ON d.memory_id = t.memory_id ORDER BY t.text_id",
     "section_fts": "INSERT INTO section_fts(section_fts) VALUES('rebuild')",  # external content: sections
 }
 _NOT_REBUILT = {"events", "derived_cache"}  # the log is read, not written; the cache is kept
@@ -61,8 +61,10 @@ Statement = tuple[str, Any]
 
 def projection_schema(conn: apsw.Connection) -> tuple[list[str], list[str], list[str]]:
     """(CREATE statements, plain tables to copy, FTS tables to fill) of the read models."""
-    rows = conn.execute("SELECT type, name, tbl_name, sql FROM src.sqlite_schema WHERE sql IS NOT NULL "
-                       "AND name NOT LIKE 'sqlite_%' ORDER BY rowid").fetchall()
+    rows = conn.execute(
+        "SELECT type, name, tbl_name, sql FROM src.sqlite_schema WHERE sql IS NOT NULL "
+        "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+    ).fetchall()
     virtual = [name for kind, name, _, sql in rows if kind == "table" and sql.upper().startswith("CREATE VIRTUAL")]
     unknown = sorted(set(virtual) - set(_FTS_FILL))
     if unknown:
@@ -147,22 +149,26 @@ def replay(store: EventStore, scripts: list[list[Statement]]) -> dict[str, Any]:
         whole.append((time.perf_counter() - started) * 1000)
         if store.wal_frames > before:  # not across a WAL restart
             per_commit.append(store.wal_frames - before)
-    return {"transaction_ms": latency_summary(whole), "commit_ms": latency_summary(commits),
-            "statements": statistics.median(len(s) for s in scripts),
-            "wal_frames": statistics.median(per_commit) if per_commit else 0}
+    return {
+        "transaction_ms": latency_summary(whole),
+        "commit_ms": latency_summary(commits),
+        "statements": statistics.median(len(s) for s in scripts),
+        "wal_frames": statistics.median(per_commit) if per_commit else 0,
+    }
 
 
 def core_only(script: list[Statement]) -> list[Statement]:
     """The statements of ``script`` that touch only the core read models (and the log): what a
     ``remember`` would cost with no governance or time-travel read model to keep."""
-    return [(sql, bindings) for sql, bindings in script
-            if set(_TABLES.findall(sql)) <= _CORE_WRITES]
+    return [(sql, bindings) for sql, bindings in script if set(_TABLES.findall(sql)) <= _CORE_WRITES]
 
 
 def _log_tail(conn: apsw.Connection) -> tuple[Any, ...]:
     """The last event's position and chain hash, and the memory count: equal when a replay wrote what the ledger did."""
-    return (*conn.execute("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").fetchone(),
-            conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+    return (
+        *conn.execute("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").fetchone(),
+        conn.execute("SELECT count(*) FROM memories").fetchone()[0],
+    )
 
 
 def remember_floor(app: LedgerApp, workdir: Path, corpus: Corpus, count: int, reps: int) -> dict[str, Any]:
@@ -180,8 +186,10 @@ def remember_floor(app: LedgerApp, workdir: Path, corpus: Corpus, count: int, re
         copy.close()
         shutil.copyfile(copy_path, core_path)
         scripts = record_remembers(app, list(corpus.memories(count)))
-        for path, run_scripts, out in ((copy_path, scripts, replay_reps),
-                                       (core_path, [core_only(s) for s in scripts], core_reps)):
+        for path, run_scripts, out in (
+            (copy_path, scripts, replay_reps),
+            (core_path, [core_only(s) for s in scripts], core_reps),
+        ):
             store = EventStore(path)
             try:
                 out.append(replay(store, run_scripts))
@@ -197,8 +205,10 @@ def remember_floor(app: LedgerApp, workdir: Path, corpus: Corpus, count: int, re
         "replay_reached_the_same_log": all(faithful),
         "statements_per_remember": statistics.median(r["statements"] for r in replay_reps),
         "wal_frames_per_remember": statistics.median(r["wal_frames"] for r in replay_reps),
-        "reps": [{"ledger_p50": a["p50"], "replay_p50": r["transaction_ms"]["p50"]}
-                 for a, r in zip(app_reps, replay_reps, strict=True)],
+        "reps": [
+            {"ledger_p50": a["p50"], "replay_p50": r["transaction_ms"]["p50"]}
+            for a, r in zip(app_reps, replay_reps, strict=True)
+        ],
     }
 
 
@@ -231,10 +241,16 @@ def run(workdir: Path, memories: int, remembers: int, reps: int, seed: int) -> d
         "rebuild": rebuild,
         "remember": remember,
         "floor_vs_budget": {
-            "rebuild_events_per_s": {"floor": rebuild["floor_events_per_s"], "budget": budget_rebuild,
-                                     "ratio": round(rebuild["floor_events_per_s"] / budget_rebuild, 3)},
-            "remember_p50_ms": {"floor": remember["replayed_sql_ms"]["p50"], "budget": budget_p50,
-                                "ratio": round(remember["replayed_sql_ms"]["p50"] / budget_p50, 3)},
+            "rebuild_events_per_s": {
+                "floor": rebuild["floor_events_per_s"],
+                "budget": budget_rebuild,
+                "ratio": round(rebuild["floor_events_per_s"] / budget_rebuild, 3),
+            },
+            "remember_p50_ms": {
+                "floor": remember["replayed_sql_ms"]["p50"],
+                "budget": budget_p50,
+                "ratio": round(remember["replayed_sql_ms"]["p50"] / budget_p50, 3),
+            },
         },
     }
 

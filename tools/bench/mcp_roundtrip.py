@@ -7,7 +7,7 @@ Reported per action (status, remember, find, read): p50/p95/mean milliseconds an
 in bytes of the JSON result an agent reads (the text block; the structured copy is identical).
 
 Side by side, in the same run and interleaved call by call, the same ``remember`` and ``find``
-go straight to the facade (:class:`server.app.LedgerApp`) on a copy of the same ledger. The
+go straight to the facade (:class:`server.app.facade.LedgerApp`) on a copy of the same ledger. The
 budget: over MCP, p50 of ``remember`` and of ``find`` ≤ p50 of ``memory status`` over the same
 connection (the transport's floor) + the in-process p50 of the same call + 0.5 ms; since
 ``status`` does work of its own, the stricter form (``holds_on_transport_floor``) takes its
@@ -39,9 +39,9 @@ from typing import Any
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from server.app import LedgerApp
-from server.config import Embedding, Settings
-from server.mcp_routes import MEMORY
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Embedding, Settings
+from fact_ledger.server.mcp.routes import MEMORY
 from tools.bench.corpus import Corpus
 from tools.bench.run import build, latency_summary
 
@@ -59,12 +59,21 @@ def _in_process(app: LedgerApp, action: str, data: dict[str, Any]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-async def measure(db: Path, twin: LedgerApp, corpus: Corpus, seeded: list[Any], calls: int,
-                  seed: int, server_args: tuple[str, ...] = ()) -> dict[str, Any]:
-    params = StdioServerParameters(command=sys.executable,
-                                   args=[*server_args, "-m", "server", "serve", "--db", str(db)],
-                                   env={**os.environ, "LEDGER_CLIENT": "bench", "LEDGER_EMBEDDING_ENABLED": "false"},
-                                   cwd=str(REPO))
+async def measure(
+    db: Path,
+    twin: LedgerApp,
+    corpus: Corpus,
+    seeded: list[Any],
+    calls: int,
+    seed: int,
+    server_args: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[*server_args, "-m", "fact_ledger.server", "serve", "--db", str(db)],
+        env={**os.environ, "LEDGER_CLIENT": "bench", "LEDGER_EMBEDDING_ENABLED": "false"},
+        cwd=str(REPO),
+    )
     rng = random.Random(seed)
     started = time.perf_counter()
     with open(os.devnull, "w") as errlog:
@@ -103,9 +112,16 @@ async def measure(db: Path, twin: LedgerApp, corpus: Corpus, seeded: list[Any], 
                 return body
 
             for memory in corpus.memories(calls):  # continues the seeded stream: new, non-duplicate memories
-                await side_by_side("remember", {"content": memory.content, "subject": memory.subject,
-                                                "tags": list(memory.tags), "source_type": memory.source_type,
-                                                "event_time": memory.event_time})
+                await side_by_side(
+                    "remember",
+                    {
+                        "content": memory.content,
+                        "subject": memory.subject,
+                        "tags": list(memory.tags),
+                        "source_type": memory.source_type,
+                        "event_time": memory.event_time,
+                    },
+                )
             for _ in range(calls):
                 _kind, query = corpus.query(rng.choice(seeded))
                 body = await side_by_side("find", {"query": query})
@@ -117,9 +133,14 @@ async def measure(db: Path, twin: LedgerApp, corpus: Corpus, seeded: list[Any], 
     out: dict[str, Any] = {"spawn_initialize_s": round(spawn_s, 3)}
     for action in actions:
         summary = latency_summary(samples[action])
-        out[action] = {"p50_ms": summary["p50"], "p95_ms": summary["p95"], "mean_ms": summary["mean"],
-                       "n": summary["n"], "mean_bytes": round(statistics.fmean(sizes[action]), 1),
-                       "max_bytes": max(sizes[action])}
+        out[action] = {
+            "p50_ms": summary["p50"],
+            "p95_ms": summary["p95"],
+            "mean_ms": summary["mean"],
+            "n": summary["n"],
+            "mean_bytes": round(statistics.fmean(sizes[action]), 1),
+            "max_bytes": max(sizes[action]),
+        }
     out["find"]["mean_results"] = round(statistics.fmean(results_per_find), 2)
     for action, values in local.items():
         out[action]["in_process_p50_ms"] = latency_summary(values)["p50"]
@@ -130,10 +151,13 @@ async def measure(db: Path, twin: LedgerApp, corpus: Corpus, seeded: list[Any], 
     for action in ("remember", "find"):
         mcp_p50, in_process = out[action]["p50_ms"], out[action]["in_process_p50_ms"]
         out["budget"][action] = {
-            "mcp_p50_ms": mcp_p50, "in_process_p50_ms": in_process,
-            "allowed_ms": round(floor + in_process + SLACK_MS, 4), "holds": mcp_p50 <= floor + in_process + SLACK_MS,
+            "mcp_p50_ms": mcp_p50,
+            "in_process_p50_ms": in_process,
+            "allowed_ms": round(floor + in_process + SLACK_MS, 4),
+            "holds": mcp_p50 <= floor + in_process + SLACK_MS,
             "overhead_beyond_transport_ms": round(mcp_p50 - transport - in_process, 4),
-            "holds_on_transport_floor": mcp_p50 <= transport + in_process + SLACK_MS}
+            "holds_on_transport_floor": mcp_p50 <= transport + in_process + SLACK_MS,
+        }
     return out
 
 
@@ -143,8 +167,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=300, help="calls per action")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workdir", type=Path, default=None, help="keep the database here (default: a temp dir)")
-    parser.add_argument("--profile", type=Path, default=None,
-                        help="run the server under cProfile, its stats written here (the figures include the profiler)")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="run the server under cProfile, its stats written here (the figures include the profiler)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
         workdir = args.workdir or Path(tmp)
@@ -157,18 +185,23 @@ def main(argv: list[str] | None = None) -> int:
         app.close()
         for path in workdir.glob("mcp-roundtrip.db*"):  # the in-process twin starts from the same ledger
             shutil.copyfile(path, workdir / path.name.replace("mcp-roundtrip", "in-process"))
-        twin = LedgerApp(Settings(db=str(workdir / "in-process.db"), client="bench",
-                                 embedding=Embedding(enabled=False)))
+        twin = LedgerApp(
+            Settings(db=str(workdir / "in-process.db"), client="bench", embedding=Embedding(enabled=False))
+        )
         try:
             server_args = ("-m", "cProfile", "-o", str(args.profile.resolve())) if args.profile else ()
             figures = anyio.run(measure, db, twin, corpus, seeded, args.calls, args.seed, server_args)
         finally:
             twin.close()
     report = {
-        "benchmark": "mcp_roundtrip", "transport": "stdio", "memories": args.memories, "calls": args.calls,
-        "seed": args.seed, "build": build_stats, **figures,
-        "machine": {"python": platform.python_version(), "platform": platform.platform(),
-                    "cpus": os.cpu_count()},
+        "benchmark": "mcp_roundtrip",
+        "transport": "stdio",
+        "memories": args.memories,
+        "calls": args.calls,
+        "seed": args.seed,
+        "build": build_stats,
+        **figures,
+        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
     }
     print(json.dumps(report, indent=2))
     return 0

@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ledger.events import MemoryRecorded
-from ledger.ids import uuid7
-from ledger.log_copy import Log, open_log
-from ledger.store import NewEvent
+from fact_ledger.ledger.chain import NewEvent
+from fact_ledger.ledger.events import MemoryRecorded
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.log_copy import Log, open_log
 from tools.bench.run import latency_summary
 from tools.pg_cluster import running_cluster
 
@@ -40,8 +40,12 @@ WRITERS = 4
 
 def _event(n: int, writer: str) -> NewEvent:
     stream = uuid7()
-    return NewEvent(data=MemoryRecorded(memory=stream, content=f"{writer} fact {n}: the port is {n}"),
-                    stream_id=stream, event_time="2026-07-01T00:00:00.000000Z", actor=writer)
+    return NewEvent(
+        data=MemoryRecorded(memory=stream, content=f"{writer} fact {n}: the port is {n}"),
+        stream_id=stream,
+        event_time="2026-07-01T00:00:00.000000Z",
+        actor=writer,
+    )
 
 
 def _append_many(url: str, writer: str, count: int) -> list[float]:
@@ -69,7 +73,7 @@ def _paced_writer(url: str, count: int, acks: Any) -> None:
 
 
 def visibility(url: str, count: int) -> dict[str, Any]:
-    from ledger.pg_store import LogWatcher
+    from fact_ledger.ledger.pg_store import LogWatcher
 
     watcher = LogWatcher(url, poll_s=1.0)
     seen_at: dict[int, float] = {}
@@ -106,9 +110,14 @@ def measure(url: str, appends: int) -> dict[str, Any]:
     total = log.last_position()
     verified = log.verify_chain()
     log.close()
-    return {"append_1": single,
-            "append_4": {"events_per_s": round(done / elapsed), "writers": WRITERS,
-                         "gapless_and_verified": total == verified == appends + done}}
+    return {
+        "append_1": single,
+        "append_4": {
+            "events_per_s": round(done / elapsed),
+            "writers": WRITERS,
+            "gapless_and_verified": total == verified == appends + done,
+        },
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,9 +20,9 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from server.app import LedgerApp
-from server.config import Settings
-from server.mcp import build_server
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
+from fact_ledger.server.mcp.server import build_server
 
 PLACES = ["Lisbon", "Porto", "Madrid", "Berlin", "Paris", "Rome", "Vienna", "Prague"]
 
@@ -37,24 +37,32 @@ async def measure(db: Path) -> dict[str, Any]:
     try:
         async with Client(build_server(app)) as c:
             listed = await c.list_tools()
-            tools_bytes = len(json.dumps(listed.model_dump(by_alias=True, exclude_none=True, mode="json")["tools"],
-                                         separators=(",", ":"), ensure_ascii=False).encode())
+            tools_bytes = len(
+                json.dumps(
+                    listed.model_dump(by_alias=True, exclude_none=True, mode="json")["tools"],
+                    separators=(",", ":"),
+                    ensure_ascii=False,
+                ).encode()
+            )
 
             async def call(tool: str, key: str, name: str, data: dict[str, Any]) -> tuple[int, dict[str, Any]]:
                 result = await c.call_tool(tool, {key: name, "data": data})
                 return len(result.content[0].text.encode()), result.structured_content or {}
 
             for i in range(60):
-                await call("memory", "action", "remember", {"content": _coffee(i), "subject": "coffee",
-                                                            "tags": ["office"]})
+                await call(
+                    "memory", "action", "remember", {"content": _coffee(i), "subject": "coffee", "tags": ["office"]}
+                )
             first_id = None
             collided = (0, {})
             for n, person in enumerate(["Ana", "Bo", "Cy", "Di", "Ed", "Flo", "Gus"]):
-                first = await call("memory", "action", "remember",
-                                   {"content": f"{person} lives in {PLACES[n]}", "subject": person})
+                first = await call(
+                    "memory", "action", "remember", {"content": f"{person} lives in {PLACES[n]}", "subject": person}
+                )
                 first_id = first_id or first[1].get("memory_id")
-                collided = await call("memory", "action", "remember",
-                                      {"content": f"{person} lives in {PLACES[n + 1]}", "subject": person})
+                collided = await call(
+                    "memory", "action", "remember", {"content": f"{person} lives in {PLACES[n + 1]}", "subject": person}
+                )
             find = await call("memory", "action", "find", {"query": "coffee", "limit": 50})
             conflicts = await call("memory_review", "view", "conflicts", {"state": "open", "limit": 50})
             audit = await call("memory_review", "view", "audit", {"limit": 50})
@@ -67,9 +75,14 @@ async def measure(db: Path) -> dict[str, Any]:
         items = len(body.get(key) or [])
         return {"bytes": size, "items": items, "per_result": round(size / items, 1) if items else None}
 
-    return {"tools_list_bytes": tools_bytes, "find_coffee_50": per(find, "results"),
-            "conflicts_open": per(conflicts, "conflicts"), "audit_50": per(audit, "events"),
-            "history": per(history, "versions"), "remember_collision": per(collided, "conflicts")}
+    return {
+        "tools_list_bytes": tools_bytes,
+        "find_coffee_50": per(find, "results"),
+        "conflicts_open": per(conflicts, "conflicts"),
+        "audit_50": per(audit, "events"),
+        "history": per(history, "versions"),
+        "remember_collision": per(collided, "conflicts"),
+    }
 
 
 def main() -> None:

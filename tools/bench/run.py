@@ -35,13 +35,14 @@ from typing import Any
 
 import apsw
 
-from ledger.events import MemoryRecorded
-from ledger.ids import uuid7
-from ledger.normalize import content_hash
-from ledger.store import EventStore, NewEvent
-from ledger.trust import DEFAULT_CONFIDENCE, default_protection
-from server.app import LedgerApp
-from server.config import Settings
+from fact_ledger.ledger.chain import NewEvent
+from fact_ledger.ledger.events import MemoryRecorded
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.normalize import content_hash
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.trust import DEFAULT_CONFIDENCE, default_protection
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
 from tools.bench.corpus import Corpus, Memory, phrase_of
 
 BUDGETS = {  # metric → (budget, "max" | "min")
@@ -84,9 +85,15 @@ def timed(fn: Callable[[], Any]) -> float:
 def remembered_event(m: Memory) -> NewEvent:
     stream = uuid7()
     data = MemoryRecorded(
-        memory=stream, content=m.content, subject=m.subject, tags=m.tags, source_type=m.source_type,
-        confidence=DEFAULT_CONFIDENCE[m.source_type], protection=default_protection(m.source_type),
-        content_hash=content_hash(m.content))
+        memory=stream,
+        content=m.content,
+        subject=m.subject,
+        tags=m.tags,
+        source_type=m.source_type,
+        confidence=DEFAULT_CONFIDENCE[m.source_type],
+        protection=default_protection(m.source_type),
+        content_hash=content_hash(m.content),
+    )
     return NewEvent(data=data, stream_id=stream, event_time=m.event_time, actor="bench")
 
 
@@ -106,8 +113,9 @@ def bench_append(workdir: Path, corpus: Corpus, batched: int, single: int, reps:
                 store.append([event])
                 samples.append((time.perf_counter() - started) * 1000)
             summary = latency_summary(samples)
-            single_reps.append({"events_per_s": 1000 / summary["mean"], "p50_ms": summary["p50"],
-                                "p99_ms": summary["p99"]})
+            single_reps.append(
+                {"events_per_s": 1000 / summary["mean"], "p50_ms": summary["p50"], "p99_ms": summary["p99"]}
+            )
         finally:
             store.close()
     return {
@@ -129,8 +137,15 @@ def build(db: Path, corpus: Corpus, n: int, batch: int = 5000) -> tuple[LedgerAp
     started = time.perf_counter()
     app = LedgerApp(Settings(db=str(db), client="bench"))
     opened = time.perf_counter() - started
-    return app, memories, {"append_s": round(appended, 3), "open_fold_s": round(opened, 3),
-                           "append_events_per_s": round(n / appended, 1)}
+    return (
+        app,
+        memories,
+        {
+            "append_s": round(appended, 3),
+            "open_fold_s": round(opened, 3),
+            "append_events_per_s": round(n / appended, 1),
+        },
+    )
 
 
 def bench_find(app: LedgerApp, queries: list[tuple[str, str]], limit: int = 10) -> dict[str, Any]:
@@ -163,7 +178,8 @@ def bench_exact_phrase(app: LedgerApp, memories: list[Memory], samples: int, see
             misses.append(phrase)
     hits = sum(h for h, _ in by_lang.values())
     return {
-        "hit_rate": round(hits / samples, 4), "n": samples,
+        "hit_rate": round(hits / samples, 4),
+        "n": samples,
         "by_lang": {k: {"hit_rate": round(h / max(n, 1), 4), "n": n} for k, (h, n) in by_lang.items()},
         "example_misses": misses,
     }
@@ -193,8 +209,9 @@ def bench_size(workdir: Path, n: int, args: argparse.Namespace) -> dict[str, Any
             elapsed = timed(app.rebuild)
             rebuild_reps.append({"events_per_s": round(events / elapsed, 1), "seconds": round(elapsed, 3)})
         # Which read model costs what: each one rebuilt alone (the log is read every time).
-        by_projection = {name: round(events / timed(lambda name=name: app.rebuild(name)), 1)
-                         for name in app.runner.by_name}
+        by_projection = {
+            name: round(events / timed(lambda name=name: app.rebuild(name)), 1) for name in app.runner.by_name
+        }
         # The reps above reuse claims and signatures cached by content hash (as every rebuild
         # after the first does); a cold rebuild computes them all again.
         app.conn.execute("DELETE FROM derived_cache")
@@ -209,12 +226,18 @@ def bench_size(workdir: Path, n: int, args: argparse.Namespace) -> dict[str, Any
     return {
         "memories": n,
         "build": build_info,
-        "rebuild": {**median_of([{"events_per_s": r["events_per_s"]} for r in rebuild_reps]), "events": events,
-                    "reps": rebuild_reps, "alone_events_per_s": by_projection, "cold_events_per_s": cold},
-        "find_ms": {**median_of([{k: v for k, v in r.items() if k != "by_kind"} for r in find_reps]),
-                    "by_kind": {kind: median_of([r["by_kind"][kind] for r in find_reps])
-                                for kind in find_reps[0]["by_kind"]},
-                    "reps": [{k: r[k] for k in ("p50", "p95", "p99")} for r in find_reps]},
+        "rebuild": {
+            **median_of([{"events_per_s": r["events_per_s"]} for r in rebuild_reps]),
+            "events": events,
+            "reps": rebuild_reps,
+            "alone_events_per_s": by_projection,
+            "cold_events_per_s": cold,
+        },
+        "find_ms": {
+            **median_of([{k: v for k, v in r.items() if k != "by_kind"} for r in find_reps]),
+            "by_kind": {kind: median_of([r["by_kind"][kind] for r in find_reps]) for kind in find_reps[0]["by_kind"]},
+            "reps": [{k: r[k] for k in ("p50", "p95", "p99")} for r in find_reps],
+        },
         "exact_phrase": phrase,
         "remember_ms": {**median_of(remember_reps), "reps": [{k: r[k] for k in ("p50", "p99")} for r in remember_reps]},
     }
@@ -232,8 +255,13 @@ def budgets(sizes: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for key, (budget, kind) in BUDGETS.items():
         value = measured[key]
-        out[key] = {"value": value, "budget": budget, "ratio": round(value / budget, 3),
-                    "ok": value <= budget if kind == "max" else value >= budget, "at_memories": largest["memories"]}
+        out[key] = {
+            "value": value,
+            "budget": budget,
+            "ratio": round(value / budget, 3),
+            "ok": value <= budget if kind == "max" else value >= budget,
+            "at_memories": largest["memories"],
+        }
     return out
 
 
@@ -278,11 +306,14 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(tmp)
         started = time.perf_counter()
         report: dict[str, Any] = {
-            "machine": {"python": platform.python_version(), "sqlite": apsw.sqlite_lib_version(),
-                        "cpus": __import__("os").cpu_count(), "platform": platform.platform()},
+            "machine": {
+                "python": platform.python_version(),
+                "sqlite": apsw.sqlite_lib_version(),
+                "cpus": __import__("os").cpu_count(),
+                "platform": platform.platform(),
+            },
             "config": {k: v for k, v in vars(args).items() if k not in ("workdir", "size_list")},
-            "append": bench_append(workdir, Corpus(seed=args.seed), args.append_events, args.single_appends,
-                                   args.reps),
+            "append": bench_append(workdir, Corpus(seed=args.seed), args.append_events, args.single_appends, args.reps),
         }
         sizes = {str(n): bench_size(workdir, n, args) for n in args.size_list}
         report["sizes"] = sizes

@@ -31,10 +31,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from projections import derived, vectors
-from projections.indexer import Indexer
-from server.app import LedgerApp
-from server.config import Embedding, Settings, load_settings
+from fact_ledger.projections import derived, vectors
+from fact_ledger.projections.indexer import Indexer
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Embedding, Settings, load_settings
 from tools.bench.corpus import Corpus, Memory
 from tools.bench.run import bench_exact_phrase, build, latency_summary, remember, timed
 
@@ -64,8 +64,9 @@ def seed_vectors(app: LedgerApp, distinct: int) -> dict[str, float]:
         vectors.write(app.conn, batch)
         derived.store(app.conn, cache)
         vectors.set_checkpoint(app.conn, app.store.last_position())
-        app.conn.execute("INSERT OR REPLACE INTO vectors_meta(name, value) VALUES('notices_seq', "
-                         "(SELECT max(seq) FROM vectors))")
+        app.conn.execute(
+            "INSERT OR REPLACE INTO vectors_meta(name, value) VALUES('notices_seq', (SELECT max(seq) FROM vectors))"
+        )
 
     app.store.write(work)
     return {"distinct": len(sample), "embed_s": round(seconds, 2), "texts_per_s": round(len(sample) / seconds, 1)}
@@ -84,8 +85,13 @@ def bench_find_vs_embedding(app: LedgerApp, queries: list[str]) -> dict[str, Any
         app.find(text, limit=10)
         find.append((time.perf_counter() - started) * 1000)
     e, f = latency_summary(embed), latency_summary(find)
-    return {"embed_query_ms": e, "find_ms": f, "overhead_p50_ms": round(f["p50"] - e["p50"], 3),
-            "budget_overhead_ms": 8.0, "within_budget": f["p50"] - e["p50"] <= 8.0}
+    return {
+        "embed_query_ms": e,
+        "find_ms": f,
+        "overhead_p50_ms": round(f["p50"] - e["p50"], 3),
+        "budget_overhead_ms": 8.0,
+        "within_budget": f["p50"] - e["p50"] <= 8.0,
+    }
 
 
 def bench_remember_pair(semantic: LedgerApp, lexical: LedgerApp, corpus: Corpus, count: int) -> dict[str, Any]:
@@ -96,8 +102,12 @@ def bench_remember_pair(semantic: LedgerApp, lexical: LedgerApp, corpus: Corpus,
         remember(app, m)
         samples.append((time.perf_counter() - started) * 1000)
     w, wo = latency_summary(with_model), latency_summary(without)
-    return {"with_worker_ms": w, "lexical_only_ms": wo, "ratio_p50": round(w["p50"] / wo["p50"], 3),
-            "within_10_percent": w["p50"] <= 1.1 * wo["p50"]}
+    return {
+        "with_worker_ms": w,
+        "lexical_only_ms": wo,
+        "ratio_p50": round(w["p50"] / wo["p50"], 3),
+        "within_10_percent": w["p50"] <= 1.1 * wo["p50"],
+    }
 
 
 def bench_burst(app: LedgerApp, memories: list[Memory], max_wait_s: float) -> dict[str, Any]:
@@ -111,9 +121,14 @@ def bench_burst(app: LedgerApp, memories: list[Memory], max_wait_s: float) -> di
         time.sleep(0.2)
     waited = time.perf_counter() - started - written
     left = app.vectors_status()["lag"]
-    return {"writes": len(memories), "write_s": round(written, 2), "lag_after_burst": lag,
-            "lag_after_wait": left, "waited_s": round(waited, 2),
-            "drained_per_s": round((lag - left) / waited, 1) if waited else None}
+    return {
+        "writes": len(memories),
+        "write_s": round(written, 2),
+        "lag_after_burst": lag,
+        "lag_after_wait": left,
+        "waited_s": round(waited, 2),
+        "drained_per_s": round((lag - left) / waited, 1) if waited else None,
+    }
 
 
 def rss_mb() -> float:
@@ -150,8 +165,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             app.close()
             lexical.close()
         with tempfile.TemporaryDirectory(prefix="bench-reembed-") as tmp2:
-            small = LedgerApp(Settings(db=str(Path(tmp2) / "r.db"), client="bench",
-                                          embedding=Embedding(model=args.model)))
+            small = LedgerApp(
+                Settings(db=str(Path(tmp2) / "r.db"), client="bench", embedding=Embedding(model=args.model))
+            )
             try:
                 for m in Corpus(seed=args.seed + 2).memories(args.reembed):
                     remember(small, m)
@@ -159,14 +175,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             finally:
                 small.close()
     return {
-        "task": "semantic bench", "memories": args.size, "model": args.model, "build": build_info,
-        "seeded_vectors": seeded, "find": finds, "exact_phrase": phrase,
-        "rebuild": {"events": events, "lexical_s": round(lexical_rebuild, 3), "vectors_from_cache_s":
-                    round(vector_rebuild, 3), "speed_ratio": round(lexical_rebuild / vector_rebuild, 3),
-                    "budget_min_ratio": 0.8},
-        "remember": remembers, "burst": burst,
+        "task": "semantic bench",
+        "memories": args.size,
+        "model": args.model,
+        "build": build_info,
+        "seeded_vectors": seeded,
+        "find": finds,
+        "exact_phrase": phrase,
+        "rebuild": {
+            "events": events,
+            "lexical_s": round(lexical_rebuild, 3),
+            "vectors_from_cache_s": round(vector_rebuild, 3),
+            "speed_ratio": round(lexical_rebuild / vector_rebuild, 3),
+            "budget_min_ratio": 0.8,
+        },
+        "remember": remembers,
+        "burst": burst,
         "reembed": {k: reembed[k] for k in ("memories", "embedded", "seconds", "texts_per_s")},
-        "rss_mb_model_loaded": rss, "rss_aim_mb": 450, "cpus": os.cpu_count(),
+        "rss_mb_model_loaded": rss,
+        "rss_aim_mb": 450,
+        "cpus": os.cpu_count(),
     }
 
 

@@ -2,7 +2,7 @@
 
 Fields and their types come from msgspec's JSON Schema of each Struct, the meaning from its
 docstring, versions and upcasts from ``V``, ``UPCASTERS`` and ``RENAMED``, the read models that
-fold a type from the projectors' ``handles``, and the MCP routes from ``server.mcp_routes``.
+fold a type from the projectors' ``handles``, and the MCP routes from ``server.mcp.routes``.
 Only ``WRITERS`` (which operation writes which type) is written by hand here, and
 ``tests/test_event_catalogue.py`` proves it by running every operation on a real ledger.
 
@@ -23,16 +23,22 @@ from typing import Any
 
 import msgspec
 
-from ledger.events import EVENT_TYPES, RENAMED, UPCASTERS, Event
-from server.app import default_projectors
-from server.mcp_routes import TOOLS
+from fact_ledger.ledger.events import EVENT_TYPES, RENAMED, UPCASTERS, Event
+from fact_ledger.server.app.facade import default_projectors
+from fact_ledger.server.mcp.routes import TOOLS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "events.md"
 
 # Facade operation -> the event types it may write (the test runs each and compares both ways).
 WRITERS: dict[str, tuple[str, ...]] = {
-    "remember": ("MemoryRecorded", "DuplicateSighted", "ClaimCollided", "MemoryRetired", "ConflictResolved",
-                 "Superseded"),  # Superseded: policy auto_settle
+    "remember": (
+        "MemoryRecorded",
+        "DuplicateSighted",
+        "ClaimCollided",
+        "MemoryRetired",
+        "ConflictResolved",
+        "Superseded",
+    ),  # Superseded: policy auto_settle
     "update": ("MemoryUpdated", "ClaimCollided", "ConflictResolved", "ConflictReopened", "Superseded"),
     "confirm": ("Confirmed", "ConflictReopened"),
     "unlock": ("MemoryUnlocked", "ConflictReopened"),
@@ -85,16 +91,17 @@ def render(types: Mapping[str, type[Event]] = EVENT_TYPES) -> str:
         out.append(f"- **Version**: {cls.V}." + "".join(f" {_upcast(name, v)}" for v in range(1, cls.V)))
         old = [o for o, new in RENAMED.items() if new == name]
         if old:
-            out.append(f"- **Stored earlier as**: {', '.join(f'`{o}`' for o in old)} "
-                       "(those rows keep that name and read as this type).")
+            out.append(
+                f"- **Stored earlier as**: {', '.join(f'`{o}`' for o in old)} "
+                "(those rows keep that name and read as this type)."
+            )
         written = [f"`{op}`" + (f" ({routes[op]})" if op in routes else "") for op in _writers(name)]
         out.append(f"- **Written by**: {', '.join(written) or '—'}.")
         out.append(f"- **Folded by**: {', '.join(folded.get(name, ())) or 'no read model'}.")
         out += ["", *_fields(components[name])]
     nested = sorted(set(components) - set(types))
     for name in nested:
-        out += ["", f"## {name}", "", _prose(components[name].get("description", "")), "",
-                *_fields(components[name])]
+        out += ["", f"## {name}", "", _prose(components[name].get("description", "")), "", *_fields(components[name])]
     return "\n".join(out) + "\n"
 
 

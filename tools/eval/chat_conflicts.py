@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from server.app import LedgerApp
-from server.config import Settings
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
 from tools.eval.locomo import DEFAULT_DATA, turns
 
 
@@ -54,13 +54,19 @@ def run(data: Path) -> dict[str, Any]:
     total, claims, conflicts = 0, 0, []
     with tempfile.TemporaryDirectory(prefix="chat-conflicts-") as tmp:
         for path in files:
-            count, held, found = conversation_conflicts(json.loads(path.read_text(encoding="utf-8")),
-                                                        Path(tmp) / f"{path.stem}.db")
+            count, held, found = conversation_conflicts(
+                json.loads(path.read_text(encoding="utf-8")), Path(tmp) / f"{path.stem}.db"
+            )
             total, claims = total + count, claims + held
             conflicts += [{"conversation": path.stem, **c} for c in found]
-    return {"turns": total, "claims": claims, "conflicts": len(conflicts),
-            "per_1000_turns": round(1000 * len(conflicts) / max(total, 1), 2),
-            "opened": conflicts, "seconds": round(time.perf_counter() - started, 1)}
+    return {
+        "turns": total,
+        "claims": claims,
+        "conflicts": len(conflicts),
+        "per_1000_turns": round(1000 * len(conflicts) / max(total, 1), 2),
+        "opened": conflicts,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

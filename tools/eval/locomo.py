@@ -31,11 +31,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ledger.clock import format_time
-from projections import hybrid
-from projections.search import SearchFilters
-from server.app import LedgerApp
-from server.config import Embedding, Settings, load_settings
+from fact_ledger.ledger.clock import format_time
+from fact_ledger.projections import hybrid
+from fact_ledger.projections.search import SearchFilters
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Embedding, Settings, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo-dev"
@@ -51,9 +51,7 @@ def session_time(text: str) -> str:
 
 def turns(conversation: dict[str, Any]) -> list[dict[str, str]]:
     """Every turn in session order as {dia_id, content, event_time}."""
-    sessions = sorted(
-        (int(m.group(1)), key) for key in conversation if (m := _SESSION.match(key))
-    )
+    sessions = sorted((int(m.group(1)), key) for key in conversation if (m := _SESSION.match(key)))
     out = []
     for number, key in sessions:
         when = session_time(conversation[f"session_{number}_date_time"])
@@ -65,15 +63,17 @@ def turns(conversation: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def evaluate_conversation(conversation: dict[str, Any], workdir: Path, name: str,
-                          model: str | None = None, grid: bool = False) -> dict[str, list[dict[str, Any]]]:
+def evaluate_conversation(
+    conversation: dict[str, Any], workdir: Path, name: str, model: str | None = None, grid: bool = False
+) -> dict[str, list[dict[str, Any]]]:
     """Remember every turn (unless ``workdir`` already holds this conversation's ledger), embed
     them when a model is given, then ask every question (lexical, and hybrid with a model)."""
     db = workdir / f"{name}.db"
     fresh = not db.exists()
     lexical = LedgerApp(Settings(db=str(db), client="locomo-eval", embedding=Embedding(enabled=False)))
-    semantic = (LedgerApp(Settings(db=str(db), client="locomo-eval", embedding=Embedding(model=model)))
-                if model else None)
+    semantic = (
+        LedgerApp(Settings(db=str(db), client="locomo-eval", embedding=Embedding(model=model))) if model else None
+    )
     try:
         # Identical turns are one memory (an exact duplicate), so a result stands for every
         # turn with its content.
@@ -82,8 +82,10 @@ def evaluate_conversation(conversation: dict[str, Any], workdir: Path, name: str
             if fresh:
                 lexical.remember(turn["content"], event_time=turn["event_time"], source_ref=turn["dia_id"])
             refs[turn["content"]].add(turn["dia_id"])
-        by_id = {memory_id: refs.get(content, set()) for memory_id, content in
-                 lexical.conn.execute("SELECT memory_id, content FROM memories")}
+        by_id = {
+            memory_id: refs.get(content, set())
+            for memory_id, content in lexical.conn.execute("SELECT memory_id, content FROM memories")
+        }
         if semantic is not None:
             semantic.reembed()
         out: dict[str, list[dict[str, Any]]] = {"lexical": [], "hybrid": [], "pools": []}
@@ -91,8 +93,12 @@ def evaluate_conversation(conversation: dict[str, Any], workdir: Path, name: str
             if qa["category"] not in CATEGORIES:
                 continue
             evidence = set(qa["evidence"])
-            record = {"conversation": name, "category": qa["category"], "question": qa["question"],
-                      "evidence": sorted(evidence)}
+            record = {
+                "conversation": name,
+                "category": qa["category"],
+                "question": qa["question"],
+                "evidence": sorted(evidence),
+            }
             for label, app in (("lexical", lexical), ("hybrid", semantic)):
                 if app is None:
                     continue
@@ -122,12 +128,18 @@ def summarise(records: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
     for number, label in CATEGORIES.items():
         subset = [r for r in records if r["category"] == number]
         by_category[f"{number}-{label}"] = {"questions": len(subset), **recall(subset)}
-    return {"task": "locomo-dev retrieval", "questions": len(records), "overall": recall(records),
-            "by_category": by_category, "seconds": round(seconds, 1)}
+    return {
+        "task": "locomo-dev retrieval",
+        "questions": len(records),
+        "overall": recall(records),
+        "by_category": by_category,
+        "seconds": round(seconds, 1),
+    }
 
 
-def run(data: Path, misses: Path | None = None, workdir: Path | None = None, model: str | None = None,
-        grid: bool = False) -> dict[str, Any]:
+def run(
+    data: Path, misses: Path | None = None, workdir: Path | None = None, model: str | None = None, grid: bool = False
+) -> dict[str, Any]:
     files = sorted(data.glob("*.json"))
     if not files:
         raise SystemExit(f"no LoCoMo conversations (*.json) under {data}")
@@ -159,6 +171,7 @@ def run(data: Path, misses: Path | None = None, workdir: Path | None = None, mod
 
 def side_by_side(hybrid_summary: dict[str, Any], lexical: dict[str, Any]) -> dict[str, str]:
     """One line per category: hybrid R@1/5/10, then lexical-only."""
+
     def line(h: dict[str, Any], lx: dict[str, Any]) -> str:
         return " ".join(f"{k} {h[k]:.3f}/{lx[k]:.3f}" for k in ("R@1", "R@5", "R@10"))
 
@@ -181,8 +194,14 @@ def _methods(pool: hybrid.Pool, pool_size: int) -> dict[str, list[int]]:
     """Each method's ranking of one question's candidates (lists cut to ``pool_size``)."""
     text_order = list(pool.text)[:pool_size]
     near = pool.nearest[:pool_size]
-    cut = hybrid.Pool(ids=list(dict.fromkeys(text_order + near)), text={i: pool.text[i] for i in text_order},
-                      similarity=pool.similarity, phrase=pool.phrase & set(text_order), nearest=near, total=0)
+    cut = hybrid.Pool(
+        ids=list(dict.fromkeys(text_order + near)),
+        text={i: pool.text[i] for i in text_order},
+        similarity=pool.similarity,
+        phrase=pool.phrase & set(text_order),
+        nearest=near,
+        total=0,
+    )
     out = {"text only": text_order, "vectors only": near}
     for w in WEIGHTS:
         out[f"min-max {1 - w:.1f} text + {w:.1f} cosine"] = [i for i, _ in hybrid.fuse(cut, (1 - w, w))]
@@ -209,6 +228,7 @@ def calibration(pools: list[dict[str, Any]]) -> dict[str, Any]:
     folds = {}
     conversations = sorted({item["conversation"] for item in pools})
     for held in conversations:
+
         def r5(method: str, keep: bool, held: str = held) -> float:
             rows = [r for c, r in ranks[(GRID_POOL, method)] if (c == held) == keep]
             return _recall_of(rows)["R@5"]
@@ -228,8 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder of LoCoMo *.json files")
     parser.add_argument("--misses", type=Path, help="write questions missed at R@5 here (JSONL)")
-    parser.add_argument("--workdir", type=Path,
-                        help="keep the ledgers here and reuse them on the next run (default: a temp dir)")
+    parser.add_argument(
+        "--workdir", type=Path, help="keep the ledgers here and reuse them on the next run (default: a temp dir)"
+    )
     parser.add_argument("--model", help="embedding model name or GGUF path (default: the configured one)")
     parser.add_argument("--lexical-only", action="store_true", help="no model: full text only")
     parser.add_argument("--grid", action="store_true", help="also score every fusion method and weight")

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from projections import notices, vectors
-from projections.embedding import load_embedder
-from server.config import load_settings
+from fact_ledger.projections import notices, vectors
+from fact_ledger.projections.embedding import load_embedder
+from fact_ledger.server.config import load_settings
 
 # (label, left, right)
 PAIRS: list[tuple[str, str, str]] = [
@@ -111,8 +111,10 @@ def calibrate(similarities: list[float]) -> dict[str, Any]:
             if high < low:
                 continue
             t = notices.Thresholds(similarity=low, duplicate_similarity=high)
-            scores[(low, high)] = sum(expected(label, (notices.pair_kind(left, right, s, t) or {}).get("kind"))
-                                      for (label, left, right), s in zip(PAIRS, similarities, strict=True))
+            scores[(low, high)] = sum(
+                expected(label, (notices.pair_kind(left, right, s, t) or {}).get("kind"))
+                for (label, left, right), s in zip(PAIRS, similarities, strict=True)
+            )
     best = max(scores.values())
     winners = [k for k, v in scores.items() if v == best]
     lows = sorted({k[0] for k in winners})
@@ -120,9 +122,16 @@ def calibrate(similarities: list[float]) -> dict[str, Any]:
     highs = sorted(k[1] for k in winners if k[0] == low)
     high = highs[len(highs) // 2]
     current = scores.get((notices.SIMILARITY, notices.DUPLICATE_SIMILARITY))
-    return {"best_correct": best, "pairs": len(PAIRS), "similarity": low, "duplicate_similarity": high,
-            "similarity_range": [lows[0], lows[-1]], "duplicate_range_at_similarity": [highs[0], highs[-1]],
-            "correct_at_current": current, "current": [notices.SIMILARITY, notices.DUPLICATE_SIMILARITY]}
+    return {
+        "best_correct": best,
+        "pairs": len(PAIRS),
+        "similarity": low,
+        "duplicate_similarity": high,
+        "similarity_range": [lows[0], lows[-1]],
+        "duplicate_range_at_similarity": [highs[0], highs[-1]],
+        "correct_at_current": current,
+        "current": [notices.SIMILARITY, notices.DUPLICATE_SIMILARITY],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,18 +144,30 @@ def main(argv: list[str] | None = None) -> int:
     model = load_embedder(path)
     similarities = []
     for _label, left, right in PAIRS:
-        a, b = (np.frombuffer(v, dtype="<f4") for v in
-                model.embed_passages([vectors.passage_text(left), vectors.passage_text(right)]))
+        a, b = (
+            np.frombuffer(v, dtype="<f4")
+            for v in model.embed_passages([vectors.passage_text(left), vectors.passage_text(right)])
+        )
         similarities.append(round(float(a @ b), 4))
     by_label: dict[str, Any] = {}
     for label in ("duplicate", "disagreement", "none"):
         values = sorted(s for (lab, _, _), s in zip(PAIRS, similarities, strict=True) if lab == label)
         by_label[label] = {"n": len(values), "min": values[0], "median": round(median(values), 4), "max": values[-1]}
-    json.dump({"task": "notice thresholds", "model": model.model_id, "cosines": by_label,
-               "chosen": calibrate(similarities),
-               "pairs": [{"label": lab, "left": le, "right": ri, "cosine": s}
-                         for (lab, le, ri), s in zip(PAIRS, similarities, strict=True)]},
-              sys.stdout, indent=2, ensure_ascii=False)
+    json.dump(
+        {
+            "task": "notice thresholds",
+            "model": model.model_id,
+            "cosines": by_label,
+            "chosen": calibrate(similarities),
+            "pairs": [
+                {"label": lab, "left": le, "right": ri, "cosine": s}
+                for (lab, le, ri), s in zip(PAIRS, similarities, strict=True)
+            ],
+        },
+        sys.stdout,
+        indent=2,
+        ensure_ascii=False,
+    )
     sys.stdout.write("\n")
     return 0
 

@@ -25,15 +25,41 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 _COMPARE_SWAP: dict[type[ast.cmpop], type[ast.cmpop]] = {
-    ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
-    ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
 }
 _BINOP_SWAP: dict[type[ast.operator], type[ast.operator]] = {
-    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
 }
-_SYMBOL = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.In: "in",
-           ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not", ast.Add: "+", ast.Sub: "-", ast.Mult: "*",
-           ast.Div: "/", ast.And: "and", ast.Or: "or"}
+_SYMBOL = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.And: "and",
+    ast.Or: "or",
+}
 
 
 @dataclass(frozen=True)
@@ -61,8 +87,12 @@ class _Walker:
 
     def body(self, stmts: list[ast.stmt], scope: str) -> Iterator[tuple[ast.AST, str, str, object]]:
         for i, stmt in enumerate(stmts):
-            if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
-                    and isinstance(stmt.value.value, str):
+            if (
+                i == 0
+                and isinstance(stmt, ast.Expr)
+                and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, str)
+            ):
                 continue  # a docstring
             yield from self.stmt(stmt, scope)
 
@@ -86,8 +116,11 @@ class _Walker:
             for child in _child_bodies(node):
                 yield from self.body(child, scope)
             return
-        if name in self.ordered and isinstance(node, ast.Assign | ast.AnnAssign) \
-                and isinstance(node.value, ast.Tuple | ast.List):
+        if (
+            name in self.ordered
+            and isinstance(node, ast.Assign | ast.AnnAssign)
+            and isinstance(node.value, ast.Tuple | ast.List)
+        ):
             for i in range(len(node.value.elts) - 1):
                 yield node, here, f"swap elements {i} and {i + 1} of {name}", ("swap", i)
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call | ast.Await):
@@ -96,8 +129,11 @@ class _Walker:
             yield node, here, "remove the raise", "pass"
         elif isinstance(node, ast.Continue | ast.Break):
             yield node, here, f"remove the {type(node).__name__.lower()}", "pass"
-        elif isinstance(node, ast.Return) and node.value is not None \
-                and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+        elif (
+            isinstance(node, ast.Return)
+            and node.value is not None
+            and not (isinstance(node.value, ast.Constant) and node.value.value is None)
+        ):
             yield node, here, f"return None instead of {_short(node.value)}", "return-none"
         for field, value in ast.iter_fields(node):
             if field in ("annotation", "returns", "type_comment"):
@@ -131,8 +167,12 @@ class _Walker:
             yield node, scope, f"{_SYMBOL[type(node.op)]} → {_SYMBOL[other]}", ("bool", other)
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             yield node, scope, f"drop the not in not {_short(node.operand)}", "drop-not"
-        elif isinstance(node, ast.BinOp) and type(node.op) in _BINOP_SWAP \
-                and not _is_string(node.left) and not _is_string(node.right):
+        elif (
+            isinstance(node, ast.BinOp)
+            and type(node.op) in _BINOP_SWAP
+            and not _is_string(node.left)
+            and not _is_string(node.right)
+        ):
             swap = _BINOP_SWAP[type(node.op)]
             yield node, scope, f"{_SYMBOL[type(node.op)]} → {_SYMBOL[swap]}", ("binop", swap)
         elif isinstance(node, ast.Constant):
@@ -162,11 +202,14 @@ def points(source: str, *, only: tuple[str, ...] = (), ordered: tuple[str, ...] 
     tree = ast.parse(source)
     missing = [name for name in only if not _defines(tree, name)]
     if missing:
-        raise LookupError(f"not defined in the module any more: {', '.join(missing)} "
-                          "(update tools/mutation/targets.py)")
+        raise LookupError(
+            f"not defined in the module any more: {', '.join(missing)} (update tools/mutation/targets.py)"
+        )
     walker = _Walker(only, ordered)
-    return [Point(i, getattr(node, "lineno", 0), scope, description)
-            for i, (node, scope, description, _) in enumerate(walker.module(tree))]
+    return [
+        Point(i, getattr(node, "lineno", 0), scope, description)
+        for i, (node, scope, description, _) in enumerate(walker.module(tree))
+    ]
 
 
 def apply(source: str, index: int, *, only: tuple[str, ...] = (), ordered: tuple[str, ...] = ()) -> str:
@@ -257,8 +300,9 @@ def _defines(tree: ast.Module, qualname: str) -> bool:
 
 
 def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _is_string(node: ast.expr) -> bool:

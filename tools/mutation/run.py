@@ -35,10 +35,30 @@ from tools.mutation.targets import TARGETS, Target
 REPO = Path(__file__).resolve().parents[2]
 COPIED = ("ledger", "projections", "server", "tests", "pyproject.toml")
 BUDGET = 0.90  # at least this share of mutants killed
-PYTEST_ARGS = ("-x", "-q", "-p", "no:cacheprovider", "--hypothesis-profile=mutation",  # see tests/conftest.py
-               "-W", "ignore::pytest.PytestAssertRewriteWarning")
-_PRELOAD = ("pytest", "hypothesis", "hypothesis.strategies", "apsw", "msgspec", "platformdirs", "decimal", "email",
-            "csv", "zoneinfo", "unittest", "difflib", "pygments")
+PYTEST_ARGS = (
+    "-x",
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    "--hypothesis-profile=mutation",  # see tests/conftest.py
+    "-W",
+    "ignore::pytest.PytestAssertRewriteWarning",
+)
+_PRELOAD = (
+    "pytest",
+    "hypothesis",
+    "hypothesis.strategies",
+    "apsw",
+    "msgspec",
+    "platformdirs",
+    "decimal",
+    "email",
+    "csv",
+    "zoneinfo",
+    "unittest",
+    "difflib",
+    "pygments",
+)
 
 
 @dataclass(frozen=True)
@@ -56,6 +76,10 @@ def copy_project(into: Path) -> Path:
             shutil.copytree(src, into / name, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
         else:
             shutil.copy2(src, into / name)
+    # The packages install as fact_ledger.*: in the copy that name must lead to the copied (and
+    # mutated) folders, ahead of the installed tree, for the tests and for their subprocesses.
+    (into / "fact_ledger").mkdir()
+    (into / "fact_ledger" / "__init__.py").write_text(f"__path__ = [{str(into)!r}]\n", encoding="utf-8")
     return into
 
 
@@ -81,8 +105,9 @@ def _run_job(job: Job) -> tuple[str, str, int | None, float]:
     started = time.monotonic()
     try:
         if job.point is not None:
-            target_file.write_text(apply(original, job.point.index, only=job.target.only,
-                                         ordered=job.target.ordered), encoding="utf-8")
+            target_file.write_text(
+                apply(original, job.point.index, only=job.target.only, ordered=job.target.ordered), encoding="utf-8"
+            )
         # The module's own unit tests first: most mutants die there in a second or two, and only
         # the survivors pay for the slower tests (processes, property scripts) that follow.
         stages = [job.target.tests[:1], job.target.tests[1:]] if job.point else [job.target.tests]
@@ -140,8 +165,7 @@ def run(targets: Sequence[Target], jobs: int, log: bool = True) -> dict[str, obj
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         for n in range(jobs):
             manager_queue.put(str(copy_project(Path(tmp) / f"w{n}")))
-        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(manager_queue,)) as pool:
+        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker, initargs=(manager_queue,)) as pool:
             baselines = list(pool.map(_run_job, [Job(t, None, 900.0) for t in targets]))
             broken = [path for path, outcome, _, _ in baselines if outcome != "survived"]
             if broken:
@@ -164,8 +188,12 @@ def run(targets: Sequence[Target], jobs: int, log: bool = True) -> dict[str, obj
     return {**report(targets, mutants, results, time.monotonic() - started), "equivalent": equivalent}
 
 
-def report(targets: Sequence[Target], mutants: Sequence[Job], results: Sequence[tuple[str, str, int | None, float]],
-           seconds: float) -> dict[str, object]:
+def report(
+    targets: Sequence[Target],
+    mutants: Sequence[Job],
+    results: Sequence[tuple[str, str, int | None, float]],
+    seconds: float,
+) -> dict[str, object]:
     survived = []
     per_module: dict[str, dict[str, int]] = {t.path: {"mutants": 0, "killed": 0} for t in targets}
     for job, (path, outcome, _, _) in zip(mutants, results, strict=True):
@@ -173,8 +201,14 @@ def report(targets: Sequence[Target], mutants: Sequence[Job], results: Sequence[
         per_module[path]["mutants"] += 1
         if outcome == "survived":
             critical = any(job.point.scope == c or job.point.scope.startswith(c + ".") for c in job.target.critical)
-            survived.append({"where": f"{path}:{job.point.line}", "in": job.point.scope,
-                             "mutation": job.point.description, "critical": critical})
+            survived.append(
+                {
+                    "where": f"{path}:{job.point.line}",
+                    "in": job.point.scope,
+                    "mutation": job.point.description,
+                    "critical": critical,
+                }
+            )
         else:
             per_module[path]["killed"] += 1
     total = len(mutants)
@@ -182,10 +216,15 @@ def report(targets: Sequence[Target], mutants: Sequence[Job], results: Sequence[
     score = killed / total if total else 1.0
     critical = [s for s in survived if s["critical"]]
     return {
-        "mutants": total, "killed": killed, "survived": survived, "score": round(score, 4),
-        "budget": BUDGET, "critical_survivors": len(critical),
+        "mutants": total,
+        "killed": killed,
+        "survived": survived,
+        "score": round(score, 4),
+        "budget": BUDGET,
+        "critical_survivors": len(critical),
         "ok": score >= BUDGET and not critical,
-        "modules": per_module, "seconds": round(seconds, 1),
+        "modules": per_module,
+        "seconds": round(seconds, 1),
     }
 
 

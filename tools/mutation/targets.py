@@ -32,22 +32,39 @@ class Target:
     fast: bool = False
 
 
-_GOVERNANCE_TESTS = ("tests/test_governance.py", "tests/test_governance_conflicts.py", "tests/test_duplicates.py",
-                     "tests/test_governance_rebuild.py", "tests/test_ledger_decisions.py")
+_GOVERNANCE_TESTS = (
+    "tests/test_governance.py",
+    "tests/test_governance_conflicts.py",
+    "tests/test_duplicates.py",
+    "tests/test_governance_rebuild.py",
+    "tests/test_ledger_decisions.py",
+)
 _CLAIM_TESTS = ("tests/test_claims.py", "tests/test_governance_conflicts.py", "tests/test_duplicates.py")
 _TIME_TESTS = ("tests/test_workspaces.py", "tests/test_timetravel.py", "tests/test_timetravel_property.py")
 
 TARGETS: tuple[Target, ...] = (
     # Arbitration: the rule order and every rule's direction.
-    Target("ledger/arbiter.py", ("tests/test_arbiter.py", "tests/test_standing.py", "tests/test_claim_sets.py",
-                                 "tests/test_governance_conflicts.py"),
-           critical=("_RULES", "_protection_rank", "arbitrate"), ordered=("_RULES",), fast=True,
-           equivalent=(("_protection_rank", "2 → 3"),  # only the order of the ranks 0 < 1 < 2 matters
-                       ("_RULES", "9 → 10"),  # confidences are given with far fewer digits
-                       ("arbitrate", "> → >="))),  # compared only once the keys differ
+    Target(
+        "ledger/arbiter.py",
+        (
+            "tests/test_arbiter.py",
+            "tests/test_standing.py",
+            "tests/test_claim_sets.py",
+            "tests/test_governance_conflicts.py",
+        ),
+        critical=("_RULES", "_protection_rank", "arbitrate"),
+        ordered=("_RULES",),
+        fast=True,
+        equivalent=(
+            ("_protection_rank", "2 → 3"),  # only the order of the ranks 0 < 1 < 2 matters
+            ("_RULES", "9 → 10"),  # confidences are given with far fewer digits
+            ("arbitrate", "> → >="),
+        ),
+    ),  # compared only once the keys differ
     Target("ledger/trust.py", ("tests/test_arbiter.py", "tests/test_governance.py")),
     # The write decisions (command + state -> events) and governance.
     Target("ledger/decide.py", _GOVERNANCE_TESTS),
+    Target("ledger/facts.py", _GOVERNANCE_TESTS),
     Target("ledger/govern.py", _GOVERNANCE_TESTS),
     Target("ledger/settlement.py", ("tests/test_settlement.py",)),
     # Which memory repeats another, which memories are archived, how a reply ranks its collisions.
@@ -58,16 +75,33 @@ TARGETS: tuple[Target, ...] = (
     Target("ledger/normalize.py", ("tests/test_claims.py", "tests/test_duplicates.py", "tests/test_text.py")),
     Target("ledger/normalize_when.py", ("tests/test_claims.py",)),
     Target("ledger/claims.py", _CLAIM_TESTS),
+    Target("ledger/claim_words.py", _CLAIM_TESTS),
+    Target("ledger/claim_values.py", _CLAIM_TESTS),
     # The filters guarding workspace isolation ...
-    Target("server/workspaces.py", ("tests/test_workspaces.py",),
-           only=("Workspaces.check_workspace", "Workspaces.write_workspace",
-                 "Workspaces.find_scope", "Workspaces.workspaces"),
-           critical=("Workspaces.check_workspace", "Workspaces.write_workspace",
-                     "Workspaces.find_scope", "Workspaces.workspaces"), fast=True),
+    Target(
+        "server/app/workspaces.py",
+        ("tests/test_workspaces.py",),
+        only=(
+            "Workspaces.check_workspace",
+            "Workspaces.write_workspace",
+            "Workspaces.find_scope",
+            "Workspaces.workspaces",
+        ),
+        critical=(
+            "Workspaces.check_workspace",
+            "Workspaces.write_workspace",
+            "Workspaces.find_scope",
+            "Workspaces.workspaces",
+        ),
+        fast=True,
+    ),
     # ... and time travel (as-of find and read, the validity rules they apply).
-    Target("server/timetravel.py", _TIME_TESTS,
-           only=("History._point", "History.find_as_of", "History.read_as_of"),
-           critical=("History.read_as_of",),  # as-of find's isolation is Workspaces.find_scope's
-           equivalent=(("History.find_as_of", "1 → 2"),)),  # one more hit fetched, none shown
+    Target(
+        "server/app/timetravel.py",
+        _TIME_TESTS,
+        only=("History._point", "History.find_as_of", "History.read_as_of"),
+        critical=("History.read_as_of",),  # as-of find's isolation is Workspaces.find_scope's
+        equivalent=(("History.find_as_of", "1 → 2"),),
+    ),  # one more hit fetched, none shown
     Target("projections/asof.py", _TIME_TESTS, only=("_where", "status_at", "state_at", "position_at")),
 )

@@ -14,16 +14,17 @@ from typing import Any
 
 import apsw
 
-from ledger.errors import InvalidInput
-from ledger.sections import snippet
-from ledger.text import analyse
-from projections.sections import SectionInfo, best_local_section, catalog
+from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.sections import snippet
+from fact_ledger.ledger.text import analyse
+from fact_ledger.projections.sections import SectionInfo, best_local_section, catalog
 
 SectionsRequest = str | list[int] | None
 
 
-def matching_section(conn: apsw.Connection, row: dict[str, Any], query: str, threshold: int,
-                     nearest: int | None = None) -> SectionInfo | None:
+def matching_section(
+    conn: apsw.Connection, row: dict[str, Any], query: str, threshold: int, nearest: int | None = None
+) -> SectionInfo | None:
     """The local match of ``query`` in a long memory: the section holding every query term, else
     the section whose vector was closest to the query (``nearest``, from hybrid find); None for
     short memories, or when the terms are spread and no section is closer than the whole."""
@@ -37,12 +38,17 @@ def matching_section(conn: apsw.Connection, row: dict[str, Any], query: str, thr
 
 def with_section(view: dict[str, Any], section: SectionInfo, query: str, total: int) -> dict[str, Any]:
     """``view`` answering with ``section``: its text as content, and where it sits."""
-    body = view["content"][section.start:section.end]
+    body = view["content"][section.start : section.end]
     terms = [t.text for t in analyse(query).terms]
     view["content"] = body
-    view["section"] = {"section_id": section.section_id, "heading_path": section.heading_path,
-                       "snippet": snippet(body, terms), "start": section.start, "end": section.end,
-                       "sections": total}
+    view["section"] = {
+        "section_id": section.section_id,
+        "heading_path": section.heading_path,
+        "snippet": snippet(body, terms),
+        "start": section.start,
+        "end": section.end,
+        "sections": total,
+    }
     return view
 
 
@@ -50,8 +56,9 @@ def section_count(conn: apsw.Connection, memory_id: int) -> int:
     return len(catalog(conn, memory_id))
 
 
-def sections_view(conn: apsw.Connection, memory_id: int, content: str,
-                  request: SectionsRequest) -> list[dict[str, Any]]:
+def sections_view(
+    conn: apsw.Connection, memory_id: int, content: str, request: SectionsRequest
+) -> list[dict[str, Any]]:
     """``read``'s sections: ``"catalog"`` (default) without text, ``"all"`` or a list of ids with text."""
     entries = catalog(conn, memory_id)
     if request is None or request == "catalog":
@@ -62,16 +69,23 @@ def sections_view(conn: apsw.Connection, memory_id: int, content: str,
         known = {s.section_id: s for s in entries}
         missing = [i for i in request if i not in known]
         if missing:
-            raise InvalidInput(f"memory {memory_id} has no section {missing[0]} (it has {len(entries)})",
-                               field="sections")
+            raise InvalidInput(
+                f"memory {memory_id} has no section {missing[0]} (it has {len(entries)})", field="sections"
+            )
         chosen, with_text = [known[i] for i in dict.fromkeys(request)], True
     else:
         raise InvalidInput('sections must be "catalog", "all" or a list of section ids', field="sections")
     out = []
     for s in chosen:
-        item: dict[str, Any] = {"section_id": s.section_id, "heading_path": s.heading_path, "start": s.start,
-                                "end": s.end, "chars": s.end - s.start, "version": s.version}
+        item: dict[str, Any] = {
+            "section_id": s.section_id,
+            "heading_path": s.heading_path,
+            "start": s.start,
+            "end": s.end,
+            "chars": s.end - s.start,
+            "version": s.version,
+        }
         if with_text:
-            item["text"] = content[s.start:s.end]
+            item["text"] = content[s.start : s.end]
         out.append(item)
     return out

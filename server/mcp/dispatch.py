@@ -1,31 +1,12 @@
-"""The MCP server: four thin tools over the application facade (no business logic here).
+"""From a tool call to the facade: routes, edge validation, identity, one call at a time, and the
+user's confirmation (elicitation) where a change needs it. :mod:`server.mcp.server` wires this
+into the SDK."""
 
-Each tool takes ``{"action"|"view"|"task": name, "data": {...}}``, validates ``data`` at the
-edge (:mod:`server.schemas`), calls the facade method bound to the route when the server started
-(:func:`server.mcp_routes.bind`; a route the facade lacks answers ``unavailable``) and returns one
-JSON object as structured content and as text. Errors are
-``{"ok": false, "error": {...}}`` with ``isError`` set; no traceback ever reaches an agent.
-
-Facade calls run one at a time (the facade owns one SQLite connection whose write transactions
-must not interleave). Short calls run inline on the event loop: they take a millisecond or two,
-and a worker-thread hop would cost about as much again on every call. Long tasks (rebuild,
-verify, replay, reembed) run in a worker thread so the loop can carry their progress
-notifications.
-
-User confirmation (elicitation): for ``confirm``, and for governance on a locked memory, a
-resolver asks the user through the client when the client advertises form elicitation — on the
-2025 protocol as a server-to-client request, on 2026-07-28 through ``input_required`` — and the
-facade records ``user_channel``; a refusal is ``unauthorized``. Clients without elicitation fall
-back to the agent's ``authorized: true``, recorded as ``agent_asserted``.
-
-(No ``from __future__ import annotations`` here: the SDK evaluates the tool functions'
-annotations, and the resolver closures in :func:`build_server` are only visible at definition.)
-"""
+from __future__ import annotations
 
 import functools
 import json
 import logging
-import sys
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Annotated, Any
@@ -34,30 +15,24 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 import mcp.types as mcp_types
-from mcp.server import MCPServer
-from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.elicitation import AcceptedElicitation
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.resolve import Elicit, Resolve
+from mcp.server.mcpserver.resolve import Elicit
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
-from ledger.errors import InvalidInput, LedgerError, Unauthorized, Unavailable, closest
-from ledger.events import AUTH_AGENT, AUTH_USER
-from server import mcp_compact
-from server.app import LedgerApp
-from server.config import Settings
-from server.mcp_routes import GOVERN, MEMORY, REPAIR, REVIEW, TOOLS, Route, ToolSpec, bind, help_result
-from server.schemas import HelpData
-from server.schemas_admin import memory_ids
-from server.tool_schemas import tool_schemas
+from fact_ledger.ledger.errors import InvalidInput, LedgerError, Unauthorized, Unavailable, closest
+from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
+from fact_ledger.server.mcp import compact as mcp_compact
+from fact_ledger.server.mcp.routes import GOVERN, Route, ToolSpec, bind, help_result
+from fact_ledger.server.schemas.admin import memory_ids
+from fact_ledger.server.schemas.memory import HelpData
 
 log = logging.getLogger("fact_ledger.mcp")
 
-INSTRUCTIONS = (
-    "fact-ledger: long-term memory shared by this user's agents. Before answering from memory, "
-    "memory find; store durable facts with memory remember (subject + tags help). Governance "
-    "(memory_govern) only when the user asks, with authorized: true. Each tool has a help entry."
-)
+
 NOT_ASKED = "not_asked"
 ASK_FAILED = "ask_failed"  # the client advertised elicitation but could not answer
 CHECK_FAILED = "check_failed"  # deciding whether to ask crashed: refuse rather than skip the user
@@ -71,8 +46,7 @@ _INPUT_REQUIRED_VERSION = "2026-07-28"  # elicitation travels inside input_requi
 class Approval(BaseModel):
     """The form the user sees: one checkbox."""
 
-    model_config = ConfigDict(extra="allow", json_schema_extra={"required": ["approve"],
-                                                                "additionalProperties": False})
+    model_config = ConfigDict(extra="allow", json_schema_extra={"required": ["approve"], "additionalProperties": False})
     approve: Annotated[Any, WithJsonSchema({"type": "boolean", "description": "Allow this change"})] = None
 
     @property
@@ -109,8 +83,11 @@ def _route(spec: ToolSpec, name: Any) -> Route:
     if name is None or name == "":
         raise InvalidInput(f"{spec.key} is required; one of: {', '.join(spec.routes)}", field=spec.key)
     if route is None:
-        raise InvalidInput(f"unknown {spec.key} {name!r}; one of: {', '.join(spec.routes)}", field=spec.key,
-                           did_you_mean=closest(name, spec.routes, cutoff=0.6) if name else None)
+        raise InvalidInput(
+            f"unknown {spec.key} {name!r}; one of: {', '.join(spec.routes)}",
+            field=spec.key,
+            did_you_mean=closest(name, spec.routes, cutoff=0.6) if name else None,
+        )
     return route
 
 
@@ -140,12 +117,14 @@ class LedgerTools:
         self.settings = app.settings
         self._lock = anyio.Lock()
         self._routes = bind(app)
-        self._notices = [fn for fn in (getattr(app, "backup_notice", None), getattr(app, "semantic_notice", None))
-                         if fn is not None]
+        self._notices = [
+            fn for fn in (getattr(app, "backup_notice", None), getattr(app, "semantic_notice", None)) if fn is not None
+        ]
         self._conflict_detail = getattr(app, "conflict_detail", None)
 
-    async def _run(self, fn: Callable[..., Any], kwargs: dict[str, Any], settings: Settings | None = None,
-                   *, thread: bool = False) -> Any:
+    async def _run(
+        self, fn: Callable[..., Any], kwargs: dict[str, Any], settings: Settings | None = None, *, thread: bool = False
+    ) -> Any:
         async with self._lock:
             self.app.settings = settings or self.settings
             if thread:
@@ -164,8 +143,9 @@ class LedgerTools:
         return replace(self.settings, client=name[:64]) if name else self.settings
 
     # -- calls -------------------------------------------------------------------------------
-    async def call(self, spec: ToolSpec, name: Any, data: Any, ctx: Context | None,
-                   approval: Any = None) -> mcp_types.CallToolResult:
+    async def call(
+        self, spec: ToolSpec, name: Any, data: Any, ctx: Context | None, approval: Any = None
+    ) -> mcp_types.CallToolResult:
         try:
             return _result(await self._dispatch(spec, name, data, ctx, approval))
         except LedgerError as exc:
@@ -174,8 +154,9 @@ class LedgerTools:
             log.exception("%s %s failed", spec.name, name)
             return _error(LedgerError(f"internal error ({type(exc).__name__}); see the server log"))
 
-    async def _dispatch(self, spec: ToolSpec, name: Any, data: Any, ctx: Context | None,
-                        approval: Any) -> dict[str, Any]:
+    async def _dispatch(
+        self, spec: ToolSpec, name: Any, data: Any, ctx: Context | None, approval: Any
+    ) -> dict[str, Any]:
         route = _route(spec, name)
         data = _data(data)
         if route.method is None:
@@ -184,16 +165,17 @@ class LedgerTools:
         kwargs = model.to_kwargs()
         authorized = getattr(model, "authorized", False) is True
         if route.needs_authorization(kwargs) and not authorized:
-            raise Unauthorized(f"{name} needs authorized: true (only when the user asked for it)",
-                               field="authorized")
+            raise Unauthorized(f"{name} needs authorized: true (only when the user asked for it)", field="authorized")
         notices = [f"ignored unknown field(s): {', '.join(model.ignored)}"] if model.ignored else []
         if "authorized" in type(model).model_fields:
             verdict = _verdict(approval)
             if verdict == "refused":
                 raise Unauthorized("the user declined this change; nothing was written", field="authorized")
             if verdict == BAD_ANSWER:
-                raise Unauthorized("the answer did not match the approval form (approve: true|false); "
-                                   "nothing was written", field="authorized")
+                raise Unauthorized(
+                    "the answer did not match the approval form (approve: true|false); nothing was written",
+                    field="authorized",
+                )
             if verdict == CHECK_FAILED:
                 raise LedgerError("internal error while preparing the user's confirmation; see the server log")
             if verdict == ASK_FAILED:
@@ -211,6 +193,7 @@ class LedgerTools:
     async def _pending_work(self) -> list[str]:
         """Work an agent should know about whatever it asked: a backup awaiting replay, and at
         most one semantic notice (meaning is off, or two memories seem to disagree)."""
+
         def collect() -> list[str]:  # one turn on the facade for both
             out = []
             for notice in self._notices:
@@ -287,8 +270,10 @@ class LedgerTools:
         return [i for i in ids if isinstance(i, int) and not isinstance(i, bool)]
 
 
-_ASKING = {("memory", "update"), *((GOVERN.name, n) for n in (
-    "arbitrate", "confirm", "retire", "supersede", "resolve_conflict", "unlock"))}
+_ASKING = {
+    ("memory", "update"),
+    *((GOVERN.name, n) for n in ("arbitrate", "confirm", "retire", "supersede", "resolve_conflict", "unlock")),
+}
 
 
 def _progress_reporter(ctx: Context) -> Callable[[int, int], None]:
@@ -301,119 +286,3 @@ def _progress_reporter(ctx: Context) -> Callable[[int, int], None]:
             log.debug("progress notification failed", exc_info=True)
 
     return report
-
-
-class _LedgerServer(MCPServer):
-    """The SDK's server, listing each tool's name key as required (the SDK itself must not
-    require it: a call without one gets our ``invalid_input``, not the SDK's text error)."""
-
-    async def list_tools(self) -> list[mcp_types.Tool]:
-        listed = []
-        for tool in await super().list_tools():
-            spec = TOOLS.get(tool.name)
-            if spec is not None:
-                fields = {name: {k: v for k, v in field.items() if k not in ("title", "default")}
-                          for name, field in tool.input_schema.get("properties", {}).items()}
-                tool = tool.model_copy(update={"input_schema": {
-                    "type": "object", "properties": fields, "required": [spec.key]}})
-            listed.append(tool)
-        return listed
-
-
-def build_server(app: LedgerApp) -> MCPServer:
-    """The four tools of the contract on one facade."""
-    server = _LedgerServer(name="fact-ledger", title="fact-ledger", version=_version(), log_level="WARNING",
-                       instructions=INSTRUCTIONS)
-    tools = LedgerTools(app)
-    # The advertised schemas, through the SDK's own signature reading: WithJsonSchema sets what
-    # clients see while the arguments still reach our edge models unvalidated (every error in
-    # our shape). The name stays optional to the SDK so a call without it gets our error too.
-    shown = {name: [WithJsonSchema(part) for part in tool_schemas(spec)] for name, spec in TOOLS.items()}
-
-    def key(tool: str) -> Any:
-        return Annotated[Any, shown[tool][0]]
-
-    def data_of(tool: str) -> Any:
-        return Annotated[Any, shown[tool][1]]
-
-    async def ask_memory(action: Any, data: Any, ctx: Context) -> Any:
-        return await tools.ask(MEMORY, action, data, ctx)
-
-    async def ask_govern(action: Any, data: Any, ctx: Context) -> Any:
-        return await tools.ask(GOVERN, action, data, ctx)
-
-    async def memory(ctx: Context, action: key("memory") = None, data: data_of("memory") = None,
-                     approval: Annotated[ElicitationResult[Approval], Resolve(ask_memory)] = None,
-                     ) -> mcp_types.CallToolResult:
-        return await tools.call(MEMORY, action, data, ctx, approval)
-
-    async def memory_review(ctx: Context, view: key("memory_review") = None,
-                            data: data_of("memory_review") = None) -> mcp_types.CallToolResult:
-        return await tools.call(REVIEW, view, data, ctx)
-
-    async def memory_govern(ctx: Context, action: key("memory_govern") = None, data: data_of("memory_govern") = None,
-                            approval: Annotated[ElicitationResult[Approval], Resolve(ask_govern)] = None,
-                            ) -> mcp_types.CallToolResult:
-        return await tools.call(GOVERN, action, data, ctx, approval)
-
-    async def memory_repair(ctx: Context, task: key("memory_repair") = None,
-                            data: data_of("memory_repair") = None) -> mcp_types.CallToolResult:
-        return await tools.call(REPAIR, task, data, ctx)
-
-    hints = {
-        MEMORY.name: mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=False),
-        REVIEW.name: mcp_types.ToolAnnotations(read_only_hint=True),
-        GOVERN.name: mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=True),
-        REPAIR.name: mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=False),
-    }
-    for fn in (memory, memory_review, memory_govern, memory_repair):
-        spec = TOOLS[fn.__name__]
-        server.add_tool(fn, name=spec.name, title=spec.title, description=spec.description,
-                        annotations=hints[spec.name], structured_output=False)
-    return server
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("fact-ledger")
-    except PackageNotFoundError:
-        return "0"
-
-
-HTTP_PATH = "/mcp"  # the SDK's default streamable HTTP endpoint
-
-
-def start_lines(app: LedgerApp, *, http: bool, port: int, terminal: bool) -> list[str]:
-    """What ``serve`` says on stderr: where and how it serves (only to a person at a terminal:
-    a client reading the pipe needs no greeting), and always why the database is not usable."""
-    lines = []
-    if terminal:
-        where = f"streamable HTTP at http://127.0.0.1:{port}{HTTP_PATH}" if http else "stdio"
-        lines.append(f"fact-ledger: serving {app.settings.db} over {where} (Ctrl-C to stop)")
-    degraded = getattr(app, "degraded", None)
-    if degraded:
-        lines.append(f"fact-ledger: database unusable ({degraded['reason']}): {degraded['message']}")
-    return lines
-
-
-def run_server(settings: Settings, *, http: bool = False, port: int = 8765) -> None:
-    """Serve until the client goes away. Logs go to stderr (WARNING); stdout is the protocol."""
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    try:
-        app = LedgerApp(settings)
-    except LedgerError as exc:
-        print(f"error ({exc.code}): {exc.message}", file=sys.stderr)
-        sys.exit(1)
-    for line in start_lines(app, http=http, port=port, terminal=sys.stderr.isatty()):
-        print(line, file=sys.stderr, flush=True)
-    app.start_vector_worker()  # vectors follow the log in the background (when a model is set)
-    try:
-        server = build_server(app)
-        if http:
-            server.run("streamable-http", host="127.0.0.1", port=port)
-        else:
-            server.run()
-    finally:
-        app.close()

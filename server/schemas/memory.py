@@ -5,7 +5,7 @@ errors into one :class:`InvalidInput` naming the field; a misspelt known field (
 is refused with ``did_you_mean`` because silently dropping it would store the wrong fact, while
 an unrelated unknown field is harmless, ignored, and listed in :attr:`EdgeModel.ignored` so the
 caller can say so once. :meth:`EdgeModel.to_kwargs` hands the facade plain keyword arguments.
-Models for the review, governance and repair tools live in :mod:`server.schemas_admin`.
+Models for the review, governance and repair tools live in :mod:`server.schemas.admin`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from pydantic import (
     field_validator,
 )
 
-from ledger.clock import parse_time
-from ledger.errors import InvalidInput, closest
+from fact_ledger.ledger.clock import parse_time
+from fact_ledger.ledger.errors import InvalidInput, closest
 
 MAX_CONTENT_BYTES = 2 * 1024 * 1024
 MAX_SUBJECT_CHARS = 2000
@@ -108,8 +108,9 @@ class EdgeModel(BaseModel):
 
     def to_kwargs(self) -> dict[str, Any]:
         """Facade keywords. ``authorized`` is not one: the caller turns it into ``authorization``."""
-        return {k: getattr(self, k) for k in type(self).model_fields
-                if k != "authorized" and getattr(self, k) is not None}
+        return {
+            k: getattr(self, k) for k in type(self).model_fields if k != "authorized" and getattr(self, k) is not None
+        }
 
     @field_validator("*", mode="after")
     @classmethod

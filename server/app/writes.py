@@ -13,28 +13,22 @@ from typing import Any
 
 import msgspec
 
-from ledger import clock
-from ledger.decide import (
-    Decision,
-    MemoryFacts,
-    RememberCommand,
-    check_current,
-    check_writable,
-    decide_remember,
-    effective_changes,
-)
-from ledger.duplicates import duplicate_key
-from ledger.errors import NotFound
-from ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec
-from ledger.ids import uuid7
-from projections import memories as mem
-from server.governance import Governance
-from server.service import Service
-from server.storage import BackedUp, Storage
-from server.workspaces import Workspaces
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.decide import RememberCommand, decide_remember, effective_changes
+from fact_ledger.ledger.duplicates import duplicate_key
+from fact_ledger.ledger.errors import NotFound
+from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec
+from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check_writable
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.projections import memories as mem
+from fact_ledger.server.app.governance import Governance
+from fact_ledger.server.app.service import Service
+from fact_ledger.server.app.storage import BackedUp, Storage
+from fact_ledger.server.app.workspaces import Workspaces
 
-AGENT_ASSERTED_NOTICE = ("user_confirmed kept as agent_asserted: not locked, ranked as the agent's word "
-                         "until the user confirms it")
+AGENT_ASSERTED_NOTICE = (
+    "user_confirmed kept as agent_asserted: not locked, ranked as the agent's word until the user confirms it"
+)
 
 
 class _Unchanged(Exception):  # control flow: never leaves the facade
@@ -88,19 +82,27 @@ class Writes(Service):
         if event_time is not None:
             event_time = self._plausible(event_time)
         cmd = RememberCommand(
-            content=content, subject=subject, tags=tuple(dict.fromkeys(tags)), source_type=source_type,
-            confidence=confidence, event_time=event_time or clock.now(),
+            content=content,
+            subject=subject,
+            tags=tuple(dict.fromkeys(tags)),
+            source_type=source_type,
+            confidence=confidence,
+            event_time=event_time or clock.now(),
             workspace=self.workspaces.write_workspace(workspace),
-            source_ref=source_ref, ref_id=ref_id, retracts=retracts,
-            claims=tuple(ClaimSpec(**c) for c in claims or ()), metadata=metadata or {},
-            authorization=authorization)
+            source_ref=source_ref,
+            ref_id=ref_id,
+            retracts=retracts,
+            claims=tuple(ClaimSpec(**c) for c in claims or ()),
+            metadata=metadata or {},
+            authorization=authorization,
+        )
         new_stream = uuid7()
         near: list[dict[str, Any]] = []
 
         def decide() -> tuple[Decision, str, str]:
             target = self._facts(ref_id) if ref_id is not None else None
             duplicate = self._find_duplicate(cmd)
-            if duplicate is None:  # claims, collisions and near-duplicates: server/governance.py
+            if duplicate is None:  # claims, collisions and near-duplicates: server/app/collisions.py
                 return self.governance.remember_decision(cmd, new_stream, target, near), cmd.event_time, cmd.workspace
             decision = decide_remember(cmd, new_stream=new_stream, duplicate=duplicate, target=target)
             return decision, cmd.event_time, cmd.workspace
@@ -112,10 +114,20 @@ class Writes(Service):
         if head.type == "DuplicateSighted":
             row = mem.by_stream(self.conn, head.stream_id)
             assert row is not None
-            return {"ok": True, "memory_id": row["memory_id"], "version": row["version"],
-                    "status": row["status"], "duplicate_of": row["memory_id"]}
-        result = {"ok": True, "memory_id": head.position, "version": 1, "status": "active",
-                  **self.governance.write_report(outcome.events, head.position, near)}
+            return {
+                "ok": True,
+                "memory_id": row["memory_id"],
+                "version": row["version"],
+                "status": row["status"],
+                "duplicate_of": row["memory_id"],
+            }
+        result = {
+            "ok": True,
+            "memory_id": head.position,
+            "version": 1,
+            "status": "active",
+            **self.governance.write_report(outcome.events, head.position, near),
+        }
         if head.position in result.get("superseded", ()):  # policy auto_settle: a later value leads
             row = mem.by_id(self.conn, head.position)
             assert row is not None
@@ -134,9 +146,15 @@ class Writes(Service):
         row = mem.exact_duplicate(self.conn, duplicate_key(cmd.content, cmd.subject, cmd.workspace))
         if row is None:
             return None
-        return MemoryFacts(memory_id=row["memory_id"], stream_id=row["stream_id"], version=row["version"],
-                           protection=row["protection"], source_type=row["source_type"],
-                           status=row["status"], workspace=row["workspace"])
+        return MemoryFacts(
+            memory_id=row["memory_id"],
+            stream_id=row["stream_id"],
+            version=row["version"],
+            protection=row["protection"],
+            source_type=row["source_type"],
+            status=row["status"],
+            workspace=row["workspace"],
+        )
 
     def update(
         self,
@@ -155,11 +173,15 @@ class Writes(Service):
             effective = effective_changes(_current_fields(self.conn, memory_id), requested)
             if not effective:  # nothing differs: no version, so nobody's expected_version goes stale
                 check_current(facts)  # a stale expected_version is still reported as such
-                check_writable(msgspec.structs.replace(facts, protection="normal"),
-                               expected_version=expected_version, authorization=authorization)
+                check_writable(
+                    msgspec.structs.replace(facts, protection="normal"),
+                    expected_version=expected_version,
+                    authorization=authorization,
+                )
                 raise _Unchanged(facts.version)
-            decision = self.governance.update_decision(facts, effective, expected_version=expected_version,
-                                           authorization=authorization)
+            decision = self.governance.update_decision(
+                facts, effective, expected_version=expected_version, authorization=authorization
+            )
             return decision, effective.get("event_time") or clock.now(), facts.workspace
 
         try:
@@ -171,5 +193,10 @@ class Writes(Service):
         stored = outcome.events
         row = mem.by_id(self.conn, memory_id)
         assert row is not None
-        return {"ok": True, "memory_id": memory_id, "version": row["version"],
-                **self.governance.write_report(stored, memory_id), **self.governance.conflict_changes(stored)}
+        return {
+            "ok": True,
+            "memory_id": memory_id,
+            "version": row["version"],
+            **self.governance.write_report(stored, memory_id),
+            **self.governance.conflict_changes(stored),
+        }

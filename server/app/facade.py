@@ -10,28 +10,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ledger.store import EventStore
-from projections import memories as mem
-from projections.claims import ClaimsProjector, NearDuplicatesProjector
-from projections.conflicts import ConflictsProjector, count_by_state
-from projections.memories import MemoriesProjector
-from projections.notices import NoticeReviewsProjector
-from projections.runner import ProjectionRunner, Projector
-from projections.search import SearchProjector
-from projections.sections import SectionsProjector
-from projections.timeline import TimelineProjector
-from projections.workspaces import WorkspacesProjector
-from server.backup import REPLAY_BATCH, replay_backup
-from server.backup_log import BackupLog
-from server.config import Settings
-from server.governance import Governance
-from server.sections_view import SectionsRequest
-from server.semantic import Semantic
-from server.storage import Storage, storage_call
-from server.timetravel import HISTORY_PAGE, TIMELINE_MAX, History
-from server.views import Views
-from server.workspaces import Workspaces
-from server.writes import Writes
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.projections import memories as mem
+from fact_ledger.projections.claims import ClaimsProjector, NearDuplicatesProjector
+from fact_ledger.projections.conflicts import count_by_state
+from fact_ledger.projections.conflicts_projector import ConflictsProjector
+from fact_ledger.projections.memories import MemoriesProjector
+from fact_ledger.projections.notices import NoticeReviewsProjector
+from fact_ledger.projections.runner import ProjectionRunner, Projector
+from fact_ledger.projections.search_index import SearchProjector
+from fact_ledger.projections.sections import SectionsProjector
+from fact_ledger.projections.timeline import TimelineProjector
+from fact_ledger.projections.workspaces import WorkspacesProjector
+from fact_ledger.server.app.backup import REPLAY_BATCH, replay_backup
+from fact_ledger.server.app.backup_log import BackupLog
+from fact_ledger.server.app.governance import Governance
+from fact_ledger.server.app.sections_view import SectionsRequest
+from fact_ledger.server.app.semantic import Semantic
+from fact_ledger.server.app.storage import Storage, storage_call
+from fact_ledger.server.app.timetravel import HISTORY_PAGE, TIMELINE_MAX, History
+from fact_ledger.server.app.views import Views
+from fact_ledger.server.app.workspaces import Workspaces
+from fact_ledger.server.app.writes import Writes
+from fact_ledger.server.config import Settings
 
 Progress = Callable[[int, int], None]
 
@@ -39,9 +40,17 @@ Progress = Callable[[int, int], None]
 def default_projectors(settings: Settings | None = None) -> list[Projector]:
     """Every read model, in dependency order (memories first: others map stream ids to ids)."""
     threshold = (settings or Settings()).section_threshold
-    return [MemoriesProjector(), ClaimsProjector(), NearDuplicatesProjector(), ConflictsProjector(),
-            SearchProjector(), SectionsProjector(threshold), WorkspacesProjector(), TimelineProjector(),
-            NoticeReviewsProjector()]
+    return [
+        MemoriesProjector(),
+        ClaimsProjector(),
+        NearDuplicatesProjector(),
+        ConflictsProjector(),
+        SearchProjector(),
+        SectionsProjector(threshold),
+        WorkspacesProjector(),
+        TimelineProjector(),
+        NoticeReviewsProjector(),
+    ]
 
 
 class LedgerApp:
@@ -54,15 +63,20 @@ class LedgerApp:
     """
 
     def __init__(self, settings: Settings) -> None:
-        # Degraded (backup-only writes) if the database cannot be opened: server/storage.py.
+        # Degraded (backup-only writes) if the database cannot be opened: server/app/storage.py.
         self.storage = Storage(settings, lambda: default_projectors(settings))
         self.workspace_service = Workspaces(self.storage)
         self.governance = Governance(self.storage, self.workspace_service)
         self.semantic = Semantic(self.storage, self.workspace_service)
         self.writes = Writes(self.storage, self.workspace_service, self.governance)
         self.history_service = History(self.storage, self.workspace_service)
-        self.view_service = Views(self.storage, self.workspace_service, self.history_service,
-                                  search=self.semantic.search_hits, standings=self.governance.standings)
+        self.view_service = Views(
+            self.storage,
+            self.workspace_service,
+            self.history_service,
+            search=self.semantic.search_hits,
+            standings=self.governance.standings,
+        )
         self.storage.after_write.append(self.semantic.poke_worker)  # the vector worker has something to embed
 
     @property
@@ -99,7 +113,7 @@ class LedgerApp:
         self.semantic.close()
         self.storage.close()
 
-    # -- writes (server/writes.py) -----------------------------------------------------------
+    # -- writes (server/app/writes.py) -----------------------------------------------------------
     @storage_call
     def remember(
         self,
@@ -119,9 +133,20 @@ class LedgerApp:
         authorization: str = "",
     ) -> dict[str, Any]:
         return self.writes.remember(
-            content, subject=subject, tags=tags, source_type=source_type, confidence=confidence,
-            event_time=event_time, workspace=workspace, source_ref=source_ref, ref_id=ref_id, retracts=retracts,
-            claims=claims, metadata=metadata, authorization=authorization)
+            content,
+            subject=subject,
+            tags=tags,
+            source_type=source_type,
+            confidence=confidence,
+            event_time=event_time,
+            workspace=workspace,
+            source_ref=source_ref,
+            ref_id=ref_id,
+            retracts=retracts,
+            claims=claims,
+            metadata=metadata,
+            authorization=authorization,
+        )
 
     @storage_call
     def update(
@@ -132,10 +157,9 @@ class LedgerApp:
         authorization: str = "",
         **changes: Any,
     ) -> dict[str, Any]:
-        return self.writes.update(
-            memory_id, expected_version=expected_version, authorization=authorization, **changes)
+        return self.writes.update(memory_id, expected_version=expected_version, authorization=authorization, **changes)
 
-    # -- workspaces (server/workspaces.py) ---------------------------------------------------
+    # -- workspaces (server/app/workspaces.py) ---------------------------------------------------
     @storage_call
     def canonical_workspace(self, name: str) -> str:
         return self.workspace_service.canonical_workspace(name)
@@ -160,7 +184,7 @@ class LedgerApp:
     def workspaces(self) -> dict[str, Any]:
         return self.workspace_service.workspaces()
 
-    # -- history and time travel (server/timetravel.py) -------------------------------------
+    # -- history and time travel (server/app/timetravel.py) -------------------------------------
     @storage_call
     def as_of(self, as_of_event_time: str | None = None, as_of_recorded: str | int | None = None) -> dict[str, Any]:
         return self.history_service.as_of(as_of_event_time, as_of_recorded)
@@ -170,24 +194,53 @@ class LedgerApp:
         return self.history_service.history(memory_id, limit=limit, cursor=cursor)
 
     @storage_call
-    def timeline(self, subject: str | None = None, memory_id: int | None = None, *,
-                 as_of_recorded: str | int | None = None, limit: int = TIMELINE_MAX,
-                 cursor: str | None = None) -> dict[str, Any]:
-        return self.history_service.timeline(subject, memory_id, as_of_recorded=as_of_recorded, limit=limit,
-                                             cursor=cursor)
+    def timeline(
+        self,
+        subject: str | None = None,
+        memory_id: int | None = None,
+        *,
+        as_of_recorded: str | int | None = None,
+        limit: int = TIMELINE_MAX,
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        return self.history_service.timeline(
+            subject, memory_id, as_of_recorded=as_of_recorded, limit=limit, cursor=cursor
+        )
 
     @storage_call
-    def audit(self, since: str | None = None, until: str | None = None, memory_id: int | None = None,
-              actor: str | None = None, type: str | None = None, limit: int = 100,
-              cursor: str | None = None, *, client: str | None = None, workspace: str | None = None,
-              conflict_id: int | None = None, before_position: int | None = None) -> dict[str, Any]:
-        return self.history_service.audit(since, until, memory_id, actor, type, limit, cursor, client=client,
-                                          workspace=workspace, conflict_id=conflict_id,
-                                          before_position=before_position)
+    def audit(
+        self,
+        since: str | None = None,
+        until: str | None = None,
+        memory_id: int | None = None,
+        actor: str | None = None,
+        type: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        *,
+        client: str | None = None,
+        workspace: str | None = None,
+        conflict_id: int | None = None,
+        before_position: int | None = None,
+    ) -> dict[str, Any]:
+        return self.history_service.audit(
+            since,
+            until,
+            memory_id,
+            actor,
+            type,
+            limit,
+            cursor,
+            client=client,
+            workspace=workspace,
+            conflict_id=conflict_id,
+            before_position=before_position,
+        )
 
     @storage_call
-    def archive(self, *, dry_run: bool = False, older_than_days: int | None = None,
-                progress: Progress | None = None) -> dict[str, Any]:
+    def archive(
+        self, *, dry_run: bool = False, older_than_days: int | None = None, progress: Progress | None = None
+    ) -> dict[str, Any]:
         return self.history_service.archive(dry_run=dry_run, older_than_days=older_than_days, progress=progress)
 
     @storage_call
@@ -207,30 +260,49 @@ class LedgerApp:
         cursor: str | None = None,
     ) -> dict[str, Any]:
         return self.view_service.find(
-            query, limit=limit, tags_filter=tags_filter, source_type=source_type, workspace=workspace,
-            after_time=after_time, before_time=before_time, include_inactive=include_inactive,
-            as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded, cursor=cursor)
+            query,
+            limit=limit,
+            tags_filter=tags_filter,
+            source_type=source_type,
+            workspace=workspace,
+            after_time=after_time,
+            before_time=before_time,
+            include_inactive=include_inactive,
+            as_of_event_time=as_of_event_time,
+            as_of_recorded=as_of_recorded,
+            cursor=cursor,
+        )
 
     @storage_call
-    def read(self, memory_id: int, *, as_of_event_time: str | None = None,
-             as_of_recorded: str | int | None = None, sections: SectionsRequest = None) -> dict[str, Any]:
-        return self.view_service.read(memory_id, as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded,
-                                      sections=sections)
+    def read(
+        self,
+        memory_id: int,
+        *,
+        as_of_event_time: str | None = None,
+        as_of_recorded: str | int | None = None,
+        sections: SectionsRequest = None,
+    ) -> dict[str, Any]:
+        return self.view_service.read(
+            memory_id, as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded, sections=sections
+        )
 
-    # -- governance (server/governance.py) ----------------------------------------------
-    def arbitrate(self, left_id: int, right_id: int, mark_conflict: bool = False, apply: bool = False,
-                  authorization: str = "") -> dict[str, Any]:
+    # -- governance (server/app/governance.py) ----------------------------------------------
+    def arbitrate(
+        self, left_id: int, right_id: int, mark_conflict: bool = False, apply: bool = False, authorization: str = ""
+    ) -> dict[str, Any]:
         return self.governance.arbitrate(left_id, right_id, mark_conflict, apply, authorization)
 
     def confirm(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
         return self.governance.confirm(memory_id, authorization)
 
-    def judge(self, conflict_id: int, winner_id: int, rationale: str = "",
-              pins: dict[str, int] | dict[int, int] | None = None) -> dict[str, Any]:
+    def judge(
+        self, conflict_id: int, winner_id: int, rationale: str = "", pins: dict[str, int] | dict[int, int] | None = None
+    ) -> dict[str, Any]:
         return self.governance.judge(conflict_id, winner_id, rationale, pins)
 
-    def resolve_conflict(self, conflict_id: int, winner_id: int | None = None, resolution: str | None = None,
-                         authorization: str = "") -> dict[str, Any]:
+    def resolve_conflict(
+        self, conflict_id: int, winner_id: int | None = None, resolution: str | None = None, authorization: str = ""
+    ) -> dict[str, Any]:
         return self.governance.resolve_conflict(conflict_id, winner_id, resolution, authorization)
 
     def retire(self, memory_id: int, reason: str = "", authorization: str = "") -> dict[str, Any]:
@@ -257,12 +329,13 @@ class LedgerApp:
     def overview(self) -> dict[str, Any]:
         return self.governance.overview()
 
-    # -- semantic (server/semantic.py) --------------------------------------------------
+    # -- semantic (server/app/semantic.py) --------------------------------------------------
     def embedding_model(self) -> Any | None:
         return self.semantic.embedding_model()
 
-    def notices(self, state: str = "open", limit: int = 20, cursor: int | None = None,
-                kind: str | None = None) -> dict[str, Any]:
+    def notices(
+        self, state: str = "open", limit: int = 20, cursor: int | None = None, kind: str | None = None
+    ) -> dict[str, Any]:
         return self.semantic.notices(state, limit, cursor, kind)
 
     def reembed(self, progress: Progress | None = None, rebuild: bool = False) -> dict[str, Any]:
@@ -301,9 +374,15 @@ class LedgerApp:
         return self.storage.backup_notice()
 
     @storage_call
-    def replay_backup(self, dry_run: bool = True, authorization: str = "", *,
-                      progress: Progress | None = None, batch_size: int = REPLAY_BATCH) -> dict[str, Any]:
-        """Append the backup's events through the normal path (``server.backup``)."""
+    def replay_backup(
+        self,
+        dry_run: bool = True,
+        authorization: str = "",
+        *,
+        progress: Progress | None = None,
+        batch_size: int = REPLAY_BATCH,
+    ) -> dict[str, Any]:
+        """Append the backup's events through the normal path (``server.app.backup``)."""
         return replay_backup(self.storage, dry_run, authorization, progress=progress, batch_size=batch_size)
 
     @storage_call
@@ -325,34 +404,37 @@ class LedgerApp:
 
     @storage_call
     def rebuild(self, projection: str | None = None, progress: Progress | None = None) -> dict[str, Any]:
-        from ledger.errors import InvalidInput
+        from fact_ledger.ledger.errors import InvalidInput
 
         if projection == "vectors":  # asynchronous: rebuilt from the embedding cache by the indexer
             result = self.reembed(progress, rebuild=True)
-            return {"ok": True, "events": self.store.last_position(), "projections": ["vectors"],
-                    "vectors": {k: v for k, v in result.items() if k != "ok"}}
+            return {
+                "ok": True,
+                "events": self.store.last_position(),
+                "projections": ["vectors"],
+                "vectors": {k: v for k, v in result.items() if k != "ok"},
+            }
         try:
             count = self.runner.rebuild([projection] if projection else None, progress)
         except KeyError:
-            raise InvalidInput(f"no projection named {projection!r}; known: "
-                               f"{', '.join(self.runner.by_name)}", field="projection") from None
-        return {"ok": True, "events": count, "projections": sorted(
-            [projection] if projection else self.runner.by_name)}
+            raise InvalidInput(
+                f"no projection named {projection!r}; known: {', '.join(self.runner.by_name)}", field="projection"
+            ) from None
+        return {"ok": True, "events": count, "projections": sorted([projection] if projection else self.runner.by_name)}
 
     @storage_call
     def doctor(self) -> dict[str, Any]:
-        from server.doctor import run_checks
+        from fact_ledger.server.doctor import run_checks
 
         return run_checks(self)
 
     @storage_call
     def verify(self, progress: Progress | None = None) -> dict[str, Any]:
         """Recompute the hash chain, then fold the log afresh (rolled back) and compare tables."""
-        from ledger.errors import ChainBroken
+        from fact_ledger.ledger.errors import ChainBroken
 
         count = self.store.verify_chain(progress=(lambda n: progress(n, 0)) if progress else None)
         bad = self.runner.differs_from_fresh_fold()
         if bad:
-            raise ChainBroken(f"projection table {bad[0]} differs from a fresh fold of the log",
-                              table=bad[0])
+            raise ChainBroken(f"projection table {bad[0]} differs from a fresh fold of the log", table=bad[0])
         return {"ok": True, "events": count, "chain": "intact", "projections": "consistent"}

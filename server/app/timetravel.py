@@ -15,21 +15,21 @@ from typing import Any
 
 import msgspec
 
-from ledger import clock
-from ledger.errors import InvalidInput, NotFound
-from ledger.events import current_type, stored_names
-from ledger.retention import archive_cutoff, decide_archive
-from ledger.store import NewEvent, StoredEvent
-from ledger.trust import trust_of
-from projections import asof
-from projections import audit as audit_model
-from projections import conflicts as conflicts_model
-from projections import memories as mem
-from server import paging
-from server.config import Settings
-from server.payload_ids import StreamIds
-from server.storage import Storage
-from server.workspaces import Workspaces
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.errors import InvalidInput, NotFound
+from fact_ledger.ledger.events import current_type, stored_names
+from fact_ledger.ledger.retention import archive_cutoff, decide_archive
+from fact_ledger.ledger.trust import trust_of
+from fact_ledger.projections import asof
+from fact_ledger.projections import audit as audit_model
+from fact_ledger.projections import conflicts as conflicts_model
+from fact_ledger.projections import memories as mem
+from fact_ledger.server.app import paging
+from fact_ledger.server.app.payload_ids import StreamIds
+from fact_ledger.server.app.storage import Storage
+from fact_ledger.server.app.workspaces import Workspaces
+from fact_ledger.server.config import Settings
 
 AUDIT_MAX = 1000
 TIMELINE_MAX = 500
@@ -73,12 +73,21 @@ class History:
 
     def _state_view(self, state: dict[str, Any], status: str) -> dict[str, Any]:
         view: dict[str, Any] = {
-            "memory_id": state["memory_id"], "subject": state["subject"], "content": state["content"],
-            "tags": asof.tags_of(state), "source_type": state["source_type"],
-            "trust": trust_of(state["source_type"]), "confidence": state["confidence"],
-            "protection": state["protection"], "status": status, "event_time": state["valid_from"],
-            "valid_to": state["valid_to"], "recorded_at": state["recorded_at"], "version": state["version"],
-            "source_ref": state["source_ref"], "conflict_ids": [],
+            "memory_id": state["memory_id"],
+            "subject": state["subject"],
+            "content": state["content"],
+            "tags": asof.tags_of(state),
+            "source_type": state["source_type"],
+            "trust": trust_of(state["source_type"]),
+            "confidence": state["confidence"],
+            "protection": state["protection"],
+            "status": status,
+            "event_time": state["valid_from"],
+            "valid_to": state["valid_to"],
+            "recorded_at": state["recorded_at"],
+            "version": state["version"],
+            "source_ref": state["source_ref"],
+            "conflict_ids": [],
         }
         if "score" in state:
             view["score"] = state["score"]
@@ -90,45 +99,76 @@ class History:
             return {"ok": True, "as_of": self._point_view(self._point(as_of_event_time, as_of_recorded))}
 
     # -- as-of find and read (called from LedgerApp.find / read) -----------------------------
-    def find_as_of(self, query: str, *, limit: int, tags_filter: list[str] | tuple[str, ...],
-                    source_type: str | None, workspace: str | None, after_time: str | None,
-                    before_time: str | None, include_inactive: bool, as_of_event_time: str | None,
-                    as_of_recorded: str | int | None, offset: int = 0, bound: int | None = None,
-                    request: dict[str, Any] | None = None) -> dict[str, Any]:
+    def find_as_of(
+        self,
+        query: str,
+        *,
+        limit: int,
+        tags_filter: list[str] | tuple[str, ...],
+        source_type: str | None,
+        workspace: str | None,
+        after_time: str | None,
+        before_time: str | None,
+        include_inactive: bool,
+        as_of_event_time: str | None,
+        as_of_recorded: str | int | None,
+        offset: int = 0,
+        bound: int | None = None,
+        request: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         scope, boost = self.workspaces.find_scope(workspace)
-        filters = asof.AsOfFilters(include_inactive=include_inactive, workspaces=scope,
-                                   source_type=source_type, tags_all=tuple(tags_filter),
-                                   after_time=after_time, before_time=before_time)
+        filters = asof.AsOfFilters(
+            include_inactive=include_inactive,
+            workspaces=scope,
+            source_type=source_type,
+            tags_all=tuple(tags_filter),
+            after_time=after_time,
+            before_time=before_time,
+        )
         with self.storage.snapshot():
             # Later pages read the ledger as the first page did (what it knew at the bound).
             point = self._point(as_of_event_time, bound if bound is not None else as_of_recorded)
-            hits, _ = asof.find_at(self.storage.store.conn, query, point, filters, offset + limit + 1,
-                                   boost_workspaces=boost)
-        shown = hits[offset:offset + limit]
+            hits, _ = asof.find_at(
+                self.storage.store.conn, query, point, filters, offset + limit + 1, boost_workspaces=boost
+            )
+        shown = hits[offset : offset + limit]
         results = [self._state_view(h, asof.status_at(h, point.event_time) or "") for h in shown]
         more = len(hits) > offset + limit
         cursor = paging.encode("find", request or {}, offset + limit, point.position) if more else None
-        return {"ok": True, "results": results, "has_more": more, "next_cursor": cursor,
-                "as_of": self._point_view(point)}
+        return {
+            "ok": True,
+            "results": results,
+            "has_more": more,
+            "next_cursor": cursor,
+            "as_of": self._point_view(point),
+        }
 
-    def read_as_of(self, memory_id: int, *, as_of_event_time: str | None,
-                    as_of_recorded: str | int | None) -> dict[str, Any]:
+    def read_as_of(
+        self, memory_id: int, *, as_of_event_time: str | None, as_of_recorded: str | int | None
+    ) -> dict[str, Any]:
         with self.storage.snapshot():
             point = self._point(as_of_event_time, as_of_recorded)
             state = asof.state_at(self.storage.store.conn, memory_id, point.position)
             if state is None:
-                raise NotFound(f"memory {memory_id} was not in the ledger at position {point.position}",
-                               field="memory_id")
+                raise NotFound(
+                    f"memory {memory_id} was not in the ledger at position {point.position}", field="memory_id"
+                )
             self.workspaces.check_workspace(state["workspace"])
             status = asof.status_at(state, point.event_time)
             if status is None:
-                raise NotFound(f"memory {memory_id} was not yet valid at {point.event_time} "
-                               f"(valid from {state['valid_from']})", field="memory_id",
-                               valid_from=state["valid_from"])
+                raise NotFound(
+                    f"memory {memory_id} was not yet valid at {point.event_time} (valid from {state['valid_from']})",
+                    field="memory_id",
+                    valid_from=state["valid_from"],
+                )
             view = self._state_view(state, status)
-            view.update(metadata=json.loads(state["metadata"]), superseded_by=state["superseded_by"],
-                        supersedes=asof.supersedes_at(self.storage.store.conn, memory_id, point.position),
-                        workspace=state["workspace"], sections=[])
+            view.update(
+                metadata=json.loads(state["metadata"]),
+                superseded_by=state["superseded_by"],
+                supersedes=asof.supersedes_at(self.storage.store.conn, memory_id, point.position),
+                workspace=state["workspace"],
+                sections=[],
+            )
         return {"ok": True, "memory": view, "as_of": self._point_view(point)}
 
     # -- history -----------------------------------------------------------------------------
@@ -152,28 +192,48 @@ class History:
                 versions[-1].update(valid_to=state["valid_to"])  # a successor's time was corrected
                 continue
             origin = by_position.get(state["known_from"])
-            versions.append({
-                "version": state["version"], "content": state["content"], "subject": state["subject"],
-                "tags": asof.tags_of(state), "event_time": state["valid_from"], "valid_to": state["valid_to"],
-                "recorded_at": origin.recorded_at if origin else state["recorded_at"],
-                "actor": origin.actor if origin else "", "status": state["status"],
-                "source_type": state["source_type"], "protection": state["protection"],
-                "confidence": state["confidence"], "superseded_by": state["superseded_by"],
-                "position": state["known_from"], "events": [],
-            })
+            versions.append(
+                {
+                    "version": state["version"],
+                    "content": state["content"],
+                    "subject": state["subject"],
+                    "tags": asof.tags_of(state),
+                    "event_time": state["valid_from"],
+                    "valid_to": state["valid_to"],
+                    "recorded_at": origin.recorded_at if origin else state["recorded_at"],
+                    "actor": origin.actor if origin else "",
+                    "status": state["status"],
+                    "source_type": state["source_type"],
+                    "protection": state["protection"],
+                    "confidence": state["confidence"],
+                    "superseded_by": state["superseded_by"],
+                    "position": state["known_from"],
+                    "events": [],
+                }
+            )
         for role, ev in events:
             owner = next((v for v in reversed(versions) if v["position"] <= ev.position), versions[0])
             owner["events"].append(_event_view(ev, role, ids))
         rest = [v for v in versions if v["version"] > after]
         page, more = rest[:limit], len(rest) > limit
-        return {"ok": True, "memory_id": memory_id, "versions": page, "has_more": more,
-                "next_cursor": paging.encode("history", {"memory_id": memory_id}, page[-1]["version"])
-                if more else None}
+        return {
+            "ok": True,
+            "memory_id": memory_id,
+            "versions": page,
+            "has_more": more,
+            "next_cursor": paging.encode("history", {"memory_id": memory_id}, page[-1]["version"]) if more else None,
+        }
 
     # -- timeline ----------------------------------------------------------------------------
-    def timeline(self, subject: str | None = None, memory_id: int | None = None, *,
-                 as_of_recorded: str | int | None = None, limit: int = TIMELINE_MAX,
-                 cursor: str | None = None) -> dict[str, Any]:
+    def timeline(
+        self,
+        subject: str | None = None,
+        memory_id: int | None = None,
+        *,
+        as_of_recorded: str | int | None = None,
+        limit: int = TIMELINE_MAX,
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
         """Validity intervals over event time, by subject or along a memory's supersession chain."""
         if (subject is None) == (memory_id is None):
             raise InvalidInput("give either subject or memory_id", field="subject")
@@ -192,37 +252,73 @@ class History:
             else:
                 states = asof.subject_at(conn, subject or "", point.position, wanted)
         more = len(states) > offset + limit
-        states = states[offset:offset + limit]
+        states = states[offset : offset + limit]
         if self.settings.isolation == "strict":
             own = set(self.workspaces.workspace_scope(self.settings.workspace))
             states = [s for s in states if s["workspace"] in own]
-        intervals = [{
-            "memory_id": s["memory_id"], "valid_from": s["valid_from"], "valid_to": s["valid_to"],
-            "status": s["status"], "superseded_by": s["superseded_by"], "ended": s["ended"],
-            "subject": s["subject"], "content": s["content"][:200],
-        } for s in states]
-        return {"ok": True, "intervals": intervals, "has_more": more,
-                "next_cursor": paging.encode("timeline", request, offset + limit, point.position) if more else None,
-                "as_of": self._point_view(point)}
+        intervals = [
+            {
+                "memory_id": s["memory_id"],
+                "valid_from": s["valid_from"],
+                "valid_to": s["valid_to"],
+                "status": s["status"],
+                "superseded_by": s["superseded_by"],
+                "ended": s["ended"],
+                "subject": s["subject"],
+                "content": s["content"][:200],
+            }
+            for s in states
+        ]
+        return {
+            "ok": True,
+            "intervals": intervals,
+            "has_more": more,
+            "next_cursor": paging.encode("timeline", request, offset + limit, point.position) if more else None,
+            "as_of": self._point_view(point),
+        }
 
     # -- audit -------------------------------------------------------------------------------
-    def audit(self, since: str | None = None, until: str | None = None, memory_id: int | None = None,
-              actor: str | None = None, type: str | None = None, limit: int = 100,
-              cursor: str | None = None, *, client: str | None = None, workspace: str | None = None,
-              conflict_id: int | None = None, before_position: int | None = None) -> dict[str, Any]:
+    def audit(
+        self,
+        since: str | None = None,
+        until: str | None = None,
+        memory_id: int | None = None,
+        actor: str | None = None,
+        type: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        *,
+        client: str | None = None,
+        workspace: str | None = None,
+        conflict_id: int | None = None,
+        before_position: int | None = None,
+    ) -> dict[str, Any]:
         """Events newest first, filtered by recorded time range, memory, actor, client, workspace,
         event type or conflict; ``before_position`` ends the log there (the console's as-of)."""
         limit = max(1, min(int(limit), AUDIT_MAX))
-        request = {"since": since, "until": until, "memory_id": memory_id, "actor": actor, "type": type,
-                   "client": client, "workspace": workspace, "conflict_id": conflict_id,
-                   "before_position": before_position}
+        request = {
+            "since": since,
+            "until": until,
+            "memory_id": memory_id,
+            "actor": actor,
+            "type": type,
+            "client": client,
+            "workspace": workspace,
+            "conflict_id": conflict_id,
+            "before_position": before_position,
+        }
         before = paging.key_of(paging.decode("audit", request, cursor))
         query = audit_model.AuditQuery(
-            before=before, since=clock.parse_time(since, field="since") if since else None,
-            until=clock.parse_time(until, field="until") if until else None, actor=actor, client=client,
-            workspace=workspace, before_position=before_position,
+            before=before,
+            since=clock.parse_time(since, field="since") if since else None,
+            until=clock.parse_time(until, field="until") if until else None,
+            actor=actor,
+            client=client,
+            workspace=workspace,
+            before_position=before_position,
             types=stored_names(type) if type is not None else None,  # either name of a renamed type
-            memory_id=memory_id)
+            memory_id=memory_id,
+        )
         conn = self.storage.store.conn
         with self.storage.snapshot():
             if conflict_id is not None:
@@ -238,12 +334,21 @@ class History:
         ids = StreamIds(conn)
         events = [_audit_view(ev, ids) for ev in found[:limit]]
         more = len(found) > limit
-        return {"ok": True, "events": events, "has_more": more,
-                "next_cursor": paging.encode("audit", request, events[-1]["position"]) if more else None}
+        return {
+            "ok": True,
+            "events": events,
+            "has_more": more,
+            "next_cursor": paging.encode("audit", request, events[-1]["position"]) if more else None,
+        }
 
     # -- retention ---------------------------------------------------------------------------
-    def archive(self, *, dry_run: bool = False, older_than_days: int | None = None,
-                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    def archive(
+        self,
+        *,
+        dry_run: bool = False,
+        older_than_days: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
         """Move retired/superseded memories inactive for longer than the retention period out of
         the hot read model (status ``archived``). The events stay: time travel still sees them."""
         days = self.settings.retention_days if older_than_days is None else older_than_days
@@ -259,9 +364,18 @@ class History:
             candidates = mem.archivable(self.storage.store.conn, cutoff, after=after, limit=ARCHIVE_BATCH)
             workspaces = {c.stream_id: c.workspace for c in candidates}
             decision = decide_archive(candidates, cutoff)
-            self.storage.runner.append([
-                NewEvent(data=event, stream_id=stream, event_time=now, actor=self.settings.actor,
-                         workspace=workspaces[stream]) for stream, event in decision])
+            self.storage.runner.append(
+                [
+                    NewEvent(
+                        data=event,
+                        stream_id=stream,
+                        event_time=now,
+                        actor=self.settings.actor,
+                        workspace=workspaces[stream],
+                    )
+                    for stream, event in decision
+                ]
+            )
             return len(decision), len(candidates), candidates[-1].memory_id if candidates else after
 
         while True:  # bounded transactions; each re-reads the status inside its write lock
@@ -289,17 +403,34 @@ def _type_view(ev: StoredEvent) -> dict[str, str]:
 
 
 def _audit_view(ev: StoredEvent, ids: StreamIds) -> dict[str, Any]:
-    return {"position": ev.position, **_type_view(ev), "stream_id": ev.stream_id, **ids.owner(ev.stream_id),
-            "event_time": ev.event_time, "recorded_at": ev.recorded_at, "actor": ev.actor,
-            "workspace": ev.workspace, "event_id": ev.event_id, "hash": ev.hash, "prev_hash": ev.prev_hash,
-            "payload": ids.payload(_payload(ev))}
+    return {
+        "position": ev.position,
+        **_type_view(ev),
+        "stream_id": ev.stream_id,
+        **ids.owner(ev.stream_id),
+        "event_time": ev.event_time,
+        "recorded_at": ev.recorded_at,
+        "actor": ev.actor,
+        "workspace": ev.workspace,
+        "event_id": ev.event_id,
+        "hash": ev.hash,
+        "prev_hash": ev.prev_hash,
+        "payload": ids.payload(_payload(ev)),
+    }
 
 
 def _event_view(ev: StoredEvent, role: str, ids: StreamIds) -> dict[str, Any]:
     """A history entry: the event, its role for this memory and the rule behind it if any."""
     payload = ids.payload({k: v for k, v in _payload(ev).items() if k not in _COMPACT_DROP})
-    view: dict[str, Any] = {"position": ev.position, **_type_view(ev), "role": role, "actor": ev.actor,
-                            "recorded_at": ev.recorded_at, "event_time": ev.event_time, "payload": payload}
+    view: dict[str, Any] = {
+        "position": ev.position,
+        **_type_view(ev),
+        "role": role,
+        "actor": ev.actor,
+        "recorded_at": ev.recorded_at,
+        "event_time": ev.event_time,
+        "payload": payload,
+    }
     verdict = payload.get("verdict") if isinstance(payload.get("verdict"), dict) else {}
     rule = payload.get("rule") or verdict.get("rule") or verdict.get("reasons")
     if rule:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from projections.audit import stream_owner
+from fact_ledger.projections.audit import stream_owner
 
 MEMORY_KEYS = ("memory", "loser", "winner", "left", "right", "member")
 

@@ -21,20 +21,20 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ledger import clock
-from ledger.errors import InvalidInput, NotFound, Unavailable
-from ledger.events import NoticeReviewed
-from ledger.store import EventStore
-from projections import memories, notices, vectors
-from projections.hybrid import hybrid_search
-from projections.indexer import Indexer, VecUnavailable
-from projections.search import Hit, SearchFilters, search
-from server.doctor import Check, check
-from server.service import Service
-from server.storage import BackedUp, storage_call
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.errors import InvalidInput, NotFound, Unavailable
+from fact_ledger.ledger.events import NoticeReviewed
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.projections import memories, notices, vectors
+from fact_ledger.projections.hybrid import hybrid_search
+from fact_ledger.projections.indexer import Indexer, VecUnavailable
+from fact_ledger.projections.search import Hit, SearchFilters, search
+from fact_ledger.server.app.service import Service
+from fact_ledger.server.app.storage import BackedUp, storage_call
+from fact_ledger.server.doctor import Check, check
 
 if TYPE_CHECKING:
-    from server.config import Settings
+    from fact_ledger.server.config import Settings
 
 log = logging.getLogger("fact_ledger.semantic")
 
@@ -96,8 +96,9 @@ class Semantic(Service):
         return cached
 
     # -- find ----------------------------------------------------------------------------------
-    def search_hits(self, query: str, filters: SearchFilters, limit: int,
-                boost: tuple[str, ...] | None) -> tuple[list[Hit], int]:
+    def search_hits(
+        self, query: str, filters: SearchFilters, limit: int, boost: tuple[str, ...] | None
+    ) -> tuple[list[Hit], int]:
         """Hybrid when vectors are live, else full text (called inside find's read snapshot)."""
         model = self.embedding_model() if query.strip() else None
         if model is not None and self.search_mode() == "vector+fts":
@@ -124,20 +125,31 @@ class Semantic(Service):
         except VecUnavailable as exc:
             raise Unavailable(str(exc), field="task") from None
         seconds = time.perf_counter() - t0
-        return {"ok": True, "model": model.model_id, **result, "seconds": round(seconds, 3),
-                "texts_per_s": round(result["embedded"] / seconds, 1) if result["embedded"] and seconds else None}
+        return {
+            "ok": True,
+            "model": model.model_id,
+            **result,
+            "seconds": round(seconds, 3),
+            "texts_per_s": round(result["embedded"] / seconds, 1) if result["embedded"] and seconds else None,
+        }
 
     def _thresholds(self) -> notices.Thresholds:
-        return notices.Thresholds(similarity=self.settings.embedding.notice_similarity,
-                                  duplicate_similarity=self.settings.embedding.duplicate_similarity)
+        return notices.Thresholds(
+            similarity=self.settings.embedding.notice_similarity,
+            duplicate_similarity=self.settings.embedding.duplicate_similarity,
+        )
 
     @storage_call
     def vectors_status(self) -> dict[str, Any]:
         state = vectors.state(self.conn)
         position = vectors.checkpoint(self.conn)
-        return {"model": state.model_id if state else None, "position": position,
-                "lag": self.store.last_position() - position, **vectors.counts(self.conn),
-                "problem": self._semantic_problem}
+        return {
+            "model": state.model_id if state else None,
+            "position": position,
+            "lag": self.store.last_position() - position,
+            **vectors.counts(self.conn),
+            "problem": self._semantic_problem,
+        }
 
     @storage_call
     def start_vector_worker(self) -> bool:
@@ -168,17 +180,23 @@ class Semantic(Service):
 
     # -- notices -------------------------------------------------------------------------------
     @storage_call
-    def notices(self, state: str = "open", limit: int = 20, cursor: int | None = None,
-                kind: str | None = None) -> dict[str, Any]:
+    def notices(
+        self, state: str = "open", limit: int = 20, cursor: int | None = None, kind: str | None = None
+    ) -> dict[str, Any]:
         """Semantic notices for review (advice, never conflicts), newest first."""
         scope, _ = self._find_scope(None)
         kinds = notices.DISAGREEMENTS if kind == "disagreement" else (kind,) if kind else ()
         with self.storage.snapshot():
-            rows = notices.listing(self.conn, state=state, kinds=kinds, limit=limit + 1, before=cursor,
-                                   workspaces=scope)
+            rows = notices.listing(
+                self.conn, state=state, kinds=kinds, limit=limit + 1, before=cursor, workspaces=scope
+            )
         more = len(rows) > limit
-        return {"ok": True, "notices": rows[:limit], "has_more": more,
-                "next_cursor": rows[limit - 1]["notice_id"] if more else None}
+        return {
+            "ok": True,
+            "notices": rows[:limit],
+            "has_more": more,
+            "next_cursor": rows[limit - 1]["notice_id"] if more else None,
+        }
 
     @storage_call
     def review_notice(self, notice_id: int, state: str, reason: str = "", authorization: str = "") -> dict[str, Any]:
@@ -192,8 +210,12 @@ class Semantic(Service):
                 raise NotFound(f"no notice {notice_id}", field="notice_id")
             self._check_workspace(found["workspace"], field="notice_id")
             streams = memories.streams_of(self.conn, [found["left"]["memory_id"], found["right"]["memory_id"]])
-            event = NoticeReviewed(left=streams[found["left"]["memory_id"]],
-                                   right=streams[found["right"]["memory_id"]], state=state, reason=reason)
+            event = NoticeReviewed(
+                left=streams[found["left"]["memory_id"]],
+                right=streams[found["right"]["memory_id"]],
+                state=state,
+                reason=reason,
+            )
             return [(f"notice:{event.left}:{event.right}", event)], clock.now(), found["workspace"]
 
         outcome = self._commit(decide)
@@ -216,8 +238,10 @@ class Semantic(Service):
         if rows and rows[0]["notice_id"] > self._announced_notice:
             n = rows[0]
             self._announced_notice = n["notice_id"]
-            return (f"notice {n['notice_id']}: memories {n['left']['memory_id']} and {n['right']['memory_id']} "
-                    f"differ ({n['kind']}: {n['left']['value']} vs {n['right']['value']}); memory_review notices")
+            return (
+                f"notice {n['notice_id']}: memories {n['left']['memory_id']} and {n['right']['memory_id']} "
+                f"differ ({n['kind']}: {n['left']['value']} vs {n['right']['value']}); memory_review notices"
+            )
         return None
 
 
@@ -269,7 +293,7 @@ def _load_model(settings: Settings) -> tuple[Any | None, str | None]:
     if not path:
         return None, "no embedding model installed (ledger model install)"
     try:  # numpy and llama-cpp-python come with the [semantic] extra
-        from projections.embedding import EmbedderUnavailable, load_embedder
+        from fact_ledger.projections.embedding import EmbedderUnavailable, load_embedder
     except ImportError as exc:
         return None, f"the [semantic] extra is not installed ({exc})"
     try:
@@ -295,8 +319,11 @@ def check_semantic_search(app: Any) -> Check:
     if mode == "vector+fts":
         lag = app.vectors_status()["lag"]
         if lag > VECTOR_LAG_WARNING:
-            return Check(severity="warning", message=f"vectors are {lag} events behind the log; run ledger reembed "
-                         "(or keep ledger serve running)", count=lag)
+            return Check(
+                severity="warning",
+                message=f"vectors are {lag} events behind the log; run ledger reembed (or keep ledger serve running)",
+                count=lag,
+            )
         return Check(severity="ok", message=f"search: vector+fts ({lag} events not yet embedded)", count=lag)
     if configured:
         return Check(severity="warning", message=f"search: {mode} only: {problem}")

@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.errors import InvalidInput
+from fact_ledger.ledger.errors import InvalidInput
 
 MAX_CURSOR_CHARS = 512
 MAX_OFFSET = 10_000  # ranked lists are recomputed per page: deeper than this, narrow the query
@@ -35,8 +35,12 @@ class Cursor:
 
 def fingerprint(kind: str, request: dict[str, Any]) -> str:
     """A short hash of the request's meaning (its filters), to tie a cursor to it."""
-    body = json.dumps([kind, {k: v for k, v in sorted(request.items()) if k not in ("cursor", "limit")}],
-                      sort_keys=True, default=str, ensure_ascii=False)
+    body = json.dumps(
+        [kind, {k: v for k, v in sorted(request.items()) if k not in ("cursor", "limit")}],
+        sort_keys=True,
+        default=str,
+        ensure_ascii=False,
+    )
     return hashlib.sha256(body.encode()).hexdigest()[:12]
 
 
@@ -56,11 +60,13 @@ def decode(kind: str, request: dict[str, Any], cursor: str | None) -> Cursor:
         body = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         after, bound, mark = body["a"], body["b"], body["f"]
     except (ValueError, TypeError, KeyError):
-        raise InvalidInput("cursor is not one this ledger gave out: pass next_cursor as it came",
-                           field="cursor") from None
+        raise InvalidInput(
+            "cursor is not one this ledger gave out: pass next_cursor as it came", field="cursor"
+        ) from None
     if mark != fingerprint(kind, request):
-        raise InvalidInput("cursor belongs to a different request: keep the query and filters of the first page",
-                           field="cursor")
+        raise InvalidInput(
+            "cursor belongs to a different request: keep the query and filters of the first page", field="cursor"
+        )
     if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 0):
         raise InvalidInput("cursor is damaged", field="cursor")
     return Cursor(after=after, bound=bound)

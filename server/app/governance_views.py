@@ -2,7 +2,7 @@
 
 Nothing here writes. The helpers that load memories and conflicts with the workspace checks
 (``_memory``, ``_conflict``, ``_conflicts_of``) are shared with the write side in
-:mod:`server.governance`, which runs them inside its write transactions.
+:mod:`server.app.governance`, which runs them inside its write transactions.
 """
 
 from __future__ import annotations
@@ -11,31 +11,35 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ledger.arbiter import Side, arbitrate_set
-from ledger.arbiter import arbitrate as arbitrate_pair
-from ledger.claims import Claim, key_tokens
-from ledger.decide import ConflictFacts, MemoryFacts, Policy
-from ledger.errors import InvalidInput, LedgerError, NotFound
-from projections import claims as claims_model
-from projections import conflicts as conflicts_model
-from projections import memories as mem
-from server import paging
-from server.service import Service
-from server.storage import storage_call
+from fact_ledger.ledger.arbiter import Side, arbitrate_set
+from fact_ledger.ledger.arbiter import arbitrate as arbitrate_pair
+from fact_ledger.ledger.claims import Claim, key_tokens
+from fact_ledger.ledger.errors import InvalidInput, LedgerError, NotFound
+from fact_ledger.ledger.facts import ConflictFacts, MemoryFacts, Policy
+from fact_ledger.projections import claims as claims_model
+from fact_ledger.projections import conflicts as conflicts_model
+from fact_ledger.projections import memories as mem
+from fact_ledger.projections.confirmations import agent_asserted
+from fact_ledger.server.app import paging
+from fact_ledger.server.app.service import Service
+from fact_ledger.server.app.storage import storage_call
 
 CONFLICT_STATES = ("open", "judged", "resolved", "all")
 MEMBERS_LISTED = 20  # member ids in a conflict list; conflict_detail pages through all of them
 
 
 class GovernanceViews(Service):
-    """Read views and shared loaders; :class:`server.governance.Governance` builds on them."""
+    """Read views and shared loaders; :class:`server.app.governance.Governance` builds on them."""
 
     # -- loaders -----------------------------------------------------------------------------
     @property
     def _policy(self) -> Policy:
         p = self.settings.policy
-        return Policy(locked_requires_user_channel=p.locked_requires_user_channel,
-                      review_agent_conflicts=p.review_agent_conflicts, auto_settle=p.auto_settle)
+        return Policy(
+            locked_requires_user_channel=p.locked_requires_user_channel,
+            review_agent_conflicts=p.review_agent_conflicts,
+            auto_settle=p.auto_settle,
+        )
 
     def _memory(self, memory_id: int, field: str = "memory_id") -> MemoryFacts:
         row = mem.by_id(self.conn, memory_id)
@@ -77,8 +81,12 @@ class GovernanceViews(Service):
                 continue
             if cid not in leaders:
                 leaders[cid] = self._set_verdict(cid)["leader_id"]
-            out[memory_id] = {"role": "leader" if leaders[cid] == memory_id else "challenger", "conflict_id": cid,
-                              "claim": {"subject": subject, "attribute": attribute}, "leader_id": leaders[cid]}
+            out[memory_id] = {
+                "role": "leader" if leaders[cid] == memory_id else "challenger",
+                "conflict_id": cid,
+                "claim": {"subject": subject, "attribute": attribute},
+                "leader_id": leaders[cid],
+            }
         return out
 
     # -- read views --------------------------------------------------------------------------
@@ -90,11 +98,16 @@ class GovernanceViews(Service):
         with self.storage.snapshot():
             left, right = self._memory(left_id, "left_id"), self._memory(right_id, "right_id")
             left_claim, right_claim, same = self._shared(left, right)
-        verdict = arbitrate_pair(left.side(), right.side(),
-                                 review_agent_conflicts=self.settings.policy.review_agent_conflicts)
-        return {"ok": True, "verdict": verdict, "same_subject": same,
-                "current": left.status == right.status == "active",
-                "claim": _pair_claim(left_claim, right_claim)}
+        verdict = arbitrate_pair(
+            left.side(), right.side(), review_agent_conflicts=self.settings.policy.review_agent_conflicts
+        )
+        return {
+            "ok": True,
+            "verdict": verdict,
+            "same_subject": same,
+            "current": left.status == right.status == "active",
+            "claim": _pair_claim(left_claim, right_claim),
+        }
 
     @storage_call
     def conflicts(self, state: str = "open", limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
@@ -104,8 +117,9 @@ class GovernanceViews(Service):
             raise InvalidInput("limit must be an integer from 1 to 200", field="limit")
         before = paging.key_of(paging.decode("conflicts", {"state": state}, cursor))
         with self.storage.snapshot():
-            total, rows = conflicts_model.page(self.conn, None if state == "all" else state, before=before,
-                                               limit=limit + 1)
+            total, rows = conflicts_model.page(
+                self.conn, None if state == "all" else state, before=before, limit=limit + 1
+            )
             more, rows = len(rows) > limit, rows[:limit]
             views = [self._conflict_view(r) for r in rows if self._visible(r)]
         # Keyset on conflict_id (newest first): a conflict opened meanwhile never shifts a page.
@@ -155,8 +169,9 @@ class GovernanceViews(Service):
             if row is None:
                 raise NotFound(f"no memory {memory_id}", field="memory_id")
             self._check_workspace(row["workspace"])
-            found = claims_model.near_duplicates(self.conn, row["content"], row["workspace"], exclude=memory_id,
-                                                 limit=limit)
+            found = claims_model.near_duplicates(
+                self.conn, row["content"], row["workspace"], exclude=memory_id, limit=limit
+            )
         return {"ok": True, "memory_id": memory_id, "near_duplicates": found}
 
     @storage_call
@@ -178,7 +193,7 @@ class GovernanceViews(Service):
                 "by_workspace": _summed(active, lambda row: row[0]),
                 "conflicts": states,
                 "open_conflicts": states["open"],
-                "agent_asserted_confirmations": _asserted(active),
+                "agent_asserted_confirmations": agent_asserted(active),
             }
         out["pending_backup"] = self.pending_backup()
         return out
@@ -212,24 +227,22 @@ class GovernanceViews(Service):
             verdict.pop("ranking", None)
         members = [m["memory_id"] for m in conflicts_model.members_of(self.conn, cid, limit=MEMBERS_LISTED)]
         return {
-            "conflict_id": cid, "state": row["state"], "members": members, "member_count": row["member_count"],
+            "conflict_id": cid,
+            "state": row["state"],
+            "members": members,
+            "member_count": row["member_count"],
             "leader_id": verdict.get("leader_id"),
             "claim": {"subject": row["subject"], "attribute": row["attribute"]},
-            "verdict": verdict, "resolution": row["resolution"], "winner_id": row["winner_id"],
-            "reason": row["reason"], "opened_at": row["opened_at"], "updated_at": row["updated_at"],
+            "verdict": verdict,
+            "resolution": row["resolution"],
+            "winner_id": row["winner_id"],
+            "reason": row["reason"],
+            "opened_at": row["opened_at"],
+            "updated_at": row["updated_at"],
         }
 
     def _conflict_view_by_id(self, conflict_id: int) -> dict[str, Any]:
         return self._conflict_view(self._conflict_row(conflict_id))
-
-
-def agent_asserted_confirmations(conn: Any, scope: tuple[str, ...] | None = None) -> int:
-    """user_confirmed memories whose confirmation only an agent asserted (no user channel)."""
-    return _asserted(mem.active_counts(conn, scope))
-
-
-def _asserted(active: list[tuple[str, str, str, int]]) -> int:
-    return sum(n for _, source_type, via, n in active if source_type == "user_confirmed" and via != "user_channel")
 
 
 def _summed(active: list[tuple[str, str, str, int]], key: Callable[[tuple[str, str, str, int]], str]) -> dict[str, int]:
@@ -242,13 +255,22 @@ def _summed(active: list[tuple[str, str, str, int]], key: Callable[[tuple[str, s
 def conflict_facts(conn: Any, row: dict[str, Any]) -> ConflictFacts:
     """A set as decisions see it, with every current member and its value."""
     members = conflicts_model.members_of(conn, row["conflict_id"])
-    return ConflictFacts(conflict_id=row["conflict_id"], stream_id=row["stream_id"], state=row["state"],
-                         key=row["key"], values={m["stream_id"]: m["value_norm"] for m in members},
-                         ids={m["stream_id"]: m["memory_id"] for m in members})
+    return ConflictFacts(
+        conflict_id=row["conflict_id"],
+        stream_id=row["stream_id"],
+        state=row["state"],
+        key=row["key"],
+        values={m["stream_id"]: m["value_norm"] for m in members},
+        ids={m["stream_id"]: m["memory_id"] for m in members},
+    )
 
 
 def _pair_claim(left: Claim | None, right: Claim | None) -> dict[str, str] | None:
     if left is None or right is None:
         return None
-    return {"subject": right.subject, "attribute": right.attribute, "left_value": left.value,
-            "right_value": right.value}
+    return {
+        "subject": right.subject,
+        "attribute": right.attribute,
+        "left_value": left.value,
+        "right_value": right.value,
+    }

@@ -1,6 +1,6 @@
 """Reading the ledger now: ``find`` (ranked, standing-aware, sections) and ``read`` (one memory).
 
-A service of the facade (:class:`server.app.LedgerApp`); an as-of question goes to the history
+A service of the facade (:class:`server.app.facade.LedgerApp`); an as-of question goes to the history
 service, searching to the semantic layer (``search``) and claim-set standing to the governance
 views (``standings``), both passed in as functions.
 """
@@ -13,18 +13,24 @@ from typing import Any
 
 import msgspec
 
-from ledger.arbiter import leaders_first
-from ledger.errors import NotFound
-from ledger.trust import trust_of
-from projections import memories as mem
-from projections.conflicts import conflict_ids_of
-from projections.search import Hit, SearchFilters
-from server import paging
-from server.config import Settings
-from server.sections_view import SectionsRequest, matching_section, section_count, sections_view, with_section
-from server.storage import Storage
-from server.timetravel import History
-from server.workspaces import Workspaces
+from fact_ledger.ledger.arbiter import leaders_first
+from fact_ledger.ledger.errors import NotFound
+from fact_ledger.ledger.trust import trust_of
+from fact_ledger.projections import memories as mem
+from fact_ledger.projections.conflicts import conflict_ids_of
+from fact_ledger.projections.search import Hit, SearchFilters
+from fact_ledger.server.app import paging
+from fact_ledger.server.app.sections_view import (
+    SectionsRequest,
+    matching_section,
+    section_count,
+    sections_view,
+    with_section,
+)
+from fact_ledger.server.app.storage import Storage
+from fact_ledger.server.app.timetravel import History
+from fact_ledger.server.app.workspaces import Workspaces
+from fact_ledger.server.config import Settings
 
 STANDING_WINDOW = 20  # hits past the page looked at for a leader that answers the query too
 Search = Callable[[str, SearchFilters, int, "tuple[str, ...] | None"], "tuple[list[Hit], int]"]
@@ -35,8 +41,9 @@ def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list
     """Hits in ``leaders_first`` order; a leader moved up takes its challenger's score, so
     scores still fall down the list."""
     by_id = {h.memory_id: h for h in hits}
-    ordered = [by_id[m] for m in leaders_first([h.memory_id for h in hits],
-                                               {m: s["leader_id"] for m, s in standing.items()})]
+    ordered = [
+        by_id[m] for m in leaders_first([h.memory_id for h in hits], {m: s["leader_id"] for m, s in standing.items()})
+    ]
     out: list[Hit] = []
     for hit in ordered:
         if out and hit.score > out[-1].score:
@@ -48,8 +55,9 @@ def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list
 class Views:
     """``find`` and ``read`` over the storage seam."""
 
-    def __init__(self, storage: Storage, workspaces: Workspaces, history: History, *,
-                 search: Search, standings: Standings) -> None:
+    def __init__(
+        self, storage: Storage, workspaces: Workspaces, history: History, *, search: Search, standings: Standings
+    ) -> None:
         self.storage = storage
         self.workspaces = workspaces
         self.history = history
@@ -76,36 +84,62 @@ class Views:
         as_of_recorded: str | int | None = None,
         cursor: str | None = None,
     ) -> dict[str, Any]:
-        request = {"query": query, "tags_filter": list(tags_filter), "source_type": source_type,
-                   "workspace": workspace, "after_time": after_time, "before_time": before_time,
-                   "include_inactive": include_inactive, "as_of_event_time": as_of_event_time,
-                   "as_of_recorded": as_of_recorded}
+        request = {
+            "query": query,
+            "tags_filter": list(tags_filter),
+            "source_type": source_type,
+            "workspace": workspace,
+            "after_time": after_time,
+            "before_time": before_time,
+            "include_inactive": include_inactive,
+            "as_of_event_time": as_of_event_time,
+            "as_of_recorded": as_of_recorded,
+        }
         page = paging.decode("find", request, cursor)
         offset = paging.offset_of(page)
         if as_of_event_time is not None or as_of_recorded is not None:
             return self.history.find_as_of(
-                query, limit=limit, tags_filter=tags_filter, source_type=source_type, workspace=workspace,
-                after_time=after_time, before_time=before_time, include_inactive=include_inactive,
-                as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded, offset=offset,
-                bound=page.bound, request=request)
+                query,
+                limit=limit,
+                tags_filter=tags_filter,
+                source_type=source_type,
+                workspace=workspace,
+                after_time=after_time,
+                before_time=before_time,
+                include_inactive=include_inactive,
+                as_of_event_time=as_of_event_time,
+                as_of_recorded=as_of_recorded,
+                offset=offset,
+                bound=page.bound,
+                request=request,
+            )
         scope, boost = self.workspaces.find_scope(workspace)
         with self.storage.snapshot():
             bound = page.bound if page.bound is not None else self.storage.store.last_position()
             filters = SearchFilters(
                 statuses=("active", "superseded", "retired", "archived") if include_inactive else ("active",),
-                workspace=scope, source_type=source_type, tags_all=tuple(tags_filter),
-                after_time=after_time, before_time=before_time, max_memory_id=bound)
+                workspace=scope,
+                source_type=source_type,
+                tags_all=tuple(tags_filter),
+                after_time=after_time,
+                before_time=before_time,
+                max_memory_id=bound,
+            )
             # A wider window than the page: a leader that answers the query below its challenger
             # moves up to it (``leaders_first``), one that does not answer it stays away.
             hits, _ = self.search(query, filters, offset + limit + 1 + STANDING_WINDOW, boost)
             standing = self.standings([h.memory_id for h in hits])
             hits = _leaders_first(hits, standing)
-            shown = hits[offset:offset + limit]
+            shown = hits[offset : offset + limit]
             rows = {h.memory_id: mem.by_id(self.storage.conn, h.memory_id) for h in shown}
             threshold = self.settings.section_threshold
             near = {h.memory_id: h.section for h in shown}
-            local = {i: (section, section_count(self.storage.conn, i)) for i, row in rows.items() if row is not None
-                     and (section := matching_section(self.storage.conn, row, query, threshold, near[i])) is not None}
+            local = {
+                i: (section, section_count(self.storage.conn, i))
+                for i, row in rows.items()
+                if row is not None
+                and (section := matching_section(self.storage.conn, row, query, threshold, near[i])) is not None
+            }
         results = []
         for hit in shown:
             row = rows[hit.memory_id]
@@ -118,14 +152,23 @@ class Views:
                     view["standing"] = standing[hit.memory_id]
                 results.append(view)
         more = len(hits) > offset + limit
-        return {"ok": True, "results": results, "has_more": more,
-                "next_cursor": paging.encode("find", request, offset + limit, bound) if more else None}
+        return {
+            "ok": True,
+            "results": results,
+            "has_more": more,
+            "next_cursor": paging.encode("find", request, offset + limit, bound) if more else None,
+        }
 
-    def read(self, memory_id: int, *, as_of_event_time: str | None = None,
-             as_of_recorded: str | int | None = None, sections: SectionsRequest = None) -> dict[str, Any]:
+    def read(
+        self,
+        memory_id: int,
+        *,
+        as_of_event_time: str | None = None,
+        as_of_recorded: str | int | None = None,
+        sections: SectionsRequest = None,
+    ) -> dict[str, Any]:
         if as_of_event_time is not None or as_of_recorded is not None:
-            return self.history.read_as_of(memory_id, as_of_event_time=as_of_event_time,
-                                           as_of_recorded=as_of_recorded)
+            return self.history.read_as_of(memory_id, as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded)
         with self.storage.snapshot():
             row = mem.by_id(self.storage.conn, memory_id)
             if row is None:

@@ -1,6 +1,6 @@
 """The JSON Schema each tool advertises, generated from the edge models that validate its calls.
 
-Generated, not written: :mod:`server.schemas` and :mod:`server.schemas_admin` are what accepts or
+Generated, not written: :mod:`server.schemas.memory` and :mod:`server.schemas.admin` are what accepts or
 refuses a call, so the advertised schema cannot drift from them. Per tool: the name key
 (``action``/``view``/``task``) is an enum with a one-line summary of each name, and ``data`` is
 an ``anyOf`` of the models' schemas, each branch titled with the names it serves (``"status|help"``
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.mcp_routes import ToolSpec
+from fact_ledger.server.mcp.routes import ToolSpec
 
 _INT_MAX = 2**63 - 1
 _RENAMED = {"ge": "minimum", "le": "maximum"}  # pydantic writes these for some annotated bounds
@@ -25,8 +25,11 @@ _RENAMED = {"ge": "minimum", "le": "maximum"}  # pydantic writes these for some 
 
 def tool_schemas(spec: ToolSpec) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(name_schema, data_schema)`` for one tool."""
-    names = {"type": "string", "enum": list(spec.routes),
-             "description": "required; " + "; ".join(f"{n}: {r.summary}" for n, r in spec.routes.items())}
+    names = {
+        "type": "string",
+        "enum": list(spec.routes),
+        "description": "required; " + "; ".join(f"{n}: {r.summary}" for n, r in spec.routes.items()),
+    }
     groups: dict[type, list[str]] = {}
     for name, route in spec.routes.items():
         groups.setdefault(route.model, []).append(name)
@@ -37,8 +40,7 @@ def tool_schemas(spec: ToolSpec) -> tuple[dict[str, Any], dict[str, Any]]:
         defs = schema.pop("$defs", {})
         branch = {k: v for k, v in _compact(schema, defs).items() if k != "type"}  # data is the object
         branches.append({"title": "|".join(served), **branch})
-    data = {"type": "object", "description": f"fields of the {spec.key}: the branch titled with it",
-            "anyOf": branches}
+    data = {"type": "object", "description": f"fields of the {spec.key}: the branch titled with it", "anyOf": branches}
     return names, data
 
 

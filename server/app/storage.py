@@ -9,7 +9,7 @@ one SQLite file and a write appends and projects in one transaction.
 A write (:meth:`Storage.commit`) returns :class:`Written` or :class:`BackedUp`. When SQLite refuses
 it (locked past the busy timeout, read-only file, disk full, corrupt or unopenable file), the
 command is still decided, against a read snapshot when the file can be read and against an empty
-in-memory ledger when it cannot, and its events go to the backup (:mod:`server.backup_log`): the
+in-memory ledger when it cannot, and its events go to the backup (:mod:`server.app.backup_log`): the
 caller gets ``{"ok": true, "backup_only": true, "backup": {"path", "event_ids"}}`` and no
 ``memory_id`` (the log assigns ids on replay); if the backup append fails as well the caller gets
 ``unavailable`` and nothing is claimed.
@@ -32,30 +32,46 @@ from typing import Any, Protocol, TypeVar
 import apsw
 import msgspec
 
-from ledger import clock
-from ledger.dbfiles import MissingDatabase, ReadOnlySidecar
-from ledger.decide import Decision
-from ledger.errors import Locked, NotFound, Unavailable, VersionConflict
-from ledger.events import MemoryRecorded
-from ledger.store import EventStore, NewEvent, StoreBusy, StoredEvent
-from projections.runner import ProjectionRunner, Projector
-from server.backup_log import BackupLog
-from server.config import Settings
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.dbfiles import MissingDatabase, ReadOnlySidecar
+from fact_ledger.ledger.errors import Locked, NotFound, Unavailable, VersionConflict
+from fact_ledger.ledger.events import MemoryRecorded
+from fact_ledger.ledger.facts import Decision
+from fact_ledger.ledger.store import EventStore, StoreBusy
+from fact_ledger.projections.runner import ProjectionRunner, Projector
+from fact_ledger.server.app.backup_log import BackupLog
+from fact_ledger.server.config import Settings
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 Decide = Callable[[], "tuple[Decision, str, str]"]  # (decision, event time, workspace)
 
 STORAGE_ERRORS: tuple[type[Exception], ...] = (
-    StoreBusy, apsw.BusyError, apsw.LockedError, apsw.ReadOnlyError, apsw.FullError, apsw.CorruptError,
-    apsw.NotADBError, apsw.CantOpenError, apsw.IOError,
+    StoreBusy,
+    apsw.BusyError,
+    apsw.LockedError,
+    apsw.ReadOnlyError,
+    apsw.FullError,
+    apsw.CorruptError,
+    apsw.NotADBError,
+    apsw.CantOpenError,
+    apsw.IOError,
 )
 _OPEN_ERRORS: tuple[type[Exception], ...] = (*STORAGE_ERRORS, OSError)
 _REASONS: tuple[tuple[type[Exception], str], ...] = (
-    (StoreBusy, "locked"), (apsw.BusyError, "locked"), (apsw.LockedError, "locked"),
-    (apsw.ReadOnlyError, "read_only"), (apsw.FullError, "disk_full"), (apsw.CorruptError, "corrupt"),
-    (apsw.NotADBError, "corrupt"), (apsw.CantOpenError, "cant_open"), (apsw.IOError, "io_error"),
-    (MissingDatabase, "missing"), (ReadOnlySidecar, "read_only"), (OSError, "cant_open"),
+    (StoreBusy, "locked"),
+    (apsw.BusyError, "locked"),
+    (apsw.LockedError, "locked"),
+    (apsw.ReadOnlyError, "read_only"),
+    (apsw.FullError, "disk_full"),
+    (apsw.CorruptError, "corrupt"),
+    (apsw.NotADBError, "corrupt"),
+    (apsw.CantOpenError, "cant_open"),
+    (apsw.IOError, "io_error"),
+    (MissingDatabase, "missing"),
+    (ReadOnlySidecar, "read_only"),
+    (OSError, "cant_open"),
 )
 DEGRADED_OK = frozenset({"status", "pending_backup", "backup_notice", "replay_backup", "close"})
 
@@ -84,8 +100,9 @@ class ProjectionStore(Protocol):
 
     def open(self) -> None: ...
     def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]: ...
-    def rebuild(self, names: Sequence[str] | None = None,
-                progress: Callable[[int, int], None] | None = None) -> int: ...
+    def rebuild(
+        self, names: Sequence[str] | None = None, progress: Callable[[int, int], None] | None = None
+    ) -> int: ...
     def status(self) -> dict[str, dict[str, int]]: ...
     def differs_from_fresh_fold(self) -> list[str]: ...
 
@@ -145,8 +162,9 @@ class Storage:
 
     # -- opening -----------------------------------------------------------------------------
     def _open_real(self) -> tuple[EventStore, ProjectionRunner]:
-        store = EventStore(self.settings.db, busy_timeout_ms=self.settings.busy_timeout_ms,
-                           create=self.settings.may_create)
+        store = EventStore(
+            self.settings.db, busy_timeout_ms=self.settings.busy_timeout_ms, create=self.settings.may_create
+        )
         try:
             runner = ProjectionRunner(store, self._projectors())
             runner.open()
@@ -191,8 +209,9 @@ class Storage:
         if reason == "missing":
             return self._missing()
         detail = f": {self.degraded['message']}" if self.degraded and reason == "read_only" else ""
-        return Unavailable(f"the database cannot be read ({reason}{detail}); writes go to the JSONL backup",
-                           reason=reason)
+        return Unavailable(
+            f"the database cannot be read ({reason}{detail}); writes go to the JSONL backup", reason=reason
+        )
 
     def _missing(self) -> Unavailable:
         """No ledger at an explicit path: nothing is written anywhere, not even the backup."""
@@ -231,8 +250,9 @@ class Storage:
         except STORAGE_ERRORS as exc:
             if isinstance(exc, Unavailable):
                 raise
-            raise Unavailable(f"the database is unavailable ({reason_of(exc)}); nothing was stored",
-                              reason=reason_of(exc)) from None
+            raise Unavailable(
+                f"the database is unavailable ({reason_of(exc)}); nothing was stored", reason=reason_of(exc)
+            ) from None
         finally:
             calls.depth, calls.backed_up = 0, None
 
@@ -249,8 +269,14 @@ class Storage:
         # A remembered memory opens its (fresh) stream: version 1 spares the store a lookup,
         # and the UNIQUE(stream_id, stream_version) constraint still guards it.
         return [
-            NewEvent(data=event, stream_id=stream, event_time=event_time, actor=self.settings.actor,
-                     workspace=workspace, stream_version=1 if isinstance(event, MemoryRecorded) else None)
+            NewEvent(
+                data=event,
+                stream_id=stream,
+                event_time=event_time,
+                actor=self.settings.actor,
+                workspace=workspace,
+                stream_version=1 if isinstance(event, MemoryRecorded) else None,
+            )
             for stream, event in decision
         ]
 
@@ -258,6 +284,7 @@ class Storage:
         """Decide and append in one write transaction; if storage refuses, back the events up."""
         built: list[NewEvent] = []
         if not self.shadow:
+
             def work() -> list[StoredEvent]:
                 decision, event_time, workspace = decide()
                 built[:] = self.new_events(decision, event_time, workspace)
@@ -294,12 +321,23 @@ class Storage:
         try:
             ids = self.backup_log.append(events)
         except OSError as exc:
-            raise Unavailable("the database is unavailable and the backup could not be written; "
-                              "nothing was stored", reason=reason, backup_error=str(exc)[:200]) from None
-        return BackedUp({"ok": True, "backup_only": True, "reason": reason,
-                         "backup": {"path": str(self.backup_log.path), "event_ids": ids},
-                         "notices": [f"database unavailable ({reason}): kept in the JSONL backup, "
-                                     "no id until memory_repair replay_backup"]})
+            raise Unavailable(
+                "the database is unavailable and the backup could not be written; nothing was stored",
+                reason=reason,
+                backup_error=str(exc)[:200],
+            ) from None
+        return BackedUp(
+            {
+                "ok": True,
+                "backup_only": True,
+                "reason": reason,
+                "backup": {"path": str(self.backup_log.path), "event_ids": ids},
+                "notices": [
+                    f"database unavailable ({reason}): kept in the JSONL backup, "
+                    "no id until memory_repair replay_backup"
+                ],
+            }
+        )
 
     # -- pending backup ----------------------------------------------------------------------
     def pending_backup(self) -> dict[str, Any] | None:
@@ -315,13 +353,20 @@ class Storage:
         """One short notice for agents: a backup awaits replay, or the database is unreachable."""
         pending = self.pending_backup()
         if pending is not None:
-            return (f"{pending['events']} backed-up events await replay: "
-                    "memory_repair replay_backup (dry run first)")
+            return f"{pending['events']} backed-up events await replay: memory_repair replay_backup (dry run first)"
         if self.degraded is not None:
             return f"database unavailable ({self.degraded['reason']}): writes go to the JSONL backup"
         return None
 
     def degraded_status(self) -> dict[str, Any]:
-        return {"ok": True, "db": self.settings.db, "events": None, "memories": None,
-                "open_conflicts": None, "projections": {}, "search_mode": None,
-                "degraded": self.degraded, "pending_backup": self.pending_backup()}
+        return {
+            "ok": True,
+            "db": self.settings.db,
+            "events": None,
+            "memories": None,
+            "open_conflicts": None,
+            "projections": {},
+            "search_mode": None,
+            "degraded": self.degraded,
+            "pending_backup": self.pending_backup(),
+        }

@@ -1,7 +1,7 @@
 """What every service of the facade is given: the settings, the storage seam and the workspace rules.
 
 :class:`Service` gives the governance and semantic services the same few helpers the facade used
-to lend its mixins (the connection, a write through :meth:`server.storage.Storage.commit`, the
+to lend its mixins (the connection, a write through :meth:`server.app.storage.Storage.commit`, the
 workspace checks), as plain delegation to the objects they were built with.
 """
 
@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ledger.decide import Decision
-from ledger.store import EventStore
-from projections.runner import ProjectionRunner
-from server.config import Settings
-from server.storage import BackedUp, Storage, Written
-from server.views import memory_view
-from server.workspaces import Workspaces
+from fact_ledger.ledger.facts import Decision
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.projections.runner import ProjectionRunner
+from fact_ledger.server.app.storage import BackedUp, Storage, Written
+from fact_ledger.server.app.views import memory_view
+from fact_ledger.server.app.workspaces import Workspaces
+from fact_ledger.server.config import Settings
 
 
 class Service:

@@ -21,10 +21,10 @@ from typing import Any
 
 import msgspec
 
-from ledger import clock
-from ledger.envelope import EnvelopeError, backup_envelope, from_envelope
-from ledger.ids import uuid7
-from ledger.store import NewEvent
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.chain import NewEvent
+from fact_ledger.ledger.envelope import EnvelopeError, backup_envelope, from_envelope
+from fact_ledger.ledger.ids import uuid7
 
 
 class Command(msgspec.Struct):
@@ -73,7 +73,7 @@ class BackupLog:
             try:
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
                 os.fsync(fd)
             except OSError:
                 try:
@@ -159,8 +159,12 @@ class BackupLog:
             self._checked_at = position
         if not self._pending:
             return None
-        return {"path": str(self.path), "events": len(self._pending), "bad_lines": self._bad,
-                "checked": present is not None}
+        return {
+            "path": str(self.path),
+            "events": len(self._pending),
+            "bad_lines": self._bad,
+            "checked": present is not None,
+        }
 
 
 def _parse(line: bytes) -> tuple[Any, int | None, NewEvent | None, str | None]:
@@ -184,8 +188,9 @@ def _close(group: list[tuple[int, int, NewEvent | None, str | None]], size: int 
     if not bad:
         reason = f"incomplete command: {len(group)} of {size} lines"
         return Command(first, errors=[{"line": n, "error": reason} for n, _, _, _ in group])
-    return Command(first, errors=[{"line": n, "error": e or "part of a command with a bad line"}
-                                  for n, _, _, e in group])
+    return Command(
+        first, errors=[{"line": n, "error": e or "part of a command with a bad line"} for n, _, _, e in group]
+    )
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

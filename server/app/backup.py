@@ -1,7 +1,7 @@
 """Replay of the JSONL backup: the events that storage kept while the database refused them.
 
-Writes reach the backup through :class:`server.storage.Storage` (``commit`` answers
-:class:`server.storage.BackedUp`); this module appends them to the log afterwards, through the
+Writes reach the backup through :class:`server.app.storage.Storage` (``commit`` answers
+:class:`server.app.storage.BackedUp`); this module appends them to the log afterwards, through the
 same path as any write, in bounded transactions, idempotent by ``event_id``.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ledger.errors import Unauthorized, Unavailable
-from ledger.store import NewEvent
-from server.storage import STORAGE_ERRORS, Storage, reason_of
+from fact_ledger.ledger.chain import NewEvent
+from fact_ledger.ledger.errors import Unauthorized, Unavailable
+from fact_ledger.server.app.storage import STORAGE_ERRORS, Storage, reason_of
 
 REPLAY_BATCH = 500
 
@@ -32,9 +32,14 @@ def append_batch(storage: Storage, batch: list[NewEvent]) -> int:
     return int(storage.transaction(work))
 
 
-def replay_backup(storage: Storage, dry_run: bool = True, authorization: str = "", *,
-                  progress: Callable[[int, int], None] | None = None,
-                  batch_size: int = REPLAY_BATCH) -> dict[str, Any]:
+def replay_backup(
+    storage: Storage,
+    dry_run: bool = True,
+    authorization: str = "",
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    batch_size: int = REPLAY_BATCH,
+) -> dict[str, Any]:
     """Append the backup's events through the normal path: dry run unless authorised.
 
     Idempotent by ``event_id``; a bad line (or a command with one) is skipped and reported;
@@ -42,8 +47,7 @@ def replay_backup(storage: Storage, dry_run: bool = True, authorization: str = "
     is kept.
     """
     if not dry_run and not authorization:
-        raise Unauthorized("applying the backup needs authorized: true (run a dry run first)",
-                           field="authorized")
+        raise Unauthorized("applying the backup needs authorized: true (run a dry run first)", field="authorized")
     storage.maybe_reopen(force=True)
     if storage.shadow and not dry_run:
         raise storage.unreadable()
@@ -51,16 +55,25 @@ def replay_backup(storage: Storage, dry_run: bool = True, authorization: str = "
 
 
 class _Replay:
-    def __init__(self, storage: Storage, *, dry_run: bool, progress: Callable[[int, int], None] | None,
-                 batch_size: int) -> None:
+    def __init__(
+        self, storage: Storage, *, dry_run: bool, progress: Callable[[int, int], None] | None, batch_size: int
+    ) -> None:
         self.storage, self.dry_run, self.progress, self.batch_size = storage, dry_run, progress, batch_size
         self.readable = not storage.shadow
         self.batch: list[NewEvent] = []
         self.line = 0
         self.out: dict[str, Any] = {
-            "ok": True, "dry_run": dry_run, "path": str(storage.backup_log.path), "lines": 0, "commands": 0,
-            "events": 0, "already_present": 0 if self.readable else None,
-            ("to_apply" if dry_run else "appended"): 0, "bad_total": 0, "bad_lines": [], "kept": True,
+            "ok": True,
+            "dry_run": dry_run,
+            "path": str(storage.backup_log.path),
+            "lines": 0,
+            "commands": 0,
+            "events": 0,
+            "already_present": 0 if self.readable else None,
+            ("to_apply" if dry_run else "appended"): 0,
+            "bad_total": 0,
+            "bad_lines": [],
+            "kept": True,
         }
 
     def run(self) -> dict[str, Any]:
@@ -106,7 +119,9 @@ class _Replay:
             raise Unavailable(
                 f"replay stopped before line {self.line} ({reason_of(exc)}) after appending "
                 f"{self.out['appended']} events; run it again: it skips what is already there",
-                reason=reason_of(exc), appended=self.out["appended"]) from None
+                reason=reason_of(exc),
+                appended=self.out["appended"],
+            ) from None
         self.out["appended"] += fresh
         self.out["already_present"] += len(self.batch) - fresh
         self.batch = []

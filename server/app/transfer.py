@@ -23,20 +23,33 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ledger.envelope import EnvelopeError, from_envelope, to_envelope
-from ledger.errors import InvalidInput
-from ledger.store import NewEvent, StoredEvent
-from server.app import LedgerApp
-from server.backup import append_batch
+from fact_ledger.ledger.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.envelope import EnvelopeError, from_envelope, to_envelope
+from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.server.app.backup import append_batch
+from fact_ledger.server.app.facade import LedgerApp
 
 Progress = Callable[[int, int], None]
 IMPORT_BATCH = 500
-CSV_COLUMNS = ("position", "event_id", "stream_id", "stream_version", "type", "v", "event_time",
-               "recorded_at", "actor", "workspace", "idempotency_key", "payload", "prev_hash", "hash")
+CSV_COLUMNS = (
+    "position",
+    "event_id",
+    "stream_id",
+    "stream_version",
+    "type",
+    "v",
+    "event_time",
+    "recorded_at",
+    "actor",
+    "workspace",
+    "idempotency_key",
+    "payload",
+    "prev_hash",
+    "hash",
+)
 
 
-def _selected(app: LedgerApp, since: str | None, until: str | None,
-              progress: Progress | None) -> Iterator[StoredEvent]:
+def _selected(app: LedgerApp, since: str | None, until: str | None, progress: Progress | None) -> Iterator[StoredEvent]:
     """Events recorded within [since, until], in log order, read in one snapshot."""
     total = app.store.last_position()
     with app.storage.snapshot():
@@ -50,8 +63,14 @@ def _selected(app: LedgerApp, since: str | None, until: str | None,
         progress(total, total)
 
 
-def export_jsonl(app: LedgerApp, out: IO[bytes], *, since: str | None = None, until: str | None = None,
-                 progress: Progress | None = None) -> int:
+def export_jsonl(
+    app: LedgerApp,
+    out: IO[bytes],
+    *,
+    since: str | None = None,
+    until: str | None = None,
+    progress: Progress | None = None,
+) -> int:
     """Write every event (optionally recorded within [since, until]) as one envelope per line."""
     count = 0
     for event in _selected(app, since, until, progress):
@@ -60,8 +79,14 @@ def export_jsonl(app: LedgerApp, out: IO[bytes], *, since: str | None = None, un
     return count
 
 
-def export_csv(app: LedgerApp, out: IO[bytes], *, since: str | None = None, until: str | None = None,
-               progress: Progress | None = None) -> int:
+def export_csv(
+    app: LedgerApp,
+    out: IO[bytes],
+    *,
+    since: str | None = None,
+    until: str | None = None,
+    progress: Progress | None = None,
+) -> int:
     """The same events as CSV (one row each, payload as JSON text) for spreadsheets."""
     text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
     writer = csv.writer(text)
@@ -86,8 +111,11 @@ def _refuse_csv(path: Path) -> None:
     with path.open("rb") as fh:
         first = fh.readline().strip().decode("utf-8", "replace")
     if first == ",".join(CSV_COLUMNS):
-        raise InvalidInput(f"{path} is a CSV export; CSV is an export-only format: import takes the JSONL "
-                           "export (ledger export --format jsonl)", field="file")
+        raise InvalidInput(
+            f"{path} is a CSV export; CSV is an export-only format: import takes the JSONL "
+            "export (ledger export --format jsonl)",
+            field="file",
+        )
 
 
 def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None) -> dict[str, Any]:
@@ -116,5 +144,4 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
         if len(batch) >= IMPORT_BATCH:
             flush()
     flush()
-    return {"ok": True, "appended": appended, "already_present": already, "bad_lines": bad[:20],
-            "bad_total": len(bad)}
+    return {"ok": True, "appended": appended, "already_present": already, "bad_lines": bad[:20], "bad_total": len(bad)}

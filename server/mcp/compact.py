@@ -38,8 +38,9 @@ def dumps(payload: dict[str, Any]) -> str:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def compact(tool: str, name: str, result: dict[str, Any], *, query: str = "",
-            notices: list[str] | None = None) -> dict[str, Any]:
+def compact(
+    tool: str, name: str, result: dict[str, Any], *, query: str = "", notices: list[str] | None = None
+) -> dict[str, Any]:
     """The result as sent: find trimmed to budget, notices merged (at most 3)."""
     if tool == "memory" and name == "find" and isinstance(result.get("results"), list):
         result = _compact_find(result, query)
@@ -52,7 +53,7 @@ def compact(tool: str, name: str, result: dict[str, Any], *, query: str = "",
         seen: dict[str, None] = {}
         for item in merged:
             text = str(item)
-            seen.setdefault(text if len(text) <= MAX_NOTICE_CHARS else text[:MAX_NOTICE_CHARS - 1] + "…")
+            seen.setdefault(text if len(text) <= MAX_NOTICE_CHARS else text[: MAX_NOTICE_CHARS - 1] + "…")
         result = {**result, "notices": list(seen)[:MAX_NOTICES]}
     elif "notices" in result:
         result = {k: v for k, v in result.items() if k != "notices"}
@@ -62,14 +63,48 @@ def compact(tool: str, name: str, result: dict[str, Any], *, query: str = "",
 LISTS = ("results", "conflicts", "events", "versions", "intervals")
 # The contract's item keys (find results, conflicts, audit events, history versions, timeline
 # intervals, verdicts): always sent, even when empty.
-ALWAYS = frozenset({
-    "memory_id", "subject", "content", "tags", "source_type", "trust", "confidence", "protection", "status",
-    "event_time", "recorded_at", "version", "source_ref", "score", "conflict_ids", "standing",
-    "conflict_id", "state", "members", "member_count", "leader_id", "claim", "verdict", "other_id",
-    "winner_side", "winner_id", "loser_id", "manual_review", "reasons",
-    "position", "type", "stream_id", "actor", "payload", "events",
-    "valid_from", "valid_to", "superseded_by",
-})
+ALWAYS = frozenset(
+    {
+        "memory_id",
+        "subject",
+        "content",
+        "tags",
+        "source_type",
+        "trust",
+        "confidence",
+        "protection",
+        "status",
+        "event_time",
+        "recorded_at",
+        "version",
+        "source_ref",
+        "score",
+        "conflict_ids",
+        "standing",
+        "conflict_id",
+        "state",
+        "members",
+        "member_count",
+        "leader_id",
+        "claim",
+        "verdict",
+        "other_id",
+        "winner_side",
+        "winner_id",
+        "loser_id",
+        "manual_review",
+        "reasons",
+        "position",
+        "type",
+        "stream_id",
+        "actor",
+        "payload",
+        "events",
+        "valid_from",
+        "valid_to",
+        "superseded_by",
+    }
+)
 _NEVER = frozenset({"rule_order", "event_id", "content_hash"})
 
 
@@ -79,8 +114,7 @@ def _lean(value: Any) -> Any:
         return [_lean(v) for v in value]
     if not isinstance(value, dict):
         return value
-    return {k: _lean(v) for k, v in value.items()
-            if k not in _NEVER and (k in ALWAYS or v not in (None, "", [], {}))}
+    return {k: _lean(v) for k, v in value.items() if k not in _NEVER and (k in ALWAYS or v not in (None, "", [], {}))}
 
 
 _LISTED_VERDICTS = {("memory", "remember"), ("memory_review", "conflicts")}
@@ -105,13 +139,16 @@ def _compact_find(result: dict[str, Any], query: str) -> dict[str, Any]:
             item["score"] = round(item["score"], 3)
         subject = item.get("subject")
         if isinstance(subject, str) and len(subject) > MAX_SUBJECT_CHARS:
-            item["subject"] = subject[:MAX_SUBJECT_CHARS - 1] + "…"
+            item["subject"] = subject[: MAX_SUBJECT_CHARS - 1] + "…"
             item["truncated"] = True
         tags = item.get("tags")
-        if isinstance(tags, list) and (len(tags) > MAX_TAGS_SHOWN or any(
-                isinstance(t, str) and len(t) > MAX_TAG_CHARS_SHOWN for t in tags)):
-            item["tags"] = [t[:MAX_TAG_CHARS_SHOWN - 1] + "…" if isinstance(t, str) and len(t) > MAX_TAG_CHARS_SHOWN
-                            else t for t in tags[:MAX_TAGS_SHOWN]]
+        if isinstance(tags, list) and (
+            len(tags) > MAX_TAGS_SHOWN or any(isinstance(t, str) and len(t) > MAX_TAG_CHARS_SHOWN for t in tags)
+        ):
+            item["tags"] = [
+                t[: MAX_TAG_CHARS_SHOWN - 1] + "…" if isinstance(t, str) and len(t) > MAX_TAG_CHARS_SHOWN else t
+                for t in tags[:MAX_TAGS_SHOWN]
+            ]
             item["truncated"] = True
     out = {**result, "results": items}
     if not items or size(out) <= FIND_BUDGET_BYTES:

@@ -1,6 +1,6 @@
 """Edge models for the ``memory_review``, ``memory_govern`` and ``memory_repair`` tools.
 
-Same rules as :mod:`server.schemas`: strict ids, known enums, ISO timestamps, bounded text.
+Same rules as :mod:`server.schemas.memory`: strict ids, known enums, ISO timestamps, bounded text.
 Governance models carry ``authorized``; the MCP layer turns it into the facade's
 ``authorization`` string (and may upgrade it to ``user_channel`` after asking the user).
 """
@@ -11,8 +11,17 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field, StrictBool, StrictInt, model_validator
 
-from ledger.events import EVENT_TYPES, RENAMED
-from server.schemas import Cursor, EdgeModel, MemoryId, Name, PositiveId, Reason, RecordedPoint, Subject
+from fact_ledger.ledger.events import EVENT_TYPES, RENAMED
+from fact_ledger.server.schemas.memory import (
+    Cursor,
+    EdgeModel,
+    MemoryId,
+    Name,
+    PositiveId,
+    Reason,
+    RecordedPoint,
+    Subject,
+)
 
 ConflictState = Literal["open", "judged", "resolved", "all"]
 # A renamed type's old name still filters (it finds the same rows as the current one).
@@ -174,5 +183,8 @@ class ArchiveData(EdgeModel):
 def memory_ids(data: EdgeModel) -> list[int]:
     """The memory ids a governance request touches (for the locked-memory check)."""
     fields: dict[str, Any] = data.model_dump()
-    return [v for k, v in fields.items() if k in ("memory_id", "left_id", "right_id", "loser_id", "winner_id")
-            and isinstance(v, int)]
+    return [
+        v
+        for k, v in fields.items()
+        if k in ("memory_id", "left_id", "right_id", "loser_id", "winner_id") and isinstance(v, int)
+    ]

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger import clock
-from ledger.errors import ForbiddenWorkspace, InvalidInput, Unauthorized
-from ledger.events import WorkspaceAliasSet
-from projections import workspaces as ws
-from server.config import Settings
-from server.storage import BackedUp, Storage
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.errors import ForbiddenWorkspace, InvalidInput, Unauthorized
+from fact_ledger.ledger.events import WorkspaceAliasSet
+from fact_ledger.projections import workspaces as ws
+from fact_ledger.server.app.storage import BackedUp, Storage
+from fact_ledger.server.config import Settings
 
 
 class Workspaces:
@@ -95,8 +95,13 @@ class Workspaces:
         if isinstance(outcome, BackedUp):
             return outcome.result
         stored = outcome.events
-        return {"ok": True, "alias": alias, "canonical": self.canonical_workspace(alias),
-                "accepted": accepted, "position": stored[0].position}
+        return {
+            "ok": True,
+            "alias": alias,
+            "canonical": self.canonical_workspace(alias),
+            "accepted": accepted,
+            "position": stored[0].position,
+        }
 
     def workspaces(self) -> dict[str, Any]:
         """Workspaces, accepted aliases and undecided suggestions (strict: only the caller's)."""

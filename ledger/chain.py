@@ -1,0 +1,164 @@
+"""The log's rows and their hash chain, as every log backend writes and checks them.
+
+A new event becomes a row (:func:`stamp`) at the next position with the chained hash
+``sha256(prev_hash || canonical bytes)``; :func:`chain_batch` appends a batch inside a backend's
+write transaction, :func:`verify_events` recomputes the chain."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import msgspec
+
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.errors import ChainBroken
+from fact_ledger.ledger.events import Event, canonical_json, decode_payload, encode_payload, type_name
+from fact_ledger.ledger.ids import uuid7
+
+GENESIS_HASH = "0" * 64
+
+
+class NewEvent(msgspec.Struct, kw_only=True):
+    """An event about to be appended. ``stream_version=None`` takes the stream's next version."""
+
+    data: Event
+    stream_id: str
+    event_time: str
+    actor: str = ""
+    workspace: str = ""
+    event_id: str = msgspec.field(default_factory=uuid7)
+    stream_version: int | None = None
+    recorded_at: str | None = None
+    idempotency_key: str | None = None
+
+
+class StoredEvent(msgspec.Struct, kw_only=True):
+    """One row of the log, exactly as stored."""
+
+    position: int
+    event_id: str
+    stream_id: str
+    stream_version: int
+    type: str
+    v: int
+    payload: str
+    event_time: str
+    recorded_at: str
+    actor: str
+    workspace: str
+    idempotency_key: str | None
+    prev_hash: str
+    hash: str
+
+    @property
+    def data(self) -> Event:
+        """The payload decoded and upcast to the current schema version."""
+        return decode_payload(self.type, self.v, self.payload)
+
+
+def row_hash(prev_hash: str, ev: StoredEvent) -> str:
+    """``sha256(prev_hash || canonical bytes)`` over every column but the hashes themselves."""
+    body = canonical_json(
+        [
+            ev.position,
+            ev.event_id,
+            ev.stream_id,
+            ev.stream_version,
+            ev.type,
+            ev.v,
+            ev.payload,
+            ev.event_time,
+            ev.recorded_at,
+            ev.actor,
+            ev.workspace,
+            ev.idempotency_key,
+        ]
+    )
+    return hashlib.sha256(prev_hash.encode("ascii") + body).hexdigest()
+
+
+def stamp(new: NewEvent, *, position: int, stream_version: int, prev_hash: str) -> StoredEvent:
+    """The row a new event becomes at ``position``: canonical payload, timestamps, chained hash."""
+    stored = StoredEvent(
+        position=position,
+        event_id=new.event_id,
+        stream_id=new.stream_id,
+        stream_version=stream_version,
+        type=type_name(new.data),
+        v=type(new.data).V,
+        payload=encode_payload(new.data).decode(),
+        event_time=new.event_time,
+        recorded_at=new.recorded_at or clock.now(),
+        actor=new.actor,
+        workspace=new.workspace,
+        idempotency_key=new.idempotency_key,
+        prev_hash=prev_hash,
+        hash="",
+    )
+    stored.hash = row_hash(prev_hash, stored)
+    return stored
+
+
+def chain_batch(
+    events: Sequence[NewEvent],
+    tail: Sequence[Any] | None,
+    stored_by_id: Callable[[str], StoredEvent | None],
+    next_version: Callable[[str], int],
+    insert: Callable[[StoredEvent], None],
+) -> list[StoredEvent]:
+    """Append a batch after ``tail`` (the last row's position and hash) inside a backend's write
+    transaction: already stored ids come back as stored, new rows get the next positions, stream
+    versions and chained hashes. Every backend appends through this one function."""
+    position, prev_hash = tail if tail else (0, GENESIS_HASH)
+    next_versions: dict[str, int] = {}
+    out: list[StoredEvent] = []
+    for new in events:
+        existing = stored_by_id(new.event_id)
+        if existing is not None:
+            out.append(existing)
+            continue
+        version = new.stream_version
+        if version is None:
+            version = next_versions.get(new.stream_id) or next_version(new.stream_id)
+        next_versions[new.stream_id] = version + 1
+        position += 1
+        stored = stamp(new, position=position, stream_version=version, prev_hash=prev_hash)
+        insert(stored)
+        prev_hash = stored.hash
+        out.append(stored)
+    return out
+
+
+def check_continues(tail: Sequence[Any] | None, rows: Sequence[StoredEvent]) -> None:
+    """Refuse rows that do not extend the log exactly: the next positions, linked and hashed right.
+
+    This is what copying a log row for row (``ledger migrate``) rests on: positions, times and
+    hashes are kept, never re-stamped, so both ends verify to the same head.
+    """
+    position, prev_hash = tail if tail else (0, GENESIS_HASH)
+    for row in rows:
+        if row.position != position + 1 or row.prev_hash != prev_hash or row_hash(prev_hash, row) != row.hash:
+            raise ChainBroken(
+                f"event at position {row.position} does not extend the log at {position}", position=row.position
+            )
+        position, prev_hash = row.position, row.hash
+
+
+def verify_events(events: Iterable[StoredEvent], progress: Callable[[int], None] | None = None) -> int:
+    """Check positions, links, hashes and decoding of a whole log read in order (any backend)."""
+    prev_hash, expected_position, count = GENESIS_HASH, 1, 0
+    for ev in events:
+        if ev.position != expected_position:
+            raise ChainBroken(f"position {expected_position} is missing", position=expected_position)
+        if ev.prev_hash != prev_hash or row_hash(prev_hash, ev) != ev.hash:
+            raise ChainBroken(f"event at position {ev.position} does not match its hash", position=ev.position)
+        try:
+            ev.data  # noqa: B018 - a payload that no longer decodes is tampering too
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
+            raise ChainBroken(f"event at position {ev.position} does not decode", position=ev.position) from None
+        prev_hash, expected_position, count = ev.hash, expected_position + 1, count + 1
+        if progress and count % 1000 == 0:
+            progress(count)
+    return count

@@ -1,0 +1,228 @@
+"""The words and patterns claim extraction reads sentences with (English and Chinese).
+
+Data only: the grammar that uses them is :mod:`ledger.claims`; a new relation, filler or value
+ending is added here."""
+
+from __future__ import annotations
+
+import re
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+CJK_SPLIT = re.compile(f"([{_CJK}]+)")
+
+
+# -- keys --------------------------------------------------------------------------------------
+ALIASES = (
+    (re.compile(r"端口号?|port number"), " port "),
+    (re.compile(r"版本号?"), " version "),
+    (re.compile(r"'s\b|’s\b"), " "),
+)
+STOP_TOKENS = frozenset("the a an of for to on at in our my your its their this that these those".split())
+STOP_CHARS = frozenset("的之该这那个本")
+TOKEN_PUNCT = ",.;:!?()[]{}\"'“”‘’「」《》，。：；！？、"
+
+
+# -- relations ---------------------------------------------------------------------------------
+# (pattern, relation, value kinds accepted or None for any). Earliest match in a clause wins;
+# at one position the longer alternative is listed first.
+_EN = r"(?<![\w/-])(?:{})(?![\w-])"
+RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tuple(
+    (re.compile(p), rel, kinds)
+    for p, rel, kinds in (
+        (
+            _EN.format(
+                r"(?:listens|listening|runs|running|is running|is served|serves|is exposed|is reachable|"
+                r"is available|binds|is bound|is listening)\s+(?:on|at|to)\s+port"
+            ),
+            "port",
+            None,
+        ),
+        (r"(?:监听在?|运行在|跑在)(?:\s*端口号?)?", "port", None),
+        (_EN.format(r"(?:now\s+)?(?:returns|responds with|replies with|is returning|answers with)"), "returns", None),
+        (r"返回(?:的是|值为|值是|了)?", "returns", None),
+        (_EN.format(r"(?:now\s+)?(?:uses|is using|relies on|is built on|is written in|runs on)"), "uses", None),
+        (r"改用|使用|采用|用的是|(?<![费作应有运启适通信占])用(?![户于来法途到])", "uses", None),
+        (_EN.format(r"costs|is priced at|will cost"), "costs", None),
+        (
+            _EN.format(
+                r"(?:lives|live|is living|has lived|resides|is based|now lives)\s+in|"
+                r"(?:relocated|has relocated|has moved|is moving|will move)\s+to"
+            ),
+            "lives in",
+            frozenset({"text"}),
+        ),
+        (r"住在|居住在|定居在?|搬到了?|搬去了?|移居到?", "lives in", frozenset({"text"})),
+        (
+            _EN.format(
+                r"(?:works|work|is working|am working|now works|started working|(?:is|am|are) employed)"
+                r"\s+(?:at|for|by)"
+            ),
+            "works at",
+            frozenset({"text"}),
+        ),
+        (
+            _EN.format(
+                r"(?:has been|was|is|got|been)\s+(?:changed|moved|set|updated|rescheduled|postponed|pushed|"
+                r"bumped|switched)\s+to|is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
+                r"is still|will be|equals|is equal to|becomes|moved to|changed to|is|are"
+            ),
+            "is",
+            None,
+        ),
+        (
+            r"已?(?:改为|改成|改到|变为|变成|变更为|调整为|调整到|更新为|设为|设置为|设定为|定在|定于|安排在|挪到|"
+            r"推迟到|提前到|延期到|等于|就是)|(?<![但还于总可只要凡倒真老不否])是(?![否不])|"
+            r"(?<![因作认成以称行视为更较极最])为(?![了什何止主])",
+            "is",
+            None,
+        ),
+        (
+            r"(?<![现正存所实自好])在(?=周|星期|礼拜|\d|上午|下午|晚上|中午|早上|凌晨|[一二三四五六七八九十]+月)",
+            "is",
+            frozenset({"when"}),
+        ),
+        (r"\s*(?:==|=)\s*", "is", None),
+        (r":\s+|：\s*", "colon", None),
+    )
+)
+# One pass finds the leftmost relation; at one position the earlier entry above wins.
+ANY_RELATION = re.compile("|".join(f"(?P<r{i}>{p.pattern})" for i, (p, _, _) in enumerate(RELATIONS)))
+IMPLICIT = re.compile(
+    r"^(?P<left>.*?(?:预算|金额|价格|费用|截止日期|截止时间|日期|端口号?|版本号?|budget|price|deadline|due date|"
+    r"(?<![a-z])port|(?<![a-z])version))\s*(?P<value>.+)$"
+)
+NEGATED_LEFT = re.compile(r"(?:\bnot|n't|\bno longer|\bnever|不|没|没有|并非|非|不再|未)\s*$")
+HEDGED = re.compile(
+    r"(?:\b(?:maybe|perhaps|probably|might|may|could|should|would|if|whether|unless)\b|可能|也许|"
+    r"大概|或许|如果|假如|是否|应该|估计)"
+)
+LEFT_FILLERS = re.compile(
+    r"^(?:(?:note that|note|fyi|i think|we think|i believe|it seems|so|also|and|but|now|currently|today|"
+    r"update|correction|actually|apparently|confirmed|heads up|btw|现在|目前|当前|如今|今天|据说|注意|另外|然后|"
+    r"其实|最新|更新|确认|听说|已经|所以|而且|并且|但是|不过|经确认)[\s:,，：]*)+"
+)
+LEFT_TRAILERS = re.compile(
+    r"(?:\s*(?:现在|目前|已经|已|也|还|都|将|会|仍然|仍|依然|一直|则|就|正在|现|暂时|统一|"
+    r"去年|今年|前年|最近|上个月|上周|刚刚|刚|now|currently|still|also|recently|just))+$"
+)
+# When a thing happened is not part of what happened: "moved to Berlin last year" is Berlin.
+TRAILING_TIME = re.compile(
+    r"(?:\s+(?:(?:last|this|next)\s+(?:year|month|week|weekend|summer|winter|spring|fall|"
+    r"autumn)|recently|yesterday|today|lately|now|currently|these days|"
+    r"(?:a|one|two|three|a few|\d+)\s+(?:years?|months?|weeks?|days?)\s+ago|in\s+\d{4}))+$"
+)
+PRONOUNS = frozenset(
+    "it this that he she they there here we i you these those 这 那 它 他 她 这个 那个 此 "
+    "我 我们 你 你们 他们 她们".split()
+)
+# "a developer", "not ready", "my stress relief", "our top priority": a description, not a value.
+NOT_A_VALUE_START = (
+    "a ",
+    "an ",
+    "not ",
+    "no ",
+    "my ",
+    "our ",
+    "his ",
+    "her ",
+    "their ",
+    "your ",
+    "不",
+    "没",
+    "非",
+    "我的",
+    "我们的",
+    "他的",
+    "她的",
+)
+VAGUE_START = frozenset(
+    """almost just really so super very both also always still one like why how what where
+    when who whom which whose most more less such quite pretty kind sort all too even the on in at for to from with
+    of about by into over under like as than there here everything something nothing anything going doing getting
+    being having making""".split()
+)
+DEMONSTRATIVES = frozenset("it this that these those there here 这 那 它 这个 那个 此".split())
+PERSONS = frozenset("i we he she they 我 我们 你 你们 他 她 他们 她们".split())  # pronouns that stand for people
+# Remarks, not attributes: "the problem is …", "the reason is …", "重点是 …".
+DISCOURSE = frozenset(
+    """problem issue point reason thing idea truth question answer catch trick plan result
+    difference fact 问题 重点 原因 关键 结果 意思 目的 好处 坏处 事实 情况 答案 区别 麻烦 难点""".split()
+)
+MOVED = re.compile(r"\bmoved to$")
+QUESTION_START = re.compile(
+    r"^(?:what|which|who|how|why|when|where|whether|is|are|does|do|哪|什么|谁|如何|为什么|怎么)\b"
+)
+GENERIC_LABELS = frozenset(
+    "note notes todo tip tips update reminder warning summary example question answer context status update "
+    "fyi result results 注意 备注 提醒 更新 总结 例如 问题 回答 说明 结论".split()
+)
+# What a person says, not a value: "Caroline: Hey Mel!", "Bob: I think so". A colon followed by
+# one of these (or by a long clause) marks a speaker label, and only the utterance is read.
+UTTERANCE_START = frozenset(
+    "i i'm i've i'd i'll me my we we're we've our you you're you've you'd your he he's she she's they "
+    "they're it it's its that that's this there there's here what what's hey hi hello wow thanks thank yeah "
+    "yes yep yup no nope oh ok okay sure well so totally haha lol omg aw aww awesome cool great nice sounds "
+    "good congrats congratulations sorry please hmm um just really gonna wanna let's can could would "
+    "did do does have had was were".split()
+)
+SPEAKER_LINE_WORDS = 5
+# Relations that hold several values at once when people hold them ("uses"); the verbs that are
+# always several-valued (speaks, knows, owns, visited, 会说 …) are no relation here at all.
+GROUPS = frozenset(
+    """team teams we us everyone people company companies org organization organisation
+    department group squad crew staff engineers developers devs users customers family""".split()
+)
+GROUPS_ZH = ("团队", "我们", "公司", "小组", "部门", "大家", "组里", "家里")
+QUALIFIER_END = re.compile(r"\s*[,.;:!?()]|\s+(?:because|since|but|which|and|so|while|when|until)\b")
+LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
+VALUE_PREPOSITIONS = re.compile(r"^(?:(?:on|at|in|for|by|to|until|around|about)\b|约|大约|大概|在|于)\s*")
+VALUE_NOUN = re.compile(r"^(?P<noun>port|version|端口号?|版本号?)\s*(?=[v\d])")
+EN_VALUE_END = re.compile(
+    r"\s+(?:because|since|so that|so|but|which|where|when|while|for|in order|and|until|"
+    r"after|before|unless|if|as)\b|,\s|\s\(|\s[-–—]\s"
+)
+ZH_VALUE_END = re.compile(r"因为|所以|但是|而且|并且|以便|（|\(|，")
+ZH_PARTICLES = re.compile(r"(?:了|啦|呢|吧|哦|呀|的话|左右|上下)+$")
+DESCRIPTIVE = frozenset(
+    """fast slow quick easy hard difficult simple complex important critical urgent stable unstable flaky broken
+    fixed ready done finished complete incomplete good bad great fine ok okay nice better worse best worst big
+    small large huge tiny high low long short new old late early busy full empty safe unsafe secure insecure
+    correct wrong right valid invalid experimental expensive cheap available unavailable required optional
+    necessary possible impossible likely unlikely happy sad tired healthy sick clean dirty messy reliable
+    unreliable responsive weird strange confusing clear unclear very really quite too so pretty extremely
+    not no never always usually sometimes often mostly fully partly deprecated legacy slower faster
+    awesome amazing awful terrible wonderful fantastic cool fun funny lovely beautiful gorgeous sweet kind
+    special vital key crucial essential inspiring exciting interesting boring tough cute adorable scary rough
+    worth gonna tenuous""".split()
+)
+PARTICIPLES = frozenset(
+    """written taken given broken chosen hidden frozen forgotten driven proven spoken stolen
+    shaken known shown done gone seen run built set put kept held made paid sent spent""".split()
+)
+NAMED = re.compile(r"[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}")  # "Bob", "Alice Chen": no article
+DESCRIPTIVE_SUFFIX = re.compile(r"(?:ed|ing|ly|ful|ous|ive|able|ible|less|ish)$")
+SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])(?=\s)")
+CLAUSES = re.compile(r"[，]|,?\s+(?:and|but|while|whereas)\s+(?=(?:the\s+)?[\w/.-]+\s+(?:is|are|returns|uses)\b)")
+
+
+SPEAKER_LABEL = re.compile(r"^\s*[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s+(?P<said>\S.*)", re.DOTALL)
+
+
+# -- preferences -------------------------------------------------------------------------------
+# "Bob likes jazz" / "Bob doesn't like jazz", "用户喜欢咖啡" / "用户不喜欢咖啡": a yes/no claim keyed
+# by what is liked, so a changed taste collides and two different tastes never do.
+LIKE_EN = re.compile(
+    r"^(?P<who>.*?)\s*(?<![\w'’])(?P<neg>does not|doesn['’]t|do not|don['’]t|no longer|never)?\s*"
+    r"(?<![\w'’])(?P<verb>(?:likes|loves|enjoys|dislikes|hates)|(?:like|love|enjoy|dislike|hate))\s+(?P<what>.+)$"
+)
+LIKE_ZH = re.compile(r"^(?P<who>.*?)(?P<neg>不再|不太|并不|从不|不)?(?P<verb>喜欢|讨厌|爱吃|爱喝)(?P<what>.+)$")
+FIRST_PERSON = frozenset("i we you they 我 我们 你 你们 他们 她们".split())  # bare "like" follows these
+DEGREE = re.compile(
+    r"(?:最|很|非常|特别|比较|更|也|还|都|一直|真的)+$|(?:\s+(?:really|truly|absolutely|definitely|"
+    r"actually|generally|usually|always|totally|genuinely|particularly|especially))+$"
+)
+TASTE_WORD = re.compile(r"(?i:like|love|enjoy|hate)|喜欢|讨厌|爱吃|爱喝")
+TASTE_TRAILERS = re.compile(r"(?:\s+(?:anymore|any more|now|too|either|a lot|very much|so much|at all|much))+$")
+NOT_A_TASTE = frozenset(
+    "it this that them him her you me us 它 这 那 这个 那个 你 我 他 她 你们 我们 他们 她们".split()
+)

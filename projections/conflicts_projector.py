@@ -1,0 +1,378 @@
+"""The conflicts read model's tables and the projector that folds collision events into them.
+
+The questions the layers above ask of these tables are in :mod:`projections.conflicts`."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import apsw
+
+from fact_ledger.ledger.chain import StoredEvent
+from fact_ledger.ledger.events import (
+    AUTH_USER,
+    ClaimCollided,
+    Confirmed,
+    ConflictMemberLeft,
+    ConflictReopened,
+    ConflictResolved,
+    Event,
+    JudgmentSubmitted,
+    MemoryUnlocked,
+    MemoryUpdated,
+)
+from fact_ledger.ledger.sql import marks
+from fact_ledger.ledger.trust import SOURCE_TRUST
+from fact_ledger.projections.memories import memory_id_of
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS conflicts(
+    conflict_id   INTEGER PRIMARY KEY,
+    stream_id     TEXT NOT NULL UNIQUE,
+    state         TEXT NOT NULL,
+    workspace     TEXT NOT NULL,
+    key           TEXT NOT NULL,
+    subject       TEXT NOT NULL,
+    attribute     TEXT NOT NULL,
+    member_count  INTEGER NOT NULL,
+    verdict       TEXT NOT NULL,
+    resolution    TEXT,
+    winner_id     INTEGER,
+    reason        TEXT NOT NULL,
+    opened_at     TEXT NOT NULL,
+    updated_at    TEXT NOT NULL,
+    actor         TEXT NOT NULL,
+    last_position INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS conflicts_state ON conflicts(state, conflict_id);
+CREATE INDEX IF NOT EXISTS conflicts_key ON conflicts(key, workspace) WHERE state<>'resolved';
+CREATE TABLE IF NOT EXISTS conflict_members(
+    memory_id   INTEGER NOT NULL,
+    conflict_id INTEGER NOT NULL,
+    stream_id   TEXT NOT NULL,
+    value       TEXT NOT NULL,
+    value_norm  TEXT NOT NULL,
+    active      INTEGER NOT NULL,
+    joined_at   INTEGER NOT NULL,
+    left_reason TEXT NOT NULL,
+    {member_facts},
+    PRIMARY KEY(memory_id, conflict_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS conflict_members_set ON conflict_members(conflict_id, active, joined_at);
+CREATE TABLE IF NOT EXISTS conflict_streams(
+    position     INTEGER PRIMARY KEY,
+    stream_id    TEXT NOT NULL UNIQUE,
+    conflict_id  INTEGER NOT NULL,
+    pairwise     INTEGER NOT NULL,
+    left_id      INTEGER,
+    right_id     INTEGER,
+    left_value   TEXT NOT NULL,
+    right_value  TEXT NOT NULL,
+    verdict      TEXT NOT NULL,
+    state        TEXT NOT NULL,
+    resolution   TEXT,
+    winner_id    INTEGER,
+    reason       TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS conflict_streams_set ON conflict_streams(conflict_id);
+CREATE TABLE IF NOT EXISTS judgments(
+    judgment_id INTEGER PRIMARY KEY,
+    conflict_id INTEGER NOT NULL,
+    stream_id   TEXT NOT NULL,
+    winner_id   INTEGER,
+    rationale   TEXT NOT NULL,
+    pins        TEXT NOT NULL,
+    actor       TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    pair_id     INTEGER
+);
+CREATE INDEX IF NOT EXISTS judgments_conflict ON judgments(conflict_id);
+"""
+
+COLUMNS = (
+    "conflict_id",
+    "stream_id",
+    "state",
+    "workspace",
+    "key",
+    "subject",
+    "attribute",
+    "member_count",
+    "verdict",
+    "resolution",
+    "winner_id",
+    "reason",
+    "opened_at",
+    "updated_at",
+    "actor",
+    "last_position",
+)
+# Events after which a memory's arbitration facts may differ (the memories projection folds them first).
+_FACT_TYPES_OF_EVENTS = (MemoryUpdated, Confirmed, MemoryUnlocked)
+_FACT_EVENTS = frozenset(t.__name__ for t in _FACT_TYPES_OF_EVENTS)
+PAIR_COLUMNS = (
+    "position",
+    "conflict_id",
+    "pairwise",
+    "left_id",
+    "right_id",
+    "left_value",
+    "right_value",
+    "verdict",
+    "state",
+    "resolution",
+    "winner_id",
+    "reason",
+)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+class ConflictsProjector:
+    name = "conflicts"
+    version = 3  # 2: claim sets (pairwise conflicts of one claim fold into one set); 3: members ranked by index
+    tables = ("conflicts", "conflict_members", "conflict_streams", "judgments")
+    handles = frozenset(
+        {
+            "ClaimCollided",
+            "JudgmentSubmitted",
+            "ConflictResolved",
+            "ConflictReopened",
+            "ConflictMemberLeft",
+            *_FACT_EVENTS,
+        }
+    )
+
+    def create(self, conn: apsw.Connection) -> None:
+        conn.execute(
+            _SCHEMA.format(member_facts=", ".join(f"{c} {_FACT_TYPES.get(c, 'TEXT')} NOT NULL" for c in MEMBER_FACTS))
+        )
+        conn.execute(_RANK_INDEX)
+
+    def drop(self, conn: apsw.Connection) -> None:
+        conn.execute(
+            "DROP TABLE IF EXISTS conflicts; DROP TABLE IF EXISTS conflict_members; "
+            "DROP TABLE IF EXISTS conflict_streams; DROP TABLE IF EXISTS judgments"
+        )
+
+    def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
+        if isinstance(data, ClaimCollided):
+            self._collided(conn, event, data)
+            return
+        if isinstance(data, _FACT_TYPES_OF_EVENTS):  # the upcast type: a stored old name reads as the new one
+            # The memories projection has folded the event: copy the facts it left to the
+            # memory's member rows (one row per set it was ever in).
+            facts = ", ".join(MEMBER_FACTS)
+            conn.execute(
+                f"UPDATE conflict_members SET ({facts})=(SELECT {facts} FROM memories "
+                "WHERE memory_id=conflict_members.memory_id) WHERE memory_id=?",
+                (memory_id_of(conn, data.memory),),
+            )  # type: ignore[attr-defined]
+            return
+        found = conn.execute(
+            "SELECT conflict_id, position FROM conflict_streams WHERE stream_id=?", (data.conflict,)
+        ).fetchone()  # type: ignore[attr-defined]
+        if found is None:  # an event about a conflict this ledger never saw
+            return
+        cid, pair = found
+        if isinstance(data, JudgmentSubmitted):
+            pins = {str(memory_id_of(conn, s)): v for s, v in sorted(data.pins.items())}
+            conn.execute(
+                "INSERT INTO judgments(judgment_id, conflict_id, stream_id, winner_id, rationale, pins, actor, "
+                "recorded_at, pair_id) VALUES(?,?,?,?,?,?,?,?,?)",
+                (
+                    event.position,
+                    cid,
+                    data.judgment,
+                    memory_id_of(conn, data.winner),
+                    data.rationale,
+                    json.dumps(pins, sort_keys=True),
+                    event.actor,
+                    event.recorded_at,
+                    pair,
+                ),
+            )
+            conn.execute("UPDATE conflict_streams SET state='judged' WHERE position=? AND state<>'resolved'", (pair,))
+            self._set(conn, cid, event, state="judged")
+        elif isinstance(data, ConflictReopened):
+            conn.execute("UPDATE conflict_streams SET state='open' WHERE position=? AND state<>'resolved'", (pair,))
+            self._set(conn, cid, event, state="open", resolution=None, winner_id=None, reason=data.reason)
+        elif isinstance(data, ConflictMemberLeft):
+            self._leave(conn, cid, memory_id_of(conn, data.member), data.reason)
+            self._set(conn, cid, event)
+        elif isinstance(data, ConflictResolved):
+            winner = memory_id_of(conn, data.winner)
+            if data.pairwise:
+                self._settle_pair(conn, cid, pair, event, data, winner)
+            else:
+                self._set(
+                    conn, cid, event, state="resolved", resolution=data.resolution, winner_id=winner, reason=data.reason
+                )
+
+    # -- membership ----------------------------------------------------------------------------
+    def _collided(self, conn: apsw.Connection, event: StoredEvent, data: ClaimCollided) -> None:
+        members = [(memory_id_of(conn, m.memory), m) for m in data.members]
+        known = conn.execute("SELECT conflict_id FROM conflict_streams WHERE stream_id=?", (data.conflict,)).fetchone()
+        cid = known[0] if known else (self._fold_target(conn, data, members) if data.pairwise else None)
+        if cid is None:
+            cid = event.position
+            conn.execute(
+                f"INSERT INTO conflicts({', '.join(COLUMNS)}) VALUES({marks(len(COLUMNS))})",
+                (
+                    cid,
+                    data.conflict,
+                    "open",
+                    event.workspace,
+                    data.key,
+                    data.subject,
+                    data.attribute,
+                    0,
+                    _json(data.verdict),
+                    None,
+                    None,
+                    "",
+                    event.recorded_at,
+                    event.recorded_at,
+                    event.actor,
+                    event.position,
+                ),
+            )
+        if not known:
+            left, right = [*members, (None, None), (None, None)][:2]
+            conn.execute(
+                f"INSERT INTO conflict_streams(stream_id, {', '.join(PAIR_COLUMNS)}) "
+                f"VALUES(?, {marks(len(PAIR_COLUMNS))})",
+                (
+                    data.conflict,
+                    event.position,
+                    cid,
+                    int(data.pairwise),
+                    left[0],
+                    right[0],
+                    left[1].value if left[1] else "",
+                    right[1].value if right[1] else "",
+                    _json(data.verdict),
+                    "open",
+                    None,
+                    None,
+                    "",
+                ),
+            )
+        added = 0
+        for memory_id, member in members:
+            if memory_id is None:
+                continue
+            before = conn.execute(
+                "SELECT active FROM conflict_members WHERE memory_id=? AND conflict_id=?", (memory_id, cid)
+            ).fetchone()
+            if before is not None and before[0]:
+                continue
+            added += 1
+            conn.execute(
+                "INSERT OR REPLACE INTO conflict_members(memory_id, conflict_id, stream_id, value, value_norm, active, "
+                f"joined_at, left_reason, {', '.join(MEMBER_FACTS)}) SELECT ?,?,?,?,?,1,?,'', "
+                f"{', '.join(MEMBER_FACTS)} FROM memories WHERE memory_id=?",
+                (memory_id, cid, member.memory, member.value, member.norm or member.value, event.position, memory_id),
+            )
+        fields: dict[str, Any] = {}
+        if data.key:
+            fields["key"] = data.key
+        state = conn.execute("SELECT state FROM conflicts WHERE conflict_id=?", (cid,)).get
+        if added and state != "open" and cid != event.position:  # a judged set re-opens when a member joins
+            fields.update(state="open", resolution=None, winner_id=None, reason="a member joined")
+        self._set(conn, cid, event, member_delta=added, **fields)
+
+    def _fold_target(
+        self, conn: apsw.Connection, data: ClaimCollided, members: list[tuple[int | None, Any]]
+    ) -> int | None:
+        """The unresolved set an old pairwise conflict belongs to: a current member in common,
+        holding the same value, for the same attribute."""
+        for memory_id, member in members:
+            row = conn.execute(
+                "SELECT c.conflict_id FROM conflict_members m JOIN conflicts c ON c.conflict_id=m.conflict_id "
+                "WHERE m.memory_id=? AND m.active=1 AND m.value=? AND c.attribute=? AND c.state<>'resolved' "
+                "ORDER BY c.conflict_id LIMIT 1",
+                (memory_id, member.value, data.attribute),
+            ).fetchone()
+            if row is not None:
+                return int(row[0])
+        return None
+
+    def _leave(self, conn: apsw.Connection, cid: int, memory_id: int | None, reason: str) -> None:
+        changed = conn.execute(
+            "UPDATE conflict_members SET active=0, left_reason=? WHERE memory_id=? AND "
+            "conflict_id=? AND active=1 RETURNING memory_id",
+            (reason, memory_id, cid),
+        ).fetchall()
+        if changed:
+            conn.execute("UPDATE conflicts SET member_count=member_count-1 WHERE conflict_id=?", (cid,))
+
+    def _settle_pair(
+        self, conn: apsw.Connection, cid: int, pair: int, event: StoredEvent, data: ConflictResolved, winner: int | None
+    ) -> None:
+        """An old pairwise resolution: the pair is settled; its members leave the set when they
+        have no unresolved pair left in it; the set is settled when under two members remain."""
+        conn.execute(
+            "UPDATE conflict_streams SET state='resolved', resolution=?, winner_id=?, reason=? WHERE position=?",
+            (data.resolution, winner, data.reason, pair),
+        )
+        left, right = conn.execute(
+            "SELECT left_id, right_id FROM conflict_streams WHERE position=?", (pair,)
+        ).fetchone()
+        for member in (left, right):
+            pending = conn.execute(
+                "SELECT count(*) FROM conflict_streams WHERE conflict_id=? AND state<>'resolved' "
+                "AND (left_id=? OR right_id=?)",
+                (cid, member, member),
+            ).get
+            if not pending:
+                self._leave(conn, cid, member, data.resolution)
+        if conn.execute("SELECT member_count FROM conflicts WHERE conflict_id=?", (cid,)).get < 2:
+            self._set(
+                conn, cid, event, state="resolved", resolution=data.resolution, winner_id=winner, reason=data.reason
+            )
+        else:
+            self._set(conn, cid, event)
+
+    def _set(
+        self, conn: apsw.Connection, conflict_id: int, event: StoredEvent, member_delta: int = 0, **fields: Any
+    ) -> None:
+        fields.update(updated_at=event.recorded_at, last_position=event.position)
+        assignments = ", ".join([f"{k}=?" for k in fields] + ["member_count=member_count+?"])
+        conn.execute(
+            f"UPDATE conflicts SET {assignments} WHERE conflict_id=?", (*fields.values(), member_delta, conflict_id)
+        )
+
+
+# -- reads -------------------------------------------------------------------------------------
+# The order of ``ledger.arbiter.rank_key`` in SQL, so that a set's leader is found by an ORDER BY
+# ... LIMIT in SQLite instead of ranking every member in Python on each write (a set of a
+# thousand costs a sort in C). tests/test_claim_sets.py checks it orders as rank_key does.
+_TRUST_SQL = (
+    "CASE m.source_type "
+    + " ".join(f"WHEN '{k}' THEN {v}" for k, v in SOURCE_TRUST.items())
+    + f" ELSE {SOURCE_TRUST['unknown']} END"
+)
+_BACKED = f"m.confirmed_via='{AUTH_USER}'"  # a label or lock a person gave (ledger.arbiter.user_backed)
+RANK_ORDER_SQL = (
+    f"CASE WHEN m.protection='locked' AND {_BACKED} THEN 2 WHEN (m.source_type='user_confirmed' "
+    f"AND {_BACKED}) OR m.protection='protected' THEN 1 ELSE 0 END DESC, m.event_time DESC, "
+    f"CASE WHEN m.source_type='user_confirmed' AND NOT {_BACKED} THEN {SOURCE_TRUST['agent_generated']} "
+    f"ELSE {_TRUST_SQL} END DESC, round(m.confidence, 9) DESC, m.recorded_at DESC, m.memory_id DESC"
+)
+SIDE_COLUMNS = ("memory_id", "source_type", "protection", "event_time", "confidence", "recorded_at", "confirmed_via")
+
+
+MEMBER_FACTS = tuple(c for c in SIDE_COLUMNS if c != "memory_id")
+_FACT_TYPES = {"confidence": "REAL"}
+# The rule order over the member rows' own copy of the facts, as an index: ``ranked_members``
+# reads a set's best members off it without joining or sorting the set.
+_RANK_INDEX = (
+    "CREATE INDEX IF NOT EXISTS conflict_members_rank ON conflict_members(conflict_id, "
+    + re.sub(r"\bm\.", "", RANK_ORDER_SQL)
+    + ") WHERE active=1"
+)

@@ -1,0 +1,258 @@
+"""Collisions on write: the claims a ``remember`` or ``update`` brings, the claim sets they open or
+join, automatic settlement by policy, and how the reply reports them. Governance actions build on
+this (:mod:`server.app.governance`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.chain import StoredEvent
+from fact_ledger.ledger.claims import Claim, collides, extract_claims
+from fact_ledger.ledger.decide import RememberCommand, decide_remember, decide_update, set_key, writer_facts
+from fact_ledger.ledger.events import MemoryUpdated
+from fact_ledger.ledger.facts import Candidate, ConflictFacts, Decision, MemoryFacts, facts_after
+from fact_ledger.ledger.reply import other_side, rank_for_reply
+from fact_ledger.ledger.settlement import settle_by_policy
+from fact_ledger.projections import claims as claims_model
+from fact_ledger.projections import conflicts as conflicts_model
+from fact_ledger.projections import memories as mem
+from fact_ledger.server.app.governance_views import GovernanceViews, conflict_facts
+
+
+class Collisions(GovernanceViews):
+    """What ``remember`` and ``update`` ask about claims inside their write transaction."""
+
+    # -- state helpers (inside a transaction) ------------------------------------------------
+    def _claim_state(
+        self,
+        content: str,
+        subject: str,
+        explicit: tuple[tuple[str, str, str], ...],
+        workspace: str,
+        exclude: int | None = None,
+        *,
+        joining: bool = False,
+    ) -> tuple[tuple[Claim, ...], list[Candidate]]:
+        """The writer's claims and the current claims of other memories that share their keys.
+
+        ``joining`` (a new memory): of a key's unresolved set, only one member the writer
+        collides with is kept (see :meth:`_outside_sets`)."""
+        claims = extract_claims(content, subject, explicit)
+        if not claims:
+            return claims, []
+        scope = self.workspace_scope(workspace) or (workspace,)
+        found = [hit for ws in scope for hit in claims_model.matching_claims(self.conn, claims, ws, exclude)]
+        if joining:
+            found = self._outside_sets(claims, found, scope)
+        rows = mem.load_many(self.conn, sorted({memory_id for memory_id, _ in found}))
+        facts = {m: MemoryFacts.from_row(r) for m, r in rows.items() if r["status"] == "active"}
+        return claims, [Candidate(other=facts[m], claim=claim) for m, claim in found if m in facts]
+
+    def _outside_sets(
+        self, claims: tuple[Claim, ...], found: list[tuple[int, Claim]], scope: tuple[str, ...]
+    ) -> list[tuple[int, Claim]]:
+        """The candidates a new memory's decision needs: of a key with an unresolved set, the
+        ones not in it yet and one member the writer collides with (so that it joins).
+
+        The set's other members are recorded already; loading them would make every write to
+        a disputed claim cost what its history does."""
+        out: list[tuple[int, Claim]] = []
+        for claim in claims:
+            hits = [(m, c) for m, c in found if c.key == claim.key]
+            row = conflicts_model.unresolved_for_key(self.conn, set_key(claim), scope) if hits else None
+            members = conflicts_model.active_among(self.conn, row["conflict_id"], [m for m, _ in hits]) if row else {}
+            anchor = next(((m, c) for m, c in hits if m in members and collides(claim, c)), None)
+            out += [hit for hit in hits if hit[0] not in members or hit == anchor]
+        return out
+
+    def remember_decision(
+        self, cmd: RememberCommand, new_stream: str, target: MemoryFacts | None, near: list[dict[str, Any]]
+    ) -> Decision:
+        """``remember``'s decision for a memory that is not an exact duplicate (fills ``near``)."""
+        explicit = tuple((c.subject, c.attribute, c.value) for c in cmd.claims)
+        claims, candidates = self._claim_state(cmd.content, cmd.subject, explicit, cmd.workspace, joining=True)
+        near[:] = claims_model.near_duplicates(self.conn, cmd.content, cmd.workspace)
+        target_conflicts = self._conflicts_of(target.memory_id) if target is not None and cmd.retracts else []
+        sets, recorded_at = self._claim_sets(claims, candidates, cmd.workspace), clock.now()
+        decision = decide_remember(
+            cmd,
+            new_stream=new_stream,
+            duplicate=None,
+            target=target,
+            claims=claims,
+            candidates=candidates,
+            target_conflicts=target_conflicts,
+            sets=sets,
+            recorded_at=recorded_at,
+            policy=self._policy,
+        )
+        if not self._policy.auto_settle:
+            return decision
+        return decision + self._settlement(decision, writer_facts(cmd, new_stream, recorded_at), candidates, sets)
+
+    def _settlement(
+        self, decision: Decision, writer: MemoryFacts, candidates: list[Candidate], sets: dict[str, ConflictFacts]
+    ) -> Decision:
+        """Policy ``auto_settle``: read what :func:`ledger.settlement.settle_by_policy` needs about the
+        sets this write opens or joins, and let it decide. A set with a member no policy may
+        supersede waits for a person: its members' facts are not read (only their values)."""
+        full = {
+            c.stream_id: conflict_facts(self.conn, row)
+            for c in sets.values()
+            if (row := conflicts_model.by_id(self.conn, c.conflict_id)) is not None
+        }
+        settleable = [c for c in full.values() if not conflicts_model.has_guarded_member(self.conn, c.conflict_id)]
+        facts = {c.other.stream_id: c.other for c in candidates}
+        missing = sorted({i for c in settleable for s, i in c.ids.items() if s not in facts})
+        facts |= {
+            r["stream_id"]: MemoryFacts.from_row(r)
+            for r in mem.load_many(self.conn, missing).values()
+            if r["status"] == "active"
+        }
+        facts[writer.stream_id] = writer
+        other_sets = {s: self._conflicts_of(m.memory_id) for s, m in facts.items() if m.memory_id}
+        return settle_by_policy(
+            decision,
+            members=facts,
+            sets=full,
+            other_sets=other_sets,
+            review_agent_conflicts=self._policy.review_agent_conflicts,
+        )
+
+    def _claim_sets(
+        self, claims: tuple[Claim, ...], candidates: list[Candidate], workspace: str, mine: MemoryFacts | None = None
+    ) -> dict[str, ConflictFacts]:
+        """The unresolved claim set of each disputed key, with which candidates are already in it.
+
+        Only the candidates' (and the writer's) membership is read: joining a set of a thousand
+        costs what joining a set of two does.
+        """
+        scope = self.workspace_scope(workspace) or (workspace,)
+        streams = {c.other.memory_id: c.other.stream_id for c in candidates}
+        if mine is not None:
+            streams[mine.memory_id] = mine.stream_id
+        sets: dict[str, ConflictFacts] = {}
+        for claim in claims:
+            ids = [c.other.memory_id for c in candidates if c.claim.key == claim.key]
+            if not ids:
+                continue
+            key = set_key(claim)
+            row = conflicts_model.unresolved_for_key(self.conn, key, scope) or conflicts_model.unkeyed_of(
+                self.conn, ids, claim.attribute
+            )
+            if row is None:
+                continue
+            active = conflicts_model.active_among(
+                self.conn, row["conflict_id"], ids + ([mine.memory_id] if mine is not None else [])
+            )
+            sets[key] = ConflictFacts(
+                conflict_id=row["conflict_id"],
+                stream_id=row["stream_id"],
+                state=row["state"],
+                key=key,
+                values={streams[m]: v for m, v in active.items()},
+                ids={streams[m]: m for m in active},
+            )
+        return sets
+
+    def update_decision(
+        self, memory: MemoryFacts, changes: dict[str, Any], *, expected_version: int | None, authorization: str
+    ) -> Decision:
+        """``update``'s decision: protection and policy, re-opened judgments, new collisions."""
+        claims, candidates = None, []
+        if changes.get("content") is not None or changes.get("subject") is not None:
+            row = mem.by_id(self.conn, memory.memory_id) or {}
+            explicit = tuple(
+                (c.subject, c.attribute, c.value)
+                for c in claims_model.claims_of(self.conn, memory.memory_id)
+                if c.origin == "explicit"
+            )
+            claims, candidates = self._claim_state(
+                changes.get("content") or row.get("content", ""),
+                changes.get("subject", row.get("subject", "")),
+                explicit,
+                memory.workspace,
+                exclude=memory.memory_id,
+            )
+        sets = self._claim_sets(claims, candidates, memory.workspace, memory) if claims else {}
+        decision = decide_update(
+            memory,
+            changes,
+            expected_version=expected_version,
+            authorization=authorization,
+            claims=claims,
+            candidates=candidates,
+            conflicts=self._conflicts_of(memory.memory_id),
+            sets=sets,
+            policy=self._policy,
+        )
+        if not (self._policy.auto_settle and claims):
+            return decision
+        change = decision[0][1]
+        assert isinstance(change, MemoryUpdated)
+        return decision + self._settlement(decision, facts_after(memory, change), candidates, sets)
+
+    def write_report(
+        self, stored: list[StoredEvent], mine: int, near: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        report = self._collision_report(stored, mine)
+        if near is not None:
+            # A near-duplicate that is in a set this write joined is the same claim with another
+            # value: the conflict already reports it, in fewer bytes.
+            ids = [n["memory_id"] for n in near]
+            covered = {
+                m for c in report["conflicts"] for m in conflicts_model.active_among(self.conn, c["conflict_id"], ids)
+            }
+            report["near_duplicates"] = [n for n in near if n["memory_id"] not in covered]
+        superseded = superseded_by(self.conn, stored)  # by policy auto_settle: the only way a write supersedes
+        if superseded:
+            report["superseded"] = superseded
+        return report
+
+    def conflict_changes(self, stored: list[StoredEvent]) -> dict[str, list[int]]:
+        """The sets an update ended (``dissolved``), left (``left``) or put back before a person (``reopened``)."""
+        changes: dict[str, list[int]] = {}
+        keys = {"ConflictResolved": "dissolved", "ConflictReopened": "reopened", "ConflictMemberLeft": "left"}
+        for ev in stored:
+            if ev.type not in keys or (ev.type == "ConflictResolved" and ev.data.resolution != "dissolved"):
+                continue  # a set settled by policy auto_settle is reported through ``superseded``
+            row = conflicts_model.by_stream(self.conn, ev.stream_id)
+            if row is not None:
+                changes.setdefault(keys[ev.type], []).append(row["conflict_id"])
+        return changes
+
+    def _collision_report(self, stored: list[StoredEvent], mine: int) -> dict[str, Any]:
+        """``conflicts``: each set this write opened or joined, in a few bytes whatever its size —
+        the claim with this memory's value, the leader and the member count (never the other values)."""
+        items = []
+        for ev in stored:
+            if ev.type != "ClaimCollided":
+                continue
+            row = conflicts_model.by_stream(self.conn, ev.stream_id)
+            if row is None:
+                continue
+            value = next((m.value for m in ev.data.members if m.memory == mine_stream(self.conn, mine)), "")
+            verdict = self._set_verdict(row["conflict_id"])
+            leader = verdict["leader_id"]
+            brief = {k: verdict[k] for k in ("winner_id", "manual_review", "rule")}  # reasons: conflict_detail
+            items.append(
+                {
+                    "conflict_id": row["conflict_id"],
+                    "other_id": other_side(verdict["ranking"], leader, mine),
+                    "leader_id": leader,
+                    "member_count": row["member_count"],
+                    "claim": {"subject": row["subject"], "attribute": row["attribute"], "value": value},
+                    "verdict": brief,
+                }
+            )
+        shown, total = rank_for_reply(items, mine)
+        return {"conflicts": shown, "conflicts_total": total}
+
+
+def mine_stream(conn: Any, memory_id: int) -> str:
+    return mem.stream_of(conn, memory_id) or ""
+
+
+def superseded_by(conn: Any, stored: list[StoredEvent]) -> list[int]:
+    return [m for e in stored if e.type == "Superseded" if (m := mem.memory_id_of(conn, e.stream_id)) is not None]

@@ -1,0 +1,181 @@
+"""The MCP server: four thin tools over the application facade (no business logic here).
+
+Each tool takes ``{"action"|"view"|"task": name, "data": {...}}``, validates ``data`` at the
+edge (:mod:`server.schemas.memory`), calls the facade method bound to the route when the server started
+(:func:`server.mcp.routes.bind`; a route the facade lacks answers ``unavailable``) and returns one
+JSON object as structured content and as text. Errors are
+``{"ok": false, "error": {...}}`` with ``isError`` set; no traceback ever reaches an agent.
+
+Facade calls run one at a time (the facade owns one SQLite connection whose write transactions
+must not interleave). Short calls run inline on the event loop: they take a millisecond or two,
+and a worker-thread hop would cost about as much again on every call. Long tasks (rebuild,
+verify, replay, reembed) run in a worker thread so the loop can carry their progress
+notifications.
+
+User confirmation (elicitation): for ``confirm``, and for governance on a locked memory, a
+resolver asks the user through the client when the client advertises form elicitation — on the
+2025 protocol as a server-to-client request, on 2026-07-28 through ``input_required`` — and the
+facade records ``user_channel``; a refusal is ``unauthorized``. Clients without elicitation fall
+back to the agent's ``authorized: true``, recorded as ``agent_asserted``.
+
+(No ``from __future__ import annotations`` here: the SDK evaluates the tool functions'
+annotations, and the resolver closures in :func:`build_server` are only visible at definition.)
+"""
+
+import logging
+import sys
+from typing import Annotated, Any
+
+import mcp.types as mcp_types
+from mcp.server import MCPServer
+from mcp.server.elicitation import ElicitationResult
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.resolve import Resolve
+from pydantic import WithJsonSchema
+
+from fact_ledger.ledger.errors import LedgerError
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
+from fact_ledger.server.mcp.dispatch import Approval, LedgerTools
+from fact_ledger.server.mcp.routes import GOVERN, MEMORY, REPAIR, REVIEW, TOOLS
+from fact_ledger.server.mcp.tool_schemas import tool_schemas
+
+INSTRUCTIONS = (
+    "fact-ledger: long-term memory shared by this user's agents. Before answering from memory, "
+    "memory find; store durable facts with memory remember (subject + tags help). Governance "
+    "(memory_govern) only when the user asks, with authorized: true. Each tool has a help entry."
+)
+
+
+class _LedgerServer(MCPServer):
+    """The SDK's server, listing each tool's name key as required (the SDK itself must not
+    require it: a call without one gets our ``invalid_input``, not the SDK's text error)."""
+
+    async def list_tools(self) -> list[mcp_types.Tool]:
+        listed = []
+        for tool in await super().list_tools():
+            spec = TOOLS.get(tool.name)
+            if spec is not None:
+                fields = {
+                    name: {k: v for k, v in field.items() if k not in ("title", "default")}
+                    for name, field in tool.input_schema.get("properties", {}).items()
+                }
+                tool = tool.model_copy(
+                    update={"input_schema": {"type": "object", "properties": fields, "required": [spec.key]}}
+                )
+            listed.append(tool)
+        return listed
+
+
+def build_server(app: LedgerApp) -> MCPServer:
+    """The four tools of the contract on one facade."""
+    server = _LedgerServer(
+        name="fact-ledger", title="fact-ledger", version=_version(), log_level="WARNING", instructions=INSTRUCTIONS
+    )
+    tools = LedgerTools(app)
+    # The advertised schemas, through the SDK's own signature reading: WithJsonSchema sets what
+    # clients see while the arguments still reach our edge models unvalidated (every error in
+    # our shape). The name stays optional to the SDK so a call without it gets our error too.
+    shown = {name: [WithJsonSchema(part) for part in tool_schemas(spec)] for name, spec in TOOLS.items()}
+
+    def key(tool: str) -> Any:
+        return Annotated[Any, shown[tool][0]]
+
+    def data_of(tool: str) -> Any:
+        return Annotated[Any, shown[tool][1]]
+
+    async def ask_memory(action: Any, data: Any, ctx: Context) -> Any:
+        return await tools.ask(MEMORY, action, data, ctx)
+
+    async def ask_govern(action: Any, data: Any, ctx: Context) -> Any:
+        return await tools.ask(GOVERN, action, data, ctx)
+
+    async def memory(
+        ctx: Context,
+        action: key("memory") = None,
+        data: data_of("memory") = None,
+        approval: Annotated[ElicitationResult[Approval], Resolve(ask_memory)] = None,
+    ) -> mcp_types.CallToolResult:
+        return await tools.call(MEMORY, action, data, ctx, approval)
+
+    async def memory_review(
+        ctx: Context, view: key("memory_review") = None, data: data_of("memory_review") = None
+    ) -> mcp_types.CallToolResult:
+        return await tools.call(REVIEW, view, data, ctx)
+
+    async def memory_govern(
+        ctx: Context,
+        action: key("memory_govern") = None,
+        data: data_of("memory_govern") = None,
+        approval: Annotated[ElicitationResult[Approval], Resolve(ask_govern)] = None,
+    ) -> mcp_types.CallToolResult:
+        return await tools.call(GOVERN, action, data, ctx, approval)
+
+    async def memory_repair(
+        ctx: Context, task: key("memory_repair") = None, data: data_of("memory_repair") = None
+    ) -> mcp_types.CallToolResult:
+        return await tools.call(REPAIR, task, data, ctx)
+
+    hints = {
+        MEMORY.name: mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=False),
+        REVIEW.name: mcp_types.ToolAnnotations(read_only_hint=True),
+        GOVERN.name: mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=True),
+        REPAIR.name: mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=False),
+    }
+    for fn in (memory, memory_review, memory_govern, memory_repair):
+        spec = TOOLS[fn.__name__]
+        server.add_tool(
+            fn,
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            annotations=hints[spec.name],
+            structured_output=False,
+        )
+    return server
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fact-ledger")
+    except PackageNotFoundError:
+        return "0"
+
+
+HTTP_PATH = "/mcp"  # the SDK's default streamable HTTP endpoint
+
+
+def start_lines(app: LedgerApp, *, http: bool, port: int, terminal: bool) -> list[str]:
+    """What ``serve`` says on stderr: where and how it serves (only to a person at a terminal:
+    a client reading the pipe needs no greeting), and always why the database is not usable."""
+    lines = []
+    if terminal:
+        where = f"streamable HTTP at http://127.0.0.1:{port}{HTTP_PATH}" if http else "stdio"
+        lines.append(f"fact-ledger: serving {app.settings.db} over {where} (Ctrl-C to stop)")
+    degraded = getattr(app, "degraded", None)
+    if degraded:
+        lines.append(f"fact-ledger: database unusable ({degraded['reason']}): {degraded['message']}")
+    return lines
+
+
+def run_server(settings: Settings, *, http: bool = False, port: int = 8765) -> None:
+    """Serve until the client goes away. Logs go to stderr (WARNING); stdout is the protocol."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    try:
+        app = LedgerApp(settings)
+    except LedgerError as exc:
+        print(f"error ({exc.code}): {exc.message}", file=sys.stderr)
+        sys.exit(1)
+    for line in start_lines(app, http=http, port=port, terminal=sys.stderr.isatty()):
+        print(line, file=sys.stderr, flush=True)
+    app.start_vector_worker()  # vectors follow the log in the background (when a model is set)
+    try:
+        server = build_server(app)
+        if http:
+            server.run("streamable-http", host="127.0.0.1", port=port)
+        else:
+            server.run()
+    finally:
+        app.close()
