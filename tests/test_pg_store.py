@@ -35,13 +35,15 @@ def remembered(content: str = "x") -> NewEvent:
 
 
 def append_when_back(store: PostgresEventStore, within_s: float = 10.0) -> None:
-    """Append once the server is back. The first call after a restart may still meet a
-    connection the server dropped: the store answers unavailable and reconnects on the next
-    call, so a caller retries, as the server's backup-and-replay path does."""
+    """Append one event once the server is back. The first call after a restart may still meet a
+    connection the server dropped: the store answers unavailable and reconnects on the next call,
+    so a caller retries the same batch (its event id makes a retry after an unseen commit a no-op).
+    """
+    batch = [remembered()]
     deadline = time.monotonic() + within_s
     while True:
         try:
-            store.append([remembered()])
+            store.append(batch)
             return
         except Unavailable:
             if time.monotonic() > deadline:
@@ -279,7 +281,10 @@ def test_a_watcher_outlives_a_server_restart() -> None:
         cluster.resume()
         store.close()
         store = PostgresEventStore(url)
-        threading.Timer(0.3, append_when_back, args=(store,)).start()
+        appender = threading.Timer(0.3, append_when_back, args=(store,))
+        appender.start()
         assert watcher.wait_beyond(0, timeout_s=20) == 1
+        appender.join()  # done before the cluster goes: a retry never outlives the test
+        assert store.last_position() == 1
         watcher.close()
         store.close()
