@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.errors import ChainBroken
+from fact_ledger.ledger.errors import ChainBroken, StreamVersionConflict
 from fact_ledger.ledger.events import Event, canonical_json, decode_payload, encode_payload, type_name
 from fact_ledger.ledger.ids import uuid7
 
@@ -56,6 +56,43 @@ class StoredEvent(msgspec.Struct, kw_only=True):
     def data(self) -> Event:
         """The payload decoded and upcast to the current schema version."""
         return decode_payload(self.type, self.v, self.payload)
+
+
+# The log table's columns, in StoredEvent's field order: every backend selects and inserts them so.
+COLUMNS = ", ".join(StoredEvent.__struct_fields__)
+
+
+def event_row(ev: StoredEvent) -> tuple[Any, ...]:
+    """The values of :data:`COLUMNS` for an INSERT."""
+    return msgspec.structs.astuple(ev)
+
+
+def event_from_row(row: Sequence[Any]) -> StoredEvent:
+    """A row selected as :data:`COLUMNS` (spelled out: this runs for every event a rebuild reads)."""
+    return StoredEvent(
+        position=row[0],
+        event_id=row[1],
+        stream_id=row[2],
+        stream_version=row[3],
+        type=row[4],
+        v=row[5],
+        payload=row[6],
+        event_time=row[7],
+        recorded_at=row[8],
+        actor=row[9],
+        workspace=row[10],
+        idempotency_key=row[11],
+        prev_hash=row[12],
+        hash=row[13],
+    )
+
+
+def version_taken(ev: StoredEvent) -> StreamVersionConflict:
+    """What a backend raises when its (stream_id, stream_version) constraint refuses ``ev``."""
+    return StreamVersionConflict(
+        f"stream {ev.stream_id} already has version {ev.stream_version}",
+        expected_version=ev.stream_version - 1,
+    )
 
 
 def row_hash(prev_hash: str, ev: StoredEvent) -> str:

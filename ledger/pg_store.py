@@ -35,8 +35,18 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql as pg_sql
 
-from fact_ledger.ledger.chain import NewEvent, StoredEvent, chain_batch, check_continues, verify_events
-from fact_ledger.ledger.errors import StreamVersionConflict, Unavailable
+from fact_ledger.ledger.chain import (
+    COLUMNS,
+    NewEvent,
+    StoredEvent,
+    chain_batch,
+    check_continues,
+    event_from_row,
+    event_row,
+    verify_events,
+    version_taken,
+)
+from fact_ledger.ledger.errors import Unavailable
 from fact_ledger.ledger.log_copy import display_url
 
 T = TypeVar("T")
@@ -81,11 +91,6 @@ CREATE OR REPLACE TRIGGER events_no_delete BEFORE DELETE ON events
 CREATE OR REPLACE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
     FOR EACH STATEMENT EXECUTE FUNCTION events_append_only();
 """
-
-_COLUMNS = (
-    "position, event_id, stream_id, stream_version, type, v, payload, event_time, recorded_at, "
-    "actor, workspace, idempotency_key, prev_hash, hash"
-)
 
 
 class PostgresEventStore:
@@ -210,30 +215,12 @@ class PostgresEventStore:
     def _insert(self, ev: StoredEvent) -> None:
         try:
             self.conn.execute(
-                f"INSERT INTO events({_COLUMNS}) VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                (
-                    ev.position,
-                    ev.event_id,
-                    ev.stream_id,
-                    ev.stream_version,
-                    ev.type,
-                    ev.v,
-                    ev.payload,
-                    ev.event_time,
-                    ev.recorded_at,
-                    ev.actor,
-                    ev.workspace,
-                    ev.idempotency_key,
-                    ev.prev_hash,
-                    ev.hash,
-                ),
+                f"INSERT INTO events({COLUMNS}) VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                event_row(ev),
             )
         except pg_errors.UniqueViolation as exc:
             if exc.diag.constraint_name == "events_stream_version":
-                raise StreamVersionConflict(
-                    f"stream {ev.stream_id} already has version {ev.stream_version}",
-                    expected_version=ev.stream_version - 1,
-                ) from None
+                raise version_taken(ev) from None
             raise
 
     def _next_version(self, stream_id: str) -> int:
@@ -241,8 +228,8 @@ class PostgresEventStore:
         return (row[0] or 0) + 1
 
     def _by_event_id(self, event_id: str) -> StoredEvent | None:
-        row = self.conn.execute(f"SELECT {_COLUMNS} FROM events WHERE event_id=%s", (event_id,)).fetchone()
-        return StoredEvent(**dict(zip(_FIELDS, row, strict=True))) if row else None
+        row = self.conn.execute(f"SELECT {COLUMNS} FROM events WHERE event_id=%s", (event_id,)).fetchone()
+        return event_from_row(row) if row else None
 
     # -- read --------------------------------------------------------------------------------
     def last_position(self) -> int:
@@ -256,21 +243,18 @@ class PostgresEventStore:
         while True:
             with self._unavailable_on_failure():
                 rows = self.conn.execute(
-                    f"SELECT {_COLUMNS} FROM events WHERE position > %s AND position <= %s ORDER BY position LIMIT %s",
+                    f"SELECT {COLUMNS} FROM events WHERE position > %s AND position <= %s ORDER BY position LIMIT %s",
                     (last, bound, batch),
                 ).fetchall()
             if not rows:
                 return
             for row in rows:
-                yield StoredEvent(**dict(zip(_FIELDS, row, strict=True)))
+                yield event_from_row(row)
             last = rows[-1][0]
 
     def verify_chain(self, progress: Callable[[int], None] | None = None) -> int:
         """Recompute every hash; return the number of events, raise ChainBroken at the first bad one."""
         return verify_events(self.read(), progress)
-
-
-_FIELDS = tuple(name.strip() for name in _COLUMNS.split(","))
 
 
 class LogWatcher:

@@ -27,9 +27,19 @@ from typing import Any, TypeVar
 import apsw
 
 from fact_ledger.ledger import dbfiles
-from fact_ledger.ledger.chain import NewEvent, StoredEvent, chain_batch, check_continues, verify_events
+from fact_ledger.ledger.chain import (
+    COLUMNS,
+    NewEvent,
+    StoredEvent,
+    chain_batch,
+    check_continues,
+    event_from_row,
+    event_row,
+    verify_events,
+    version_taken,
+)
 from fact_ledger.ledger.checkpoint import CHECKPOINT_FRAMES, CHECKPOINT_FRAMES_INLINE, Checkpointer
-from fact_ledger.ledger.errors import StreamVersionConflict, Unavailable
+from fact_ledger.ledger.errors import Unavailable
 from fact_ledger.ledger.sql import marks
 
 T = TypeVar("T")
@@ -60,11 +70,6 @@ CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
 CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
     BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
 """
-
-_COLUMNS = (
-    "position, event_id, stream_id, stream_version, type, v, payload, event_time, recorded_at, "
-    "actor, workspace, idempotency_key, prev_hash, hash"
-)
 
 
 class StoreBusy(Unavailable):
@@ -228,30 +233,12 @@ class EventStore:
     def _insert(self, ev: StoredEvent) -> None:
         try:
             self.conn.execute(
-                f"INSERT INTO events({_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    ev.position,
-                    ev.event_id,
-                    ev.stream_id,
-                    ev.stream_version,
-                    ev.type,
-                    ev.v,
-                    ev.payload,
-                    ev.event_time,
-                    ev.recorded_at,
-                    ev.actor,
-                    ev.workspace,
-                    ev.idempotency_key,
-                    ev.prev_hash,
-                    ev.hash,
-                ),
+                f"INSERT INTO events({COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                event_row(ev),
             )
         except apsw.ConstraintError as exc:
             if "stream_id" in str(exc):
-                raise StreamVersionConflict(
-                    f"stream {ev.stream_id} already has version {ev.stream_version}",
-                    expected_version=ev.stream_version - 1,
-                ) from None
+                raise version_taken(ev) from None
             raise
 
     def _next_version(self, stream_id: str) -> int:
@@ -259,8 +246,8 @@ class EventStore:
         return (current or 0) + 1
 
     def _by_event_id(self, event_id: str) -> StoredEvent | None:
-        row = self.conn.execute(f"SELECT {_COLUMNS} FROM events WHERE event_id=?", (event_id,)).fetchone()
-        return _row_to_event(row) if row else None
+        row = self.conn.execute(f"SELECT {COLUMNS} FROM events WHERE event_id=?", (event_id,)).fetchone()
+        return event_from_row(row) if row else None
 
     # -- read --------------------------------------------------------------------------------
     def present_ids(self, event_ids: Sequence[str]) -> set[str]:
@@ -281,7 +268,7 @@ class EventStore:
         """Events with ``after < position <= until`` in order, fetched in bounded batches."""
         last = after
         while True:
-            sql = f"SELECT {_COLUMNS} FROM events WHERE position > ?"
+            sql = f"SELECT {COLUMNS} FROM events WHERE position > ?"
             params: list[Any] = [last]
             if until is not None:
                 sql += " AND position <= ?"
@@ -290,28 +277,9 @@ class EventStore:
             if not rows:
                 return
             for row in rows:
-                yield _row_to_event(row)
+                yield event_from_row(row)
             last = rows[-1][0]
 
     def verify_chain(self, progress: Callable[[int], None] | None = None) -> int:
         """Recompute every hash; return the number of events, raise ChainBroken at the first bad one."""
         return verify_events(self.read(), progress)
-
-
-def _row_to_event(row: Sequence[Any]) -> StoredEvent:
-    return StoredEvent(
-        position=row[0],
-        event_id=row[1],
-        stream_id=row[2],
-        stream_version=row[3],
-        type=row[4],
-        v=row[5],
-        payload=row[6],
-        event_time=row[7],
-        recorded_at=row[8],
-        actor=row[9],
-        workspace=row[10],
-        idempotency_key=row[11],
-        prev_hash=row[12],
-        hash=row[13],
-    )
