@@ -25,10 +25,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections import derived, notices, vectors
+from fact_ledger.projections.search import session_neighbours
 from fact_ledger.projections.sections import ROWID_SHIFT
 
 Progress = Callable[[int, int], None]
@@ -61,6 +62,69 @@ def _sections_of(conn: Any, contents: dict[int, str]) -> dict[int, list[tuple[in
             (rowid, vectors.section_passage(contents[memory_id], json.loads(path), start, end))
         )
     return out
+
+
+class Context(NamedTuple):
+    """One memory's context vector to write (``key`` and ``text``) or to drop (both None)."""
+
+    memory_id: int
+    workspace: str
+    key: bytes | None
+    text: str | None
+
+
+def _contexts_of(conn: Any, ids: list[int], model_id: str) -> dict[int, list[Context]]:
+    """The context vectors that changes to ``ids`` make stale, grouped by the changed memory
+    that owns the work: each memory's own (its text changed) and that of the memory after it
+    in its session (what it follows changed). Contexts whose stored key still matches are left
+    out; a memory that no longer has a context (long, or first in its session) is to drop."""
+    if not ids:
+        return {}
+    before: dict[int, int | None] = {}
+    owner: dict[int, int] = {}
+    for memory_id, (previous, following) in session_neighbours(conn, ids).items():
+        before[memory_id] = previous
+        owner[memory_id] = memory_id
+        if following is not None:
+            before.setdefault(following, memory_id)
+            owner.setdefault(following, memory_id)
+    involved = set(before) | {p for p in before.values() if p is not None}
+    info = {
+        r[0]: (r[1], r[2])
+        for r in conn.execute(
+            "SELECT m.memory_id, m.workspace, m.content FROM json_each(?) j "
+            "CROSS JOIN memories m ON m.memory_id = j.value",
+            (json.dumps(sorted(involved)),),
+        )
+    }
+    stored = vectors.context_keys_of(conn, list(before))
+    out: dict[int, list[Context]] = {}
+    for memory_id in sorted(before):
+        workspace, content = info[memory_id]
+        previous = before[memory_id]
+        text = vectors.context_passage(info[previous][1], content) if previous is not None else None
+        key = derived.embedding_key(model_id, text) if text is not None else None
+        if stored.get(memory_id) != key:
+            out.setdefault(owner[memory_id], []).append(Context(memory_id, workspace, key, text))
+    return out
+
+
+class _Plan(NamedTuple):
+    """What one snapshot found to do, shared by the batches that write it."""
+
+    keys: dict[int, bytes]  # memory id -> its passage's cache key
+    todo: set[int]  # memories whose own vector is stale
+    parts: dict[int, list[tuple[int, str]]]  # memory id -> its sections (rowid, passage)
+    section_keys: dict[int, bytes]
+    contexts: dict[int, list[Context]]  # changed memory id -> stale context vectors it owns
+    cached: dict[bytes, bytes]
+    had_vector: set[int]
+
+    def keys_of(self, memory_id: int) -> list[bytes]:
+        """Every cache key writing ``memory_id``'s share of the work needs."""
+        out = [self.keys[memory_id]] if memory_id in self.todo else []
+        out += [self.section_keys[rowid] for rowid, _ in self.parts.get(memory_id, ())]
+        return out + [c.key for c in self.contexts.get(memory_id, ()) if c.key is not None]
 
 
 class VecUnavailable(RuntimeError):
@@ -121,12 +185,12 @@ class Indexer:
         """Catch the vectors (then the notices) up with the log; resumable at any point."""
         self.prepare(rebuild=rebuild)
         total = self.pending()
-        done = embedded = 0
+        done = embedded = context_embedded = 0
         while stop is None or not stop.is_set():
-            seen, fresh = self.step(stop)
+            seen, fresh, context = self.step(stop)
             if not seen:
                 break
-            done, embedded = done + seen, embedded + fresh
+            done, embedded, context_embedded = done + seen, embedded + fresh, context_embedded + context
             if progress:
                 progress(min(done, total), max(total, done))
         found = self.find_notices(stop)
@@ -134,89 +198,96 @@ class Indexer:
             "memories": done,
             "embedded": embedded,
             "cached": done - embedded,
+            "context_embedded": context_embedded,
             "new_notices": found,
             "lag": self.lag(),
         }
 
-    def step(self, stop: threading.Event | None = None) -> tuple[int, int]:
-        """One snapshot's worth of changed memories: (memories covered, passages embedded)."""
+    def step(self, stop: threading.Event | None = None) -> tuple[int, int, int]:
+        """One snapshot's worth of changed memories: (memories covered, passages embedded,
+        context passages embedded)."""
         conn = self.conn
         model_id = self.embedder.model_id
         with self.store.snapshot():
             head = self.store.last_position()
             start = vectors.checkpoint(conn)
             if start >= head:
-                return 0, 0
+                return 0, 0, 0
             rows = vectors.changed(conn, start, SCAN)
             keys = {r[0]: derived.embedding_key(model_id, vectors.passage_text(r[2])) for r in rows}
             stored = vectors.keys_of(conn, list(keys))
-            todo = [r for r in rows if stored.get(r[0]) != keys[r[0]]]
-            parts = _sections_of(conn, {r[0]: r[2] for r in todo})
+            todo = {r[0] for r in rows if stored.get(r[0]) != keys[r[0]]}
+            parts = _sections_of(conn, {r[0]: r[2] for r in rows if r[0] in todo})
             section_keys = {
                 rowid: derived.embedding_key(model_id, text) for items in parts.values() for rowid, text in items
             }
-            wanted = [keys[r[0]] for r in todo] + list(section_keys.values())
+            contexts = _contexts_of(conn, [r[0] for r in rows], model_id)
+            wanted = [keys[i] for i in todo] + list(section_keys.values())
+            wanted += [c.key for items in contexts.values() for c in items if c.key is not None]
             cached = derived.cached_values(conn, wanted)
         complete = len(rows) < SCAN  # everything up to ``head`` is in ``rows``
         if not rows:
             self.store.write(lambda: vectors.set_checkpoint(conn, head))
-            return 0, 0
-        embedded = 0
+            return 0, 0, 0
+        plan = _Plan(keys, todo, parts, section_keys, contexts, cached, set(stored))
+        embedded = context_embedded = 0
         chunk: list[tuple[int, str, str, int]] = []
         uncached = 0
-        todo_ids = {r[0] for r in todo}
         for i, row in enumerate(rows):
-            if row[0] in todo_ids:
+            if row[0] in todo or row[0] in contexts:
                 chunk.append(row)
-                uncached += keys[row[0]] not in cached
-                uncached += sum(section_keys[rowid] not in cached for rowid, _ in parts.get(row[0], ()))
+                uncached += sum(key not in cached for key in plan.keys_of(row[0]))
             last = i == len(rows) - 1
             boundary = last or rows[i + 1][3] != row[3]
             if boundary and (last or uncached >= self.batch):
                 mark = head if last and complete else row[3]
-                embedded += self._flush(chunk, keys, parts, section_keys, cached, set(stored), mark)
+                own, context = self._flush(chunk, plan, mark)
+                embedded, context_embedded = embedded + own, context_embedded + context
                 chunk, uncached = [], 0
                 if stop is not None and stop.is_set():
-                    return i + 1, embedded
-        return len(rows), embedded
+                    return i + 1, embedded, context_embedded
+        return len(rows), embedded, context_embedded
 
-    def _flush(
-        self,
-        chunk: list[tuple[int, str, str, int]],
-        keys: dict[int, bytes],
-        parts: dict[int, list[tuple[int, str]]],
-        section_keys: dict[int, bytes],
-        cached: dict[bytes, bytes],
-        had_vector: set[int],
-        mark: int,
-    ) -> int:
-        passages = [(keys[r[0]], vectors.passage_text(r[2])) for r in chunk]
-        passages += [(section_keys[rowid], text) for r in chunk for rowid, text in parts.get(r[0], ())]
-        texts = list(dict.fromkeys(text for key, text in passages if key not in cached))
+    def _flush(self, chunk: list[tuple[int, str, str, int]], plan: _Plan, mark: int) -> tuple[int, int]:
+        own = [r for r in chunk if r[0] in plan.todo]
+        passages = [vectors.passage_text(r[2]) for r in own]
+        passages += [text for r in own for _, text in plan.parts.get(r[0], ())]
+        context_items = [c for r in chunk for c in plan.contexts.get(r[0], ())]
+        cached, model_id = plan.cached, self.embedder.model_id
+        texts = [t for t in dict.fromkeys(passages) if derived.embedding_key(model_id, t) not in cached]
+        context_texts = [
+            t
+            for t in dict.fromkeys(c.text for c in context_items if c.key is not None and c.key not in cached)
+            if t not in texts and t is not None
+        ]
         fresh: dict[bytes, bytes] = {}
-        if texts:  # the model runs here, outside any transaction
-            for text, blob in zip(texts, self.embedder.embed_passages(texts), strict=True):
-                fresh[derived.embedding_key(self.embedder.model_id, text)] = blob
+        if texts or context_texts:  # the model runs here, outside any transaction
+            everything = texts + context_texts
+            for text, blob in zip(everything, self.embedder.embed_passages(everything), strict=True):
+                fresh[derived.embedding_key(model_id, text)] = blob
         found = {**cached, **fresh}
         rows = [
-            (memory_id, workspace, keys[memory_id], found[keys[memory_id]])
-            for memory_id, workspace, _content, _pos in chunk
+            (memory_id, workspace, plan.keys[memory_id], found[plan.keys[memory_id]])
+            for memory_id, workspace, *_ in own
         ]
         section_rows = [
-            (rowid, memory_id, workspace, section_keys[rowid], found[section_keys[rowid]])
-            for memory_id, workspace, _content, _pos in chunk
-            for rowid, _ in parts.get(memory_id, ())
+            (rowid, memory_id, workspace, plan.section_keys[rowid], found[plan.section_keys[rowid]])
+            for memory_id, workspace, *_ in own
+            for rowid, _ in plan.parts.get(memory_id, ())
         ]
+        context_rows = [(c.memory_id, c.workspace, c.key, found[c.key]) for c in context_items if c.key is not None]
+        dropped = [c.memory_id for c in context_items if c.key is None]
 
         def work() -> None:
             derived.store(self.conn, sorted(fresh.items()))
             vectors.write(self.conn, rows)
-            vectors.write_sections(self.conn, [r[0] for r in chunk], section_rows)
-            notices.write(self.conn, [r[0] for r in chunk if r[0] in had_vector], [])
+            vectors.write_sections(self.conn, [r[0] for r in own], section_rows)
+            vectors.write_contexts(self.conn, context_rows, dropped)
+            notices.write(self.conn, [r[0] for r in own if r[0] in plan.had_vector], [])
             vectors.set_checkpoint(self.conn, mark)
 
         self.store.write(work)
-        return len(fresh)
+        return len(texts), len(context_texts)
 
     # -- notices -----------------------------------------------------------------------------
     def find_notices(self, stop: threading.Event | None = None) -> int:

@@ -26,7 +26,7 @@ from fact_ledger.projections import vectors
 OVERSAMPLE = 100  # binary candidates re-scored exactly per query (more: better recall, slower)
 
 
-TABLES = {"vectors": "memory_id", "section_vectors": "section_rowid"}  # table: its id column
+TABLES = {"vectors": "memory_id", "section_vectors": "section_rowid", "context_vectors": "memory_id"}  # id column
 
 
 class BitIndex:
@@ -64,7 +64,7 @@ class BitIndex:
             (self.seq,),
         ).fetchall()
         self._add(rows)
-        if self.table == "section_vectors":  # replaced sections are deleted, not overwritten
+        if self.table != "vectors":  # sections and contexts are deleted, not only overwritten
             self._forget(conn)
         self.seq = newest
 

@@ -323,7 +323,7 @@ def _context(
     reorders matches, it does not turn a non-match into one.
     """
     top = sorted(candidates, key=lambda c: -c.text)[:CONTEXT_TOP]
-    context = _sessions(conn, [c.memory_id for c in top])
+    context = session_neighbours(conn, [c.memory_id for c in top])
     known = {c.memory_id for c in candidates}
     extra = list(dict.fromkeys(n for pair in context.values() for n in pair if n is not None and n not in known))
     more = _candidates(conn, extra, set(), where, params)
@@ -337,7 +337,7 @@ def _context(
     return context
 
 
-def _sessions(conn: apsw.Connection, ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
+def session_neighbours(conn: apsw.Connection, ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
     """Each memory's previous and next memory in log order, when both belong to one session.
 
     One session: logged one right after the other, in the same workspace, with event times at

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 import apsw
 
 NAME = "vectors"
-VERSION = 2  # 2: sections get their own vectors
+VERSION = 3  # 2: sections get their own vectors; 3: a short memory in a session gets a context vector
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors(
@@ -49,12 +49,21 @@ CREATE TABLE IF NOT EXISTS section_vectors(
 );
 CREATE INDEX IF NOT EXISTS section_vectors_seq ON section_vectors(seq);
 CREATE INDEX IF NOT EXISTS section_vectors_memory ON section_vectors(memory_id);
+CREATE TABLE IF NOT EXISTS context_vectors(
+    memory_id INTEGER PRIMARY KEY,
+    workspace TEXT NOT NULL,
+    key       BLOB NOT NULL,
+    seq       INTEGER NOT NULL,
+    embedding BLOB NOT NULL,
+    bits      BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS context_vectors_seq ON context_vectors(seq);
 CREATE TABLE IF NOT EXISTS vectors_meta(
     name  TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
 """
-TABLES = ("vectors", "section_vectors")
+TABLES = ("vectors", "section_vectors", "context_vectors")
 
 
 class State(NamedTuple):
@@ -153,7 +162,8 @@ def reset(conn: apsw.Connection, model_id: str, dim: int) -> None:
     """
     old = _stored(conn)
     conn.execute(
-        "DROP TABLE IF EXISTS vectors; DROP TABLE IF EXISTS section_vectors; DROP TABLE IF EXISTS vectors_meta"
+        "DROP TABLE IF EXISTS vectors; DROP TABLE IF EXISTS section_vectors; DROP TABLE IF EXISTS context_vectors; "
+        "DROP TABLE IF EXISTS vectors_meta"
     )
     create(conn)
     conn.executemany(
@@ -193,6 +203,24 @@ def section_passage(content: str, heading_path: list[str], start: int, end: int)
     """What is embedded for a section: its heading path (the context a reader has), then its text."""
     body = passage_text(content[start:end])
     return passage_text(f"{' › '.join(heading_path)}\n{body}") if heading_path else body
+
+
+CONTEXT_MAX_CHARS = 500  # a memory this short also gets a context vector (about one embedding window)
+
+
+def context_passage(previous: str, content: str) -> str | None:
+    """What is embedded as a memory's context: the memory before it in its session, then the
+    memory itself; None for a memory long enough to stand on its own.
+
+    A short turn of a conversation often means little alone ("5 years already!" answers "How
+    long have you been married?"). A second vector over the turn with the one before it lets a
+    question find the reply by what it replies to; the memory is as close as the nearer of its
+    two vectors (:mod:`projections.hybrid`). Only the previous memory is used: it exists when
+    the memory is written, so the context never waits for a later write.
+    """
+    if len(content) > CONTEXT_MAX_CHARS:
+        return None
+    return passage_text(f"{previous.strip()}\n{content}")
 
 
 def changed(conn: apsw.Connection, after: int, limit: int) -> list[tuple[int, str, str, int]]:
@@ -239,6 +267,40 @@ def write(conn: apsw.Connection, rows: list[tuple[int, str, bytes, bytes]]) -> N
     )
 
 
+def context_keys_of(conn: apsw.Connection, ids: list[int]) -> dict[int, bytes]:
+    """The cache key each memory's stored context vector was computed from."""
+    import msgspec
+
+    rows = conn.execute(
+        "SELECT v.memory_id, v.key FROM json_each(?) j CROSS JOIN context_vectors v ON v.memory_id = j.value",
+        (msgspec.json.encode(ids).decode(),),
+    )
+    return {memory_id: bytes(key) for memory_id, key in rows}
+
+
+def write_contexts(conn: apsw.Connection, rows: list[tuple[int, str, bytes, bytes]], dropped: list[int]) -> None:
+    """Upsert (memory_id, workspace, key, embedding) context vectors; delete those of ``dropped``
+    (a memory that has no context any more: edited long, or its session changed)."""
+    import msgspec
+
+    if dropped:
+        conn.execute(
+            "DELETE FROM context_vectors WHERE memory_id IN (SELECT value FROM json_each(?))",
+            (msgspec.json.encode(dropped).decode(),),
+        )
+    seq = (conn.execute("SELECT max(seq) FROM context_vectors").get or 0) + 1
+    conn.executemany(
+        "INSERT INTO context_vectors(memory_id, workspace, key, seq, embedding, bits) "
+        "VALUES(?, ?, ?, ?, ?, vec_quantize_binary(?)) ON CONFLICT(memory_id) DO UPDATE SET "
+        "workspace=excluded.workspace, key=excluded.key, seq=excluded.seq, embedding=excluded.embedding, "
+        "bits=excluded.bits",
+        [
+            (memory_id, workspace, key, seq + i, embedding, embedding)
+            for i, (memory_id, workspace, key, embedding) in enumerate(rows)
+        ],
+    )
+
+
 def write_sections(
     conn: apsw.Connection, memory_ids: list[int], rows: list[tuple[int, int, str, bytes, bytes]]
 ) -> None:
@@ -266,9 +328,10 @@ def counts(conn: apsw.Connection) -> dict[str, Any]:
         return {
             "vectors": conn.execute("SELECT count(*) FROM vectors").get,
             "section_vectors": conn.execute("SELECT count(*) FROM section_vectors").get,
+            "context_vectors": conn.execute("SELECT count(*) FROM context_vectors").get,
         }
     except apsw.SQLError:
-        return {"vectors": 0, "section_vectors": 0}
+        return {"vectors": 0, "section_vectors": 0, "context_vectors": 0}
 
 
 def content_checksum(conn: apsw.Connection) -> str:
@@ -284,6 +347,9 @@ def content_checksum(conn: apsw.Connection) -> str:
         )
         for row in rows:
             digest.update(repr(row).encode())
+        rows = conn.execute("SELECT memory_id, workspace, key, embedding, bits FROM context_vectors ORDER BY memory_id")
+        for row in rows:
+            digest.update(b"context" + repr(row).encode())
     except apsw.SQLError:
         pass
     return digest.hexdigest()

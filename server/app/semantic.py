@@ -125,12 +125,13 @@ class Semantic(Service):
         except VecUnavailable as exc:
             raise Unavailable(str(exc), field="task") from None
         seconds = time.perf_counter() - t0
+        texts = result["embedded"] + result["context_embedded"]
         return {
             "ok": True,
             "model": model.model_id,
             **result,
             "seconds": round(seconds, 3),
-            "texts_per_s": round(result["embedded"] / seconds, 1) if result["embedded"] and seconds else None,
+            "texts_per_s": round(texts / seconds, 1) if texts and seconds else None,
         }
 
     def _thresholds(self) -> notices.Thresholds:

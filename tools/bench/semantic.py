@@ -53,10 +53,16 @@ def seed_vectors(app: LedgerApp, distinct: int) -> dict[str, float]:
         Indexer(app.store, model).prepare(rebuild=True)
         batch: list[tuple[int, str, bytes, bytes]] = []
         cache: list[tuple[bytes, bytes]] = []
+        previous = ""
         for i, (memory_id, workspace, content) in enumerate(rows):
             key = derived.embedding_key(model.model_id, vectors.passage_text(content))
             batch.append((memory_id, workspace, key, blobs[i % len(blobs)]))
             cache.append((key, blobs[i % len(blobs)]))
+            # Every memory's context passage is cached too, so that a rebuild embeds nothing.
+            context = vectors.context_passage(previous, content)
+            if context is not None:
+                cache.append((derived.embedding_key(model.model_id, context), blobs[(i + 1) % len(blobs)]))
+            previous = content
             if len(batch) == 5000:
                 vectors.write(app.conn, batch)
                 derived.store(app.conn, cache)
@@ -70,6 +76,16 @@ def seed_vectors(app: LedgerApp, distinct: int) -> dict[str, float]:
 
     app.store.write(work)
     return {"distinct": len(sample), "embed_s": round(seconds, 2), "texts_per_s": round(len(sample) / seconds, 1)}
+
+
+def seed_contexts(app: LedgerApp) -> int:
+    """The worst case for ``find``: a context vector for every memory (a ledger of nothing but
+    conversation turns), so the context scan covers as many rows as the main one. The corpus's
+    random event times put few memories in a session, so few have one of their own."""
+    rows = app.conn.execute("SELECT memory_id, workspace, key, embedding FROM vectors ORDER BY memory_id").fetchall()
+    shifted = [(m, w, bytes(k), bytes(rows[(i + 1) % len(rows)][3])) for i, (m, w, k, _e) in enumerate(rows)]
+    app.store.write(lambda: vectors.write_contexts(app.conn, shifted, []))
+    return len(shifted)
 
 
 def bench_find_vs_embedding(app: LedgerApp, queries: list[str]) -> dict[str, Any]:
@@ -152,6 +168,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             lexical_rebuild = statistics.median(timed(lexical.rebuild) for _ in range(args.reps))
             vector_rebuild = statistics.median(timed(lambda: app.rebuild("vectors")) for _ in range(args.reps))
             events = app.store.last_position()
+            contexts = seed_contexts(app)
             rng = random.Random(args.seed)
             queries = [corpus.query(memories[rng.randrange(len(memories))])[1] for _ in range(args.queries)]
             app.find(queries[0])
@@ -179,7 +196,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "memories": args.size,
         "model": args.model,
         "build": build_info,
-        "seeded_vectors": seeded,
+        "seeded_vectors": {**seeded, "context_vectors_for_find": contexts},
         "find": finds,
         "exact_phrase": phrase,
         "rebuild": {

@@ -1,0 +1,163 @@
+"""A short memory in a session gets a second vector over the memory before it and itself.
+
+Real llama.cpp with the tiny random-weight GGUF: its vectors carry no meaning, so the tests
+check which passages are embedded (each stored context vector must equal the model's embedding
+of :func:`vectors.context_passage` of the session's previous memory and the memory), that they
+follow edits of either memory, that a query sitting exactly on a context vector finds the memory
+through that vector alone, and that the filters reach context candidates as they reach the
+others.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fact_ledger.projections import hybrid, knn, vectors
+from fact_ledger.projections.indexer import Indexer
+from fact_ledger.projections.search import SearchFilters
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Embedding, Settings
+
+NONSENSE = "qqzx vvkw"  # no memory contains these words
+AT = "2025-05-08T13:00:00Z"
+
+
+def _app(db: Path, model: Path, **extra: Any) -> LedgerApp:
+    return LedgerApp(Settings(db=str(db), client="test", embedding=Embedding(model=str(model)), **extra))
+
+
+@pytest.fixture
+def sem(tmp_path: Path, tiny_gguf: Path) -> Any:
+    app = _app(tmp_path / "ledger.db", tiny_gguf)
+    yield app
+    app.close()
+
+
+def _contexts(app: LedgerApp) -> dict[int, bytes]:
+    return {m: bytes(e) for m, e in app.conn.execute("SELECT memory_id, embedding FROM context_vectors")}
+
+
+def _embedded(app: LedgerApp, text: str) -> bytes:
+    model = app.embedding_model()
+    assert model is not None
+    return model.embed_passages([text])[0]
+
+
+def test_context_passage_is_the_previous_memory_then_this_one_for_short_memories() -> None:
+    assert vectors.context_passage("How long have you been MARRIED? ", "5 years already!") == (
+        "how long have you been married?\n5 years already!"
+    )
+    assert vectors.context_passage("question", "x" * (vectors.CONTEXT_MAX_CHARS + 1)) is None
+
+
+def test_a_short_memory_in_a_session_is_embedded_with_the_one_before_it(sem: LedgerApp) -> None:
+    question = sem.remember("Melanie: How long have you been married?", event_time=AT)["memory_id"]
+    answer = sem.remember("Caroline: 5 years already!", event_time=AT)["memory_id"]
+    elsewhere = sem.remember("a note of another workspace", workspace="other", event_time=AT)["memory_id"]
+    later = sem.remember("Caroline: a day later", workspace="other", event_time="2025-05-09T13:00:00Z")["memory_id"]
+    long = sem.remember(
+        "word " * (vectors.CONTEXT_MAX_CHARS // 4), workspace="other", event_time="2025-05-09T13:01:00Z"
+    )
+    result = sem.reembed()
+    assert result["embedded"] == 5 and result["context_embedded"] == 1
+    stored = _contexts(sem)
+    # The first of a session, one after another workspace's memory, one after a long gap and a
+    # long memory have none; the reply has the question before it.
+    assert set(stored) == {answer}
+    assert question not in stored and elsewhere not in stored and later not in stored
+    assert long["memory_id"] not in stored
+    expected = vectors.context_passage("Melanie: How long have you been married?", "Caroline: 5 years already!")
+    assert expected is not None and stored[answer] == _embedded(sem, expected)
+    assert sem.vectors_status()["context_vectors"] == 1
+
+
+def test_context_vectors_follow_edits_of_either_memory(sem: LedgerApp) -> None:
+    first = sem.remember("Melanie: what is the budget?", event_time=AT)["memory_id"]
+    second = sem.remember("Caroline: fifty thousand", event_time=AT)["memory_id"]
+    third = sem.remember("Melanie: and the deadline?", event_time=AT)["memory_id"]
+    sem.reembed()
+    before = _contexts(sem)
+    assert set(before) == {second, third}
+    sem.update(first, content="Melanie: what is the travel budget?")
+    result = sem.reembed()  # the edited memory's own vector, and the context of the one after it
+    assert result["embedded"] == 1 and result["context_embedded"] == 1
+    after = _contexts(sem)
+    assert after[third] == before[third] and after[second] != before[second]
+    edited = vectors.context_passage("Melanie: what is the travel budget?", "Caroline: fifty thousand")
+    assert edited is not None and after[second] == _embedded(sem, edited)
+    sem.update(second, content="Caroline: " + "a long answer " * 40)  # now too long for a context
+    sem.reembed()
+    assert set(_contexts(sem)) == {third}
+    assert third in {int(i) for i in knn.index_for(sem.conn, "context_vectors").ids}
+    assert second not in {int(i) for i in knn.index_for(sem.conn, "context_vectors").ids}
+    sem.retire(first, reason="obsolete", authorization="user_channel")
+    assert sem.reembed()["context_embedded"] == 0  # a status change embeds nothing
+
+
+def test_a_rebuild_reuses_cached_context_embeddings(sem: LedgerApp) -> None:
+    for i in range(6):
+        sem.remember(f"Caroline: turn {i} of the talk", event_time=AT)
+    sem.reembed()
+    checksum = vectors.content_checksum(sem.conn)
+
+    class Counting:
+        def __init__(self, inner: Any) -> None:
+            self.inner, self.model_id, self.dim, self.calls = inner, inner.model_id, inner.dim, 0
+
+        def embed_passages(self, texts: list[str]) -> list[bytes]:
+            self.calls += len(texts)
+            return self.inner.embed_passages(texts)
+
+    counting = Counting(sem.embedding_model())
+    result = Indexer(sem.store, counting).run(rebuild=True)
+    assert counting.calls == 0 and result["context_embedded"] == 0
+    assert len(_contexts(sem)) == 5 and vectors.content_checksum(sem.conn) == checksum
+
+
+def test_a_memory_in_context_is_as_close_as_the_mean_of_its_two_vectors(sem: LedgerApp) -> None:
+    question = sem.remember("Melanie: How long have you been married?", event_time=AT)["memory_id"]
+    answer = sem.remember("Caroline: 5 years already!", event_time=AT)["memory_id"]
+    for i in range(8):
+        sem.remember(f"note {i}: the deploy window of service s{i} is {i} pm", event_time=f"2024-01-0{i + 1}T00:00:00Z")
+    sem.reembed()
+    on_context = _contexts(sem)[answer]
+    own = knn.cosines(sem.conn, on_context, [answer, question])
+    pooled = hybrid.candidates(sem.conn, NONSENSE, SearchFilters(), 10, on_context)
+    assert not pooled.text  # no word of the query is in any memory: meaning alone found them
+    assert answer in pooled.nearest
+    # The answer has a context vector (the query sits on it): the mean of both cosines; the
+    # question opens the session and has none: its own cosine.
+    assert pooled.similarity[answer] == pytest.approx((own[answer] + 1.0) / 2, abs=1e-5)
+    assert pooled.similarity[question] == pytest.approx(own[question], abs=1e-6)
+    assert hybrid.in_context(0.5, None) == 0.5 and hybrid.in_context(0.4, 0.8) == pytest.approx(0.6)
+
+
+def test_context_vectors_obey_the_filters(tmp_path: Path, tiny_gguf: Path) -> None:
+    app = _app(tmp_path / "ledger.db", tiny_gguf)
+    try:
+        pairs = {}
+        for i, space in enumerate(("alpha", "beta", "alpha")):
+            app.remember(f"{space}: what did you decide about {i}?", workspace=space, event_time=AT)
+            pairs.setdefault(space, []).append(
+                app.remember(f"{space}: we go ahead with {i}", workspace=space, event_time=AT)["memory_id"]
+            )
+        retired = pairs["alpha"][1]
+        app.retire(retired, reason="obsolete", authorization="user_channel")
+        app.reembed()
+        stored = _contexts(app)
+        assert set(stored) == {*pairs["alpha"], *pairs["beta"]}
+        on_theirs = stored[pairs["beta"][0]]
+        everywhere = hybrid.vector_candidates(app.conn, on_theirs, SearchFilters(), 50, table="context_vectors")
+        assert {m for m, _ in everywhere} == {pairs["alpha"][0], pairs["beta"][0]}  # retired: filtered by status
+        inside = hybrid.vector_candidates(
+            app.conn, on_theirs, SearchFilters(workspace=("alpha",)), 50, table="context_vectors"
+        )
+        assert {m for m, _ in inside} == {pairs["alpha"][0]}
+        # The scan itself only scores the caller's workspace.
+        scanned = knn.index_for(app.conn, "context_vectors").nearest(b"\0" * 8, 50, ("alpha",))
+        assert set(scanned) <= set(pairs["alpha"])
+    finally:
+        app.close()
