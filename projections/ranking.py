@@ -21,6 +21,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from fact_ledger.ledger.clock import to_datetime
 
@@ -88,8 +89,11 @@ def bm25f(
         for tokens, weight, avg in zip(fields, FIELD_WEIGHTS, avg_lengths, strict=True)
         if tokens
     ]
+    present = set().union(*fields)  # most candidates hold few of the terms: skip the rest at once
     score = matched = 0.0
     for term in terms:
+        if not term.prefix and term.token not in present:
+            continue
         pseudo_tf = 0.0
         for tokens, norm in norms:
             tf = _tf(tokens, term)
@@ -114,9 +118,9 @@ def score_text(
     return best
 
 
-def recency(event_time: str, newest: str) -> float:
+def recency(event_time: str, newest: datetime) -> float:
     """1.0 for the newest candidate, halving every RECENCY_HALF_LIFE_DAYS (deterministic)."""
-    days = (to_datetime(newest) - to_datetime(event_time)).total_seconds() / 86400
+    days = (newest - to_datetime(event_time)).total_seconds() / 86400
     return math.exp(-math.log(2) * max(days, 0.0) / RECENCY_HALF_LIFE_DAYS)
 
 
@@ -133,7 +137,7 @@ def rank(
     if not candidates:
         return []
     text = {c.memory_id: c.text for c in candidates}
-    newest = max(c.event_time for c in candidates)
+    newest = to_datetime(max(c.event_time for c in candidates))
     boosted = (boost_workspace,) if isinstance(boost_workspace, str) else boost_workspace or ()
     out = []
     for c in candidates:

@@ -4,15 +4,15 @@ Candidates come from three FTS5 queries — the query as an exact phrase, all of
 terms, any of its rare terms — and ``projections.ranking`` scores their union on one scale.
 FTS5's ``bm25()`` walks the whole doclist of every term in the expression to get its IDF, so a
 ranked query containing a word found in half the ledger costs tens of milliseconds at 100k
-memories. Each term's document frequency is therefore counted first (a capped doclist walk,
-~60 ns a row); only rare terms enter the ``bm25()``-ordered any-term query, and the phrase and
-all-terms queries (bounded by their rarest token) are taken newest first without ``bm25()``.
-See docs/search.md.
+memories. Each term's document frequency is therefore counted first (a doclist walk capped at
+``COMMON_CAP``, ~0.1 µs a row, all terms in one statement); only rare terms enter the
+``bm25()``-ordered any-term query, and the phrase and all-terms queries (bounded by their rarest
+token) are taken newest first without ``bm25()``. Ranking reads each candidate's tokens from the
+index's ``tokens`` column (cut once, when the memory was indexed). See docs/search.md.
 """
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import apsw
@@ -22,8 +22,7 @@ from fact_ledger.ledger.clock import to_datetime
 from fact_ledger.ledger.text import Query, Term, analyse, fts_all, fts_any, index_text
 from fact_ledger.ledger.trust import trust_of
 from fact_ledger.projections import ranking
-
-_TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
+from fact_ledger.projections.search_index import TOKEN_FIELDS, tokens
 
 RARE = 1000  # a term in more memories than this is "common": too costly to bm25-rank alone
 COMMON_CAP = 10 * RARE
@@ -103,19 +102,6 @@ class Hit(msgspec.Struct):
 
 
 # -- index statistics ----------------------------------------------------------------------------
-_tokenizers: weakref.WeakKeyDictionary[apsw.Connection, apsw.FTS5Tokenizer] = weakref.WeakKeyDictionary()
-
-
-def tokens(conn: apsw.Connection, text: str) -> list[str]:
-    """``text`` cut and stemmed exactly as the index does it (the same FTS5 tokenizer)."""
-    if not text:
-        return []
-    tokenizer = _tokenizers.get(conn)
-    if tokenizer is None:
-        tokenizer = _tokenizers[conn] = conn.fts5_tokenizer(*_TOKENIZER)
-    return tokenizer(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False)
-
-
 def _varints(blob: bytes) -> list[int]:
     out, i = [], 0
     while i < len(blob):
@@ -147,14 +133,6 @@ def index_totals(conn: apsw.Connection) -> tuple[int, tuple[float, float, float]
     return n, (values[1] / n, values[2] / n, values[3] / n)
 
 
-def doc_count(conn: apsw.Connection, expression: str, cap: int) -> int:
-    """Memories (any status) matching an FTS5 expression, counted up to ``cap + 1``."""
-    return conn.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?)",
-        (expression, cap + 1),
-    ).get
-
-
 # -- search ------------------------------------------------------------------------------------
 def search(
     conn: apsw.Connection,
@@ -172,7 +150,7 @@ def search(
     if not parsed.terms:
         return _substring(conn, query, where, params, limit)
     pool = max(limit * POOL_PER_RESULT, POOL_MIN)
-    dfs = [_document_frequency(conn, t) for t in parsed.terms]
+    dfs = document_frequencies(conn, parsed.terms)
     phrase, found = _retrieve(conn, parsed, dfs, where, params, pool)
     if not found:
         return [], 0
@@ -201,12 +179,15 @@ def _retrieve(
     found: dict[int, None] = {}
     phrase: set[int] = set()
     terms = list(parsed.terms)
-    if len(parsed.phrase) >= 2:
+    every = _match(conn, fts_all(terms), where, params, pool, by_rank=False) if len(terms) > 1 else []
+    # A memory that holds the phrase holds each of its terms: when no memory holds them all and
+    # the phrase contains every term, the phrase query (a walk of every term's doclist) is void.
+    void = len(terms) > 1 and not every and {t.text for t in terms} <= set(parsed.phrase)
+    if len(parsed.phrase) >= 2 and not void:
         ids = _match(conn, parsed.phrase_fts(), where, params, pool, by_rank=False)
         phrase.update(ids)
         found.update(dict.fromkeys(ids))
-    if len(terms) > 1:
-        found.update(dict.fromkeys(_match(conn, fts_all(terms), where, params, pool, by_rank=False)))
+    found.update(dict.fromkeys(every))
     chosen: list[Term] = []
     budget = ANY_BUDGET
     for df, term in sorted(zip(dfs, terms, strict=True), key=lambda p: p[0]):
@@ -228,26 +209,19 @@ def _match(
 
     Ranking first and joining ``memories`` after keeps the join off every match (it triples the
     cost of a common term); only when the filters throw most of the top away is the match
-    ranked again with the filters inside.
+    ranked again with the filters inside. The top and its filter are one statement: the left
+    join keeps each of the top's rows (in its order), with NULL for one the filters reject.
     """
     order = "bm25(search_fts)" if by_rank else "rowid DESC"
     wide = pool * 4
-    top = [
-        r[0]
-        for r in conn.execute(
-            f"SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY {order} LIMIT ?", (expression, wide)
-        )
-    ]
-    if not top:
-        return []
-    passed = {
-        r[0]
-        for r in conn.execute(
-            f"SELECT m.memory_id FROM json_each(?) j CROSS JOIN memories m ON m.memory_id = j.value WHERE {where}",
-            (_json(top), *params),
-        )
-    }
-    ids = [i for i in top if i in passed]
+    top = conn.execute(
+        f"WITH top(id, r) AS (SELECT rowid, {'bm25(search_fts)' if by_rank else '-rowid'} FROM search_fts "
+        f"WHERE search_fts MATCH ? ORDER BY {order} LIMIT ?) "
+        f"SELECT m.memory_id FROM top LEFT JOIN memories m ON m.memory_id = top.id AND {where} "
+        "ORDER BY top.r, top.id DESC",
+        (expression, wide, *params),
+    ).fetchall()
+    ids = [r[0] for r in top if r[0] is not None]
     if len(ids) >= pool or len(top) < wide:
         return ids[:pool]
     return [
@@ -264,11 +238,18 @@ def _json(ids: list[int]) -> str:
     return msgspec.json.encode(ids).decode()
 
 
-def _document_frequency(conn: apsw.Connection, term: Term) -> int:
-    """Exact below RARE; above it counted up to COMMON_CAP, which bounds the IDF error of a
-    common term (its IDF is small either way) without walking a doclist of half the ledger."""
-    df = doc_count(conn, term.fts(), RARE)
-    return df if df <= RARE else doc_count(conn, term.fts(), COMMON_CAP)
+def document_frequencies(conn: apsw.Connection, terms: tuple[Term, ...] | list[Term]) -> list[int]:
+    """Each term's document frequency (any status), counted up to COMMON_CAP + 1 in one statement.
+
+    Exact for every term that ``_retrieve`` may rank (at most RARE); the cap bounds the IDF
+    error of a common term (its IDF is small either way) without walking a doclist of half the
+    ledger.
+    """
+    if not terms:
+        return []
+    count = "(SELECT count(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?))"
+    params = [value for t in terms for value in (t.fts(), COMMON_CAP + 1)]
+    return list(conn.execute("SELECT " + ", ".join([count] * len(terms)), params).fetchone())
 
 
 def _stem(conn: apsw.Connection, term: Term) -> str:
@@ -283,14 +264,15 @@ def _candidates(
     if not ids:
         return []
     rows = conn.execute(
-        "SELECT d.memory_id, d.subject, d.body, d.tags, m.content, m.source_type, m.event_time, m.workspace "
+        "SELECT d.memory_id, d.tokens, m.content, m.source_type, m.event_time, m.workspace "
         "FROM json_each(?) j CROSS JOIN search_docs d ON d.memory_id = j.value "
         f"CROSS JOIN memories m ON m.memory_id = j.value {'WHERE ' + where if where else ''}",
         (_json(ids), *params),
     )
     out = []
-    for memory_id, subject, body, tags, content, source_type, event_time, workspace in rows:
-        subject_tokens, body_tokens = tokens(conn, subject), tokens(conn, body)
+    for memory_id, cut, content, source_type, event_time, workspace in rows:
+        subject, body, tags = cut.split(TOKEN_FIELDS)
+        subject_tokens, body_tokens = subject.split(), body.split()
         label = ranking.speaker(content) if not subject_tokens else ""
         if label:
             subject_tokens = tokens(conn, index_text(label))
@@ -298,7 +280,7 @@ def _candidates(
         out.append(
             ranking.Candidate(
                 memory_id=memory_id,
-                fields=(subject_tokens, body_tokens, tokens(conn, tags)),
+                fields=(subject_tokens, body_tokens, tags.split()),
                 source_trust=trust_of(source_type),
                 event_time=event_time,
                 workspace=workspace,

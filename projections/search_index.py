@@ -1,8 +1,12 @@
 """The full-text index: its tables, how it is kept up to date as memories change, and its upkeep.
 
-The query engine that reads it is :mod:`projections.search`."""
+Each indexed document also keeps its fields' tokens (cut and stemmed by the index's own
+tokenizer, space-separated), so ranking a candidate reads them instead of tokenising its text on
+every query. The query engine that reads them is :mod:`projections.search`."""
 
 from __future__ import annotations
+
+import weakref
 
 import apsw
 
@@ -17,7 +21,8 @@ CREATE TABLE IF NOT EXISTS search_docs(
     memory_id INTEGER PRIMARY KEY,
     subject   TEXT NOT NULL,
     body      TEXT NOT NULL,
-    tags      TEXT NOT NULL
+    tags      TEXT NOT NULL,
+    tokens    TEXT NOT NULL  -- subject, body and tags tokens: space-separated, fields joined by TOKEN_FIELDS
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
     subject, body, tags,
@@ -25,7 +30,27 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
     tokenize='porter unicode61 remove_diacritics 2'
 );
 """
-_INSERT_DOC = "INSERT INTO search_docs(memory_id, subject, body, tags) VALUES(?,?,?,?)"
+_INSERT_DOC = "INSERT INTO search_docs(memory_id, subject, body, tags, tokens) VALUES(?,?,?,?,?)"
+_TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
+_tokenizers: weakref.WeakKeyDictionary[apsw.Connection, apsw.FTS5Tokenizer] = weakref.WeakKeyDictionary()
+
+
+def tokens(conn: apsw.Connection, text: str) -> list[str]:
+    """``text`` cut and stemmed exactly as the index does it (the same FTS5 tokenizer)."""
+    if not text:
+        return []
+    tokenizer = _tokenizers.get(conn)
+    if tokenizer is None:
+        tokenizer = _tokenizers[conn] = conn.fts5_tokenizer(*_TOKENIZER)
+    return tokenizer(text.encode(), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False)
+
+
+TOKEN_FIELDS = "\n"  # unicode61 separates on whitespace: no token holds a newline or a space
+
+
+def doc_tokens(conn: apsw.Connection, doc: tuple[str, str, str]) -> str:
+    """The ``tokens`` column of one document: what the index's tokenizer makes of each field."""
+    return TOKEN_FIELDS.join(" ".join(tokens(conn, text)) for text in doc)
 
 
 AUTOMERGE = 0  # see tune_for_small_writes
@@ -55,7 +80,7 @@ def compact(conn: apsw.Connection, table: str) -> None:
 
 class SearchProjector(DeferringProjector):
     name = "search"
-    version = 4
+    version = 5
     tables = ("search_docs",)
     handles = frozenset({"MemoryRecorded", "MemoryUpdated"})
 
@@ -84,7 +109,7 @@ class SearchProjector(DeferringProjector):
         if isinstance(data, MemoryRecorded):
             doc = (index_text(data.subject), index_text(data.content), index_text(" ".join(data.tags)))
             if self._pending is not None:
-                self._pending.add(_INSERT_DOC, (event.position, *doc))
+                self._pending.add(_INSERT_DOC, (event.position, *doc, doc_tokens(conn, doc)))
                 return
             self._write(conn, event.position, doc)
         elif isinstance(data, MemoryUpdated) and (
@@ -108,6 +133,6 @@ class SearchProjector(DeferringProjector):
             self._write(conn, memory_id, doc)
 
     def _write(self, conn: apsw.Connection, memory_id: int, doc: tuple[str, str, str]) -> None:
-        conn.execute(_INSERT_DOC, (memory_id, *doc))
+        conn.execute(_INSERT_DOC, (memory_id, *doc, doc_tokens(conn, doc)))
         if not self._bulk:
             conn.execute("INSERT INTO search_fts(rowid, subject, body, tags) VALUES(?,?,?,?)", (memory_id, *doc))

@@ -7,6 +7,7 @@ query by query, so the two figures share the machine's load.
 
     python -m tools.bench.find_common                       # 100k memories, 300 queries of each kind
     python -m tools.bench.find_common --memories 20000 --queries 100   # a quick look
+    python -m tools.bench.find_common --keep /tmp/fc100k.db   # build once, reuse on later runs
 """
 
 from __future__ import annotations
@@ -48,13 +49,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=300, help="queries of each kind")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--keep", type=Path, help="ledger file to build once and reuse (same --memories and --seed) on later runs"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="find-common-") as tmp:
         corpus = Corpus(seed=args.seed)
-        app, memories, build_stats = build(Path(tmp) / "find-common.db", corpus, args.memories)
-        app.close()
+        db = args.keep or Path(tmp) / "find-common.db"
+        if args.keep and args.keep.exists():
+            memories, build_stats = list(corpus.memories(args.memories)), {"reused": str(args.keep)}
+        else:
+            app, memories, build_stats = build(db, corpus, args.memories)
+            app.close()
         app = LedgerApp(
-            Settings(db=str(Path(tmp) / "find-common.db"), client="bench", embedding=Embedding(enabled=False))
+            Settings(db=str(db), client="bench", embedding=Embedding(enabled=False))
         )  # lexical: what this budget is about
         try:
             rng = random.Random(args.seed)
