@@ -141,15 +141,21 @@ def search(
     limit: int,
     *,
     boost_workspace: str | tuple[str, ...] | None = None,
+    page: int | None = None,
 ) -> tuple[list[Hit], int]:
-    """Ranked hits (at most ``limit``) and an estimate of how many memories matched."""
+    """Ranked hits (at most ``limit``) and an estimate of how many memories matched.
+
+    ``page``: how many of the hits the caller shows (default: all). The candidate pool is sized
+    from it, so hits asked for past the page (``find`` looks a little further for a claim's
+    leader) do not triple the candidates every query tokenises and scores.
+    """
     where, params = filters.sql()
     if not query.strip():
         return _recent(conn, where, params, limit)
     parsed = analyse(query)
     if not parsed.terms:
         return _substring(conn, query, where, params, limit)
-    pool = max(limit * POOL_PER_RESULT, POOL_MIN)
+    pool = max((page or limit) * POOL_PER_RESULT, POOL_MIN, limit)
     dfs = document_frequencies(conn, parsed.terms)
     phrase, found = _retrieve(conn, parsed, dfs, where, params, pool)
     if not found:

@@ -1,5 +1,6 @@
-"""The search index's stored tokens, its one-statement document frequencies and the phrase query
-skipped when no memory holds all the terms: each must give what the slower way gives."""
+"""The bounded search path: the index's stored tokens, its one-statement document frequencies,
+the phrase query skipped when no memory holds all the terms, and a candidate pool sized by the
+page shown. Each must give what the slower way gives."""
 
 from __future__ import annotations
 
@@ -122,3 +123,25 @@ def test_the_phrase_query_is_skipped_only_when_it_cannot_match(phrases: LedgerAp
     assert holders <= set(found)
     hits, _ = search_module.search(conn, query, SearchFilters(), limit=1000)
     assert {h.memory_id for h in hits if h.phrase} == holders  # each verbatim match is found, and marked
+
+
+def test_the_pool_is_sized_by_the_page_and_keeps_the_verbatim_match(
+    app: LedgerApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_module, "RARE", 3)  # every query term is common at test scale
+    verbatim = app.remember("rotates the week shift plan")["memory_id"]
+    for i in range(80):
+        app.remember(f"shift {i}: the week plan rotates again")
+    pooled: list[int] = []
+    candidates = search_module._candidates
+
+    def counting(conn, ids, *args):  # type: ignore[no-untyped-def]
+        pooled.append(len(ids))
+        return candidates(conn, ids, *args)
+
+    monkeypatch.setattr(search_module, "_candidates", counting)
+    found = app.find("rotates the week shift plan", limit=5)["results"]
+    assert found[0]["memory_id"] == verbatim  # the oldest match, found by the phrase query
+    pool = max(6 * search_module.POOL_PER_RESULT, search_module.POOL_MIN)  # 5 shown + 1 to tell has_more
+    assert pooled[0] <= pool + 1 < 80  # the newest of all 81 that hold every term, and the verbatim one
+    assert len(app.find("week rotates", limit=5)["results"]) == 5

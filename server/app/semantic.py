@@ -97,9 +97,10 @@ class Semantic(Service):
 
     # -- find ----------------------------------------------------------------------------------
     def search_hits(
-        self, query: str, filters: SearchFilters, limit: int, boost: tuple[str, ...] | None
+        self, query: str, filters: SearchFilters, limit: int, boost: tuple[str, ...] | None, page: int | None = None
     ) -> tuple[list[Hit], int]:
-        """Hybrid when vectors are live, else full text (called inside find's read snapshot)."""
+        """Hybrid when vectors are live, else full text (called inside find's read snapshot);
+        ``page``: how many of the ``limit`` hits are shown (see ``search``)."""
         model = self.embedding_model() if query.strip() else None
         if model is not None and self.search_mode() == "vector+fts":
             try:
@@ -110,7 +111,7 @@ class Semantic(Service):
                 log.warning("query embedding failed; full text only: %s", exc)
             else:
                 return hybrid_search(self.conn, query, filters, limit, vector, boost_workspace=boost)
-        return search(self.conn, query, filters, limit, boost_workspace=boost)
+        return search(self.conn, query, filters, limit, boost_workspace=boost, page=page)
 
     # -- vectors upkeep ------------------------------------------------------------------------
     @storage_call

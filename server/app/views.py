@@ -33,7 +33,7 @@ from fact_ledger.server.app.workspaces import Workspaces
 from fact_ledger.server.config import Settings
 
 STANDING_WINDOW = 20  # hits past the page looked at for a leader that answers the query too
-Search = Callable[[str, SearchFilters, int, "tuple[str, ...] | None"], "tuple[list[Hit], int]"]
+Search = Callable[[str, SearchFilters, int, "tuple[str, ...] | None", "int | None"], "tuple[list[Hit], int]"]
 Standings = Callable[[list[int]], "dict[int, dict[str, Any]]"]
 
 
@@ -127,7 +127,8 @@ class Views:
             )
             # A wider window than the page: a leader that answers the query below its challenger
             # moves up to it (``leaders_first``), one that does not answer it stays away.
-            hits, _ = self.search(query, filters, offset + limit + 1 + STANDING_WINDOW, boost)
+            page = offset + limit + 1
+            hits, _ = self.search(query, filters, page + STANDING_WINDOW, boost, page)
             standing = self.standings([h.memory_id for h in hits])
             hits = _leaders_first(hits, standing)
             shown = hits[offset : offset + limit]
