@@ -23,3 +23,12 @@ def test_churn_benchmark_reports_events_bytes_and_one_set_per_key(capsys: pytest
         assert figures["p50_ratio"] > 0
     assert workloads["one_key"]["churn"]["open_conflicts"] == 1  # one set, whatever the number of values
     assert workloads["keys_100x10"]["churn"]["open_conflicts"] == 20  # 120 calls: keys 0-19 got a second value
+
+
+def test_churn_with_auto_settle_keeps_one_current_value(capsys: pytest.CaptureFixture[str]) -> None:
+    assert churn.main(["--calls", "30", "--workloads", "one_key", "--auto-settle"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    figures = report["workloads"]["one_key"]
+    assert report["auto_settle"] is True
+    assert figures["churn"]["active_memories"] == 1 and figures["churn"]["open_conflicts"] == 0
+    assert figures["no_collision"]["active_memories"] == 30  # nothing collides, nothing is settled

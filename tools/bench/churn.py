@@ -16,6 +16,7 @@ churn's one by one (so a busy machine slows both alike). Budgets: ≤ 2 events p
 
     python -m tools.bench.churn                 # 1,000 calls per workload
     python -m tools.bench.churn --calls 100     # a quick look
+    python -m tools.bench.churn --auto-settle   # with policy auto_settle (the losers are superseded)
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any
 import anyio
 
 from fact_ledger.server.app.facade import LedgerApp
-from fact_ledger.server.config import Settings
+from fact_ledger.server.config import Policy, Settings
 from fact_ledger.server.mcp.compact import size
 from fact_ledger.server.mcp.dispatch import LedgerTools
 from fact_ledger.server.mcp.routes import MEMORY
@@ -91,8 +92,8 @@ WORKLOADS: dict[str, Workload] = {"one_key": one_key, "keys_100x10": keys_100x10
 class _Run:
     """One ledger being fed one workload: its samples and reply sizes."""
 
-    def __init__(self, db: Path, contents: list[str]) -> None:
-        self.app = LedgerApp(Settings(db=str(db), client="bench"))
+    def __init__(self, db: Path, contents: list[str], auto_settle: bool = False) -> None:
+        self.app = LedgerApp(Settings(db=str(db), client="bench", policy=Policy(auto_settle=auto_settle)))
         self.tools = LedgerTools(self.app)
         self.contents = contents
         self.before = self.app.store.last_position()
@@ -116,6 +117,7 @@ class _Run:
             "reply_bytes_max": max(self.replies),
             "remember_ms": latency_summary(self.samples),
             "open_conflicts": self.app.conn.execute("SELECT count(*) FROM conflicts WHERE state='open'").get,
+            "active_memories": self.app.conn.execute("SELECT count(*) FROM memories WHERE status='active'").get,
         }
 
 
@@ -126,10 +128,16 @@ async def _interleaved(runs: list[_Run]) -> None:
             await run.step(i)
 
 
-def run_pair(workdir: Path, name: str, calls: int, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def run_pair(
+    workdir: Path, name: str, calls: int, seed: int, auto_settle: bool = False
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The churn workload and its no-collision twin, their remembers interleaved."""
     runs = [
-        _Run(workdir / f"{name}-{kind}.db", WORKLOADS[name](calls, random.Random(seed), kind == "unique"))
+        _Run(
+            workdir / f"{name}-{kind}.db",
+            WORKLOADS[name](calls, random.Random(seed), kind == "unique"),
+            auto_settle=auto_settle,
+        )
         for kind in ("churn", "unique")
     ]
     try:
@@ -146,11 +154,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--auto-settle", action="store_true", help="policy auto_settle on (docs/governance.md)")
     args = parser.parse_args(argv)
-    report: dict[str, Any] = {"calls": args.calls, "budgets": BUDGETS, "workloads": {}}
+    report: dict[str, Any] = {"calls": args.calls, "auto_settle": args.auto_settle, "budgets": BUDGETS, "workloads": {}}
     with tempfile.TemporaryDirectory(prefix="ledger-churn-") as tmp:
         for name in args.workloads.split(","):
-            churn, baseline = run_pair(Path(tmp), name, args.calls, args.seed)
+            churn, baseline = run_pair(Path(tmp), name, args.calls, args.seed, args.auto_settle)
             ratio = churn["remember_ms"]["p50"] / max(baseline["remember_ms"]["p50"], 1e-9)
             report["workloads"][name] = {
                 "churn": churn,
