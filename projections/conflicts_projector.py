@@ -216,7 +216,11 @@ class ConflictsProjector:
     # -- membership ----------------------------------------------------------------------------
     def _collided(self, conn: apsw.Connection, event: StoredEvent, data: ClaimCollided) -> None:
         members = [(memory_id_of(conn, m.memory), m) for m in data.members]
-        known = conn.execute("SELECT conflict_id FROM conflict_streams WHERE stream_id=?", (data.conflict,)).fetchone()
+        known = conn.execute(
+            "SELECT s.conflict_id, c.state FROM conflict_streams s "
+            "LEFT JOIN conflicts c ON c.conflict_id=s.conflict_id WHERE s.stream_id=?",
+            (data.conflict,),
+        ).fetchone()
         cid = known[0] if known else (self._fold_target(conn, data, members) if data.pairwise else None)
         if cid is None:
             cid = event.position
@@ -266,24 +270,18 @@ class ConflictsProjector:
         for memory_id, member in members:
             if memory_id is None:
                 continue
-            before = conn.execute(
-                "SELECT active FROM conflict_members WHERE memory_id=? AND conflict_id=?", (memory_id, cid)
-            ).fetchone()
-            if before is not None and before[0]:
-                continue
-            added += 1
             conn.execute(
-                "INSERT OR REPLACE INTO conflict_members(memory_id, conflict_id, stream_id, value, value_norm, active, "
-                f"joined_at, left_reason, {', '.join(MEMBER_FACTS)}) SELECT ?,?,?,?,?,1,?,'', "
-                f"{', '.join(MEMBER_FACTS)} FROM memories WHERE memory_id=?",
+                _JOIN,
                 (memory_id, cid, member.memory, member.value, member.norm or member.value, event.position, memory_id),
             )
+            added += conn.changes()
         fields: dict[str, Any] = {}
         if data.key:
             fields["key"] = data.key
-        state = conn.execute("SELECT state FROM conflicts WHERE conflict_id=?", (cid,)).get
-        if added and state != "open" and cid != event.position:  # a judged set re-opens when a member joins
-            fields.update(state="open", resolution=None, winner_id=None, reason="a member joined")
+        if added and cid != event.position:  # a judged set re-opens when a member joins
+            state = known[1] if known else conn.execute("SELECT state FROM conflicts WHERE conflict_id=?", (cid,)).get
+            if state != "open":
+                fields.update(state="open", resolution=None, winner_id=None, reason="a member joined")
         self._set(conn, cid, event, member_delta=added, **fields)
 
     def _fold_target(
@@ -375,4 +373,14 @@ _RANK_INDEX = (
     "CREATE INDEX IF NOT EXISTS conflict_members_rank ON conflict_members(conflict_id, "
     + re.sub(r"\bm\.", "", RANK_ORDER_SQL)
     + ") WHERE active=1"
+)
+
+# A member joins, or joins again after leaving (``changes()`` is 1); a current member stays as it is (0).
+_JOIN = (
+    "INSERT INTO conflict_members(memory_id, conflict_id, stream_id, value, value_norm, active, joined_at, "
+    f"left_reason, {', '.join(MEMBER_FACTS)}) SELECT ?,?,?,?,?,1,?,'', {', '.join(MEMBER_FACTS)} FROM memories "
+    "WHERE memory_id=? ON CONFLICT(memory_id, conflict_id) DO UPDATE SET stream_id=excluded.stream_id, "
+    "value=excluded.value, value_norm=excluded.value_norm, active=1, joined_at=excluded.joined_at, left_reason='', "
+    + ", ".join(f"{f}=excluded.{f}" for f in MEMBER_FACTS)
+    + " WHERE active=0"
 )

@@ -19,6 +19,10 @@ from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.server.app.governance_views import GovernanceViews, conflict_facts
 
+# Per set key: the key's unresolved set (None: none) and which of the key's candidates are its
+# current members (memory id -> normalised value), as read earlier in the same transaction.
+KnownSets = dict[str, tuple[dict[str, Any] | None, dict[int, str]]]
+
 
 class Collisions(GovernanceViews):
     """What ``remember`` and ``update`` ask about claims inside their write transaction."""
@@ -32,36 +36,40 @@ class Collisions(GovernanceViews):
         workspace: str,
         exclude: int | None = None,
         *,
-        joining: bool = False,
+        joining: KnownSets | None = None,
     ) -> tuple[tuple[Claim, ...], list[Candidate]]:
         """The writer's claims and the current claims of other memories that share their keys.
 
         ``joining`` (a new memory): of a key's unresolved set, only one member the writer
-        collides with is kept (see :meth:`_outside_sets`)."""
+        collides with is kept (see :meth:`_outside_sets`), and what was read about each key's
+        set is left in it for :meth:`_claim_sets`."""
         claims = extract_claims(content, subject, explicit)
         if not claims:
             return claims, []
         scope = self.workspace_scope(workspace) or (workspace,)
         found = [hit for ws in scope for hit in claims_model.matching_claims(self.conn, claims, ws, exclude)]
-        if joining:
-            found = self._outside_sets(claims, found, scope)
+        if joining is not None:
+            found = self._outside_sets(claims, found, scope, joining)
         rows = mem.load_many(self.conn, sorted({memory_id for memory_id, _ in found}))
         facts = {m: MemoryFacts.from_row(r) for m, r in rows.items() if r["status"] == "active"}
         return claims, [Candidate(other=facts[m], claim=claim) for m, claim in found if m in facts]
 
     def _outside_sets(
-        self, claims: tuple[Claim, ...], found: list[tuple[int, Claim]], scope: tuple[str, ...]
+        self, claims: tuple[Claim, ...], found: list[tuple[int, Claim]], scope: tuple[str, ...], known: KnownSets
     ) -> list[tuple[int, Claim]]:
         """The candidates a new memory's decision needs: of a key with an unresolved set, the
         ones not in it yet and one member the writer collides with (so that it joins).
 
         The set's other members are recorded already; loading them would make every write to
-        a disputed claim cost what its history does."""
+        a disputed claim cost what its history does. ``known`` keeps, per set key, the set row
+        and which of the key's candidates are its members."""
         out: list[tuple[int, Claim]] = []
         for claim in claims:
             hits = [(m, c) for m, c in found if c.key == claim.key]
             row = conflicts_model.unresolved_for_key(self.conn, set_key(claim), scope) if hits else None
             members = conflicts_model.active_among(self.conn, row["conflict_id"], [m for m, _ in hits]) if row else {}
+            if hits:
+                known[set_key(claim)] = (row, members)
             anchor = next(((m, c) for m, c in hits if m in members and collides(claim, c)), None)
             out += [hit for hit in hits if hit[0] not in members or hit == anchor]
         return out
@@ -71,10 +79,11 @@ class Collisions(GovernanceViews):
     ) -> Decision:
         """``remember``'s decision for a memory that is not an exact duplicate (fills ``near``)."""
         explicit = tuple((c.subject, c.attribute, c.value) for c in cmd.claims)
-        claims, candidates = self._claim_state(cmd.content, cmd.subject, explicit, cmd.workspace, joining=True)
+        known: KnownSets = {}
+        claims, candidates = self._claim_state(cmd.content, cmd.subject, explicit, cmd.workspace, joining=known)
         near[:] = claims_model.near_duplicates(self.conn, cmd.content, cmd.workspace)
         target_conflicts = self._conflicts_of(target.memory_id) if target is not None and cmd.retracts else []
-        sets, recorded_at = self._claim_sets(claims, candidates, cmd.workspace), clock.now()
+        sets, recorded_at = self._claim_sets(claims, candidates, cmd.workspace, known=known), clock.now()
         decision = decide_remember(
             cmd,
             new_stream=new_stream,
@@ -121,12 +130,19 @@ class Collisions(GovernanceViews):
         )
 
     def _claim_sets(
-        self, claims: tuple[Claim, ...], candidates: list[Candidate], workspace: str, mine: MemoryFacts | None = None
+        self,
+        claims: tuple[Claim, ...],
+        candidates: list[Candidate],
+        workspace: str,
+        mine: MemoryFacts | None = None,
+        *,
+        known: KnownSets | None = None,
     ) -> dict[str, ConflictFacts]:
         """The unresolved claim set of each disputed key, with which candidates are already in it.
 
         Only the candidates' (and the writer's) membership is read: joining a set of a thousand
-        costs what joining a set of two does.
+        costs what joining a set of two does. A key in ``known`` (read by :meth:`_outside_sets`
+        in this transaction, for a superset of these candidates) is not read again.
         """
         scope = self.workspace_scope(workspace) or (workspace,)
         streams = {c.other.memory_id: c.other.stream_id for c in candidates}
@@ -138,14 +154,21 @@ class Collisions(GovernanceViews):
             if not ids:
                 continue
             key = set_key(claim)
-            row = conflicts_model.unresolved_for_key(self.conn, key, scope) or conflicts_model.unkeyed_of(
-                self.conn, ids, claim.attribute
-            )
+            members: dict[int, str] | None = None
+            if known is not None and key in known:
+                row, members = known[key]
+            else:
+                row = conflicts_model.unresolved_for_key(self.conn, key, scope)
+            if row is None:
+                row, members = conflicts_model.unkeyed_of(self.conn, ids, claim.attribute), None
             if row is None:
                 continue
-            active = conflicts_model.active_among(
-                self.conn, row["conflict_id"], ids + ([mine.memory_id] if mine is not None else [])
-            )
+            if members is not None and mine is None:
+                active = {m: members[m] for m in ids if m in members}
+            else:
+                active = conflicts_model.active_among(
+                    self.conn, row["conflict_id"], ids + ([mine.memory_id] if mine is not None else [])
+                )
             sets[key] = ConflictFacts(
                 conflict_id=row["conflict_id"],
                 stream_id=row["stream_id"],
@@ -226,13 +249,17 @@ class Collisions(GovernanceViews):
         """``conflicts``: each set this write opened or joined, in a few bytes whatever its size —
         the claim with this memory's value, the leader and the member count (never the other values)."""
         items = []
+        stream = None
         for ev in stored:
             if ev.type != "ClaimCollided":
                 continue
             row = conflicts_model.by_stream(self.conn, ev.stream_id)
             if row is None:
                 continue
-            value = next((m.value for m in ev.data.members if m.memory == mine_stream(self.conn, mine)), "")
+            if stream is None:  # a remember's own event names its stream; an update's is looked up
+                recorded = (e.stream_id for e in stored if e.type == "MemoryRecorded" and e.position == mine)
+                stream = next(recorded, None) or mine_stream(self.conn, mine)
+            value = next((m.value for m in ev.data.members if m.memory == stream), "")
             verdict = self._set_verdict(row["conflict_id"])
             leader = verdict["leader_id"]
             brief = {k: verdict[k] for k in ("winner_id", "manual_review", "rule")}  # reasons: conflict_detail

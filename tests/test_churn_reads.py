@@ -1,0 +1,52 @@
+"""What a write to a disputed claim reads: the set once per key, the writer's own stream never,
+and a member's join counted by the one statement that records it (a re-join counts again)."""
+
+from __future__ import annotations
+
+from fact_ledger.server.app.facade import LedgerApp
+
+
+def statements(app: LedgerApp, write: object) -> list[str]:
+    ran: list[str] = []
+
+    def trace(cursor: object, sql: str, bindings: object) -> bool:
+        ran.append(sql)
+        return True
+
+    app.conn.exec_trace = trace
+    try:
+        write()  # type: ignore[operator]
+    finally:
+        app.conn.exec_trace = None
+    return ran
+
+
+def test_joining_a_set_reads_it_once_and_never_looks_up_the_writers_stream(app: LedgerApp) -> None:
+    for port in range(7000, 7005):
+        app.remember(f"The staging api listens on port {port}")
+    ran = statements(app, lambda: app.remember("The staging api listens on port 9999"))
+    by_key = [s for s in ran if "FROM conflicts WHERE key=?" in s]
+    membership = [s for s in ran if "FROM conflict_members WHERE conflict_id=? AND +active=1" in s]
+    assert len(by_key) == 1, by_key  # the decision's two steps share what the first one read
+    assert len(membership) <= 2, membership  # the decision's, and the reply's near-duplicate check
+    assert not [s for s in ran if s.startswith("SELECT stream_id FROM memories")]  # its own event names it
+    assert not [s for s in ran if s.startswith("SELECT active FROM conflict_members")]  # the upsert tells
+    (conflict,) = app.conflicts()["conflicts"]
+    assert conflict["member_count"] == 6
+
+
+def test_a_member_that_left_rejoins_and_counts_again(app: LedgerApp) -> None:
+    a = app.remember("the cache port is 7000")["memory_id"]
+    app.remember("the cache port is 7001")
+    c = app.remember("the cache port is 7002")["memory_id"]
+    cid = app.read(a)["memory"]["conflict_ids"][0]
+    app.update(c, content="the cache is fast")  # leaves
+    assert app.conflict_detail(cid)["conflict"]["member_count"] == 2
+    app.update(c, content="the cache port is 7003")  # joins again
+    assert app.conflict_detail(cid)["conflict"]["member_count"] == 3
+    app.update(a, content="the cache port is 7004")  # a current member with a new value: no new member
+    detail = app.conflict_detail(cid)["conflict"]
+    assert detail["member_count"] == 3 and detail["state"] == "open"
+    values = {m["memory_id"]: m["value"] for m in detail["memories"]}
+    assert values[c] == "7003"  # the re-join recorded the value it joined with
+    assert app.runner.differs_from_fresh_fold() == []
