@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS claims(
     origin        TEXT NOT NULL,
     PRIMARY KEY(memory_id, ord)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS claims_key ON claims(key_subject, key_attribute, kind, workspace);
+CREATE INDEX IF NOT EXISTS claims_key ON claims(key_subject, key_attribute, kind, workspace, memory_id, value_norm);
 """
 _NEAR_SCHEMA = """
 CREATE TABLE IF NOT EXISTS near_dup_sigs(
@@ -91,7 +91,9 @@ class ClaimsProjector(DeferringProjector):
     """``claims``: one row per claim key of each current memory."""
 
     name = "claims"
-    version = 3  # 2: no trait of a named person ("Bob is tall"); 3: likes, where one lives and works
+    # 2: no trait of a named person ("Bob is tall"); 3: likes, where one lives and works;
+    # 4: the key index covers each claim's value (see values_and_members)
+    version = 4
     tables = ("claims",)
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING})
 
@@ -283,6 +285,47 @@ def matching_claims(
         )
         out.extend((r[0], _claim(r[1:])) for r in rows)
     return out
+
+
+def values_and_members(
+    conn: apsw.Connection, claim: Claim, set_key: str, workspace: str, scope: tuple[str, ...]
+) -> list[tuple[int, int, str, str | None]]:
+    """``(memory_id, ord, value_norm, member value_norm or None)`` of the claims ``matching_claims``
+    would return for ``claim``: whether each memory is a current member of the unresolved set
+    filed under ``set_key`` in ``scope`` is read with it.
+
+    The key index covers the value, so this walks index entries only (and one primary-key probe
+    of the set's members per row): a write to a claim with a long history reads whole claims
+    only for the few it needs (:func:`claims_at`)."""
+    return conn.execute(
+        "SELECT c.memory_id, c.ord, c.value_norm, cm.value_norm FROM claims c LEFT JOIN conflict_members cm "
+        "ON cm.memory_id=c.memory_id AND +cm.active=1 AND cm.conflict_id=(SELECT conflict_id FROM conflicts "
+        f"WHERE key=? AND workspace IN ({marks(len(scope))}) AND state<>'resolved' ORDER BY conflict_id LIMIT 1) "
+        "WHERE c.key_subject=? AND c.key_attribute=? AND c.kind=? AND c.workspace=? AND c.value_norm<>? "
+        "ORDER BY c.memory_id DESC LIMIT ?",
+        (
+            set_key,
+            *scope,
+            claim.key_subject,
+            claim.key_attribute,
+            claim.kind,
+            workspace,
+            claim.value_norm,
+            CANDIDATES_PER_KEY,
+        ),
+    ).fetchall()
+
+
+def claims_at(conn: apsw.Connection, places: list[tuple[int, int]]) -> dict[tuple[int, int], Claim]:
+    """The claims stored at ``(memory_id, ord)``."""
+    if not places:
+        return {}
+    rows = conn.execute(
+        f"SELECT memory_id, ord, {_CLAIM_COLUMNS} FROM claims WHERE (memory_id, ord) IN "
+        f"(VALUES {', '.join(['(?, ?)'] * len(places))})",
+        [v for place in places for v in place],
+    )
+    return {(r[0], r[1]): _claim(r[2:]) for r in rows}
 
 
 def near_duplicates(

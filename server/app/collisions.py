@@ -8,10 +8,11 @@ from typing import Any
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.chain import StoredEvent
-from fact_ledger.ledger.claims import Claim, collides, extract_claims
+from fact_ledger.ledger.claims import Claim, extract_claims
 from fact_ledger.ledger.decide import RememberCommand, decide_remember, decide_update, set_key, writer_facts
 from fact_ledger.ledger.events import MemoryUpdated
 from fact_ledger.ledger.facts import Candidate, ConflictFacts, Decision, MemoryFacts, facts_after
+from fact_ledger.ledger.normalize import same_value
 from fact_ledger.ledger.reply import other_side, rank_for_reply
 from fact_ledger.ledger.settlement import settle_by_policy
 from fact_ledger.projections import claims as claims_model
@@ -47,32 +48,42 @@ class Collisions(GovernanceViews):
         if not claims:
             return claims, []
         scope = self.workspace_scope(workspace) or (workspace,)
-        found = [hit for ws in scope for hit in claims_model.matching_claims(self.conn, claims, ws, exclude)]
-        if joining is not None:
-            found = self._outside_sets(claims, found, scope, joining)
+        if joining is None:
+            found = [hit for ws in scope for hit in claims_model.matching_claims(self.conn, claims, ws, exclude)]
+        else:
+            found = self._outside_sets(claims, scope, joining)
         rows = mem.load_many(self.conn, sorted({memory_id for memory_id, _ in found}))
         facts = {m: MemoryFacts.from_row(r) for m, r in rows.items() if r["status"] == "active"}
         return claims, [Candidate(other=facts[m], claim=claim) for m, claim in found if m in facts]
 
     def _outside_sets(
-        self, claims: tuple[Claim, ...], found: list[tuple[int, Claim]], scope: tuple[str, ...], known: KnownSets
+        self, claims: tuple[Claim, ...], scope: tuple[str, ...], known: KnownSets
     ) -> list[tuple[int, Claim]]:
-        """The candidates a new memory's decision needs: of a key with an unresolved set, the
-        ones not in it yet and one member the writer collides with (so that it joins).
+        """The candidates a new memory's decision needs: the current claims of other memories
+        that share a key with the writer's (as ``matching_claims`` finds them) and, of a key
+        with an unresolved set, only the ones not in it yet and one member the writer collides
+        with (so that it joins).
 
         The set's other members are recorded already; loading them would make every write to
-        a disputed claim cost what its history does. ``known`` keeps, per set key, the set row
-        and which of the key's candidates are its members."""
-        out: list[tuple[int, Claim]] = []
+        a disputed claim cost what its history does. Values and membership are read from the
+        key index first; whole claims only for the candidates kept. ``known`` keeps, per set
+        key, the set row and which of the key's candidates are its members."""
+        kept: list[tuple[int, int]] = []
         for claim in claims:
-            hits = [(m, c) for m, c in found if c.key == claim.key]
-            row = conflicts_model.unresolved_for_key(self.conn, set_key(claim), scope) if hits else None
-            members = conflicts_model.active_among(self.conn, row["conflict_id"], [m for m, _ in hits]) if row else {}
-            if hits:
-                known[set_key(claim)] = (row, members)
-            anchor = next(((m, c) for m, c in hits if m in members and collides(claim, c)), None)
-            out += [hit for hit in hits if hit[0] not in members or hit == anchor]
-        return out
+            key = set_key(claim)
+            rows = [r for ws in scope for r in claims_model.values_and_members(self.conn, claim, key, ws, scope)]
+            if not rows:
+                continue
+            row = conflicts_model.unresolved_for_key(self.conn, key, scope)
+            members = {m: norm for m, _, _, norm in rows if norm is not None} if row else {}
+            known[key] = (row, members)
+            anchor = next(
+                ((m, o) for m, o, v, _ in rows if m in members and not same_value(claim.kind, claim.value_norm, v)),
+                None,
+            )
+            kept += [(m, o) for m, o, _, _ in rows if m not in members or (m, o) == anchor]
+        full = claims_model.claims_at(self.conn, sorted(set(kept)))
+        return [(m, full[m, o]) for m, o in kept if (m, o) in full]
 
     def remember_decision(
         self, cmd: RememberCommand, new_stream: str, target: MemoryFacts | None, near: list[dict[str, Any]]
