@@ -180,9 +180,15 @@ class Indexer:
 
     # -- running -----------------------------------------------------------------------------
     def run(
-        self, progress: Progress | None = None, stop: threading.Event | None = None, *, rebuild: bool = False
+        self,
+        progress: Progress | None = None,
+        stop: threading.Event | None = None,
+        *,
+        rebuild: bool = False,
+        notices: bool = True,
     ) -> dict[str, int]:
-        """Catch the vectors (then the notices) up with the log; resumable at any point."""
+        """Catch the vectors (then, unless ``notices`` is False, the notices) up with the log;
+        resumable at any point. ``find`` uses the vectors as soon as they are caught up."""
         self.prepare(rebuild=rebuild)
         total = self.pending()
         done = embedded = context_embedded = 0
@@ -193,7 +199,7 @@ class Indexer:
             done, embedded, context_embedded = done + seen, embedded + fresh, context_embedded + context
             if progress:
                 progress(min(done, total), max(total, done))
-        found = self.find_notices(stop)
+        found = self.find_notices(stop) if notices else 0
         return {
             "memories": done,
             "embedded": embedded,
