@@ -16,7 +16,6 @@ workspace, tags, source type, time range — in SQL on the candidates, exactly a
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import apsw
@@ -34,25 +33,19 @@ PHRASE_BONUS = 1.0  # a verbatim match of the query stays above every fused scor
 WIDEN = 4  # when filters reject most vector candidates, scan again this many times wider
 
 
-QueryVector = bytes | Callable[[], bytes]  # the vector, or a call that waits for it
-
-
 def hybrid_search(
     conn: apsw.Connection,
     query: str,
     filters: SearchFilters,
     limit: int,
-    query_vector: QueryVector,
+    query_vector: bytes,
     *,
     boost_workspace: str | tuple[str, ...] | None = None,
     weights: tuple[float, float] = (LEXICAL_WEIGHT, VECTOR_WEIGHT),
     pool: int = POOL,
 ) -> tuple[list[Hit], int]:
     """Ranked hits (at most ``limit``) and an estimate of how many memories matched. A long
-    memory whose closest vector is one of its sections' carries that section's id.
-
-    ``query_vector`` may be a call that waits for an embedding computed elsewhere: it is asked
-    for only after the full-text candidates, so the model and full text can run at once."""
+    memory whose closest vector is one of its sections' carries that section's id."""
     if not query.strip() or not analyse(query).terms:  # listing, or a LIKE scan: no meaning to add
         return search(conn, query, filters, limit, boost_workspace=boost_workspace)
     pooled = candidates(conn, query, filters, max(pool, limit), query_vector, boost_workspace=boost_workspace)
@@ -87,13 +80,11 @@ def candidates(
     query: str,
     filters: SearchFilters,
     pool: int,
-    query_vector: QueryVector,
+    query_vector: bytes,
     *,
     boost_workspace: str | tuple[str, ...] | None = None,
 ) -> Pool:
     text_hits, total = search(conn, query, filters, pool, boost_workspace=boost_workspace)
-    if callable(query_vector):
-        query_vector = query_vector()
     near = vector_candidates(conn, query_vector, filters, pool)
     near_context = vector_candidates(conn, query_vector, filters, pool, table="context_vectors")
     near_sections = vector_candidates(conn, query_vector, filters, pool, table="section_vectors")

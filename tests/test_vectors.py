@@ -216,40 +216,7 @@ def test_no_model_configured_is_plain_full_text(tmp_path: Path) -> None:
         app.close()
 
 
-# -- the query's embedding beside full text --------------------------------------------------------
-def test_the_query_is_embedded_while_full_text_gathers_candidates(
-    sem: LedgerApp, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ids = _fill(sem, 6)
-    sem.reembed()
-    model = sem.embedding_model()
-    assert model is not None
-    text_done = threading.Event()
-    seen: dict[str, Any] = {}
-    real_embed, real_search = model.embed_query, hybrid.search
-
-    def embed_query(text: str) -> bytes:
-        # Waits for full text: were the embedding computed first, in the caller's thread, this
-        # would time out.
-        seen["waited"] = text_done.wait(timeout=20)
-        seen["thread"] = threading.current_thread().name
-        return real_embed(text)
-
-    def search(*args: Any, **kwargs: Any) -> Any:
-        found = real_search(*args, **kwargs)
-        text_done.set()
-        return found
-
-    monkeypatch.setattr(model, "embed_query", embed_query)
-    monkeypatch.setattr(hybrid, "search", search)
-    found = sem.find("deploy window", limit=3)["results"]
-    assert seen == {"waited": True, "thread": "query-embedding"}
-    assert {r["memory_id"] for r in found} <= set(ids) and found
-    seen.clear()
-    sem.find("deploy window", limit=3)  # cached now: no second embedding
-    assert seen == {}
-
-
+# -- a query embedding that fails -------------------------------------------------------------------
 def test_a_query_embedding_that_fails_answers_from_full_text(sem: LedgerApp, monkeypatch: pytest.MonkeyPatch) -> None:
     ids = _fill(sem, 4)
     sem.reembed()

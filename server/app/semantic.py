@@ -45,10 +45,6 @@ REVIEW_STATES = ("dismissed", "resolved", "open")
 VECTOR_LAG_WARNING = 1000  # events not yet embedded before doctor warns
 
 
-class _EmbeddingFailed(Exception):
-    """The query's embedding failed (the model's error is the cause)."""
-
-
 class Semantic(Service):
     """The embedding model, hybrid search, the vector worker and semantic notices."""
 
@@ -89,37 +85,6 @@ class Semantic(Service):
         state = vectors.state(self.conn)
         return "vector+fts" if state is not None and state.model_id == model.model_id else "fts"
 
-    def _query_vector_beside(self, model: Any, query: str) -> Callable[[], bytes]:
-        """Start embedding ``query`` in a thread and answer a call that waits for it (cached
-        queries answer at once). llama.cpp releases the GIL, so on a second core the embedding
-        runs while full text gathers its candidates: ``find`` costs the longer of the two, not
-        their sum."""
-        cached = self._query_vectors.get(query)
-        if cached is not None:
-            self._query_vectors.move_to_end(query)
-            return lambda: cached
-        box: dict[str, Any] = {}
-
-        def embed() -> None:
-            try:
-                box["vector"] = model.embed_query(vectors.query_text(query))
-            except Exception as exc:  # raised in the caller's thread by wait()
-                box["error"] = exc
-
-        thread = threading.Thread(target=embed, name="query-embedding", daemon=True)
-        thread.start()
-
-        def wait() -> bytes:
-            thread.join()
-            if "error" in box:
-                raise _EmbeddingFailed from box["error"]
-            self._query_vectors[query] = box["vector"]
-            while len(self._query_vectors) > QUERY_CACHE:
-                self._query_vectors.popitem(last=False)
-            return box["vector"]
-
-        return wait
-
     def _query_vector(self, model: Any, query: str) -> bytes:
         cached = self._query_vectors.get(query)
         if cached is None:
@@ -138,14 +103,14 @@ class Semantic(Service):
         ``page``: how many of the ``limit`` hits are shown (see ``search``)."""
         model = self.embedding_model() if query.strip() else None
         if model is not None and self.search_mode() == "vector+fts":
-            vector = self._query_vector_beside(model, query)
             try:
-                return hybrid_search(self.conn, query, filters, limit, vector, boost_workspace=boost)
-            except _EmbeddingFailed as failed:  # a model that fails at run time: full text answers
-                exc = failed.__cause__
+                vector = self._query_vector(model, query)
+            except Exception as exc:  # a model that fails at run time: full text answers
                 self._semantic_problem = f"embedding failed ({type(exc).__name__}: {exc})"[:200]
                 self._model = None
                 log.warning("query embedding failed; full text only: %s", exc)
+            else:
+                return hybrid_search(self.conn, query, filters, limit, vector, boost_workspace=boost)
         return search(self.conn, query, filters, limit, boost_workspace=boost, page=page)
 
     # -- vectors upkeep ------------------------------------------------------------------------
