@@ -254,7 +254,7 @@ def keys_of(conn: apsw.Connection, ids: list[int]) -> dict[int, bytes]:
 
 def write(conn: apsw.Connection, rows: list[tuple[int, str, bytes, bytes]]) -> None:
     """Upsert (memory_id, workspace, key, embedding) rows; the sign bits come from sqlite-vec."""
-    seq = (conn.execute("SELECT max(seq) FROM vectors").get or 0) + 1
+    seq = _next_seq(conn, "vectors")
     conn.executemany(
         "INSERT INTO vectors(memory_id, workspace, key, seq, embedding, bits) "
         "VALUES(?, ?, ?, ?, ?, vec_quantize_binary(?)) ON CONFLICT(memory_id) DO UPDATE SET "
@@ -281,14 +281,9 @@ def context_keys_of(conn: apsw.Connection, ids: list[int]) -> dict[int, bytes]:
 def write_contexts(conn: apsw.Connection, rows: list[tuple[int, str, bytes, bytes]], dropped: list[int]) -> None:
     """Upsert (memory_id, workspace, key, embedding) context vectors; delete those of ``dropped``
     (a memory that has no context any more: edited long, or its session changed)."""
-    import msgspec
-
     if dropped:
-        conn.execute(
-            "DELETE FROM context_vectors WHERE memory_id IN (SELECT value FROM json_each(?))",
-            (msgspec.json.encode(dropped).decode(),),
-        )
-    seq = (conn.execute("SELECT max(seq) FROM context_vectors").get or 0) + 1
+        _delete_of(conn, "context_vectors", dropped)
+    seq = _next_seq(conn, "context_vectors")
     conn.executemany(
         "INSERT INTO context_vectors(memory_id, workspace, key, seq, embedding, bits) "
         "VALUES(?, ?, ?, ?, ?, vec_quantize_binary(?)) ON CONFLICT(memory_id) DO UPDATE SET "
@@ -306,13 +301,8 @@ def write_sections(
 ) -> None:
     """Replace the section vectors of ``memory_ids`` with (section_rowid, memory_id, workspace,
     key, embedding) rows (a memory that lost its sections keeps none)."""
-    import msgspec
-
-    conn.execute(
-        "DELETE FROM section_vectors WHERE memory_id IN (SELECT value FROM json_each(?))",
-        (msgspec.json.encode(memory_ids).decode(),),
-    )
-    seq = (conn.execute("SELECT max(seq) FROM section_vectors").get or 0) + 1
+    _delete_of(conn, "section_vectors", memory_ids)
+    seq = _next_seq(conn, "section_vectors")
     conn.executemany(
         "INSERT INTO section_vectors(section_rowid, memory_id, workspace, key, seq, embedding, bits) "
         "VALUES(?, ?, ?, ?, ?, ?, vec_quantize_binary(?))",
@@ -353,3 +343,18 @@ def content_checksum(conn: apsw.Connection) -> str:
     except apsw.SQLError:
         pass
     return digest.hexdigest()
+
+
+def _next_seq(conn: apsw.Connection, table: str) -> int:
+    """The next write sequence number of a vectors table (the in-process index reads rows past it)."""
+    return int(conn.execute(f"SELECT max(seq) FROM {table}").get or 0) + 1
+
+
+def _delete_of(conn: apsw.Connection, table: str, memory_ids: list[int]) -> None:
+    """Delete the rows of ``memory_ids`` from a vectors table (one statement, ids as JSON)."""
+    import msgspec
+
+    conn.execute(
+        f"DELETE FROM {table} WHERE memory_id IN (SELECT value FROM json_each(?))",
+        (msgspec.json.encode(memory_ids).decode(),),
+    )
