@@ -94,6 +94,14 @@ class Unavailable(LedgerError):
     code = "unavailable"
 
 
+class LogUnreachable(Unavailable):
+    """The log of record (a PostgreSQL server) cannot be reached; the next call reconnects.
+
+    Storage treats it like a locked file: writes go to the JSONL backup and reads are answered
+    from the local read models, which hold everything up to the last position they caught up to.
+    """
+
+
 class ChainBroken(LedgerError):
     """The hash chain or a projection disagrees with the events at ``position``."""
 

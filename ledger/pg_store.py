@@ -46,7 +46,7 @@ from fact_ledger.ledger.chain import (
     verify_events,
     version_taken,
 )
-from fact_ledger.ledger.errors import Unavailable
+from fact_ledger.ledger.errors import LogUnreachable, Unavailable
 from fact_ledger.ledger.log_copy import display_url
 
 T = TypeVar("T")
@@ -137,7 +137,9 @@ class PostgresEventStore:
         except psycopg.OperationalError as exc:
             if self._conn is not None and self._conn.broken:
                 self._conn = None
-            raise Unavailable(f"the PostgreSQL log is unreachable: {str(exc).strip()}") from None
+            raise LogUnreachable(
+                f"the PostgreSQL log is unreachable: {str(exc).strip()}", reason="log_unreachable"
+            ) from None
 
     def _meta(self, key: str) -> str:
         row = None
@@ -186,9 +188,10 @@ class PostgresEventStore:
     # -- append ------------------------------------------------------------------------------
     def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
         """Append a batch atomically; returns the stored rows (already stored ones for retries)."""
-        return self.write(lambda: self._append_locked(events))
+        return self.write(lambda: self.append_in_transaction(events))
 
-    def _append_locked(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+    def append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        """Append inside the caller's :meth:`write` (which holds the log's write lock)."""
         out = chain_batch(events, self._tail(), self._by_event_id, self._next_version, self._insert)
         if out:
             self._notify(out[-1].position)
@@ -232,6 +235,14 @@ class PostgresEventStore:
         return event_from_row(row) if row else None
 
     # -- read --------------------------------------------------------------------------------
+    def present_ids(self, event_ids: Sequence[str]) -> set[str]:
+        """Which of ``event_ids`` the log holds already (a replay skips those)."""
+        if not event_ids:
+            return set()
+        with self._unavailable_on_failure():
+            rows = self.conn.execute("SELECT event_id FROM events WHERE event_id = ANY(%s)", (list(event_ids),))
+            return {r[0] for r in rows}
+
     def last_position(self) -> int:
         with self._unavailable_on_failure():
             return int(self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0])

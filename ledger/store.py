@@ -158,21 +158,12 @@ class EventStore:
         """
         if not self.conn.get_autocommit():
             return work()
-        deadline = time.monotonic() + max(self.busy_timeout_ms, 100) * 3 / 1000
-        delay = 0.005
+        deadline = self._deadline()
         while True:
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-            except apsw.BusyError:
-                if time.monotonic() >= deadline:
-                    raise StoreBusy("database is locked by another writer") from None
-                time.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 0.2)
-                continue
+            self.begin_write(deadline)
             try:
                 result = work()
-                self.conn.execute("COMMIT")
-                self._checkpoint_if_large(CHECKPOINT_FRAMES_INLINE)
+                self.commit_write()
                 return result
             except apsw.BusyError:
                 self._rollback()
@@ -181,6 +172,34 @@ class EventStore:
             except BaseException:
                 self._rollback()
                 raise
+
+    def _deadline(self) -> float:
+        return time.monotonic() + max(self.busy_timeout_ms, 100) * 3 / 1000
+
+    def begin_write(self, deadline: float | None = None) -> None:
+        """``BEGIN IMMEDIATE``, waiting (busy timeout, then backoff) until ``deadline``.
+
+        For a caller that must commit this file at a moment of its own choosing (the local copy
+        of a log commits after the log); :meth:`write` is the usual way in.
+        """
+        deadline = self._deadline() if deadline is None else deadline
+        delay = 0.005
+        while True:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                return
+            except apsw.BusyError:
+                if time.monotonic() >= deadline:
+                    raise StoreBusy("database is locked by another writer") from None
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 0.2)
+
+    def commit_write(self) -> None:
+        self.conn.execute("COMMIT")
+        self._checkpoint_if_large(CHECKPOINT_FRAMES_INLINE)
+
+    def rollback_write(self) -> None:
+        self._rollback()
 
     def _rollback(self) -> None:
         if not self.conn.get_autocommit():

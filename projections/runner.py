@@ -7,6 +7,14 @@ projectors run inside the append transaction and write their checkpoint there to
 is readable when it returns and a crash can never leave a projection ahead of or behind the
 log. On open each projector catches up from its checkpoint (events from another process that
 ran older code, a restored backup, an import); a projector whose version changed is rebuilt.
+
+The read models may live apart from the log of record (a second SQLite file, or a PostgreSQL
+log shared by a team): then ``store`` is the *local copy* of the log, kept in the read models'
+file, and ``log`` is the log of record. The copy is always a prefix of the log: :meth:`pull`
+appends what the log has beyond it (rows as they are, hashes included) and folds them, and an
+append goes to the log first and to the copy second, in the copy's own transaction, which the
+caller commits after the log's (``server.app.storage``). A crash between the two commits leaves
+the read models behind the log, never ahead, and the next pull repairs them.
 """
 
 from __future__ import annotations
@@ -118,13 +126,26 @@ _SUPPORT_TABLES = {"projection_checkpoints": _CHECKPOINTS, "derived_cache": deri
 REBUILD_CACHE_KIB = -262144  # page cache during a rebuild: 256 MiB (negative: KiB, SQLite's convention)
 
 
+class Log(Protocol):
+    """The log of record as the runner reads and appends to it (``ledger.store.EventStore``,
+    ``ledger.pg_store.PostgresEventStore``)."""
+
+    def append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]: ...
+    def last_position(self) -> int: ...
+    def read(self, after: int = 0, until: int | None = None, batch: int = 2000) -> Iterable[StoredEvent]: ...
+
+
+PULL_BATCH = 2000
+
+
 class ProjectionRunner:
-    def __init__(self, store: EventStore, projectors: Sequence[Projector]) -> None:
+    def __init__(self, store: EventStore, projectors: Sequence[Projector], log: Log | None = None) -> None:
         for p in projectors:  # an old or misspelt name would never match: the projector would miss events
             unknown = sorted(p.handles - EVENT_TYPES.keys())
             if unknown:
                 raise ValueError(f"projector {p.name} handles unknown event types {unknown} (current names only)")
         self.store = store
+        self.log: Log = store if log is None else log
         self.projectors = list(projectors)
         self.by_name = {p.name: p for p in self.projectors}
 
@@ -134,10 +155,19 @@ class ProjectionRunner:
 
     # -- open --------------------------------------------------------------------------------
     def open(self) -> None:
-        """Create missing tables, rebuild projectors whose version changed, catch up the rest."""
+        """Create missing tables, rebuild projectors whose version changed, catch up the rest,
+        then pull what the log of record holds beyond the local copy."""
         if not self._needs_work():
             return
         self.store.write(self._open_in_transaction)
+
+    @property
+    def separate_log(self) -> bool:
+        return self.log is not self.store
+
+    def behind(self) -> int:
+        """How many events the log of record holds beyond the local copy (0 for one file)."""
+        return self.log.last_position() - self.store.last_position() if self.separate_log else 0
 
     def _needs_work(self) -> bool:
         try:
@@ -154,10 +184,18 @@ class ProjectionRunner:
             tuple(_SUPPORT_TABLES),
         ).fetchone()[0]
         last = self.store.last_position()
-        return present < len(_SUPPORT_TABLES) or any(rows.get(p.name) != (p.version, last) for p in self.projectors)
+        return (
+            present < len(_SUPPORT_TABLES)
+            or any(rows.get(p.name) != (p.version, last) for p in self.projectors)
+            or self.behind() > 0
+        )
 
     def _open_in_transaction(self) -> None:
         self._create_support_tables()
+        # A new read-model file: copy the whole log first, then fold it in one rebuild (much
+        # faster than folding event by event).
+        if self.separate_log and self.store.last_position() == 0 and self._copy(fold=False):
+            self._rebuild(self.projectors, None)
         stale: list[Projector] = []
         upgraded: list[str] = []
         for p in self.projectors:
@@ -173,6 +211,7 @@ class ProjectionRunner:
         if stale:
             self._rebuild(stale, None)
         self._catch_up()
+        self.pull()
 
     def _catch_up(self) -> None:
         checkpoints = self.checkpoints()
@@ -190,12 +229,35 @@ class ProjectionRunner:
 
     # -- inline ------------------------------------------------------------------------------
     def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
-        """Append and project in the caller's write transaction (``store.write``)."""
+        """Append and project in the caller's write transaction (``store.write``; with a
+        separate log, inside the log's write transaction as well, after a :meth:`pull`)."""
         before = self.store.last_position()
-        stored = self.store.append_in_transaction(events)
+        stored = self.log.append_in_transaction(events)
         fresh = [e for e in stored if e.position > before]
+        if self.separate_log:
+            self.store.append_stored(fresh)
         self.project(fresh)
         return stored
+
+    def pull(self) -> int:
+        """Copy and fold what the log of record holds beyond the local copy, in the caller's
+        write transaction on the copy; returns how many events came. Reading needs no lock
+        on the log: its positions become visible in order."""
+        return self._copy(fold=True)
+
+    def _copy(self, *, fold: bool) -> int:
+        if not self.separate_log:
+            return 0
+        count = 0
+        while True:
+            head = self.store.last_position()
+            rows = list(self.log.read(after=head, until=head + PULL_BATCH, batch=PULL_BATCH))
+            if not rows:
+                return count
+            self.store.append_stored(rows)
+            if fold:
+                self.project(rows)
+            count += len(rows)
 
     def project(self, events: Iterable[StoredEvent]) -> None:
         last = 0
@@ -224,7 +286,12 @@ class ProjectionRunner:
         if unknown:
             raise KeyError(unknown[0])
         chosen = [self.by_name[n] for n in names] if names else self.projectors
-        return self.store.write(lambda: self._rebuild(chosen, progress))
+
+        def work() -> int:
+            self.pull()
+            return self._rebuild(chosen, progress)
+
+        return self.store.write(work)
 
     def _create_support_tables(self) -> None:
         for schema in _SUPPORT_TABLES.values():

@@ -1,11 +1,15 @@
 """Settings: defaults < config file (``LEDGER_CONFIG``, TOML or JSON) < environment < flags.
 
 Keys (file / env):
-    db                             LEDGER_DB               database path
+    db                             LEDGER_DB               the local log's path (when ``store`` is unset)
+    store                          LEDGER_STORE            the log of record: ``postgresql://…`` for a team's
+                                                           shared log; unset: the local SQLite log at ``db``
+    views                          LEDGER_VIEWS            the read models' file (default: beside the local log,
+                                                           or ``views/<log id>.db`` in the user data dir)
     client                         LEDGER_CLIENT           e.g. ``claude-code``
     agent_id                       LEDGER_AGENT_ID
     workspace                      LEDGER_WORKSPACE
-    backup                         LEDGER_BACKUP           JSONL backup path (default: beside the db)
+    backup                         LEDGER_BACKUP           JSONL backup path (default: beside the read models)
     isolation                      LEDGER_ISOLATION        none | weak | strict
     busy_timeout_ms                LEDGER_BUSY_TIMEOUT_MS  default 5000
     retention_days                 LEDGER_RETENTION_DAYS   archive retired/superseded after (90)
@@ -96,9 +100,28 @@ class Embedding:
     threads: int = 0  # threads per model call; 0: one per CPU (projections.embedding)
 
 
+def views_dir() -> Path:
+    """Where the read models of a PostgreSQL log live on this machine, one file per log."""
+    return Path(platformdirs.user_data_dir("fact-ledger")) / "views"
+
+
+def views_beside(db: str) -> str:
+    """The read models' file next to a local log: ``ledger.db`` → ``ledger.views.db``.
+
+    A ``file:`` URI names its file before the query (a read-only log keeps writable read
+    models beside it); an in-memory log keeps its read models in memory too.
+    """
+    if db == ":memory:" or not db:
+        return ":memory:"
+    path = Path(db.removeprefix("file:").split("?", 1)[0] if db.startswith("file:") else db)
+    return str(path.with_name(path.stem + ".views" + (path.suffix or ".db")))
+
+
 @dataclass(frozen=True)
 class Settings:
     db: str = field(default_factory=default_db_path)
+    store: str = ""
+    views: str = ""
     client: str = "unknown"
     agent_id: str = ""
     workspace: str = ""
@@ -141,8 +164,29 @@ class Settings:
         return str(model_file(model))
 
     @property
+    def shared_log(self) -> bool:
+        """The log of record is a PostgreSQL server (``store``), not the local file at ``db``."""
+        return bool(self.store.strip())
+
+    def views_path(self, log_id: str | None = None) -> str:
+        """The read models' file: ``views``, else beside the local log, else (a PostgreSQL log)
+        in the user data dir under the log's identity."""
+        if self.views:
+            return str(Path(self.views).expanduser())
+        if not self.shared_log:
+            return views_beside(self.db)
+        if log_id is None:
+            raise ValueError("a PostgreSQL log's read models are keyed by its log id")
+        return str(views_dir() / f"{log_id}.db")
+
+    @property
     def backup_path(self) -> str:
-        return self.backup or str(Path(self.db).with_suffix(".backup.jsonl"))
+        if self.backup:
+            return self.backup
+        if self.shared_log:
+            anchor = Path(self.views).expanduser() if self.views else views_dir() / "shared"
+            return str(anchor.with_suffix(".backup.jsonl"))
+        return str(Path(self.db).with_suffix(".backup.jsonl"))
 
     @property
     def actor(self) -> str:
@@ -151,6 +195,8 @@ class Settings:
 
 _ENV = {
     "db": "LEDGER_DB",
+    "store": "LEDGER_STORE",
+    "views": "LEDGER_VIEWS",
     "client": "LEDGER_CLIENT",
     "agent_id": "LEDGER_AGENT_ID",
     "workspace": "LEDGER_WORKSPACE",

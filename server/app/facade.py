@@ -356,6 +356,10 @@ class LedgerApp:
     def start_vector_worker(self) -> bool:
         return self.semantic.start_vector_worker()
 
+    def start_log_follower(self) -> bool:
+        """On a team's PostgreSQL log, keep the read models following it (``ledger serve``)."""
+        return self.storage.start_following(on_pull=lambda _count: self.semantic.poke_worker())
+
     def stop_vector_worker(self) -> None:
         return self.semantic.stop_vector_worker()
 
@@ -393,6 +397,7 @@ class LedgerApp:
                 "ok": True,
                 "db": self.settings.db,
                 "events": self.store.last_position(),
+                "log": self.storage.log_status(),
                 "memories": memories,
                 "open_conflicts": count_by_state(self.conn)["open"],
                 "projections": self.runner.status(),
@@ -433,7 +438,7 @@ class LedgerApp:
         """Recompute the hash chain, then fold the log afresh (rolled back) and compare tables."""
         from fact_ledger.ledger.errors import ChainBroken
 
-        count = self.store.verify_chain(progress=(lambda n: progress(n, 0)) if progress else None)
+        count = self.storage.verify_log(progress=(lambda n: progress(n, 0)) if progress else None)
         bad = self.runner.differs_from_fresh_fold()
         if bad:
             raise ChainBroken(f"projection table {bad[0]} differs from a fresh fold of the log", table=bad[0])

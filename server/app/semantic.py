@@ -31,6 +31,7 @@ from fact_ledger.projections.indexer import Indexer, VecUnavailable
 from fact_ledger.projections.search import Hit, SearchFilters, search
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, storage_call
+from fact_ledger.server.app.views_file import VIEWS_SYNCHRONOUS
 from fact_ledger.server.doctor import Check, check
 
 if TYPE_CHECKING:
@@ -157,9 +158,9 @@ class Semantic(Service):
     def start_vector_worker(self) -> bool:
         """Keep vectors following the log in a thread of this process (``ledger serve``)."""
         model = self.embedding_model()
-        if model is None or self._worker is not None:
+        if model is None or self._worker is not None or self.storage.shadow:
             return False
-        self._worker = _VectorWorker(self.settings, model, self._thresholds())
+        self._worker = _VectorWorker(self.settings, self.storage.views_path, model, self._thresholds())
         self._worker.start()
         return True
 
@@ -250,8 +251,8 @@ class Semantic(Service):
 class _VectorWorker:
     """A thread with its own connection that keeps the vectors caught up with the log."""
 
-    def __init__(self, settings: Settings, model: Any, thresholds: notices.Thresholds) -> None:
-        self.settings, self.model, self.thresholds = settings, model, thresholds
+    def __init__(self, settings: Settings, views_path: str, model: Any, thresholds: notices.Thresholds) -> None:
+        self.settings, self.views_path, self.model, self.thresholds = settings, views_path, model, thresholds
         self._poked = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="vectors", daemon=True)
@@ -268,7 +269,9 @@ class _VectorWorker:
         self._thread.join(timeout=30)
 
     def _run(self) -> None:
-        store = EventStore(self.settings.db, busy_timeout_ms=self.settings.busy_timeout_ms)
+        store = EventStore(
+            self.views_path, busy_timeout_ms=self.settings.busy_timeout_ms, synchronous=VIEWS_SYNCHRONOUS
+        )
         try:
             indexer = Indexer(store, self.model, thresholds=self.thresholds)
             while not self._stop.is_set():

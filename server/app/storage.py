@@ -1,10 +1,17 @@
 """The storage seam: the one object that owns the log, the read models, the JSONL backup and
 degraded mode, and the only one that opens transactions.
 
-Two small protocols say what it needs from each side, so that the log and the read models could
-live in different places: a :class:`LogStore` (the append-only event log: ``ledger.store``) and a
-:class:`ProjectionStore` (the read models folded from it: ``projections.runner``). Today both sit in
-one SQLite file and a write appends and projects in one transaction.
+Two small protocols say what it needs from each side: a :class:`LogStore` (the append-only log
+of record: ``ledger.store`` on a local file, ``ledger.pg_store`` on a team's PostgreSQL server)
+and a :class:`ProjectionStore` (the read models folded from it: ``projections.runner``), which
+live in a file of their own with a local copy of the log (:mod:`server.app.views_file`).
+
+A write (:meth:`Storage.commit`) takes the log's write lock, then the read models' lock, pulls
+whatever the log holds beyond the local copy (another process or machine wrote it), decides on
+that fresh state, appends to the log and folds into the read models; the log commits first
+(``synchronous=FULL`` or PostgreSQL's commit), the read models second with no fsync of their
+own. So the read models are never ahead of the log, and a crash between the two commits leaves
+them behind by that one write, which the next pull repairs.
 
 A write (:meth:`Storage.commit`) returns :class:`Written` or :class:`BackedUp`. When SQLite refuses
 it (locked past the busy timeout, read-only file, disk full, corrupt or unopenable file), the
@@ -24,9 +31,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import apsw
@@ -35,20 +44,23 @@ import msgspec
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.dbfiles import MissingDatabase, ReadOnlySidecar
-from fact_ledger.ledger.errors import Locked, NotFound, Unavailable, VersionConflict
+from fact_ledger.ledger.errors import ChainBroken, Locked, LogUnreachable, NotFound, Unavailable, VersionConflict
 from fact_ledger.ledger.events import MemoryRecorded
 from fact_ledger.ledger.facts import Decision
 from fact_ledger.ledger.store import EventStore, StoreBusy
 from fact_ledger.projections.runner import ProjectionRunner, Projector
 from fact_ledger.server.app.backup_log import BackupLog
+from fact_ledger.server.app.views_file import UnreachableLog, known_views, open_views, remember_views, same_file
 from fact_ledger.server.config import Settings
 
+logger = logging.getLogger("fact_ledger.storage")
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 Decide = Callable[[], "tuple[Decision, str, str]"]  # (decision, event time, workspace)
 
 STORAGE_ERRORS: tuple[type[Exception], ...] = (
     StoreBusy,
+    LogUnreachable,
     apsw.BusyError,
     apsw.LockedError,
     apsw.ReadOnlyError,
@@ -61,6 +73,7 @@ STORAGE_ERRORS: tuple[type[Exception], ...] = (
 _OPEN_ERRORS: tuple[type[Exception], ...] = (*STORAGE_ERRORS, OSError)
 _REASONS: tuple[tuple[type[Exception], str], ...] = (
     (StoreBusy, "locked"),
+    (LogUnreachable, "log_unreachable"),
     (apsw.BusyError, "locked"),
     (apsw.LockedError, "locked"),
     (apsw.ReadOnlyError, "read_only"),
@@ -81,10 +94,11 @@ def reason_of(exc: BaseException) -> str:
 
 
 class LogStore(Protocol):
-    """The append-only log (``ledger.store.EventStore``)."""
+    """The append-only log of record (``ledger.store.EventStore``, ``ledger.pg_store.PostgresEventStore``)."""
+
+    path: str
 
     def write(self, work: Callable[[], T]) -> T: ...
-    def snapshot(self) -> contextlib.AbstractContextManager[None]: ...
     def append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]: ...
     def present_ids(self, event_ids: Sequence[str]) -> set[str]: ...
     def last_position(self) -> int: ...
@@ -99,6 +113,8 @@ class ProjectionStore(Protocol):
     by_name: dict[str, Projector]
 
     def open(self) -> None: ...
+    def pull(self) -> int: ...
+    def behind(self) -> int: ...
     def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]: ...
     def rebuild(
         self, names: Sequence[str] | None = None, progress: Callable[[int, int], None] | None = None
@@ -132,24 +148,33 @@ def storage_call(fn: F) -> F:
 
 
 class Storage:
-    """The event store, the projection runner, the backup and degraded mode, for one facade."""
+    """The log of record, the read models (with the log's local copy), the backup and degraded
+    mode, for one facade."""
 
     REOPEN_INTERVAL_S = 1.0
 
     def __init__(self, settings: Settings, projectors: Callable[[], list[Projector]]) -> None:
-        """Open the database, or start degraded (backup-only writes) when it cannot be opened."""
+        """Open the log and the read models, or start degraded (backup-only writes) when the
+        log cannot be opened; reads go on from the read models when the log is a server that
+        cannot be reached but this machine's copy can be read."""
         self.settings = settings
         self._projectors = projectors
         self._calls = threading.local()
         self.shadow = False
         self.degraded: dict[str, str] | None = None
         self._reopen_at = 0.0
+        self.views_path = ""
+        self._follower: Any = None
         self.backup_log = BackupLog(settings.backup_path)
         self.after_write: list[Callable[[], None]] = []  # called after each write the log took
-        self.store: EventStore
+        self.log: LogStore
+        self.store: EventStore  # the local copy of the log, in the read models' file
         self.runner: ProjectionRunner
         try:
-            self.store, self.runner = self._open_real()
+            self.log, self.store, self.runner = self._open_real()
+        except LogUnreachable as exc:
+            if not self._open_offline(exc):
+                self._enter_shadow(exc)
         except _OPEN_ERRORS as exc:
             self._enter_shadow(exc)
 
@@ -157,49 +182,159 @@ class Storage:
     def conn(self) -> Any:
         return self.store.conn
 
+    @property
+    def offline(self) -> bool:
+        """Serving from the read models while the log of record cannot be reached."""
+        return isinstance(self.log, UnreachableLog)
+
     def close(self) -> None:
+        self.stop_following()
+        if self.log is not self.store:
+            self.log.close()
         self.store.close()
 
-    # -- opening -----------------------------------------------------------------------------
-    def _open_real(self) -> tuple[EventStore, ProjectionRunner]:
-        store = EventStore(
-            self.settings.db, busy_timeout_ms=self.settings.busy_timeout_ms, create=self.settings.may_create
+    # -- following a shared log --------------------------------------------------------------
+    def start_following(self, on_pull: Callable[[int], None] | None = None) -> bool:
+        """On a PostgreSQL log, pull into the read models whenever another machine writes
+        (``ledger serve``); a local log needs nothing: its writers update the shared file."""
+        if not self.settings.shared_log or self._follower is not None or not self.views_path:
+            return False
+        from fact_ledger.server.app.follower import LogFollower
+
+        self._follower = LogFollower(
+            self.settings.store,
+            self.views_path,
+            self._projectors,
+            busy_timeout_ms=self.settings.busy_timeout_ms,
+            on_pull=on_pull,
         )
+        self._follower.start()
+        return True
+
+    def stop_following(self) -> None:
+        follower, self._follower = self._follower, None
+        if follower is not None:
+            follower.stop()
+
+    def log_status(self) -> dict[str, Any]:
+        """Where the log of record is, how far it goes, and how far the read models lag it."""
+        kind = "postgresql" if self.settings.shared_log else "sqlite"
+        copy = self.store.last_position()
         try:
-            runner = ProjectionRunner(store, self._projectors())
+            head: int | None = self.log.last_position()
+        except STORAGE_ERRORS:
+            head = None
+        return {
+            "store": kind,
+            "location": self.log.path if not self.shadow else self.settings.store or self.settings.db,
+            "views": self.views_path or None,
+            "events": head,
+            "behind": None if head is None else max(0, head - copy),
+            "reachable": head is not None,
+        }
+
+    def verify_log(self, progress: Callable[[int], None] | None = None) -> int:
+        """Recompute the log's hash chain, and check that the read models' copy is a prefix of it
+        (the copy is pulled up to the head first)."""
+        count = self.log.verify_chain(progress=progress)
+        if self.log is not self.store:
+            self.pull()
+            self.store.verify_chain()
+            mine, theirs = (
+                next(iter(x.read(after=count - 1, until=count, batch=1)), None) for x in (self.store, self.log)
+            )
+            if mine != theirs:
+                raise ChainBroken(
+                    f"the read models' copy of the log differs from the log at position {count}; "
+                    "delete the read-model file and it is built again",
+                    position=count,
+                )
+        return count
+
+    # -- opening -----------------------------------------------------------------------------
+    def _open_log(self) -> LogStore:
+        settings = self.settings
+        if settings.shared_log:
+            try:
+                from fact_ledger.ledger.pg_store import PostgresEventStore
+            except ImportError as exc:
+                raise Unavailable(
+                    f"LEDGER_STORE names a PostgreSQL log but the [postgres] extra is not installed ({exc})",
+                    reason="cant_open",
+                ) from None
+            return PostgresEventStore(settings.store)  # a server's database exists already: never a typo'd path
+        return EventStore(settings.db, busy_timeout_ms=settings.busy_timeout_ms, create=settings.may_create)
+
+    def _open_real(self) -> tuple[LogStore, EventStore, ProjectionRunner]:
+        log = self._open_log()
+        copy: EventStore | None = None
+        try:
+            log_id = getattr(log, "log_id", None)
+            self.views_path = self.settings.views_path(log_id)
+            if isinstance(log, EventStore) and same_file(self.views_path, self.settings.db):
+                copy, separate = log, None  # the read models kept in the log's own file
+            else:
+                adopt = None if self.settings.shared_log else self.settings.db
+                copy = open_views(self.views_path, log, busy_timeout_ms=self.settings.busy_timeout_ms, adopt_from=adopt)
+                separate = log
+            if log_id is not None:
+                remember_views(self.settings.store, log_id)
+            runner = ProjectionRunner(copy, self._projectors(), log=separate)
             runner.open()
         except BaseException:
-            store.close()
+            if copy is not None and copy is not log:
+                copy.close()
+            log.close()
             raise
-        return store, runner
+        return log, copy, runner
+
+    def _open_offline(self, exc: LogUnreachable) -> bool:
+        """The team's log is unreachable: serve reads from this machine's read models, if any."""
+        path = self.settings.views or known_views(self.settings.store)
+        if not path or not Path(path).is_file():
+            return False
+        try:
+            store = EventStore(path, busy_timeout_ms=self.settings.busy_timeout_ms, create=False)
+            runner = ProjectionRunner(store, self._projectors())
+            runner.open()
+        except _OPEN_ERRORS:
+            return False
+        self.views_path = path
+        self.log, self.store, self.runner = UnreachableLog(self.settings.store, str(exc)), store, runner
+        self._note_failure(exc)
+        self._reopen_at = time.monotonic() + self.REOPEN_INTERVAL_S
+        return True
 
     def _enter_shadow(self, exc: BaseException) -> None:
         self._note_failure(exc)
         if self.shadow:
             return
-        real = getattr(self, "store", None)
+        real = [x for x in {id(x): x for x in (getattr(self, "log", None), getattr(self, "store", None))}.values()]
         self.store = EventStore(":memory:")
+        self.log = self.store
         self.runner = ProjectionRunner(self.store, self._projectors())
         self.runner.open()
         self.shadow = True
         self._reopen_at = time.monotonic() + self.REOPEN_INTERVAL_S
-        if real is not None:
-            with contextlib.suppress(apsw.Error):
-                real.close()
+        for old in real:
+            if old is not None and not isinstance(old, UnreachableLog):
+                with contextlib.suppress(apsw.Error, Unavailable):
+                    old.close()
 
     def maybe_reopen(self, *, force: bool = False) -> None:
-        """In degraded mode, try the real file again (at most once per ``REOPEN_INTERVAL_S``)."""
-        if not self.shadow or (not force and time.monotonic() < self._reopen_at):
+        """In degraded mode, try the real log again (at most once per ``REOPEN_INTERVAL_S``)."""
+        if not (self.shadow or self.offline) or (not force and time.monotonic() < self._reopen_at):
             return
         self._reopen_at = time.monotonic() + self.REOPEN_INTERVAL_S
         try:
-            store, runner = self._open_real()
+            log, store, runner = self._open_real()
         except _OPEN_ERRORS as exc:
             self._note_failure(exc)
             return
-        shadow, self.store, self.runner = self.store, store, runner
+        old = self.store
+        self.log, self.store, self.runner = log, store, runner
         self.shadow, self.degraded = False, None
-        shadow.close()
+        old.close()
 
     def _note_failure(self, exc: BaseException) -> None:
         self.degraded = {"reason": reason_of(exc), "message": str(exc)[:200], "since": clock.now()}
@@ -258,11 +393,42 @@ class Storage:
 
     # -- transactions ------------------------------------------------------------------------
     def transaction(self, work: Callable[[], T]) -> T:
-        """``work`` in one write transaction of the log (no backup fallback: maintenance)."""
-        return self.store.write(work)
+        """``work`` in one write transaction of the log and the read models (no backup fallback:
+        maintenance), after pulling what the log holds beyond the local copy."""
+        if self.log is self.store:
+            return self.store.write(work)
+        opened: list[bool] = []
+
+        def under_log_lock() -> T:
+            if opened:  # the log retried the unit after BUSY: start the copy's side afresh too
+                self.store.rollback_write()
+                opened.clear()
+            self.store.begin_write()
+            opened.append(True)
+            self.runner.pull()
+            return work()
+
+        try:
+            result = self.log.write(under_log_lock)
+        except BaseException:
+            if opened:
+                self.store.rollback_write()
+            raise
+        try:  # the log has committed: the read models follow, or fall behind until the next pull
+            self.store.commit_write()
+        except apsw.Error as exc:
+            self.store.rollback_write()
+            logger.warning("read models fell behind the log (%s); the next write or open catches up", exc)
+        return result
+
+    def pull(self) -> int:
+        """Fold what the log holds beyond the read models (another process or machine wrote it)."""
+        if self.log is self.store or self.offline:
+            return 0
+        return self.store.write(self.runner.pull)
 
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
-        """A read transaction: several queries see one state."""
+        """A read transaction on the read models: several queries see one state."""
         return self.store.snapshot()
 
     def new_events(self, decision: Decision, event_time: str, workspace: str) -> list[NewEvent]:
@@ -291,7 +457,7 @@ class Storage:
                 return self.runner.append(built)
 
             try:
-                stored = self.store.write(work)
+                stored = self.transaction(work)
                 self.degraded = None
                 for hook in self.after_write:
                     hook()
@@ -345,7 +511,7 @@ class Storage:
         if self.shadow:
             return self.backup_log.pending(None, 0)
         try:
-            return self.backup_log.pending(self.store.present_ids, self.store.last_position())
+            return self.backup_log.pending(self.log.present_ids, self.log.last_position())
         except STORAGE_ERRORS:
             return self.backup_log.pending(None, 0)
 

@@ -50,7 +50,9 @@ CSV_COLUMNS = (
 
 
 def _selected(app: LedgerApp, since: str | None, until: str | None, progress: Progress | None) -> Iterator[StoredEvent]:
-    """Events recorded within [since, until], in log order, read in one snapshot."""
+    """Events recorded within [since, until], in log order, read in one snapshot of the read
+    models' copy of the log, pulled up to the log's head first."""
+    app.storage.pull()
     total = app.store.last_position()
     with app.storage.snapshot():
         for event in app.store.read():

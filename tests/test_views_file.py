@@ -1,0 +1,176 @@
+"""The log and the read models in two files: the log fsynced, the read models never ahead of it.
+
+A local ledger keeps its log at ``db`` (``synchronous=FULL``) and its read models, with a copy of
+the log, in ``ledger.views.db`` beside it (``synchronous=NORMAL``). These tests open real files
+and look at what is in each, then break the pair the ways a crash, a restore or a disk can.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import apsw
+import pytest
+
+from fact_ledger.ledger.chain import NewEvent
+from fact_ledger.ledger.events import MemoryRecorded
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.projections import derived
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings, views_beside
+
+
+def tables(path: Path) -> set[str]:
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    finally:
+        conn.close()
+
+
+def recorded(content: str) -> NewEvent:
+    stream = uuid7()
+    return NewEvent(
+        data=MemoryRecorded(memory=stream, content=content), stream_id=stream, event_time="2026-07-01T00:00:00.000000Z"
+    )
+
+
+def contents(app: LedgerApp, query: str) -> list[str]:
+    return [r["content"] for r in app.find(query, limit=20)["results"]]
+
+
+def test_the_views_file_sits_beside_the_log() -> None:
+    assert views_beside("/srv/team/ledger.db") == "/srv/team/ledger.views.db"
+    assert views_beside("/srv/ledger") == "/srv/ledger.views.db"
+    assert views_beside("file:/srv/ledger.db?mode=ro") == "/srv/ledger.views.db"
+    assert views_beside(":memory:") == ":memory:"
+
+
+def test_the_log_file_holds_only_the_log_and_is_the_only_one_fsynced(tmp_path: Path) -> None:
+    db = tmp_path / "ledger.db"
+    app = LedgerApp(Settings(db=str(db)))
+    app.remember("The staging API listens on port 7070", subject="staging api")
+    assert app.storage.log.conn.execute("PRAGMA synchronous").get == 2  # FULL
+    assert app.conn.execute("PRAGMA synchronous").get == 1  # NORMAL
+    assert app.storage.views_path == str(tmp_path / "ledger.views.db")
+    app.close()
+    assert tables(db) == {"events"}
+    views = tables(tmp_path / "ledger.views.db")
+    assert {"events", "memories", "claims", "projection_checkpoints", "derived_cache"} <= views
+
+
+def test_events_the_read_models_missed_are_pulled_on_open(tmp_path: Path) -> None:
+    """A crash after the log's commit and before the read models' leaves them one write behind."""
+    db = tmp_path / "ledger.db"
+    app = LedgerApp(Settings(db=str(db)))
+    app.remember("The on-call engineer this week is Dana")
+    app.close()
+    log = EventStore(db)  # what a writer that died before its read-model commit left behind
+    log.append([recorded("The sprint ends on Friday the 14th")])
+    log.close()
+    app = LedgerApp(Settings(db=str(db)))
+    assert app.status()["log"]["behind"] == 0
+    assert contents(app, "sprint ends Friday") == ["The sprint ends on Friday the 14th"]
+    assert app.verify()["projections"] == "consistent"
+    app.close()
+
+
+def test_a_write_pulls_what_another_writer_added_before_it_decides(tmp_path: Path) -> None:
+    """Decisions read fresh state: a repeat of a fact only the log holds is still a duplicate,
+    and a contradiction of it joins one claim set."""
+    db = tmp_path / "ledger.db"
+    app = LedgerApp(Settings(db=str(db)))
+    app.remember("warm-up memory")
+    elsewhere = LedgerApp(Settings(db=str(db), views=str(tmp_path / "other.views.db")))  # another machine
+    first = elsewhere.remember("The build cache lives on bucket ci-cache-7")["memory_id"]
+    other = elsewhere.remember("The staging API listens on port 7070", subject="staging api")["memory_id"]
+    elsewhere.close()
+    assert app.status()["log"]["behind"] == 2
+    again = app.remember("The build cache lives on bucket ci-cache-7")
+    assert again["duplicate_of"] == first
+    moved = app.remember("The staging API listens on port 8080", subject="staging api")
+    assert [c["other_id"] for c in moved["conflicts"]] == [other]
+    assert app.status()["memories"] == 4
+    app.close()
+
+
+def test_read_models_that_do_not_continue_the_log_are_set_aside(tmp_path: Path) -> None:
+    first, second = tmp_path / "a" / "ledger.db", tmp_path / "b" / "ledger.db"
+    for db, text in ((first, "first ledger's fact"), (second, "second ledger's fact")):
+        app = LedgerApp(Settings(db=str(db)))
+        app.remember(text)
+        app.remember(f"{text}, again different")
+        app.close()
+    # The read models of the first ledger now sit beside the second one's log.
+    os.replace(views_beside(str(first)), views_beside(str(second)))
+    app = LedgerApp(Settings(db=str(second)))
+    assert sorted(contents(app, "ledger's fact")) == ["second ledger's fact", "second ledger's fact, again different"]
+    assert app.verify()["chain"] == "intact"
+    app.close()
+    assert any(p.name.startswith("ledger.views.db.set-aside-") for p in second.parent.iterdir())
+
+
+def test_a_corrupt_views_file_is_built_again_from_the_log(tmp_path: Path) -> None:
+    db = tmp_path / "ledger.db"
+    app = LedgerApp(Settings(db=str(db)))
+    app.remember("The release train leaves every Tuesday")
+    app.close()
+    views = Path(views_beside(str(db)))
+    for suffix in ("-wal", "-shm"):
+        Path(str(views) + suffix).unlink(missing_ok=True)
+    views.write_bytes(b"this is not a database at all" * 200)
+    app = LedgerApp(Settings(db=str(db)))
+    assert app.status()["degraded"] is None
+    assert contents(app, "release train Tuesday") == ["The release train leaves every Tuesday"]
+    app.close()
+
+
+def test_a_single_file_ledger_moves_to_two_files_and_keeps_its_cache(tmp_path: Path) -> None:
+    """Before this layout the read models lived in the log's file; ``views = db`` still does that."""
+    db = tmp_path / "ledger.db"
+    one_file = Settings(db=str(db), views=str(db))
+    app = LedgerApp(one_file)
+    app.remember("Staging listens on port 7070", subject="staging")
+    app.remember("Production listens on port 443", subject="production")
+    assert app.storage.log is app.storage.store
+    cached = app.conn.execute("SELECT count(*) FROM derived_cache").get
+    app.close()
+    assert cached > 0 and "memories" in tables(db)
+    app = LedgerApp(Settings(db=str(db)))
+    assert app.storage.log is not app.storage.store
+    assert sorted(contents(app, "port")) == ["Production listens on port 443", "Staging listens on port 7070"]
+    adopted = app.conn.execute("SELECT count(*) FROM derived_cache").get
+    assert adopted >= cached
+    with derived.bypassed():
+        assert app.verify()["projections"] == "consistent"
+    app.close()
+
+
+def test_the_read_models_are_never_ahead_of_the_log(tmp_path: Path) -> None:
+    """A write the log refuses leaves nothing in the read models (their commit comes second)."""
+    db = tmp_path / "ledger.db"
+    app = LedgerApp(Settings(db=str(db), busy_timeout_ms=50))
+    app.remember("first fact, stored")
+    blocker = apsw.Connection(str(db))
+    blocker.execute("BEGIN IMMEDIATE")  # another process holds the log's write lock
+    try:
+        result = app.remember("second fact, refused by the log")
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert result["backup_only"] is True
+    assert app.store.last_position() == app.storage.log.last_position() == 1
+    assert contents(app, "fact") == ["first fact, stored"]
+    app.close()
+
+
+@pytest.mark.parametrize("views_name", ["elsewhere/views.db"])
+def test_views_can_be_placed_anywhere(tmp_path: Path, views_name: str) -> None:
+    views = tmp_path / views_name
+    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), views=str(views)))
+    app.remember("placed read models")
+    app.close()
+    assert "memories" in tables(views)
+    assert not Path(views_beside(str(tmp_path / "ledger.db"))).exists()
