@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -185,11 +186,26 @@ def test_a_full_disk(tmp_path: Path) -> None:
 
 
 def test_an_unwritable_database_that_needs_catching_up_starts_degraded(unwritable: Settings, monkeypatch) -> None:
+    """Read models kept in the unwritable log's own file cannot be rebuilt: degraded."""
     from fact_ledger.projections.timeline import TimelineProjector
 
     monkeypatch.setattr(TimelineProjector, "version", TimelineProjector.version + 1)  # must rebuild: cannot
-    app = LedgerApp(unwritable)
+    one_file = replace(unwritable, views=unwritable.db.removeprefix("file:").split("?")[0])
+    app = LedgerApp(one_file)
     assert app.status()["degraded"]["reason"] == "read_only"
     result = app.remember("written while stuck")
     assert result["backup_only"] and app.status()["pending_backup"]["events"] == 1
+    app.close()
+
+
+def test_an_unwritable_log_with_read_models_beside_it_still_answers(unwritable: Settings, monkeypatch) -> None:
+    """The read models in their own file are rebuilt from the read-only log; writes are backed up."""
+    from fact_ledger.projections.timeline import TimelineProjector
+
+    monkeypatch.setattr(TimelineProjector, "version", TimelineProjector.version + 1)
+    app = LedgerApp(unwritable)
+    assert app.status()["degraded"] is None
+    assert app.read(1)["memory"]["content"] == "written while writable"
+    result = app.remember("written while stuck")
+    assert result["backup_only"] and result["reason"] == "read_only"
     app.close()

@@ -43,7 +43,12 @@ def same_file(a: str, b: str) -> bool:
     """Whether two configured paths name one file (the read models kept in the log's file)."""
     if a == ":memory:" or b == ":memory:":
         return False
-    return Path(a).expanduser().resolve() == Path(b).expanduser().resolve()
+    return _file_of(a) == _file_of(b)
+
+
+def _file_of(path: str) -> Path:
+    plain = path.removeprefix("file:").split("?", 1)[0] if path.startswith("file:") else path
+    return Path(plain).expanduser().resolve()
 
 
 def open_views(path: str, log_of_record: Any, *, busy_timeout_ms: int, adopt_from: str | None = None) -> EventStore:

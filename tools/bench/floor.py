@@ -214,7 +214,9 @@ def remember_floor(app: LedgerApp, workdir: Path, corpus: Corpus, count: int, re
 
 def run(workdir: Path, memories: int, remembers: int, reps: int, seed: int) -> dict[str, Any]:
     corpus = Corpus(seed=seed)
-    app, _, _ = build(workdir / "corpus.db", corpus, memories)
+    # The floor is the SQL of the single-file layout (the read models in the log's file, one
+    # connection, one commit): tools.bench.layouts compares it with the two-file default.
+    app, _, _ = build(workdir / "corpus.db", corpus, memories, views=str(workdir / "corpus.db"))
     try:
         events = app.store.last_position()
         ledger_s, floor_s, core_s, by_table = [], [], [], []

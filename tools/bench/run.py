@@ -125,8 +125,11 @@ def bench_append(workdir: Path, corpus: Corpus, batched: int, single: int, reps:
 
 
 # -- one corpus size ---------------------------------------------------------------------------
-def build(db: Path, corpus: Corpus, n: int, batch: int = 5000) -> tuple[LedgerApp, list[Memory], dict[str, float]]:
-    """Bulk-append n remembered events (one transaction per batch), then open the facade."""
+def build(
+    db: Path, corpus: Corpus, n: int, batch: int = 5000, *, views: str = ""
+) -> tuple[LedgerApp, list[Memory], dict[str, float]]:
+    """Bulk-append n remembered events (one transaction per batch), then open the facade
+    (read models beside the log, or at ``views``: the log's own path keeps one file)."""
     memories = list(corpus.memories(n))
     store = EventStore(db)
     started = time.perf_counter()
@@ -135,7 +138,7 @@ def build(db: Path, corpus: Corpus, n: int, batch: int = 5000) -> tuple[LedgerAp
     appended = time.perf_counter() - started
     store.close()
     started = time.perf_counter()
-    app = LedgerApp(Settings(db=str(db), client="bench"))
+    app = LedgerApp(Settings(db=str(db), views=views, client="bench"))
     opened = time.perf_counter() - started
     return (
         app,
