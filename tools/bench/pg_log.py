@@ -11,7 +11,12 @@ is started in a temp dir (tools/pg_cluster.py). Measured, per backend:
   process waits with a ``LogWatcher`` (LISTEN/NOTIFY, polling only as the fallback). The lag is
   the reader's wake-up time minus the writer's acknowledgement time (both CLOCK_MONOTONIC, which
   Linux shares between processes): p50/p99 in ms. Negative means the reader saw the event before
-  the writer's call returned.
+  the writer's call returned;
+* ``remember``: ``remember`` through the facade on each backend (the read models in a local file
+  beside the log, or on this machine for PostgreSQL), p50/p99 in ms;
+* ``find_visibility`` (PostgreSQL): two ledgers on one log with read-model files of their own, as
+  two machines; B follows the log (``ledger serve``'s follower). The lag from A's acknowledged
+  ``remember`` until B's ``find`` returns it, p50/p99 in ms.
 
     python -m tools.bench.pg_log                 # 2,000 appends per writer
     python -m tools.bench.pg_log --appends 200   # a quick look
@@ -32,7 +37,10 @@ from fact_ledger.ledger.chain import NewEvent
 from fact_ledger.ledger.events import MemoryRecorded
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.log_copy import Log, open_log
-from tools.bench.run import latency_summary
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Embedding, Settings
+from tools.bench.corpus import Corpus
+from tools.bench.run import latency_summary, remember
 from tools.pg_cluster import running_cluster
 
 WRITERS = 4
@@ -96,6 +104,47 @@ def visibility(url: str, count: int) -> dict[str, Any]:
     return {"events": count, "seen": len(lags), **latency_summary(lags)}
 
 
+def _ledger(workdir: Path, name: str, url: str) -> LedgerApp:
+    lexical = Embedding(enabled=False)
+    if url.startswith("sqlite:///"):
+        return LedgerApp(Settings(db=url.removeprefix("sqlite://"), client="bench", embedding=lexical))
+    return LedgerApp(Settings(store=url, views=str(workdir / f"{name}.views.db"), client="bench", embedding=lexical))
+
+
+def remember_latency(workdir: Path, url: str, count: int) -> dict[str, Any]:
+    app = _ledger(workdir, "remember", url)
+    try:
+        samples = []
+        for m in Corpus(seed=5).memories(count):
+            start = time.perf_counter()
+            remember(app, m)
+            samples.append((time.perf_counter() - start) * 1000)
+    finally:
+        app.close()
+    return latency_summary(samples)
+
+
+def find_visibility(workdir: Path, url: str, count: int) -> dict[str, Any]:
+    """Machine A remembers; how long until machine B's ``find`` returns it."""
+    a, b = _ledger(workdir, "a", url), _ledger(workdir, "b", url)
+    b.start_log_follower()
+    lags = []
+    try:
+        for n in range(count):
+            token = f"visibility{n:05d}marker"
+            a.remember(f"Deploy note {token}: the gateway moved")
+            start = time.perf_counter()
+            while not b.find(token)["results"]:
+                if time.perf_counter() - start > 10:
+                    break
+                time.sleep(0.0005)
+            lags.append((time.perf_counter() - start) * 1000)
+    finally:
+        a.close()
+        b.close()
+    return latency_summary(lags)
+
+
 def measure(url: str, appends: int) -> dict[str, Any]:
     open_log(url, create=True).close()
     start = time.perf_counter()
@@ -125,12 +174,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--appends", type=int, default=2000, help="appends per writer")
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"appends_per_writer": args.appends}
+    remembers = min(args.appends, 1000)
     with tempfile.TemporaryDirectory() as tmp:
         result["sqlite"] = measure(f"sqlite:///{Path(tmp) / 'log.db'}", args.appends)
-    with running_cluster(durable=True) as cluster:
+        result["sqlite"]["remember"] = remember_latency(Path(tmp), f"sqlite:///{Path(tmp) / 'r.db'}", remembers)
+    with running_cluster(durable=True) as cluster, tempfile.TemporaryDirectory() as tmp:
         url = cluster.database()
         result["postgresql"] = measure(url, args.appends)
         result["postgresql"]["visibility"] = visibility(url, min(args.appends, 500))
+        result["postgresql"]["remember"] = remember_latency(Path(tmp), cluster.database(), remembers)
+        result["postgresql"]["find_visibility"] = find_visibility(Path(tmp), cluster.database(), min(args.appends, 200))
     json.dump(result, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
