@@ -121,7 +121,8 @@ def test_sigkill_during_replay(tmp_path: Path) -> None:
     assert all(app.remember(t)["backup_only"] for t in texts)
     app.close()
     rng = random.Random(47)
-    cmd = [sys.executable, "-m", "fact_ledger.server", "replay-backup", "--apply", "--batch-size", "20", "--db", str(db)]
+    cmd = [sys.executable, "-m", "fact_ledger.server", "replay-backup", "--apply", "--batch-size", "20"]
+    cmd += ["--db", str(db)]
     for _ in range(ROUNDS):
         run_then_kill(cmd, 0.4 + rng.random() * 1.0)
         assert_caught_up(db).close()

@@ -50,7 +50,6 @@ def open_layouts(workdir: Path, log: Path) -> dict[str, LedgerApp]:
     return apps
 
 
-
 def run(workdir: Path, size: int, remembers: int, rebuilds: int, seed: int) -> dict[str, Any]:
     log = workdir / "log.db"
     build_log(log, Corpus(seed=seed), size)
