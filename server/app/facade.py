@@ -395,7 +395,7 @@ class LedgerApp:
             memories = mem.count_active(self.conn)
             return {
                 "ok": True,
-                "db": self.settings.db,
+                "db": self.storage.log_location(),
                 "events": self.store.last_position(),
                 "log": self.storage.log_status(),
                 "memories": memories,

@@ -216,6 +216,15 @@ class Storage:
         if follower is not None:
             follower.stop()
 
+    def log_location(self) -> str:
+        """The log of record as a person would name it: the local path, or the server's URL
+        without its password."""
+        if not self.settings.shared_log:
+            return self.settings.db
+        from fact_ledger.ledger.log_copy import display_url
+
+        return display_url(self.settings.store)
+
     def log_status(self) -> dict[str, Any]:
         """Where the log of record is, how far it goes, and how far the read models lag it."""
         kind = "postgresql" if self.settings.shared_log else "sqlite"
@@ -226,7 +235,7 @@ class Storage:
             head = None
         return {
             "store": kind,
-            "location": self.log.path if not self.shadow else self.settings.store or self.settings.db,
+            "location": self.log_location(),
             "views": self.views_path or None,
             "events": head,
             "behind": None if head is None else max(0, head - copy),
@@ -527,7 +536,7 @@ class Storage:
     def degraded_status(self) -> dict[str, Any]:
         return {
             "ok": True,
-            "db": self.settings.db,
+            "db": self.log_location(),
             "events": None,
             "memories": None,
             "open_conflicts": None,

@@ -153,7 +153,7 @@ def start_lines(app: LedgerApp, *, http: bool, port: int, terminal: bool) -> lis
     lines = []
     if terminal:
         where = f"streamable HTTP at http://127.0.0.1:{port}{HTTP_PATH}" if http else "stdio"
-        lines.append(f"fact-ledger: serving {app.settings.db} over {where} (Ctrl-C to stop)")
+        lines.append(f"fact-ledger: serving {app.storage.log_location()} over {where} (Ctrl-C to stop)")
     degraded = getattr(app, "degraded", None)
     if degraded:
         lines.append(f"fact-ledger: database unusable ({degraded['reason']}): {degraded['message']}")

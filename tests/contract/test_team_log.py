@@ -171,3 +171,36 @@ def test_a_server_restart_mid_stream_backs_up_then_replays_once(
         counts = [conn.execute("SELECT count(*) FROM events WHERE event_id=%s", (e,)).fetchone()[0] for e in event_ids]
     assert counts == [1] * len(event_ids)
     assert a.memory("status")["degraded"] is None
+
+
+def test_a_machine_started_while_the_server_is_down_answers_from_its_read_models(
+    pg_cluster: Cluster, tmp_path: Path
+) -> None:
+    """No LEDGER_VIEWS: the read models sit in the user data dir under the log's id, which the
+    machine remembers per URL, so a start with the server down still finds them."""
+    url = pg_cluster.database()
+    env = {
+        "LEDGER_STORE": url,
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "LEDGER_EMBEDDING_ENABLED": "false",
+        "LEDGER_CLIENT": "laptop",
+    }
+    first = LedgerServer(tmp_path / "unused.db", env=env).start()
+    try:
+        assert first.memory("remember", {"content": "The VPN gateway is vpn-2"})["memory_id"] == 1
+        views = Path(first.memory("status")["log"]["views"])
+    finally:
+        first.close()
+    assert views.parent == tmp_path / "data" / "fact-ledger" / "views" and views.is_file()
+    pg_cluster.stop()
+    try:
+        offline = LedgerServer(tmp_path / "unused.db", env=env).start()
+        try:
+            assert found(offline, "VPN gateway") == [1]
+            status = offline.memory("status").body
+            assert status["degraded"]["reason"] == "log_unreachable" and status["log"]["reachable"] is False
+            assert offline.memory("remember", {"content": "The VPN gateway is vpn-3"})["backup_only"] is True
+        finally:
+            offline.close()
+    finally:
+        pg_cluster.resume()
