@@ -43,12 +43,15 @@ def hybrid_search(
     boost_workspace: str | tuple[str, ...] | None = None,
     weights: tuple[float, float] = (LEXICAL_WEIGHT, VECTOR_WEIGHT),
     pool: int = POOL,
+    page: int | None = None,
 ) -> tuple[list[Hit], int]:
     """Ranked hits (at most ``limit``) and an estimate of how many memories matched. A long
     memory whose closest vector is one of its sections' carries that section's id."""
     if not query.strip() or not analyse(query).terms:  # listing, or a LIKE scan: no meaning to add
         return search(conn, query, filters, limit, boost_workspace=boost_workspace)
-    pooled = candidates(conn, query, filters, max(pool, limit), query_vector, boost_workspace=boost_workspace)
+    pooled = candidates(
+        conn, query, filters, max(pool, limit), query_vector, boost_workspace=boost_workspace, page=page or limit
+    )
     if not pooled.ids:
         return [], 0
     fused = fuse(pooled, weights)
@@ -83,24 +86,17 @@ def candidates(
     query_vector: bytes,
     *,
     boost_workspace: str | tuple[str, ...] | None = None,
+    page: int | None = None,
 ) -> Pool:
-    text_hits, total = search(conn, query, filters, pool, boost_workspace=boost_workspace)
-    near = vector_candidates(conn, query_vector, filters, pool)
-    near_context = vector_candidates(conn, query_vector, filters, pool, table="context_vectors")
+    text_hits, total = search(conn, query, filters, pool, boost_workspace=boost_workspace, page=page)
+    near = vector_candidates(conn, query_vector, filters, pool, in_context=True)
     near_sections = vector_candidates(conn, query_vector, filters, pool, table="section_vectors")
-    by_vector = list(dict.fromkeys([m for m, _ in near] + [m for m, _ in near_context]))
-    found = list(dict.fromkeys([h.memory_id for h in text_hits] + by_vector))
-    own = dict(near)
-    own.update(knn.cosines(conn, query_vector, [i for i in found if i not in own]))
-    context = dict(near_context)
-    context.update(knn.cosines(conn, query_vector, [i for i in found if i not in context], table="context_vectors"))
-    similarity = {i: in_context(own[i], context.get(i)) for i in found if i in own}
+    similarity = dict(near)
+    text_only = [h.memory_id for h in text_hits if h.memory_id not in similarity]
+    for memory_id, (own, context) in knn.closeness(conn, query_vector, text_only).items():
+        similarity[memory_id] = knn.in_context(own, context)
     # A long memory is as close as its closest part: its sections join the vector list.
-    ranked = sorted(
-        [(i, similarity[i]) for i in by_vector if i in similarity]
-        + [(rowid >> ROWID_SHIFT, s) for rowid, s in near_sections],
-        key=lambda p: -p[1],
-    )
+    ranked = sorted(near + [(rowid >> ROWID_SHIFT, s) for rowid, s in near_sections], key=lambda p: -p[1])
     nearest = list(dict.fromkeys(memory_id for memory_id, _ in ranked))[:pool]
     ids = list(dict.fromkeys([h.memory_id for h in text_hits] + nearest))
     section: dict[int, int] = {}
@@ -117,18 +113,6 @@ def candidates(
         total=total,
         section=section,
     )
-
-
-def in_context(own: float, context: float | None) -> float:
-    """A memory's closeness to the query: its own vector's cosine, averaged with its context
-    vector's when it has one (a short memory in a session, :func:`vectors.context_passage`).
-
-    The mean, not the larger: the context passage is mostly the previous memory, so taking the
-    larger of the two ranks a turn by what the turn before it said (LoCoMo development R@1
-    0.449 → 0.416); the mean keeps the turn's own meaning and adds what it answers (R@5
-    0.718 → 0.732, any share between 0.4 and 0.6 within 0.006; docs/search.md).
-    """
-    return own if context is None else (own + context) / 2
 
 
 def fuse(pool: Pool, weights: tuple[float, float]) -> list[tuple[int, float]]:
@@ -149,16 +133,27 @@ def _min_max(values: dict[int, float]) -> dict[int, float]:
 
 
 def vector_candidates(
-    conn: apsw.Connection, query_vector: bytes, filters: SearchFilters, k: int, *, table: str = "vectors"
+    conn: apsw.Connection,
+    query_vector: bytes,
+    filters: SearchFilters,
+    k: int,
+    *,
+    table: str = "vectors",
+    in_context: bool = False,
 ) -> list[tuple[int, float]]:
     """The ``k`` nearest vectors of ``table`` whose memory passes every filter, with their
-    cosines, nearest first (memory ids, or section rowids for ``section_vectors``)."""
+    cosines, nearest first (memory ids, or section rowids for ``section_vectors``);
+    ``in_context``: memories by :func:`knn.in_context` closeness instead."""
     scope = (filters.workspace,) if isinstance(filters.workspace, str) else filters.workspace
     where, params = filters.sql()
     shift = ROWID_SHIFT if table == "section_vectors" else 0
     want, oversample = k, knn.OVERSAMPLE
     for _ in range(3):
-        near = knn.nearest(conn, query_vector, want, scope, oversample=oversample, table=table)
+        near = (
+            knn.nearest_in_context(conn, query_vector, want, scope, oversample=oversample)
+            if in_context
+            else knn.nearest(conn, query_vector, want, scope, oversample=oversample, table=table)
+        )
         passed = _passing(conn, list({i >> shift for i, _ in near}), where, params)
         chosen = [(i, s) for i, s in near if i >> shift in passed]
         if len(chosen) >= k or len(near) < want:  # enough, or nothing more to find

@@ -254,7 +254,7 @@ def keys_of(conn: apsw.Connection, ids: list[int]) -> dict[int, bytes]:
 
 def write(conn: apsw.Connection, rows: list[tuple[int, str, bytes, bytes]]) -> None:
     """Upsert (memory_id, workspace, key, embedding) rows; the sign bits come from sqlite-vec."""
-    seq = _next_seq(conn, "vectors")
+    seq = _take_seqs(conn, "vectors", len(rows))
     conn.executemany(
         "INSERT INTO vectors(memory_id, workspace, key, seq, embedding, bits) "
         "VALUES(?, ?, ?, ?, ?, vec_quantize_binary(?)) ON CONFLICT(memory_id) DO UPDATE SET "
@@ -283,7 +283,7 @@ def write_contexts(conn: apsw.Connection, rows: list[tuple[int, str, bytes, byte
     (a memory that has no context any more: edited long, or its session changed)."""
     if dropped:
         _delete_of(conn, "context_vectors", dropped)
-    seq = _next_seq(conn, "context_vectors")
+    seq = _take_seqs(conn, "context_vectors", len(rows))
     conn.executemany(
         "INSERT INTO context_vectors(memory_id, workspace, key, seq, embedding, bits) "
         "VALUES(?, ?, ?, ?, ?, vec_quantize_binary(?)) ON CONFLICT(memory_id) DO UPDATE SET "
@@ -302,7 +302,7 @@ def write_sections(
     """Replace the section vectors of ``memory_ids`` with (section_rowid, memory_id, workspace,
     key, embedding) rows (a memory that lost its sections keeps none)."""
     _delete_of(conn, "section_vectors", memory_ids)
-    seq = _next_seq(conn, "section_vectors")
+    seq = _take_seqs(conn, "section_vectors", len(rows))
     conn.executemany(
         "INSERT INTO section_vectors(section_rowid, memory_id, workspace, key, seq, embedding, bits) "
         "VALUES(?, ?, ?, ?, ?, ?, vec_quantize_binary(?))",
@@ -345,9 +345,21 @@ def content_checksum(conn: apsw.Connection) -> str:
     return digest.hexdigest()
 
 
-def _next_seq(conn: apsw.Connection, table: str) -> int:
-    """The next write sequence number of a vectors table (the in-process index reads rows past it)."""
-    return int(conn.execute(f"SELECT max(seq) FROM {table}").get or 0) + 1
+def _take_seqs(conn: apsw.Connection, table: str, count: int) -> int:
+    """The first of ``count`` write sequence numbers for a vectors table (the in-process index
+    reads rows past the last it saw). Kept in ``vectors_meta`` rather than read as ``max(seq)``:
+    once the newest row is deleted, ``max(seq)`` would hand its number out again and the index
+    would never read the row written under it."""
+    name = f"next_seq:{table}"
+    stored = conn.execute("SELECT value FROM vectors_meta WHERE name = ?", (name,)).get
+    first = max(int(stored or 0), int(conn.execute(f"SELECT max(seq) FROM {table}").get or 0) + 1)
+    conn.execute("INSERT OR REPLACE INTO vectors_meta(name, value) VALUES(?, ?)", (name, str(first + count)))
+    return first
+
+
+def deletions(conn: apsw.Connection, table: str) -> int:
+    """How many deletes ``table`` has seen (the in-process index drops rows when it changes)."""
+    return int(conn.execute("SELECT value FROM vectors_meta WHERE name = ?", (f"deleted:{table}",)).get or 0)
 
 
 def _delete_of(conn: apsw.Connection, table: str, memory_ids: list[int]) -> None:
@@ -358,3 +370,8 @@ def _delete_of(conn: apsw.Connection, table: str, memory_ids: list[int]) -> None
         f"DELETE FROM {table} WHERE memory_id IN (SELECT value FROM json_each(?))",
         (msgspec.json.encode(memory_ids).decode(),),
     )
+    if conn.changes():
+        conn.execute(
+            "INSERT OR REPLACE INTO vectors_meta(name, value) VALUES(?, ?)",
+            (f"deleted:{table}", str(deletions(conn, table) + 1)),
+        )

@@ -91,8 +91,9 @@ def test_context_vectors_follow_edits_of_either_memory(sem: LedgerApp) -> None:
     sem.update(second, content="Caroline: " + "a long answer " * 40)  # now too long for a context
     sem.reembed()
     assert set(_contexts(sem)) == {third}
-    assert third in {int(i) for i in knn.index_for(sem.conn, "context_vectors").ids}
-    assert second not in {int(i) for i in knn.index_for(sem.conn, "context_vectors").ids}
+    scan = knn.index_for(sem.conn, contexts=True)  # the in-process bits follow the deletion
+    assert scan.contexts is not None and scan.contexts.present[scan.slot[third]]
+    assert not scan.contexts.present[scan.slot[second]]
     sem.retire(first, reason="obsolete", authorization="user_channel")
     assert sem.reembed()["context_embedded"] == 0  # a status change embeds nothing
 
@@ -132,7 +133,7 @@ def test_a_memory_in_context_is_as_close_as_the_mean_of_its_two_vectors(sem: Led
     # question opens the session and has none: its own cosine.
     assert pooled.similarity[answer] == pytest.approx((own[answer] + 1.0) / 2, abs=1e-5)
     assert pooled.similarity[question] == pytest.approx(own[question], abs=1e-6)
-    assert hybrid.in_context(0.5, None) == 0.5 and hybrid.in_context(0.4, 0.8) == pytest.approx(0.6)
+    assert knn.in_context(0.5, None) == 0.5 and knn.in_context(0.4, 0.8) == pytest.approx(0.6)
 
 
 def test_context_vectors_obey_the_filters(tmp_path: Path, tiny_gguf: Path) -> None:
@@ -149,15 +150,15 @@ def test_context_vectors_obey_the_filters(tmp_path: Path, tiny_gguf: Path) -> No
         app.reembed()
         stored = _contexts(app)
         assert set(stored) == {*pairs["alpha"], *pairs["beta"]}
+        active = {m for (m,) in app.conn.execute("SELECT memory_id FROM memories WHERE status = 'active'")}
+        in_alpha = {m for (m,) in app.conn.execute("SELECT memory_id FROM memories WHERE workspace = 'alpha'")}
         on_theirs = stored[pairs["beta"][0]]
-        everywhere = hybrid.vector_candidates(app.conn, on_theirs, SearchFilters(), 50, table="context_vectors")
-        assert {m for m, _ in everywhere} == {pairs["alpha"][0], pairs["beta"][0]}  # retired: filtered by status
-        inside = hybrid.vector_candidates(
-            app.conn, on_theirs, SearchFilters(workspace=("alpha",)), 50, table="context_vectors"
-        )
-        assert {m for m, _ in inside} == {pairs["alpha"][0]}
+        everywhere = hybrid.vector_candidates(app.conn, on_theirs, SearchFilters(), 50, in_context=True)
+        assert {m for m, _ in everywhere} == active and retired not in active  # retired: filtered by status
+        inside = hybrid.vector_candidates(app.conn, on_theirs, SearchFilters(workspace=("alpha",)), 50, in_context=True)
+        assert {m for m, _ in inside} == active & in_alpha
         # The scan itself only scores the caller's workspace.
-        scanned = knn.index_for(app.conn, "context_vectors").nearest(b"\0" * 8, 50, ("alpha",))
-        assert set(scanned) <= set(pairs["alpha"])
+        scan = knn.index_for(app.conn, contexts=True)
+        assert set(scan.nearest_in_context(b"\0" * 8, 50, ("alpha",))) == in_alpha
     finally:
         app.close()

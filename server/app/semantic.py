@@ -111,7 +111,7 @@ class Semantic(Service):
                 self._model = None
                 log.warning("query embedding failed; full text only: %s", exc)
             else:
-                return hybrid_search(self.conn, query, filters, limit, vector, boost_workspace=boost)
+                return hybrid_search(self.conn, query, filters, limit, vector, boost_workspace=boost, page=page)
         return search(self.conn, query, filters, limit, boost_workspace=boost, page=page)
 
     # -- vectors upkeep ------------------------------------------------------------------------
