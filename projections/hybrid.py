@@ -1,10 +1,11 @@
 """Hybrid recall: full-text and nearest-neighbour candidates, fused on one scale.
 
 Candidates are the union of the full-text ranking's top ``POOL`` (:mod:`projections.search`,
-every filter applied) and the ``POOL`` nearest vectors that pass the same filters. Every
-candidate gets its exact cosine to the query (not only those the KNN list found), both scores
-are min-max normalised over the union, and the fused score is ``LEXICAL_WEIGHT × text +
-VECTOR_WEIGHT × cosine``. A candidate that holds the query verbatim keeps the full-text
+every filter applied, its pool sized by the page shown) and the ``POOL`` memories nearest the
+query that pass the same filters, by the closeness fusion uses (:func:`knn.in_context`: one
+scan over own and context sign bits). Every candidate gets its exact closeness to the query
+(not only those the nearest list found), both scores are min-max normalised over the union,
+and the fused score is ``LEXICAL_WEIGHT × text + VECTOR_WEIGHT × cosine``. A candidate that holds the query verbatim keeps the full-text
 ranking's phrase bonus on top, so exact wording still wins. The weights and the pool were
 calibrated on the LoCoMo development conversations (docs/search.md has the table of methods
 tried).
