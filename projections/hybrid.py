@@ -5,10 +5,10 @@ every filter applied, its pool sized by the page shown) and the ``POOL`` memorie
 query that pass the same filters, by the closeness fusion uses (:func:`knn.in_context`: one
 scan over own and context sign bits). Every candidate gets its exact closeness to the query
 (not only those the nearest list found), both scores are min-max normalised over the union,
-and the fused score is ``LEXICAL_WEIGHT × text + VECTOR_WEIGHT × cosine``. A candidate that holds the query verbatim keeps the full-text
-ranking's phrase bonus on top, so exact wording still wins. The weights and the pool were
-calibrated on the LoCoMo development conversations (docs/search.md has the table of methods
-tried).
+and the fused score is ``LEXICAL_WEIGHT × text + VECTOR_WEIGHT × cosine``. A candidate that
+holds the query verbatim keeps the full-text ranking's phrase bonus on top, so exact wording
+still wins. The weights and the pool were calibrated on the LoCoMo development conversations
+(docs/search.md has the table of methods tried).
 
 Filters reach the vector candidates twice: the workspace scope inside the scan itself (a
 strict workspace is never even scored against another's vectors), then every filter — status,

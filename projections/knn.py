@@ -15,7 +15,9 @@ changed (the table's ``generation``).
 
 from __future__ import annotations
 
+import itertools
 import weakref
+from collections.abc import Iterable
 from typing import Any
 
 import apsw
@@ -23,6 +25,7 @@ import msgspec
 
 from fact_ledger.projections import vectors
 
+LOAD_BATCH = 4096  # rows read into the index at a time
 OVERSAMPLE = 100  # binary candidates re-scored exactly per query (more: better recall, slower)
 
 
@@ -46,7 +49,7 @@ class BitIndex:
         self.ids = np.zeros(0, dtype=np.int64)
         self.bits = np.zeros((0, 0), dtype=np.uint64)
         self.spaces = np.zeros(0, dtype=np.int32)
-        self.slot: dict[int, int] = {}
+        self.slot = _Slots(np, dense=table == "vectors")
         self.codes: dict[str, int] = {}
         self.contexts: _ContextBits | None = None  # loaded by the first in-context look
 
@@ -60,15 +63,14 @@ class BitIndex:
             self.generation = state.generation
             self.words = (state.dim + 63) // 64
         newest = conn.execute(f"SELECT max(seq) FROM {self.table}").get or 0
-        fresh: list[int] = []
-        touched: list[int] = []
+        fresh = touched = self.np.zeros(0, dtype=self.np.int64)
         if newest > self.seq:
-            rows = conn.execute(
-                f"SELECT {TABLES[self.table]}, workspace, bits, seq FROM {self.table} WHERE seq > ? ORDER BY seq",
-                (self.seq,),
-            ).fetchall()
-            fresh = self._add(rows)
-            touched = [self.slot[r[0]] for r in rows]
+            fresh, touched = self._load(
+                conn.execute(
+                    f"SELECT {TABLES[self.table]}, workspace, bits FROM {self.table} WHERE seq > ? ORDER BY seq",
+                    (self.seq,),
+                )
+            )
             self.seq = newest
         deleted = vectors.deletions(conn, self.table)
         if deleted != self.deleted:  # sections and contexts are deleted, not only overwritten
@@ -85,27 +87,33 @@ class BitIndex:
         present = {r[0] for r in conn.execute(f"SELECT {TABLES[self.table]} FROM {self.table}")}
         keep = np.array([int(i) in present for i in self.ids], dtype=bool)
         self.ids, self.spaces, self.bits = self.ids[keep], self.spaces[keep], self.bits[:, keep]
-        self.slot = {int(i): k for k, i in enumerate(self.ids)}
+        self.slot = _Slots(np, dense=self.table == "vectors")
+        self.slot.assign(self.ids, np.arange(len(self.ids)))
         self.contexts = None  # slots moved: loaded again on the next in-context look
 
-    def _add(self, rows: list[tuple[Any, ...]]) -> list[int]:
-        """Store rows (new ids get slots at the end); returns the ids that got a new slot."""
+    def _load(self, rows: Iterable[tuple[Any, ...]]) -> tuple[Any, Any]:
+        """Store (id, workspace, bits) rows, a batch at a time (the whole table on first load:
+        no list of 100k rows is ever held); new ids get slots at the end. Returns the ids that
+        got a new slot and the slots written."""
         np = self.np
-        fresh = [r for r in rows if r[0] not in self.slot]
-        grow = len(fresh)
-        if grow:
-            start = len(self.ids)
-            self.ids = np.concatenate([self.ids, np.zeros(grow, dtype=np.int64)])
-            self.spaces = np.concatenate([self.spaces, np.zeros(grow, dtype=np.int32)])
-            self.bits = _widen(np, self.bits, self.words, start + grow)
-            for i, row in enumerate(fresh):
-                self.slot[row[0]] = start + i
-        for memory_id, workspace, blob, _seq in rows:
-            i = self.slot[memory_id]
-            self.ids[i] = memory_id
-            self.spaces[i] = self.codes.setdefault(workspace, len(self.codes))
-            self.bits[:, i] = _words(np, blob, self.words)
-        return [r[0] for r in fresh]
+        fresh, touched = [], []
+        rows = iter(rows)
+        while batch := list(itertools.islice(rows, LOAD_BATCH)):
+            row_ids = np.fromiter((r[0] for r in batch), dtype=np.int64, count=len(batch))
+            slots = self.slot.lookup(row_ids)
+            new = slots < 0
+            if new.any():
+                start, count = len(self.ids), int(new.sum())
+                slots[new] = np.arange(start, start + count)
+                self.ids = np.concatenate([self.ids, row_ids[new]])
+                self.spaces = np.concatenate([self.spaces, np.zeros(count, dtype=np.int32)])
+                self.bits = _widen(np, self.bits, self.words, start + count)
+                self.slot.assign(row_ids[new], slots[new])
+                fresh.append(row_ids[new])
+            self.spaces[slots] = [self.codes.setdefault(r[1], len(self.codes)) for r in batch]
+            self.bits[:, slots] = _matrix(np, [r[2] for r in batch], self.words)
+            touched.append(slots)
+        return _joined(np, fresh), _joined(np, touched)
 
     def _distances(self, query_bits: bytes, *matrices: Any) -> Any:
         """Hamming distance of each row to the query, summed over ``matrices`` (same slots)."""
@@ -149,13 +157,15 @@ class BitIndex:
     ) -> list[int]:
         np = self.np
         n = len(distance)
-        if workspaces is not None:  # a lookup per workspace code (np.isin sorts: 3x slower)
-            allowed = np.zeros(len(self.codes) + 1, dtype=bool)
-            allowed[[self.codes[w] for w in workspaces if w in self.codes]] = True
+        codes = [self.codes[w] for w in workspaces if w in self.codes] if workspaces is not None else []
+        if workspaces is not None and len(codes) < len(self.codes):  # else every row is in scope
+            allowed = np.zeros(len(self.codes) + 1, dtype=bool)  # a lookup (np.isin sorts: 3x slower)
+            allowed[codes] = True
             distance[~allowed[self.spaces]] = far
         for memory_id in exclude:
-            if memory_id in self.slot:
-                distance[self.slot[memory_id]] = far
+            slot = self.slot.get(memory_id)
+            if slot is not None:
+                distance[slot] = far
         # Small integer distances: a histogram gives the k-th distance without sorting.
         histogram = np.cumsum(np.bincount(distance, minlength=far + 1))
         cutoff = int(np.searchsorted(histogram, min(k, n)))
@@ -177,7 +187,7 @@ class _ContextBits:
         self.bits = np.zeros((own.words, 0), dtype=np.uint64)
         self.present = np.zeros(0, dtype=bool)
 
-    def refresh(self, conn: apsw.Connection, fresh: list[int], touched: list[int]) -> None:
+    def refresh(self, conn: apsw.Connection, fresh: Any, touched: Any) -> None:
         """Follow the context table, and the own bits of ``touched`` slots where a memory has no
         context (``fresh``: memories that just got a slot)."""
         np, own = self.own.np, self.own
@@ -190,28 +200,90 @@ class _ContextBits:
             self.deleted, self.seq = deleted, 0
             self.present[:] = False
             self.bits[:, :n] = own.bits
-        elif touched:
-            lone = [slot for slot in touched if not self.present[slot]]
+        elif len(touched):
+            lone = touched[~self.present[touched]]
             self.bits[:, lone] = own.bits[:, lone]
         newest = conn.execute("SELECT max(seq) FROM context_vectors").get or 0
-        rows: list[tuple[Any, ...]] = []
         if newest > self.seq:
-            rows = conn.execute("SELECT memory_id, bits FROM context_vectors WHERE seq > ?", (self.seq,)).fetchall()
+            self._load(conn.execute("SELECT memory_id, bits FROM context_vectors WHERE seq > ?", (self.seq,)))
             self.seq = newest
-        if fresh:  # a memory's context may have been stored before its own vector was
-            rows += conn.execute(
-                "SELECT c.memory_id, c.bits FROM json_each(?) j CROSS JOIN context_vectors c ON c.memory_id = j.value",
-                (msgspec.json.encode(fresh).decode(),),
-            ).fetchall()
-        for memory_id, blob in rows:
-            slot = own.slot.get(memory_id)
-            if slot is not None:
-                self.bits[:, slot] = _words(np, blob, own.words)
-                self.present[slot] = True
+        if len(fresh):  # a memory's context may have been stored before its own vector was
+            self._load(
+                conn.execute(
+                    "SELECT c.memory_id, c.bits FROM json_each(?) j CROSS JOIN context_vectors c "
+                    "ON c.memory_id = j.value",
+                    (msgspec.json.encode(fresh.tolist()).decode(),),
+                )
+            )
+
+    def _load(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        np, own = self.own.np, self.own
+        rows = iter(rows)
+        while batch := list(itertools.islice(rows, LOAD_BATCH)):
+            slots = own.slot.lookup(np.fromiter((r[0] for r in batch), dtype=np.int64, count=len(batch)))
+            known = slots >= 0
+            if known.any():
+                bits = _matrix(np, [r[1] for r in batch], own.words)
+                self.bits[:, slots[known]] = bits[:, known]
+                self.present[slots[known]] = True
+
+
+class _Slots:
+    """Row id -> slot in an index's arrays. Memory ids are dense: an array indexed by id (8 bytes
+    a memory; a dict of Python ints costs ~100 and is built again in every process that
+    searches); section rowids (memory id << 20) are sparse and few: a dict."""
+
+    def __init__(self, np: Any, *, dense: bool) -> None:
+        self.np = np
+        self.by_id = np.full(0, -1, dtype=np.int64) if dense else None
+        self.sparse: dict[int, int] = {}
+
+    def lookup(self, row_ids: Any) -> Any:
+        """The slot of each id, -1 for ids without one."""
+        np = self.np
+        if self.by_id is None:
+            return np.fromiter((self.sparse.get(int(i), -1) for i in row_ids), dtype=np.int64, count=len(row_ids))
+        inside = row_ids < len(self.by_id)
+        slots = np.full(len(row_ids), -1, dtype=np.int64)
+        slots[inside] = self.by_id[row_ids[inside]]
+        return slots
+
+    def assign(self, row_ids: Any, slots: Any) -> None:
+        np = self.np
+        if self.by_id is None:
+            self.sparse.update(zip(row_ids.tolist(), slots.tolist(), strict=True))
+            return
+        top = int(row_ids.max(initial=-1)) + 1
+        if top > len(self.by_id):  # grow by half again at least: ids arrive in increasing order
+            wider = np.full(max(top, len(self.by_id) * 3 // 2), -1, dtype=np.int64)
+            wider[: len(self.by_id)] = self.by_id
+            self.by_id = wider
+        self.by_id[row_ids] = slots
+
+    def get(self, row_id: int) -> int | None:
+        slot = int(self.lookup(self.np.array([row_id], dtype=self.np.int64))[0])
+        return slot if slot >= 0 else None
+
+    def __getitem__(self, row_id: int) -> int:
+        slot = self.get(row_id)
+        if slot is None:
+            raise KeyError(row_id)
+        return slot
 
 
 def _words(np: Any, blob: bytes, words: int) -> Any:
     return np.frombuffer(bytes(blob).ljust(words * 8, b"\0"), dtype=np.uint64)
+
+
+def _joined(np: Any, parts: list[Any]) -> Any:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _matrix(np: Any, blobs: list[bytes], words: int) -> Any:
+    """(words x len(blobs)) uint64 sign bits from stored ``bits`` blobs."""
+    pad = words * 8
+    joined = b"".join(bytes(blob).ljust(pad, b"\0") for blob in blobs)
+    return np.frombuffer(joined, dtype=np.uint64).reshape(len(blobs), words).T
 
 
 def _widen(np: Any, bits: Any, words: int, columns: int) -> Any:
