@@ -8,9 +8,11 @@ re-scored with the exact cosine that sqlite-vec's ``vec_distance_cosine`` comput
 plain table of float32 vectors (~0.3 ms for 100 ids). The bits come from sqlite-vec's
 ``vec_quantize_binary``, so both stages agree on what a vector is.
 
-A :class:`BitIndex` mirrors the table per connection; it reloads only rows written since it
-last looked (a ``seq`` column that every write increases), and everything when the model
-changed (the table's ``generation``).
+A :class:`BitIndex` mirrors the table per connection; it reads only rows written since it
+last looked (a ``seq`` column that every write numbers past any earlier one), drops rows when
+the table's count of deletes moved, and starts over when the model changed (the table's
+``generation``). For ``find`` the same slots also hold each memory's context-vector bits, so one
+pass ranks memories by the closeness fusion uses (:meth:`BitIndex.nearest_in_context`).
 """
 
 from __future__ import annotations
@@ -145,7 +147,7 @@ class BitIndex:
     def nearest_in_context(self, query_bits: bytes, k: int, workspaces: tuple[str, ...] | None = None) -> list[int]:
         """Ids of (about) the ``k`` memories closest by the sum of their own vector's Hamming
         distance and their context vector's (twice their own without one): the sign-bit
-        counterpart of the mean of both cosines that ranks them (``hybrid.in_context``)."""
+        counterpart of the mean of both cosines that ranks them (:func:`in_context`)."""
         assert self.contexts is not None, "refresh(conn, contexts=True) first"
         if not len(self.ids) or k <= 0:
             return []
