@@ -17,9 +17,8 @@ from collections.abc import Callable
 import apsw
 
 from fact_ledger.ledger.errors import Unavailable
-from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections.runner import ProjectionRunner, Projector
-from fact_ledger.server.app.views_file import VIEWS_SYNCHRONOUS
+from fact_ledger.server.app.views_file import another_connection
 
 log = logging.getLogger("fact_ledger.follower")
 
@@ -57,7 +56,7 @@ class LogFollower:
         from fact_ledger.ledger.pg_store import LogWatcher, PostgresEventStore
 
         watcher = LogWatcher(self.url, poll_s=POLL_S)
-        copy = EventStore(self.views_path, busy_timeout_ms=self.busy_timeout_ms, synchronous=VIEWS_SYNCHRONOUS)
+        copy = another_connection(self.views_path, busy_timeout_ms=self.busy_timeout_ms)
         shared: PostgresEventStore | None = None
         runner: ProjectionRunner | None = None
         try:

@@ -24,14 +24,13 @@ from typing import TYPE_CHECKING, Any
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput, NotFound, Unavailable
 from fact_ledger.ledger.events import NoticeReviewed
-from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections import memories, notices, vectors
 from fact_ledger.projections.hybrid import hybrid_search
 from fact_ledger.projections.indexer import Indexer, VecUnavailable
 from fact_ledger.projections.search import Hit, SearchFilters, search
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, storage_call
-from fact_ledger.server.app.views_file import VIEWS_SYNCHRONOUS
+from fact_ledger.server.app.views_file import another_connection
 from fact_ledger.server.doctor import Check, check
 
 if TYPE_CHECKING:
@@ -269,9 +268,7 @@ class _VectorWorker:
         self._thread.join(timeout=30)
 
     def _run(self) -> None:
-        store = EventStore(
-            self.views_path, busy_timeout_ms=self.settings.busy_timeout_ms, synchronous=VIEWS_SYNCHRONOUS
-        )
+        store = another_connection(self.views_path, busy_timeout_ms=self.settings.busy_timeout_ms)
         try:
             indexer = Indexer(store, self.model, thresholds=self.thresholds)
             while not self._stop.is_set():

@@ -74,6 +74,12 @@ def open_views(path: str, log_of_record: Any, *, busy_timeout_ms: int, adopt_fro
     return copy
 
 
+def another_connection(path: str, *, busy_timeout_ms: int) -> EventStore:
+    """One more connection on a views file already opened by :func:`open_views` (the log
+    follower's, the vectors worker's): the same durability, nothing created or checked."""
+    return EventStore(path, busy_timeout_ms=busy_timeout_ms, synchronous=VIEWS_SYNCHRONOUS)
+
+
 def _open(path: str, busy_timeout_ms: int) -> EventStore:
     return EventStore(path, busy_timeout_ms=busy_timeout_ms, synchronous=VIEWS_SYNCHRONOUS, create=True)
 
