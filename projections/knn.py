@@ -121,7 +121,7 @@ class BitIndex:
         """Hamming distance of each row to the query, summed over ``matrices`` (same slots)."""
         np = self.np
         n = len(self.ids)
-        q = _words(np, query_bits, self.words)
+        q = _matrix(np, [query_bits], self.words)[:, 0]
         distance = np.zeros(n, dtype=np.uint16)
         scratch = np.empty(n, dtype=np.uint64)
         counts = np.empty(n, dtype=np.uint8)
@@ -263,7 +263,9 @@ class _Slots:
         self.by_id[row_ids] = slots
 
     def get(self, row_id: int) -> int | None:
-        slot = int(self.lookup(self.np.array([row_id], dtype=self.np.int64))[0])
+        if self.by_id is None:
+            return self.sparse.get(row_id)
+        slot = int(self.by_id[row_id]) if 0 <= row_id < len(self.by_id) else -1
         return slot if slot >= 0 else None
 
     def __getitem__(self, row_id: int) -> int:
@@ -271,10 +273,6 @@ class _Slots:
         if slot is None:
             raise KeyError(row_id)
         return slot
-
-
-def _words(np: Any, blob: bytes, words: int) -> Any:
-    return np.frombuffer(bytes(blob).ljust(words * 8, b"\0"), dtype=np.uint64)
 
 
 def _joined(np: Any, parts: list[Any]) -> Any:

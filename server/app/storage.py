@@ -318,7 +318,8 @@ class Storage:
         self._note_failure(exc)
         if self.shadow:
             return
-        real = [x for x in {id(x): x for x in (getattr(self, "log", None), getattr(self, "store", None))}.values()]
+        opened = (getattr(self, "log", None), getattr(self, "store", None))  # one object when one file
+        real = list({id(x): x for x in opened if x is not None}.values())
         self.store = EventStore(":memory:")
         self.log = self.store
         self.runner = ProjectionRunner(self.store, self._projectors())
@@ -326,7 +327,7 @@ class Storage:
         self.shadow = True
         self._reopen_at = time.monotonic() + self.REOPEN_INTERVAL_S
         for old in real:
-            if old is not None and not isinstance(old, UnreachableLog):
+            if not isinstance(old, UnreachableLog):
                 with contextlib.suppress(apsw.Error, Unavailable):
                     old.close()
 
