@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
 from fact_ledger.ledger.store import EventStore
-from fact_ledger.projections import derived, notices, vectors
+from fact_ledger.projections import centre, derived, notices, vectors
 from fact_ledger.projections.search import session_neighbours
 from fact_ledger.projections.sections import ROWID_SHIFT
 
@@ -155,17 +155,34 @@ class Indexer:
     def prepare(self, *, rebuild: bool = False) -> None:
         """Make the tables hold this model's vectors: start over on a new model (or on request)."""
         model_id, dim = self.embedder.model_id, self.embedder.dim
+        with self.store.snapshot():
+            current = vectors.current(self.conn, model_id, dim)
+        if current and not rebuild:
+            return
+        centre_of_model, fresh = self._centre()
 
         def work() -> None:
             if rebuild or not vectors.current(self.conn, model_id, dim):
-                vectors.reset(self.conn, model_id, dim)
+                derived.store(self.conn, sorted(fresh.items()))
+                vectors.reset(self.conn, model_id, dim, centre_of_model)
                 notices.drop(self.conn)
             notices.create(self.conn)
 
+        self.store.write(work)
+
+    def _centre(self) -> tuple[bytes, dict[bytes, bytes]]:
+        """The model's centre (:mod:`projections.centre`) and the reference embeddings the cache
+        lacked (embedded here, outside any transaction, for the caller to store)."""
+        model_id = self.embedder.model_id
+        texts = [vectors.passage_text(p) for p in centre.REFERENCE_PASSAGES]
+        keys = [derived.embedding_key(model_id, t) for t in texts]
         with self.store.snapshot():
-            current = vectors.current(self.conn, model_id, dim)
-        if rebuild or not current:
-            self.store.write(work)
+            cached = derived.cached_values(self.conn, keys)
+        missing = [t for t, k in zip(texts, keys, strict=True) if k not in cached]
+        embedded = self.embedder.embed_passages(missing) if missing else []
+        fresh = {derived.embedding_key(model_id, t): blob for t, blob in zip(missing, embedded, strict=True)}
+        found = {**cached, **fresh}
+        return centre.mean([found[k] for k in keys], self.embedder.dim), fresh
 
     def lag(self) -> int:
         """Log positions the vectors are behind (0: every memory has its vector)."""

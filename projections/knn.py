@@ -2,17 +2,22 @@
 
 sqlite-vec's ``vec0`` scans every row, and its top-k merge grows with k: at 100k memories a
 ``bit[384]`` KNN measured 17 ms at k=10 and 177 ms at k=200, ``int8`` 195-370 ms, ``float``
-~64 ms. Candidates are therefore taken in process from the sign bits of every vector (48 bytes
-each for 384 dimensions, 4.8 MB at 100k), by Hamming distance with numpy (~1 ms at 100k), and
-re-scored with the exact cosine that sqlite-vec's ``vec_distance_cosine`` computes from the
-plain table of float32 vectors (~0.3 ms for 100 ids). The bits come from sqlite-vec's
-``vec_quantize_binary``, so both stages agree on what a vector is.
+~64 ms. Candidates are therefore taken in process from sign bits (48 bytes a vector for 384
+dimensions, 4.8 MB at 100k), by Hamming distance with numpy (~0.8 ms at 100k), and re-scored
+with the exact cosine that sqlite-vec's ``vec_distance_cosine`` computes from the plain table of
+float32 vectors (~0.3 ms for 50 ids).
 
-A :class:`BitIndex` mirrors the table per connection; it reads only rows written since it
-last looked (a ``seq`` column that every write numbers past any earlier one), drops rows when
-the table's count of deletes moved, and starts over when the model changed (the table's
-``generation``). For ``find`` the same slots also hold each memory's context-vector bits, so one
-pass ranks memories by the closeness fusion uses (:meth:`BitIndex.nearest_in_context`).
+The bits are those of each vector minus the model's centre (:mod:`projections.centre`), the
+query's likewise: raw signs of a sentence encoder's vectors are nearly the same for every
+passage, centred ones split them. For ``find``, a memory with a context vector is ranked by the
+mean of its two cosines (:func:`in_context`), which is the query's dot product with the mean of
+its two vectors; the index keeps the centred sign bits of that mean (the "blend") in the same
+slots as each memory's own bits, so one scan of 48 bytes a memory ranks by what fusion uses.
+
+A :class:`BitIndex` mirrors a table per connection; it reads only rows written since it last
+looked (a ``seq`` column that every write numbers past any earlier one), drops rows when the
+table's count of deletes moved, and starts over when the model changed (the table's
+``generation``). The index is a cache: its bits are cut from the stored embeddings, never stored.
 """
 
 from __future__ import annotations
@@ -28,16 +33,16 @@ import msgspec
 from fact_ledger.projections import vectors
 
 LOAD_BATCH = 4096  # rows read into the index at a time
-OVERSAMPLE = 100  # binary candidates re-scored exactly per query (more: better recall, slower)
+OVERSAMPLE = 50  # binary candidates re-scored exactly per query (more: better recall, slower)
 
 
-TABLES = {"vectors": "memory_id", "section_vectors": "section_rowid"}  # id column (context bits: _ContextBits)
+TABLES = {"vectors": "memory_id", "section_vectors": "section_rowid"}  # id column (blends: _Blends)
 
 
 class BitIndex:
-    """The sign bits of every vector of one table, as a (words x rows) uint64 matrix, with
-    workspace codes; for ``vectors``, on first use, also each memory's context vector's bits in
-    the same slots (:meth:`nearest_in_context`)."""
+    """The centred sign bits of every vector of one table, as a (words x rows) uint64 matrix,
+    with workspace codes; for ``vectors``, on first use, also each memory's blend bits in the
+    same slots (:meth:`nearest_in_context`)."""
 
     def __init__(self, table: str = "vectors") -> None:
         import numpy as np  # the [semantic] extra brings numpy (llama-cpp-python needs it)
@@ -48,12 +53,13 @@ class BitIndex:
         self.seq = 0
         self.deleted = 0
         self.words = 0
+        self.centre = np.zeros(0, dtype=np.float32)
         self.ids = np.zeros(0, dtype=np.int64)
         self.bits = np.zeros((0, 0), dtype=np.uint64)
         self.spaces = np.zeros(0, dtype=np.int32)
         self.slot = _Slots(np, dense=table == "vectors")
         self.codes: dict[str, int] = {}
-        self.contexts: _ContextBits | None = None  # loaded by the first in-context look
+        self.blends: _Blends | None = None  # loaded by the first in-context look
 
     def refresh(self, conn: apsw.Connection, *, contexts: bool = False) -> None:
         state = vectors.state(conn)
@@ -64,12 +70,13 @@ class BitIndex:
             self.__init__(self.table)  # type: ignore[misc]
             self.generation = state.generation
             self.words = (state.dim + 63) // 64
+            self.centre = self.np.frombuffer(state.centre, dtype=self.np.float32)
         newest = conn.execute(f"SELECT max(seq) FROM {self.table}").get or 0
-        fresh = touched = self.np.zeros(0, dtype=self.np.int64)
+        touched = self.np.zeros(0, dtype=self.np.int64)
         if newest > self.seq:
-            fresh, touched = self._load(
+            touched = self._load(
                 conn.execute(
-                    f"SELECT {TABLES[self.table]}, workspace, bits FROM {self.table} WHERE seq > ? ORDER BY seq",
+                    f"SELECT {TABLES[self.table]}, workspace, embedding FROM {self.table} WHERE seq > ? ORDER BY seq",
                     (self.seq,),
                 )
             )
@@ -78,10 +85,23 @@ class BitIndex:
         if deleted != self.deleted:  # sections and contexts are deleted, not only overwritten
             self._forget(conn)
             self.deleted = deleted
-        if contexts:
-            if self.contexts is None:
-                self.contexts = _ContextBits(self)
-            self.contexts.refresh(conn, fresh, touched)
+        if contexts and self.blends is None:
+            self.blends = _Blends(self)
+        if self.blends is not None:  # kept in step once loaded, whoever looks
+            self.blends.refresh(conn, touched)
+
+    def code(self, embeddings: list[bytes]) -> Any:
+        """(words x len(embeddings)) uint64 sign bits of float32 ``embeddings`` minus the centre."""
+        np = self.np
+        matrix = np.frombuffer(b"".join(embeddings), dtype=np.float32).reshape(len(embeddings), -1)
+        return self._signs(matrix - self.centre)
+
+    def _signs(self, centred: Any) -> Any:
+        np = self.np
+        packed = np.packbits(centred > 0, axis=1, bitorder="little")
+        if packed.shape[1] < self.words * 8:
+            packed = np.pad(packed, ((0, 0), (0, self.words * 8 - packed.shape[1])))
+        return np.ascontiguousarray(packed).view(np.uint64).T
 
     def _forget(self, conn: apsw.Connection) -> None:
         """Drop rows deleted since the last look (a memory edited shorter has fewer sections)."""
@@ -91,14 +111,14 @@ class BitIndex:
         self.ids, self.spaces, self.bits = self.ids[keep], self.spaces[keep], self.bits[:, keep]
         self.slot = _Slots(np, dense=self.table == "vectors")
         self.slot.assign(self.ids, np.arange(len(self.ids)))
-        self.contexts = None  # slots moved: loaded again on the next in-context look
+        self.blends = None  # slots moved: loaded again on the next in-context look
 
-    def _load(self, rows: Iterable[tuple[Any, ...]]) -> tuple[Any, Any]:
-        """Store (id, workspace, bits) rows, a batch at a time (the whole table on first load:
-        no list of 100k rows is ever held); new ids get slots at the end. Returns the ids that
-        got a new slot and the slots written."""
+    def _load(self, rows: Iterable[tuple[Any, ...]]) -> Any:
+        """Store (id, workspace, embedding) rows, a batch at a time (the whole table on first
+        load: no list of 100k rows is ever held); new ids get slots at the end. Returns the
+        slots written."""
         np = self.np
-        fresh, touched = [], []
+        touched = []
         rows = iter(rows)
         while batch := list(itertools.islice(rows, LOAD_BATCH)):
             row_ids = np.fromiter((r[0] for r in batch), dtype=np.int64, count=len(batch))
@@ -111,54 +131,50 @@ class BitIndex:
                 self.spaces = np.concatenate([self.spaces, np.zeros(count, dtype=np.int32)])
                 self.bits = _widen(np, self.bits, self.words, start + count)
                 self.slot.assign(row_ids[new], slots[new])
-                fresh.append(row_ids[new])
             self.spaces[slots] = [self.codes.setdefault(r[1], len(self.codes)) for r in batch]
-            self.bits[:, slots] = _matrix(np, [r[2] for r in batch], self.words)
+            self.bits[:, slots] = self.code([r[2] for r in batch])
             touched.append(slots)
-        return _joined(np, fresh), _joined(np, touched)
+        return np.concatenate(touched) if touched else np.zeros(0, dtype=np.int64)
 
-    def _distances(self, query_bits: bytes, *matrices: Any) -> Any:
-        """Hamming distance of each row to the query, summed over ``matrices`` (same slots)."""
+    def _distances(self, query: bytes, bits: Any) -> Any:
+        """Hamming distance of each row of ``bits`` to the query's centred sign bits."""
         np = self.np
         n = len(self.ids)
-        q = _matrix(np, [query_bits], self.words)[:, 0]
+        q = self.code([query])[:, 0]
         distance = np.zeros(n, dtype=np.uint16)
         scratch = np.empty(n, dtype=np.uint64)
         counts = np.empty(n, dtype=np.uint8)
-        for bits in matrices:
-            for w in range(self.words):
-                np.bitwise_xor(bits[w, :n], q[w], out=scratch)
-                np.bitwise_count(scratch, out=counts)
-                distance += counts
+        for w in range(self.words):
+            np.bitwise_xor(bits[w, :n], q[w], out=scratch)
+            np.bitwise_count(scratch, out=counts)
+            distance += counts
         return distance
 
     def nearest(
         self,
-        query_bits: bytes,
+        query: bytes,
         k: int,
         workspaces: tuple[str, ...] | None = None,
         exclude: frozenset[int] = frozenset(),
     ) -> list[int]:
-        """Ids of (about) the ``k`` rows closest in Hamming distance, in the given workspaces."""
+        """Ids of (about) the ``k`` rows closest to ``query`` (float32 bytes) in Hamming distance,
+        in the given workspaces."""
         if not len(self.ids) or k <= 0:
             return []
-        return self._closest(self._distances(query_bits, self.bits), k, self.words * 64 + 1, workspaces, exclude)
+        return self._closest(self._distances(query, self.bits), k, workspaces, exclude)
 
-    def nearest_in_context(self, query_bits: bytes, k: int, workspaces: tuple[str, ...] | None = None) -> list[int]:
-        """Ids of (about) the ``k`` memories closest by the sum of their own vector's Hamming
-        distance and their context vector's (twice their own without one): the sign-bit
-        counterpart of the mean of both cosines that ranks them (:func:`in_context`)."""
-        assert self.contexts is not None, "refresh(conn, contexts=True) first"
+    def nearest_in_context(self, query: bytes, k: int, workspaces: tuple[str, ...] | None = None) -> list[int]:
+        """Ids of (about) the ``k`` memories whose blend (own vector, or the mean of own and
+        context vectors) is closest to ``query``: the sign-bit counterpart of :func:`in_context`."""
+        assert self.blends is not None, "refresh(conn, contexts=True) first"
         if not len(self.ids) or k <= 0:
             return []
-        total = self._distances(query_bits, self.bits, self.contexts.bits)
-        return self._closest(total, k, 2 * self.words * 64 + 1, workspaces, frozenset())
+        return self._closest(self._distances(query, self.blends.bits), k, workspaces, frozenset())
 
-    def _closest(
-        self, distance: Any, k: int, far: int, workspaces: tuple[str, ...] | None, exclude: frozenset[int]
-    ) -> list[int]:
+    def _closest(self, distance: Any, k: int, workspaces: tuple[str, ...] | None, exclude: frozenset[int]) -> list[int]:
         np = self.np
         n = len(distance)
+        far = self.words * 64 + 1
         codes = [self.codes[w] for w in workspaces if w in self.codes] if workspaces is not None else []
         if workspaces is not None and len(codes) < len(self.codes):  # else every row is in scope
             allowed = np.zeros(len(self.codes) + 1, dtype=bool)  # a lookup (np.isin sorts: 3x slower)
@@ -176,58 +192,63 @@ class BitIndex:
         return [int(i) for i in self.ids[chosen]]
 
 
-class _ContextBits:
-    """The sign bits of each memory's context vector, in the slots of its own vector's bits;
-    a memory without one (``present`` False) has its own bits there, so one scan over both
-    matrices counts its own distance twice."""
+class _Blends:
+    """Each memory's blend bits, in the slots of its own bits: the centred signs of the mean of
+    its own and its context vector, or of its own vector alone when it has no context."""
 
     def __init__(self, own: BitIndex) -> None:
         np = own.np
         self.own = own
         self.seq = 0
-        self.deleted = -1
+        self.deleted = -1  # never read: the first refresh reads every memory
         self.bits = np.zeros((own.words, 0), dtype=np.uint64)
-        self.present = np.zeros(0, dtype=bool)
 
-    def refresh(self, conn: apsw.Connection, fresh: Any, touched: Any) -> None:
-        """Follow the context table, and the own bits of ``touched`` slots where a memory has no
-        context (``fresh``: memories that just got a slot)."""
+    def refresh(self, conn: apsw.Connection, touched: Any) -> None:
+        """Follow the context table and the own vectors written in the ``touched`` slots."""
         np, own = self.own.np, self.own
         n = len(own.ids)
         if self.bits.shape[1] < n:
             self.bits = _widen(np, self.bits, own.words, n)
-            self.present = np.concatenate([self.present, np.zeros(n - len(self.present), dtype=bool)])
-        deleted = vectors.deletions(conn, "context_vectors")
-        if deleted != self.deleted:  # some were deleted: read them all again
-            self.deleted, self.seq = deleted, 0
-            self.present[:] = False
-            self.bits[:, :n] = own.bits
-        elif len(touched):
-            lone = touched[~self.present[touched]]
-            self.bits[:, lone] = own.bits[:, lone]
         newest = conn.execute("SELECT max(seq) FROM context_vectors").get or 0
-        if newest > self.seq:
-            self._load(conn.execute("SELECT memory_id, bits FROM context_vectors WHERE seq > ?", (self.seq,)))
-            self.seq = newest
-        if len(fresh):  # a memory's context may have been stored before its own vector was
+        deleted = vectors.deletions(conn, "context_vectors")
+        if deleted != self.deleted:  # first look, or some were deleted: every memory again
             self._load(
                 conn.execute(
-                    "SELECT c.memory_id, c.bits FROM json_each(?) j CROSS JOIN context_vectors c "
-                    "ON c.memory_id = j.value",
-                    (msgspec.json.encode(fresh.tolist()).decode(),),
+                    "SELECT v.memory_id, v.embedding, c.embedding FROM vectors v "
+                    "LEFT JOIN context_vectors c ON c.memory_id = v.memory_id"
+                )
+            )
+            self.deleted, self.seq = deleted, newest
+            return
+        changed = set(own.ids[touched].tolist())
+        if newest > self.seq:
+            rows = conn.execute("SELECT memory_id FROM context_vectors WHERE seq > ?", (self.seq,))
+            changed.update(r[0] for r in rows)
+            self.seq = newest
+        if changed:
+            self._load(
+                conn.execute(
+                    "SELECT v.memory_id, v.embedding, c.embedding FROM json_each(?) j CROSS JOIN vectors v "
+                    "ON v.memory_id = j.value LEFT JOIN context_vectors c ON c.memory_id = j.value",
+                    (msgspec.json.encode(sorted(changed)).decode(),),
                 )
             )
 
     def _load(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Cut the blend bits of (memory_id, own embedding, context embedding or None) rows."""
         np, own = self.own.np, self.own
         rows = iter(rows)
         while batch := list(itertools.islice(rows, LOAD_BATCH)):
             slots = own.slot.lookup(np.fromiter((r[0] for r in batch), dtype=np.int64, count=len(batch)))
             known = slots >= 0
-            if known.any():
-                bits = _matrix(np, [r[1] for r in batch], own.words)
-                self.bits[:, slots[known]] = bits[:, known]
-                self.present[slots[known]] = True
+            if not known.any():
+                continue
+            batch = [r for r, k in zip(batch, known, strict=True) if k]
+            mine = np.frombuffer(b"".join(r[1] for r in batch), dtype=np.float32).reshape(len(batch), -1)
+            theirs = np.frombuffer(
+                b"".join(r[2] if r[2] is not None else r[1] for r in batch), dtype=np.float32
+            ).reshape(len(batch), -1)
+            self.bits[:, slots[known]] = own._signs((mine + theirs) / 2 - own.centre)
 
 
 class _Slots:
@@ -273,17 +294,6 @@ class _Slots:
         if slot is None:
             raise KeyError(row_id)
         return slot
-
-
-def _joined(np: Any, parts: list[Any]) -> Any:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _matrix(np: Any, blobs: list[bytes], words: int) -> Any:
-    """(words x len(blobs)) uint64 sign bits from stored ``bits`` blobs."""
-    pad = words * 8
-    joined = b"".join(bytes(blob).ljust(pad, b"\0") for blob in blobs)
-    return np.frombuffer(joined, dtype=np.uint64).reshape(len(blobs), words).T
 
 
 def _widen(np: Any, bits: Any, words: int, columns: int) -> Any:
@@ -376,8 +386,7 @@ def nearest(
 ) -> list[tuple[int, float]]:
     """The ``k`` stored vectors of ``table`` closest to ``query`` (float32 bytes) by exact cosine,
     best first, as (id, cosine): memory ids, or section rowids for ``section_vectors``."""
-    bits = conn.execute("SELECT vec_quantize_binary(?)", (query,)).get
-    candidates = index_for(conn, table).nearest(bits, max(k, oversample), workspaces, exclude)
+    candidates = index_for(conn, table).nearest(query, max(k, oversample), workspaces, exclude)
     scored = cosines(conn, query, candidates, max_seq=max_seq, table=table)
     return sorted(scored.items(), key=lambda p: (-p[1], -p[0]))[:k]
 
@@ -391,9 +400,8 @@ def nearest_in_context(
     oversample: int = OVERSAMPLE,
 ) -> list[tuple[int, float]]:
     """The ``k`` memories closest to ``query`` by :func:`in_context` closeness, best first, as
-    (memory_id, closeness): one scan over both sets of sign bits picks the candidates, one
-    statement gives both exact cosines."""
-    bits = conn.execute("SELECT vec_quantize_binary(?)", (query,)).get
-    candidates = index_for(conn, contexts=True).nearest_in_context(bits, max(k, oversample), workspaces)
+    (memory_id, closeness): one scan over the blend bits picks the candidates, one statement
+    gives both exact cosines."""
+    candidates = index_for(conn, contexts=True).nearest_in_context(query, max(k, oversample), workspaces)
     scored = {m: in_context(own, context) for m, (own, context) in closeness(conn, query, candidates).items()}
     return sorted(scored.items(), key=lambda p: (-p[1], -p[0]))[:k]

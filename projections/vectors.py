@@ -13,8 +13,8 @@ in-memory copy (:mod:`projections.knn`) reload only what changed; it is bookkeep
 content, and is left out of :func:`content_checksum`.
 
 The ``vec0`` module is not needed to read these tables (plain tables of BLOBs); sqlite-vec's
-scalar functions (``vec_distance_cosine``, ``vec_quantize_binary``) are, on every connection
-that searches or writes them: :func:`load_vec`.
+scalar function ``vec_distance_cosine`` is, on every connection that searches them:
+:func:`load_vec`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from typing import Any, NamedTuple
 import apsw
 
 NAME = "vectors"
-VERSION = 3  # 2: sections get their own vectors; 3: a short memory in a session gets a context vector
+VERSION = 4  # 2: sections get their own vectors; 3: a short memory in a session gets a context vector;
+# 4: the model's centre is stored (projections.centre) and the sign bits leave the tables (the index cuts them)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors(
@@ -34,8 +35,7 @@ CREATE TABLE IF NOT EXISTS vectors(
     workspace TEXT NOT NULL,
     key       BLOB NOT NULL,
     seq       INTEGER NOT NULL,
-    embedding BLOB NOT NULL,
-    bits      BLOB NOT NULL
+    embedding BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS vectors_seq ON vectors(seq);
 CREATE TABLE IF NOT EXISTS section_vectors(
@@ -44,8 +44,7 @@ CREATE TABLE IF NOT EXISTS section_vectors(
     workspace     TEXT NOT NULL,
     key           BLOB NOT NULL,
     seq           INTEGER NOT NULL,
-    embedding     BLOB NOT NULL,
-    bits          BLOB NOT NULL
+    embedding     BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS section_vectors_seq ON section_vectors(seq);
 CREATE INDEX IF NOT EXISTS section_vectors_memory ON section_vectors(memory_id);
@@ -54,8 +53,7 @@ CREATE TABLE IF NOT EXISTS context_vectors(
     workspace TEXT NOT NULL,
     key       BLOB NOT NULL,
     seq       INTEGER NOT NULL,
-    embedding BLOB NOT NULL,
-    bits      BLOB NOT NULL
+    embedding BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS context_vectors_seq ON context_vectors(seq);
 CREATE TABLE IF NOT EXISTS vectors_meta(
@@ -70,6 +68,7 @@ class State(NamedTuple):
     model_id: str
     dim: int
     generation: int
+    centre: bytes  # float32: the mean of the model's reference passages (projections.centre)
 
 
 _loaded: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
@@ -120,7 +119,8 @@ def _stored(conn: apsw.Connection) -> State | None:
         return None
     if "model_id" not in meta:
         return None
-    return State(meta["model_id"], int(meta["dim"]), int(meta.get("generation", "0")))
+    centre = bytes.fromhex(meta.get("centre", "")) or bytes(4 * int(meta["dim"]))
+    return State(meta["model_id"], int(meta["dim"]), int(meta.get("generation", "0")), centre)
 
 
 def current(conn: apsw.Connection, model_id: str, dim: int) -> bool:
@@ -155,8 +155,9 @@ def set_checkpoint(conn: apsw.Connection, position: int) -> None:
     )
 
 
-def reset(conn: apsw.Connection, model_id: str, dim: int) -> None:
-    """Start over for ``model_id`` (a new model, or a rebuild): no vectors, checkpoint 0.
+def reset(conn: apsw.Connection, model_id: str, dim: int, centre: bytes) -> None:
+    """Start over for ``model_id`` (a new model, or a rebuild): no vectors, checkpoint 0; its
+    ``centre`` (float32, :mod:`projections.centre`) is kept with them.
 
     The derived cache is kept: what was embedded before under this model comes back for free.
     """
@@ -173,6 +174,7 @@ def reset(conn: apsw.Connection, model_id: str, dim: int) -> None:
             ("dim", str(dim)),
             ("generation", str((old.generation + 1) if old else 1)),
             ("sections", sections_version(conn)),
+            ("centre", centre.hex()),
         ],
     )
     conn.execute(
@@ -253,18 +255,8 @@ def keys_of(conn: apsw.Connection, ids: list[int]) -> dict[int, bytes]:
 
 
 def write(conn: apsw.Connection, rows: list[tuple[int, str, bytes, bytes]]) -> None:
-    """Upsert (memory_id, workspace, key, embedding) rows; the sign bits come from sqlite-vec."""
-    seq = _take_seqs(conn, "vectors", len(rows))
-    conn.executemany(
-        "INSERT INTO vectors(memory_id, workspace, key, seq, embedding, bits) "
-        "VALUES(?, ?, ?, ?, ?, vec_quantize_binary(?)) ON CONFLICT(memory_id) DO UPDATE SET "
-        "workspace=excluded.workspace, key=excluded.key, seq=excluded.seq, embedding=excluded.embedding, "
-        "bits=excluded.bits",
-        [
-            (memory_id, workspace, key, seq + i, embedding, embedding)
-            for i, (memory_id, workspace, key, embedding) in enumerate(rows)
-        ],
-    )
+    """Upsert (memory_id, workspace, key, embedding) rows."""
+    _upsert(conn, "vectors", rows)
 
 
 def context_keys_of(conn: apsw.Connection, ids: list[int]) -> dict[int, bytes]:
@@ -283,14 +275,17 @@ def write_contexts(conn: apsw.Connection, rows: list[tuple[int, str, bytes, byte
     (a memory that has no context any more: edited long, or its session changed)."""
     if dropped:
         _delete_of(conn, "context_vectors", dropped)
-    seq = _take_seqs(conn, "context_vectors", len(rows))
+    _upsert(conn, "context_vectors", rows)
+
+
+def _upsert(conn: apsw.Connection, table: str, rows: list[tuple[int, str, bytes, bytes]]) -> None:
+    seq = _take_seqs(conn, table, len(rows))
     conn.executemany(
-        "INSERT INTO context_vectors(memory_id, workspace, key, seq, embedding, bits) "
-        "VALUES(?, ?, ?, ?, ?, vec_quantize_binary(?)) ON CONFLICT(memory_id) DO UPDATE SET "
-        "workspace=excluded.workspace, key=excluded.key, seq=excluded.seq, embedding=excluded.embedding, "
-        "bits=excluded.bits",
+        f"INSERT INTO {table}(memory_id, workspace, key, seq, embedding) VALUES(?, ?, ?, ?, ?) "
+        "ON CONFLICT(memory_id) DO UPDATE SET "
+        "workspace=excluded.workspace, key=excluded.key, seq=excluded.seq, embedding=excluded.embedding",
         [
-            (memory_id, workspace, key, seq + i, embedding, embedding)
+            (memory_id, workspace, key, seq + i, embedding)
             for i, (memory_id, workspace, key, embedding) in enumerate(rows)
         ],
     )
@@ -304,10 +299,10 @@ def write_sections(
     _delete_of(conn, "section_vectors", memory_ids)
     seq = _take_seqs(conn, "section_vectors", len(rows))
     conn.executemany(
-        "INSERT INTO section_vectors(section_rowid, memory_id, workspace, key, seq, embedding, bits) "
-        "VALUES(?, ?, ?, ?, ?, ?, vec_quantize_binary(?))",
+        "INSERT INTO section_vectors(section_rowid, memory_id, workspace, key, seq, embedding) "
+        "VALUES(?, ?, ?, ?, ?, ?)",
         [
-            (rowid, memory_id, workspace, key, seq + i, embedding, embedding)
+            (rowid, memory_id, workspace, key, seq + i, embedding)
             for i, (rowid, memory_id, workspace, key, embedding) in enumerate(rows)
         ],
     )
@@ -328,16 +323,17 @@ def content_checksum(conn: apsw.Connection) -> str:
     """sha256 of what the vectors hold (not their write order): equal iff equal content."""
     digest = hashlib.sha256()
     try:
-        rows = conn.execute("SELECT memory_id, workspace, key, embedding, bits FROM vectors ORDER BY memory_id")
+        stored = _stored(conn)
+        digest.update(b"centre" + (stored.centre if stored else b""))
+        rows = conn.execute("SELECT memory_id, workspace, key, embedding FROM vectors ORDER BY memory_id")
         for row in rows:
             digest.update(repr(row).encode())
         rows = conn.execute(
-            "SELECT section_rowid, memory_id, workspace, key, embedding, bits FROM section_vectors "
-            "ORDER BY section_rowid"
+            "SELECT section_rowid, memory_id, workspace, key, embedding FROM section_vectors ORDER BY section_rowid"
         )
         for row in rows:
             digest.update(repr(row).encode())
-        rows = conn.execute("SELECT memory_id, workspace, key, embedding, bits FROM context_vectors ORDER BY memory_id")
+        rows = conn.execute("SELECT memory_id, workspace, key, embedding FROM context_vectors ORDER BY memory_id")
         for row in rows:
             digest.update(b"context" + repr(row).encode())
     except apsw.SQLError:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from fact_ledger.projections import hybrid, knn, vectors
@@ -92,8 +93,11 @@ def test_context_vectors_follow_edits_of_either_memory(sem: LedgerApp) -> None:
     sem.reembed()
     assert set(_contexts(sem)) == {third}
     scan = knn.index_for(sem.conn, contexts=True)  # the in-process bits follow the deletion
-    assert scan.contexts is not None and scan.contexts.present[scan.slot[third]]
-    assert not scan.contexts.present[scan.slot[second]]
+    assert scan.blends is not None
+    own = {m: bytes(e) for m, e in sem.conn.execute("SELECT memory_id, embedding FROM vectors")}
+    assert (scan.blends.bits[:, scan.slot[second]] == scan.code([own[second]])[:, 0]).all()  # its own alone
+    mean = (np.frombuffer(own[third], dtype=np.float32) + np.frombuffer(_contexts(sem)[third], dtype=np.float32)) / 2
+    assert (scan.blends.bits[:, scan.slot[third]] == scan.code([mean.tobytes()])[:, 0]).all()
     sem.retire(first, reason="obsolete", authorization="user_channel")
     assert sem.reembed()["context_embedded"] == 0  # a status change embeds nothing
 
@@ -159,6 +163,6 @@ def test_context_vectors_obey_the_filters(tmp_path: Path, tiny_gguf: Path) -> No
         assert {m for m, _ in inside} == active & in_alpha
         # The scan itself only scores the caller's workspace.
         scan = knn.index_for(app.conn, contexts=True)
-        assert set(scan.nearest_in_context(b"\0" * 8, 50, ("alpha",))) == in_alpha
+        assert set(scan.nearest_in_context(on_theirs, 50, ("alpha",))) == in_alpha
     finally:
         app.close()

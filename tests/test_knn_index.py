@@ -1,9 +1,10 @@
 """The in-process sign-bit index over the vectors read model (:mod:`projections.knn`).
 
-Hand-made vectors whose sign bits are known (no model needed), so that each assertion names
-the Hamming distances it rests on: the in-context scan ranks memories by the sum of their own
-and their context vector's distance, the index follows context vectors written after the
-memory's own, forgets deleted ones, and reads rows written after a delete of the newest row.
+Hand-made vectors whose centred signs are known (no model needed), so that each assertion names
+the Hamming distances it rests on: bits are cut after subtracting the model's centre, the
+in-context scan ranks memories by the signs of the mean of their own and context vectors, the
+index follows context vectors written after the memory's own, forgets deleted ones, and reads
+rows written after a delete of the newest row.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
-from fact_ledger.projections import knn, vectors
+from fact_ledger.projections import centre, knn, vectors
+from fact_ledger.projections.indexer import Indexer
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Embedding, Settings
 
@@ -21,29 +24,32 @@ DIM = 64
 QUERY = [1.0] * DIM
 
 
-def _flip(count: int) -> list[float]:
-    """A unit-ish vector whose first ``count`` signs differ from the query's (Hamming ``count``)."""
-    return [-1.0] * count + [1.0] * (DIM - count)
+def _flip(count: int, weight: float = 1.0) -> list[float]:
+    """A vector whose first ``count`` signs differ from the query's (Hamming ``count``), each of
+    them ``weight`` strong."""
+    return [-weight] * count + [1.0] * (DIM - count)
 
 
 def _blob(values: list[float]) -> bytes:
-    import numpy as np
-
     v = np.asarray(values, dtype=np.float32)
     return (v / np.linalg.norm(v)).tobytes()
 
 
-@pytest.fixture
-def app(tmp_path: Path) -> Any:
+def _ledger(tmp_path: Path, model_centre: bytes = bytes(4 * DIM)) -> LedgerApp:
     ledger = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), client="test", embedding=Embedding(enabled=False)))
-
     assert vectors.load_vec(ledger.conn)
 
     def start() -> None:
-        vectors.reset(ledger.conn, "hand-made@0", DIM)
+        vectors.reset(ledger.conn, "hand-made@0", DIM, model_centre)
         vectors.set_checkpoint(ledger.conn, 0)
 
     ledger.store.write(start)
+    return ledger
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Any:
+    ledger = _ledger(tmp_path)  # a zero centre: the bits are the raw signs
     yield ledger
     ledger.close()
 
@@ -60,41 +66,67 @@ def _contexts(app: LedgerApp, rows: dict[int, list[float]], dropped: tuple[int, 
     )
 
 
-def _in_context_order(app: LedgerApp) -> list[int]:
-    bits = app.conn.execute("SELECT vec_quantize_binary(?)", (_blob(QUERY),)).get
-    return knn.index_for(app.conn, contexts=True).nearest_in_context(bits, 10)
+def _in_context_order(app: LedgerApp, query: list[float] = QUERY) -> list[int]:
+    return knn.index_for(app.conn, contexts=True).nearest_in_context(_blob(query), 10)
 
 
-def test_the_in_context_scan_ranks_by_both_distances(app: LedgerApp) -> None:
-    # own distances: 1 -> 0, 2 -> 16, 3 -> 0, 4 -> 64; contexts: 2 -> 0, 3 -> 64.
-    _own(app, {1: QUERY, 2: _flip(16), 3: QUERY, 4: _flip(64)})
-    _contexts(app, {2: QUERY, 3: _flip(64)})
-    # sums: 1 -> 0 + 0 (twice its own), 2 -> 16 + 0, 3 -> 0 + 64, 4 -> 64 + 64
-    assert _in_context_order(app) == [1, 2, 3, 4]
-    bits = app.conn.execute("SELECT vec_quantize_binary(?)", (_blob(QUERY),)).get
-    assert knn.index_for(app.conn).nearest(bits, 10)[:2] == [1, 3]  # own bits alone: 3 ties with 1
+def test_the_in_context_scan_ranks_by_the_signs_of_the_mean_of_both_vectors(app: LedgerApp) -> None:
+    # Memory 2's own vector disagrees with the query on 16 signs, its context (3x stronger there)
+    # agrees: the mean agrees (blend distance 0). Memory 3's context is opposite to the query
+    # and stronger than its own vector everywhere: the mean disagrees on all 64 signs.
+    _own(app, {1: _flip(8), 2: _flip(16), 3: QUERY, 4: _flip(32)})
+    _contexts(app, {2: [3.0] * 16 + [1.0] * 48, 3: _flip(64, weight=1.0)})
+    # blends: 1 -> 8 (own alone), 2 -> 0, 3 -> mean of +q and -q is 0: no sign set (64), 4 -> 32
+    assert _in_context_order(app) == [2, 1, 4, 3]
+    assert knn.index_for(app.conn).nearest(_blob(QUERY), 10)[:2] == [3, 1]  # own bits alone
     # The exact closeness is the mean of both cosines (memory 3: 1.0 and -1.0).
     ranked = dict(knn.nearest_in_context(app.conn, _blob(QUERY), 10))
-    assert ranked[1] == pytest.approx(1.0) and ranked[3] == pytest.approx(0.0, abs=1e-6)
+    assert ranked[3] == pytest.approx(0.0, abs=1e-6) and ranked[1] == pytest.approx(0.75)  # (64 - 2 * 8) / 64
+
+
+def test_bits_are_cut_after_subtracting_the_models_centre(tmp_path: Path) -> None:
+    # Every vector shares a large common component: their raw signs are all the same.
+    common = np.full(DIM, 5.0)
+    a = common + np.r_[np.ones(32), -np.ones(32)]
+    b = common + np.r_[-np.ones(32), np.ones(32)]
+    query = list(common + np.r_[-np.ones(32), np.ones(32)] * 0.5)
+    ledger = _ledger(tmp_path, (common / np.linalg.norm(a)).astype(np.float32).tobytes())
+    try:
+        _own(ledger, {1: list(a), 2: list(b)})
+        assert knn.index_for(ledger.conn).nearest(_blob(query), 1) == [2]  # raw signs: a tie, slot order gives 1
+        assert _in_context_order(ledger, query) == [2, 1]
+    finally:
+        ledger.close()
 
 
 def test_the_index_follows_contexts_written_and_deleted_later(app: LedgerApp) -> None:
     _own(app, {1: _flip(10), 2: _flip(16)})
-    assert _in_context_order(app) == [1, 2]  # 10 + 10 < 16 + 16
-    _contexts(app, {2: QUERY})
-    assert _in_context_order(app) == [2, 1]  # 16 + 0 < 10 + 10
+    assert _in_context_order(app) == [1, 2]  # 10 < 16
+    _contexts(app, {2: QUERY})  # the mean of flip(16) and the query has no sign on 16 dims
+    _contexts(app, {2: [3.0] * 16 + [1.0] * 48})
+    assert _in_context_order(app) == [2, 1]  # 0 < 10
     _contexts(app, {}, dropped=(2,))
     assert _in_context_order(app) == [1, 2]  # memory 2 has no context again
     _own(app, {3: _flip(12)})  # a memory new to the index, without a context
-    assert _in_context_order(app) == [1, 3, 2]  # 20 < 24 < 32
+    assert _in_context_order(app) == [1, 3, 2]  # 10 < 12 < 16
+    _own(app, {1: _flip(20)})  # an own vector written again
+    assert _in_context_order(app) == [3, 2, 1]
 
 
 def test_a_context_stored_before_its_memorys_own_vector_is_used(app: LedgerApp) -> None:
     _own(app, {1: _flip(10)})
-    _contexts(app, {2: QUERY})
+    _contexts(app, {2: [3.0] * 16 + [1.0] * 48})
     assert _in_context_order(app) == [1]  # memory 2 has no vector of its own yet: not a candidate
     _own(app, {2: _flip(16)})
-    assert _in_context_order(app) == [2, 1]  # 16 + 0 < 10 + 10
+    assert _in_context_order(app) == [2, 1]  # 0 < 10
+
+
+def test_a_look_without_contexts_keeps_the_blends_in_step(app: LedgerApp) -> None:
+    _own(app, {1: _flip(10), 2: _flip(16)})
+    assert _in_context_order(app) == [1, 2]
+    _own(app, {2: QUERY})
+    knn.index_for(app.conn)  # another caller (notices) reads the new own vector first
+    assert _in_context_order(app) == [2, 1]
 
 
 def test_rows_written_after_the_newest_row_was_deleted_are_read(app: LedgerApp) -> None:
@@ -105,8 +137,28 @@ def test_rows_written_after_the_newest_row_was_deleted_are_read(app: LedgerApp) 
             )
         )
 
-    bits = app.conn.execute("SELECT vec_quantize_binary(?)", (_blob(QUERY),)).get
     sections([(70, _flip(40)), (71, _flip(50))])
-    assert knn.index_for(app.conn, "section_vectors").nearest(bits, 1) == [70]
+    assert knn.index_for(app.conn, "section_vectors").nearest(_blob(QUERY), 1) == [70]
     sections([(70, _flip(40)), (71, QUERY)])  # both deleted, written again: new sequence numbers
-    assert knn.index_for(app.conn, "section_vectors").nearest(bits, 1) == [71]
+    assert knn.index_for(app.conn, "section_vectors").nearest(_blob(QUERY), 1) == [71]
+
+
+def test_the_centre_is_the_mean_of_the_models_reference_passages(tmp_path: Path, tiny_gguf: Path) -> None:
+    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), client="test", embedding=Embedding(model=str(tiny_gguf))))
+    try:
+        model = app.embedding_model()
+        assert model is not None
+        app.remember("the budget is 50k")
+        app.reembed()
+        stored = vectors.state(app.conn)
+        assert stored is not None
+        passages = model.embed_passages([vectors.passage_text(p) for p in centre.REFERENCE_PASSAGES])
+        expected = np.mean([np.frombuffer(p, dtype=np.float32) for p in passages], axis=0)
+        assert np.frombuffer(stored.centre, dtype=np.float32) == pytest.approx(expected, abs=1e-6)
+        assert np.abs(expected).max() > 0  # a real centre, not the zero of a ledger without one
+        checksum = vectors.content_checksum(app.conn)
+        Indexer(app.store, model).run(rebuild=True)  # from the cache: the same centre
+        assert vectors.state(app.conn).centre == stored.centre  # type: ignore[union-attr]
+        assert vectors.content_checksum(app.conn) == checksum
+    finally:
+        app.close()

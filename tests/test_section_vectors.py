@@ -109,7 +109,7 @@ def test_section_vectors_obey_the_filters(tmp_path: Path, tiny_gguf: Path) -> No
     )
     assert {rowid >> 20 for rowid, _ in inside} == {mine}
     # The scan itself only scores the caller's workspace.
-    assert {r >> 20 for r in knn.index_for(app.conn, "section_vectors").nearest(b"\0" * 8, 50, ("alpha",))} <= {
+    assert {r >> 20 for r in knn.index_for(app.conn, "section_vectors").nearest(on_theirs, 50, ("alpha",))} <= {
         mine,
         retired,
     }

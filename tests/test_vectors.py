@@ -92,6 +92,7 @@ def test_the_worker_embeds_after_commit(sem: LedgerApp) -> None:
 
 def test_reembed_is_resumable(sem: LedgerApp) -> None:
     _fill(sem, 40)
+    Indexer(sem.store, sem.embedding_model()).prepare()  # the model's centre, once per generation
     model = Counting(sem.embedding_model(), stop_after=16)
     first = Indexer(sem.store, model, batch=8).run(stop=model.stop)
     assert 0 < first["memories"] < 40 and sem.vectors_status()["lag"] > 0

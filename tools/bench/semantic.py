@@ -52,8 +52,9 @@ def seed_vectors(app: LedgerApp, distinct: int) -> dict[str, float]:
     seconds = time.perf_counter() - started
     blobs = _spread(real, len(rows))
 
+    Indexer(app.store, model).prepare(rebuild=True)
+
     def work() -> None:
-        Indexer(app.store, model).prepare(rebuild=True)
         batch: list[tuple[int, str, bytes, bytes]] = []
         cache: list[tuple[bytes, bytes]] = []
         previous = ""
