@@ -1,9 +1,9 @@
 """Hybrid recall: full-text and nearest-neighbour candidates, fused on one scale.
 
-Candidates are the union of the full-text ranking's top ``POOL`` (:mod:`projections.search`,
-every filter applied, its pool sized by the page shown) and the ``POOL`` memories nearest the
-query that pass the same filters, by the closeness fusion uses (:func:`knn.in_context`: one
-scan over own and context sign bits). Every candidate gets its exact closeness to the query
+Candidates are the union of the full-text ranking's top hits (:mod:`projections.search`,
+every filter applied, as many as its pool for the page shown: 33 for a page of 10) and the
+``POOL`` memories nearest the query that pass the same filters, by the closeness fusion uses
+(:func:`knn.in_context`: one scan over the centred sign bits of each memory's blend). Every candidate gets its exact closeness to the query
 (not only those the nearest list found), both scores are min-max normalised over the union,
 and the fused score is ``LEXICAL_WEIGHT × text + VECTOR_WEIGHT × cosine``. A candidate that
 holds the query verbatim keeps the full-text ranking's phrase bonus on top, so exact wording
@@ -24,7 +24,7 @@ import msgspec
 
 from fact_ledger.ledger.text import analyse
 from fact_ledger.projections import knn
-from fact_ledger.projections.search import Hit, SearchFilters, search
+from fact_ledger.projections.search import Hit, SearchFilters, search, text_pool
 from fact_ledger.projections.sections import ROWID_SHIFT
 
 LEXICAL_WEIGHT = 0.4  # chosen on LoCoMo dev with case-folded passages and queries (docs/search.md)
@@ -89,7 +89,10 @@ def candidates(
     boost_workspace: str | tuple[str, ...] | None = None,
     page: int | None = None,
 ) -> Pool:
-    text_hits, total = search(conn, query, filters, pool, boost_workspace=boost_workspace, page=page)
+    # Full text's share is sized by the page shown, as in lexical find (33 for a page of 10):
+    # its top 50 gave the same LoCoMo recall (docs/search.md) and cost a third more.
+    text_limit = text_pool(page) if page else pool
+    text_hits, total = search(conn, query, filters, text_limit, boost_workspace=boost_workspace, page=page)
     near = vector_candidates(conn, query_vector, filters, pool, in_context=True)
     near_sections = vector_candidates(conn, query_vector, filters, pool, table="section_vectors")
     similarity = dict(near)

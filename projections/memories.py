@@ -167,6 +167,16 @@ def by_id(conn: apsw.Connection, memory_id: int) -> dict[str, Any] | None:
     return _load(conn, "memory_id=?", (memory_id,))
 
 
+def by_ids(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """The current rows of ``memory_ids`` that exist, by id (one statement for a page of results)."""
+    rows = conn.execute(
+        f"SELECT {', '.join('m.' + c for c in COLUMNS)} FROM json_each(?) j CROSS JOIN memories m "
+        "ON m.memory_id = j.value",
+        (json.dumps(memory_ids),),
+    )
+    return {row[0]: dict(zip(COLUMNS, row, strict=True)) for row in rows}
+
+
 def by_stream(conn: apsw.Connection, stream_id: str) -> dict[str, Any] | None:
     return _load(conn, "stream_id=?", (stream_id,))
 

@@ -155,7 +155,7 @@ def search(
     parsed = analyse(query)
     if not parsed.terms:
         return _substring(conn, query, where, params, limit)
-    pool = max((page or limit) * POOL_PER_RESULT, POOL_MIN, limit)
+    pool = max(text_pool(page or limit), limit)
     dfs = document_frequencies(conn, parsed.terms)
     phrase, found = _retrieve(conn, parsed, dfs, where, params, pool)
     if not found:
@@ -170,6 +170,11 @@ def search(
     context = _context(conn, candidates, scored, avg_lengths, best, where, params)
     ranked = ranking.rank(candidates, context, boost_workspace=boost_workspace)
     return [Hit(memory_id, score, memory_id in phrase) for memory_id, score in ranked[:limit]], len(found)
+
+
+def text_pool(page: int) -> int:
+    """Candidates each full-text query gathers for a page of ``page`` results."""
+    return max(page * POOL_PER_RESULT, POOL_MIN)
 
 
 def _retrieve(

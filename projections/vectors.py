@@ -68,7 +68,6 @@ class State(NamedTuple):
     model_id: str
     dim: int
     generation: int
-    centre: bytes  # float32: the mean of the model's reference passages (projections.centre)
 
 
 _loaded: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
@@ -114,13 +113,22 @@ def state(conn: apsw.Connection) -> State | None:
 
 def _stored(conn: apsw.Connection) -> State | None:
     try:
-        meta = dict(conn.execute("SELECT name, value FROM vectors_meta"))
+        meta = dict(
+            conn.execute("SELECT name, value FROM vectors_meta WHERE name IN ('model_id', 'dim', 'generation')")
+        )
     except apsw.SQLError:
         return None
     if "model_id" not in meta:
         return None
-    centre = bytes.fromhex(meta.get("centre", "")) or bytes(4 * int(meta["dim"]))
-    return State(meta["model_id"], int(meta["dim"]), int(meta.get("generation", "0")), centre)
+    return State(meta["model_id"], int(meta["dim"]), int(meta.get("generation", "0")))
+
+
+def centre(conn: apsw.Connection) -> bytes:
+    """The stored vectors' model centre (float32, :mod:`projections.centre`); empty when none."""
+    try:
+        return bytes.fromhex(conn.execute("SELECT value FROM vectors_meta WHERE name = 'centre'").get or "")
+    except apsw.SQLError:
+        return b""
 
 
 def current(conn: apsw.Connection, model_id: str, dim: int) -> bool:
@@ -323,8 +331,7 @@ def content_checksum(conn: apsw.Connection) -> str:
     """sha256 of what the vectors hold (not their write order): equal iff equal content."""
     digest = hashlib.sha256()
     try:
-        stored = _stored(conn)
-        digest.update(b"centre" + (stored.centre if stored else b""))
+        digest.update(b"centre" + centre(conn))
         rows = conn.execute("SELECT memory_id, workspace, key, embedding FROM vectors ORDER BY memory_id")
         for row in rows:
             digest.update(repr(row).encode())

@@ -12,6 +12,7 @@ from typing import Any
 
 from fact_ledger.ledger.facts import Decision
 from fact_ledger.ledger.store import EventStore
+from fact_ledger.projections.conflicts import conflict_ids_of
 from fact_ledger.projections.runner import ProjectionRunner
 from fact_ledger.server.app.storage import BackedUp, Storage, Written
 from fact_ledger.server.app.views import memory_view
@@ -54,7 +55,8 @@ class Service:
         return self.workspaces.find_scope(requested)
 
     def _memory_view(self, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:
-        return memory_view(self.storage.conn, row, score=score)
+        conflict_ids = conflict_ids_of(self.storage.conn, row["memory_id"])
+        return memory_view(row, conflict_ids=conflict_ids, score=score)
 
     def pending_backup(self) -> dict[str, Any] | None:
         return self.storage.pending_backup()

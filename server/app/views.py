@@ -17,7 +17,7 @@ from fact_ledger.ledger.arbiter import leaders_first
 from fact_ledger.ledger.errors import NotFound
 from fact_ledger.ledger.trust import trust_of
 from fact_ledger.projections import memories as mem
-from fact_ledger.projections.conflicts import conflict_ids_of
+from fact_ledger.projections.conflicts import conflict_ids_by_memory, conflict_ids_of
 from fact_ledger.projections.search import Hit, SearchFilters
 from fact_ledger.server.app import paging
 from fact_ledger.server.app.sections_view import (
@@ -132,20 +132,20 @@ class Views:
             standing = self.standings([h.memory_id for h in hits])
             hits = _leaders_first(hits, standing)
             shown = hits[offset : offset + limit]
-            rows = {h.memory_id: mem.by_id(self.storage.conn, h.memory_id) for h in shown}
+            rows = mem.by_ids(self.storage.conn, [h.memory_id for h in shown])
+            conflicts = conflict_ids_by_memory(self.storage.conn, list(rows))
             threshold = self.settings.section_threshold
             near = {h.memory_id: h.section for h in shown}
             local = {
                 i: (section, section_count(self.storage.conn, i))
                 for i, row in rows.items()
-                if row is not None
-                and (section := matching_section(self.storage.conn, row, query, threshold, near[i])) is not None
+                if (section := matching_section(self.storage.conn, row, query, threshold, near[i])) is not None
             }
         results = []
         for hit in shown:
-            row = rows[hit.memory_id]
+            row = rows.get(hit.memory_id)
             if row is not None:
-                view = memory_view(self.storage.conn, row, score=hit.score)
+                view = memory_view(row, score=hit.score, conflict_ids=conflicts.get(hit.memory_id, []))
                 if hit.memory_id in local:
                     section, total = local[hit.memory_id]
                     view = with_section(view, section, query, total)
@@ -175,7 +175,7 @@ class Views:
             if row is None:
                 raise NotFound(f"no memory {memory_id}", field="memory_id")
             self.workspaces.check_workspace(row["workspace"])
-            view = memory_view(self.storage.conn, row)
+            view = memory_view(row, conflict_ids=conflict_ids_of(self.storage.conn, memory_id))
             view["metadata"] = json.loads(row["metadata"])
             view["superseded_by"] = row["superseded_by"]
             view["supersedes"] = mem.supersedes(self.storage.conn, memory_id)
@@ -189,8 +189,9 @@ class Views:
         return {"ok": True, "memory": view}
 
 
-def memory_view(conn: Any, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:
-    """A memory as find, read and the governance views show it."""
+def memory_view(row: dict[str, Any], *, conflict_ids: list[int], score: float | None = None) -> dict[str, Any]:
+    """A memory as find, read and the governance views show it (``conflict_ids``: the unresolved
+    conflicts it is in, :func:`conflict_ids_by_memory`)."""
     view: dict[str, Any] = {
         "memory_id": row["memory_id"],
         "subject": row["subject"],
@@ -205,7 +206,7 @@ def memory_view(conn: Any, row: dict[str, Any], *, score: float | None = None) -
         "recorded_at": row["recorded_at"],
         "version": row["version"],
         "source_ref": row["source_ref"],
-        "conflict_ids": conflict_ids_of(conn, row["memory_id"]),
+        "conflict_ids": conflict_ids,
     }
     if score is not None:
         view["score"] = score
