@@ -29,6 +29,7 @@ COMMON_CAP = 10 * RARE
 ANY_BUDGET = 3000  # at most this many postings are bm25-ranked by the any-term query
 POOL_MIN = 30  # candidates gathered per FTS query (at least)
 POOL_PER_RESULT = 3
+FILTER_MARGIN = 1.5  # a query's top is taken this much wider than its pool, then filtered
 CONTEXT_TOP = 20  # session neighbours are looked up for this many best text matches
 SESSION_GAP_S = 3600.0  # adjacent memories whose event times are this close are one session
 
@@ -224,7 +225,7 @@ def _match(
     join keeps each of the top's rows (in its order), with NULL for one the filters reject.
     """
     order = "bm25(search_fts)" if by_rank else "rowid DESC"
-    wide = pool * 4
+    wide = int(pool * FILTER_MARGIN)
     top = conn.execute(
         f"WITH top(id, r) AS (SELECT rowid, {'bm25(search_fts)' if by_rank else '-rowid'} FROM search_fts "
         f"WHERE search_fts MATCH ? ORDER BY {order} LIMIT ?) "

@@ -304,3 +304,15 @@ def test_a_changed_taste_is_a_conflict_and_a_second_taste_is_not(app: LedgerApp)
     assert conflict["other_id"] == first and conflict["claim"]["attribute"] == "喜欢喝咖啡"
     assert conflict["claim"]["value"] == "no" and conflict["member_count"] == 2
     assert conflict["verdict"]["winner_id"] == flipped["memory_id"] and conflict["verdict"]["rule"] == "event_time"
+
+
+def test_find_shows_each_result_its_own_unresolved_conflicts(app: LedgerApp) -> None:
+    a, b, first = pair(app)
+    c, d, second = pair(app, "接口 /api/bar 返回 200", "接口 /api/bar 返回 500")
+    apart = app.remember("接口文档在共享目录里")["memory_id"]
+    app.resolve_conflict(second, winner_id=d, authorization=AUTH_USER)
+    shown = {r["memory_id"]: r["conflict_ids"] for r in app.find("接口", limit=10)["results"]}
+    assert shown[a] == shown[b] == [first]
+    assert c not in shown or shown[c] == []  # its conflict is resolved (c lost and left the active set)
+    assert shown[d] == [] and shown[apart] == []
+    assert all(shown[m] == app.read(m)["memory"]["conflict_ids"] for m in shown)
