@@ -3,12 +3,13 @@
 Candidates are the union of the full-text ranking's top hits (:mod:`projections.search`,
 every filter applied, as many as its pool for the page shown: 33 for a page of 10) and the
 ``POOL`` memories nearest the query that pass the same filters, by the closeness fusion uses
-(:func:`knn.in_context`: one scan over the centred sign bits of each memory's blend). Every candidate gets its exact closeness to the query
-(not only those the nearest list found), both scores are min-max normalised over the union,
-and the fused score is ``LEXICAL_WEIGHT × text + VECTOR_WEIGHT × cosine``. A candidate that
-holds the query verbatim keeps the full-text ranking's phrase bonus on top, so exact wording
-still wins. The weights and the pool were calibrated on the LoCoMo development conversations
-(docs/search.md has the table of methods tried).
+(:func:`knn.in_context`: one scan over the centred sign bits of each memory's blend). Every
+candidate gets its exact closeness to the query (not only those the nearest list found), in
+the same statement that applies the filters to the nearest; both scores are min-max
+normalised over the union, and the fused score is ``LEXICAL_WEIGHT × text + VECTOR_WEIGHT ×
+cosine``. A candidate that holds the query verbatim keeps the full-text ranking's phrase bonus
+on top, so exact wording still wins. The weights and the pool were calibrated on the LoCoMo
+development conversations (docs/search.md has the table of methods tried).
 
 Filters reach the vector candidates twice: the workspace scope inside the scan itself (a
 strict workspace is never even scored against another's vectors), then every filter — status,
@@ -17,6 +18,7 @@ workspace, tags, source type, time range — in SQL on the candidates, exactly a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import apsw
@@ -93,12 +95,8 @@ def candidates(
     # its top 50 gave the same LoCoMo recall (docs/search.md) and cost a third more.
     text_limit = text_pool(page) if page else pool
     text_hits, total = search(conn, query, filters, text_limit, boost_workspace=boost_workspace, page=page)
-    near = vector_candidates(conn, query_vector, filters, pool, in_context=True)
+    near, similarity = memories_near(conn, query_vector, filters, pool, also=[h.memory_id for h in text_hits])
     near_sections = vector_candidates(conn, query_vector, filters, pool, table="section_vectors")
-    similarity = dict(near)
-    text_only = [h.memory_id for h in text_hits if h.memory_id not in similarity]
-    for memory_id, (own, context) in knn.closeness(conn, query_vector, text_only).items():
-        similarity[memory_id] = knn.in_context(own, context)
     # A long memory is as close as its closest part: its sections join the vector list.
     ranked = sorted(near + [(rowid >> ROWID_SHIFT, s) for rowid, s in near_sections], key=lambda p: -p[1])
     nearest = list(dict.fromkeys(memory_id for memory_id, _ in ranked))[:pool]
@@ -136,28 +134,39 @@ def _min_max(values: dict[int, float]) -> dict[int, float]:
     return {k: (v - low) / span if span > 0 else 0.0 for k, v in values.items()}
 
 
+def memories_near(
+    conn: apsw.Connection, query_vector: bytes, filters: SearchFilters, k: int, *, also: Sequence[int] = ()
+) -> tuple[list[tuple[int, float]], dict[int, float]]:
+    """The ``k`` memories passing every filter that are closest to the query by
+    :func:`knn.in_context` closeness, nearest first; and the closeness of each of them and of
+    ``also`` (the text candidates, which passed the same filters), all from one statement that
+    applies the filters and computes both cosines."""
+    scope = (filters.workspace,) if isinstance(filters.workspace, str) else filters.workspace
+    where, params = filters.sql()
+    index = knn.index_for(conn, contexts=True)
+    want = max(k, knn.OVERSAMPLE)
+    for _ in range(3):
+        found = index.nearest_in_context(query_vector, want, scope)
+        scored = knn.closeness(conn, query_vector, list(dict.fromkeys([*found, *also])), where=where, params=params)
+        near = sorted(((i, scored[i]) for i in found if i in scored), key=lambda p: (-p[1], -p[0]))
+        if len(near) >= k or len(found) < want:  # enough, or nothing more to find
+            break
+        want *= WIDEN  # the filters rejected many: look wider
+    return near[:k], scored
+
+
 def vector_candidates(
-    conn: apsw.Connection,
-    query_vector: bytes,
-    filters: SearchFilters,
-    k: int,
-    *,
-    table: str = "vectors",
-    in_context: bool = False,
+    conn: apsw.Connection, query_vector: bytes, filters: SearchFilters, k: int, *, table: str = "vectors"
 ) -> list[tuple[int, float]]:
-    """The ``k`` nearest vectors of ``table`` whose memory passes every filter, with their
-    cosines, nearest first (memory ids, or section rowids for ``section_vectors``);
-    ``in_context``: memories by :func:`knn.in_context` closeness instead."""
+    """The ``k`` nearest vectors of ``table`` (by their own cosine) whose memory passes every
+    filter, with their cosines, nearest first: memory ids, or section rowids for
+    ``section_vectors``."""
     scope = (filters.workspace,) if isinstance(filters.workspace, str) else filters.workspace
     where, params = filters.sql()
     shift = ROWID_SHIFT if table == "section_vectors" else 0
     want, oversample = k, knn.OVERSAMPLE
     for _ in range(3):
-        near = (
-            knn.nearest_in_context(conn, query_vector, want, scope, oversample=oversample)
-            if in_context
-            else knn.nearest(conn, query_vector, want, scope, oversample=oversample, table=table)
-        )
+        near = knn.nearest(conn, query_vector, want, scope, oversample=oversample, table=table)
         passed = _passing(conn, list({i >> shift for i, _ in near}), where, params)
         chosen = [(i, s) for i, s in near if i >> shift in passed]
         if len(chosen) >= k or len(near) < want:  # enough, or nothing more to find

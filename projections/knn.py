@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import apsw
@@ -340,18 +340,22 @@ def cosines(
     return {row_id: float(similarity) for row_id, similarity in rows}
 
 
-def closeness(conn: apsw.Connection, query: bytes, ids: list[int]) -> dict[int, tuple[float, float | None]]:
-    """For each of ``ids`` that has a vector: its own cosine to ``query`` and its context
-    vector's (None without one), in one statement."""
+def closeness(
+    conn: apsw.Connection, query: bytes, ids: list[int], *, where: str = "", params: Sequence[Any] = ()
+) -> dict[int, float]:
+    """:func:`in_context` closeness to ``query`` of each of ``ids`` that has a vector, from its
+    own and context cosines in one statement; with ``where`` (a condition on the memory ``m``,
+    such as ``SearchFilters.sql()``), of those that pass it, still in that one statement."""
     if not ids:
         return {}
+    memory = f"CROSS JOIN memories m ON m.memory_id = j.value AND {where} " if where else ""
     rows = conn.execute(
-        "SELECT v.memory_id, 1.0 - vec_distance_cosine(v.embedding, ?1), "
-        "CASE WHEN c.embedding IS NOT NULL THEN 1.0 - vec_distance_cosine(c.embedding, ?1) END FROM json_each(?2) j "
-        "CROSS JOIN vectors v ON v.memory_id = j.value LEFT JOIN context_vectors c ON c.memory_id = j.value",
-        (query, msgspec.json.encode(ids).decode()),
+        "SELECT v.memory_id, 1.0 - vec_distance_cosine(v.embedding, ?), "
+        "CASE WHEN c.embedding IS NOT NULL THEN 1.0 - vec_distance_cosine(c.embedding, ?) END FROM json_each(?) j "
+        f"{memory}CROSS JOIN vectors v ON v.memory_id = j.value LEFT JOIN context_vectors c ON c.memory_id = j.value",
+        (query, query, msgspec.json.encode(ids).decode(), *params),
     )
-    return {m: (float(own), None if context is None else float(context)) for m, own, context in rows}
+    return {m: in_context(float(own), None if context is None else float(context)) for m, own, context in rows}
 
 
 def in_context(own: float, context: float | None) -> float:
@@ -397,20 +401,4 @@ def nearest(
     best first, as (id, cosine): memory ids, or section rowids for ``section_vectors``."""
     candidates = index_for(conn, table).nearest(query, max(k, oversample), workspaces, exclude)
     scored = cosines(conn, query, candidates, max_seq=max_seq, table=table)
-    return sorted(scored.items(), key=lambda p: (-p[1], -p[0]))[:k]
-
-
-def nearest_in_context(
-    conn: apsw.Connection,
-    query: bytes,
-    k: int,
-    workspaces: tuple[str, ...] | None = None,
-    *,
-    oversample: int = OVERSAMPLE,
-) -> list[tuple[int, float]]:
-    """The ``k`` memories closest to ``query`` by :func:`in_context` closeness, best first, as
-    (memory_id, closeness): one scan over the blend bits picks the candidates, one statement
-    gives both exact cosines."""
-    candidates = index_for(conn, contexts=True).nearest_in_context(query, max(k, oversample), workspaces)
-    scored = {m: in_context(own, context) for m, (own, context) in closeness(conn, query, candidates).items()}
     return sorted(scored.items(), key=lambda p: (-p[1], -p[0]))[:k]

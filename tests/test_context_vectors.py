@@ -157,12 +157,30 @@ def test_context_vectors_obey_the_filters(tmp_path: Path, tiny_gguf: Path) -> No
         active = {m for (m,) in app.conn.execute("SELECT memory_id FROM memories WHERE status = 'active'")}
         in_alpha = {m for (m,) in app.conn.execute("SELECT memory_id FROM memories WHERE workspace = 'alpha'")}
         on_theirs = stored[pairs["beta"][0]]
-        everywhere = hybrid.vector_candidates(app.conn, on_theirs, SearchFilters(), 50, in_context=True)
+        everywhere, _ = hybrid.memories_near(app.conn, on_theirs, SearchFilters(), 50)
         assert {m for m, _ in everywhere} == active and retired not in active  # retired: filtered by status
-        inside = hybrid.vector_candidates(app.conn, on_theirs, SearchFilters(workspace=("alpha",)), 50, in_context=True)
+        inside, _ = hybrid.memories_near(app.conn, on_theirs, SearchFilters(workspace=("alpha",)), 50)
         assert {m for m, _ in inside} == active & in_alpha
         # The scan itself only scores the caller's workspace.
         scan = knn.index_for(app.conn, contexts=True)
         assert set(scan.nearest_in_context(on_theirs, 50, ("alpha",))) == in_alpha
     finally:
         app.close()
+
+
+def test_a_text_candidate_the_scan_missed_gets_its_exact_closeness(
+    sem: LedgerApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(6):
+        sem.remember(f"note {i}: the deploy window of service s{i} is {i} pm", event_time=AT)
+    target = sem.remember("Caroline: the quarterly budget review moved", event_time=AT)["memory_id"]
+    sem.reembed()
+    own = {m: bytes(e) for m, e in sem.conn.execute("SELECT memory_id, embedding FROM vectors")}
+    query = own[1]  # sits on memory 1: the scan's single candidate
+    monkeypatch.setattr(knn, "OVERSAMPLE", 1)
+    pooled = hybrid.candidates(sem.conn, "quarterly budget", SearchFilters(), 1, query)
+    assert pooled.nearest == [1] and set(pooled.text) == {target}
+    mine = np.frombuffer(own[target], dtype=np.float32)
+    theirs = np.frombuffer(_contexts(sem)[target], dtype=np.float32)  # it follows a note in its session
+    q = np.frombuffer(query, dtype=np.float32)
+    assert pooled.similarity[target] == pytest.approx(float(q @ mine + q @ theirs) / 2, abs=1e-5)

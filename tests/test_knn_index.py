@@ -80,7 +80,7 @@ def test_the_in_context_scan_ranks_by_the_signs_of_the_mean_of_both_vectors(app:
     assert _in_context_order(app) == [2, 1, 4, 3]
     assert knn.index_for(app.conn).nearest(_blob(QUERY), 10)[:2] == [3, 1]  # own bits alone
     # The exact closeness is the mean of both cosines (memory 3: 1.0 and -1.0).
-    ranked = dict(knn.nearest_in_context(app.conn, _blob(QUERY), 10))
+    ranked = knn.closeness(app.conn, _blob(QUERY), [1, 2, 3, 4])
     assert ranked[3] == pytest.approx(0.0, abs=1e-6) and ranked[1] == pytest.approx(0.75)  # (64 - 2 * 8) / 64
 
 
