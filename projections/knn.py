@@ -60,10 +60,18 @@ class BitIndex:
         self.slot = _Slots(np, dense=table == "vectors")
         self.codes: dict[str, int] = {}
         self.blends: _Blends | None = None  # loaded by the first in-context look
+        self.stamp: tuple[tuple[str, Any], ...] = ()  # vectors.stamp at the last look
         self._scratch = np.zeros(0, dtype=np.uint64)  # _distances' buffers
         self._counts = np.zeros((0, 0), dtype=np.uint8)
 
     def refresh(self, conn: apsw.Connection, *, contexts: bool = False) -> None:
+        stamp = vectors.stamp(conn)
+        if stamp == self.stamp and (self.blends is not None or not contexts):
+            return  # nothing was written or deleted since the last look
+        self._follow(conn, contexts)
+        self.stamp = stamp
+
+    def _follow(self, conn: apsw.Connection, contexts: bool) -> None:
         state = vectors.state(conn)
         if state is None:
             self.__init__(self.table)  # type: ignore[misc]  (no vectors: empty index)

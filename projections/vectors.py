@@ -104,23 +104,34 @@ def create(conn: apsw.Connection) -> None:
 def state(conn: apsw.Connection) -> State | None:
     """The model the stored vectors belong to, or None when there are none yet (or only vectors
     of an earlier version of this read model, which the indexer starts over)."""
-    found = _stored(conn)
-    if found is None:
-        return None
-    row = conn.execute("SELECT version FROM projection_checkpoints WHERE name=?", (NAME,)).fetchone()
-    return found if row is not None and row[0] == VERSION else None
+    meta = dict(stamp(conn))
+    return _state_of(meta) if meta.get("version") == VERSION else None
 
 
-def _stored(conn: apsw.Connection) -> State | None:
+def stamp(conn: apsw.Connection) -> tuple[tuple[str, Any], ...]:
+    """The vectors' bookkeeping in one statement: model, generation, this read model's version,
+    and each table's write and delete counters. Every change to the tables moves it, so a reader
+    whose stamp is unchanged has nothing to look at again (:mod:`projections.knn`)."""
     try:
-        meta = dict(
-            conn.execute("SELECT name, value FROM vectors_meta WHERE name IN ('model_id', 'dim', 'generation')")
+        return tuple(
+            conn.execute(
+                "SELECT name, value FROM vectors_meta WHERE name <> 'centre' "
+                "UNION ALL SELECT 'version', version FROM projection_checkpoints WHERE name = ? ORDER BY 1",
+                (NAME,),
+            )
         )
     except apsw.SQLError:
-        return None
+        return ()
+
+
+def _state_of(meta: dict[str, Any]) -> State | None:
     if "model_id" not in meta:
         return None
     return State(meta["model_id"], int(meta["dim"]), int(meta.get("generation", "0")))
+
+
+def _stored(conn: apsw.Connection) -> State | None:
+    return _state_of(dict(stamp(conn)))
 
 
 def centre(conn: apsw.Connection) -> bytes:

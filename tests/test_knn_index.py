@@ -161,3 +161,21 @@ def test_the_centre_is_the_mean_of_the_models_reference_passages(tmp_path: Path,
         assert vectors.content_checksum(app.conn) == checksum
     finally:
         app.close()
+
+
+def test_a_look_when_nothing_changed_costs_one_statement(app: LedgerApp) -> None:
+    _own(app, {1: _flip(10), 2: _flip(16)})
+    _contexts(app, {2: QUERY})
+    knn.index_for(app.conn, contexts=True)
+    statements: list[str] = []
+    app.conn.exec_trace = lambda _cursor, sql, _bindings: statements.append(sql) or True
+    try:
+        knn.index_for(app.conn, contexts=True)
+        knn.index_for(app.conn)
+        assert len(statements) == 2  # the stamp, once per look
+        _contexts(app, {1: QUERY})  # a write moves the stamp: the next look reads it
+        statements.clear()
+        assert _in_context_order(app)[0] == 1
+        assert len(statements) > 1
+    finally:
+        app.conn.exec_trace = None
