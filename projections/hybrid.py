@@ -147,7 +147,8 @@ def memories_near(
     want = max(k, knn.OVERSAMPLE)
     for _ in range(3):
         found = index.nearest_in_context(query_vector, want, scope)
-        scored = knn.closeness(conn, query_vector, list(dict.fromkeys([*found, *also])), where=where, params=params)
+        ids = list(dict.fromkeys([*also, *found]))
+        scored = knn.closeness(conn, query_vector, ids, where=where, params=params, passed=len(also))
         near = sorted(((i, scored[i]) for i in found if i in scored), key=lambda p: (-p[1], -p[0]))
         if len(near) >= k or len(found) < want:  # enough, or nothing more to find
             break

@@ -349,19 +349,29 @@ def cosines(
 
 
 def closeness(
-    conn: apsw.Connection, query: bytes, ids: list[int], *, where: str = "", params: Sequence[Any] = ()
+    conn: apsw.Connection,
+    query: bytes,
+    ids: list[int],
+    *,
+    where: str = "",
+    params: Sequence[Any] = (),
+    passed: int = 0,
 ) -> dict[int, float]:
     """:func:`in_context` closeness to ``query`` of each of ``ids`` that has a vector, from its
     own and context cosines in one statement; with ``where`` (a condition on the memory ``m``,
-    such as ``SearchFilters.sql()``), of those that pass it, still in that one statement."""
+    such as ``SearchFilters.sql()``), of those that pass it, in that same statement. The first
+    ``passed`` ids are known to pass already (full text applied the same filters): their
+    memories are not read again."""
     if not ids:
         return {}
-    memory = f"CROSS JOIN memories m ON m.memory_id = j.value AND {where} " if where else ""
+    memory = (
+        f"WHERE j.key < ? OR EXISTS (SELECT 1 FROM memories m WHERE m.memory_id = j.value AND {where})" if where else ""
+    )
     rows = conn.execute(
         "SELECT v.memory_id, 1.0 - vec_distance_cosine(v.embedding, ?), "
         "CASE WHEN c.embedding IS NOT NULL THEN 1.0 - vec_distance_cosine(c.embedding, ?) END FROM json_each(?) j "
-        f"{memory}CROSS JOIN vectors v ON v.memory_id = j.value LEFT JOIN context_vectors c ON c.memory_id = j.value",
-        (query, query, msgspec.json.encode(ids).decode(), *params),
+        f"CROSS JOIN vectors v ON v.memory_id = j.value LEFT JOIN context_vectors c ON c.memory_id = j.value {memory}",
+        (query, query, msgspec.json.encode(ids).decode(), *((passed, *params) if where else ())),
     )
     return {m: in_context(float(own), None if context is None else float(context)) for m, own, context in rows}
 

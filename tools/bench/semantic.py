@@ -10,6 +10,12 @@
   (a nearest-neighbour look per vector), and ``reembed`` texts/s from an empty cache;
 * the RSS of a process with the model loaded and the vectors searched (aim: 450 MB).
 
+``find`` and the RSS are measured in a fresh process that opens the finished ledger as
+``ledger serve`` would (:func:`server_process`), once the bench's own process has closed it:
+that process has built the ledger, rebuilt it three times and looked up 100k vectors'
+neighbours, and holds the whole corpus, so its caches and heap are not a server's. The same
+``find`` loop in the bench's process is reported beside it (``find_in_bench_process``).
+
 Embedding 100k passages takes about an hour on 2 cores, so the N-memory ledger gets its
 vectors from ``--distinct`` texts embedded for real and reused round-robin (each memory's
 cache entry and vector row are written as if its own text had been embedded), each copy moved
@@ -27,6 +33,7 @@ import os
 import random
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -169,6 +176,40 @@ def bench_burst(app: LedgerApp, memories: list[Memory], max_wait_s: float) -> di
     }
 
 
+def server_process(db: Path, model: str, queries: list[str]) -> dict[str, Any]:
+    """``find`` against the query embedding and the RSS at each step, in a fresh process that
+    opens the ledger as ``ledger serve`` does (:func:`probe`)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.bench.semantic", "--probe", str(db), "--model", model],
+        input=json.dumps(queries),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def probe(db: str, model: str, queries: list[str]) -> dict[str, Any]:
+    """Run in the fresh process: open the ledger; load the model and answer the queries
+    (:func:`bench_find_vs_embedding`); start the vectors worker and let it embed one write."""
+    rss = {"opened": 0.0, "model_loaded_and_find": 0.0, "worker_and_a_write": 0.0}
+    app = LedgerApp(Settings(db=db, client="bench", embedding=Embedding(model=model)))
+    try:
+        rss["opened"] = rss_mb()
+        app.find(queries[0])
+        finds = bench_find_vs_embedding(app, queries)
+        rss["model_loaded_and_find"] = rss_mb()
+        app.start_vector_worker()
+        app.remember("the probe's own note, embedded by the worker")
+        deadline = time.monotonic() + 60
+        while app.vectors_status()["lag"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        rss["worker_and_a_write"] = rss_mb()
+    finally:
+        app.close()
+    return {"find": finds, "rss_mb": rss}
+
+
 def rss_mb() -> float:
     with open("/proc/self/status") as status:
         for line in status:
@@ -198,15 +239,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             rng = random.Random(args.seed)
             queries = [corpus.query(memories[rng.randrange(len(memories))])[1] for _ in range(args.queries)]
             app.find(queries[0])
-            finds = bench_find_vs_embedding(app, queries)
+            finds_here = bench_find_vs_embedding(app, queries)
             phrase = bench_exact_phrase(app, memories, args.phrases, args.seed)
-            rss = rss_mb()
             app.start_vector_worker()
             remembers = bench_remember_pair(app, lexical, corpus, args.remembers)
             burst = bench_burst(app, list(Corpus(seed=args.seed + 1).memories(args.burst)), args.burst_wait)
         finally:
             app.close()
             lexical.close()
+        server = server_process(db, args.model, queries)
         with tempfile.TemporaryDirectory(prefix="bench-reembed-") as tmp2:
             small = LedgerApp(
                 Settings(db=str(Path(tmp2) / "r.db"), client="bench", embedding=Embedding(model=args.model))
@@ -223,7 +264,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "model": args.model,
         "build": build_info,
         "seeded_vectors": {**seeded, "context_vectors_for_find": contexts},
-        "find": finds,
+        "find": server["find"],
+        "find_in_bench_process": finds_here,
         "exact_phrase": phrase,
         "rebuild": {
             "events": events,
@@ -236,7 +278,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "remember": remembers,
         "burst": burst,
         "reembed": {k: reembed[k] for k in ("memories", "embedded", "seconds", "texts_per_s")},
-        "rss_mb_model_loaded": rss,
+        "rss_mb": server["rss_mb"],
         "rss_aim_mb": 450,
         "cpus": os.cpu_count(),
     }
@@ -255,10 +297,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reembed", type=int, default=300, help="memories embedded from an empty cache")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--probe", metavar="DB", help=argparse.SUPPRESS)  # the fresh process of server_process
     args = parser.parse_args(argv)
     args.model = args.model or load_settings().embedding_model_path
     if not args.model:
         raise SystemExit("no embedding model: pass --model or run ledger model install")
+    if args.probe:
+        json.dump(probe(args.probe, args.model, json.loads(sys.stdin.read())), sys.stdout)
+        return 0
     json.dump(run(args), sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
