@@ -141,12 +141,11 @@ def memories_near(
     :func:`knn.in_context` closeness, nearest first; and the closeness of each of them and of
     ``also`` (the text candidates, which passed the same filters), all from one statement that
     applies the filters and computes both cosines."""
-    scope = (filters.workspace,) if isinstance(filters.workspace, str) else filters.workspace
     where, params = filters.sql()
     index = knn.index_for(conn, contexts=True)
     want = max(k, knn.OVERSAMPLE)
     for _ in range(3):
-        found = index.nearest_in_context(query_vector, want, scope)
+        found = index.nearest_in_context(query_vector, want, filters.workspaces)
         ids = list(dict.fromkeys([*also, *found]))
         scored = knn.closeness(conn, query_vector, ids, where=where, params=params, passed=len(also))
         near = sorted(((i, scored[i]) for i in found if i in scored), key=lambda p: (-p[1], -p[0]))
@@ -162,12 +161,11 @@ def vector_candidates(
     """The ``k`` nearest vectors of ``table`` (by their own cosine) whose memory passes every
     filter, with their cosines, nearest first: memory ids, or section rowids for
     ``section_vectors``."""
-    scope = (filters.workspace,) if isinstance(filters.workspace, str) else filters.workspace
     where, params = filters.sql()
     shift = ROWID_SHIFT if table == "section_vectors" else 0
     want, oversample = k, knn.OVERSAMPLE
     for _ in range(3):
-        near = knn.nearest(conn, query_vector, want, scope, oversample=oversample, table=table)
+        near = knn.nearest(conn, query_vector, want, filters.workspaces, oversample=oversample, table=table)
         passed = _passing(conn, list({i >> shift for i, _ in near}), where, params)
         chosen = [(i, s) for i, s in near if i >> shift in passed]
         if len(chosen) >= k or len(near) < want:  # enough, or nothing more to find

@@ -43,18 +43,22 @@ class SearchFilters(msgspec.Struct, kw_only=True):
     before_time: str | None = None
     max_memory_id: int | None = None  # a paging bound: memories the ledger held at that position
 
+    @property
+    def workspaces(self) -> tuple[str, ...] | None:
+        """The workspace filter as a tuple of names (None: every workspace)."""
+        return (self.workspace,) if isinstance(self.workspace, str) else self.workspace
+
     def sql(self) -> tuple[str, list[Any]]:
         clauses = [f"m.status IN ({', '.join('?' * len(self.statuses))})"]
         params: list[Any] = list(self.statuses)
         if self.max_memory_id is not None:
             clauses.append("m.memory_id <= ?")
             params.append(self.max_memory_id)
-        names = (self.workspace,) if isinstance(self.workspace, str) else self.workspace
         more, more_params = attribute_clauses(
             row="m",
             time_column="event_time",
             tags_row="m",
-            workspaces=names,
+            workspaces=self.workspaces,
             source_type=self.source_type,
             after_time=self.after_time,
             before_time=self.before_time,
