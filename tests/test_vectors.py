@@ -232,3 +232,16 @@ def test_a_query_embedding_that_fails_answers_from_full_text(sem: LedgerApp, mon
     assert found[0]["memory_id"] == ids[2]
     status = sem.status()
     assert status["search_mode"] == "fts" and "decode failed" in status["vectors"]["problem"]
+
+
+def test_a_missing_explicit_database_starts_no_worker_and_loads_no_model(tmp_path: Path, tiny_gguf: Path) -> None:
+    # `ledger serve` on a mistyped --db starts, says so and refuses writes; with a model set it
+    # used to die starting the vectors worker (a traceback instead of a server).
+    app = _app(tmp_path / "nowhere" / "ledger.db", str(tiny_gguf), create=False)
+    try:
+        assert app.start_vector_worker() is False
+        assert app.semantic._model is None and not app.semantic._model_tried  # nothing to embed for
+        assert app.status()["ok"] is True
+    finally:
+        app.close()
+    assert not (tmp_path / "nowhere").exists()

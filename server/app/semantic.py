@@ -155,9 +155,12 @@ class Semantic(Service):
 
     @storage_call
     def start_vector_worker(self) -> bool:
-        """Keep vectors following the log in a thread of this process (``ledger serve``)."""
+        """Keep vectors following the log in a thread of this process (``ledger serve``); none
+        while the database is unusable (the model is not even loaded then)."""
+        if self._worker is not None or self.storage.shadow:
+            return False
         model = self.embedding_model()
-        if model is None or self._worker is not None or self.storage.shadow:
+        if model is None:
             return False
         self._worker = _VectorWorker(self.settings, self.storage.views_path, model, self._thresholds())
         self._worker.start()

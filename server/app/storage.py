@@ -86,7 +86,8 @@ _REASONS: tuple[tuple[type[Exception], str], ...] = (
     (ReadOnlySidecar, "read_only"),
     (OSError, "cant_open"),
 )
-DEGRADED_OK = frozenset({"status", "pending_backup", "backup_notice", "replay_backup", "close"})
+# Calls that answer without a usable database (a worker that is not started needs none).
+DEGRADED_OK = frozenset({"status", "pending_backup", "backup_notice", "replay_backup", "close", "start_vector_worker"})
 
 
 def reason_of(exc: BaseException) -> str:
