@@ -26,11 +26,11 @@ from pathlib import Path
 import numpy as np
 
 from fact_ledger.projections.gguf_header import GGUFHeaderError, GGUFInfo, read_gguf_header
+from fact_ledger.projections.llama_encoder import EncoderError, LlamaEncoder
 
 QUERY_PREFIX_KEY = "fact_ledger.embedding.query_prefix"
 PASSAGE_PREFIX_KEY = "fact_ledger.embedding.passage_prefix"
 MAX_CONTEXT = 128  # tokens per window: llama.cpp reserves n_ctx x vocabulary floats of logits (docs/search.md)
-_POOLING_MEAN = 1
 
 
 def embedding_threads(configured: int = 0) -> int:
@@ -59,9 +59,16 @@ class Embedder:
     """One loaded model. Thread-safe: calls into llama.cpp are serialised by a lock."""
 
     def __init__(
-        self, llama, model_id: str, dim: int, n_ctx: int, query_prefix: str, passage_prefix: str, path: str
+        self,
+        encoder: LlamaEncoder,
+        model_id: str,
+        dim: int,
+        n_ctx: int,
+        query_prefix: str,
+        passage_prefix: str,
+        path: str,
     ) -> None:
-        self._llama = llama
+        self._encoder = encoder
         self._lock = threading.Lock()
         self.model_id = model_id
         self.dim = dim
@@ -80,40 +87,38 @@ class Embedder:
     def tokenize(self, text: str) -> list[int]:
         """Token ids as the model sees ``text`` (with BOS/EOS, no prefix added)."""
         with self._lock:
-            return list(self._llama.tokenize(text.encode("utf-8"), add_bos=True, special=False))
+            return self._encoder.tokenize(text.encode("utf-8"))
 
     def detokenize(self, ids: Sequence[int]) -> str:
         with self._lock:
-            return self._llama.detokenize(list(ids)).decode("utf-8", errors="replace")
+            return self._encoder.detokenize(list(ids)).decode("utf-8", errors="replace")
 
     def _embed(self, text: str) -> bytes:
         with self._lock:
-            tokens = self._llama.tokenize(text.encode("utf-8"), add_bos=True, special=False)
-            if len(tokens) <= self.n_ctx:
-                vector = np.asarray(self._llama.embed(text, normalize=False), dtype=np.float64)
-            else:
-                vector = self._windowed(tokens)
+            tokens = self._encoder.tokenize(text.encode("utf-8"))
+            vector = self._encoder.embed(tokens) if len(tokens) <= self.n_ctx else self._windowed(tokens)
         norm = float(np.linalg.norm(vector))
         if norm > 0:
             vector = vector / norm
         return vector.astype("<f4").tobytes()
 
     def _windowed(self, tokens: list[int]) -> np.ndarray:
-        """Token-count-weighted mean of whole-token windows, each re-wrapped in BOS/EOS."""
+        """Token-count-weighted mean of whole-token windows, each re-wrapped in BOS/EOS (the
+        window's text tokenized again, cut to the context)."""
         content = tokens[1:-1]  # the tokenizer adds BOS and EOS (add_bos/add_eos metadata)
         width = self.n_ctx - 2
         total = np.zeros(self.dim, dtype=np.float64)
         for start in range(0, len(content), width):
             window = content[start : start + width]
-            text = self._llama.detokenize(window).decode("utf-8", errors="ignore")
-            total += len(window) * np.asarray(self._llama.embed(text, normalize=False, truncate=True), dtype=np.float64)
+            text = self._encoder.detokenize(window).decode("utf-8", errors="ignore").encode("utf-8")
+            total += len(window) * self._encoder.embed(self._encoder.tokenize(text)[: self.n_ctx])
         return total
 
     def close(self) -> None:
         with self._lock:
-            llama, self._llama = self._llama, None
-            if llama is not None:
-                llama.close()
+            encoder, self._encoder = self._encoder, None
+            if encoder is not None:
+                encoder.close()
 
 
 def load_embedder(path: str, n_ctx: int | None = None, threads: int = 0) -> Embedder:
@@ -135,26 +140,11 @@ def load_embedder(path: str, n_ctx: int | None = None, threads: int = 0) -> Embe
     if n_ctx < context:  # longer texts are cut into other windows: other vectors, another id
         model_id += f"/w{n_ctx}"
     try:
-        import llama_cpp
-    except Exception as exc:  # ImportError, or OSError when the shared library cannot load
-        raise EmbedderUnavailable(f"llama-cpp-python is not importable: {exc}") from None
-    threads = embedding_threads(threads)
-    try:
-        llama = llama_cpp.Llama(
-            model_path=path,
-            embedding=True,
-            pooling_type=_POOLING_MEAN,
-            n_ctx=n_ctx,
-            n_batch=n_ctx,
-            n_ubatch=n_ctx,
-            n_threads=threads,
-            n_threads_batch=threads,
-            verbose=False,
-        )
-    except Exception as exc:  # llama-cpp-python raises ValueError when llama.cpp returns NULL
-        raise EmbedderUnavailable(f"llama.cpp could not load {path}: {exc}") from None
+        encoder = LlamaEncoder(path, n_ctx, embedding_threads(threads))
+    except EncoderError as exc:
+        raise EmbedderUnavailable(str(exc)) from None
     return Embedder(
-        llama,
+        encoder,
         model_id=model_id,
         dim=dim,
         n_ctx=n_ctx,

@@ -54,7 +54,7 @@ def test_query_and_passage_prefixes_come_from_the_model(embedder: Embedder) -> N
     assert embedder.embed_query(text) != embedder.embed_passages([text])[0]
     # the prefix is applied inside: the same as asking for the prefixed text with no prefix
     bare = Embedder(
-        embedder._llama,
+        embedder._encoder,
         model_id="x",
         dim=embedder.dim,
         n_ctx=embedder.n_ctx,
