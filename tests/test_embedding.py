@@ -161,3 +161,34 @@ def test_tiny_model_is_deterministic_and_small(tiny_gguf: Path, tmp_path: Path) 
     assert again.read_bytes() == tiny_gguf.read_bytes()
     assert write_tiny_gguf(tmp_path / "seed1.gguf", seed=1).read_bytes() != tiny_gguf.read_bytes()
     assert 20_000 < tiny_gguf.stat().st_size < 500_000
+
+
+def test_the_encoder_gives_llama_cpp_pythons_own_vectors_from_a_one_sequence_context(
+    embedder: Embedder, tiny_gguf: Path
+) -> None:
+    """The embedder skips ``llama_cpp.Llama`` (whose embedding context is sized for a batch of
+    sequences, each with a vocabulary of output floats) but must give the vectors it gives."""
+    import llama_cpp
+
+    reference = llama_cpp.Llama(
+        model_path=str(tiny_gguf),
+        embedding=True,
+        pooling_type=1,
+        n_ctx=CONTEXT,
+        n_batch=CONTEXT,
+        n_ubatch=CONTEXT,
+        verbose=False,
+    )
+    try:
+        for text in ["the budget is 50k", "项目预算是五万元", "x"]:
+            prefixed = embedder.passage_prefix + text
+            expected = np.asarray(reference.embed(prefixed), dtype=np.float64)
+            assert embedder.tokenize(prefixed) == reference.tokenize(prefixed.encode("utf-8"))
+            assert _vector(embedder.embed_passages([text])[0]).tolist() == pytest.approx(
+                (expected / np.linalg.norm(expected)).tolist(), abs=1e-6
+            )
+        ids = embedder.tokenize("the budget 预算")
+        assert embedder.detokenize(ids) == reference.detokenize(ids).decode("utf-8")
+    finally:
+        reference.close()
+    assert llama_cpp.llama_n_seq_max(embedder._encoder._ctx) == 1
