@@ -135,8 +135,8 @@ def test_a_memory_in_context_is_as_close_as_the_mean_of_its_two_vectors(sem: Led
     assert answer in pooled.nearest
     # The answer has a context vector (the query sits on it): the mean of both cosines; the
     # question opens the session and has none: its own cosine.
-    assert pooled.similarity[answer] == pytest.approx((own[answer] + 1.0) / 2, abs=1e-5)
-    assert pooled.similarity[question] == pytest.approx(own[question], abs=1e-6)
+    assert pooled.similarity[answer] == pytest.approx((own[answer] + 1.0) / 2, abs=1e-3)  # float16 blends
+    assert pooled.similarity[question] == pytest.approx(own[question], abs=1e-3)
     assert knn.in_context(0.5, None) == 0.5 and knn.in_context(0.4, 0.8) == pytest.approx(0.6)
 
 
@@ -183,4 +183,4 @@ def test_a_text_candidate_the_scan_missed_gets_its_exact_closeness(
     mine = np.frombuffer(own[target], dtype=np.float32)
     theirs = np.frombuffer(_contexts(sem)[target], dtype=np.float32)  # it follows a note in its session
     q = np.frombuffer(query, dtype=np.float32)
-    assert pooled.similarity[target] == pytest.approx(float(q @ mine + q @ theirs) / 2, abs=1e-5)
+    assert pooled.similarity[target] == pytest.approx(float(q @ mine + q @ theirs) / 2, abs=1e-3)

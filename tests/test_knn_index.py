@@ -79,9 +79,41 @@ def test_the_in_context_scan_ranks_by_the_signs_of_the_mean_of_both_vectors(app:
     # blends: 1 -> 8 (own alone), 2 -> 0, 3 -> mean of +q and -q is 0: no sign set (64), 4 -> 32
     assert _in_context_order(app) == [2, 1, 4, 3]
     assert knn.index_for(app.conn).nearest(_blob(QUERY), 10)[:2] == [3, 1]  # own bits alone
-    # The exact closeness is the mean of both cosines (memory 3: 1.0 and -1.0).
-    ranked = knn.closeness(app.conn, _blob(QUERY), [1, 2, 3, 4])
-    assert ranked[3] == pytest.approx(0.0, abs=1e-6) and ranked[1] == pytest.approx(0.75)  # (64 - 2 * 8) / 64
+    # The closeness is the mean of both cosines (memory 3: 1.0 and -1.0), from the float16 blends.
+    ranked = knn.index_for(app.conn, contexts=True).closeness_in_context(_blob(QUERY), [1, 2, 3, 4, 99])
+    assert ranked[3] == pytest.approx(0.0, abs=1e-3) and ranked[1] == pytest.approx(0.75, abs=1e-3)  # (64 - 16) / 64
+    assert 99 not in ranked  # no vector: no closeness
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(x @ y / np.linalg.norm(x) / np.linalg.norm(y))
+
+
+def test_the_blends_closeness_follows_rewritten_own_and_context_vectors(app: LedgerApp) -> None:
+    rng = np.random.default_rng(3)
+    rows = {m: list(rng.normal(size=DIM)) for m in range(1, 40)}
+    query = list(rng.normal(size=DIM))
+    _own(app, rows)
+    index = knn.index_for(app.conn, contexts=True)
+    got = index.closeness_in_context(_blob(query), list(rows))
+    assert got == pytest.approx({m: _cosine(v, query) for m, v in rows.items()}, abs=1e-3)
+    # A memory embedded again, and a context vector written after the memory's own.
+    rows[5] = list(rng.normal(size=DIM))
+    _own(app, {5: rows[5]})
+    context = list(rng.normal(size=DIM))
+    _contexts(app, {7: context})
+    index = knn.index_for(app.conn, contexts=True)
+    got = index.closeness_in_context(_blob(query), [5, 7])
+    assert got[5] == pytest.approx(_cosine(rows[5], query), abs=1e-3)
+    assert got[7] == pytest.approx((_cosine(rows[7], query) + _cosine(context, query)) / 2, abs=1e-3)
+    # Past one block of float16 rows: slots in a second block are read from it.
+    many = {m: list(rng.normal(size=DIM)) for m in range(100, 100 + knn.HALF_BLOCK + 10)}
+    _own(app, many)
+    far = max(many)
+    got = knn.index_for(app.conn, contexts=True).closeness_in_context(_blob(query), [far, 7])
+    assert got[far] == pytest.approx(_cosine(many[far], query), abs=1e-3)
+    assert got[7] == pytest.approx((_cosine(rows[7], query) + _cosine(context, query)) / 2, abs=1e-3)
 
 
 def test_bits_are_cut_after_subtracting_the_models_centre(tmp_path: Path) -> None:
