@@ -192,3 +192,25 @@ def test_the_encoder_gives_llama_cpp_pythons_own_vectors_from_a_one_sequence_con
     finally:
         reference.close()
     assert llama_cpp.llama_n_seq_max(embedder._encoder._ctx) == 1
+
+
+def test_a_long_passage_leaves_no_vocabulary_sized_output_buffer_resident(tmp_path: Path) -> None:
+    """llama.cpp zeroes one vocabulary of logits floats per output whenever its output buffer
+    grows, and an encoder's every token is an output: 200k pieces x 64 tokens is 49 MiB that the
+    encoder must not keep resident (measured in a fresh process, after a window-long passage)."""
+    filler = 200_000
+    path = write_tiny_gguf(tmp_path / "wide.gguf", filler=filler)
+    script = (
+        "import sys\n"
+        "from fact_ledger.projections.embedding import load_embedder\n"
+        "def rss():\n"
+        "    return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmRSS')) * 1024\n"
+        "embedder = load_embedder(sys.argv[1])\n"
+        "before = rss()\n"
+        "embedder.embed_passages([' '.join(['the budget is 50k and the team meets on monday'] * 20)])\n"
+        "embedder.embed_query('what is the budget')\n"
+        "print(rss() - before)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=True)
+    buffer = CONTEXT * (filler + 200) * 4
+    assert int(done.stdout.strip()) < buffer // 8

@@ -28,8 +28,9 @@ _CJK = "的是我你他她们在有不了人这个中大上来到说和要就也
 _NORMAL, _UNKNOWN, _CONTROL = 1, 2, 3
 
 
-def tiny_vocab() -> UnigramVocab:
-    """Specials, whole words (▁word), single letters with and without ▁, digits, CJK characters."""
+def tiny_vocab(filler: int = 0) -> UnigramVocab:
+    """Specials, whole words (▁word), single letters with and without ▁, digits, CJK characters;
+    and ``filler`` pieces no text here uses (a vocabulary as wide as a real model's)."""
     pieces = ["<s>", "<pad>", "</s>", "<unk>"]
     scores = [0.0, 0.0, 0.0, 0.0]
     types = [_CONTROL, _CONTROL, _CONTROL, _UNKNOWN]
@@ -49,6 +50,9 @@ def tiny_vocab() -> UnigramVocab:
     for char in _CJK:
         add(char, -6.0)
         add("▁" + char, -6.5)
+    pieces += [f"\u2603{number}" for number in range(filler)]  # unique: no need for add's check
+    scores += [-20.0] * filler
+    types += [_NORMAL] * filler
     replacements = {chr(code): chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)}  # fullwidth ASCII
     replacements.update({"\t": " ", "\n": " ", "\r": " ", "\u3000": " ", "\u200b": ""})
     return UnigramVocab(
@@ -56,9 +60,9 @@ def tiny_vocab() -> UnigramVocab:
     )
 
 
-def tiny_model(seed: int = 0) -> BertModel:
+def tiny_model(seed: int = 0, filler: int = 0) -> BertModel:
     rng = np.random.default_rng(seed)
-    vocab = tiny_vocab()
+    vocab = tiny_vocab(filler)
 
     def q4(rows: int, columns: int) -> Tensor:
         import gguf
@@ -95,8 +99,8 @@ def tiny_model(seed: int = 0) -> BertModel:
     )
 
 
-def write_tiny_gguf(path: str | Path, seed: int = 0) -> Path:
+def write_tiny_gguf(path: str | Path, seed: int = 0, filler: int = 0) -> Path:
     from fact_ledger.server.models.gguf_bert import write_bert_gguf
 
-    write_bert_gguf(path, tiny_model(seed))
+    write_bert_gguf(path, tiny_model(seed, filler))
     return Path(path)

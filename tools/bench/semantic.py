@@ -200,7 +200,8 @@ def probe(db: str, model: str, queries: list[str]) -> dict[str, Any]:
         finds = bench_find_vs_embedding(app, queries)
         rss["model_loaded_and_find"] = rss_mb()
         app.start_vector_worker()
-        app.remember("the probe's own note, embedded by the worker")
+        # a write longer than the model's window: the encoder's buffers at their largest
+        app.remember(" ".join(["the probe's own note, embedded by the worker in windows of tokens"] * 16))
         deadline = time.monotonic() + 60
         while app.vectors_status()["lag"] and time.monotonic() < deadline:
             time.sleep(0.05)
