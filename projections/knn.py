@@ -383,6 +383,13 @@ def index_for(conn: apsw.Connection, table: str = "vectors", *, contexts: bool =
     return index
 
 
+def held(conn: apsw.Connection) -> int:
+    """How many memories the in-process index for ``conn`` holds ready for hybrid ``find`` (0:
+    not loaded yet; the first ``find`` or a warm-up loads it)."""
+    index = _indexes.get(conn, {}).get("vectors")
+    return len(index.ids) if index is not None and index.blends is not None else 0
+
+
 def cosines(
     conn: apsw.Connection, query: bytes, ids: list[int], *, max_seq: int | None = None, table: str = "vectors"
 ) -> dict[int, float]:

@@ -356,6 +356,9 @@ class LedgerApp:
     def start_vector_worker(self) -> bool:
         return self.semantic.start_vector_worker()
 
+    def warm_search(self) -> bool:
+        return self.semantic.warm_search()
+
     def start_log_follower(self) -> bool:
         """On a team's PostgreSQL log, keep the read models following it (``ledger serve``)."""
         return self.storage.start_following(on_pull=lambda _count: self.semantic.poke_worker())

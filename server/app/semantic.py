@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput, NotFound, Unavailable
 from fact_ledger.ledger.events import NoticeReviewed
-from fact_ledger.projections import memories, notices, vectors
+from fact_ledger.projections import knn, memories, notices, vectors
 from fact_ledger.projections.hybrid import hybrid_search
 from fact_ledger.projections.indexer import Indexer, VecUnavailable
 from fact_ledger.projections.search import Hit, SearchFilters, search
@@ -150,8 +150,22 @@ class Semantic(Service):
             "position": position,
             "lag": self.store.last_position() - position,
             **vectors.counts(self.conn),
+            "index_memories": knn.held(self.conn),
             "problem": self._semantic_problem,
         }
+
+    @storage_call
+    def warm_search(self) -> bool:
+        """Load the nearest-neighbour index now rather than in the first hybrid ``find``
+        (``ledger serve`` does it at start: ~1 s at 100k memories, reading every vector); False
+        when vectors are not live."""
+        if self.embedding_model() is None:
+            return False
+        with self.storage.snapshot():
+            if self.search_mode() != "vector+fts":
+                return False
+            knn.index_for(self.conn, contexts=True)
+        return True
 
     @storage_call
     def start_vector_worker(self) -> bool:

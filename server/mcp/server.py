@@ -171,6 +171,7 @@ def run_server(settings: Settings, *, http: bool = False, port: int = 8765) -> N
     for line in start_lines(app, http=http, port=port, terminal=sys.stderr.isatty()):
         print(line, file=sys.stderr, flush=True)
     app.start_vector_worker()  # vectors follow the log in the background (when a model is set)
+    app.warm_search()  # the first find does not pay for loading the nearest-neighbour index
     app.start_log_follower()  # on a team's PostgreSQL log: pull what other machines write
     try:
         server = build_server(app)

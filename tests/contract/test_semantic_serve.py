@@ -1,0 +1,27 @@
+"""``ledger serve`` with a model and embedded memories: the nearest-neighbour index is loaded at
+start, so the first hybrid ``find`` does not pay for reading every vector."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import ledger_cli
+from tests.contract.conftest import LedgerServer
+
+
+def test_serve_loads_the_search_index_before_the_first_find(tmp_path: Path, tiny_gguf: Path) -> None:
+    db = tmp_path / "ledger.db"
+    env = {"LEDGER_EMBEDDING_MODEL": str(tiny_gguf)}
+    for text in ("the staging server listens on port 8080", "the budget is 50k", "my dog likes coffee"):
+        ledger_cli("remember", text, "--db", str(db), env=env, check=True)
+    ledger_cli("reembed", "--db", str(db), env=env, check=True)
+    server = LedgerServer(db, env=env).start()
+    try:
+        status = server.memory("status")
+        assert status["search_mode"] == "vector+fts"
+        assert status["vectors"]["index_memories"] == 3  # loaded at start: no find has run yet
+        found = server.memory("find", {"query": "which port does staging use", "limit": 3})
+        assert found.ok and found["results"]
+    finally:
+        server.close()
+    assert "Traceback" not in server.stderr
