@@ -54,17 +54,35 @@ def _init_backend(llama_cpp: Any) -> None:
 
 
 def _release(address: int, size: int) -> None:
-    """Hand back the whole pages inside ``[address, address + size)`` (Linux; elsewhere a no-op)."""
+    """Hand back the whole pages inside ``[address, address + size)`` (Linux; elsewhere a no-op),
+    only when they lie in one anonymous mapping that starts where the buffer does: the buffer's
+    own (a large allocation is one), so a size that overshot the buffer is refused, not applied."""
     if not sys.platform.startswith("linux"):
         return
     page = mmap.PAGESIZE
     start = -(-address // page) * page
     end = (address + size) // page * page
-    if end > start:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        if libc.madvise(start, end - start, _MADV_DONTNEED) != 0:
-            log.debug("madvise failed: errno %d", ctypes.get_errno())
+    if end <= start or not _own_mapping(address, end, page):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    if libc.madvise(start, end - start, _MADV_DONTNEED) != 0:
+        log.debug("madvise failed: errno %d", ctypes.get_errno())
+
+
+def _own_mapping(address: int, end: int, page: int) -> bool:
+    """Whether an unnamed anonymous mapping starts at most a page before ``address`` and reaches
+    ``end`` (``/proc/self/maps``)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split()
+                low, high = (int(bound, 16) for bound in fields[0].split("-"))
+                if low <= address < high:
+                    return len(fields) == 5 and fields[4] == "0" and address - low <= page and end <= high
+    except OSError:
+        pass
+    return False
 
 
 class LlamaEncoder:

@@ -214,3 +214,20 @@ def test_a_long_passage_leaves_no_vocabulary_sized_output_buffer_resident(tmp_pa
     done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=True)
     buffer = CONTEXT * (filler + 200) * 4
     assert int(done.stdout.strip()) < buffer // 8
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pages are handed back on Linux only")
+def test_pages_are_handed_back_only_inside_the_buffers_own_mapping() -> None:
+    import ctypes
+
+    from fact_ledger.projections.llama_encoder import _release
+
+    size, page = 48 * 1024 * 1024, 4096  # a large allocation: malloc gives it a mapping of its own
+    block = (ctypes.c_char * size)()
+    ctypes.memset(block, 1, size)
+    address = ctypes.addressof(block)
+    _release(address, size + 4 * page)  # overshoots the buffer's mapping: refused
+    assert block.raw.count(0) == 0
+    _release(address, size)
+    zeroed = block.raw.count(0)  # the whole pages inside read back as zeros, nothing outside
+    assert size - 2 * page <= zeroed < size
