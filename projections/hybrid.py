@@ -6,9 +6,9 @@ every filter applied, as many as its pool for the page shown: 33 for a page of 1
 (:func:`knn.in_context`: one scan over the centred sign bits of each memory's blend). Every
 candidate gets its closeness to the query (not only those the nearest list found) from the
 blends the index holds in process (float16: within 1e-3 of the float32 cosines); both scores
-are min-max normalised over the union, and the fused score is ``LEXICAL_WEIGHT × text + VECTOR_WEIGHT ×
-cosine``. A candidate that holds the query verbatim keeps the full-text ranking's phrase bonus
-on top, so exact wording still wins. The weights and the pool were calibrated on the LoCoMo
+are min-max normalised over the union, and the fused score is ``LEXICAL_WEIGHT × text +
+VECTOR_WEIGHT × cosine``. A candidate that holds the query verbatim keeps the full-text
+ranking's phrase bonus on top, so exact wording still wins. The weights and the pool were calibrated on the LoCoMo
 development conversations (docs/search.md has the table of methods tried).
 
 Filters reach the vector candidates twice: the workspace scope inside the scan itself (a

@@ -234,11 +234,12 @@ class _Blends:
     def closeness(self, query: bytes, ids: Sequence[int]) -> dict[int, float]:
         """:func:`in_context` closeness of each of ``ids`` that has a vector: the query's dot
         product with its blend (unit own and context vectors: the mean of their cosines)."""
-        np, own = self.own.np, self.own
-        slots = own.slot.lookup(np.asarray(ids, dtype=np.int64))
+        np = self.own.np
+        wanted = np.asarray(ids, dtype=np.int64)
+        slots = self.own.slot.lookup(wanted)
         held = slots >= 0
         scores = self.values.take(slots[held]) @ np.frombuffer(query, dtype=np.float32)
-        return dict(zip(np.asarray(ids, dtype=np.int64)[held].tolist(), scores.tolist(), strict=True))
+        return dict(zip(wanted[held].tolist(), scores.tolist(), strict=True))
 
     def refresh(self, conn: apsw.Connection, touched: Any) -> None:
         """Follow the context table and the own vectors written in the ``touched`` slots."""
