@@ -240,6 +240,7 @@ def test_a_missing_explicit_database_starts_no_worker_and_loads_no_model(tmp_pat
     app = _app(tmp_path / "nowhere" / "ledger.db", str(tiny_gguf), create=False)
     try:
         assert app.start_vector_worker() is False
+        assert app.warm_search() is False
         assert app.semantic._model is None and not app.semantic._model_tried  # nothing to embed for
         assert app.status()["ok"] is True
     finally:

@@ -158,11 +158,11 @@ class Semantic(Service):
     def warm_search(self) -> bool:
         """Load the nearest-neighbour index now rather than in the first hybrid ``find``
         (``ledger serve`` does it at start: ~1 s at 100k memories, reading every vector); False
-        when vectors are not live."""
-        if self.embedding_model() is None:
+        when vectors are not live or the database is unusable (nothing is loaded then)."""
+        if self.storage.shadow:
             return False
         with self.storage.snapshot():
-            if self.search_mode() != "vector+fts":
+            if self.search_mode() != "vector+fts":  # no model, or vectors of another
                 return False
             knn.index_for(self.conn, contexts=True)
         return True

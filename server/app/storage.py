@@ -86,8 +86,10 @@ _REASONS: tuple[tuple[type[Exception], str], ...] = (
     (ReadOnlySidecar, "read_only"),
     (OSError, "cant_open"),
 )
-# Calls that answer without a usable database (a worker that is not started needs none).
-DEGRADED_OK = frozenset({"status", "pending_backup", "backup_notice", "replay_backup", "close", "start_vector_worker"})
+# Calls that answer without a usable database (a worker not started, an index not loaded).
+DEGRADED_OK = frozenset(
+    {"status", "pending_backup", "backup_notice", "replay_backup", "close", "start_vector_worker", "warm_search"}
+)
 
 
 def reason_of(exc: BaseException) -> str:

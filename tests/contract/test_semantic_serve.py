@@ -25,3 +25,15 @@ def test_serve_loads_the_search_index_before_the_first_find(tmp_path: Path, tiny
     finally:
         server.close()
     assert "Traceback" not in server.stderr
+
+
+def test_serve_on_a_missing_database_with_a_model_starts_and_refuses_writes(tmp_path: Path, tiny_gguf: Path) -> None:
+    db = tmp_path / "mistyped.db"
+    # the suite sets LEDGER_CREATE=1 for its own ledgers; a user's mistyped path is not created
+    server = LedgerServer(db, env={"LEDGER_EMBEDDING_MODEL": str(tiny_gguf), "LEDGER_CREATE": "0"}).start()
+    try:
+        assert server.memory("remember", {"content": "the budget is 50k"}).code == "unavailable"
+    finally:
+        server.close()
+    assert "Traceback" not in server.stderr
+    assert not db.exists()
