@@ -30,7 +30,7 @@ from fact_ledger.projections.llama_encoder import EncoderError, LlamaEncoder
 
 QUERY_PREFIX_KEY = "fact_ledger.embedding.query_prefix"
 PASSAGE_PREFIX_KEY = "fact_ledger.embedding.passage_prefix"
-MAX_CONTEXT = 128  # tokens per window: llama.cpp reserves n_ctx x vocabulary floats of logits (docs/search.md)
+MAX_CONTEXT = 128  # tokens per window (docs/search.md says why)
 
 
 def embedding_threads(configured: int = 0) -> int:
@@ -110,6 +110,7 @@ class Embedder:
         total = np.zeros(self.dim, dtype=np.float64)
         for start in range(0, len(content), width):
             window = content[start : start + width]
+            # a window's edges can split a character: its broken bytes are dropped, not embedded
             text = self._encoder.detokenize(window).decode("utf-8", errors="ignore").encode("utf-8")
             total += len(window) * self._encoder.embed(self._encoder.tokenize(text)[: self.n_ctx])
         return total

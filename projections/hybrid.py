@@ -3,13 +3,14 @@
 Candidates are the union of the full-text ranking's top hits (:mod:`projections.search`,
 every filter applied, as many as its pool for the page shown: 33 for a page of 10) and the
 ``POOL`` memories nearest the query that pass the same filters, by the closeness fusion uses
-(:func:`knn.in_context`: one scan over the centred sign bits of each memory's blend). Every
+(:meth:`knn.BitIndex.closeness_in_context`: one scan over the centred sign bits of each memory's blend). Every
 candidate gets its closeness to the query (not only those the nearest list found) from the
 blends the index holds in process (float16: within 1e-3 of the float32 cosines); both scores
 are min-max normalised over the union, and the fused score is ``LEXICAL_WEIGHT × text +
 VECTOR_WEIGHT × cosine``. A candidate that holds the query verbatim keeps the full-text
-ranking's phrase bonus on top, so exact wording still wins. The weights and the pool were calibrated on the LoCoMo
-development conversations (docs/search.md has the table of methods tried).
+ranking's phrase bonus on top, so exact wording still wins. The weights and the pool were
+calibrated on the LoCoMo development conversations (docs/search.md has the table of methods
+tried).
 
 Filters reach the vector candidates twice: the workspace scope inside the scan itself (a
 strict workspace is never even scored against another's vectors), then every filter — status,
@@ -137,10 +138,11 @@ def _min_max(values: dict[int, float]) -> dict[int, float]:
 def memories_near(
     conn: apsw.Connection, query_vector: bytes, filters: SearchFilters, k: int, *, also: Sequence[int] = ()
 ) -> tuple[list[tuple[int, float]], dict[int, float]]:
-    """The ``k`` memories passing every filter that are closest to the query by
-    :func:`knn.in_context` closeness, nearest first; and the closeness of each of them and of
-    ``also`` (the text candidates, which passed the same filters). One statement applies the
-    filters to the nearest; every closeness comes from the index's blends, in process."""
+    """The ``k`` memories passing every filter that are closest to the query by in-context
+    closeness (:meth:`knn.BitIndex.closeness_in_context`), nearest first; and the closeness of
+    each of them and of ``also`` (the text candidates, which passed the same filters). One
+    statement applies the filters to the nearest; every closeness comes from the index's
+    blends, in process."""
     where, params = filters.sql()
     index = knn.index_for(conn, contexts=True)
     want = max(k, knn.OVERSAMPLE)
@@ -149,10 +151,7 @@ def memories_near(
         found = index.nearest_in_context(query_vector, want, filters.workspaces)
         passed = _passing(conn, [i for i in found if i not in known], where, params)
         scored = index.closeness_in_context(query_vector, [*known, *passed])
-        near = sorted(
-            ((i, scored[i]) for i in found if (i in passed or i in known) and i in scored),
-            key=lambda p: (-p[1], -p[0]),
-        )
+        near = sorted(((i, scored[i]) for i in found if i in scored), key=lambda p: (-p[1], -p[0]))
         if len(near) >= k or len(found) < want:  # enough, or nothing more to find
             break
         want *= WIDEN  # the filters rejected many: look wider

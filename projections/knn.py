@@ -10,7 +10,7 @@ float32 vectors (~0.3 ms for 50 ids).
 The bits are those of each vector minus the model's centre (:mod:`projections.centre`), the
 query's likewise: raw signs of a sentence encoder's vectors are nearly the same for every
 passage, centred ones split them. For ``find``, a memory with a context vector is ranked by the
-mean of its two cosines (:func:`in_context`), which is the query's dot product with the mean of
+mean of its two cosines (its in-context closeness, :class:`_Blends`), which is the query's dot product with the mean of
 its two vectors; the index keeps the centred sign bits of that mean (the "blend") in the same
 slots as each memory's own bits, so one scan of 48 bytes a memory ranks by what fusion uses,
 and the blend itself as float16 (768 bytes a memory, 77 MB at 100k), so a candidate's closeness
@@ -186,15 +186,15 @@ class BitIndex:
 
     def nearest_in_context(self, query: bytes, k: int, workspaces: tuple[str, ...] | None = None) -> list[int]:
         """Ids of (about) the ``k`` memories whose blend (own vector, or the mean of own and
-        context vectors) is closest to ``query``: the sign-bit counterpart of :func:`in_context`."""
+        context vectors) is closest to ``query``: the sign-bit counterpart of :meth:`closeness_in_context`."""
         assert self.blends is not None, "refresh(conn, contexts=True) first"
         if not len(self.ids) or k <= 0:
             return []
         return self._closest(self._distances(query, self.blends.bits), k, workspaces, frozenset())
 
     def closeness_in_context(self, query: bytes, ids: Sequence[int]) -> dict[int, float]:
-        """:func:`in_context` closeness to ``query`` of each of ``ids`` that has a vector
-        (refresh with ``contexts=True`` first)."""
+        """In-context closeness (:class:`_Blends`) to ``query`` of each of ``ids`` that has a
+        vector (refresh with ``contexts=True`` first)."""
         return self.blends.closeness(query, ids) if self.blends is not None else {}
 
     def _closest(self, distance: Any, k: int, workspaces: tuple[str, ...] | None, exclude: frozenset[int]) -> list[int]:
@@ -220,8 +220,16 @@ class BitIndex:
 
 class _Blends:
     """Each memory's blend, in the slots of its own bits: the mean of its own and its context
-    vector, or its own vector alone when it has no context. Kept twice: its centred sign bits
-    (the scan) and its float16 values (:meth:`closeness`, exact but for float16 rounding)."""
+    vector, or its own vector alone when it has no context (a short memory in a session,
+    :func:`vectors.context_passage`). Kept twice: its centred sign bits (the scan) and its
+    float16 values (:meth:`closeness`, exact but for float16 rounding).
+
+    The query's dot product with the blend is a memory's in-context closeness: the mean of its
+    two cosines, not the larger. The context passage is mostly the previous memory, so taking the
+    larger of the two ranks a turn by what the turn before it said (LoCoMo development R@1
+    0.449 → 0.416); the mean keeps the turn's own meaning and adds what it answers (R@5
+    0.718 → 0.732, any share between 0.4 and 0.6 within 0.006; docs/search.md).
+    """
 
     def __init__(self, own: BitIndex) -> None:
         np = own.np
@@ -232,8 +240,8 @@ class _Blends:
         self.values = _HalfRows(np, len(own.centre))
 
     def closeness(self, query: bytes, ids: Sequence[int]) -> dict[int, float]:
-        """:func:`in_context` closeness of each of ``ids`` that has a vector: the query's dot
-        product with its blend (unit own and context vectors: the mean of their cosines)."""
+        """In-context closeness of each of ``ids`` that has a vector: the query's dot product
+        with its blend (unit own and context vectors: the mean of their cosines)."""
         np = self.own.np
         wanted = np.asarray(ids, dtype=np.int64)
         slots = self.own.slot.lookup(wanted)
@@ -405,18 +413,6 @@ def cosines(
         (query, msgspec.json.encode(ids).decode(), max_seq if max_seq is not None else 2**62),
     )
     return {row_id: float(similarity) for row_id, similarity in rows}
-
-
-def in_context(own: float, context: float | None) -> float:
-    """A memory's closeness to the query: its own vector's cosine, averaged with its context
-    vector's when it has one (a short memory in a session, :func:`vectors.context_passage`).
-
-    The mean, not the larger: the context passage is mostly the previous memory, so taking the
-    larger of the two ranks a turn by what the turn before it said (LoCoMo development R@1
-    0.449 → 0.416); the mean keeps the turn's own meaning and adds what it answers (R@5
-    0.718 → 0.732, any share between 0.4 and 0.6 within 0.006; docs/search.md).
-    """
-    return own if context is None else (own + context) / 2
 
 
 def section_cosines(conn: apsw.Connection, query: bytes, memory_ids: list[int]) -> dict[int, tuple[int, float]]:
