@@ -53,36 +53,23 @@ def _init_backend(llama_cpp: Any) -> None:
         _backend_ready = True
 
 
-def _release(address: int, size: int) -> None:
-    """Hand back the whole pages inside ``[address, address + size)`` (Linux; elsewhere a no-op),
-    only when they lie in one anonymous mapping that starts where the buffer does: the buffer's
-    own (a large allocation is one), so a size that overshot the buffer is refused, not applied."""
-    if not sys.platform.startswith("linux"):
+def _release(start: int, end: int, expected: int) -> None:
+    """Hand back the whole pages inside ``[start, end)`` (Linux; elsewhere a no-op) when the two
+    pointers llama.cpp gave lie exactly ``expected`` bytes apart: the logits view ends where the
+    embeddings view begins, in the same buffer, so any other layout is refused, not applied. (The
+    system's map of mappings cannot bound a buffer: the kernel merges neighbouring anonymous
+    mappings into one.)"""
+    if not sys.platform.startswith("linux") or end - start != expected:
         return
     page = mmap.PAGESIZE
-    start = -(-address // page) * page
-    end = (address + size) // page * page
-    if end <= start or not _own_mapping(address, end, page):
+    first = -(-start // page) * page
+    last = end // page * page
+    if last <= first:
         return
     libc = ctypes.CDLL(None, use_errno=True)
     libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    if libc.madvise(start, end - start, _MADV_DONTNEED) != 0:
+    if libc.madvise(first, last - first, _MADV_DONTNEED) != 0:
         log.debug("madvise failed: errno %d", ctypes.get_errno())
-
-
-def _own_mapping(address: int, end: int, page: int) -> bool:
-    """Whether an unnamed anonymous mapping starts at most a page before ``address`` and reaches
-    ``end`` (``/proc/self/maps``)."""
-    try:
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                fields = line.split()
-                low, high = (int(bound, 16) for bound in fields[0].split("-"))
-                if low <= address < high:
-                    return len(fields) == 5 and fields[4] == "0" and address - low <= page and end <= high
-    except OSError:
-        pass
-    return False
 
 
 class LlamaEncoder:
@@ -118,13 +105,14 @@ class LlamaEncoder:
 
     def _grow_outputs_once(self) -> None:
         """Encode one full window so the output buffer reaches its final size, then release the
-        pages of its logits part (the buffer's start: ``llama_get_logits``), which an encoder's
-        graph never writes."""
+        pages of its logits view (from ``llama_get_logits`` to ``llama_get_embeddings``, where
+        the next view begins), which an encoder's graph never writes."""
         bos = self._c.llama_vocab_bos(self._vocab)
         self.embed([max(bos, 0)] * self.n_ctx)
         logits = ctypes.cast(self._c.llama_get_logits(self._ctx), ctypes.c_void_p).value
-        if logits:
-            _release(logits, self.n_ctx * self._c.llama_vocab_n_tokens(self._vocab) * 4)
+        embeddings = ctypes.cast(self._c.llama_get_embeddings(self._ctx), ctypes.c_void_p).value
+        if logits and embeddings:
+            _release(logits, embeddings, self.n_ctx * self._c.llama_vocab_n_tokens(self._vocab) * 4)
 
     def tokenize(self, text: bytes) -> list[int]:
         """Token ids with BOS/EOS as the model adds them; special tokens are not parsed."""
