@@ -109,10 +109,17 @@ class LlamaEncoder:
         the next view begins), which an encoder's graph never writes."""
         bos = self._c.llama_vocab_bos(self._vocab)
         self.embed([max(bos, 0)] * self.n_ctx)
-        logits = ctypes.cast(self._c.llama_get_logits(self._ctx), ctypes.c_void_p).value
-        embeddings = ctypes.cast(self._c.llama_get_embeddings(self._ctx), ctypes.c_void_p).value
+        logits, embeddings = self.output_views()
         if logits and embeddings:
             _release(logits, embeddings, self.n_ctx * self._c.llama_vocab_n_tokens(self._vocab) * 4)
+
+    def output_views(self) -> tuple[int | None, int | None]:
+        """Addresses of the output buffer's logits view and of the embeddings view after it
+        (None: no such view), sized by the last call."""
+        return (
+            ctypes.cast(self._c.llama_get_logits(self._ctx), ctypes.c_void_p).value,
+            ctypes.cast(self._c.llama_get_embeddings(self._ctx), ctypes.c_void_p).value,
+        )
 
     def tokenize(self, text: bytes) -> list[int]:
         """Token ids with BOS/EOS as the model adds them; special tokens are not parsed."""

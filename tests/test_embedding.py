@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mmap
 import shutil
 import struct
 import subprocess
@@ -202,17 +203,14 @@ def test_a_long_passage_leaves_no_vocabulary_sized_output_buffer_resident(tmp_pa
     process, after a window-long passage."""
     path = write_tiny_gguf(tmp_path / "wide.gguf", filler=200_000)
     script = (
-        "import ctypes, mmap, struct, sys\n"
+        "import mmap, struct, sys\n"
         "from fact_ledger.projections.embedding import load_embedder\n"
         "embedder = load_embedder(sys.argv[1])\n"
         "embedder.embed_passages([' '.join(['the budget is 50k and the team meets on monday'] * 20)])\n"
         "embedder.embed_query('what is the budget')\n"
         "encoder = embedder._encoder\n"
         "encoder.embed(encoder.tokenize(b'budget ' * 200)[: encoder.n_ctx])  # the views at full size again\n"
-        "def address(pointer):\n"
-        "    return ctypes.cast(pointer, ctypes.c_void_p).value\n"
-        "start = address(encoder._c.llama_get_logits(encoder._ctx))\n"
-        "end = address(encoder._c.llama_get_embeddings(encoder._ctx))\n"
+        "start, end = encoder.output_views()\n"
         "first, last = start // mmap.PAGESIZE, end // mmap.PAGESIZE\n"
         "with open('/proc/self/pagemap', 'rb') as pagemap:\n"
         "    pagemap.seek(first * 8)\n"
@@ -221,7 +219,7 @@ def test_a_long_passage_leaves_no_vocabulary_sized_output_buffer_resident(tmp_pa
     )
     done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=True)
     pages, resident = (int(field) for field in done.stdout.split())
-    assert pages * 4096 >= CONTEXT * 200_000 * 4 * 0.9  # the view is the vocabulary-sized one
+    assert pages * mmap.PAGESIZE >= CONTEXT * 200_000 * 4 * 0.9  # the view is the vocabulary-sized one
     assert resident <= pages // 100
 
 
@@ -233,7 +231,7 @@ def test_pages_are_handed_back_only_between_views_that_lie_where_expected() -> N
 
     from fact_ledger.projections.llama_encoder import _release
 
-    size, page = 4 * 1024 * 1024, 4096
+    size, page = 4 * 1024 * 1024, mmap.PAGESIZE
     block = (ctypes.c_char * size)()
     ctypes.memset(block, 1, size)
     start = ctypes.addressof(block) + 100  # not on a page boundary, as a view need not be
