@@ -257,5 +257,14 @@ def _view(row: tuple[Any, ...]) -> dict[str, Any]:
     }
 
 
+def summary(notice: dict[str, Any]) -> str:
+    """What a notice says in a few words: ``number: 50000 vs 80000``, or for a near-duplicate
+    (which holds no values: nothing differs) ``the same thing in other words``."""
+    left, right = notice["left"]["value"], notice["right"]["value"]
+    if not (left and right):
+        return "the same thing in other words" if notice["kind"] == "duplicate" else notice["kind"]
+    return f"{notice['kind']}: {left} vs {right}"
+
+
 def _snippet(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -259,7 +259,7 @@ class Semantic(Service):
             self._announced_notice = n["notice_id"]
             return (
                 f"notice {n['notice_id']}: memories {n['left']['memory_id']} and {n['right']['memory_id']} "
-                f"differ ({n['kind']}: {n['left']['value']} vs {n['right']['value']}); memory_review notices"
+                f"differ ({notices.summary(n)}); memory_review notices"
             )
         return None
 

@@ -52,12 +52,16 @@ def notices(obj: CliContext, state: str, limit: int, dismiss: int | None, resolv
 
 
 def _notice_lines(r: dict[str, Any]) -> None:
+    from rich.markup import escape
+
+    from fact_ledger.projections.notices import summary
+
     if not r["notices"]:
         out_console.print("[dim]no notices[/dim]")
     for n in r["notices"]:
         out_console.print(
             f"[cyan]#{n['notice_id']}[/cyan] {n['kind']} ({n['state']}, cosine {n['similarity']}): "
-            f"{n['left']['value']} vs {n['right']['value']}",
+            f"{escape(summary(n))}",
             highlight=False,
         )
         for side in ("left", "right"):
