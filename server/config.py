@@ -211,7 +211,11 @@ _ENV = {
 
 
 def _read_file(path: str) -> dict[str, Any]:
-    text = Path(path).read_text(encoding="utf-8")
+    try:  # a missing or unreadable file is the caller's mistake, said plainly (never a traceback)
+        text = Path(path).expanduser().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise InvalidInput(f"config file {path} cannot be read: {why}", field="LEDGER_CONFIG") from None
     try:
         values = json.loads(text) if path.endswith(".json") else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:

