@@ -11,6 +11,7 @@ suggestion for that pair and undoes an earlier acceptance of it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import apsw
 
@@ -80,11 +81,38 @@ def canonical(conn: apsw.Connection, name: str) -> str:
     return _resolve(_accepted(conn), name)
 
 
+def resolver(conn: apsw.Connection) -> Callable[[str], str]:
+    """:func:`canonical` for many names: the aliases are read once."""
+    aliases = _accepted(conn)
+    return lambda name: _resolve(aliases, name)
+
+
 def scope(conn: apsw.Connection, name: str) -> tuple[str, ...]:
     """Every recorded name that means the same workspace as ``name`` (canonical first)."""
     aliases = _accepted(conn)
     target = _resolve(aliases, name)
     return (target, *sorted(a for a in aliases if _resolve(aliases, a) == target))
+
+
+def recorded_name(conn: apsw.Connection, name: str) -> str:
+    """The workspace name as memories or aliases recorded it, for a name a person typed or a
+    suggestion carried: itself when recorded, else the one recorded name equal to it but for
+    surrounding whitespace ("Aurora" → "Aurora "), else the name without that whitespace."""
+    if not name.strip():
+        return ""
+    try:
+        rows = conn.execute(
+            "SELECT DISTINCT workspace FROM memories WHERE trim(workspace)=?1 UNION "
+            "SELECT alias FROM workspace_aliases WHERE trim(alias)=?1 UNION "
+            "SELECT canonical FROM workspace_aliases WHERE trim(canonical)=?1",
+            (name.strip(),),
+        ).fetchall()
+    except apsw.SQLError:  # projection not created yet
+        rows = []
+    found = sorted(r[0] for r in rows)
+    if name in found:
+        return name
+    return found[0] if len(found) == 1 else name.strip()
 
 
 def rejected(conn: apsw.Connection) -> set[tuple[str, str]]:

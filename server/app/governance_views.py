@@ -19,6 +19,7 @@ from fact_ledger.ledger.facts import ConflictFacts, MemoryFacts, Policy
 from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import memories as mem
+from fact_ledger.projections import workspaces as ws
 from fact_ledger.projections.confirmations import agent_asserted
 from fact_ledger.server.app import paging
 from fact_ledger.server.app.service import Service
@@ -185,12 +186,13 @@ class GovernanceViews(Service):
             scope = self.workspace_scope(self.settings.workspace)
         with self.storage.snapshot():
             active = mem.active_counts(self.conn, scope)
+            canonical = ws.resolver(self.conn)  # an accepted alias counts as its workspace
             states = conflicts_model.count_by_state(self.conn, scope)
             out = {
                 "ok": True,
                 "by_status": mem.status_counts(self.conn, scope),
                 "by_source_type": _summed(active, lambda row: row[1]),
-                "by_workspace": _summed(active, lambda row: row[0]),
+                "by_workspace": _summed(active, lambda row: canonical(row[0])),
                 "conflicts": states,
                 "open_conflicts": states["open"],
                 "agent_asserted_confirmations": agent_asserted(active),

@@ -49,8 +49,13 @@ class Workspaces:
             raise ForbiddenWorkspace("that belongs to another workspace", field=field)
 
     def write_workspace(self, requested: str | None) -> str:
-        """The canonical workspace a new memory is stored in (strict: only the caller's own)."""
+        """The canonical workspace a new memory is stored in (strict: only the caller's own).
+
+        Whitespace around a name is no part of it ("Aurora " is "Aurora"), unless that padded
+        name was accepted as an alias: no new padded name is recorded."""
         name = self.own_workspace() if requested is None else self.canonical_workspace(requested)
+        if name != name.strip():
+            name = self.canonical_workspace(name.strip())
         self.check_workspace(name, field="workspace")
         return name
 
@@ -78,14 +83,18 @@ class Workspaces:
     def _set_alias(self, alias: str, canonical: str, *, accepted: bool, authorization: str) -> dict[str, Any]:
         if not authorization:
             raise Unauthorized("workspace aliases need authorized: true", field="authorized")
-        alias, canonical = alias.strip(), canonical.strip()
-        if not alias or not canonical or alias == canonical:
+        if not alias.strip() or not canonical.strip() or alias.strip() == canonical.strip():
             raise InvalidInput("alias and canonical must be two different non-empty names", field="alias")
 
         def decide() -> tuple[list[tuple[str, WorkspaceAliasSet]], str, str]:
-            target = ws.canonical(self.storage.conn, canonical) if accepted else canonical
+            nonlocal alias
+            # The names as recorded: a suggestion's "Aurora " (or a person's "Aurora" for it)
+            # must alias the name its memories carry, or accepting it changes nothing.
+            alias = ws.recorded_name(self.storage.conn, alias)
+            canonical_name = ws.recorded_name(self.storage.conn, canonical)
+            target = ws.canonical(self.storage.conn, canonical_name) if accepted else canonical_name
             if accepted and target == alias:
-                raise InvalidInput(f"{canonical!r} is already an alias of {alias!r}", field="canonical")
+                raise InvalidInput(f"{canonical_name!r} is already an alias of {alias!r}", field="canonical")
             # Strict: a user may pull a name into their own workspace, never push one elsewhere.
             self.check_workspace(target, field="canonical")
             event = WorkspaceAliasSet(alias=alias, canonical=target, accepted=accepted)
