@@ -23,7 +23,9 @@ def app(db_path: Path) -> Iterator[LedgerApp]:
     store = EventStore(db_path)
     stream = uuid7()
     event = MemoryRecorded(memory=stream, content="aurora ports are 7000-7100")
-    store.append([NewEvent(data=event, stream_id=stream, event_time="2025-01-01T00:00:00.000000Z", workspace="Aurora ")])
+    store.append(
+        [NewEvent(data=event, stream_id=stream, event_time="2025-01-01T00:00:00.000000Z", workspace="Aurora ")]
+    )
     store.close()
     app = LedgerApp(Settings(db=str(db_path), client="test"))
     yield app
