@@ -42,6 +42,21 @@ def test_paraphrases_are_not_disagreements(left: str, right: str) -> None:
     assert disagreement(left, right) is None
 
 
+@pytest.mark.parametrize(
+    ("detailed", "plain"),
+    [
+        ("we need 3 servers for the launch", "we need servers for the launch"),
+        ("The budget of 50k was approved by finance", "The budget was approved by finance"),
+        ("预算是5万", "预算已经批准"),
+        ("The launch is on 2025-07-01", "The launch is soon"),
+    ],
+)
+def test_a_number_or_date_on_one_side_only_is_detail_not_disagreement(detailed: str, plain: str) -> None:
+    """Each rule compares what *both* sides state: one side's number or date alone is no notice."""
+    assert disagreement(detailed, plain) is None
+    assert disagreement(plain, detailed) is None
+
+
 def test_the_parts() -> None:
     assert numbers(normalize_text("we need 3 servers and 5万 yuan")) == ["3", "50000"]
     found, rest = dates(normalize_text("ship on 2025-07-01 with 3 servers"))
