@@ -25,8 +25,10 @@ from typing import Any
 import apsw
 import msgspec
 
+from fact_ledger.ledger.sql import marks
 from fact_ledger.ledger.text import analyse
 from fact_ledger.projections import knn
+from fact_ledger.projections.ranking import WORKSPACE_BONUS
 from fact_ledger.projections.search import Hit, SearchFilters, search, text_pool
 from fact_ledger.projections.sections import ROWID_SHIFT
 
@@ -58,7 +60,7 @@ def hybrid_search(
     )
     if not pooled.ids:
         return [], 0
-    fused = fuse(pooled, weights)
+    fused = fuse(pooled, weights, _in_workspaces(conn, pooled.ids, boost_workspace))
     return (
         [
             Hit(memory_id, score, memory_id in pooled.phrase, pooled.section.get(memory_id))
@@ -118,12 +120,26 @@ def candidates(
     )
 
 
-def fuse(pool: Pool, weights: tuple[float, float]) -> list[tuple[int, float]]:
-    """Min-max normalised weighted sum over the union, best first (ties: the newer memory)."""
+def _in_workspaces(conn: apsw.Connection, ids: list[int], boost: str | tuple[str, ...] | None) -> frozenset[int]:
+    """The candidates stored in the boosted workspaces (weak isolation: the caller's own)."""
+    names = (boost,) if isinstance(boost, str) else boost or ()
+    if not names or not ids:
+        return frozenset()
+    rows = conn.execute(
+        f"SELECT m.memory_id FROM json_each(?) j CROSS JOIN memories m ON m.memory_id = j.value "
+        f"WHERE m.workspace IN ({marks(len(names))})",
+        (msgspec.json.encode(ids).decode(), *names),
+    )
+    return frozenset(r[0] for r in rows)
+
+
+def fuse(pool: Pool, weights: tuple[float, float], boosted: frozenset[int] = frozenset()) -> list[tuple[int, float]]:
+    """Min-max normalised weighted sum over the union, best first (ties: the newer memory);
+    the phrase bonus, and the workspace bonus for ``boosted``, on top."""
     ids = pool.ids
     text_n = _min_max({i: pool.text.get(i, 0.0) for i in ids})
     cos_n = _min_max({i: pool.similarity.get(i, 0.0) for i in ids})
-    bonus = {i: PHRASE_BONUS for i in pool.phrase}
+    bonus = {i: PHRASE_BONUS * (i in pool.phrase) + WORKSPACE_BONUS * (i in boosted) for i in ids}
     out = [(i, round(weights[0] * text_n[i] + weights[1] * cos_n[i] + bonus.get(i, 0.0), 6)) for i in ids]
     out.sort(key=lambda h: (-h[1], -h[0]))
     return out

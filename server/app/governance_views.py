@@ -7,12 +7,11 @@ Nothing here writes. The helpers that load memories and conflicts with the works
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
-from fact_ledger.ledger.arbiter import Side, arbitrate_set
 from fact_ledger.ledger.arbiter import arbitrate as arbitrate_pair
+from fact_ledger.ledger.arbiter import with_ids
 from fact_ledger.ledger.claims import Claim, key_tokens
 from fact_ledger.ledger.errors import InvalidInput, LedgerError, NotFound
 from fact_ledger.ledger.facts import ConflictFacts, MemoryFacts, Policy
@@ -23,6 +22,7 @@ from fact_ledger.projections import workspaces as ws
 from fact_ledger.projections.confirmations import agent_asserted
 from fact_ledger.server.app import paging
 from fact_ledger.server.app.service import Service
+from fact_ledger.server.app.set_verdicts import set_verdict, shown_verdict
 from fact_ledger.server.app.storage import storage_call
 
 CONFLICT_STATES = ("open", "judged", "resolved", "all")
@@ -68,8 +68,15 @@ class GovernanceViews(Service):
         """The verdict over a set's current members. The leader beats every other member exactly
         when it beats the runner-up, so without ``ranking`` only the best two are read (SQL
         sorts them): a set of a thousand costs what a set of two does."""
-        sides = [Side(**r) for r in conflicts_model.ranked_members(self.conn, conflict_id, -1 if ranking else 2)]
-        return arbitrate_set(sides, review_agent_conflicts=self.settings.policy.review_agent_conflicts)
+        return set_verdict(
+            self.conn, conflict_id, review_agent_conflicts=self.settings.policy.review_agent_conflicts, ranking=ranking
+        )
+
+    def _shown_verdict(self, row: dict[str, Any], *, ranking: bool = False) -> dict[str, Any]:
+        """The verdict answers show: from the members as they are now and how the set ended."""
+        return shown_verdict(
+            self.conn, row, review_agent_conflicts=self.settings.policy.review_agent_conflicts, ranking=ranking
+        )
 
     def standings(self, memory_ids: list[int]) -> dict[int, dict[str, Any]]:
         """Each memory's standing in its (oldest) unresolved claim set: leader or challenger."""
@@ -157,9 +164,9 @@ class GovernanceViews(Service):
             if view["has_more"]:
                 view["next_offset"] = offset + limit
             view["judgments"] = conflicts_model.judgments_of(self.conn, cid)
-            view["pairwise"] = conflicts_model.pairs_of(self.conn, cid)
-            if row["state"] != "resolved":
-                view["current_verdict"] = self._set_verdict(cid, ranking=True)
+            pairs = conflicts_model.pairs_of(self.conn, cid)
+            view["pairwise"] = [{**p, "verdict": with_ids(p["verdict"], *p["members"])} for p in pairs]
+            view["current_verdict"] = self._shown_verdict(row, ranking=True)
         return {"ok": True, "conflict": view}
 
     @storage_call
@@ -222,11 +229,7 @@ class GovernanceViews(Service):
     def _conflict_view(self, row: dict[str, Any]) -> dict[str, Any]:
         """A claim set as lists show it: members' ids (the first 20), never their values."""
         cid = row["conflict_id"]
-        if row["state"] == "resolved":
-            verdict = {**json.loads(row["verdict"]), "winner_id": row["winner_id"]}
-        else:
-            verdict = self._set_verdict(cid)
-            verdict.pop("ranking", None)
+        verdict = self._shown_verdict(row)
         members = [m["memory_id"] for m in conflicts_model.members_of(self.conn, cid, limit=MEMBERS_LISTED)]
         return {
             "conflict_id": cid,

@@ -1,7 +1,8 @@
 """Workspaces: alias governance and the isolation rules that use it (a service of the facade).
 
 Isolation (``LEDGER_ISOLATION``): ``none`` ignores workspaces unless a filter names one;
-``weak`` ranks the caller's workspace first; ``strict`` hard-filters searches to the caller's
+``weak`` ranks the caller's workspace first (+0.2 in full-text and hybrid scores: of two
+equal matches the caller's comes first); ``strict`` hard-filters searches to the caller's
 workspace and refuses by-id access to any other with ``forbidden_workspace``. Every check
 compares *canonical* names, so an accepted alias joins the two names for reading and for
 isolation alike.

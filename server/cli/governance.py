@@ -25,7 +25,11 @@ from fact_ledger.server.cli.output import (
 
 
 def _verdict_lines(verdict: dict[str, Any]) -> None:
-    if verdict["winner_side"] is None:
+    """A verdict in words: a pair's (``compare``, ``arbitrate``: ``winner_side``) or a claim set's
+    (``decided_by``: who won and by what, as the members stand now)."""
+    if "winner_side" not in verdict:
+        _set_verdict_lines(verdict)
+    elif verdict["winner_side"] is None:
         out_console.print("[yellow]no winner[/yellow]: manual review needed")
     else:
         review = " [yellow](manual review requested)[/yellow]" if verdict["manual_review"] else ""
@@ -38,12 +42,33 @@ def _verdict_lines(verdict: dict[str, Any]) -> None:
         out_console.print(f"  - {reason}", markup=False, highlight=False)
 
 
+def _set_verdict_lines(verdict: dict[str, Any]) -> None:
+    out_console.print(f"verdict: {_set_outcome(verdict)}", highlight=False)
+
+
+def _set_outcome(verdict: dict[str, Any]) -> str:
+    """One phrase: ``#2 won by resolve_conflict``, ``#2 leads by event_time``, ``no leader: ...``."""
+    decided_by, rule, winner = verdict.get("decided_by"), verdict.get("rule"), verdict.get("winner_id")
+    review = " (manual review requested)" if verdict.get("manual_review") and winner is not None else ""
+    judged = verdict.get("judgment")
+    judgment = f"; judgment {judged['judgment_id']} says #{judged['winner_id']}" if judged else ""
+    if decided_by in (None, "rules"):
+        if winner is None:
+            return f"no leader: no rule separates the best members, a person should decide{judgment}"
+        return f"#{winner} leads by {rule}{review}{judgment}"
+    if decided_by == "keep_all":
+        return "all values kept (keep_all)"
+    if winner is None:
+        return f"settled by {decided_by}, no member won"
+    by = f"{decided_by} ({rule})" if rule else decided_by
+    return f"#{winner} won by {by}"
+
+
 def _conflict_line(c: dict[str, Any]) -> None:
     claim = c["claim"]
-    leader = f"#{c['leader_id']} leads" if c.get("leader_id") else "no leader"
     out_console.print(
         f"[cyan]conflict {c['conflict_id']}[/cyan] ({c['state']}) {claim['subject']} "
-        f"{claim['attribute']}: {c['member_count']} members, {leader}",
+        f"{claim['attribute']}: {c['member_count']} members, {_set_outcome(c['verdict'])}",
         highlight=False,
     )
 
@@ -107,6 +132,13 @@ def conflict_detail(obj: CliContext, conflict_id: int) -> None:
             )
             out_console.print(m["content"], markup=False, highlight=False)
         _verdict_lines(c.get("current_verdict") or c["verdict"])
+        for j in c.get("judgments", ()):
+            out_console.print(
+                f"judgment {j['judgment_id']}: #{j['winner_id']} should win — {j['rationale'] or 'no rationale'} "
+                f"({j['actor']}, {j['recorded_at']})",
+                markup=False,
+                highlight=False,
+            )
 
     emit(obj, obj.app.conflict_detail(conflict_id), human)
 

@@ -5,7 +5,8 @@ snippet around the first query word; overlong subjects and tag lists are cut too
 ``truncated: true``; ``read`` has the full memory).
 Verdicts embedded in lists (the conflicts a ``remember`` reports, the ``conflicts`` view) drop
 the boilerplate an agent has already seen: the fixed ``rule_order`` and the reasons of the rules
-that did not decide (``compare``, ``arbitrate`` and ``conflict_detail`` keep the whole verdict).
+that did not decide (a resolved set keeps the line saying how it ended, a judged one its
+judgment; ``compare``, ``arbitrate`` and ``conflict_detail`` keep the whole verdict).
 ``notices`` are merged, de-duplicated and capped at three short items.
 Items of every list (find results, conflicts, audit events, history versions, timeline
 intervals) leave out what says nothing: null, empty-string and empty-list fields other than the
@@ -125,9 +126,11 @@ def _brief_conflict(conflict: Any) -> Any:
     if not isinstance(verdict, dict):
         return conflict
     brief = {k: v for k, v in verdict.items() if k != "rule_order"}
-    rule, reasons = verdict.get("rule"), verdict.get("reasons")
-    if rule and isinstance(reasons, list):
-        deciding = [r for r in reasons if isinstance(r, str) and r.split(":", 1)[0] == rule]
+    reasons = verdict.get("reasons")
+    # What decided: the deciding rule's line, how a resolved set ended, a judged set's judgment.
+    keep = {verdict.get("rule"), verdict.get("decided_by"), "judgment"} - {None, "rules"}
+    if isinstance(reasons, list) and keep:
+        deciding = [r for r in reasons if isinstance(r, str) and r.split(":", 1)[0] in keep]
         brief["reasons"] = deciding or reasons
     return {**conflict, "verdict": brief}
 

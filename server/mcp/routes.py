@@ -380,7 +380,8 @@ TOPICS = {
     "trust, confidence, newer ingest. user_confirmed sent by an agent is recorded agent_asserted: "
     "not locked, ranked as agent_generated; only the user confirms (confirm, asked when possible). "
     "event_time may not be before 1900 or over a day ahead.",
-    "workspaces": "Isolation (LEDGER_ISOLATION): none; weak ranks your workspace first; strict only "
+    "workspaces": "Isolation (LEDGER_ISOLATION): none; weak ranks your workspace first (+0.2: of equal "
+    "matches yours comes first; others' still appear); strict only "
     "sees your workspace (forbidden_workspace otherwise). memory_govern accept/reject "
     "{alias, canonical} joins two names; memory_review workspaces lists suggestions.",
     "paging": "find, conflicts, audit, history and timeline answer has_more and next_cursor (null on the "
