@@ -17,20 +17,21 @@ count before normalising — the mean over the whole text, up to windowed attent
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
-from fact_ledger.projections.gguf_header import GGUFHeaderError, GGUFInfo, read_gguf_header
 from fact_ledger.projections.llama_encoder import EncoderError, LlamaEncoder
-
-QUERY_PREFIX_KEY = "fact_ledger.embedding.query_prefix"
-PASSAGE_PREFIX_KEY = "fact_ledger.embedding.passage_prefix"
-MAX_CONTEXT = 128  # tokens per window (docs/search.md says why)
+from fact_ledger.projections.model_file import (  # noqa: F401 (re-exported: the writer and install use them)
+    MAX_CONTEXT,
+    PASSAGE_PREFIX_KEY,
+    QUERY_PREFIX_KEY,
+    ModelFileError,
+    inspect_model,
+    model_id_for,
+)
 
 
 def embedding_threads(configured: int = 0) -> int:
@@ -46,13 +47,6 @@ def embedding_threads(configured: int = 0) -> int:
 
 class EmbedderUnavailable(Exception):
     """No embeddings: the model is missing, corrupt or cannot be run here."""
-
-
-def model_id_for(path: str, info: GGUFInfo) -> str:
-    """``name@hash``: the model's name and the first 12 hex digits of the file's sha256."""
-    with open(path, "rb") as handle:
-        digest = hashlib.file_digest(handle, "sha256").hexdigest()
-    return f"{info.get_str('general.name') or Path(path).stem}@{digest[:12]}"
 
 
 class Embedder:
@@ -122,34 +116,23 @@ class Embedder:
                 encoder.close()
 
 
-def load_embedder(path: str, n_ctx: int | None = None, threads: int = 0) -> Embedder:
+def load_embedder(path: str, n_ctx: int | None = None, threads: int = 0, digests: str | None = None) -> Embedder:
     """Load the GGUF at ``path`` (``threads`` per call, 0: one per CPU) or raise
-    :class:`EmbedderUnavailable` saying why."""
-    if not path or not os.path.isfile(path):
-        raise EmbedderUnavailable(f"embedding model not found: {path}")
+    :class:`EmbedderUnavailable` saying why; ``digests``: see :func:`projections.model_file.file_digest`."""
     try:
-        info = read_gguf_header(path)
-    except (GGUFHeaderError, OSError) as exc:
-        raise EmbedderUnavailable(f"embedding model {path} is not usable: {exc}") from None
-    arch = info.get_str("general.architecture")
-    dim = info.get_int(f"{arch}.embedding_length")
-    if not arch or not dim:
-        raise EmbedderUnavailable(f"embedding model {path} has no architecture or embedding length")
-    context = info.get_int(f"{arch}.context_length") or MAX_CONTEXT
-    n_ctx = min(n_ctx or MAX_CONTEXT, context)
-    model_id = model_id_for(path, info)
-    if n_ctx < context:  # longer texts are cut into other windows: other vectors, another id
-        model_id += f"/w{n_ctx}"
+        found = inspect_model(path, n_ctx, digests)
+    except ModelFileError as exc:
+        raise EmbedderUnavailable(str(exc)) from None
     try:
-        encoder = LlamaEncoder(path, n_ctx, embedding_threads(threads))
+        encoder = LlamaEncoder(path, found.n_ctx, embedding_threads(threads))
     except EncoderError as exc:
         raise EmbedderUnavailable(str(exc)) from None
     return Embedder(
         encoder,
-        model_id=model_id,
-        dim=dim,
-        n_ctx=n_ctx,
-        query_prefix=info.get_str(QUERY_PREFIX_KEY),
-        passage_prefix=info.get_str(PASSAGE_PREFIX_KEY),
+        model_id=found.model_id,
+        dim=found.dim,
+        n_ctx=found.n_ctx,
+        query_prefix=found.query_prefix,
+        passage_prefix=found.passage_prefix,
         path=path,
     )

@@ -7,6 +7,7 @@ result. Results are plain dicts with the keys of docs/contract.md.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -353,8 +354,14 @@ class LedgerApp:
     def semantic_problem(self) -> str | None:
         return self.semantic.semantic_problem()
 
+    def load_model_in_background(self) -> threading.Event:
+        return self.semantic.load_model_in_background()
+
     def start_vector_worker(self) -> bool:
         return self.semantic.start_vector_worker()
+
+    def lend_model(self) -> bool:
+        return self.semantic.lend_model()
 
     def warm_search(self) -> bool:
         return self.semantic.warm_search()

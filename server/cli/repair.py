@@ -62,4 +62,24 @@ def _status_lines(r: dict[str, Any]) -> None:
             out_console.print(
                 f"  {len(r['projections'])} projections up to date; search: {r['search_mode']}", highlight=False
             )
+        for line in vectors_lines(r.get("vectors") or {}):
+            out_console.print(f"  {line}", highlight=False, markup=False)
     pending_backup_line(r.get("pending_backup"))
+
+
+def vectors_lines(v: dict[str, Any]) -> list[str]:
+    """What is going on with meaning, when a model is configured: loading, failing, or vectors
+    still to make (and what makes them)."""
+    if not v.get("configured"):
+        return []
+    lines = []
+    if v.get("loading"):
+        lines.append("the embedding model is loading; find uses full text until it is ready")
+    elif v.get("problem"):
+        lines.append(f"semantic search off: {v['problem']}")
+    if v.get("pending"):
+        lines.append(
+            f"vectors pending: {v['pending']} memories await embedding; they are embedded by a running "
+            "`ledger serve` or by `ledger reembed`"
+        )
+    return lines

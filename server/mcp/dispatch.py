@@ -122,6 +122,10 @@ class LedgerTools:
         ]
         self._conflict_detail = getattr(app, "conflict_detail", None)
 
+    async def run_alone(self, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` on the facade in a worker thread while no tool call runs (start-up work)."""
+        return await self._run(fn, {}, thread=True)
+
     async def _run(
         self, fn: Callable[..., Any], kwargs: dict[str, Any], settings: Settings | None = None, *, thread: bool = False
     ) -> Any:

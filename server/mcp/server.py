@@ -26,6 +26,7 @@ import logging
 import sys
 from typing import Annotated, Any
 
+import anyio
 import mcp.types as mcp_types
 from mcp.server import MCPServer
 from mcp.server.elicitation import ElicitationResult
@@ -67,12 +68,12 @@ class _LedgerServer(MCPServer):
         return listed
 
 
-def build_server(app: LedgerApp) -> MCPServer:
-    """The four tools of the contract on one facade."""
+def build_server(app: LedgerApp, tools: LedgerTools | None = None) -> MCPServer:
+    """The four tools of the contract on one facade (through ``tools``, its dispatch)."""
     server = _LedgerServer(
         name="fact-ledger", title="fact-ledger", version=_version(), log_level="WARNING", instructions=INSTRUCTIONS
     )
-    tools = LedgerTools(app)
+    tools = tools or LedgerTools(app)
     # The advertised schemas, through the SDK's own signature reading: WithJsonSchema sets what
     # clients see while the arguments still reach our edge models unvalidated (every error in
     # our shape). The name stays optional to the SDK so a call without it gets our error too.
@@ -145,6 +146,7 @@ def _version() -> str:
 
 
 HTTP_PATH = "/mcp"  # the SDK's default streamable HTTP endpoint
+MODEL_POLL_S = 0.05  # how often start-up looks whether the model has loaded
 
 
 def start_lines(app: LedgerApp, *, http: bool, port: int, terminal: bool) -> list[str]:
@@ -170,14 +172,33 @@ def run_server(settings: Settings, *, http: bool = False, port: int = 8765) -> N
         sys.exit(1)
     for line in start_lines(app, http=http, port=port, terminal=sys.stderr.isatty()):
         print(line, file=sys.stderr, flush=True)
-    app.start_vector_worker()  # vectors follow the log in the background (when a model is set)
-    app.warm_search()  # the first find does not pay for loading the nearest-neighbour index
     app.start_log_follower()  # on a team's PostgreSQL log: pull what other machines write
     try:
-        server = build_server(app)
-        if http:
-            server.run("streamable-http", host="127.0.0.1", port=port)
-        else:
-            server.run()
+        tools = LedgerTools(app)
+        anyio.run(_serve, build_server(app, tools), tools, http, port)
     finally:
         app.close()
+
+
+async def _serve(server: MCPServer, tools: LedgerTools, http: bool, port: int) -> None:
+    async with anyio.create_task_group() as group:
+        group.start_soon(_start_semantic, tools)
+        if http:
+            await server.run_streamable_http_async(host="127.0.0.1", port=port)
+        else:
+            await server.run_stdio_async()
+        group.cancel_scope.cancel()
+
+
+async def _start_semantic(tools: LedgerTools) -> None:
+    """The embedding model loads in a thread while the server already answers (a load takes
+    seconds, longer than some clients wait for ``initialize``; ``find`` uses full text until
+    then). Once it is ready, between two tool calls, the vectors worker starts (vectors follow
+    the log in the background), the nearest-neighbour index is read, so the first ``find``
+    does not pay for it, and the model is lent to CLI calls on this database
+    (:mod:`server.app.model_lender`)."""
+    app = tools.app
+    loaded = app.load_model_in_background()
+    while not loaded.is_set():
+        await anyio.sleep(MODEL_POLL_S)
+    await tools.run_alone(lambda: (app.start_vector_worker(), app.warm_search(), app.lend_model()))

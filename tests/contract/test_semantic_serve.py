@@ -1,8 +1,9 @@
 """``ledger serve`` with a model and embedded memories: the nearest-neighbour index is loaded at
-start, so the first hybrid ``find`` does not pay for reading every vector."""
+start (once the model is), so the first hybrid ``find`` does not pay for reading every vector."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from tests.conftest import ledger_cli
@@ -17,9 +18,11 @@ def test_serve_loads_the_search_index_before_the_first_find(tmp_path: Path, tiny
     ledger_cli("reembed", "--db", str(db), env=env, check=True)
     server = LedgerServer(db, env=env).start()
     try:
-        status = server.memory("status")
+        deadline = time.monotonic() + 60  # the model loads in the background (tests/test_model_startup.py)
+        while not (status := server.memory("status"))["vectors"]["index_memories"] and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert status["search_mode"] == "vector+fts"
-        assert status["vectors"]["index_memories"] == 3  # loaded at start: no find has run yet
+        assert status["vectors"]["index_memories"] == 3  # loaded once the model was: no find has run yet
         found = server.memory("find", {"query": "which port does staging use", "limit": 3})
         assert found.ok and found["results"]
     finally:

@@ -1,0 +1,119 @@
+"""What a GGUF embedding model is, read from its file without loading it.
+
+:func:`inspect_model` checks the header (:mod:`projections.gguf_header`) and returns the model's
+identity, dimension, context and prefixes. It imports neither numpy nor llama.cpp and reads no
+weights, so ``ledger status`` can say whether the stored vectors are the configured model's
+without paying for a model load (seconds); :func:`projections.embedding.load_embedder` uses it
+before it hands the file to llama.cpp.
+
+The identity is ``name@hash``: the model's name and the first 12 hex digits of the file's
+sha256, which takes ~0.1 s for a 74 MB model. A caller that asks often passes ``digests``, a
+small JSON file of digests keyed by the file's path, size and modification time, so the hash is
+computed once per model file rather than once per command.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from fact_ledger.projections.gguf_header import GGUFHeaderError, GGUFInfo, read_gguf_header
+
+QUERY_PREFIX_KEY = "fact_ledger.embedding.query_prefix"
+PASSAGE_PREFIX_KEY = "fact_ledger.embedding.passage_prefix"
+MAX_CONTEXT = 128  # tokens per window (docs/search.md says why)
+
+
+class ModelFileError(Exception):
+    """The file is missing or is not a GGUF embedding model this process will hand to llama.cpp."""
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    path: str
+    model_id: str
+    dim: int
+    n_ctx: int
+    query_prefix: str
+    passage_prefix: str
+
+
+def inspect_model(path: str, n_ctx: int | None = None, digests: str | None = None) -> ModelFile:
+    """The model at ``path`` as :func:`projections.embedding.load_embedder` would load it (``n_ctx``
+    tokens per window, at most the model's context), or :class:`ModelFileError` saying why not."""
+    if not path or not os.path.isfile(path):
+        raise ModelFileError(f"embedding model not found: {path}")
+    try:
+        info = read_gguf_header(path)
+    except (GGUFHeaderError, OSError) as exc:
+        raise ModelFileError(f"embedding model {path} is not usable: {exc}") from None
+    arch = info.get_str("general.architecture")
+    dim = info.get_int(f"{arch}.embedding_length")
+    if not arch or not dim:
+        raise ModelFileError(f"embedding model {path} has no architecture or embedding length")
+    context = info.get_int(f"{arch}.context_length") or MAX_CONTEXT
+    window = min(n_ctx or MAX_CONTEXT, context)
+    try:
+        model_id = model_id_for(path, info, digests)
+    except OSError as exc:
+        raise ModelFileError(f"embedding model {path} cannot be read: {exc}") from None
+    if window < context:  # longer texts are cut into other windows: other vectors, another id
+        model_id += f"/w{window}"
+    return ModelFile(
+        path=path,
+        model_id=model_id,
+        dim=dim,
+        n_ctx=window,
+        query_prefix=info.get_str(QUERY_PREFIX_KEY),
+        passage_prefix=info.get_str(PASSAGE_PREFIX_KEY),
+    )
+
+
+def model_id_for(path: str, info: GGUFInfo, digests: str | None = None) -> str:
+    """``name@hash``: the model's name and the first 12 hex digits of the file's sha256."""
+    return f"{info.get_str('general.name') or Path(path).stem}@{file_digest(path, digests)[:12]}"
+
+
+def file_digest(path: str, digests: str | None = None) -> str:
+    """The sha256 of the file at ``path``, from the ``digests`` file when it holds one for this
+    path, size and modification time (and recorded there otherwise; a cache that cannot be read
+    or written is ignored)."""
+    stat = os.stat(path)
+    key = os.path.realpath(path)
+    stamp = [stat.st_size, stat.st_mtime_ns]
+    known = _read_digests(digests) if digests else {}
+    entry = known.get(key)
+    if isinstance(entry, dict) and entry.get("stamp") == stamp and isinstance(entry.get("sha256"), str):
+        return entry["sha256"]
+    with open(path, "rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    if digests:
+        known[key] = {"stamp": stamp, "sha256": digest}
+        _write_digests(digests, known)
+    return digest
+
+
+def _read_digests(path: str) -> dict[str, object]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            loaded = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _write_digests(path: str, known: dict[str, object]) -> None:
+    """Replace the file at once (a reader never sees half of it; of two writers, one wins)."""
+    try:
+        folder = os.path.dirname(path) or "."
+        os.makedirs(folder, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".digests-", suffix=".json")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(known, out)
+        os.replace(temporary, path)
+    except OSError:
+        return

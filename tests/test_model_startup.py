@@ -1,0 +1,195 @@
+"""The model must not tax every command: ``status`` never loads it, ``serve`` answers at once and
+loads it in the background, and what makes the vectors is said (issue 29, points 6 and 7).
+
+Every test runs the real CLI in a subprocess through tests/model_probe.py, which records each
+load of the encoder (the one place llama.cpp loads a model) in a marker file and can hold a load
+back until the test opens a gate: a model slow to load, as a real one is on a busy host.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fact_ledger.server.app.model_lender import socket_path
+from fact_ledger.server.config import views_beside
+from tests.conftest import REPO, ledger_cli
+from tests.contract.conftest import LedgerServer
+
+pytest.importorskip("llama_cpp")
+
+PROBE = str(REPO / "tests" / "model_probe.py")
+TEXTS = ("the staging server listens on port 8080", "the budget is 50k", "my dog likes coffee")
+
+
+def probe(marker: Path, *args: str, env: dict[str, str], gate: str = "-") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, PROBE, str(marker), gate, "--", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
+        cwd=REPO,
+    )
+
+
+def loads(marker: Path) -> list[str]:
+    return marker.read_text().splitlines() if marker.exists() else []
+
+
+@pytest.fixture
+def ledger(tmp_path: Path, tiny_gguf: Path) -> tuple[Path, dict[str, str]]:
+    db = tmp_path / "ledger.db"
+    env = {"LEDGER_EMBEDDING_MODEL": str(tiny_gguf)}
+    for text in TEXTS:
+        ledger_cli("remember", text, "--db", str(db), env=env, check=True)
+    return db, env
+
+
+def test_status_reads_the_model_file_but_never_loads_the_model(
+    ledger: tuple[Path, dict[str, str]], tmp_path: Path, tiny_gguf: Path
+) -> None:
+    db, env = ledger
+    marker = tmp_path / "status.marker"
+    done = probe(marker, "status", "--db", str(db), "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    assert loads(marker) == []  # no encoder was made, and llama.cpp's bindings were never imported
+    status = json.loads(done.stdout)
+    assert status["search_mode"] == "fts"
+    vectors = status["vectors"]
+    assert (vectors["pending"], vectors["loading"], vectors["configured"], vectors["problem"]) == (3, False, True, None)
+
+    # the probe sees a load when there is one: find from the CLI loads the model
+    found_marker = tmp_path / "find.marker"
+    found = probe(found_marker, "find", "staging port", "--db", str(db), "--json", env=env)
+    assert found.returncode == 0 and loads(found_marker)[:2] == [f"load {tiny_gguf}", "loaded"]
+
+    ledger_cli("reembed", "--db", str(db), env=env, check=True)
+    done = probe(marker, "status", "--db", str(db), "--json", env=env)
+    status = json.loads(done.stdout)
+    # the stored vectors are the configured model's: said from the file's identity, not a load
+    assert status["search_mode"] == "vector+fts" and status["vectors"]["pending"] == 0
+    assert loads(marker) == []
+
+
+def test_status_says_that_vectors_are_pending_and_what_embeds_them(ledger: tuple[Path, dict[str, str]]) -> None:
+    db, env = ledger
+    lines = ledger_cli("status", "--db", str(db), env=env, check=True).stdout.splitlines()
+    assert lines[-1] == (
+        "  vectors pending: 3 memories await embedding; they are embedded by a running `ledger serve` "
+        "or by `ledger reembed`"
+    )
+    ledger_cli("reembed", "--db", str(db), env=env, check=True)
+    lines = ledger_cli("status", "--db", str(db), env=env, check=True).stdout.splitlines()
+    assert lines[-1].endswith("search: vector+fts") and not any("pending" in line for line in lines)
+    ledger_cli("remember", "the deploy window is friday", "--db", str(db), env=env, check=True)
+    lines = ledger_cli("status", "--db", str(db), env=env, check=True).stdout.splitlines()
+    assert lines[-1].startswith("  vectors pending: 1 memories await embedding")
+
+
+def test_status_says_why_a_configured_model_is_off(tmp_path: Path) -> None:
+    db = tmp_path / "ledger.db"
+    env = {"LEDGER_EMBEDDING_MODEL": str(tmp_path / "nowhere.gguf")}
+    ledger_cli("remember", "a fact", "--db", str(db), env=env, check=True)
+    done = ledger_cli("status", "--db", str(db), "--json", env=env, check=True)
+    vectors = json.loads(done.stdout)["vectors"]
+    assert vectors["pending"] is None and "not found" in vectors["problem"]
+    lines = ledger_cli("status", "--db", str(db), env=env, check=True).stdout.splitlines()
+    assert lines[-1] == f"  semantic search off: embedding model not found: {tmp_path / 'nowhere.gguf'}"
+
+
+class ProbedServer(LedgerServer):
+    """``ledger serve`` under the probe: its model load waits for ``gate``."""
+
+    def __init__(self, db: Path, marker: Path, gate: Path, env: dict[str, str]) -> None:
+        super().__init__(db, env=env)
+        self.params.args = [PROBE, str(marker), str(gate), "--", "serve", "--db", str(db)]
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 60) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"not within {timeout} s")
+
+
+def test_serve_answers_while_the_model_loads_then_uses_it(
+    ledger: tuple[Path, dict[str, str]], tmp_path: Path, tiny_gguf: Path
+) -> None:
+    db, env = ledger
+    marker, gate = tmp_path / "serve.marker", tmp_path / "gate"
+    server = ProbedServer(db, marker, gate, env)
+    # initialize is answered (start() returns) while the load is held back: before, serve loaded
+    # the model before it read its first message, and this start never returned
+    server.start()
+    try:
+        wait_for(lambda: loads(marker) == [f"load {tiny_gguf}"])  # the load began, in the background
+        status = server.memory("status")
+        assert status["search_mode"] == "fts"
+        assert status["vectors"]["loading"] is True and status["vectors"]["pending"] == 3
+        found = server.memory("find", {"query": "staging port"})
+        assert found.ok and found["results"][0]["content"] == TEXTS[0]  # full text meanwhile
+        assert not any("semantic search off" in n for n in found.body.get("notices", []))
+        gate.touch()
+        # loaded: the worker embeds what is pending, and find uses the vectors
+        ready = wait_for(lambda: (s := server.memory("status"))["search_mode"] == "vector+fts" and s)
+        assert ready["vectors"]["loading"] is False and ready["vectors"]["problem"] is None
+        wait_for(lambda: server.memory("status")["vectors"]["pending"] == 0)
+        assert loads(marker)[:2] == [f"load {tiny_gguf}", "loaded"]
+    finally:
+        server.close()
+    assert "Traceback" not in server.stderr
+
+
+def test_serve_with_a_model_that_fails_says_so_once_loaded(tmp_path: Path) -> None:
+    db = tmp_path / "ledger.db"
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF but not really")
+    server = LedgerServer(db, env={"LEDGER_EMBEDDING_MODEL": str(broken)}).start()
+    try:
+        status = wait_for(lambda: (s := server.memory("status"))["vectors"]["loading"] is False and s)
+        assert status["search_mode"] == "fts" and "not usable" in status["vectors"]["problem"]
+        first = server.memory("remember", {"content": "a fact"})
+        assert any("semantic search off" in n for n in first.body.get("notices", []))
+    finally:
+        server.close()
+    assert "Traceback" not in server.stderr
+
+
+def test_cli_find_borrows_the_model_of_a_running_serve(
+    ledger: tuple[Path, dict[str, str]], tmp_path: Path, tiny_gguf: Path
+) -> None:
+    db, env = ledger
+    ledger_cli("reembed", "--db", str(db), env=env, check=True)
+    lent = socket_path(views_beside(str(db)))
+    assert lent is not None
+    nonsense = "qqzx vvkw"  # no memory has these words: what is found comes from the vectors
+
+    def find(marker: Path) -> list[int]:
+        done = probe(marker, "find", nonsense, "--db", str(db), "--json", env=env)
+        assert done.returncode == 0, done.stderr
+        return [r["memory_id"] for r in json.loads(done.stdout)["results"]]
+
+    server = LedgerServer(db, env=env).start()
+    try:
+        wait_for(lent.exists)  # the model is loaded and lent
+        borrowed = find(tmp_path / "borrowed.marker")
+        assert loads(tmp_path / "borrowed.marker") == []  # the CLI loaded no model of its own
+        served = server.memory("find", {"query": nonsense})
+        assert borrowed and borrowed == [r["memory_id"] for r in served["results"]]
+    finally:
+        server.close()
+    assert not lent.exists()  # the server took its socket away
+    own = find(tmp_path / "own.marker")
+    assert loads(tmp_path / "own.marker")[:2] == [f"load {tiny_gguf}", "loaded"] and own == borrowed
