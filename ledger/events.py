@@ -83,10 +83,12 @@ class DuplicateSighted(Event, frozen=True, kw_only=True, omit_defaults=True):
 
 class Confirmed(Event, frozen=True, kw_only=True, omit_defaults=True):
     """A memory confirmed: it becomes ``user_confirmed`` and locked; ``authorization`` is the
-    channel that confirmed it."""
+    channel that confirmed it. ``confidence`` is what the confirmation sets (1.0 when a person
+    confirmed through the user channel; absent: unchanged, as in events written before it)."""
 
     memory: str
     authorization: str = AUTH_AGENT
+    confidence: float | None = None
 
 
 class MemoryUnlocked(Event, frozen=True, kw_only=True, omit_defaults=True):

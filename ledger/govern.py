@@ -57,7 +57,14 @@ def decide_confirm(memory: MemoryFacts, *, authorization: str, conflicts: Sequen
     ):
         return []
     return [
-        (memory.stream_id, Confirmed(memory=memory.stream_id, authorization=authorization)),
+        (
+            memory.stream_id,
+            Confirmed(
+                memory=memory.stream_id,
+                authorization=authorization,
+                confidence=1.0 if authorization == AUTH_USER else None,  # a person vouches for it whole
+            ),
+        ),
         *reopen(conflicts, memory, "was confirmed"),
     ]
 

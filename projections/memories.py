@@ -389,6 +389,8 @@ def _fold_state(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent, 
             row["confirmed_via"] = ""
     elif isinstance(data, Confirmed):
         row.update(source_type="user_confirmed", protection="locked", confirmed_via=data.authorization)
+        if data.confidence is not None:
+            row["confidence"] = data.confidence
     elif isinstance(data, MemoryUnlocked):
         row["protection"] = "normal"
     elif isinstance(data, MemoryRetired):

@@ -175,7 +175,10 @@ class TimelineProjector:
         elif isinstance(data, MemoryUpdated):
             _update(conn, event, data)
         elif isinstance(data, Confirmed):
-            _change(conn, event, data.memory, {"source_type": "user_confirmed", "protection": "locked"})
+            confirmed: dict[str, Any] = {"source_type": "user_confirmed", "protection": "locked"}
+            if data.confidence is not None:
+                confirmed["confidence"] = data.confidence
+            _change(conn, event, data.memory, confirmed)
         elif isinstance(data, MemoryUnlocked):
             _change(conn, event, data.memory, {"protection": "normal"})
         elif isinstance(data, MemoryRetired):

@@ -2,18 +2,21 @@
 
 Events name what they touch by stream (a UUID: ``"memory": "01a2…"``), which no tool accepts.
 ``history`` and ``audit`` show payloads with those references as the ids the tools take
-(``memory_id``, ``conflict_id``, ``judgment_id``; judgment ``pins`` keyed by memory id), and
+(``memory_id``, ``conflict_id``, ``judgment_id``; a retraction's ``ref_id`` and ``by_id``;
+judgment ``pins`` keyed by memory id; a set's opening ``verdict`` with ``leader_id``), and
 each audited event names the memory or conflict its stream belongs to. A stream that no read
 model knows (it cannot happen on a consistent ledger) keeps its original key and value.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fact_ledger.projections.audit import stream_owner
 
-MEMORY_KEYS = ("memory", "loser", "winner", "left", "right", "member")
+MEMORY_KEYS = ("memory", "loser", "winner", "left", "right", "member", "by", "ref")
+WRITER = re.compile(r"#0\b")  # how a set's opening verdict names the writer, which had no id yet
 
 
 class StreamIds:
@@ -41,8 +44,23 @@ class StreamIds:
                 out[key] = [self.payload(m) if isinstance(m, dict) else m for m in value]
             elif key == "pins" and isinstance(value, dict):
                 out[key] = {str(k[1]) if (k := self.of(s)) else s: v for s, v in value.items()}
+            elif key == "verdict" and isinstance(value, dict):
+                out[key] = self.verdict(value, payload.get("members"))
             else:
                 out[key] = value
+        return out
+
+    def verdict(self, verdict: dict[str, Any], members: Any) -> dict[str, Any]:
+        """A claim set's opening verdict: its ``leader`` stream as ``leader_id``, and the writer
+        (the last member; ``#0`` in the reasons: it had no id when the verdict was taken) by its id."""
+        out = dict(verdict)
+        if "leader" in out:
+            found = self.of(out.pop("leader"))
+            out["leader_id"] = found[1] if found else None
+        last = members[-1] if isinstance(members, (list, tuple)) and members else None
+        found = self.of(last.get("memory")) if isinstance(last, dict) else None
+        if found is not None and isinstance(out.get("reasons"), list):
+            out["reasons"] = [WRITER.sub(f"#{found[1]}", r) if isinstance(r, str) else r for r in out["reasons"]]
         return out
 
     def owner(self, stream: str) -> dict[str, int]:

@@ -193,10 +193,22 @@ class Writes(Service):
         stored = outcome.events
         row = mem.by_id(self.conn, memory_id)
         assert row is not None
-        return {
+        result = {
             "ok": True,
             "memory_id": memory_id,
             "version": row["version"],
             **self.governance.write_report(stored, memory_id),
             **self.governance.conflict_changes(stored),
         }
+        if any(getattr(e.data, "derived_from_confirmed", False) for e in stored):
+            # Labels never lie (ledger.decide.decide_update): say so, the change was not silent.
+            result["relabelled"] = {
+                "from": "user_confirmed",
+                "source_type": row["source_type"],
+                "protection": row["protection"],
+            }
+            result["notices"] = [
+                f"#{memory_id} was user_confirmed: a change that is not the user's makes it "
+                f"{row['source_type']} and {row['protection']} (confirm it again to make it the user's word)"
+            ]
+        return result
