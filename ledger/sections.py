@@ -26,6 +26,10 @@ from dataclasses import dataclass
 
 DEFAULT_THRESHOLD = 4000  # characters: shorter memories are not split
 DEFAULT_TARGET = 1500  # characters per section, at most (about 400 English tokens)
+# A fact this short is always shown whole: a snippet budget cuts long memories only, since a
+# short fact cut mid-value ("moved to https://vpn.acme.d…") answers nothing. The MCP reply
+# (server/mcp/compact.py), the CLI and section snippets share this one rule.
+WHOLE_FACT_CHARS = 300
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
@@ -120,9 +124,16 @@ def _cut_long(text: str, start: int, end: int, target: int) -> list[tuple[int, i
     return out
 
 
+def shown_whole(text: str) -> bool:
+    """Whether ``text`` is short enough that no answer may cut it (:data:`WHOLE_FACT_CHARS`)."""
+    return len(text) <= WHOLE_FACT_CHARS
+
+
 def snippet(text: str, terms: list[str], width: int = 240) -> str:
     """About ``width`` characters of ``text`` around the first query term found (case-folded),
-    cut at spaces where there are any, with "…" where text was left out."""
+    cut at spaces where there are any, with "…" where text was left out; a short text whole."""
+    if shown_whole(text):
+        return " ".join(text.split())
     lowered = text.casefold()
     hits = [i for i in (lowered.find(t.casefold()) for t in terms if t) if i >= 0]
     centre = min(hits) if hits else 0

@@ -1,8 +1,9 @@
 """Keep results small: an agent pays for every byte of a tool result in its context window.
 
-``find`` results share a byte budget: short contents are kept whole, long ones become a
-snippet around the first query word; overlong subjects and tag lists are cut too (each marked
-``truncated: true``; ``read`` has the full memory).
+``find`` results share a byte budget: a fact of at most 300 characters is always kept whole
+(``ledger.sections.shown_whole``: a fact cut mid-value answers nothing), and the budget left is
+shared by the longer ones, which become a snippet around the first query word; overlong subjects
+and tag lists are cut too (each marked ``truncated: true``; ``read`` has the full memory).
 Verdicts embedded in lists (the conflicts a ``remember`` reports, the ``conflicts`` view) drop
 the boilerplate an agent has already seen: the fixed ``rule_order`` and the reasons of the rules
 that did not decide (a resolved set keeps the line saying how it ended, a judged one its
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import json
 from typing import Any
+
+from fact_ledger.ledger.sections import shown_whole
 
 FIND_BUDGET_BYTES = 2300  # whole find result; CONTRACT: a 5-result find well under 2,500 bytes
 MIN_SNIPPET_BYTES = 160  # a trimmed content keeps at least this much when the budget allows
@@ -158,10 +161,16 @@ def _compact_find(result: dict[str, Any], query: str) -> dict[str, Any]:
         return out
     contents = [str(i.get("content", "")) for i in items]
     lengths = [len(c.encode("utf-8")) for c in contents]
-    fixed = size({**out, "results": [{**i, "content": "……", "truncated": True} for i in items]})  # worst case
-    room = FIND_BUDGET_BYTES - fixed
-    allowance = _share(lengths, room)
-    for item, text, length, allowed in zip(items, contents, lengths, allowance, strict=True):
+    whole = [shown_whole(c) for c in contents]
+    if all(whole):
+        return out
+    # Worst case: every long content a marked snippet, every short one as it is.
+    marked = [i if w else {**i, "content": "……", "truncated": True} for i, w in zip(items, whole, strict=True)]
+    fixed = size({**out, "results": marked})
+    long = [i for i, w in enumerate(whole) if not w]
+    allowance = dict(zip(long, _share([lengths[i] for i in long], FIND_BUDGET_BYTES - fixed), strict=True))
+    for n, (item, text, length) in enumerate(zip(items, contents, lengths, strict=True)):
+        allowed = allowance.get(n, length)
         if length > allowed:
             item["content"] = snippet(text, query, allowed)
             item["truncated"] = True
