@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 
 from fact_ledger.ledger.events import AUTH_USER as USER_CHANNEL
-from fact_ledger.ledger.trust import trust_of
+from fact_ledger.ledger.trust import effective_trust
 
 RULE_ORDER = ["user_confirmed/locked protection", "event_time", "source_type", "confidence", "ingest_time"]
 
@@ -68,9 +68,7 @@ def _protection_label(side: Side) -> str:
 
 def _trust(side: Side) -> int:
     """Rule 3: an agent-asserted user_confirmed label is trusted as the agent's own word."""
-    if side.source_type == "user_confirmed" and not user_backed(side):
-        return trust_of("agent_generated")
-    return trust_of(side.source_type)
+    return effective_trust(side.source_type, side.confirmed_via)
 
 
 _Rule = tuple[str, Callable[[Side], Any], Callable[[Side], str]]

@@ -23,6 +23,14 @@ def trust_of(source_type: str) -> int:
     return SOURCE_TRUST.get(source_type, SOURCE_TRUST["unknown"])
 
 
+def effective_trust(source_type: str, confirmed_via: str) -> int:
+    """The trust a memory is ranked and arbitrated by: a ``user_confirmed`` label counts only when
+    a person gave it (the user channel); an agent that asserted it is trusted as its own word."""
+    if source_type == "user_confirmed" and confirmed_via != AUTH_USER:
+        return trust_of("agent_generated")
+    return trust_of(source_type)
+
+
 def default_protection(source_type: str, authorization: str = AUTH_USER) -> str:
     """User-confirmed facts are locked the moment they are written — when a person confirmed
     them (the user channel). From the agent channel the label stays, unlocked."""

@@ -20,7 +20,7 @@ import msgspec
 
 from fact_ledger.ledger.clock import to_datetime
 from fact_ledger.ledger.text import Query, Term, analyse, fts_all, fts_any, index_text
-from fact_ledger.ledger.trust import trust_of
+from fact_ledger.ledger.trust import effective_trust
 from fact_ledger.projections import ranking
 from fact_ledger.projections.search_index import TOKEN_FIELDS, tokens
 
@@ -280,13 +280,13 @@ def _candidates(
     if not ids:
         return []
     rows = conn.execute(
-        "SELECT d.memory_id, d.tokens, m.content, m.source_type, m.event_time, m.workspace "
+        "SELECT d.memory_id, d.tokens, m.content, m.source_type, m.confirmed_via, m.event_time, m.workspace "
         "FROM json_each(?) j CROSS JOIN search_docs d ON d.memory_id = j.value "
         f"CROSS JOIN memories m ON m.memory_id = j.value {'WHERE ' + where if where else ''}",
         (_json(ids), *params),
     )
     out = []
-    for memory_id, cut, content, source_type, event_time, workspace in rows:
+    for memory_id, cut, content, source_type, confirmed_via, event_time, workspace in rows:
         subject, body, tags = cut.split(TOKEN_FIELDS)
         subject_tokens, body_tokens = subject.split(), body.split()
         label = ranking.speaker(content) if not subject_tokens else ""
@@ -297,7 +297,7 @@ def _candidates(
             ranking.Candidate(
                 memory_id=memory_id,
                 fields=(subject_tokens, body_tokens, tags.split()),
-                source_trust=trust_of(source_type),
+                source_trust=effective_trust(source_type, confirmed_via),  # an agent's "user_confirmed" is its word
                 event_time=event_time,
                 workspace=workspace,
                 phrase=memory_id in phrase,

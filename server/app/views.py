@@ -15,8 +15,10 @@ import msgspec
 
 from fact_ledger.ledger.arbiter import leaders_first
 from fact_ledger.ledger.errors import NotFound
+from fact_ledger.ledger.freshness import newest_first, template
 from fact_ledger.ledger.trust import trust_of
 from fact_ledger.projections import memories as mem
+from fact_ledger.projections.claims import slot_keys
 from fact_ledger.projections.conflicts import conflict_ids_by_memory, conflict_ids_of
 from fact_ledger.projections.search import Hit, SearchFilters
 from fact_ledger.server.app import paging
@@ -50,6 +52,25 @@ def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list
             out[-1] = msgspec.structs.replace(out[-1], score=hit.score)
         out.append(hit)
     return out
+
+
+def _newest_first(conn: Any, hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list[Hit]:
+    """Hits on one fact outside a claim set in newest-first order, in their places
+    (:func:`ledger.freshness.newest_first`); scores still fall down the list."""
+    if len(hits) < 2:
+        return hits
+    ids = [h.memory_id for h in hits]
+    rows = mem.by_ids(conn, ids)
+    slots = slot_keys(conn, ids)
+    for memory_id, row in rows.items():
+        if shape := template(row["content"]):
+            slots.setdefault(memory_id, []).append(f"{row['workspace']}\x1f{row['subject_norm']}\x1f{shape}")
+    times = {m: row["event_time"] for m, row in rows.items()}
+    order = newest_first(ids, slots, times, fixed=standing)
+    if order == ids:
+        return hits
+    by_id = {h.memory_id: h for h in hits}
+    return [msgspec.structs.replace(by_id[m], score=h.score) for m, h in zip(order, hits, strict=True)]
 
 
 class Views:
@@ -130,7 +151,7 @@ class Views:
             page = offset + limit + 1
             hits, _ = self.search(query, filters, page + STANDING_WINDOW, boost, page)
             standing = self.standings([h.memory_id for h in hits])
-            hits = _leaders_first(hits, standing)
+            hits = _newest_first(self.storage.conn, _leaders_first(hits, standing), standing)
             shown = hits[offset : offset + limit]
             rows = mem.by_ids(self.storage.conn, [h.memory_id for h in shown])
             conflicts = conflict_ids_by_memory(self.storage.conn, list(rows))

@@ -1,0 +1,74 @@
+"""Which of several answers about one fact comes first: the newest statement of it.
+
+Text ranking cannot tell an old value from a new one (both hold the query's words), and its
+recency bonus is deliberately too small to outvote the text (a one-year half-life: statements
+weeks apart differ by ~0.002). So among the hits a ``find`` looks at, statements about the same
+fact are put in event-time order, newest first, inside the places they already hold: the rest of
+the ranking does not move, and a hit that is in an unresolved claim set keeps the place its
+set's ranking gave it (:func:`ledger.arbiter.leaders_first`). Two hits state the same fact when
+
+* they share a claim key (subject and attribute: one slot, whatever its value), or
+* their texts are the same statement with other values: equal once case, punctuation and every
+  value-like token (anything with a digit, a URL, an e-mail address) are masked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from fact_ledger.ledger.text import fold
+
+_VALUE = re.compile(r"\S+://\S+|\S+@\S+\.\S+|\S*\d\S*")
+_WORD = re.compile(r"[^\W_]+")
+_MASK = "0value0"
+MIN_TEMPLATE_WORDS = 3  # "Thanks!" and "Thanks!!" are not one fact: a template needs some words
+
+
+def template(text: str) -> str:
+    """``text`` with its values masked, or "" when too few words are left to name a fact."""
+    words = _WORD.findall(_VALUE.sub(f" {_MASK} ", fold(text)))
+    if sum(1 for w in words if w != _MASK) < MIN_TEMPLATE_WORDS:
+        return ""
+    return " ".join(words)
+
+
+def newest_first(
+    ids: Sequence[int],
+    slots: Mapping[int, Iterable[str]],
+    event_times: Mapping[int, str],
+    *,
+    fixed: Iterable[int] = (),
+) -> list[int]:
+    """``ids`` (best first) with the hits that share a slot in newest-first order, in their places.
+
+    ``slots``: each hit's fact keys (claim keys, statement templates); ``fixed``: hits that keep
+    their place (members of an unresolved claim set). Ties in event time keep the given order.
+    """
+    keep = set(fixed)
+    group: dict[int, int] = {}  # hit -> its group's first hit (union of shared keys, in rank order)
+    first_with: dict[str, int] = {}
+    for memory_id in ids:
+        if memory_id in keep:
+            continue
+        roots = {group[first_with[k]] for k in slots.get(memory_id, ()) if k in first_with}
+        root = min(roots, key=ids.index) if roots else memory_id
+        for other, its_root in group.items():
+            if its_root in roots:
+                group[other] = root
+        group[memory_id] = root
+        for key in slots.get(memory_id, ()):
+            first_with.setdefault(key, memory_id)
+    members: dict[int, list[int]] = {}
+    for memory_id in ids:
+        if memory_id in group:
+            members.setdefault(group[memory_id], []).append(memory_id)
+    out = list(ids)
+    for hits in members.values():
+        if len(hits) < 2:
+            continue
+        places = [ids.index(h) for h in hits]
+        ordered = sorted(hits, key=lambda h: event_times.get(h, ""), reverse=True)  # stable: ties keep rank
+        for place, memory_id in zip(places, ordered, strict=True):
+            out[place] = memory_id
+    return out
