@@ -95,11 +95,18 @@ def _as_written(phrase: str, cased: str) -> str | None:
     return None
 
 
-def parse_value(raw: str, hint: str) -> tuple[str, str, str, str] | None:
+def name_value(display: str) -> str:
+    """The canonical form of a value read as a name, whatever it looks like ("Jun 9")."""
+    return re.sub(r"(?<=[^\x00-\x7f]) (?=[^\x00-\x7f])", "", clean_value(display))
+
+
+def parse_value(raw: str, hint: str, *, as_name: bool = False) -> tuple[str, str, str, str] | None:
     """``(display, kind, canonical, qualifier)`` of the value at the start of ``raw``.
 
     The qualifier is a noun folded into the key ("port 8080") or, for a text value, the
     preposition it came with: "Bob is in Berlin" and "Bob is on vacation" are not one attribute.
+    ``as_name``: the attribute is a role one person holds (the on-call engineer, the owner), so
+    the value is a name even when it reads as a date or a number ("Jun 9").
     """
     raw = normalize_text(raw)
     preposition = VALUE_PREPOSITIONS.match(raw)
@@ -108,14 +115,14 @@ def parse_value(raw: str, hint: str) -> tuple[str, str, str, str] | None:
     if match := VALUE_NOUN.match(raw):
         noun = "port" if "port" in match["noun"] or "端口" in match["noun"] else "version"
         raw = raw[match.end() :]
-    typed = leading_value(raw, hint=hint + " " + noun)
+    typed = None if as_name and not noun else leading_value(raw, hint=hint + " " + noun)
     if typed is not None:
         kind, canonical, end = typed
         return raw[:end].strip(), kind, canonical, noun
     display = value_text(raw)
     if not display:
         return None
-    kind, canonical = _normalize_value(display, hint=hint)
+    kind, canonical = (KIND_TEXT, name_value(display)) if as_name else _normalize_value(display, hint=hint)
     if kind == KIND_TEXT and preposition and not noun:
         noun = preposition.group().strip()
     return display, kind, canonical, noun

@@ -14,6 +14,7 @@ CJK_SPLIT = re.compile(f"([{_CJK}]+)")
 # -- keys --------------------------------------------------------------------------------------
 ALIASES = (
     (re.compile(r"端口号?|port number"), " port "),
+    (re.compile(r"负责人|\bowners?\b"), " owner "),
     (re.compile(r"版本号?"), " version "),
     (re.compile(r"'s\b|’s\b"), " "),
 )
@@ -206,6 +207,42 @@ CLAUSES = re.compile(r"[，]|,?\s+(?:and|but|while|whereas)\s+(?=(?:the\s+)?[\w/
 
 
 SPEAKER_LABEL = re.compile(r"^\s*[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s+(?P<said>\S.*)", re.DOTALL)
+
+
+# -- ownership ---------------------------------------------------------------------------------
+# "X owns Y", "Y is owned by X", "Y 的负责人是 X", "X 负责 Y": one owner per thing, so the thing is
+# the subject and the owner the value ("Alice Chen owns the billing service" and "Carol Diaz owns
+# the billing service" collide). Things one owns many of ("Bob owns a Tesla") are no claim: the
+# thing must be definite ("the …"), a name, or a system-like noun; co-owners and lists are none.
+OWNS_EN = re.compile(
+    r"^(?P<x>.+?)\s+(?:now\s+|also\s+)?(?:owns|is the (?:new |current )?owner of|is (?:now )?responsible for|"
+    r"is (?:now )?in charge of|(?:has )?took over|has taken over)\s+(?P<y>.+)$"
+)
+OWNED_EN = re.compile(r"^(?P<y>.+?)\s+(?:is|are)\s+(?:now\s+)?(?:owned by|the responsibility of)\s+(?P<x>.+)$")
+OWNER_OF_EN = re.compile(
+    r"^(?:the\s+)?(?:current\s+|new\s+)?owner of\s+(?P<y>.+?)\s+(?:is|is now|has become|became)\s+(?P<x>.+)$|"
+    r"^(?P<y2>.+?)(?:'s|’s)\s+(?:current\s+|new\s+)?owner\s+(?:is|is now|has become|became)\s+(?P<x2>.+)$"
+)
+OWNER_ZH = re.compile(r"^(?P<y>.+?)的?负责人(?:现在|目前|已经|已)?(?:是|为|改为|换成了?|变成了?|换为)(?P<x>.+)$")
+OWNS_ZH = re.compile(r"^(?P<x>.+?)(?:现在|目前|已经|开始)?(?:负责|接手了?)(?!人)(?P<y>.+)$")
+OWNED_ZH = re.compile(r"^(?P<y>.+?)(?:现在|目前|已经|已)?由(?P<x>.+?)(?:负责|接手)了?$")
+OWNER_WORD = re.compile(r"own|owner|responsib|in charge|took over|taken over|负责|接手")
+OWNED_THING = re.compile(
+    r"(?:^the |^our |(?:service|api|repo|repository|module|component|project|pipeline|system|database|db|cluster|"
+    r"server|app|application|library|package|product|feature|platform|codebase|backend|frontend|infra|"
+    r"infrastructure|budget|account|domain|dashboard|website|site|job|queue|integration|sdk|cli|roadmap|"
+    r"migration|rollout|launch|release|process)$)"
+)
+OWNER_GROUP = re.compile(r"(?:team|squad|group|guild|org|团队|小组|组|部门)$")
+MANY = re.compile(r"\band\b|&|,|、|和|及|与|以及|跟")
+NOT_OWNED_START = re.compile(r"^(?:a|an|some|many|several|all|two|three|\d+|any|every|no|it|this|that|them)\b")
+# A role held by one person at a time ("the on-call engineer is …"): its values are names, even
+# one that reads as a date ("Jun 9") or a number, so one key never splits by the value's type.
+ROLE_WORDS = frozenset(
+    """owner engineer manager lead leader captain contact assignee reviewer maintainer approver on-call
+    oncall champion sponsor coordinator dri""".split()
+)
+ROLE_ZH = ("负责人", "联系人", "值班", "经理", "组长", "主管", "工程师", "对接人", "审批人", "维护人", "管理员")
 
 
 # -- preferences -------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from fact_ledger.ledger.claim_values import is_named, is_value, parse_value, value_text
+from fact_ledger.ledger.claim_values import is_named, is_value, name_value, parse_value, value_text
 from fact_ledger.ledger.claim_words import (
     ALIASES,
     ANY_RELATION,
@@ -47,14 +47,27 @@ from fact_ledger.ledger.claim_words import (
     LEFT_TRAILERS,
     LIKE_EN,
     LIKE_ZH,
+    MANY,
     MOVED,
     NEGATED_LEFT,
     NOT_A_TASTE,
+    NOT_OWNED_START,
+    OWNED_EN,
+    OWNED_THING,
+    OWNED_ZH,
+    OWNER_GROUP,
+    OWNER_OF_EN,
+    OWNER_WORD,
+    OWNER_ZH,
+    OWNS_EN,
+    OWNS_ZH,
     PERSONS,
     PRONOUNS,
     QUALIFIER_END,
     QUESTION_START,
     RELATIONS,
+    ROLE_WORDS,
+    ROLE_ZH,
     SENTENCES,
     SPEAKER_LABEL,
     SPEAKER_LINE_WORDS,
@@ -142,8 +155,11 @@ def _make(
         prefix = normalize_text(subject_text)
         if left.startswith(prefix):  # 项目预算 under subject 项目 reads 预算
             rest = left[len(prefix) :].strip()
-        rest = rest or left
-        attribute = rest if rel == "is" and relation != "port" else f"{rest} {attribute}"
+        rest, narrower = _attribute_words(rest or left)
+        if narrower:  # "budget for q3" under subject "project": the budget of project (q3)
+            subject = f"{subject} ({narrower})"
+        if rest:
+            attribute = rest if rel == "is" and relation != "port" else f"{rest} {attribute}"
     if qualifier:
         attribute = f"{attribute} {qualifier}"
     return Claim(
@@ -156,6 +172,96 @@ def _make(
         value_norm=canonical,
         origin=origin,
     )
+
+
+def _attribute_words(rest: str) -> tuple[str, str]:
+    """An attribute as a person names it, and what narrows it: grammar left over from the
+    sentence is dropped ("的端口" → "端口", "port of" → "port"), and "budget for q3" is the
+    attribute "budget" narrowed to "q3" (which belongs with the subject)."""
+    rest = rest.strip(TOKEN_PUNCT + " ").removeprefix("的").removesuffix("的").strip()
+    narrower = ""
+    if rest.isascii():
+        match = re.match(r"^(?P<head>.*?)\s*\b(?:for|during|in)\s+(?P<what>\S.*)$", rest)
+        if match is not None:
+            rest, narrower = match["head"], LEADING_ARTICLE.sub("", match["what"])
+        words = rest.split()
+        while words and words[-1] in STOP_TOKENS:
+            words.pop()
+        while words and words[0] in STOP_TOKENS:
+            words.pop(0)
+        rest = " ".join(words)
+    return rest, narrower
+
+
+_OWNERSHIP = (
+    (OWNER_ZH, "x"),
+    (OWNED_ZH, ""),
+    (OWNS_ZH, "y"),
+    (OWNER_OF_EN, "x"),
+    (OWNED_EN, "x"),
+    (OWNS_EN, "y"),
+)
+
+
+def _ownership_claim(clause: str) -> Claim | None:
+    """Who owns a thing ("X owns Y", "Y is owned by X", "Y 的负责人是 X", "X 负责 Y", "Y 由 X 负责"):
+    the thing is the subject, ``owner`` the attribute, the owner's name the value."""
+    text = normalize_text(clause)
+    if OWNER_WORD.search(text) is None or HEDGED.search(text) or QUESTION_START.match(text):
+        return None
+    cased = unicodedata.normalize("NFKC", clause).strip()
+    found = next(
+        ((match, tail) for pattern, tail in _OWNERSHIP if (match := pattern.match(text)) is not None),
+        None,
+    )
+    if found is None:
+        return None
+    match, tail = found  # tail: the part that runs to the clause's end (cut like a value)
+    parts = {g: match.groupdict().get(g) or match.groupdict().get(f"{g}2") or "" for g in ("x", "y")}
+    x, y = (value_text(parts[g]) if g == tail else _strip_left(parts[g]) for g in ("x", "y"))
+    if NEGATED_LEFT.search(parts["x"] if tail == "y" else parts["y"]):
+        return None  # "Alice no longer owns …", "张三不再负责 …"
+    y = re.sub(r"\s+(?:from|since|as of|starting|until|effective)\b.*$", "", y).strip(TOKEN_PUNCT + " ")
+    x = LEADING_ARTICLE.sub("", x.strip(TOKEN_PUNCT + " "))
+    if not _an_owner(x, cased) or not _an_owned_thing(y, cased):
+        return None
+    thing = LEADING_ARTICLE.sub("", y)
+    tokens = key_tokens(thing)
+    if not tokens:
+        return None
+    return Claim(
+        subject=thing,
+        attribute="owner",
+        value=x,
+        kind=KIND_TEXT,
+        key_subject=" ".join(sorted(tokens | {"owner"})),
+        key_attribute="is",
+        value_norm=name_value(x),
+    )
+
+
+def _an_owner(x: str, cased: str) -> bool:
+    """One named person or team: not a pronoun, not several ("Alice and Bob")."""
+    if not x or x in PRONOUNS or x in PERSONS or MANY.search(x) or NEGATED_LEFT.search(x):
+        return False
+    if x.isascii():
+        return len(x.split()) <= 4 and (is_named(x, cased) or OWNER_GROUP.search(x) is not None)
+    return 2 <= len(x) <= 8 and not any(ch in x for ch in "我你他她它这那谁")
+
+
+def _an_owned_thing(y: str, cased: str) -> bool:
+    """One definite thing ("the billing service", "Apollo", "支付服务"), not one of many ("a Tesla")."""
+    if not y or MANY.search(y) or NOT_OWNED_START.match(y) or y in PRONOUNS:
+        return False
+    if y.isascii():
+        return len(y.split()) <= 6 and (OWNED_THING.search(y) is not None or is_named(y, cased))
+    return len(y) <= 20 and not y.startswith(("一", "几", "很多", "所有"))
+
+
+def _is_role(left: str, subject: str) -> bool:
+    """The attribute is a role one person holds at a time (see ``ROLE_WORDS``)."""
+    about = left or subject
+    return bool(key_tokens(about) & ROLE_WORDS) or any(word in about for word in ROLE_ZH)
 
 
 def _without_speaker_label(content: str) -> str:
@@ -212,7 +318,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None
     if re.match(r"^(?:not|no longer|never)\b", text[end:].strip()):
         return None
-    value = parse_value(text[end:], hint=left + " " + subject)
+    as_name = relation != "port" and _is_role(left, subject)
+    value = parse_value(text[end:], hint=left + " " + subject, as_name=as_name)
     if value is None or (kinds is not None and value[1] not in kinds):
         return None
     if not is_value(value[1], value[0], relation, cased, left):
@@ -333,7 +440,7 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
             out.setdefault(claim.key, claim)
     who = subject  # whom a clause without its own subject is about ("用户喜欢咖啡，不喜欢茶")
     for clause in _clauses(_without_speaker_label(content)):
-        claim = _clause_claim(clause, subject)
+        claim = _ownership_claim(clause) or _clause_claim(clause, subject)
         if claim is None and (preference := _preference_claim(clause, who)) is not None:
             claim, who = preference
         if claim is not None:

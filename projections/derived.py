@@ -36,7 +36,9 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 ) WITHOUT ROWID
 """
 # Bump when the function behind a kind changes its output for some input.
-CLAIMS_KIND = b"claims/3"  # 2: no trait of a named person as a value; 3: likes, where one lives and works
+# 2: no trait of a named person as a value; 3: likes, where one lives and works; 4: who owns a
+# thing, a role's value read as a name, attributes without leftover grammar
+CLAIMS_KIND = b"claims/4"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 
