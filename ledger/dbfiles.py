@@ -32,6 +32,22 @@ class MissingDatabase(FileNotFoundError):
         self.path = path
 
 
+class NotALedger(OSError):
+    """An explicit database path that holds something else: a directory, a file that is not an
+    SQLite database, or another program's SQLite database. Nothing is written there or beside it
+    (no backup file either): the path is a mistake, not a ledger that is failing."""
+
+    def __init__(self, path: str, what: str, *, reason: str = "not_a_ledger") -> None:
+        super().__init__(
+            f"{path} is not a ledger ({what}); check the path, or create one with `ledger init --db NEWPATH`"
+        )
+        self.path = path
+        self.reason = reason  # "cant_open" for a directory, "not_a_ledger" for a file
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"  # https://www.sqlite.org/fileformat.html#the_database_header
+
+
 class ReadOnlySidecar(PermissionError):
     """A read-only ``-wal``/``-shm`` beside a writable database that this user cannot fix."""
 
@@ -58,12 +74,27 @@ def prepare(path: str, *, create: bool) -> None:
             raise MissingDatabase(path)
         db.parent.mkdir(parents=True, exist_ok=True)
         return
+    if db.is_dir():
+        raise NotALedger(path, "it is a directory", reason="cant_open")
+    if not _sqlite_or_empty(db):
+        raise NotALedger(path, "not an SQLite database")
     if not os.access(db, os.W_OK):
         return  # a read-only database: SQLite reports it, the write path backs up
     for suffix in SIDECARS:
         sidecar = Path(path + suffix)
         if sidecar.exists() and not os.access(sidecar, os.W_OK):
             _make_writable(sidecar)
+
+
+def _sqlite_or_empty(db: Path) -> bool:
+    """An SQLite file, or an empty one (SQLite makes a database of it); a file this user cannot
+    read passes too, so SQLite reports what is wrong with it."""
+    try:
+        with db.open("rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except OSError:
+        return True
+    return not head or head == SQLITE_HEADER
 
 
 def _make_writable(sidecar: Path) -> None:

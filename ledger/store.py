@@ -106,6 +106,7 @@ class EventStore:
     # -- setup -------------------------------------------------------------------------------
     def _configure(self, synchronous: str) -> None:
         conn = self.conn
+        self._refuse_foreign_database()
         if conn.execute("PRAGMA journal_mode").get != "wal":
             conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={synchronous}")
@@ -116,6 +117,16 @@ class EventStore:
             conn.set_wal_hook(self._wal_hook)
         if conn.execute("PRAGMA user_version").get < SCHEMA_VERSION:
             self.write(self._create_schema)
+
+    def _refuse_foreign_database(self) -> None:
+        """Another program's SQLite database is not a ledger: refuse it before anything (not even
+        the journal mode) changes in it. Ours, even empty, has the ``events`` table or no table."""
+        if self.conn.execute("PRAGMA user_version").get >= SCHEMA_VERSION:
+            return
+        tables = [row[0] for row in self.conn.execute("SELECT name FROM sqlite_schema WHERE type='table'")]
+        if tables and "events" not in tables:
+            self.conn.close()
+            raise dbfiles.NotALedger(self.path, f"an SQLite database with other tables: {', '.join(tables[:3])}")
 
     def _wal_hook(self, _conn: apsw.Connection, _name: str, frames: int) -> int:
         self._wal_frames = frames

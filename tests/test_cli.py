@@ -145,7 +145,7 @@ def test_rebuild_and_verify_via_the_console_script(db_path: Path) -> None:
 
 def test_a_write_to_an_unreadable_database_says_where_it_went(tmp_path: Path) -> None:
     db = tmp_path / "ledger.db"
-    db.write_bytes(b"overwritten by accident, not a database\n" * 200)
+    db.write_bytes(b"SQLite format 3\x00" + b"a ledger overwritten by accident past its header\n" * 200)
     code, out = run("remember", "the vpn gateway is 10.0.0.1", "--db", str(db))
     backup = tmp_path / "ledger.backup.jsonl"
     assert code == 3 and out.startswith("not in the database (corrupt): 1 event(s) kept in the backup")
@@ -153,7 +153,7 @@ def test_a_write_to_an_unreadable_database_says_where_it_went(tmp_path: Path) ->
     assert len(backup.read_text().splitlines()) == 1
     code, out = run("status", "--db", str(db))
     lines = out.splitlines()
-    assert code == 0 and lines[0].startswith("degraded since ") and "(corrupt)" in lines[0]
+    assert code == 2 and lines[0].startswith("degraded since ") and "(corrupt)" in lines[0]  # docs/cli.md
     assert lines[1] == f"  backup awaiting replay: 1 events in {backup} (ledger replay-backup)"
     code, out = run("replay-backup", "--db", str(db))
     assert code == 0 and "would append 1, already present unknown (database unreadable)" in out

@@ -141,7 +141,7 @@ def test_exit_codes_a_script_can_trust(tmp_path: Path) -> None:
     bad.write_text("not json\n")
     assert cli("--db", db, "import", str(bad)).returncode == exit_codes.PARTIAL
     corrupt = tmp_path / "corrupt.db"
-    corrupt.write_bytes(b"not a database at all\n" * 400)
+    corrupt.write_bytes(b"SQLite format 3\x00" + b"a ledger overwritten past its header\n" * 400)
     for command in ("doctor", "verify"):
         broken = cli("--db", str(corrupt), command)
         assert broken.returncode == exit_codes.BROKEN, (command, broken.stderr)

@@ -16,7 +16,8 @@ from fact_ledger.server.app.facade import default_projectors
 from fact_ledger.server.app.storage import BackedUp, Decide, LogStore, ProjectionStore, Storage, Written
 from fact_ledger.server.config import Settings
 
-NOT_A_DB = b"this file is not a database, it was overwritten by accident\n" * 200
+# A ledger overwritten past SQLite's header (a file with no such header is not a ledger at all).
+NOT_A_DB = b"SQLite format 3\x00" + b"this file was a ledger, then overwritten by accident\n" * 200
 
 
 def settings(tmp_path: Path) -> Settings:

@@ -43,7 +43,7 @@ import msgspec
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.chain import NewEvent, StoredEvent
-from fact_ledger.ledger.dbfiles import MissingDatabase, ReadOnlySidecar
+from fact_ledger.ledger.dbfiles import MissingDatabase, NotALedger, ReadOnlySidecar
 from fact_ledger.ledger.errors import ChainBroken, Locked, LogUnreachable, NotFound, Unavailable, VersionConflict
 from fact_ledger.ledger.events import MemoryRecorded
 from fact_ledger.ledger.facts import Decision
@@ -93,6 +93,8 @@ DEGRADED_OK = frozenset(
 
 
 def reason_of(exc: BaseException) -> str:
+    if isinstance(exc, NotALedger):
+        return exc.reason
     return next((reason for cls, reason in _REASONS if isinstance(exc, cls)), "io_error")
 
 
@@ -165,6 +167,8 @@ class Storage:
         self._calls = threading.local()
         self.shadow = False
         self.degraded: dict[str, str] | None = None
+        # The path holds no ledger (missing, or something else): refuse writes, no backup either.
+        self.not_a_ledger = False
         self._reopen_at = 0.0
         self.views_path = ""
         self._follower: Any = None
@@ -350,11 +354,12 @@ class Storage:
         old.close()
 
     def _note_failure(self, exc: BaseException) -> None:
+        self.not_a_ledger = isinstance(exc, (MissingDatabase, NotALedger))
         self.degraded = {"reason": reason_of(exc), "message": str(exc)[:200], "since": clock.now()}
 
     def unreadable(self) -> Unavailable:
         reason = self.degraded["reason"] if self.degraded else "cant_open"
-        if reason == "missing":
+        if self.not_a_ledger:
             return self._missing()
         detail = f": {self.degraded['message']}" if self.degraded and reason == "read_only" else ""
         return Unavailable(
@@ -362,9 +367,11 @@ class Storage:
         )
 
     def _missing(self) -> Unavailable:
-        """No ledger at an explicit path: nothing is written anywhere, not even the backup."""
+        """No ledger at an explicit path (or something else there): nothing is written anywhere,
+        not even the backup."""
         message = self.degraded["message"] if self.degraded else f"no ledger at {self.settings.db}"
-        return Unavailable(f"{message}; nothing was stored", reason="missing")
+        reason = self.degraded["reason"] if self.degraded else "missing"
+        return Unavailable(f"{message}; nothing was stored", reason=reason)
 
     # -- the answer policy of a public call --------------------------------------------------
     def call(self, name: str, run: Callable[[], T]) -> T | dict[str, Any]:
@@ -495,7 +502,7 @@ class Storage:
 
     def _to_backup(self, events: list[NewEvent]) -> BackedUp:
         reason = self.degraded["reason"] if self.degraded else "io_error"
-        if reason == "missing":  # a mistyped path must not grow a backup file either
+        if self.not_a_ledger:  # a mistyped path must not grow a backup file either
             raise self._missing()
         try:
             ids = self.backup_log.append(events)

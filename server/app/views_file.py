@@ -36,7 +36,7 @@ from fact_ledger.projections import derived
 log = logging.getLogger("fact_ledger.views")
 
 VIEWS_SYNCHRONOUS = "NORMAL"
-_DISCARD_ERRORS = (apsw.CorruptError, apsw.NotADBError)
+_DISCARD_ERRORS = (apsw.CorruptError, apsw.NotADBError, dbfiles.NotALedger)
 
 
 def same_file(a: str, b: str) -> bool:

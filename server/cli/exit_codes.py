@@ -10,7 +10,7 @@ from fact_ledger.ledger.errors import ChainBroken, LedgerError, Unavailable
 
 OK = 0
 REFUSED = 1  # bad input, not found, locked, version conflict, unauthorized: nothing written
-BROKEN = 2  # verify: chain or projection broken; doctor: critical; the database file is corrupt
+BROKEN = 2  # verify: chain or projection broken; doctor: critical; the database file is corrupt or no ledger
 BACKUP_ONLY = 3  # the write did not reach the database: its events are only in the JSONL backup
 PARTIAL = 4  # import / replay-backup skipped bad lines (the good ones were appended)
 UNAVAILABLE = 5  # no ledger at the path, or the database cannot be opened: nothing written
@@ -23,8 +23,8 @@ TABLE: list[tuple[int, str, str]] = [
     (
         REFUSED,
         "every command",
-        "refused: invalid input, not found, locked, version conflict, unauthorized, "
-        "forbidden workspace; nothing was written",
+        "refused: invalid input (also a config file that is missing or invalid), not found, locked, "
+        "version conflict, unauthorized, forbidden workspace; nothing was written",
     ),
     (WARNINGS, "doctor", "warnings, nothing critical"),
     (
@@ -32,7 +32,8 @@ TABLE: list[tuple[int, str, str]] = [
         "verify, doctor, every command",
         "verify: the hash chain or a projection is broken (the first bad "
         "position is named); doctor: a critical check; any command: the "
-        "database file is corrupt",
+        "database file is corrupt, or is a file that is not a ledger (nothing is written to it "
+        "or beside it), or a write found the hash chain broken",
     ),
     (
         BACKUP_ONLY,
@@ -43,12 +44,16 @@ TABLE: list[tuple[int, str, str]] = [
     (
         UNAVAILABLE,
         "every command",
-        "no ledger at an explicit --db path (see init / --create), or the database "
-        "cannot be opened, or (model install) the model could not be downloaded or "
-        "failed its checks; nothing was written",
+        "no ledger at an explicit --db path (see init / --create), or the path is a "
+        "directory, or the database cannot be opened (status: degraded), or (model "
+        "install, model list) the semantic extra is not installed, or the model could not be "
+        "downloaded or failed its checks; nothing was written",
     ),
     (USAGE, "every command", "the command line itself is wrong (unknown option, missing argument)"),
 ]
+
+
+_BROKEN_FILE = ("corrupt", "not_a_ledger")  # degraded reasons that mean "this file", not "right now"
 
 
 def for_error(exc: LedgerError) -> int:
@@ -56,12 +61,16 @@ def for_error(exc: LedgerError) -> int:
     if isinstance(exc, ChainBroken):
         return BROKEN
     if isinstance(exc, Unavailable):
-        return BROKEN if exc.details.get("reason") == "corrupt" else UNAVAILABLE
+        return BROKEN if exc.details.get("reason") in _BROKEN_FILE else UNAVAILABLE
     return REFUSED
 
 
 def for_result(result: dict[str, object]) -> int:
-    """The exit code of a command that returned ``result``."""
+    """The exit code of a command that returned ``result``: a ``status`` that answers
+    ``degraded`` says in its code too that the database cannot be used."""
+    degraded = result.get("degraded")
+    if isinstance(degraded, dict):
+        return BROKEN if degraded.get("reason") in _BROKEN_FILE else UNAVAILABLE
     if result.get("backup_only"):
         return BACKUP_ONLY
     if result.get("bad_total"):

@@ -132,6 +132,8 @@ def init(obj: CliContext) -> None:
     existed = Path(obj.settings.db).exists()
     obj.create = True
     result = obj.app.status()
+    if result.get("degraded"):  # a directory, another file, a corrupt one: never "already a ledger"
+        raise obj.app.storage.unreadable()
     emit(
         obj,
         {"ok": True, "db": result["db"], "created": not existed, "events": result["events"]},

@@ -1,0 +1,116 @@
+"""Where the CLI is pointed: a path that is not a ledger, a missing config file, the base install.
+
+Issue 29, points 2-4: each refusal is one clear line with the documented exit code
+(docs/cli.md), and nothing is written to the path or beside it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import apsw
+import pytest
+from click.testing import CliRunner, Result
+
+from fact_ledger.server.cli import exit_codes
+from fact_ledger.server.cli.main import main
+from fact_ledger.server.cli.model import SEMANTIC_INSTALL
+from tests.base_install import base_cli
+from tests.conftest import REPO, ledger_cli
+
+
+def cli(*args: str) -> Result:
+    """The real CLI in-process (the subprocess form is tested above for what needs one)."""
+    return CliRunner().invoke(main, list(args))
+
+
+def _files(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()}
+
+
+@pytest.mark.parametrize("command", [["model", "list"], ["model", "install"]])
+def test_model_commands_on_the_base_install_say_to_install_the_semantic_extra(command: list[str]) -> None:
+    human = base_cli(*command)
+    assert human.returncode == exit_codes.UNAVAILABLE, human.stderr
+    assert "Traceback" not in human.stderr
+    assert human.stderr.startswith(f"error (unavailable): install the semantic extra first: {SEMANTIC_INSTALL}")
+    as_json = base_cli("--json", *command)
+    error = json.loads(as_json.stdout)["error"]
+    assert as_json.returncode == exit_codes.UNAVAILABLE and error["reason"] == "semantic_extra_missing"
+    assert set(error["missing"]) >= {"numpy", "llama_cpp"}
+
+
+def test_the_semantic_extra_command_is_the_readmes() -> None:
+    assert SEMANTIC_INSTALL in (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def test_a_missing_config_file_is_named_not_a_traceback(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.toml")
+    for result in (
+        ledger_cli("status", env={"LEDGER_CONFIG": missing}),
+        ledger_cli("serve", "--config", missing),
+        ledger_cli("console", "--no-open", "--config", missing),
+    ):
+        assert result.returncode == exit_codes.REFUSED, result.stderr
+        said = f"error (invalid_input): config file {missing} cannot be read: No such file or directory\n"
+        assert result.stderr == said
+    doc = json.loads(ledger_cli("--json", "find", "x", env={"LEDGER_CONFIG": missing}).stdout)
+    assert doc["error"]["field"] == "LEDGER_CONFIG" and missing in doc["error"]["message"]
+    assert not (tmp_path / "missing.toml").exists()
+
+
+def _foreign_sqlite(path: Path) -> Path:
+    conn = apsw.Connection(str(path))
+    conn.execute("CREATE TABLE photos(id INTEGER PRIMARY KEY, name TEXT)")
+    conn.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "code", "reason"),
+    [
+        ("directory", exit_codes.UNAVAILABLE, "cant_open"),
+        ("text file", exit_codes.BROKEN, "not_a_ledger"),
+        ("another program's SQLite database", exit_codes.BROKEN, "not_a_ledger"),
+    ],
+)
+def test_a_path_that_is_not_a_ledger_is_refused_and_nothing_is_written(
+    tmp_path: Path, kind: str, code: int, reason: str
+) -> None:
+    folder = tmp_path / "here"
+    folder.mkdir()
+    if kind == "directory":
+        target = folder / "notes"
+        target.mkdir()
+    elif kind == "text file":
+        target = folder / "notes.txt"
+        target.write_text("my notes, not a ledger\n")
+    else:
+        target = _foreign_sqlite(folder / "photos.db")
+    before = _files(folder), target.read_bytes() if target.is_file() else None
+    db = str(target)
+    # LEDGER_CREATE is set for the test session: even asked to create, a path with something else is refused.
+    status = cli("--db", db, "status")
+    assert status.exit_code == code, status.stderr
+    assert status.stdout.startswith("degraded since ") and f"({reason}): {db} is not a ledger" in status.stdout
+    assert json.loads(cli("--db", db, "--json", "status").stdout)["degraded"]["reason"] == reason
+    for args in (["remember", "the vpn gateway is 10.0.0.1"], ["init"], ["find", "vpn"], ["doctor"]):
+        result = cli("--db", db, *args)
+        assert result.exit_code == code, (args, result.stdout, result.stderr)
+        assert f"{db} is not a ledger" in result.stderr and "Traceback" not in result.stderr
+    remember = json.loads(cli("--db", db, "--json", "remember", "x y z").stdout)
+    assert remember["ok"] is False and remember["error"]["reason"] == reason
+    assert (_files(folder), target.read_bytes() if target.is_file() else None) == before
+
+
+def test_a_ledger_damaged_past_its_header_still_keeps_writes_in_the_backup(tmp_path: Path) -> None:
+    """The line between the two: a file that is an SQLite database by its header was a ledger."""
+    db = tmp_path / "ledger.db"
+    assert ledger_cli("--db", str(db), "remember", "the vpn gateway is 10.0.0.2").returncode == 0
+    raw = bytearray(db.read_bytes())
+    raw[100:] = (b"overwritten by accident " * (len(raw) // 24 + 1))[: len(raw) - 100]
+    db.write_bytes(bytes(raw))
+    result = ledger_cli("--db", str(db), "remember", "the vpn gateway is 10.0.0.1")
+    assert result.returncode == exit_codes.BACKUP_ONLY and (tmp_path / "ledger.backup.jsonl").is_file()
+    assert ledger_cli("--db", str(db), "status").returncode == exit_codes.BROKEN
