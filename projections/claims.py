@@ -14,6 +14,7 @@ so a write costs the same at 100 memories and at 100,000.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -263,6 +264,20 @@ def claims_of(conn: apsw.Connection, memory_id: int) -> list[Claim]:
         _claim(r)
         for r in conn.execute(f"SELECT {_CLAIM_COLUMNS} FROM claims WHERE memory_id=? ORDER BY ord", (memory_id,))
     ]
+
+
+def slot_keys(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, list[str]]:
+    """Each memory's claim keys as ``workspace␟subject␟attribute`` (its value's kind left out:
+    one slot whatever its values' types), for those of ``memory_ids`` with current claims."""
+    out: dict[int, list[str]] = {}
+    rows = conn.execute(
+        "SELECT DISTINCT c.memory_id, c.workspace, c.key_subject, c.key_attribute FROM json_each(?) j "
+        "CROSS JOIN claims c ON c.memory_id = j.value ORDER BY c.memory_id, c.key_subject, c.key_attribute",
+        (json.dumps(memory_ids),),
+    )
+    for memory_id, workspace, subject, attribute in rows:
+        out.setdefault(memory_id, []).append(f"{workspace}\x1f{subject}\x1f{attribute}")
+    return out
 
 
 def matching_claims(
