@@ -1,5 +1,9 @@
 """Settings: defaults < config file (``LEDGER_CONFIG``, TOML or JSON) < environment < flags.
 
+With no ``LEDGER_CONFIG``, ``<user config dir>/fact-ledger/config.toml`` (``~/.config/fact-ledger/
+config.toml`` on Linux) is read when it exists: one file that the CLI, the console and every
+agent's ``ledger serve`` share, so that ``workspace`` set there is where all of them write.
+
 Keys (file / env):
     db                             LEDGER_DB               the local log's path (when ``store`` is unset)
     store                          LEDGER_STORE            the log of record: ``postgresql://…`` for a team's
@@ -61,6 +65,20 @@ _FALSE = ("0", "false", "no", "off")
 
 def default_db_path() -> str:
     return str(Path(platformdirs.user_data_dir("fact-ledger")) / "ledger.db")
+
+
+def default_config_path() -> Path:
+    """The config file read when ``LEDGER_CONFIG`` names none (only if it exists)."""
+    return Path(platformdirs.user_config_dir("fact-ledger")) / "config.toml"
+
+
+def config_path(overrides: dict[str, Any] | None, env: dict[str, str]) -> str | None:
+    """The config file in force: ``--config``, else ``LEDGER_CONFIG``, else the default one."""
+    named = (overrides or {}).get("config") or env.get("LEDGER_CONFIG")
+    if named:
+        return str(named)
+    default = default_config_path()
+    return str(default) if default.is_file() else None
 
 
 def models_dir() -> Path:
@@ -328,9 +346,9 @@ def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] |
     of config files (everything below the server gets its values as arguments)."""
     env = dict(os.environ) if env is None else env
     settings = Settings(create=False)
-    config_path = (overrides or {}).get("config") or env.get("LEDGER_CONFIG")
-    if config_path:
-        settings = _coerce(settings, _read_file(config_path))
+    path = config_path(overrides, env)
+    if path:
+        settings = _coerce(settings, _read_file(path))
     settings = _coerce(settings, {k: env.get(v) or None for k, v in _ENV.items()})
     sections: dict[str, dict[str, Any]] = {}
     for (section, key), name in _SECTION_ENV.items():
@@ -349,9 +367,9 @@ def settings_sources(overrides: dict[str, Any] | None = None, env: dict[str, str
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     sources = {f.name: "default" for f in fields(Settings) if f.name != "policy"}
     sources.update({f"policy.{f.name}": "default" for f in fields(Policy)})
-    config_path = overrides.get("config") or env.get("LEDGER_CONFIG")
-    if config_path:
-        for key, value in _read_file(config_path).items():
+    path = config_path(overrides, env)
+    if path:
+        for key, value in _read_file(path).items():
             if key == "policy":
                 sources.update({f"policy.{k}": "file" for k in value})
             elif key in sources:

@@ -26,7 +26,8 @@ os.environ["LEDGER_CREATE"] = "1"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Keep the user data dir (installed models, the default db) out of tests: a fresh one per run.
+    """Keep the user data dir (installed models, the default db) and the user config dir (the
+    default config.toml) out of tests: fresh ones per run.
 
     Without this, a developer who ran ``ledger model install`` would have every test load that
     model through the default configuration.
@@ -34,6 +35,7 @@ def pytest_configure(config: pytest.Config) -> None:
     import tempfile
 
     os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="ledger-test-data-")
+    os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="ledger-test-config-")  # no default config.toml
 
 
 @pytest.fixture(scope="session")

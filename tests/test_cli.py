@@ -51,7 +51,7 @@ def test_remember_find_read_history_round_trip(db_path: Path) -> None:
 def test_remember_tells_a_person_what_the_write_collided_with(db_path: Path) -> None:
     db = str(db_path)
     code, out = run("remember", "The staging API listens on port 8080", "--subject", "staging", "--db", db)
-    assert code == 0 and out.strip() == "remembered #1"
+    assert code == 0 and out.strip() == 'remembered #1 in the default workspace ("")'
     code, out = run(
         "remember",
         "The staging API listens on port 9090",
@@ -68,7 +68,7 @@ def test_remember_tells_a_person_what_the_write_collided_with(db_path: Path) -> 
     assert "conflict" in conflict and "(2 values)" in conflict and "'9090'" in conflict
     assert "#1 leads by user_confirmed/locked protection" in conflict
     code, out = run("remember", "The staging API listens on port 8080", "--subject", "staging", "--db", db)
-    assert code == 0 and out.strip() == "already remembered as #1 (seen again)"
+    assert code == 0 and out.strip() == 'already remembered as #1 in the default workspace ("") (seen again)'
 
 
 def test_read_shows_time_tags_and_links(db_path: Path) -> None:

@@ -120,12 +120,14 @@ class Writes(Service):
                 "version": row["version"],
                 "status": row["status"],
                 "duplicate_of": row["memory_id"],
+                "workspace": row["workspace"],
             }
         result = {
             "ok": True,
             "memory_id": head.position,
             "version": 1,
             "status": "active",
+            "workspace": cmd.workspace,
             **self.governance.write_report(outcome.events, head.position, near),
         }
         if head.position in result.get("superseded", ()):  # policy auto_settle: a later value leads

@@ -21,7 +21,7 @@ from fact_ledger.server.cli.output import CliContext, err_console
 )
 @click.option("--no-open", "no_open", is_flag=True, help="Do not open a browser.")
 @click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
-@click.option("--config", default=None, help="Config file (else LEDGER_CONFIG).")
+@click.option("--config", default=None, help="Config file (else LEDGER_CONFIG, else the default config.toml).")
 @click.pass_context
 def console(ctx: click.Context, port: int, no_open: bool, db: str | None, config: str | None) -> None:
     """Serve the local web console on 127.0.0.1 (the URL it prints carries this run's token).

@@ -85,13 +85,20 @@ def remember(
     emit(obj, result, _remember_lines)
 
 
+def _workspace_words(workspace: str) -> str:
+    """Where a write went: the workspace the user's agents must share to see it (``workspace``
+    in the config file, LEDGER_WORKSPACE or --workspace)."""
+    return f'in workspace "{escape(workspace)}"' if workspace else 'in the default workspace ("")'
+
+
 def _remember_lines(r: dict[str, Any]) -> None:
     """The new id, then what the write collided with or resembles: a person at the terminal
     learns at once what an agent reads in the JSON, instead of finding the conflict later."""
+    where = _workspace_words(r.get("workspace", ""))
     if r.get("duplicate_of"):  # an exact duplicate: no new memory, the sighting is recorded
-        out_console.print(f"already remembered as #{r['duplicate_of']} (seen again)", highlight=False)
+        out_console.print(f"already remembered as #{r['duplicate_of']} {where} (seen again)", highlight=False)
     else:
-        out_console.print(f"remembered #{r['memory_id']}", highlight=False)
+        out_console.print(f"remembered #{r['memory_id']} {where}", highlight=False)
     for c in r.get("conflicts", ()):
         claim, verdict = c["claim"], c["verdict"]
         outcome = (

@@ -20,7 +20,7 @@ from fact_ledger.server.config import load_settings
 @click.option("--client", default=None, help="Client name stamped on events (else LEDGER_CLIENT).")
 @click.option("--agent-id", default=None, help="Agent id stamped on events (else LEDGER_AGENT_ID).")
 @click.option("--isolation", default=None, type=click.Choice(["none", "weak", "strict"]))
-@click.option("--config", default=None, help="Config file (else LEDGER_CONFIG).")
+@click.option("--config", default=None, help="Config file (else LEDGER_CONFIG, else the default config.toml).")
 @click.option("--create", is_flag=True, default=False, help="Create the database at --db if it does not exist.")
 @click.pass_context
 def serve(
