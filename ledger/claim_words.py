@@ -224,7 +224,7 @@ OWNER_OF_EN = re.compile(
     r"^(?P<y2>.+?)(?:'s|’s)\s+(?:current\s+|new\s+)?owner\s+(?:is|is now|has become|became)\s+(?P<x2>.+)$"
 )
 OWNER_ZH = re.compile(r"^(?P<y>.+?)的?负责人(?:现在|目前|已经|已)?(?:是|为|改为|换成了?|变成了?|换为)(?P<x>.+)$")
-OWNS_ZH = re.compile(r"^(?P<x>.+?)(?:现在|目前|已经|开始)?(?:负责|接手了?)(?!人)(?P<y>.+)$")
+OWNS_ZH = re.compile(r"^(?P<x>.+?)(?:现在|目前|已经|开始)?(?:负责|接手了?)(?![人任的])(?P<y>.+)$")
 OWNED_ZH = re.compile(r"^(?P<y>.+?)(?:现在|目前|已经|已)?由(?P<x>.+?)(?:负责|接手)了?$")
 OWNER_WORD = re.compile(r"own|owner|responsib|in charge|took over|taken over|负责|接手")
 OWNED_THING = re.compile(

@@ -193,6 +193,9 @@ def _attribute_words(rest: str) -> tuple[str, str]:
     return rest, narrower
 
 
+TRAILING_WHEN = re.compile(
+    r"(?:\s+(?:this|next|last)\s+\w+|\s+(?:today|tonight|now|currently)|本周|这周|今天|今晚|现在|目前)+$"
+)
 _OWNERSHIP = (
     (OWNER_ZH, "x"),
     (OWNED_ZH, ""),
@@ -259,9 +262,15 @@ def _an_owned_thing(y: str, cased: str) -> bool:
 
 
 def _is_role(left: str, subject: str) -> bool:
-    """The attribute is a role one person holds at a time (see ``ROLE_WORDS``)."""
-    about = left or subject
-    return bool(key_tokens(about) & ROLE_WORDS) or any(word in about for word in ROLE_ZH)
+    """The attribute names a role one person holds at a time (see ``ROLE_WORDS``): its head, the
+    last word once a time is cut ("the on-call engineer", "on-call this week", "值班工程师"), is a
+    role; "the on-call rotation" is not one."""
+    about = TRAILING_WHEN.sub("", normalize_text(left or subject)).strip(TOKEN_PUNCT + " ")
+    if not about:
+        return False
+    if about.isascii():
+        return about.split()[-1].strip(TOKEN_PUNCT) in ROLE_WORDS
+    return about.endswith(ROLE_ZH)
 
 
 def _without_speaker_label(content: str) -> str:

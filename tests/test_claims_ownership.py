@@ -118,6 +118,15 @@ def test_a_role_reads_its_value_as_a_name_so_one_key_has_one_kind(value: str) ->
 def test_a_date_is_still_a_date_where_the_attribute_is_no_role() -> None:
     (claim,) = extract_claims("The release date is Jun 9")
     assert claim.kind == "when"
+    (rotation,) = extract_claims("The on-call rotation is 7 days")  # a rotation is no person
+    assert rotation.kind == "number"
+    (week,) = extract_claims("On-call this week: Jun 9")  # the role, then when it holds
+    assert week.kind == "text"
+
+
+@pytest.mark.parametrize("content", ["张三负责任地完成了工作", "张三负责的项目延期了", "他很负责任"])
+def test_responsible_as_a_word_is_no_ownership(content: str) -> None:
+    assert [c for c in extract_claims(content) if c.attribute == "owner"] == []
 
 
 # -- on the ledger: one claim set per slot --------------------------------------------------------
