@@ -16,6 +16,7 @@ import apsw
 import msgspec
 
 from fact_ledger.ledger.normalize import normalize_text
+from fact_ledger.ledger.sql import marks
 from fact_ledger.ledger.text import fts_query, query_terms
 from fact_ledger.projections.search import attribute_clauses
 from fact_ledger.projections.timeline_rows import STATE_COLUMNS, TEXT_COLUMNS
@@ -227,14 +228,18 @@ def chain_at(conn: apsw.Connection, memory_id: int, position: int, limit: int) -
     return sorted(seen.values(), key=lambda s: (s["valid_from"], s["memory_id"]))
 
 
-def subject_at(conn: apsw.Connection, subject: str, position: int, limit: int) -> list[dict[str, Any]]:
-    """Every memory whose subject, at ``position``, normalises to the same text as ``subject``."""
+def subject_at(
+    conn: apsw.Connection, subject: str, position: int, limit: int, workspaces: tuple[str, ...] | None = None
+) -> list[dict[str, Any]]:
+    """Every memory whose subject, at ``position``, normalises to the same text as ``subject``
+    (only those stored in ``workspaces`` when given: strict isolation)."""
+    scope, params = ("", ()) if workspaces is None else (f"AND s.workspace IN ({marks(len(workspaces))}) ", workspaces)
     rows = conn.execute(
         f"{_SELECT} FROM tt_texts t JOIN tt_states s ON s.text_id = t.text_id "
         "JOIN tt_memories m ON m.memory_id = s.memory_id "
-        "WHERE t.subject_norm = ? AND s.known_from <= ? AND (s.known_to IS NULL OR s.known_to > ?) "
+        f"WHERE t.subject_norm = ? AND s.known_from <= ? AND (s.known_to IS NULL OR s.known_to > ?) {scope}"
         "ORDER BY s.valid_from, s.memory_id LIMIT ?",
-        (normalize_text(subject), position, position, limit),
+        (normalize_text(subject), position, position, *params, limit),
     ).fetchall()
     return [_row(r) for r in rows]
 

@@ -61,11 +61,19 @@ def by_stream(conn: apsw.Connection, stream_id: str) -> dict[str, Any] | None:
 
 
 def page(
-    conn: apsw.Connection, state: str | None, *, before: int | None, limit: int
+    conn: apsw.Connection,
+    state: str | None,
+    *,
+    before: int | None,
+    limit: int,
+    workspaces: tuple[str, ...] | None = None,
 ) -> tuple[int, list[dict[str, Any]]]:
     """Sets in ``state`` (all when None): how many there are, and up to ``limit`` of them with
-    ids below ``before``, newest first (a keyset page: a set opened meanwhile shifts nothing)."""
+    ids below ``before``, newest first (a keyset page: a set opened meanwhile shifts nothing).
+    With ``workspaces`` (strict isolation), the count and the page cover only those."""
     where, params = ("1", ()) if state is None else ("state=?", (state,))
+    if workspaces is not None:
+        where, params = f"{where} AND workspace IN ({marks(len(workspaces))})", (*params, *workspaces)
     total = int(conn.execute(f"SELECT count(*) FROM conflicts WHERE {where}", params).get)
     if before:
         where, params = f"{where} AND conflict_id < ?", (*params, before)
@@ -92,13 +100,16 @@ def unresolved_memberships(conn: apsw.Connection, memory_ids: list[int]) -> list
     ).fetchall()
 
 
-def count_unresolved_with_inactive_members(conn: apsw.Connection) -> int:
-    """Unresolved sets with a member that is no longer active (settlement should have ended them)."""
+def count_unresolved_with_inactive_members(conn: apsw.Connection, workspaces: tuple[str, ...] | None = None) -> int:
+    """Unresolved sets with a member that is no longer active (settlement should have ended them);
+    with ``workspaces``, only sets of those workspaces."""
+    scope, params = ("", ()) if workspaces is None else (f" AND c.workspace IN ({marks(len(workspaces))})", workspaces)
     return int(
         conn.execute(
             "SELECT count(DISTINCT c.conflict_id) FROM conflicts c "
             "JOIN conflict_members cm ON cm.conflict_id=c.conflict_id JOIN memories m ON m.memory_id=cm.memory_id "
-            "WHERE c.state<>'resolved' AND m.status<>'active'"
+            f"WHERE c.state<>'resolved' AND m.status<>'active'{scope}",
+            params,
         ).get
     )
 

@@ -82,11 +82,16 @@ def check_projection_lag(app: Any) -> Check:
     )
 
 
+def _scope(app: Any) -> tuple[str, ...] | None:
+    """Strict isolation: the caller's workspace names, so that no count tells of another's."""
+    return app.workspace_service.find_scope(None)[0]
+
+
 @check
 def check_agent_asserted_confirmations(app: Any) -> Check:
     from fact_ledger.projections.confirmations import agent_asserted_confirmations
 
-    count = agent_asserted_confirmations(app.conn)
+    count = agent_asserted_confirmations(app.conn, _scope(app))
     if not count:
         return Check(severity="ok", message="every user_confirmed fact was confirmed through a user channel")
     return Check(
@@ -99,7 +104,7 @@ def check_agent_asserted_confirmations(app: Any) -> Check:
 
 @check
 def check_open_conflicts(app: Any) -> Check:
-    counts = count_by_state(app.conn)
+    counts = count_by_state(app.conn, _scope(app))
     total = counts["open"] + counts["judged"]
     if not total:
         return Check(severity="ok", message="no open conflicts")
@@ -113,7 +118,7 @@ def check_open_conflicts(app: Any) -> Check:
 @check
 def check_conflicts_with_inactive_members(app: Any) -> Check:
     """An unresolved conflict whose member is no longer current should have been settled."""
-    count = conflicts_model.count_unresolved_with_inactive_members(app.conn)
+    count = conflicts_model.count_unresolved_with_inactive_members(app.conn, _scope(app))
     if not count:
         return Check(severity="ok", message="every unresolved conflict is between current memories")
     return Check(

@@ -401,15 +401,18 @@ class LedgerApp:
 
     @storage_call
     def status(self) -> dict[str, Any]:
+        scope, _ = self.workspace_service.find_scope(None)  # strict: counts of the caller's workspace
         with self.storage.snapshot():
-            memories = mem.count_active(self.conn)
+            memories = (
+                mem.count_active(self.conn) if scope is None else mem.status_counts(self.conn, scope).get("active", 0)
+            )
             return {
                 "ok": True,
                 "db": self.storage.log_location(),
                 "events": self.store.last_position(),
                 "log": self.storage.log_status(),
                 "memories": memories,
-                "open_conflicts": count_by_state(self.conn)["open"],
+                "open_conflicts": count_by_state(self.conn, scope)["open"],
                 "projections": self.runner.status(),
                 "search_mode": self.search_mode(),
                 "vectors": self.vectors_status(),

@@ -13,7 +13,7 @@ from typing import Any
 from fact_ledger.ledger.arbiter import arbitrate as arbitrate_pair
 from fact_ledger.ledger.arbiter import with_ids
 from fact_ledger.ledger.claims import Claim, key_tokens
-from fact_ledger.ledger.errors import InvalidInput, LedgerError, NotFound
+from fact_ledger.ledger.errors import InvalidInput, NotFound
 from fact_ledger.ledger.facts import ConflictFacts, MemoryFacts, Policy
 from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import conflicts as conflicts_model
@@ -124,12 +124,13 @@ class GovernanceViews(Service):
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
             raise InvalidInput("limit must be an integer from 1 to 200", field="limit")
         before = paging.key_of(paging.decode("conflicts", {"state": state}, cursor))
+        scope, _ = self._find_scope(None)  # strict: the caller's sets only, in the total too
         with self.storage.snapshot():
             total, rows = conflicts_model.page(
-                self.conn, None if state == "all" else state, before=before, limit=limit + 1
+                self.conn, None if state == "all" else state, before=before, limit=limit + 1, workspaces=scope
             )
             more, rows = len(rows) > limit, rows[:limit]
-            views = [self._conflict_view(r) for r in rows if self._visible(r)]
+            views = [self._conflict_view(r) for r in rows]
         # Keyset on conflict_id (newest first): a conflict opened meanwhile never shifts a page.
         cursor_out = paging.encode("conflicts", {"state": state}, rows[-1]["conflict_id"]) if more else None
         return {"ok": True, "conflicts": views, "total": total, "has_more": more, "next_cursor": cursor_out}
@@ -216,15 +217,6 @@ class GovernanceViews(Service):
                 return claim, right_claims[claim.key[:2]], True
         lt, rt = key_tokens(left.subject), key_tokens(right.subject)
         return None, None, bool(lt) and lt == rt
-
-    def _visible(self, row: dict[str, Any]) -> bool:
-        if self.settings.isolation != "strict":
-            return True
-        try:
-            self._check_workspace(row["workspace"])
-        except LedgerError:
-            return False
-        return True
 
     def _conflict_view(self, row: dict[str, Any]) -> dict[str, Any]:
         """A claim set as lists show it: members' ids (the first 20), never their values."""

@@ -245,17 +245,18 @@ class History:
         with self.storage.snapshot():  # later pages read what the ledger knew at the first one
             point = self._point(None, page.bound if page.bound is not None else as_of_recorded)
             wanted = offset + limit + 1
+            scope, _ = self.workspaces.find_scope(None)  # strict: the caller's workspace only
             if memory_id is not None:
                 states = asof.chain_at(conn, memory_id, point.position, wanted)
                 if not states:
                     raise NotFound(f"no memory {memory_id}", field="memory_id")
+                if scope is not None:
+                    states = [s for s in states if s["workspace"] in scope]
             else:
-                states = asof.subject_at(conn, subject or "", point.position, wanted)
+                states = asof.subject_at(conn, subject or "", point.position, wanted, scope)
+        # Counted after the scope: has_more never tells of another workspace's intervals.
         more = len(states) > offset + limit
         states = states[offset : offset + limit]
-        if self.settings.isolation == "strict":
-            own = set(self.workspaces.workspace_scope(self.settings.workspace))
-            states = [s for s in states if s["workspace"] in own]
         intervals = [
             {
                 "memory_id": s["memory_id"],
