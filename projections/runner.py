@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import apsw
 
 from fact_ledger.ledger.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.errors import ChainBroken
 from fact_ledger.ledger.events import EVENT_TYPES, Event, current_type
 from fact_ledger.ledger.sql import marks
 from fact_ledger.ledger.store import EventStore
@@ -148,6 +149,7 @@ class ProjectionRunner:
         self.log: Log = store if log is None else log
         self.projectors = list(projectors)
         self.by_name = {p.name: p for p in self.projectors}
+        self.broken: ChainBroken | None = None  # where the log's chain broke, pulling it (_copy)
 
     @property
     def conn(self) -> apsw.Connection:
@@ -246,18 +248,29 @@ class ProjectionRunner:
         return self._copy(fold=True)
 
     def _copy(self, *, fold: bool) -> int:
+        """Copy (and fold) the log beyond the local copy. Where the log's hash chain breaks, the
+        copy stops before the bad event and :attr:`broken` says where: the events before it
+        are still answered from, and nothing after it is trusted."""
         if not self.separate_log:
             return 0
-        count = 0
+        count, self.broken = 0, None
         while True:
             head = self.store.last_position()
             rows = list(self.log.read(after=head, until=head + PULL_BATCH, batch=PULL_BATCH))
             if not rows:
                 return count
-            self.store.append_stored(rows)
+            try:
+                self.store.append_stored(rows)
+            except ChainBroken as exc:
+                self.broken = exc  # every row before the first bad one passed the check
+                rows = [row for row in rows if row.position < exc.details["position"]]
+                if rows:
+                    self.store.append_stored(rows)
             if fold:
                 self.project(rows)
             count += len(rows)
+            if self.broken is not None:
+                return count
 
     def project(self, events: Iterable[StoredEvent]) -> None:
         last = 0

@@ -256,6 +256,9 @@ class Storage:
         if self.log is not self.store:
             self.pull()
             self.store.verify_chain()
+            ahead = self.views_ahead(count)
+            if ahead:
+                raise ChainBroken(ahead, position=count + 1)
             mine, theirs = (
                 next(iter(x.read(after=count - 1, until=count, batch=1)), None) for x in (self.store, self.log)
             )
@@ -266,6 +269,18 @@ class Storage:
                     position=count,
                 )
         return count
+
+    def views_ahead(self, log_head: int) -> str | None:
+        """Why the read models cannot be trusted when they hold more events than the log (the
+        log was restored from an older copy, or another log is pointed at), else None."""
+        held = self.store.last_position()
+        if self.log is self.store or held <= log_head:
+            return None
+        return (
+            f"the read models hold {held} events, the log only {log_head}: the log was restored from an "
+            f"older copy or another log is pointed at; delete the read-model file ({self.views_path}) "
+            "and it is built again from the log"
+        )
 
     # -- opening -----------------------------------------------------------------------------
     def _open_log(self) -> LogStore:
@@ -426,6 +441,8 @@ class Storage:
             self.store.begin_write()
             opened.append(True)
             self.runner.pull()
+            if self.runner.broken is not None:  # never decide on, or append to, a log that breaks
+                raise self._chain_refusal(self.runner.broken)
             return work()
 
         try:
@@ -525,6 +542,26 @@ class Storage:
             }
         )
 
+    # -- a broken hash chain ------------------------------------------------------------------
+    def chain_warning(self) -> str | None:
+        """Why answers stop short of the log: its hash chain breaks at a position the read
+        models could not copy past (reads answer from the events before it, writes are refused)."""
+        broken = getattr(self.runner, "broken", None)
+        if broken is None:
+            return None
+        position = broken.details.get("position")
+        return (
+            f"the log's hash chain is broken at position {position} ({broken.message}); answers show only "
+            f"the {max(0, int(position or 1) - 1)} events before it and writes are refused: run ledger doctor"
+        )
+
+    @staticmethod
+    def _chain_refusal(broken: ChainBroken) -> ChainBroken:
+        return ChainBroken(
+            f"the log's hash chain is broken ({broken.message}); nothing was written: run ledger doctor",
+            position=broken.details.get("position"),
+        )
+
     # -- pending backup ----------------------------------------------------------------------
     def pending_backup(self) -> dict[str, Any] | None:
         """``{"path", "events", "bad_lines", "checked"}`` while backed-up events await replay."""
@@ -536,7 +573,11 @@ class Storage:
             return self.backup_log.pending(None, 0)
 
     def backup_notice(self) -> str | None:
-        """One short notice for agents: a backup awaits replay, or the database is unreachable."""
+        """One short notice for agents: the log's chain is broken, a backup awaits replay, or the
+        database is unreachable."""
+        chain = self.chain_warning()
+        if chain is not None:
+            return chain
         pending = self.pending_backup()
         if pending is not None:
             return f"{pending['events']} backed-up events await replay: memory_repair replay_backup (dry run first)"

@@ -57,6 +57,10 @@ class CliContext:
             self._app = LedgerApp(settings)
         return self._app
 
+    def chain_warning(self) -> str | None:
+        """Set when the log's hash chain breaks past what the read models hold (see Storage)."""
+        return self._app.storage.chain_warning() if self._app is not None else None
+
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--db`` and ``--json`` on every command (also accepted before the command name)."""
@@ -88,8 +92,16 @@ def _fail(obj: CliContext, exc: LedgerError, *, code: int) -> None:
 
 
 def emit(obj: CliContext, result: dict[str, Any], human: Callable[[dict[str, Any]], None] | None = None) -> None:
-    """Print the result (JSON or for people), then exit with its code when it is not plain success."""
+    """Print the result (JSON or for people), then exit with its code when it is not plain success.
+
+    A read on a log whose hash chain breaks still answers (from the events before the break),
+    with the warning in ``notices`` (JSON) or on stderr (people)."""
+    warning = obj.chain_warning()
+    if warning is not None:
+        result = {**result, "notices": [*result.get("notices", ()), warning]}
     _show(obj, result, human)
+    if warning is not None and not obj.as_json:
+        err_console.print(f"[yellow]warning[/yellow]: {escape(warning)}", highlight=False)
     code = exit_codes.for_result(result)
     if code:
         sys.exit(code)

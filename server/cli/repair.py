@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
 
+from fact_ledger.server.cli import exit_codes
 from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console, pending_backup_line, progress_bar
 
 
@@ -20,6 +22,13 @@ def rebuild(obj: CliContext, projection: str | None) -> None:
     with progress_bar(obj, "rebuild") as progress:
         result = obj.app.rebuild(projection, progress)
     emit(obj, result, lambda r: out_console.print(f"rebuilt {', '.join(r['projections'])} from {r['events']} events"))
+    _broken_chain_exit(obj)
+
+
+def _broken_chain_exit(obj: CliContext) -> None:
+    """rebuild and status answer on a log whose chain breaks (with the warning), and exit 2."""
+    if obj.chain_warning() is not None:
+        sys.exit(exit_codes.BROKEN)
 
 
 @click.command()
@@ -42,6 +51,7 @@ def status(obj: CliContext) -> None:
     Example: ledger status
     """
     emit(obj, obj.app.status(), _status_lines)
+    _broken_chain_exit(obj)
 
 
 def _status_lines(r: dict[str, Any]) -> None:
