@@ -88,6 +88,18 @@ def check_projection_lag(app: Any) -> Check:
     )
 
 
+@check
+def check_read_models_head(app: Any) -> Check:
+    """The read models answer every read: they must never hold events their log does not."""
+    head = app.storage.log_status()["events"]
+    if head is None:
+        return Check(severity="info", message="the log of record cannot be reached: nothing to compare with")
+    ahead = app.storage.views_ahead(head)
+    if ahead:
+        return Check(severity="critical", message=ahead, count=app.store.last_position() - head)
+    return Check(severity="ok", message="the read models hold nothing the log does not")
+
+
 def _scope(app: Any) -> tuple[str, ...] | None:
     """Strict isolation: the caller's workspace names, so that no count tells of another's."""
     return app.workspace_service.find_scope(None)[0]

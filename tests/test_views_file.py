@@ -14,6 +14,7 @@ import apsw
 import pytest
 
 from fact_ledger.ledger.chain import NewEvent
+from fact_ledger.ledger.errors import ChainBroken
 from fact_ledger.ledger.events import MemoryRecorded
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.store import EventStore
@@ -174,3 +175,49 @@ def test_views_can_be_placed_anywhere(tmp_path: Path, views_name: str) -> None:
     app.close()
     assert "memories" in tables(views)
     assert not Path(views_beside(str(tmp_path / "ledger.db"))).exists()
+
+
+def test_read_models_ahead_of_a_log_restored_from_an_older_copy_are_set_aside(tmp_path: Path) -> None:
+    """The read models hold more events than the log: they are set aside, never trusted."""
+    db = tmp_path / "ledger.db"
+    app = LedgerApp(Settings(db=str(db)))
+    app.remember("The on-call engineer this week is Dana")
+    app.close()
+    older = tmp_path / "older-copy.db"
+    older.write_bytes(db.read_bytes())  # the log as it was: one event
+    app = LedgerApp(Settings(db=str(db)))
+    app.remember("The sprint ends on Friday the 14th")
+    app.close()
+    os.replace(older, db)  # the log restored from the older copy; the read models stay ahead
+    app = LedgerApp(Settings(db=str(db)))
+    assert contents(app, "sprint ends Friday") == []  # a memory the log does not have
+    assert contents(app, "on-call engineer Dana") == ["The on-call engineer this week is Dana"]
+    assert app.store.last_position() == app.storage.log.last_position() == 1
+    assert app.verify() == {"ok": True, "events": 1, "chain": "intact", "projections": "consistent"}
+    app.close()
+    assert any(p.name.startswith("ledger.views.db.set-aside-") for p in tmp_path.iterdir())
+
+
+def test_verify_and_doctor_name_read_models_ahead_of_their_log(tmp_path: Path) -> None:
+    """Read models that got ahead of their log while open: verify refuses and names both heads,
+    doctor's read_models_head check is critical with the same words."""
+    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db")))
+    app.remember("The on-call engineer this week is Dana")
+    app.store.append([recorded("only the read models hold this")])  # not in the log
+    with pytest.raises(ChainBroken) as info:
+        app.verify()
+    assert "the read models hold 2 events, the log only 1" in info.value.message
+    assert info.value.details["position"] == 2
+    [check] = [c for c in app.doctor()["checks"] if c["name"] == "read_models_head"]
+    assert check["severity"] == "critical" and check["count"] == 1
+    assert check["message"].startswith("the read models hold 2 events, the log only 1")
+    app.close()
+
+
+def test_doctor_finds_read_models_that_follow_their_log(tmp_path: Path) -> None:
+    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db")))
+    app.remember("The on-call engineer this week is Dana")
+    [check] = [c for c in app.doctor()["checks"] if c["name"] == "read_models_head"]
+    assert check["severity"] == "ok"
+    assert app.verify()["events"] == 1
+    app.close()
