@@ -64,6 +64,7 @@ class RememberCommand(msgspec.Struct, kw_only=True):
     claims: tuple[ClaimSpec, ...] = ()
     metadata: dict[str, Any] = {}
     authorization: str = ""
+    matched: bool = False  # the target was found by a cancellation's words (ledger.cancellation), not named
 
 
 def set_key(claim: Claim) -> str:
@@ -298,26 +299,30 @@ def decide_remember(
     policy: Policy = DEFAULT_POLICY,
     new_id: NewId = uuid7,
 ) -> Decision:
-    """A new memory (or a sighting of its exact duplicate), its collisions, and a retraction's effect."""
+    """A new memory (or a sighting of its exact duplicate), its collisions, and a retraction's effect.
+
+    A retraction always lands: an exact duplicate of an existing memory that retracts an active
+    target is absorbed into that memory (a sighting) and the target is retired *by that memory*,
+    so it answers as the one that retracted both; a retraction that repeats its own target's
+    words is recorded as a new memory.
+    """
+    retiring = cmd.retracts and target is not None and target.status == "active"
+    if duplicate is not None and retiring and target is not None and duplicate.stream_id == target.stream_id:
+        duplicate = None
     if duplicate is not None:
-        return [
+        decision: Decision = [
             (
                 duplicate.stream_id,
                 DuplicateSighted(memory=duplicate.stream_id, source_type=cmd.source_type, source_ref=cmd.source_ref),
             )
         ]
+        if retiring and target is not None:
+            decision += _retract(cmd, target, duplicate.stream_id, target_conflicts, policy)
+        return decision
     if cmd.authorization not in AUTHORIZATIONS:
         raise InvalidInput("unknown authorization channel", field="authorized")
-    retiring = cmd.retracts and target is not None and target.status == "active"
     if cmd.retracts and target is not None:
-        try:
-            check_writable(target, expected_version=None, authorization=cmd.authorization, policy=policy)
-        except Locked as exc:
-            raise Locked(
-                f"memory {target.memory_id} is {target.protection}; retracting it needs authorized: true",
-                field="ref_id",
-                memory_id=target.memory_id,
-            ) from exc
+        _check_retractable(cmd, target, policy)
     mine = writer_facts(cmd, new_stream, recorded_at)
     decision: Decision = [
         (
@@ -341,26 +346,49 @@ def decide_remember(
         )
     ]
     if retiring and target is not None:
-        decision.append(
-            (
-                target.stream_id,
-                MemoryRetired(
-                    memory=target.stream_id, reason="retracted", by=new_stream, authorization=cmd.authorization
-                ),
-            )
-        )
-        decision += settle(
-            target.stream_id,
-            target_conflicts,
-            resolution="retired",
-            reason="retracted by a later memory",
-            authorization=cmd.authorization,
-        )
+        decision += _retract(cmd, target, new_stream, target_conflicts, policy)
     skip = frozenset({target.stream_id}) if retiring and target is not None else frozenset()
     decision += collisions(
         mine, new_stream, claims, candidates, sets=sets or {}, skip=skip, policy=policy, new_id=new_id
     )
     return decision
+
+
+def _check_retractable(cmd: RememberCommand, target: MemoryFacts, policy: Policy) -> None:
+    """A locked or protected target is retracted only with the authorisation its protection asks."""
+    try:
+        check_writable(target, expected_version=None, authorization=cmd.authorization, policy=policy)
+    except Locked as exc:
+        raise Locked(
+            f"memory {target.memory_id} is {target.protection}; retracting it needs authorized: true",
+            field="ref_id",
+            memory_id=target.memory_id,
+        ) from exc
+
+
+RETRACTED = "retracted"
+RETRACTED_BY_WORDS = "retracted: a cancellation named it by its words"
+
+
+def _retract(
+    cmd: RememberCommand, target: MemoryFacts, by: str, target_conflicts: Sequence[ConflictFacts], policy: Policy
+) -> Decision:
+    """``target`` retired by the memory ``by``, and out of its unresolved claim sets."""
+    if cmd.authorization not in AUTHORIZATIONS:
+        raise InvalidInput("unknown authorization channel", field="authorized")
+    _check_retractable(cmd, target, policy)
+    reason = RETRACTED_BY_WORDS if cmd.matched else RETRACTED
+    retired = MemoryRetired(memory=target.stream_id, reason=reason, by=by, authorization=cmd.authorization)
+    return [
+        (target.stream_id, retired),
+        *settle(
+            target.stream_id,
+            target_conflicts,
+            resolution="retired",
+            reason="retracted by a later memory",
+            authorization=cmd.authorization,
+        ),
+    ]
 
 
 def effective_changes(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import apsw
 import msgspec
 
 from fact_ledger.ledger.clock import to_datetime
-from fact_ledger.ledger.text import Query, Term, analyse, fts_all, fts_any, index_text
+from fact_ledger.ledger.text import Query, Term, analyse, fts_all, fts_any, index_text, is_cjk
 from fact_ledger.ledger.trust import effective_trust
 from fact_ledger.projections import ranking
 from fact_ledger.projections.search_index import TOKEN_FIELDS, tokens
@@ -333,6 +333,23 @@ def _context(
         if before is not None and before not in context:
             context[before] = (None, memory_id)
     return context
+
+
+def holding_all(
+    conn: apsw.Connection, words: tuple[str, ...], workspaces: tuple[str, ...], limit: int = 50
+) -> list[tuple[int, str, str]]:
+    """``(memory_id, stream_id, content)`` of the active memories of ``workspaces`` whose content
+    holds every one of ``words`` (stemmed as the index stems them), newest first: what a
+    cancellation without a ``ref_id`` may be cancelling (``ledger.cancellation``)."""
+    if not words or not workspaces:
+        return []
+    terms = [Term(w, prefix=len(w) == 1 and is_cjk(w)) for w in words]
+    return conn.execute(
+        "SELECT m.memory_id, m.stream_id, m.content FROM search_fts JOIN memories m ON m.memory_id = search_fts.rowid "
+        f"WHERE search_fts MATCH ? AND m.status = 'active' AND m.workspace IN ({', '.join('?' * len(workspaces))}) "
+        "ORDER BY search_fts.rowid DESC LIMIT ?",
+        (f"body : ({fts_all(terms)})", *workspaces, limit),
+    ).fetchall()
 
 
 def session_neighbours(conn: apsw.Connection, ids: list[int]) -> dict[int, tuple[int | None, int | None]]:

@@ -86,9 +86,28 @@ class Collisions(GovernanceViews):
         return [(m, full[m, o]) for m, o in kept if (m, o) in full]
 
     def remember_decision(
-        self, cmd: RememberCommand, new_stream: str, target: MemoryFacts | None, near: list[dict[str, Any]]
+        self,
+        cmd: RememberCommand,
+        new_stream: str,
+        target: MemoryFacts | None,
+        near: list[dict[str, Any]],
+        duplicate: MemoryFacts | None = None,
     ) -> Decision:
-        """``remember``'s decision for a memory that is not an exact duplicate (fills ``near``)."""
+        """``remember``'s decision (fills ``near`` for a memory that is not an exact duplicate).
+
+        An exact duplicate is a sighting, unless the write retracts a target: that retraction
+        still lands (``ledger.decide.decide_remember``)."""
+        retracting = target if cmd.retracts else None
+        if duplicate is not None and (retracting is None or retracting.stream_id != duplicate.stream_id):
+            target_conflicts = self._conflicts_of(retracting.memory_id) if retracting is not None else []
+            return decide_remember(
+                cmd,
+                new_stream=new_stream,
+                duplicate=duplicate,
+                target=target,
+                target_conflicts=target_conflicts,
+                policy=self._policy,
+            )
         explicit = tuple((c.subject, c.attribute, c.value) for c in cmd.claims)
         known: KnownSets = {}
         claims, candidates = self._claim_state(cmd.content, cmd.subject, explicit, cmd.workspace, joining=known)

@@ -14,13 +14,15 @@ from typing import Any
 import msgspec
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.decide import RememberCommand, decide_remember, effective_changes
+from fact_ledger.ledger.cancellation import MAX_MATCHES, Target, cancelled_words, choose
+from fact_ledger.ledger.decide import RememberCommand, effective_changes
 from fact_ledger.ledger.duplicates import duplicate_key
-from fact_ledger.ledger.errors import NotFound
+from fact_ledger.ledger.errors import Locked, NotFound, Unauthorized
 from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec
 from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check_writable
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.projections import memories as mem
+from fact_ledger.projections.search import holding_all
 from fact_ledger.server.app.governance import Governance
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, Storage
@@ -31,12 +33,28 @@ AGENT_ASSERTED_NOTICE = (
 )
 
 
+CANCELLATION_NOTICE = (
+    "reads as a cancellation of {n} active instruction(s), none retracted: "
+    "retract one with ref_id + retracts (see retraction_candidates)"
+)
+
+
 class _Unchanged(Exception):  # control flow: never leaves the facade
     """An update whose fields all equal the memory's: nothing to write."""
 
     def __init__(self, version: int) -> None:
         super().__init__("unchanged")
         self.version = version
+
+
+def _candidates_report(cancelling: list[Target], retracted: dict[str, list[int]]) -> dict[str, Any]:
+    """A cancellation that retracted nothing it matched answers with the instructions it matched."""
+    if retracted or not cancelling:
+        return {}
+    return {
+        "retraction_candidates": [{"memory_id": t.memory_id, "content": t.content} for t in cancelling],
+        "notices": [CANCELLATION_NOTICE.format(n=len(cancelling))],
+    }
 
 
 def _current_fields(conn: Any, memory_id: int) -> dict[str, Any]:
@@ -98,19 +116,23 @@ class Writes(Service):
         )
         new_stream = uuid7()
         near: list[dict[str, Any]] = []
+        cancelling: list[Target] = []  # a cancellation without ref_id: the instructions it matched
 
         def decide() -> tuple[Decision, str, str]:
             target = self._facts(ref_id) if ref_id is not None else None
-            duplicate = self._find_duplicate(cmd)
-            if duplicate is None:  # claims, collisions and near-duplicates: server/app/collisions.py
-                return self.governance.remember_decision(cmd, new_stream, target, near), cmd.event_time, cmd.workspace
-            decision = decide_remember(cmd, new_stream=new_stream, duplicate=duplicate, target=target)
-            return decision, cmd.event_time, cmd.workspace
+            command = cmd
+            if ref_id is None:
+                command, target = self._cancellation_target(cmd, cancelling)
+            duplicate = self._find_duplicate(command)
+            # claims, collisions, near-duplicates and a retraction's effect: server/app/collisions.py
+            decision = self.governance.remember_decision(command, new_stream, target, near, duplicate)
+            return decision, command.event_time, command.workspace
 
         outcome = self._commit(decide)
         if isinstance(outcome, BackedUp):
             return outcome.result
         head = outcome.events[0]
+        retracted = self._retracted(outcome.events)
         if head.type == "DuplicateSighted":
             row = mem.by_stream(self.conn, head.stream_id)
             assert row is not None
@@ -121,6 +143,8 @@ class Writes(Service):
                 "status": row["status"],
                 "duplicate_of": row["memory_id"],
                 "workspace": row["workspace"],
+                **retracted,
+                **_candidates_report(cancelling, retracted),
             }
         result = {
             "ok": True,
@@ -129,14 +153,48 @@ class Writes(Service):
             "status": "active",
             "workspace": cmd.workspace,
             **self.governance.write_report(outcome.events, head.position, near),
+            **retracted,
+            **_candidates_report(cancelling, retracted),
         }
         if head.position in result.get("superseded", ()):  # policy auto_settle: a later value leads
             row = mem.by_id(self.conn, head.position)
             assert row is not None
             result.update(status=row["status"], version=row["version"])
         if source_type == "user_confirmed" and authorization != AUTH_USER:
-            result.update(authorization=AUTH_AGENT, notices=[AGENT_ASSERTED_NOTICE])
+            result.update(authorization=AUTH_AGENT, notices=[AGENT_ASSERTED_NOTICE, *result.get("notices", [])])
         return result
+
+    def _cancellation_target(
+        self, cmd: RememberCommand, cancelling: list[Target]
+    ) -> tuple[RememberCommand, MemoryFacts | None]:
+        """A cancellation without ``ref_id`` retracts the one active instruction of its workspace
+        that holds its words (``ledger.cancellation``); ``cancelling`` gets what matched."""
+        cancelling.clear()
+        words = cancelled_words(cmd.content)
+        if not words:
+            return cmd, None
+        scope = self.workspace_scope(cmd.workspace) or (cmd.workspace,)
+        rows = holding_all(self.conn, words, scope, limit=MAX_MATCHES + 1)
+        target, matched = choose([Target(*row) for row in rows])
+        cancelling[:] = matched
+        if target is None:
+            return cmd, None
+        facts = self._facts(target.memory_id)
+        policy = self.governance._policy
+        try:  # a protected instruction is retracted only when named (ref_id) with its authorisation
+            check_writable(facts, expected_version=None, authorization=cmd.authorization, policy=policy)
+        except (Locked, Unauthorized):
+            return cmd, None
+        return msgspec.structs.replace(cmd, ref_id=target.memory_id, retracts=True, matched=True), facts
+
+    def _retracted(self, events: list[Any]) -> dict[str, list[int]]:
+        """``retracted``: the memories this write retired by retracting them."""
+        ids = [
+            row["memory_id"]
+            for ev in events
+            if ev.type == "MemoryRetired" and (row := mem.by_stream(self.conn, ev.stream_id)) is not None
+        ]
+        return {"retracted": ids} if ids else {}
 
     def _plausible(self, event_time: str) -> str:
         """The canonical event time, refused when far ahead of now or before the floor."""

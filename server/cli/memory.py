@@ -117,6 +117,12 @@ def _remember_lines(r: dict[str, Any]) -> None:
     if r.get("near_duplicates"):
         similar = ", ".join(f"#{d['memory_id']} ({d['similarity']:.2f})" for d in r["near_duplicates"])
         out_console.print(f"  similar to {similar}", highlight=False)
+    if r.get("retracted"):
+        out_console.print(f"  retracted {', '.join(f'#{m}' for m in r['retracted'])}", highlight=False)
+    if r.get("retraction_candidates"):  # a cancellation that matched several instructions: none retracted
+        out_console.print("  reads as a cancellation of one of these (none retracted; name it with --retracts):")
+        for c in r["retraction_candidates"]:
+            out_console.print(f"    #{c['memory_id']} {c['content']}", markup=False, highlight=False)
 
 
 @click.command()
@@ -154,10 +160,48 @@ def find(
     )
 
     def human(r: dict[str, Any]) -> None:
-        print_memories(r["results"])
+        _find_hits(r["results"], query)
         next_page_line(r)
 
     emit(obj, obj.app.find(**data.to_kwargs()), human)
+
+
+def _find_hits(results: list[dict[str, Any]], query: str) -> None:
+    """One header and one short line per hit: a fact of up to 300 characters whole, a longer one
+    (or its best section) as a snippet around the query; a conflicted hit says so and who leads.
+    ``ledger read ID`` shows everything."""
+    from fact_ledger.ledger.sections import snippet
+
+    if not results:
+        out_console.print("[dim]no memories found[/dim]")
+    terms = query.split()
+    for m in results:
+        section = m.get("section")
+        where = f" §{section['section_id']} {escape(' › '.join(section['heading_path']))}" if section else ""
+        _header(m, where + _conflict_mark(m))
+        text = (section.get("snippet") if section else None) or m["content"]
+        out_console.print(f"  {snippet(text, terms)}", markup=False, highlight=False)
+
+
+def _conflict_mark(m: dict[str, Any]) -> str:
+    ids = m.get("conflict_ids") or []
+    if not ids:
+        return ""
+    label = "conflict" if len(ids) == 1 else "conflicts"
+    standing = m.get("standing") if isinstance(m.get("standing"), dict) else {}
+    if standing.get("role") == "leader":
+        role = " (leads)"
+    elif standing.get("leader_id"):
+        role = f" (#{standing['leader_id']} leads)"
+    else:
+        role = ""
+    return f" [yellow]⚠ {label} {', '.join(str(i) for i in ids)}{role}[/yellow]"
+
+
+def _header(m: dict[str, Any], extra: str = "") -> None:
+    meta = f"#{m['memory_id']} v{m['version']} {m['source_type']} ({m['status']})"
+    subject = f" [bold]{escape(m['subject'])}[/bold]" if m.get("subject") else ""
+    out_console.print(f"[cyan]{meta}[/cyan]{subject}{extra}", highlight=False)
 
 
 @click.command()
@@ -191,12 +235,17 @@ def read(
             "sections": chosen,
         }
     )
-    emit(obj, obj.app.read(**data.to_kwargs()), lambda r: _memory_detail(r["memory"]))
+    whole = chosen in (None, "catalog")  # asked for sections: they are the text to show
+    emit(obj, obj.app.read(**data.to_kwargs()), lambda r: _memory_detail(r["memory"], whole=whole))
 
 
-def _memory_detail(m: dict[str, Any]) -> None:
-    """One memory with its time, tags and links (what replaced it, what it retracted, conflicts)."""
-    print_memories([m])
+def _memory_detail(m: dict[str, Any], *, whole: bool = True) -> None:
+    """One memory with its time, tags and links (what replaced it, what it retracted, conflicts);
+    with ``whole`` false (sections asked for) its header without the content, then the sections."""
+    if whole:
+        print_memories([m])
+    else:
+        _header(m)
     until = f" until {m['valid_to']}" if m.get("valid_to") else ""
     lines = [f"valid from {m['event_time']}{until}; recorded {m['recorded_at']}"]
     if m.get("tags"):

@@ -1,0 +1,169 @@
+"""Cancellations without a ``ref_id``: which statements cancel an instruction, and which one.
+
+"不要发邮件了", "don't send the minutes", "cancel the standup", "the nightly orders backup is
+cancelled": an agent often records that an instruction no longer holds without naming the
+memory that gave it. The write then looks for its target itself, and precision comes first — a
+wrong retraction silently removes a live instruction, a missed one leaves the instruction to be
+retracted explicitly:
+
+* the statement must have a cancellation's form, anchored at its start ("don't …", "stop …",
+  "cancel …", "no need to …", "不要…", "别…了", "取消…", "不再…") or its predicate ("… is
+  cancelled / called off / no longer needed", "…取消了", "…不用了"); a condition ("… until",
+  "unless", "除非") or a reminder ("don't forget", "别忘了") is not one;
+* what is cancelled is the statement's content words once the cancellation's own words are
+  taken out (:func:`cancelled_words`); there must be at least one;
+* a target is an active memory in the writer's workspace that is instruction-like
+  (:func:`is_instruction`: an imperative, a habit or a schedule — not a report of the past), is
+  not itself a cancellation, and holds every one of those words (the full-text index matches
+  them, stemmed);
+* exactly one target is retracted; with several the write answers with the candidates and
+  retracts nothing (:func:`choose`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from fact_ledger.ledger.text import STOP_WORDS, fold
+
+MAX_CANDIDATES = 5  # shown when several instructions match
+MAX_MATCHES = 50  # memories holding the words that are looked at; more than this: ambiguous
+
+# -- English ---------------------------------------------------------------------------------
+_LEAD = r"^(?:(?:ok|okay|actually|so|hey|please|and|also|from now on|going forward)[,\s]+)*"
+_EN_OPENERS = re.compile(
+    _LEAD
+    + r"(?:(?:you|we|i)\s+)?"
+    + r"(?:do\s+not|don'?t|dont|no\s+need\s+to|no\s+longer|stop|quit|cancel|call\s+off|scrap|forget\s+about"
+    + r"|never\s+mind(?:\s+about)?|(?:(?:you|we|i)\s+)?(?:don'?t|do\s+not|no\s+longer)\s+(?:need|have)\s+to)\b"
+)
+_EN_PREDICATE = re.compile(
+    r"\b(?:is|are|was|were|has\s+been|have\s+been|'s)\s+(?:now\s+|also\s+)?"
+    r"(?:cancell?ed|called\s+off|no\s+longer\s+(?:needed|required|necessary|happening)"
+    r"|not\s+needed\s+any\s*more|discontinued|scrapped)\b"
+)
+_EN_NOT_CANCEL = re.compile(
+    r"\b(?:forget\s+to|hesitate|worry|until|unless|without|except|if|before|instead)\b"
+    r"|^(?:(?:you|we|i)\s+)?(?:don'?t|do\s+not)\s+(?:know|think|remember|like|want|care|understand|see"
+    r"|(?:have|need)(?!\s+to))\b"
+)
+_EN_CANCEL_WORDS = frozenset(
+    """don't dont do not no need needed needs longer stop stopped quit cancel cancelled canceled
+    cancelling canceling cancellation call called off scrap scrapped forget about never mind
+    anymore any more please ok okay actually so hey also now going forward from required
+    necessary happening discontinued you we i have has been is are was were s""".split()
+)
+
+# -- Chinese ---------------------------------------------------------------------------------
+_ZH_OPENERS = re.compile(
+    r"^(?:以后|今后|从现在起|从今天起|现在)?(?:不要再?|不用再?|不必再?|无需再?|不需要再?|停止|取消|不再)"
+)
+_ZH_BIE = re.compile(r"^(?:以后|今后)?别再?")  # 别 also starts words (别墅, 别人): only with 再 or a closing 了
+_ZH_PREDICATE = re.compile(r"(?:取消了|已取消|被取消|取消掉了|不用了|不需要了|不必了|作废了?|停掉了|停了)[。！!.\s]*$")
+_ZH_NOT_CANCEL = re.compile(r"别忘|不要忘|别担心|不要担心|不用担心|不用谢|不客气|除非|直到|如果|只有|否则|之前|以前")
+_ZH_CANCEL_WORDS = re.compile(
+    r"以后|今后|从现在起|从今天起|现在|不要再|不要|不用再|不用|不必再|不必|无需再|无需|不需要再|不需要|停止|取消掉|取消|不再"
+    r"|已经|已|被|作废|停掉|停了|别再|别|了|吧|啦|呢|哦|请|再|的"
+)
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}][\w'’-]*")
+_SPEAKER = re.compile(r"^\s*[^\W\d_][\w'’.-]*(?: [^\W\d_][\w'’.-]*){0,2}:\s")  # "Caroline: …" is a turn
+
+
+def _clean(text: str) -> str:
+    return fold(text).replace("’", "'").strip().rstrip("。！!.?？ ")
+
+
+def is_cancellation(content: str) -> bool:
+    """Whether ``content`` has the form of a cancellation (see the module docstring)."""
+    text = _clean(content)
+    if not text or _SPEAKER.match(content):
+        return False
+    if re.search(f"[{_CJK}]", text):
+        if _ZH_NOT_CANCEL.search(text):
+            return False
+        bie = _ZH_BIE.match(text)
+        return bool(
+            _ZH_OPENERS.match(text)
+            or _ZH_PREDICATE.search(text)
+            or (bie and (text[bie.end() - 1] == "再" or text.endswith("了")))
+        )
+    if _EN_NOT_CANCEL.search(text):
+        return False
+    return bool(_EN_OPENERS.match(text) or _EN_PREDICATE.search(text))
+
+
+def cancelled_words(content: str) -> tuple[str, ...]:
+    """The words naming what ``content`` cancels (empty when it is no cancellation): its content
+    words without stop words and cancellation words; a Chinese run as its bigrams."""
+    if not is_cancellation(content):
+        return ()
+    text = _ZH_CANCEL_WORDS.sub(" ", _clean(content))
+    words: list[str] = []
+    for token in _WORD.findall(text):
+        if re.fullmatch(f"[{_CJK}]+", token):
+            words += [token] if len(token) == 1 else [token[i : i + 2] for i in range(len(token) - 1)]
+        elif token not in STOP_WORDS and token not in _EN_CANCEL_WORDS and token.strip("'") not in _EN_CANCEL_WORDS:
+            words.append(token)
+    return tuple(dict.fromkeys(words))
+
+
+# -- instruction-like targets ------------------------------------------------------------------
+_IMPERATIVE = frozenset(
+    """send email mail e-mail text message ping notify remind tell ask call phone run use book schedule
+    deploy post publish check keep add copy cc bcc include order buy pay make write update prepare share
+    forward invite back backup archive delete remove clean print submit file report review sync restart
+    reboot rotate renew water feed reply respond log record attach upload download pick bring take set
+    turn lock close open join attend hold host test build release merge push pull tag label mark ship
+    deliver charge invoice bill transfer move store save export import generate compile summarize
+    summarise translate draft create organise organize arrange contact follow put leave give get start
+    print walk wash pack collect drop""".split()
+)
+_EN_HABIT = re.compile(
+    r"\b(?:always|every|each\s+(?:day|week|month|morning|evening|night|monday|tuesday|wednesday|thursday|friday"
+    r"|saturday|sunday)|daily|nightly|weekly|monthly|hourly|should|must|need\s+to|needs\s+to|has\s+to|have\s+to"
+    r"|make\s+sure|remember\s+to|be\s+sure\s+to|is\s+scheduled|are\s+scheduled|runs\s+at|reminder)\b"
+)
+_EN_LEAD_IN = re.compile(r"^(?:please|always|kindly|also|remember\s+to|make\s+sure\s+(?:to|you)|be\s+sure\s+to)\s+")
+_ZH_HABIT = re.compile(
+    r"请|每天|每日|每周|每星期|每月|每晚|每早|每天早上|每个|记得|务必|一定要|必须|需要|总是|定期|提醒|别忘|按时|都要|负责"
+)
+_ZH_IMPERATIVE = re.compile(
+    r"^(?:要|发|寄|给|用|把|跑|运行|备份|部署|通知|订|预订|安排|检查|更新|提交|抄送|转发|打电话|联系|买|付|交|写|准备|上传|同步|重启)"
+)
+
+
+def is_instruction(content: str) -> bool:
+    """Whether ``content`` reads as an instruction: an imperative, a habit or a schedule."""
+    text = _clean(content)
+    if not text or _SPEAKER.match(content) or is_cancellation(content):
+        return False
+    if re.search(f"[{_CJK}]", text) and (_ZH_HABIT.search(text) or _ZH_IMPERATIVE.match(text)):
+        return True
+    if _EN_HABIT.search(text):
+        return True
+    words = _WORD.findall(_EN_LEAD_IN.sub("", text))
+    return bool(words) and words[0] in _IMPERATIVE
+
+
+class Target(NamedTuple):
+    """An active memory whose text holds every cancelled word."""
+
+    memory_id: int
+    stream_id: str
+    content: str
+
+
+def choose(candidates: Sequence[Target]) -> tuple[Target | None, list[Target]]:
+    """(the one instruction to retract, or None; the instructions that matched, at most
+    :data:`MAX_CANDIDATES`). Only an instruction-like memory that is not itself a cancellation
+    counts, and only exactly one of them is retracted. ``candidates`` are every memory holding
+    the words, up to :data:`MAX_MATCHES`; one more than that and none is retracted (the one
+    instruction seen could have others among the memories not looked at)."""
+    instructions = [t for t in candidates[:MAX_MATCHES] if is_instruction(t.content)]
+    if len(instructions) == 1 and len(candidates) <= MAX_MATCHES:
+        return instructions[0], instructions
+    return None, instructions[:MAX_CANDIDATES]

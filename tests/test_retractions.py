@@ -1,0 +1,248 @@
+"""Retractions always land (docs/contract.md, ``remember``): a write with ``ref_id`` + ``retracts``
+is never absorbed as a duplicate without retracting its target, and a cancellation without a
+``ref_id`` retracts the one active instruction that holds its words, or answers with the
+candidates. Over MCP stdio: tests/contract/test_fact_changes.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fact_ledger.ledger.cancellation import (
+    MAX_MATCHES,
+    Target,
+    cancelled_words,
+    choose,
+    is_cancellation,
+    is_instruction,
+)
+from fact_ledger.ledger.errors import Locked
+from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.server.app.facade import LedgerApp
+from tests.conftest import ledger_cli
+
+CANCELLED = "The nightly orders backup is cancelled"
+
+
+def status(app: LedgerApp, memory_id: int) -> str:
+    return str(app.read(memory_id)["memory"]["status"])
+
+
+def assert_rebuild_reproduces(app: LedgerApp) -> None:
+    incremental = app.runner.checksums()
+    app.rebuild()
+    assert app.runner.checksums() == incremental
+    assert app.verify()["projections"] == "consistent"
+
+
+# -- explicit retractions ----------------------------------------------------------------------
+def test_a_second_retraction_with_the_same_text_retracts_its_own_target(app: LedgerApp) -> None:
+    first = app.remember("Run the nightly orders backup at 02:00")["memory_id"]
+    second = app.remember("Run the nightly orders backup on the replica at 03:00")["memory_id"]
+    cancel = app.remember(CANCELLED, ref_id=first, retracts=True)
+    assert cancel["retracted"] == [first]
+    again = app.remember(CANCELLED, ref_id=second, retracts=True)
+    # The existing cancellation absorbs the repeat and retracts the second target too.
+    assert again["duplicate_of"] == again["memory_id"] == cancel["memory_id"]
+    assert again["retracted"] == [second]
+    assert status(app, second) == "retired"
+    target = app.read(second)["memory"]
+    assert target["retired_by"] == cancel["memory_id"] and target["status_reason"] == "retracted"
+    assert app.read(cancel["memory_id"])["memory"]["retracts"] == [first, second]
+    events = [v["events"] for v in app.history(second)["versions"]]
+    assert any("MemoryRetired" in str(e) for e in events)  # history explains why it left
+    assert_rebuild_reproduces(app)
+
+
+def test_repeating_a_finished_retraction_is_a_plain_sighting(app: LedgerApp) -> None:
+    target = app.remember("Run the nightly orders backup at 02:00")["memory_id"]
+    first = app.remember(CANCELLED, ref_id=target, retracts=True)
+    before = app.store.last_position()
+    again = app.remember(CANCELLED, ref_id=target, retracts=True)  # a retried call: nothing left to retract
+    assert again["duplicate_of"] == first["memory_id"] and "retracted" not in again
+    assert app.store.last_position() == before + 1  # the sighting only
+
+
+def test_a_retraction_in_its_targets_own_words_is_recorded_and_lands(app: LedgerApp) -> None:
+    target = app.remember("Ping Dana before every release")["memory_id"]
+    r = app.remember("Ping Dana before every release", ref_id=target, retracts=True)
+    assert "duplicate_of" not in r and r["memory_id"] != target and r["retracted"] == [target]
+    assert status(app, target) == "retired"
+
+
+def test_a_duplicate_retraction_of_a_locked_target_still_needs_authorization(app: LedgerApp) -> None:
+    other = app.remember("Run the nightly orders backup at 02:00")["memory_id"]
+    cancel = app.remember(CANCELLED, ref_id=other, retracts=True)["memory_id"]
+    locked = app.remember("Keep the nightly orders backup", source_type="user_confirmed", authorization=AUTH_USER)
+    before = app.store.last_position()
+    with pytest.raises(Locked):
+        app.remember(CANCELLED, ref_id=locked["memory_id"], retracts=True)
+    assert app.store.last_position() == before and status(app, locked["memory_id"]) == "active"
+    r = app.remember(CANCELLED, ref_id=locked["memory_id"], retracts=True, authorization=AUTH_USER)
+    assert r["duplicate_of"] == cancel and r["retracted"] == [locked["memory_id"]]
+
+
+# -- cancellations without ref_id --------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("instruction", "cancellation"),
+    [
+        ("Send the minutes to the team after each meeting", "don't send the minutes"),
+        ("Send the minutes to the team after each meeting", "You don't need to send the minutes any more"),
+        ("Run the nightly orders backup at 02:00", CANCELLED),
+        ("Hold the standup at 09:30 every day", "Cancel the standup"),
+        ("Please book the big room every Friday", "No need to book the big room anymore"),
+        ("每天下午五点给客户发邮件", "不要发邮件了"),
+        ("每晚两点备份订单数据库", "取消每晚的备份"),
+        ("每周一提醒张三交周报", "别再提醒张三了"),
+    ],
+)
+def test_a_cancellation_retracts_the_one_instruction_that_holds_its_words(
+    app: LedgerApp, instruction: str, cancellation: str
+) -> None:
+    target = app.remember(instruction)["memory_id"]
+    bystander = app.remember("The VPN portal moved to https://vpn.acme.dev")["memory_id"]
+    r = app.remember(cancellation)
+    assert r["retracted"] == [target] and "retraction_candidates" not in r
+    memory = app.read(target)["memory"]
+    assert memory["status"] == "retired" and memory["retired_by"] == r["memory_id"]
+    assert memory["status_reason"].startswith("retracted")
+    assert app.read(r["memory_id"])["memory"]["retracts"] == [target]
+    assert status(app, bystander) == "active"
+    assert_rebuild_reproduces(app)
+
+
+def test_two_matching_instructions_are_answered_as_candidates_and_nothing_is_retracted(app: LedgerApp) -> None:
+    acme = app.remember("Send the invoice to Acme every Friday")["memory_id"]
+    globex = app.remember("Send the invoice to Globex every Monday")["memory_id"]
+    r = app.remember("Stop sending the invoice")
+    assert "retracted" not in r
+    assert {c["memory_id"] for c in r["retraction_candidates"]} == {acme, globex}
+    assert any("cancellation" in n for n in r["notices"])
+    assert status(app, acme) == status(app, globex) == "active"
+    narrowed = app.remember("Stop sending the invoice to Globex")  # more words: one instruction left
+    assert narrowed["retracted"] == [globex] and status(app, acme) == "active"
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "The cancel button is next to the invoice form",
+        "Flight cancellations rose in March, says the invoice report",
+        "We may cancel the invoice run if the budget is cut",
+        "Don't forget to send the invoice to Acme",
+        "Don't send the invoice to Acme until Bob approves it",
+        "Caroline: don't send the invoice to Acme, I did it",
+        "The invoice was sent to Acme on Friday",
+    ],
+)
+def test_statements_that_are_no_cancellation_retract_nothing(app: LedgerApp, statement: str) -> None:
+    instruction = app.remember("Send the invoice to Acme every Friday")["memory_id"]
+    r = app.remember(statement)
+    assert "retracted" not in r and "retraction_candidates" not in r
+    assert status(app, instruction) == "active"
+
+
+def test_only_instructions_are_cancelled_not_reports_of_the_past(app: LedgerApp) -> None:
+    report = app.remember("The minutes were sent to the team on Monday")["memory_id"]
+    r = app.remember("don't send the minutes")
+    assert "retracted" not in r and status(app, report) == "active"
+
+
+def test_a_cancellation_stays_in_its_workspace(app: LedgerApp) -> None:
+    other = app.remember("Send the minutes to the team after each meeting", workspace="beta")["memory_id"]
+    mine = app.remember("Send the minutes to the team after each meeting", workspace="alpha")["memory_id"]
+    r = app.remember("don't send the minutes", workspace="alpha")  # one match here, whatever beta holds
+    assert r["retracted"] == [mine] and status(app, other) == "active"
+
+
+def test_a_protected_instruction_is_not_retracted_by_words_alone(app: LedgerApp) -> None:
+    locked = app.remember(
+        "Send the minutes to the team after each meeting", source_type="user_confirmed", authorization=AUTH_USER
+    )["memory_id"]
+    r = app.remember("don't send the minutes")  # stored, but the locked instruction needs ref_id + authorization
+    assert r["ok"] and "retracted" not in r
+    assert [c["memory_id"] for c in r["retraction_candidates"]] == [locked]
+    assert status(app, locked) == "active"
+
+
+# -- the rule itself (pure) --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("don't send the minutes", ("send", "minutes")),
+        (CANCELLED, ("nightly", "orders", "backup")),
+        ("Stop sending the weekly report.", ("sending", "weekly", "report")),
+        ("不要发邮件了", ("发邮", "邮件")),
+        ("每晚的备份取消了", ("每晚", "备份")),
+        ("别发邮件了", ("发邮", "邮件")),
+        ("cancel it", ()),  # nothing named: nothing to look for
+    ],
+)
+def test_cancelled_words(text: str, words: tuple[str, ...]) -> None:
+    assert cancelled_words(text) == words
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The cancel button is grey",
+        "别墅在海边",
+        "别忘了发邮件",
+        "不用担心",
+        "I don't know the answer",
+        "Flight cancellations rose in March",
+    ],
+)
+def test_no_cancellation(text: str) -> None:
+    assert not is_cancellation(text) and cancelled_words(text) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Send the minutes to the team", True),
+        ("Always cc Dana on invoices", True),
+        ("The nightly orders backup runs at 02:00", True),
+        ("每天下午五点给客户发邮件", True),
+        ("The minutes were sent to Bob on Monday", False),
+        ("The VPN portal moved to https://vpn.acme.dev", False),
+        ("don't send the minutes", False),  # a cancellation is never a target
+    ],
+)
+def test_is_instruction(text: str, expected: bool) -> None:
+    assert is_instruction(text) is expected
+
+
+# -- the command line (the issue's own reproduction) -------------------------------------------
+def test_cli_second_retraction_lands(tmp_path: Path) -> None:
+    db = str(tmp_path / "l.db")
+    assert ledger_cli("init", "--db", db).returncode == 0
+    ledger_cli("remember", "Run the nightly orders backup at 02:00", "--db", db, check=True)
+    ledger_cli("remember", "Run the nightly orders backup on the replica at 03:00", "--db", db, check=True)
+    first = json.loads(ledger_cli("remember", CANCELLED, "--retracts", "1", "--db", db, "--json", check=True).stdout)
+    assert first["memory_id"] == 3 and first["retracted"] == [1]
+    second = ledger_cli("remember", CANCELLED, "--retracts", "2", "--db", db, check=True).stdout
+    assert "already remembered as #3" in second and "retracted #2" in second
+    read = json.loads(ledger_cli("read", "2", "--db", db, "--json", check=True).stdout)["memory"]
+    assert read["status"] == "retired" and read["retired_by"] == 3
+
+
+def test_cli_cancellation_without_ref_lists_candidates(tmp_path: Path) -> None:
+    db = str(tmp_path / "l.db")
+    assert ledger_cli("init", "--db", db).returncode == 0
+    ledger_cli("remember", "Send the invoice to Acme every Friday", "--db", db, check=True)
+    ledger_cli("remember", "Send the invoice to Globex every Monday", "--db", db, check=True)
+    out = ledger_cli("remember", "Stop sending the invoice", "--db", db, check=True).stdout
+    assert "none retracted" in out and "#1 Send the invoice to Acme" in out and "#2 Send the invoice" in out
+    done = ledger_cli("remember", "don't send the invoice to Acme", "--db", db, check=True).stdout
+    assert "retracted #1" in done
+
+
+def test_too_many_memories_holding_the_words_retract_nothing() -> None:
+    one = Target(1, "s1", "Send the minutes to the team")
+    reports = [Target(i, f"s{i}", "The minutes were sent on Monday") for i in range(2, MAX_MATCHES + 1)]
+    assert choose([one, *reports])[0] == one  # every memory holding the words was looked at
+    target, matched = choose([one, *reports, Target(99, "s99", "The minutes were sent on Friday")])
+    assert target is None and matched == [one]  # one more than looked at: it could hide another
