@@ -1,9 +1,10 @@
 """CLI input that is more than one argument: content from stdin or a file, ``update`` and ``init``.
 
 Content longer than a shell argument (about 128 KiB on Linux) or produced by another program
-comes through ``-`` (stdin) or ``--file``; a bare ``-`` never becomes a memory, and neither does
-blank content. A person at the terminal is the user channel, so ``update`` on a locked memory
-needs no extra flag (as for ``remember``, which stores user_confirmed facts).
+comes through ``-`` (stdin) or ``--file``, without its trailing whitespace; a bare ``-`` never
+becomes a memory, and neither does blank content. A person at the terminal is the user
+channel, so ``update`` on a locked memory needs no extra flag (as for ``remember``, which stores
+user_confirmed facts).
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ def content_of(text: str | None, file: str | None, *, required: bool = True) -> 
         if required:
             raise InvalidInput("no content: give TEXT, '-' to read stdin, or --file FILE", field="content")
         return None
+    # What a pipe or a file ends with (echo's newline, a file's last line break) is how it was
+    # carried, not part of the fact: trailing whitespace goes; a TEXT argument is kept as given.
     if file is not None:
-        content = _read(file)
+        content = _read(file).rstrip()
     elif text == STDIN:
-        content = sys.stdin.read()
+        content = sys.stdin.read().rstrip()
     else:
         content = text or ""
     if not content.strip():

@@ -1,0 +1,79 @@
+"""What a person reads from the CLI (issue 29, point 19): ``read --sections`` shows the asked
+sections under the memory's header, ``find`` keeps each hit short and marks conflicted ones,
+and content from stdin or a file does not keep the newline that carried it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from fact_ledger.server.cli.main import main
+
+STEP = "Restart the billing service, then check that it answers on port 8080. "
+
+
+def cli(db: Path, *args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(main, ["--db", str(db), *args], input=input)
+
+
+def _runbook(db: Path) -> int:
+    text = "# Runbook\n\n" + "".join(f"## Step {n}\n\n{STEP * 15}\n\n" for n in range(1, 9))
+    assert len(text) > 8000
+    return json.loads(cli(db, "--json", "remember", "-", "--subject", "runbook", input=text).stdout)["memory_id"]
+
+
+def test_read_with_sections_prints_the_header_and_those_sections_only(db_path: Path) -> None:
+    mid = _runbook(db_path)
+    out = cli(db_path, "read", str(mid), "--sections", "6").stdout
+    lines = out.splitlines()
+    assert lines[0] == f"#{mid} v1 user_confirmed (active) runbook"
+    assert "## Step 6" in out and "## Step 5" not in out and "## Step 7" not in out
+    assert "# Runbook" not in out  # the content is not printed before the section
+    assert len(out) < 2000
+    whole = cli(db_path, "read", str(mid)).stdout  # without --sections: the whole memory and the catalog
+    assert "## Step 1" in whole and "## Step 8" in whole and "§6 Runbook › Step 6" in whole
+
+
+def test_find_hits_are_short_and_conflicted_ones_are_marked(db_path: Path) -> None:
+    _runbook(db_path)
+    cli(db_path, "remember", "The billing service listens on port 8080", "--subject", "billing")
+    cli(
+        db_path,
+        "remember",
+        "The billing service listens on port 9090",
+        "--subject",
+        "billing",
+        "--source-type",
+        "agent_generated",
+    )
+    doc = json.loads(cli(db_path, "--json", "find", "billing port", "--limit", "10").stdout)
+    out = cli(db_path, "find", "billing port", "--limit", "10").stdout
+    headers = [line for line in out.splitlines() if line.startswith("#")]
+    assert len(headers) == len(doc["results"]) == 3
+    for line in out.splitlines():
+        assert len(line) <= 320, line
+    conflicted = {r["memory_id"]: r for r in doc["results"] if r["conflict_ids"]}
+    assert len(conflicted) == 2
+    for mid, r in conflicted.items():
+        header = next(h for h in headers if h.startswith(f"#{mid} "))
+        assert f"⚠ conflict {r['conflict_ids'][0]}" in header
+    leader = next(r for r in conflicted.values() if r["source_type"] == "user_confirmed")
+    challenger = next(r for r in conflicted.values() if r["source_type"] == "agent_generated")
+    assert next(h for h in headers if h.startswith(f"#{leader['memory_id']} ")).endswith("(leads)")
+    assert f"(#{leader['memory_id']} leads)" in next(h for h in headers if h.startswith(f"#{challenger['memory_id']} "))
+    assert not any("⚠" in h for h in headers if "runbook" in h)
+
+
+def test_content_from_stdin_or_a_file_loses_its_trailing_newline(db_path: Path, tmp_path: Path) -> None:
+    piped = json.loads(cli(db_path, "--json", "remember", "-", input="the vpn gateway is 10.0.0.1\n").stdout)
+    note = tmp_path / "note.txt"
+    note.write_text("deploys freeze on Fridays\n\n", encoding="utf-8")
+    filed = json.loads(cli(db_path, "--json", "remember", "--file", str(note)).stdout)
+    kept = json.loads(cli(db_path, "--json", "remember", "keep my spaces  ").stdout)
+    contents = {
+        mid: json.loads(cli(db_path, "--json", "read", str(mid)).stdout)["memory"]["content"]
+        for mid in (piped["memory_id"], filed["memory_id"], kept["memory_id"])
+    }
+    assert list(contents.values()) == ["the vpn gateway is 10.0.0.1", "deploys freeze on Fridays", "keep my spaces  "]
