@@ -4,7 +4,10 @@ Two memories close in meaning ("the budget is 50k" / "the budget is 80k") are wo
 look when something checkable differs between them. A model's closeness alone cannot tell a
 paraphrase from a contradiction, so the second half of a semantic notice is this pure test:
 
-* **number**: the numbers mentioned (normalised: ``5万`` = ``50000`` = ``50,000``) differ;
+* **number**: the numbers mentioned (normalised: ``5万`` = ``50000`` = ``50,000``) differ. Only
+  numbers that can be the same quantity are compared: the same unit (or none), and the same
+  role, the word they stand after ("port 9001" is no budget of 80000); digits inside an
+  identifier (``ci-02``, ``nul-1``, ``db2``) are no number at all;
 * **date**: the dates or times mentioned differ;
 * **negation**: one side is negated and the other is not (``not``, ``never``, ``n't``, ``不``…);
 * **entity**: each side names someone or something (a capitalised word inside a sentence, or
@@ -23,7 +26,24 @@ from fact_ledger.ledger.normalize import normalize_text, parse_number
 from fact_ledger.ledger.normalize_when import parse_when
 
 _CN_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
-NUMBER_START = re.compile(rf"(?<![0-9A-Za-z_.])(?:[$€£¥]\s*)?\d|(?<![{_CN_NUMERALS}])[{_CN_NUMERALS}]")
+NUMBER_START = re.compile(
+    rf"(?<![0-9A-Za-z_.])(?<![0-9A-Za-z_][-/])(?:[$€£¥]\s*)?\d|(?<![{_CN_NUMERALS}])[{_CN_NUMERALS}]"
+)
+IDENTIFIER_TAIL = re.compile(r"[-_/][0-9a-z]")  # "02-b", "1_old": the digits name something
+# The role of a number is the last word before it that says what it measures ("port 9001", "the
+# budget is 80000", "预算是5万"); verbs, articles and prepositions between say nothing of it.
+ROLE_WORD = re.compile(r"[a-z][a-z'-]*|[\u4e00-\u9fff]+")
+NOT_A_ROLE = frozenset(
+    """a an the is are was were be been being am to of on at in for by from with into about around
+    now still currently just only also approximately roughly nearly over under up down than as
+    set moved changed raised lowered cut increased decreased reduced bumped updated rescheduled becomes
+    became equals equal amounts amount totals total comes reaches reached costs cost runs listens
+    listening running uses using returns has have had and or but so our my your their its his her this
+    that these those it we they i you he she there here""".split()
+)
+ZH_CONNECTORS = re.compile(
+    r"(?:已|现|也|还|都|将|会|约|大约|大概|达到|改为|改成|调整为|变为|变成|更新为|设为|是|为|了|到|在|的|共|有)+$"
+)
 WHEN_START = re.compile(r"(?<!\w)(?=\w)|(?<=\W)(?=[\u4e00-\u9fff])")
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot"})
 WORD = re.compile(r"[a-z]+(?:n't|'t)?")
@@ -64,7 +84,12 @@ def dates(text: str) -> tuple[list[str], str]:
 
 def numbers(text: str) -> list[str]:
     """Canonical numbers (with units) mentioned in normalised ``text``."""
-    found: list[str] = []
+    return [value for value, _ in numbers_with_roles(text)]
+
+
+def numbers_with_roles(text: str) -> list[tuple[str, str]]:
+    """``(canonical number, role)`` of each number in normalised ``text`` (see :func:`role`)."""
+    found: list[tuple[str, str]] = []
     pos = 0
     for match in NUMBER_START.finditer(text):
         if match.start() < pos:
@@ -72,9 +97,44 @@ def numbers(text: str) -> list[str]:
         hit = parse_number(text[match.start() :], whole=False)
         if hit is None:
             continue
-        found.append(hit[0])
-        pos = match.start() + hit[1]
+        end = match.start() + hit[1]
+        pos = end
+        if IDENTIFIER_TAIL.match(text, end):
+            continue  # "02-b": part of a name
+        found.append((hit[0], role(text[: match.start()])))
     return found
+
+
+def role(before: str) -> str:
+    """What the number after ``before`` measures: the last word of its clause that is no verb,
+    article or preposition (a Chinese run: its last two characters once connectors like 是/为
+    are cut), or "" when the clause names none."""
+    clause = re.split(r"[,;.!?，。；！？、]", before)[-1]
+    for word in reversed(ROLE_WORD.findall(clause)):
+        if word[0] >= "\u4e00":
+            word = ZH_CONNECTORS.sub("", word)
+            if word:
+                return word[-2:]
+        elif word not in NOT_A_ROLE:
+            return word
+    return ""
+
+
+def _comparable(left: tuple[str, str], right: tuple[str, str]) -> bool:
+    """Two numbers that could be the same quantity: no two different units, no two different roles."""
+    left_unit, right_unit = left[0].partition(" ")[2], right[0].partition(" ")[2]
+    if left_unit and right_unit and left_unit != right_unit:
+        return False
+    return not (left[1] and right[1] and left[1] != right[1])
+
+
+def comparable_numbers(left: str, right: str) -> tuple[list[str], list[str]]:
+    """The numbers of each (normalised) text that the other has a comparable number to."""
+    left_found, right_found = numbers_with_roles(left), numbers_with_roles(right)
+    return (
+        [n for n, r in left_found if any(_comparable((n, r), other) for other in right_found)],
+        [n for n, r in right_found if any(_comparable((n, r), other) for other in left_found)],
+    )
 
 
 def negated(text: str) -> bool:
@@ -104,7 +164,7 @@ def disagreement(left: str, right: str) -> dict[str, str] | None:
     right_dates, right_rest = dates(right_norm)
     if left_dates and right_dates and Counter(left_dates) != Counter(right_dates):
         return {"kind": "date", "left": ", ".join(left_dates), "right": ", ".join(right_dates)}
-    left_numbers, right_numbers = numbers(left_rest), numbers(right_rest)
+    left_numbers, right_numbers = comparable_numbers(left_rest, right_rest)
     if left_numbers and right_numbers and Counter(left_numbers) != Counter(right_numbers):
         return {"kind": "number", "left": ", ".join(left_numbers), "right": ", ".join(right_numbers)}
     if negated(left_norm) != negated(right_norm):
