@@ -128,12 +128,13 @@ def _comparable(left: tuple[str, str], right: tuple[str, str]) -> bool:
     return not (left[1] and right[1] and left[1] != right[1])
 
 
-def comparable_numbers(left: str, right: str) -> tuple[list[str], list[str]]:
-    """The numbers of each (normalised) text that the other has a comparable number to."""
-    left_found, right_found = numbers_with_roles(left), numbers_with_roles(right)
+def comparable_numbers(left: list[tuple[str, str]], right: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """The numbers of each side that are weighed against the other's: a number is left out when
+    the other side states numbers and none of them could be the same quantity (a side with no
+    number at all leaves everything in; whether that is a disagreement is the caller's rule)."""
     return (
-        [n for n, r in left_found if any(_comparable((n, r), other) for other in right_found)],
-        [n for n, r in right_found if any(_comparable((n, r), other) for other in left_found)],
+        [n for n, r in left if not right or any(_comparable((n, r), other) for other in right)],
+        [n for n, r in right if not left or any(_comparable((n, r), other) for other in left)],
     )
 
 
@@ -164,9 +165,10 @@ def disagreement(left: str, right: str) -> dict[str, str] | None:
     right_dates, right_rest = dates(right_norm)
     if left_dates and right_dates and Counter(left_dates) != Counter(right_dates):
         return {"kind": "date", "left": ", ".join(left_dates), "right": ", ".join(right_dates)}
-    left_numbers, right_numbers = comparable_numbers(left_rest, right_rest)
-    if left_numbers and right_numbers and Counter(left_numbers) != Counter(right_numbers):
-        return {"kind": "number", "left": ", ".join(left_numbers), "right": ", ".join(right_numbers)}
+    left_numbers, right_numbers = numbers_with_roles(left_rest), numbers_with_roles(right_rest)
+    left_same, right_same = comparable_numbers(left_numbers, right_numbers)
+    if left_numbers and right_numbers and Counter(left_same) != Counter(right_same):
+        return {"kind": "number", "left": ", ".join(left_same), "right": ", ".join(right_same)}
     if negated(left_norm) != negated(right_norm):
         return {
             "kind": "negation",
