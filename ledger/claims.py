@@ -434,7 +434,10 @@ def explicit_claim(subject: str, attribute: str, value: str) -> Claim | None:
         "是": "is",
     }
     rel = relations.get(relation)
-    kind, canonical = _normalize_value(value, hint=relation)
+    if _is_role(f"{subject} {attribute}" if rel is None else "", subject):  # a name, whatever it looks like
+        kind, canonical = KIND_TEXT, name_value(value)
+    else:
+        kind, canonical = _normalize_value(value, hint=relation)
     folded = subject if rel else f"{subject} {attribute}"
     claim = _make(folded, "", rel or "is", (value.strip(), kind, canonical, ""), origin="explicit")
     return None if claim is None else msgspec.structs.replace(claim, subject=subject, attribute=attribute)

@@ -163,3 +163,16 @@ def test_a_name_that_reads_as_a_date_joins_the_one_set_of_its_key(app: LedgerApp
         app.remember(f"The on-call engineer is {name}")
     [conflict] = app.conflicts()["conflicts"]
     assert conflict["member_count"] == 4
+
+
+def test_explicit_claims_share_the_keys_of_ownership_and_roles() -> None:
+    from fact_ledger.ledger.claims import explicit_claim
+
+    owner = explicit_claim("billing service", "owner", "Alice Chen")
+    (said,) = extract_claims("Carol Diaz owns the billing service")
+    assert owner is not None and owner.key == said.key and collides(owner, said)
+    on_call = explicit_claim("on-call", "engineer", "Jun 9")
+    (named,) = extract_claims("The on-call engineer is Priya")
+    assert on_call is not None and on_call.kind == "text" and collides(on_call, named)
+    port = explicit_claim("staging", "port", "8080")
+    assert port is not None and port.kind == "number"  # no role: typed as before
