@@ -75,7 +75,8 @@ MEMORY = ToolSpec(
             "store a fact (exact duplicates are not stored twice)",
             "content*, subject, tags[], source_type (user_confirmed|document_extracted|"
             "agent_generated|unknown), confidence 0..1, event_time ISO, workspace, source_ref, "
-            "ref_id+retracts (cancel memory ref_id), claims[{subject,attribute,value}], metadata{}",
+            "ref_id+retracts (cancel memory ref_id; a cancellation without ref_id, 'don't send the minutes', "
+            "retracts the one instruction it names), claims[{subject,attribute,value}], metadata{}",
             {"content": "The staging API listens on port 8080", "subject": "staging api", "tags": ["infra"]},
         ),
         "find": Route(
