@@ -1,8 +1,10 @@
 """Governance by the person at the keyboard: confirm, retire, supersede, resolve, judge, unlock.
 
 Each action is two POSTs: the first (from a button on the Memory or Conflict page) renders a
-confirmation page that says exactly what will be recorded; the second (``confirmed=yes``) calls
-the facade with ``authorization="user_channel"``. The console's facade stamps client
+confirmation page that says exactly what will be recorded, with the texts of the memories it
+touches; the second (``confirmed=yes``) calls the facade with ``authorization="user_channel"``.
+An action that would supersede a fact a person confirmed (locked or ``user_confirmed``) says so
+and needs one more tick (``guarded_ok=yes``): without it nothing is recorded. The console's facade stamps client
 ``console`` on every event. Every POST must carry the run's CSRF token; a refusal writes nothing.
 """
 
@@ -71,6 +73,40 @@ ACTIONS: dict[str, Action] = {
 }
 
 
+Preview = dict[str, Any]  # ``items``: (role, memory) pairs the page shows; ``guarded``: ids a person confirmed
+
+
+def _person_confirmed(memory: dict[str, Any]) -> bool:
+    return memory.get("protection") == "locked" or memory.get("source_type") == "user_confirmed"
+
+
+def preview(app: LedgerApp, name: str, target: int, values: dict[str, Any]) -> Preview:
+    """What the action touches, as texts (never bare ids), and which of the memories it would
+    supersede are facts a person confirmed: those need the person's explicit intent."""
+    if name in ("resolve", "keep_both", "judge"):
+        members = [m for m in app.conflict_detail(target, limit=200)["conflict"]["memories"] if m["in_set"]]
+        if name == "keep_both":
+            return {"items": [("the_memory", m) for m in members], "guarded": [], "count": len(members)}
+        winner = next((m for m in members if m["memory_id"] == values["winner_id"]), None)
+        if winner is None:
+            raise InvalidInput(f"memory {values['winner_id']} is not a member of conflict {target}", field="winner_id")
+        if name == "judge":
+            return {"items": [("judged_winner", winner)], "guarded": []}
+        losers = [m for m in members if m is not winner and m["status"] == "active" and m["value"] != winner["value"]]
+        return {
+            "items": [("will_win", winner)] + [("will_be_superseded", m) for m in losers],
+            "guarded": [m["memory_id"] for m in losers if _person_confirmed(m)],
+        }
+    memory = app.read(target)["memory"]
+    if name == "supersede":
+        winner = app.read(values["winner_id"])["memory"]
+        return {
+            "items": [("will_win", winner), ("will_be_superseded", memory)],
+            "guarded": [target] if _person_confirmed(memory) else [],
+        }
+    return {"items": [("the_memory", memory)], "guarded": []}
+
+
 def _number(form: dict[str, Any], name: str) -> int:
     raw = str(form.get(name, "")).strip().lstrip("#")
     if not raw.isdigit() or int(raw) < 1:
@@ -92,17 +128,24 @@ async def act(request: Request) -> Response:
         if "winner_id" in values:
             values["winner_id"] = _number(form, "winner_id")
         values.update({k: v for k, v in form.items() if k.startswith("pin_")})
-        if form.get("confirmed") != "yes":
-            hidden = {action.target + "_id": target, **values}
+        shown = preview(ledger(request), name, target, values)
+        unintended = bool(shown["guarded"]) and form.get("guarded_ok") != "yes"
+        if form.get("confirmed") != "yes" or unintended:
+            describe = action.describe
+            if name == "keep_both" and shown.get("count", 0) > 2:
+                describe = "action_keep_all"
             return render(
                 request,
                 "confirm.html",
+                code=409 if form.get("confirmed") == "yes" else 200,  # asked again: nothing was recorded
                 action=name,
-                describe=action.describe,
+                describe=describe,
                 target=target,
                 values=values,
-                hidden=hidden,
+                hidden={action.target + "_id": target, **values},
                 back=f"/{action.target}/{target}",
+                shown=shown,
+                refused=form.get("confirmed") == "yes",
             )
         action.run(ledger(request), target, values)
     except LedgerError as exc:

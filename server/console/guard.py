@@ -8,6 +8,7 @@ port) or DNS rebinding (a hostile name that resolves to 127.0.0.1). So, as Jupyt
   it back as an HttpOnly, SameSite=Strict cookie and is redirected to the same URL without it
   (so a shared link carries the view, never the key);
 - the Host header must be the console's own loopback address and port (DNS rebinding);
+  ``localhost:PORT`` is accepted and sent on to ``127.0.0.1:PORT``, where the key cookie is;
 - a request that a browser marks as coming from another site (``Sec-Fetch-Site``) or whose
   ``Origin`` is not the console's own is refused;
 - every POST carries a per-run CSRF token in its form.
@@ -50,6 +51,18 @@ class Guard:
         if host not in {f"{name}:{self.port}" for name in LOOPBACK_NAMES}:
             return f"Host {host!r} is not this console's address"
         return None
+
+    def canonical(self, host: str | None, method: str, path: str, query: str) -> str | None:
+        """Where a page asked for by another of the console's names (``localhost:PORT``) lives.
+
+        The key cookie belongs to the address the token was opened on, and a browser keeps
+        cookies per host name: at ``localhost`` it has none for ``127.0.0.1``. So a GET at
+        ``localhost:PORT`` goes to the same path at ``127.0.0.1:PORT`` (the printed address),
+        where the key is — or, with ``?token=``, where it will be set. The Host check has passed
+        already: no other name gets here."""
+        if host is None or host == f"{LOOPBACK_NAMES[0]}:{self.port}" or method not in ("GET", "HEAD"):
+            return None
+        return f"http://{LOOPBACK_NAMES[0]}:{self.port}{path}" + (f"?{query}" if query else "")
 
     def origin_refusal(self, origin: str | None, fetch_site: str | None) -> str | None:
         """Refuse what a browser says came from another site or origin."""

@@ -89,7 +89,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "state": ("State", "状态"),
     "verdict": ("Verdict", "裁决"),
     "rule": ("Rule", "规则"),
-    "decided_by": ("decides", "决定性规则"),
+    "decided_by": ("decides", "起决定作用"),
     "winner": ("winner", "胜出"),
     "manual_review": ("Manual review needed", "需要人工审核"),
     "judgments": ("Judgments", "评判"),
@@ -147,11 +147,124 @@ STRINGS: dict[str, tuple[str, str]] = {
         "解决冲突 #{id}：记忆 #{winner} 胜出，其余被取代。",
     ),
     "action_keep_both": ("Resolve conflict #{id}: keep every member.", "解决冲突 #{id}：保留所有成员。"),
+    "action_keep_all": ("Resolve conflict #{id}: keep every member's value.", "解决冲突 #{id}：保留每个成员的值。"),
+    "keep_all_n": ("Keep all {n}", "保留全部 {n} 条"),
+    "will_win": ("Wins", "胜出"),
+    "will_be_superseded": ("Will be superseded", "将被取代"),
+    "the_memory": ("Memory", "记忆"),
+    "guarded_warning": (
+        "#{id} is a fact a person confirmed (user_confirmed, locked): this supersedes it.",
+        "#{id} 是经人确认并锁定的事实：此操作将取代它。",
+    ),
+    "guarded_intent": (
+        "I mean to supersede what a person confirmed and locked.",
+        "我确认要取代经人确认并锁定的事实。",
+    ),
+    "guarded_needed": (
+        "Nothing was recorded: tick the box to supersede a confirmed, locked memory.",
+        "未记录任何内容：如要取代已确认并锁定的记忆，请勾选确认框。",
+    ),
+    "standing_leader": ("leads conflict #{c}", "在冲突 #{c} 中领先"),
+    "standing_challenger": ("challenges #{leader} in conflict #{c}", "在冲突 #{c} 中挑战 #{leader}"),
+    "standing_open": ("in conflict #{c}, no leader", "在冲突 #{c} 中，无领先者"),
+    "pin_item": ("#{id} v{version}", "#{id} 第 {version} 版"),
+    "leads": ("leads", "领先"),
+    "judged_winner": ("judged winner", "评判胜出"),
+    "verdict_leads": ("#{id} leads by {rule}.", "#{id} 依据「{rule}」领先。"),
+    "verdict_no_leader": (
+        "No rule separates the best members: a person should decide.",
+        "没有规则能区分最靠前的成员：需要人来决定。",
+    ),
+    "verdict_won": ("#{id} won: {by}.", "#{id} 胜出：{by}。"),
+    "verdict_won_rule": ("#{id} won: {by} ({rule}).", "#{id} 胜出：{by}（{rule}）。"),
+    "verdict_kept_all": ("Every value stands (keep all).", "所有值均保留（全部保留）。"),
+    "verdict_no_winner": ("Settled ({by}); no member won.", "已了结（{by}）；没有成员胜出。"),
+    "verdict_judgment": (
+        "Judgment {jid}: #{id} should win (guidance; no memory changed).",
+        "评判 {jid}：#{id} 应胜出（仅为指导，未改变任何记忆）。",
+    ),
+    "verdict_rules_favour": (
+        "The rules alone favour #{id}; the set was settled otherwise.",
+        "仅按规则会选 #{id}；此冲突已按其他方式了结。",
+    ),
+    "rules_now": ("The rules, as the members stand now", "按成员当前状态的规则比较"),
+    "tie": ("tie ({label} on both sides)", "平局（双方均为 {label}）"),
+    "wins_rule_1": ("{w} is {wl}, {l} is {ll}", "{w} 为 {wl}，{l} 为 {ll}"),
+    "wins_event_time": ("{w} has the newer event time ({wl} > {ll})", "{w} 的事件时间更新（{wl} > {ll}）"),
+    "wins_source_type": ("{w} comes from the more trusted source ({wl} > {ll})", "{w} 的来源更可信（{wl} > {ll}）"),
+    "wins_confidence": ("{w} has the higher confidence ({wl} > {ll})", "{w} 的置信度更高（{wl} > {ll}）"),
+    "wins_ingest_time": ("{w} was recorded later ({wl} > {ll})", "{w} 记录得更晚（{wl} > {ll}）"),
+    "bad_time_point": (
+        "The time-travel point is not valid; showing the present.",
+        "时间旅行的时间点无效；显示当前状态。",
+    ),
     "action_judge": (
         "Judge conflict #{id}: memory #{winner} should win (no memory changes).",
         "评判冲突 #{id}：记忆 #{winner} 应胜出（不改变任何记忆）。",
     ),
 }
+
+
+# Values the ledger stores as identifiers (statuses, states, sources, protections, rules, ...):
+# shown as words in the chosen language, the identifier itself in the English column.
+VALUES: dict[str, tuple[str, str]] = {
+    "active": ("active", "当前"),
+    "superseded": ("superseded", "已被取代"),
+    "retired": ("retired", "已撤回"),
+    "archived": ("archived", "已归档"),
+    "open": ("open", "未决"),
+    "judged": ("judged", "已评判"),
+    "resolved": ("resolved", "已解决"),
+    "all": ("all", "全部"),
+    "user_confirmed": ("user_confirmed", "用户确认"),
+    "user_confirmed (agent_asserted)": ("user_confirmed (agent_asserted)", "用户确认（代理声称）"),
+    "document_extracted": ("document_extracted", "文档提取"),
+    "agent_generated": ("agent_generated", "代理生成"),
+    "unknown": ("unknown", "未知"),
+    "normal": ("normal", "普通"),
+    "locked": ("locked", "已锁定"),
+    "protected": ("protected", "受保护"),
+    "ok": ("ok", "正常"),
+    "info": ("info", "提示"),
+    "warning": ("warning", "警告"),
+    "critical": ("critical", "严重"),
+    "winner": ("winner chosen", "选定胜者"),
+    "keep_both": ("keep both", "保留两者"),
+    "keep_all": ("keep all", "全部保留"),
+    "policy": ("policy auto_settle", "策略自动了结"),
+    "dissolved": ("dissolved", "已消解"),
+    "rules": ("the rules", "规则"),
+    "resolve_conflict": ("chosen by a person (resolve)", "由人选定（解决）"),
+    "arbitrate": ("arbitration applied", "已应用仲裁"),
+    "supersede": ("the other value was superseded", "另一个值已被取代"),
+    "retire": ("the other value was retired", "另一个值已被撤回"),
+    "user_confirmed/locked protection": ("user_confirmed/locked protection", "用户确认/锁定保护"),
+    "event_time": ("event_time", "事件时间"),
+    "source_type": ("source_type", "来源类型"),
+    "confidence": ("confidence", "置信度"),
+    "ingest_time": ("ingest_time", "录入时间"),
+    "leader": ("leader", "领先"),
+    "challenger": ("challenger", "挑战者"),
+    "default": ("default", "默认"),
+    "env": ("env", "环境变量"),
+    "file": ("file", "配置文件"),
+    "flag": ("flag", "命令行参数"),
+    "true": ("yes", "是"),
+    "false": ("no", "否"),
+    "none": ("none", "无"),
+}
+
+
+def value_translator(lang: str) -> Callable[[object], str]:
+    """``tv(value)``: a stored identifier as a word in the chosen language (unknown ones as they are)."""
+    index = LANGUAGES.index(lang) if lang in LANGUAGES else 0
+
+    def tv(value: object) -> str:
+        key = "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+        pair = VALUES.get(key)
+        return pair[index] if pair else key
+
+    return tv
 
 
 def translator(lang: str) -> Callable[..., str]:

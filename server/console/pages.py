@@ -118,10 +118,19 @@ async def doctor(request: Request) -> Response:
 
 async def settings(request: Request) -> Response:
     app = ledger(request)
-    values = asdict(app.settings)
-    policy = values.pop("policy")
-    values.update({f"policy.{k}": v for k, v in policy.items()})
+    values = _flat(asdict(app.settings))  # policy.auto_settle, embedding.enabled, ...: one row each
     values["backup"] = app.settings.backup_path
     sources = request.app.state.sources
     rows = [(key, value, sources.get(key, "default")) for key, value in values.items()]
     return render(request, "settings.html", rows=rows)
+
+
+def _flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested settings as dotted keys, so that no row shows a whole structure."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out

@@ -13,7 +13,7 @@ from starlette.staticfiles import StaticFiles
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.console import actions, detail, pages, records
 from fact_ledger.server.console.guard import Guard
-from fact_ledger.server.console.web import STATIC, GuardMiddleware, switch_language
+from fact_ledger.server.console.web import STATIC, GuardMiddleware, favicon, switch_language
 
 
 def create_app(ledger_app: LedgerApp, guard: Guard, sources: dict[str, str]) -> Starlette:
@@ -30,6 +30,7 @@ def create_app(ledger_app: LedgerApp, guard: Guard, sources: dict[str, str]) -> 
         Route("/doctor", pages.doctor),
         Route("/settings", pages.settings),
         Route("/lang/{lang:str}", switch_language),
+        Route("/favicon.ico", favicon),
         Route("/act/{action:str}", actions.act, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

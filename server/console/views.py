@@ -5,6 +5,8 @@ by rule, and the geometry of the timeline strip. No IO; tested directly.
 from __future__ import annotations
 
 import difflib
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -57,22 +59,64 @@ def word_diff(before: str, after: str) -> list[tuple[str, str]]:
     return ops
 
 
+DECIDES = " — this rule decides"  # the arbiter's mark; the table marks the deciding row itself
+_TIE = re.compile(r"^tie \((?P<label>.+) on both sides\)$")
+_RULE_1 = re.compile(r"^the (?P<w>\S+) side is (?P<wl>.+) and the (?P<l>\S+) side is (?P<ll>.+)$")
+_COMPARED = re.compile(
+    r"^the (?P<w>\S+) side (?:has the newer event_time|comes from the more trusted source|"
+    r"has the higher confidence|was ingested later) \((?P<wl>.+) > (?P<ll>.+)\)$"
+)
+RULE_ORDER_FIRST = "user_confirmed/locked protection"
+RULE_KEYS = {
+    "user_confirmed/locked protection": "rule_1",
+    "event_time": "event_time",
+    "source_type": "source_type",
+    "confidence": "confidence",
+    "ingest_time": "ingest_time",
+}
+
+
 def verdict_rows(verdict: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """One row per rule in the verdict's order: the rule, what it found, and whether it decided."""
+    """One row per rule in the verdict's order: the rule, what it found (``reason``, and its parts
+    for the page to say in its language: ``tie`` with ``label``, or ``wins`` with ``w``/``l`` and
+    their labels ``wl``/``ll``), and whether it decided."""
     if not verdict:
         return []
     reasons = list(verdict.get("reasons") or [])
     rows = []
     for rule in verdict.get("rule_order") or []:
         found = next((r for r in reasons if r.startswith(rule + ":")), None)
-        rows.append(
-            {
-                "rule": rule,
-                "reason": found.removeprefix(rule + ":").strip() if found else "",
-                "decides": verdict.get("rule") == rule,
-            }
-        )
+        reason = found.removeprefix(rule + ":").strip().removesuffix(DECIDES) if found else ""
+        row: dict[str, Any] = {"rule": rule, "reason": reason, "decides": verdict.get("rule") == rule, "kind": ""}
+        if tie := _TIE.match(reason):
+            row.update(kind="tie", label=tie["label"])
+        elif won := (_RULE_1 if rule == RULE_ORDER_FIRST else _COMPARED).match(reason):
+            row.update(kind="wins", key=RULE_KEYS.get(rule, ""), **won.groupdict())
+        rows.append(row)
     return rows
+
+
+def rule_text(row: dict[str, Any], t: Callable[..., str], tv: Callable[[object], str]) -> str:
+    """What one rule found, in the page's language (the reason as written when its form is unknown)."""
+    if row.get("kind") == "tie":
+        return t("tie", label=label_text(row["label"], tv))
+    if row.get("kind") == "wins" and row.get("key"):
+        return t(
+            "wins_" + row["key"],
+            w=row["w"],
+            l=row.get("l", ""),
+            wl=label_text(row["wl"], tv),
+            ll=label_text(row["ll"], tv),
+        )
+    return str(row.get("reason") or "—")
+
+
+def label_text(label: str, tv: Callable[[object], str]) -> str:
+    """An arbiter label: a protection or source (``agent_generated (40)``), a time or a number."""
+    named = re.match(r"^(?P<name>[a-z_]+(?: \(agent_asserted\))?) \((?P<n>\d+)\)$", label)
+    if named:
+        return f"{tv(named['name'])} ({named['n']})"
+    return tv(label)
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,15 @@ from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import LedgerError
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.console.guard import SECURITY_HEADERS, Guard, without_token
-from fact_ledger.server.console.i18n import LANGUAGES, translator
+from fact_ledger.server.console.i18n import LANGUAGES, translator, value_translator
+from fact_ledger.server.console.views import rule_text
 
 LANG_COOKIE = "ledger_console_lang"
 TIME_PARAMS = ("as_of", "at")  # as of a recorded position/time; as true at an event time
@@ -46,14 +48,24 @@ class GuardMiddleware:
             headers.get("origin"), headers.get("sec-fetch-site")
         )
         response: Response | None = None
+        moved = (
+            None
+            if refusal
+            else self.guard.canonical(headers.get("host"), request.method, scope["path"], request.url.query)
+        )
         if refusal:
             response = PlainTextResponse(refusal, status_code=403)
+        elif moved:
+            response = RedirectResponse(moved, status_code=307)
         elif self.guard.token_ok(request.query_params.get("token")):
             response = RedirectResponse(without_token(request.url.path, request.url.query), status_code=303)
             response.set_cookie(self.guard.cookie_name, self.guard.token, httponly=True, samesite="strict")
         elif not self.guard.token_ok(request.cookies.get(self.guard.cookie_name)):
             response = PlainTextResponse(
-                "open the console with the URL (and token) that `ledger console` printed", status_code=403
+                "this browser holds no key for the console: open the URL that `ledger console` printed "
+                f"(http://127.0.0.1:{self.guard.port}/?token=…) once; the key is kept in a cookie until the "
+                "console stops",
+                status_code=403,
             )
         if response is not None:
             response.headers.update(SECURITY_HEADERS)
@@ -92,6 +104,18 @@ def time_params(request: Request) -> dict[str, str]:
     return {k: v for k in TIME_PARAMS if (v := request.query_params.get(k, "").strip())}
 
 
+def valid_time_point(tt: dict[str, str]) -> bool:
+    """Whether the point names a time (or, for ``as_of``, a log position): the banner says
+    "Viewing the past" only then, never above the error an invalid one gets."""
+    try:
+        for key, value in tt.items():
+            if not (key == "as_of" and value.isdigit()):
+                clock.parse_time(value, field=key)
+    except LedgerError:
+        return False
+    return True
+
+
 def link(request: Request, path: str, **params: Any) -> str:
     """A console URL that keeps the current time-travel point (unless a param overrides it)."""
     merged = {**time_params(request), **{k: v for k, v in params.items() if v not in (None, "")}}
@@ -101,11 +125,15 @@ def link(request: Request, path: str, **params: Any) -> str:
 def render(request: Request, template: str, code: int = 200, **context: Any) -> HTMLResponse:
     lang = language(request)
     here = request.url.path + ("?" + request.url.query if request.url.query else "")
+    tt = time_params(request)
     html = _env.get_template(template).render(
         request=request,
         t=translator(lang),
+        tv=value_translator(lang),
+        rule_text=rule_text,
         lang=lang,
-        tt=time_params(request),
+        tt=tt,
+        past=tt if valid_time_point(tt) else {},
         here=here,
         csrf=request.app.state.guard.csrf,
         link=lambda path, **p: link(request, path, **p),
@@ -129,3 +157,8 @@ async def switch_language(request: Request) -> Response:
     if lang in LANGUAGES:
         response.set_cookie(LANG_COOKIE, lang, max_age=365 * 86400, samesite="strict")
     return response
+
+
+async def favicon(request: Request) -> Response:
+    """Browsers ask for ``/favicon.ico`` whatever the page says: the console's icon (SVG)."""
+    return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")

@@ -1,6 +1,8 @@
-"""A small ledger with everything the console shows: English and Chinese content, open conflicts,
-an update (two versions), a supersession, a retraction, a locked user-confirmed fact, tags and
-workspaces. Used by the browser tests and by ``tools/console_shots.py``."""
+"""A small ledger with everything the console shows: English and Chinese content, claim sets in
+every state (open, a five-member one, judged, resolved by a person against the rules over a
+locked fact, kept all, settled by policy), an update (two versions), a supersession, a
+retraction, a locked user-confirmed fact, tags and workspaces. Used by the browser tests and by
+``tools/console_shots.py``."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Any
 
 from fact_ledger.ledger.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
-from fact_ledger.server.config import Settings
+from fact_ledger.server.config import Policy, Settings
 
 
 def seed(db: str) -> dict[str, Any]:
@@ -70,6 +72,7 @@ def seed(db: str) -> dict[str, Any]:
             event_time="2024-04-01T00:00:00Z",
         )["memory_id"]
         app.confirm(ids["budget"], authorization=AUTH_USER)
+        ids.update(_claim_sets(app, db))
         ids["builds"] = [  # enough rows for a second page
             r(
                 f"Build log {n}: nightly build {n} passed on runner r{n % 4}",
@@ -82,3 +85,48 @@ def seed(db: str) -> dict[str, Any]:
         return ids
     finally:
         app.close()
+
+
+def _port(app: LedgerApp, service: str, port: int, day: int) -> dict[str, Any]:
+    return app.remember(
+        f"The {service} API listens on port {port}", subject=service, event_time=f"2024-03-{day:02d}T00:00:00Z"
+    )
+
+
+def _claim_sets(app: LedgerApp, db: str) -> dict[str, Any]:
+    """One claim set per state the pages show, each on its own service's port."""
+    ids: dict[str, Any] = {}
+    canary = [_port(app, "canary", 7000 + n, n + 1) for n in range(5)]
+    ids["five_conflict"] = canary[-1]["conflicts"][0]["conflict_id"]
+    qa_old = _port(app, "qa", 6001, 1)["memory_id"]
+    qa_new = _port(app, "qa", 6002, 2)
+    ids["judged_conflict"] = qa_new["conflicts"][0]["conflict_id"]
+    app.judge(ids["judged_conflict"], qa_old, rationale="the QA runbook says 6001")
+    ids["judged_for"] = qa_old
+    demo_old = _port(app, "demo", 5001, 1)["memory_id"]
+    app.confirm(demo_old, authorization=AUTH_USER)  # a person's fact: it leads by rule 1
+    demo_new = _port(app, "demo", 5002, 2)
+    ids["resolved_conflict"], ids["resolved_for"], ids["rules_favour"] = (
+        demo_new["conflicts"][0]["conflict_id"],
+        demo_new["memory_id"],
+        demo_old,
+    )
+    app.resolve_conflict(ids["resolved_conflict"], winner_id=demo_new["memory_id"], authorization=AUTH_USER)
+    _port(app, "docs", 3001, 1)
+    ids["kept_conflict"] = _port(app, "docs", 3002, 2)["conflicts"][0]["conflict_id"]
+    app.resolve_conflict(ids["kept_conflict"], resolution="keep_all", authorization=AUTH_USER)
+    guarded_old = _port(app, "search", 9201, 1)["memory_id"]
+    app.confirm(guarded_old, authorization=AUTH_USER)
+    guarded_new = _port(app, "search", 9202, 2)
+    ids["guarded_conflict"], ids["guarded_loser"], ids["guarded_winner"] = (
+        guarded_new["conflicts"][0]["conflict_id"],
+        guarded_old,
+        guarded_new["memory_id"],
+    )
+    settling = LedgerApp(Settings(db=db, client="seed-policy", agent_id="agent-2", policy=Policy(auto_settle=True)))
+    try:
+        _port(settling, "perf", 4001, 1)
+        ids["policy_conflict"] = _port(settling, "perf", 4002, 2)["conflicts"][0]["conflict_id"]
+    finally:
+        settling.close()
+    return ids

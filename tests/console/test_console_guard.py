@@ -23,6 +23,14 @@ def test_guard_accepts_only_its_own_loopback_host() -> None:
         assert guard.host_refusal(host), host
 
 
+def test_localhost_is_sent_on_to_the_printed_address_where_the_key_is() -> None:
+    guard = Guard(port=18876)
+    assert guard.canonical("localhost:18876", "GET", "/memories", "q=a") == "http://127.0.0.1:18876/memories?q=a"
+    assert guard.canonical("localhost:18876", "GET", "/", "token=abc") == "http://127.0.0.1:18876/?token=abc"
+    assert guard.canonical("127.0.0.1:18876", "GET", "/", "") is None
+    assert guard.canonical("localhost:18876", "POST", "/act/retire", "") is None  # a POST is never replayed
+
+
 @pytest.mark.parametrize(
     ("origin", "site", "refused"),
     [

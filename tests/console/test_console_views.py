@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fact_ledger.server.config import load_settings, settings_sources
-from fact_ledger.server.console.i18n import STRINGS, translator
-from fact_ledger.server.console.views import timeline_strip, verdict_rows, version_changes, word_diff
+from fact_ledger.server.console.i18n import STRINGS, translator, value_translator
+from fact_ledger.server.console.views import rule_text, timeline_strip, verdict_rows, version_changes, word_diff
 
 WORDS = st.lists(st.sampled_from(["port", "8080", "8081", "staging", "api", "is", "on"]), max_size=8)
 
@@ -48,6 +48,35 @@ def test_verdict_rows_follow_the_rule_order_and_mark_the_deciding_rule() -> None
     assert [r["decides"] for r in rows] == [False, True, False]
     assert rows[1]["reason"] == "the right side is newer" and rows[2]["reason"] == ""
     assert verdict_rows(None) == []
+
+
+def test_a_rule_row_is_said_in_the_pages_language_and_marked_once() -> None:
+    verdict = {
+        "rule_order": ["user_confirmed/locked protection", "event_time", "source_type"],
+        "reasons": [
+            "user_confirmed/locked protection: tie (normal on both sides)",
+            "event_time: the #24 side has the newer event_time (2024-03-05 > 2024-03-04) — this rule decides",
+        ],
+        "rule": "event_time",
+    }
+    rows = verdict_rows(verdict)
+    assert rows[1]["reason"] == "the #24 side has the newer event_time (2024-03-05 > 2024-03-04)"  # no "decides" twice
+    zh, en = (translator("zh"), value_translator("zh")), (translator("en"), value_translator("en"))
+    assert rule_text(rows[0], *zh) == "平局（双方均为 普通）"
+    assert rule_text(rows[1], *zh) == "#24 的事件时间更新（2024-03-05 > 2024-03-04）"
+    assert rule_text(rows[1], *en) == "#24 has the newer event time (2024-03-05 > 2024-03-04)"
+    locked = verdict_rows(
+        {
+            **verdict,
+            "reasons": [
+                "user_confirmed/locked protection: the #3 side is locked and "
+                "the #4 side is user_confirmed (agent_asserted) — this rule decides"
+            ],
+        }
+    )
+    assert rule_text(locked[0], *zh) == "#3 为 已锁定，#4 为 用户确认（代理声称）"
+    source = verdict_rows({**verdict, "reasons": ["source_type: tie (agent_generated (45) on both sides)"]})
+    assert rule_text(source[2], *zh) == "平局（双方均为 代理生成 (45)）"
 
 
 def test_the_timeline_strip_places_intervals_on_one_axis() -> None:
