@@ -46,7 +46,6 @@ def _where(q: AuditQuery) -> tuple[str, list[Any]]:
         ("e.position", "<", q.before),
         ("e.recorded_at", ">=", q.since),
         ("e.recorded_at", "<=", q.until),
-        ("e.actor", "=", q.actor),
         ("e.workspace", "=", q.workspace),
         ("e.position", "<", q.before_position),
     ):
@@ -56,9 +55,16 @@ def _where(q: AuditQuery) -> tuple[str, list[Any]]:
     if q.types is not None:
         clauses.append(f"e.type IN ({marks(len(q.types))})")
         params.extend(q.types)
-    if q.client is not None:
-        clauses.append("(e.actor = ? OR e.actor LIKE ? ESCAPE '\\')")
-        params.extend([q.client, q.client.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ":%"])
+    # An actor without its agent id ("cursor") is the client: every agent of it ("cursor:agent-2").
+    for name, whole in ((q.actor, q.actor is not None and ":" in q.actor), (q.client, False)):
+        if name is None:
+            continue
+        if whole:
+            clauses.append("e.actor = ?")
+            params.append(name)
+        else:
+            clauses.append("(e.actor = ? OR e.actor LIKE ? ESCAPE '\\')")
+            params.extend([name, name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ":%"])
     if q.stream_id is not None:
         clauses.append("e.stream_id = ?")
         params.append(q.stream_id)

@@ -114,6 +114,21 @@ def count_unresolved_with_inactive_members(conn: apsw.Connection, workspaces: tu
     )
 
 
+def unresolved_with_inactive_members(
+    conn: apsw.Connection, workspaces: tuple[str, ...] | None = None, limit: int = 5
+) -> list[tuple[int, int, str]]:
+    """``(conflict_id, memory_id, status)`` of the first such sets' members that are no longer
+    active (oldest set first), so a finding can name what to look at."""
+    scope, params = ("", ()) if workspaces is None else (f" AND c.workspace IN ({marks(len(workspaces))})", workspaces)
+    rows = conn.execute(
+        "SELECT c.conflict_id, m.memory_id, m.status FROM conflicts c "
+        "JOIN conflict_members cm ON cm.conflict_id=c.conflict_id JOIN memories m ON m.memory_id=cm.memory_id "
+        f"WHERE c.state<>'resolved' AND m.status<>'active'{scope} ORDER BY c.conflict_id, m.memory_id LIMIT ?",
+        (*params, limit),
+    )
+    return [(int(cid), int(mid), str(status)) for cid, mid, status in rows]
+
+
 def set_of(conn: apsw.Connection, conflict_id: int) -> int | None:
     """The set a conflict id names: itself, or the set an old pairwise conflict folded into."""
     row = conn.execute("SELECT conflict_id FROM conflict_streams WHERE position=?", (conflict_id,)).fetchone()

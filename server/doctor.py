@@ -139,10 +139,16 @@ def check_conflicts_with_inactive_members(app: Any) -> Check:
     count = conflicts_model.count_unresolved_with_inactive_members(app.conn, _scope(app))
     if not count:
         return Check(severity="ok", message="every unresolved conflict is between current memories")
+    named: dict[int, list[str]] = {}
+    for conflict_id, memory_id, status in conflicts_model.unresolved_with_inactive_members(app.conn, _scope(app)):
+        named.setdefault(conflict_id, []).append(f"#{memory_id} {status}")
+    listed = "; ".join(f"conflict {cid} ({', '.join(members)})" for cid, members in named.items())
+    more = f"; and {count - len(named)} more" if count > len(named) else ""
     return Check(
         severity="warning",
         count=count,
-        message=f"{count} unresolved conflict(s) involve a memory that is no longer current",
+        message=f"{count} unresolved conflict(s) involve a memory that is no longer current: {listed}{more}; "
+        "settle each (ledger conflict ID, then ledger resolve ID)",
     )
 
 

@@ -73,10 +73,10 @@ class Writes(Service):
         super().__init__(storage, workspaces)
         self.governance = governance
 
-    def _facts(self, memory_id: int) -> MemoryFacts:
+    def _facts(self, memory_id: int, *, field: str = "memory_id") -> MemoryFacts:
         row = mem.by_id(self.conn, memory_id)
-        if row is None:
-            raise NotFound(f"no memory {memory_id}", field="memory_id")
+        if row is None:  # named by the field the caller gave it in (a retraction's ref_id)
+            raise NotFound(f"no memory {memory_id}", field=field)
         self._check_workspace(row["workspace"])
         return MemoryFacts.from_row(row)
 
@@ -119,7 +119,7 @@ class Writes(Service):
         cancelling: list[Target] = []  # a cancellation without ref_id: the instructions it matched
 
         def decide() -> tuple[Decision, str, str]:
-            target = self._facts(ref_id) if ref_id is not None else None
+            target = self._facts(ref_id, field="ref_id") if ref_id is not None else None
             command = cmd
             if ref_id is None:
                 command, target = self._cancellation_target(cmd, cancelling)

@@ -11,6 +11,7 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field, StrictBool, StrictInt, model_validator
 
+from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.events import EVENT_TYPES, RENAMED
 from fact_ledger.server.schemas.memory import (
     Cursor,
@@ -37,7 +38,7 @@ class _Pair(EdgeModel):
     @model_validator(mode="after")
     def _different(self) -> Self:
         if self.left_id == self.right_id:
-            raise ValueError("left_id and right_id must be different memories")
+            raise InvalidInput("left_id and right_id must be different memories", field="right_id")
         return self
 
 
@@ -92,7 +93,7 @@ class TimelineData(EdgeModel):
     @model_validator(mode="after")
     def _one_key(self) -> Self:
         if self.subject is None and self.memory_id is None:
-            raise ValueError("give subject or memory_id")
+            raise InvalidInput("give subject or memory_id", field="memory_id")
         return self
 
 
@@ -110,7 +111,7 @@ class ArbitrateData(_Governed):
     @model_validator(mode="after")
     def _different(self) -> Self:
         if self.left_id == self.right_id:
-            raise ValueError("left_id and right_id must be different memories")
+            raise InvalidInput("left_id and right_id must be different memories", field="right_id")
         return self
 
 
@@ -135,7 +136,7 @@ class SupersedeData(_Governed):
     @model_validator(mode="after")
     def _different(self) -> Self:
         if self.loser_id == self.winner_id:
-            raise ValueError("loser_id and winner_id must be different memories")
+            raise InvalidInput("loser_id and winner_id must be different memories", field="winner_id")
         return self
 
 
@@ -147,7 +148,7 @@ class ResolveConflictData(_Governed):
     @model_validator(mode="after")
     def _one_outcome(self) -> Self:
         if (self.winner_id is None) == (self.resolution is None):
-            raise ValueError('give winner_id or resolution: "keep_all" (exactly one)')
+            raise InvalidInput('give winner_id or resolution: "keep_all" (exactly one)', field="winner_id")
         return self
 
 

@@ -11,6 +11,7 @@ Models for the review, governance and repair tools live in :mod:`server.schemas.
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
@@ -39,12 +40,24 @@ MAX_NAME_CHARS = 256  # workspace names, actors, projection names
 MAX_REASON_CHARS = 4000
 
 
+# C0 control characters and DEL, except the ones text uses (tab, line breaks, form feed).
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
+
+
 def _valid_unicode(value: str) -> str:
-    """Refuse lone surrogates (valid JSON escapes, invalid text): SQLite could not store them."""
+    """Refuse lone surrogates (valid JSON escapes, invalid text): SQLite could not store them;
+    and control characters such as NUL, which no fact holds and every reader (a terminal, the
+    console's HTML, a C string) would get raw."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise ValueError("text contains an unpaired surrogate (invalid Unicode)") from None
+    control = _CONTROL.search(value)
+    if control is not None:
+        raise ValueError(
+            f"contains the control character U+{ord(control.group()):04X} at character {control.start() + 1}; "
+            "only tab, line breaks and form feed are allowed"
+        )
     return value
 
 
@@ -96,7 +109,7 @@ class EdgeModel(BaseModel):
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or None
-            message = first["msg"].removeprefix("Value error, ")
+            message = _length_message(first) or first["msg"].removeprefix("Value error, ")
             raise InvalidInput(f"{field}: {message}" if field else message, field=field) from None
         model._ignored = sorted(ignored)
         return model
@@ -118,6 +131,17 @@ class EdgeModel(BaseModel):
         if info.field_name in cls.TIME_FIELDS and value is not None:
             return parse_time(value, field=info.field_name)
         return value
+
+
+def _length_message(error: Any) -> str | None:
+    """A text's length in characters: a constraint after a validator (``Text``) makes pydantic
+    speak of "items", which is right for lists only."""
+    value, ctx = error.get("input"), error.get("ctx") or {}
+    if not isinstance(value, str) or error["type"] not in ("too_long", "too_short"):
+        return None
+    if error["type"] == "too_long":
+        return f"at most {ctx.get('max_length')} characters, not {len(value)}"
+    return f"at least {ctx.get('min_length')} character(s), not {len(value)}"
 
 
 class Empty(EdgeModel):
