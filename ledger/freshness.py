@@ -65,10 +65,8 @@ def newest_first(
             members.setdefault(group[memory_id], []).append(memory_id)
     out = list(ids)
     for hits in members.values():
-        if len(hits) < 2:
-            continue
         places = [ids.index(h) for h in hits]
         ordered = sorted(hits, key=lambda h: event_times.get(h, ""), reverse=True)  # stable: ties keep rank
-        for place, memory_id in zip(places, ordered, strict=True):
-            out[place] = memory_id
+        for n, memory_id in enumerate(ordered):
+            out[places[n]] = memory_id
     return out

@@ -21,7 +21,8 @@ def test_templates_mask_values_and_need_words() -> None:
     )
     assert template("The team lunch happens in room 4B") == template("The team lunch happens in room 7C!")
     assert template("The team lunch happens in room 4B") != template("The team dinner happens in room 4B")
-    assert template("Thanks!") == template("ok 42") == ""  # too few words to name a fact
+    assert template("Thanks!") == template("ok 42") == template("Backup runs 02:00") == ""  # too few words
+    assert template("Backup job runs 02:00") == "backup job runs 0value0"  # three words name a fact
 
 
 def test_newest_first_reorders_only_inside_the_places_a_group_holds() -> None:

@@ -61,9 +61,9 @@ TARGETS: tuple[Target, ...] = (
             ("arbitrate", "> → >="),
         ),
     ),  # compared only once the keys differ
-    Target("ledger/trust.py", ("tests/test_arbiter.py", "tests/test_governance.py")),
+    Target("ledger/trust.py", ("tests/test_arbiter.py", "tests/test_governance.py", "tests/test_find_freshness.py")),
     # The write decisions (command + state -> events) and governance.
-    Target("ledger/decide.py", _GOVERNANCE_TESTS),
+    Target("ledger/decide.py", (*_GOVERNANCE_TESTS, "tests/test_retractions.py")),
     Target("ledger/facts.py", _GOVERNANCE_TESTS),
     Target("ledger/govern.py", _GOVERNANCE_TESTS),
     Target("ledger/settlement.py", ("tests/test_settlement.py",)),
@@ -71,6 +71,9 @@ TARGETS: tuple[Target, ...] = (
     Target("ledger/duplicates.py", ("tests/test_ledger_rules.py", "tests/test_duplicates.py")),
     Target("ledger/retention.py", ("tests/test_ledger_rules.py", "tests/test_timetravel.py")),
     Target("ledger/reply.py", ("tests/test_ledger_rules.py", "tests/test_governance_conflicts.py")),
+    # Which statement cancels which instruction; which hits state one fact (newest first in find).
+    Target("ledger/cancellation.py", ("tests/test_retractions.py",)),
+    Target("ledger/freshness.py", ("tests/test_find_freshness.py",)),
     # Normalisation and claim extraction.
     Target("ledger/normalize.py", ("tests/test_claims.py", "tests/test_duplicates.py", "tests/test_text.py")),
     Target("ledger/normalize_when.py", ("tests/test_claims.py",)),
