@@ -24,7 +24,8 @@ TABLE: list[tuple[int, str, str]] = [
         REFUSED,
         "every command",
         "refused: invalid input (also a config file that is missing or invalid), not found, locked, "
-        "version conflict, unauthorized, forbidden workspace; nothing was written",
+        "version conflict, unauthorized, forbidden workspace, a port already taken (serve --http, "
+        "console); nothing was written",
     ),
     (WARNINGS, "doctor", "warnings, nothing critical"),
     (

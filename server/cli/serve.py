@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 
 import click
+from rich.markup import escape
 
 from fact_ledger.ledger.errors import LedgerError
 from fact_ledger.server.cli import exit_codes
@@ -58,6 +60,20 @@ def serve(
             }
         )
     except LedgerError as exc:
-        err_console.print(f"[red]error[/red] ({exc.code}): {exc.message}")
+        err_console.print(f"[red]error[/red] ({exc.code}): {escape(exc.message)}", highlight=False)
         sys.exit(exit_codes.for_error(exc))
+    if http:
+        _refuse_a_taken_port(port)
     run_server(settings, http=http, port=port)
+
+
+def _refuse_a_taken_port(port: int) -> None:
+    """Say so in one line (as ``ledger console`` does) instead of the server's traceback from
+    inside its task group; the same bind options as uvicorn, so only a real listener refuses."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            err_console.print(f"[red]error[/red]: cannot listen on 127.0.0.1:{port}: {exc.strerror}", highlight=False)
+            sys.exit(exit_codes.REFUSED)

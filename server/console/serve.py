@@ -22,7 +22,11 @@ def bind(port: int) -> socket.socket:
     """A listening socket on the loopback address only (port 0 picks a free port)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError:
+        sock.close()  # the caller says why in one line; the socket must not leak
+        raise
     sock.listen(64)
     sock.set_inheritable(True)
     return sock
