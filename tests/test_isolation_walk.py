@@ -233,6 +233,37 @@ def test_every_route_is_walked_or_named_a_write() -> None:
     assert routes == WALKED | set(NOT_READS), "a new view must join the isolation walk (WALKED)"
 
 
+def test_strict_conflict_lists_count_only_the_callers_sets(tmp_path: Path) -> None:
+    """Issue 29, point 11: a zephyr agent was told `{"conflicts": [], "total": 7}`."""
+    db = str(tmp_path / "ledger.db")
+    aurora, zephyr = (
+        LedgerApp(Settings(db=db, client="test", workspace=ws, isolation="strict")) for ws in ("aurora", "zephyr")
+    )
+    try:
+        for service in ("api", "db", "cache"):
+            for port in (7000, 8000):
+                aurora.remember(f"The {service} port is {port}", subject=f"{service} port")
+        assert aurora.conflicts(state="all")["total"] == 3
+        assert zephyr.status()["memories"] == zephyr.status()["open_conflicts"] == 0
+        assert zephyr.conflicts(state="all")["total"] == 0
+        mine = [zephyr.remember(f"The zephyr queue size is {n}", subject="queue size")["memory_id"] for n in (5, 6)]
+        for state in ("open", "all"):
+            seen = zephyr.conflicts(state=state, limit=1)
+            assert seen["total"] == 1 and seen["has_more"] is False and seen["next_cursor"] is None
+            assert [c["members"] for c in seen["conflicts"]] == [mine]
+        assert zephyr.conflicts(state="resolved") == {
+            "ok": True,
+            "conflicts": [],
+            "total": 0,
+            "has_more": False,
+            "next_cursor": None,
+        }
+        assert zephyr.status()["open_conflicts"] == 1 and zephyr.status()["memories"] == 2
+    finally:
+        aurora.close()
+        zephyr.close()
+
+
 async def test_nothing_of_another_workspace_shows_on_any_read_path(ledger: dict[str, LedgerApp]) -> None:
     beta = ledger["beta"]
     own = seed_beta(beta)
@@ -282,30 +313,13 @@ async def test_another_workspaces_ids_asked_for_by_id_show_nothing(ledger: dict[
             assert answer["error"]["code"] in ("forbidden_workspace", "not_found"), label
 
 
-def test_strict_conflict_lists_count_only_the_callers_sets(tmp_path: Path) -> None:
-    """Issue 29, point 11: a zephyr agent was told `{"conflicts": [], "total": 7}`."""
-    db = str(tmp_path / "ledger.db")
-    aurora, zephyr = (
-        LedgerApp(Settings(db=db, client="test", workspace=ws, isolation="strict")) for ws in ("aurora", "zephyr")
-    )
-    try:
-        for service in ("api", "db", "cache"):
-            for port in (7000, 8000):
-                aurora.remember(f"The {service} port is {port}", subject=f"{service} port")
-        assert aurora.conflicts(state="all")["total"] == 3
-        mine = [zephyr.remember(f"The zephyr queue size is {n}", subject="queue size")["memory_id"] for n in (5, 6)]
-        for state in ("open", "all"):
-            seen = zephyr.conflicts(state=state, limit=1)
-            assert seen["total"] == 1 and seen["has_more"] is False and seen["next_cursor"] is None
-            assert [c["members"] for c in seen["conflicts"]] == [mine]
-        assert zephyr.conflicts(state="resolved") == {
-            "ok": True,
-            "conflicts": [],
-            "total": 0,
-            "has_more": False,
-            "next_cursor": None,
-        }
-        assert zephyr.status()["open_conflicts"] == 1 and zephyr.status()["memories"] == 2
-    finally:
-        aurora.close()
-        zephyr.close()
+def test_strict_notices_list_only_the_callers_workspace(ledger: dict[str, LedgerApp]) -> None:
+    """The notices listing and the reply's notice line take the caller's scope (issue 33, point 1)."""
+    alpha, beta = ledger["alpha"], ledger["beta"]
+    alpha.remember(f"the {SECRET} budget is 60k")
+    alpha.remember(f"the {SECRET} budget is 90k")
+    _index(alpha)
+    assert [n["workspace"] for n in alpha.notices(state="all")["notices"]] == ["alpha"]
+    assert beta.semantic_notice() is None
+    for state in ("open", "all"):
+        assert beta.notices(state=state) == {"ok": True, "notices": [], "has_more": False, "next_cursor": None}

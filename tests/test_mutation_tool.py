@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import ast
+import re
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
 from tools.mutation.mutants import apply, points
-from tools.mutation.targets import TARGETS
+from tools.mutation.run import target_points
+from tools.mutation.targets import SCOPE_LINES, TARGETS, Target
 
 SOURCE = '''"""A docstring is never mutated."""
 from typing import TYPE_CHECKING
@@ -73,3 +76,71 @@ def test_the_map_names_existing_modules_tests_and_functions() -> None:
         assert set(target.critical) <= set(target.only) or not target.only, target.path
     fast = [t.path for t in TARGETS if t.fast]
     assert "ledger/arbiter.py" in fast and "server/app/workspaces.py" in fast
+
+
+def test_a_scope_passed_down_is_forgotten_positional_or_keyword() -> None:
+    """The slip of issue 33: a nearest-neighbour scan called without ``filters.workspaces``."""
+    source = (
+        "def scan(filters, scope, n):\n"
+        "    index.nearest(n, filters.workspaces, scope=scope, k=n, limit=filters.limit)\n"
+        "    return pick(n, scope)\n"
+    )
+    found = {p.description for p in points(source)}
+    assert {
+        "argument filters.workspaces → None",
+        "scope=scope → scope=None",
+        "k=n → k=None",
+        "argument scope → None",
+    } <= found
+    assert not {"argument n → None", "limit=filters.limit → limit=None"} & found  # not named for a scope
+    for point in points(source):
+        compile(apply(source, point.index), "<mutant>", "exec")
+
+
+def test_fast_lines_keep_the_statements_that_name_a_scope(tmp_path: Path) -> None:
+    source = (
+        "def listing(conn, state, scope):\n"
+        "    limit = 20 + 1\n"
+        "    return conn.run(\n"
+        "        state, limit=limit, workspaces=scope\n"
+        "    )\n"
+    )
+    every = {p.description for p in points(source)}
+    (tmp_path / "m.py").write_text(source, encoding="utf-8")
+    target = Target(str(tmp_path / "m.py"), ("tests/test_mutation_tool.py",))
+    kept = {p.description for p in target_points(target, SCOPE_LINES)}
+    assert "+ → -" in every and "+ → -" not in kept  # a line that names no scope
+    assert {"workspaces=scope → workspaces=None", "limit=limit → limit=None"} <= kept  # one call, three lines
+    assert {p.description for p in target_points(target)} == every
+
+
+# Where a module applies a workspace scope (a read filtered to the caller's workspace, a by-id
+# check), the mutation check must hold it critical and run it in CI. Modules that partition by
+# workspace in every isolation mode, or serve the user rather than an agent, say why here.
+SCOPE_APPLIED = re.compile(
+    r"find_scope\(|check_workspace\(|workspace_scope\(|settings\.isolation|\.workspaces\b|scope: tuple\[str"
+)
+NOT_ISOLATION = {
+    "server/app/collisions.py": "claim sets are partitioned by workspace in every isolation mode (governance tests)",
+    "projections/claims.py": "the claims of one workspace's sets (collisions.py's partition)",
+    "server/app/workspaces.py": "the rule itself: a critical fast target of its own",
+}
+
+
+def test_every_module_that_applies_a_workspace_scope_is_critical_and_fast() -> None:
+    applying = sorted(
+        str(path.relative_to(REPO))
+        for folder in ("server", "projections")
+        for path in (REPO / folder).rglob("*.py")
+        if SCOPE_APPLIED.search(path.read_text(encoding="utf-8"))
+    )
+    targets = {t.path: t for t in TARGETS}
+    assert "server/app/views.py" in applying and "projections/hybrid.py" in applying
+    missing = [
+        path
+        for path in applying
+        if path not in NOT_ISOLATION and not (path in targets and targets[path].critical and targets[path].fast)
+    ]
+    assert missing == [], "add them to tools/mutation/targets.py (critical, fast)"
+    for continuity in ("server/app/views_file.py", "server/app/storage.py"):  # read models never ahead of the log
+        assert targets[continuity].critical and targets[continuity].fast

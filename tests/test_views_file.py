@@ -221,3 +221,56 @@ def test_doctor_finds_read_models_that_follow_their_log(tmp_path: Path) -> None:
     assert check["severity"] == "ok"
     assert app.verify()["events"] == 1
     app.close()
+
+
+def test_read_models_that_continue_the_log_are_kept(tmp_path: Path) -> None:
+    """A views file that is a prefix of the log (the log went on without it) is caught up, never
+    set aside: setting aside would throw away every read model for nothing."""
+    db = tmp_path / "ledger.db"
+    app = LedgerApp(Settings(db=str(db)))
+    app.remember("The on-call engineer this week is Dana")
+    app.remember("The release train leaves every Tuesday")
+    app.close()
+    log = EventStore(db)
+    log.append([recorded("The sprint ends on Friday the 14th")])  # another writer, after us
+    log.close()
+    for _ in range(2):
+        app = LedgerApp(Settings(db=str(db)))
+        assert contents(app, "sprint ends Friday") == ["The sprint ends on Friday the 14th"]
+        app.close()
+    assert not [p.name for p in tmp_path.iterdir() if "set-aside" in p.name]
+
+
+def test_verify_refuses_read_models_that_differ_from_the_log_at_its_head(tmp_path: Path) -> None:
+    """The same length, another last event: verify names the position."""
+    db = tmp_path / "ledger.db"
+    app = LedgerApp(Settings(db=str(db)))
+    app.remember("The on-call engineer this week is Dana")
+    app.store.append([recorded("only the read models hold this")])
+    log = EventStore(db)
+    log.append([recorded("only the log holds this")])
+    log.close()
+    with pytest.raises(ChainBroken) as info:
+        app.verify()
+    assert "differs from the log at position 2" in info.value.message
+    assert info.value.details["position"] == 2
+    app.close()
+
+
+def test_verify_pulls_what_the_log_gained_and_checks_both_chains(tmp_path: Path) -> None:
+    db = tmp_path / "ledger.db"
+    app = LedgerApp(Settings(db=str(db)))
+    app.remember("The on-call engineer this week is Dana")
+    log = EventStore(db)
+    log.append([recorded(f"fact {i} from another writer") for i in range(1000)])
+    log.close()
+    seen: list[int] = []
+    assert app.verify(progress=lambda done, _total: seen.append(done))["events"] == 1001
+    assert seen == [1000]  # the log's chain, reported every 1000 events
+    assert app.store.last_position() == 1001
+    # The copy's own chain is checked too: an event changed in the read models' file only.
+    app.conn.execute("DROP TRIGGER IF EXISTS events_no_update")
+    app.conn.execute("UPDATE events SET payload = replace(payload, 'fact 7 ', 'fact 8 ') WHERE position = 9")
+    with pytest.raises(ChainBroken):
+        app.verify()
+    app.close()

@@ -14,7 +14,9 @@ The operators:
 - constants ``True``/``False``, an integer ``n`` → ``n + 1``;
 - a call statement, a ``raise`` or a ``continue``/``break`` replaced by ``pass``;
 - ``return x`` → ``return None``;
-- a keyword argument given a variable → given ``None`` (a filter forgotten on its way down);
+- a keyword argument given a variable → given ``None`` (a filter forgotten on its way down), and
+  an argument named for a workspace scope (``scope``, ``filters.workspaces``), positional or
+  keyword, → ``None``;
 - in sequences named ``ordered`` (see :mod:`tools.mutation.targets`): two neighbours swapped.
 """
 
@@ -70,6 +72,7 @@ class Point:
     line: int
     scope: str
     description: str
+    end_line: int = 0  # the last line of the mutated node (a call spread over several lines)
 
 
 class _Walker:
@@ -182,8 +185,11 @@ class _Walker:
                 yield node, scope, f"{node.value} → {node.value + 1}", ("const", node.value + 1)
         elif isinstance(node, ast.Call):
             for i, kw in enumerate(node.keywords):
-                if kw.arg and isinstance(kw.value, ast.Name):
-                    yield node, scope, f"{kw.arg}={kw.value.id} → {kw.arg}=None", ("kw-none", i)
+                if kw.arg and (isinstance(kw.value, ast.Name) or _names_a_scope(kw.value)):
+                    yield node, scope, f"{kw.arg}={ast.unparse(kw.value)} → {kw.arg}=None", ("kw-none", i)
+            for i, arg in enumerate(node.args):
+                if _names_a_scope(arg):
+                    yield node, scope, f"argument {ast.unparse(arg)} → None", ("arg-none", i)
         elif isinstance(node, ast.JoinedStr):
             return  # f-strings: messages, not rules
         for child in ast.iter_child_nodes(node):
@@ -207,7 +213,7 @@ def points(source: str, *, only: tuple[str, ...] = (), ordered: tuple[str, ...] 
         )
     walker = _Walker(only, ordered)
     return [
-        Point(i, getattr(node, "lineno", 0), scope, description)
+        Point(i, getattr(node, "lineno", 0), scope, description, getattr(node, "end_lineno", None) or 0)
         for i, (node, scope, description, _) in enumerate(walker.module(tree))
     ]
 
@@ -246,12 +252,22 @@ def _change(tree: ast.Module, node: ast.AST, change: object) -> None:
     elif isinstance(change, tuple) and change[0] == "kw-none":
         assert isinstance(node, ast.Call)
         node.keywords[change[1]].value = ast.Constant(None)
+    elif isinstance(change, tuple) and change[0] == "arg-none":
+        assert isinstance(node, ast.Call)
+        node.args[change[1]] = ast.Constant(None)
     elif isinstance(change, tuple) and change[0] == "swap":
         assert isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Tuple | ast.List)
         elts, i = node.value.elts, change[1]
         elts[i], elts[i + 1] = elts[i + 1], elts[i]
     else:
         raise ValueError(change)
+
+
+def _names_a_scope(node: ast.expr) -> bool:
+    """A variable or attribute named for a workspace scope (``scope``, ``filters.workspaces``):
+    passed as an argument, it is a filter that a slip can drop on its way down, positional or not."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return "scope" in name or "workspace" in name
 
 
 def _replace_stmt(tree: ast.Module, old: ast.AST, new: ast.stmt) -> None:

@@ -15,9 +15,11 @@ Before any mutant, the unmutated copy must pass the same tests (else the report 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -157,8 +159,23 @@ def _pytest_in_child(root: Path, tests: Sequence[str], timeout_s: float) -> int 
         time.sleep(0.05)
 
 
-def run(targets: Sequence[Target], jobs: int, log: bool = True) -> dict[str, object]:
-    """Baselines first (each target's tests must pass unmutated), then every mutant."""
+def target_points(target: Target, lines: str = "") -> list[Point]:
+    """The target's mutation points; with ``lines`` (a regular expression), only those whose
+    mutated source matches it."""
+    source = (REPO / target.path).read_text(encoding="utf-8")
+    found = points(source, only=target.only, ordered=target.ordered)
+    if not lines:
+        return found
+    text = source.splitlines()
+    pattern = re.compile(lines)
+    return [p for p in found if pattern.search("\n".join(text[p.line - 1 : max(p.line, p.end_line)]))]
+
+
+def run(
+    targets: Sequence[Target], jobs: int, log: bool = True, *, lines: dict[str, str] | None = None
+) -> dict[str, object]:
+    """Baselines first (each target's tests must pass unmutated), then every mutant (``lines``:
+    per module path, the pattern its mutated source must match, see :func:`target_points`)."""
     started = time.monotonic()
     ctx = get_context("fork")
     manager_queue = ctx.Queue()
@@ -173,7 +190,7 @@ def run(targets: Sequence[Target], jobs: int, log: bool = True) -> dict[str, obj
             seconds = {path: s for path, _, _, s in baselines}
             mutants, equivalent = [], []
             for t in targets:
-                for p in points((REPO / t.path).read_text(encoding="utf-8"), only=t.only, ordered=t.ordered):
+                for p in target_points(t, (lines or {}).get(t.path, "")):
                     if (p.scope, p.description) in t.equivalent:
                         equivalent.append({"where": f"{t.path}:{p.line}", "in": p.scope, "mutation": p.description})
                     else:
@@ -238,13 +255,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the mutants without running them")
     args = parser.parse_args(argv)
     targets = [t for t in TARGETS if (not args.fast or t.fast) and (not args.module or t.path in args.module)]
+    if args.fast:  # a target may name the part of ``only`` that the fast subset mutates
+        targets = [t if t.fast is True else dataclasses.replace(t, only=t.fast) for t in targets]
+    lines = {t.path: t.fast_lines for t in targets if args.fast and t.fast_lines}
     if args.module and len(targets) != len(set(args.module)):
         parser.error(f"unknown module; known: {', '.join(t.path for t in TARGETS)}")
     if args.list:
         for t in targets:
-            for p in points((REPO / t.path).read_text(encoding="utf-8"), only=t.only, ordered=t.ordered):
+            for p in target_points(t, lines.get(t.path, "")):
                 print(f"{t.path}:{p.line}\t{p.scope}\t{p.description}")
         return 0
-    result = run(targets, max(1, args.jobs))
+    result = run(targets, max(1, args.jobs), lines=lines)
     print(json.dumps(result, ensure_ascii=False, indent=2))
     return 0 if result["ok"] else 1

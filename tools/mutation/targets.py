@@ -10,7 +10,11 @@ One entry per module. Edit this map when a rule moves or a new test file covers 
   listed here that the module no longer has is an error, never a silent skip.
 - ``critical``: names where any surviving mutant fails the check whatever the score (workspace
   isolation, the arbitration rule order).
-- ``fast``: part of the subset that CI runs (``--fast``).
+- ``fast``: part of the subset that CI runs (``--fast``); a tuple of names instead of ``True``
+  mutates only those names there (a subset of ``only``), the full run mutates all of ``only``.
+- ``fast_lines``: a regular expression; in ``--fast`` only the mutation points whose source
+  (the mutated node's lines) matches it are run. ``SCOPE_LINES`` keeps the isolation modules'
+  fast share to the statements that name a workspace scope; the full run mutates everything.
 - ``ordered``: module-level sequences whose element order is a rule (each adjacent pair swapped).
 - ``equivalent``: ``(name, mutation)`` pairs, as the report prints them, that change nothing a
   caller can see (say why in a comment); they are listed in the report, not run or counted.
@@ -29,7 +33,8 @@ class Target:
     critical: tuple[str, ...] = ()
     ordered: tuple[str, ...] = ()
     equivalent: tuple[tuple[str, str], ...] = ()
-    fast: bool = False
+    fast: bool | tuple[str, ...] = False
+    fast_lines: str = ""
 
 
 _GOVERNANCE_TESTS = (
@@ -40,7 +45,15 @@ _GOVERNANCE_TESTS = (
     "tests/test_ledger_decisions.py",
 )
 _CLAIM_TESTS = ("tests/test_claims.py", "tests/test_governance_conflicts.py", "tests/test_duplicates.py")
-_TIME_TESTS = ("tests/test_workspaces.py", "tests/test_timetravel.py", "tests/test_timetravel_property.py")
+_TIME_TESTS = (
+    "tests/test_workspaces.py",
+    "tests/test_isolation_walk.py",
+    "tests/test_timetravel.py",
+    "tests/test_timetravel_property.py",
+    "tests/test_paging.py",
+)
+SCOPE_LINES = r"scope|workspace|isolation|strict"
+_ISOLATION_TESTS = ("tests/test_isolation_walk.py", "tests/test_workspaces.py")
 
 TARGETS: tuple[Target, ...] = (
     # Arbitration: the rule order and every rule's direction.
@@ -80,7 +93,9 @@ TARGETS: tuple[Target, ...] = (
     Target("ledger/claims.py", _CLAIM_TESTS),
     Target("ledger/claim_words.py", _CLAIM_TESTS),
     Target("ledger/claim_values.py", _CLAIM_TESTS),
-    # The filters guarding workspace isolation ...
+    # The filters guarding workspace isolation: the rule (workspaces.py), and every module that
+    # applies a workspace scope on a read or a by-id check (docs/testing.md). Each is critical and
+    # fast; tests/test_mutation_tool.py fails when a module applying a scope is missing here.
     Target(
         "server/app/workspaces.py",
         ("tests/test_workspaces.py",),
@@ -98,13 +113,184 @@ TARGETS: tuple[Target, ...] = (
         ),
         fast=True,
     ),
-    # ... and time travel (as-of find and read, the validity rules they apply).
+    Target(
+        "server/app/service.py",
+        _ISOLATION_TESTS,
+        only=("Service._check_workspace", "Service.workspace_scope", "Service._find_scope"),
+        critical=("Service._check_workspace", "Service.workspace_scope", "Service._find_scope"),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "server/app/views.py",
+        (*_ISOLATION_TESTS, "tests/test_paging.py", "tests/test_timetravel.py", "tests/test_search.py"),
+        only=("Views.find", "Views.read"),
+        critical=("Views.find", "Views.read"),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "server/app/semantic.py",
+        (*_ISOLATION_TESTS, "tests/test_notices.py", "tests/test_paging.py"),
+        only=("Semantic.notices", "Semantic.review_notice"),
+        critical=("Semantic.notices", "Semantic.review_notice"),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "server/app/governance_views.py",
+        (*_ISOLATION_TESTS, "tests/test_paging.py", "tests/test_duplicates.py", "tests/test_governance.py"),
+        only=(
+            "GovernanceViews._memory",
+            "GovernanceViews._conflict_row",
+            "GovernanceViews.conflicts",
+            "GovernanceViews.near_duplicates_of",
+            "GovernanceViews.overview",
+        ),
+        critical=(
+            "GovernanceViews._memory",
+            "GovernanceViews._conflict_row",
+            "GovernanceViews.conflicts",
+            "GovernanceViews.near_duplicates_of",
+            "GovernanceViews.overview",
+        ),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "server/app/writes.py",
+        _ISOLATION_TESTS,
+        only=("Writes._facts",),
+        critical=("Writes._facts",),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "server/app/facade.py",
+        _ISOLATION_TESTS,
+        only=("LedgerApp.status",),
+        critical=("LedgerApp.status",),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "server/doctor.py",
+        ("tests/test_isolation_walk.py", "tests/test_views_file.py"),
+        only=(
+            "_scope",
+            "check_read_models_head",
+            "check_agent_asserted_confirmations",
+            "check_open_conflicts",
+            "check_conflicts_with_inactive_members",
+        ),
+        critical=("_scope", "check_read_models_head"),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "projections/conflicts.py",
+        _ISOLATION_TESTS,
+        only=("page", "count_by_state", "count_unresolved_with_inactive_members"),
+        critical=("page", "count_by_state", "count_unresolved_with_inactive_members"),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "projections/notices.py",
+        _ISOLATION_TESTS,
+        only=("listing",),
+        critical=("listing",),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "projections/memories.py",
+        _ISOLATION_TESTS,
+        only=("_scope_sql", "status_counts", "active_counts"),
+        critical=("_scope_sql", "status_counts", "active_counts"),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "projections/search.py",
+        _ISOLATION_TESTS,
+        only=("SearchFilters.workspaces", "attribute_clauses"),
+        critical=("SearchFilters.workspaces", "attribute_clauses"),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "projections/confirmations.py",
+        _ISOLATION_TESTS,
+        only=("agent_asserted_confirmations",),
+        critical=("agent_asserted_confirmations",),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "projections/audit.py",
+        _ISOLATION_TESTS,
+        only=("_where",),
+        critical=("_where",),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    # A strict workspace is never scored against another's vectors (the scans take the scope).
+    Target(
+        "projections/hybrid.py",
+        ("tests/test_hybrid_scope.py",),
+        only=("memories_near", "vector_candidates"),
+        critical=("memories_near", "vector_candidates"),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "projections/knn.py",
+        ("tests/test_hybrid_scope.py", "tests/test_knn_index.py"),
+        only=("BitIndex._closest",),
+        critical=("BitIndex._closest",),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    # The read models never run ahead of their log: set aside at open, refused by verify.
+    Target(
+        "server/app/views_file.py",
+        ("tests/test_views_file.py",),
+        only=("open_views", "_mismatch"),
+        critical=("open_views", "_mismatch"),
+        fast=True,
+    ),
+    Target(
+        "server/app/storage.py",
+        ("tests/test_views_file.py",),
+        only=("Storage.verify_log", "Storage.views_ahead"),
+        critical=("Storage.verify_log", "Storage.views_ahead"),
+        fast=True,
+    ),
+    # ... and time travel (as-of find and read, history, timeline and audit, the validity rules
+    # they apply); every scope they apply is critical.
     Target(
         "server/app/timetravel.py",
         _TIME_TESTS,
-        only=("History._point", "History.find_as_of", "History.read_as_of"),
-        critical=("History.read_as_of",),  # as-of find's isolation is Workspaces.find_scope's
-        equivalent=(("History.find_as_of", "1 → 2"),),
-    ),  # one more hit fetched, none shown
-    Target("projections/asof.py", _TIME_TESTS, only=("_where", "status_at", "state_at", "position_at")),
+        only=(
+            "History._point",
+            "History.find_as_of",
+            "History.read_as_of",
+            "History.history",
+            "History.timeline",
+            "History.audit",
+        ),
+        critical=("History.read_as_of", "History.history", "History.timeline", "History.audit"),
+        equivalent=(("History.find_as_of", "1 → 2"),),  # one more hit fetched, none shown
+        fast=("History.read_as_of", "History.history", "History.timeline", "History.audit"),
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "projections/asof.py",
+        _TIME_TESTS,
+        only=("_where", "status_at", "state_at", "position_at", "subject_at"),
+        critical=("_where", "subject_at"),
+        fast=("_where", "subject_at"),
+        fast_lines=SCOPE_LINES,
+    ),
 )
