@@ -1,8 +1,10 @@
 """Clients other than our own stdio session: MCP Inspector's CLI mode, and streamable HTTP.
 
 The Inspector (``@modelcontextprotocol/inspector@0.17.2``, the last release that runs on
-Node.js 20) is installed once into ``.ci/node_modules`` (ignored by git; override the prefix
-with ``LEDGER_INSPECTOR_PREFIX``). The test skips only when Node.js or npm is absent.
+Node.js 20) is installed once into ``.ci/inspector-0.17.2`` (ignored by git; override the prefix
+with ``LEDGER_INSPECTOR_PREFIX``) by :mod:`tests.contract.inspector_install`, which an
+interrupted ``npm install`` cannot leave half-installed. The test skips only when Node.js or npm
+is absent.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ import pytest
 from mcp import Client
 
 from tests.conftest import REPO
+from tests.contract.inspector_install import install_inspector
 
 pytestmark = pytest.mark.slow
-INSPECTOR = "@modelcontextprotocol/inspector@0.17.2"
 
 
 @pytest.fixture(scope="session")
@@ -31,28 +33,7 @@ def inspector() -> Path:
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         pytest.skip("Node.js (node and npm) is not installed: the MCP Inspector test needs it")
-    prefix = Path(os.environ.get("LEDGER_INSPECTOR_PREFIX", REPO / ".ci"))
-    package = prefix / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
-    binary = prefix / "node_modules" / ".bin" / "mcp-inspector"
-    if not (package.exists() and json.loads(package.read_text())["version"] == "0.17.2" and binary.exists()):
-        subprocess.run(
-            [
-                npm,
-                "install",
-                "--prefix",
-                str(prefix),
-                "--no-save",
-                "--no-package-lock",
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-                INSPECTOR,
-            ],
-            check=True,
-            timeout=600,
-            capture_output=True,
-        )
-    return binary
+    return install_inspector(npm, Path(os.environ.get("LEDGER_INSPECTOR_PREFIX", REPO / ".ci")))
 
 
 @pytest.fixture
