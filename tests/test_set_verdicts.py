@@ -143,3 +143,14 @@ def test_an_agents_change_to_a_confirmed_memory_says_it_was_relabelled(app: Ledg
     assert "was user_confirmed" in reply["notices"][0]
     quiet = app.update(app.remember("Lunch is at noon")["memory_id"], content="Lunch is at one")
     assert "relabelled" not in quiet
+
+
+def test_the_cli_keeps_all_values_of_a_larger_set(db_path: Path) -> None:
+    """Point 15: "keep both" of a five-member set; ``--keep-all`` says what it does."""
+    app = LedgerApp(Settings(db=str(db_path), client="t"))
+    try:
+        cid = [app.remember(f"The canary API listens on port {7000 + n}") for n in range(5)][-1]["conflicts"][0]
+    finally:
+        app.close()
+    out = cli(db_path, "resolve", str(cid["conflict_id"]), "--keep-all")
+    assert "all values kept (keep_all)" in out and "5 members" in out

@@ -197,15 +197,21 @@ def supersede(obj: CliContext, loser_id: int, winner_id: int, reason: str) -> No
 @click.command()
 @click.argument("conflict_id", type=click.IntRange(min=1))
 @click.option("--winner", "winner_id", default=None, type=click.IntRange(min=1), help="The member that wins.")
-@click.option("--keep-both", is_flag=True, help="Both memories stand (they do not really contradict).")
+@click.option(
+    "--keep-both",
+    "--keep-all",
+    "keep_both",
+    is_flag=True,
+    help="Every member's value stands, however many (they do not really contradict).",
+)
 @json_option
 def resolve(obj: CliContext, conflict_id: int, winner_id: int | None, keep_both: bool) -> None:
-    """Resolve a conflict: a winner supersedes the other member, or keep both.
+    """Resolve a conflict: a winner supersedes every member with another value, or keep all.
 
     Example: ledger resolve 3 --winner 15
     """
     if (winner_id is None) == (not keep_both):
-        raise click.UsageError("give exactly one of --winner ID or --keep-both")
+        raise click.UsageError("give exactly one of --winner ID or --keep-all")
     result = obj.app.resolve_conflict(
         conflict_id, winner_id=winner_id, resolution="keep_both" if keep_both else None, authorization=AUTH_USER
     )
