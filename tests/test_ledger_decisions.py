@@ -108,6 +108,13 @@ def test_confirm_never_lets_an_agent_overwrite_a_persons_confirmation() -> None:
     assert isinstance(event, Confirmed) and event.authorization == AUTH_USER
 
 
+def test_a_persons_confirmation_sets_confidence_to_one_an_agents_leaves_it() -> None:
+    [(_, by_person)] = decide_confirm(memory(1), authorization=AUTH_USER)
+    [(_, by_agent)] = decide_confirm(memory(2), authorization=AUTH_AGENT)
+    assert isinstance(by_person, Confirmed) and by_person.confidence == 1.0
+    assert isinstance(by_agent, Confirmed) and by_agent.confidence is None
+
+
 def test_unlock_respects_the_user_channel_policy() -> None:
     locked = memory(1, protection="locked")
     strict = Policy(locked_requires_user_channel=True)
