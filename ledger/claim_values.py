@@ -11,6 +11,8 @@ from fact_ledger.ledger.claim_words import (
     DESCRIPTIVE,
     DESCRIPTIVE_SUFFIX,
     EN_VALUE_END,
+    LEFT_FILLERS,
+    LEFT_TRAILERS,
     NAMED,
     NOT_A_VALUE_START,
     PARTICIPLES,
@@ -126,3 +128,10 @@ def parse_value(raw: str, hint: str, *, as_name: bool = False) -> tuple[str, str
     if kind == KIND_TEXT and preposition and not noun:
         noun = preposition.group().strip()
     return display, kind, canonical, noun
+
+
+def strip_left(left: str) -> str:
+    """The phrase before a relation without fillers ("note that", "现在") and trailing adverbs."""
+    left = LEFT_FILLERS.sub("", left.strip(" \t,，:：-*#>·•"))
+    left = LEFT_TRAILERS.sub("", left).strip(" ,，:：-")
+    return left.strip(TOKEN_PUNCT + " ")

@@ -7,7 +7,9 @@ relation patterns ("X returns/is/uses/equals Y", "X: Y", "X = Y", "X 是/为/返
 "X listens on port N", "预算 5万") and kept only when the value is a value — a number with its
 unit, a date or time, a version, an on/off word, a name — rather than a description. A clause
 with no such relation may still state a taste ("Bob doesn't like jazz", "用户喜欢咖啡"): a
-yes/no claim keyed by who and what.
+yes/no claim keyed by who and what. Who owns a thing ("Alice owns the billing service",
+"billing 服务由张三负责") is a claim about the thing, and a role one person holds ("the on-call
+engineer") reads its value as a name: :mod:`ledger.claim_owner`.
 
 Claims compare by key, not by wording: the key subject is the *set* of tokens of the memory's
 subject and the phrase before the relation (articles, possessives and 的 dropped, CJK split
@@ -26,7 +28,8 @@ from collections.abc import Iterable
 
 import msgspec
 
-from fact_ledger.ledger.claim_values import is_named, is_value, name_value, parse_value, value_text
+from fact_ledger.ledger.claim_owner import attribute_words, is_role, owner_of
+from fact_ledger.ledger.claim_values import is_named, is_value, name_value, parse_value, strip_left, value_text
 from fact_ledger.ledger.claim_words import (
     ALIASES,
     ANY_RELATION,
@@ -43,31 +46,16 @@ from fact_ledger.ledger.claim_words import (
     HEDGED,
     IMPLICIT,
     LEADING_ARTICLE,
-    LEFT_FILLERS,
-    LEFT_TRAILERS,
     LIKE_EN,
     LIKE_ZH,
-    MANY,
     MOVED,
     NEGATED_LEFT,
     NOT_A_TASTE,
-    NOT_OWNED_START,
-    OWNED_EN,
-    OWNED_THING,
-    OWNED_ZH,
-    OWNER_GROUP,
-    OWNER_OF_EN,
-    OWNER_WORD,
-    OWNER_ZH,
-    OWNS_EN,
-    OWNS_ZH,
     PERSONS,
     PRONOUNS,
     QUALIFIER_END,
     QUESTION_START,
     RELATIONS,
-    ROLE_WORDS,
-    ROLE_ZH,
     SENTENCES,
     SPEAKER_LABEL,
     SPEAKER_LINE_WORDS,
@@ -120,12 +108,6 @@ def key_tokens(text: str) -> set[str]:
     return tokens
 
 
-def _strip_left(left: str) -> str:
-    left = LEFT_FILLERS.sub("", left.strip(" \t,，:：-*#>·•"))
-    left = LEFT_TRAILERS.sub("", left).strip(" ,，:：-")
-    return left.strip(TOKEN_PUNCT + " ")
-
-
 def _make(
     subject_text: str,
     left: str,
@@ -155,7 +137,7 @@ def _make(
         prefix = normalize_text(subject_text)
         if left.startswith(prefix):  # 项目预算 under subject 项目 reads 预算
             rest = left[len(prefix) :].strip()
-        rest, narrower = _attribute_words(rest or left)
+        rest, narrower = attribute_words(rest or left)
         if narrower:  # "budget for q3" under subject "project": the budget of project (q3)
             subject = f"{subject} ({narrower})"
         if rest:
@@ -174,103 +156,24 @@ def _make(
     )
 
 
-def _attribute_words(rest: str) -> tuple[str, str]:
-    """An attribute as a person names it, and what narrows it: grammar left over from the
-    sentence is dropped ("的端口" → "端口", "port of" → "port"), and "budget for q3" is the
-    attribute "budget" narrowed to "q3" (which belongs with the subject)."""
-    rest = rest.strip(TOKEN_PUNCT + " ").removeprefix("的").removesuffix("的").strip()
-    narrower = ""
-    if rest.isascii():
-        match = re.match(r"^(?P<head>.*?)\s*\b(?:for|during|in)\s+(?P<what>\S.*)$", rest)
-        if match is not None:
-            rest, narrower = match["head"], LEADING_ARTICLE.sub("", match["what"])
-        words = rest.split()
-        while words and words[-1] in STOP_TOKENS:
-            words.pop()
-        while words and words[0] in STOP_TOKENS:
-            words.pop(0)
-        rest = " ".join(words)
-    return rest, narrower
-
-
-TRAILING_WHEN = re.compile(
-    r"(?:\s+(?:this|next|last)\s+\w+|\s+(?:today|tonight|now|currently)|本周|这周|今天|今晚|现在|目前)+$"
-)
-_OWNERSHIP = (
-    (OWNER_ZH, "x"),
-    (OWNED_ZH, ""),
-    (OWNS_ZH, "y"),
-    (OWNER_OF_EN, "x"),
-    (OWNED_EN, "x"),
-    (OWNS_EN, "y"),
-)
-
-
 def _ownership_claim(clause: str) -> Claim | None:
-    """Who owns a thing ("X owns Y", "Y is owned by X", "Y 的负责人是 X", "X 负责 Y", "Y 由 X 负责"):
-    the thing is the subject, ``owner`` the attribute, the owner's name the value."""
-    text = normalize_text(clause)
-    if OWNER_WORD.search(text) is None or HEDGED.search(text) or QUESTION_START.match(text):
-        return None
-    cased = unicodedata.normalize("NFKC", clause).strip()
-    found = next(
-        ((match, tail) for pattern, tail in _OWNERSHIP if (match := pattern.match(text)) is not None),
-        None,
-    )
+    """(thing, ``owner``, owner) when the clause says who owns a thing (:mod:`ledger.claim_owner`)."""
+    found = owner_of(clause, unicodedata.normalize("NFKC", clause).strip())
     if found is None:
         return None
-    match, tail = found  # tail: the part that runs to the clause's end (cut like a value)
-    parts = {g: match.groupdict().get(g) or match.groupdict().get(f"{g}2") or "" for g in ("x", "y")}
-    x, y = (value_text(parts[g]) if g == tail else _strip_left(parts[g]) for g in ("x", "y"))
-    if NEGATED_LEFT.search(parts["x"] if tail == "y" else parts["y"]):
-        return None  # "Alice no longer owns …", "张三不再负责 …"
-    y = re.sub(r"\s+(?:from|since|as of|starting|until|effective)\b.*$", "", y).strip(TOKEN_PUNCT + " ")
-    x = LEADING_ARTICLE.sub("", x.strip(TOKEN_PUNCT + " "))
-    if not _an_owner(x, cased) or not _an_owned_thing(y, cased):
-        return None
-    thing = LEADING_ARTICLE.sub("", y)
+    thing, owner = found
     tokens = key_tokens(thing)
     if not tokens:
         return None
     return Claim(
         subject=thing,
         attribute="owner",
-        value=x,
+        value=owner,
         kind=KIND_TEXT,
         key_subject=" ".join(sorted(tokens | {"owner"})),
         key_attribute="is",
-        value_norm=name_value(x),
+        value_norm=name_value(owner),
     )
-
-
-def _an_owner(x: str, cased: str) -> bool:
-    """One named person or team: not a pronoun, not several ("Alice and Bob")."""
-    if not x or x in PRONOUNS or x in PERSONS or MANY.search(x) or NEGATED_LEFT.search(x):
-        return False
-    if x.isascii():
-        return len(x.split()) <= 4 and (is_named(x, cased) or OWNER_GROUP.search(x) is not None)
-    return 2 <= len(x) <= 8 and not any(ch in x for ch in "我你他她它这那谁")
-
-
-def _an_owned_thing(y: str, cased: str) -> bool:
-    """One definite thing ("the billing service", "Apollo", "支付服务"), not one of many ("a Tesla")."""
-    if not y or MANY.search(y) or NOT_OWNED_START.match(y) or y in PRONOUNS:
-        return False
-    if y.isascii():
-        return len(y.split()) <= 6 and (OWNED_THING.search(y) is not None or is_named(y, cased))
-    return len(y) <= 20 and not y.startswith(("一", "几", "很多", "所有"))
-
-
-def _is_role(left: str, subject: str) -> bool:
-    """The attribute names a role one person holds at a time (see ``ROLE_WORDS``): its head, the
-    last word once a time is cut ("the on-call engineer", "on-call this week", "值班工程师"), is a
-    role; "the on-call rotation" is not one."""
-    about = TRAILING_WHEN.sub("", normalize_text(left or subject)).strip(TOKEN_PUNCT + " ")
-    if not about:
-        return False
-    if about.isascii():
-        return about.split()[-1].strip(TOKEN_PUNCT) in ROLE_WORDS
-    return about.endswith(ROLE_ZH)
 
 
 def _without_speaker_label(content: str) -> str:
@@ -308,7 +211,7 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     _, end, relation, kinds = best
     if NEGATED_LEFT.search(left_raw) or QUESTION_START.match(text):
         return None
-    left = _strip_left(left_raw)
+    left = strip_left(left_raw)
     if not left and relation != "colon" and left_raw.strip(TOKEN_PUNCT + " "):
         return None  # only a filler or a time stood there: "今天是星期五", "today is Friday"
     if relation == "colon" and (not left or left in GENERIC_LABELS or _is_utterance(text[end:])):
@@ -327,7 +230,7 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None
     if re.match(r"^(?:not|no longer|never)\b", text[end:].strip()):
         return None
-    as_name = relation != "port" and _is_role(left, subject)
+    as_name = relation != "port" and is_role(left, subject)
     value = parse_value(text[end:], hint=left + " " + subject, as_name=as_name)
     if value is None or (kinds is not None and value[1] not in kinds):
         return None
@@ -378,7 +281,7 @@ def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None
     if match is None:
         return None
     verb, negated = match["verb"], match["neg"] is not None
-    who = DEGREE.sub("", _strip_left(match["who"])).strip()
+    who = DEGREE.sub("", strip_left(match["who"])).strip()
     if not verb.endswith("s") and not chinese and not negated and who not in FIRST_PERSON:
         return None  # a bare "like" is a preposition ("looks like rain") unless "I like", "don't like"
     disliked = verb.startswith(("dislike", "hate", "讨厌"))
@@ -434,7 +337,7 @@ def explicit_claim(subject: str, attribute: str, value: str) -> Claim | None:
         "是": "is",
     }
     rel = relations.get(relation)
-    if _is_role(f"{subject} {attribute}" if rel is None else "", subject):  # a name, whatever it looks like
+    if is_role(f"{subject} {attribute}" if rel is None else "", subject):  # a name, whatever it looks like
         kind, canonical = KIND_TEXT, name_value(value)
     else:
         kind, canonical = _normalize_value(value, hint=relation)
