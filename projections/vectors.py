@@ -327,12 +327,14 @@ def write_sections(
     )
 
 
-def counts(conn: apsw.Connection) -> dict[str, Any]:
+def counts(conn: apsw.Connection, workspaces: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Rows of each vector table (only those of ``workspaces`` when given: strict isolation)."""
+    where = "" if workspaces is None else f" WHERE workspace IN ({', '.join('?' * len(workspaces))})"
+    params = workspaces or ()
     try:
         return {
-            "vectors": conn.execute("SELECT count(*) FROM vectors").get,
-            "section_vectors": conn.execute("SELECT count(*) FROM section_vectors").get,
-            "context_vectors": conn.execute("SELECT count(*) FROM context_vectors").get,
+            table: conn.execute(f"SELECT count(*) FROM {table}{where}", params).get
+            for table in ("vectors", "section_vectors", "context_vectors")
         }
     except apsw.SQLError:
         return {"vectors": 0, "section_vectors": 0, "context_vectors": 0}

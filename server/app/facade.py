@@ -373,8 +373,8 @@ class LedgerApp:
     def stop_vector_worker(self) -> None:
         return self.semantic.stop_vector_worker()
 
-    def vectors_status(self) -> dict[str, Any]:
-        return self.semantic.vectors_status()
+    def vectors_status(self, scope: tuple[str, ...] | None = None) -> dict[str, Any]:
+        return self.semantic.vectors_status(scope)
 
     # -- maintenance -------------------------------------------------------------------------
     @storage_call
@@ -415,7 +415,7 @@ class LedgerApp:
                 "open_conflicts": count_by_state(self.conn, scope)["open"],
                 "projections": self.runner.status(),
                 "search_mode": self.search_mode(),
-                "vectors": self.vectors_status(),
+                "vectors": self.vectors_status(scope),
                 "pending_backup": self.pending_backup(),
                 "degraded": self.degraded,
             }

@@ -225,10 +225,11 @@ class Semantic(Service):
         )
 
     @storage_call
-    def vectors_status(self) -> dict[str, Any]:
+    def vectors_status(self, scope: tuple[str, ...] | None = None) -> dict[str, Any]:
         """The vectors read model, and what is going on with it, without loading a model:
         ``pending`` memories await (re)embedding by the configured model (None: no model to do
-        it), ``loading`` while ``ledger serve`` loads the model in the background."""
+        it), ``loading`` while ``ledger serve`` loads the model in the background. With
+        ``scope`` (strict isolation) every count covers those workspaces only."""
         state = vectors.state(self.conn)
         position = vectors.checkpoint(self.conn)
         loading = self.model_loading
@@ -243,13 +244,15 @@ class Semantic(Service):
                 problem = self._configured_model()[1] or (
                     None if vectors.load_vec(self.conn) else vectors.vec_problem()
                 )
+        counted, held = vectors.counts(self.conn, scope), knn.held(self.conn)
         return {
             "model": state.model_id if state else None,
             "position": position,
             "lag": self.store.last_position() - position,
-            **vectors.counts(self.conn),
-            "index_memories": knn.held(self.conn),
-            "pending": _pending(self.conn, state, position, target_id),
+            **counted,
+            # The index holds every vector once loaded: strict isolation counts only the caller's.
+            "index_memories": held if scope is None or not held else counted["vectors"],
+            "pending": _pending(self.conn, state, position, target_id, scope),
             "loading": loading,
             "configured": _model_configured(self.settings),
             "problem": problem,
@@ -469,14 +472,20 @@ def _load_model(settings: Settings) -> tuple[Any | None, str | None]:
     return model, None
 
 
-def _pending(conn: Any, state: vectors.State | None, position: int, target_id: str | None) -> int | None:
+def _pending(
+    conn: Any, state: vectors.State | None, position: int, target_id: str | None, scope: tuple[str, ...] | None = None
+) -> int | None:
     """Memories the model ``target_id`` has yet to embed: all of them when the stored vectors
-    are another model's (or none), else those changed after the vectors' checkpoint."""
+    are another model's (or none), else those changed after the vectors' checkpoint (of the
+    ``scope`` workspaces only, when given)."""
     if target_id is None:
         return None
     if state is None or state.model_id != target_id:
         position = 0
-    return int(conn.execute("SELECT count(*) FROM memories WHERE last_position > ?", (position,)).get)
+    where = "" if scope is None else f" AND workspace IN ({', '.join('?' * len(scope))})"
+    return int(
+        conn.execute(f"SELECT count(*) FROM memories WHERE last_position > ?{where}", (position, *(scope or ()))).get
+    )
 
 
 @functools.cache
