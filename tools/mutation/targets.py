@@ -132,7 +132,7 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "server/app/semantic.py",
         (*_ISOLATION_TESTS, "tests/test_notices.py", "tests/test_paging.py"),
-        only=("Semantic.notices", "Semantic.review_notice"),
+        only=("Semantic.notices", "Semantic.review_notice", "Semantic.vectors_status", "_pending"),
         critical=("Semantic.notices", "Semantic.review_notice"),
         fast=True,
         fast_lines=SCOPE_LINES,
@@ -216,6 +216,14 @@ TARGETS: tuple[Target, ...] = (
         _ISOLATION_TESTS,
         only=("SearchFilters.workspaces", "attribute_clauses"),
         critical=("SearchFilters.workspaces", "attribute_clauses"),
+        fast=True,
+        fast_lines=SCOPE_LINES,
+    ),
+    Target(
+        "projections/vectors.py",
+        _ISOLATION_TESTS,
+        only=("counts",),
+        critical=("counts",),
         fast=True,
         fast_lines=SCOPE_LINES,
     ),
