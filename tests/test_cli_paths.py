@@ -38,7 +38,7 @@ def test_model_commands_on_the_base_install_say_to_install_the_semantic_extra(co
     as_json = base_cli("--json", *command)
     error = json.loads(as_json.stdout)["error"]
     assert as_json.returncode == exit_codes.UNAVAILABLE and error["reason"] == "semantic_extra_missing"
-    assert set(error["missing"]) >= {"numpy", "llama_cpp"}
+    assert "numpy" in error["missing"]
 
 
 def test_the_semantic_extra_command_is_the_readmes() -> None:

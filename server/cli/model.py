@@ -12,16 +12,17 @@ from fact_ledger.server.config import DEFAULT_EMBEDDING_MODEL
 
 # The README's command (section "Semantic recall"): a test keeps the two the same.
 SEMANTIC_INSTALL = "CMAKE_ARGS=\"-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF\" pip install --no-cache-dir '.[semantic]'"
-_SEMANTIC_MODULES = ("numpy", "gguf", "llama_cpp")  # convert, write, then check the model
+_INSTALL_NEEDS = ("numpy", "gguf", "llama_cpp")  # convert, write, then check the model
+_LIST_NEEDS = ("numpy",)  # reading the installed files' headers and model ids
 
 
-def require_semantic_extra() -> None:
+def require_semantic_extra(modules: tuple[str, ...] = _INSTALL_NEEDS) -> None:
     """Refuse (exit 5) on the base install, before anything is downloaded or imported half-way:
     converting needs numpy and gguf, checking the result needs llama-cpp-python."""
     import importlib
 
     missing = []
-    for name in _SEMANTIC_MODULES:
+    for name in modules:
         try:
             importlib.import_module(name)
         except Exception:  # ImportError, or a native library that cannot load
@@ -94,7 +95,7 @@ def list_cmd(obj: CliContext) -> None:
 
     Example: ledger model list --json
     """
-    require_semantic_extra()
+    require_semantic_extra(_LIST_NEEDS)
     from fact_ledger.server.models.install import list_models
 
     result = list_models()
