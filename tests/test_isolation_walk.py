@@ -20,9 +20,11 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -264,24 +266,61 @@ def test_strict_conflict_lists_count_only_the_callers_sets(tmp_path: Path) -> No
         zephyr.close()
 
 
-async def test_nothing_of_another_workspace_shows_on_any_read_path(ledger: dict[str, LedgerApp]) -> None:
-    beta = ledger["beta"]
-    own = seed_beta(beta)
-    before = await walk(beta, own)
-    theirs = seed_alpha(ledger["alpha"])
-    after = await walk(beta, own)
+def test_strict_notices_list_only_the_callers_workspace(ledger: dict[str, LedgerApp]) -> None:
+    """The notices listing and the reply's notice line take the caller's scope (issue 33, point 1)."""
+    alpha, beta = ledger["alpha"], ledger["beta"]
+    alpha.remember(f"the {SECRET} budget is 60k")
+    alpha.remember(f"the {SECRET} budget is 90k")
+    _index(alpha)
+    assert [n["workspace"] for n in alpha.notices(state="all")["notices"]] == ["alpha"]
+    assert beta.semantic_notice() is None
+    for state in ("open", "all"):
+        assert beta.notices(state=state) == {"ok": True, "notices": [], "has_more": False, "next_cursor": None}
+
+
+@dataclass
+class Walked:
+    """One ledger walked by beta before and after alpha wrote (shared by the tests below: the
+    seeding and the two walks are the slow part)."""
+
+    beta: LedgerApp
+    own: dict[str, int]
+    theirs: dict[str, list[int]]
+    before: dict[str, Any]
+    after: dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def walked(tmp_path_factory: pytest.TempPathFactory, tiny_gguf: Path) -> Iterator[Walked]:
+    db = str(tmp_path_factory.mktemp("walk") / "ledger.db")
+    embedding = Embedding(model=str(tiny_gguf))
+    alpha, beta = (
+        LedgerApp(Settings(db=db, client="test", agent_id=ws, workspace=ws, isolation="strict", embedding=embedding))
+        for ws in ("alpha", "beta")
+    )
+    try:
+        own = seed_beta(beta)
+        before = anyio.run(walk, beta, own)
+        theirs = seed_alpha(alpha)
+        yield Walked(beta, own, theirs, before, anyio.run(walk, beta, own))
+    finally:
+        alpha.close()
+        beta.close()
+
+
+def test_nothing_of_another_workspace_shows_on_any_read_path(walked: Walked) -> None:
+    before, after = walked.before, walked.after
     assert set(after) == set(before)
     differences = _differences(before, after)
     assert not differences, "\n".join(differences)
     text = json.dumps(list(after.values()))
     assert SECRET not in text and "alpha" not in text
+    theirs = walked.theirs
     assert theirs["memories"] and theirs["conflicts"] and theirs["notices"]
 
 
-async def test_another_workspaces_ids_asked_for_by_id_show_nothing(ledger: dict[str, LedgerApp]) -> None:
-    beta = ledger["beta"]
-    own = seed_beta(beta)
-    theirs = seed_alpha(ledger["alpha"])
+async def test_another_workspaces_ids_asked_for_by_id_show_nothing(walked: Walked) -> None:
+    beta, own, theirs = walked.beta, walked.own, walked.theirs
     answers: dict[str, dict[str, Any]] = {}
     async with Client(build_server(beta)) as client:
         for memory_id in theirs["memories"]:
@@ -300,6 +339,8 @@ async def test_another_workspaces_ids_asked_for_by_id_show_nothing(ledger: dict[
                 "memory_review", {"view": "compare", "data": {"left_id": own["first"], "right_id": memory_id}}
             )
             answers[f"compare {memory_id}"] = compared.structured_content or {}
+        named = await client.call_tool("memory", {"action": "find", "data": {"query": SECRET, "workspace": "alpha"}})
+        answers["find in alpha by name"] = named.structured_content or {}
         for conflict_id in theirs["conflicts"]:
             result = await client.call_tool(
                 "memory_review", {"view": "conflict_detail", "data": {"conflict_id": conflict_id}}
@@ -311,15 +352,3 @@ async def test_another_workspaces_ids_asked_for_by_id_show_nothing(ledger: dict[
             assert answer.get("events", answer.get("intervals")) == [], label
         else:
             assert answer["error"]["code"] in ("forbidden_workspace", "not_found"), label
-
-
-def test_strict_notices_list_only_the_callers_workspace(ledger: dict[str, LedgerApp]) -> None:
-    """The notices listing and the reply's notice line take the caller's scope (issue 33, point 1)."""
-    alpha, beta = ledger["alpha"], ledger["beta"]
-    alpha.remember(f"the {SECRET} budget is 60k")
-    alpha.remember(f"the {SECRET} budget is 90k")
-    _index(alpha)
-    assert [n["workspace"] for n in alpha.notices(state="all")["notices"]] == ["alpha"]
-    assert beta.semantic_notice() is None
-    for state in ("open", "all"):
-        assert beta.notices(state=state) == {"ok": True, "notices": [], "has_more": False, "next_cursor": None}
