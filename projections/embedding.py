@@ -118,7 +118,7 @@ class Embedder:
 
 def load_embedder(path: str, n_ctx: int | None = None, threads: int = 0, digests: str | None = None) -> Embedder:
     """Load the GGUF at ``path`` (``threads`` per call, 0: one per CPU) or raise
-    :class:`EmbedderUnavailable` saying why; ``digests``: see :func:`projections.model_file.file_digest`."""
+    :class:`EmbedderUnavailable` saying why; ``digests``: see :func:`projections.model_file.inspect_model`."""
     try:
         found = inspect_model(path, n_ctx, digests)
     except ModelFileError as exc:

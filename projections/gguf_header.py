@@ -114,13 +114,22 @@ def _array(reader: _Reader, key: str, arrays: dict[str, tuple[int, int]]) -> Any
     return None
 
 
-def _tensor_bytes(ggml_type: int, elements: int) -> int:
-    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+# (elements per block, bytes per block) of ggml's common tensor types, as in gguf's
+# GGML_QUANT_SIZES: that package imports numpy (~0.4 s), and ``ledger status`` reads this header
+# on every call. Other types are looked up there.
+_BLOCKS = {0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34), 30: (1, 2)}
 
-    try:
-        block, size = GGML_QUANT_SIZES[GGMLQuantizationType(ggml_type)]
-    except (ValueError, KeyError):
-        raise GGUFHeaderError(f"unknown tensor type {ggml_type}") from None
+
+def _tensor_bytes(ggml_type: int, elements: int) -> int:
+    if ggml_type in _BLOCKS:
+        block, size = _BLOCKS[ggml_type]
+    else:
+        from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+        try:
+            block, size = GGML_QUANT_SIZES[GGMLQuantizationType(ggml_type)]
+        except (ValueError, KeyError):
+            raise GGUFHeaderError(f"unknown tensor type {ggml_type}") from None
     if elements % block:
         raise GGUFHeaderError("tensor size is not a whole number of blocks")
     return elements // block * size

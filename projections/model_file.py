@@ -8,12 +8,13 @@ before it hands the file to llama.cpp.
 
 The identity is ``name@hash``: the model's name and the first 12 hex digits of the file's
 sha256, which takes ~0.1 s for a 74 MB model. A caller that asks often passes ``digests``, a
-small JSON file of digests keyed by the file's path, size and modification time, so the hash is
-computed once per model file rather than once per command.
+small JSON file keyed by the file's path, size and modification time, so the hash (and, for
+``status``, the header's facts) is computed once per model file rather than once per command.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -42,59 +43,72 @@ class ModelFile:
     passage_prefix: str
 
 
-def inspect_model(path: str, n_ctx: int | None = None, digests: str | None = None) -> ModelFile:
+def inspect_model(path: str, n_ctx: int | None = None, digests: str | None = None, *, reread: bool = True) -> ModelFile:
     """The model at ``path`` as :func:`projections.embedding.load_embedder` would load it (``n_ctx``
-    tokens per window, at most the model's context), or :class:`ModelFileError` saying why not."""
+    tokens per window, at most the model's context), or :class:`ModelFileError` saying why not.
+
+    With ``digests``, the file's sha256 is taken from there when the file is unchanged (and
+    recorded otherwise); with ``reread=False`` too, so are the header's facts, whose check
+    then passed before (the header of a 250k-token vocabulary takes ~0.1 s to walk). A load
+    always rereads the header: only a file checked now reaches llama.cpp."""
     if not path or not os.path.isfile(path):
         raise ModelFileError(f"embedding model not found: {path}")
     try:
+        stamp = _stamp(path)
+        known = _read_digests(digests) if digests else {}
+        entry = known.get(os.path.realpath(path))
+        entry = entry if isinstance(entry, dict) and entry.get("stamp") == stamp else {}
+        facts = entry.get("facts") if not reread else None
+        if not isinstance(facts, dict) or not isinstance(entry.get("sha256"), str):
+            facts = _header_facts(path)
+            entry = {"stamp": stamp, "sha256": entry.get("sha256") or _sha256(path), "facts": facts}
+            if digests:
+                known[os.path.realpath(path)] = entry
+                _write_digests(digests, known)
+        name, dim, context = str(facts["name"]), int(facts["dim"]), int(facts["context"])
+        query_prefix, passage_prefix = str(facts["query_prefix"]), str(facts["passage_prefix"])
+    except OSError as exc:
+        raise ModelFileError(f"embedding model {path} cannot be read: {exc}") from None
+    except (KeyError, TypeError, ValueError):  # a cache entry of another shape: read the file
+        return inspect_model(path, n_ctx, None)
+    window = min(n_ctx or MAX_CONTEXT, context)
+    model_id = f"{name or Path(path).stem}@{entry['sha256'][:12]}"
+    if window < context:  # longer texts are cut into other windows: other vectors, another id
+        model_id += f"/w{window}"
+    return ModelFile(path, model_id, dim, window, query_prefix, passage_prefix)
+
+
+def _header_facts(path: str) -> dict[str, object]:
+    try:
         info = read_gguf_header(path)
-    except (GGUFHeaderError, OSError) as exc:
+    except GGUFHeaderError as exc:
         raise ModelFileError(f"embedding model {path} is not usable: {exc}") from None
     arch = info.get_str("general.architecture")
     dim = info.get_int(f"{arch}.embedding_length")
     if not arch or not dim:
         raise ModelFileError(f"embedding model {path} has no architecture or embedding length")
-    context = info.get_int(f"{arch}.context_length") or MAX_CONTEXT
-    window = min(n_ctx or MAX_CONTEXT, context)
-    try:
-        model_id = model_id_for(path, info, digests)
-    except OSError as exc:
-        raise ModelFileError(f"embedding model {path} cannot be read: {exc}") from None
-    if window < context:  # longer texts are cut into other windows: other vectors, another id
-        model_id += f"/w{window}"
-    return ModelFile(
-        path=path,
-        model_id=model_id,
-        dim=dim,
-        n_ctx=window,
-        query_prefix=info.get_str(QUERY_PREFIX_KEY),
-        passage_prefix=info.get_str(PASSAGE_PREFIX_KEY),
-    )
+    return {
+        "name": info.get_str("general.name"),
+        "dim": dim,
+        "context": info.get_int(f"{arch}.context_length") or MAX_CONTEXT,
+        "query_prefix": info.get_str(QUERY_PREFIX_KEY),
+        "passage_prefix": info.get_str(PASSAGE_PREFIX_KEY),
+    }
 
 
-def model_id_for(path: str, info: GGUFInfo, digests: str | None = None) -> str:
+def model_id_for(path: str, info: GGUFInfo) -> str:
     """``name@hash``: the model's name and the first 12 hex digits of the file's sha256."""
-    return f"{info.get_str('general.name') or Path(path).stem}@{file_digest(path, digests)[:12]}"
+    return f"{info.get_str('general.name') or Path(path).stem}@{_sha256(path)[:12]}"
 
 
-def file_digest(path: str, digests: str | None = None) -> str:
-    """The sha256 of the file at ``path``, from the ``digests`` file when it holds one for this
-    path, size and modification time (and recorded there otherwise; a cache that cannot be read
-    or written is ignored)."""
+def _stamp(path: str) -> list[int]:
     stat = os.stat(path)
-    key = os.path.realpath(path)
-    stamp = [stat.st_size, stat.st_mtime_ns]
-    known = _read_digests(digests) if digests else {}
-    entry = known.get(key)
-    if isinstance(entry, dict) and entry.get("stamp") == stamp and isinstance(entry.get("sha256"), str):
-        return entry["sha256"]
+    return [stat.st_size, stat.st_mtime_ns]
+
+
+def _sha256(path: str) -> str:
     with open(path, "rb") as handle:
-        digest = hashlib.file_digest(handle, "sha256").hexdigest()
-    if digests:
-        known[key] = {"stamp": stamp, "sha256": digest}
-        _write_digests(digests, known)
-    return digest
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _read_digests(path: str) -> dict[str, object]:
@@ -112,8 +126,12 @@ def _write_digests(path: str, known: dict[str, object]) -> None:
         folder = os.path.dirname(path) or "."
         os.makedirs(folder, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=".digests-", suffix=".json")
+    except OSError:
+        return
+    try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             json.dump(known, out)
         os.replace(temporary, path)
     except OSError:
-        return
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)

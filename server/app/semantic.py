@@ -148,10 +148,17 @@ class Semantic(Service):
         if not _has_fts5():
             return "like"
         model_id = self._target_model_id()
-        if model_id is None or not vectors.load_vec(self.conn):
+        if model_id is None or not self._vec_usable():
             return "fts"
         state = vectors.state(self.conn)
         return "vector+fts" if state is not None and state.model_id == model_id else "fts"
+
+    def _vec_usable(self) -> bool:
+        """sqlite-vec loads into this connection; where no model was loaded (a CLI ``status``),
+        whether it is installed: its package imports numpy (~0.3 s), and find loads it anyway."""
+        if self._model_tried or self._loading is not None:
+            return vectors.load_vec(self.conn)
+        return importlib.util.find_spec("sqlite_vec") is not None
 
     def _query_vector(self, model: Any, query: str) -> bytes:
         cached = self._query_vectors.get(query)
@@ -190,6 +197,8 @@ class Semantic(Service):
         are stored (:mod:`server.app.model_lender`). None: load the model here."""
         if self._model_tried or self._loading is not None or self.search_mode() != "vector+fts":
             return None
+        if not vectors.load_vec(self.conn):
+            return None
         found = self._configured_model()[0]
         answer = borrow_query_vector(self.storage.views_path, query)
         if found is None or answer is None or answer[0] != found.model_id:
@@ -201,6 +210,8 @@ class Semantic(Service):
     def reembed(self, progress: Progress | None = None, rebuild: bool = False) -> dict[str, Any]:
         """Fill missing vectors (or move them all to the configured model): batched, resumable."""
         model = self.embedding_model()
+        if model is None and self.model_loading:
+            raise Unavailable("the embedding model is still loading; try again in a moment", field="task")
         if model is None:
             raise Unavailable(f"no embedding model: {self._semantic_problem}", field="task")
         t0 = time.perf_counter()
@@ -242,7 +253,7 @@ class Semantic(Service):
                 problem = self._semantic_problem
             else:
                 problem = self._configured_model()[1] or (
-                    None if vectors.load_vec(self.conn) else vectors.vec_problem()
+                    None if self._vec_usable() else vectors.vec_problem() or "sqlite-vec is not installed"
                 )
         counted, held = vectors.counts(self.conn, scope), knn.held(self.conn)
         return {
@@ -435,7 +446,8 @@ def _unusable(settings: Settings) -> str | None:
 
 
 def _digests() -> str:
-    """Where model files' sha256 are kept between commands (:func:`projections.model_file.file_digest`)."""
+    """Where model files' sha256 and header facts are kept between commands
+    (:func:`projections.model_file.inspect_model`)."""
     from fact_ledger.server.config import models_dir
 
     return str(models_dir() / "digests.json")
@@ -450,7 +462,7 @@ def _inspect_configured(settings: Settings) -> tuple[ModelFile | None, str | Non
     if missing:
         return None, f"the [semantic] extra is not installed (no module named {missing[0]!r})"
     try:
-        return inspect_model(settings.embedding_model_path or "", digests=_digests()), None
+        return inspect_model(settings.embedding_model_path or "", digests=_digests(), reread=False), None
     except ModelFileError as exc:
         return None, str(exc)[:200]
 
@@ -499,6 +511,8 @@ def _has_fts5() -> bool:
 @check
 def check_semantic_search(app: Any) -> Check:
     """Is meaning part of recall? Off by choice is fine; a configured model that fails is not."""
+    if app.vectors_status()["loading"]:  # ledger serve, just started
+        return Check(severity="info", message="search: fts while the embedding model loads in the background")
     problem = app.semantic_problem()  # loads the model: doctor checks that it really runs
     mode = app.search_mode()
     configured = _model_configured(app.settings)
