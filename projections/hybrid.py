@@ -164,7 +164,7 @@ def memories_near(
     want = max(k, knn.OVERSAMPLE)
     known = set(also)
     for _ in range(3):
-        found = index.nearest_in_context(query_vector, want, filters.workspaces)
+        found = _in_context_in_scope(index, query_vector, want, filters)
         passed = _passing(conn, [i for i in found if i not in known], where, params)
         scored = index.closeness_in_context(query_vector, [*known, *passed])
         near = sorted(((i, scored[i]) for i in found if i in scored), key=lambda p: (-p[1], -p[0]))
@@ -184,13 +184,26 @@ def vector_candidates(
     shift = ROWID_SHIFT if table == "section_vectors" else 0
     want, oversample = k, knn.OVERSAMPLE
     for _ in range(3):
-        near = knn.nearest(conn, query_vector, want, filters.workspaces, oversample=oversample, table=table)
+        near = _nearest_in_scope(conn, query_vector, want, filters, oversample=oversample, table=table)
         passed = _passing(conn, list({i >> shift for i, _ in near}), where, params)
         chosen = [(i, s) for i, s in near if i >> shift in passed]
         if len(chosen) >= k or len(near) < want:  # enough, or nothing more to find
             return chosen[:k]
         want, oversample = want * WIDEN, oversample * WIDEN  # the filters rejected many: look wider
     return chosen[:k]
+
+
+def _in_context_in_scope(index: knn.BitIndex, query_vector: bytes, want: int, filters: SearchFilters) -> list[int]:
+    """The in-context scan over the filters' workspaces only: a strict workspace is never even
+    scored against another's vectors (nor can their crowd push its own out of the pool)."""
+    return index.nearest_in_context(query_vector, want, filters.workspaces)
+
+
+def _nearest_in_scope(
+    conn: apsw.Connection, query_vector: bytes, want: int, filters: SearchFilters, *, oversample: int, table: str
+) -> list[tuple[int, float]]:
+    """The per-vector scan over the filters' workspaces only (see :func:`_in_context_in_scope`)."""
+    return knn.nearest(conn, query_vector, want, filters.workspaces, oversample=oversample, table=table)
 
 
 def _passing(conn: apsw.Connection, ids: list[int], where: str, params: list[Any]) -> set[int]:

@@ -14,12 +14,13 @@ import apsw
 import pytest
 
 from fact_ledger.ledger.chain import NewEvent
-from fact_ledger.ledger.errors import ChainBroken
+from fact_ledger.ledger.errors import ChainBroken, LogUnreachable
 from fact_ledger.ledger.events import MemoryRecorded
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections import derived
 from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.app.views_file import UnreachableLog, open_views
 from fact_ledger.server.config import Settings, views_beside
 
 
@@ -268,9 +269,26 @@ def test_verify_pulls_what_the_log_gained_and_checks_both_chains(tmp_path: Path)
     assert app.verify(progress=lambda done, _total: seen.append(done))["events"] == 1001
     assert seen == [1000]  # the log's chain, reported every 1000 events
     assert app.store.last_position() == 1001
-    # The copy's own chain is checked too: an event changed in the read models' file only.
-    app.conn.execute("DROP TRIGGER IF EXISTS events_no_update")
-    app.conn.execute("UPDATE events SET payload = replace(payload, 'fact 7 ', 'fact 8 ') WHERE position = 9")
-    with pytest.raises(ChainBroken):
+    # The copy's own chain is checked too: a hash changed in the read models' file only (no
+    # projection reads hashes, so only the chain can tell).
+    app.conn.execute("DROP TRIGGER events_no_update")
+    app.conn.execute("UPDATE events SET hash = ? WHERE position = 9", ("0" * 64,))
+    with pytest.raises(ChainBroken) as info:
         app.verify()
+    assert info.value.details["position"] in (9, 10)
     app.close()
+
+
+def test_read_models_are_kept_when_their_log_cannot_be_reached(tmp_path: Path) -> None:
+    """Nothing is set aside on a log that cannot say whether the file continues it."""
+    db = tmp_path / "ledger.db"
+    app = LedgerApp(Settings(db=str(db)))
+    app.remember("The on-call engineer this week is Dana")
+    app.close()
+    views = views_beside(str(db))
+    with pytest.raises(LogUnreachable):
+        open_views(views, UnreachableLog("postgresql://team/ledger", "connection refused"), busy_timeout_ms=100)
+    assert not [p.name for p in tmp_path.iterdir() if "set-aside" in p.name]
+    copy = open_views(views, EventStore(db), busy_timeout_ms=100)
+    assert copy.last_position() == 1
+    copy.close()

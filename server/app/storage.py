@@ -50,7 +50,14 @@ from fact_ledger.ledger.facts import Decision
 from fact_ledger.ledger.store import EventStore, StoreBusy
 from fact_ledger.projections.runner import ProjectionRunner, Projector
 from fact_ledger.server.app.backup_log import BackupLog
-from fact_ledger.server.app.views_file import UnreachableLog, known_views, open_views, remember_views, same_file
+from fact_ledger.server.app.views_file import (
+    UnreachableLog,
+    event_at,
+    known_views,
+    open_views,
+    remember_views,
+    same_file,
+)
 from fact_ledger.server.config import Settings
 
 logger = logging.getLogger("fact_ledger.storage")
@@ -259,10 +266,7 @@ class Storage:
             ahead = self.views_ahead(count)
             if ahead:
                 raise ChainBroken(ahead, position=count + 1)
-            mine, theirs = (
-                next(iter(x.read(after=count - 1, until=count, batch=1)), None) for x in (self.store, self.log)
-            )
-            if mine != theirs:
+            if event_at(self.store, count) != event_at(self.log, count):
                 raise ChainBroken(
                     f"the read models' copy of the log differs from the log at position {count}; "
                     "delete the read-model file and it is built again",

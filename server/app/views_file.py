@@ -55,23 +55,33 @@ def open_views(path: str, log_of_record: Any, *, busy_timeout_ms: int, adopt_fro
     """The read models' file at ``path``, checked against the log (set aside and started
     afresh when it does not continue it). ``adopt_from``: a SQLite log whose derived cache a
     new file copies."""
+    copy = _continuing(path, log_of_record, busy_timeout_ms)
     try:
-        copy = _open(path, busy_timeout_ms)
-    except _DISCARD_ERRORS as exc:
-        _set_aside(path, f"unreadable ({exc.__class__.__name__})")
-        copy = _open(path, busy_timeout_ms)
-    try:
-        problem = _mismatch(copy, log_of_record)
-        if problem:
-            copy.close()
-            _set_aside(path, problem)
-            copy = _open(path, busy_timeout_ms)
         if adopt_from and copy.last_position() == 0:
             _adopt_cache(copy, adopt_from)
     except BaseException:
         copy.close()
         raise
     return copy
+
+
+def _continuing(path: str, log_of_record: Any, busy_timeout_ms: int) -> EventStore:
+    """The file at ``path`` when it continues the log; else it is set aside for a fresh one."""
+    try:
+        copy = _open(path, busy_timeout_ms)
+    except _DISCARD_ERRORS as exc:
+        _set_aside(path, f"unreadable ({exc.__class__.__name__})")
+        return _open(path, busy_timeout_ms)
+    try:
+        problem = _mismatch(copy, log_of_record)
+    except BaseException:  # the log cannot say (unreachable): the file is kept, untouched
+        copy.close()
+        raise
+    if not problem:
+        return copy
+    copy.close()
+    _set_aside(path, problem)
+    return _open(path, busy_timeout_ms)
 
 
 def another_connection(path: str, *, busy_timeout_ms: int) -> EventStore:
@@ -89,13 +99,18 @@ def _mismatch(copy: EventStore, log_of_record: Any) -> str | None:
     head = copy.last_position()
     if not head:
         return None
-    theirs = next(iter(log_of_record.read(after=head - 1, until=head, batch=1)), None)
+    theirs = event_at(log_of_record, head)
     if theirs is None:
         return f"it holds {head} events, the log fewer"
-    ours = next(iter(copy.read(after=head - 1, until=head, batch=1)))
+    ours = event_at(copy, head)
     if ours.hash != theirs.hash:
         return f"its event {head} is not the log's (another log, or the log was restored from a backup)"
     return None
+
+
+def event_at(log: Any, position: int) -> Any:
+    """The event at ``position`` of a log or of the read models' copy (None past its head)."""
+    return next(iter(log.read(after=position - 1, until=position)), None)
 
 
 def _set_aside(path: str, why: str) -> None:
