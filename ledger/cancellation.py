@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from fact_ledger.ledger.text import STOP_WORDS, fold
 
-MAX_CANDIDATES = 5  # shown when several instructions match
+MAX_CANDIDATES = 5  # shown when several instructions match (the answer lists at most 5)
 MAX_MATCHES = 50  # memories holding the words that are looked at; more than this: ambiguous
 
 # -- English ---------------------------------------------------------------------------------
@@ -80,7 +80,7 @@ def _clean(text: str) -> str:
 def is_cancellation(content: str) -> bool:
     """Whether ``content`` has the form of a cancellation (see the module docstring)."""
     text = _clean(content)
-    if not text or _SPEAKER.match(content):
+    if _SPEAKER.match(content):
         return False
     if re.search(f"[{_CJK}]", text):
         if _ZH_NOT_CANCEL.search(text):

@@ -196,7 +196,27 @@ def test_cancelled_words(text: str, words: tuple[str, ...]) -> None:
     ],
 )
 def test_no_cancellation(text: str) -> None:
-    assert not is_cancellation(text) and cancelled_words(text) == ()
+    assert is_cancellation(text) is False and cancelled_words(text) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Caroline: the trip to Paris is cancelled", False),  # a conversation turn reports, it cancels nothing
+        ("The trip to Paris is cancelled", True),
+        ("别再发周报", True),  # 别再: a cancellation without a closing 了
+        ("别人发周报", False),  # 别 starting another word
+        ("不要担心发周报的事", False),
+        ("Don't send the report unless Bob asks", False),
+        ("", False),
+    ],
+)
+def test_cancellation_forms(text: str, expected: bool) -> None:
+    assert is_cancellation(text) is expected
+
+
+def test_a_lone_chinese_character_is_a_word_of_its_own() -> None:
+    assert cancelled_words("不要发了") == ("发",)
 
 
 @pytest.mark.parametrize(
@@ -209,6 +229,9 @@ def test_no_cancellation(text: str) -> None:
         ("The minutes were sent to Bob on Monday", False),
         ("The VPN portal moved to https://vpn.acme.dev", False),
         ("don't send the minutes", False),  # a cancellation is never a target
+        ("Caroline: always send the report on Fridays", False),  # a conversation turn
+        ("会议纪要上周一已经发给张三", False),  # a Chinese report of the past
+        ("", False),
     ],
 )
 def test_is_instruction(text: str, expected: bool) -> None:
@@ -241,8 +264,15 @@ def test_cli_cancellation_without_ref_lists_candidates(tmp_path: Path) -> None:
 
 
 def test_too_many_memories_holding_the_words_retract_nothing() -> None:
+    assert MAX_MATCHES == 50
     one = Target(1, "s1", "Send the minutes to the team")
-    reports = [Target(i, f"s{i}", "The minutes were sent on Monday") for i in range(2, MAX_MATCHES + 1)]
+    reports = [Target(i, f"s{i}", "The minutes were sent on Monday") for i in range(2, 51)]
     assert choose([one, *reports])[0] == one  # every memory holding the words was looked at
     target, matched = choose([one, *reports, Target(99, "s99", "The minutes were sent on Friday")])
     assert target is None and matched == [one]  # one more than looked at: it could hide another
+
+
+def test_at_most_five_candidates_are_listed() -> None:
+    many = [Target(i, f"s{i}", f"Send the invoice to client {i} every Friday") for i in range(1, 8)]
+    target, matched = choose(many)
+    assert target is None and [t.memory_id for t in matched] == [1, 2, 3, 4, 5]
