@@ -71,3 +71,42 @@ def test_the_vector_scan_scores_only_the_callers_workspace(ledger: tuple[LedgerA
     assert [memory_id for memory_id, _ in near] == [own]
     everywhere = hybrid.vector_candidates(app.conn, _blob(QUERY), SearchFilters(), 1)
     assert len(everywhere) == 1 and everywhere[0][0] in crowd
+    # Nothing passes (no memory is retired): three widenings (1, 4, 16 of 41), then an empty list.
+    assert hybrid.vector_candidates(app.conn, _blob(QUERY), SearchFilters(statuses=("retired",)), 1) == []
+
+
+@pytest.fixture
+def rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LedgerApp, list[int]]]:
+    """Seven retired memories nearer the query than two active ones, all in one workspace: the
+    SQL filter rejects what the scan finds first, so the scans must widen (2, 8, 32)."""
+    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), client="test", embedding=Embedding(enabled=False)))
+    assert vectors.load_vec(app.conn)
+    retired = [app.remember(f"retired note {i}", workspace="own")["memory_id"] for i in range(7)]
+    for memory_id in retired:
+        app.retire(memory_id, reason="old", authorization="user_channel")
+    active = [app.remember(f"active note {i}", workspace="own")["memory_id"] for i in range(2)]
+    rows = [(m, "own", b"k%d" % m, _blob(_flip(1))) for m in retired]
+    rows += [(m, "own", b"k%d" % m, _blob(_flip(20))) for m in active]  # the two are equally near
+
+    def write() -> None:
+        vectors.reset(app.conn, "hand-made@0", DIM, bytes(4 * DIM))
+        vectors.set_checkpoint(app.conn, 0)
+        vectors.write(app.conn, rows)
+        vectors.write_contexts(app.conn, rows, [])
+
+    app.store.write(write)
+    monkeypatch.setattr(knn, "OVERSAMPLE", 2)
+    yield app, active
+    app.close()
+
+
+def test_the_scans_widen_past_what_the_filters_reject(rejected: tuple[LedgerApp, list[int]]) -> None:
+    app, active = rejected
+    own = SearchFilters(workspace=("own",))
+    near, _ = hybrid.memories_near(app.conn, _blob(QUERY), own, 2)
+    assert [memory_id for memory_id, _ in near] == sorted(active, reverse=True)  # equally near: newer first
+    assert [m for m, _ in hybrid.vector_candidates(app.conn, _blob(QUERY), own, 1)] in ([active[0]], [active[1]])
+    assert {m for m, _ in hybrid.vector_candidates(app.conn, _blob(QUERY), own, 2)} == set(active)
+    # More wanted than can pass: the scans stop after their widenings with what they found.
+    assert {m for m, _ in hybrid.vector_candidates(app.conn, _blob(QUERY), own, 5)} == set(active)
+    assert {m for m, _ in hybrid.memories_near(app.conn, _blob(QUERY), own, 5)[0]} == set(active)

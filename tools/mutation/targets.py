@@ -250,6 +250,14 @@ TARGETS: tuple[Target, ...] = (
         only=("memories_near", "vector_candidates", "_in_context_in_scope", "_nearest_in_scope"),
         critical=("_in_context_in_scope", "_nearest_in_scope"),
         fast=("_in_context_in_scope", "_nearest_in_scope"),
+        # Widening longer or further than needed: the scans do more work and may find nearer
+        # hits, never a memory the filters reject (the tests pin where widening must happen).
+        equivalent=tuple(
+            (name, mutation)
+            for name in ("memories_near", "vector_candidates")
+            for mutation in ("3 → 4", "or → and", ">= → >")
+        )
+        + (("memories_near", "remove the break"),),
     ),
     Target(
         "projections/knn.py",
