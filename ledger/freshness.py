@@ -9,7 +9,10 @@ set's ranking gave it (:func:`ledger.arbiter.leaders_first`). Two hits state the
 
 * they share a claim key (subject and attribute: one slot, whatever its value), or
 * their texts are the same statement with other values: equal once case, punctuation and every
-  value-like token (anything with a digit, a URL, an e-mail address) are masked.
+  value-like token (a URL, an e-mail address, a number with its unit or currency: ``8080``,
+  ``3pm``, ``$50k``, ``5万``, ``2025-05-01``, ``v1.2``) are masked. A name that merely holds
+  digits (``s2``, ``ci-02``, ``sk-o75rh8``) is not a value: it says *which* thing, so
+  "service s2" and "service s3" are two facts.
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from fact_ledger.ledger.text import fold
 
-_VALUE = re.compile(r"\S+://\S+|\S+@\S+\.\S+|\S*\d\S*")
+_VALUE = re.compile(
+    r"\S+://\S+|\S+@\S+\.\S+"
+    r"|(?<![A-Za-z0-9_-])[$€¥£]?v?\d[\d.,:/-]*(?:[a-z%]{1,3}|[万千百亿元块])?(?![A-Za-z0-9_-])"
+)
 _WORD = re.compile(r"[^\W_]+")
 _MASK = "0value0"
 MIN_TEMPLATE_WORDS = 3  # "Thanks!" and "Thanks!!" are not one fact: a template needs some words

@@ -23,6 +23,10 @@ def test_templates_mask_values_and_need_words() -> None:
     assert template("The team lunch happens in room 4B") != template("The team dinner happens in room 4B")
     assert template("Thanks!") == template("ok 42") == template("Backup runs 02:00") == ""  # too few words
     assert template("Backup job runs 02:00") == "backup job runs 0value0"  # three words name a fact
+    # A name holding digits says which thing: service s2 and service s3 are two facts, not one.
+    assert template("the deploy window of service s2 is 2 pm") != template("the deploy window of service s3 is 3 pm")
+    assert template("key ci-02 belongs to billing") != template("key nul-1 belongs to billing")
+    assert template("The budget is $50k now") == template("The budget is 5万 now") == template("The budget is 7% now")
 
 
 def test_newest_first_reorders_only_inside_the_places_a_group_holds() -> None:
