@@ -19,6 +19,9 @@ Keys (file / env):
     retention_days                 LEDGER_RETENTION_DAYS   archive retired/superseded after (90)
     event_time_skew_s              LEDGER_EVENT_TIME_SKEW_S  how far ahead of now an event_time may be (86400)
     create                         LEDGER_CREATE           create a missing database at an explicit path
+    secrets_allowed_workspaces     LEDGER_SECRETS_ALLOWED_WORKSPACES  workspaces whose writes may hold
+                                                           credentials (a list; comma-separated in the
+                                                           environment; ``*``: every workspace)
     policy.locked_requires_user_channel                    refuse agent-asserted changes to locked
     policy.review_agent_conflicts                          agent-vs-agent conflicts need a human
     policy.auto_settle             LEDGER_POLICY_AUTO_SETTLE  supersede a claim set's losers when a rule decides
@@ -59,6 +62,7 @@ DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"
 MAX_SKEW_S = 10**9  # about 31 years: enough for any clock, never past the calendar
 _INTEGERS = ("busy_timeout_ms", "retention_days", "section_threshold", "event_time_skew_s")
 _BOOLEANS = ("create",)
+_LISTS = ("secrets_allowed_workspaces",)
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
@@ -154,6 +158,13 @@ class Settings:
     # settings with load_settings, where only the default path is created implicitly.
     create: bool = True
     embedding: Embedding = field(default_factory=Embedding)
+    # workspaces where remember/update store credentials as given (server/app/credentials.py)
+    secrets_allowed_workspaces: tuple[str, ...] = ()
+
+    def secrets_allowed(self, workspace: str) -> bool:
+        """Whether writes to ``workspace`` may hold credentials (no scan refuses or masks them)."""
+        allowed = self.secrets_allowed_workspaces
+        return bool(allowed) and ("*" in allowed or workspace in allowed)
 
     @property
     def may_create(self) -> bool:
@@ -225,6 +236,7 @@ _ENV = {
     "event_time_skew_s": "LEDGER_EVENT_TIME_SKEW_S",
     "section_threshold": "LEDGER_SECTION_THRESHOLD",
     "create": "LEDGER_CREATE",
+    "secrets_allowed_workspaces": "LEDGER_SECRETS_ALLOWED_WORKSPACES",
 }
 
 
@@ -281,6 +293,8 @@ def _coerce(settings: Settings, values: dict[str, Any]) -> Settings:
             changes[key] = _flag(value, key)
         elif key in _INTEGERS:
             changes[key] = _integer(value, key)
+        elif key in _LISTS:
+            changes[key] = _names(value, key)
         else:
             changes[key] = str(value)
     result = replace(settings, **changes)
@@ -300,6 +314,15 @@ def _integer(value: Any, key: str) -> int:
         return int(value)
     except (TypeError, ValueError):
         raise InvalidInput(f"{key} must be an integer", field=key) from None
+
+
+def _names(value: Any, key: str) -> tuple[str, ...]:
+    """A list of names: a list (config file) or comma-separated text (environment)."""
+    if isinstance(value, str):
+        return tuple(name.strip() for name in value.split(",") if name.strip())
+    if isinstance(value, list | tuple) and all(isinstance(name, str) for name in value):
+        return tuple(value)
+    raise InvalidInput(f"{key} must be a list of workspace names", field=key)
 
 
 def _policy(current: Policy, values: dict[str, Any]) -> Policy:

@@ -132,6 +132,7 @@ class LedgerApp:
         claims: list[dict[str, str]] | None = None,
         metadata: dict[str, Any] | None = None,
         authorization: str = "",
+        on_secret: str = "refuse",
     ) -> dict[str, Any]:
         return self.writes.remember(
             content,
@@ -147,6 +148,7 @@ class LedgerApp:
             claims=claims,
             metadata=metadata,
             authorization=authorization,
+            on_secret=on_secret,
         )
 
     @storage_call
@@ -156,9 +158,12 @@ class LedgerApp:
         *,
         expected_version: int | None = None,
         authorization: str = "",
+        on_secret: str = "refuse",
         **changes: Any,
     ) -> dict[str, Any]:
-        return self.writes.update(memory_id, expected_version=expected_version, authorization=authorization, **changes)
+        return self.writes.update(
+            memory_id, expected_version=expected_version, authorization=authorization, on_secret=on_secret, **changes
+        )
 
     # -- workspaces (server/app/workspaces.py) ---------------------------------------------------
     @storage_call

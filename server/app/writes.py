@@ -23,6 +23,7 @@ from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.search import holding_all
+from fact_ledger.server.app import credentials
 from fact_ledger.server.app.governance import Governance
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, Storage
@@ -96,22 +97,33 @@ class Writes(Service):
         claims: list[dict[str, str]] | None = None,
         metadata: dict[str, Any] | None = None,
         authorization: str = "",
+        on_secret: str = "refuse",
     ) -> dict[str, Any]:
         if event_time is not None:
             event_time = self._plausible(event_time)
+        target_workspace = self.workspaces.write_workspace(workspace)
+        fields = {
+            "content": content,
+            "subject": subject,
+            "tags": list(tags),
+            "source_ref": source_ref,
+            "claims": claims,
+            "metadata": metadata,
+        }
+        clean, masked = self._without_secrets(fields, target_workspace, on_secret)
         cmd = RememberCommand(
-            content=content,
-            subject=subject,
-            tags=tuple(dict.fromkeys(tags)),
+            content=clean["content"],
+            subject=clean["subject"],
+            tags=tuple(dict.fromkeys(clean["tags"])),
             source_type=source_type,
             confidence=confidence,
             event_time=event_time or clock.now(),
-            workspace=self.workspaces.write_workspace(workspace),
-            source_ref=source_ref,
+            workspace=target_workspace,
+            source_ref=clean["source_ref"],
             ref_id=ref_id,
             retracts=retracts,
-            claims=tuple(ClaimSpec(**c) for c in claims or ()),
-            metadata=metadata or {},
+            claims=tuple(ClaimSpec(**c) for c in clean["claims"] or ()),
+            metadata=clean["metadata"] or {},
             authorization=authorization,
         )
         new_stream = uuid7()
@@ -145,6 +157,7 @@ class Writes(Service):
                 "workspace": row["workspace"],
                 **retracted,
                 **_candidates_report(cancelling, retracted),
+                **masked,
             }
         result = {
             "ok": True,
@@ -155,6 +168,7 @@ class Writes(Service):
             **self.governance.write_report(outcome.events, head.position, near),
             **retracted,
             **_candidates_report(cancelling, retracted),
+            **masked,
         }
         if head.position in result.get("superseded", ()):  # policy auto_settle: a later value leads
             row = mem.by_id(self.conn, head.position)
@@ -163,6 +177,20 @@ class Writes(Service):
         if source_type == "user_confirmed" and authorization != AUTH_USER:
             result.update(authorization=AUTH_AGENT, notices=[AGENT_ASSERTED_NOTICE, *result.get("notices", [])])
         return result
+
+    def _without_secrets(
+        self, fields: dict[str, Any], workspace: str, on_secret: str
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The write's fields with no credential in them (server/app/credentials.py): refused
+        (``invalid_input`` naming kind and span, before anything is written), or masked with
+        ``on_secret: "mask"`` (the answer's ``secrets_masked`` lists what was replaced); a workspace
+        of ``secrets_allowed_workspaces`` keeps them as given."""
+        found = credentials.scan(fields)
+        if not found or self.settings.secrets_allowed(workspace):
+            return fields, {}
+        if on_secret != "mask":
+            raise credentials.refusal(found)
+        return credentials.masked(fields), {"secrets_masked": [s.to_dict() for s in found]}
 
     def _cancellation_target(
         self, cmd: RememberCommand, cancelling: list[Target]
@@ -222,11 +250,17 @@ class Writes(Service):
         *,
         expected_version: int | None = None,
         authorization: str = "",
+        on_secret: str = "refuse",
         **changes: Any,
     ) -> dict[str, Any]:
         requested = {k: v for k, v in changes.items() if v is not None}
         if "event_time" in requested:
             requested["event_time"] = self._plausible(requested["event_time"])
+        texts = {k: v for k, v in requested.items() if k in ("content", "subject", "tags", "metadata")}
+        masked: dict[str, Any] = {}
+        if texts and credentials.scan(texts):  # the workspace is read only when there is something to decide
+            clean, masked = self._without_secrets(texts, self._facts(memory_id).workspace, on_secret)
+            requested.update(clean)
 
         def decide() -> tuple[Decision, str, str]:
             facts = self._facts(memory_id)
@@ -259,6 +293,7 @@ class Writes(Service):
             "version": row["version"],
             **self.governance.write_report(stored, memory_id),
             **self.governance.conflict_changes(stored),
+            **masked,
         }
         if any(getattr(e.data, "derived_from_confirmed", False) for e in stored):
             # Labels never lie (ledger.decide.decide_update): say so, the change was not silent.

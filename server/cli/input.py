@@ -82,6 +82,13 @@ def metadata_of(text: str | None) -> dict[str, Any] | None:
 @click.option("--confidence", type=float, default=None, help="New confidence, 0..1.")
 @click.option("--event-time", default=None, help="When the changed fact became true (ISO 8601).")
 @click.option("--metadata", default=None, metavar="JSON", help="Replace the metadata (a JSON object).")
+@click.option(
+    "--on-secret",
+    type=click.Choice(["refuse", "mask"]),
+    default="refuse",
+    show_default=True,
+    help="A credential in the text: refuse the write, or store it as [secret:<kind>].",
+)
 @json_option
 def update(
     obj: CliContext,
@@ -94,6 +101,7 @@ def update(
     confidence: float | None,
     event_time: str | None,
     metadata: str | None,
+    on_secret: str,
 ) -> None:
     """Change a memory (new version); a change that changes nothing writes nothing.
 
@@ -112,6 +120,7 @@ def update(
             "confidence": confidence,
             "event_time": event_time,
             "metadata": metadata_of(metadata),
+            "on_secret": on_secret,
         }
     )
     result = obj.app.update(**data.to_kwargs(), authorization=AUTH_USER)

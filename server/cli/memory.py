@@ -42,6 +42,13 @@ from fact_ledger.server.cli.output import (
     metavar="ID",
     help='This fact cancels memory ID, which is retired ("cancel the Wednesday meeting").',
 )
+@click.option(
+    "--on-secret",
+    type=click.Choice(["refuse", "mask"]),
+    default="refuse",
+    show_default=True,
+    help="A credential in the text: refuse the write, or store it as [secret:<kind>].",
+)
 @json_option
 def remember(
     obj: CliContext,
@@ -56,6 +63,7 @@ def remember(
     source_ref: str,
     metadata: str | None,
     retracts: int | None,
+    on_secret: str,
 ) -> None:
     """Record a fact (TEXT, '-' for stdin, or --file).
 
@@ -79,6 +87,7 @@ def remember(
             "metadata": metadata_of(metadata),
             "ref_id": retracts,
             "retracts": retracts is not None,
+            "on_secret": on_secret,
         }
     )
     result = obj.app.remember(**data.to_kwargs(), authorization=AUTH_USER)

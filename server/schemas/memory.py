@@ -78,6 +78,7 @@ Subject = Annotated[Text, Field(max_length=MAX_SUBJECT_CHARS)]
 Name = Annotated[Text, Field(max_length=MAX_NAME_CHARS)]
 Reason = Annotated[Text, Field(max_length=MAX_REASON_CHARS)]
 Cursor = Annotated[str, Field(min_length=1, max_length=512)]  # next_cursor of the previous page, as it came
+OnSecret = Literal["refuse", "mask"]  # a credential in a write: refused (default) or masked (server/app/credentials.py)
 
 
 class EdgeModel(BaseModel):
@@ -198,6 +199,7 @@ class RememberData(EdgeModel):
     claims: Annotated[list[ClaimData], Field(max_length=50)] = []
     metadata: Metadata = {}
     authorized: StrictBool = False
+    on_secret: OnSecret = "refuse"
 
     def to_kwargs(self) -> dict[str, Any]:
         out = super().to_kwargs()
@@ -256,6 +258,7 @@ class UpdateData(EdgeModel):
     confidence: Confidence | None = None
     event_time: str | None = None
     metadata: Metadata | None = None
+    on_secret: OnSecret = "refuse"
 
 
 def _check_pins(value: dict[str, int]) -> dict[str, int]:

@@ -1,0 +1,247 @@
+"""Credentials never enter the log: ``remember`` and ``update`` scan what they would write.
+
+The detectors are detect-secrets' regex plugins (private keys, AWS key ids, GitHub, GitLab,
+Slack, Stripe, OpenAI, SendGrid, Twilio, Discord, Telegram, PyPI, Azure storage, Mailchimp,
+Square), run on the text itself, without a repository scan, plus a few patterns of our own where
+the detector has none or finds only part of the secret: a JSON Web Token with its signature, a
+whole PEM block, newer key shapes (``sk-proj-…``, ``sk-ant-…``, ``github_pat_…``, ``npm_…``,
+``hf_…``, Google's ``AIza…``, Stripe test keys, AWS secret keys named as such), the password of a
+connection string (``postgres://user:pass@host``, which detect-secrets' basic-auth plugin misses
+when the password holds ``!`` or ``$``) and "password is …" / "密码是…" phrases.
+
+Left out on purpose: detect-secrets' high-entropy plugins (hex and base64), its keyword plugin
+and the keyword-based IBM/Softlayer/Cloudant/Artifactory ones. On ordinary prose they flag commit
+hashes, UUIDs, digests and words after "token"/"secret"; a memory about a release ("fixed in
+3f9c2e1…") must pass. docs/governance.md ("Secrets") lists the shapes and the measured rate.
+
+A finding is ``(field, kind, start, end)``: ``start``/``end`` are character offsets (0-based, end
+exclusive) in that field's text; metadata and tags name the path (``metadata.db.url``, ``tags.2``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from detect_secrets.plugins.aws import AWSKeyDetector
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.discord import DiscordBotTokenDetector
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.mailchimp import MailchimpDetector
+from detect_secrets.plugins.openai import OpenAIDetector
+from detect_secrets.plugins.pypi_token import PypiTokenDetector
+from detect_secrets.plugins.sendgrid import SendGridDetector
+from detect_secrets.plugins.slack import SlackDetector
+from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+from detect_secrets.plugins.stripe import StripeDetector
+from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+from fact_ledger.ledger.errors import InvalidInput
+
+ON_SECRET = ("refuse", "mask")
+
+
+@dataclass(frozen=True, slots=True)
+class Secret:
+    """One credential found: where (field path, character span) and what kind."""
+
+    field: str
+    kind: str
+    start: int
+    end: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"field": self.field, "kind": self.kind, "start": self.start, "end": self.end}
+
+
+# (kind, pattern, group whose span is the secret: 0 = the whole match)
+_Detector = tuple[str, re.Pattern[str], int]
+
+
+def _plugin(kind: str, plugin: Any, *, only: int | None = None) -> list[_Detector]:
+    patterns = list(plugin.denylist)
+    return [(kind, p, 0) for p in (patterns if only is None else patterns[only : only + 1])]
+
+
+# A secret value that is a placeholder (``${PGPASSWORD}``, ``<password>``, ``****``), not a secret.
+_PLACEHOLDER = re.compile(r"^(?:\$\{?\w*\}?|<[^>]*>|\{\{?[^}]*\}?\}|\*+|x+|X+|\.{3}|…)$")
+_PEM = re.compile(
+    r"-----BEGIN ((?:RSA |DSA |EC |OPENSSH |ENCRYPTED )?PRIVATE KEY|PGP PRIVATE KEY BLOCK)-----"
+    r"(?:.*?-----END \1-----|[^\n]*)",
+    re.DOTALL,
+)
+_OWN: list[_Detector] = [
+    ("private-key", _PEM, 0),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0),
+    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}"), 0),
+    ("openai-key", re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{32,}"), 0),
+    ("anthropic-key", re.compile(r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{32,}"), 0),
+    ("api-key", re.compile(r"\bsk-[A-Za-z0-9]{32,}\b"), 0),  # the sk-… shape of many services
+    ("github-token", re.compile(r"\bgithub_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}\b"), 0),
+    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
+    ("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{34}\b"), 0),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"), 0),
+    ("stripe-key", re.compile(r"\b(?:sk|rk)_test_[0-9a-zA-Z]{24,}\b"), 0),
+    (
+        "aws-secret-key",
+        re.compile(
+            r"aws.{0,20}?(?:secret|key).{0,20}?(?:[=:]|\bis\b)\s*[\"']?([0-9a-zA-Z/+]{40})(?![0-9a-zA-Z/+])",
+            re.IGNORECASE,
+        ),
+        1,
+    ),
+    # a connection string's password: scheme://user:PASSWORD@host (user may be empty)
+    ("connection-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/?#\[\]@]*:([^\s/?#\[\]@]+)@"), 1),
+]
+_PLUGINS: list[_Detector] = [
+    *_plugin("aws-access-key", AWSKeyDetector, only=0),
+    *_plugin("aws-secret-key", AWSKeyDetector, only=1),
+    *_plugin("github-token", GitHubTokenDetector),
+    *_plugin("gitlab-token", GitLabTokenDetector),
+    *_plugin("slack-token", SlackDetector, only=0),
+    *_plugin("slack-webhook", SlackDetector, only=1),
+    *_plugin("stripe-key", StripeDetector),
+    *_plugin("openai-key", OpenAIDetector),
+    *_plugin("sendgrid-key", SendGridDetector),
+    *_plugin("twilio-key", TwilioKeyDetector),
+    *_plugin("discord-token", DiscordBotTokenDetector),
+    *_plugin("telegram-token", TelegramBotTokenDetector),
+    *_plugin("pypi-token", PypiTokenDetector),
+    *_plugin("azure-storage-key", AzureStorageKeyDetector),
+    *_plugin("mailchimp-key", MailchimpDetector),
+    *_plugin("square-secret", SquareOAuthDetector),
+]
+
+# "the password is hunter2-Prod!", "password: 's3cr3t'", "api_key=…", "密码是 hunter2"
+_PHRASE = re.compile(
+    r"(?i:\b(?:pass(?:word|wd|phrase)?|pwd|api[ _-]?key|secret[ _-]?key|client[ _-]?secret|access[ _-]?token"
+    r"|auth[ _-]?token)\b)(?:\s+(?:is|was|=|:)|\s*[:=])\s*(?:now\s+|still\s+)?"
+    r"(?P<quote>[\"'“‘`]?)(?P<value>[^\s\"'”’`]+)"
+)
+_PHRASE_ZH = re.compile(r"(?:密码|口令|密钥)(?:是|为|：|:|=)\s*[\"'“‘「]?(?P<value>[!-~]{4,})")
+_TRAILING = ".,;:!?)]}>，。；！？）"
+_SECRET_KEYS = re.compile(
+    r"(?i)^(?:pass(?:word|wd|phrase)?|pwd|secret|secret[_-]?key|api[_-]?key|apikey|token|access[_-]?token"
+    r"|auth[_-]?token|client[_-]?secret|private[_-]?key)$"
+)
+
+
+def _credential_like(value: str, quoted: bool) -> bool:
+    """A value after "password is" that reads as a credential, not a word ("required", "in 1Password")."""
+    if len(value) < 4 or _PLACEHOLDER.match(value):
+        return False
+    if quoted:
+        return True
+    return (not value.isalpha() and not value.isdigit()) or (value.isdigit() and len(value) >= 6)
+
+
+def _phrases(text: str) -> Iterator[tuple[str, int, int]]:
+    for m in _PHRASE.finditer(text):
+        value = m.group("value")
+        stripped = value.rstrip(_TRAILING) if not m.group("quote") else value
+        if stripped and _credential_like(stripped, bool(m.group("quote"))):
+            yield "password", m.start("value"), m.start("value") + len(stripped)
+    for m in _PHRASE_ZH.finditer(text):
+        value = m.group("value").rstrip(_TRAILING)
+        if _credential_like(value, True):
+            yield "password", m.start("value"), m.start("value") + len(value)
+
+
+def find(text: str) -> list[tuple[str, int, int]]:
+    """The credentials in ``text``: ``(kind, start, end)``, in order, never overlapping."""
+    hits: list[tuple[int, int, str]] = []
+    for kind, pattern, group in (*_OWN, *_PLUGINS):
+        for m in pattern.finditer(text):
+            start, end = m.span(group)
+            if group and _PLACEHOLDER.match(m.group(group)):
+                continue
+            hits.append((start, end, kind))
+    hits.extend((start, end, kind) for kind, start, end in _phrases(text))
+    if not hits:
+        return []
+    hits.sort(key=lambda h: (h[0], -h[1]))  # earliest first, the longest of those that start together
+    out: list[tuple[str, int, int]] = []
+    reach = -1
+    for start, end, kind in hits:
+        if start >= reach:
+            out.append((kind, start, end))
+            reach = end
+    return out
+
+
+def placeholder(kind: str) -> str:
+    return f"[secret:{kind}]"
+
+
+def mask_text(text: str, found: list[tuple[str, int, int]]) -> str:
+    """``text`` with each span replaced by its typed placeholder."""
+    parts, at = [], 0
+    for kind, start, end in found:
+        parts += [text[at:start], placeholder(kind)]
+        at = end
+    return "".join(parts) + text[at:]
+
+
+def _walk(value: Any, path: str, visit: Callable[[str, str, bool], str], key: str = "") -> Any:
+    """A JSON value with each string replaced by ``visit(path, string, keyed)``: ``keyed`` when the
+    string sits under a key that names a credential (``"password": "…"``)."""
+    if isinstance(value, str):
+        return visit(path, value, bool(_SECRET_KEYS.match(key)))
+    if isinstance(value, dict):
+        return {k: _walk(v, f"{path}.{k}", visit, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk(v, f"{path}.{i}", visit) for i, v in enumerate(value)]
+    return value
+
+
+def _findings_in(text: str, keyed: bool) -> list[tuple[str, int, int]]:
+    if keyed:  # a metadata value under a credential's key: the whole value
+        value = text.strip()
+        if len(value) >= 4 and not _PLACEHOLDER.match(value):
+            start = text.index(value)
+            return [("password", start, start + len(value))]
+    return find(text)
+
+
+def scan(fields: dict[str, Any]) -> list[Secret]:
+    """Every credential in the given write fields (text, lists of text, JSON objects)."""
+    found: list[Secret] = []
+
+    def visit(path: str, text: str, keyed: bool) -> str:
+        found.extend(Secret(path, kind, start, end) for kind, start, end in _findings_in(text, keyed))
+        return text
+
+    for name, value in fields.items():
+        if value:
+            _walk(value, name, visit)
+    return found
+
+
+def masked(fields: dict[str, Any]) -> dict[str, Any]:
+    """The same fields with each credential replaced by its placeholder (``[secret:aws-access-key]``)."""
+
+    def visit(path: str, text: str, keyed: bool) -> str:
+        hits = _findings_in(text, keyed)
+        return mask_text(text, hits) if hits else text
+
+    return {name: _walk(value, name, visit) if value else value for name, value in fields.items()}
+
+
+def refusal(found: list[Secret]) -> InvalidInput:
+    """``invalid_input`` naming each credential's kind and span, never its text."""
+    first = found[0]
+    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+    return InvalidInput(
+        f"{first.field} holds what looks like a credential ({first.kind}, characters {first.start}–{first.end}){more}; "
+        'nothing was written: remove it, or pass on_secret: "mask" to store it as '
+        f"{placeholder(first.kind)}",
+        field=first.field,
+        kind=first.kind,
+        start=first.start,
+        end=first.end,
+        secrets=[s.to_dict() for s in found],
+    )
