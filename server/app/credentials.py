@@ -62,16 +62,16 @@ class Secret:
 _Detector = tuple[str, re.Pattern[str], int]
 
 
-def _plugin(kind: str, plugin: Any, *, only: int | None = None) -> list[_Detector]:
+def _plugin(kind: str, plugin: Any, *, only: int | None = None, group: int = 0) -> list[_Detector]:
     patterns = list(plugin.denylist)
-    return [(kind, p, 0) for p in (patterns if only is None else patterns[only : only + 1])]
+    return [(kind, p, group) for p in (patterns if only is None else patterns[only : only + 1])]
 
 
 # A secret value that is a placeholder (``${PGPASSWORD}``, ``<password>``, ``****``), not a secret.
 _PLACEHOLDER = re.compile(r"^(?:\$\{?\w*\}?|<[^>]*>|\{\{?[^}]*\}?\}|\*+|x+|X+|\.{3}|…)$")
 _PEM = re.compile(
     r"-----BEGIN ((?:RSA |DSA |EC |OPENSSH |ENCRYPTED )?PRIVATE KEY|PGP PRIVATE KEY BLOCK)-----"
-    r"(?:.*?-----END \1-----|[^\n]*)",
+    r"(?:.*?-----END \1-----|(?:\s*[A-Za-z0-9+/=]+)*)",  # without its end line: the key's text that follows
     re.DOTALL,
 )
 _OWN: list[_Detector] = [
@@ -99,7 +99,7 @@ _OWN: list[_Detector] = [
 ]
 _PLUGINS: list[_Detector] = [
     *_plugin("aws-access-key", AWSKeyDetector, only=0),
-    *_plugin("aws-secret-key", AWSKeyDetector, only=1),
+    *_plugin("aws-secret-key", AWSKeyDetector, only=1, group=1),
     *_plugin("github-token", GitHubTokenDetector),
     *_plugin("gitlab-token", GitLabTokenDetector),
     *_plugin("slack-token", SlackDetector, only=0),
