@@ -1,0 +1,75 @@
+"""Secrets over the real transports: ``ledger serve`` through the mcp stdio client, and the CLI.
+
+A credential in ``remember`` or ``update`` is refused with ``invalid_input`` naming its kind and
+span, and the log does not move; ``on_secret: "mask"`` (``--on-secret mask``) stores the typed
+placeholder. The bytes of the ledger's files never hold the secret.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import ledger_cli
+from tests.contract.conftest import LedgerServer
+from tests.test_secrets import SHAPES
+
+# one shape of each kind the table holds (the first), enough to cross the wire
+ONE_OF_EACH = list({kind: (kind, around, secret) for kind, around, secret in reversed(SHAPES)}.values())
+
+
+def _bytes_of(db: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(db.parent.iterdir()) if p.is_file() and p.suffix != ".log")
+
+
+def test_remember_refuses_each_kind_over_stdio_and_writes_nothing(srv: LedgerServer) -> None:
+    head = srv.events()
+    for kind, around, secret in ONE_OF_EACH:
+        reply = srv.memory("remember", {"content": around.format(secret), "subject": "ops"})
+        start = around.index("{}")
+        assert reply.code == "invalid_input", reply.body
+        assert reply.error["field"] == "content"
+        assert (reply.error["kind"], reply.error["start"], reply.error["end"]) == (kind, start, start + len(secret))
+        assert reply.error["secrets"] == [
+            {"field": "content", "kind": kind, "start": start, "end": start + len(secret)}
+        ]
+        assert secret not in json.dumps(reply.body, ensure_ascii=False)
+    assert srv.events() == head
+    stored = _bytes_of(srv.db)
+    assert all(secret.encode() not in stored for _, _, secret in ONE_OF_EACH)
+
+
+def test_mask_over_stdio_stores_the_placeholder(srv: LedgerServer) -> None:
+    kind, around, secret = next(s for s in SHAPES if s[0] == "connection-password")
+    reply = srv.memory("remember", {"content": around.format(secret), "on_secret": "mask"})
+    assert reply.ok and reply["secrets_masked"][0]["kind"] == kind
+    memory = srv.memory("read", {"memory_id": reply["memory_id"]})["memory"]
+    assert memory["content"] == around.format("[secret:connection-password]")
+    token = next(s[2] for s in SHAPES if s[0] == "slack-token")
+    refused = srv.memory("update", {"memory_id": reply["memory_id"], "metadata": {"bot": token}})
+    assert refused.code == "invalid_input" and refused.error["field"] == "metadata.bot"
+    masked = srv.memory("update", {"memory_id": reply["memory_id"], "tags": [token], "on_secret": "mask"})
+    assert masked.ok and masked["version"] == 2
+    assert srv.memory("read", {"memory_id": reply["memory_id"]})["memory"]["tags"] == ["[secret:slack-token]"]
+    assert srv.memory("remember", {"content": "x", "on_secret": "allow"}).code == "invalid_input"
+    stored = _bytes_of(srv.db)
+    assert secret.encode() not in stored and token.encode() not in stored
+
+
+def test_the_cli_refuses_then_masks_with_on_secret(tmp_path: Path) -> None:
+    db = str(tmp_path / "ledger.db")
+    kind, around, secret = next(s for s in SHAPES if s[0] == "aws-access-key")
+    text = around.format(secret)
+    refused = ledger_cli("remember", text, "--db", db, "--json", env={"LEDGER_CREATE": "1"})
+    assert refused.returncode == 1
+    error = json.loads(refused.stdout or refused.stderr)["error"]
+    assert (error["code"], error["kind"], error["field"]) == ("invalid_input", kind, "content")
+    masked = ledger_cli("remember", text, "--on-secret", "mask", "--db", db, "--json", check=True)
+    memory_id = json.loads(masked.stdout)["memory_id"]
+    updated = ledger_cli("update", str(memory_id), f"rotated to {secret}", "--db", db, "--json")
+    assert updated.returncode == 1
+    ledger_cli("update", str(memory_id), f"rotated to {secret}", "--on-secret", "mask", "--db", db, check=True)
+    read = json.loads(ledger_cli("read", str(memory_id), "--db", db, "--json", check=True).stdout)
+    assert read["memory"]["content"] == "rotated to [secret:aws-access-key]"
+    assert read["memory"]["version"] == 2
+    assert secret.encode() not in _bytes_of(Path(db))
