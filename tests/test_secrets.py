@@ -107,6 +107,7 @@ PROSE = [
     "Her password was in 1Password; the token is expired and the secret key is in the vault.",
     "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 of the empty file.",
     "DATABASE_URL=postgres://app:${PGPASSWORD}@db:5432/main",
+    "Templates name the password: postgres://user:PASSWORD@host, postgresql://agent:secret@db/ledger.",
     "密码是一个好问题，明天讨论。",
     "Release v2.14.0 ships on 2024-05-03; build 20240503.1 passed.",
     "Use sk-learn? No: scikit-learn is imported as sklearn.",

@@ -58,34 +58,49 @@ class Secret:
         return {"field": self.field, "kind": self.kind, "start": self.start, "end": self.end}
 
 
-# (kind, pattern, group whose span is the secret: 0 = the whole match)
-_Detector = tuple[str, re.Pattern[str], int]
+# (kind, pattern, group whose span is the secret (0: the whole match), gate): a detector runs only
+# when its gate holds, so ordinary text costs a few substring tests. The gate is ``None`` for a
+# token shape (every one holds a run of 16+ token characters: :data:`_TOKEN_RUN`), else words of
+# which one must be in the text (lowercased).
+_Detector = tuple[str, re.Pattern[str], int, tuple[str, ...] | None]
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_-]{16}")  # documents the gate; find() tests a cheaper superset
 
 
-def _plugin(kind: str, plugin: Any, *, only: int | None = None, group: int = 0) -> list[_Detector]:
+def _plugin(
+    kind: str, plugin: Any, *, only: int | None = None, group: int = 0, gate: tuple[str, ...] | None = None
+) -> list[_Detector]:
     patterns = list(plugin.denylist)
-    return [(kind, p, group) for p in (patterns if only is None else patterns[only : only + 1])]
+    return [(kind, p, group, gate) for p in (patterns if only is None else patterns[only : only + 1])]
 
 
-# A secret value that is a placeholder (``${PGPASSWORD}``, ``<password>``, ``****``), not a secret.
-_PLACEHOLDER = re.compile(r"^(?:\$\{?\w*\}?|<[^>]*>|\{\{?[^}]*\}?\}|\*+|x+|X+|\.{3}|…)$")
+# A secret value that is a placeholder (``${PGPASSWORD}``, ``<password>``, ``****``, ``PASSWORD``,
+# ``secret``), not a secret: documentation and templates are full of them.
+_PLACEHOLDER = re.compile(
+    r"^(?:\$\{?\w*\}?|<[^>]*>|\{\{?[^}]*\}?\}|\*+|x+|X+|\.{3}|…|[A-Z_]+"
+    r"|(?i:pass(?:word)?|passwd|pwd|secret|redacted|hidden|changeme|your[_-]?\w+))$"
+)
 _PEM = re.compile(
     r"-----BEGIN ((?:RSA |DSA |EC |OPENSSH |ENCRYPTED )?PRIVATE KEY|PGP PRIVATE KEY BLOCK)-----"
     r"(?:.*?-----END \1-----|(?:\s*[A-Za-z0-9+/=]+)*)",  # without its end line: the key's text that follows
     re.DOTALL,
 )
 _OWN: list[_Detector] = [
-    ("private-key", _PEM, 0),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}"), 0),
-    ("openai-key", re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{32,}"), 0),
-    ("anthropic-key", re.compile(r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{32,}"), 0),
-    ("api-key", re.compile(r"\bsk-[A-Za-z0-9]{32,}\b"), 0),  # the sk-… shape of many services
-    ("github-token", re.compile(r"\bgithub_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}\b"), 0),
-    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
-    ("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{34}\b"), 0),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"), 0),
-    ("stripe-key", re.compile(r"\b(?:sk|rk)_test_[0-9a-zA-Z]{24,}\b"), 0),
+    ("private-key", _PEM, 0, ("private key",)),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0, None),
+    (
+        "openai-key",
+        re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}"),
+        0,
+        None,
+    ),
+    ("openai-key", re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{32,}"), 0, None),
+    ("anthropic-key", re.compile(r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{32,}"), 0, None),
+    ("api-key", re.compile(r"\bsk-[A-Za-z0-9]{32,}\b"), 0, None),  # the sk-… shape of many services
+    ("github-token", re.compile(r"\bgithub_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}\b"), 0, None),
+    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0, None),
+    ("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{34}\b"), 0, None),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"), 0, None),
+    ("stripe-key", re.compile(r"\b(?:sk|rk)_test_[0-9a-zA-Z]{24,}\b"), 0, None),
     (
         "aws-secret-key",
         re.compile(
@@ -93,17 +108,23 @@ _OWN: list[_Detector] = [
             re.IGNORECASE,
         ),
         1,
+        ("aws",),
     ),
     # a connection string's password: scheme://user:PASSWORD@host (user may be empty)
-    ("connection-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/?#\[\]@]*:([^\s/?#\[\]@]+)@"), 1),
+    (
+        "connection-password",
+        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/?#\[\]@]*:([^\s/?#\[\]@]+)@"),
+        1,
+        ("://",),
+    ),
 ]
 _PLUGINS: list[_Detector] = [
     *_plugin("aws-access-key", AWSKeyDetector, only=0),
-    *_plugin("aws-secret-key", AWSKeyDetector, only=1, group=1),
+    *_plugin("aws-secret-key", AWSKeyDetector, only=1, group=1, gate=("aws",)),
     *_plugin("github-token", GitHubTokenDetector),
     *_plugin("gitlab-token", GitLabTokenDetector),
     *_plugin("slack-token", SlackDetector, only=0),
-    *_plugin("slack-webhook", SlackDetector, only=1),
+    *_plugin("slack-webhook", SlackDetector, only=1, gate=("hooks.slack.com",)),
     *_plugin("stripe-key", StripeDetector),
     *_plugin("openai-key", OpenAIDetector),
     *_plugin("sendgrid-key", SendGridDetector),
@@ -111,10 +132,17 @@ _PLUGINS: list[_Detector] = [
     *_plugin("discord-token", DiscordBotTokenDetector),
     *_plugin("telegram-token", TelegramBotTokenDetector),
     *_plugin("pypi-token", PypiTokenDetector),
-    *_plugin("azure-storage-key", AzureStorageKeyDetector),
+    *_plugin("azure-storage-key", AzureStorageKeyDetector, gate=("accountkey=",)),
     *_plugin("mailchimp-key", MailchimpDetector),
     *_plugin("square-secret", SquareOAuthDetector),
 ]
+_TOKEN_DETECTORS = [d for d in (*_OWN, *_PLUGINS) if d[3] is None]
+_GATED = [
+    (gate, [d for d in (*_OWN, *_PLUGINS) if d[3] == gate])
+    for gate in dict.fromkeys(d[3] for d in (*_OWN, *_PLUGINS) if d[3] is not None)
+]
+_PHRASE_GATE = ("pass", "pwd", "key", "secret", "token")
+_PHRASE_ZH_GATE = ("密码", "口令", "密钥")
 
 # "the password is hunter2-Prod!", "password: 's3cr3t'", "api_key=…", "密码是 hunter2"
 _PHRASE = re.compile(
@@ -153,14 +181,21 @@ def _phrases(text: str) -> Iterator[tuple[str, int, int]]:
 
 def find(text: str) -> list[tuple[str, int, int]]:
     """The credentials in ``text``: ``(kind, start, end)``, in order, never overlapping."""
+    lower = text.lower()
     hits: list[tuple[int, int, str]] = []
-    for kind, pattern, group in (*_OWN, *_PLUGINS):
+    # a token needs 16 characters without a space: a cheaper test than _TOKEN_RUN, which it implies
+    detectors = [*_TOKEN_DETECTORS] if max(map(len, text.split()), default=0) >= 16 else []
+    for words, gated in _GATED:
+        if any(word in lower for word in words):
+            detectors += gated
+    for kind, pattern, group, _ in detectors:
         for m in pattern.finditer(text):
             start, end = m.span(group)
             if group and _PLACEHOLDER.match(m.group(group)):
                 continue
             hits.append((start, end, kind))
-    hits.extend((start, end, kind) for kind, start, end in _phrases(text))
+    if any(word in lower for word in _PHRASE_GATE) or any(word in text for word in _PHRASE_ZH_GATE):
+        hits.extend((start, end, kind) for kind, start, end in _phrases(text))
     if not hits:
         return []
     hits.sort(key=lambda h: (h[0], -h[1]))  # earliest first, the longest of those that start together
