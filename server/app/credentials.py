@@ -160,7 +160,7 @@ _SECRET_KEYS = re.compile(
 
 def _credential_like(value: str, quoted: bool) -> bool:
     """A value after "password is" that reads as a credential, not a word ("required", "in 1Password")."""
-    if len(value) < 4 or _PLACEHOLDER.match(value):
+    if len(value) < 4 or _PLACEHOLDER.match(value) or "://" in value:  # a URL: the connection detector's
         return False
     if quoted:
         return True
