@@ -31,6 +31,9 @@ SEED_IDS = "ids.json"
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 # Commands whose --json output is not one JSON document: servers, and export (JSONL or CSV).
 NOT_JSON = {"serve", "console", "export"}
+# Long memories are split from this many characters (default 4000): the runbook below has
+# sections while staying short, which keeps embedding it (with a model) to a few calls.
+SECTION_THRESHOLD = 800
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ CATALOGUE: list[Invocation] = [
     ),
     _i("remember", "-", "--subject", "vpn", writes=True, stdin="the vpn gateway is 10.0.0.1\n"),
     _i("remember", "--file", "{note}", writes=True),
+    _i("remember", "the deploy key is AKIAIOSFODNN7EXAMPLE", "--on-secret", "mask", writes=True),
+    _i("remember", "the deploy key is AKIAIOSFODNN7EXAMPLE", "--on-secret", "refuse", codes=(0, 1), writes=True),
     _i("remember", "forget the retired fact", "--retracts", "{retire_me}", writes=True),
     _i("remember", "x\x00y", codes=(1,), writes=True),  # refused at the edge, nothing written
     _i(
@@ -100,6 +105,7 @@ CATALOGUE: list[Invocation] = [
         writes=True,
     ),
     _i("update", "{plain}", "--file", "{note}", writes=True),
+    _i("update", "{plain}", "the coffee key is AKIAIOSFODNN7EXAMPLE", "--on-secret", "mask", writes=True),
     _i("update", "{plain}", "stale", "--expected-version", "9", codes=(1,), writes=True),
     _i("find", "port", "--limit", "2", "--include-inactive", "--as-of-event-time", T2, "--as-of-recorded", "9999"),
     _i("find", "port", "--limit", "1", "--cursor", "{find_cursor}"),
@@ -192,18 +198,24 @@ CATALOGUE: list[Invocation] = [
 ]
 
 
-def seed(folder: Path) -> dict[str, Any]:
-    """The seeded ledger at ``folder/ledger.db`` (closed, so its files can be copied); the ids."""
+def seed(folder: Path, model: str | None = None) -> dict[str, Any]:
+    """The seeded ledger at ``folder/ledger.db`` (closed, so its files can be copied); the ids.
+    With ``model`` (a GGUF path) its vectors are made once here: the runs' ``reembed`` then
+    reuses the cached embeddings instead of embedding every memory again in each copy."""
     from click.testing import CliRunner
 
     from fact_ledger.ledger.events import AUTH_USER
     from fact_ledger.server.app.facade import LedgerApp
     from fact_ledger.server.cli.main import main
-    from fact_ledger.server.config import Settings
+    from fact_ledger.server.config import Embedding, Settings
 
     folder.mkdir(parents=True, exist_ok=True)
     db = folder / "ledger.db"
-    app = LedgerApp(Settings(db=str(db), client="cursor", agent_id="agent-2"))
+    embedding = Embedding(model=model) if model else Embedding(enabled=False)
+    settings = Settings(
+        db=str(db), client="cursor", agent_id="agent-2", embedding=embedding, section_threshold=SECTION_THRESHOLD
+    )
+    app = LedgerApp(settings)
     ids: dict[str, Any] = {}
 
     def fact(name: str, text: str, subject: str, when: str = T1) -> list[int]:
@@ -220,7 +232,7 @@ def seed(folder: Path) -> dict[str, Any]:
     (ids["resolved_conflict"],) = fact("f", "The search API listens on port 6001", "search")
     app.resolve_conflict(ids["resolved_conflict"], winner_id=ids["e"], authorization=AUTH_USER)
     steps = "".join(
-        f"## Step {n}\n\n" + "Restart the billing service and check its port. " * 20 + "\n\n" for n in range(6)
+        f"## Step {n}\n\n" + "Restart the billing service and check its port. " * 5 + "\n\n" for n in range(6)
     )
     fact("long", "# Billing runbook\n\n" + steps, "runbook")
     fact("plain", "The coffee machine is on floor 2", "office")
@@ -238,6 +250,8 @@ def seed(folder: Path) -> dict[str, Any]:
     ids["timeline_cursor"] = app.timeline(subject="staging", limit=1)["next_cursor"]
     ids["audit_cursor"] = app.audit(limit=2)["next_cursor"]
     ids["conflicts_cursor"] = app.conflicts(state="all", limit=1)["next_cursor"]
+    if model:
+        assert app.reembed()["ok"]
     app.close()
     (folder / "note.txt").write_text("The printer is on floor 4\n", encoding="utf-8")
     (folder / "config.toml").write_text('isolation = "none"\n', encoding="utf-8")
@@ -286,6 +300,7 @@ def run_all(seed_dir: Path, work: Path, *, semantic: bool, env: dict[str, str] |
     from fact_ledger.server.cli.main import main
 
     ids = json.loads((seed_dir / SEED_IDS).read_text(encoding="utf-8"))
+    env = {"LEDGER_SECTION_THRESHOLD": str(SECTION_THRESHOLD), **(env or {})}
     outcomes: list[Outcome] = []
     runner = CliRunner()
     with taken_port() as port:

@@ -61,7 +61,7 @@ def test_the_catalogue_runs_every_command_with_every_option() -> None:
 
 def test_every_command_with_the_semantic_extra_and_a_model(tmp_path: Path, tiny_gguf: Path) -> None:
     pytest.importorskip("llama_cpp")
-    seed(tmp_path / "seed")
+    seed(tmp_path / "seed", model=str(tiny_gguf))
     env = {"LEDGER_EMBEDDING_MODEL": str(tiny_gguf)}
     outcomes = run_all(tmp_path / "seed", tmp_path / "work", semantic=True, env=env)
     assert len(outcomes) == 2 * len(CATALOGUE)
