@@ -13,11 +13,14 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from mcp import ClientSession, stdio_client
 
 from fact_ledger.server.app.model_lender import socket_path
 from fact_ledger.server.cli.model import AFTER_INSTALL
@@ -108,11 +111,24 @@ def test_status_says_why_a_configured_model_is_off(tmp_path: Path) -> None:
 
 
 class ProbedServer(LedgerServer):
-    """``ledger serve`` under the probe: its model load waits for ``gate``."""
+    """``ledger serve`` under the probe: its model load waits for ``gate``; ``initialize`` must
+    be answered within ``INITIALIZE_S`` (a server that loads the model first never answers)."""
+
+    INITIALIZE_S = 30
 
     def __init__(self, db: Path, marker: Path, gate: Path, env: dict[str, str]) -> None:
         super().__init__(db, env=env)
         self.params.args = [PROBE, str(marker), str(gate), "--", "serve", "--db", str(db)]
+
+    @asynccontextmanager
+    async def _connect(self, errlog: Any) -> AsyncIterator[ClientSession]:
+        async with (
+            stdio_client(self.params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            with anyio.fail_after(self.INITIALIZE_S):
+                await session.initialize()
+            yield session
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 60) -> Any:
@@ -131,10 +147,10 @@ def test_serve_answers_while_the_model_loads_then_uses_it(
     db, env = ledger
     marker, gate = tmp_path / "serve.marker", tmp_path / "gate"
     server = ProbedServer(db, marker, gate, env)
-    # initialize is answered (start() returns) while the load is held back: before, serve loaded
-    # the model before it read its first message, and this start never returned
-    server.start()
     try:
+        # initialize is answered (start() returns) while the load is held back: before, serve
+        # loaded the model before it read its first message, and initialize timed out here
+        server.start()
         wait_for(lambda: loads(marker) == [f"load {tiny_gguf}"])  # the load began, in the background
         status = server.memory("status")
         assert status["search_mode"] == "fts"
