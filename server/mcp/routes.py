@@ -76,7 +76,8 @@ MEMORY = ToolSpec(
             "content*, subject, tags[], source_type (user_confirmed|document_extracted|"
             "agent_generated|unknown), confidence 0..1, event_time ISO, workspace, source_ref, "
             "ref_id+retracts (cancel memory ref_id; a cancellation without ref_id, 'don't send the minutes', "
-            "retracts the one instruction it names), claims[{subject,attribute,value}], metadata{}",
+            "retracts the one instruction it names), claims[{subject,attribute,value}], metadata{}, "
+            "on_secret (refuse|mask: a credential in the write is refused, or stored as [secret:<kind>])",
             {"content": "The staging API listens on port 8080", "subject": "staging api", "tags": ["infra"]},
         ),
         "find": Route(
@@ -98,7 +99,8 @@ MEMORY = ToolSpec(
             "update",
             s.UpdateData,
             "change a memory (protected/locked ones need authorized: true)",
-            "memory_id*, expected_version, authorized, content, subject, tags[], confidence, event_time, metadata{}",
+            "memory_id*, expected_version, authorized, content, subject, tags[], confidence, event_time, metadata{}, "
+            "on_secret (refuse|mask)",
             {"memory_id": 12, "expected_version": 1, "content": "port 8081"},
         ),
         "judge": Route(
