@@ -262,3 +262,21 @@ def test_on_secret_takes_only_its_two_values() -> None:
     with pytest.raises(InvalidInput) as refused:
         RememberData.parse({"content": "x", "on_secret": "allow"})
     assert refused.value.field == "on_secret"
+
+
+def test_ordinary_text_never_imports_the_detector_library() -> None:
+    """detect-secrets (and the requests it imports) costs ~0.2 s to import: a short note, even
+    one with "laws" or "password is required" in it, is scanned without it; a token shape loads it."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from fact_ledger.server.app import credentials as c\n"
+        "assert c.find('the new laws: port 8080, the password is required, 密码是一个问题') == []\n"
+        "print('detect_secrets' in sys.modules)\n"
+        "assert c.find('key ' + 'AKIA' + 'Q3EGRFXL7PBN2MZD') != []\n"
+        "print('detect_secrets' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.split() == ["False", "True"]

@@ -20,25 +20,11 @@ exclusive) in that field's text; metadata and tags name the path (``metadata.db.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-
-from detect_secrets.plugins.aws import AWSKeyDetector
-from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-from detect_secrets.plugins.discord import DiscordBotTokenDetector
-from detect_secrets.plugins.github_token import GitHubTokenDetector
-from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-from detect_secrets.plugins.mailchimp import MailchimpDetector
-from detect_secrets.plugins.openai import OpenAIDetector
-from detect_secrets.plugins.pypi_token import PypiTokenDetector
-from detect_secrets.plugins.sendgrid import SendGridDetector
-from detect_secrets.plugins.slack import SlackDetector
-from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-from detect_secrets.plugins.stripe import StripeDetector
-from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 from fact_ledger.ledger.errors import InvalidInput
 
@@ -108,7 +94,7 @@ _OWN: list[_Detector] = [
             re.IGNORECASE,
         ),
         1,
-        ("aws",),
+        None,  # the 40 characters are a long word
     ),
     # a connection string's password: scheme://user:PASSWORD@host (user may be empty)
     (
@@ -118,29 +104,57 @@ _OWN: list[_Detector] = [
         ("://",),
     ),
 ]
-_PLUGINS: list[_Detector] = [
-    *_plugin("aws-access-key", AWSKeyDetector, only=0),
-    *_plugin("aws-secret-key", AWSKeyDetector, only=1, group=1, gate=("aws",)),
-    *_plugin("github-token", GitHubTokenDetector),
-    *_plugin("gitlab-token", GitLabTokenDetector),
-    *_plugin("slack-token", SlackDetector, only=0),
-    *_plugin("slack-webhook", SlackDetector, only=1, gate=("hooks.slack.com",)),
-    *_plugin("stripe-key", StripeDetector),
-    *_plugin("openai-key", OpenAIDetector),
-    *_plugin("sendgrid-key", SendGridDetector),
-    *_plugin("twilio-key", TwilioKeyDetector),
-    *_plugin("discord-token", DiscordBotTokenDetector),
-    *_plugin("telegram-token", TelegramBotTokenDetector),
-    *_plugin("pypi-token", PypiTokenDetector),
-    *_plugin("azure-storage-key", AzureStorageKeyDetector, gate=("accountkey=",)),
-    *_plugin("mailchimp-key", MailchimpDetector),
-    *_plugin("square-secret", SquareOAuthDetector),
-]
-_TOKEN_DETECTORS = [d for d in (*_OWN, *_PLUGINS) if d[3] is None]
-_GATED = [
-    (gate, [d for d in (*_OWN, *_PLUGINS) if d[3] == gate])
-    for gate in dict.fromkeys(d[3] for d in (*_OWN, *_PLUGINS) if d[3] is not None)
-]
+
+
+def _grouped(detectors: list[_Detector]) -> tuple[list[_Detector], list[tuple[tuple[str, ...], list[_Detector]]]]:
+    """The token shapes, and the others grouped by gate (each gate tested once a scan)."""
+    gates = dict.fromkeys(d[3] for d in detectors if d[3] is not None)
+    return [d for d in detectors if d[3] is None], [(g, [d for d in detectors if d[3] == g]) for g in gates]
+
+
+_OWN_TOKEN, _OWN_GATED = _grouped(_OWN)
+
+
+@functools.cache
+def _plugins() -> list[_Detector]:
+    """detect-secrets' regex plugins as detectors. Every shape they find holds a word of 16
+    characters or more (the token gate), and only such a text imports detect-secrets (~0.2 s: it
+    brings requests), so a short note never pays for it."""
+    from detect_secrets.plugins.aws import AWSKeyDetector
+    from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+    from detect_secrets.plugins.discord import DiscordBotTokenDetector
+    from detect_secrets.plugins.github_token import GitHubTokenDetector
+    from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+    from detect_secrets.plugins.mailchimp import MailchimpDetector
+    from detect_secrets.plugins.openai import OpenAIDetector
+    from detect_secrets.plugins.pypi_token import PypiTokenDetector
+    from detect_secrets.plugins.sendgrid import SendGridDetector
+    from detect_secrets.plugins.slack import SlackDetector
+    from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+    from detect_secrets.plugins.stripe import StripeDetector
+    from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+    from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+    return [
+        *_plugin("aws-access-key", AWSKeyDetector, only=0),
+        *_plugin("aws-secret-key", AWSKeyDetector, only=1, group=1),
+        *_plugin("github-token", GitHubTokenDetector),
+        *_plugin("gitlab-token", GitLabTokenDetector),
+        *_plugin("slack-token", SlackDetector, only=0),
+        *_plugin("slack-webhook", SlackDetector, only=1),
+        *_plugin("stripe-key", StripeDetector),
+        *_plugin("openai-key", OpenAIDetector),
+        *_plugin("sendgrid-key", SendGridDetector),
+        *_plugin("twilio-key", TwilioKeyDetector),
+        *_plugin("discord-token", DiscordBotTokenDetector),
+        *_plugin("telegram-token", TelegramBotTokenDetector),
+        *_plugin("pypi-token", PypiTokenDetector),
+        *_plugin("azure-storage-key", AzureStorageKeyDetector),
+        *_plugin("mailchimp-key", MailchimpDetector),
+        *_plugin("square-secret", SquareOAuthDetector),
+    ]
+
+
 _PHRASE_GATE = ("pass", "pwd", "key", "secret", "token")
 _PHRASE_ZH_GATE = ("密码", "口令", "密钥")
 
@@ -184,10 +198,13 @@ def find(text: str) -> list[tuple[str, int, int]]:
     lower = text.lower()
     hits: list[tuple[int, int, str]] = []
     # a token needs 16 characters without a space: a cheaper test than _TOKEN_RUN, which it implies
-    detectors = [*_TOKEN_DETECTORS] if max(map(len, text.split()), default=0) >= 16 else []
-    for words, gated in _GATED:
+    tokens = max(map(len, text.split()), default=0) >= 16
+    detectors = [*_OWN_TOKEN] if tokens else []
+    for words, gated in _OWN_GATED:
         if any(word in lower for word in words):
             detectors += gated
+    if tokens:
+        detectors += _plugins()
     for kind, pattern, group, _ in detectors:
         for m in pattern.finditer(text):
             start, end = m.span(group)
