@@ -119,7 +119,7 @@ def test_fast_lines_keep_the_statements_that_name_a_scope(tmp_path: Path) -> Non
 # workspace in every isolation mode, or serve the user rather than an agent, say why here.
 SCOPE_APPLIED = re.compile(
     r"find_scope\(|check_workspace\(|workspace_scope\(|settings\.isolation|\.workspaces\b"
-    r"|(scope|workspaces): tuple\[str"
+    r"|\b(scope|workspaces): tuple\[str"
 )
 NOT_ISOLATION = {
     "server/app/collisions.py": "claim sets are partitioned by workspace in every isolation mode (governance tests)",
