@@ -44,14 +44,25 @@ MAX_REASON_CHARS = 4000
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
 
 
-def _valid_unicode(value: str) -> str:
-    """Refuse lone surrogates (valid JSON escapes, invalid text): SQLite could not store them;
-    and control characters such as NUL, which no fact holds and every reader (a terminal, the
-    console's HTML, a C string) would get raw."""
+def _paired_surrogates(value: str) -> str:
+    """Refuse lone surrogates (valid JSON escapes, invalid text): SQLite could not store them."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise ValueError("text contains an unpaired surrogate (invalid Unicode)") from None
+    return value
+
+
+def _query_text(value: str) -> str:
+    """A query is asked, not stored: its control characters separate words like spaces do, so an
+    odd query is still answered (and nothing of it reaches a reader raw)."""
+    return _CONTROL.sub(" ", _paired_surrogates(value))
+
+
+def _valid_unicode(value: str) -> str:
+    """Refuse lone surrogates, and control characters such as NUL, which no fact holds and every
+    reader (a terminal, the console's HTML, a C string) would get raw."""
+    _paired_surrogates(value)
     control = _CONTROL.search(value)
     if control is not None:
         raise ValueError(
@@ -225,7 +236,7 @@ RecordedPoint = Annotated[str | StrictInt, AfterValidator(parse_recorded_point)]
 
 class FindData(EdgeModel):
     TIME_FIELDS: ClassVar[tuple[str, ...]] = ("after_time", "before_time", "as_of_event_time")
-    query: Annotated[Text, Field(max_length=MAX_QUERY_CHARS)] = ""
+    query: Annotated[str, AfterValidator(_query_text), Field(max_length=MAX_QUERY_CHARS)] = ""
     limit: Annotated[StrictInt, Field(ge=1, le=50)] = 5
     tags_filter: Tags = []
     source_type: SourceType | None = None
