@@ -53,7 +53,9 @@ _TIME_TESTS = (
     "tests/test_paging.py",
 )
 SCOPE_LINES = r"scope|workspace|isolation|strict"
-_ISOLATION_TESTS = ("tests/test_isolation_walk.py", "tests/test_workspaces.py")
+# The facade's isolation tests first (no model, seconds), the walk (a seeded ledger with the tiny
+# embedding model) only for the mutants they miss.
+_ISOLATION_TESTS = ("tests/test_workspaces.py", "tests/test_isolation_walk.py")
 
 TARGETS: tuple[Target, ...] = (
     # Arbitration: the rule order and every rule's direction.
