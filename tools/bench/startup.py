@@ -47,7 +47,7 @@ def make_ledger(folder: Path, model: str, size: int, distinct: int) -> tuple[Pat
     db = folder / "ledger.db"
     app, memories, built = build(db, Corpus(), size)
     app.close()
-    app = LedgerApp(Settings(db=str(db), client="bench", embedding=Embedding(model=model)))
+    app = LedgerApp(Settings(db=str(db), client="bench", embedding=Embedding(model=model, threads=1)))
     try:
         seeded = seed_vectors(app, distinct)
     finally:
