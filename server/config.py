@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -83,6 +84,12 @@ def config_path(overrides: dict[str, Any] | None, env: dict[str, str]) -> str | 
         return str(named)
     default = default_config_path()
     return str(default) if default.is_file() else None
+
+
+def runtime_base() -> Path:
+    """Where per-user sockets go (a serve lending its model): ``$XDG_RUNTIME_DIR``, else the
+    temporary directory."""
+    return Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
 
 
 def models_dir() -> Path:

@@ -23,10 +23,11 @@ import logging
 import os
 import socket
 import stat
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
+
+from fact_ledger.server.config import runtime_base
 
 log = logging.getLogger("fact_ledger.model_lender")
 
@@ -38,8 +39,7 @@ def socket_path(views_path: str) -> Path | None:
     """The socket for the read models at ``views_path`` (None: in memory, or no private directory)."""
     if not views_path or views_path == ":memory:":
         return None
-    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    folder = Path(base) / f"fact-ledger-{os.getuid()}"
+    folder = runtime_base() / f"fact-ledger-{os.getuid()}"
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
         info = folder.lstat()
