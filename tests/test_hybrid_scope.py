@@ -37,13 +37,8 @@ def _flip(count: int) -> list[float]:
     return [-1.0] * count + [1.0] * (DIM - count)
 
 
-@pytest.fixture
-def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LedgerApp, list[int], int]]:
-    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), client="test", embedding=Embedding(enabled=False)))
-    assert vectors.load_vec(app.conn)
-    crowd = [app.remember(f"crowd note {i}", workspace="crowd")["memory_id"] for i in range(CROWD)]
-    own = app.remember("own note", workspace="own")["memory_id"]
-    rows = [(m, "crowd", b"k%d" % m, _blob(_flip(1))) for m in crowd] + [(own, "own", b"k-own", _blob(_flip(20)))]
+def _store_hand_made(app: LedgerApp, rows: list[tuple[int, str, bytes, bytes]], mp: pytest.MonkeyPatch) -> None:
+    """Store ``rows`` as the ledger's vectors (and contexts), and shrink the scans' width to 2."""
 
     def write() -> None:
         vectors.reset(app.conn, "hand-made@0", DIM, bytes(4 * DIM))
@@ -52,7 +47,18 @@ def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Le
         vectors.write_contexts(app.conn, rows, [])
 
     app.store.write(write)
-    monkeypatch.setattr(knn, "OVERSAMPLE", 2)
+    mp.setattr(knn, "OVERSAMPLE", 2)
+
+
+@pytest.fixture
+def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LedgerApp, list[int], int]]:
+    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), client="test", embedding=Embedding(enabled=False)))
+    assert vectors.load_vec(app.conn)
+    crowd = [app.remember(f"crowd note {i}", workspace="crowd")["memory_id"] for i in range(CROWD)]
+    own = app.remember("own note", workspace="own")["memory_id"]
+    rows = [(m, "crowd", b"k%d" % m, _blob(_flip(1))) for m in crowd] + [(own, "own", b"k-own", _blob(_flip(20)))]
+
+    _store_hand_made(app, rows, monkeypatch)
     yield app, crowd, own
     app.close()
 
@@ -88,14 +94,7 @@ def rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[
     rows = [(m, "own", b"k%d" % m, _blob(_flip(1))) for m in retired]
     rows += [(m, "own", b"k%d" % m, _blob(_flip(20))) for m in active]  # the two are equally near
 
-    def write() -> None:
-        vectors.reset(app.conn, "hand-made@0", DIM, bytes(4 * DIM))
-        vectors.set_checkpoint(app.conn, 0)
-        vectors.write(app.conn, rows)
-        vectors.write_contexts(app.conn, rows, [])
-
-    app.store.write(write)
-    monkeypatch.setattr(knn, "OVERSAMPLE", 2)
+    _store_hand_made(app, rows, monkeypatch)
     yield app, active
     app.close()
 

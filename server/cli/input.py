@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from fact_ledger.ledger.errors import InvalidInput
-from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console
+from fact_ledger.server.cli.output import CliContext, emit, json_option, on_secret_option, out_console
 
 STDIN = "-"
 
@@ -82,13 +82,7 @@ def metadata_of(text: str | None) -> dict[str, Any] | None:
 @click.option("--confidence", type=float, default=None, help="New confidence, 0..1.")
 @click.option("--event-time", default=None, help="When the changed fact became true (ISO 8601).")
 @click.option("--metadata", default=None, metavar="JSON", help="Replace the metadata (a JSON object).")
-@click.option(
-    "--on-secret",
-    type=click.Choice(["refuse", "mask"]),
-    default="refuse",
-    show_default=True,
-    help="A credential in the text: refuse the write, or store it as [secret:<kind>].",
-)
+@on_secret_option
 @json_option
 def update(
     obj: CliContext,

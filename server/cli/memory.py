@@ -13,6 +13,7 @@ from fact_ledger.server.cli.output import (
     emit,
     json_option,
     next_page_line,
+    on_secret_option,
     out_console,
     print_memories,
 )
@@ -42,13 +43,7 @@ from fact_ledger.server.cli.output import (
     metavar="ID",
     help='This fact cancels memory ID, which is retired ("cancel the Wednesday meeting").',
 )
-@click.option(
-    "--on-secret",
-    type=click.Choice(["refuse", "mask"]),
-    default="refuse",
-    show_default=True,
-    help="A credential in the text: refuse the write, or store it as [secret:<kind>].",
-)
+@on_secret_option
 @json_option
 def remember(
     obj: CliContext,
