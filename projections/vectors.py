@@ -20,10 +20,14 @@ scalar function ``vec_distance_cosine`` is, on every connection that searches th
 from __future__ import annotations
 
 import hashlib
+import math
 import weakref
+from array import array
 from typing import Any, NamedTuple
 
 import apsw
+
+from fact_ledger.projections.derived import embedding_key
 
 NAME = "vectors"
 VERSION = 4  # 2: sections get their own vectors; 3: a short memory in a session gets a context vector;
@@ -391,3 +395,23 @@ def _delete_of(conn: apsw.Connection, table: str, memory_ids: list[int]) -> None
             "INSERT OR REPLACE INTO vectors_meta(name, value) VALUES(?, ?)",
             (f"deleted:{table}", str(deletions(conn, table) + 1)),
         )
+
+
+def cosine(conn: apsw.Connection, left: tuple[int, str], right: tuple[int, str]) -> float | None:
+    """The cosine of two memories' stored vectors, each given as ``(memory_id, content)``; None
+    unless both are stored and embed the content as it is now (``compare``'s ``closeness.vector``:
+    a vector that the worker has not caught up with yet would compare an older text)."""
+    found = state(conn)
+    if found is None:
+        return None
+    blobs: list[bytes] = []
+    for memory_id, content in (left, right):
+        row = conn.execute("SELECT key, embedding FROM vectors WHERE memory_id=?", (memory_id,)).fetchone()
+        if row is None or bytes(row[0]) != embedding_key(found.model_id, passage_text(content)):
+            return None
+        blobs.append(bytes(row[1]))
+    a, b = array("f", blobs[0]), array("f", blobs[1])
+    if len(a) != len(b):
+        return None
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return round(sum(x * y for x, y in zip(a, b, strict=True)) / norm, 4) if norm else None

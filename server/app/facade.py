@@ -320,8 +320,12 @@ class LedgerApp:
     def unlock(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
         return self.governance.unlock(memory_id, authorization)
 
+    @storage_call
     def compare(self, left_id: int, right_id: int) -> dict[str, Any]:
-        return self.governance.compare(left_id, right_id)
+        """The verdict, diff and closeness (governance), then each side's state path and
+        reference chain (history); the first part checks both ids and their workspaces."""
+        answer = self.governance.compare(left_id, right_id)
+        return {**answer, **self.history_service.compare_sides(left_id, right_id)}
 
     def conflict_detail(self, conflict_id: int, limit: int = 20, offset: int = 0) -> dict[str, Any]:
         return self.governance.conflict_detail(conflict_id, limit, offset)

@@ -15,9 +15,11 @@ from fact_ledger.ledger.arbiter import with_ids
 from fact_ledger.ledger.claims import Claim, key_tokens
 from fact_ledger.ledger.errors import InvalidInput, NotFound
 from fact_ledger.ledger.facts import ConflictFacts, MemoryFacts, Policy
+from fact_ledger.ledger.word_diff import lexical_closeness, word_diff
 from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import memories as mem
+from fact_ledger.projections import vectors
 from fact_ledger.projections import workspaces as ws
 from fact_ledger.projections.confirmations import agent_asserted
 from fact_ledger.server.app import paging
@@ -106,6 +108,8 @@ class GovernanceViews(Service):
         with self.storage.snapshot():
             left, right = self._memory(left_id, "left_id"), self._memory(right_id, "right_id")
             left_claim, right_claim, same = self._shared(left, right)
+            texts = [(m, _content(self.conn, m)) for m in (left_id, right_id)]
+            cosine = vectors.cosine(self.conn, texts[0], texts[1])
         verdict = arbitrate_pair(
             left.side(), right.side(), review_agent_conflicts=self.settings.policy.review_agent_conflicts
         )
@@ -115,6 +119,8 @@ class GovernanceViews(Service):
             "same_subject": same,
             "current": left.status == right.status == "active",
             "claim": _pair_claim(left_claim, right_claim),
+            "diff": word_diff(texts[0][1], texts[1][1]),
+            "closeness": {"lexical": lexical_closeness(texts[0][1], texts[1][1]), "vector": cosine},
         }
 
     @storage_call
@@ -260,6 +266,11 @@ def conflict_facts(conn: Any, row: dict[str, Any]) -> ConflictFacts:
         values={m["stream_id"]: m["value_norm"] for m in members},
         ids={m["stream_id"]: m["memory_id"] for m in members},
     )
+
+
+def _content(conn: Any, memory_id: int) -> str:
+    row = mem.by_id(conn, memory_id)
+    return row["content"] if row is not None else ""
 
 
 def _pair_claim(left: Claim | None, right: Claim | None) -> dict[str, str] | None:

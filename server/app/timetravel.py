@@ -36,6 +36,7 @@ TIMELINE_MAX = 500
 HISTORY_PAGE = 50  # versions per history page
 ARCHIVE_BATCH = 500
 _COMPACT_DROP = ("content", "metadata")
+REF_CHAIN_LEVELS = 3  # compare's ref_chain: links followed from each side
 
 
 class History:
@@ -224,6 +225,64 @@ class History:
             "next_cursor": paging.encode("history", {"memory_id": memory_id}, page[-1]["version"]) if more else None,
         }
 
+    # -- compare's two sides -----------------------------------------------------------------
+    def compare_sides(self, left_id: int, right_id: int) -> dict[str, Any]:
+        """``compare``'s ``state_path`` and ``ref_chain``, each ``{"left": …, "right": …}``. The
+        caller has checked both memories' workspaces; a linked memory outside the caller's scope
+        is left out of a chain."""
+        conn = self.storage.store.conn
+        with self.storage.snapshot():
+            ids = StreamIds(conn)
+            return {
+                "state_path": {"left": self._state_path(left_id, ids), "right": self._state_path(right_id, ids)},
+                "ref_chain": {"left": self._ref_chain(left_id, ids), "right": self._ref_chain(right_id, ids)},
+            }
+
+    def _state_path(self, memory_id: int, ids: StreamIds) -> list[dict[str, Any]]:
+        """The memory's status changes in log order: the status, and the event that set it with
+        its rule (when a verdict decided it), actor, time and position."""
+        conn = self.storage.store.conn
+        by_position = {ev.position: (role, ev) for role, ev in audit_model.memory_events(conn, memory_id)}
+        path: list[dict[str, Any]] = []
+        for position in audit_model.state_positions(conn, memory_id):
+            state = asof.state_at(conn, memory_id, position)
+            if state is None or (path and path[-1]["status"] == state["status"]):
+                continue
+            step: dict[str, Any] = {"status": state["status"], "position": position}
+            found = by_position.get(position)
+            if found is not None:
+                view = _event_view(found[1], found[0], ids)
+                step.update(type=view["type"], actor=view["actor"], recorded_at=view["recorded_at"])
+                step.update({k: view[k] for k in ("rule", "reason") if k in view})
+                by = view["payload"].get("by_id") or view["payload"].get("winner_id")
+                if by is not None and by != memory_id:
+                    step["by_id"] = by
+            path.append(step)
+        return path
+
+    def _ref_chain(self, memory_id: int, ids: StreamIds) -> list[dict[str, Any]]:
+        """Memories linked to this one by reference, retraction or supersession, breadth first up
+        to ``REF_CHAIN_LEVELS`` links away: ``{memory_id, relation, of, level}`` says that
+        ``of`` (the start, or a memory found before) ``relation`` ``memory_id``."""
+        conn = self.storage.store.conn
+        strict = self.settings.isolation == "strict"
+        scope = set(self.workspaces.workspace_scope(self.settings.workspace)) if strict else None
+        seen, frontier, chain = {memory_id}, [memory_id], []
+        for level in range(1, REF_CHAIN_LEVELS + 1):
+            nxt: list[int] = []
+            for current in frontier:
+                for relation, other in _links(conn, current, ids):
+                    if other in seen:
+                        continue
+                    row = mem.by_id(conn, other)
+                    if row is None or (scope is not None and row["workspace"] not in scope):
+                        continue
+                    seen.add(other)
+                    nxt.append(other)
+                    chain.append({"memory_id": other, "relation": relation, "of": current, "level": level})
+            frontier = nxt
+        return chain
+
     # -- timeline ----------------------------------------------------------------------------
     def timeline(
         self,
@@ -387,6 +446,28 @@ class History:
             if count < ARCHIVE_BATCH:
                 break
         return {"ok": True, "dry_run": False, "archived": archived, "cutoff": cutoff, "retention_days": days}
+
+
+def _links(conn: Any, memory_id: int, ids: StreamIds) -> list[tuple[str, int]]:
+    """``(relation, memory_id)`` of every memory one link from ``memory_id``: what it refers to
+    (``ref``) or retracts (``retracts``), what it supersedes, and who retracted or superseded it."""
+    row = mem.by_id(conn, memory_id)
+    if row is None:
+        return []
+    out: list[tuple[str, int]] = []
+    for role, ev in audit_model.memory_events(conn, memory_id):
+        if role == "stream" and current_type(ev.type) == "MemoryRecorded":
+            payload = ids.payload(_payload(ev))
+            if isinstance(payload.get("ref_id"), int):
+                out.append(("retracts" if payload.get("retracts") else "ref", payload["ref_id"]))
+            break
+    out += [("retracts", m) for m in mem.retracts(conn, memory_id)]
+    out += [("supersedes", m) for m in mem.supersedes(conn, memory_id)]
+    if row["retired_by"] is not None:
+        out.append(("retracted_by", row["retired_by"]))
+    if row["superseded_by"] is not None:
+        out.append(("superseded_by", row["superseded_by"]))
+    return list(dict.fromkeys(out))
 
 
 def _payload(ev: StoredEvent) -> dict[str, Any]:
