@@ -138,14 +138,26 @@ def fuse(pool: Pool, weights: tuple[float, float], boosted: frozenset[int] = fro
     the phrase bonus, and the workspace bonus for ``boosted``, on top."""
     ids = pool.ids
     text_n = _min_max({i: pool.text.get(i, 0.0) for i in ids})
-    cos_n = _min_max({i: pool.similarity.get(i, 0.0) for i in ids})
+    # Normalised over the candidates that have a vector only: one without (written a moment ago
+    # and not embedded yet, or during a reembed) is not "far", it is unknown.
+    cos_n = _min_max({i: pool.similarity[i] for i in ids if i in pool.similarity})
     bonus = {i: PHRASE_BONUS * (i in pool.phrase) + WORKSPACE_BONUS * (i in boosted) for i in ids}
-    out = [(i, round(weights[0] * text_n[i] + weights[1] * cos_n[i] + bonus.get(i, 0.0), 6)) for i in ids]
+    out = [(i, round(_fused(text_n[i], cos_n.get(i), weights) + bonus.get(i, 0.0), 6)) for i in ids]
     out.sort(key=lambda h: (-h[1], -h[0]))
     return out
 
 
+def _fused(text: float, closeness: float | None, weights: tuple[float, float]) -> float:
+    """The weighted sum; a candidate without a vector is ranked on its text alone, on the same
+    scale (as if its closeness were as good as its text match)."""
+    if closeness is None:
+        return (weights[0] + weights[1]) * text
+    return weights[0] * text + weights[1] * closeness
+
+
 def _min_max(values: dict[int, float]) -> dict[int, float]:
+    if not values:
+        return {}
     low, high = min(values.values()), max(values.values())
     span = high - low
     return {k: (v - low) / span if span > 0 else 0.0 for k, v in values.items()}
