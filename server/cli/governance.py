@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.word_diff import render
 from fact_ledger.server.cli.output import (
     CliContext,
     cursor_option,
@@ -86,11 +87,42 @@ def _memory_line(r: dict[str, Any]) -> None:
 @click.argument("right_id", type=click.IntRange(min=1))
 @json_option
 def compare(obj: CliContext, left_id: int, right_id: int) -> None:
-    """Arbitrate two memories without writing anything.
+    """Arbitrate two memories without writing anything; show their word diff, closeness, each
+    one's state path and reference chain.
 
     Example: ledger compare 12 15
     """
-    emit(obj, obj.app.compare(left_id, right_id), lambda r: _verdict_lines(r["verdict"]))
+    emit(obj, obj.app.compare(left_id, right_id), _compare_lines)
+
+
+def _compare_lines(r: dict[str, Any]) -> None:
+    """The verdict, then the diff inline, the closeness, each side's state path and its chain."""
+    _verdict_lines(r["verdict"])
+    out_console.print(f"diff: {render(r['diff'])}", markup=False, highlight=False)
+    closeness = r["closeness"]
+    vector = "n/a (vectors not live)" if closeness["vector"] is None else f"{closeness['vector']:.3f}"
+    out_console.print(f"closeness: lexical {closeness['lexical']:.3f}, vector {vector}", highlight=False)
+    for side in ("left", "right"):
+        steps = " -> ".join(_step(s) for s in r["state_path"][side])
+        out_console.print(f"{side} path: {steps}", markup=False, highlight=False)
+        chain = r["ref_chain"][side]
+        links = "; ".join(f"#{c['of']} {c['relation']} #{c['memory_id']}" for c in chain) or "none"
+        out_console.print(f"{side} chain: {links}", markup=False, highlight=False)
+
+
+def _step(step: dict[str, Any]) -> str:
+    """``retired at 3, 2026-05-01T10:00:00Z (MemoryRetired, by #2, actor cli)``: the status,
+    the log position and time, and the event that set it with its rule when a verdict decided."""
+    said = [step.get("type", "?")]
+    if "by_id" in step:
+        said.append(f"by #{step['by_id']}")
+    if "rule" in step:
+        rule = step["rule"]
+        said.append(f"rule {rule if isinstance(rule, str) else '; '.join(map(str, rule))}")
+    if step.get("actor"):
+        said.append(f"actor {step['actor']}")
+    when = f", {step['recorded_at']}" if step.get("recorded_at") else ""
+    return f"{step['status']} at {step['position']}{when} ({', '.join(said)})"
 
 
 @click.command()
