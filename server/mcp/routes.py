@@ -149,7 +149,7 @@ REVIEW = ToolSpec(
         "compare": Route(
             "compare",
             a.CompareData,
-            "arbitration verdict for two memories (writes nothing)",
+            "two memories side by side: verdict, word diff, closeness, state paths, reference chains (writes nothing)",
             "left_id*, right_id*",
             {"left_id": 12, "right_id": 15},
         ),
