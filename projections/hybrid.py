@@ -8,9 +8,11 @@ candidate gets its closeness to the query (not only those the nearest list found
 blends the index holds in process (float16: within 1e-3 of the float32 cosines); both scores
 are min-max normalised over the union, and the fused score is ``LEXICAL_WEIGHT × text +
 VECTOR_WEIGHT × cosine``. A candidate that holds the query verbatim keeps the full-text
-ranking's phrase bonus on top, so exact wording still wins. The weights and the pool were
-calibrated on the LoCoMo development conversations (docs/search.md has the table of methods
-tried).
+ranking's phrase bonus on top, so exact wording still wins; one that holds the query's
+identifier whole (``ranking.identifiers``) keeps its identifier bonus on top too. A candidate
+without a vector yet is fused on its text alone (never as "far"). The weights and the pool
+were calibrated on the LoCoMo development conversations (docs/search.md has the table of
+methods tried).
 
 Filters reach the vector candidates twice: the workspace scope inside the scan itself (a
 strict workspace is never even scored against another's vectors), then every filter — status,
@@ -28,7 +30,7 @@ import msgspec
 from fact_ledger.ledger.sql import marks
 from fact_ledger.ledger.text import analyse
 from fact_ledger.projections import knn
-from fact_ledger.projections.ranking import WORKSPACE_BONUS
+from fact_ledger.projections.ranking import IDENTIFIER_BONUS, WORKSPACE_BONUS
 from fact_ledger.projections.search import Hit, SearchFilters, search, text_pool
 from fact_ledger.projections.sections import ROWID_SHIFT
 
@@ -63,7 +65,13 @@ def hybrid_search(
     fused = fuse(pooled, weights, _in_workspaces(conn, pooled.ids, boost_workspace))
     return (
         [
-            Hit(memory_id, score, memory_id in pooled.phrase, pooled.section.get(memory_id))
+            Hit(
+                memory_id,
+                score,
+                memory_id in pooled.phrase,
+                pooled.section.get(memory_id),
+                identifier=memory_id in pooled.identifier,
+            )
             for memory_id, score in fused[:limit]
         ],
         max(pooled.total, len(pooled.ids)),
@@ -82,6 +90,7 @@ class Pool(msgspec.Struct):
     nearest: list[int]  # the vector list alone, nearest first
     total: int
     section: dict[int, int] = {}  # memory id -> the section whose vector is closer than the whole memory's
+    identifier: set[int] = set()  # hold one of the query's identifiers whole
 
 
 def candidates(
@@ -117,6 +126,7 @@ def candidates(
         nearest=nearest,
         total=total,
         section=section,
+        identifier={h.memory_id for h in text_hits if h.identifier},
     )
 
 
@@ -141,7 +151,12 @@ def fuse(pool: Pool, weights: tuple[float, float], boosted: frozenset[int] = fro
     # Normalised over the candidates that have a vector only: one without (written a moment ago
     # and not embedded yet, or during a reembed) is not "far", it is unknown.
     cos_n = _min_max({i: pool.similarity[i] for i in ids if i in pool.similarity})
-    bonus = {i: PHRASE_BONUS * (i in pool.phrase) + WORKSPACE_BONUS * (i in boosted) for i in ids}
+    bonus = {
+        i: PHRASE_BONUS * (i in pool.phrase)
+        + IDENTIFIER_BONUS * (i in pool.identifier)
+        + WORKSPACE_BONUS * (i in boosted)
+        for i in ids
+    }
     out = [(i, round(_fused(text_n[i], cos_n.get(i), weights) + bonus.get(i, 0.0), 6)) for i in ids]
     out.sort(key=lambda h: (-h[1], -h[0]))
     return out

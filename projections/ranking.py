@@ -7,6 +7,10 @@ normalisation, https://doi.org/10.1145/1031171.1031181) with the collection stat
 keeps, then additive signals:
 
 * the exact phrase, and how much of the query's IDF weight a memory covers;
+* an identifier of the query (a key, ticket id, path, URL, version, hash, email) held whole:
+  the index cuts ``JIRA-123`` into ``jira`` and ``123``, so ``JIRA-123-b`` holds the same
+  phrase; the memory whose text holds the identifier bounded by non-identifier characters
+  outranks every one holding a longer identifier that starts with it, or a sibling;
 * a leading speaker label ("Caroline: ...", the usual form of a conversation turn) counts as
   the memory's subject, so "what did Caroline say" prefers Caroline's own turns;
 * session context: memories logged one after another about the same moment are one
@@ -36,10 +40,16 @@ BEFORE_WEIGHT = 0.1  # share of the next memory's text score
 TRUST_BONUS = 0.05
 RECENCY_BONUS = 0.03
 WORKSPACE_BONUS = 0.2
+IDENTIFIER_BONUS = 1.0  # the query's identifier held whole outranks a prefix or sibling match
 RECENCY_HALF_LIFE_DAYS = 365.0
 
 # "Name:" or "First Last:" at the start of a memory: who is speaking.
 SPEAKER = re.compile(r"^\s*([^\W\d_][\w'’.-]*(?: [^\W\d_][\w'’.-]*){0,2}):\s")
+
+# Identifiers: a run of word characters and joiners, as written in the query.
+JOINERS = "-./:@~+#%=_"
+_CHUNK = re.compile(r"[^\s\"'`()\[\]{}<>,;!?]+")
+_LETTER_DIGIT = re.compile(r"(?=.*\d)(?=.*[^\W\d_])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +69,7 @@ class Candidate:
     event_time: str
     workspace: str
     phrase: bool = False
+    identifier: bool = False  # holds one of the query's identifiers whole
     text: float = 0.0  # filled by score_text
     matched: bool = False  # whether it contains any query term
     neighbours: list[int] = field(default_factory=list)
@@ -72,6 +83,54 @@ def idf(n_docs: int, df: int) -> float:
 def speaker(content: str) -> str:
     match = SPEAKER.match(content)
     return match.group(1) if match else ""
+
+
+def identifiers(query: str) -> tuple[str, ...]:
+    """The query's identifier-like tokens, case-folded: a run with a joiner (``/ @ : _ .``, or
+    ``-`` beside a digit: ``JIRA-123`` but not ``self-care``), or of six or more letters and
+    digits mixed (a hash). Trailing sentence punctuation is not part of it."""
+    out: list[str] = []
+    for match in _CHUNK.finditer(query.casefold()):
+        chunk = match.group(0).rstrip(".:")
+        if len(chunk) < 3 or not any(ch.isalnum() for ch in chunk):
+            continue
+        joined = any(ch in "/@:_.~" for ch in chunk) or ("-" in chunk and any(ch.isdigit() for ch in chunk))
+        if joined or (len(chunk) >= 6 and _LETTER_DIGIT.match(chunk)):
+            out.append(chunk)
+    return tuple(dict.fromkeys(out))
+
+
+def _word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def holds_whole(text: str, identifier: str) -> bool:
+    """Whether ``text`` (case-folded) holds ``identifier`` bounded on each side by a character
+    that cannot continue it: not a word character, nor a joiner followed by one (``1.2.`` ends a
+    sentence; ``1.2.3`` continues). A side where the identifier itself starts or ends with a
+    joiner (``/v1/users``) is not checked."""
+    start = text.find(identifier)
+    while start >= 0:
+        end = start + len(identifier)
+        left = not _word(identifier[0]) or start == 0 or _free(text[start - 1], text[start - 2] if start >= 2 else "")
+        right = not _word(identifier[-1]) or end == len(text) or _free(text[end], text[end + 1 : end + 2])
+        if left and right:
+            return True
+        start = text.find(identifier, start + 1)
+    return False
+
+
+def holds_any(content: str, identifiers: Sequence[str]) -> bool:
+    """Whether ``content`` holds any of ``identifiers`` (case-folded) whole."""
+    folded = content.casefold()
+    return any(holds_whole(folded, identifier) for identifier in identifiers)
+
+
+def _free(beside: str, beyond: str) -> bool:
+    """Whether the character ``beside`` an identifier (and the one ``beyond`` it) end it."""
+    if _word(beside):
+        return False
+    return not (beside in JOINERS and beyond != "" and _word(beyond))
 
 
 def _tf(tokens: list[str], term: ScoredTerm) -> int:
@@ -150,6 +209,8 @@ def rank(
         value += TRUST_BONUS * c.source_trust / 100 + RECENCY_BONUS * recency(c.event_time, newest)
         if c.workspace in boosted:
             value += WORKSPACE_BONUS
+        if c.identifier:
+            value += IDENTIFIER_BONUS
         out.append((c.memory_id, round(value, 6)))
     out.sort(key=lambda h: (-h[1], -h[0]))
     return out

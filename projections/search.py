@@ -104,6 +104,7 @@ class Hit(msgspec.Struct):
     score: float
     phrase: bool = False  # contains the query verbatim
     section: int | None = None  # the section (id) of a long memory that matched by meaning
+    identifier: bool = False  # holds one of the query's identifiers whole (ranking.identifiers)
 
 
 # -- index statistics ----------------------------------------------------------------------------
@@ -170,11 +171,15 @@ def search(
         ranking.ScoredTerm(_stem(conn, t), t.prefix, ranking.idf(max(n_docs, df), df))
         for t, df in zip(parsed.terms, dfs, strict=True)
     ]
-    candidates = _candidates(conn, list(found), phrase, "", [])
+    idents = ranking.identifiers(query)
+    candidates = _candidates(conn, list(found), phrase, "", [], idents)
     best = ranking.score_text(candidates, scored, avg_lengths)
-    context = _context(conn, candidates, scored, avg_lengths, best, where, params)
+    context = _context(conn, candidates, scored, avg_lengths, best, where, params, idents)
     ranked = ranking.rank(candidates, context, boost_workspace=boost_workspace)
-    return [Hit(memory_id, score, memory_id in phrase) for memory_id, score in ranked[:limit]], len(found)
+    named = {c.memory_id for c in candidates if c.identifier}
+    return [
+        Hit(memory_id, score, memory_id in phrase, identifier=memory_id in named) for memory_id, score in ranked[:limit]
+    ], len(found)
 
 
 def text_pool(page: int) -> int:
@@ -274,9 +279,15 @@ def _stem(conn: apsw.Connection, term: Term) -> str:
 
 
 def _candidates(
-    conn: apsw.Connection, ids: list[int], phrase: set[int], where: str, params: list[Any]
+    conn: apsw.Connection,
+    ids: list[int],
+    phrase: set[int],
+    where: str,
+    params: list[Any],
+    identifiers: tuple[str, ...] = (),
 ) -> list[ranking.Candidate]:
-    """Tokenised fields of the memories ``ids`` (speaker labels moved to the subject)."""
+    """Tokenised fields of the memories ``ids`` (speaker labels moved to the subject), and
+    whether each holds one of the query's ``identifiers`` whole."""
     if not ids:
         return []
     rows = conn.execute(
@@ -301,6 +312,7 @@ def _candidates(
                 event_time=event_time,
                 workspace=workspace,
                 phrase=memory_id in phrase,
+                identifier=bool(identifiers) and ranking.holds_any(content, identifiers),
             )
         )
     return out
@@ -314,6 +326,7 @@ def _context(
     best: float,
     where: str,
     params: list[Any],
+    identifiers: tuple[str, ...] = (),
 ) -> dict[int, tuple[int | None, int | None]]:
     """Session neighbours of the best text matches, scored and linked both ways.
 
@@ -324,7 +337,7 @@ def _context(
     context = session_neighbours(conn, [c.memory_id for c in top])
     known = {c.memory_id for c in candidates}
     extra = list(dict.fromkeys(n for pair in context.values() for n in pair if n is not None and n not in known))
-    more = _candidates(conn, extra, set(), where, params)
+    more = _candidates(conn, extra, set(), where, params, identifiers)
     ranking.score_text(more, terms, avg_lengths, best)
     candidates += [c for c in more if c.matched]
     for memory_id, (before, after) in list(context.items()):

@@ -20,6 +20,7 @@ from fact_ledger.ledger.trust import trust_of
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.claims import slot_keys
 from fact_ledger.projections.conflicts import conflict_ids_by_memory, conflict_ids_of
+from fact_ledger.projections.ranking import holds_any, identifiers
 from fact_ledger.projections.search import Hit, SearchFilters
 from fact_ledger.server.app import paging
 from fact_ledger.server.app.sections_view import (
@@ -54,19 +55,22 @@ def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list
     return out
 
 
-def _newest_first(conn: Any, hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list[Hit]:
+def _newest_first(conn: Any, hits: list[Hit], standing: dict[int, dict[str, Any]], query: str = "") -> list[Hit]:
     """Hits on one fact outside a claim set in newest-first order, in their places
-    (:func:`ledger.freshness.newest_first`); scores still fall down the list."""
+    (:func:`ledger.freshness.newest_first`); scores still fall down the list. A hit holding one
+    of the query's identifiers whole keeps its place: the query named that value itself."""
     if len(hits) < 2:
         return hits
     ids = [h.memory_id for h in hits]
     rows = mem.by_ids(conn, ids)
+    named = identifiers(query)
+    fixed = set(standing) | {m for m, row in rows.items() if named and holds_any(row["content"], named)}
     slots = slot_keys(conn, ids)
     for memory_id, row in rows.items():
         if shape := template(row["content"]):
             slots.setdefault(memory_id, []).append(f"{row['workspace']}\x1f{row['subject_norm']}\x1f{shape}")
     times = {m: row["event_time"] for m, row in rows.items()}
-    order = newest_first(ids, slots, times, fixed=standing)
+    order = newest_first(ids, slots, times, fixed=fixed)
     if order == ids:
         return hits
     by_id = {h.memory_id: h for h in hits}
@@ -151,7 +155,7 @@ class Views:
             page = offset + limit + 1
             hits, _ = self.search(query, filters, page + STANDING_WINDOW, boost, page)
             standing = self.standings([h.memory_id for h in hits])
-            hits = _newest_first(self.storage.conn, _leaders_first(hits, standing), standing)
+            hits = _newest_first(self.storage.conn, _leaders_first(hits, standing), standing, query)
             shown = hits[offset : offset + limit]
             rows = mem.by_ids(self.storage.conn, [h.memory_id for h in shown])
             conflicts = conflict_ids_by_memory(self.storage.conn, list(rows))
