@@ -96,8 +96,10 @@ TARGETS: tuple[Target, ...] = (
     Target("ledger/claim_words.py", _CLAIM_TESTS),
     Target("ledger/claim_values.py", _CLAIM_TESTS),
     # The filters guarding workspace isolation: the rule (workspaces.py), and every module that
-    # applies a workspace scope on a read or a by-id check (docs/testing.md). Each is critical and
-    # fast; tests/test_mutation_tool.py fails when a module applying a scope is missing here.
+    # applies a workspace scope on a read or a by-id check (docs/testing.md). Each is critical;
+    # tests/test_mutation_tool.py fails when a module applying a scope is missing here. CI's
+    # --fast takes the rule, the continuity rule, the scans and time travel (tests with no seeded
+    # ledger); the modules only the isolation walk covers (~50 s a mutant) run in the full check.
     Target(
         "server/app/workspaces.py",
         ("tests/test_workspaces.py",),
@@ -120,24 +122,18 @@ TARGETS: tuple[Target, ...] = (
         _ISOLATION_TESTS,
         only=("Service._check_workspace", "Service.workspace_scope", "Service._find_scope"),
         critical=("Service._check_workspace", "Service.workspace_scope", "Service._find_scope"),
-        fast=True,
-        fast_lines=SCOPE_LINES,
     ),
     Target(
         "server/app/views.py",
         (*_ISOLATION_TESTS, "tests/test_paging.py", "tests/test_timetravel.py", "tests/test_search.py"),
         only=("Views.find", "Views.read"),
         critical=("Views.find", "Views.read"),
-        fast=True,
-        fast_lines=SCOPE_LINES,
     ),
     Target(
         "server/app/semantic.py",
         (*_ISOLATION_TESTS, "tests/test_notices.py", "tests/test_paging.py"),
         only=("Semantic.notices", "Semantic.review_notice", "Semantic.vectors_status", "_pending"),
         critical=("Semantic.notices", "Semantic.review_notice"),
-        fast=True,
-        fast_lines=SCOPE_LINES,
     ),
     Target(
         "server/app/governance_views.py",
@@ -156,24 +152,18 @@ TARGETS: tuple[Target, ...] = (
             "GovernanceViews.near_duplicates_of",
             "GovernanceViews.overview",
         ),
-        fast=True,
-        fast_lines=SCOPE_LINES,
     ),
     Target(
         "server/app/writes.py",
         _ISOLATION_TESTS,
         only=("Writes._facts",),
         critical=("Writes._facts",),
-        fast=True,
-        fast_lines=SCOPE_LINES,
     ),
     Target(
         "server/app/facade.py",
         _ISOLATION_TESTS,
         only=("LedgerApp.status",),
         critical=("LedgerApp.status",),
-        fast=True,
-        fast_lines=SCOPE_LINES,
     ),
     Target(
         "server/doctor.py",
@@ -186,64 +176,48 @@ TARGETS: tuple[Target, ...] = (
             "check_conflicts_with_inactive_members",
         ),
         critical=("_scope", "check_read_models_head"),
-        fast=True,
-        fast_lines=SCOPE_LINES,
     ),
     Target(
         "projections/conflicts.py",
         _ISOLATION_TESTS,
         only=("page", "count_by_state", "count_unresolved_with_inactive_members"),
         critical=("page", "count_by_state", "count_unresolved_with_inactive_members"),
-        fast=True,
-        fast_lines=SCOPE_LINES,
     ),
     Target(
         "projections/notices.py",
         _ISOLATION_TESTS,
         only=("listing",),
         critical=("listing",),
-        fast=True,
-        fast_lines=SCOPE_LINES,
     ),
     Target(
         "projections/memories.py",
         _ISOLATION_TESTS,
         only=("_scope_sql", "status_counts", "active_counts"),
         critical=("_scope_sql", "status_counts", "active_counts"),
-        fast=True,
-        fast_lines=SCOPE_LINES,
     ),
     Target(
         "projections/search.py",
         _ISOLATION_TESTS,
         only=("SearchFilters.workspaces", "attribute_clauses"),
         critical=("SearchFilters.workspaces", "attribute_clauses"),
-        fast=True,
-        fast_lines=SCOPE_LINES,
     ),
     Target(
         "projections/vectors.py",
         _ISOLATION_TESTS,
         only=("counts",),
         critical=("counts",),
-        fast=True,
-        fast_lines=SCOPE_LINES,
     ),
     Target(
         "projections/confirmations.py",
         _ISOLATION_TESTS,
         only=("agent_asserted_confirmations",),
         critical=("agent_asserted_confirmations",),
-        fast=True,
-        fast_lines=SCOPE_LINES,
     ),
     Target(
         "projections/audit.py",
         _ISOLATION_TESTS,
         only=("_where",),
         critical=("_where",),
-        fast=True,
-        fast_lines=SCOPE_LINES,
     ),
     # A strict workspace is never scored against another's vectors (the scans take the scope).
     Target(
