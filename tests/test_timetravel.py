@@ -221,6 +221,7 @@ def test_audit_filters(app: LedgerApp) -> None:
     everything = app.audit()["events"]
     assert [e["position"] for e in everything] == [2, 1]
     assert [e["actor"] for e in app.audit(actor="other-agent")["events"]] == ["other-agent"]
+    assert [e["actor"] for e in app.audit(client="other-agent")["events"]] == ["other-agent"]
     assert app.audit(type="MemoryRetired")["events"] == []
     assert app.audit(until="2000-01-01T00:00:00Z")["events"] == []
     assert len(app.audit(since=everything[0]["recorded_at"])["events"]) == 1
