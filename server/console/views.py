@@ -4,7 +4,6 @@ by rule, and the geometry of the timeline strip. No IO; tested directly.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from fact_ledger.ledger.clock import to_datetime
+from fact_ledger.ledger.word_diff import word_diff as diff_runs
 
 VERSION_FIELDS = (
     "content",
@@ -43,19 +43,17 @@ def version_changes(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def word_diff(before: str, after: str) -> list[tuple[str, str]]:
-    """A word-level diff (characters for text without spaces, such as Chinese)."""
-    split = str.split if " " in before + after else list
-    old, new = split(before), split(after)
-    joiner = " " if split is str.split else ""
+    """``compare``'s word diff (:func:`ledger.word_diff.word_diff`) as the history page shows it:
+    ``(op, text)`` with op ``same``/``removed``/``added``."""
     ops: list[tuple[str, str]] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
-        if tag == "equal":
-            ops.append(("same", joiner.join(old[i1:i2])))
+    for run in diff_runs(before, after):
+        if run["op"] == "equal":
+            ops.append(("same", run["left"]))
             continue
-        if i2 > i1:
-            ops.append(("removed", joiner.join(old[i1:i2])))
-        if j2 > j1:
-            ops.append(("added", joiner.join(new[j1:j2])))
+        if run["left"]:
+            ops.append(("removed", run["left"]))
+        if run["right"]:
+            ops.append(("added", run["right"]))
     return ops
 
 
