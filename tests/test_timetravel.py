@@ -231,6 +231,18 @@ def test_audit_filters(app: LedgerApp) -> None:
         app.audit(memory_id=99)
 
 
+def test_audit_by_workspace_position_and_under_strict_isolation(db_path) -> None:
+    writer = LedgerApp(Settings(db=str(db_path)))
+    writer.remember("alpha fact", workspace="alpha")
+    writer.remember("beta fact", workspace="beta")
+    assert [e["position"] for e in writer.audit(workspace="beta")["events"]] == [2]
+    assert [e["position"] for e in writer.audit(before_position=2)["events"]] == [1]
+    writer.close()
+    strict = LedgerApp(Settings(db=str(db_path), workspace="beta", isolation="strict"))
+    assert [e["position"] for e in strict.audit()["events"]] == [2]  # alpha's event stays invisible
+    strict.close()
+
+
 def test_archive_moves_old_inactive_memories_out_but_time_travel_still_sees_them(db_path) -> None:
     app = LedgerApp(Settings(db=str(db_path), retention_days=0))
     a = app.remember("old office is on floor 3", event_time=JUL.format(1))["memory_id"]
