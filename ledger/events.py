@@ -54,6 +54,9 @@ class MemoryRecorded(Event, frozen=True, kw_only=True, omit_defaults=True):
     metadata: dict[str, Any] = {}
     content_hash: str = ""
     authorization: str = ""
+    session: str = ""  # the client's conversation id (``session_id``), "" when none was given
+    turn: int | None = None  # the turn of that conversation the client numbered
+    promoted_from: str = ""  # the working memory (stream id) whose promotion recorded this one
 
 
 class MemoryUpdated(Event, frozen=True, kw_only=True, omit_defaults=True):
@@ -71,6 +74,8 @@ class MemoryUpdated(Event, frozen=True, kw_only=True, omit_defaults=True):
     event_time: str | None = None
     derived_from_confirmed: bool = False
     authorization: str = ""
+    session: str = ""
+    turn: int | None = None
 
 
 class DuplicateSighted(Event, frozen=True, kw_only=True, omit_defaults=True):
@@ -218,6 +223,135 @@ class NoticeReviewed(Event, frozen=True, kw_only=True, omit_defaults=True):
     reason: str = ""
 
 
+class WorkingNoted(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A working (session-tier) memory: logged like every write, but outside claims, conflicts,
+    notices, vectors and other conversations until it is ``Promoted``. ``sticky`` notes are never
+    evicted from their conversation's working set."""
+
+    memory: str
+    session: str
+    content: str
+    subject: str = ""
+    tags: tuple[str, ...] = ()
+    source_type: str = "agent_generated"
+    confidence: float = 0.5
+    source_ref: str = ""
+    metadata: dict[str, Any] = {}
+    content_hash: str = ""
+    turn: int | None = None
+    sticky: bool = False
+
+
+class WorkingRepeated(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A working memory written again word for word inside its working set: absorbed, touched."""
+
+    memory: str
+    turn: int | None = None
+
+
+class WorkingRevised(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A working memory's changed fields (``update`` on a working memory); absent fields keep their value."""
+
+    memory: str
+    content: str | None = None
+    subject: str | None = None
+    tags: tuple[str, ...] | None = None
+    confidence: float | None = None
+    metadata: dict[str, Any] | None = None
+    content_hash: str | None = None
+    turn: int | None = None
+
+
+class Reinforced(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A signal about a working memory (``ledger.promotion``): ``user_affirmed``,
+    ``tool_succeeded``, ``user_referenced`` or ``contradicted``, in a conversation's turn."""
+
+    memory: str
+    signal: str
+    session: str = ""
+    turn: int | None = None
+
+
+class PromotionSignal(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A signal as the promotion rule counted it."""
+
+    signal: str
+    turn: int | None = None
+    weight: int = 0
+
+
+class Promoted(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A working memory became long-term: ``long_term`` is the memory (stream id) recorded for it
+    in the same transaction. ``rule`` names what decided (``ledger.promotion``'s rule with its
+    weights, or ``user`` for ``memory_govern promote``), ``score`` and ``signals`` what it counted."""
+
+    memory: str
+    long_term: str
+    score: int = 0
+    signals: tuple[PromotionSignal, ...] = ()
+    rule: str = ""
+    authorization: str = ""
+
+
+class WorkingExpired(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A conversation idle past the working TTL: its unpromoted working memories leave the hot
+    read models (their events stay: ``history`` and ``audit`` still show them)."""
+
+    session: str
+    idle_days: int = 0
+
+
+class Cooled(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A long-term memory unused for ``idle_days`` became cold: kept, found only by explicit queries."""
+
+    memory: str
+    idle_days: int = 0
+
+
+class Warmed(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A cold memory was used again (found on a first page, or read): hot again."""
+
+    memory: str
+
+
+class ErasedRow(msgspec.Struct, frozen=True):
+    """One row an erasure cleared: its position, event id and seal (the salted digest of the
+    fields it held; the salt went with them)."""
+
+    position: int
+    event_id: str
+    seal: str
+
+
+class Erased(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A memory erased: its content, subject, tags, metadata and claims are gone from ``rows``
+    (every row of its own stream and the claim-set rows that held its values), which keep only
+    their seals. Who erased it is the row's actor, when its ``recorded_at``; never the content."""
+
+    memory: str
+    reason: str = ""
+    rows: tuple[ErasedRow, ...] = ()
+    authorization: str = ""
+
+
+class WriteReplayed(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A write kept in a machine's JSONL backup while the log could not take it, decided again
+    against the log as it was when it landed. Kept from the backup: the write's identity (its
+    first event's id, ``head``), its event time and its actor; decided anew: everything else.
+    ``backed_up`` and ``decided`` list the event types of the offline decision and of the one
+    that landed; ``outcome`` is ``as_backed_up`` (the same types), ``decided_anew``, ``refused``
+    (``reason`` says why; nothing else landed) or ``unchanged`` (nothing left to write)."""
+
+    command: str
+    head: str
+    op: str = ""
+    outcome: str = "as_backed_up"
+    backed_up: tuple[str, ...] = ()
+    decided: tuple[str, ...] = ()
+    backed_up_at: str = ""
+    reason: str = ""
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.__name__: cls
     for cls in (
@@ -236,6 +370,14 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ConflictReopened,
         WorkspaceAliasSet,
         NoticeReviewed,
+        WorkingNoted,
+        WorkingRepeated,
+        WorkingRevised,
+        Reinforced,
+        Promoted,
+        WorkingExpired,
+        Cooled,
+        Warmed,
     )
 }
 

@@ -42,6 +42,8 @@ class SearchFilters(msgspec.Struct, kw_only=True):
     after_time: str | None = None
     before_time: str | None = None
     max_memory_id: int | None = None  # a paging bound: memories the ledger held at that position
+    session: str | None = None  # only this conversation's memories (``session_only``)
+    exclude_cold: bool = False  # leave out cold memories (projections.conversations)
 
     @property
     def workspaces(self) -> tuple[str, ...] | None:
@@ -54,6 +56,11 @@ class SearchFilters(msgspec.Struct, kw_only=True):
         if self.max_memory_id is not None:
             clauses.append("m.memory_id <= ?")
             params.append(self.max_memory_id)
+        if self.session is not None:
+            clauses.append("m.memory_id IN (SELECT memory_id FROM conversation_memories WHERE session = ?)")
+            params.append(self.session)
+        if self.exclude_cold:
+            clauses.append("m.memory_id NOT IN (SELECT memory_id FROM cold_memories)")
         more, more_params = attribute_clauses(
             row="m",
             time_column="event_time",

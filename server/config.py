@@ -19,6 +19,12 @@ Keys (file / env):
     retention_days                 LEDGER_RETENTION_DAYS   archive retired/superseded after (90)
     event_time_skew_s              LEDGER_EVENT_TIME_SKEW_S  how far ahead of now an event_time may be (86400)
     create                         LEDGER_CREATE           create a missing database at an explicit path
+    default_tier                   LEDGER_DEFAULT_TIER     ``long`` (default) or ``working``: remember's tier
+                                                           when the call names none
+    working_set_size               LEDGER_WORKING_SET_SIZE   a conversation's working set (20)
+    working_ttl_days               LEDGER_WORKING_TTL_DAYS   an idle conversation's working memories leave
+                                                           the hot read models after (7)
+    cold_after_days                LEDGER_COLD_AFTER_DAYS  a long-term memory unused this long cools (30)
     secrets_allowed_workspaces     LEDGER_SECRETS_ALLOWED_WORKSPACES  workspaces whose writes may hold
                                                            credentials (a list; comma-separated in the
                                                            environment; ``*``: every workspace)
@@ -61,7 +67,16 @@ from fact_ledger.ledger.store import DEFAULT_BUSY_TIMEOUT_MS
 ISOLATION_MODES = ("none", "weak", "strict")
 DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"
 MAX_SKEW_S = 10**9  # about 31 years: enough for any clock, never past the calendar
-_INTEGERS = ("busy_timeout_ms", "retention_days", "section_threshold", "event_time_skew_s")
+_INTEGERS = (
+    "busy_timeout_ms",
+    "retention_days",
+    "section_threshold",
+    "event_time_skew_s",
+    "working_set_size",
+    "working_ttl_days",
+    "cold_after_days",
+)
+TIERS = ("long", "working")
 _BOOLEANS = ("create",)
 _LISTS = ("secrets_allowed_workspaces",)
 _TRUE = ("1", "true", "yes", "on")
@@ -160,6 +175,10 @@ class Settings:
     retention_days: int = 90
     event_time_skew_s: int = DEFAULT_SKEW_S
     section_threshold: int = 4000
+    default_tier: str = "long"  # remember's tier when the call names none
+    working_set_size: int = 20  # a conversation's working set: sticky notes + the most recently touched
+    working_ttl_days: int = 7  # an idle conversation's working memories leave the hot read models
+    cold_after_days: int = 30  # a long-term memory unused this long is cooled by the periodic pass
     policy: Policy = field(default_factory=Policy)
     # Code that builds Settings itself creates its database; the CLI and the server resolve
     # settings with load_settings, where only the default path is created implicitly.
@@ -243,6 +262,10 @@ _ENV = {
     "event_time_skew_s": "LEDGER_EVENT_TIME_SKEW_S",
     "section_threshold": "LEDGER_SECTION_THRESHOLD",
     "create": "LEDGER_CREATE",
+    "default_tier": "LEDGER_DEFAULT_TIER",
+    "working_set_size": "LEDGER_WORKING_SET_SIZE",
+    "working_ttl_days": "LEDGER_WORKING_TTL_DAYS",
+    "cold_after_days": "LEDGER_COLD_AFTER_DAYS",
     "secrets_allowed_workspaces": "LEDGER_SECRETS_ALLOWED_WORKSPACES",
 }
 
@@ -309,6 +332,11 @@ def _coerce(settings: Settings, values: dict[str, Any]) -> Settings:
         raise InvalidInput("section_threshold must be between 1 and 9,999,999 characters", field="section_threshold")
     if not 0 <= result.event_time_skew_s <= MAX_SKEW_S:
         raise InvalidInput(f"event_time_skew_s must be between 0 and {MAX_SKEW_S:,} seconds", field="event_time_skew_s")
+    if result.default_tier not in TIERS:
+        raise InvalidInput(f"default_tier must be one of {', '.join(TIERS)}", field="default_tier")
+    for key in ("working_set_size", "working_ttl_days", "cold_after_days"):
+        if not 1 <= getattr(result, key) <= 100_000:
+            raise InvalidInput(f"{key} must be between 1 and 100,000", field=key)
     if result.isolation not in ISOLATION_MODES:
         raise InvalidInput(f"isolation must be one of {', '.join(ISOLATION_MODES)}", field="isolation")
     return result

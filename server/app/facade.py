@@ -11,11 +11,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.claims import ClaimsProjector, NearDuplicatesProjector
 from fact_ledger.projections.conflicts import count_by_state
 from fact_ledger.projections.conflicts_projector import ConflictsProjector
+from fact_ledger.projections.conversations import ConversationsProjector
 from fact_ledger.projections.memories import MemoriesProjector
 from fact_ledger.projections.notices import NoticeReviewsProjector
 from fact_ledger.projections.runner import ProjectionRunner, Projector
@@ -25,6 +27,7 @@ from fact_ledger.projections.timeline import TimelineProjector
 from fact_ledger.projections.workspaces import WorkspacesProjector
 from fact_ledger.server.app.backup import REPLAY_BATCH, replay_backup
 from fact_ledger.server.app.backup_log import BackupLog
+from fact_ledger.server.app.conversations import Conversations
 from fact_ledger.server.app.governance import Governance
 from fact_ledger.server.app.sections_view import SectionsRequest
 from fact_ledger.server.app.semantic import Semantic
@@ -43,6 +46,7 @@ def default_projectors(settings: Settings | None = None) -> list[Projector]:
     threshold = (settings or Settings()).section_threshold
     return [
         MemoriesProjector(),
+        ConversationsProjector(),
         ClaimsProjector(),
         NearDuplicatesProjector(),
         ConflictsProjector(),
@@ -70,6 +74,7 @@ class LedgerApp:
         self.governance = Governance(self.storage, self.workspace_service)
         self.semantic = Semantic(self.storage, self.workspace_service)
         self.writes = Writes(self.storage, self.workspace_service, self.governance)
+        self.conversations = Conversations(self.storage, self.workspace_service, self.governance, self.writes)
         self.history_service = History(self.storage, self.workspace_service)
         self.view_service = Views(
             self.storage,
@@ -77,6 +82,7 @@ class LedgerApp:
             self.history_service,
             search=self.semantic.search_hits,
             standings=self.governance.standings,
+            conversations=self.conversations,
         )
         self.storage.after_write.append(self.semantic.poke_worker)  # the vector worker has something to embed
 
@@ -111,6 +117,7 @@ class LedgerApp:
 
     @storage_call
     def close(self) -> None:
+        self.conversations.close()
         self.semantic.close()
         self.storage.close()
 
@@ -133,9 +140,35 @@ class LedgerApp:
         metadata: dict[str, Any] | None = None,
         authorization: str = "",
         on_secret: str = "refuse",
+        tier: str | None = None,
+        session_id: str | None = None,
+        turn: int | None = None,
+        sticky: bool = False,
     ) -> dict[str, Any]:
+        if (tier or self.settings.default_tier) == "working":
+            self._check_working(session_id, ref_id, retracts, claims)
+            assert session_id is not None
+            return self.conversations.note(
+                content,
+                session_id=session_id,
+                turn=turn,
+                sticky=sticky,
+                subject=subject,
+                tags=tags,
+                source_type=source_type,
+                confidence=confidence,
+                event_time=event_time,
+                workspace=workspace,
+                source_ref=source_ref,
+                metadata=metadata,
+                on_secret=on_secret,
+            )
+        if sticky:
+            raise InvalidInput('sticky applies to the working tier (tier: "working")', field="sticky")
         return self.writes.remember(
             content,
+            session_id=session_id,
+            turn=turn,
             subject=subject,
             tags=tags,
             source_type=source_type,
@@ -151,6 +184,18 @@ class LedgerApp:
             on_secret=on_secret,
         )
 
+    @staticmethod
+    def _check_working(
+        session_id: str | None, ref_id: int | None, retracts: bool, claims: list[dict[str, str]] | None
+    ) -> None:
+        """A working memory belongs to a conversation and states no claim and no retraction
+        (those are long-term acts: write it long-term, or let it be promoted)."""
+        if not session_id:
+            raise InvalidInput("a working memory needs session_id (the conversation it belongs to)", field="session_id")
+        for name, given in (("ref_id", ref_id is not None), ("retracts", retracts), ("claims", bool(claims))):
+            if given:
+                raise InvalidInput(f"{name} is a long-term act: a working memory takes none", field=name)
+
     @storage_call
     def update(
         self,
@@ -159,11 +204,38 @@ class LedgerApp:
         expected_version: int | None = None,
         authorization: str = "",
         on_secret: str = "refuse",
+        session_id: str | None = None,
+        turn: int | None = None,
         **changes: Any,
     ) -> dict[str, Any]:
+        if self.conversations.is_working(memory_id):
+            return self.conversations.update(memory_id, turn=turn, changes=changes, on_secret=on_secret)
         return self.writes.update(
-            memory_id, expected_version=expected_version, authorization=authorization, on_secret=on_secret, **changes
+            memory_id,
+            expected_version=expected_version,
+            authorization=authorization,
+            on_secret=on_secret,
+            session_id=session_id,
+            turn=turn,
+            **changes,
         )
+
+    # -- conversations and the working tier (server/app/conversations.py) ------------------------
+    @storage_call
+    def reinforce(self, memory_id: int, signal: str, *, session_id: str | None = None, turn: int) -> dict[str, Any]:
+        return self.conversations.reinforce(memory_id, signal, session_id=session_id, turn=turn)
+
+    @storage_call
+    def promote(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
+        return self.conversations.promote(memory_id, authorization)
+
+    @storage_call
+    def working(self, session_id: str) -> dict[str, Any]:
+        return self.conversations.working(session_id)
+
+    @storage_call
+    def sweep(self, dry_run: bool = False) -> dict[str, Any]:
+        return self.conversations.sweep(dry_run=dry_run)
 
     # -- workspaces (server/app/workspaces.py) ---------------------------------------------------
     @storage_call
@@ -197,7 +269,8 @@ class LedgerApp:
 
     @storage_call
     def history(self, memory_id: int, *, limit: int = HISTORY_PAGE, cursor: str | None = None) -> dict[str, Any]:
-        return self.history_service.history(memory_id, limit=limit, cursor=cursor)
+        working = self.conversations.history(memory_id) if mem.by_id(self.conn, memory_id) is None else None
+        return working or self.history_service.history(memory_id, limit=limit, cursor=cursor)
 
     @storage_call
     def timeline(
@@ -264,7 +337,13 @@ class LedgerApp:
         as_of_event_time: str | None = None,
         as_of_recorded: str | int | None = None,
         cursor: str | None = None,
+        session_id: str | None = None,
+        turn: int | None = None,  # accepted like on every memory action; a find records nothing
+        session_only: bool = False,
+        include_cold: bool = False,
     ) -> dict[str, Any]:
+        if session_only and not session_id:
+            raise InvalidInput("session_only needs session_id", field="session_only")
         return self.view_service.find(
             query,
             limit=limit,
@@ -277,6 +356,9 @@ class LedgerApp:
             as_of_event_time=as_of_event_time,
             as_of_recorded=as_of_recorded,
             cursor=cursor,
+            session_id=session_id,
+            session_only=session_only,
+            include_cold=include_cold,
         )
 
     @storage_call
@@ -287,10 +369,19 @@ class LedgerApp:
         as_of_event_time: str | None = None,
         as_of_recorded: str | int | None = None,
         sections: SectionsRequest = None,
+        session_id: str | None = None,  # accepted like on every memory action; a read records nothing
+        turn: int | None = None,
     ) -> dict[str, Any]:
-        return self.view_service.read(
+        if as_of_event_time is None and as_of_recorded is None and mem.by_id(self.conn, memory_id) is None:
+            working = self.conversations.read(memory_id)
+            if working is not None:
+                return working
+        answer = self.view_service.read(
             memory_id, as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded, sections=sections
         )
+        if as_of_event_time is None and as_of_recorded is None:
+            self.conversations.used([memory_id])
+        return answer
 
     # -- governance (server/app/governance.py) ----------------------------------------------
     def arbitrate(

@@ -81,13 +81,21 @@ class Views:
     """``find`` and ``read`` over the storage seam."""
 
     def __init__(
-        self, storage: Storage, workspaces: Workspaces, history: History, *, search: Search, standings: Standings
+        self,
+        storage: Storage,
+        workspaces: Workspaces,
+        history: History,
+        *,
+        search: Search,
+        standings: Standings,
+        conversations: Any = None,
     ) -> None:
         self.storage = storage
         self.workspaces = workspaces
         self.history = history
         self.search = search
         self.standings = standings
+        self.conversations = conversations  # server.app.conversations.Conversations (working tier, use)
 
     @property
     def settings(self) -> Settings:
@@ -108,9 +116,14 @@ class Views:
         as_of_event_time: str | None = None,
         as_of_recorded: str | int | None = None,
         cursor: str | None = None,
+        session_id: str | None = None,
+        session_only: bool = False,
+        include_cold: bool = False,
     ) -> dict[str, Any]:
         request = {
             "query": query,
+            **({"session_id": session_id, "session_only": session_only} if session_id else {}),
+            **({"include_cold": True} if include_cold else {}),
             "tags_filter": list(tags_filter),
             "source_type": source_type,
             "workspace": workspace,
@@ -149,14 +162,24 @@ class Views:
                 after_time=after_time,
                 before_time=before_time,
                 max_memory_id=bound,
+                session=session_id if session_only else None,
+                exclude_cold=not include_cold,
             )
+            # The conversation's working set answers first: it is the freshest context. It
+            # takes its place on the first page; long-term results page on after it.
+            working = self._working_first(query, session_id, scope, offset, include_inactive, limit)
+            taken = limit - len(working) if offset == 0 else limit
             # A wider window than the page: a leader that answers the query below its challenger
             # moves up to it (``leaders_first``), one that does not answer it stays away.
             page = offset + limit + 1
             hits, _ = self.search(query, filters, page + STANDING_WINDOW, boost, page)
+            if not hits and offset == 0 and not include_cold:  # nothing hot answers: the cold may
+                hits, _ = self.search(query, msgspec.structs.replace(filters, exclude_cold=False), page, boost, page)
             standing = self.standings([h.memory_id for h in hits])
             hits = _newest_first(self.storage.conn, _leaders_first(hits, standing), standing, query)
-            shown = hits[offset : offset + limit]
+            if session_id and not session_only:
+                hits = self._conversation_first(hits, session_id)
+            shown = hits[offset : offset + taken]
             rows = mem.by_ids(self.storage.conn, [h.memory_id for h in shown])
             conflicts = conflict_ids_by_memory(self.storage.conn, list(rows))
             threshold = self.settings.section_threshold
@@ -176,14 +199,39 @@ class Views:
                     view = with_section(view, section, query, total)
                 if hit.memory_id in standing:
                     view["standing"] = standing[hit.memory_id]
+                if session_id:
+                    view["tier"] = "long"
                 results.append(view)
-        more = len(hits) > offset + limit
+        if offset == 0 and self.conversations is not None:
+            self.conversations.used([r["memory_id"] for r in results])
+        more = len(hits) > offset + taken
         return {
             "ok": True,
-            "results": results,
+            "results": working + results,
             "has_more": more,
-            "next_cursor": paging.encode("find", request, offset + limit, bound) if more else None,
+            "next_cursor": paging.encode("find", request, offset + taken, bound) if more else None,
         }
+
+    def _working_first(
+        self,
+        query: str,
+        session_id: str | None,
+        scope: tuple[str, ...] | None,
+        offset: int,
+        include_inactive: bool,
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        """The conversation's working notes that answer the query (first page only)."""
+        if not session_id or offset or self.conversations is None:
+            return []
+        return self.conversations.working_hits(query, session_id, scope)[:limit]
+
+    def _conversation_first(self, hits: list[Hit], session_id: str) -> list[Hit]:
+        """The conversation's own long-term memories first, each group in its order."""
+        assert self.conversations is not None
+        sessions = self.conversations.sessions_of([h.memory_id for h in hits])
+        mine = [h for h in hits if sessions.get(h.memory_id, ("",))[0] == session_id]
+        return mine + [h for h in hits if sessions.get(h.memory_id, ("",))[0] != session_id]
 
     def read(
         self,

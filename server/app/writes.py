@@ -18,7 +18,7 @@ from fact_ledger.ledger.cancellation import MAX_MATCHES, Target, cancelled_words
 from fact_ledger.ledger.decide import RememberCommand, effective_changes
 from fact_ledger.ledger.duplicates import duplicate_key
 from fact_ledger.ledger.errors import Locked, NotFound, Unauthorized
-from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec
+from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec, MemoryRecorded, MemoryUpdated
 from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check_writable
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.projections import memories as mem
@@ -38,6 +38,19 @@ CANCELLATION_NOTICE = (
     "reads as a cancellation of {n} active instruction(s), none retracted: "
     "retract one with ref_id + retracts (see retraction_candidates)"
 )
+
+
+def in_conversation(decision: Decision, session_id: str | None, turn: int | None) -> Decision:
+    """The decision with the conversation (``session_id``, ``turn``) stored on the memory's
+    recorded or updated event, when the caller named one."""
+    if not session_id and turn is None:
+        return decision
+    return [
+        (stream, msgspec.structs.replace(ev, session=session_id or "", turn=turn))
+        if isinstance(ev, MemoryRecorded | MemoryUpdated)
+        else (stream, ev)
+        for stream, ev in decision
+    ]
 
 
 class _Unchanged(Exception):  # control flow: never leaves the facade
@@ -98,6 +111,8 @@ class Writes(Service):
         metadata: dict[str, Any] | None = None,
         authorization: str = "",
         on_secret: str = "refuse",
+        session_id: str | None = None,
+        turn: int | None = None,
     ) -> dict[str, Any]:
         if event_time is not None:
             event_time = self._plausible(event_time)
@@ -138,7 +153,7 @@ class Writes(Service):
             duplicate = self._find_duplicate(command)
             # claims, collisions, near-duplicates and a retraction's effect: server/app/collisions.py
             decision = self.governance.remember_decision(command, new_stream, target, near, duplicate)
-            return decision, command.event_time, command.workspace
+            return in_conversation(decision, session_id, turn), command.event_time, command.workspace
 
         outcome = self._commit(decide)
         if isinstance(outcome, BackedUp):
@@ -251,6 +266,8 @@ class Writes(Service):
         expected_version: int | None = None,
         authorization: str = "",
         on_secret: str = "refuse",
+        session_id: str | None = None,
+        turn: int | None = None,
         **changes: Any,
     ) -> dict[str, Any]:
         requested = {k: v for k, v in changes.items() if v is not None}
@@ -276,6 +293,7 @@ class Writes(Service):
             decision = self.governance.update_decision(
                 facts, effective, expected_version=expected_version, authorization=authorization
             )
+            decision = in_conversation(decision, session_id, turn)
             return decision, effective.get("event_time") or clock.now(), facts.workspace
 
         try:

@@ -77,7 +77,9 @@ MEMORY = ToolSpec(
             "agent_generated|unknown), confidence 0..1, event_time ISO, workspace, source_ref, "
             "ref_id+retracts (cancel memory ref_id; a cancellation without ref_id, 'don't send the minutes', "
             "retracts the one instruction it names), claims[{subject,attribute,value}], metadata{}, "
-            "on_secret (refuse|mask: a credential in the write is refused, or stored as [secret:<kind>])",
+            "on_secret (refuse|mask: a credential in the write is refused, or stored as [secret:<kind>]), "
+            "session_id + turn (the conversation and its turn), tier (long|working: a provisional note kept in "
+            "its conversation's working set until reinforce promotes it), sticky (never evicted from the set)",
             {"content": "The staging API listens on port 8080", "subject": "staging api", "tags": ["infra"]},
         ),
         "find": Route(
@@ -85,14 +87,17 @@ MEMORY = ToolSpec(
             s.FindData,
             "search current memories (English and Chinese)",
             "query, limit 1..50 (5), tags_filter[], source_type, workspace, after_time, before_time, "
-            "include_inactive, as_of_event_time, as_of_recorded (time or log position), cursor (next_cursor)",
+            "include_inactive, as_of_event_time, as_of_recorded (time or log position), cursor (next_cursor), "
+            "session_id (its working set first, then its memories, then the rest), session_only, "
+            "include_cold (also memories cooled for disuse)",
             {"query": "staging port", "limit": 5},
         ),
         "read": Route(
             "read",
             s.ReadData,
             "one memory in full, with links",
-            "memory_id*, as_of_event_time, as_of_recorded, sections (catalog|all|[ids]: a long memory's sections)",
+            "memory_id*, as_of_event_time, as_of_recorded, sections (catalog|all|[ids]: a long memory's sections), "
+            "session_id, turn",
             {"memory_id": 12},
         ),
         "update": Route(
@@ -100,8 +105,16 @@ MEMORY = ToolSpec(
             s.UpdateData,
             "change a memory (protected/locked ones need authorized: true)",
             "memory_id*, expected_version, authorized, content, subject, tags[], confidence, event_time, metadata{}, "
-            "on_secret (refuse|mask)",
+            "on_secret (refuse|mask), session_id, turn",
             {"memory_id": 12, "expected_version": 1, "content": "port 8081"},
+        ),
+        "reinforce": Route(
+            "reinforce",
+            s.ReinforceData,
+            "a signal about a working memory; promotes it to long-term when the rule holds",
+            "memory_id*, signal* (user_affirmed +1|tool_succeeded +2|user_referenced +1|contradicted), "
+            "turn*, session_id (promoted at 5 over 3 distinct turns, none contradicted since)",
+            {"memory_id": 12, "signal": "tool_succeeded", "session_id": "conv-a", "turn": 4},
         ),
         "judge": Route(
             "judge",
@@ -168,6 +181,13 @@ REVIEW = ToolSpec(
             {"subject": "staging api"},
         ),
         "doctor": Route("doctor", s.Empty, "health checks and severity"),
+        "working": Route(
+            "working",
+            a.WorkingData,
+            "a conversation's working set (provisional notes), most recently touched first",
+            "session_id*",
+            {"session_id": "conv-a"},
+        ),
         "workspaces": Route("workspaces", s.Empty, "workspaces, accepted aliases and suggested aliases"),
         "notices": Route(
             "notices",
@@ -242,6 +262,14 @@ GOVERN = ToolSpec(
             {"memory_id": 12, "authorized": True},
             governed=True,
         ),
+        "promote": Route(
+            "promote",
+            a.PromoteData,
+            "make a working memory long-term now (it meets claims and conflicts)",
+            "memory_id*, authorized*",
+            {"memory_id": 12, "authorized": True},
+            governed=True,
+        ),
         "accept": Route(
             "accept_alias",
             a.AliasData,
@@ -312,6 +340,13 @@ REPAIR = ToolSpec(
             "dry_run (false), older_than_days (default: the retention period)",
             {"dry_run": True},
             progress=True,
+        ),
+        "sweep": Route(
+            "sweep",
+            a.SweepData,
+            "the periodic pass: idle conversations' working memories expire, unused memories cool",
+            "dry_run (false)",
+            {"dry_run": True},
         ),
         "help": HELP,
     },

@@ -172,6 +172,18 @@ class RebuildData(EdgeModel):
     projection: Annotated[Name, Field(min_length=1, max_length=64)] | None = None
 
 
+class PromoteData(_Governed):
+    memory_id: MemoryId
+
+
+class WorkingData(EdgeModel):
+    session_id: Annotated[str, Field(min_length=1, max_length=256)]
+
+
+class SweepData(EdgeModel):
+    dry_run: StrictBool = False
+
+
 class ReplayBackupData(_Governed):
     dry_run: StrictBool = True
 

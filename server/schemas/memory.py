@@ -90,6 +90,10 @@ Name = Annotated[Text, Field(max_length=MAX_NAME_CHARS)]
 Reason = Annotated[Text, Field(max_length=MAX_REASON_CHARS)]
 Cursor = Annotated[str, Field(min_length=1, max_length=512)]  # next_cursor of the previous page, as it came
 OnSecret = Literal["refuse", "mask"]  # a credential in a write: refused (default) or masked (server/app/credentials.py)
+SessionId = Annotated[Text, Field(min_length=1, max_length=MAX_NAME_CHARS)]  # a client's conversation id
+Turn = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=0, le=2**31 - 1)]  # the client's turn counter
+Tier = Literal["long", "working"]
+Signal = Literal["user_affirmed", "tool_succeeded", "user_referenced", "contradicted"]
 
 
 class EdgeModel(BaseModel):
@@ -211,6 +215,11 @@ class RememberData(EdgeModel):
     metadata: Metadata = {}
     authorized: StrictBool = False
     on_secret: OnSecret = "refuse"
+    # the working tier and conversations (docs/contract.md): tier defaults to LEDGER_DEFAULT_TIER
+    tier: Tier | None = None
+    session_id: SessionId | None = None
+    turn: Turn | None = None
+    sticky: StrictBool = False
 
     def to_kwargs(self) -> dict[str, Any]:
         out = super().to_kwargs()
@@ -247,6 +256,10 @@ class FindData(EdgeModel):
     as_of_event_time: str | None = None
     as_of_recorded: RecordedPoint | None = None
     cursor: Cursor | None = None
+    session_id: SessionId | None = None
+    turn: Turn | None = None
+    session_only: StrictBool = False
+    include_cold: StrictBool = False
 
 
 class ReadData(EdgeModel):
@@ -256,6 +269,8 @@ class ReadData(EdgeModel):
     as_of_recorded: RecordedPoint | None = None
     # a long memory's sections: the catalog (default), all with their text, or the given ids
     sections: Literal["catalog", "all"] | Annotated[list[PositiveId], Field(max_length=1000)] | None = None
+    session_id: SessionId | None = None
+    turn: Turn | None = None
 
 
 class UpdateData(EdgeModel):
@@ -270,6 +285,17 @@ class UpdateData(EdgeModel):
     event_time: str | None = None
     metadata: Metadata | None = None
     on_secret: OnSecret = "refuse"
+    session_id: SessionId | None = None
+    turn: Turn | None = None
+
+
+class ReinforceData(EdgeModel):
+    """A signal about a working memory (``ledger.promotion``); finds and reads are never signals."""
+
+    memory_id: MemoryId
+    signal: Signal
+    session_id: SessionId | None = None
+    turn: Turn
 
 
 def _check_pins(value: dict[str, int]) -> dict[str, int]:

@@ -51,6 +51,14 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "accept_alias": ("WorkspaceAliasSet",),
     "reject_alias": ("WorkspaceAliasSet",),
     "review_notice": ("NoticeReviewed",),
+    # the working tier (server/app/conversations.py): remember with tier "working", update of a
+    # working memory, reinforce (Promoted with the long-term memory's events), promote, the pass
+    "note": ("WorkingNoted", "WorkingRepeated"),
+    "revise": ("WorkingRevised",),
+    "reinforce": ("Reinforced", "Promoted", "MemoryRecorded", "DuplicateSighted", "ClaimCollided"),
+    "promote": ("Promoted", "MemoryRecorded", "DuplicateSighted", "ClaimCollided"),
+    "sweep": ("WorkingExpired", "Cooled"),
+    "warm": ("Warmed",),
 }
 
 _HEADER = """\

@@ -1,0 +1,527 @@
+"""Conversations and the working tier (a service of the facade).
+
+A working memory (``remember`` with ``tier: "working"``) is logged like every write
+(``WorkingNoted``) but kept out of claims, conflicts, notices, vectors and other conversations:
+it lives in its conversation's working set (``projections.conversations``). ``reinforce`` records
+a signal (``Reinforced``); when :func:`ledger.promotion.assess` holds, the same transaction
+records the long-term memory — through ``remember``'s own decision, so it meets claims and
+conflicts then — and a ``Promoted`` event with the score, the signals and the rule.
+
+The periodic pass (:meth:`Conversations.sweep`) records what depends on the clock as events, so
+a rebuild reproduces it: conversations idle past the TTL (``WorkingExpired``) and long-term
+memories unused for ``cold_after_days`` (``Cooled``). How often a memory is used is counted in
+``memory_use``, a table outside the read models that no rebuild touches: a read must not grow
+the log. A cold memory that is used again is ``Warmed`` (one event per cold memory used, not
+per read).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import timedelta
+from typing import Any
+
+import msgspec
+
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.decide import RememberCommand
+from fact_ledger.ledger.errors import InvalidInput, NotFound
+from fact_ledger.ledger.events import (
+    AUTH_AGENT,
+    Cooled,
+    DuplicateSighted,
+    MemoryRecorded,
+    Promoted,
+    PromotionSignal,
+    Reinforced,
+    Warmed,
+    WorkingExpired,
+    WorkingNoted,
+    WorkingRepeated,
+    WorkingRevised,
+)
+from fact_ledger.ledger.facts import Decision
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.normalize import content_hash, normalize_text
+from fact_ledger.ledger.promotion import DEFAULT_RULE, SIGNALS, USER_RULE, Signal, assess
+from fact_ledger.ledger.working import match_score
+from fact_ledger.projections import conversations as conv
+from fact_ledger.projections import memories as mem
+from fact_ledger.projections.audit import AuditQuery, audit_events
+from fact_ledger.server.app.governance import Governance
+from fact_ledger.server.app.service import Service
+from fact_ledger.server.app.storage import BackedUp, Storage
+from fact_ledger.server.app.workspaces import Workspaces
+
+_USE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memory_use(
+    memory_id INTEGER PRIMARY KEY,
+    uses      INTEGER NOT NULL,
+    last_used TEXT NOT NULL
+)
+"""
+COOL_BATCH = 500  # Cooled events per transaction of the pass
+USE_FLUSH = 256  # uses kept in memory before they are written (and at close, and by the pass)
+
+
+def working_view(row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:
+    """A working memory as answers show it (``tier: "working"``)."""
+    view: dict[str, Any] = {
+        "memory_id": row["memory_id"],
+        "tier": "working",
+        "session_id": row["session"],
+        "content": row["content"],
+        "subject": row["subject"],
+        "tags": json.loads(row["tags"]),
+        "source_type": row["source_type"],
+        "confidence": row["confidence"],
+        "status": {"working": "active"}.get(row["state"], row["state"]),
+        "sticky": bool(row["sticky"]),
+        "turn": row["turn"],
+        "last_turn": row["last_turn"],
+        "event_time": row["event_time"],
+        "recorded_at": row["recorded_at"],
+        "version": row["version"],
+    }
+    if score is not None:
+        view["score"] = round(score, 4)
+    return {k: v for k, v in view.items() if v is not None and v != [] and v != ""}
+
+
+class Conversations(Service):
+    """The working tier, conversation filters, promotion, cooling and use counts."""
+
+    def __init__(self, storage: Storage, workspaces: Workspaces, governance: Governance, writes: Any) -> None:
+        super().__init__(storage, workspaces)
+        self.governance = governance
+        self.writes = writes  # server.app.writes.Writes: secrets, event times, exact duplicates
+        self._uses: dict[int, int] = {}
+        self._last_used: dict[int, str] = {}
+        self._lock = threading.Lock()
+
+    # -- the working tier ------------------------------------------------------------------------
+    def note(
+        self,
+        content: str,
+        *,
+        session_id: str,
+        turn: int | None,
+        sticky: bool,
+        subject: str,
+        tags: list[str] | tuple[str, ...],
+        source_type: str,
+        confidence: float | None,
+        event_time: str | None,
+        workspace: str | None,
+        source_ref: str,
+        metadata: dict[str, Any] | None,
+        on_secret: str,
+    ) -> dict[str, Any]:
+        """``remember`` into the working tier: a new note, or an exact repeat absorbed by the set."""
+        if event_time is not None:
+            event_time = self.writes._plausible(event_time)
+        target = self.workspaces.write_workspace(workspace)
+        fields = {"content": content, "subject": subject, "tags": list(tags), "source_ref": source_ref}
+        fields["metadata"] = metadata
+        clean, masked = self.writes._without_secrets(fields, target, on_secret)
+        tags_clean = tuple(dict.fromkeys(clean["tags"]))
+        digest = content_hash(clean["content"])
+        subject_norm = normalize_text(clean["subject"])
+        stream = uuid7()
+        before: list[int] = []
+
+        def decide() -> tuple[Decision, str, str]:
+            current = conv.working_set(self.conn, session_id, (target,), self.settings.working_set_size)
+            before[:] = [r["memory_id"] for r in current]
+            for row in current:
+                if row["content_hash"] == digest and normalize_text(row["subject"]) == subject_norm:
+                    return (
+                        [(row["stream_id"], WorkingRepeated(memory=row["stream_id"], turn=turn))],
+                        clock.now(),
+                        target,
+                    )
+            note = WorkingNoted(
+                memory=stream,
+                session=session_id,
+                content=clean["content"],
+                subject=clean["subject"],
+                tags=tags_clean,
+                source_type=source_type,
+                confidence=0.5 if confidence is None else confidence,
+                source_ref=clean["source_ref"],
+                metadata=clean["metadata"] or {},
+                content_hash=digest,
+                turn=turn,
+                sticky=sticky,
+            )
+            return [(stream, note)], event_time or clock.now(), target
+
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        head = outcome.events[0]
+        row = conv.working_by_id(self.conn, head.position) if head.type == "WorkingNoted" else None
+        if row is None:
+            row = next(
+                r for r in conv.working_set(self.conn, session_id, (target,), 10**6) if r["stream_id"] == head.stream_id
+            )
+        after = {
+            r["memory_id"] for r in conv.working_set(self.conn, session_id, (target,), self.settings.working_set_size)
+        }
+        result: dict[str, Any] = {
+            "ok": True,
+            "memory_id": row["memory_id"],
+            "version": row["version"],
+            "status": "active",
+            "tier": "working",
+            "session_id": session_id,
+            "workspace": target,
+            **masked,
+        }
+        if head.type == "WorkingRepeated":
+            result["duplicate_of"] = row["memory_id"]
+        evicted = [i for i in before if i not in after]
+        if evicted:
+            result["evicted"] = evicted
+        return result
+
+    def working(self, session_id: str) -> dict[str, Any]:
+        """``memory_review working``: the conversation's working set, most recently touched first."""
+        scope, _ = self.workspaces.find_scope(None)
+        with self.storage.snapshot():
+            rows = conv.working_set(self.conn, session_id, scope, self.settings.working_set_size)
+            views = []
+            for row in rows:
+                view = working_view(row)
+                view["score"] = assess(conv.signals_of(self.conn, row["memory_id"])).score
+                views.append(view)
+        return {"ok": True, "session_id": session_id, "limit": self.settings.working_set_size, "memories": views}
+
+    def working_hits(self, query: str, session_id: str, scope: tuple[str, ...] | None) -> list[dict[str, Any]]:
+        """The conversation's working notes that answer ``query``, best first (lexical: working
+        notes are not embedded; see ``ledger.working``)."""
+        rows = conv.working_set(self.conn, session_id, scope, self.settings.working_set_size)
+        scored = []
+        for row in rows:
+            text = " ".join((row["subject"], row["content"], " ".join(json.loads(row["tags"]))))
+            score = match_score(query, text)
+            if score > 0:
+                scored.append((score, row["touched"], row))
+        scored.sort(key=lambda s: (-s[0], -s[1]))
+        return [working_view(row, score=score) for score, _, row in scored]
+
+    def _working_row(self, memory_id: int) -> dict[str, Any]:
+        row = conv.working_by_id(self.conn, memory_id)
+        if row is None:
+            if mem.by_id(self.conn, memory_id) is not None:
+                raise InvalidInput(
+                    f"#{memory_id} is a long-term memory: only working memories take this", field="memory_id"
+                )
+            raise NotFound(f"no memory {memory_id}", field="memory_id")
+        self.workspaces.check_workspace(row["workspace"])
+        if row["state"] == conv.PROMOTED:
+            long_id = mem.memory_id_of(self.conn, row["promoted_to"])
+            raise InvalidInput(
+                f"#{memory_id} was already promoted: it is long-term memory #{long_id}", field="memory_id"
+            )
+        if row["state"] == conv.EXPIRED:
+            raise InvalidInput(f"#{memory_id} expired with its idle conversation (still in history)", field="memory_id")
+        return row
+
+    def is_working(self, memory_id: int) -> bool:
+        return conv.working_by_id(self.conn, memory_id) is not None
+
+    def reinforce(self, memory_id: int, signal: str, *, session_id: str | None, turn: int) -> dict[str, Any]:
+        """Record a signal; promote in the same transaction when ``ledger.promotion`` holds."""
+        if signal not in SIGNALS:
+            raise InvalidInput(f"signal must be one of {', '.join(SIGNALS)}", field="signal")
+        found: dict[str, Any] = {}
+
+        def decide() -> tuple[Decision, str, str]:
+            row = self._working_row(memory_id)
+            signals = [*conv.signals_of(self.conn, memory_id), Signal(signal, turn)]
+            verdict = assess(signals, DEFAULT_RULE)
+            found.update(row=row, assessment=verdict)
+            event = Reinforced(memory=row["stream_id"], signal=signal, session=session_id or row["session"], turn=turn)
+            decision: Decision = [(row["stream_id"], event)]
+            if not verdict.promote:
+                return decision, clock.now(), row["workspace"]
+            counted = tuple(PromotionSignal(s.signal, s.turn, DEFAULT_RULE.weights[s.signal]) for s in verdict.counted)
+            promotion = self._promotion(row, verdict.score, counted, DEFAULT_RULE.describe(), "")
+            return decision + promotion, row["event_time"], row["workspace"]
+
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        verdict = found["assessment"]
+        result: dict[str, Any] = {
+            "ok": True,
+            "memory_id": memory_id,
+            "tier": "working",
+            "signal": signal,
+            "score": verdict.score,
+            "turns": verdict.turns,
+            "needed": {"score": DEFAULT_RULE.threshold, "turns": DEFAULT_RULE.min_turns},
+        }
+        if verdict.promote:
+            result.update(self._promoted_report(outcome.events, memory_id))
+        return result
+
+    def promote(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
+        """``memory_govern promote``: the user makes a working memory long-term at once."""
+
+        def decide() -> tuple[Decision, str, str]:
+            row = self._working_row(memory_id)
+            verdict = assess(conv.signals_of(self.conn, memory_id), DEFAULT_RULE)
+            counted = tuple(PromotionSignal(s.signal, s.turn, DEFAULT_RULE.weights[s.signal]) for s in verdict.counted)
+            auth = authorization or AUTH_AGENT
+            return self._promotion(row, verdict.score, counted, USER_RULE, auth), row["event_time"], row["workspace"]
+
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        return {"ok": True, "memory_id": memory_id, **self._promoted_report(outcome.events, memory_id)}
+
+    def _promotion(
+        self, row: dict[str, Any], score: int, signals: tuple[PromotionSignal, ...], rule: str, authorization: str
+    ) -> Decision:
+        """The long-term memory (``remember``'s decision: duplicates, claims, conflicts) and the
+        ``Promoted`` event that names it, in that order (the event is then linked to it too)."""
+        cmd = RememberCommand(
+            content=row["content"],
+            subject=row["subject"],
+            tags=tuple(json.loads(row["tags"])),
+            source_type=row["source_type"],
+            confidence=row["confidence"],
+            event_time=row["event_time"],
+            workspace=row["workspace"],
+            source_ref=row["source_ref"],
+            metadata=json.loads(row["metadata"]),
+        )
+        new_stream = uuid7()
+        near: list[dict[str, Any]] = []
+        decision = self.governance.remember_decision(cmd, new_stream, None, near, self.writes._find_duplicate(cmd))
+        stream, head = decision[0]
+        if isinstance(head, MemoryRecorded):
+            head = msgspec.structs.replace(
+                head, session=row["session"], turn=row["turn"], promoted_from=row["stream_id"]
+            )
+            decision = [(stream, head), *decision[1:]]
+        long_term = stream if isinstance(head, MemoryRecorded | DuplicateSighted) else new_stream
+        promoted = Promoted(
+            memory=row["stream_id"],
+            long_term=long_term,
+            score=score,
+            signals=signals,
+            rule=rule,
+            authorization=authorization,
+        )
+        return [*decision, (row["stream_id"], promoted)]
+
+    def _promoted_report(self, events: list[Any], memory_id: int) -> dict[str, Any]:
+        promoted = next(e for e in events if e.type == "Promoted")
+        long_id = mem.memory_id_of(self.conn, promoted.data.long_term)
+        assert long_id is not None
+        report = self.governance.write_report(events, long_id, [])
+        out: dict[str, Any] = {
+            "tier": "long",
+            "promoted": True,
+            "promoted_to": long_id,
+            "score": promoted.data.score,
+            "rule": promoted.data.rule,
+        }
+        if any(e.type == "DuplicateSighted" for e in events):
+            out["duplicate_of"] = long_id
+        for key in ("conflicts", "conflicts_total", "near_duplicates"):
+            if key in report:
+                out[key] = report[key]
+        notices = list(report.get("notices", []))
+        if report.get("conflicts"):
+            ids = ", ".join(f"#{c['conflict_id']}" for c in report["conflicts"])
+            notices.insert(
+                0, f"promoted to long-term #{long_id}: it now disagrees with long-term memory (conflict {ids})"
+            )
+        if notices:
+            out["notices"] = notices[:3]
+        return out
+
+    def update(self, memory_id: int, *, turn: int | None, changes: dict[str, Any], on_secret: str) -> dict[str, Any]:
+        """``update`` of a working memory: a ``WorkingRevised`` (it touches the note)."""
+        requested = {
+            k: v
+            for k, v in changes.items()
+            if v is not None and k in ("content", "subject", "tags", "confidence", "metadata")
+        }
+        texts = {k: v for k, v in requested.items() if k in ("content", "subject", "tags", "metadata")}
+        masked: dict[str, Any] = {}
+
+        def decide() -> tuple[Decision, str, str]:
+            row = self._working_row(memory_id)
+            clean, found = self.writes._without_secrets(texts, row["workspace"], on_secret) if texts else ({}, {})
+            masked.update(found)
+            fields = {**requested, **clean}
+            if "tags" in fields:
+                fields["tags"] = tuple(dict.fromkeys(fields["tags"]))
+            if "content" in fields:
+                fields["content_hash"] = content_hash(fields["content"])
+            event = WorkingRevised(memory=row["stream_id"], turn=turn, **fields)
+            return [(row["stream_id"], event)], clock.now(), row["workspace"]
+
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        row = conv.working_by_id(self.conn, memory_id)
+        assert row is not None
+        return {"ok": True, "memory_id": memory_id, "version": row["version"], "tier": "working", **masked}
+
+    def read(self, memory_id: int) -> dict[str, Any] | None:
+        """``read`` of a working memory (None: not one)."""
+        with self.storage.snapshot():
+            row = conv.working_by_id(self.conn, memory_id)
+            if row is None:
+                return None
+            self.workspaces.check_workspace(row["workspace"])
+            view = working_view(row)
+            view["metadata"] = json.loads(row["metadata"])
+            view["workspace"] = row["workspace"]
+            view["signals"] = [msgspec.to_builtins(s) for s in conv.signals_of(self.conn, memory_id)]
+            view["score"] = assess(conv.signals_of(self.conn, memory_id)).score
+            if row["promoted_to"]:
+                view["promoted_to"] = mem.memory_id_of(self.conn, row["promoted_to"])
+        return {"ok": True, "memory": view}
+
+    def history(self, memory_id: int) -> dict[str, Any] | None:
+        """``history`` of a working memory: its one text and every event of its stream (None: not one)."""
+        with self.storage.snapshot():
+            row = conv.working_by_id(self.conn, memory_id)
+            if row is None:
+                return None
+            self.workspaces.check_workspace(row["workspace"])
+            events = audit_events(self.conn, AuditQuery(stream_id=row["stream_id"]), 1000)
+        entries = []
+        for ev in reversed(events):
+            payload = msgspec.json.decode(ev.payload)
+            entry = {"position": ev.position, "type": ev.type, "actor": ev.actor, "recorded_at": ev.recorded_at}
+            entry["payload"] = {k: v for k, v in payload.items() if k not in ("memory", "content", "metadata")}
+            if ev.type == "Promoted":
+                entry["payload"]["long_term_id"] = mem.memory_id_of(self.conn, payload["long_term"])
+                entry["rule"] = payload.get("rule", "")
+            entries.append(entry)
+        version = {
+            "version": row["version"],
+            "content": row["content"],
+            "subject": row["subject"],
+            "event_time": row["event_time"],
+            "recorded_at": row["recorded_at"],
+            "tier": "working",
+            "events": entries,
+        }
+        return {"ok": True, "memory_id": memory_id, "versions": [version], "has_more": False, "next_cursor": None}
+
+    # -- conversations in find ------------------------------------------------------------------
+    def sessions_of(self, memory_ids: list[int]) -> dict[int, tuple[str, int | None]]:
+        return conv.sessions_of(self.conn, memory_ids)
+
+    # -- use, cooling, expiry --------------------------------------------------------------------
+    def used(self, memory_ids: list[int]) -> None:
+        """Count a use of each memory (a find's first page, a read): in memory, written in
+        batches; cold ones among them warm up (one ``Warmed`` event each)."""
+        if not memory_ids:
+            return
+        now = clock.now()
+        with self._lock:
+            for i in memory_ids:
+                self._uses[i] = self._uses.get(i, 0) + 1
+                self._last_used[i] = now
+            full = len(self._uses) >= USE_FLUSH
+        cold = conv.cold_ids(self.conn, memory_ids)
+        if cold:
+            self._warm(sorted(cold))
+        if full:
+            self.flush_uses()
+
+    def _warm(self, memory_ids: list[int]) -> None:
+        streams = mem.streams_of(self.conn, memory_ids)
+
+        def decide() -> tuple[Decision, str, str]:
+            still = conv.cold_ids(self.conn, memory_ids)
+            rows = mem.load_many(self.conn, sorted(still))
+            return (
+                [(streams[i], Warmed(memory=streams[i])) for i in sorted(still)],
+                clock.now(),
+                next((r["workspace"] for r in rows.values()), ""),
+            )
+
+        self._commit(decide)
+
+    def flush_uses(self) -> None:
+        """Write the counted uses to ``memory_use`` (outside the log and the read models)."""
+        with self._lock:
+            uses, last = self._uses, self._last_used
+            self._uses, self._last_used = {}, {}
+        if not uses or self.storage.degraded:
+            return
+
+        def work() -> None:
+            self.conn.execute(_USE_SCHEMA)
+            self.conn.executemany(
+                "INSERT INTO memory_use(memory_id, uses, last_used) VALUES(?,?,?) ON CONFLICT(memory_id) "
+                "DO UPDATE SET uses = uses + excluded.uses, last_used = max(last_used, excluded.last_used)",
+                [(i, n, last[i]) for i, n in sorted(uses.items())],
+            )
+
+        try:
+            self.storage.transaction(work)
+        except Exception:
+            return
+
+    def sweep(self, *, dry_run: bool = False, now: str | None = None) -> dict[str, Any]:
+        """The periodic pass: expire idle conversations' working memories, cool unused long-term ones."""
+        self.flush_uses()
+        now = now or clock.now()
+        moment = clock.to_datetime(now)
+        ttl_cutoff = clock.format_time(moment - timedelta(days=self.settings.working_ttl_days))
+        cold_cutoff = clock.format_time(moment - timedelta(days=self.settings.cold_after_days))
+        with self.storage.snapshot():
+            idle = conv.idle_sessions(self.conn, ttl_cutoff)
+            cooling = self._cooling(cold_cutoff)
+        result: dict[str, Any] = {
+            "ok": True,
+            "dry_run": dry_run,
+            "expired_sessions": [s for s, _, _ in idle],
+            "cooled": [i for i, _, _ in cooling],
+        }
+        if dry_run or (not idle and not cooling):
+            return result
+        days = self.settings.working_ttl_days
+        for session, workspace, _ in idle:
+            self._commit(
+                lambda s=session, w=workspace: ([(uuid7(), WorkingExpired(session=s, idle_days=days))], now, w)
+            )
+        cold_days = self.settings.cold_after_days
+        by_workspace: dict[str, list[str]] = {}
+        for _, stream, workspace in cooling:
+            by_workspace.setdefault(workspace, []).append(stream)
+        for workspace, streams in sorted(by_workspace.items()):
+            for start in range(0, len(streams), COOL_BATCH):
+                chunk = streams[start : start + COOL_BATCH]
+                self._commit(
+                    lambda c=chunk, w=workspace: ([(m, Cooled(memory=m, idle_days=cold_days)) for m in c], now, w)
+                )
+        return result
+
+    def _cooling(self, cutoff: str) -> list[tuple[int, str, str]]:
+        """Active long-term memories last used (or, never used, last changed) before ``cutoff``
+        and not cold yet: ``(memory_id, stream_id, workspace)``."""
+        has_use = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name='memory_use'").fetchone() is not None
+        used = "(SELECT last_used FROM memory_use u WHERE u.memory_id = m.memory_id)" if has_use else "NULL"
+        return self.conn.execute(
+            "SELECT m.memory_id, m.stream_id, m.workspace FROM memories m WHERE m.status='active' "
+            f"AND coalesce({used}, m.updated_at) < ? "
+            "AND m.memory_id NOT IN (SELECT memory_id FROM cold_memories) ORDER BY m.memory_id",
+            (cutoff,),
+        ).fetchall()
+
+    def close(self) -> None:
+        self.flush_uses()
