@@ -352,6 +352,24 @@ class WriteReplayed(Event, frozen=True, kw_only=True, omit_defaults=True):
     reason: str = ""
 
 
+class WriteReplayed(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A write kept in a machine's JSONL backup while the log could not take it, decided again
+    against the log as it was when it landed. Kept from the backup: the write's identity (its
+    first event's id, ``head``), its event time and its actor; decided anew: everything else.
+    ``backed_up`` and ``decided`` list the event types of the offline decision and of the one
+    that landed; ``outcome`` is ``as_backed_up`` (the same types), ``decided_anew``, ``refused``
+    (``reason`` says why; nothing else landed) or ``unchanged`` (nothing left to write)."""
+
+    command: str
+    head: str
+    op: str = ""
+    outcome: str = "as_backed_up"
+    backed_up: tuple[str, ...] = ()
+    decided: tuple[str, ...] = ()
+    backed_up_at: str = ""
+    reason: str = ""
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.__name__: cls
     for cls in (
@@ -378,6 +396,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         WorkingExpired,
         Cooled,
         Warmed,
+        WriteReplayed,
     )
 }
 

@@ -154,13 +154,16 @@ def check_conflicts_with_inactive_members(app: Any) -> Check:
 
 @check
 def check_pending_backup(app: Any) -> Check:
-    pending = app.pending_backup()
-    if not pending or not pending.get("events"):
-        return Check(severity="ok", message="no backed-up events await replay")
+    pending = app.pending_backup()  # the same state status reports (Storage.health)
+    if not pending or not pending.get("writes"):
+        return Check(severity="ok", message="no backed-up writes await replay")
     return Check(
         severity="warning",
-        count=pending["events"],
-        message=f"{pending['events']} backed-up event(s) await replay (ledger replay-backup --apply)",
+        count=pending["writes"],
+        message=(
+            f"{pending['writes']} backed-up write(s) ({pending['events']} event(s)) await replay "
+            "(ledger serve replays them once the log is reachable; or ledger replay-backup --apply)"
+        ),
     )
 
 

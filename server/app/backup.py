@@ -1,8 +1,17 @@
-"""Replay of the JSONL backup: the events that storage kept while the database refused them.
+"""Replay of the JSONL backup: the writes that storage kept while the log refused them.
 
 Writes reach the backup through :class:`server.app.storage.Storage` (``commit`` answers
-:class:`server.app.storage.BackedUp`); this module appends them to the log afterwards, through the
-same path as any write, in bounded transactions, idempotent by ``event_id``.
+:class:`server.app.storage.BackedUp`); this module lands them in the log afterwards, each
+exactly once: a write is in the log when its first event's id (its *head*) is.
+
+A write whose backup line records the call that made it (``request``) is a command, not events
+to paste: replay runs that call again through the facade (``redo``), so it is decided against
+the log as it is now — an exact duplicate is absorbed, a contradiction joins today's claim set,
+a retired or superseded member is left out — while it keeps its identity, event time and actor
+(:mod:`server.app.replay_pin`), and a ``WriteReplayed`` event records what was kept and what was
+decided anew. A refusal now (the memory was retired meanwhile, a version moved on) lands as that
+event alone. Lines without ``request`` (written by older versions) are appended as they are, in
+bounded transactions, idempotent by ``event_id``.
 """
 
 from __future__ import annotations
@@ -11,10 +20,13 @@ from collections.abc import Callable
 from typing import Any
 
 from fact_ledger.ledger.chain import NewEvent
-from fact_ledger.ledger.errors import Unauthorized, Unavailable
+from fact_ledger.ledger.errors import LedgerError, Unauthorized, Unavailable
+from fact_ledger.server.app.backup_log import Command
+from fact_ledger.server.app.replay_pin import ReplayPin
 from fact_ledger.server.app.storage import STORAGE_ERRORS, Storage, reason_of
 
 REPLAY_BATCH = 500
+Redo = Callable[[str, list[Any], dict[str, Any]], Any]
 
 
 def append_batch(storage: Storage, batch: list[NewEvent]) -> int:
@@ -39,28 +51,40 @@ def replay_backup(
     *,
     progress: Callable[[int, int], None] | None = None,
     batch_size: int = REPLAY_BATCH,
+    redo: Redo | None = None,
 ) -> dict[str, Any]:
-    """Append the backup's events through the normal path: dry run unless authorised.
+    """Land the backup's writes in the log: dry run unless authorised.
 
-    Idempotent by ``event_id``; a bad line (or a command with one) is skipped and reported;
-    events go in transactions of about ``batch_size`` (a command is never split); the file
-    is kept.
+    Idempotent by the writes' ids; a bad line (or a command with one) is skipped and reported;
+    a write with its call recorded is decided again through ``redo``; others go in
+    transactions of about ``batch_size`` events (a command is never split); the file is kept.
     """
     if not dry_run and not authorization:
         raise Unauthorized("applying the backup needs authorized: true (run a dry run first)", field="authorized")
     storage.maybe_reopen(force=True)
     if storage.shadow and not dry_run:
         raise storage.unreadable()
-    return _Replay(storage, dry_run=dry_run, progress=progress, batch_size=max(1, batch_size)).run()
+    replay = _Replay(storage, dry_run=dry_run, progress=progress, batch_size=max(1, batch_size), redo=redo)
+    out = replay.run()
+    storage.pending_backup()  # what is left pending, as status will say it
+    return out
 
 
 class _Replay:
     def __init__(
-        self, storage: Storage, *, dry_run: bool, progress: Callable[[int, int], None] | None, batch_size: int
+        self,
+        storage: Storage,
+        *,
+        dry_run: bool,
+        progress: Callable[[int, int], None] | None,
+        batch_size: int,
+        redo: Redo | None,
     ) -> None:
         self.storage, self.dry_run, self.progress, self.batch_size = storage, dry_run, progress, batch_size
+        self.redo = redo
         self.readable = not storage.shadow
         self.batch: list[NewEvent] = []
+        self.heads: list[str] = []  # the first event id of each write in ``batch``
         self.line = 0
         self.out: dict[str, Any] = {
             "ok": True,
@@ -71,10 +95,14 @@ class _Replay:
             "events": 0,
             "already_present": 0 if self.readable else None,
             ("to_apply" if dry_run else "appended"): 0,
+            "writes_present": 0 if self.readable else None,
+            ("writes_to_replay" if dry_run else "replayed"): 0,
             "bad_total": 0,
             "bad_lines": [],
             "kept": True,
         }
+        if not dry_run:
+            self.out.update(as_backed_up=0, decided_anew=0, refused=0, refusals=[])
 
     def run(self) -> dict[str, Any]:
         log, out = self.storage.backup_log, self.out
@@ -89,8 +117,12 @@ class _Replay:
             out["events"] += len(command.events)
             if self.dry_run:
                 self._count(command.events)
+            elif command.request is not None and self.redo is not None:
+                self._flush()  # the writes land in the order they were made
+                self._decide_again(command)
             else:
                 self.batch.extend(command.events)
+                self.heads.append(command.head)
                 if len(self.batch) >= self.batch_size:
                     self._flush()
             if self.progress and (len(self.batch) == 0 or last_line % 1000 == 0):
@@ -105,23 +137,76 @@ class _Replay:
     def _count(self, events: list[NewEvent]) -> None:
         if not self.readable:
             self.out["to_apply"] += len(events)
+            self.out["writes_to_replay"] += 1
             return
-        present = self.storage.store.present_ids([e.event_id for e in events])
-        self.out["already_present"] += len(present)
-        self.out["to_apply"] += len(events) - len(present)
+        present = events[0].event_id in self._present([events[0].event_id])
+        self.out["already_present" if present else "to_apply"] += len(events)
+        self.out["writes_present" if present else "writes_to_replay"] += 1
+
+    def _present(self, event_ids: list[str]) -> set[str]:
+        try:
+            return self.storage.log.present_ids(event_ids)
+        except STORAGE_ERRORS as exc:
+            raise self._stopped(exc) from None
+
+    def _stopped(self, exc: BaseException) -> Unavailable:
+        return Unavailable(
+            f"replay stopped before line {self.line} ({reason_of(exc)}) after appending "
+            f"{self.out.get('appended', 0)} events; run it again: it skips what is already there",
+            reason=reason_of(exc),
+            appended=self.out.get("appended", 0),
+        )
+
+    def _decide_again(self, command: Command) -> None:
+        """Run the recorded call again, pinned to the write's identity and time."""
+        out, storage = self.out, self.storage
+        if command.head in self._present([command.head]):
+            out["already_present"] += len(command.events)
+            out["writes_present"] += 1
+            return
+        assert command.request is not None and self.redo is not None
+        op = str(command.request["op"])
+        args = command.request.get("args") or []
+        kwargs = command.request.get("kwargs") or {}
+        pin = ReplayPin(command, op)
+        refused: str | None = None
+        storage.replaying = pin
+        try:
+            self.redo(op, list(args), dict(kwargs))
+        except (*STORAGE_ERRORS, Unavailable) as exc:
+            raise self._stopped(exc) from None
+        except LedgerError as exc:
+            refused = f"{exc.code}: {exc.message}"
+        except TypeError as exc:  # a call this version no longer takes in that form
+            refused = f"invalid_input: {exc}"
+        finally:
+            storage.replaying = None
+        try:
+            if not pin.landed:
+                storage.record_replay(pin, "refused" if refused else "unchanged", refused or "")
+        except STORAGE_ERRORS as exc:
+            raise self._stopped(exc) from None
+        out["replayed"] += 1
+        out["appended"] += pin.used
+        if refused is not None:
+            out["refused"] += 1
+            out["refusals"] = (out["refusals"] + [{"line": command.first_line, "op": op, "error": refused}])[:20]
+        elif not pin.landed or tuple(pin.decided) != tuple(type(e.data).__name__ for e in command.events):
+            out["decided_anew"] += 1  # other events than offline, or nothing left to write
+        else:
+            out["as_backed_up"] += 1
 
     def _flush(self) -> None:
         if not self.batch:
             return
+        landed = len(self.heads) - len(self._present(self.heads))
         try:
             fresh = append_batch(self.storage, self.batch)
         except STORAGE_ERRORS as exc:
-            raise Unavailable(
-                f"replay stopped before line {self.line} ({reason_of(exc)}) after appending "
-                f"{self.out['appended']} events; run it again: it skips what is already there",
-                reason=reason_of(exc),
-                appended=self.out["appended"],
-            ) from None
+            raise self._stopped(exc) from None
         self.out["appended"] += fresh
         self.out["already_present"] += len(self.batch) - fresh
-        self.batch = []
+        self.out["replayed"] += landed
+        self.out["as_backed_up"] += landed
+        self.out["writes_present"] += len(self.heads) - landed
+        self.batch, self.heads = [], []

@@ -1,9 +1,12 @@
 """The JSONL backup file: where a command's events go when SQLite cannot take them.
 
 Each line is the docs/design.md envelope (``{"schema": 1, "event": {...}}``, no position, no hash)
-plus two additive keys, ``command`` (an id shared by the lines of one command) and
-``command_size`` (how many lines it has). A command is replayed whole or not at all: a crash in
-the middle of an append, or a damaged line, must not leave half of a retraction in the log.
+plus additive keys: ``command`` (an id shared by the lines of one command), ``command_size``
+(how many lines it has) and, on the first line, ``request`` (the call that made it: ``{"op",
+"args", "kwargs"}``), which replay decides again against the log as it is then
+(:mod:`server.app.backup`). A command is replayed whole or not at all: a crash in the middle of
+an append, or a damaged line, must not leave half of a retraction in the log. A command's
+identity is its first event's id (its *head*): it is in the log when that id is.
 
 Appends take an exclusive ``flock`` (several agent processes share one backup), write the whole
 command in one ``write``, ``fsync`` it, and truncate back to the previous size if anything fails,
@@ -33,14 +36,23 @@ class Command(msgspec.Struct):
     first_line: int
     events: list[NewEvent] = []
     errors: list[dict[str, Any]] = []
+    command_id: str | None = None
+    request: dict[str, Any] | None = None
+
+    @property
+    def head(self) -> str:
+        """The command's identity: its first event's id."""
+        return self.events[0].event_id
 
 
-def encode_command(events: Sequence[NewEvent]) -> bytes:
+def encode_command(events: Sequence[NewEvent], request: dict[str, Any] | None = None) -> bytes:
     command, size, now = uuid7(), len(events), clock.now()
     lines = []
-    for new in events:
+    for n, new in enumerate(events):
         doc = msgspec.json.decode(backup_envelope(new, now))
         doc.update(command=command, command_size=size)
+        if n == 0 and request is not None:
+            doc["request"] = request
         lines.append(msgspec.json.encode(doc) + b"\n")
     return b"".join(lines)
 
@@ -56,14 +68,14 @@ class BackupLog:
         self._identity = identity
         self._offset = 0
         self._lines = 0
-        self._pending: dict[str, None] = {}
+        self._pending: dict[str, Command] = {}  # by head event id
         self._bad = 0
         self._checked_at: int | None = None
 
     # -- write -------------------------------------------------------------------------------
-    def append(self, events: Sequence[NewEvent]) -> list[str]:
+    def append(self, events: Sequence[NewEvent], request: dict[str, Any] | None = None) -> list[str]:
         """Append one command's events durably; raise OSError (file untouched) if that fails."""
-        data = encode_command(events)
+        data = encode_command(events, request)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         created = not self.path.exists()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -104,19 +116,20 @@ class BackupLog:
         group: list[tuple[int, int, NewEvent | None, str | None]] = []
         group_id: Any = None
         size: int | None = None
+        request: dict[str, Any] | None = None
         for number, end, line in self._lines_from(offset, first_line):
-            command, command_size, new, error = _parse(line)
+            command, command_size, new, error, line_request = _parse(line)
             if group and (command is None or command != group_id):
-                yield group[-1][1], group[-1][0], _close(group, size)
+                yield group[-1][1], group[-1][0], _close(group, size, group_id, request)
                 group = []
             if not group:
-                group_id, size = command, command_size
+                group_id, size, request = command, command_size, line_request
             group.append((number, end, new, error))
             if command is None or len(group) == size:
-                yield end, number, _close(group, size)
+                yield end, number, _close(group, size, group_id, request)
                 group = []
         if group:
-            yield group[-1][1], group[-1][0], _close(group, size)
+            yield group[-1][1], group[-1][0], _close(group, size, group_id, request)
 
     def _lines_from(self, offset: int, first_line: int) -> Iterator[tuple[int, int, bytes]]:
         if not self.path.exists():
@@ -134,25 +147,38 @@ class BackupLog:
                     yield number, offset, line
 
     # -- pending -----------------------------------------------------------------------------
-    def pending(self, present: Callable[[list[str]], set[str]] | None, position: int) -> dict[str, Any] | None:
-        """Valid backed-up events not yet in the log (``present=None``: the log cannot be read).
-
-        Scans only bytes appended since the last call and rechecks ids only when the log moved.
-        """
+    def scan(self) -> bool:
+        """Read what was appended since the last call (a stat when nothing was); True when some
+        backed-up command is not yet known to be in the log. Never asks the log."""
         try:
             st = self.path.stat()
         except OSError:
-            return None
+            self._reset(None)
+            return False
         identity = (st.st_dev, st.st_ino)
         if identity != self._identity or st.st_size < self._offset:
             self._reset(identity)  # a new or truncated file: start over
-        fresh = False
         if st.st_size > self._offset:
             for end, last_line, command in self.commands(self._offset, self._lines + 1):
-                self._offset, self._lines, fresh = end, last_line, True
+                self._offset, self._lines, self._checked_at = end, last_line, None
                 self._bad += len(command.errors)
-                self._pending.update(dict.fromkeys(e.event_id for e in command.events))
-        if present is not None and self._pending and (fresh or position != self._checked_at):
+                if command.events:
+                    self._pending[command.head] = command
+        return bool(self._pending)
+
+    def pending_commands(self) -> list[Command]:
+        """The backed-up commands not known to be in the log, oldest first (as of the last check)."""
+        self.scan()
+        return list(self._pending.values())
+
+    def pending(self, present: Callable[[list[str]], set[str]] | None, position: int) -> dict[str, Any] | None:
+        """Backed-up writes not yet in the log, by their head event id (``present=None``: the
+        log cannot be read, so what was not seen in it yet counts).
+
+        Scans only bytes appended since the last call and rechecks ids only when the log moved.
+        """
+        self.scan()
+        if present is not None and self._pending and position != self._checked_at:
             for chunk in _chunks(list(self._pending), 500):
                 for event_id in present(chunk):
                     self._pending.pop(event_id, None)
@@ -161,30 +187,43 @@ class BackupLog:
             return None
         return {
             "path": str(self.path),
-            "events": len(self._pending),
+            "writes": len(self._pending),
+            "events": sum(len(c.events) for c in self._pending.values()),
             "bad_lines": self._bad,
             "checked": present is not None,
         }
 
 
-def _parse(line: bytes) -> tuple[Any, int | None, NewEvent | None, str | None]:
-    command = size = None
+def _parse(line: bytes) -> tuple[Any, int | None, NewEvent | None, str | None, dict[str, Any] | None]:
+    command = size = request = None
     try:
         doc = msgspec.json.decode(line)
         if isinstance(doc, dict):
             command = doc.get("command")
             raw_size = doc.get("command_size")
             size = raw_size if isinstance(raw_size, int) and raw_size > 0 else None
-        return command, size, from_envelope(line), None
+            raw_request = doc.get("request")
+            request = raw_request if isinstance(raw_request, dict) and isinstance(raw_request.get("op"), str) else None
+        return command, size, from_envelope(line), None, request
     except (msgspec.DecodeError, EnvelopeError) as exc:
-        return command, size, None, str(exc)
+        return command, size, None, str(exc), request
 
 
-def _close(group: list[tuple[int, int, NewEvent | None, str | None]], size: int | None) -> Command:
+def _close(
+    group: list[tuple[int, int, NewEvent | None, str | None]],
+    size: int | None,
+    command_id: Any = None,
+    request: dict[str, Any] | None = None,
+) -> Command:
     first = group[0][0]
     bad = [n for n, _, _, e in group if e is not None]
     if not bad and (size is None or len(group) == size):
-        return Command(first, events=[new for _, _, new, _ in group if new is not None])
+        return Command(
+            first,
+            events=[new for _, _, new, _ in group if new is not None],
+            command_id=command_id if isinstance(command_id, str) else None,
+            request=request,
+        )
     if not bad:
         reason = f"incomplete command: {len(group)} of {size} lines"
         return Command(first, errors=[{"line": n, "error": reason} for n, _, _, _ in group])

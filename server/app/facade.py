@@ -39,6 +39,23 @@ from fact_ledger.server.app.writes import Writes
 from fact_ledger.server.config import Settings
 
 Progress = Callable[[int, int], None]
+# The writes a backup line may ask replay to run again (each decides against the log it lands in).
+REPLAYABLE = frozenset(
+    {
+        "remember",
+        "update",
+        "confirm",
+        "unlock",
+        "retire",
+        "supersede",
+        "resolve_conflict",
+        "judge",
+        "arbitrate",
+        "accept_alias",
+        "reject_alias",
+        "review_notice",
+    }
+)
 
 
 def default_projectors(settings: Settings | None = None) -> list[Projector]:
@@ -85,6 +102,16 @@ class LedgerApp:
             conversations=self.conversations,
         )
         self.storage.after_write.append(self.semantic.poke_worker)  # the vector worker has something to embed
+        self.storage.redo = self._redo  # replay decides a backed-up write again through this facade
+
+    def _redo(self, op: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """Run a backed-up write's recorded call again (replay, server/app/backup.py)."""
+        method = getattr(self, op, None)
+        if op.startswith("_") or op not in REPLAYABLE or method is None:
+            from fact_ledger.ledger.errors import InvalidInput
+
+            raise InvalidInput(f"{op!r} is not a write replay can run", field="request")
+        return method(*args, **kwargs)
 
     @property
     def settings(self) -> Settings:
@@ -496,8 +523,15 @@ class LedgerApp:
         progress: Progress | None = None,
         batch_size: int = REPLAY_BATCH,
     ) -> dict[str, Any]:
-        """Append the backup's events through the normal path (``server.app.backup``)."""
-        return replay_backup(self.storage, dry_run, authorization, progress=progress, batch_size=batch_size)
+        """Land the backup's writes in the log, each decided again (``server.app.backup``)."""
+        return replay_backup(
+            self.storage, dry_run, authorization, progress=progress, batch_size=batch_size, redo=self._redo
+        )
+
+    @storage_call
+    def replay_due(self) -> None:
+        """``ledger serve`` between calls: the call policy replays this machine's backup once the
+        log takes writes again (``Storage.replay_if_due``); nothing to do here."""
 
     @storage_call
     def status(self) -> dict[str, Any]:
@@ -510,14 +544,14 @@ class LedgerApp:
                 "ok": True,
                 "db": self.storage.log_location(),
                 "events": self.store.last_position(),
-                "log": self.storage.log_status(),
+                "log": self.storage.log_status(state),
                 "memories": memories,
                 "open_conflicts": count_by_state(self.conn, scope)["open"],
                 "projections": self.runner.status(),
                 "search_mode": self.search_mode(),
                 "vectors": self.vectors_status(scope),
-                "pending_backup": self.pending_backup(),
-                "degraded": self.degraded,
+                "pending_backup": state["pending"],
+                "degraded": state["degraded"],
             }
 
     @storage_call
@@ -528,6 +562,7 @@ class LedgerApp:
             result = self.reembed(progress, rebuild=True)
             return {
                 "ok": True,
+        state = self.storage.health()  # reachable, degraded and pending from one look at the log
                 "events": self.store.last_position(),
                 "projections": ["vectors"],
                 "vectors": {k: v for k, v in result.items() if k != "ok"},

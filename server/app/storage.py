@@ -47,9 +47,11 @@ from fact_ledger.ledger.dbfiles import MissingDatabase, NotALedger, ReadOnlySide
 from fact_ledger.ledger.errors import ChainBroken, Locked, LogUnreachable, NotFound, Unavailable, VersionConflict
 from fact_ledger.ledger.events import MemoryRecorded
 from fact_ledger.ledger.facts import Decision
+from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.store import EventStore, StoreBusy
 from fact_ledger.projections.runner import ProjectionRunner, Projector
 from fact_ledger.server.app.backup_log import BackupLog
+from fact_ledger.server.app.replay_pin import ReplayPin, replay_summary
 from fact_ledger.server.app.views_file import (
     UnreachableLog,
     event_at,
@@ -154,7 +156,7 @@ def storage_call(fn: F) -> F:
 
     @functools.wraps(fn)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return self.storage.call(name, lambda: fn(self, *args, **kwargs))
+        return self.storage.call(name, lambda: fn(self, *args, **kwargs), request=(args, kwargs))
 
     return call  # type: ignore[return-value]
 
@@ -181,6 +183,14 @@ class Storage:
         self._follower: Any = None
         self.backup_log = BackupLog(settings.backup_path)
         self.after_write: list[Callable[[], None]] = []  # called after each write the log took
+        # Replay of backed-up writes (server/app/backup.py): ``redo`` re-runs a recorded call on
+        # the facade; ``auto_replay`` (``ledger serve``) replays this machine's backup as soon as
+        # the log takes writes again, and ``replay_notice`` tells the next reply about it.
+        self.redo: Callable[[str, list[Any], dict[str, Any]], Any] | None = None
+        self.auto_replay = False
+        self.replay_notice: str | None = None
+        self.replaying: ReplayPin | None = None
+        self._replay_at = 0.0
         self.log: LogStore
         self.store: EventStore  # the local copy of the log, in the read models' file
         self.runner: ProjectionRunner
@@ -239,14 +249,12 @@ class Storage:
 
         return display_url(self.settings.store)
 
-    def log_status(self) -> dict[str, Any]:
-        """Where the log of record is, how far it goes, and how far the read models lag it."""
+    def log_status(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Where the log of record is, how far it goes, and how far the read models lag it
+        (``state``: :meth:`health`'s answer, so that status reads the log once)."""
         kind = "postgresql" if self.settings.shared_log else "sqlite"
         copy = self.store.last_position()
-        try:
-            head: int | None = self.log.last_position()
-        except STORAGE_ERRORS:
-            head = None
+        head = (state or self.health())["head"]
         return {
             "store": kind,
             "location": self.log_location(),
@@ -393,7 +401,9 @@ class Storage:
         return Unavailable(f"{message}; nothing was stored", reason=reason)
 
     # -- the answer policy of a public call --------------------------------------------------
-    def call(self, name: str, run: Callable[[], T]) -> T | dict[str, Any]:
+    def call(
+        self, name: str, run: Callable[[], T], request: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+    ) -> T | dict[str, Any]:
         """Run one public facade call. Only the outermost call applies the policy; a write that
         went to the backup inside it becomes its answer, whatever the call went on to do."""
         calls = self._calls
@@ -404,9 +414,10 @@ class Storage:
                 return run()
             finally:
                 calls.depth = depth
-        calls.depth, calls.backed_up = 1, None
+        calls.depth, calls.backed_up, calls.request = 1, None, (name, request)
         try:
             self.maybe_reopen()
+            self.replay_if_due()
             if self.shadow and name == "status":
                 return self.degraded_status()
             result = run()
@@ -428,7 +439,7 @@ class Storage:
                 f"the database is unavailable ({reason_of(exc)}); nothing was stored", reason=reason_of(exc)
             ) from None
         finally:
-            calls.depth, calls.backed_up = 0, None
+            calls.depth, calls.backed_up, calls.request = 0, None, None
 
     # -- transactions ------------------------------------------------------------------------
     def transaction(self, work: Callable[[], T]) -> T:
@@ -472,6 +483,20 @@ class Storage:
         """A read transaction on the read models: several queries see one state."""
         return self.store.snapshot()
 
+    def new_stream_id(self) -> str:
+        """The stream of a memory a write is about to record: a replayed write keeps its own."""
+        pin = self.replaying
+        if pin is not None and pin.fresh_stream is not None:
+            stream, pin.fresh_stream = pin.fresh_stream, None
+            return stream
+        return uuid7()
+
+    def record_replay(self, pin: ReplayPin, outcome: str, reason: str = "") -> None:
+        """A replayed write that wrote nothing (refused now, or nothing left to change) lands as
+        its :class:`WriteReplayed` event alone, under the write's own id: replayed once."""
+        note = pin.note(outcome, reason, pin.head.event_id)
+        self.transaction(lambda: self.runner.append([note]))
+
     def new_events(self, decision: Decision, event_time: str, workspace: str) -> list[NewEvent]:
         # A remembered memory opens its (fresh) stream: version 1 spares the store a lookup,
         # and the UNIQUE(stream_id, stream_version) constraint still guards it.
@@ -488,13 +513,24 @@ class Storage:
         ]
 
     def commit(self, decide: Decide) -> Written | BackedUp:
-        """Decide and append in one write transaction; if storage refuses, back the events up."""
+        """Decide and append in one write transaction; if storage refuses, back the events up.
+
+        While a backed-up write is replayed (``self.replaying``) the decision's events take the
+        write's identity, event time and actor, a :class:`WriteReplayed` event records what was
+        kept and decided anew, and a refusal by storage stops the replay: nothing is backed up twice.
+        """
         built: list[NewEvent] = []
+        pin = self.replaying
+        if pin is not None and self.shadow:
+            raise self.unreadable()
         if not self.shadow:
+            start = pin.mark() if pin is not None else None
 
             def work() -> list[StoredEvent]:
                 decision, event_time, workspace = decide()
                 built[:] = self.new_events(decision, event_time, workspace)
+                if pin is not None:
+                    built[:] = pin.stamp(built, start)
                 return self.runner.append(built)
 
             try:
@@ -502,9 +538,11 @@ class Storage:
                 self.degraded = None
                 for hook in self.after_write:
                     hook()
-                return Written(stored)
+                return Written([e for e in stored if e.type != "WriteReplayed"])
             except STORAGE_ERRORS as exc:
                 self._note_failure(exc)
+                if pin is not None:
+                    raise
         # Events already built keep their ids: if the failed commit did land after all, replay
         # of the same event ids is a no-op instead of a second copy.
         outcome = self._to_backup(built or self._decide_offline(decide))
@@ -521,12 +559,27 @@ class Storage:
                 self._enter_shadow(exc)
         return self.new_events(*decide())
 
+    def _request(self) -> dict[str, Any] | None:
+        """The outermost call that made this write, for replay to decide it again; None when it
+        cannot be written down (a masked secret must not reach the backup, or an argument is
+        not JSON)."""
+        name, request = getattr(self._calls, "request", None) or (None, None)
+        if name is None or request is None:
+            return None
+        args, kwargs = request
+        if kwargs.get("on_secret") == "mask":
+            return None
+        try:
+            return msgspec.json.decode(msgspec.json.encode({"op": name, "args": list(args), "kwargs": kwargs}))
+        except (TypeError, msgspec.EncodeError):
+            return None
+
     def _to_backup(self, events: list[NewEvent]) -> BackedUp:
         reason = self.degraded["reason"] if self.degraded else "io_error"
         if self.not_a_ledger:  # a mistyped path must not grow a backup file either
             raise self._missing()
         try:
-            ids = self.backup_log.append(events)
+            ids = self.backup_log.append(events, self._request())
         except OSError as exc:
             raise Unavailable(
                 "the database is unavailable and the backup could not be written; nothing was stored",
@@ -566,30 +619,86 @@ class Storage:
             position=broken.details.get("position"),
         )
 
-    # -- pending backup ----------------------------------------------------------------------
+    # -- one state: reachability, degraded mode and the pending backup -------------------------
+    def health(self) -> dict[str, Any]:
+        """``{"head", "reachable", "degraded", "pending"}`` from one look at the log.
+
+        ``status``, doctor and the notices all read this, so they cannot disagree: a log that
+        answers is reachable and no longer ``log_unreachable``; one that does not is; pending
+        counts the backed-up writes whose first event id the log does not hold (all of them,
+        ``checked: false``, while it cannot be asked).
+        """
+        head: int | None = None
+        if not self.shadow:
+            try:
+                head = self.log.last_position()
+            except STORAGE_ERRORS as exc:
+                if self.degraded is None or self.degraded.get("reason") != reason_of(exc):
+                    self._note_failure(exc)
+        unreachable = self.degraded is not None and self.degraded.get("reason") == "log_unreachable"
+        if head is not None and unreachable and not self.offline:
+            self.degraded = None
+        pending = None
+        if head is not None:
+            try:
+                pending = self.backup_log.pending(self.log.present_ids, head)
+            except STORAGE_ERRORS as exc:
+                self._note_failure(exc)
+                head = None
+        if head is None:
+            pending = self.backup_log.pending(None, 0)
+        return {"head": head, "reachable": head is not None, "degraded": self.degraded, "pending": pending}
+
     def pending_backup(self) -> dict[str, Any] | None:
-        """``{"path", "events", "bad_lines", "checked"}`` while backed-up events await replay."""
-        if self.shadow:
-            return self.backup_log.pending(None, 0)
-        try:
-            return self.backup_log.pending(self.log.present_ids, self.log.last_position())
-        except STORAGE_ERRORS:
-            return self.backup_log.pending(None, 0)
+        """``{"path", "writes", "events", "bad_lines", "checked"}`` while backed-up writes await replay."""
+        return self.health()["pending"]
 
     def backup_notice(self) -> str | None:
-        """One short notice for agents: the log's chain is broken, a backup awaits replay, or the
-        database is unreachable."""
+        """One short notice for agents: the log's chain is broken, backed-up writes were just
+        replayed (once), a backup awaits replay, or the database is unreachable."""
         chain = self.chain_warning()
         if chain is not None:
             return chain
-        pending = self.pending_backup()
+        replayed, self.replay_notice = self.replay_notice, None
+        if replayed is not None:
+            return replayed
+        state = self.health()
+        pending = state["pending"]
         if pending is not None:
-            return f"{pending['events']} backed-up events await replay: memory_repair replay_backup (dry run first)"
-        if self.degraded is not None:
-            return f"database unavailable ({self.degraded['reason']}): writes go to the JSONL backup"
+            then = (
+                "they replay by themselves when the log is back"
+                if self.auto_replay
+                else "memory_repair replay_backup (dry run first)"
+            )
+            return f"{pending['writes']} backed-up write(s) await replay: {then}"
+        if state["degraded"] is not None:
+            return f"database unavailable ({state['degraded']['reason']}): writes go to the JSONL backup"
         return None
 
+    def replay_if_due(self) -> None:
+        """``ledger serve``: once the log takes writes again, replay this machine's own backup
+        (at most one try per ``REOPEN_INTERVAL_S``; a stat of the file when nothing is pending)."""
+        if not self.auto_replay or self.redo is None or self.replaying is not None:
+            return
+        if self.shadow or self.offline or time.monotonic() < self._replay_at:
+            return
+        if not self.backup_log.scan():
+            return
+        self._replay_at = time.monotonic() + self.REOPEN_INTERVAL_S
+        from fact_ledger.ledger.errors import LedgerError
+        from fact_ledger.ledger.events import AUTH_USER
+        from fact_ledger.server.app.backup import replay_backup
+
+        try:
+            out = replay_backup(self, dry_run=False, authorization=AUTH_USER, redo=self.redo)
+        except LedgerError as exc:
+            logger.warning("replay of the backup did not finish (%s); it goes on when the log answers", exc)
+            return
+        if out["replayed"]:
+            self.replay_notice = replay_summary(out)
+
     def degraded_status(self) -> dict[str, Any]:
+        state = self.health()
         return {
             "ok": True,
             "db": self.log_location(),
@@ -598,6 +707,6 @@ class Storage:
             "open_conflicts": None,
             "projections": {},
             "search_mode": None,
-            "degraded": self.degraded,
-            "pending_backup": self.pending_backup(),
+            "degraded": state["degraded"],
+            "pending_backup": state["pending"],
         }

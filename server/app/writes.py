@@ -20,7 +20,6 @@ from fact_ledger.ledger.duplicates import duplicate_key
 from fact_ledger.ledger.errors import Locked, NotFound, Unauthorized
 from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec, MemoryRecorded, MemoryUpdated
 from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check_writable
-from fact_ledger.ledger.ids import uuid7
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.search import holding_all
 from fact_ledger.server.app import credentials
@@ -141,7 +140,7 @@ class Writes(Service):
             metadata=clean["metadata"] or {},
             authorization=authorization,
         )
-        new_stream = uuid7()
+        new_stream = self.storage.new_stream_id()  # a replayed write keeps its own
         near: list[dict[str, Any]] = []
         cancelling: list[Target] = []  # a cancellation without ref_id: the instructions it matched
 
