@@ -1,0 +1,152 @@
+"""The working tier, conversations and cold memories on a real ledger (server/app/conversations.py,
+projections/conversations.py): what is an event and what is not, and that a rebuild reproduces it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from fact_ledger.ledger import clock
+from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings, load_settings
+
+
+def _later(days: int) -> str:
+    return clock.format_time(clock.to_datetime(clock.now()) + timedelta(days=days))
+
+
+def _types(app: LedgerApp, after: int) -> list[str]:
+    return [e.type for e in app.store.read(after=after)]
+
+
+def _ids(answer: dict) -> list[int]:
+    return [r["memory_id"] for r in answer["results"]]
+
+
+def test_a_working_note_takes_no_part_in_claims_search_or_vectors(app: LedgerApp) -> None:
+    note = app.remember("The staging API listens on port 8081", subject="staging api", tier="working", session_id="c")
+    conn = app.conn
+    assert conn.execute("SELECT count(*) FROM memories").get == 0
+    assert conn.execute("SELECT count(*) FROM claims").get == 0
+    assert conn.execute("SELECT count(*) FROM search_fts").get == 0  # nothing to embed or index
+    assert app.status()["vectors"]["pending"] in (0, None)  # None: no model configured here
+    assert app.read(note["memory_id"])["memory"]["tier"] == "working"
+
+
+def test_the_working_tier_survives_a_rebuild_and_verify(app: LedgerApp) -> None:
+    for i in range(25):
+        app.remember(f"note {i} about the build", tier="working", session_id="c", turn=i, sticky=i == 0)
+    app.remember("The deploy needs approval", session_id="c", turn=30)
+    before = [m["memory_id"] for m in app.working("c")["memories"]]
+    app.rebuild()
+    assert [m["memory_id"] for m in app.working("c")["memories"]] == before
+    assert app.verify()["projections"] == "consistent"
+
+
+def test_reinforcing_touches_an_old_note_back_into_the_set(app: LedgerApp) -> None:
+    first = app.remember("the oldest note", tier="working", session_id="c", turn=0)["memory_id"]
+    for i in range(1, 21):
+        app.remember(f"filler {i}", tier="working", session_id="c", turn=i)
+    assert first not in [m["memory_id"] for m in app.working("c")["memories"]]
+    app.reinforce(first, "user_referenced", session_id="c", turn=21)  # an evicted note referred back to
+    assert first in [m["memory_id"] for m in app.working("c")["memories"]]
+    revised = app.update(first, content="the oldest note, corrected", turn=22)
+    assert revised["tier"] == "working" and revised["version"] == 2
+
+
+def test_remember_answers_which_note_the_bounded_set_evicted(tmp_path: Path) -> None:
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db"), working_set_size=3))
+    try:
+        ids = [app.remember(f"step {i}", tier="working", session_id="c")["memory_id"] for i in range(3)]
+        fourth = app.remember("step 3", tier="working", session_id="c")
+        assert fourth["evicted"] == [ids[0]]
+    finally:
+        app.close()
+
+
+def test_the_default_tier_comes_from_the_settings(tmp_path: Path) -> None:
+    settings = load_settings({"db": str(tmp_path / "l.db"), "create": True}, env={"LEDGER_DEFAULT_TIER": "working"})
+    assert settings.default_tier == "working"
+    app = LedgerApp(settings)
+    try:
+        assert app.remember("a provisional thought", session_id="c")["tier"] == "working"
+        assert "tier" not in app.remember("a lasting fact", session_id="c", tier="long")
+    finally:
+        app.close()
+    with pytest.raises(InvalidInput) as bad:
+        load_settings({"db": str(tmp_path / "l.db")}, env={"LEDGER_DEFAULT_TIER": "short"})
+    assert bad.value.field == "default_tier"
+
+
+def test_working_refusals_write_nothing(app: LedgerApp) -> None:
+    before = app.store.last_position()
+    for kwargs, field in (
+        ({"tier": "working"}, "session_id"),
+        (
+            {"tier": "working", "session_id": "c", "claims": [{"subject": "a", "attribute": "b", "value": "c"}]},
+            "claims",
+        ),
+        ({"sticky": True}, "sticky"),
+    ):
+        with pytest.raises(InvalidInput) as bad:
+            app.remember("x y z", **kwargs)
+        assert bad.value.field == field
+    long_id = app.remember("a long-term fact")["memory_id"]
+    with pytest.raises(InvalidInput):
+        app.reinforce(long_id, "user_affirmed", turn=1)
+    assert _types(app, before) == ["MemoryRecorded"]
+
+
+def test_a_conversations_long_term_memories_rank_first_and_session_only_filters(app: LedgerApp) -> None:
+    elsewhere = app.remember("The meeting today is the requirements review", session_id="a")["memory_id"]
+    here = app.remember("The meeting today is the UI walkthrough", session_id="b", turn=3)["memory_id"]
+    assert _ids(app.find("meeting today", session_id="b"))[0] == here
+    assert _ids(app.find("meeting today", session_id="a"))[0] == elsewhere
+    assert _ids(app.find("meeting today", session_id="b", session_only=True)) == [here]
+    with pytest.raises(InvalidInput):
+        app.find("meeting", session_only=True)
+
+
+def test_idle_conversations_expire_from_the_hot_models_but_stay_in_history(app: LedgerApp) -> None:
+    note = app.remember("trying port 8081", tier="working", session_id="idle")["memory_id"]
+    fresh = app.remember("trying port 9090", tier="working", session_id="busy")["memory_id"]
+    assert app.conversations.sweep(now=_later(3))["expired_sessions"] == []
+    swept = app.conversations.sweep(now=_later(8))
+    assert sorted(swept["expired_sessions"]) == ["busy", "idle"]
+    assert app.working("idle")["memories"] == []
+    assert app.read(note)["memory"]["status"] == "expired"
+    assert [e["type"] for e in app.history(note)["versions"][0]["events"]] == ["WorkingNoted"]
+    assert fresh and "WorkingExpired" in _types(app, 0)
+    app.rebuild()
+    assert app.working("busy")["memories"] == []  # the pass was an event: a rebuild repeats it
+
+
+def test_cold_memories_are_found_only_when_asked_or_when_nothing_hot_answers_and_warm_up(app: LedgerApp) -> None:
+    old = app.remember("The archive bucket is s3://old-logs")["memory_id"]
+    older = app.remember("The backup bucket is s3://older-logs")["memory_id"]
+    app.conversations.sweep(now=_later(31))
+    hot = app.remember("The current bucket is s3://new-logs")["memory_id"]
+    assert app.conn.execute("SELECT count(*) FROM cold_memories").get == 2
+    assert _ids(app.find("bucket logs")) == [hot]
+    position = app.store.last_position()
+    assert _ids(app.find("archive"))[0] == old  # nothing hot answers: the cold one does
+    assert _types(app, position) == ["Warmed"]  # and it warms up (one event, not one per read)
+    assert set(_ids(app.find("bucket logs"))) == {old, hot}
+    assert set(_ids(app.find("bucket logs", include_cold=True))) == {old, older, hot}
+    assert app.conn.execute("SELECT count(*) FROM cold_memories").get == 0
+    app.rebuild()
+    assert app.conn.execute("SELECT count(*) FROM cold_memories").get == 0  # Cooled, then Warmed: replayed
+
+
+def test_reads_and_finds_of_hot_memories_write_no_event(app: LedgerApp) -> None:
+    memory_id = app.remember("The release train leaves on Thursdays")["memory_id"]
+    position = app.store.last_position()
+    for _ in range(5):
+        app.find("release train")
+        app.read(memory_id)
+    assert app.store.last_position() == position
+    app.conversations.flush_uses()
+    assert app.conn.execute("SELECT uses FROM memory_use WHERE memory_id=?", (memory_id,)).get == 10
