@@ -4,12 +4,14 @@ operations it says write each type really do (and write nothing else)."""
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import timedelta
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fact_ledger.ledger import clock
 from fact_ledger.ledger.events import AUTH_USER, EVENT_TYPES, Event
 from fact_ledger.projections import notices
 from fact_ledger.server.app.facade import LedgerApp, default_projectors
@@ -54,9 +56,12 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
     written: dict[str, set[str]] = defaultdict(set)
 
     def run(op: str, *args: Any, **kw: Any) -> Any:
+        return run_as(op, getattr(app, op), *args, **kw)
+
+    def run_as(key: str, call: Any, *args: Any, **kw: Any) -> Any:
         before = app.store.last_position()
-        result = getattr(app, op)(*args, **kw)
-        written[op].update(e.type for e in app.store.read(after=before))
+        result = call(*args, **kw)
+        written[key].update(e.type for e in app.store.read(after=before))
         return result
 
     def pair(name: str, first: str, second: str) -> tuple[int, int, int]:
@@ -113,6 +118,29 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
         (hal, hal2),
     )
     run("review_notice", app.conn.execute("SELECT max(notice_id) FROM notices").get, "dismissed", **user)
+    # The working tier (server/app/conversations.py): a note, its exact repeat, a revision, signals
+    # that promote one into a conflict, a direct promotion, the periodic pass, a cold one warmed.
+    working = {"tier": "working", "session_id": "conv"}
+    note = run_as("remember_working", app.remember, "Jo lives in Oslo", subject="Jo", **working)["memory_id"]
+    run_as("remember_working", app.remember, "Jo lives in Oslo", subject="Jo", **working)
+    run_as("update_working", app.update, note, content="Jo lives in Bergen", turn=2)
+    run("remember", "Jo lives in Oslo", subject="Jo")
+    for turn, signal in ((3, "tool_succeeded"), (4, "tool_succeeded"), (5, "user_affirmed")):
+        run("reinforce", note, signal, session_id="conv", turn=turn)
+    kim = run_as("remember_working", app.remember, "Kim likes tea", subject="Kim", **working)["memory_id"]
+    run("remember", "Kim likes tea", subject="Kim")
+    run("promote", kim, **user)  # the same text long-term already: a sighting of it
+    lee = run_as("remember_working", app.remember, "Lee lives in Graz", subject="Lee", **working)["memory_id"]
+    run("remember", "Lee lives in Linz", subject="Lee")
+    run("promote", lee, **user)  # recorded long-term, where it disagrees
+    mo = run_as("remember_working", app.remember, "Mo likes jazz", subject="Mo", **working)["memory_id"]
+    run("remember", "Mo likes jazz", subject="Mo")
+    for turn, signal in ((3, "tool_succeeded"), (4, "tool_succeeded"), (5, "user_affirmed")):
+        run("reinforce", mo, signal, session_id="conv", turn=turn)  # promoted onto the same text
+    run_as("remember_working", app.remember, "a passing thought", session_id="idle", tier="working")
+    later = clock.format_time(clock.to_datetime(clock.now()) + timedelta(days=400))
+    run_as("sweep", app.conversations.sweep, now=later)
+    run_as("warm", app.find, "Oslo", include_cold=True)
     assert dict(written) == {op: set(types) for op, types in catalogue.WRITERS.items()}
 
 

@@ -54,8 +54,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "replay_backup": ("WriteReplayed",),  # besides the events of the write it decides again
     # the working tier (server/app/conversations.py): remember with tier "working", update of a
     # working memory, reinforce (Promoted with the long-term memory's events), promote, the pass
-    "note": ("WorkingNoted", "WorkingRepeated"),
-    "revise": ("WorkingRevised",),
+    "remember_working": ("WorkingNoted", "WorkingRepeated"),
+    "update_working": ("WorkingRevised",),
     "reinforce": ("Reinforced", "Promoted", "MemoryRecorded", "DuplicateSighted", "ClaimCollided"),
     "promote": ("Promoted", "MemoryRecorded", "DuplicateSighted", "ClaimCollided"),
     "sweep": ("WorkingExpired", "Cooled"),
