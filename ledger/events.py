@@ -240,6 +240,7 @@ class WorkingNoted(Event, frozen=True, kw_only=True, omit_defaults=True):
     content_hash: str = ""
     turn: int | None = None
     sticky: bool = False
+    authorization: str = ""  # the channel the note came by: its promotion records the memory with it
 
 
 class WorkingRepeated(Event, frozen=True, kw_only=True, omit_defaults=True):

@@ -67,6 +67,7 @@ WORKING_COLUMNS = (
     "event_time",
     "recorded_at",
     "updated_at",
+    "authorization",
 )
 
 _SCHEMA = """
@@ -99,9 +100,11 @@ CREATE TABLE IF NOT EXISTS working_memories(
     version      INTEGER NOT NULL,
     event_time   TEXT NOT NULL,
     recorded_at  TEXT NOT NULL,
-    updated_at   TEXT NOT NULL
+    updated_at   TEXT NOT NULL,
+    authorization TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS working_memories_set ON working_memories(session, state, sticky, touched);
+CREATE INDEX IF NOT EXISTS working_memories_promoted ON working_memories(promoted_to) WHERE promoted_to IS NOT NULL;
 CREATE TABLE IF NOT EXISTS working_signals(
     memory_id INTEGER NOT NULL,
     position  INTEGER NOT NULL,
@@ -208,6 +211,7 @@ def _note_row(event: StoredEvent, data: WorkingNoted) -> tuple[Any, ...]:
         "event_time": event.event_time,
         "recorded_at": event.recorded_at,
         "updated_at": event.recorded_at,
+        "authorization": data.authorization,
     }
     return tuple(row[c] for c in WORKING_COLUMNS)
 
@@ -300,6 +304,12 @@ def sessions_of(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, tuple
         (json.dumps(memory_ids),),
     )
     return {memory_id: (session, turn) for memory_id, session, turn in rows}
+
+
+def promoted_from(conn: apsw.Connection, long_term_stream: str) -> int | None:
+    """The working memory whose promotion recorded this long-term memory, if one did."""
+    row = conn.execute("SELECT memory_id FROM working_memories WHERE promoted_to=?", (long_term_stream,)).fetchone()
+    return row[0] if row else None
 
 
 def idle_sessions(conn: apsw.Connection, cutoff: str) -> list[tuple[str, str, str]]:

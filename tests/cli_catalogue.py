@@ -116,6 +116,26 @@ CATALOGUE: list[Invocation] = [
     _i("read", "99999", codes=(1,)),
     _i("history", "{versioned}", "--limit", "1", "--cursor", "{history_cursor}"),
     _i("history", "{supersede_loser}"),
+    # conversations and the working tier
+    _i(
+        "remember",
+        "trying port 8082",
+        "--session",
+        "conv-a",
+        "--turn",
+        "3",
+        "--tier",
+        "working",
+        "--sticky",
+        writes=True,
+    ),
+    _i("find", "port", "--session", "conv-a", "--turn", "3", "--session-only", "--include-cold"),
+    _i("read", "{working}", "--session", "conv-a", "--turn", "3"),
+    _i("update", "{working}", "trying port 8083", "--session", "conv-a", "--turn", "4", writes=True),
+    _i("reinforce", "{working}", "tool_succeeded", "--turn", "5", "--session", "conv-a", writes=True),
+    _i("promote", "{working}", writes=True),
+    _i("working", "conv-a"),
+    _i("sweep", "--dry-run", writes=True),
     _i("timeline", "--subject", "staging", "--as-of-recorded", "9999", "--limit", "5"),
     _i("timeline", "--subject", "staging", "--limit", "1", "--cursor", "{timeline_cursor}"),
     _i(
@@ -243,6 +263,7 @@ def seed(folder: Path, model: str | None = None) -> dict[str, Any]:
     app.update(ids["versioned"], content="The build server is ci-02")
     fact("locked", "The on-call phone is 555-0100", "on-call")
     app.confirm(ids["locked"], authorization=AUTH_USER)
+    ids["working"] = app.remember("trying port 8081", session_id="conv-a", turn=1, tier="working")["memory_id"]
     states = {c["state"] for c in app.conflicts(state="all")["conflicts"]}
     assert states == {"open", "judged", "resolved"}, states
     ids["find_cursor"] = app.find("port", limit=1)["next_cursor"]

@@ -73,7 +73,7 @@ def test_the_default_tier_comes_from_the_settings(tmp_path: Path) -> None:
     app = LedgerApp(settings)
     try:
         assert app.remember("a provisional thought", session_id="c")["tier"] == "working"
-        assert "tier" not in app.remember("a lasting fact", session_id="c", tier="long")
+        assert app.remember("a lasting fact", session_id="c", tier="long")["tier"] == "long"
     finally:
         app.close()
     with pytest.raises(InvalidInput) as bad:

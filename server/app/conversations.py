@@ -117,6 +117,7 @@ class Conversations(Service):
         source_ref: str,
         metadata: dict[str, Any] | None,
         on_secret: str,
+        authorization: str = "",
     ) -> dict[str, Any]:
         """``remember`` into the working tier: a new note, or an exact repeat absorbed by the set."""
         if event_time is not None:
@@ -154,6 +155,7 @@ class Conversations(Service):
                 content_hash=digest,
                 turn=turn,
                 sticky=sticky,
+                authorization=authorization,
             )
             return [(stream, note)], event_time or clock.now(), target
 
@@ -298,6 +300,7 @@ class Conversations(Service):
             workspace=row["workspace"],
             source_ref=row["source_ref"],
             metadata=json.loads(row["metadata"]),
+            authorization=authorization or row["authorization"],
         )
         new_stream = uuid7()
         near: list[dict[str, Any]] = []
@@ -415,9 +418,25 @@ class Conversations(Service):
             "event_time": row["event_time"],
             "recorded_at": row["recorded_at"],
             "tier": "working",
+            "actor": entries[0]["actor"] if entries else "",
+            "status": working_view(row)["status"],
             "events": entries,
         }
         return {"ok": True, "memory_id": memory_id, "versions": [version], "has_more": False, "next_cursor": None}
+
+    def long_term_fields(self, memory_id: int, stream_id: str) -> dict[str, Any]:
+        """What ``read`` adds to a long-term memory: its tier, its conversation and turn, and the
+        working memory it was promoted from."""
+        out: dict[str, Any] = {"tier": "long"}
+        session = conv.sessions_of(self.conn, [memory_id]).get(memory_id)
+        if session is not None:
+            out["session_id"], turn = session
+            if turn is not None:
+                out["turn"] = turn
+        origin = conv.promoted_from(self.conn, stream_id)
+        if origin is not None:
+            out["promoted_from"] = origin
+        return out
 
     # -- conversations in find ------------------------------------------------------------------
     def sessions_of(self, memory_ids: list[int]) -> dict[int, tuple[str, int | None]]:

@@ -189,10 +189,11 @@ class LedgerApp:
                 source_ref=source_ref,
                 metadata=metadata,
                 on_secret=on_secret,
+                authorization=authorization,
             )
         if sticky:
             raise InvalidInput('sticky applies to the working tier (tier: "working")', field="sticky")
-        return self.writes.remember(
+        answer = self.writes.remember(
             content,
             session_id=session_id,
             turn=turn,
@@ -210,6 +211,9 @@ class LedgerApp:
             authorization=authorization,
             on_secret=on_secret,
         )
+        if (tier or session_id) and "memory_id" in answer:  # a caller who speaks of tiers is told which
+            answer["tier"] = "long"
+        return answer
 
     @staticmethod
     def _check_working(
@@ -407,6 +411,8 @@ class LedgerApp:
             memory_id, as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded, sections=sections
         )
         if as_of_event_time is None and as_of_recorded is None:
+            memory = answer["memory"]
+            memory.update(self.conversations.long_term_fields(memory_id, mem.stream_of(self.conn, memory_id) or ""))
             self.conversations.used([memory_id])
         return answer
 
@@ -536,6 +542,7 @@ class LedgerApp:
     @storage_call
     def status(self) -> dict[str, Any]:
         scope, _ = self.workspace_service.find_scope(None)  # strict: counts of the caller's workspace
+        state = self.storage.health()  # reachable, degraded and pending from one look at the log
         with self.storage.snapshot():
             memories = (
                 mem.count_active(self.conn) if scope is None else mem.status_counts(self.conn, scope).get("active", 0)
@@ -562,7 +569,6 @@ class LedgerApp:
             result = self.reembed(progress, rebuild=True)
             return {
                 "ok": True,
-        state = self.storage.health()  # reachable, degraded and pending from one look at the log
                 "events": self.store.last_position(),
                 "projections": ["vectors"],
                 "vectors": {k: v for k, v in result.items() if k != "ok"},

@@ -18,6 +18,7 @@ import click
 
 from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.server.cli.output import CliContext, emit, json_option, on_secret_option, out_console
+from fact_ledger.server.cli.working import session_option, turn_option
 
 STDIN = "-"
 
@@ -83,6 +84,8 @@ def metadata_of(text: str | None) -> dict[str, Any] | None:
 @click.option("--event-time", default=None, help="When the changed fact became true (ISO 8601).")
 @click.option("--metadata", default=None, metavar="JSON", help="Replace the metadata (a JSON object).")
 @on_secret_option
+@session_option
+@turn_option
 @json_option
 def update(
     obj: CliContext,
@@ -96,6 +99,8 @@ def update(
     event_time: str | None,
     metadata: str | None,
     on_secret: str,
+    session: str | None,
+    turn: int | None,
 ) -> None:
     """Change a memory (new version); a change that changes nothing writes nothing.
 
@@ -115,6 +120,8 @@ def update(
             "event_time": event_time,
             "metadata": metadata_of(metadata),
             "on_secret": on_secret,
+            "session_id": session,
+            "turn": turn,
         }
     )
     result = obj.app.update(**data.to_kwargs(), authorization=AUTH_USER)

@@ -20,6 +20,7 @@ from fact_ledger.server.cli import (
     serve,
     time,
     transfer,
+    working,
 )
 from fact_ledger.server.cli.output import CliContext
 
@@ -66,6 +67,10 @@ main.add_command(memory.remember)
 main.add_command(memory.find)
 main.add_command(memory.read)
 main.add_command(memory.history)
+main.add_command(working.reinforce)
+main.add_command(working.promote)
+main.add_command(working.working)
+main.add_command(working.sweep)
 main.add_command(repair.rebuild)
 main.add_command(repair.verify)
 main.add_command(repair.status)

@@ -17,6 +17,7 @@ from fact_ledger.server.cli.output import (
     out_console,
     print_memories,
 )
+from fact_ledger.server.cli.working import session_option, turn_option
 
 
 @click.command()
@@ -44,6 +45,15 @@ from fact_ledger.server.cli.output import (
     help='This fact cancels memory ID, which is retired ("cancel the Wednesday meeting").',
 )
 @on_secret_option
+@session_option
+@turn_option
+@click.option(
+    "--tier",
+    type=click.Choice(["long", "working"]),
+    default=None,
+    help="long (default, else LEDGER_DEFAULT_TIER) or working: a note kept in --session's working set.",
+)
+@click.option("--sticky", is_flag=True, help="A working note never evicted from its set.")
 @json_option
 def remember(
     obj: CliContext,
@@ -59,6 +69,10 @@ def remember(
     metadata: str | None,
     retracts: int | None,
     on_secret: str,
+    session: str | None,
+    turn: int | None,
+    tier: str | None,
+    sticky: bool,
 ) -> None:
     """Record a fact (TEXT, '-' for stdin, or --file).
 
@@ -83,6 +97,10 @@ def remember(
             "ref_id": retracts,
             "retracts": retracts is not None,
             "on_secret": on_secret,
+            "session_id": session,
+            "turn": turn,
+            "tier": tier,
+            "sticky": sticky,
         }
     )
     result = obj.app.remember(**data.to_kwargs(), authorization=AUTH_USER)
@@ -99,6 +117,10 @@ def _remember_lines(r: dict[str, Any]) -> None:
     """The new id, then what the write collided with or resembles: a person at the terminal
     learns at once what an agent reads in the JSON, instead of finding the conflict later."""
     where = _workspace_words(r.get("workspace", ""))
+    if r.get("tier") == "working":
+        where += f" (working, conversation {escape(r['session_id'])})"
+        if r.get("evicted"):
+            where += f"; evicted {', '.join(f'#{i}' for i in r['evicted'])} from the working set"
     if r.get("duplicate_of"):  # an exact duplicate: no new memory, the sighting is recorded
         out_console.print(f"already remembered as #{r['duplicate_of']} {where} (seen again)", highlight=False)
     else:
@@ -136,6 +158,10 @@ def _remember_lines(r: dict[str, Any]) -> None:
 @click.option("--as-of-event-time", default=None, help="What was true in the world at this time.")
 @click.option("--as-of-recorded", default=None, help="What the ledger knew at this time or position.")
 @cursor_option
+@session_option
+@turn_option
+@click.option("--session-only", is_flag=True, help="Only --session's memories.")
+@click.option("--include-cold", is_flag=True, help="Also memories cooled for disuse.")
 @json_option
 def find(
     obj: CliContext,
@@ -145,6 +171,10 @@ def find(
     as_of_event_time: str | None,
     as_of_recorded: str | None,
     cursor: str | None,
+    session: str | None,
+    turn: int | None,
+    session_only: bool,
+    include_cold: bool,
 ) -> None:
     """Search memories (English and Chinese).
 
@@ -160,6 +190,10 @@ def find(
             "as_of_event_time": as_of_event_time,
             "as_of_recorded": as_of_recorded,
             "cursor": cursor,
+            "session_id": session,
+            "turn": turn,
+            "session_only": session_only,
+            "include_cold": include_cold,
         }
     )
 
@@ -203,7 +237,8 @@ def _conflict_mark(m: dict[str, Any]) -> str:
 
 
 def _header(m: dict[str, Any], extra: str = "") -> None:
-    meta = f"#{m['memory_id']} v{m['version']} {m['source_type']} ({m['status']})"
+    working = f" working:{escape(m['session_id'])}" if m.get("tier") == "working" else ""
+    meta = f"#{m['memory_id']} v{m['version']} {m['source_type']} ({m['status']}){working}"
     subject = f" [bold]{escape(m['subject'])}[/bold]" if m.get("subject") else ""
     out_console.print(f"[cyan]{meta}[/cyan]{subject}{extra}", highlight=False)
 
@@ -218,9 +253,17 @@ def _header(m: dict[str, Any], extra: str = "") -> None:
     metavar="catalog|all|ID,ID",
     help="A long memory's sections: the catalog (default), all with their text, or these ids.",
 )
+@session_option
+@turn_option
 @json_option
 def read(
-    obj: CliContext, memory_id: int, as_of_event_time: str | None, as_of_recorded: str | None, sections: str | None
+    obj: CliContext,
+    memory_id: int,
+    as_of_event_time: str | None,
+    as_of_recorded: str | None,
+    sections: str | None,
+    session: str | None,
+    turn: int | None,
 ) -> None:
     """Show one memory with its links (and, for a long one, its sections).
 
@@ -237,6 +280,8 @@ def read(
             "as_of_event_time": as_of_event_time,
             "as_of_recorded": as_of_recorded,
             "sections": chosen,
+            "session_id": session,
+            "turn": turn,
         }
     )
     whole = chosen in (None, "catalog")  # asked for sections: they are the text to show

@@ -147,6 +147,8 @@ def _version() -> str:
 
 HTTP_PATH = "/mcp"  # the SDK's default streamable HTTP endpoint
 MODEL_POLL_S = 0.05  # how often start-up looks whether the model has loaded
+SWEEP_FIRST_S = 60.0  # the periodic pass (server/app/conversations.py) first runs this long after start
+SWEEP_EVERY_S = 3600.0  # and then once an hour
 
 
 def start_lines(app: LedgerApp, *, http: bool, port: int, terminal: bool) -> list[str]:
@@ -183,11 +185,24 @@ def run_server(settings: Settings, *, http: bool = False, port: int = 8765) -> N
 async def _serve(server: MCPServer, tools: LedgerTools, http: bool, port: int) -> None:
     async with anyio.create_task_group() as group:
         group.start_soon(_start_semantic, tools)
+        group.start_soon(_sweep_periodically, tools)
         if http:
             await server.run_streamable_http_async(host="127.0.0.1", port=port)
         else:
             await server.run_stdio_async()
         group.cancel_scope.cancel()
+
+
+async def _sweep_periodically(tools: LedgerTools) -> None:
+    """The periodic pass, between tool calls: idle conversations' working memories expire and
+    unused long-term memories cool, each recorded as an event (so a rebuild repeats it)."""
+    await anyio.sleep(SWEEP_FIRST_S)
+    while True:
+        try:
+            await tools.run_alone(tools.app.sweep)
+        except Exception as exc:  # a database that is missing or degraded: try again next time
+            print(f"fact-ledger: periodic pass skipped: {exc}", file=sys.stderr)
+        await anyio.sleep(SWEEP_EVERY_S)
 
 
 async def _start_semantic(tools: LedgerTools) -> None:

@@ -1,0 +1,118 @@
+"""``reinforce``, ``promote``, ``working`` and ``sweep``: conversations and the working tier."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.markup import escape
+
+from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console
+
+SIGNAL_CHOICES = ("user_affirmed", "tool_succeeded", "user_referenced", "contradicted")
+
+
+def session_option(func: Any) -> Any:
+    return click.option("--session", "session", default=None, metavar="ID", help="The conversation (session_id).")(func)
+
+
+def turn_option(func: Any) -> Any:
+    return click.option(
+        "--turn", type=click.IntRange(min=0), default=None, help="The conversation's turn (an integer you increment)."
+    )(func)
+
+
+def promoted_lines(r: dict[str, Any]) -> None:
+    """What a signal or a promotion did: the score so far, or the long-term memory it became."""
+    if r.get("promoted"):
+        out_console.print(
+            f"#{r['memory_id']} promoted to long-term #{r['promoted_to']} (score {r['score']}, {r['rule']})",
+            highlight=False,
+        )
+        for c in r.get("conflicts", ()):
+            claim = c["claim"]
+            out_console.print(
+                f"  [yellow]conflict {c['conflict_id']}[/yellow]: {claim['subject']} {claim['attribute']}: "
+                f"{claim['value']!r} (with #{c['other_id']})",
+                highlight=False,
+            )
+        return
+    needed = r.get("needed", {})
+    out_console.print(
+        f"#{r['memory_id']} {r['signal']}: score {r['score']}/{needed.get('score')} over "
+        f"{r['turns']}/{needed.get('turns')} turns (working)",
+        highlight=False,
+    )
+
+
+@click.command()
+@click.argument("memory_id", type=click.IntRange(min=1))
+@click.argument("signal", type=click.Choice(SIGNAL_CHOICES))
+@click.option("--turn", type=click.IntRange(min=0), required=True, help="The conversation's turn the signal came in.")
+@session_option
+@json_option
+def reinforce(obj: CliContext, memory_id: int, signal: str, turn: int, session: str | None) -> None:
+    """Record a signal about a working memory; it is promoted to long-term when the rule holds.
+
+    Example: ledger reinforce 12 tool_succeeded --turn 4 --session conv-a
+    """
+    from fact_ledger.server.schemas.memory import ReinforceData
+
+    data = ReinforceData.parse({"memory_id": memory_id, "signal": signal, "turn": turn, "session_id": session})
+    emit(obj, obj.app.reinforce(**data.to_kwargs()), promoted_lines)
+
+
+@click.command()
+@click.argument("memory_id", type=click.IntRange(min=1))
+@json_option
+def promote(obj: CliContext, memory_id: int) -> None:
+    """Make a working memory long-term now (it meets claims and conflicts).
+
+    Example: ledger promote 12
+    """
+    from fact_ledger.ledger.events import AUTH_USER
+
+    emit(obj, obj.app.promote(memory_id, authorization=AUTH_USER), promoted_lines)
+
+
+@click.command()
+@click.argument("session")
+@json_option
+def working(obj: CliContext, session: str) -> None:
+    """A conversation's working set, most recently touched first.
+
+    Example: ledger working conv-a
+    """
+
+    def human(r: dict[str, Any]) -> None:
+        if not r["memories"]:
+            out_console.print("[dim]no working memories[/dim]")
+        for m in r["memories"]:
+            sticky = " sticky" if m.get("sticky") else ""
+            turn = f" turn {m['last_turn']}" if m.get("last_turn") is not None else ""
+            out_console.print(
+                f"[cyan]#{m['memory_id']}[/cyan] score {m.get('score', 0)}{turn}{sticky}: {escape(m['content'])}",
+                highlight=False,
+            )
+        out_console.print(f"[dim]{len(r['memories'])} of at most {r['limit']} (sticky ones never evicted)[/dim]")
+
+    emit(obj, obj.app.working(session), human)
+
+
+@click.command()
+@click.option("--dry-run", is_flag=True, help="Say what would expire or cool, record nothing.")
+@json_option
+def sweep(obj: CliContext, dry_run: bool) -> None:
+    """The periodic pass: idle conversations' working memories expire, unused memories cool.
+
+    Example: ledger sweep --dry-run
+    """
+
+    def human(r: dict[str, Any]) -> None:
+        verb = "would" if r["dry_run"] else "did"
+        out_console.print(
+            f"{verb} expire {len(r['expired_sessions'])} idle conversation(s) and cool {len(r['cooled'])} memory(ies)",
+            highlight=False,
+        )
+
+    emit(obj, obj.app.sweep(dry_run=dry_run), human)
