@@ -7,14 +7,14 @@ write transaction, :func:`verify_events` recomputes the chain."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import msgspec
 
-from fact_ledger.ledger import clock
+from fact_ledger.ledger import clock, erasure
 from fact_ledger.ledger.errors import ChainBroken, StreamVersionConflict
-from fact_ledger.ledger.events import Event, canonical_json, decode_payload, encode_payload, type_name
+from fact_ledger.ledger.events import Erased, Event, canonical_json, decode_payload, encode_payload, type_name
 from fact_ledger.ledger.ids import uuid7
 
 GENESIS_HASH = "0" * 64
@@ -51,6 +51,11 @@ class StoredEvent(msgspec.Struct, kw_only=True):
     idempotency_key: str | None
     prev_hash: str
     hash: str
+    # Sealed rows (ledger.erasure): the salted digest of the erasable fields, which the hash
+    # covers instead of their bytes, and the salt (None once the row is erased). Empty seal: a
+    # row whose whole payload is hashed (no erasable field, or written before sealing).
+    seal: str = ""
+    salt: str | None = None
 
     @property
     def data(self) -> Event:
@@ -84,6 +89,8 @@ def event_from_row(row: Sequence[Any]) -> StoredEvent:
         idempotency_key=row[11],
         prev_hash=row[12],
         hash=row[13],
+        seal=row[14],
+        salt=row[15],
     )
 
 
@@ -96,24 +103,26 @@ def version_taken(ev: StoredEvent) -> StreamVersionConflict:
 
 
 def row_hash(prev_hash: str, ev: StoredEvent) -> str:
-    """``sha256(prev_hash || canonical bytes)`` over every column but the hashes themselves."""
-    body = canonical_json(
-        [
-            ev.position,
-            ev.event_id,
-            ev.stream_id,
-            ev.stream_version,
-            ev.type,
-            ev.v,
-            ev.payload,
-            ev.event_time,
-            ev.recorded_at,
-            ev.actor,
-            ev.workspace,
-            ev.idempotency_key,
-        ]
-    )
-    return hashlib.sha256(prev_hash.encode("ascii") + body).hexdigest()
+    """``sha256(prev_hash || canonical bytes)`` over every column but the hashes themselves; a
+    sealed row contributes its payload without the erasable fields, and its seal."""
+    fields: list[Any] = [
+        ev.position,
+        ev.event_id,
+        ev.stream_id,
+        ev.stream_version,
+        ev.type,
+        ev.v,
+        ev.payload,
+        ev.event_time,
+        ev.recorded_at,
+        ev.actor,
+        ev.workspace,
+        ev.idempotency_key,
+    ]
+    if ev.seal:
+        fields[6] = erasure.split(ev.type, ev.payload)[0]
+        fields.append(ev.seal)
+    return hashlib.sha256(prev_hash.encode("ascii") + canonical_json(fields)).hexdigest()
 
 
 def stamp(new: NewEvent, *, position: int, stream_version: int, prev_hash: str) -> StoredEvent:
@@ -134,8 +143,34 @@ def stamp(new: NewEvent, *, position: int, stream_version: int, prev_hash: str) 
         prev_hash=prev_hash,
         hash="",
     )
+    _seal(stored)
     stored.hash = row_hash(prev_hash, stored)
     return stored
+
+
+def _seal(row: StoredEvent) -> None:
+    """Give a row with erasable fields its salt and seal (ledger.erasure)."""
+    erasable = erasure.split(row.type, row.payload)[1]
+    if erasable is not None:
+        row.salt = erasure.new_salt()
+        row.seal = erasure.seal_of(row.salt, erasable)
+
+
+def resealed(rows: Iterable[StoredEvent]) -> Iterator[StoredEvent]:
+    """The same events chained again with seals (``ledger migrate --seal``): positions, ids,
+    times and payloads kept, hashes new. The caller verifies the old chain first."""
+    prev_hash = GENESIS_HASH
+    for row in rows:
+        new = msgspec.structs.replace(row, prev_hash=prev_hash, hash="", seal="", salt=None)
+        _seal(new)
+        new.hash = row_hash(prev_hash, new)
+        prev_hash = new.hash
+        yield new
+
+
+def needs_seal(row: StoredEvent) -> bool:
+    """A row written before sealing that holds erasable fields: it cannot be erased as it is."""
+    return not row.seal and erasure.split(row.type, row.payload)[1] is not None
 
 
 def chain_batch(
@@ -180,22 +215,51 @@ def check_continues(tail: Sequence[Any] | None, rows: Sequence[StoredEvent]) -> 
             raise ChainBroken(
                 f"event at position {row.position} does not extend the log at {position}", position=row.position
             )
+        if row.seal and row.salt is not None:
+            _check_seal(row, [])
         position, prev_hash = row.position, row.hash
 
 
 def verify_events(events: Iterable[StoredEvent], progress: Callable[[int], None] | None = None) -> int:
-    """Check positions, links, hashes and decoding of a whole log read in order (any backend)."""
+    """Check positions, links, hashes and decoding of a whole log read in order (any backend),
+    each sealed row's seal against its salt, and that every erased row is named, with its seal,
+    by an ``Erased`` event after it (and that every row an ``Erased`` event names is erased)."""
     prev_hash, expected_position, count = GENESIS_HASH, 1, 0
+    cleared: list[erasure.Cleared] = []
+    covered: dict[int, str] = {}
     for ev in events:
         if ev.position != expected_position:
             raise ChainBroken(f"position {expected_position} is missing", position=expected_position)
         if ev.prev_hash != prev_hash or row_hash(prev_hash, ev) != ev.hash:
             raise ChainBroken(f"event at position {ev.position} does not match its hash", position=ev.position)
         try:
-            ev.data  # noqa: B018 - a payload that no longer decodes is tampering too
+            data = ev.data
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
             raise ChainBroken(f"event at position {ev.position} does not decode", position=ev.position) from None
+        if ev.seal:
+            _check_seal(ev, cleared)
+        if isinstance(data, Erased):
+            for row in data.rows:
+                covered[row.position] = row.seal
         prev_hash, expected_position, count = ev.hash, expected_position + 1, count + 1
         if progress and count % 1000 == 0:
             progress(count)
+    problem = erasure.unaccounted(cleared, covered)
+    if problem is not None:
+        raise ChainBroken(problem[1], position=problem[0])
+    still = sorted(set(covered) - {c.position for c in cleared})
+    if still:
+        raise ChainBroken(
+            f"event at position {still[0]} is named by an Erased event but still holds its fields", position=still[0]
+        )
     return count
+
+
+def _check_seal(ev: StoredEvent, cleared: list[erasure.Cleared]) -> None:
+    erasable = erasure.split(ev.type, ev.payload)[1]
+    if ev.salt is None:
+        if not erasure.is_redacted(ev.type, ev.payload):
+            raise ChainBroken(f"event at position {ev.position} lost its salt but not its fields", position=ev.position)
+        cleared.append(erasure.Cleared(ev.position, ev.seal))
+    elif erasable is None or erasure.seal_of(ev.salt, erasable) != ev.seal:
+        raise ChainBroken(f"event at position {ev.position} does not match its seal", position=ev.position)

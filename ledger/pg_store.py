@@ -50,7 +50,7 @@ from fact_ledger.ledger.errors import LogUnreachable, Unavailable
 from fact_ledger.ledger.log_copy import display_url
 
 T = TypeVar("T")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: sealed rows (seal, salt) and the erasure path
 NOTIFY_CHANNEL = "ledger_events"
 # Advisory lock keys (per database): schema creation between processes that open a fresh
 # database at the same moment, and the log's single writer.
@@ -79,13 +79,40 @@ CREATE TABLE IF NOT EXISTS events(
     hash            TEXT NOT NULL,
     CONSTRAINT events_stream_version UNIQUE(stream_id, stream_version)
 );
+ALTER TABLE events ADD COLUMN IF NOT EXISTS seal TEXT NOT NULL DEFAULT '';
+ALTER TABLE events ADD COLUMN IF NOT EXISTS salt TEXT;
 CREATE INDEX IF NOT EXISTS events_recorded_at ON events(recorded_at);
+CREATE INDEX IF NOT EXISTS events_erased ON events(position) WHERE type = 'Erased';
 CREATE OR REPLACE FUNCTION events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION 'events are append-only';
 END $$;
+-- The one UPDATE the log takes (as on SQLite): an erasure clears the salt of a sealed row that a
+-- later Erased event names with its seal, rewriting its payload and no other column.
+CREATE OR REPLACE FUNCTION events_erase_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF OLD.seal <> '' AND OLD.salt IS NOT NULL AND NEW.salt IS NULL AND NEW.seal = OLD.seal
+       AND (NEW.position, NEW.event_id, NEW.stream_id, NEW.stream_version, NEW.type, NEW.v, NEW.event_time,
+            NEW.recorded_at, NEW.actor, NEW.workspace, NEW.prev_hash, NEW.hash)
+         = (OLD.position, OLD.event_id, OLD.stream_id, OLD.stream_version, OLD.type, OLD.v, OLD.event_time,
+            OLD.recorded_at, OLD.actor, OLD.workspace, OLD.prev_hash, OLD.hash)
+       AND NEW.idempotency_key IS NOT DISTINCT FROM OLD.idempotency_key
+       AND EXISTS (
+           SELECT 1 FROM events e, jsonb_array_elements(e.payload::jsonb -> 'rows') r
+           WHERE e.type = 'Erased' AND e.position > OLD.position
+             AND (r ->> 'position')::bigint = OLD.position AND r ->> 'seal' = OLD.seal) THEN
+        RETURN NEW;
+    END IF;
+    RAISE EXCEPTION 'events are append-only';
+END $$;
+-- The narrow path an appender role may take (it holds no UPDATE privilege): the trigger above
+-- still decides which rows it may clear.
+CREATE OR REPLACE FUNCTION ledger_erase_row(p_position BIGINT, p_payload TEXT) RETURNS void
+    LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+    UPDATE events SET payload = p_payload, salt = NULL WHERE position = p_position
+$$;
 CREATE OR REPLACE TRIGGER events_no_update BEFORE UPDATE ON events
-    FOR EACH ROW EXECUTE FUNCTION events_append_only();
+    FOR EACH ROW EXECUTE FUNCTION events_erase_only();
 CREATE OR REPLACE TRIGGER events_no_delete BEFORE DELETE ON events
     FOR EACH ROW EXECUTE FUNCTION events_append_only();
 CREATE OR REPLACE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
@@ -218,7 +245,7 @@ class PostgresEventStore:
     def _insert(self, ev: StoredEvent) -> None:
         try:
             self.conn.execute(
-                f"INSERT INTO events({COLUMNS}) VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                f"INSERT INTO events({COLUMNS}) VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
                 event_row(ev),
             )
         except pg_errors.UniqueViolation as exc:
@@ -266,6 +293,24 @@ class PostgresEventStore:
     def verify_chain(self, progress: Callable[[int], None] | None = None) -> int:
         """Recompute every hash; return the number of events, raise ChainBroken at the first bad one."""
         return verify_events(self.read(), progress)
+
+    # -- erasure -----------------------------------------------------------------------------
+    def erase_rows(self, rows: Sequence[tuple[int, str]]) -> None:
+        """Clear ``rows`` ((position, redacted payload)) through ``ledger_erase_row``, inside the
+        caller's :meth:`write`, after the Erased event naming them was appended."""
+        for position, payload in rows:
+            self.conn.execute("SELECT ledger_erase_row(%s, %s)", (position, payload))
+
+    def wipe(self) -> str | None:
+        """After an erasure: ``VACUUM FULL events`` rewrites the table without the old row
+        versions, which a plain UPDATE leaves in its pages. Needs the table's owner; another role
+        gets the reason back (an administrator runs it), never an error."""
+        try:
+            with self._unavailable_on_failure():
+                self.conn.execute("VACUUM FULL events")
+        except psycopg.errors.InsufficientPrivilege as exc:
+            return f"VACUUM FULL events needs the table's owner ({str(exc).strip()})"
+        return None
 
 
 class LogWatcher:
@@ -335,5 +380,6 @@ def grant_appender(conn: psycopg.Connection[Any], role: str) -> None:
         "REVOKE ALL ON events, ledger_meta FROM {}",
         "GRANT SELECT, INSERT ON events TO {}",
         "GRANT SELECT ON ledger_meta TO {}",
+        "GRANT EXECUTE ON FUNCTION ledger_erase_row(BIGINT, TEXT) TO {}",
     ):
         conn.execute(pg_sql.SQL(statement).format(ident))

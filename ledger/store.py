@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
@@ -44,7 +44,7 @@ from fact_ledger.ledger.sql import marks
 
 T = TypeVar("T")
 DEFAULT_BUSY_TIMEOUT_MS = 5000
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: sealed rows (seal, salt) and the one UPDATE an erasure may make
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events(
@@ -62,10 +62,36 @@ CREATE TABLE IF NOT EXISTS events(
     idempotency_key TEXT UNIQUE,
     prev_hash       TEXT NOT NULL,
     hash            TEXT NOT NULL,
+    seal            TEXT NOT NULL DEFAULT '',
+    salt            TEXT,
     UNIQUE(stream_id, stream_version)
 );
+"""
+# Version 1 files get the two columns; then every file gets the same indexes and triggers.
+_ADD_SEAL = """
+ALTER TABLE events ADD COLUMN seal TEXT NOT NULL DEFAULT '';
+ALTER TABLE events ADD COLUMN salt TEXT;
+"""
+# The only UPDATE the log takes: an erasure (ledger.erasure) clears the salt of a sealed row
+# that a later Erased event names, rewriting its payload and nothing else (the payload's public
+# part is under the hash, so ``verify`` catches any other change to it).
+_TRIGGERS = """
 CREATE INDEX IF NOT EXISTS events_recorded_at ON events(recorded_at);
-CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
+CREATE INDEX IF NOT EXISTS events_erased ON events(position) WHERE type = 'Erased';
+DROP TRIGGER IF EXISTS events_no_update;
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+    WHEN NOT (
+        OLD.seal <> '' AND OLD.salt IS NOT NULL AND NEW.salt IS NULL AND NEW.seal = OLD.seal
+        AND NEW.position = OLD.position AND NEW.event_id = OLD.event_id AND NEW.stream_id = OLD.stream_id
+        AND NEW.stream_version = OLD.stream_version AND NEW.type = OLD.type AND NEW.v = OLD.v
+        AND NEW.event_time = OLD.event_time AND NEW.recorded_at = OLD.recorded_at AND NEW.actor = OLD.actor
+        AND NEW.workspace = OLD.workspace AND NEW.idempotency_key IS OLD.idempotency_key
+        AND NEW.prev_hash = OLD.prev_hash AND NEW.hash = OLD.hash
+        AND EXISTS (
+            SELECT 1 FROM events e, json_each(e.payload, '$.rows') r
+            WHERE e.type = 'Erased' AND e.position > OLD.position
+              AND json_extract(r.value, '$.position') = OLD.position
+              AND json_extract(r.value, '$.seal') = OLD.seal))
     BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
     BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
@@ -149,8 +175,14 @@ class EventStore:
                 self.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
 
     def _create_schema(self) -> None:
-        self.conn.execute(_SCHEMA)
-        self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        conn = self.conn
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(events)")}
+        if not columns:
+            conn.execute(_SCHEMA)
+        elif "seal" not in columns:
+            conn.execute(_ADD_SEAL)
+        conn.execute(_TRIGGERS)
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def close(self) -> None:
         if self._checkpointer is not None:
@@ -263,7 +295,7 @@ class EventStore:
     def _insert(self, ev: StoredEvent) -> None:
         try:
             self.conn.execute(
-                f"INSERT INTO events({COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO events({COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 event_row(ev),
             )
         except apsw.ConstraintError as exc:
@@ -313,3 +345,53 @@ class EventStore:
     def verify_chain(self, progress: Callable[[int], None] | None = None) -> int:
         """Recompute every hash; return the number of events, raise ChainBroken at the first bad one."""
         return verify_events(self.read(), progress)
+
+    # -- erasure -----------------------------------------------------------------------------
+    def erase_rows(self, rows: Sequence[tuple[int, str]]) -> None:
+        """Clear the erasable fields and salt of ``rows`` ((position, redacted payload)), inside
+        the caller's write transaction, after the Erased event naming them was appended: the
+        trigger refuses any other UPDATE. ``secure_delete`` zeroes the freed bytes."""
+        self.conn.execute("PRAGMA secure_delete=ON")
+        self.conn.executemany("UPDATE events SET payload=?, salt=NULL WHERE position=?", [(p, n) for n, p in rows])
+
+    def wipe(self) -> None:
+        """After an erasure: rewrite the file without free pages that may hold old bytes, and
+        empty the WAL, whose old frames still hold the pages as they were before."""
+        with suppress(apsw.Error):
+            self.conn.execute("PRAGMA secure_delete=ON")
+        self.conn.execute("VACUUM")
+        self.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+
+    def replace_all(self, rows: Iterable[StoredEvent]) -> int:
+        """Swap the whole log for ``rows`` in one transaction (``ledger migrate --seal``): the
+        same events, chained again with seals; the caller verified the old chain first. The
+        rows are checked to chain from the genesis hash before the swap."""
+
+        def work() -> int:
+            conn = self.conn
+            conn.execute("DROP TABLE IF EXISTS events_sealed")
+            conn.execute(_SCHEMA.replace("IF NOT EXISTS events(", "events_sealed("))
+            tail: tuple[int, str] | None = None
+            count = 0
+            batch: list[StoredEvent] = []
+            for row in rows:
+                batch.append(row)
+                if len(batch) >= 2000:
+                    tail = self._insert_sealed(batch, tail)
+                    count += len(batch)
+                    batch = []
+            if batch:
+                tail = self._insert_sealed(batch, tail)
+                count += len(batch)
+            conn.execute("DROP TABLE events")
+            conn.execute("ALTER TABLE events_sealed RENAME TO events")
+            conn.execute(_TRIGGERS)
+            return count
+
+        return self.write(work)
+
+    def _insert_sealed(self, batch: list[StoredEvent], tail: tuple[int, str] | None) -> tuple[int, str]:
+        check_continues(tail, batch)
+        insert = f"INSERT INTO events_sealed({COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+        self.conn.executemany(insert, [event_row(r) for r in batch])
+        return batch[-1].position, batch[-1].hash

@@ -42,12 +42,37 @@ SIZE = 10_000
 T1, T2 = "2026-01-01T00:00:00.000000Z", "2026-02-01T00:00:00.000000Z"
 
 
+# docs/design.md: the erasable fields of each sealed type (a claim set's members keep their ids).
+ERASABLE = {
+    "MemoryRecorded": ("content", "subject", "tags", "source_ref", "claims", "metadata", "content_hash"),
+    "MemoryUpdated": ("content", "subject", "tags", "metadata", "content_hash"),
+    "DuplicateSighted": ("source_ref",),
+    "ClaimCollided": ("subject", "attribute", "key", "verdict"),
+    "JudgmentSubmitted": ("rationale",),
+}
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
 def chain_break(lines: list[bytes]) -> int | None:
-    """The first line (1-based) whose hash does not follow from the line before, or None."""
+    """The first line (1-based) whose hash (or seal) does not follow from the line before, or None."""
     prev = GENESIS
     for number, line in enumerate(lines, 1):
         event = json.loads(line)["event"]
-        body = json.dumps([event[f] for f in CHAIN], separators=(",", ":"), ensure_ascii=False).encode()
+        columns = [event[f] for f in CHAIN]
+        if event["seal"]:
+            doc = json.loads(event["payload"])
+            erasable = {k: doc.pop(k) for k in ERASABLE[event["type"]] if k in doc}
+            if event["type"] == "ClaimCollided":
+                erasable["members"] = [[m.pop("value", None), m.pop("norm", None)] for m in doc["members"]]
+            columns[6] = _canonical(doc)
+            columns.append(event["seal"])
+            packed = _canonical(erasable).encode()
+            if event["salt"] and hashlib.sha256(bytes.fromhex(event["salt"]) + packed).hexdigest() != event["seal"]:
+                return number
+        body = json.dumps(columns, separators=(",", ":"), ensure_ascii=False).encode()
         if event["prev_hash"] != prev or hashlib.sha256(prev.encode("ascii") + body).hexdigest() != event["hash"]:
             return number
         prev = event["hash"]

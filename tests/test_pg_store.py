@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+import msgspec
 import psycopg
 import pytest
 
@@ -110,8 +111,18 @@ def test_the_same_events_give_the_same_rows_and_hashes_on_both_backends(url: str
 
     sqlite = EventStore(tmp_path / "events.db")
     pg = PostgresEventStore(url)
-    assert sqlite.append(batch()) == pg.append(batch())
-    assert list(sqlite.read()) == list(pg.read())
+    # A sealed row's salt is random (docs/design.md), so the hashes of two appends differ; the
+    # rows agree on everything else, and rows copied across verify to the same head.
+    unsalted = ("salt", "seal", "hash", "prev_hash")
+    mine, theirs = sqlite.append(batch()), pg.append(batch())
+    assert [msgspec.structs.replace(r, **dict.fromkeys(unsalted, "")) for r in mine] == [
+        msgspec.structs.replace(r, **dict.fromkeys(unsalted, "")) for r in theirs
+    ]
+    assert all(r.seal for r in mine[:12]) and not mine[12].seal
+    sqlite2 = EventStore(tmp_path / "copy.db")
+    sqlite2.append_stored(list(pg.read()))
+    assert list(sqlite2.read()) == list(pg.read())
+    sqlite2.close()
     assert sqlite.verify_chain() == pg.verify_chain() == 13
     sqlite.close()
     pg.close()

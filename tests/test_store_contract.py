@@ -110,8 +110,21 @@ def test_triggers_refuse_update_and_delete(store: EventStore, statement: str) ->
     assert store.last_position() == 1
 
 
+_OUTSIDE_ERASABLE = {
+    "MemoryRecorded": ("content", "subject", "tags", "source_ref", "claims", "metadata", "content_hash"),
+}
+
+
 def outside_hash(prev_hash: str, ev: StoredEvent) -> str:
-    """docs/design.md's ``sha256(prev_hash || canonical bytes)`` with json + hashlib, no project code."""
+    """docs/design.md's ``sha256(prev_hash || canonical bytes)`` with json + hashlib, no project code
+    (a sealed row: its payload without the erasable fields, keys sorted, then its seal)."""
+    payload = ev.payload
+    if ev.seal:
+        doc = json.loads(payload)
+        erasable = {k: doc.pop(k) for k in _OUTSIDE_ERASABLE[ev.type] if k in doc}
+        payload = json.dumps(doc, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+        packed = json.dumps(erasable, separators=(",", ":"), ensure_ascii=False, sort_keys=True).encode()
+        assert ev.salt is not None and hashlib.sha256(bytes.fromhex(ev.salt) + packed).hexdigest() == ev.seal
     columns = [
         ev.position,
         ev.event_id,
@@ -126,6 +139,9 @@ def outside_hash(prev_hash: str, ev: StoredEvent) -> str:
         ev.workspace,
         ev.idempotency_key,
     ]
+    columns[6] = payload
+    if ev.seal:
+        columns.append(ev.seal)
     body = json.dumps(columns, separators=(",", ":"), ensure_ascii=False).encode()
     return hashlib.sha256(prev_hash.encode("ascii") + body).hexdigest()
 

@@ -1,0 +1,123 @@
+"""Erasable fields, their salted seal, and the check that every cleared row is accounted for.
+
+A row whose type carries text a person may need gone (a memory's content, subject, tags,
+source_ref, claims, metadata and content hash; a claim set's subject, attribute and values; a
+judgment's rationale) is *sealed* when it is appended: the hash chain covers the payload without
+those fields plus ``seal = sha256(salt || canonical bytes of the erasable fields)``, and the salt
+(16 random bytes) is kept in the row beside them. Erasing the row replaces the erasable values by
+placeholders and clears the salt in one statement: the seal, and with it the chain, still
+verifies, and the seal cannot be guessed back from a short secret because its salt is gone.
+
+Rows written before sealing existed (``seal`` empty) hash their whole payload as before; they
+can only be erased after ``ledger migrate --seal`` re-seals the log (:func:`reseal_rows`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from fact_ledger.ledger.events import canonical_json, current_type
+
+PLACEHOLDER = "[erased]"
+
+# Top-level erasable keys per (current) type; ``members`` of a claim set keep their memory ids,
+# only their values go.
+ERASABLE: dict[str, tuple[str, ...]] = {
+    "MemoryRecorded": ("content", "subject", "tags", "source_ref", "claims", "metadata", "content_hash"),
+    "MemoryUpdated": ("content", "subject", "tags", "metadata", "content_hash"),
+    "DuplicateSighted": ("source_ref",),
+    "ClaimCollided": ("subject", "attribute", "key", "verdict"),
+    "JudgmentSubmitted": ("rationale",),
+    "WorkingNoted": ("content", "subject", "tags", "source_ref", "metadata", "content_hash"),
+    "WorkingRevised": ("content", "subject", "tags", "metadata", "content_hash"),
+}
+_MEMBER_FIELDS = ("value", "norm")
+
+
+def erasable_type(type_: str) -> bool:
+    return current_type(type_) in ERASABLE
+
+
+def split(type_: str, payload: str) -> tuple[str, bytes | None]:
+    """The payload without its erasable fields (canonical JSON text) and the erasable fields'
+    canonical bytes (None when the type or this payload has none)."""
+    keys = ERASABLE.get(current_type(type_))
+    if not keys:
+        return payload, None
+    doc: dict[str, Any] = msgspec.json.decode(payload)
+    erasable = {k: doc.pop(k) for k in keys if k in doc}
+    members = doc.get("members")
+    if isinstance(members, list) and current_type(type_) == "ClaimCollided":
+        values = []
+        public = []
+        for m in members:
+            m = dict(m)
+            values.append([m.pop(f, None) for f in _MEMBER_FIELDS])
+            public.append(m)
+        doc["members"] = public
+        erasable["members"] = values
+    if not erasable:
+        return payload, None
+    return canonical_json(doc).decode(), canonical_json(erasable)
+
+
+def new_salt() -> str:
+    return os.urandom(16).hex()
+
+
+def seal_of(salt: str, erasable: bytes) -> str:
+    return hashlib.sha256(bytes.fromhex(salt) + erasable).hexdigest()
+
+
+def _placeholder(value: Any) -> Any:
+    if isinstance(value, str):
+        return PLACEHOLDER
+    if isinstance(value, list):
+        return []
+    if isinstance(value, dict):
+        return {}
+    return value
+
+
+def redact(type_: str, payload: str) -> str:
+    """The payload with every erasable value replaced by its placeholder (``[erased]`` for text,
+    empty for lists and maps): what an erased row keeps. Its public part is unchanged."""
+    keys = ERASABLE.get(current_type(type_))
+    if not keys:
+        return payload
+    doc: dict[str, Any] = msgspec.json.decode(payload)
+    for k in keys:
+        if k in doc:
+            doc[k] = _placeholder(doc[k])
+    if current_type(type_) == "ClaimCollided" and isinstance(doc.get("members"), list):
+        doc["members"] = [
+            {**m, **{f: PLACEHOLDER for f in _MEMBER_FIELDS if f in m}} for m in doc["members"] if isinstance(m, dict)
+        ]
+    return canonical_json(doc).decode()
+
+
+def is_redacted(type_: str, payload: str) -> bool:
+    return redact(type_, payload) == payload
+
+
+class Cleared(msgspec.Struct, frozen=True):
+    """A row found erased while verifying: its position and seal."""
+
+    position: int
+    seal: str
+
+
+def unaccounted(cleared: Iterable[Cleared], covered: dict[int, str]) -> tuple[int, str] | None:
+    """The first cleared row no ``Erased`` event names with its seal: (position, why), else None."""
+    for row in sorted(cleared, key=lambda c: c.position):
+        named = covered.get(row.position)
+        if named is None:
+            return row.position, f"event at position {row.position} was erased without an Erased event"
+        if named != row.seal:
+            return row.position, f"event at position {row.position} does not match the digest its Erased event names"
+    return None
