@@ -375,7 +375,9 @@ def holding_all(
 def session_neighbours(conn: apsw.Connection, ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
     """Each memory's previous and next memory in log order, when both belong to one session.
 
-    One session: logged one right after the other, in the same workspace, with event times at
+    A memory written with a ``session_id`` has its conversation's previous and next memories
+    (``conversation_memories``): the client said which conversation it belongs to. Otherwise
+    the session is guessed. One session: logged one right after the other, in the same workspace, with event times at
     most SESSION_GAP_S apart — a conversation logged turn by turn, whether stamped with the
     session's time or with each turn's. Only the adjacent memory is looked at (two primary-key
     seeks): a memory of another workspace in between ends the session.
@@ -392,7 +394,24 @@ def session_neighbours(conn: apsw.Connection, ids: list[int]) -> dict[int, tuple
     out: dict[int, tuple[int | None, int | None]] = {}
     for memory_id, workspace, event_time, before, after in rows:
         out[memory_id] = (_same_session(workspace, event_time, before), _same_session(workspace, event_time, after))
-    return out
+    return out | _conversation_neighbours(conn, ids)
+
+
+def _conversation_neighbours(conn: apsw.Connection, ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
+    """Previous and next memory of the same conversation (and workspace), for the ids that have one."""
+    try:
+        rows = conn.execute(
+            "SELECT c.memory_id, "
+            " (SELECT p.memory_id FROM conversation_memories p WHERE p.session = c.session "
+            "  AND p.workspace = c.workspace AND p.memory_id < c.memory_id ORDER BY p.memory_id DESC LIMIT 1), "
+            " (SELECT n.memory_id FROM conversation_memories n WHERE n.session = c.session "
+            "  AND n.workspace = c.workspace AND n.memory_id > c.memory_id ORDER BY n.memory_id LIMIT 1) "
+            "FROM json_each(?) j CROSS JOIN conversation_memories c ON c.memory_id = j.value",
+            (_json(ids),),
+        ).fetchall()
+    except apsw.SQLError:  # a store without the conversations read model: every session is guessed
+        return {}
+    return {memory_id: (before, after) for memory_id, before, after in rows}
 
 
 def _same_session(workspace: str, event_time: str, neighbour: str | None) -> int | None:

@@ -150,3 +150,16 @@ def test_reads_and_finds_of_hot_memories_write_no_event(app: LedgerApp) -> None:
     assert app.store.last_position() == position
     app.conversations.flush_uses()
     assert app.conn.execute("SELECT uses FROM memory_use WHERE memory_id=?", (memory_id,)).get == 10
+
+
+def test_context_neighbours_follow_the_real_conversation_not_the_log_order(app: LedgerApp) -> None:
+    from fact_ledger.projections.search import session_neighbours
+
+    a1 = app.remember("We review the requirements today", session_id="a")["memory_id"]
+    b1 = app.remember("We walk through the UI today", session_id="b")["memory_id"]
+    a2 = app.remember("It starts at ten", session_id="a")["memory_id"]
+    loose = app.remember("It starts at eleven")["memory_id"]  # no conversation: guessed from the log
+    found = session_neighbours(app.conn, [a1, b1, a2, loose])
+    assert found[a2] == (a1, None) and found[a1] == (None, a2)
+    assert found[b1] == (None, None)
+    assert found[loose][0] == a2  # the guess: the memory logged just before, minutes apart
