@@ -420,6 +420,13 @@ class Conversations(Service):
             "tier": "working",
             "actor": entries[0]["actor"] if entries else "",
             "status": working_view(row)["status"],
+            "tags": json.loads(row["tags"]),
+            "source_type": row["source_type"],
+            "confidence": row["confidence"],
+            "protection": "normal",
+            "position": row["memory_id"],
+            "valid_to": None,
+            "superseded_by": None,
             "events": entries,
         }
         return {"ok": True, "memory_id": memory_id, "versions": [version], "has_more": False, "next_cursor": None}

@@ -20,7 +20,8 @@ async def memory(request: Request) -> Response:
     try:
         read = app.read(memory_id, as_of_event_time=tt.get("at"), as_of_recorded=tt.get("as_of"))
         history = app.history(memory_id)
-        near = [] if tt else app.near_duplicates_of(memory_id)["near_duplicates"]
+        working = read["memory"].get("tier") == "working"  # no near-duplicate probe: not long-term
+        near = [] if tt or working else app.near_duplicates_of(memory_id)["near_duplicates"]
     except LedgerError as exc:
         return error_page(request, exc)
     versions = history["versions"]

@@ -53,6 +53,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "tags": ("Tags", "标签"),
     "source_type": ("Source", "来源"),
     "workspace": ("Workspace", "工作区"),
+    "conversation": ("Conversation", "对话"),
+    "working_memory": ("working memory", "工作记忆"),
     "status": ("Status", "状态"),
     "all": ("all", "全部"),
     "current_only": ("current", "当前"),

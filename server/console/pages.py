@@ -66,6 +66,9 @@ async def memories(request: Request) -> Response:
         "source_type": q.get("source_type") or None,
         "workspace": q.get("workspace") or None,
         "include_inactive": q.get("status") == "all",
+        # one conversation: its working set and its long-term memories, nothing else
+        "session_id": q.get("session") or None,
+        "session_only": bool(q.get("session")),
     }
     tt = time_params(request)
     try:
@@ -83,7 +86,7 @@ async def memories(request: Request) -> Response:
         page=page,
         more=more,
         query=query,
-        params={k: q.get(k, "") for k in ("q", "tags", "source_type", "workspace", "status")},
+        params={k: q.get(k, "") for k in ("q", "tags", "source_type", "workspace", "status", "session")},
         source_types=SOURCE_TYPES,
         as_of=found.get("as_of"),
     )
