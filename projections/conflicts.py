@@ -101,14 +101,15 @@ def unresolved_memberships(conn: apsw.Connection, memory_ids: list[int]) -> list
 
 
 def count_unresolved_with_inactive_members(conn: apsw.Connection, workspaces: tuple[str, ...] | None = None) -> int:
-    """Unresolved sets with a member that is no longer active (settlement should have ended them);
-    with ``workspaces``, only sets of those workspaces."""
+    """Unresolved sets with a current member that is no longer active (settlement should have
+    ended them; a member that left the set is not one); with ``workspaces``, only sets of those
+    workspaces."""
     scope, params = ("", ()) if workspaces is None else (f" AND c.workspace IN ({marks(len(workspaces))})", workspaces)
     return int(
         conn.execute(
             "SELECT count(DISTINCT c.conflict_id) FROM conflicts c "
             "JOIN conflict_members cm ON cm.conflict_id=c.conflict_id JOIN memories m ON m.memory_id=cm.memory_id "
-            f"WHERE c.state<>'resolved' AND m.status<>'active'{scope}",
+            f"WHERE c.state<>'resolved' AND cm.active=1 AND m.status<>'active'{scope}",
             params,
         ).get
     )
@@ -123,7 +124,8 @@ def unresolved_with_inactive_members(
     rows = conn.execute(
         "SELECT c.conflict_id, m.memory_id, m.status FROM conflicts c "
         "JOIN conflict_members cm ON cm.conflict_id=c.conflict_id JOIN memories m ON m.memory_id=cm.memory_id "
-        f"WHERE c.state<>'resolved' AND m.status<>'active'{scope} ORDER BY c.conflict_id, m.memory_id LIMIT ?",
+        f"WHERE c.state<>'resolved' AND cm.active=1 AND m.status<>'active'{scope} "
+        "ORDER BY c.conflict_id, m.memory_id LIMIT ?",
         (*params, limit),
     )
     return [(int(cid), int(mid), str(status)) for cid, mid, status in rows]

@@ -150,6 +150,8 @@ class ProjectionRunner:
         self.projectors = list(projectors)
         self.by_name = {p.name: p for p in self.projectors}
         self.broken: ChainBroken | None = None  # where the log's chain broke, pulling it (_copy)
+        # Called as (done, total) while a new read-model file copies, then folds, the whole log.
+        self.progress: Progress | None = None
 
     @property
     def conn(self) -> apsw.Connection:
@@ -196,8 +198,8 @@ class ProjectionRunner:
         self._create_support_tables()
         # A new read-model file: copy the whole log first, then fold it in one rebuild (much
         # faster than folding event by event).
-        if self.separate_log and self.store.last_position() == 0 and self._copy(fold=False):
-            self._rebuild(self.projectors, None)
+        if self.separate_log and self.store.last_position() == 0 and self._copy(fold=False, progress=self.progress):
+            self._rebuild(self.projectors, self.progress)
         stale: list[Projector] = []
         upgraded: list[str] = []
         for p in self.projectors:
@@ -247,16 +249,20 @@ class ProjectionRunner:
         on the log: its positions become visible in order."""
         return self._copy(fold=True)
 
-    def _copy(self, *, fold: bool) -> int:
+    def _copy(self, *, fold: bool, progress: Progress | None = None) -> int:
         """Copy (and fold) the log beyond the local copy. Where the log's hash chain breaks, the
         copy stops before the bad event and :attr:`broken` says where: the events before it
-        are still answered from, and nothing after it is trusted."""
+        are still answered from, and nothing after it is trusted. ``progress(copied, total)``
+        after each batch (a machine joining a long log)."""
         if not self.separate_log:
             return 0
         count, self.broken = 0, None
+        total = self.log.last_position() if progress else 0
         while True:
             head = self.store.last_position()
             rows = list(self.log.read(after=head, until=head + PULL_BATCH, batch=PULL_BATCH))
+            if progress:
+                progress(head + len(rows), max(total, head + len(rows)))
             if not rows:
                 return count
             try:

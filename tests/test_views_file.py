@@ -164,7 +164,9 @@ def test_the_read_models_are_never_ahead_of_the_log(tmp_path: Path) -> None:
         blocker.close()
     assert result["backup_only"] is True
     assert app.store.last_position() == app.storage.log.last_position() == 1
-    assert contents(app, "fact") == ["first fact, stored"]
+    assert contents(app, "fact") == ["second fact, refused by the log", "first fact, stored"]
+    # only the stored one comes from the read models; the other is this machine's pending write
+    assert [r.get("pending") for r in app.find("fact")["results"]] == [True, None]
     app.close()
 
 

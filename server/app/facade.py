@@ -84,9 +84,10 @@ class LedgerApp:
     ``unavailable``, a backed-up write); the governance and semantic services mark their own.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, join_progress: Progress | None = None) -> None:
         # Degraded (backup-only writes) if the database cannot be opened: server/app/storage.py.
-        self.storage = Storage(settings, lambda: default_projectors(settings))
+        # ``join_progress(done, total)``: a new read-model file copying, then folding, the log.
+        self.storage = Storage(settings, lambda: default_projectors(settings), join_progress)
         self.workspace_service = Workspaces(self.storage)
         self.governance = Governance(self.storage, self.workspace_service)
         self.semantic = Semantic(self.storage, self.workspace_service)
@@ -375,7 +376,7 @@ class LedgerApp:
     ) -> dict[str, Any]:
         if session_only and not session_id:
             raise InvalidInput("session_only needs session_id", field="session_only")
-        return self.view_service.find(
+        answer = self.view_service.find(
             query,
             limit=limit,
             tags_filter=tags_filter,
@@ -391,6 +392,20 @@ class LedgerApp:
             session_only=session_only,
             include_cold=include_cold,
         )
+        if cursor is None and as_of_event_time is None and as_of_recorded is None and not session_only:
+            answer = self._with_pending_finds(answer, query, workspace)
+        return answer
+
+    def _with_pending_finds(self, answer: dict[str, Any], query: str, workspace: str | None) -> dict[str, Any]:
+        """This machine's backed-up writes the log does not hold yet, first, marked ``pending``
+        (server/app/pending_reads.py); they do not count against ``limit``."""
+        from fact_ledger.server.app.pending_reads import pending_finds
+
+        scope, _ = self.workspace_service.find_scope(workspace)
+        pending = pending_finds(self.storage, query, scope)
+        if not pending:
+            return answer
+        return {**answer, "results": [*pending, *answer.get("results", [])], "pending_results": len(pending)}
 
     @storage_call
     def read(
@@ -414,7 +429,16 @@ class LedgerApp:
             memory = answer["memory"]
             memory.update(self.conversations.long_term_fields(memory_id, mem.stream_of(self.conn, memory_id) or ""))
             self.conversations.used([memory_id])
+            answer = self._with_pending_changes(answer, memory_id)
         return answer
+
+    def _with_pending_changes(self, answer: dict[str, Any], memory_id: int) -> dict[str, Any]:
+        """``pending_changes``: this machine's backed-up changes to the memory, not in the log yet."""
+        from fact_ledger.server.app.pending_reads import pending_changes
+
+        row = mem.by_id(self.conn, memory_id)
+        changes = pending_changes(self.storage, row["stream_id"]) if row is not None else []
+        return {**answer, "pending_changes": changes} if changes else answer
 
     # -- governance (server/app/governance.py) ----------------------------------------------
     def arbitrate(

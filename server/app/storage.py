@@ -167,12 +167,18 @@ class Storage:
 
     REOPEN_INTERVAL_S = 1.0
 
-    def __init__(self, settings: Settings, projectors: Callable[[], list[Projector]]) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        projectors: Callable[[], list[Projector]],
+        join_progress: Callable[[int, int], None] | None = None,
+    ) -> None:
         """Open the log and the read models, or start degraded (backup-only writes) when the
         log cannot be opened; reads go on from the read models when the log is a server that
         cannot be reached but this machine's copy can be read."""
         self.settings = settings
         self._projectors = projectors
+        self._join_progress = join_progress  # a new read-model file copying and folding the log
         self._calls = threading.local()
         self.shadow = False
         self.degraded: dict[str, str] | None = None
@@ -323,7 +329,9 @@ class Storage:
             if log_id is not None:
                 remember_views(self.settings.store, log_id)
             runner = ProjectionRunner(copy, self._projectors(), log=separate)
+            runner.progress = self._join_progress
             runner.open()
+            runner.progress = None
         except BaseException:
             if copy is not None and copy is not log:
                 copy.close()
@@ -670,7 +678,7 @@ class Storage:
                 if self.auto_replay
                 else "memory_repair replay_backup (dry run first)"
             )
-            return f"{pending['writes']} backed-up write(s) await replay: {then}"
+            return f"{pending['writes']} write(s) in the JSONL backup await replay: {then}"
         if state["degraded"] is not None:
             return f"database unavailable ({state['degraded']['reason']}): writes go to the JSONL backup"
         return None
@@ -685,6 +693,8 @@ class Storage:
         if not self.backup_log.scan():
             return
         self._replay_at = time.monotonic() + self.REOPEN_INTERVAL_S
+        if self.health()["head"] is None:  # still unreachable: the next try waits its turn
+            return
         from fact_ledger.ledger.errors import LedgerError
         from fact_ledger.ledger.events import AUTH_USER
         from fact_ledger.server.app.backup import replay_backup

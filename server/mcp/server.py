@@ -24,6 +24,7 @@ annotations, and the resolver closures in :func:`build_server` are only visible 
 
 import logging
 import sys
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import anyio
@@ -149,6 +150,7 @@ HTTP_PATH = "/mcp"  # the SDK's default streamable HTTP endpoint
 MODEL_POLL_S = 0.05  # how often start-up looks whether the model has loaded
 SWEEP_FIRST_S = 60.0  # the periodic pass (server/app/conversations.py) first runs this long after start
 SWEEP_EVERY_S = 3600.0  # and then once an hour
+REPLAY_POLL_S = 1.0  # how often ledger serve looks whether backed-up writes can land (between calls)
 
 
 def start_lines(app: LedgerApp, *, http: bool, port: int, terminal: bool) -> list[str]:
@@ -168,13 +170,14 @@ def run_server(settings: Settings, *, http: bool = False, port: int = 8765) -> N
     """Serve until the client goes away. Logs go to stderr (WARNING); stdout is the protocol."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     try:
-        app = LedgerApp(settings)
+        app = LedgerApp(settings, join_progress=join_progress_printer())
     except LedgerError as exc:
         print(f"error ({exc.code}): {exc.message}", file=sys.stderr)
         sys.exit(1)
     for line in start_lines(app, http=http, port=port, terminal=sys.stderr.isatty()):
         print(line, file=sys.stderr, flush=True)
     app.start_log_follower()  # on a team's PostgreSQL log: pull what other machines write
+    app.storage.auto_replay = True  # this machine's backed-up writes land by themselves once the log is back
     try:
         tools = LedgerTools(app)
         anyio.run(_serve, build_server(app, tools), tools, http, port)
@@ -186,11 +189,38 @@ async def _serve(server: MCPServer, tools: LedgerTools, http: bool, port: int) -
     async with anyio.create_task_group() as group:
         group.start_soon(_start_semantic, tools)
         group.start_soon(_sweep_periodically, tools)
+        group.start_soon(_replay_when_back, tools)
         if http:
             await server.run_streamable_http_async(host="127.0.0.1", port=port)
         else:
             await server.run_stdio_async()
         group.cancel_scope.cancel()
+
+
+def join_progress_printer(every: int = 20_000) -> Callable[[int, int], None]:
+    """Stderr lines while a new read-model file copies, then folds, a long log (a machine
+    joining a team's log): one every ``every`` events, and the last."""
+    shown = [-every]
+    phase = ["copying"]
+
+    def show(done: int, total: int) -> None:
+        if done < shown[0]:  # the copy is done: the fold starts again from 0
+            phase[0], shown[0] = "folding", -every
+        if done != shown[0] and (done - shown[0] >= every or done == total):
+            shown[0] = done
+            print(f"fact-ledger: building read models from the log: {phase[0]} {done}/{total} events", file=sys.stderr)
+
+    return show
+
+
+async def _replay_when_back(tools: LedgerTools) -> None:
+    """Between tool calls, once a second: when the log takes writes again, this machine's
+    backed-up writes replay (``Storage.replay_if_due``; a stat of the backup file when nothing
+    is pending), so they land even if no agent calls; the next reply carries the notice."""
+    app = tools.app
+    while True:
+        await anyio.sleep(REPLAY_POLL_S)
+        await tools.run_alone(app.replay_due)
 
 
 async def _sweep_periodically(tools: LedgerTools) -> None:

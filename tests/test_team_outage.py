@@ -1,0 +1,350 @@
+"""A team log through real outages: a real PostgreSQL server the tests start, stop and cut.
+
+Each "machine" is a facade with its own read-model file and JSONL backup on one PostgreSQL log,
+replaying its own backup by itself as ``ledger serve`` does (``auto_replay``). The faults:
+
+* the server stopped mid-stream (``fast`` and ``immediate`` shutdown) and started again;
+* a connection cut while a commit is in flight, by a loopback TCP proxy the test controls:
+  before the server gets ``COMMIT``, and after it committed but before the answer came back;
+* two machines writing the same fact and contradicting facts during one outage, while one
+  retires a member and judges a conflict;
+* a machine restarted with a pending backup, while the server is still down;
+* a machine joining with an empty read-model file while another writes.
+
+After each (:func:`settled`): ``verify`` on every machine, identical read models on every
+machine (checksums of every read-model table), every acknowledged write in the log exactly
+once, and status and doctor saying the same about what is pending.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import psycopg
+import pytest
+
+from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.app.storage import Storage
+from fact_ledger.server.config import Embedding, Settings
+from tools.pg_cluster import Cluster
+
+Machine = Callable[..., LedgerApp]
+
+
+@pytest.fixture
+def team(pg_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Machine]:
+    """``team(name, url=None)``: a machine on the test's log (or on ``url``: through a proxy)."""
+    monkeypatch.setattr(Storage, "REOPEN_INTERVAL_S", 0.0)
+    url = pg_cluster.database()
+    opened: list[LedgerApp] = []
+
+    def machine(name: str, via: str | None = None) -> LedgerApp:
+        home = tmp_path / name
+        home.mkdir(exist_ok=True)
+        settings = Settings(
+            store=via or url,
+            views=str(home / "views.db"),
+            backup=str(home / "backup.jsonl"),
+            client=name,
+            embedding=Embedding(enabled=False),
+        )
+        app = LedgerApp(settings)
+        app.storage.auto_replay = True  # as ledger serve does
+        opened.append(app)
+        return app
+
+    machine.url = url  # type: ignore[attr-defined]
+    machine.cluster = pg_cluster  # type: ignore[attr-defined]
+    yield machine
+    for app in opened:
+        app.close()
+
+
+def log_ids(url: str) -> list[str]:
+    with psycopg.connect(url) as conn:
+        return [r[0] for r in conn.execute("SELECT event_id FROM events ORDER BY position")]
+
+
+def checksums(app: LedgerApp) -> dict[str, str]:
+    """Each read-model table's rows, in a stable order, hashed."""
+    out = {}
+    for projector in app.runner.projectors:
+        for table in projector.tables:
+            rows = sorted(repr(tuple(r)) for r in app.conn.execute(f"SELECT * FROM {table}"))
+            out[table] = hashlib.sha256("\n".join(rows).encode()).hexdigest()
+    return out
+
+
+def pending_agree(app: LedgerApp) -> int:
+    """What status and doctor say is pending, checked to be the same; the number of writes."""
+    status = app.status()
+    pending = status["pending_backup"]
+    check = next(c for c in app.doctor()["checks"] if c["name"] == "pending_backup")
+    writes = pending["writes"] if pending else 0
+    assert check.get("count", 0) == writes, (check, pending)
+    unreachable = status["degraded"] is not None and status["degraded"]["reason"] == "log_unreachable"
+    assert status["log"]["reachable"] is not unreachable  # one state: never reachable and unreachable at once
+    return int(writes)
+
+
+def first_id(reply: dict[str, Any], url: str) -> str:
+    """The acknowledged write's identity: its backed-up head event id, or the log's row."""
+    if reply.get("backup_only"):
+        return str(reply["backup"]["event_ids"][0])
+    with psycopg.connect(url) as conn:
+        return str(conn.execute("SELECT event_id FROM events WHERE position=%s", (reply["memory_id"],)).fetchone()[0])
+
+
+def settled(machines: list[LedgerApp], url: str, acknowledged: list[dict[str, Any]] = ()) -> None:  # type: ignore[assignment]
+    for app in machines:
+        app.status()  # any call: a due replay lands first
+    for app in machines:
+        assert pending_agree(app) == 0
+        app.storage.pull()
+        verified = app.verify()
+        assert (verified["chain"], verified["projections"]) == ("intact", "consistent")
+    sums = [checksums(app) for app in machines]
+    assert all(s == sums[0] for s in sums), [t for t in sums[0] if any(s.get(t) != sums[0][t] for s in sums)]
+    ids = log_ids(url)
+    assert len(ids) == len(set(ids))
+    for reply in acknowledged:
+        assert ids.count(first_id(reply, url)) == 1, reply
+
+
+def contents(app: LedgerApp, text: str) -> list[int]:
+    return [r[0] for r in app.conn.execute("SELECT memory_id FROM memories WHERE content=?", (text,))]
+
+
+# -- the server stopped mid-stream -------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["fast", "immediate"])
+def test_the_server_stopped_and_started_mid_stream(team: Machine, mode: str) -> None:
+    a, b = team("laptop-a"), team("laptop-b")
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    replies: list[dict[str, Any]] = []
+    ten, twenty = threading.Event(), threading.Event()
+    resumed = threading.Event()
+
+    def writer() -> None:
+        for i in range(30):
+            replies.append(a.remember(f"stream fact {i}: queue depth {i * 3}"))
+            if i == 9:
+                ten.set()
+            if i == 19:
+                twenty.set()
+                resumed.wait(30)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    assert ten.wait(30)
+    cluster.stop(mode)
+    try:
+        assert twenty.wait(30)
+        assert pending_agree(a) >= 1  # down: what A backed up is pending, as doctor says too
+    finally:
+        cluster.resume()
+        resumed.set()
+    thread.join(60)
+    assert all(r["ok"] for r in replies) and len(replies) == 30
+    assert any(r.get("backup_only") for r in replies)
+    settled([a, b], team.url, replies)  # type: ignore[attr-defined]
+    for i in range(30):
+        assert len(contents(b, f"stream fact {i}: queue depth {i * 3}")) == 1
+
+
+# -- a connection cut while a commit is in flight ------------------------------------------------
+class CuttingProxy:
+    """A loopback TCP proxy to the cluster's Unix socket that cuts a connection at ``COMMIT``:
+    ``before`` drops it unsent (the server rolls back), ``after`` sends it, holds the answer back
+    until the commit is done, then cuts (the client never hears that it committed)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.target = str(cluster.root / f".s.PGSQL.{cluster.port}")
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.armed: str | None = None
+        self.cuts = 0
+        self._open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def url(self, dbname: str) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{dbname}"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.socket(socket.AF_UNIX)
+            server.connect(self.target)
+            self._open += [client, server]
+            muted = threading.Event()
+            threading.Thread(target=self._pump, args=(client, server, muted, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(server, client, muted, False), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, muted: threading.Event, upstream: bool) -> None:
+        try:
+            while data := src.recv(65536):
+                if upstream and self.armed and b"COMMIT" in data:
+                    mode, self.armed = self.armed, None
+                    self.cuts += 1
+                    if mode == "after":
+                        muted.set()
+                        dst.sendall(data)
+                        time.sleep(0.3)  # the server commits; its answer is never relayed
+                    self._close(src, dst)
+                    return
+                if not upstream and muted.is_set():
+                    continue
+                dst.sendall(data)
+        except OSError:
+            pass
+        self._close(src, dst)
+
+    @staticmethod
+    def _close(*socks: socket.socket) -> None:
+        for s in socks:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+    def close(self) -> None:
+        self.listener.close()
+        self._close(*self._open)
+
+
+@pytest.mark.parametrize("cut", ["before", "after"])
+def test_a_connection_cut_while_a_commit_is_in_flight(team: Machine, cut: str) -> None:
+    """The write is in the log once or in the backup (pending) once: never both, never neither."""
+    url: str = team.url  # type: ignore[attr-defined]
+    proxy = CuttingProxy(team.cluster)  # type: ignore[attr-defined]
+    try:
+        a = team("laptop-a", via=proxy.url(urlparse(url).path.lstrip("/")))
+        b = team("laptop-b")
+        kept = a.remember("written before the cut: the build runs on runner-7")
+        proxy.armed = cut
+        reply = a.remember("written during the cut: the build runs on runner-9")
+        assert proxy.cuts == 1
+        assert reply["ok"] and reply["backup_only"] is True  # unacknowledged by the log: backed up
+        head = reply["backup"]["event_ids"][0]
+        in_log = log_ids(url).count(head)
+        assert in_log == (1 if cut == "after" else 0)
+        # Never both: a write the log holds is not pending; never neither: one the log lacks is.
+        a.storage.auto_replay = False  # look before the next call replays it
+        assert pending_agree(a) == 1 - in_log
+        a.storage.auto_replay = True
+        settled([a, b], url, [kept, reply])
+        assert len(contents(b, "written during the cut: the build runs on runner-9")) == 1
+        replayed = [e for e in b.store.read() if e.type == "WriteReplayed"]
+        assert len(replayed) == (0 if cut == "after" else 1)  # a write that landed is not decided twice
+    finally:
+        proxy.close()
+
+
+# -- two machines during one outage ---------------------------------------------------------------
+def test_two_machines_write_the_same_and_contradicting_facts_retire_and_judge_in_one_outage(team: Machine) -> None:
+    a, b = team("laptop-a"), team("laptop-b")
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    port_a = a.remember("The staging API listens on port 7070", subject="staging api")
+    port_b = b.remember("The staging API listens on port 9090", subject="staging api")
+    [staging] = port_b["conflicts"]
+    bob = a.remember("Bob lives in Berlin", subject="Bob")
+    bob2 = b.remember("Bob lives in Paris", subject="Bob")
+    [bob_set] = bob2["conflicts"]
+    a.storage.pull()
+    cluster.stop("fast")
+    try:
+        outage = [
+            a.remember("The VPN gateway is vpn-3", subject="vpn"),
+            b.remember("The VPN gateway is vpn-3", subject="vpn"),  # the same fact, on the other machine
+            a.remember("The staging API listens on port 8080", subject="staging api"),  # joins the set
+            b.retire(port_a["memory_id"], reason="moved", authorization=AUTH_USER),  # a member retires
+            a.judge(bob_set["conflict_id"], bob2["memory_id"], rationale="Bob moved to Paris"),
+        ]
+        assert all(r["backup_only"] for r in outage)
+        # Each machine reads its own outage writes, marked pending.
+        mine = [r for r in a.find("VPN gateway")["results"] if r.get("pending")]
+        assert [(r["content"], r["memory_id"]) for r in mine] == [("The VPN gateway is vpn-3", None)]
+        assert pending_agree(a) == 3 and pending_agree(b) == 2
+    finally:
+        cluster.resume()
+    settled([a, b], team.url, [port_a, port_b, bob, bob2, *outage])  # type: ignore[attr-defined]
+    assert len(contents(a, "The VPN gateway is vpn-3")) == 1  # one memory for the duplicated fact
+    found = a.find("VPN gateway")["results"]
+    assert [r.get("pending") for r in found] == [None] and found[0]["memory_id"] is not None
+    for app in (a, b):
+        for open_set in app.conflicts("open")["conflicts"]:
+            statuses = {app.read(m)["memory"]["status"] for m in open_set["members"]}
+            assert statuses == {"active"}, open_set
+        doctor = {c["name"]: c for c in app.doctor()["checks"]}
+        assert doctor["conflicts_with_inactive_members"]["severity"] == "ok", doctor["conflicts_with_inactive_members"]
+    assert a.read(port_a["memory_id"])["memory"]["status"] == "retired"
+    assert a.conflict_detail(bob_set["conflict_id"])["conflict"]["state"] == "judged"  # the outage's judgment
+    staging_now = a.conflict_detail(staging["conflict_id"])["conflict"]
+    assert staging_now["state"] == "open" and port_a["memory_id"] not in staging_now["members"]
+    assert len(staging_now["members"]) == 2  # 9090 and the outage's 8080: the retired 7070 left
+    replayed = [e.data for e in a.store.read() if e.type == "WriteReplayed"]
+    assert len(replayed) == 5 and {r.outcome for r in replayed} >= {"decided_anew"}
+
+
+# -- a restart with a pending backup ----------------------------------------------------------------
+def test_a_machine_restarted_with_a_pending_backup_reads_its_write_and_replays_it(team: Machine) -> None:
+    a = team("laptop-a")
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    a.remember("Written before the outage: the VPN gateway is vpn-2")
+    cluster.stop("immediate")
+    try:
+        reply = a.remember("Written during the outage: the VPN gateway is vpn-3")
+        assert reply["backup_only"]
+        a.close()
+        again = team("laptop-a")  # the same machine, started while the server is still down
+        status = again.status()
+        assert status["log"]["reachable"] is False and status["degraded"]["reason"] == "log_unreachable"
+        found = again.find("VPN gateway")["results"]
+        assert [(r.get("pending"), r["memory_id"]) for r in found] == [(True, None), (None, 1)]
+        assert pending_agree(again) == 1
+    finally:
+        cluster.resume()
+    status = again.status()  # the first call after the log is back replays the backup
+    assert status["degraded"] is None and status["pending_backup"] is None and status["log"]["reachable"]
+    notice = again.backup_notice()
+    assert notice is not None and "1 backed-up write(s) replayed" in notice
+    assert again.backup_notice() is None  # one notice, once
+    found = again.find("VPN gateway")["results"]
+    assert sorted(r["memory_id"] for r in found) == [1, 2] and not any(r.get("pending") for r in found)
+    settled([again], team.url, [reply])  # type: ignore[attr-defined]
+
+
+# -- joining with an empty read-model file ------------------------------------------------------------
+def test_a_machine_joining_with_an_empty_read_model_file_while_another_writes(team: Machine, tmp_path: Path) -> None:
+    a = team("laptop-a")
+    for i in range(40):
+        a.remember(f"early fact {i}", subject=f"host {i % 5}")
+    replies: list[dict[str, Any]] = []
+    stop = threading.Event()
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set() and i < 200:
+            replies.append(a.remember(f"late fact {i}: load {i % 7}"))
+            i += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    (tmp_path / "laptop-c").mkdir()
+    (tmp_path / "laptop-c" / "views.db").touch()  # an empty read-model file
+    c = team("laptop-c")
+    stop.set()
+    thread.join(60)
+    assert replies and all(r["ok"] and not r.get("backup_only") for r in replies)
+    settled([a, c], team.url, replies)  # type: ignore[attr-defined]
+    assert c.status()["memories"] == 40 + len(replies)
