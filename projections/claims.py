@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS near_dup_bands(
     PRIMARY KEY(band_key, memory_id DESC)
 ) WITHOUT ROWID;
 """
-_LEAVING = frozenset({"Superseded", "MemoryRetired", "MemoryArchived"})
+_LEAVING = frozenset({"Superseded", "MemoryRetired", "MemoryArchived", "Erased"})
 _CLAIM_COLUMNS = "subject, attribute, value, kind, key_subject, key_attribute, value_norm, origin"
 _INSERT_CLAIM = f"INSERT INTO claims(memory_id, ord, workspace, {_CLAIM_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?)"
 CANDIDATES_PER_KEY = 64

@@ -50,6 +50,7 @@ _decode_claims = msgspec.msgpack.Decoder(tuple[Claim, ...]).decode
 
 class _Switch:
     on = True
+    touched: set[bytes] | None = None  # keys a rebuild used (an erasure keeps only those)
 
 
 _switch = _Switch()
@@ -63,6 +64,16 @@ def bypassed() -> Iterator[None]:
         yield
     finally:
         _switch.on = True
+
+
+@contextmanager
+def recording(keys: set[bytes]) -> Iterator[None]:
+    """Add every cache key read or written inside the block to ``keys``."""
+    _switch.touched = keys
+    try:
+        yield
+    finally:
+        _switch.touched = None
 
 
 def claims(
@@ -136,6 +147,8 @@ def _cached(
     if not _switch.on:
         return compute()
     key = _key(kind, inputs)
+    if _switch.touched is not None:
+        _switch.touched.add(key)
     row = conn.execute("SELECT value FROM derived_cache WHERE key=?", (key,)).fetchone()
     if row is not None:
         try:

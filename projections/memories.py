@@ -19,6 +19,7 @@ from fact_ledger.ledger.duplicates import DUPLICATE_STATUS, DuplicateKey
 from fact_ledger.ledger.events import (
     Confirmed,
     DuplicateSighted,
+    Erased,
     Event,
     MemoryArchived,
     MemoryRecorded,
@@ -146,6 +147,7 @@ _STATE_EVENTS = (
     MemoryRetired,
     MemoryArchived,
     Superseded,
+    Erased,
 )
 
 
@@ -410,6 +412,8 @@ def _fold_state(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent, 
         )
     elif isinstance(data, MemoryArchived):
         row["status"] = "archived"
+    elif isinstance(data, Erased):  # its rows were cleared: what stays is that it was erased
+        row.update(status="erased", status_reason=data.reason, valid_to=event.event_time)
 
 
 def _version_row(row: dict[str, Any], event: StoredEvent) -> tuple[Any, ...]:

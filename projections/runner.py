@@ -20,6 +20,7 @@ the read models behind the log, never ahead, and the next pull repairs them.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
@@ -272,11 +273,42 @@ class ProjectionRunner:
                 rows = [row for row in rows if row.position < exc.details["position"]]
                 if rows:
                     self.store.append_stored(rows)
+            erased = self._clear_erased(rows)
             if fold:
                 self.project(rows)
+                if erased:  # what the read models hold of the erased rows goes: fold them again
+                    touched: set[bytes] = set()
+                    with derived.recording(touched):
+                        self._rebuild(self.projectors, None)
+                    from fact_ledger.projections import forget
+
+                    forget.pulled(self.conn, erased, touched)
             count += len(rows)
             if self.broken is not None:
                 return count
+
+    def _clear_erased(self, rows: Sequence[StoredEvent]) -> list[str]:
+        """Rows of the copy that an ``Erased`` event among ``rows`` names, cleared as the log
+        cleared them (another machine erased); returns the erased memories' stream ids."""
+        named: dict[int, str] = {}
+        streams: list[str] = []
+        for row in rows:
+            if current_type(row.type) == "Erased":
+                data = row.data
+                streams.append(data.memory)  # type: ignore[attr-defined]
+                named.update((r.position, row.stream_id) for r in data.rows)  # type: ignore[attr-defined]
+        if not named:
+            return []
+        live = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT position FROM events WHERE salt IS NOT NULL AND position IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted(named)),),
+            )
+        ]
+        cleared = [(p, ev.payload) for p in live for ev in self.log.read(after=p - 1, until=p)]
+        self.store.erase_rows(cleared)
+        return streams
 
     def project(self, events: Iterable[StoredEvent]) -> None:
         last = 0

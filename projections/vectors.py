@@ -250,17 +250,18 @@ def context_passage(previous: str, content: str) -> str | None:
 
 def changed(conn: apsw.Connection, after: int, limit: int) -> list[tuple[int, str, str, int]]:
     """(memory_id, workspace, content, last_position) of memories changed after ``after``,
-    oldest change first; rows sharing the last one's position are all included."""
+    oldest change first; rows sharing the last one's position are all included. An erased
+    memory is never embedded again."""
     rows = conn.execute(
         "SELECT memory_id, workspace, content, last_position FROM memories WHERE last_position > ? "
-        "ORDER BY last_position, memory_id LIMIT ?",
+        "AND status <> 'erased' ORDER BY last_position, memory_id LIMIT ?",
         (after, limit),
     ).fetchall()
     if len(rows) == limit:
         last = rows[-1][3]
         rows = [r for r in rows if r[3] < last] + conn.execute(
             "SELECT memory_id, workspace, content, last_position FROM memories WHERE last_position = ? "
-            "ORDER BY memory_id",
+            "AND status <> 'erased' ORDER BY memory_id",
             (last,),
         ).fetchall()
     return rows

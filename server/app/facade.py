@@ -468,6 +468,32 @@ class LedgerApp:
     def unlock(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
         return self.governance.unlock(memory_id, authorization)
 
+    # -- erasure (server/app/erasure.py) -------------------------------------------------------
+    @storage_call
+    def erase(
+        self,
+        memory_id: int | None = None,
+        workspace: str | None = None,
+        reason: str = "",
+        authorization: str = "",
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        from fact_ledger.server.app import erasure
+
+        return erasure.erase(self, memory_id, workspace, reason, authorization, progress)
+
+    @storage_call
+    def verify_receipt(self, receipt: Any, progress: Progress | None = None) -> dict[str, Any]:
+        from fact_ledger.server.app import erasure
+
+        return erasure.verify_receipt(self.storage, receipt, progress)
+
+    @storage_call
+    def seal(self, progress: Progress | None = None) -> dict[str, Any]:
+        from fact_ledger.server.app import erasure
+
+        return erasure.seal_log(self.storage, progress)
+
     @storage_call
     def compare(self, left_id: int, right_id: int) -> dict[str, Any]:
         """The verdict, diff and closeness (governance), then each side's state path and

@@ -7,7 +7,9 @@ what makes a confirmation count as a user's (docs/contract.md ``memory_govern``)
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -22,6 +24,7 @@ from fact_ledger.server.cli.output import (
     next_page_line,
     out_console,
     pending_backup_line,
+    progress_bar,
 )
 
 
@@ -207,6 +210,40 @@ def retire(obj: CliContext, memory_id: int, reason: str) -> None:
     Example: ledger retire 12 --reason "service decommissioned"
     """
     emit(obj, obj.app.retire(memory_id, reason=reason, authorization=AUTH_USER), _memory_line)
+
+
+@click.command()
+@click.argument("memory_id", type=click.IntRange(min=1), required=False)
+@click.option("--workspace", default=None, help="Erase every memory of this workspace instead.")
+@click.option("--reason", default="", help="Why it is erased (kept in the Erased event).")
+@click.option(
+    "--receipt", "receipt_path", type=click.Path(dir_okay=False), default=None, help="Write the receipt here."
+)
+@json_option
+def erase(obj: CliContext, memory_id: int | None, workspace: str | None, reason: str, receipt_path: str | None) -> None:
+    """Erase a memory (or a workspace) for good: its text leaves the log, the read models, the
+    caches and the backup; an Erased event and a receipt stay.
+
+    Example: ledger erase 12 --reason "customer asked" --receipt erase-12.json
+    """
+    with progress_bar(obj, "seal") as progress:
+        result = obj.app.erase(
+            memory_id, workspace=workspace, reason=reason, authorization=AUTH_USER, progress=progress
+        )
+    if receipt_path and result.get("receipt"):
+        Path(receipt_path).write_text(json.dumps(result["receipt"], indent=1, ensure_ascii=False) + "\n", "utf-8")
+
+    def human(r: dict[str, Any]) -> None:
+        head = r["receipt"]["head"]
+        out_console.print(
+            f"erased {', '.join(f'#{i}' for i in r['erased'])} ({r['rows']} rows cleared); "
+            f"Erased event at position {head['position']}, head {head['hash'][:12]}",
+            highlight=False,
+        )
+        for notice in r.get("notices", []):
+            out_console.print(f"[yellow]{notice}[/yellow]", highlight=False)
+
+    emit(obj, result, human)
 
 
 @click.command()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
+from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.server.cli import exit_codes
 from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console, pending_backup_line, progress_bar
 
@@ -32,12 +35,34 @@ def _broken_chain_exit(obj: CliContext) -> None:
 
 
 @click.command()
+@click.option(
+    "--receipt",
+    "receipt_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Check an erasure receipt (ledger erase --receipt) against this log instead.",
+)
 @json_option
-def verify(obj: CliContext) -> None:
+def verify(obj: CliContext, receipt_path: str | None) -> None:
     """Recompute the hash chain and check projections (exit 2 names the first bad position).
 
-    Example: ledger verify
+    With --receipt, check that the log holds the erasure the receipt describes: its Erased
+    events, their rows and seals, and the chain through its head.
+    Example: ledger verify; ledger verify --receipt erase-12.json
     """
+    if receipt_path is not None:
+        try:
+            receipt = json.loads(Path(receipt_path).read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InvalidInput(f"cannot read the receipt {receipt_path}: {exc}", field="receipt") from None
+        with progress_bar(obj, "verify") as progress:
+            result = obj.app.verify_receipt(receipt, progress)
+        emit(
+            obj,
+            result,
+            lambda r: out_console.print(f"receipt valid: {r['erasures']} erasure(s) in {r['events']} events"),
+        )
+        return
     with progress_bar(obj, "verify") as progress:
         result = obj.app.verify(progress)
     emit(obj, result, lambda r: out_console.print(f"intact: {r['events']} events, projections consistent"))

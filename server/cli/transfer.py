@@ -82,20 +82,42 @@ def import_cmd(obj: CliContext, file: Path) -> None:
 
 @click.command(name="migrate")
 @click.option(
-    "--to", "target", required=True, metavar="URL", help="Where to copy the log: postgresql://… or sqlite:///path."
+    "--to", "target", default=None, metavar="URL", help="Where to copy the log: postgresql://… or sqlite:///path."
 )
 @click.option(
     "--from", "origin", default=None, metavar="URL", help="The log to copy (default: this ledger's database)."
 )
+@click.option(
+    "--seal",
+    is_flag=True,
+    help="Re-seal a log written before erasure existed (checked first, then chained again), in place.",
+)
 @json_option
-def migrate_cmd(obj: CliContext, target: str, origin: str | None) -> None:
+def migrate_cmd(obj: CliContext, target: str | None, origin: str | None, seal: bool) -> None:
     """Copy this ledger's log into another backend, row for row with its hash chain.
 
     Positions, times and hashes stay as they are, so `ledger verify` passes on both ends and
     `ledger export` gives the same bytes. An interrupted copy resumes; a target that holds other
     events is refused. Example: ledger migrate --to postgresql://ledger@db.internal/team
+
+    --seal instead re-seals this ledger's own log once so that its memories can be erased: the
+    old chain is verified, the same events are chained again with sealed rows (new hashes), and
+    the read models are rebuilt. Example: ledger migrate --seal
     """
     from fact_ledger.ledger.log_copy import copy_log, display_url, log_location, open_log
+
+    if seal == (target is not None):
+        raise click.UsageError("give --to URL (copy the log) or --seal (re-seal it in place)")
+    if seal:
+        with progress_bar(obj, "seal") as progress:
+            sealed = obj.app.seal(progress)
+        emit(
+            obj,
+            sealed,
+            lambda r: out_console.print(f"sealed {r['sealed']} of {r['events']} events", highlight=False),
+        )
+        return
+    assert target is not None
 
     log_location(target)  # a bad URL is refused before either end is opened
     source = open_log(origin or obj.settings.db, create=False)

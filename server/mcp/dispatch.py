@@ -4,6 +4,7 @@ into the SDK."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -247,6 +248,8 @@ class LedgerTools:
             return None
         if name == "arbitrate" and not getattr(model, "apply", False):
             return None
+        if name == "erase":  # always the user's own answer: an agent's authorized: true never erases
+            return await self._erase_question(model)
         ids = memory_ids(model)
         if name == "resolve_conflict":
             ids += await self._conflict_members(model.conflict_id)  # type: ignore[attr-defined]
@@ -262,6 +265,15 @@ class LedgerTools:
                 return f"Allow {spec.name} {name} on locked memory {text}?"
         return None
 
+    async def _erase_question(self, model: Any) -> str:
+        if model.workspace is not None:
+            return f"Erase every memory of workspace {model.workspace!r} for good? Only an Erased record stays."
+        text = f"#{model.memory_id}"
+        with contextlib.suppress(LedgerError):
+            memory = (await self._run(self.app.read, {"memory_id": model.memory_id}))["memory"]
+            text += f" “{_snippet(memory.get('content', ''))}”"
+        return f"Erase memory {text} for good? Its text leaves the log, the indexes and the backup."
+
     async def _conflict_members(self, conflict_id: int) -> list[int]:
         if self._conflict_detail is None:
             return []
@@ -276,7 +288,7 @@ class LedgerTools:
 
 _ASKING = {
     ("memory", "update"),
-    *((GOVERN.name, n) for n in ("arbitrate", "confirm", "retire", "supersede", "resolve_conflict", "unlock")),
+    *((GOVERN.name, n) for n in ("arbitrate", "confirm", "retire", "supersede", "resolve_conflict", "unlock", "erase")),
 }
 
 

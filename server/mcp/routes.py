@@ -254,6 +254,14 @@ GOVERN = ToolSpec(
             {"conflict_id": 3, "winner_id": 15, "authorized": True},
             governed=True,
         ),
+        "erase": Route(
+            "erase",
+            a.EraseData,
+            "erase a memory (or a workspace) for good: only the user, through the client's confirmation",
+            "memory_id* or workspace*, reason, authorized*",
+            {"memory_id": 12, "reason": "the user asked for it to be forgotten", "authorized": True},
+            governed=True,
+        ),
         "unlock": Route(
             "unlock",
             a.UnlockData,

@@ -128,6 +128,20 @@ class RetireData(_Governed):
     reason: Reason = ""
 
 
+class EraseData(_Governed):
+    """One memory (``memory_id``) or every memory of a workspace, erased for good."""
+
+    memory_id: MemoryId | None = None
+    workspace: Annotated[Name, Field(min_length=1)] | None = None
+    reason: Reason = ""
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Self:
+        if (self.memory_id is None) == (self.workspace is None):
+            raise InvalidInput("give memory_id or workspace (one of them)", field="memory_id")
+        return self
+
+
 class SupersedeData(_Governed):
     loser_id: MemoryId
     winner_id: MemoryId

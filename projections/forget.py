@@ -1,0 +1,60 @@
+"""What an erasure takes out of the read models' file besides the fold: the erased memories'
+vectors, the context vector embedded with their text, and every derived-cache entry no
+remaining memory uses (claims, fingerprints and embeddings are cached by their input text).
+
+Run by the erasing process (``server.app.erasure``) and by a runner whose pull brings an
+erasure another machine made, each time right after the read models were folded again."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fact_ledger.ledger.events import stored_names
+from fact_ledger.ledger.sql import marks
+from fact_ledger.projections import vectors
+from fact_ledger.projections.search import session_neighbours
+
+_RECORDED = stored_names("MemoryRecorded")
+
+
+def pulled(conn: Any, streams: list[str], touched: set[bytes]) -> None:
+    """A pull brought an erasure another machine made (``ProjectionRunner._copy``): the read
+    models were folded again; the erased memories' vectors and cache entries follow."""
+    ids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT position FROM events WHERE type IN ({marks(len(_RECORDED))}) AND stream_id IN "
+            "(SELECT value FROM json_each(?))",
+            (*_RECORDED, json.dumps(streams)),
+        )
+    ]
+    prune_views(conn, ids, touched)
+
+
+def prune_views(conn: Any, memory_ids: list[int], touched: set[bytes]) -> None:
+    """Inside a write transaction on the read models: the erased memories' vectors (and the
+    context vector of the memory after each, embedded with its text) go, and the derived cache
+    keeps only ``touched`` (what the fold just used) and the keys of the vectors that stay."""
+    ids = json.dumps(sorted(memory_ids))
+    if conn.execute("SELECT 1 FROM sqlite_schema WHERE name='context_vectors'").fetchone():
+        followers = [f for _p, f in session_neighbours(conn, memory_ids).values() if f is not None]
+        conn.execute(
+            "DELETE FROM context_vectors WHERE memory_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(followers),),
+        )
+    kept = set(touched)
+    for table in vectors.TABLES:
+        if conn.execute("SELECT 1 FROM sqlite_schema WHERE name=?", (table,)).fetchone():
+            conn.execute(f"DELETE FROM {table} WHERE memory_id IN (SELECT value FROM json_each(?))", (ids,))
+            kept.update(bytes(r[0]) for r in conn.execute(f"SELECT key FROM {table}"))
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS keep_keys(key BLOB PRIMARY KEY)")
+    conn.execute("DELETE FROM keep_keys")
+    conn.executemany("INSERT OR IGNORE INTO keep_keys VALUES(?)", [(k,) for k in kept])
+    conn.execute("DELETE FROM derived_cache WHERE key NOT IN (SELECT key FROM keep_keys)")
+    conn.execute("DROP TABLE keep_keys")
+    if conn.execute("SELECT 1 FROM sqlite_schema WHERE name='vectors_meta'").fetchone():
+        # A running server's nearest-neighbour index loads itself again at a new generation.
+        conn.execute(
+            "UPDATE vectors_meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE name = 'generation'"
+        )

@@ -1,0 +1,287 @@
+"""Erasure: a memory (or a whole workspace) gone from the log's rows, the read models, the
+caches and the backup, with a receipt the log can prove (docs/governance.md#erasure).
+
+The log keeps an ``Erased`` event per memory naming every row it cleared with that row's seal
+(``ledger.erasure``); the rows keep their hashes, so ``verify`` still proves the whole chain.
+Erasure is the user's own act: only the user channel (the CLI, the console, an elicitation the
+user answered) may erase, never an agent's ``authorized: true``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from fact_ledger.ledger import clock, erasure
+from fact_ledger.ledger.chain import NewEvent, StoredEvent, needs_seal, resealed, verify_events
+from fact_ledger.ledger.errors import ChainBroken, InvalidInput, NotFound, Unauthorized, Unavailable
+from fact_ledger.ledger.events import AUTH_USER, Erased, ErasedRow, current_type, decode_payload, stored_names
+from fact_ledger.ledger.sql import marks
+from fact_ledger.projections import derived, forget
+
+Progress = Callable[[int, int], None]
+RECEIPT_KIND = "fact-ledger erasure receipt"
+_RECORDED = stored_names("MemoryRecorded")
+_MEMORY_TYPES = _RECORDED + stored_names("MemoryUpdated") + stored_names("DuplicateSighted")
+
+
+def erase(
+    app: Any,
+    memory_id: int | None = None,
+    workspace: str | None = None,
+    reason: str = "",
+    authorization: str = "",
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Erase one memory or every memory of a workspace; answer the receipt."""
+    if authorization != AUTH_USER:
+        raise Unauthorized(
+            "erase is the user's own act: run ledger erase, use the console, or answer the client's "
+            "confirmation; an agent's authorized: true is not enough. Nothing was erased",
+            field="authorized",
+        )
+    if (memory_id is None) == (workspace is None):
+        raise InvalidInput("give memory_id or workspace (one of them)", field="memory_id")
+    storage = app.storage
+    if storage.shadow or storage.offline:
+        raise Unavailable("the log cannot be reached; nothing was erased", reason="log_unreachable")
+    targets = _targets(storage.store, memory_id, app.canonical_workspace(workspace) if workspace else None)
+    if not targets:
+        raise NotFound(f"no memory to erase in workspace {workspace!r}", field="workspace")
+    _seal_first(storage, progress)
+
+    def work() -> tuple[list[StoredEvent], list[int]]:
+        return _erase_in_transaction(storage, targets, reason)
+
+    stored, positions = storage.transaction(work)
+    memory_ids = [t[0] for t in targets]
+    _forget_read_models(app, memory_ids)
+    _forget_backup(storage.backup_log.path, {t[1] for t in targets})
+    wiped = _wipe(storage)
+    receipt = _receipt(storage, stored, targets, reason)
+    out: dict[str, Any] = {"ok": True, "erased": memory_ids, "rows": len(positions), "receipt": receipt}
+    if wiped:
+        out["notices"] = [wiped]
+    return out
+
+
+# -- what to erase -----------------------------------------------------------------------------
+def _targets(store: Any, memory_id: int | None, workspace: str | None) -> list[tuple[int, str, str]]:
+    """(memory id, stream id, workspace) of each memory to erase, read from the log's copy: a
+    memory's id is the position of its MemoryRecorded event (archived memories included)."""
+    conn = store.conn
+    if memory_id is not None:
+        row = conn.execute(
+            f"SELECT position, stream_id, workspace FROM events WHERE position=? AND type IN ({marks(len(_RECORDED))})",
+            (memory_id, *_RECORDED),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no memory {memory_id}", field="memory_id")
+        if _already_erased(conn, row[1]):
+            raise InvalidInput(f"memory {memory_id} is erased already", field="memory_id")
+        return [(row[0], row[1], row[2])]
+    rows = conn.execute(
+        f"SELECT position, stream_id, workspace FROM events WHERE workspace=? AND type IN ({marks(len(_RECORDED))}) "
+        "ORDER BY position",
+        (workspace, *_RECORDED),
+    ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows if not _already_erased(conn, r[1])]
+
+
+def _already_erased(conn: Any, stream_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM events WHERE type='Erased' AND stream_id=?", (stream_id,)).fetchone() is not None
+
+
+def _rows_of(store: Any, stream_id: str) -> list[StoredEvent]:
+    """The rows that hold a memory's words: its own stream, and the claim-set rows that name it
+    (its value in a ClaimCollided, a judgment that pins it)."""
+    own = list(_select(store, "stream_id=?", (stream_id,)))
+    like = f'%"{stream_id}"%'
+    shared = [
+        ev
+        for ev in _select(store, "type IN ('ClaimCollided','JudgmentSubmitted') AND payload LIKE ?", (like,))
+        if _names(ev, stream_id)
+    ]
+    return sorted({ev.position: ev for ev in own + shared}.values(), key=lambda e: e.position)
+
+
+def _select(store: Any, where: str, params: tuple[Any, ...]) -> Iterable[StoredEvent]:
+    from fact_ledger.ledger.chain import COLUMNS, event_from_row
+
+    for row in store.conn.execute(f"SELECT {COLUMNS} FROM events WHERE {where} ORDER BY position", params):
+        yield event_from_row(row)
+
+
+def _names(ev: StoredEvent, stream_id: str) -> bool:
+    data = decode_payload(ev.type, ev.v, ev.payload)
+    if current_type(ev.type) == "ClaimCollided":
+        return any(m.memory == stream_id for m in data.members)  # type: ignore[attr-defined]
+    return stream_id in data.pins or data.winner == stream_id  # type: ignore[attr-defined]
+
+
+# -- the write ---------------------------------------------------------------------------------
+def _erase_in_transaction(
+    storage: Any, targets: list[tuple[int, str, str]], reason: str
+) -> tuple[list[StoredEvent], list[int]]:
+    claimed: set[int] = set()
+    events: list[NewEvent] = []
+    redactions: list[tuple[int, str]] = []
+    now = clock.now()
+    for _memory_id, stream_id, workspace in targets:
+        rows = [r for r in _rows_of(storage.store, stream_id) if r.seal and r.salt is not None]
+        rows = [r for r in rows if r.position not in claimed]
+        claimed.update(r.position for r in rows)
+        events.append(
+            NewEvent(
+                data=Erased(
+                    memory=stream_id,
+                    reason=reason,
+                    rows=tuple(ErasedRow(r.position, r.event_id, r.seal) for r in rows),
+                    authorization=AUTH_USER,
+                ),
+                stream_id=stream_id,
+                event_time=now,
+                actor=storage.settings.actor,
+                workspace=workspace,
+            )
+        )
+        redactions += [(r.position, erasure.redact(r.type, r.payload)) for r in rows]
+    stored = storage.runner.append(events)
+    storage.log.erase_rows(redactions)
+    if storage.log is not storage.store:
+        storage.store.erase_rows(redactions)
+    return stored, [p for p, _ in redactions]
+
+
+def _seal_first(storage: Any, progress: Progress | None) -> None:
+    """A log written before sealing is re-sealed (verified first) before its first erasure."""
+    if any(needs_seal(ev) for ev in storage.log.read()):
+        seal_log(storage, progress)
+
+
+def seal_log(storage: Any, progress: Progress | None = None) -> dict[str, Any]:
+    """``ledger migrate --seal``: check the old chain, chain every row again with seals, check the
+    new chain, swap it in (and the read models' copy), then rebuild the read models."""
+    from fact_ledger.ledger.store import EventStore
+
+    log = storage.log
+    if not isinstance(log, EventStore):
+        raise Unavailable(
+            "re-sealing a team's PostgreSQL log is not supported: copy it into a new log (ledger migrate)",
+            reason="unsupported",
+        )
+    total = log.last_position()
+    report = (lambda n: progress(n, total)) if progress else None
+    count = log.verify_chain(progress=report)
+    pending = [ev for ev in log.read() if needs_seal(ev)]
+    if not pending:
+        return {"ok": True, "events": count, "sealed": 0}
+    rows = list(resealed(log.read()))
+    verify_events(iter(rows), progress=report)
+    log.replace_all(rows)
+    if storage.store is not log:
+        storage.store.replace_all(rows)
+    log.verify_chain()
+    storage.runner.rebuild()
+    return {"ok": True, "events": count, "sealed": len(pending), "head": rows[-1].hash if rows else None}
+
+
+# -- everywhere else ----------------------------------------------------------------------------
+def _forget_read_models(app: Any, memory_ids: list[int]) -> None:
+    """Fold the read models again from the cleared log (what ``rebuild`` gives), drop the erased
+    memories' vectors, and keep in the derived cache only what the remaining memories use."""
+    storage = app.storage
+    touched: set[bytes] = set()
+    with derived.recording(touched):
+        storage.runner.rebuild()
+    conn = storage.store.conn
+    storage.store.write(lambda: forget.prune_views(conn, memory_ids, touched))
+
+
+def _forget_backup(path: str | os.PathLike[str], streams: set[str]) -> None:
+    """Rewrite the JSONL backup without the lines that name an erased memory."""
+    file = Path(path)
+    if not file.is_file():
+        return
+    kept: list[bytes] = []
+    with file.open("rb") as fh:
+        for line in fh:
+            if not any(s.encode() in line for s in streams):
+                kept.append(line)
+    tmp = file.with_name(file.name + ".erasing")
+    with tmp.open("wb") as fh:
+        fh.writelines(kept)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, file)
+
+
+def _wipe(storage: Any) -> str | None:
+    """Old bytes out of the files: free pages and WAL frames (SQLite), old row versions (PostgreSQL)."""
+    storage.store.wipe()
+    if storage.log is not storage.store:
+        return storage.log.wipe()
+    return None
+
+
+# -- the receipt -------------------------------------------------------------------------------
+def _receipt(
+    storage: Any, stored: list[StoredEvent], targets: list[tuple[int, str, str]], reason: str
+) -> dict[str, Any]:
+    last = stored[-1]
+    return {
+        "kind": RECEIPT_KIND,
+        "log": getattr(storage.log, "log_id", None) or storage.log_location(),
+        "reason": reason,
+        "actor": last.actor,
+        "recorded_at": last.recorded_at,
+        "head": {"position": last.position, "hash": last.hash},
+        "erasures": [
+            {
+                "memory_id": memory_id,
+                "memory": ev.stream_id,
+                "position": ev.position,
+                "event_id": ev.event_id,
+                "hash": ev.hash,
+                "rows": [
+                    {"position": r.position, "event_id": r.event_id, "seal": r.seal}
+                    for r in ev.data.rows  # type: ignore[attr-defined]
+                ],
+            }
+            for (memory_id, _s, _w), ev in zip(targets, stored, strict=True)
+        ],
+    }
+
+
+def verify_receipt(storage: Any, receipt: Any, progress: Progress | None = None) -> dict[str, Any]:
+    """Check a receipt against this log: the whole chain verifies, the chain passes through the
+    receipt's head, and each erasure's event is at its position with its hash and names exactly
+    the receipt's rows with their seals, all of them erased."""
+    if not isinstance(receipt, dict) or receipt.get("kind") != RECEIPT_KIND:
+        raise InvalidInput("not an erasure receipt (kind is missing or different)", field="receipt")
+    count = storage.verify_log(progress=(lambda n: progress(n, 0)) if progress else None)
+    head = receipt.get("head") or {}
+    _expect(storage, head.get("position"), head.get("hash"), "the receipt's head")
+    for item in receipt.get("erasures") or []:
+        what = f"the Erased event of memory {item.get('memory')}"
+        ev = _expect(storage, item.get("position"), item.get("hash"), what)
+        data = ev.data
+        named = [{"position": r.position, "event_id": r.event_id, "seal": r.seal} for r in getattr(data, "rows", ())]
+        if not isinstance(data, Erased) or data.memory != item.get("memory") or named != item.get("rows"):
+            raise ChainBroken(
+                f"the receipt does not match the Erased event at position {ev.position}", position=ev.position
+            )
+    if not receipt.get("erasures"):
+        raise InvalidInput("the receipt names no erasure", field="receipt")
+    return {"ok": True, "events": count, "receipt": "valid", "erasures": len(receipt["erasures"])}
+
+
+def _expect(storage: Any, position: Any, hash_: Any, what: str) -> StoredEvent:
+    from fact_ledger.server.app.views_file import event_at
+
+    ev = event_at(storage.log, position) if isinstance(position, int) and position > 0 else None
+    if ev is None or ev.hash != hash_:
+        raise ChainBroken(f"{what} (position {position}) is not in this log as the receipt says", position=position)
+    return ev
