@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from fact_ledger.ledger.text import STOP_WORDS, fold
@@ -22,7 +23,8 @@ _TOKEN = re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]+")
 _CJK_RUN = re.compile(f"^[{_CJK}]+$")
 
 
-def tokens(text: str) -> set[str]:
+@lru_cache(maxsize=8192)  # a working set's notes are compared with every find of their conversation
+def tokens(text: str) -> frozenset[str]:
     """The folded words of ``text`` (stop words left out) and the bigrams of its CJK runs."""
     out: set[str] = set()
     for run in _TOKEN.findall(fold(text)):
@@ -30,7 +32,7 @@ def tokens(text: str) -> set[str]:
             out.update(run[i : i + 2] for i in range(max(len(run) - 1, 1)))
         elif run not in STOP_WORDS:
             out.add(run)
-    return out
+    return frozenset(out)
 
 
 def match_score(query: str, text: str) -> float:

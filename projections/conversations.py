@@ -267,21 +267,20 @@ def working_set(
 ) -> list[dict[str, Any]]:
     """The conversation's working set, most recently touched first: every sticky working memory,
     and the most recently touched others while the set holds fewer than ``size``."""
-    where = "session=? AND state=?"
-    params: list[Any] = [session, WORKING]
+    where = f"session=? AND state='{WORKING}'"
+    params: list[Any] = [session]
     if workspaces is not None:
         where += f" AND workspace IN ({marks(len(workspaces))})"
         params.extend(workspaces)
     cols = ", ".join(WORKING_COLUMNS)
     sticky = _rows(conn.execute(f"SELECT {cols} FROM working_memories WHERE {where} AND sticky=1", params))
-    room = max(size - len(sticky), 0)
     others = _rows(
         conn.execute(
             f"SELECT {cols} FROM working_memories WHERE {where} AND sticky=0 ORDER BY touched DESC LIMIT ?",
-            (*params, room),
+            (*params, max(size - len(sticky), 0)),
         )
     )
-    return sorted(sticky + others, key=lambda r: r["touched"], reverse=True)
+    return sorted(sticky + others, key=lambda r: r["touched"], reverse=True) if sticky else others
 
 
 def signals_of(conn: apsw.Connection, memory_id: int) -> list[Signal]:
