@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.events import AUTH_USER, EVENT_TYPES, Event
+from fact_ledger.ledger.chain import NewEvent
+from fact_ledger.ledger.events import AUTH_USER, EVENT_TYPES, Event, MemoryRetired
 from fact_ledger.projections import notices
 from fact_ledger.server.app.facade import LedgerApp, default_projectors
 from tools.docs import events as catalogue
 
+T0 = "2026-07-01T00:00:00.000000Z"
 DOC = Path(__file__).resolve().parent.parent / "docs" / "events.md"
 
 
@@ -118,6 +120,13 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
         (hal, hal2),
     )
     run("review_notice", app.conn.execute("SELECT max(notice_id) FROM notices").get, "dismissed", **user)
+    # A backed-up retire replayed after the memory was retired anyway: decided again, it has
+    # nothing left to write, so only its WriteReplayed record lands (server/app/backup.py).
+    stream = app.conn.execute("SELECT stream_id FROM memories WHERE memory_id=?", (alice,)).get
+    retired = NewEvent(data=MemoryRetired(memory=stream, reason="again"), stream_id=stream, event_time=T0)
+    request = {"op": "retire", "args": [alice], "kwargs": {"reason": "again", "authorization": AUTH_USER}}
+    app.backup_log.append([retired], request)
+    run("replay_backup", dry_run=False, authorization=AUTH_USER)
     # The working tier (server/app/conversations.py): a note, its exact repeat, a revision, signals
     # that promote one into a conflict, a direct promotion, the periodic pass, a cold one warmed.
     working = {"tier": "working", "session_id": "conv"}
