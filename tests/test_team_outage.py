@@ -348,3 +348,27 @@ def test_a_machine_joining_with_an_empty_read_model_file_while_another_writes(te
     assert replies and all(r["ok"] and not r.get("backup_only") for r in replies)
     settled([a, c], team.url, replies)  # type: ignore[attr-defined]
     assert c.status()["memories"] == 40 + len(replies)
+
+
+# -- one state -------------------------------------------------------------------------------------
+def test_status_says_reachable_and_degraded_from_one_look_at_the_log(team: Machine) -> None:
+    """A machine that does not replay by itself (the CLI): after the outage, before any write,
+    status must not say reachable and log_unreachable at once; pending stays until replayed."""
+    a = team("cli")
+    a.storage.auto_replay = False
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    a.remember("written before the outage")
+    cluster.stop("fast")
+    try:
+        assert a.remember("written during the outage")["backup_only"]
+        status = a.status()
+        assert (status["log"]["reachable"], status["degraded"]["reason"]) == (False, "log_unreachable")
+    finally:
+        cluster.resume()
+    status = a.status()
+    assert status["log"]["reachable"] is True and status["degraded"] is None
+    assert pending_agree(a) == 1 and "1 write(s) in the JSONL backup await replay" in (a.backup_notice() or "")
+    replayed = a.replay_backup(dry_run=False, authorization=AUTH_USER)
+    assert (replayed["replayed"], replayed["as_backed_up"], replayed["writes_present"]) == (1, 1, 0)
+    assert pending_agree(a) == 0
+    assert a.replay_backup(dry_run=False, authorization=AUTH_USER)["writes_present"] == 1  # a no-op now
