@@ -163,3 +163,32 @@ def test_context_neighbours_follow_the_real_conversation_not_the_log_order(app: 
     assert found[a2] == (a1, None) and found[a1] == (None, a2)
     assert found[b1] == (None, None)
     assert found[loose][0] == a2  # the guess: the memory logged just before, minutes apart
+
+
+def test_working_notes_fill_the_first_page_only_and_long_term_pages_on(app: LedgerApp) -> None:
+    for i in range(3):
+        app.remember(f"deploy note {i}", tier="working", session_id="c", turn=i)
+    long_ids = [app.remember(f"deploy fact {i}")["memory_id"] for i in range(3)]
+    first = app.find("deploy", session_id="c", limit=2)
+    assert [r["tier"] for r in first["results"]] == ["working", "working"] and first["has_more"]
+    seen, cursor = [], first["next_cursor"]
+    while cursor:
+        page = app.find("deploy", session_id="c", limit=2, cursor=cursor)
+        assert all(r["tier"] == "long" for r in page["results"])
+        seen += [r["memory_id"] for r in page["results"]]
+        cursor = page["next_cursor"]
+    assert sorted(seen) == long_ids  # every long-term memory once, no working note again
+
+
+def test_a_warm_up_on_a_read_only_ledger_writes_no_backup(app: LedgerApp) -> None:
+    old = app.remember("The archive bucket is s3://old-logs")["memory_id"]
+    app.conversations.sweep(now=_later(31))
+    position = app.store.last_position()
+    app.storage.degraded = {"reason": "read_only"}  # as when SQLite refuses writes
+    try:
+        assert _ids(app.find("archive"))[0] == old
+        assert app.pending_backup() is None and app.store.last_position() == position  # nothing, not even a backup
+    finally:
+        app.storage.degraded = None
+    assert _ids(app.find("archive"))[0] == old
+    assert _types(app, position) == ["Warmed"]  # the next use warms it

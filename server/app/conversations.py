@@ -18,6 +18,7 @@ per read).
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from datetime import timedelta
 from typing import Any
@@ -63,6 +64,7 @@ CREATE TABLE IF NOT EXISTS memory_use(
 """
 COOL_BATCH = 500  # Cooled events per transaction of the pass
 USE_FLUSH = 256  # uses kept in memory before they are written (and at close, and by the pass)
+log = logging.getLogger("fact_ledger.conversations")
 
 
 def working_view(row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:
@@ -479,7 +481,24 @@ class Conversations(Service):
                 next((r["workspace"] for r in rows.values()), ""),
             )
 
-        self._commit(decide)
+        self._maintain(decide)
+
+    def _maintain(self, decide: Any) -> None:
+        """Append what the pass or a warm-up decided, in one write transaction, with no backup
+        fallback: these are the ledger's own bookkeeping, never worth a backup line, and a read
+        that warms a memory must not turn into a backed-up write (next time will do)."""
+        if self.storage.degraded:
+            return
+
+        def work() -> None:
+            decision, event_time, workspace = decide()
+            if decision:
+                self.runner.append(self.storage.new_events(decision, event_time, workspace))
+
+        try:
+            self.storage.transaction(work)
+        except Exception as exc:  # busy, read-only, full: the state stays as it is until the next pass or use
+            log.info("working tier bookkeeping skipped: %s", exc)
 
     def flush_uses(self) -> None:
         """Write the counted uses to ``memory_use`` (outside the log and the read models)."""
@@ -522,7 +541,7 @@ class Conversations(Service):
             return result
         days = self.settings.working_ttl_days
         for session, workspace, _ in idle:
-            self._commit(
+            self._maintain(
                 lambda s=session, w=workspace: ([(uuid7(), WorkingExpired(session=s, idle_days=days))], now, w)
             )
         cold_days = self.settings.cold_after_days
@@ -532,7 +551,7 @@ class Conversations(Service):
         for workspace, streams in sorted(by_workspace.items()):
             for start in range(0, len(streams), COOL_BATCH):
                 chunk = streams[start : start + COOL_BATCH]
-                self._commit(
+                self._maintain(
                     lambda c=chunk, w=workspace: ([(m, Cooled(memory=m, idle_days=cold_days)) for m in c], now, w)
                 )
         return result

@@ -167,13 +167,14 @@ class Views:
             )
             # The conversation's working set answers first: it is the freshest context. It
             # takes its place on the first page; long-term results page on after it.
-            working = self._working_first(query, session_id, scope, offset, include_inactive, limit)
-            taken = limit - len(working) if offset == 0 else limit
+            first = cursor is None
+            working = self._working_first(query, session_id, scope, first, limit)
+            taken = limit - len(working)
             # A wider window than the page: a leader that answers the query below its challenger
             # moves up to it (``leaders_first``), one that does not answer it stays away.
             page = offset + limit + 1
             hits, _ = self.search(query, filters, page + STANDING_WINDOW, boost, page)
-            if not hits and offset == 0 and not include_cold:  # nothing hot answers: the cold may
+            if not hits and first and not include_cold:  # nothing hot answers: the cold may
                 hits, _ = self.search(query, msgspec.structs.replace(filters, exclude_cold=False), page, boost, page)
             standing = self.standings([h.memory_id for h in hits])
             hits = _newest_first(self.storage.conn, _leaders_first(hits, standing), standing, query)
@@ -202,7 +203,7 @@ class Views:
                 if session_id:
                     view["tier"] = "long"
                 results.append(view)
-        if offset == 0 and self.conversations is not None:
+        if first and self.conversations is not None:  # a use: on a first page
             self.conversations.used([r["memory_id"] for r in results])
         more = len(hits) > offset + taken
         return {
@@ -213,16 +214,10 @@ class Views:
         }
 
     def _working_first(
-        self,
-        query: str,
-        session_id: str | None,
-        scope: tuple[str, ...] | None,
-        offset: int,
-        include_inactive: bool,
-        limit: int,
+        self, query: str, session_id: str | None, scope: tuple[str, ...] | None, first: bool, limit: int
     ) -> list[dict[str, Any]]:
         """The conversation's working notes that answer the query (first page only)."""
-        if not session_id or offset or self.conversations is None:
+        if not session_id or not first or self.conversations is None:
             return []
         return self.conversations.working_hits(query, session_id, scope)[:limit]
 
