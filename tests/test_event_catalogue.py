@@ -120,6 +120,7 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
         (hal, hal2),
     )
     run("review_notice", app.conn.execute("SELECT max(notice_id) FROM notices").get, "dismissed", **user)
+    run("erase", hal2, reason="asked to forget", **user)
     # A backed-up retire replayed after the memory was retired anyway: decided again, it has
     # nothing left to write, so only its WriteReplayed record lands (server/app/backup.py).
     stream = app.conn.execute("SELECT stream_id FROM memories WHERE memory_id=?", (alice,)).get

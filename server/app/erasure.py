@@ -175,6 +175,8 @@ def seal_log(storage: Any, progress: Progress | None = None) -> dict[str, Any]:
     total = log.last_position()
     report = (lambda n: progress(n, total)) if progress else None
     count = log.verify_chain(progress=report)
+    if progress:
+        progress(count, total)  # the old chain holds
     pending = [ev for ev in log.read() if needs_seal(ev)]
     if not pending:
         return {"ok": True, "events": count, "sealed": 0}
@@ -184,7 +186,7 @@ def seal_log(storage: Any, progress: Progress | None = None) -> dict[str, Any]:
     if storage.store is not log:
         storage.store.replace_all(rows)
     log.verify_chain()
-    storage.runner.rebuild()
+    storage.runner.rebuild(progress=progress)
     return {"ok": True, "events": count, "sealed": len(pending), "head": rows[-1].hash if rows else None}
 
 

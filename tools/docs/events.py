@@ -51,6 +51,7 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "accept_alias": ("WorkspaceAliasSet",),
     "reject_alias": ("WorkspaceAliasSet",),
     "review_notice": ("NoticeReviewed",),
+    "erase": ("Erased",),  # and it clears the named rows' erasable fields (docs/design.md)
     "replay_backup": ("WriteReplayed",),  # besides the events of the write it decides again
     # the working tier (server/app/conversations.py): remember with tier "working", update of a
     # working memory, reinforce (Promoted with the long-term memory's events), promote, the pass
@@ -74,7 +75,11 @@ sorted, fields at their default left out), plus the columns every row has (posit
 `event_time`, `recorded_at`, `actor`, `workspace`, the hash chain). The JSON Schema of an
 exported row is printed by `ledger export --schema`.
 
-Stored rows are never rewritten (the hash chain covers every column). A type's schema evolves
+Stored rows are never rewritten (the hash chain covers every column), with one exception: an
+erasure clears the erasable fields of the rows its `Erased` event names (a memory's content,
+subject, tags, source, claims, metadata and content hash; a claim set's subject, attribute and
+values; a judgment's rationale), which the chain covers through a salted seal instead of their
+bytes (docs/design.md, "Erasure"). A type's schema evolves
 by msgspec's rules: a new field has a default and a field never changes type. A breaking change
 bumps the version and adds an upcaster; a renamed type keeps its old name as an alias. Old rows
 are read through both, so every reader sees the current shape, while `export` still emits each

@@ -1,0 +1,120 @@
+"""Erase on a real ledger (issue 27, points 1 and 2): the user channel only, by memory or by
+workspace, a log written before sealing re-sealed first (on its first erase, or by ``ledger
+migrate --seal``), and the claim sets a memory was in explained by ids afterwards."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from fact_ledger.ledger.chain import GENESIS_HASH, NewEvent, row_hash
+from fact_ledger.ledger.errors import InvalidInput, NotFound, Unauthorized
+from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER, MemoryRecorded
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.store import EventStore
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
+from tests.conftest import ledger_cli
+
+MARKER = "wv-marker-88123-forget"
+
+
+def _bytes_hold(folder: Path, needle: str) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.is_file() and needle.encode() in p.read_bytes())
+
+
+def _old_log(db: Path, contents: list[str]) -> None:
+    """A log as written before sealing: every payload hashed whole, no seal, no salt."""
+    fresh = EventStore(db.with_name("fresh.db"))
+    rows = fresh.append(
+        [
+            NewEvent(data=MemoryRecorded(memory=s, content=c, subject="old"), stream_id=s, event_time="2026-01-01")
+            for c in contents
+            for s in [uuid7()]
+        ]
+    )
+    fresh.close()
+    legacy, prev = [], GENESIS_HASH
+    for row in rows:
+        old = msgspec.structs.replace(row, seal="", salt=None, prev_hash=prev, hash="")
+        old.hash = row_hash(prev, old)
+        legacy.append(old)
+        prev = old.hash
+    store = EventStore(db)
+    store.append_stored(legacy)
+    store.close()
+
+
+def test_only_the_user_channel_erases(tmp_path: Path) -> None:
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        mid = app.remember(f"Gail's number is {MARKER}", subject="gail")["memory_id"]
+        head = app.store.last_position()
+        for authorization in ("", AUTH_AGENT):
+            with pytest.raises(Unauthorized, match="user's own act"):
+                app.erase(mid, reason="x", authorization=authorization)
+        with pytest.raises(InvalidInput):
+            app.erase(reason="x", authorization=AUTH_USER)  # neither a memory nor a workspace
+        with pytest.raises(NotFound):
+            app.erase(999, authorization=AUTH_USER)
+        assert app.store.last_position() == head
+        app.erase(mid, reason="asked", authorization=AUTH_USER)
+        with pytest.raises(InvalidInput, match="erased already"):
+            app.erase(mid, authorization=AUTH_USER)
+        read = app.read(mid)["memory"]
+        assert read["status"] == "erased" and read["content"] == "[erased]"
+    finally:
+        app.close()
+    assert _bytes_hold(tmp_path, MARKER) == []
+
+
+def test_a_workspace_erases_whole_and_claim_sets_stay_explained_by_ids(tmp_path: Path) -> None:
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        kept = app.remember("Ola lives in Oslo", subject="Ola", workspace="home")["memory_id"]
+        a = app.remember(f"Ivo lives in {MARKER}", subject="Ivo", workspace="proj")
+        b = app.remember("Ivo lives in Quito", subject="Ivo", workspace="proj")
+        assert b["conflicts"], b
+        conflict = b["conflicts"][0]["conflict_id"]
+        out = app.erase(workspace="proj", reason="project closed", authorization=AUTH_USER)
+        assert out["erased"] == [a["memory_id"], b["memory_id"]]
+        assert [e["memory_id"] for e in out["receipt"]["erasures"]] == out["erased"]
+        detail = app.conflict_detail(conflict)
+        assert MARKER not in json.dumps(detail) and detail["conflict"]["conflict_id"] == conflict
+        assert app.read(kept)["memory"]["content"] == "Ola lives in Oslo"
+        assert app.verify()["chain"] == "intact"
+    finally:
+        app.close()
+    assert _bytes_hold(tmp_path, MARKER) == []
+
+
+def test_an_old_log_is_resealed_on_its_first_erase(tmp_path: Path) -> None:
+    db = tmp_path / "l.db"
+    _old_log(db, ["the door code changed", f"Uma's pin is {MARKER}", "lunch is at noon"])
+    (tmp_path / "fresh.db").unlink()
+    app = LedgerApp(Settings(db=str(db)))
+    try:
+        seen: list[tuple[int, int]] = []
+        out = app.erase(2, reason="asked", authorization=AUTH_USER, progress=lambda d, t: seen.append((d, t)))
+        assert out["erased"] == [2] and seen
+        rows = list(app.store.read())
+        assert all(r.seal for r in rows if r.type == "MemoryRecorded") and app.verify()["chain"] == "intact"
+        assert app.read(1)["memory"]["content"] == "the door code changed"
+    finally:
+        app.close()
+    assert _bytes_hold(tmp_path, MARKER) == []
+
+
+def test_ledger_migrate_seal_reseals_an_old_log_once(tmp_path: Path) -> None:
+    db = tmp_path / "l.db"
+    _old_log(db, ["a fact", "another fact"])
+    first = ledger_cli("migrate", "--seal", "--db", str(db), "--json", check=True)
+    assert json.loads(first.stdout)["sealed"] == 2
+    again = ledger_cli("migrate", "--seal", "--db", str(db), "--json", check=True)
+    assert json.loads(again.stdout)["sealed"] == 0
+    assert json.loads(ledger_cli("verify", "--db", str(db), "--json", check=True).stdout)["chain"] == "intact"
+    both = ledger_cli("migrate", "--seal", "--to", "sqlite:///x.db", "--db", str(db))
+    assert both.returncode != 0 and "--seal" in both.stderr
