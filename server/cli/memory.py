@@ -238,7 +238,10 @@ def _conflict_mark(m: dict[str, Any]) -> str:
 
 def _header(m: dict[str, Any], extra: str = "") -> None:
     working = f" working:{escape(m['session_id'])}" if m.get("tier") == "working" else ""
-    meta = f"#{m['memory_id']} v{m['version']} {m['source_type']} ({m['status']}){working}"
+    if m.get("pending"):  # this machine's backed-up write: no id until it replays
+        meta = f"pending {m['source_type']} (in the JSONL backup: no id until it replays)"
+    else:
+        meta = f"#{m['memory_id']} v{m['version']} {m['source_type']} ({m['status']}){working}"
     subject = f" [bold]{escape(m['subject'])}[/bold]" if m.get("subject") else ""
     out_console.print(f"[cyan]{meta}[/cyan]{subject}{extra}", highlight=False)
 
