@@ -192,3 +192,21 @@ def test_a_warm_up_on_a_read_only_ledger_writes_no_backup(app: LedgerApp) -> Non
         app.storage.degraded = None
     assert _ids(app.find("archive"))[0] == old
     assert _types(app, position) == ["Warmed"]  # the next use warms it
+
+
+def test_strict_isolation_keeps_another_workspaces_notes_out(tmp_path: Path) -> None:
+    from fact_ledger.ledger.errors import ForbiddenWorkspace
+
+    db = str(tmp_path / "l.db")
+    mine = LedgerApp(Settings(db=db, workspace="alpha", isolation="strict"))
+    theirs = LedgerApp(Settings(db=db, workspace="beta", isolation="strict"))
+    try:
+        note = theirs.remember("the beta release is on Friday", tier="working", session_id="shared-id")["memory_id"]
+        assert mine.working("shared-id")["memories"] == []
+        assert mine.find("release Friday", session_id="shared-id")["results"] == []
+        for call in (lambda: mine.read(note), lambda: mine.reinforce(note, "user_affirmed", turn=1)):
+            with pytest.raises(ForbiddenWorkspace):
+                call()
+    finally:
+        mine.close()
+        theirs.close()
