@@ -206,3 +206,29 @@ def test_an_inner_public_call_does_not_swallow_the_backup_signal(corrupt: Settin
     result = app.remember_twice("nested write")
     assert result["backup_only"] is True and "first" not in result  # the outer call answers
     app.close()
+
+
+def test_a_backup_line_records_the_call_replay_can_run_again_and_no_other(corrupt: Settings) -> None:
+    """``request`` is the outermost call when replay knows it (remember, retire, …); a write made
+    inside another call (here one replay does not know), or one with a masked secret, keeps
+    only its events, which replay appends as they are."""
+
+    class Composite(LedgerApp):
+        @storage_call
+        def remember_twice(self, text: str) -> dict[str, Any]:
+            self.remember(text)
+            return self.remember(text + " again")
+
+    app = Composite(corrupt)
+    app.remember("a plain write", subject="plain", tags=["t"])
+    app.remember_twice("nested write")
+    app.remember("the key is AKIAIOSFODNN7EXAMPLE", on_secret="mask")
+    docs = [json.loads(line) for line in Path(corrupt.backup_path).read_text().splitlines()]
+    assert docs[0]["request"] == {
+        "op": "remember",
+        "args": ["a plain write"],
+        "kwargs": {"subject": "plain", "tags": ["t"]},
+    }
+    assert [("request" in d) for d in docs] == [True, False, False, False]
+    assert "AKIAIOSFODNN7EXAMPLE" not in Path(corrupt.backup_path).read_text()
+    app.close()

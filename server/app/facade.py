@@ -104,6 +104,7 @@ class LedgerApp:
         )
         self.storage.after_write.append(self.semantic.poke_worker)  # the vector worker has something to embed
         self.storage.redo = self._redo  # replay decides a backed-up write again through this facade
+        self.storage.replayable = REPLAYABLE
 
     def _redo(self, op: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """Run a backed-up write's recorded call again (replay, server/app/backup.py)."""

@@ -193,6 +193,7 @@ class Storage:
         # the facade; ``auto_replay`` (``ledger serve``) replays this machine's backup as soon as
         # the log takes writes again, and ``replay_notice`` tells the next reply about it.
         self.redo: Callable[[str, list[Any], dict[str, Any]], Any] | None = None
+        self.replayable: frozenset[str] = frozenset()  # the calls ``redo`` runs; others' events are pasted
         self.auto_replay = False
         self.replay_notice: str | None = None
         self.replaying: ReplayPin | None = None
@@ -572,7 +573,7 @@ class Storage:
         cannot be written down (a masked secret must not reach the backup, or an argument is
         not JSON)."""
         name, request = getattr(self._calls, "request", None) or (None, None)
-        if name is None or request is None:
+        if name not in self.replayable or request is None:
             return None
         args, kwargs = request
         if kwargs.get("on_secret") == "mask":
