@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.events import AUTH_USER
 from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.claims import ClaimsProjector, NearDuplicatesProjector
@@ -105,13 +106,14 @@ class LedgerApp:
         self.storage.after_write.append(self.semantic.poke_worker)  # the vector worker has something to embed
         self.storage.redo = self._redo  # replay decides a backed-up write again through this facade
         self.storage.replayable = REPLAYABLE
+        self.storage.redo_all = lambda: replay_backup(
+            self.storage, dry_run=False, authorization=AUTH_USER, redo=self._redo
+        )  # what ledger serve runs by itself once the log is back (this machine's user's writes)
 
     def _redo(self, op: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """Run a backed-up write's recorded call again (replay, server/app/backup.py)."""
         method = getattr(self, op, None)
         if op.startswith("_") or op not in REPLAYABLE or method is None:
-            from fact_ledger.ledger.errors import InvalidInput
-
             raise InvalidInput(f"{op!r} is not a write replay can run", field="request")
         return method(*args, **kwargs)
 

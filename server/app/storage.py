@@ -194,6 +194,7 @@ class Storage:
         # the log takes writes again, and ``replay_notice`` tells the next reply about it.
         self.redo: Callable[[str, list[Any], dict[str, Any]], Any] | None = None
         self.replayable: frozenset[str] = frozenset()  # the calls ``redo`` runs; others' events are pasted
+        self.redo_all: Callable[[], dict[str, Any]] | None = None  # apply this machine's backup
         self.auto_replay = False
         self.replay_notice: str | None = None
         self.replaying: ReplayPin | None = None
@@ -687,7 +688,7 @@ class Storage:
     def replay_if_due(self) -> None:
         """``ledger serve``: once the log takes writes again, replay this machine's own backup
         (at most one try per ``REOPEN_INTERVAL_S``; a stat of the file when nothing is pending)."""
-        if not self.auto_replay or self.redo is None or self.replaying is not None:
+        if not self.auto_replay or self.redo_all is None or self.replaying is not None:
             return
         if self.shadow or self.offline or time.monotonic() < self._replay_at:
             return
@@ -697,11 +698,9 @@ class Storage:
         if self.health()["head"] is None:  # still unreachable: the next try waits its turn
             return
         from fact_ledger.ledger.errors import LedgerError
-        from fact_ledger.ledger.events import AUTH_USER
-        from fact_ledger.server.app.backup import replay_backup
 
         try:
-            out = replay_backup(self, dry_run=False, authorization=AUTH_USER, redo=self.redo)
+            out = self.redo_all()
         except LedgerError as exc:
             logger.warning("replay of the backup did not finish (%s); it goes on when the log answers", exc)
             return
