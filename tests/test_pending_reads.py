@@ -88,3 +88,16 @@ def test_the_console_lists_only_memories_with_an_id(db_path: Path) -> None:
     assert page.status_code == 200
     assert "The VPN gateway is vpn-2" in page.text and "vpn-3" not in page.text and "/memory/None" not in page.text
     app.close()
+
+
+def test_the_cli_says_what_a_replay_decided_anew_and_refused(db_path: Path) -> None:
+    app, _ = backed_up(db_path)
+    stream = app.conn.execute("SELECT stream_id FROM memories WHERE memory_id=1").get
+    gone = NewEvent(data=MemoryUpdated(memory=stream, content="x"), stream_id=stream, event_time=T0)
+    app.backup_log.append([gone], {"op": "update", "args": [99], "kwargs": {"content": "x"}})  # no memory 99
+    app.close()
+    out = cli(db_path, "replay-backup", "--apply").stdout.splitlines()
+    assert "replayed 3 write(s): 1 as backed up, 1 decided anew, 1 refused" in out
+    assert any(line.startswith("  line 3 (update): not_found: no memory 99") for line in out), out
+    again = cli(db_path, "--json", "replay-backup", "--apply").stdout
+    assert json.loads(again)["writes_present"] == 3  # the refusal landed as a record: not pending

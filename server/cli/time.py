@@ -32,7 +32,8 @@ from fact_ledger.server.cli.output import (
 def replay_backup(obj: CliContext, apply: bool, batch_size: int) -> None:
     """Replay the JSONL backup written while the database was unreachable.
 
-    Dry run by default; idempotent; bad lines are skipped and reported; the file is kept.
+    Each write is decided again against the log as it is now (docs/teams.md); dry run by
+    default; idempotent; bad lines are skipped and reported; the file is kept.
 
     Example: ledger replay-backup && ledger replay-backup --apply
     """
@@ -51,6 +52,14 @@ def replay_backup(obj: CliContext, apply: bool, batch_size: int) -> None:
             highlight=False,
         )
         bad_line_details(r)
+        if not r["dry_run"] and r["replayed"]:  # each write decided again against the log as it is now
+            out_console.print(
+                f"replayed {r['replayed']} write(s): {r['as_backed_up']} as backed up, "
+                f"{r['decided_anew']} decided anew, {r['refused']} refused",
+                highlight=False,
+            )
+            for refusal in r["refusals"]:
+                out_console.print(f"  line {refusal['line']} ({refusal['op']}): {refusal['error']}", markup=False)
         if r["dry_run"] and r["to_apply"]:
             out_console.print("run again with --apply to append them")
 
