@@ -20,6 +20,11 @@ ALIASES = (
 )
 STOP_TOKENS = frozenset("the a an of for to on at in our my your its their this that these those".split())
 STOP_CHARS = frozenset("的之该这那个本")
+# Words that say how a value is given, not what it is the value of: "the VPN portal" and "link
+# to the VPN portal", "runs version 2.3" and "version is 2.3", "当前版本" and "版本" are one slot.
+SLOT_FILLERS = frozenset(
+    "link links address url runs running current currently now time 当 前 现 地 址 链 接 时 间 改 会".split()
+)
 TOKEN_PUNCT = ",.;:!?()[]{}\"'“”‘’「」《》，。：；！？、"
 
 
@@ -65,14 +70,14 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
             _EN.format(
                 r"(?:has been|was|is|got|been)\s+(?:changed|moved|set|updated|rescheduled|postponed|pushed|"
                 r"bumped|switched)\s+to|is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
-                r"is still|will be|equals|is equal to|becomes|moved to|changed to|is|are"
+                r"is still|will be|equals|is equal to|becomes|moved to|changed to|starts at|begins at|is held at|is|are"
             ),
             "is",
             None,
         ),
         (
             r"已?(?:改为|改成|改到|变为|变成|变更为|调整为|调整到|更新为|设为|设置为|设定为|定在|定于|安排在|挪到|"
-            r"推迟到|提前到|延期到|等于|就是)|(?<![但还于总可只要凡倒真老不否])是(?![否不])|"
+            r"推迟到|提前到|延期到|等于|就是)了?|(?<![但还于总可只要凡倒真老不否])是(?![否不])|"
             r"(?<![因作认成以称行视为更较极最])为(?![了什何止主])",
             "is",
             None,
@@ -250,16 +255,24 @@ ROLE_ZH = ("负责人", "联系人", "值班", "经理", "组长", "主管", "�
 # by what is liked, so a changed taste collides and two different tastes never do.
 LIKE_EN = re.compile(
     r"^(?P<who>.*?)\s*(?<![\w'’])(?P<neg>does not|doesn['’]t|do not|don['’]t|no longer|never)?\s*"
-    r"(?<![\w'’])(?P<verb>(?:likes|loves|enjoys|dislikes|hates)|(?:like|love|enjoy|dislike|hate))\s+(?P<what>.+)$"
+    r"(?<![\w'’])(?P<verb>(?:likes|loves|enjoys|dislikes|hates|eats|drinks)|(?:like|love|enjoy|dislike|hate|eat|drink))"
+    r"\s+(?P<what>.+)$"
 )
-LIKE_ZH = re.compile(r"^(?P<who>.*?)(?P<neg>不再|不太|并不|从不|不)?(?P<verb>喜欢|讨厌|爱吃|爱喝)(?P<what>.+)$")
+LIKE_ZH = re.compile(
+    r"^(?P<who>.*?)(?P<neg>不再|不太|并不|从来不|从不|不)?(?P<verb>喜欢|讨厌|爱吃|爱喝|(?<![小好])吃|喝)(?P<what>.+)$"
+)
+# Eating and drinking are yes/no facts about one food ("不吃香菜" / "现在吃香菜了"), keyed by the verb.
+TASTE_VERBS = {"eats": "eats", "eat": "eats", "drinks": "drinks", "drink": "drinks", "吃": "吃", "喝": "喝"}
+WHO_TRAILERS = re.compile(r"(?:现在|如今|已经|能|可以|也|还|又|开始)+$")
 FIRST_PERSON = frozenset("i we you they 我 我们 你 你们 他们 她们".split())  # bare "like" follows these
 DEGREE = re.compile(
     r"(?:最|很|非常|特别|比较|更|也|还|都|一直|真的)+$|(?:\s+(?:really|truly|absolutely|definitely|"
     r"actually|generally|usually|always|totally|genuinely|particularly|especially))+$"
 )
-TASTE_WORD = re.compile(r"(?i:like|love|enjoy|hate)|喜欢|讨厌|爱吃|爱喝")
-TASTE_TRAILERS = re.compile(r"(?:\s+(?:anymore|any more|now|too|either|a lot|very much|so much|at all|much))+$")
+TASTE_WORD = re.compile(r"(?i:like|love|enjoy|hate|eat|drink)|喜欢|讨厌|爱吃|爱喝|吃|喝")
+TASTE_TRAILERS = re.compile(
+    r"(?:\s+(?:anymore|any more|now|too|either|a lot|very much|so much|at all|much|again|these days)|了|啦)+$"
+)
 NOT_A_TASTE = frozenset(
     "it this that them him her you me us 它 这 那 这个 那个 你 我 他 她 你们 我们 他们 她们".split()
 )

@@ -57,14 +57,17 @@ from fact_ledger.ledger.claim_words import (
     QUESTION_START,
     RELATIONS,
     SENTENCES,
+    SLOT_FILLERS,
     SPEAKER_LABEL,
     SPEAKER_LINE_WORDS,
     STOP_CHARS,
     STOP_TOKENS,
     TASTE_TRAILERS,
+    TASTE_VERBS,
     TASTE_WORD,
     TOKEN_PUNCT,
     UTTERANCE_START,
+    WHO_TRAILERS,
 )
 from fact_ledger.ledger.memo import text_cache
 from fact_ledger.ledger.normalize import KIND_BOOL, KIND_TEXT, KIND_VERSION, normalize_text
@@ -118,11 +121,12 @@ def _make(
 ) -> Claim | None:
     display, kind, canonical, noun = value
     rel = "is" if relation in ("colon", "port") else relation
-    if noun not in ("", "port", "version"):  # a text value's preposition qualifies the relation
+    if noun not in ("", "port", "version") and "://" not in display:  # a preposition qualifies the relation
         rel, noun = f"{rel} {noun}", ""
     if qualifier:  # "uses Rust for the CLI" and "uses Python for the backend" are two attributes
         rel = f"{rel} {qualifier}"
     tokens = key_tokens(subject_text) | key_tokens(left)
+    tokens = (tokens - SLOT_FILLERS) or tokens
     if relation == "port" or noun == "port":
         tokens.add("port")
     if kind == KIND_VERSION or noun == "version":
@@ -162,7 +166,7 @@ def _ownership_claim(clause: str) -> Claim | None:
     if found is None:
         return None
     thing, owner = found
-    tokens = key_tokens(thing)
+    tokens = (key_tokens(thing) - SLOT_FILLERS) or key_tokens(thing)
     if not tokens:
         return None
     return Claim(
@@ -281,7 +285,7 @@ def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None
     if match is None:
         return None
     verb, negated = match["verb"], match["neg"] is not None
-    who = DEGREE.sub("", strip_left(match["who"])).strip()
+    who = WHO_TRAILERS.sub("", DEGREE.sub("", strip_left(match["who"])).strip()).strip()
     if not verb.endswith("s") and not chinese and not negated and who not in FIRST_PERSON:
         return None  # a bare "like" is a preposition ("looks like rain") unless "I like", "don't like"
     disliked = verb.startswith(("dislike", "hate", "讨厌"))
@@ -298,7 +302,8 @@ def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None
     if not tokens:
         return None
     liked = not (negated or disliked)
-    attribute = f"喜欢{what}" if chinese else f"likes {what}"
+    stem = TASTE_VERBS.get(verb, "喜欢" if chinese else "likes")
+    attribute = f"{stem}{what}" if chinese else f"{stem} {what}"
     claim = Claim(
         subject=who,
         attribute=attribute,
@@ -317,6 +322,11 @@ def _clauses(content: str) -> Iterable[str]:
         if not sentence or sentence.endswith(("?", "？")):
             continue
         yield from (c for c in CLAUSES.split(sentence.rstrip("。！!；;.\n ")) if c and c.strip())
+
+
+def clause_count(content: str) -> int:
+    """How many clauses ``content`` states (questions left out), as claim extraction reads it."""
+    return sum(1 for _ in _clauses(_without_speaker_label(content)))
 
 
 def explicit_claim(subject: str, attribute: str, value: str) -> Claim | None:
@@ -377,4 +387,4 @@ def collides(mine: Claim, other: Claim) -> bool:
     return mine.key == other.key and not same_value(mine.kind, mine.value_norm, other.value_norm)
 
 
-__all__ = ["KIND_BOOL", "Claim", "collides", "explicit_claim", "extract_claims", "key_tokens"]
+__all__ = ["KIND_BOOL", "Claim", "clause_count", "collides", "explicit_claim", "extract_claims", "key_tokens"]

@@ -29,6 +29,7 @@ from fact_ledger.ledger.events import (
     MemoryRecorded,
     MemoryRetired,
     MemoryUpdated,
+    Restated,
     SetMember,
     Superseded,
 )
@@ -264,6 +265,13 @@ def _member(cand: Candidate) -> SetMember:
 def _recorded_authorization(cmd: RememberCommand) -> str:
     """An agent may say "user_confirmed", but the label then records that only the agent said so."""
     return cmd.authorization or (AUTH_AGENT if cmd.source_type == "user_confirmed" else "")
+
+
+def decide_restatement(cmd: RememberCommand, memory: MemoryFacts) -> Decision:
+    """A statement of a fact ``memory`` already holds with the same value (:mod:`ledger.restatement`)."""
+    stream = memory.stream_id
+    said = Restated(memory=stream, content=cmd.content, source_type=cmd.source_type, source_ref=cmd.source_ref)
+    return [(stream, said)]
 
 
 def writer_facts(cmd: RememberCommand, stream: str, recorded_at: str) -> MemoryFacts:

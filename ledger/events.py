@@ -86,6 +86,18 @@ class DuplicateSighted(Event, frozen=True, kw_only=True, omit_defaults=True):
     source_ref: str = ""
 
 
+class Restated(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """The same fact stated again with the same value (same claim keys, same normalised values)
+    in other words or another format: absorbed into the memory that holds it as support instead
+    of stored as a new memory (:mod:`ledger.restatement`). ``content`` is the statement as it was
+    said; the event's own event time is when the statement says it held."""
+
+    memory: str
+    content: str
+    source_type: str = ""
+    source_ref: str = ""
+
+
 class Confirmed(Event, frozen=True, kw_only=True, omit_defaults=True):
     """A memory confirmed: it becomes ``user_confirmed`` and locked; ``authorization`` is the
     channel that confirmed it. ``confidence`` is what the confirmation sets (1.0 when a person
@@ -353,68 +365,13 @@ class WriteReplayed(Event, frozen=True, kw_only=True, omit_defaults=True):
     reason: str = ""
 
 
-class WriteReplayed(Event, frozen=True, kw_only=True, omit_defaults=True):
-    """A write kept in a machine's JSONL backup while the log could not take it, decided again
-    against the log as it was when it landed. Kept from the backup: the write's identity (its
-    first event's id, ``head``), its event time and its actor; decided anew: everything else.
-    ``backed_up`` and ``decided`` list the event types of the offline decision and of the one
-    that landed; ``outcome`` is ``as_backed_up`` (the same types), ``decided_anew``, ``refused``
-    (``reason`` says why; nothing else landed) or ``unchanged`` (nothing left to write)."""
-
-    command: str
-    head: str
-    op: str = ""
-    outcome: str = "as_backed_up"
-    backed_up: tuple[str, ...] = ()
-    decided: tuple[str, ...] = ()
-    backed_up_at: str = ""
-    reason: str = ""
-
-
-class ErasedRow(msgspec.Struct, frozen=True):
-    """One row an erasure cleared: its position, event id and seal (the salted digest of the
-    fields it held; the salt went with them)."""
-
-    position: int
-    event_id: str
-    seal: str
-
-
-class Erased(Event, frozen=True, kw_only=True, omit_defaults=True):
-    """A memory erased: its content, subject, tags, metadata and claims are gone from ``rows``
-    (every row of its own stream and the claim-set rows that held its values), which keep only
-    their seals. Who erased it is the row's actor, when its ``recorded_at``; never the content."""
-
-    memory: str
-    reason: str = ""
-    rows: tuple[ErasedRow, ...] = ()
-    authorization: str = ""
-
-
-class WriteReplayed(Event, frozen=True, kw_only=True, omit_defaults=True):
-    """A write kept in a machine's JSONL backup while the log could not take it, decided again
-    against the log as it was when it landed. Kept from the backup: the write's identity (its
-    first event's id, ``head``), its event time and its actor; decided anew: everything else.
-    ``backed_up`` and ``decided`` list the event types of the offline decision and of the one
-    that landed; ``outcome`` is ``as_backed_up`` (the same types), ``decided_anew``, ``refused``
-    (``reason`` says why; nothing else landed) or ``unchanged`` (nothing left to write)."""
-
-    command: str
-    head: str
-    op: str = ""
-    outcome: str = "as_backed_up"
-    backed_up: tuple[str, ...] = ()
-    decided: tuple[str, ...] = ()
-    backed_up_at: str = ""
-    reason: str = ""
-
-
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.__name__: cls
     for cls in (
         MemoryRecorded,
         MemoryUpdated,
         DuplicateSighted,
+        Restated,
         Confirmed,
         MemoryUnlocked,
         MemoryRetired,

@@ -38,6 +38,7 @@ class Policy:
     locked_requires_user_channel: bool = False
     review_agent_conflicts: bool = False
     auto_settle: bool = False  # ledger.settlement: rule-decided sets settle on write
+    settle_changes: bool = True  # ledger.settlement: a value stated later (by the change horizon) settles its set
 
 
 DEFAULT_POLICY = Policy()

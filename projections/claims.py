@@ -303,6 +303,19 @@ def matching_claims(
     return out
 
 
+def holding_value(conn: apsw.Connection, claim: Claim, workspace: str, limit: int = 8) -> list[int]:
+    """Memories (oldest first) with a claim of ``claim``'s key and its normalised value: those a
+    restatement of it may confirm (:mod:`ledger.restatement`)."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT memory_id FROM claims WHERE key_subject=? AND key_attribute=? AND kind=? AND workspace=? "
+            "AND value_norm=? ORDER BY memory_id LIMIT ?",
+            (claim.key_subject, claim.key_attribute, claim.kind, workspace, claim.value_norm, limit),
+        )
+    ]
+
+
 def values_and_members(
     conn: apsw.Connection, claim: Claim, set_key: str, workspace: str, scope: tuple[str, ...]
 ) -> list[tuple[int, int, str, str | None]]:

@@ -26,6 +26,7 @@ from fact_ledger.ledger.events import (
     MemoryRetired,
     MemoryUnlocked,
     MemoryUpdated,
+    Restated,
     Superseded,
 )
 from fact_ledger.ledger.normalize import normalize_text
@@ -109,6 +110,13 @@ CREATE TABLE IF NOT EXISTS memory_versions(
     workspace   TEXT NOT NULL,
     superseded_by INTEGER,
     PRIMARY KEY(memory_id, version)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS memory_restatements(
+    memory_id   INTEGER NOT NULL,
+    position    INTEGER NOT NULL,
+    event_time  TEXT NOT NULL,
+    source_type TEXT NOT NULL,
+    PRIMARY KEY(memory_id, position)
 ) WITHOUT ROWID;
 """
 
@@ -274,6 +282,17 @@ def status_counts(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -
     }
 
 
+def support(conn: apsw.Connection, memory_id: int) -> tuple[int, str | None]:
+    """How many times the memory's fact was stated (itself, its exact duplicates and its
+    restatements) and the latest event time a restatement gave it (None: never restated)."""
+    row = conn.execute(
+        "SELECT m.sightings, (SELECT max(event_time) FROM memory_restatements r WHERE r.memory_id=m.memory_id) "
+        "FROM memories m WHERE memory_id=?",
+        (memory_id,),
+    ).fetchone()
+    return (1 + row[0], row[1]) if row else (0, None)
+
+
 def active_counts(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> list[tuple[str, str, str, int]]:
     """``(workspace, source_type, confirmed_via, count)`` over active memories, one covering-index walk."""
     where, params = _scope_sql(scope)
@@ -286,9 +305,9 @@ def active_counts(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -
 
 class MemoriesProjector(DeferringProjector):
     name = "memories"
-    version = 2  # 2: the memories_retired_by index
-    tables = ("memories", "memory_versions")
-    handles = frozenset({"MemoryRecorded", "DuplicateSighted", *(cls.__name__ for cls in _STATE_EVENTS)})
+    version = 3  # 2: the memories_retired_by index; 3: restatements (ledger.restatement)
+    tables = ("memories", "memory_versions", "memory_restatements")
+    handles = frozenset({"MemoryRecorded", "DuplicateSighted", "Restated", *(cls.__name__ for cls in _STATE_EVENTS)})
 
     deferrable = frozenset({"MemoryRecorded"})  # a creation reads nothing
 
@@ -298,7 +317,10 @@ class MemoriesProjector(DeferringProjector):
         conn.execute(_CREATE_INDEXES)
 
     def drop(self, conn: apsw.Connection) -> None:
-        conn.execute("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS memory_versions")
+        conn.execute(
+            "DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS memory_versions; "
+            "DROP TABLE IF EXISTS memory_restatements"
+        )
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
         if isinstance(data, MemoryRecorded):
@@ -308,7 +330,12 @@ class MemoriesProjector(DeferringProjector):
         row = by_stream(conn, stream)
         if row is None:  # an event about a memory this ledger never saw: nothing to fold
             return
-        if isinstance(data, DuplicateSighted):
+        if isinstance(data, Restated):
+            conn.execute(
+                "INSERT INTO memory_restatements(memory_id, position, event_time, source_type) VALUES(?, ?, ?, ?)",
+                (row["memory_id"], event.position, event.event_time, data.source_type),
+            )
+        if isinstance(data, DuplicateSighted | Restated):
             conn.execute(
                 "UPDATE memories SET sightings=sightings+1, last_position=? WHERE memory_id=?",
                 (event.position, row["memory_id"]),

@@ -31,6 +31,8 @@ Keys (file / env):
     policy.locked_requires_user_channel                    refuse agent-asserted changes to locked
     policy.review_agent_conflicts                          agent-vs-agent conflicts need a human
     policy.auto_settle             LEDGER_POLICY_AUTO_SETTLE  supersede a claim set's losers when a rule decides
+    policy.settle_changes          LEDGER_POLICY_SETTLE_CHANGES  a value stated an hour or more after the
+                                                           others supersedes them (default true)
     section_threshold              LEDGER_SECTION_THRESHOLD  split memories longer than this (4000 chars)
     embedding.model                LEDGER_EMBEDDING_MODEL  a model name (``ledger model list``) or a GGUF path
     embedding.enabled              LEDGER_EMBEDDING_ENABLED  false: lexical search only, no model loaded

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import Phase, settings
 
+from fact_ledger.ledger.facts import Policy
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from tools.pg_cluster import Cluster, running_cluster
@@ -23,6 +24,15 @@ settings.register_profile("mutation", phases=(Phase.explicit, Phase.reuse, Phase
 # Tests make fresh ledgers at explicit paths all the time, as ``ledger init`` would; the tests
 # of the refusal itself (tests/test_cli_input.py) run without this.
 os.environ["LEDGER_CREATE"] = "1"
+# Most tests drive claim sets through their review (open, judged, arbitrated) with event times
+# days apart: they pin the policy that leaves a later value's set open, in this process (the
+# default of ``Policy``) and in the ``ledger`` processes they start (the environment).
+# tests/test_restatements.py runs the shipped default (settle_changes on) explicitly, and in a
+# subprocess without this variable.
+os.environ["LEDGER_POLICY_SETTLE_CHANGES"] = "0"
+assert Policy.__init__.__kwdefaults__ is not None
+Policy.__init__.__kwdefaults__["settle_changes"] = False
+REVIEW = Policy(settle_changes=False)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -65,7 +75,7 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def app(db_path: Path) -> Iterator[LedgerApp]:
-    ledger = LedgerApp(Settings(db=str(db_path), client="test", agent_id="pytest"))
+    ledger = LedgerApp(Settings(db=str(db_path), client="test", agent_id="pytest", policy=REVIEW))
     yield ledger
     ledger.close()
 

@@ -51,8 +51,9 @@ def test_seed_example_write_reports_the_collision_and_compare_names_the_right_si
 
 
 def test_the_same_value_restated_is_not_a_conflict(app: LedgerApp) -> None:
-    app.remember("项目预算是5万")
-    assert app.remember("项目预算为50,000元")["conflicts"] == []
+    first = app.remember("项目预算是5万")["memory_id"]
+    # the same fact in another format confirms the memory (ledger.restatement): no conflict, no copy
+    assert app.remember("项目预算为50,000元")["restatement_of"] == first
     assert app.remember("The project budget is $50,000")["conflicts"] == []
     assert app.status()["open_conflicts"] == 0
 

@@ -8,12 +8,20 @@ from typing import Any
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.chain import StoredEvent
-from fact_ledger.ledger.claims import Claim, extract_claims
-from fact_ledger.ledger.decide import RememberCommand, decide_remember, decide_update, set_key, writer_facts
+from fact_ledger.ledger.claims import Claim, clause_count, extract_claims
+from fact_ledger.ledger.decide import (
+    RememberCommand,
+    decide_remember,
+    decide_restatement,
+    decide_update,
+    set_key,
+    writer_facts,
+)
 from fact_ledger.ledger.events import MemoryUpdated
 from fact_ledger.ledger.facts import Candidate, ConflictFacts, Decision, MemoryFacts, facts_after
 from fact_ledger.ledger.normalize import same_value
 from fact_ledger.ledger.reply import other_side, rank_for_reply
+from fact_ledger.ledger.restatement import restated_memory, says_more
 from fact_ledger.ledger.settlement import settle_by_policy
 from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import conflicts as conflicts_model
@@ -111,6 +119,23 @@ class Collisions(GovernanceViews):
         explicit = tuple((c.subject, c.attribute, c.value) for c in cmd.claims)
         known: KnownSets = {}
         claims, candidates = self._claim_state(cmd.content, cmd.subject, explicit, cmd.workspace, joining=known)
+        restated = restated_memory(
+            claims,
+            self._holders(claims, cmd.workspace),
+            clauses=clause_count(cmd.content),
+            workspace=cmd.workspace,
+            plain=not (
+                cmd.tags
+                or cmd.metadata
+                or cmd.claims
+                or cmd.ref_id is not None
+                or says_more(cmd.content, cmd.subject, claims)
+            ),
+            source_type=cmd.source_type,
+            authorization=cmd.authorization,
+        )
+        if restated is not None and not self._disputed(restated.memory_id, claims):
+            return decide_restatement(cmd, restated)
         near[:] = claims_model.near_duplicates(self.conn, cmd.content, cmd.workspace)
         target_conflicts = self._conflicts_of(target.memory_id) if target is not None and cmd.retracts else []
         sets, recorded_at = self._claim_sets(claims, candidates, cmd.workspace, known=known), clock.now()
@@ -126,9 +151,26 @@ class Collisions(GovernanceViews):
             recorded_at=recorded_at,
             policy=self._policy,
         )
-        if not self._policy.auto_settle:
+        if not self._settles:
             return decision
         return decision + self._settlement(decision, writer_facts(cmd, new_stream, recorded_at), candidates, sets)
+
+    @property
+    def _settles(self) -> bool:
+        """A write may settle the sets it opens or joins (policy ``auto_settle`` or ``settle_changes``)."""
+        return self._policy.auto_settle or self._policy.settle_changes
+
+    def _disputed(self, memory_id: int, claims: tuple[Claim, ...]) -> bool:
+        """``memory_id`` is in an unresolved set of one of ``claims``' keys: a restatement of its
+        value must take part in the set's ranking (it is stored and joins)."""
+        keys = {set_key(c) for c in claims}
+        return any(c.key in keys for c in self._conflicts_of(memory_id))
+
+    def _holders(self, claims: tuple[Claim, ...], workspace: str) -> dict[tuple[str, str, str], list[MemoryFacts]]:
+        """Per claim key, the memories of ``workspace`` whose claim holds the same value (oldest first)."""
+        ids = {claim.key: claims_model.holding_value(self.conn, claim, workspace) for claim in claims}
+        rows = mem.load_many(self.conn, sorted({m for found in ids.values() for m in found}))
+        return {key: [MemoryFacts.from_row(rows[m]) for m in found if m in rows] for key, found in ids.items()}
 
     def _settlement(
         self, decision: Decision, writer: MemoryFacts, candidates: list[Candidate], sets: dict[str, ConflictFacts]
@@ -157,6 +199,7 @@ class Collisions(GovernanceViews):
             sets=full,
             other_sets=other_sets,
             review_agent_conflicts=self._policy.review_agent_conflicts,
+            changes_only=not self._policy.auto_settle,
         )
 
     def _claim_sets(
@@ -240,7 +283,7 @@ class Collisions(GovernanceViews):
             sets=sets,
             policy=self._policy,
         )
-        if not (self._policy.auto_settle and claims):
+        if not (self._settles and claims):
             return decision
         change = decision[0][1]
         assert isinstance(change, MemoryUpdated)

@@ -42,6 +42,7 @@ class GovernanceViews(Service):
             locked_requires_user_channel=p.locked_requires_user_channel,
             review_agent_conflicts=p.review_agent_conflicts,
             auto_settle=p.auto_settle,
+            settle_changes=p.settle_changes,
         )
 
     def _memory(self, memory_id: int, field: str = "memory_id") -> MemoryFacts:

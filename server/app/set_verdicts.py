@@ -22,9 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from fact_ledger.ledger.arbiter import RULE_ORDER, Side, arbitrate, arbitrate_set
+from fact_ledger.ledger.settlement import CHANGE_REASON, POLICY_REASON
 from fact_ledger.projections import conflicts as conflicts_model
 
-POLICY_PREFIX = "settled by policy auto_settle: "
 ARBITRATION_PREFIX = "arbitration: "
 
 
@@ -96,7 +96,7 @@ def _settled_by(row: dict[str, Any]) -> tuple[str, str | None]:
     """What ended the set (``decided_by``) and the arbitration rule when one did."""
     resolution, reason = row["resolution"] or "", row["reason"] or ""
     if resolution == "policy":
-        return "policy", reason.removeprefix(POLICY_PREFIX) or None
+        return "policy", reason.removeprefix(POLICY_REASON).removeprefix(CHANGE_REASON) or None
     if resolution in ("keep_both", "keep_all", "dissolved"):
         return ("keep_all" if resolution != "dissolved" else "dissolved"), None
     if reason == "resolve_conflict":

@@ -503,7 +503,9 @@ def _audit_view(ev: StoredEvent, ids: StreamIds) -> dict[str, Any]:
 
 def _event_view(ev: StoredEvent, role: str, ids: StreamIds) -> dict[str, Any]:
     """A history entry: the event, its role for this memory and the rule behind it if any."""
-    payload = ids.payload({k: v for k, v in _payload(ev).items() if k not in _COMPACT_DROP})
+    # A version shows its content once; a restatement's words are its own (ledger.restatement).
+    drop = _COMPACT_DROP if ev.type != "Restated" else ("metadata",)
+    payload = ids.payload({k: v for k, v in _payload(ev).items() if k not in drop})
     view: dict[str, Any] = {
         "position": ev.position,
         **_type_view(ev),

@@ -253,6 +253,9 @@ class Views:
             view["status_reason"] = row["status_reason"]
             view["valid_to"] = row["valid_to"]
             view["workspace"] = row["workspace"]
+            # Said again in other words (ledger.restatement) or word for word: the fact's support.
+            view["support"], last_restated = mem.support(self.storage.conn, memory_id)
+            view["last_stated"] = max(row["event_time"], last_restated or "")
             view["sections"] = sections_view(self.storage.conn, memory_id, row["content"], sections)
         return {"ok": True, "memory": view}
 

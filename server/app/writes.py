@@ -159,15 +159,17 @@ class Writes(Service):
             return outcome.result
         head = outcome.events[0]
         retracted = self._retracted(outcome.events)
-        if head.type == "DuplicateSighted":
+        if head.type in ("DuplicateSighted", "Restated"):
             row = mem.by_stream(self.conn, head.stream_id)
             assert row is not None
+            absorbed = "duplicate_of" if head.type == "DuplicateSighted" else "restatement_of"
             return {
                 "ok": True,
                 "memory_id": row["memory_id"],
                 "version": row["version"],
                 "status": row["status"],
-                "duplicate_of": row["memory_id"],
+                absorbed: row["memory_id"],
+                **({"support": row["sightings"] + 1} if head.type == "Restated" else {}),
                 "workspace": row["workspace"],
                 **retracted,
                 **_candidates_report(cancelling, retracted),

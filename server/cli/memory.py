@@ -123,8 +123,14 @@ def _remember_lines(r: dict[str, Any]) -> None:
             where += f"; evicted {', '.join(f'#{i}' for i in r['evicted'])} from the working set"
     if r.get("duplicate_of"):  # an exact duplicate: no new memory, the sighting is recorded
         out_console.print(f"already remembered as #{r['duplicate_of']} {where} (seen again)", highlight=False)
+    elif r.get("restatement_of"):  # the same fact in other words: it confirms the memory that holds it
+        out_console.print(
+            f"restates #{r['restatement_of']} {where} (stated {r.get('support', 2)} times)", highlight=False
+        )
     else:
         out_console.print(f"remembered #{r['memory_id']} {where}", highlight=False)
+    if r.get("superseded"):  # a later value settled its set (policy settle_changes or auto_settle)
+        out_console.print(f"  supersedes {', '.join(f'#{m}' for m in r['superseded'])}", highlight=False)
     for c in r.get("conflicts", ()):
         claim, verdict = c["claim"], c["verdict"]
         outcome = (

@@ -34,11 +34,12 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "remember": (
         "MemoryRecorded",
         "DuplicateSighted",
+        "Restated",
         "ClaimCollided",
         "MemoryRetired",
         "ConflictResolved",
         "Superseded",
-    ),  # Superseded: policy auto_settle
+    ),  # Superseded: policy settle_changes or auto_settle
     "update": ("MemoryUpdated", "ClaimCollided", "ConflictResolved", "ConflictReopened", "Superseded"),
     "confirm": ("Confirmed", "ConflictReopened"),
     "unlock": ("MemoryUnlocked", "ConflictReopened"),

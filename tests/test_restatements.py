@@ -1,0 +1,176 @@
+"""Restatements confirm instead of piling up, and a value stated later settles its set
+(``ledger.restatement``, policy ``settle_changes``; docs/governance.md "Facts that change")."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.facts import Policy
+from fact_ledger.ledger.settlement import CHANGE_HORIZON_S
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
+
+JAN, FEB, APR = "2026-01-10T09:00:00Z", "2026-02-03T10:00:00Z", "2026-04-01T08:00:00Z"
+SHIPPED = Policy(settle_changes=True)  # tests/conftest.py pins review mode; these run the shipped default
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[LedgerApp]:
+    ledger = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), client="test", policy=SHIPPED))
+    yield ledger
+    ledger.close()
+
+
+def test_the_shipped_default_settles_changes() -> None:
+    assert {f.name: f.default for f in dataclasses.fields(Policy)}["settle_changes"] is True
+
+
+def active_ids(app: LedgerApp) -> list[int]:
+    return [r[0] for r in app.conn.execute("SELECT memory_id FROM memories WHERE status='active' ORDER BY memory_id")]
+
+
+# -- restatements ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("first", "again"),
+    [
+        ("The billing API listens on port 8080", "Port for the billing API: 8080"),
+        ("The billing API listens on port 8080", "The billing API port is 8080"),
+        ("The Apollo budget is $50k", "The Apollo budget is $50,000"),
+        ("阿波罗项目的预算是5万元", "阿波罗项目的预算是50000元"),
+        ("The search service runs version 2.3.1", "The search service version is v2.3.1"),
+        ("支付服务由张伟负责", "支付服务的负责人是张伟"),
+    ],
+)
+def test_a_restatement_confirms_the_memory_that_holds_it(app: LedgerApp, first: str, again: str) -> None:
+    held = app.remember(first, event_time=JAN)["memory_id"]
+    answer = app.remember(again, event_time=FEB, source_type="document_extracted")
+    assert answer["memory_id"] == answer["restatement_of"] == held
+    assert answer["support"] == 2 and "duplicate_of" not in answer
+    assert active_ids(app) == [held]
+    memory = app.read(held)["memory"]
+    assert memory["content"] == first  # the memory keeps its words; history keeps the restatement's
+    assert memory["support"] == 2 and memory["last_stated"].startswith(FEB[:19])
+    events = [e for v in app.history(held)["versions"] for e in v["events"]]
+    restated = [e for e in events if e["type"] == "Restated"]
+    assert restated and restated[0]["payload"]["content"] == again
+    assert restated[0]["payload"]["source_type"] == "document_extracted"
+
+
+@pytest.mark.parametrize(
+    ("first", "other"),
+    [
+        # another value is a change, not a restatement
+        ("The billing API listens on port 8080", "The billing API listens on port 9090"),
+        # more said than the fact: nothing it says may be lost
+        ("The billing API listens on port 8080", "The billing API listens on port 8080 and Bob owns it since Monday"),
+        # the same words about another thing
+        ("The billing API listens on port 8080", "The orders API listens on port 8080"),
+        # no claim at all: words in common decide nothing
+        ("We talked about the billing API over lunch", "We talked about the billing API at lunch today"),
+    ],
+)
+def test_other_statements_stay_distinct(app: LedgerApp, first: str, other: str) -> None:
+    app.remember(first, event_time=JAN)
+    answer = app.remember(other, event_time=FEB)
+    assert "restatement_of" not in answer
+    assert answer["memory_id"] not in (None, 1)
+
+
+def test_tags_or_a_persons_confirmation_are_stored_not_absorbed(app: LedgerApp) -> None:
+    held = app.remember("The billing API listens on port 8080", event_time=JAN)["memory_id"]
+    tagged = app.remember("Port for the billing API: 8080", tags=["infra"])
+    assert "restatement_of" not in tagged
+    confirmed = app.remember("The billing API port is 8080", source_type="user_confirmed", authorization=AUTH_USER)
+    assert "restatement_of" not in confirmed and confirmed["memory_id"] != held
+
+
+def test_a_restatement_of_a_disputed_value_joins_the_set(app: LedgerApp) -> None:
+    """Inside an unresolved set the statement's own time must take part in the ranking."""
+    old = app.remember("The billing API listens on port 8080", event_time=JAN)["memory_id"]
+    new = app.remember("The billing API listens on port 9090", event_time=JAN.replace("09:00", "09:20"))
+    assert new["conflicts"], "within the change horizon: a disagreement, left open"
+    again = app.remember("Port for the billing API: 8080", event_time=APR)
+    assert "restatement_of" not in again and again["memory_id"] != old
+    assert again["superseded"] == [new["memory_id"]]  # April's 8080 settles the set: 9090 was a change back
+    assert app.read(old)["memory"]["status"] == "active"
+
+
+def test_rebuild_reproduces_restatements(app: LedgerApp) -> None:
+    held = app.remember("The billing API listens on port 8080", event_time=JAN)["memory_id"]
+    app.remember("Port for the billing API: 8080", event_time=FEB)
+    incremental = app.runner.checksums()
+    app.rebuild()
+    assert app.runner.checksums() == incremental
+    assert app.read(held)["memory"]["support"] == 2
+
+
+# -- a later value settles its set -------------------------------------------------------------
+def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
+    old = app.remember("The staging API listens on port 8080", event_time=JAN)["memory_id"]
+    new = app.remember("The staging API moved to port 9090", event_time=APR)
+    assert new["superseded"] == [old]
+    assert active_ids(app) == [new["memory_id"]]
+    late = app.remember("The staging API port is 8081", event_time=FEB)  # arrives late, older
+    assert late["status"] == "superseded"
+    assert active_ids(app) == [new["memory_id"]]
+    found = app.find("staging API port")["results"]
+    assert found[0]["memory_id"] == new["memory_id"]
+    assert all(r["memory_id"] in (new["memory_id"],) for r in found)
+
+
+def test_values_within_the_horizon_are_a_disagreement(app: LedgerApp) -> None:
+    app.remember("The staging API listens on port 8080", event_time=JAN)
+    soon = JAN.replace("09:00", "09:59")  # 59 minutes later: under the horizon
+    assert CHANGE_HORIZON_S == 3600
+    answer = app.remember("The staging API listens on port 9090", event_time=soon)
+    assert answer["conflicts"] and "superseded" not in answer
+    assert len(active_ids(app)) == 2
+
+
+def test_guarded_members_and_the_switch_leave_sets_open(tmp_path) -> None:
+    off = LedgerApp(Settings(db=str(tmp_path / "l.db"), policy=Policy(settle_changes=False)))
+    try:
+        off.remember("The staging API listens on port 8080", event_time=JAN)
+        answer = off.remember("The staging API moved to port 9090", event_time=APR)
+        assert answer["conflicts"] and "superseded" not in answer
+    finally:
+        off.close()
+    on = LedgerApp(Settings(db=str(tmp_path / "m.db"), policy=SHIPPED))
+    try:
+        on.remember("The staging API listens on port 8080", event_time=JAN, source_type="user_confirmed")
+        answer = on.remember("The staging API moved to port 9090", event_time=APR)
+        assert "superseded" not in answer and len(active_ids(on)) == 2  # a user_confirmed label waits for a person
+    finally:
+        on.close()
+
+
+# -- as a person and an agent see it ----------------------------------------------------------
+def test_the_cli_says_restates_and_supersedes_with_the_shipped_default(tmp_path: Path) -> None:
+    """A ``ledger`` process without tests/conftest.py's pin runs the shipped policy."""
+    db = str(tmp_path / "cli.db")
+    env = {k: v for k, v in os.environ.items() if k != "LEDGER_POLICY_SETTLE_CHANGES"}
+
+    def cli(*args: str) -> str:  # what an agent's document pipeline writes (a person's word is locked)
+        done = subprocess.run(
+            [sys.executable, "-m", "fact_ledger.server", "--db", db, *args, "--source-type", "document_extracted"],
+            capture_output=True, text=True, env=env, timeout=60, check=True,
+        )  # fmt: skip
+        return done.stdout
+
+    assert "remembered #1" in cli("remember", "The staging API listens on port 8080", "--event-time", JAN)
+    assert "restates #1" in cli("remember", "Port for the staging API: 8080", "--event-time", FEB)
+    out = cli("remember", "The staging API moved to port 9090", "--event-time", APR)
+    assert "remembered #3" in out and "supersedes #1" in out
+    shown = subprocess.run(
+        [sys.executable, "-m", "fact_ledger.server", "--db", db, "read", "1", "--json"],
+        capture_output=True, text=True, env=env, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    assert '"status": "superseded"' in shown and '"support": 2' in shown
