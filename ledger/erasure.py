@@ -31,6 +31,7 @@ ERASABLE: dict[str, tuple[str, ...]] = {
     "MemoryRecorded": ("content", "subject", "tags", "source_ref", "claims", "metadata", "content_hash"),
     "MemoryUpdated": ("content", "subject", "tags", "metadata", "content_hash"),
     "DuplicateSighted": ("source_ref",),
+    "Restated": ("content", "source_ref"),  # a restatement's own words (ledger.restatement)
     "ClaimCollided": ("subject", "attribute", "key", "verdict"),
     "JudgmentSubmitted": ("rationale",),
     "WorkingNoted": ("content", "subject", "tags", "source_ref", "metadata", "content_hash"),
