@@ -7,20 +7,12 @@ a signal (``Reinforced``); when :func:`ledger.promotion.assess` holds, the same 
 records the long-term memory — through ``remember``'s own decision, so it meets claims and
 conflicts then — and a ``Promoted`` event with the score, the signals and the rule.
 
-The periodic pass (:meth:`Conversations.sweep`) records what depends on the clock as events, so
-a rebuild reproduces it: conversations idle past the TTL (``WorkingExpired``) and long-term
-memories unused for ``cold_after_days`` (``Cooled``). How often a memory is used is counted in
-``memory_use``, a table outside the read models that no rebuild touches: a read must not grow
-the log. A cold memory that is used again is ``Warmed`` (one event per cold memory used, not
-per read).
+The periodic pass, use counts and cold memories are :mod:`server.app.upkeep`.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import threading
-from datetime import timedelta
 from typing import Any
 
 import msgspec
@@ -30,14 +22,11 @@ from fact_ledger.ledger.decide import RememberCommand
 from fact_ledger.ledger.errors import InvalidInput, NotFound
 from fact_ledger.ledger.events import (
     AUTH_AGENT,
-    Cooled,
     DuplicateSighted,
     MemoryRecorded,
     Promoted,
     PromotionSignal,
     Reinforced,
-    Warmed,
-    WorkingExpired,
     WorkingNoted,
     WorkingRepeated,
     WorkingRevised,
@@ -53,18 +42,8 @@ from fact_ledger.projections.audit import AuditQuery, audit_events
 from fact_ledger.server.app.governance import Governance
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, Storage
+from fact_ledger.server.app.upkeep import Upkeep
 from fact_ledger.server.app.workspaces import Workspaces
-
-_USE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS memory_use(
-    memory_id INTEGER PRIMARY KEY,
-    uses      INTEGER NOT NULL,
-    last_used TEXT NOT NULL
-)
-"""
-COOL_BATCH = 500  # Cooled events per transaction of the pass
-USE_FLUSH = 256  # uses kept in memory before they are written (and at close, and by the pass)
-log = logging.getLogger("fact_ledger.conversations")
 
 
 def working_view(row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:
@@ -98,9 +77,7 @@ class Conversations(Service):
         super().__init__(storage, workspaces)
         self.governance = governance
         self.writes = writes  # server.app.writes.Writes: secrets, event times, exact duplicates
-        self._uses: dict[int, int] = {}
-        self._last_used: dict[int, str] = {}
-        self._lock = threading.Lock()
+        self.upkeep = Upkeep(storage, workspaces)
 
     # -- the working tier ------------------------------------------------------------------------
     def note(
@@ -451,122 +428,15 @@ class Conversations(Service):
     def sessions_of(self, memory_ids: list[int]) -> dict[int, tuple[str, int | None]]:
         return conv.sessions_of(self.conn, memory_ids)
 
-    # -- use, cooling, expiry --------------------------------------------------------------------
+    # -- use, cooling, expiry (server/app/upkeep.py) --------------------------------------------
     def used(self, memory_ids: list[int]) -> None:
-        """Count a use of each memory (a find's first page, a read): in memory, written in
-        batches; cold ones among them warm up (one ``Warmed`` event each)."""
-        if not memory_ids:
-            return
-        now = clock.now()
-        with self._lock:
-            for i in memory_ids:
-                self._uses[i] = self._uses.get(i, 0) + 1
-                self._last_used[i] = now
-            full = len(self._uses) >= USE_FLUSH
-        cold = conv.cold_ids(self.conn, memory_ids)
-        if cold:
-            self._warm(sorted(cold))
-        if full:
-            self.flush_uses()
-
-    def _warm(self, memory_ids: list[int]) -> None:
-        streams = mem.streams_of(self.conn, memory_ids)
-
-        def decide() -> tuple[Decision, str, str]:
-            still = conv.cold_ids(self.conn, memory_ids)
-            rows = mem.load_many(self.conn, sorted(still))
-            return (
-                [(streams[i], Warmed(memory=streams[i])) for i in sorted(still)],
-                clock.now(),
-                next((r["workspace"] for r in rows.values()), ""),
-            )
-
-        self._maintain(decide)
-
-    def _maintain(self, decide: Any) -> None:
-        """Append what the pass or a warm-up decided, in one write transaction, with no backup
-        fallback: these are the ledger's own bookkeeping, never worth a backup line, and a read
-        that warms a memory must not turn into a backed-up write (next time will do)."""
-        if self.storage.degraded:
-            return
-
-        def work() -> None:
-            decision, event_time, workspace = decide()
-            if decision:
-                self.runner.append(self.storage.new_events(decision, event_time, workspace))
-
-        try:
-            self.storage.transaction(work)
-        except Exception as exc:  # busy, read-only, full: the state stays as it is until the next pass or use
-            log.info("working tier bookkeeping skipped: %s", exc)
+        self.upkeep.used(memory_ids)
 
     def flush_uses(self) -> None:
-        """Write the counted uses to ``memory_use`` (outside the log and the read models)."""
-        with self._lock:
-            uses, last = self._uses, self._last_used
-            self._uses, self._last_used = {}, {}
-        if not uses or self.storage.degraded:
-            return
-
-        def work() -> None:
-            self.conn.execute(_USE_SCHEMA)
-            self.conn.executemany(
-                "INSERT INTO memory_use(memory_id, uses, last_used) VALUES(?,?,?) ON CONFLICT(memory_id) "
-                "DO UPDATE SET uses = uses + excluded.uses, last_used = max(last_used, excluded.last_used)",
-                [(i, n, last[i]) for i, n in sorted(uses.items())],
-            )
-
-        try:
-            self.storage.transaction(work)
-        except Exception:
-            return
+        self.upkeep.flush_uses()
 
     def sweep(self, *, dry_run: bool = False, now: str | None = None) -> dict[str, Any]:
-        """The periodic pass: expire idle conversations' working memories, cool unused long-term ones."""
-        self.flush_uses()
-        now = now or clock.now()
-        moment = clock.to_datetime(now)
-        ttl_cutoff = clock.format_time(moment - timedelta(days=self.settings.working_ttl_days))
-        cold_cutoff = clock.format_time(moment - timedelta(days=self.settings.cold_after_days))
-        with self.storage.snapshot():
-            idle = conv.idle_sessions(self.conn, ttl_cutoff)
-            cooling = self._cooling(cold_cutoff)
-        result: dict[str, Any] = {
-            "ok": True,
-            "dry_run": dry_run,
-            "expired_sessions": [s for s, _, _ in idle],
-            "cooled": [i for i, _, _ in cooling],
-        }
-        if dry_run or (not idle and not cooling):
-            return result
-        days = self.settings.working_ttl_days
-        for session, workspace, _ in idle:
-            self._maintain(
-                lambda s=session, w=workspace: ([(uuid7(), WorkingExpired(session=s, idle_days=days))], now, w)
-            )
-        cold_days = self.settings.cold_after_days
-        by_workspace: dict[str, list[str]] = {}
-        for _, stream, workspace in cooling:
-            by_workspace.setdefault(workspace, []).append(stream)
-        for workspace, streams in sorted(by_workspace.items()):
-            for start in range(0, len(streams), COOL_BATCH):
-                chunk = streams[start : start + COOL_BATCH]
-                self._maintain(
-                    lambda c=chunk, w=workspace: ([(m, Cooled(memory=m, idle_days=cold_days)) for m in c], now, w)
-                )
-        return result
-
-    def _cooling(self, cutoff: str) -> list[tuple[int, str, str]]:
-        """Active long-term memories last used (or, never used, last changed) before ``cutoff``
-        and not cold yet: ``(memory_id, stream_id, workspace)``."""
-        has_use = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name='memory_use'").fetchone() is not None
-        used = "(SELECT last_used FROM memory_use u WHERE u.memory_id = m.memory_id)" if has_use else "NULL"
-        return self.conn.execute(
-            "SELECT m.memory_id, m.stream_id, m.workspace FROM memories m WHERE m.status='active' "
-            f"AND coalesce({used}, m.updated_at) < ? "
-            "AND m.memory_id NOT IN (SELECT memory_id FROM cold_memories) ORDER BY m.memory_id",
-            (cutoff,),
-        ).fetchall()
+        return self.upkeep.sweep(dry_run=dry_run, now=now)
 
     def close(self) -> None:
-        self.flush_uses()
+        self.upkeep.flush_uses()
