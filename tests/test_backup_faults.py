@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -208,4 +209,31 @@ def test_an_unwritable_log_with_read_models_beside_it_still_answers(unwritable: 
     assert app.read(1)["memory"]["content"] == "written while writable"
     result = app.remember("written while stuck")
     assert result["backup_only"] and result["reason"] == "read_only"
+    app.close()
+
+
+def test_serve_replays_a_local_backup_once_the_file_takes_writes_again(tmp_path: Path, locker, monkeypatch) -> None:
+    """``ledger serve`` on a local file: while another process holds the lock, reads answer at
+    once (no replay attempt waits out the busy timeout) and show the pending write; after the
+    next write the file accepts, the backup replays by itself, once."""
+    hold, release = locker
+    monkeypatch.setattr(Storage, "REOPEN_INTERVAL_S", 0.0)
+    s = load_settings(
+        {"db": str(tmp_path / "ledger.db"), "backup": str(tmp_path / "backup.jsonl"), "create": True},
+        env={"LEDGER_BUSY_TIMEOUT_MS": "1500"},
+    )
+    app = LedgerApp(s)
+    app.storage.auto_replay = True
+    app.remember("written before the lock")
+    proc = hold(Path(s.db))
+    assert app.remember("written while locked")["backup_only"]
+    started = time.monotonic()
+    found = app.find("written")["results"]
+    assert time.monotonic() - started < 1.0
+    assert [r.get("pending") for r in found][:1] == [True]
+    release(proc)
+    assert isinstance(app.remember("written after the lock")["memory_id"], int)
+    assert app.status()["pending_backup"] is None
+    assert "1 backed-up write(s) replayed" in (app.backup_notice() or "")
+    assert app.conn.execute("SELECT count(*) FROM memories WHERE content='written while locked'").get == 1
     app.close()

@@ -692,6 +692,8 @@ class Storage:
             return
         if self.shadow or self.offline or time.monotonic() < self._replay_at:
             return
+        if self.degraded is not None and self.degraded.get("reason") != "log_unreachable":
+            return  # a local file still locked, read-only or full: its next accepted write clears this
         if not self.backup_log.scan():
             return
         self._replay_at = time.monotonic() + self.REOPEN_INTERVAL_S
