@@ -171,12 +171,15 @@ CATALOGUE: list[Invocation] = [
     _i("confirm", "{plain}", writes=True),
     _i("unlock", "{locked}", writes=True),
     _i("retire", "{retire_me}", "--reason", "wrong environment", writes=True),
+    _i("erase", "{erase_me}", "--reason", "asked to forget", "--receipt", "{folder}/mine.json", writes=True),
+    _i("erase", "--workspace", "no-such-workspace", codes=(1,), writes=True),
     _i("supersede", "{supersede_loser}", "{supersede_winner}", "--reason", "newer", writes=True),
     _i("supersede", "{a}", "{a}", codes=(1,), writes=True),
     _i("review"),
     _i("doctor", codes=(0, 1)),
     _i("status"),
     _i("verify"),
+    _i("verify", "--receipt", "{folder}/receipt.json"),
     _i("rebuild", "--projection", "memories", writes=True),
     _i("rebuild", writes=True),
     _i("export", "--format", "jsonl", "--since", "2000-01-01", "--until", "2100-01-01", "--output", "{work}/out.jsonl"),
@@ -184,6 +187,7 @@ CATALOGUE: list[Invocation] = [
     _i("export", "--schema"),
     _i("import", "{export}", writes=True),
     _i("migrate", "--to", "sqlite:///{folder}/copy.db", "--from", "sqlite:///{db}", writes=True),
+    _i("migrate", "--seal", writes=True),
     _i("replay-backup", "--apply", "--batch-size", "10", writes=True),
     _i("replay-backup"),
     _i("reembed", "--rebuild", writes=True, semantic_only=True),
@@ -257,6 +261,10 @@ def seed(folder: Path, model: str | None = None) -> dict[str, Any]:
     fact("long", "# Billing runbook\n\n" + steps, "runbook")
     fact("plain", "The coffee machine is on floor 2", "office")
     fact("retire_me", "The team lunch is on Fridays", "lunch")
+    fact("erase_me", "The guest wifi password changes on Mondays", "wifi")
+    fact("erased", "Hal's locker is number 12", "locker")
+    receipt = app.erase(ids["erased"], reason="Hal asked", authorization=AUTH_USER)["receipt"]
+    (folder / "receipt.json").write_text(json.dumps(receipt), encoding="utf-8")
     fact("supersede_loser", "The wiki lives at wiki.old.example", "wiki")
     fact("supersede_winner", "The wiki moved to docs.example", "wiki", T2)
     fact("versioned", "The build server is ci-01", "ci")

@@ -15,6 +15,7 @@ from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.transfer import export_csv, export_jsonl, import_jsonl
 from fact_ledger.server.cli.main import main
 from fact_ledger.server.config import Settings
+from tests.test_export_schema import ERASABLE
 
 GENESIS = "0" * 64
 CHAIN_FIELDS = (
@@ -47,7 +48,18 @@ def outside_verify(path: Path, start: str = GENESIS) -> int:
     count = 0
     for line in path.read_bytes().split(b"\n")[:-1]:
         event = json.loads(line)["event"]
-        body = json.dumps([event[f] for f in CHAIN_FIELDS], separators=(",", ":"), ensure_ascii=False).encode()
+        columns = [event[f] for f in CHAIN_FIELDS]
+        if event["seal"]:  # a sealed row (docs/design.md): its payload without the erasable fields, then the seal
+            doc = json.loads(event["payload"])
+            fields = {key: doc.pop(key) for key in ERASABLE[event["type"]] if key in doc}
+            if event["type"] == "ClaimCollided":
+                fields["members"] = [[m.pop("value", None), m.pop("norm", None)] for m in doc["members"]]
+            columns[6] = json.dumps(doc, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+            columns.append(event["seal"])
+            packed = json.dumps(fields, separators=(",", ":"), ensure_ascii=False, sort_keys=True).encode()
+            if event["salt"] and hashlib.sha256(bytes.fromhex(event["salt"]) + packed).hexdigest() != event["seal"]:
+                raise Tampered(event["position"], "seal")
+        body = json.dumps(columns, separators=(",", ":"), ensure_ascii=False).encode()
         if event["prev_hash"] != prev:
             raise Tampered(event["position"], "prev_hash")
         if hashlib.sha256(prev.encode("ascii") + body).hexdigest() != event["hash"]:
@@ -79,7 +91,8 @@ def test_an_outside_verifier_rechecks_the_exported_chain(app: LedgerApp, tmp_pat
     tampered.write_bytes(b"\n".join([lines[0], json.dumps(doc, ensure_ascii=False).encode(), *lines[2:]]))
     with pytest.raises(Tampered) as info:
         outside_verify(tampered)
-    assert (info.value.position, info.value.what) == (json.loads(lines[1])["event"]["position"], "hash") == (2, "hash")
+    # the edited text is an erasable field: its seal no longer holds (docs/design.md, "Erasure")
+    assert (info.value.position, info.value.what) == (json.loads(lines[1])["event"]["position"], "seal") == (2, "seal")
 
 
 def test_a_since_export_verifies_from_its_first_prev_hash(app: LedgerApp, tmp_path: Path) -> None:
