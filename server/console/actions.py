@@ -1,4 +1,4 @@
-"""Governance by the person at the keyboard: confirm, retire, supersede, resolve, judge, unlock.
+"""Governance by the person at the keyboard: confirm, retire, erase, supersede, resolve, judge, unlock.
 
 Each action is two POSTs: the first (from a button on the Memory or Conflict page) renders a
 confirmation page that says exactly what will be recorded, with the texts of the memories it
@@ -45,6 +45,12 @@ ACTIONS: dict[str, Action] = {
         ("reason",),
         lambda app, i, f: app.retire(i, reason=f.get("reason", ""), authorization=AUTH_USER),
         "action_retire",
+    ),
+    "erase": Action(
+        "memory",
+        ("reason",),
+        lambda app, i, f: app.erase(i, reason=f.get("reason", ""), authorization=AUTH_USER),
+        "action_erase",
     ),
     "supersede": Action(
         "memory",

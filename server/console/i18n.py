@@ -120,6 +120,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "govern": ("Govern", "治理"),
     "confirm": ("Confirm", "确认"),
     "retire": ("Retire", "撤回"),
+    "erase": ("Erase for good", "永久删除"),
     "supersede": ("Supersede", "取代"),
     "resolve": ("Resolve: this one wins", "解决：此条胜出"),
     "keep_both": ("Keep both", "保留两者"),
@@ -143,6 +144,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "action_unlock": ("Unlock memory #{id}.", "解锁记忆 #{id}。"),
     "action_retire": ("Retire memory #{id}.", "撤回记忆 #{id}。"),
+    "action_erase": (
+        "Erase memory #{id} for good: its text leaves the log, the indexes, the caches and the backup; "
+        "only a record that it was erased (when, by whom, why) stays.",
+        "永久删除记忆 #{id}：其文本将从日志、索引、缓存和备份中移除；只保留删除记录（时间、操作者、原因）。",
+    ),
     "action_supersede": ("Memory #{winner} supersedes memory #{id}.", "记忆 #{winner} 取代记忆 #{id}。"),
     "action_resolve": (
         "Resolve conflict #{id}: memory #{winner} wins, the others are superseded.",
@@ -214,6 +220,7 @@ VALUES: dict[str, tuple[str, str]] = {
     "superseded": ("superseded", "已被取代"),
     "retired": ("retired", "已撤回"),
     "archived": ("archived", "已归档"),
+    "erased": ("erased", "已删除"),
     "open": ("open", "未决"),
     "judged": ("judged", "已评判"),
     "resolved": ("resolved", "已解决"),
