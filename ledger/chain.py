@@ -102,9 +102,10 @@ def version_taken(ev: StoredEvent) -> StreamVersionConflict:
     )
 
 
-def row_hash(prev_hash: str, ev: StoredEvent) -> str:
+def row_hash(prev_hash: str, ev: StoredEvent, public: str | None = None) -> str:
     """``sha256(prev_hash || canonical bytes)`` over every column but the hashes themselves; a
-    sealed row contributes its payload without the erasable fields, and its seal."""
+    sealed row contributes its payload without the erasable fields (``public``, when the caller
+    split it already), and its seal."""
     fields: list[Any] = [
         ev.position,
         ev.event_id,
@@ -120,7 +121,7 @@ def row_hash(prev_hash: str, ev: StoredEvent) -> str:
         ev.idempotency_key,
     ]
     if ev.seal:
-        fields[6] = erasure.split(ev.type, ev.payload)[0]
+        fields[6] = public if public is not None else erasure.split(ev.type, ev.payload)[0]
         fields.append(ev.seal)
     return hashlib.sha256(prev_hash.encode("ascii") + canonical_json(fields)).hexdigest()
 
@@ -143,17 +144,19 @@ def stamp(new: NewEvent, *, position: int, stream_version: int, prev_hash: str) 
         prev_hash=prev_hash,
         hash="",
     )
-    _seal(stored)
-    stored.hash = row_hash(prev_hash, stored)
+    stored.hash = row_hash(prev_hash, stored, _seal(stored))
     return stored
 
 
-def _seal(row: StoredEvent) -> None:
-    """Give a row with erasable fields its salt and seal (ledger.erasure)."""
-    erasable = erasure.split(row.type, row.payload)[1]
-    if erasable is not None:
-        row.salt = erasure.new_salt()
-        row.seal = erasure.seal_of(row.salt, erasable)
+def _seal(row: StoredEvent) -> str | None:
+    """Give a row with erasable fields its salt and seal (ledger.erasure); returns the payload
+    without them, which the hash covers (None: the row is not sealed)."""
+    public, erasable = erasure.split(row.type, row.payload)
+    if erasable is None:
+        return None
+    row.salt = erasure.new_salt()
+    row.seal = erasure.seal_of(row.salt, erasable)
+    return public
 
 
 def resealed(rows: Iterable[StoredEvent]) -> Iterator[StoredEvent]:
@@ -162,8 +165,7 @@ def resealed(rows: Iterable[StoredEvent]) -> Iterator[StoredEvent]:
     prev_hash = GENESIS_HASH
     for row in rows:
         new = msgspec.structs.replace(row, prev_hash=prev_hash, hash="", seal="", salt=None)
-        _seal(new)
-        new.hash = row_hash(prev_hash, new)
+        new.hash = row_hash(prev_hash, new, _seal(new))
         prev_hash = new.hash
         yield new
 
