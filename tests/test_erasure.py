@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from fact_ledger.ledger.chain import GENESIS_HASH, NewEvent, row_hash
-from fact_ledger.ledger.errors import InvalidInput, NotFound, Unauthorized
+from fact_ledger.ledger.errors import ForbiddenWorkspace, InvalidInput, NotFound, Unauthorized
 from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER, MemoryRecorded
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.store import EventStore
@@ -118,3 +118,22 @@ def test_ledger_migrate_seal_reseals_an_old_log_once(tmp_path: Path) -> None:
     assert json.loads(ledger_cli("verify", "--db", str(db), "--json", check=True).stdout)["chain"] == "intact"
     both = ledger_cli("migrate", "--seal", "--to", "sqlite:///x.db", "--db", str(db))
     assert both.returncode != 0 and "--seal" in both.stderr
+
+
+def test_strict_isolation_erases_only_the_callers_own_workspace(tmp_path: Path) -> None:
+    db = str(tmp_path / "l.db")
+    writer = LedgerApp(Settings(db=db))
+    theirs = writer.remember(f"Pia's code is {MARKER}", subject="pia", workspace="other")["memory_id"]
+    mine = writer.remember("my own note", subject="me", workspace="mine")["memory_id"]
+    writer.close()
+    app = LedgerApp(Settings(db=db, isolation="strict", workspace="mine"))
+    try:
+        head = app.store.last_position()
+        with pytest.raises(ForbiddenWorkspace):
+            app.erase(theirs, authorization=AUTH_USER)
+        with pytest.raises(ForbiddenWorkspace):
+            app.erase(workspace="other", authorization=AUTH_USER)
+        assert app.store.last_position() == head
+        assert app.erase(mine, authorization=AUTH_USER)["erased"] == [mine]
+    finally:
+        app.close()

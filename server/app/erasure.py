@@ -50,6 +50,8 @@ def erase(
     targets = _targets(storage.store, memory_id, app.canonical_workspace(workspace) if workspace else None)
     if not targets:
         raise NotFound(f"no memory to erase in workspace {workspace!r}", field="workspace")
+    for _id, _stream, held_in in targets:  # strict isolation: only the caller's own workspace
+        app.workspace_service.check_workspace(held_in, field="workspace" if workspace else "memory_id")
     _seal_first(storage, progress)
 
     def work() -> tuple[list[StoredEvent], list[int]]:
