@@ -35,7 +35,7 @@ from fact_ledger.ledger.facts import Decision
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.normalize import content_hash, normalize_text
 from fact_ledger.ledger.promotion import DEFAULT_RULE, SIGNALS, USER_RULE, Signal, assess
-from fact_ledger.ledger.working import match_score
+from fact_ledger.ledger.working import match_score, select_set
 from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.audit import AuditQuery, audit_events
@@ -109,11 +109,11 @@ class Conversations(Service):
         digest = content_hash(clean["content"])
         subject_norm = normalize_text(clean["subject"])
         stream = uuid7()
-        before: list[int] = []
+        before: list[dict[str, Any]] = []
 
         def decide() -> tuple[Decision, str, str]:
             current = conv.working_set(self.conn, session_id, (target,), self.settings.working_set_size)
-            before[:] = [r["memory_id"] for r in current]
+            before[:] = current
             for row in current:
                 if row["content_hash"] == digest and normalize_text(row["subject"]) == subject_norm:
                     return (
@@ -142,18 +142,23 @@ class Conversations(Service):
         if isinstance(outcome, BackedUp):
             return outcome.result
         head = outcome.events[0]
-        row = conv.working_by_id(self.conn, head.position) if head.type == "WorkingNoted" else None
-        if row is None:
-            row = next(
-                r for r in conv.working_set(self.conn, session_id, (target,), 10**6) if r["stream_id"] == head.stream_id
-            )
-        after = {
-            r["memory_id"] for r in conv.working_set(self.conn, session_id, (target,), self.settings.working_set_size)
-        }
+        # The set after this write, from the set before it (ledger.working.select_set): no read.
+        members = {r["stream_id"]: dict(r) for r in before}
+        if head.type == "WorkingRepeated":
+            members[head.stream_id]["touched"] = head.position
+        else:
+            members[head.stream_id] = {
+                "memory_id": head.position,
+                "version": 1,
+                "sticky": sticky,
+                "touched": head.position,
+            }
+        mine = members[head.stream_id]
+        after = {r["memory_id"] for r in select_set(list(members.values()), self.settings.working_set_size)}
         result: dict[str, Any] = {
             "ok": True,
-            "memory_id": row["memory_id"],
-            "version": row["version"],
+            "memory_id": mine["memory_id"],
+            "version": mine["version"],
             "status": "active",
             "tier": "working",
             "session_id": session_id,
@@ -161,8 +166,8 @@ class Conversations(Service):
             **masked,
         }
         if head.type == "WorkingRepeated":
-            result["duplicate_of"] = row["memory_id"]
-        evicted = [i for i in before if i not in after]
+            result["duplicate_of"] = mine["memory_id"]
+        evicted = [r["memory_id"] for r in before if r["memory_id"] not in after]
         if evicted:
             result["evicted"] = evicted
         return result
