@@ -173,7 +173,7 @@ def test_status_reports_the_contract_keys(srv: LedgerServer) -> None:
 
 def test_help_lists_every_action_and_gives_examples(srv: LedgerServer) -> None:
     r = srv.memory("help")
-    assert set(r["actions"]) == {"remember", "find", "read", "update", "judge", "status", "help"}
+    assert set(r["actions"]) == {"remember", "find", "read", "update", "reinforce", "judge", "status", "help"}
     topic = srv.memory("help", {"topic": "remember"})
     assert topic["example"]["action"] == "remember" and "content" in topic["example"]["data"]
     example = srv.call("memory", topic["example"]["action"], topic["example"]["data"])
