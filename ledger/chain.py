@@ -32,6 +32,11 @@ class NewEvent(msgspec.Struct, kw_only=True):
     stream_version: int | None = None
     recorded_at: str | None = None
     idempotency_key: str | None = None
+    # An imported sealed row keeps its seal and salt (an erased one: its seal, no salt), so an
+    # import into an empty ledger reproduces the exported hashes and erasures.
+    seal: str = ""
+    salt: str | None = None
+    payload: str | None = None  # an imported erased row's payload, kept as it was exported
 
 
 class StoredEvent(msgspec.Struct, kw_only=True):
@@ -135,7 +140,7 @@ def stamp(new: NewEvent, *, position: int, stream_version: int, prev_hash: str) 
         stream_version=stream_version,
         type=type_name(new.data),
         v=type(new.data).V,
-        payload=encode_payload(new.data).decode(),
+        payload=new.payload if new.payload is not None else encode_payload(new.data).decode(),
         event_time=new.event_time,
         recorded_at=new.recorded_at or clock.now(),
         actor=new.actor,
@@ -144,8 +149,22 @@ def stamp(new: NewEvent, *, position: int, stream_version: int, prev_hash: str) 
         prev_hash=prev_hash,
         hash="",
     )
-    stored.hash = row_hash(prev_hash, stored, _seal(stored))
+    stored.hash = row_hash(prev_hash, stored, _kept_seal(stored, new) or _seal(stored))
     return stored
+
+
+def _kept_seal(row: StoredEvent, new: NewEvent) -> str | None:
+    """The seal and salt an imported row brings, when they hold for its payload (an erased row:
+    its seal alone, verified later against its Erased event); else None (sealed afresh)."""
+    if not new.seal:
+        return None
+    public, erasable = erasure.split(row.type, row.payload)
+    if erasable is None:
+        return None
+    if new.salt is not None and erasure.seal_of(new.salt, erasable) != new.seal:
+        return None
+    row.seal, row.salt = new.seal, new.salt
+    return public
 
 
 def _seal(row: StoredEvent) -> str | None:
@@ -228,7 +247,8 @@ def verify_events(events: Iterable[StoredEvent], progress: Callable[[int], None]
     by an ``Erased`` event after it (and that every row an ``Erased`` event names is erased)."""
     prev_hash, expected_position, count = GENESIS_HASH, 1, 0
     cleared: list[erasure.Cleared] = []
-    covered: dict[int, str] = {}
+    named_live: list[tuple[int, str]] = []  # sealed rows still holding their fields
+    covered: dict[str, str] = {}  # event id -> seal, named by an Erased event
     for ev in events:
         if ev.position != expected_position:
             raise ChainBroken(f"position {expected_position} is missing", position=expected_position)
@@ -240,19 +260,21 @@ def verify_events(events: Iterable[StoredEvent], progress: Callable[[int], None]
             raise ChainBroken(f"event at position {ev.position} does not decode", position=ev.position) from None
         if ev.seal:
             _check_seal(ev, cleared)
+            if ev.salt is not None:
+                named_live.append((ev.position, ev.event_id))
         if isinstance(data, Erased):
             for row in data.rows:
-                covered[row.position] = row.seal
+                covered[row.event_id] = row.seal
         prev_hash, expected_position, count = ev.hash, expected_position + 1, count + 1
         if progress and count % 1000 == 0:
             progress(count)
     problem = erasure.unaccounted(cleared, covered)
     if problem is not None:
         raise ChainBroken(problem[1], position=problem[0])
-    still = sorted(set(covered) - {c.position for c in cleared})
-    if still:
+    live = sorted(p for p, event_id in named_live if event_id in covered)
+    if live:
         raise ChainBroken(
-            f"event at position {still[0]} is named by an Erased event but still holds its fields", position=still[0]
+            f"event at position {live[0]} is named by an Erased event but still holds its fields", position=live[0]
         )
     return count
 
@@ -262,6 +284,6 @@ def _check_seal(ev: StoredEvent, cleared: list[erasure.Cleared]) -> None:
     if ev.salt is None:
         if not erasure.is_redacted(ev.type, ev.payload):
             raise ChainBroken(f"event at position {ev.position} lost its salt but not its fields", position=ev.position)
-        cleared.append(erasure.Cleared(ev.position, ev.seal))
+        cleared.append(erasure.Cleared(ev.position, ev.event_id, ev.seal))
     elif erasable is None or erasure.seal_of(ev.salt, erasable) != ev.seal:
         raise ChainBroken(f"event at position {ev.position} does not match its seal", position=ev.position)

@@ -49,6 +49,10 @@ def backup_envelope(new: NewEvent, recorded_at: str) -> bytes:
     return msgspec.json.encode({"schema": SCHEMA, "event": event})
 
 
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
+
+
 class EnvelopeError(ValueError):
     """A line that is not a valid envelope (reported and skipped by import and replay)."""
 
@@ -62,6 +66,9 @@ def from_envelope(line: bytes | str) -> NewEvent:
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("event"), dict):
         raise EnvelopeError("not a schema-1 envelope")
     ev: dict[str, Any] = doc["event"]
+    salt = ev.get("salt")
+    if salt is not None and not (isinstance(salt, str) and len(salt) == 32 and _is_hex(salt)):
+        raise EnvelopeError("bad event: salt is not 32 hex digits")
     try:
         data = decode_payload(ev["type"], int(ev["v"]), ev["payload"])
         return NewEvent(
@@ -73,6 +80,9 @@ def from_envelope(line: bytes | str) -> NewEvent:
             event_id=str(ev["event_id"]),
             recorded_at=ev.get("recorded_at"),
             idempotency_key=ev.get("idempotency_key"),
+            seal=str(ev.get("seal") or ""),
+            salt=salt,
+            payload=str(ev["payload"]) if ev.get("seal") and salt is None else None,
         )
     except KeyError as exc:
         raise EnvelopeError(f"bad event: missing field {exc}") from None

@@ -99,7 +99,7 @@ def redact(type_: str, payload: str) -> str:
         doc["members"] = [
             {**m, **{f: PLACEHOLDER for f in _MEMBER_FIELDS if f in m}} for m in doc["members"] if isinstance(m, dict)
         ]
-    return canonical_json(doc).decode()
+    return msgspec.json.encode(doc).decode()  # the stored key order, so only the values change
 
 
 def is_redacted(type_: str, payload: str) -> bool:
@@ -107,16 +107,18 @@ def is_redacted(type_: str, payload: str) -> bool:
 
 
 class Cleared(msgspec.Struct, frozen=True):
-    """A row found erased while verifying: its position and seal."""
+    """A row found erased while verifying: its position, event id and seal."""
 
     position: int
+    event_id: str
     seal: str
 
 
-def unaccounted(cleared: Iterable[Cleared], covered: dict[int, str]) -> tuple[int, str] | None:
-    """The first cleared row no ``Erased`` event names with its seal: (position, why), else None."""
+def unaccounted(cleared: Iterable[Cleared], covered: dict[str, str]) -> tuple[int, str] | None:
+    """The first cleared row no ``Erased`` event names (by event id) with its seal:
+    (position, why), else None."""
     for row in sorted(cleared, key=lambda c: c.position):
-        named = covered.get(row.position)
+        named = covered.get(row.event_id)
         if named is None:
             return row.position, f"event at position {row.position} was erased without an Erased event"
         if named != row.seal:

@@ -137,3 +137,26 @@ def test_strict_isolation_erases_only_the_callers_own_workspace(tmp_path: Path) 
         assert app.erase(mine, authorization=AUTH_USER)["erased"] == [mine]
     finally:
         app.close()
+
+
+def test_an_export_with_an_erasure_imports_to_the_same_log(tmp_path: Path) -> None:
+    db = tmp_path / "l.db"
+    app = LedgerApp(Settings(db=str(db)))
+    try:
+        app.remember("Ann lives in Oslo", subject="Ann")
+        gone = app.remember(f"Ann lives in {MARKER}", subject="Ann")["memory_id"]
+        app.remember("the kettle is new")
+        app.erase(gone, reason="asked", authorization=AUTH_USER)
+    finally:
+        app.close()
+    exported, again = tmp_path / "out.jsonl", tmp_path / "again.jsonl"
+    ledger_cli("export", "-o", str(exported), "--db", str(db), check=True)
+    target = tmp_path / "copy" / "l.db"
+    ledger_cli("import", str(exported), "--db", str(target), check=True)
+    ledger_cli("export", "-o", str(again), "--db", str(target), check=True)
+    assert again.read_bytes() == exported.read_bytes() and MARKER.encode() not in exported.read_bytes()
+    assert json.loads(ledger_cli("verify", "--db", str(target), "--json", check=True).stdout)["chain"] == "intact"
+    bad = exported.read_text().replace('"salt":"', '"salt":"zz', 1)
+    (tmp_path / "bad.jsonl").write_text(bad)
+    refused = ledger_cli("import", str(tmp_path / "bad.jsonl"), "--db", str(tmp_path / "bad.db"), "--json")
+    assert "salt is not 32 hex digits" in refused.stdout + refused.stderr
