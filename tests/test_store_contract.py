@@ -239,6 +239,8 @@ def test_every_event_type_round_trips() -> None:
                 "alias",
                 "canonical",
                 "content",
+                "command",
+                "head",
             )
         }
         event = cls(**fields)
