@@ -16,7 +16,9 @@ from fact_ledger.server.mcp.routes import TOOLS
 from fact_ledger.server.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
-TOOLS_LIST_BUDGET = 11 * 1024  # every client reads tools/list at start; tools/bench/reply_size measures it
+# Every client reads tools/list at start; tools/bench/reply_size measures it. 12 KiB since the
+# conversations and the working tier (session_id, turn, tier, sticky, reinforce, working, promote, sweep).
+TOOLS_LIST_BUDGET = 12 * 1024
 
 
 async def listed(app: LedgerApp) -> dict[str, dict[str, Any]]:

@@ -111,9 +111,9 @@ MEMORY = ToolSpec(
         "reinforce": Route(
             "reinforce",
             s.ReinforceData,
-            "a signal about a working memory; promotes it to long-term when the rule holds",
-            "memory_id*, signal* (user_affirmed +1|tool_succeeded +2|user_referenced +1|contradicted), "
-            "turn*, session_id (promoted at 5 over 3 distinct turns, none contradicted since)",
+            "a signal about a working note; promotes it when the rule holds",
+            "memory_id*, signal* (user_affirmed +1|tool_succeeded +2|user_referenced +1|contradicted), turn*, "
+            "session_id (promoted at 5 over 3 turns, none contradicted since)",
             {"memory_id": 12, "signal": "tool_succeeded", "session_id": "conv-a", "turn": 4},
         ),
         "judge": Route(
@@ -184,7 +184,7 @@ REVIEW = ToolSpec(
         "working": Route(
             "working",
             a.WorkingData,
-            "a conversation's working set (provisional notes), most recently touched first",
+            "a conversation's working set",
             "session_id*",
             {"session_id": "conv-a"},
         ),
@@ -272,8 +272,8 @@ GOVERN = ToolSpec(
         ),
         "promote": Route(
             "promote",
-            a.PromoteData,
-            "make a working memory long-term now (it meets claims and conflicts)",
+            a.UnlockData,  # the same fields: one schema branch serves both
+            "make a working note long-term now",
             "memory_id*, authorized*",
             {"memory_id": 12, "authorized": True},
             governed=True,
@@ -352,7 +352,7 @@ REPAIR = ToolSpec(
         "sweep": Route(
             "sweep",
             a.SweepData,
-            "the periodic pass: idle conversations' working memories expire, unused memories cool",
+            "periodic pass: idle working sets expire, unused memories cool",
             "dry_run (false)",
             {"dry_run": True},
         ),

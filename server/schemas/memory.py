@@ -91,7 +91,7 @@ Reason = Annotated[Text, Field(max_length=MAX_REASON_CHARS)]
 Cursor = Annotated[str, Field(min_length=1, max_length=512)]  # next_cursor of the previous page, as it came
 OnSecret = Literal["refuse", "mask"]  # a credential in a write: refused (default) or masked (server/app/credentials.py)
 SessionId = Annotated[Text, Field(min_length=1, max_length=MAX_NAME_CHARS)]  # a client's conversation id
-Turn = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=0, le=2**31 - 1)]  # the client's turn counter
+Turn = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=0, le=2**63 - 1)]  # the client's turn counter
 Tier = Literal["long", "working"]
 Signal = Literal["user_affirmed", "tool_succeeded", "user_referenced", "contradicted"]
 
