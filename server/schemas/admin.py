@@ -186,10 +186,6 @@ class RebuildData(EdgeModel):
     projection: Annotated[Name, Field(min_length=1, max_length=64)] | None = None
 
 
-class PromoteData(_Governed):
-    memory_id: MemoryId
-
-
 class WorkingData(EdgeModel):
     session_id: Annotated[str, Field(min_length=1, max_length=256)]
 
