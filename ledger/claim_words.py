@@ -23,7 +23,7 @@ STOP_CHARS = frozenset("的之该这那个本")
 # Words that say how a value is given, not what it is the value of: "the VPN portal" and "link
 # to the VPN portal", "runs version 2.3" and "version is 2.3", "当前版本" and "版本" are one slot.
 SLOT_FILLERS = frozenset(
-    "link links address url runs running current currently now time 当 前 现 地 址 链 接 时 间 改 会".split()
+    "link links address url runs running current currently now time has 当 前 现 地 址 链 接 时 间 改 会".split()
 )
 TOKEN_PUNCT = ",.;:!?()[]{}\"'“”‘’「」《》，。：；！？、"
 
@@ -69,14 +69,15 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         (
             _EN.format(
                 r"(?:has been|was|is|got|been)\s+(?:changed|moved|set|updated|rescheduled|postponed|pushed|"
-                r"bumped|switched)\s+to|is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
+                r"bumped|switched|upgraded|downgraded|raised|increased|lowered|reduced|cut)\s+to|"
+                r"(?:upgraded|downgraded)\s+to|is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
                 r"is still|will be|equals|is equal to|becomes|moved to|changed to|starts at|begins at|is held at|is|are"
             ),
             "is",
             None,
         ),
         (
-            r"已?(?:改为|改成|改到|变为|变成|变更为|调整为|调整到|更新为|设为|设置为|设定为|定在|定于|安排在|挪到|"
+            r"已?(?:改为|改成|改到|变为|变成|变更为|调整为|调整到|更新为|升级到|升级为|升到|设为|设置为|设定为|定在|定于|安排在|挪到|"
             r"推迟到|提前到|延期到|等于|就是)了?|(?<![但还于总可只要凡倒真老不否])是(?![否不])|"
             r"(?<![因作认成以称行视为更较极最])为(?![了什何止主])",
             "is",
@@ -88,14 +89,14 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
             frozenset({"when"}),
         ),
         (r"\s*(?:==|=)\s*", "is", None),
-        (r":\s+|：\s*", "colon", None),
+        (rf":\s+|：\s*|(?<=[{_CJK}]):", "colon", None),
     )
 )
 # One pass finds the leftmost relation; at one position the earlier entry above wins.
 ANY_RELATION = re.compile("|".join(f"(?P<r{i}>{p.pattern})" for i, (p, _, _) in enumerate(RELATIONS)))
 IMPLICIT = re.compile(
     r"^(?P<left>.*?(?:预算|金额|价格|费用|截止日期|截止时间|日期|端口号?|版本号?|budget|price|deadline|due date|"
-    r"(?<![a-z])port|(?<![a-z])version))\s*(?P<value>.+)$"
+    r"(?<![a-z])port|(?<![a-z])version))\s*(?:of\s+)?(?P<value>.+)$"
 )
 NEGATED_LEFT = re.compile(r"(?:\bnot|n't|\bno longer|\bnever|不|没|没有|并非|非|不再|未)\s*$")
 HEDGED = re.compile(
@@ -255,24 +256,42 @@ ROLE_ZH = ("负责人", "联系人", "值班", "经理", "组长", "主管", "�
 # by what is liked, so a changed taste collides and two different tastes never do.
 LIKE_EN = re.compile(
     r"^(?P<who>.*?)\s*(?<![\w'’])(?P<neg>does not|doesn['’]t|do not|don['’]t|no longer|never)?\s*"
-    r"(?<![\w'’])(?P<verb>(?:likes|loves|enjoys|dislikes|hates|eats|drinks)|(?:like|love|enjoy|dislike|hate|eat|drink))"
+    r"(?<![\w'’])(?P<verb>(?:likes|loves|enjoys|dislikes|hates|eats|drinks)"
+    r"|(?:is fine with|is ok with|is okay with|can eat)|(?:like|love|enjoy|dislike|hate|eat|drink))"
     r"\s+(?P<what>.+)$"
 )
 LIKE_ZH = re.compile(
     r"^(?P<who>.*?)(?P<neg>不再|不太|并不|从来不|从不|不)?(?P<verb>喜欢|讨厌|爱吃|爱喝|(?<![小好])吃|喝)(?P<what>.+)$"
 )
 # Eating and drinking are yes/no facts about one food ("不吃香菜" / "现在吃香菜了"), keyed by the verb.
-TASTE_VERBS = {"eats": "eats", "eat": "eats", "drinks": "drinks", "drink": "drinks", "吃": "吃", "喝": "喝"}
-WHO_TRAILERS = re.compile(r"(?:现在|如今|已经|能|可以|也|还|又|开始)+$")
+TASTE_VERBS = {
+    **dict.fromkeys(("eats", "eat", "is fine with", "is ok with", "is okay with", "can eat"), "eats"),
+    **{"drinks": "drinks", "drink": "drinks", "吃": "吃", "喝": "喝"},
+}
+WHO_TRAILERS = re.compile(r"(?:现在|如今|已经|能|可以|也|还|又|开始|平时|通常|一般|总是|每天|改)+$")
 FIRST_PERSON = frozenset("i we you they 我 我们 你 你们 他们 她们".split())  # bare "like" follows these
 DEGREE = re.compile(
     r"(?:最|很|非常|特别|比较|更|也|还|都|一直|真的)+$|(?:\s+(?:really|truly|absolutely|definitely|"
     r"actually|generally|usually|always|totally|genuinely|particularly|especially))+$"
 )
-TASTE_WORD = re.compile(r"(?i:like|love|enjoy|hate|eat|drink)|喜欢|讨厌|爱吃|爱喝|吃|喝")
+TASTE_WORD = re.compile(r"(?i:like|love|enjoy|hate|eat|drink|fine with|ok with|okay with)|喜欢|讨厌|爱吃|爱喝|吃|喝")
 TASTE_TRAILERS = re.compile(
     r"(?:\s+(?:anymore|any more|now|too|either|a lot|very much|so much|at all|much|again|these days)|了|啦)+$"
 )
 NOT_A_TASTE = frozenset(
     "it this that them him her you me us 它 这 那 这个 那个 你 我 他 她 你们 我们 他们 她们".split()
+)
+
+# A drink someone usually has or prefers is one value at a time ("prefers tea" → "switched to coffee"):
+# English needs the drink named (the lexicon), Chinese says 喝 with a habit or preference marker.
+DRINK_WORDS = frozenset(
+    """tea coffee latte espresso cappuccino americano mocha water juice milk chocolate cocoa beer wine
+    soda cola lemonade smoothie kombucha matcha chai""".split()
+)
+DRINK_EN = re.compile(
+    r"^(?P<who>.+?)(?:'s|’s)\s+(?:favou?rite|usual|preferred|go-to|daily)\s+drink\s+is\s+(?:now\s+)?(?P<what>.+)$"
+    r"|^(?P<who2>.+?)\s+(?:now\s+)?(?:prefers|switched to|has switched to|now drinks|usually drinks)\s+(?P<what2>.+)$"
+)
+DRINK_ZH = re.compile(
+    r"^(?P<who>.+?)(?:最爱的饮料是|最喜欢的饮料是|常喝的饮料是|(?:现在|如今)?(?:平时|通常|一般|每天|最喜欢|最爱|改)喝)(?P<what>.+)$"
 )

@@ -38,6 +38,9 @@ from fact_ledger.ledger.claim_words import (
     DEGREE,
     DEMONSTRATIVES,
     DISCOURSE,
+    DRINK_EN,
+    DRINK_WORDS,
+    DRINK_ZH,
     EN_VALUE_END,
     FIRST_PERSON,
     GENERIC_LABELS,
@@ -246,6 +249,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None  # "this is my lucky pair of shoes"; "it listens on port 8080" still reads the subject
     if relation == "is" and person and value[1] == KIND_TEXT and MOVED.search(text[best[0] : end]):
         relation = "lives in"  # "Bob moved to Berlin" is where Bob lives; "the standup moved to 10am" is not
+    if relation == "lives in" and "://" in value[0]:
+        relation = "is"  # "VPN门户搬到了 https://…": an address, not a home
     if relation == "is" and value[1] == KIND_TEXT and (someone or LEADING_ARTICLE.sub("", left) in DISCOURSE):
         return None  # "我是老师", "他是我哥哥": what someone is; "the problem is …", "原因是 …": a remark
     if relation == "works at" and not person:
@@ -273,6 +278,38 @@ def _qualifier(rest: str) -> str:
     return f"for {what}" if what and len(what.split()) <= 4 else ""
 
 
+def _drink_claim(clause: str, default_who: str) -> Claim | None:
+    """(who, ``drink``, what) when the clause names the drink someone usually has or prefers: one
+    value at a time, so "prefers tea" and "switched to coffee" are one slot (:data:`DRINK_EN`,
+    :data:`DRINK_ZH`). "Bob drinks tea" alone is a yes/no taste (several drinks hold at once)."""
+    text = normalize_text(clause)
+    if not text or HEDGED.search(text) or QUESTION_START.match(text):
+        return None
+    chinese = CJK_SPLIT.search(text) is not None
+    match = (DRINK_ZH if chinese else DRINK_EN).match(text)
+    if match is None:
+        return None
+    who = strip_left(match["who"] or match.groupdict().get("who2") or "").strip()
+    what = TASTE_TRAILERS.sub("", value_text(match["what"] or match.groupdict().get("what2") or ""))
+    what = LEADING_ARTICLE.sub("", what).strip(TOKEN_PUNCT + " ")
+    if not chinese and (not what or what.split()[-1] not in DRINK_WORDS):
+        return None  # "prefers the window seat": not a drink
+    if who in PRONOUNS or not who:
+        who = default_who
+    tokens = key_tokens(who)
+    if not tokens or not what or len(what) > 30:
+        return None
+    return Claim(
+        subject=who,
+        attribute="drink",
+        value=what,
+        kind=KIND_TEXT,
+        key_subject=" ".join(sorted(tokens | {"drink"})),
+        key_attribute="is",
+        value_norm=name_value(what),
+    )
+
+
 def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None:
     """The clause's like/dislike claim and who it is about (``default_who`` for "I", "不喜欢茶")."""
     if TASTE_WORD.search(clause) is None:  # most clauses: one cheap scan instead of the parse
@@ -286,7 +323,7 @@ def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None
         return None
     verb, negated = match["verb"], match["neg"] is not None
     who = WHO_TRAILERS.sub("", DEGREE.sub("", strip_left(match["who"])).strip()).strip()
-    if not verb.endswith("s") and not chinese and not negated and who not in FIRST_PERSON:
+    if not verb.endswith("s") and " " not in verb and not chinese and not negated and who not in FIRST_PERSON:
         return None  # a bare "like" is a preposition ("looks like rain") unless "I like", "don't like"
     disliked = verb.startswith(("dislike", "hate", "讨厌"))
     if negated and disliked:
@@ -365,7 +402,7 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
             out.setdefault(claim.key, claim)
     who = subject  # whom a clause without its own subject is about ("用户喜欢咖啡，不喜欢茶")
     for clause in _clauses(_without_speaker_label(content)):
-        claim = _ownership_claim(clause) or _clause_claim(clause, subject)
+        claim = _drink_claim(clause, who) or _ownership_claim(clause) or _clause_claim(clause, subject)
         if claim is None and (preference := _preference_claim(clause, who)) is not None:
             claim, who = preference
         if claim is not None:

@@ -37,7 +37,9 @@ RELATION_WORDS = frozenset(
     """is are was were be been being now currently still moved changed switched set updated upgraded
     listens listening runs running served serves reachable located lives live based owned owns own took
     over starts start scheduled on at to in by has have with from of for link address url it and
-    也 还 是 为 在 改 成 了 现 当 监 听 运 行 跑 号 由 负 责 定 到 调 整 升 级 地 址 链 接 时 间""".split()
+    does do doesn't not no longer never fine ok okay can usually again
+    也 还 是 为 在 改 成 了 现 当 监 听 运 行 跑 号 由 负 责 定 到 调 整 升 级 地 址 链 接 时 间
+    不 再 从 来 能 平 最 喜 欢 爱 喝 吃 的""".split()
 )
 
 
@@ -72,11 +74,7 @@ def restated_memory(
         return None
     common: dict[int, MemoryFacts] | None = None
     for claim in claims:
-        mine = {
-            m.memory_id: m
-            for m in holders.get(claim.key, ())
-            if m.status == "active" and m.workspace == workspace
-        }
+        mine = {m.memory_id: m for m in holders.get(claim.key, ()) if m.status == "active" and m.workspace == workspace}
         common = mine if common is None else {k: v for k, v in common.items() if k in mine}
     return common[min(common)] if common else None
 

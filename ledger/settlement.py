@@ -2,7 +2,8 @@
 ``auto_settle``, off by default). A pure decision.
 
 ``settle_changes`` settles only a *change*: a set whose leader wins by rule 2 (event time) and
-became true at least :data:`CHANGE_HORIZON_S` after every other member. "The staging port is
+became true at least :data:`CHANGE_HORIZON_S` after every other member, and no member it would
+supersede is guarded (a guarded member may lead the change). "The staging port is
 8080" in January and "… moved to 9090" in April are one fact that changed; the April value
 leads and the January one is superseded, so the fact holds one active value. Two values stated
 within the horizon of each other are a disagreement, not a change: the set stays open for the
@@ -10,7 +11,7 @@ rules' ranking and a person (as do sets decided by any other rule). Measured on 
 of ``tools/eval/stream`` (docs/governance.md): without it 0.32 of the facts held more than one
 active value and a stale value was ranked above the current one for a fifth of the changed facts.
 
-With the policy on, a write that opens or joins a claim set settles it in the same decision when
+With ``auto_settle`` on, a write that opens or joins a claim set settles it in the same decision when
 a rule decides the set's verdict (no manual review) and no member is protected, locked or
 ``user_confirmed``: every member holding another value than the leader is superseded by the
 leader — each ``Superseded`` names the deciding rule and carries ``authorization: "policy"`` —
@@ -73,7 +74,7 @@ def settle_by_policy(
         if conflict.state == "resolved" or not conflict.disputed():
             continue
         facts = [members.get(s) for s in conflict.values]
-        if any(m is None or guarded(m) for m in facts):
+        if any(m is None or (guarded(m) and not changes_only) for m in facts):
             continue
         sides = {m.memory_id: s for s, m in zip(conflict.values, facts, strict=True) if m is not None}
         verdict = arbitrate_set(
@@ -82,10 +83,12 @@ def settle_by_policy(
         if verdict["manual_review"] or verdict["leader_id"] is None:
             continue
         winner, rule = sides[verdict["leader_id"]], verdict["rule"]
-        if changes_only and not is_change(rule, winner, conflict.values, members):
-            continue
-        reason = f"{CHANGE_REASON if changes_only else POLICY_REASON}{rule}"
         losers = [s for s, v in conflict.values.items() if v != conflict.values[winner]]
+        if changes_only and (
+            not is_change(rule, winner, conflict.values, members) or any(guarded(members[s]) for s in losers)
+        ):
+            continue  # a guarded value may lead a change, never be superseded by one
+        reason = f"{CHANGE_REASON if changes_only else POLICY_REASON}{rule}"
         theirs = {loser: [known[c] for c in _streams_of(loser, known) if c != stream] for loser in losers}
         out += supersede_losers(losers, winner, rule=rule, reason=reason, authorization=AUTH_POLICY, other_sets=theirs)
         out.append(

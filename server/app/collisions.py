@@ -183,7 +183,11 @@ class Collisions(GovernanceViews):
             for c in sets.values()
             if (row := conflicts_model.by_id(self.conn, c.conflict_id)) is not None
         }
-        settleable = [c for c in full.values() if not conflicts_model.has_guarded_member(self.conn, c.conflict_id)]
+        settleable = [  # auto_settle leaves a set with a guarded member alone; settle_changes may let it lead
+            c
+            for c in full.values()
+            if not (self._policy.auto_settle and conflicts_model.has_guarded_member(self.conn, c.conflict_id))
+        ]
         facts = {c.other.stream_id: c.other for c in candidates}
         missing = sorted({i for c in settleable for s, i in c.ids.items() if s not in facts})
         facts |= {

@@ -16,6 +16,7 @@ import msgspec
 from fact_ledger.ledger.arbiter import leaders_first
 from fact_ledger.ledger.errors import NotFound
 from fact_ledger.ledger.freshness import newest_first, template
+from fact_ledger.ledger.slot_match import slot_scores
 from fact_ledger.ledger.trust import trust_of
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.claims import slot_keys
@@ -53,6 +54,22 @@ def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list
             out[-1] = msgspec.structs.replace(out[-1], score=hit.score)
         out.append(hit)
     return out
+
+
+def _slot_named_first(conn: Any, hits: list[Hit], query: str) -> list[Hit]:
+    """Hits whose claim slot the query names gain :func:`ledger.slot_match.slot_scores`, then
+    stand in score order (ties keep their order)."""
+    if len(hits) < 2 or not query.strip():
+        return hits
+    keys = {
+        m: [(parts[1], parts[2]) for k in ks if len(parts := k.split("\x1f")) == 3]
+        for m, ks in slot_keys(conn, [h.memory_id for h in hits]).items()
+    }
+    bonus = slot_scores(query, keys)
+    if not bonus:
+        return hits
+    scored = [msgspec.structs.replace(h, score=h.score + bonus.get(h.memory_id, 0.0)) for h in hits]
+    return sorted(scored, key=lambda h: -h.score)
 
 
 def _newest_first(conn: Any, hits: list[Hit], standing: dict[int, dict[str, Any]], query: str = "") -> list[Hit]:
@@ -176,6 +193,7 @@ class Views:
             hits, _ = self.search(query, filters, page + STANDING_WINDOW, boost, page)
             if not hits and first and not include_cold:  # nothing hot answers: the cold may
                 hits, _ = self.search(query, msgspec.structs.replace(filters, exclude_cold=False), page, boost, page)
+            hits = _slot_named_first(self.storage.conn, hits, query)
             standing = self.standings([h.memory_id for h in hits])
             hits = _newest_first(self.storage.conn, _leaders_first(hits, standing), standing, query)
             if session_id and not session_only:
