@@ -210,3 +210,17 @@ def test_strict_isolation_keeps_another_workspaces_notes_out(tmp_path: Path) -> 
     finally:
         mine.close()
         theirs.close()
+
+
+def test_update_stores_the_conversation_and_a_working_note_checks_its_version(app: LedgerApp) -> None:
+    from fact_ledger.ledger.errors import VersionConflict
+
+    fact = app.remember("The release is on Monday")["memory_id"]
+    position = app.store.last_position()
+    app.update(fact, content="The release is on Tuesday", session_id="c", turn=7)
+    (updated,) = [e for e in app.store.read(after=position) if e.type == "MemoryUpdated"]
+    assert (updated.data.session, updated.data.turn) == ("c", 7)
+    note = app.remember("maybe Wednesday", tier="working", session_id="c")["memory_id"]
+    with pytest.raises(VersionConflict):
+        app.update(note, content="maybe Thursday", expected_version=2)
+    assert app.update(note, content="maybe Thursday", expected_version=1)["version"] == 2

@@ -19,7 +19,7 @@ import msgspec
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.decide import RememberCommand
-from fact_ledger.ledger.errors import InvalidInput, NotFound
+from fact_ledger.ledger.errors import InvalidInput, NotFound, VersionConflict
 from fact_ledger.ledger.events import (
     AUTH_AGENT,
     DuplicateSighted,
@@ -333,8 +333,17 @@ class Conversations(Service):
             out["notices"] = notices[:3]
         return out
 
-    def update(self, memory_id: int, *, turn: int | None, changes: dict[str, Any], on_secret: str) -> dict[str, Any]:
-        """``update`` of a working memory: a ``WorkingRevised`` (it touches the note)."""
+    def update(
+        self,
+        memory_id: int,
+        *,
+        turn: int | None,
+        changes: dict[str, Any],
+        on_secret: str,
+        expected_version: int | None = None,
+    ) -> dict[str, Any]:
+        """``update`` of a working memory: a ``WorkingRevised`` (it touches the note). The
+        fields a working note has no use for (``event_time``) are not part of it."""
         requested = {
             k: v
             for k, v in changes.items()
@@ -345,6 +354,12 @@ class Conversations(Service):
 
         def decide() -> tuple[Decision, str, str]:
             row = self._working_row(memory_id)
+            if expected_version is not None and expected_version != row["version"]:
+                raise VersionConflict(
+                    f"memory {memory_id} is at version {row['version']}, not {expected_version}",
+                    field="expected_version",
+                    current_version=row["version"],
+                )
             clean, found = self.writes._without_secrets(texts, row["workspace"], on_secret) if texts else ({}, {})
             masked.update(found)
             fields = {**requested, **clean}

@@ -244,7 +244,9 @@ class LedgerApp:
         **changes: Any,
     ) -> dict[str, Any]:
         if self.conversations.is_working(memory_id):
-            return self.conversations.update(memory_id, turn=turn, changes=changes, on_secret=on_secret)
+            return self.conversations.update(
+                memory_id, turn=turn, changes=changes, on_secret=on_secret, expected_version=expected_version
+            )
         return self.writes.update(
             memory_id,
             expected_version=expected_version,
