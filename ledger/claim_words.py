@@ -17,6 +17,7 @@ ALIASES = (
     (re.compile(r"负责人|\bowners?\b"), " owner "),
     (re.compile(r"版本号?"), " version "),
     (re.compile(r"'s\b|’s\b"), " "),
+    (re.compile(r"现在的?|目前的?|当前的?|如今的?"), " "),  # when it holds is not what it is
 )
 STOP_TOKENS = frozenset("the a an of for to on at in our my your its their this that these those".split())
 STOP_CHARS = frozenset("的之该这那个本")

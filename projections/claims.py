@@ -94,8 +94,9 @@ class ClaimsProjector(DeferringProjector):
     name = "claims"
     # 2: no trait of a named person ("Bob is tall"); 3: likes, where one lives and works;
     # 4: the key index covers each claim's value (see values_and_members); 5: ownership ("X owns
-    # Y"), a role's value read as a name ("the on-call engineer is Jun 9"), attribute names
-    version = 5
+    # Y"), a role's value read as a name ("the on-call engineer is Jun 9"), attribute names;
+    # 6: slots (fillers out of keys, change verbs, eat/drink polarity, the drink slot)
+    version = 6
     tables = ("claims",)
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING})
 
