@@ -43,6 +43,13 @@ def prune_views(conn: Any, memory_ids: list[int], touched: set[bytes]) -> None:
             "DELETE FROM context_vectors WHERE memory_id IN (SELECT value FROM json_each(?))",
             (json.dumps(followers),),
         )
+    if conn.execute("SELECT 1 FROM sqlite_schema WHERE name='notices'").fetchone():
+        # a semantic notice quotes both memories' values
+        conn.execute(
+            "DELETE FROM notices WHERE left_id IN (SELECT value FROM json_each(?)) "
+            "OR right_id IN (SELECT value FROM json_each(?))",
+            (ids, ids),
+        )
     kept = set(touched)
     for table in vectors.TABLES:
         if conn.execute("SELECT 1 FROM sqlite_schema WHERE name=?", (table,)).fetchone():

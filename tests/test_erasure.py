@@ -160,3 +160,25 @@ def test_an_export_with_an_erasure_imports_to_the_same_log(tmp_path: Path) -> No
     (tmp_path / "bad.jsonl").write_text(bad)
     refused = ledger_cli("import", str(tmp_path / "bad.jsonl"), "--db", str(tmp_path / "bad.db"), "--json")
     assert "salt is not 32 hex digits" in refused.stdout + refused.stderr
+
+
+def test_a_semantic_notice_quoting_an_erased_memory_goes(tmp_path: Path) -> None:
+    from fact_ledger.projections import notices
+
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        left = app.remember("the budget is 50k", subject="budget")["memory_id"]
+        right = app.remember(f"the budget is {MARKER}", subject="budget plan")["memory_id"]
+        other = app.remember("the budget is 70k", subject="budget memo")["memory_id"]
+        notices.create(app.conn)
+        app.conn.execute(
+            "INSERT INTO notices(left_id, right_id, workspace, similarity, kind, left_value, right_value) "
+            "VALUES(?, ?, '', 0.95, 'number', '50000', ?), (?, ?, '', 0.9, 'number', '50000', '70000')",
+            (left, right, MARKER, left, other),
+        )
+        app.erase(right, authorization=AUTH_USER)
+        pairs = app.conn.execute("SELECT left_id, right_id FROM notices").fetchall()
+        assert pairs == [(left, other)]
+    finally:
+        app.close()
+    assert _bytes_hold(tmp_path, MARKER) == []
