@@ -8,6 +8,10 @@ recheck the chain from the file alone, with nothing but a JSON library and SHA-2
                       separators=(",", ":"), ensure_ascii=False).encode()
     hash == sha256(prev_hash.encode("ascii") + body).hexdigest()
 
+where a sealed row (``seal`` not empty) puts its payload without the erasable fields
+(``ledger.erasure.ERASABLE``; keys sorted) in ``payload``'s place and appends ``seal`` to the list,
+and, while it still holds them (``salt`` not null), ``seal == sha256(bytes.fromhex(salt) +
+canonical JSON of the erasable fields)`` (docs/design.md, "Erasure"),
 and each line's ``prev_hash`` is the previous line's ``hash`` (``"0" * 64`` before position 1;
 a ``--since`` export starts from the first exported event's ``prev_hash``).
 
