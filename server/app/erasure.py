@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fact_ledger.ledger import clock, erasure
-from fact_ledger.ledger.chain import NewEvent, StoredEvent, needs_seal, resealed, verify_events
+from fact_ledger.ledger.chain import NewEvent, StoredEvent, needs_seal, resealed
 from fact_ledger.ledger.errors import ChainBroken, InvalidInput, NotFound, Unauthorized, Unavailable
 from fact_ledger.ledger.events import AUTH_USER, Erased, ErasedRow, current_type, decode_payload, stored_names
 from fact_ledger.ledger.sql import marks
@@ -52,7 +52,8 @@ def erase(
         raise NotFound(f"no memory to erase in workspace {workspace!r}", field="workspace")
     for _id, _stream, held_in in targets:  # strict isolation: only the caller's own workspace
         app.workspace_service.check_workspace(held_in, field="workspace" if workspace else "memory_id")
-    _seal_first(storage, progress)
+    if any(needs_seal(row) for _m, stream, _w in targets for row in _rows_of(storage.store, stream)):
+        seal_log(storage, progress)  # a log written before sealing: re-sealed once, verified first
 
     def work() -> tuple[list[StoredEvent], list[int]]:
         return _erase_in_transaction(storage, targets, reason)
@@ -157,12 +158,6 @@ def _erase_in_transaction(
     return stored, [p for p, _ in redactions]
 
 
-def _seal_first(storage: Any, progress: Progress | None) -> None:
-    """A log written before sealing is re-sealed (verified first) before its first erasure."""
-    if any(needs_seal(ev) for ev in storage.log.read()):
-        seal_log(storage, progress)
-
-
 def seal_log(storage: Any, progress: Progress | None = None) -> dict[str, Any]:
     """``ledger migrate --seal``: check the old chain, chain every row again with seals, check the
     new chain, swap it in (and the read models' copy), then rebuild the read models."""
@@ -179,17 +174,15 @@ def seal_log(storage: Any, progress: Progress | None = None) -> dict[str, Any]:
     count = log.verify_chain(progress=report)
     if progress:
         progress(count, total)  # the old chain holds
-    pending = [ev for ev in log.read() if needs_seal(ev)]
+    pending = sum(1 for ev in log.read() if needs_seal(ev))
     if not pending:
         return {"ok": True, "events": count, "sealed": 0}
-    rows = list(resealed(log.read()))
-    verify_events(iter(rows), progress=report)
-    log.replace_all(rows)
+    log.replace_all(resealed(log.read()))  # each batch checked to chain before the swap
     if storage.store is not log:
-        storage.store.replace_all(rows)
-    log.verify_chain()
+        storage.store.replace_all(log.read())
+    log.verify_chain(progress=report)
     storage.runner.rebuild(progress=progress)
-    return {"ok": True, "events": count, "sealed": len(pending), "head": rows[-1].hash if rows else None}
+    return {"ok": True, "events": count, "sealed": pending, "head": next(iter(log.read(after=count - 1))).hash}
 
 
 # -- everywhere else ----------------------------------------------------------------------------
