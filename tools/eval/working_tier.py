@@ -55,7 +55,11 @@ TOPICS_ZH = ["需求评审会", "UI走查会", "预算会", "复盘会", "招聘
 TEMPLATES = {
     ("lives", "en"): ["{s} lives in {v}", "{s} is living in {v} now", "{s} lives in {v} these days"],
     ("lives", "zh"): ["{s}住在{v}", "{s}现在住在{v}", "{s}目前住在{v}"],
-    ("port", "en"): ["The {s} listens on port {v}", "The {s} is listening on port {v}", "The {s} now listens on port {v}"],
+    ("port", "en"): [
+        "The {s} listens on port {v}",
+        "The {s} is listening on port {v}",
+        "The {s} now listens on port {v}",
+    ],
     ("port", "zh"): ["{s}端口是{v}", "{s}端口现在是{v}", "{s}端口目前是{v}"],
 }
 QUESTIONS = {
