@@ -43,15 +43,17 @@ import msgspec
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.chain import NewEvent, StoredEvent
-from fact_ledger.ledger.dbfiles import MissingDatabase, NotALedger, ReadOnlySidecar
+from fact_ledger.ledger.dbfiles import MissingDatabase, NotALedger
 from fact_ledger.ledger.errors import ChainBroken, Locked, LogUnreachable, NotFound, Unavailable, VersionConflict
 from fact_ledger.ledger.events import MemoryRecorded
 from fact_ledger.ledger.facts import Decision
-from fact_ledger.ledger.ids import uuid7
-from fact_ledger.ledger.store import EventStore, StoreBusy
+from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections.runner import ProjectionRunner, Projector
 from fact_ledger.server.app.backup_log import BackupLog
-from fact_ledger.server.app.replay_pin import ReplayPin, replay_summary
+from fact_ledger.server.app.backup_state import BackupState
+from fact_ledger.server.app.replay_pin import ReplayPin
+from fact_ledger.server.app.storage_errors import OPEN_ERRORS as _OPEN_ERRORS
+from fact_ledger.server.app.storage_errors import STORAGE_ERRORS, reason_of
 from fact_ledger.server.app.views_file import (
     UnreachableLog,
     event_at,
@@ -67,44 +69,10 @@ T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 Decide = Callable[[], "tuple[Decision, str, str]"]  # (decision, event time, workspace)
 
-STORAGE_ERRORS: tuple[type[Exception], ...] = (
-    StoreBusy,
-    LogUnreachable,
-    apsw.BusyError,
-    apsw.LockedError,
-    apsw.ReadOnlyError,
-    apsw.FullError,
-    apsw.CorruptError,
-    apsw.NotADBError,
-    apsw.CantOpenError,
-    apsw.IOError,
-)
-_OPEN_ERRORS: tuple[type[Exception], ...] = (*STORAGE_ERRORS, OSError)
-_REASONS: tuple[tuple[type[Exception], str], ...] = (
-    (StoreBusy, "locked"),
-    (LogUnreachable, "log_unreachable"),
-    (apsw.BusyError, "locked"),
-    (apsw.LockedError, "locked"),
-    (apsw.ReadOnlyError, "read_only"),
-    (apsw.FullError, "disk_full"),
-    (apsw.CorruptError, "corrupt"),
-    (apsw.NotADBError, "corrupt"),
-    (apsw.CantOpenError, "cant_open"),
-    (apsw.IOError, "io_error"),
-    (MissingDatabase, "missing"),
-    (ReadOnlySidecar, "read_only"),
-    (OSError, "cant_open"),
-)
 # Calls that answer without a usable database (a worker not started, an index not loaded).
 DEGRADED_OK = frozenset(
     {"status", "pending_backup", "backup_notice", "replay_backup", "close", "start_vector_worker", "warm_search"}
 )
-
-
-def reason_of(exc: BaseException) -> str:
-    if isinstance(exc, NotALedger):
-        return exc.reason
-    return next((reason for cls, reason in _REASONS if isinstance(exc, cls)), "io_error")
 
 
 class LogStore(Protocol):
@@ -161,11 +129,9 @@ def storage_call(fn: F) -> F:
     return call  # type: ignore[return-value]
 
 
-class Storage:
+class Storage(BackupState):
     """The log of record, the read models (with the log's local copy), the backup and degraded
     mode, for one facade."""
-
-    REOPEN_INTERVAL_S = 1.0
 
     def __init__(
         self,
@@ -189,16 +155,7 @@ class Storage:
         self._follower: Any = None
         self.backup_log = BackupLog(settings.backup_path)
         self.after_write: list[Callable[[], None]] = []  # called after each write the log took
-        # Replay of backed-up writes (server/app/backup.py): ``redo`` re-runs a recorded call on
-        # the facade; ``auto_replay`` (``ledger serve``) replays this machine's backup as soon as
-        # the log takes writes again, and ``replay_notice`` tells the next reply about it.
-        self.redo: Callable[[str, list[Any], dict[str, Any]], Any] | None = None
-        self.replayable: frozenset[str] = frozenset()  # the calls ``redo`` runs; others' events are pasted
-        self.redo_all: Callable[[], dict[str, Any]] | None = None  # apply this machine's backup
-        self.auto_replay = False
-        self.replay_notice: str | None = None
-        self.replaying: ReplayPin | None = None
-        self._replay_at = 0.0
+        self.replaying: ReplayPin | None = None  # a backed-up write being decided again (backup_state)
         self.log: LogStore
         self.store: EventStore  # the local copy of the log, in the read models' file
         self.runner: ProjectionRunner
@@ -493,20 +450,6 @@ class Storage:
         """A read transaction on the read models: several queries see one state."""
         return self.store.snapshot()
 
-    def new_stream_id(self) -> str:
-        """The stream of a memory a write is about to record: a replayed write keeps its own."""
-        pin = self.replaying
-        if pin is not None and pin.fresh_stream is not None:
-            stream, pin.fresh_stream = pin.fresh_stream, None
-            return stream
-        return uuid7()
-
-    def record_replay(self, pin: ReplayPin, outcome: str, reason: str = "") -> None:
-        """A replayed write that wrote nothing (refused now, or nothing left to change) lands as
-        its :class:`WriteReplayed` event alone, under the write's own id: replayed once."""
-        note = pin.note(outcome, reason, pin.head.event_id)
-        self.transaction(lambda: self.runner.append([note]))
-
     def new_events(self, decision: Decision, event_time: str, workspace: str) -> list[NewEvent]:
         # A remembered memory opens its (fresh) stream: version 1 spares the store a lookup,
         # and the UNIQUE(stream_id, stream_version) constraint still guards it.
@@ -569,21 +512,6 @@ class Storage:
                 self._enter_shadow(exc)
         return self.new_events(*decide())
 
-    def _request(self) -> dict[str, Any] | None:
-        """The outermost call that made this write, for replay to decide it again; None when it
-        cannot be written down (a masked secret must not reach the backup, or an argument is
-        not JSON)."""
-        name, request = getattr(self._calls, "request", None) or (None, None)
-        if name not in self.replayable or request is None:
-            return None
-        args, kwargs = request
-        if kwargs.get("on_secret") == "mask":
-            return None
-        try:
-            return msgspec.json.decode(msgspec.json.encode({"op": name, "args": list(args), "kwargs": kwargs}))
-        except (TypeError, msgspec.EncodeError):
-            return None
-
     def _to_backup(self, events: list[NewEvent]) -> BackedUp:
         reason = self.degraded["reason"] if self.degraded else "io_error"
         if self.not_a_ledger:  # a mistyped path must not grow a backup file either
@@ -628,86 +556,6 @@ class Storage:
             f"the log's hash chain is broken ({broken.message}); nothing was written: run ledger doctor",
             position=broken.details.get("position"),
         )
-
-    # -- one state: reachability, degraded mode and the pending backup -------------------------
-    def health(self) -> dict[str, Any]:
-        """``{"head", "reachable", "degraded", "pending"}`` from one look at the log.
-
-        ``status``, doctor and the notices all read this, so they cannot disagree: a log that
-        answers is reachable and no longer ``log_unreachable``; one that does not is; pending
-        counts the backed-up writes whose first event id the log does not hold (all of them,
-        ``checked: false``, while it cannot be asked).
-        """
-        head: int | None = None
-        if not self.shadow:
-            try:
-                head = self.log.last_position()
-            except STORAGE_ERRORS as exc:
-                if self.degraded is None or self.degraded.get("reason") != reason_of(exc):
-                    self._note_failure(exc)
-        unreachable = self.degraded is not None and self.degraded.get("reason") == "log_unreachable"
-        if head is not None and unreachable and not self.offline:
-            self.degraded = None
-        pending = None
-        if head is not None:
-            try:
-                pending = self.backup_log.pending(self.log.present_ids, head)
-            except STORAGE_ERRORS as exc:
-                self._note_failure(exc)
-                head = None
-        if head is None:
-            pending = self.backup_log.pending(None, 0)
-        return {"head": head, "reachable": head is not None, "degraded": self.degraded, "pending": pending}
-
-    def pending_backup(self) -> dict[str, Any] | None:
-        """``{"path", "writes", "events", "bad_lines", "checked"}`` while backed-up writes await replay."""
-        return self.health()["pending"]
-
-    def backup_notice(self) -> str | None:
-        """One short notice for agents: the log's chain is broken, backed-up writes were just
-        replayed (once), a backup awaits replay, or the database is unreachable."""
-        chain = self.chain_warning()
-        if chain is not None:
-            return chain
-        replayed, self.replay_notice = self.replay_notice, None
-        if replayed is not None:
-            return replayed
-        state = self.health()
-        pending = state["pending"]
-        if pending is not None:
-            then = (
-                "they replay by themselves when the log is back"
-                if self.auto_replay
-                else "memory_repair replay_backup (dry run first)"
-            )
-            return f"{pending['writes']} write(s) in the JSONL backup await replay: {then}"
-        if state["degraded"] is not None:
-            return f"database unavailable ({state['degraded']['reason']}): writes go to the JSONL backup"
-        return None
-
-    def replay_if_due(self) -> None:
-        """``ledger serve``: once the log takes writes again, replay this machine's own backup
-        (at most one try per ``REOPEN_INTERVAL_S``; a stat of the file when nothing is pending)."""
-        if not self.auto_replay or self.redo_all is None or self.replaying is not None:
-            return
-        if self.shadow or self.offline or time.monotonic() < self._replay_at:
-            return
-        if self.degraded is not None and self.degraded.get("reason") != "log_unreachable":
-            return  # a local file still locked, read-only or full: its next accepted write clears this
-        if not self.backup_log.scan():
-            return
-        self._replay_at = time.monotonic() + self.REOPEN_INTERVAL_S
-        if self.health()["head"] is None:  # still unreachable: the next try waits its turn
-            return
-        from fact_ledger.ledger.errors import LedgerError
-
-        try:
-            out = self.redo_all()
-        except LedgerError as exc:
-            logger.warning("replay of the backup did not finish (%s); it goes on when the log answers", exc)
-            return
-        if out["replayed"]:
-            self.replay_notice = replay_summary(out)
 
     def degraded_status(self) -> dict[str, Any]:
         state = self.health()

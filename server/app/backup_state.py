@@ -1,0 +1,170 @@
+"""The JSONL backup's side of the storage seam: one state for reachability, degraded mode and
+the pending backup, and the replay ``ledger serve`` runs by itself (a mixin of
+:class:`server.app.storage.Storage`).
+
+``status``, doctor and the notices all read :meth:`BackupState.health`, so they cannot disagree.
+A write replayed from the backup (:mod:`server.app.backup`) is decided again while
+``replaying`` pins its identity (:mod:`server.app.replay_pin`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.server.app.backup_log import BackupLog
+from fact_ledger.server.app.replay_pin import ReplayPin, replay_summary
+from fact_ledger.server.app.storage_errors import STORAGE_ERRORS, reason_of
+
+logger = logging.getLogger("fact_ledger.storage")
+
+
+class BackupState:
+    """Reachability, the pending backup and replay, over the storage's log and backup."""
+
+    REOPEN_INTERVAL_S = 1.0
+    shadow: bool
+    degraded: dict[str, str] | None
+    backup_log: BackupLog
+    log: Any
+    runner: Any
+    _calls: threading.local
+    # Replay of backed-up writes (server/app/backup.py): ``redo`` re-runs a recorded call on the
+    # facade, ``replayable`` names the calls it runs (others' events are pasted), ``redo_all``
+    # applies this machine's backup; ``auto_replay`` (``ledger serve``) runs it as soon as the log
+    # takes writes again, and ``replay_notice`` tells the next reply about it.
+    redo: Callable[[str, list[Any], dict[str, Any]], Any] | None = None
+    replayable: frozenset[str] = frozenset()
+    redo_all: Callable[[], dict[str, Any]] | None = None
+    auto_replay = False
+    replay_notice: str | None = None
+    replaying: ReplayPin | None = None
+    _replay_at = 0.0
+
+    @property
+    def offline(self) -> bool:
+        raise NotImplementedError
+
+    def _note_failure(self, exc: BaseException) -> None:
+        raise NotImplementedError
+
+    def chain_warning(self) -> str | None:
+        raise NotImplementedError
+
+    def transaction(self, work: Callable[[], Any]) -> Any:
+        raise NotImplementedError
+
+    def new_stream_id(self) -> str:
+        """The stream of a memory a write is about to record: a replayed write keeps its own."""
+        pin = self.replaying
+        if pin is not None and pin.fresh_stream is not None:
+            stream, pin.fresh_stream = pin.fresh_stream, None
+            return stream
+        return uuid7()
+
+    def record_replay(self, pin: ReplayPin, outcome: str, reason: str = "") -> None:
+        """A replayed write that wrote nothing (refused now, or nothing left to change) lands as
+        its :class:`WriteReplayed` event alone, under the write's own id: replayed once."""
+        note = pin.note(outcome, reason, pin.head.event_id)
+        self.transaction(lambda: self.runner.append([note]))
+
+    def _request(self) -> dict[str, Any] | None:
+        """The outermost call that made this write, for replay to decide it again; None when it
+        cannot be written down (a masked secret must not reach the backup, or an argument is
+        not JSON)."""
+        name, request = getattr(self._calls, "request", None) or (None, None)
+        if name not in self.replayable or request is None:
+            return None
+        args, kwargs = request
+        if kwargs.get("on_secret") == "mask":
+            return None
+        try:
+            return msgspec.json.decode(msgspec.json.encode({"op": name, "args": list(args), "kwargs": kwargs}))
+        except (TypeError, msgspec.EncodeError):
+            return None
+
+    # -- one state: reachability, degraded mode and the pending backup -------------------------
+    def health(self) -> dict[str, Any]:
+        """``{"head", "reachable", "degraded", "pending"}`` from one look at the log.
+
+        ``status``, doctor and the notices all read this, so they cannot disagree: a log that
+        answers is reachable and no longer ``log_unreachable``; one that does not is; pending
+        counts the backed-up writes whose first event id the log does not hold (all of them,
+        ``checked: false``, while it cannot be asked).
+        """
+        head: int | None = None
+        if not self.shadow:
+            try:
+                head = self.log.last_position()
+            except STORAGE_ERRORS as exc:
+                if self.degraded is None or self.degraded.get("reason") != reason_of(exc):
+                    self._note_failure(exc)
+        unreachable = self.degraded is not None and self.degraded.get("reason") == "log_unreachable"
+        if head is not None and unreachable and not self.offline:
+            self.degraded = None
+        pending = None
+        if head is not None:
+            try:
+                pending = self.backup_log.pending(self.log.present_ids, head)
+            except STORAGE_ERRORS as exc:
+                self._note_failure(exc)
+                head = None
+        if head is None:
+            pending = self.backup_log.pending(None, 0)
+        return {"head": head, "reachable": head is not None, "degraded": self.degraded, "pending": pending}
+
+    def pending_backup(self) -> dict[str, Any] | None:
+        """``{"path", "writes", "events", "bad_lines", "checked"}`` while backed-up writes await replay."""
+        return self.health()["pending"]
+
+    def backup_notice(self) -> str | None:
+        """One short notice for agents: the log's chain is broken, backed-up writes were just
+        replayed (once), a backup awaits replay, or the database is unreachable."""
+        chain = self.chain_warning()
+        if chain is not None:
+            return chain
+        replayed, self.replay_notice = self.replay_notice, None
+        if replayed is not None:
+            return replayed
+        state = self.health()
+        pending = state["pending"]
+        if pending is not None:
+            then = (
+                "they replay by themselves when the log is back"
+                if self.auto_replay
+                else "memory_repair replay_backup (dry run first)"
+            )
+            return f"{pending['writes']} write(s) in the JSONL backup await replay: {then}"
+        if state["degraded"] is not None:
+            return f"database unavailable ({state['degraded']['reason']}): writes go to the JSONL backup"
+        return None
+
+    def replay_if_due(self) -> None:
+        """``ledger serve``: once the log takes writes again, replay this machine's own backup
+        (at most one try per ``REOPEN_INTERVAL_S``; a stat of the file when nothing is pending)."""
+        if not self.auto_replay or self.redo_all is None or self.replaying is not None:
+            return
+        if self.shadow or self.offline or time.monotonic() < self._replay_at:
+            return
+        if self.degraded is not None and self.degraded.get("reason") != "log_unreachable":
+            return  # a local file still locked, read-only or full: its next accepted write clears this
+        if not self.backup_log.scan():
+            return
+        self._replay_at = time.monotonic() + self.REOPEN_INTERVAL_S
+        if self.health()["head"] is None:  # still unreachable: the next try waits its turn
+            return
+        from fact_ledger.ledger.errors import LedgerError
+
+        try:
+            out = self.redo_all()
+        except LedgerError as exc:
+            logger.warning("replay of the backup did not finish (%s); it goes on when the log answers", exc)
+            return
+        if out["replayed"]:
+            self.replay_notice = replay_summary(out)
