@@ -182,3 +182,16 @@ def test_a_semantic_notice_quoting_an_erased_memory_goes(tmp_path: Path) -> None
     finally:
         app.close()
     assert _bytes_hold(tmp_path, MARKER) == []
+
+
+def test_a_memory_promoted_from_a_working_note_takes_the_note_with_it(tmp_path: Path) -> None:
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        note = app.remember(f"Rex's gate code is {MARKER}", session_id="conv", tier="working")["memory_id"]
+        promoted = app.promote(note, authorization=AUTH_USER)["promoted_to"]
+        out = app.erase(promoted, reason="asked", authorization=AUTH_USER)
+        assert out["rows"] >= 2  # the memory's row and the note's
+        assert app.verify()["chain"] == "intact"
+    finally:
+        app.close()
+    assert _bytes_hold(tmp_path, MARKER) == []

@@ -23,8 +23,7 @@ from fact_ledger.projections import derived, forget
 
 Progress = Callable[[int, int], None]
 RECEIPT_KIND = "fact-ledger erasure receipt"
-_RECORDED = stored_names("MemoryRecorded")
-_MEMORY_TYPES = _RECORDED + stored_names("MemoryUpdated") + stored_names("DuplicateSighted")
+_RECORDED = (*stored_names("MemoryRecorded"), "WorkingNoted")  # a memory id is this event's position
 
 
 def erase(
@@ -101,6 +100,10 @@ def _rows_of(store: Any, stream_id: str) -> list[StoredEvent]:
     """The rows that hold a memory's words: its own stream, and the claim-set rows that name it
     (its value in a ClaimCollided, a judgment that pins it)."""
     own = list(_select(store, "stream_id=?", (stream_id,)))
+    for ev in list(own):  # a memory promoted from a working note: the note held the same words
+        source = getattr(ev.data, "promoted_from", "") if current_type(ev.type) == "MemoryRecorded" else ""
+        if source:
+            own += _select(store, "stream_id=?", (source,))
     like = f'%"{stream_id}"%'
     shared = [
         ev
