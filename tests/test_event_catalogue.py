@@ -4,8 +4,8 @@ operations it says write each type really do (and write nothing else)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import timedelta
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,8 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
     user = {"authorization": AUTH_USER}
     _, bob2, bob_conflict = pair("Bob", "Berlin", "Paris")
     run("remember", "Bob lives in Berlin", subject="Bob")  # an exact duplicate
+    run("remember", "the staging port is 8080", subject="Dee", event_time="2026-01-01")
+    run("remember", "staging listens on port 8080", subject="Dee", event_time="2026-01-02")  # restated
     run("judge", bob_conflict, bob2)
     run("update", bob2, content="Bob lives in Rome", **user)  # a judged conflict re-opens
     run("update", bob2, content="Bob likes tea", **user)  # the open one dissolves
@@ -120,7 +122,6 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
         (hal, hal2),
     )
     run("review_notice", app.conn.execute("SELECT max(notice_id) FROM notices").get, "dismissed", **user)
-    run("erase", hal2, reason="asked to forget", **user)
     # A backed-up retire replayed after the memory was retired anyway: decided again, it has
     # nothing left to write, so only its WriteReplayed record lands (server/app/backup.py).
     stream = app.conn.execute("SELECT stream_id FROM memories WHERE memory_id=?", (alice,)).get
@@ -128,6 +129,7 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
     request = {"op": "retire", "args": [alice], "kwargs": {"reason": "again", "authorization": AUTH_USER}}
     app.backup_log.append([retired], request)
     run("replay_backup", dry_run=False, authorization=AUTH_USER)
+    run("erase", hal2, reason="asked to forget", **user)
     # The working tier (server/app/conversations.py): a note, its exact repeat, a revision, signals
     # that promote one into a conflict, a direct promotion, the periodic pass, a cold one warmed.
     working = {"tier": "working", "session_id": "conv"}

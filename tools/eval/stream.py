@@ -16,7 +16,7 @@ holds, and each fact's current value. Printed (JSON):
 * ``memories_per_fact``: active memories holding a fact's statements, per fact;
 * ``facts_multi_active``: the share of facts whose active memories hold more than one value.
 
-    python -m tools.eval.stream [--subjects] [--model NAME|PATH | --lexical-only] [--seed 7]
+    python -m tools.eval.stream [--subjects] [--model NAME|PATH | --lexical-only] [--review-changes] [--seed 7]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from fact_ledger.ledger.facts import Policy
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Embedding, Settings, load_settings
 from tools.eval.stream_gen import CANCELLED, Fact, Statement, generate
@@ -124,13 +125,20 @@ def score(
     }
 
 
-def run(seed: int = 7, subjects: bool = False, model: str | None = None, workdir: Path | None = None) -> dict[str, Any]:
+def run(
+    seed: int = 7,
+    subjects: bool = False,
+    model: str | None = None,
+    workdir: Path | None = None,
+    settle_changes: bool = True,
+) -> dict[str, Any]:
     facts, statements = generate(seed)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="stream-eval-") as tmp:
         db = Path(workdir or tmp) / f"stream-{seed}-{'subjects' if subjects else 'bare'}.db"
         embedding = Embedding(model=model) if model else Embedding(enabled=False)
-        app = LedgerApp(Settings(db=str(db), client="stream-eval", embedding=embedding))
+        policy = Policy(settle_changes=settle_changes)
+        app = LedgerApp(Settings(db=str(db), client="stream-eval", embedding=embedding, policy=policy))
         try:
             held = write_stream(app, statements, subjects)
             if model:
@@ -145,6 +153,7 @@ def run(seed: int = 7, subjects: bool = False, model: str | None = None, workdir
         "late": sum(f.late for f in facts),
         "cancelled": sum(f.cancelled for f in facts),
         "subjects": subjects,
+        "settle_changes": settle_changes,
         "mode": "hybrid" if model else "lexical",
         **({"model": model} if model else {}),
         **result,
@@ -159,9 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", help="embedding model name or GGUF path (default: the configured one)")
     parser.add_argument("--lexical-only", action="store_true", help="no model: full text only")
     parser.add_argument("--misses", action="store_true", help="list the questions whose top answer is not current")
+    parser.add_argument("--review-changes", action="store_true", help="policy settle_changes off (sets wait)")
     args = parser.parse_args(argv)
     model = None if args.lexical_only else (args.model or load_settings().embedding_model_path)
-    result = run(args.seed, args.subjects, model)
+    result = run(args.seed, args.subjects, model, settle_changes=not args.review_changes)
     if not args.misses:
         result.pop("misses")
     json.dump(result, sys.stdout, indent=2, ensure_ascii=False)
