@@ -139,15 +139,23 @@ def test_an_erased_memory_leaves_every_file_and_the_log_still_proves_the_rest(tm
 
 
 def test_a_team_log_erases_through_the_cli_and_the_receipt_holds_on_another_machine(
-    tmp_path: Path, pg_cluster: Any
+    tmp_path: Path, pg_cluster: Any, tiny_gguf: Path
 ) -> None:
     url = pg_cluster.database()
-    first = {"LEDGER_STORE": url, "LEDGER_VIEWS": str(tmp_path / "first" / "views.db")}
-    second = {"LEDGER_STORE": url, "LEDGER_VIEWS": str(tmp_path / "second" / "views.db")}
+    model = {"LEDGER_EMBEDDING_MODEL": str(tiny_gguf)}
+    first = {"LEDGER_STORE": url, "LEDGER_VIEWS": str(tmp_path / "first" / "views.db"), **model}
+    second = {"LEDGER_STORE": url, "LEDGER_VIEWS": str(tmp_path / "second" / "views.db"), **model}
     ledger_cli("remember", "the team meets on tuesdays", "--json", env=first, check=True)
     written = ledger_cli("remember", f"Eve's badge number is {MARKER}", "--json", env=first, check=True)
     memory_id = json.loads(written.stdout)["memory_id"]
-    ledger_cli("status", "--json", env=second, check=True)  # the second machine has its copy
+    for machine in (first, second):  # each machine embeds into its own read models
+        ledger_cli("reembed", env=machine, check=True)
+        assert json.loads(ledger_cli("status", "--json", env=machine, check=True).stdout)["vectors"]["vectors"] == 2
+    export = tmp_path / "first" / "before.jsonl"
+    ledger_cli("export", "-o", str(export), env=first, check=True)
+    lines = [line for line in export.read_bytes().splitlines(True) if MARKER.encode() in line]
+    (tmp_path / "first" / "views.backup.jsonl").write_bytes(b"".join(lines))  # this machine's backup
+    export.unlink()  # the user's own copy, out of reach by design
     receipt_file = tmp_path / "receipt.json"
     done = ledger_cli("erase", str(memory_id), "--reason", "Eve left", "--receipt", str(receipt_file), env=first)
     assert done.returncode == 0, done.stderr
@@ -171,9 +179,13 @@ def test_a_team_log_erases_through_the_cli_and_the_receipt_holds_on_another_mach
         conn.execute("CHECKPOINT")
         dboid = conn.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()[0]
     assert _files_holding(pg_cluster.data / "base" / str(dboid), MARKER.encode()) == []
+    ledger_cli("export", "-o", str(tmp_path / "first" / "after.jsonl"), env=first, check=True)
     for machine in ("first", "second"):
         assert _files_holding(tmp_path / machine, MARKER.encode()) == []
-    assert json.loads(ledger_cli("verify", "--json", env=second, check=True).stdout)["chain"] == "intact"
+    assert (tmp_path / "first" / "views.backup.jsonl").read_bytes() == b""
+    for machine in (first, second):
+        assert json.loads(ledger_cli("verify", "--json", env=machine, check=True).stdout)["chain"] == "intact"
+        assert json.loads(ledger_cli("status", "--json", env=machine, check=True).stdout)["vectors"]["vectors"] == 1
 
 
 @pytest.mark.parametrize("field", ["hash", "position"])
