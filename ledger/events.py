@@ -140,6 +140,7 @@ class Superseded(Event, frozen=True, kw_only=True, omit_defaults=True):
     reason: str = ""
     rule: str = ""
     authorization: str = ""
+    change: str = ""  # the change (ChangeRecorded) this event is part of, "" when none
 
 
 class SetMember(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -179,6 +180,7 @@ class ConflictMemberLeft(Event, frozen=True, kw_only=True, omit_defaults=True):
     conflict: str
     member: str
     reason: str = ""
+    change: str = ""
 
 
 class JudgmentSubmitted(Event, frozen=True, kw_only=True, omit_defaults=True):
@@ -207,13 +209,41 @@ class ConflictResolved(Event, frozen=True, kw_only=True, omit_defaults=True):
     authorization: str = ""
     reason: str = ""
     pairwise: bool = False
+    change: str = ""  # the change (ChangeRecorded) this event is part of, "" when none
 
 
 class ConflictReopened(Event, frozen=True, kw_only=True, omit_defaults=True):
-    """A judged conflict is open again: a member changed after the judgment (``reason``)."""
+    """A judged conflict is open again: a member changed after the judgment (``reason``), or a
+    settled one re-opened by the undo of the change that settled it (``change``)."""
 
     conflict: str
     reason: str = ""
+    change: str = ""
+
+
+class Reinstated(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A superseded memory is current again: the undo (``change``) of the change that superseded it."""
+
+    memory: str
+    reason: str = ""
+    change: str = ""
+    authorization: str = ""
+
+
+class ChangeRecorded(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """One change a person applied as a unit (its stream is ``change``, every event of it carries
+    the same ``change``): ``kind`` ``apply_suggestion`` settled the claim set ``conflict`` for
+    ``winner`` and superseded ``superseded``; ``undo`` reverted the change ``undoes`` by
+    compensating events (the superseded reinstated, the set re-opened)."""
+
+    change: str
+    kind: str
+    suggestion: str = ""
+    conflict: str = ""
+    winner: str | None = None
+    superseded: tuple[str, ...] = ()
+    undoes: str = ""
+    authorization: str = ""
 
 
 class WorkspaceAliasSet(Event, frozen=True, kw_only=True, omit_defaults=True):
@@ -382,6 +412,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         JudgmentSubmitted,
         ConflictResolved,
         ConflictReopened,
+        Reinstated,
+        ChangeRecorded,
         WorkspaceAliasSet,
         NoticeReviewed,
         Erased,

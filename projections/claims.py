@@ -58,6 +58,7 @@ CREATE TABLE IF NOT EXISTS near_dup_bands(
 ) WITHOUT ROWID;
 """
 _LEAVING = frozenset({"Superseded", "MemoryRetired", "MemoryArchived", "Erased"})
+_BACK = frozenset({"Reinstated"})  # current again (an undo): its claims and fingerprint come back
 _CLAIM_COLUMNS = "subject, attribute, value, kind, key_subject, key_attribute, value_norm, origin"
 _INSERT_CLAIM = f"INSERT INTO claims(memory_id, ord, workspace, {_CLAIM_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?)"
 CANDIDATES_PER_KEY = 64
@@ -98,7 +99,7 @@ class ClaimsProjector(DeferringProjector):
     # 6: slots (fillers out of keys, change verbs, eat/drink polarity, the drink slot)
     version = 6
     tables = ("claims",)
-    handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING})
+    handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK})
 
     deferrable = frozenset({"MemoryRecorded"})  # a new memory has no claims to read or delete
 
@@ -167,7 +168,7 @@ class NearDuplicatesProjector:
     name = "near_duplicates"
     version = 2
     tables = ("near_dup_sigs", "near_dup_bands")
-    handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING})
+    handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK})
 
     deferrable = frozenset({"MemoryRecorded"})  # folded into ``_bulk`` during a rebuild
 

@@ -26,6 +26,7 @@ from fact_ledger.ledger.events import (
     MemoryRetired,
     MemoryUnlocked,
     MemoryUpdated,
+    Reinstated,
     Restated,
     Superseded,
 )
@@ -155,6 +156,7 @@ _STATE_EVENTS = (
     MemoryRetired,
     MemoryArchived,
     Superseded,
+    Reinstated,
     Erased,
 )
 
@@ -437,6 +439,8 @@ def _fold_state(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent, 
             superseded_by=winner["memory_id"] if winner else None,
             valid_to=winner["event_time"] if winner else event.event_time,
         )
+    elif isinstance(data, Reinstated):  # the undo of a change that superseded it
+        row.update(status="active", status_reason="", superseded_by=None, valid_to=None)
     elif isinstance(data, MemoryArchived):
         row["status"] = "archived"
     elif isinstance(data, Erased):  # its rows were cleared: what stays is that it was erased

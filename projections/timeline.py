@@ -39,6 +39,7 @@ from fact_ledger.ledger.events import (
     MemoryRetired,
     MemoryUnlocked,
     MemoryUpdated,
+    Reinstated,
     Superseded,
     current_type,
 )
@@ -195,6 +196,10 @@ class TimelineProjector:
                     "superseded_by": winner["memory_id"] if winner else None,
                     "valid_to": winner["valid_from"] if winner else event.event_time,
                 },
+            )
+        elif isinstance(data, Reinstated):
+            _change(
+                conn, event, data.memory, {"status": "active", "ended": None, "superseded_by": None, "valid_to": None}
             )
         elif isinstance(data, MemoryArchived):
             _change(conn, event, data.memory, {"status": "archived"})

@@ -103,6 +103,11 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
     gus = run("remember", "Gus likes tea", subject="Gus", event_time="2026-01-01")["memory_id"]
     gus2 = run("remember", "Gus reads novels", subject="Gus", event_time="2026-02-01")["memory_id"]
     run("arbitrate", gus, gus2, mark_conflict=True, **user)
+    # A health report suggestion applied as one change, then undone (server/app/hindsight.py).
+    _, _, jay_conflict = pair("Jay", "Turin", "Milan")
+    cluster = next(c for c in app.health(limit=200)["clusters"] if c["conflict_id"] == jay_conflict)
+    change = run("apply_suggestion", cluster["suggestion"]["suggestion_id"], **user)["change_id"]
+    run("undo", change, **user)
     # Policy auto_settle: a write that opens a set a rule decides supersedes the loser itself.
     app.settings = replace(app.settings, policy=replace(app.settings.policy, auto_settle=True))
     pair("Ivy", "Pisa", "Siena")

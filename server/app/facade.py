@@ -15,6 +15,7 @@ from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.events import AUTH_USER
 from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections import memories as mem
+from fact_ledger.projections.changes import ChangesProjector
 from fact_ledger.projections.claims import ClaimsProjector, NearDuplicatesProjector
 from fact_ledger.projections.conflicts import count_by_state
 from fact_ledger.projections.conflicts_projector import ConflictsProjector
@@ -30,6 +31,7 @@ from fact_ledger.server.app.backup import REPLAY_BATCH, replay_backup
 from fact_ledger.server.app.backup_log import BackupLog
 from fact_ledger.server.app.conversations import Conversations
 from fact_ledger.server.app.governance import Governance
+from fact_ledger.server.app.hindsight import Hindsight
 from fact_ledger.server.app.sections_view import SectionsRequest
 from fact_ledger.server.app.semantic import Semantic
 from fact_ledger.server.app.storage import Storage, storage_call
@@ -73,6 +75,7 @@ def default_projectors(settings: Settings | None = None) -> list[Projector]:
         WorkspacesProjector(),
         TimelineProjector(),
         NoticeReviewsProjector(),
+        ChangesProjector(),
     ]
 
 
@@ -91,6 +94,7 @@ class LedgerApp:
         self.storage = Storage(settings, lambda: default_projectors(settings), join_progress)
         self.workspace_service = Workspaces(self.storage)
         self.governance = Governance(self.storage, self.workspace_service)
+        self.hindsight = Hindsight(self.storage, self.workspace_service)
         self.semantic = Semantic(self.storage, self.workspace_service)
         self.writes = Writes(self.storage, self.workspace_service, self.governance)
         self.conversations = Conversations(self.storage, self.workspace_service, self.governance, self.writes)
@@ -511,6 +515,16 @@ class LedgerApp:
 
     def conflicts(self, state: str = "open", limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
         return self.governance.conflicts(state, limit, cursor)
+
+    # -- hindsight (server/app/hindsight.py) --------------------------------------------------
+    def health(self, limit: int = 10) -> dict[str, Any]:
+        return self.hindsight.health(limit)
+
+    def apply_suggestion(self, suggestion_id: str, authorization: str = "") -> dict[str, Any]:
+        return self.hindsight.apply_suggestion(suggestion_id, authorization)
+
+    def undo(self, change_id: str, authorization: str = "") -> dict[str, Any]:
+        return self.hindsight.undo(change_id, authorization)
 
     def near_duplicates_of(self, memory_id: int, limit: int = 5) -> dict[str, Any]:
         return self.governance.near_duplicates_of(memory_id, limit)

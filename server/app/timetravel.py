@@ -523,4 +523,6 @@ def _event_view(ev: StoredEvent, role: str, ids: StreamIds) -> dict[str, Any]:
         view["reason"] = payload["reason"]
     if payload.get("authorization"):
         view["authorization"] = payload["authorization"]
+    if payload.get("change"):  # one event of a change applied (or undone) as a unit
+        view["change_id"] = payload["change"]
     return view

@@ -12,6 +12,7 @@ from fact_ledger.server.cli import (
     console,
     exit_codes,
     governance,
+    hindsight,
     input,
     memory,
     model,
@@ -88,6 +89,9 @@ main.add_command(governance.arbitrate)
 main.add_command(governance.judge)
 main.add_command(governance.doctor)
 main.add_command(governance.review)
+main.add_command(hindsight.health)
+main.add_command(hindsight.apply_suggestion)
+main.add_command(hindsight.undo)
 main.add_command(input.update)
 main.add_command(input.init)
 main.add_command(model.model)

@@ -181,6 +181,18 @@ class AliasData(_Governed):
     canonical: Annotated[Name, Field(min_length=1)]
 
 
+class HealthData(EdgeModel):
+    limit: Annotated[StrictInt, Field(ge=1, le=200)] = 10
+
+
+class ApplySuggestionData(_Governed):
+    suggestion_id: Annotated[Name, Field(min_length=1)]
+
+
+class UndoData(_Governed):
+    change_id: Annotated[Name, Field(min_length=1)]
+
+
 # -- memory_repair ------------------------------------------------------------------------------
 class RebuildData(EdgeModel):
     projection: Annotated[Name, Field(min_length=1, max_length=64)] | None = None

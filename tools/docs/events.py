@@ -49,6 +49,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "judge": ("JudgmentSubmitted",),
     "arbitrate": ("ClaimCollided", "Superseded", "ConflictResolved"),
     "archive": ("MemoryArchived",),
+    "apply_suggestion": ("Superseded", "ConflictResolved", "ChangeRecorded"),  # every one with the change id
+    "undo": ("Reinstated", "ConflictReopened", "ChangeRecorded"),
     "accept_alias": ("WorkspaceAliasSet",),
     "reject_alias": ("WorkspaceAliasSet",),
     "review_notice": ("NoticeReviewed",),

@@ -1,0 +1,200 @@
+"""The memory health report (hindsight): a read-only pass over the whole memory. Pure functions.
+
+The ledger decides at write time; this pass looks back. Over the state the projections hold
+(:mod:`projections.health` reads it) it
+
+- **clusters contradictions**: every unresolved claim set is one cluster — its values, which
+  memories and which sources hold each, the arbiter's leader with its reasons — ranked by size,
+  then by the latest change (a set used or joined lately first);
+- proposes a **settlement** per cluster: the rules' winner (every member holding another value
+  would be superseded), or ``needs_person`` when no rule separates the best two. A suggestion
+  is named by a ``suggestion_id`` derived from the set and its members' values, so an id goes
+  stale by itself as soon as the set changes, and nothing is stored to apply it later;
+- measures **duplicates** (exact repeats and restatements absorbed per 1,000 writes, open
+  near-duplicate notices) and the **ratios** the guide monitors (superseded/retired share of
+  the hot memories, memories cooled for disuse).
+
+Nothing here writes: a suggestion is applied only by a person (``memory_govern
+apply_suggestion``), as one change that ``undo`` reverts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from fact_ledger.ledger.arbiter import Side, arbitrate_set
+
+DEFAULT_CLUSTERS = 10
+SUGGESTION_PREFIX = "settle-"
+
+
+class Member(msgspec.Struct, frozen=True, kw_only=True):
+    """A current member of a claim set, with what the report shows of it."""
+
+    side: Side
+    stream_id: str
+    value: str
+    value_norm: str
+    source_ref: str = ""
+
+
+class OpenSet(msgspec.Struct, frozen=True, kw_only=True):
+    """An unresolved claim set as the report reads it."""
+
+    conflict_id: int
+    stream_id: str
+    state: str
+    workspace: str
+    subject: str
+    attribute: str
+    updated_at: str
+    members: tuple[Member, ...]
+
+
+def suggestion_id(conflict_id: int, members: Sequence[Member]) -> str:
+    """A name for the set's settlement as the set stands: its id and a digest of every member's
+    stream and value. Any member joining, leaving or changing its value yields another id."""
+    digest = hashlib.sha256()
+    for m in sorted(members, key=lambda m: m.stream_id):
+        digest.update(f"{m.stream_id}\x1f{m.value_norm}\x1e".encode())
+    return f"{SUGGESTION_PREFIX}{conflict_id}-{digest.hexdigest()[:12]}"
+
+
+def conflict_of_suggestion(suggestion: str) -> int | None:
+    """The claim set a suggestion id names (None: not a settlement suggestion)."""
+    head, _, rest = suggestion.partition(SUGGESTION_PREFIX)
+    number, _, digest = rest.partition("-")
+    if head or not number.isdigit() or len(digest) != 12:
+        return None
+    return int(number)
+
+
+def settlement(open_set: OpenSet, *, review_agent_conflicts: bool = False) -> dict[str, Any]:
+    """The proposed settlement of one set: the rules' winner and the members it would supersede,
+    or ``needs_person`` (no winner) when no rule decides."""
+    verdict = arbitrate_set([m.side for m in open_set.members], review_agent_conflicts=review_agent_conflicts)
+    leader = verdict["leader_id"]
+    by_id = {m.side.memory_id: m for m in open_set.members}
+    out: dict[str, Any] = {
+        "suggestion_id": suggestion_id(open_set.conflict_id, open_set.members),
+        "conflict_id": open_set.conflict_id,
+        "rule": verdict["rule"],
+        "reasons": verdict["reasons"],
+    }
+    if leader is None or verdict["manual_review"]:
+        return {
+            **out,
+            "kind": "needs_person",
+            "winner_id": None,
+            "value": None,
+            "supersedes": [],
+            "explanation": "no rule decides between the leading values: a person should choose "
+            "(resolve_conflict with a winner_id, or keep_all)",
+        }
+    win = by_id[leader]
+    losers = [m.side.memory_id for m in open_set.members if m.value_norm != win.value_norm]
+    return {
+        **out,
+        "kind": "settle",
+        "winner_id": leader,
+        "value": win.value,
+        "supersedes": sorted(losers),
+        "explanation": f"#{leader} ({win.value}) wins by {verdict['rule']}; "
+        f"{len(losers)} member(s) holding another value would be superseded",
+    }
+
+
+def cluster(open_set: OpenSet, *, review_agent_conflicts: bool = False) -> dict[str, Any]:
+    """One contradiction cluster: the set's values (with the memories and sources that hold
+    each), its leader and reasons, and the proposed settlement."""
+    groups: dict[str, dict[str, Any]] = {}
+    for m in open_set.members:
+        group = groups.setdefault(m.value_norm, {"value": m.value, "memory_ids": [], "sources": []})
+        group["memory_ids"].append(m.side.memory_id)
+        if m.side.source_type not in group["sources"]:
+            group["sources"].append(m.side.source_type)
+        if m.source_ref and m.source_ref not in group.setdefault("source_refs", []):
+            group["source_refs"].append(m.source_ref)
+    suggestion = settlement(open_set, review_agent_conflicts=review_agent_conflicts)
+    values = sorted(groups.values(), key=lambda g: (-len(g["memory_ids"]), g["value"]))
+    return {
+        "conflict_id": open_set.conflict_id,
+        "state": open_set.state,
+        "workspace": open_set.workspace,
+        "claim": {"subject": open_set.subject, "attribute": open_set.attribute},
+        "members": sorted(m.side.memory_id for m in open_set.members),
+        "member_count": len(open_set.members),
+        "values": values,
+        "value_count": len(values),
+        "leader_id": suggestion["winner_id"],
+        "reasons": suggestion["reasons"],
+        "updated_at": open_set.updated_at,
+        "suggestion": suggestion,
+    }
+
+
+def rank(clusters: Sequence[dict[str, Any]], limit: int = DEFAULT_CLUSTERS) -> list[dict[str, Any]]:
+    """The top ``limit`` clusters: most members first, then most values, then the latest change."""
+    ordered = sorted(clusters, key=lambda c: (c["member_count"], c["value_count"], c["updated_at"]), reverse=True)
+    return list(ordered[:limit])
+
+
+def ratios(status_counts: Mapping[str, int], *, cold: int) -> dict[str, Any]:
+    """The shares the guide monitors, over the hot memories (every status but archived/erased)."""
+    hot = sum(n for s, n in status_counts.items() if s not in ("archived", "erased"))
+    superseded = status_counts.get("superseded", 0)
+    retired = status_counts.get("retired", 0)
+    active = status_counts.get("active", 0)
+    return {
+        "hot": hot,
+        "active": active,
+        "superseded": superseded,
+        "retired": retired,
+        "superseded_ratio": _share(superseded + retired, hot),
+        "stale": cold,
+        "stale_ratio": _share(cold, active),
+    }
+
+
+def duplicates(
+    *, writes: int, sightings: int, restatements: int, near_groups: Sequence[Sequence[int]]
+) -> dict[str, Any]:
+    """Exact repeats and restatements absorbed, per 1,000 writes (a write that stored a memory
+    or was absorbed into one), and the open near-duplicate groups."""
+    absorbed = sightings + restatements
+    total = writes + absorbed
+    return {
+        "exact_absorbed": sightings,
+        "restatements_absorbed": restatements,
+        "absorbed_per_1000_writes": round(1000 * absorbed / total, 1) if total else 0.0,
+        "near_groups": [sorted(g) for g in near_groups],
+        "near_group_count": len(near_groups),
+    }
+
+
+def groups(pairs: Sequence[tuple[int, int]]) -> list[list[int]]:
+    """Connected groups of memory ids from pairs (near-duplicate notices), smallest id first."""
+    parent: dict[int, int] = {}
+
+    def root(x: int) -> int:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    out: dict[int, list[int]] = {}
+    for x in list(parent):
+        out.setdefault(root(x), []).append(x)
+    return sorted((sorted(g) for g in out.values()), key=lambda g: (-len(g), g[0]))
+
+
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0

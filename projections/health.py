@@ -1,0 +1,113 @@
+"""The state the health report reads (:mod:`ledger.health` computes the report from it).
+
+Every query is a scan of a read model that the report needs whole (unresolved sets and their
+current members, status counts, absorbed writes, near-duplicate notices); nothing is written.
+"""
+
+from __future__ import annotations
+
+import apsw
+
+from fact_ledger.ledger.arbiter import Side
+from fact_ledger.ledger.health import Member, OpenSet
+from fact_ledger.ledger.sql import marks
+from fact_ledger.projections.conflicts_projector import SIDE_COLUMNS
+
+_MEMBERS = (
+    f"SELECT m.conflict_id, {', '.join(f'm.{c}' for c in SIDE_COLUMNS)}, m.stream_id, m.value, m.value_norm, "
+    "coalesce(r.source_ref, '') FROM conflict_members m JOIN conflicts c ON c.conflict_id=m.conflict_id "
+    "LEFT JOIN memories r ON r.memory_id=m.memory_id "
+    "WHERE m.active=1 AND c.state<>'resolved' {scope} ORDER BY m.conflict_id, m.joined_at, m.memory_id"
+)
+_SETS = (
+    "SELECT conflict_id, stream_id, state, workspace, subject, attribute, updated_at FROM conflicts "
+    "WHERE state<>'resolved' {scope} ORDER BY conflict_id"
+)
+
+
+def _scope(scope: tuple[str, ...] | None, column: str) -> tuple[str, tuple[str, ...]]:
+    return ("", ()) if scope is None else (f"AND {column} IN ({marks(len(scope))})", scope)
+
+
+def open_sets(
+    conn: apsw.Connection, scope: tuple[str, ...] | None = None, *, conflict_id: int | None = None
+) -> list[OpenSet]:
+    """Every unresolved claim set with its current members (two or more), oldest first
+    (``conflict_id``: that set alone)."""
+    where, params = _scope(scope, "c.workspace")
+    if conflict_id is not None:
+        where, params = f"{where} AND c.conflict_id=?", (*params, conflict_id)
+    members: dict[int, list[Member]] = {}
+    n = len(SIDE_COLUMNS)
+    for row in conn.execute(_MEMBERS.format(scope=where), params):
+        side = Side(**dict(zip(SIDE_COLUMNS, row[1 : 1 + n], strict=True)))
+        stream, value, norm, ref = row[1 + n :]
+        members.setdefault(row[0], []).append(
+            Member(side=side, stream_id=stream, value=value, value_norm=norm, source_ref=ref)
+        )
+    where, params = _scope(scope, "workspace")
+    if conflict_id is not None:
+        where, params = f"{where} AND conflict_id=?", (*params, conflict_id)
+    out = []
+    for cid, stream, state, workspace, subject, attribute, updated in conn.execute(_SETS.format(scope=where), params):
+        held = members.get(cid, [])
+        if len(held) >= 2:
+            out.append(
+                OpenSet(
+                    conflict_id=cid,
+                    stream_id=stream,
+                    state=state,
+                    workspace=workspace,
+                    subject=subject,
+                    attribute=attribute,
+                    updated_at=updated,
+                    members=tuple(held),
+                )
+            )
+    return out
+
+
+def absorbed(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> tuple[int, int, int]:
+    """(memories stored, exact repeats absorbed, restatements absorbed)."""
+    where, params = _scope(scope, "workspace")
+    stored, sightings = conn.execute(
+        f"SELECT count(*), coalesce(sum(sightings), 0) FROM memories WHERE 1 {where}", params
+    ).fetchone()
+    where, params = _scope(scope, "m.workspace")
+    restated = conn.execute(
+        f"SELECT count(*) FROM memory_restatements r JOIN memories m ON m.memory_id=r.memory_id WHERE 1 {where}",
+        params,
+    ).get
+    return int(stored), int(sightings), int(restated or 0)
+
+
+def near_duplicate_pairs(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> list[tuple[int, int]]:
+    """Open near-duplicate notices between current memories (none when notices were never built)."""
+    where, params = _scope(scope, "n.workspace")
+    try:
+        rows = conn.execute(
+            "SELECT n.left_id, n.right_id FROM notices n "
+            "JOIN memories l ON l.memory_id=n.left_id AND l.status='active' "
+            "JOIN memories r ON r.memory_id=n.right_id AND r.status='active' "
+            "LEFT JOIN notice_reviews v ON v.left_id=n.left_id AND v.right_id=n.right_id "
+            f"WHERE n.kind='duplicate' AND coalesce(v.state, 'open')='open' {where}",
+            params,
+        ).fetchall()
+    except apsw.SQLError:  # the semantic read models were never built
+        return []
+    return [(int(a), int(b)) for a, b in rows]
+
+
+def cold_count(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> int:
+    """Active memories cooled for disuse (not used for the sweep's idle period)."""
+    where, params = _scope(scope, "m.workspace")
+    try:
+        return int(
+            conn.execute(
+                "SELECT count(*) FROM cold_memories c JOIN memories m ON m.memory_id=c.memory_id "
+                f"WHERE m.status='active' {where}",
+                params,
+            ).get
+        )
+    except apsw.SQLError:
+        return 0

@@ -1,0 +1,221 @@
+"""Hindsight on the facade: the memory health report, a suggestion applied as one change, its
+undo, and what-if under another rule order.
+
+The report is a read-only pass (:mod:`ledger.health` over :mod:`projections.health`); nothing
+it finds is applied by itself. ``apply_suggestion`` settles one claim set as the report
+proposed — the same events ``resolve_conflict`` writes, each carrying one ``change`` id, and a
+``ChangeRecorded`` — and ``undo`` appends the compensating events (the superseded reinstated,
+the set re-opened), never deleting anything.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import msgspec
+
+from fact_ledger.ledger import clock
+from fact_ledger.ledger import health as report
+from fact_ledger.ledger.errors import InvalidInput, NotFound
+from fact_ledger.ledger.events import ChangeRecorded, ConflictReopened, Event, Reinstated
+from fact_ledger.ledger.facts import Decision, check_authorized
+from fact_ledger.ledger.govern import decide_resolve
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.projections import changes as changes_model
+from fact_ledger.projections import conflicts as conflicts_model
+from fact_ledger.projections import health as health_model
+from fact_ledger.projections import memories as mem
+from fact_ledger.server.app.governance import Governance, _resolved
+from fact_ledger.server.app.storage import BackedUp, storage_call
+
+MAX_CLUSTERS = 200
+
+
+def tagged(event: Event, change: str) -> Event:
+    """The event as part of the change ``change`` (types without the field are left as they are)."""
+    return msgspec.structs.replace(event, change=change) if "change" in event.__struct_fields__ else event  # type: ignore[call-arg]
+
+
+class Hindsight(Governance):
+    """The health report, apply/undo of its suggestions, what-if."""
+
+    def _scope(self) -> tuple[str, ...] | None:
+        scope, _ = self._find_scope(None)  # strict: the caller's workspace only
+        return scope
+
+    @storage_call
+    def health(self, limit: int = report.DEFAULT_CLUSTERS) -> dict[str, Any]:
+        """The report: ranked contradiction clusters with suggestions, duplicates, ratios."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_CLUSTERS:
+            raise InvalidInput(f"limit must be an integer from 1 to {MAX_CLUSTERS}", field="limit")
+        started = time.perf_counter()
+        scope = self._scope()
+        review = self.settings.policy.review_agent_conflicts
+        with self.storage.snapshot():
+            sets = health_model.open_sets(self.conn, scope)
+            stored, sightings, restated = health_model.absorbed(self.conn, scope)
+            pairs = health_model.near_duplicate_pairs(self.conn, scope)
+            status = mem.status_counts(self.conn, scope)
+            cold = health_model.cold_count(self.conn, scope)
+            changes = changes_model.recent(self.conn, 20, scope)
+        clusters = [report.cluster(s, review_agent_conflicts=review) for s in sets]
+        return {
+            "ok": True,
+            "clusters": report.rank(clusters, limit),
+            "cluster_count": len(clusters),
+            "open_members": sum(c["member_count"] for c in clusters),
+            "needs_person": sum(1 for c in clusters if c["suggestion"]["kind"] == "needs_person"),
+            "duplicates": report.duplicates(
+                writes=stored, sightings=sightings, restatements=restated, near_groups=report.groups(pairs)
+            ),
+            **report.ratios(status, cold=cold),
+            "changes": changes,
+            "pass_ms": round((time.perf_counter() - started) * 1000, 1),
+        }
+
+    @storage_call
+    def apply_suggestion(self, suggestion_id: str, authorization: str = "") -> dict[str, Any]:
+        """Settle the set as the suggestion says, as one change (every event carries its id)."""
+        conflict_id = report.conflict_of_suggestion(suggestion_id) if isinstance(suggestion_id, str) else None
+        if conflict_id is None:
+            raise InvalidInput("suggestion_id is not a suggestion of the health report", field="suggestion_id")
+        change = uuid7()
+        applied: list[dict[str, Any]] = []
+
+        def decide() -> tuple[Decision, str, str]:
+            row = self._conflict_row(conflict_id)
+            if row["conflict_id"] != conflict_id or row["state"] == "resolved":
+                raise InvalidInput(
+                    f"suggestion {suggestion_id} is stale: conflict {conflict_id} is already settled",
+                    field="suggestion_id",
+                )
+            found = health_model.open_sets(self.conn, conflict_id=conflict_id)
+            if not found:
+                raise InvalidInput(
+                    f"suggestion {suggestion_id} is stale: the set has no dispute", field="suggestion_id"
+                )
+            proposal = report.settlement(found[0], review_agent_conflicts=self.settings.policy.review_agent_conflicts)
+            if proposal["suggestion_id"] != suggestion_id:
+                raise InvalidInput(
+                    f"suggestion {suggestion_id} is stale: the set changed since the report (now "
+                    f"{proposal['suggestion_id']}); run health again",
+                    field="suggestion_id",
+                )
+            if proposal["kind"] != "settle":
+                raise InvalidInput(
+                    f"suggestion {suggestion_id} needs a person: no rule decides; "
+                    "use resolve_conflict with a winner_id",
+                    field="suggestion_id",
+                )
+            conflict = self._conflict(conflict_id)
+            members = {s: self._memory(i, "suggestion_id") for s, i in conflict.ids.items()}
+            winner = self._memory(proposal["winner_id"], "suggestion_id")
+            decision = decide_resolve(
+                conflict,
+                winner=winner,
+                members=members,
+                resolution=None,
+                authorization=authorization,
+                policy=self._policy,
+                member_conflicts={s: self._conflicts_of(m.memory_id) for s, m in members.items()},
+            )
+            superseded = tuple(e.loser for _, e in decision if type(e).__name__ == "Superseded")  # type: ignore[attr-defined]
+            out: Decision = [(s, tagged(e, change)) for s, e in decision]
+            out.append(
+                (
+                    change,
+                    ChangeRecorded(
+                        change=change,
+                        kind="apply_suggestion",
+                        suggestion=suggestion_id,
+                        conflict=conflict.stream_id,
+                        winner=winner.stream_id,
+                        superseded=superseded,
+                        authorization=authorization,
+                    ),
+                )
+            )
+            applied[:] = [proposal]
+            return out, clock.now(), row["workspace"]
+
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        with self.storage.snapshot():
+            view = changes_model.by_id(self.conn, change)
+            assert view is not None
+            return {
+                "ok": True,
+                "change_id": change,
+                "change": changes_model.view(self.conn, view),
+                "conflict": self._conflict_view_by_id(conflict_id),
+                "resolved_conflicts": _resolved(self.conn, outcome.events),
+            }
+
+    @storage_call
+    def undo(self, change_id: str, authorization: str = "") -> dict[str, Any]:
+        """Revert a change in one step: compensating events (the superseded reinstated, the set
+        re-opened) that carry the undo's own change id; nothing is deleted."""
+        check_authorized(authorization)
+        if not isinstance(change_id, str) or not change_id.strip():
+            raise InvalidInput("change_id is required", field="change_id")
+        undo_id = uuid7()
+
+        def decide() -> tuple[Decision, str, str]:
+            record = changes_model.by_id(self.conn, change_id)
+            if record is None:
+                raise NotFound(f"no change {change_id}", field="change_id")
+            self._check_workspace(record["workspace"], field="change_id")
+            if record["kind"] == "undo":
+                raise InvalidInput(
+                    f"change {change_id} is an undo; apply the suggestion again instead", field="change_id"
+                )
+            if record["undone_by"]:
+                raise InvalidInput(f"change {change_id} was already undone by {record['undone_by']}", field="change_id")
+            winner = mem.by_stream(self.conn, record["winner"]) if record["winner"] else None
+            reason = f"undo of change {change_id}"
+            decision: Decision = []
+            for stream in record["superseded"]:
+                row = mem.by_stream(self.conn, stream)
+                if row is None:
+                    continue
+                if row["status"] != "superseded" or winner is None or row["superseded_by"] != winner["memory_id"]:
+                    raise InvalidInput(
+                        f"memory {row['memory_id']} changed since change {change_id} (now {row['status']}); "
+                        "undo would overwrite that",
+                        field="change_id",
+                    )
+                decision.append(
+                    (stream, Reinstated(memory=stream, reason=reason, change=undo_id, authorization=authorization))
+                )
+            conflict = conflicts_model.by_stream(self.conn, record["conflict"])
+            if conflict is not None and conflict["state"] == "resolved":
+                decision.append(
+                    (record["conflict"], ConflictReopened(conflict=record["conflict"], reason=reason, change=undo_id))
+                )
+            decision.append(
+                (
+                    undo_id,
+                    ChangeRecorded(
+                        change=undo_id,
+                        kind="undo",
+                        undoes=change_id,
+                        conflict=record["conflict"],
+                        winner=record["winner"],
+                        superseded=tuple(record["superseded"]),
+                        authorization=authorization,
+                    ),
+                )
+            )
+            return decision, clock.now(), record["workspace"]
+
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        with self.storage.snapshot():
+            record = changes_model.by_id(self.conn, undo_id)
+            assert record is not None
+            view = changes_model.view(self.conn, record)
+            conflict = self._conflict_view_by_id(view["conflict_id"]) if view["conflict_id"] else None
+        return {"ok": True, "change_id": undo_id, "undoes": change_id, "change": view, "conflict": conflict}

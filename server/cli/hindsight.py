@@ -1,0 +1,106 @@
+"""CLI commands for hindsight: the health report, applying and undoing a suggestion, what-if.
+
+As every governance command, ``apply`` and ``undo`` run as the user channel (a person at a
+terminal); ``health`` and ``whatif`` write nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console
+
+
+@click.command()
+@click.option("--limit", type=click.IntRange(1, 200), default=10, show_default=True, help="clusters to list")
+@json_option
+def health(obj: CliContext, limit: int) -> None:
+    """The memory health report: contradiction clusters with a suggested settlement each,
+    duplicates, superseded and stale ratios, recent changes. Writes nothing.
+
+    Example: ledger health --limit 5
+    """
+    emit(obj, obj.app.health(limit), _health_lines)
+
+
+def _health_lines(r: dict[str, Any]) -> None:
+    dup = r["duplicates"]
+    out_console.print(
+        f"{r['cluster_count']} contradiction cluster(s), {r['open_members']} memories in them, "
+        f"{r['needs_person']} need a person"
+    )
+    for c in r["clusters"]:
+        claim = c["claim"]
+        out_console.print(
+            f"\n[bold]conflict {c['conflict_id']}[/bold] {claim['subject']} · {claim['attribute']}: "
+            f"{c['member_count']} memories, {c['value_count']} values",
+            highlight=False,
+        )
+        for v in c["values"]:
+            lead = " [green]← leader[/green]" if c["leader_id"] in v["memory_ids"] else ""
+            ids = ", ".join(f"#{i}" for i in v["memory_ids"])
+            out_console.print(f"  {v['value']}  ({ids}; {', '.join(v['sources'])}){lead}", highlight=False)
+        s = c["suggestion"]
+        out_console.print(f"  suggestion {s['suggestion_id']}: {s['explanation']}", highlight=False)
+        if s["kind"] == "settle":
+            out_console.print(f"  apply with: ledger apply {s['suggestion_id']}", highlight=False)
+    out_console.print(
+        f"\nduplicates: {dup['absorbed_per_1000_writes']} absorbed per 1,000 writes "
+        f"({dup['exact_absorbed']} exact, {dup['restatements_absorbed']} restated); "
+        f"{dup['near_group_count']} near-duplicate group(s)",
+        highlight=False,
+    )
+    out_console.print(
+        f"superseded/retired share of hot memories: {r['superseded_ratio']:.1%} "
+        f"({r['superseded']} superseded, {r['retired']} retired of {r['hot']}); "
+        f"stale (cooled): {r['stale']} ({r['stale_ratio']:.1%} of active)",
+        highlight=False,
+    )
+    for ch in r["changes"][:5]:
+        undone = f", undone by {ch['undone_by']}" if ch["undone_by"] else ""
+        out_console.print(
+            f"change {ch['change_id']} {ch['kind']} conflict {ch['conflict_id']}{undone}", highlight=False
+        )
+    out_console.print(f"pass: {r['pass_ms']} ms", highlight=False)
+
+
+@click.command(name="apply")
+@click.argument("suggestion_id")
+@json_option
+def apply_suggestion(obj: CliContext, suggestion_id: str) -> None:
+    """Apply a suggestion of the health report as one change; prints its change id.
+
+    Example: ledger apply settle-3-5d1e8b2a2dee
+    """
+    emit(obj, obj.app.apply_suggestion(suggestion_id, authorization=AUTH_USER), _change_lines)
+
+
+@click.command()
+@click.argument("change_id")
+@json_option
+def undo(obj: CliContext, change_id: str) -> None:
+    """Undo a change in one step (compensating events; nothing is deleted).
+
+    Example: ledger undo 01a23322-1a23-733a-91a0-7caf4567bbf7
+    """
+    emit(obj, obj.app.undo(change_id, authorization=AUTH_USER), _change_lines)
+
+
+def _change_lines(r: dict[str, Any]) -> None:
+    ch = r["change"]
+    ids = ", ".join(f"#{i}" for i in ch["superseded"])
+    if ch["kind"] == "undo":
+        out_console.print(
+            f"change {r['change_id']}: undid {ch['undoes']}; reinstated {ids}; conflict {ch['conflict_id']} "
+            f"is {r['conflict']['state'] if r.get('conflict') else 'gone'}",
+            highlight=False,
+        )
+    else:
+        out_console.print(
+            f"change {r['change_id']}: conflict {ch['conflict_id']} settled for #{ch['winner_id']}; superseded {ids}",
+            highlight=False,
+        )
+        out_console.print(f"undo with: ledger undo {r['change_id']}", highlight=False)

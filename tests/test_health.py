@@ -1,0 +1,214 @@
+"""The memory health report (docs/governance.md "Hindsight"): clusters, suggestions, ratios; a
+suggestion applied as one change and undone in one step; the read models rebuild identically."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fact_ledger.ledger import health
+from fact_ledger.ledger.arbiter import Side
+from fact_ledger.ledger.errors import InvalidInput, NotFound, Unauthorized
+from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
+from tests.conftest import REVIEW
+
+BUDGETS = [100, 120, 150, 90, 200, 130, 175]
+SOURCES = [
+    "agent_generated",
+    "document_extracted",
+    "agent_generated",
+    "unknown",
+    "document_extracted",
+    "agent_generated",
+    "document_extracted",
+]
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Iterator[LedgerApp]:
+    app = LedgerApp(Settings(db=str(tmp_path / "h.db"), client="test", agent_id="pytest", policy=REVIEW))
+    yield app
+    app.close()
+
+
+def seed(app: LedgerApp) -> tuple[list[int], list[int]]:
+    """Seven budgets (event times months apart, three sources) and a two-value port dispute."""
+    budget = [
+        app.remember(
+            content=f"The Apollo project budget is ${v}k",
+            subject="Apollo project",
+            source_type=SOURCES[i],
+            event_time=f"2026-0{i + 1}-05T10:00:00Z",
+            source_ref=f"minutes-{i}",
+        )["memory_id"]
+        for i, v in enumerate(BUDGETS)
+    ]
+    port = [
+        app.remember(content=f"The staging port is {p}", subject="staging", event_time="2026-02-01T00:00:00Z")[
+            "memory_id"
+        ]
+        for p in (8080, 9090)
+    ]
+    return budget, port
+
+
+def statuses(app: LedgerApp, ids: list[int]) -> set[str]:
+    return {app.read(i)["memory"]["status"] for i in ids}
+
+
+def test_the_report_ranks_the_largest_cluster_first_with_its_values_and_a_suggestion(ledger: LedgerApp) -> None:
+    budget, port = seed(ledger)
+    before = ledger.store.last_position()
+    report = ledger.health()
+    assert ledger.store.last_position() == before  # read-only
+    first, second = report["clusters"]
+    assert first["member_count"] == 7 and sorted(first["members"]) == sorted(budget)
+    assert first["claim"] == {"subject": "Apollo project", "attribute": "budget"}
+    assert {v["value"] for v in first["values"]} == {f"${v}k" for v in BUDGETS}
+    by_value = {v["value"]: v for v in first["values"]}
+    assert by_value["$90k"]["sources"] == ["unknown"] and by_value["$90k"]["source_refs"] == ["minutes-3"]
+    suggestion = first["suggestion"]
+    assert suggestion["kind"] == "settle" and suggestion["winner_id"] == budget[-1] == first["leader_id"]
+    assert suggestion["rule"] == "event_time" and suggestion["value"] == "$175k"
+    assert suggestion["supersedes"] == sorted(budget[:-1])
+    assert any("event_time" in r for r in first["reasons"])
+    # The port values share an event time and a source: the ingest time decides.
+    assert sorted(second["members"]) == sorted(port) and second["suggestion"]["rule"] == "ingest_time"
+    assert report["cluster_count"] == 2 and report["open_members"] == 9
+    assert ledger.health(limit=1)["clusters"] == [first]
+
+
+def test_a_tie_needs_a_person_and_cannot_be_applied(ledger: LedgerApp) -> None:
+    sides = [
+        Side(
+            memory_id=i,
+            source_type="agent_generated",
+            protection="normal",
+            event_time="2026-01-01T00:00:00.000000Z",
+            confidence=0.5,
+            recorded_at="2026-01-01T00:00:00.000000Z",
+        )
+        for i in (1, 2)
+    ]
+    members = tuple(
+        health.Member(side=s, stream_id=f"s{s.memory_id}", value=str(s.memory_id), value_norm=str(s.memory_id))
+        for s in sides
+    )
+    open_set = health.OpenSet(
+        conflict_id=5,
+        stream_id="c",
+        state="open",
+        workspace="",
+        subject="x",
+        attribute="y",
+        updated_at="",
+        members=members,
+    )
+    proposal = health.settlement(open_set)
+    assert proposal["kind"] == "needs_person" and proposal["winner_id"] is None and proposal["supersedes"] == []
+    assert health.conflict_of_suggestion(proposal["suggestion_id"]) == 5
+
+
+def test_a_suggestion_id_names_the_set_as_it_stands() -> None:
+    side = Side(
+        memory_id=1, source_type="unknown", protection="normal", event_time="t", confidence=0.5, recorded_at="t"
+    )
+    a = health.Member(side=side, stream_id="a", value="1", value_norm="1")
+    b = health.Member(side=side, stream_id="b", value="2", value_norm="2")
+    c = health.Member(side=side, stream_id="b", value="3", value_norm="3")
+    assert health.suggestion_id(7, [a, b]) == health.suggestion_id(7, [b, a])
+    assert health.suggestion_id(7, [a, b]) != health.suggestion_id(7, [a, c])
+    assert health.conflict_of_suggestion("settle-7-x") is None and health.conflict_of_suggestion("7") is None
+
+
+def test_ratios_and_duplicate_groups() -> None:
+    r = health.ratios({"active": 6, "superseded": 3, "retired": 1, "archived": 10}, cold=3)
+    assert r["hot"] == 10 and r["superseded_ratio"] == 0.4 and r["stale_ratio"] == 0.5
+    assert health.groups([(1, 2), (2, 3), (7, 9)]) == [[1, 2, 3], [7, 9]]
+    d = health.duplicates(writes=990, sightings=7, restatements=3, near_groups=[[1, 2]])
+    assert d["absorbed_per_1000_writes"] == 10.0 and d["near_group_count"] == 1
+
+
+def test_apply_settles_as_one_change_and_undo_reopens_it(ledger: LedgerApp) -> None:
+    budget, _ = seed(ledger)
+    suggestion = ledger.health()["clusters"][0]["suggestion"]
+    with pytest.raises(Unauthorized):
+        ledger.apply_suggestion(suggestion["suggestion_id"])
+    applied = ledger.apply_suggestion(suggestion["suggestion_id"], authorization=AUTH_USER)
+    change = applied["change_id"]
+    assert applied["conflict"]["state"] == "resolved" and applied["conflict"]["winner_id"] == budget[-1]
+    assert statuses(ledger, budget[:-1]) == {"superseded"} and statuses(ledger, budget[-1:]) == {"active"}
+    events = [e for e in ledger.store.read() if '"change"' in e.payload]
+    assert {e.type for e in events} == {"Superseded", "ConflictResolved", "ChangeRecorded"}
+    assert len([e for e in events if e.type == "Superseded"]) == 6
+    assert ledger.health()["cluster_count"] == 1  # the port dispute is left
+    with pytest.raises(InvalidInput, match="stale"):
+        ledger.apply_suggestion(suggestion["suggestion_id"], authorization=AUTH_USER)
+
+    undone = ledger.undo(change, authorization=AUTH_USER)
+    assert undone["undoes"] == change and undone["conflict"]["state"] == "open"
+    assert statuses(ledger, budget) == {"active"}
+    report = ledger.health()
+    assert report["clusters"][0]["member_count"] == 7
+    assert report["clusters"][0]["suggestion"]["suggestion_id"] == suggestion["suggestion_id"]
+    kinds = [(c["kind"], c["undone_by"]) for c in report["changes"]]
+    assert kinds == [("undo", None), ("apply_suggestion", undone["change_id"])]
+    undo_events = [e for e in ledger.store.read() if undone["change_id"] in e.payload]
+    assert sorted(e.type for e in undo_events) == ["ChangeRecorded", "ConflictReopened", *["Reinstated"] * 6]
+    with pytest.raises(InvalidInput, match="already undone"):
+        ledger.undo(change, authorization=AUTH_USER)
+    with pytest.raises(InvalidInput, match="is an undo"):
+        ledger.undo(undone["change_id"], authorization=AUTH_USER)
+    with pytest.raises(NotFound):
+        ledger.undo("no-such-change", authorization=AUTH_USER)
+    # History shows each event of the change with its change id.
+    versions = ledger.history(budget[0])["versions"]
+    ids = {e.get("change_id") for v in versions for e in v["events"]}
+    assert {change, undone["change_id"]} <= ids
+    # A write after the undo meets the reinstated values again (their claims are back).
+    joined = ledger.remember(content="The Apollo project budget is $999k", subject="Apollo project")
+    assert [c["conflict_id"] for c in joined["conflicts"]] == [report["clusters"][0]["conflict_id"]]
+    assert joined["conflicts"][0]["member_count"] == 8
+
+
+def test_undo_refuses_when_a_member_changed_since(ledger: LedgerApp) -> None:
+    seed(ledger)
+    applied = ledger.apply_suggestion(
+        ledger.health()["clusters"][0]["suggestion"]["suggestion_id"], authorization=AUTH_USER
+    )
+    assert ledger.archive(older_than_days=0)["archived"]  # the superseded leave the hot read model
+    before = ledger.store.last_position()
+    with pytest.raises(InvalidInput, match="changed since"):
+        ledger.undo(applied["change_id"], authorization=AUTH_USER)
+    assert ledger.store.last_position() == before  # nothing half-written
+
+
+def test_apply_and_undo_rebuild_to_the_same_tables(ledger: LedgerApp) -> None:
+    seed(ledger)
+    change = ledger.apply_suggestion(
+        ledger.health()["clusters"][0]["suggestion"]["suggestion_id"], authorization=AUTH_USER
+    )["change_id"]
+    ledger.undo(change, authorization=AUTH_USER)
+    second = ledger.apply_suggestion(
+        ledger.health()["clusters"][1]["suggestion"]["suggestion_id"], authorization=AUTH_USER
+    )
+    assert second["change_id"] != change
+    incremental = ledger.runner.checksums()
+    assert "changes" in incremental
+    report = ledger.health()
+    ledger.rebuild()
+    assert ledger.runner.checksums() == incremental
+    again = ledger.health()
+    assert {**again, "pass_ms": 0} == {**report, "pass_ms": 0}
+
+
+def test_bad_limits_are_refused(ledger: LedgerApp) -> None:
+    for limit in (0, 201, True):
+        with pytest.raises(InvalidInput):
+            ledger.health(limit=limit)
+    with pytest.raises(InvalidInput):
+        ledger.apply_suggestion("settle-x", authorization=AUTH_USER)
