@@ -1,0 +1,83 @@
+"""docs/contract.md through ``ledger serve`` over stdio: ``memory_review health`` and
+``memory_govern apply_suggestion`` / ``undo`` (docs/governance.md "Hindsight")."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.contract.conftest import LedgerServer
+
+pytestmark = pytest.mark.slow
+
+BUDGETS = [100, 120, 150, 90, 200, 130, 175]
+SOURCES = ["agent_generated", "document_extracted", "unknown"]
+
+
+def remember(srv: LedgerServer, content: str, **data: object) -> int:
+    r = srv.memory("remember", {"content": content, **data})
+    assert r.ok, r.body
+    return int(r["memory_id"])
+
+
+def test_the_report_ranks_the_budget_first_and_a_suggestion_applies_and_undoes(srv: LedgerServer) -> None:
+    budget = [
+        remember(
+            srv,
+            f"The Apollo project budget is ${v}k",
+            subject="Apollo project",
+            source_type=SOURCES[i % 3],
+            event_time=f"2026-0{i + 1}-05T10:00:00Z",
+            source_ref=f"minutes-{i}",
+        )
+        for i, v in enumerate(BUDGETS)
+    ]
+    port = [remember(srv, f"The staging port is {p}", subject="staging") for p in (8080, 9090)]
+    before = srv.events()
+    report = srv.call("memory_review", "health", {})
+    assert report.ok and srv.events() == before
+    first, second = report["clusters"]
+    assert first["member_count"] == 7 and sorted(first["members"]) == sorted(budget)
+    assert len(first["values"]) == 7 and first["leader_id"] == budget[-1]
+    suggestion = first["suggestion"]
+    assert suggestion["kind"] == "settle" and suggestion["winner_id"] == budget[-1]
+    assert sorted(second["members"]) == sorted(port)
+
+    refused = srv.call("memory_govern", "apply_suggestion", {"suggestion_id": suggestion["suggestion_id"]})
+    assert refused.code == "unauthorized" and srv.events() == before
+    applied = srv.call(
+        "memory_govern", "apply_suggestion", {"suggestion_id": suggestion["suggestion_id"], "authorized": True}
+    )
+    assert applied.ok, applied.body
+    change = applied["change_id"]
+    assert applied["conflict"]["state"] == "resolved"
+    assert all(srv.memory("read", {"memory_id": m})["memory"]["status"] == "superseded" for m in budget[:-1])
+    detail = srv.call("memory_review", "conflict_detail", {"conflict_id": first["conflict_id"]})
+    assert detail["conflict"]["state"] == "resolved"
+
+    undone = srv.call("memory_govern", "undo", {"change_id": change, "authorized": True})
+    assert undone.ok and undone["undoes"] == change and undone["conflict"]["state"] == "open"
+    assert all(srv.memory("read", {"memory_id": m})["memory"]["status"] == "active" for m in budget)
+    again = srv.call("memory_review", "health", {"limit": 1})
+    assert again["clusters"][0]["member_count"] == 7 and len(again["clusters"]) == 1
+    assert [(c["kind"], c["undone_by"]) for c in again["changes"]] == [
+        ("undo", None),
+        ("apply_suggestion", undone["change_id"]),
+    ]
+    # History shows the change and its undo as units: each event names its change.
+    history = srv.call("memory_review", "history", {"memory_id": budget[0]})
+    by_change: dict[str, list[str]] = {}
+    for version in history["versions"]:
+        for event in version["events"]:
+            if "change_id" in event:
+                by_change.setdefault(event["change_id"], []).append(event["type"])
+    assert sorted(by_change[change]) == ["ChangeRecorded", "Superseded"]
+    assert sorted(by_change[undone["change_id"]]) == ["ChangeRecorded", "Reinstated"]
+    audit = srv.call("memory_review", "audit", {"type": "ChangeRecorded"})
+    assert [e["payload"]["kind"] for e in audit["events"]] == ["undo", "apply_suggestion"]
+
+    stale = srv.call("memory_govern", "undo", {"change_id": change, "authorized": True})
+    assert stale.code == "invalid_input"
+    missing = srv.call("memory_govern", "undo", {"change_id": "no-such-change", "authorized": True})
+    assert missing.code == "not_found"
+    bad = srv.call("memory_review", "health", {"limit": 0})
+    assert bad.code == "invalid_input"
