@@ -40,10 +40,6 @@ ERASABLE: dict[str, tuple[str, ...]] = {
 _MEMBER_FIELDS = ("value", "norm")
 
 
-def erasable_type(type_: str) -> bool:
-    return current_type(type_) in ERASABLE
-
-
 def split(type_: str, payload: str) -> tuple[str, bytes | None]:
     """The payload without its erasable fields (canonical JSON text) and the erasable fields'
     canonical bytes (None when the type or this payload has none)."""
@@ -52,16 +48,10 @@ def split(type_: str, payload: str) -> tuple[str, bytes | None]:
         return payload, None
     doc: dict[str, Any] = msgspec.json.decode(payload)
     erasable = {k: doc.pop(k) for k in keys if k in doc}
-    members = doc.get("members")
-    if isinstance(members, list) and current_type(type_) == "ClaimCollided":
-        values = []
-        public = []
-        for m in members:
-            m = dict(m)
-            values.append([m.pop(f, None) for f in _MEMBER_FIELDS])
-            public.append(m)
-        doc["members"] = public
-        erasable["members"] = values
+    if "members" in doc and current_type(type_) == "ClaimCollided":  # ids stay public, values not
+        members = [dict(m) for m in doc["members"]]
+        erasable["members"] = [[m.pop(f, None) for f in _MEMBER_FIELDS] for m in members]
+        doc["members"] = members
     if not erasable:
         return payload, None
     return canonical_json(doc).decode(), canonical_json(erasable)
@@ -76,13 +66,9 @@ def seal_of(salt: str, erasable: bytes) -> str:
 
 
 def _placeholder(value: Any) -> Any:
-    if isinstance(value, str):
-        return PLACEHOLDER
     if isinstance(value, list):
         return []
-    if isinstance(value, dict):
-        return {}
-    return value
+    return {} if isinstance(value, dict) else PLACEHOLDER
 
 
 def redact(type_: str, payload: str) -> str:
@@ -95,10 +81,8 @@ def redact(type_: str, payload: str) -> str:
     for k in keys:
         if k in doc:
             doc[k] = _placeholder(doc[k])
-    if current_type(type_) == "ClaimCollided" and isinstance(doc.get("members"), list):
-        doc["members"] = [
-            {**m, **{f: PLACEHOLDER for f in _MEMBER_FIELDS if f in m}} for m in doc["members"] if isinstance(m, dict)
-        ]
+    if "members" in doc and current_type(type_) == "ClaimCollided":
+        doc["members"] = [{**m, **{f: PLACEHOLDER for f in _MEMBER_FIELDS if f in m}} for m in doc["members"]]
     return msgspec.json.encode(doc).decode()  # the stored key order, so only the values change
 
 

@@ -180,6 +180,8 @@ def test_a_claim_set_keeps_its_member_ids_and_loses_their_values() -> None:
     payload = canonical_json(data).decode()
     redacted = erasure.redact("ClaimCollided", payload)
     assert MARKER not in redacted and a in redacted and b in redacted
+    public, fields = erasure.split("ClaimCollided", payload)
+    assert a in public and b in public and MARKER not in public and fields is not None and MARKER.encode() in fields
     assert erasure.split("ClaimCollided", redacted)[0] == erasure.split("ClaimCollided", payload)[0]
 
 
@@ -268,3 +270,45 @@ def test_postgresql_erases_only_through_its_function_and_only_named_rows(pg_clus
     )
     assert MARKER.encode() not in dump
     owner.close()
+
+
+def test_what_a_type_without_erasable_fields_or_values_keeps_whole() -> None:
+    retired = canonical_json(MemoryRetired(memory="m", reason=MARKER)).decode()
+    assert erasure.split("MemoryRetired", retired) == (retired, None)
+    assert erasure.redact("MemoryRetired", retired) == retired
+    from fact_ledger.ledger.events import DuplicateSighted
+
+    sighted = canonical_json(DuplicateSighted(memory="m")).decode()  # no source_ref: nothing to seal
+    assert erasure.split("DuplicateSighted", sighted) == (sighted, None)
+    lone = canonical_json(ClaimCollided(conflict="c", subject="s", attribute="a")).decode()  # no members
+    public, fields = erasure.split("ClaimCollided", lone)
+    assert "members" not in public and fields is not None and b"members" not in fields
+    assert "members" not in erasure.redact("ClaimCollided", lone)
+    typed = erasure.redact(
+        "MemoryRecorded",
+        canonical_json(MemoryRecorded(memory="m", content="x", tags=("t",), metadata={"k": 1})).decode(),
+    )
+    assert msgspec.json.decode(typed) == {"memory": "m", "content": "[erased]", "tags": [], "metadata": {}}
+
+
+def test_a_cleared_row_whose_event_names_another_seal_fails_verify(store: EventStore) -> None:
+    rows = store.append([_memory("a"), _memory(MARKER)])
+    store.append(
+        [
+            NewEvent(
+                data=Erased(memory=rows[1].stream_id, rows=(ErasedRow(2, rows[1].event_id, "f" * 64),)),
+                stream_id=rows[1].stream_id,
+                event_time=T0,
+            )
+        ]
+    )
+    with pytest.raises(apsw.ConstraintError, match="append-only"):  # the trigger wants the named seal
+        store.erase_rows([(2, erasure.redact(rows[1].type, rows[1].payload))])
+    raw = _raw(store)
+    raw.execute(
+        "UPDATE events SET payload=?, salt=NULL WHERE position=2", (erasure.redact(rows[1].type, rows[1].payload),)
+    )
+    raw.close()
+    with pytest.raises(ChainBroken, match="does not match the digest") as caught:
+        store.verify_chain()
+    assert caught.value.details["position"] == 2

@@ -82,6 +82,7 @@ TARGETS: tuple[Target, ...] = (
     Target("ledger/facts.py", _GOVERNANCE_TESTS),
     Target("ledger/govern.py", _GOVERNANCE_TESTS),
     Target("ledger/settlement.py", ("tests/test_settlement.py",)),
+    Target("ledger/erasure.py", ("tests/test_erasure_chain.py", "tests/test_erasure.py")),
     # Which memory repeats another, which memories are archived, how a reply ranks its collisions.
     Target("ledger/duplicates.py", ("tests/test_ledger_rules.py", "tests/test_duplicates.py")),
     Target("ledger/retention.py", ("tests/test_ledger_rules.py", "tests/test_timetravel.py")),
