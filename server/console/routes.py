@@ -11,7 +11,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from fact_ledger.server.app.facade import LedgerApp
-from fact_ledger.server.console import actions, detail, pages, records
+from fact_ledger.server.console import actions, detail, hindsight, pages, records
 from fact_ledger.server.console.guard import Guard
 from fact_ledger.server.console.web import STATIC, GuardMiddleware, favicon, switch_language
 
@@ -24,6 +24,9 @@ def create_app(ledger_app: LedgerApp, guard: Guard, sources: dict[str, str]) -> 
         Route("/memory/{memory_id:int}", detail.memory),
         Route("/conflicts", pages.conflicts),
         Route("/conflict/{conflict_id:int}", detail.conflict),
+        Route("/health", hindsight.health),
+        Route("/health/apply", hindsight.apply, methods=["POST"]),
+        Route("/health/undo", hindsight.undo, methods=["POST"]),
         Route("/timeline", records.timeline),
         Route("/audit", records.audit),
         Route("/audit/export.{fmt:str}", records.export),

@@ -62,6 +62,7 @@ def pages_of(console: Console) -> tuple[list[str], list[str]]:
         *(f"/conflict/{c}" for c in conflicts),
         "/doctor?run=1",
         "/settings",
+        "/health",
     ]
     return timed, present
 

@@ -1,0 +1,96 @@
+"""The Health page: the memory health report, its suggestions applied and changes undone.
+
+Applying and undoing follow the console's governance pattern (:mod:`server.console.actions`):
+the first POST renders a confirmation page that says what will be recorded, with the texts of
+the memories it touches; the second (``confirmed=yes``) calls the facade as the user channel.
+Every POST carries the run's CSRF token; a refusal writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+
+from fact_ledger.ledger.errors import InvalidInput, LedgerError, NotFound
+from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.server.console.web import error_page, ledger, render
+
+
+async def health(request: Request) -> Response:
+    try:
+        report = ledger(request).health(limit=10)
+    except LedgerError as exc:
+        return error_page(request, exc)
+    return render(request, "health.html", report=report)
+
+
+def _texts(request: Request, ids: list[int]) -> list[dict[str, Any]]:
+    app = ledger(request)
+    return [app.read(i)["memory"] for i in ids]
+
+
+async def apply(request: Request) -> Response:
+    form = dict(await request.form())
+    if not request.app.state.guard.csrf_ok(form.get("csrf")):
+        return PlainTextResponse("missing or wrong CSRF token: nothing was recorded", status_code=403)
+    suggestion_id = str(form.get("suggestion_id", "")).strip()
+    app = ledger(request)
+    try:
+        if form.get("confirmed") != "yes":
+            cluster = next(
+                (c for c in app.health(limit=200)["clusters"] if c["suggestion"]["suggestion_id"] == suggestion_id),
+                None,
+            )
+            if cluster is None:
+                raise InvalidInput(
+                    "the suggestion is stale: the set changed; look at the report again", field="suggestion_id"
+                )
+            s = cluster["suggestion"]
+            if s["kind"] != "settle":
+                raise InvalidInput(
+                    "no rule decides this set: a person chooses on its conflict page", field="suggestion_id"
+                )
+            items = [("will_win", m) for m in _texts(request, [s["winner_id"]])]
+            items += [("will_be_superseded", m) for m in _texts(request, s["supersedes"])]
+            return render(
+                request,
+                "health_confirm.html",
+                action="apply",
+                describe="apply_describe",
+                fields={"conflict": cluster["conflict_id"], "winner": s["winner_id"], "n": len(s["supersedes"])},
+                hidden={"suggestion_id": suggestion_id},
+                items=items,
+            )
+        result = app.apply_suggestion(suggestion_id, authorization=AUTH_USER)
+    except LedgerError as exc:
+        return error_page(request, exc)
+    return RedirectResponse(f"/health?done=apply&change={result['change']['position']}", status_code=303)
+
+
+async def undo(request: Request) -> Response:
+    form = dict(await request.form())
+    if not request.app.state.guard.csrf_ok(form.get("csrf")):
+        return PlainTextResponse("missing or wrong CSRF token: nothing was recorded", status_code=403)
+    change_id = str(form.get("change_id", "")).strip()
+    app = ledger(request)
+    try:
+        if form.get("confirmed") != "yes":
+            change = next((c for c in app.health(limit=1)["changes"] if c["change_id"] == change_id), None)
+            if change is None:
+                raise NotFound("no such change among the latest ones", field="change_id")
+            items = [("will_be_reinstated", m) for m in _texts(request, change["superseded"])]
+            return render(
+                request,
+                "health_confirm.html",
+                action="undo",
+                describe="undo_describe",
+                fields={"conflict": change["conflict_id"], "position": change["position"], "n": len(items)},
+                hidden={"change_id": change_id},
+                items=items,
+            )
+        result = app.undo(change_id, authorization=AUTH_USER)
+    except LedgerError as exc:
+        return error_page(request, exc)
+    return RedirectResponse(f"/health?done=undo&change={result['change']['position']}", status_code=303)

@@ -1,0 +1,62 @@
+"""The console's Health page (docs/governance.md "Hindsight"): the report's clusters with their
+values and suggestion, applied after a confirmation page as one change, and undone the same way;
+both languages."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.conftest import ledger_cli
+from tests.console.conftest import Console
+
+BUDGETS = ("40k", "55k", "70k")
+
+
+def test_a_suggestion_is_applied_and_undone_from_the_health_page(page: Any, console: Console) -> None:
+    ids = []
+    for month, value in enumerate(BUDGETS, start=1):
+        done = ledger_cli(
+            "remember",
+            f"The Orion rollout budget is ${value}",
+            "--subject",
+            "Orion rollout",
+            "--event-time",
+            f"2025-0{month}-01T00:00:00Z",
+            "--db",
+            console.db,
+            "--json",
+            check=True,
+        )
+        ids.append(json.loads(done.stdout)["memory_id"])
+    page.goto(f"{console.base}/health")
+    cluster = page.locator("section.cluster", has_text="Orion rollout")
+    assert cluster.locator(".cluster-values tr").count() == 1 + len(BUDGETS)
+    assert f"#{ids[-1]} wins by event_time" in cluster.locator(".suggestion").inner_text()
+    conflict = int(cluster.get_attribute("data-conflict") or 0)
+    before = console.events()
+
+    cluster.locator("button.act-apply").click()
+    assert f"Settle conflict #{conflict} for #{ids[-1]}" in page.inner_text("#confirm-text")
+    assert page.locator(".confirm-item").count() == len(BUDGETS) and console.events() == before
+    page.click("#confirm-yes")
+    assert page.url.startswith(f"{console.base}/health?done=apply")
+    assert console.events() == before + (len(BUDGETS) - 1) + 2  # Superseded each, ConflictResolved, ChangeRecorded
+    assert page.locator(f"section.cluster[data-conflict='{conflict}']").count() == 0
+    page.goto(f"{console.base}/conflict/{conflict}")
+    assert page.inner_text("#conflict-state").strip() == "resolved"
+
+    page.goto(f"{console.base}/health")
+    change = page.locator("tr.change[data-kind='apply_suggestion']").first
+    change.locator("button.act-undo").click()
+    assert page.locator(".confirm-item").count() == len(BUDGETS) - 1
+    page.click("#confirm-yes")
+    assert page.url.startswith(f"{console.base}/health?done=undo")
+    assert page.locator(f"section.cluster[data-conflict='{conflict}']").count() == 1
+    assert page.locator("tr.change[data-kind='undo']").count() >= 1
+    page.goto(f"{console.base}/conflict/{conflict}")
+    assert page.inner_text("#conflict-state").strip() == "open"
+
+    page.goto(f"{console.base}/lang/zh?next=/health")
+    text = page.inner_text("body")
+    assert "矛盾簇" in text and "应用建议" in text and "依据事件时间胜出" in text
