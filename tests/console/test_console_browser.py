@@ -36,6 +36,7 @@ def test_every_page_loads_with_english_and_chinese_content(page: Any, console: C
         "audit": ("/audit", "Confirmed"),
         "doctor": ("/doctor?run=1", "hash chain intact"),
         "settings": ("/settings", "policy.review_agent_conflicts"),
+        "health": ("/health", "Contradiction clusters"),
     }
     page.goto(console.base + "/doctor")
     assert page.is_visible("#run-checks") and not page.is_visible("#checks")  # the checks run when asked
