@@ -255,6 +255,17 @@ class WorkspaceAliasSet(Event, frozen=True, kw_only=True, omit_defaults=True):
     accepted: bool = True
 
 
+class EntityAliasSet(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A person says ``alias`` names the same person or thing as ``canonical`` (``accepted=False``:
+    rejected, or an accepted alias undone). Claims about ``alias`` are keyed as ``canonical``'s
+    from then on (:mod:`ledger.entity_alias`); workspace names have ``WorkspaceAliasSet``."""
+
+    alias: str
+    canonical: str
+    accepted: bool = True
+    authorization: str = ""
+
+
 class NoticeReviewed(Event, frozen=True, kw_only=True, omit_defaults=True):
     """A person's answer to a semantic notice about two memories (by stream id):
     ``dismissed`` (not a problem), ``resolved`` (dealt with), or ``open`` again."""
@@ -415,6 +426,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Reinstated,
         ChangeRecorded,
         WorkspaceAliasSet,
+        EntityAliasSet,
         NoticeReviewed,
         Erased,
         WorkingNoted,

@@ -23,9 +23,10 @@ import apsw
 from fact_ledger.ledger import fingerprint
 from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.claims import Claim
-from fact_ledger.ledger.events import Event, MemoryRecorded, MemoryUpdated
+from fact_ledger.ledger.entity_alias import Alias, rekey, tokens
+from fact_ledger.ledger.events import EntityAliasSet, Event, MemoryRecorded, MemoryUpdated
 from fact_ledger.ledger.sql import marks
-from fact_ledger.projections import derived
+from fact_ledger.projections import derived, entity_aliases
 from fact_ledger.projections.runner import DeferringProjector
 
 _CLAIMS_SCHEMA = """
@@ -59,6 +60,7 @@ CREATE TABLE IF NOT EXISTS near_dup_bands(
 """
 _LEAVING = frozenset({"Superseded", "MemoryRetired", "MemoryArchived", "Erased"})
 _BACK = frozenset({"Reinstated"})  # current again (an undo): its claims and fingerprint come back
+_ALIAS = "EntityAliasSet"  # claims keyed by the alias's or the canonical name's tokens are derived again
 _CLAIM_COLUMNS = "subject, attribute, value, kind, key_subject, key_attribute, value_norm, origin"
 _INSERT_CLAIM = f"INSERT INTO claims(memory_id, ord, workspace, {_CLAIM_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?)"
 CANDIDATES_PER_KEY = 64
@@ -99,18 +101,66 @@ class ClaimsProjector(DeferringProjector):
     # 6: slots (fillers out of keys, change verbs, eat/drink polarity, the drink slot)
     version = 6
     tables = ("claims",)
-    handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK})
+    handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 
     deferrable = frozenset({"MemoryRecorded"})  # a new memory has no claims to read or delete
+    _aliases: list[Alias] | None = None  # during a rebuild: the accepted entity aliases so far
 
     def create(self, conn: apsw.Connection) -> None:
         self._pending = None
+        self._aliases = None
         conn.execute(_CLAIMS_SCHEMA)
+
+    def _derive(self, conn: apsw.Connection, content: str, subject: str, explicit: Any) -> tuple[Claim, ...]:
+        """The memory's claims keyed through the accepted entity aliases (the entity_aliases
+        projection folds an ``EntityAliasSet`` before this one does)."""
+        if self._pending is None:  # another process may have folded an alias: read it now
+            aliases = entity_aliases.accepted(conn)
+        else:  # a rebuild: this projector folds every event, its copy stays current
+            if self._aliases is None:
+                self._aliases = entity_aliases.accepted(conn)
+            aliases = self._aliases
+        claims = derived.claims(conn, content, subject, explicit)
+        return rekey(claims, aliases) if aliases else claims
+
+    def _realias(self, conn: apsw.Connection, data: EntityAliasSet) -> None:
+        """Derive again the claims of every memory keyed by either name's tokens."""
+        self._aliases = None
+        names = [tokens(data.alias), tokens(data.canonical)]
+        affected: set[int] = set()
+        for name in names:
+            if not name:
+                continue
+            probe = min(name)
+            for memory_id, key in conn.execute(
+                "SELECT memory_id, key_subject FROM claims WHERE ' ' || key_subject || ' ' LIKE ?", (f"% {probe} %",)
+            ):
+                if name <= set(key.split()):
+                    affected.add(memory_id)
+        for memory_id in sorted(affected):
+            row = conn.execute(
+                "SELECT content, subject, workspace, status FROM memories WHERE memory_id=?", (memory_id,)
+            ).fetchone()
+            explicit = tuple(
+                conn.execute(
+                    "SELECT subject, attribute, value FROM claims WHERE memory_id=? AND origin='explicit' ORDER BY ord",
+                    (memory_id,),
+                )
+            )
+            conn.execute("DELETE FROM claims WHERE memory_id=?", (memory_id,))
+            if row is not None and row[3] == "active":
+                conn.executemany(
+                    _INSERT_CLAIM, _claim_rows(memory_id, row[2], self._derive(conn, row[0], row[1], explicit))
+                )
 
     def drop(self, conn: apsw.Connection) -> None:
         conn.execute("DROP TABLE IF EXISTS claims")
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
+        if isinstance(data, EntityAliasSet):
+            self.flush(conn)
+            self._realias(conn, data)
+            return
         row = _memory_row(conn, event, data)
         if row is None:
             return
@@ -118,7 +168,7 @@ class ClaimsProjector(DeferringProjector):
         if isinstance(data, MemoryRecorded):
             explicit = tuple((c.subject, c.attribute, c.value) for c in data.claims)
             rows = _claim_rows(
-                memory_id, row["workspace"], derived.claims(conn, row["content"], row["subject"], explicit)
+                memory_id, row["workspace"], self._derive(conn, row["content"], row["subject"], explicit)
             )
             if self._pending is not None:
                 self._pending.add(_INSERT_CLAIM, *rows)
@@ -139,7 +189,7 @@ class ClaimsProjector(DeferringProjector):
         conn.execute("DELETE FROM claims WHERE memory_id=?", (memory_id,))
         if row["status"] != "active":
             return
-        claims = derived.claims(conn, row["content"], row["subject"], explicit)
+        claims = self._derive(conn, row["content"], row["subject"], explicit)
         conn.executemany(_INSERT_CLAIM, _claim_rows(memory_id, row["workspace"], claims))
 
 

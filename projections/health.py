@@ -11,7 +11,7 @@ import apsw
 from fact_ledger.ledger.arbiter import Side
 from fact_ledger.ledger.health import Member, OpenSet
 from fact_ledger.ledger.sql import marks
-from fact_ledger.projections.conflicts_projector import SIDE_COLUMNS
+from fact_ledger.projections.conflicts_projector import COLUMNS, SIDE_COLUMNS
 
 _MEMBERS = (
     f"SELECT m.conflict_id, {', '.join(f'm.{c}' for c in SIDE_COLUMNS)}, m.stream_id, m.value, m.value_norm, "
@@ -111,3 +111,49 @@ def cold_count(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> i
         )
     except apsw.SQLError:
         return 0
+
+
+def subject_counts(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> dict[str, int]:
+    """Each subject of the current memories and how many use it."""
+    where, params = _scope(scope, "workspace")
+    return {
+        s: int(n)
+        for s, n in conn.execute(
+            f"SELECT subject, count(*) FROM memories WHERE status='active' AND subject<>'' {where} GROUP BY subject",
+            params,
+        )
+    }
+
+
+def claim_values(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> list[tuple[str, str, str]]:
+    """``(subject, attribute, value_norm)`` of every current claim (its memory's subject when it has one)."""
+    where, params = _scope(scope, "c.workspace")
+    return [
+        (s, a, v)
+        for s, a, v in conn.execute(
+            "SELECT DISTINCT coalesce(nullif(m.subject, ''), c.subject), c.key_attribute || ' ' || "
+            "c.attribute, c.value_norm FROM claims c JOIN memories m ON m.memory_id=c.memory_id "
+            f"WHERE 1 {where}",
+            params,
+        )
+    ]
+
+
+def unresolved_rows(conn: apsw.Connection) -> list[dict[str, object]]:
+    """Every unresolved claim set's row (as :mod:`projections.conflicts` loads one)."""
+    return [
+        dict(zip(COLUMNS, r, strict=True))
+        for r in conn.execute(
+            f"SELECT {', '.join(COLUMNS)} FROM conflicts WHERE state<>'resolved' ORDER BY conflict_id"
+        )
+    ]
+
+
+def explicit_of(conn: apsw.Connection, memory_id: int) -> tuple[tuple[str, str, str], ...]:
+    """The claims the memory's writer stated (as the claims projection keeps them)."""
+    return tuple(
+        conn.execute(
+            "SELECT subject, attribute, value FROM claims WHERE memory_id=? AND origin='explicit' ORDER BY ord",
+            (memory_id,),
+        )
+    )

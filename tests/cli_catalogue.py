@@ -179,6 +179,8 @@ CATALOGUE: list[Invocation] = [
     _i("health", "--limit", "3"),
     _i("apply", "settle-1-000000000000", codes=(1,), writes=True),
     _i("undo", "no-such-change", codes=(1,), writes=True),
+    _i("alias", "Jon", "John", writes=True),
+    _i("alias", "Jon", "John", "--reject", writes=True),
     _i("doctor", codes=(0, 1)),
     _i("status"),
     _i("verify"),

@@ -108,6 +108,12 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
     cluster = next(c for c in app.health(limit=200)["clusters"] if c["conflict_id"] == jay_conflict)
     change = run("apply_suggestion", cluster["suggestion"]["suggestion_id"], **user)["change_id"]
     run("undo", change, **user)
+    # An entity alias: claims about 张工 meet 张伟's, and part again when it is rejected.
+    run("remember", "张伟的电话是13812345678", subject="张伟")
+    run("remember", "张工的电话是13987654321", subject="张工")
+    run("accept_entity_alias", "张工", "张伟", **user)
+    run("remember", "张伟的电话是13700000000", subject="张伟")  # one set of three
+    run("reject_entity_alias", "张工", "张伟", **user)  # 张工's number leaves it
     # Policy auto_settle: a write that opens a set a rule decides supersedes the loser itself.
     app.settings = replace(app.settings, policy=replace(app.settings.policy, auto_settle=True))
     pair("Ivy", "Pisa", "Siena")

@@ -17,6 +17,7 @@ from fact_ledger.ledger.decide import (
     set_key,
     writer_facts,
 )
+from fact_ledger.ledger.entity_alias import rekey
 from fact_ledger.ledger.events import MemoryUpdated
 from fact_ledger.ledger.facts import Candidate, ConflictFacts, Decision, MemoryFacts, facts_after
 from fact_ledger.ledger.normalize import same_value
@@ -25,6 +26,7 @@ from fact_ledger.ledger.restatement import restated_memory, says_more
 from fact_ledger.ledger.settlement import settle_by_policy
 from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import conflicts as conflicts_model
+from fact_ledger.projections import entity_aliases
 from fact_ledger.projections import memories as mem
 from fact_ledger.server.app.governance_views import GovernanceViews, conflict_facts
 
@@ -53,6 +55,9 @@ class Collisions(GovernanceViews):
         collides with is kept (see :meth:`_outside_sets`), and what was read about each key's
         set is left in it for :meth:`_claim_sets`."""
         claims = extract_claims(content, subject, explicit)
+        aliases = entity_aliases.accepted(self.conn)
+        if aliases:  # keyed as the claims projection keys them (ledger.entity_alias)
+            claims = rekey(claims, aliases)
         if not claims:
             return claims, []
         scope = self.workspace_scope(workspace) or (workspace,)

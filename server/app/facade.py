@@ -20,6 +20,7 @@ from fact_ledger.projections.claims import ClaimsProjector, NearDuplicatesProjec
 from fact_ledger.projections.conflicts import count_by_state
 from fact_ledger.projections.conflicts_projector import ConflictsProjector
 from fact_ledger.projections.conversations import ConversationsProjector
+from fact_ledger.projections.entity_aliases import EntityAliasesProjector
 from fact_ledger.projections.memories import MemoriesProjector
 from fact_ledger.projections.notices import NoticeReviewsProjector
 from fact_ledger.projections.runner import ProjectionRunner, Projector
@@ -67,6 +68,7 @@ def default_projectors(settings: Settings | None = None) -> list[Projector]:
     return [
         MemoriesProjector(),
         ConversationsProjector(),
+        EntityAliasesProjector(),  # before claims: it keys claims through the aliases
         ClaimsProjector(),
         NearDuplicatesProjector(),
         ConflictsProjector(),
@@ -525,6 +527,12 @@ class LedgerApp:
 
     def undo(self, change_id: str, authorization: str = "") -> dict[str, Any]:
         return self.hindsight.undo(change_id, authorization)
+
+    def accept_entity_alias(self, alias: str, canonical: str, authorization: str = "") -> dict[str, Any]:
+        return self.hindsight.accept_entity_alias(alias, canonical, authorization)
+
+    def reject_entity_alias(self, alias: str, canonical: str, authorization: str = "") -> dict[str, Any]:
+        return self.hindsight.reject_entity_alias(alias, canonical, authorization)
 
     def near_duplicates_of(self, memory_id: int, limit: int = 5) -> dict[str, Any]:
         return self.governance.near_duplicates_of(memory_id, limit)

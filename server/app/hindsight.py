@@ -15,18 +15,22 @@ from typing import Any
 
 import msgspec
 
-from fact_ledger.ledger import clock
+from fact_ledger.ledger import clock, entity_alias
 from fact_ledger.ledger import health as report
+from fact_ledger.ledger.claims import extract_claims
+from fact_ledger.ledger.decide import set_key, settle
 from fact_ledger.ledger.errors import InvalidInput, NotFound
-from fact_ledger.ledger.events import ChangeRecorded, ConflictReopened, Event, Reinstated
+from fact_ledger.ledger.events import ChangeRecorded, ConflictReopened, EntityAliasSet, Event, Reinstated
 from fact_ledger.ledger.facts import Decision, check_authorized
 from fact_ledger.ledger.govern import decide_resolve
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.projections import changes as changes_model
 from fact_ledger.projections import conflicts as conflicts_model
+from fact_ledger.projections import entity_aliases
 from fact_ledger.projections import health as health_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.server.app.governance import Governance, _resolved
+from fact_ledger.server.app.governance_views import conflict_facts
 from fact_ledger.server.app.storage import BackedUp, storage_call
 
 MAX_CLUSTERS = 200
@@ -59,6 +63,11 @@ class Hindsight(Governance):
             status = mem.status_counts(self.conn, scope)
             cold = health_model.cold_count(self.conn, scope)
             changes = changes_model.recent(self.conn, 20, scope)
+            aliases = entity_alias.propose(
+                health_model.subject_counts(self.conn, scope),
+                health_model.claim_values(self.conn, scope),
+                decided=entity_aliases.decided(self.conn),
+            )
         clusters = [report.cluster(s, review_agent_conflicts=review) for s in sets]
         return {
             "ok": True,
@@ -70,6 +79,10 @@ class Hindsight(Governance):
                 writes=stored, sightings=sightings, restatements=restated, near_groups=report.groups(pairs)
             ),
             **report.ratios(status, cold=cold),
+            "aliases": [
+                {**a, "action": {"action": "accept_alias", "data": {"alias": a["alias"], "canonical": a["canonical"]}}}
+                for a in aliases
+            ],
             "changes": changes,
             "pass_ms": round((time.perf_counter() - started) * 1000, 1),
         }
@@ -219,3 +232,72 @@ class Hindsight(Governance):
             view = changes_model.view(self.conn, record)
             conflict = self._conflict_view_by_id(view["conflict_id"]) if view["conflict_id"] else None
         return {"ok": True, "change_id": undo_id, "undoes": change_id, "change": view, "conflict": conflict}
+
+    # -- entity aliases ------------------------------------------------------------------------
+    @storage_call
+    def accept_entity_alias(self, alias: str, canonical: str, authorization: str = "") -> dict[str, Any]:
+        """``alias`` names the same person or thing as ``canonical``: claims about it meet
+        ``canonical``'s in claim sets from now on."""
+        return self._entity_alias(alias, canonical, accepted=True, authorization=authorization)
+
+    @storage_call
+    def reject_entity_alias(self, alias: str, canonical: str, authorization: str = "") -> dict[str, Any]:
+        """``alias`` is not ``canonical`` (undoes an acceptance; never proposed again)."""
+        return self._entity_alias(alias, canonical, accepted=False, authorization=authorization)
+
+    def _entity_alias(self, alias: str, canonical: str, *, accepted: bool, authorization: str) -> dict[str, Any]:
+        check_authorized(authorization)
+        alias, canonical = alias.strip(), canonical.strip()
+        if not alias or not canonical or alias == canonical:
+            raise InvalidInput("alias and canonical must be two different non-empty names", field="alias")
+        if not entity_alias.tokens(alias) or entity_alias.tokens(alias) == entity_alias.tokens(canonical):
+            raise InvalidInput(f"{alias!r} and {canonical!r} are already one key", field="alias")
+        target: list[str] = []
+
+        def decide() -> tuple[Decision, str, str]:
+            final = entity_aliases.canonical(self.conn, canonical) if accepted else canonical
+            if final == alias:  # canonical is already an alias of this name
+                raise InvalidInput(f"{canonical!r} is already an alias of {alias!r}", field="canonical")
+            target[:] = [final]
+            event = EntityAliasSet(alias=alias, canonical=final, accepted=accepted, authorization=authorization)
+            decision: Decision = [(f"entity-alias:{alias}", event)]
+            if not accepted:
+                decision += self._part(alias, final)
+            return decision, clock.now(), self.workspaces.own_workspace()
+
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        return {
+            "ok": True,
+            "alias": alias,
+            "canonical": target[0],
+            "accepted": accepted,
+            "position": outcome.events[0].position,
+        }
+
+    def _part(self, alias: str, canonical: str) -> Decision:
+        """A rejected alias: each member of an unresolved set filed under ``canonical``'s key
+        whose own claims no longer carry that key (they named ``alias``) leaves it, and a set
+        left with one value is settled (``dissolved``)."""
+        gone = entity_alias.tokens(alias)
+        after = [a for a in entity_aliases.accepted(self.conn) if a[0] != gone]
+        canon = entity_alias.tokens(canonical)
+        reason = f"entity alias rejected: {alias} is not {canonical}"
+        decision: Decision = []
+        for row in health_model.unresolved_rows(self.conn):
+            if not canon <= set(row["key"].split("\x1f", 1)[0].split()):
+                continue
+            conflict = conflict_facts(self.conn, row)
+            for stream in list(conflict.values):
+                memory = mem.by_stream(self.conn, stream)
+                if memory is None:
+                    continue
+                explicit = health_model.explicit_of(self.conn, memory["memory_id"])
+                keys = {
+                    set_key(c)
+                    for c in entity_alias.rekey(extract_claims(memory["content"], memory["subject"], explicit), after)
+                }
+                if row["key"] not in keys:
+                    decision += settle(stream, [conflict], resolution="dissolved", reason=reason)
+        return decision

@@ -59,6 +59,12 @@ def _health_lines(r: dict[str, Any]) -> None:
         f"stale (cooled): {r['stale']} ({r['stale_ratio']:.1%} of active)",
         highlight=False,
     )
+    for a in r.get("aliases", []):
+        out_console.print(
+            f"alias? {a['alias']} → {a['canonical']}: {'; '.join(a['reasons'])} "
+            f"(ledger alias {a['alias']} {a['canonical']})",
+            highlight=False,
+        )
     for ch in r["changes"][:5]:
         undone = f", undone by {ch['undone_by']}" if ch["undone_by"] else ""
         out_console.print(
@@ -104,3 +110,22 @@ def _change_lines(r: dict[str, Any]) -> None:
             highlight=False,
         )
         out_console.print(f"undo with: ledger undo {r['change_id']}", highlight=False)
+
+
+@click.command()
+@click.argument("alias")
+@click.argument("canonical")
+@click.option("--reject", is_flag=True, help="refuse (or undo) the alias instead")
+@json_option
+def alias(obj: CliContext, alias: str, canonical: str, reject: bool) -> None:
+    """Accept an entity alias (ALIAS names the same person or thing as CANONICAL), or --reject it.
+
+    Example: ledger alias 张工 张伟
+    """
+    call = obj.app.reject_entity_alias if reject else obj.app.accept_entity_alias
+    emit(obj, call(alias, canonical, authorization=AUTH_USER), _alias_line)
+
+
+def _alias_line(r: dict[str, Any]) -> None:
+    word = "is now an alias of" if r["accepted"] else "is not"
+    out_console.print(f"{r['alias']} {word} {r['canonical']} (position {r['position']})", highlight=False)

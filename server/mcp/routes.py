@@ -309,6 +309,22 @@ GOVERN = ToolSpec(
             {"suggestion_id": "settle-3-0123456789ab", "authorized": True},
             governed=True,
         ),
+        "accept_alias": Route(
+            "accept_entity_alias",
+            a.AliasData,
+            "an entity alias: claims about alias meet canonical's (health proposes them)",
+            "alias*, canonical*, authorized*",
+            {"alias": "张工", "canonical": "张伟", "authorized": True},
+            governed=True,
+        ),
+        "reject_alias": Route(
+            "reject_entity_alias",
+            a.AliasData,
+            "reject (or undo) an entity alias",
+            "alias*, canonical*, authorized*",
+            {"alias": "Jon", "canonical": "John", "authorized": True},
+            governed=True,
+        ),
         "undo": Route(
             "undo",
             a.UndoData,

@@ -81,3 +81,28 @@ def test_the_report_ranks_the_budget_first_and_a_suggestion_applies_and_undoes(s
     assert missing.code == "not_found"
     bad = srv.call("memory_review", "health", {"limit": 0})
     assert bad.code == "invalid_input"
+
+
+def test_entity_aliases_are_proposed_accepted_and_rejected(srv: LedgerServer) -> None:
+    remember(srv, "张伟的邮箱是 wei@corp.example", subject="张伟", workspace="people")
+    remember(srv, "张伟的办公室是 A-301", subject="张伟", workspace="people")
+    remember(srv, "张工的邮箱是 wei@corp.example", subject="张工", workspace="people")
+    remember(srv, "张工的办公室是 A-301", subject="张工", workspace="people")
+    proposed = srv.call("memory_review", "health", {})["aliases"]
+    entry = next(a for a in proposed if a["alias"] == "张工")
+    assert entry["canonical"] == "张伟" and len(entry["reasons"]) == 2  # the title, and two shared values
+    refused = srv.call("memory_govern", "accept_alias", entry["action"]["data"])
+    assert refused.code == "unauthorized"
+    accepted = srv.call("memory_govern", entry["action"]["action"], {**entry["action"]["data"], "authorized": True})
+    assert accepted.ok and accepted["accepted"] is True and accepted["canonical"] == "张伟"
+    wei_phone = remember(srv, "张伟的电话是13812345678", subject="张伟", workspace="people")
+    r = srv.memory("remember", {"content": "张工的电话是13987654321", "subject": "张工", "workspace": "people"})
+    (conflict,) = r["conflicts"]
+    assert conflict["other_id"] == wei_phone  # 张工's number meets 张伟's
+    rejected = srv.call("memory_govern", "reject_alias", {"alias": "张工", "canonical": "张伟", "authorized": True})
+    assert rejected.ok and rejected["accepted"] is False
+    detail = srv.call("memory_review", "conflict_detail", {"conflict_id": conflict["conflict_id"]})["conflict"]
+    assert detail["state"] == "resolved" and detail["resolution"] == "dissolved"
+    # Workspace aliases keep their own actions.
+    ws = srv.call("memory_govern", "accept", {"alias": "ppl", "canonical": "people", "authorized": True})
+    assert ws.ok and ws["canonical"] == "people"

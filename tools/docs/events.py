@@ -51,6 +51,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "archive": ("MemoryArchived",),
     "apply_suggestion": ("Superseded", "ConflictResolved", "ChangeRecorded"),  # every one with the change id
     "undo": ("Reinstated", "ConflictReopened", "ChangeRecorded"),
+    "accept_entity_alias": ("EntityAliasSet",),
+    "reject_entity_alias": ("EntityAliasSet", "ConflictMemberLeft"),  # a member of the other name leaves a set
     "accept_alias": ("WorkspaceAliasSet",),
     "reject_alias": ("WorkspaceAliasSet",),
     "review_notice": ("NoticeReviewed",),
