@@ -195,3 +195,25 @@ def test_a_memory_promoted_from_a_working_note_takes_the_note_with_it(tmp_path: 
     finally:
         app.close()
     assert _bytes_hold(tmp_path, MARKER) == []
+
+
+def test_erase_answers_ok_rewrites_the_backup_and_refuses_an_empty_workspace(tmp_path: Path) -> None:
+    db = tmp_path / "l.db"
+    app = LedgerApp(Settings(db=str(db)))
+    try:
+        kept = app.remember("the plant needs water on fridays")
+        gone = app.remember(f"Tom's alarm code is {MARKER}", workspace="tom")
+        stream = app.conn.execute("SELECT stream_id FROM events WHERE position=?", (gone["memory_id"],)).get
+        backup = db.with_suffix(".backup.jsonl")  # lines a write kept while the log refused it
+        backup.write_text(
+            f'{{"event":{{"stream_id":"{stream}","payload":"{MARKER}"}}}}\n{{"event":{{"note":"other"}}}}\n'
+        )
+        with pytest.raises(NotFound):
+            app.erase(workspace="nobody-here", authorization=AUTH_USER)
+        out = app.erase(workspace="tom", reason="asked", authorization=AUTH_USER)
+        assert out["ok"] is True and out["erased"] == [gone["memory_id"]] and "notices" not in out
+        assert backup.read_text() == '{"event":{"note":"other"}}\n'
+        assert app.read(kept["memory_id"])["memory"]["status"] == "active"
+    finally:
+        app.close()
+    assert _bytes_hold(tmp_path, MARKER) == []

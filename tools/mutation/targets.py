@@ -118,6 +118,8 @@ TARGETS: tuple[Target, ...] = (
         ),
         fast=True,
     ),
+    # Erase checks the caller's workspace for each memory it would clear.
+    Target("server/app/erasure.py", ("tests/test_erasure.py",), only=("erase",), critical=("erase",)),
     Target(
         "server/app/service.py",
         _ISOLATION_TESTS,
