@@ -88,13 +88,27 @@ _WINS_BECAUSE = {
 }
 
 
-def rank_key(side: Side) -> tuple[Any, ...]:
+_BY_NAME = {rule[0]: rule for rule in _RULES}
+
+
+def _rules(rule_order: Sequence[str] | None) -> tuple[_Rule, ...]:
+    """The rules in ``rule_order`` (a permutation of :data:`RULE_ORDER`; None: the fixed order).
+    Only a what-if asks for another order (``ledger.whatif``); decisions never do."""
+    return _RULES if rule_order is None else tuple(_BY_NAME[name] for name in rule_order)
+
+
+def rank_key(side: Side, rule_order: Sequence[str] | None = None) -> tuple[Any, ...]:
     """The rules' keys in order: a side beats another exactly when its key is greater."""
-    return tuple(key(side) for _, key, _ in _RULES)
+    return tuple(key(side) for _, key, _ in _rules(rule_order))
 
 
 def arbitrate(
-    left: Side, right: Side, *, review_agent_conflicts: bool = False, names: tuple[str, str] = ("left", "right")
+    left: Side,
+    right: Side,
+    *,
+    review_agent_conflicts: bool = False,
+    names: tuple[str, str] = ("left", "right"),
+    rule_order: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The verdict object of docs/contract.md (plus ``rule``: the deciding rule, or null).
 
@@ -103,7 +117,7 @@ def arbitrate(
     reasons: list[str] = []
     winner_side: str | None = None
     deciding: str | None = None
-    for name, key, label in _RULES:
+    for name, key, label in _rules(rule_order):
         lk, rk = key(left), key(right)
         if lk == rk:
             reasons.append(f"{name}: tie ({label(left)} on both sides)")
@@ -136,12 +150,14 @@ def arbitrate(
         "loser_id": loser.memory_id if loser else None,
         "manual_review": manual_review,
         "reasons": reasons,
-        "rule_order": list(RULE_ORDER),
+        "rule_order": list(rule_order or RULE_ORDER),
         "rule": deciding,
     }
 
 
-def arbitrate_set(sides: Sequence[Side], *, review_agent_conflicts: bool = False) -> dict[str, Any]:
+def arbitrate_set(
+    sides: Sequence[Side], *, review_agent_conflicts: bool = False, rule_order: Sequence[str] | None = None
+) -> dict[str, Any]:
     """The verdict over a claim set's members: the leader is the member that beats every other.
 
     The rules are a lexicographic order, so the leader is the first of the members sorted by
@@ -150,7 +166,7 @@ def arbitrate_set(sides: Sequence[Side], *, review_agent_conflicts: bool = False
     asks for manual review, as a tied pair does. ``ranking`` lists the members best first (ties
     by memory id, newest first, only to make the order stable).
     """
-    ranked = sorted(sides, key=lambda s: (rank_key(s), s.memory_id), reverse=True)
+    ranked = sorted(sides, key=lambda s: (rank_key(s, rule_order), s.memory_id), reverse=True)
     ids = [s.memory_id for s in ranked]
     if len(ranked) < 2:
         leader = ids[0] if ids else None
@@ -160,7 +176,7 @@ def arbitrate_set(sides: Sequence[Side], *, review_agent_conflicts: bool = False
             "manual_review": False,
             "rule": None,
             "reasons": [],
-            "rule_order": list(RULE_ORDER),
+            "rule_order": list(rule_order or RULE_ORDER),
             "ranking": ids,
         }
     first, second = ranked[0], ranked[1]
@@ -169,6 +185,7 @@ def arbitrate_set(sides: Sequence[Side], *, review_agent_conflicts: bool = False
         second,
         review_agent_conflicts=review_agent_conflicts,
         names=(f"#{first.memory_id}", f"#{second.memory_id}"),
+        rule_order=rule_order,
     )
     leader = first.memory_id if pair["winner_side"] == "left" else None
     return {
@@ -177,7 +194,7 @@ def arbitrate_set(sides: Sequence[Side], *, review_agent_conflicts: bool = False
         "manual_review": pair["manual_review"],
         "rule": pair["rule"],
         "reasons": pair["reasons"],
-        "rule_order": list(RULE_ORDER),
+        "rule_order": list(rule_order or RULE_ORDER),
         "ranking": ids,
     }
 

@@ -157,3 +157,20 @@ def explicit_of(conn: apsw.Connection, memory_id: int) -> tuple[tuple[str, str, 
             (memory_id,),
         )
     )
+
+
+def every_set(
+    conn: apsw.Connection, scope: tuple[str, ...] | None = None
+) -> list[tuple[dict[str, object], list[Side]]]:
+    """Every claim set's row and its current members' arbitration facts (what-if replays them)."""
+    where, params = _scope(scope, "c.workspace")
+    sides: dict[int, list[Side]] = {}
+    for row in conn.execute(
+        f"SELECT m.conflict_id, {', '.join(f'm.{c}' for c in SIDE_COLUMNS)} FROM conflict_members m "
+        f"JOIN conflicts c ON c.conflict_id=m.conflict_id WHERE m.active=1 {where} ORDER BY m.conflict_id, m.memory_id",
+        params,
+    ):
+        sides.setdefault(row[0], []).append(Side(**dict(zip(SIDE_COLUMNS, row[1:], strict=True))))
+    where, params = _scope(scope, "workspace")
+    rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM conflicts WHERE 1 {where} ORDER BY conflict_id", params)
+    return [(r, sides.get(int(r["conflict_id"]), [])) for r in (dict(zip(COLUMNS, x, strict=True)) for x in rows)]

@@ -528,6 +528,9 @@ class LedgerApp:
     def undo(self, change_id: str, authorization: str = "") -> dict[str, Any]:
         return self.hindsight.undo(change_id, authorization)
 
+    def whatif(self, rule_order: list[str] | str | None = None, auto_settle: bool = False) -> dict[str, Any]:
+        return self.hindsight.whatif(rule_order, auto_settle)
+
     def accept_entity_alias(self, alias: str, canonical: str, authorization: str = "") -> dict[str, Any]:
         return self.hindsight.accept_entity_alias(alias, canonical, authorization)
 

@@ -17,6 +17,8 @@ import msgspec
 
 from fact_ledger.ledger import clock, entity_alias
 from fact_ledger.ledger import health as report
+from fact_ledger.ledger import whatif as whatif_model
+from fact_ledger.ledger.arbiter import RULE_ORDER
 from fact_ledger.ledger.claims import extract_claims
 from fact_ledger.ledger.decide import set_key, settle
 from fact_ledger.ledger.errors import InvalidInput, NotFound
@@ -31,6 +33,7 @@ from fact_ledger.projections import health as health_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.server.app.governance import Governance, _resolved
 from fact_ledger.server.app.governance_views import conflict_facts
+from fact_ledger.server.app.set_verdicts import ARBITRATION_PREFIX
 from fact_ledger.server.app.storage import BackedUp, storage_call
 
 MAX_CLUSTERS = 200
@@ -301,3 +304,39 @@ class Hindsight(Governance):
                 if row["key"] not in keys:
                     decision += settle(stream, [conflict], resolution="dissolved", reason=reason)
         return decision
+
+    # -- what-if -------------------------------------------------------------------------------
+    @storage_call
+    def whatif(self, rule_order: list[str] | str | None = None, auto_settle: bool = False) -> dict[str, Any]:
+        """Every claim set's verdict under ``rule_order`` (and the policy ``auto_settle``); writes nothing."""
+        order = whatif_model.rule_order(rule_order) if rule_order is not None else list(RULE_ORDER)
+        review = self.settings.policy.review_agent_conflicts
+        with self.storage.snapshot():
+            found = health_model.every_set(self.conn, self._scope())
+        sets = []
+        for row, sides in found:
+            resolved = row["state"] == "resolved"
+            by_rule = resolved and (
+                row["resolution"] == "policy" or str(row["reason"] or "").startswith(ARBITRATION_PREFIX)
+            )
+            sets.append(
+                whatif_model.SetSides(
+                    conflict_id=int(row["conflict_id"]),
+                    state=str(row["state"]),
+                    subject=str(row["subject"]),
+                    attribute=str(row["attribute"]),
+                    sides=tuple(sides),
+                    guarded=any(s.protection != "normal" or s.source_type == "user_confirmed" for s in sides),
+                    winner_id=row["winner_id"],  # type: ignore[arg-type]
+                    by_rule=by_rule,
+                )
+            )
+        checked, changed = whatif_model.replay(sets, order, auto_settle=auto_settle, review_agent_conflicts=review)
+        return {
+            "ok": True,
+            "rule_order": order,
+            "auto_settle": auto_settle,
+            "sets_checked": checked,
+            "changed": changed,
+            "unchanged": checked - len(changed),
+        }

@@ -129,3 +129,34 @@ def alias(obj: CliContext, alias: str, canonical: str, reject: bool) -> None:
 def _alias_line(r: dict[str, Any]) -> None:
     word = "is now an alias of" if r["accepted"] else "is not"
     out_console.print(f"{r['alias']} {word} {r['canonical']} (position {r['position']})", highlight=False)
+
+
+@click.command()
+@click.option("--rules", "rules", default=None, help="the five rules in another order, comma-separated")
+@click.option("--auto-settle", is_flag=True, help="also list the sets the policy auto_settle would settle")
+@json_option
+def whatif(obj: CliContext, rules: str | None, auto_settle: bool) -> None:
+    """Replay every claim set under another rule order (or policy) and list the sets whose leader
+    or settlement would change. Writes nothing.
+
+    Example: ledger whatif --rules protection,source_type,event_time,confidence,ingest_time
+    """
+    emit(obj, obj.app.whatif(rules, auto_settle), _whatif_lines)
+
+
+def _whatif_lines(r: dict[str, Any]) -> None:
+    out_console.print(f"rule order: {', '.join(r['rule_order'])}", highlight=False)
+    out_console.print(f"{len(r['changed'])} of {r['sets_checked']} claim set(s) would change", highlight=False)
+    for c in r["changed"]:
+        claim = c["claim"]
+        now, then = c["now"], c["whatif"]
+        head = f"conflict {c['conflict_id']} ({c['state']}) {claim['subject']} · {claim['attribute']}"
+        if c["change"] == "settlement":
+            line = f"settled for #{c['winner_id']}; would lead: #{then['leader_id']} by {then['rule']}"
+        elif c["change"] == "would_settle":
+            line = f"auto_settle would settle it for #{c['would_settle_for']} by {then['rule']}"
+        else:
+            line = f"leader #{now['leader_id']} by {now['rule']} → #{then['leader_id']} by {then['rule']}"
+        out_console.print(f"{head}: {line}", highlight=False)
+        for reason in then["reasons"][-1:]:
+            out_console.print(f"  {reason}", highlight=False)

@@ -204,6 +204,13 @@ REVIEW = ToolSpec(
             "limit 1..200 (10)",
             {"limit": 10},
         ),
+        "whatif": Route(
+            "whatif",
+            a.WhatifData,
+            "claim sets whose leader or settlement would change under another rule order (writes nothing)",
+            "rule_order[] (the five rules, reordered), auto_settle",
+            {"rule_order": ["protection", "source_type", "event_time", "confidence", "ingest_time"]},
+        ),
         "help": HELP,
     },
     read_only=True,

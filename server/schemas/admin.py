@@ -185,6 +185,11 @@ class HealthData(EdgeModel):
     limit: Annotated[StrictInt, Field(ge=1, le=200)] = 10
 
 
+class WhatifData(EdgeModel):
+    rule_order: Annotated[list[Annotated[Name, Field(min_length=1)]], Field(min_length=1, max_length=5)] | None = None
+    auto_settle: StrictBool = False
+
+
 class ApplySuggestionData(_Governed):
     suggestion_id: Annotated[Name, Field(min_length=1)]
 

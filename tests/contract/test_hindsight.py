@@ -106,3 +106,18 @@ def test_entity_aliases_are_proposed_accepted_and_rejected(srv: LedgerServer) ->
     # Workspace aliases keep their own actions.
     ws = srv.call("memory_govern", "accept", {"alias": "ppl", "canonical": "people", "authorized": True})
     assert ws.ok and ws["canonical"] == "people"
+
+
+def test_whatif_lists_the_sets_whose_leader_changes_and_writes_nothing(srv: LedgerServer) -> None:
+    old_doc = remember(
+        srv, "The whatif port is 7001", subject="whatif", source_type="document_extracted", event_time="2026-01-01"
+    )
+    new_agent = remember(srv, "The whatif port is 7002", subject="whatif", event_time="2026-02-01")
+    before = srv.events()
+    order = ["protection", "source_type", "event_time", "confidence", "ingest_time"]
+    r = srv.call("memory_review", "whatif", {"rule_order": order})
+    assert r.ok and srv.events() == before
+    (changed,) = [c for c in r["changed"] if c["claim"]["subject"] == "whatif"]
+    assert changed["now"]["leader_id"] == new_agent and changed["whatif"]["leader_id"] == old_doc
+    bad = srv.call("memory_review", "whatif", {"rule_order": ["event_time"]})
+    assert bad.code == "invalid_input" and bad.error["field"] == "rule_order"
