@@ -3,8 +3,9 @@ periodic pass.
 
 The pass (:meth:`Upkeep.sweep`) records what depends on the clock as events, so a rebuild
 reproduces it: conversations idle past the working TTL (``WorkingExpired``) and long-term
-memories unused for ``cold_after_days`` (``Cooled``). How often a memory is used (on a
-``find``'s first page, or ``read``) is counted in memory and written now and then to
+memories unused for ``cold_after_days`` (``Cooled``). It also opens the claim sets the vectors
+found (:mod:`ledger.meaning_slots`): a notice is a read model, the set it becomes is an event.
+How often a memory is used (on a ``find``'s first page, or ``read``) is counted in memory and written now and then to
 ``memory_use``, a table outside the read models that no rebuild touches: a read must not grow
 the log. A cold memory that is used again is ``Warmed`` (one event per cold memory used, not
 per read).
@@ -19,10 +20,16 @@ from typing import Any
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.events import Cooled, Warmed, WorkingExpired
-from fact_ledger.ledger.facts import Decision
+from fact_ledger.ledger.facts import Decision, MemoryFacts
+from fact_ledger.ledger.freshness import template
 from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.meaning_slots import meaning_set, same_slot
+from fact_ledger.ledger.meaning_slots import set_key as meaning_key
+from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
+from fact_ledger.projections import notices as notices_model
+from fact_ledger.server.app.governance_views import conflict_facts
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import Storage
 from fact_ledger.server.app.workspaces import Workspaces
@@ -35,6 +42,7 @@ CREATE TABLE IF NOT EXISTS memory_use(
 )
 """
 COOL_BATCH = 500  # Cooled events per transaction of the pass
+MEANING_BATCH = 200  # open disagreement notices looked at per pass (one transaction per set opened)
 USE_FLUSH = 256  # uses kept in memory before they are written (and at close, and by the pass)
 log = logging.getLogger("fact_ledger.upkeep")
 
@@ -132,6 +140,7 @@ class Upkeep(Service):
             "dry_run": dry_run,
             "expired_sessions": [s for s, _, _ in idle],
             "cooled": [i for i, _, _ in cooling],
+            "meaning_sets": self._meaning_sets(dry_run, now),
         }
         if dry_run or (not idle and not cooling):
             return result
@@ -151,6 +160,72 @@ class Upkeep(Service):
                     lambda c=chunk, w=workspace: ([(m, Cooled(memory=m, idle_days=cold_days)) for m in c], now, w)
                 )
         return result
+
+    def _meaning_sets(self, dry_run: bool, now: str) -> list[list[int]]:
+        """Open disagreement notices that are one slot (:mod:`ledger.meaning_slots`) open a claim
+        set each (settled at once when a write policy decides it): the pairs, as memory ids."""
+        with self.storage.snapshot():
+            found = notices_model.listing(
+                self.conn, state="open", kinds=notices_model.DISAGREEMENTS, limit=MEANING_BATCH
+            )
+        pairs: list[list[int]] = []
+        for notice in found:
+            left_id, right_id = notice["left"]["memory_id"], notice["right"]["memory_id"]
+            values = (notice["left"]["value"], notice["right"]["value"])
+            if dry_run:
+                with self.storage.snapshot():
+                    if self._meaning_pair(left_id, right_id) is not None:
+                        pairs.append([left_id, right_id])
+                continue
+
+            def decide(left_id: int = left_id, right_id: int = right_id, values: tuple[str, str] = values) -> Any:
+                pair = self._meaning_pair(left_id, right_id)
+                if pair is None:
+                    return [], now, ""
+                left, right, subject = pair
+                other_sets = {
+                    m.stream_id: [
+                        conflict_facts(self.conn, r) for r in conflicts_model.unresolved_of(self.conn, m.memory_id)
+                    ]
+                    for m in (left, right)
+                }
+                decision = meaning_set(
+                    left,
+                    right,
+                    values,
+                    conflict=uuid7(),
+                    subject=subject,
+                    policy=self.settings.policy,
+                    other_sets=other_sets,
+                )
+                pairs.append([left_id, right_id])
+                return decision, now, left.workspace
+
+            self._maintain(decide)
+        return pairs
+
+    def _unresolved(self, memory_id: int) -> list[Any]:
+        return [conflict_facts(self.conn, r) for r in conflicts_model.unresolved_of(self.conn, memory_id)]
+
+    def _meaning_pair(self, left_id: int, right_id: int) -> tuple[MemoryFacts, MemoryFacts, str] | None:
+        """The two memories as decisions see them, and the set's subject, when they are one slot
+        and no set of theirs exists yet (None otherwise)."""
+        rows = mem.load_many(self.conn, [left_id, right_id])
+        left, right = rows.get(left_id), rows.get(right_id)
+        if left is None or right is None or left["status"] != "active" or right["status"] != "active":
+            return None
+        if left["workspace"] != right["workspace"]:
+            return None
+        if not same_slot(left["subject_norm"], right["subject_norm"], left["content"], right["content"]):
+            return None
+        key = meaning_key(left["stream_id"], right["stream_id"])
+        if self.conn.execute("SELECT 1 FROM conflicts WHERE key=? LIMIT 1", (key,)).fetchone() is not None:
+            return None  # opened before: settled, kept by a person, or still open
+        shared = {r["conflict_id"] for r in conflicts_model.unresolved_of(self.conn, left_id)}
+        if shared & {r["conflict_id"] for r in conflicts_model.unresolved_of(self.conn, right_id)}:
+            return None  # already disputed together on a claim
+        subject = left["subject"] or template(left["content"])
+        return MemoryFacts.from_row(left), MemoryFacts.from_row(right), subject
 
     def _cooling(self, cutoff: str) -> list[tuple[int, str, str]]:
         """Active long-term memories last used (or, never used, last changed) before ``cutoff``

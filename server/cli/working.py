@@ -103,7 +103,8 @@ def working(obj: CliContext, session: str) -> None:
 @click.option("--dry-run", is_flag=True, help="Say what would expire or cool, record nothing.")
 @json_option
 def sweep(obj: CliContext, dry_run: bool) -> None:
-    """The periodic pass: idle conversations' working memories expire, unused memories cool.
+    """The periodic pass: idle conversations' working memories expire, unused memories cool, and
+    disagreements the vectors found that are one slot open a claim set.
 
     Example: ledger sweep --dry-run
     """
@@ -114,5 +115,7 @@ def sweep(obj: CliContext, dry_run: bool) -> None:
             f"{verb} expire {len(r['expired_sessions'])} idle conversation(s) and cool {len(r['cooled'])} memory(ies)",
             highlight=False,
         )
+        for left, right in r.get("meaning_sets", ()):
+            out_console.print(f"  {verb} open a claim set for #{left} and #{right} (one slot, found by meaning)")
 
     emit(obj, obj.app.sweep(dry_run=dry_run), human)

@@ -143,6 +143,7 @@ def run(
             held = write_stream(app, statements, subjects)
             if model:
                 app.reembed()
+                app.sweep()  # the periodic pass: disagreements found by meaning that are one slot
             result = score(facts, ask(app, facts, held), app, held)
         finally:
             app.close()
