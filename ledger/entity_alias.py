@@ -20,7 +20,7 @@ are re-derived from their memories' text either way, so a rebuild folds the same
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -32,7 +32,7 @@ TITLES = ("老师", "经理", "先生", "女士", "医生", "教授", "工", "�
 SHARED_VALUES = 2
 MAX_HOLDERS = 20  # a value held by more subjects than this (a city, "yes") says nothing about identity
 _CJK_NAME = re.compile(r"^[\u4e00-\u9fff]{2,3}$")
-_LATIN = re.compile(r"^[a-z][a-z0-9 .-]*$")
+_LETTERS = re.compile(r"^[a-z][a-z .-]*[a-z]$")
 _NUMERONYM = re.compile(r"^([a-z])(\d{1,2})([a-z])$")
 
 Alias = tuple[frozenset[str], frozenset[str]]  # (alias tokens, canonical tokens)
@@ -69,9 +69,38 @@ def _edit_one(a: str, b: str) -> bool:
     return a[i + (len(a) == len(b)) :] == b[i + 1 :]
 
 
-def _numeronym(short: str, long: str) -> bool:
-    m = _NUMERONYM.match(short)
-    return bool(m) and len(long) == int(m.group(2)) + 2 and long[0] == m.group(1) and long[-1] == m.group(3)
+def _spelled_alike(names: Sequence[str]) -> list[tuple[str, str]]:
+    """Pairs of letter-only names one edit apart: names sharing a one-deletion variant are the
+    candidates (an index, not every pair), each checked by :func:`_edit_one`."""
+    by_variant: dict[str, list[str]] = defaultdict(list)
+    for name in names:
+        low = name.lower()
+        if len(low) < 3 or len(low) > 40 or not _LETTERS.match(low):
+            continue
+        for variant in {low, *(low[:i] + low[i + 1 :] for i in range(len(low)))}:
+            by_variant[variant].append(name)
+    found: set[tuple[str, str]] = set()
+    for group in by_variant.values():
+        for i, a in enumerate(group):
+            for b in group[i + 1 :]:
+                if a != b and _edit_one(a.lower(), b.lower()):
+                    found.add((min(a, b), max(a, b)))
+    return sorted(found)
+
+
+def _numeronyms(names: Sequence[str]) -> list[tuple[str, str]]:
+    """(numeronym, the word it abbreviates): k8s and kubernetes (first letter, last letter, length)."""
+    by_shape: dict[tuple[str, str, int], list[str]] = defaultdict(list)
+    for name in names:
+        low = name.lower()
+        if _LETTERS.match(low) and " " not in low and len(low) > 3:
+            by_shape[(low[0], low[-1], len(low))].append(name)
+    out = []
+    for name in names:
+        m = _NUMERONYM.match(name.lower())
+        if m:
+            out += [(name, long) for long in by_shape.get((m.group(1), m.group(3), int(m.group(2)) + 2), [])]
+    return out
 
 
 def propose(
@@ -114,28 +143,24 @@ def propose(
         full = full_by_surname.get(surname, [])
         if len(full) == 1:
             add(name, full[0], f"{name} is the surname {surname} with a title; {full[0]} is the one full name with it")
-    latin = [n for n in names if _LATIN.match(n.lower())]
-    for i, a in enumerate(latin):
-        for b in latin[i + 1 :]:
-            la, lb = a.lower(), b.lower()
-            if min(len(la), len(lb)) >= 3 and _edit_one(la, lb):
-                alias, canonical = sorted((a, b), key=lambda n: (subjects.get(n, 0), n))
-                add(alias, canonical, f"{a} and {b} are spelled one letter apart")
-            elif _numeronym(la, lb) or _numeronym(lb, la):
-                short, long = (a, b) if _numeronym(la, lb) else (b, a)
-                add(short, long, f"{short} abbreviates {long}")
+    for a, b in _spelled_alike(names):
+        alias, canonical = sorted((a, b), key=lambda n: (subjects.get(n, 0), n))
+        add(alias, canonical, f"{a} and {b} are spelled one letter apart")
+    for short, long in _numeronyms(names):
+        add(short, long, f"{short} abbreviates {long}")
     holders: dict[tuple[str, str], set[str]] = defaultdict(set)
     for subject, attribute, value in values:
         if subject.strip():
             holders[(attribute, value)].add(subject.strip())
-    pairs: Counter[tuple[str, str]] = Counter()
-    for held in holders.values():
+    pairs: dict[tuple[str, str], set[str]] = defaultdict(set)  # the attributes two subjects agree on
+    for (attribute, _), held in holders.items():
         if 2 <= len(held) <= MAX_HOLDERS:
             ordered = sorted(held)
             for i, a in enumerate(ordered):
                 for b in ordered[i + 1 :]:
-                    pairs[(a, b)] += 1
-    for (a, b), n in pairs.items():
+                    pairs[(a, b)].add(attribute)
+    for (a, b), attributes in pairs.items():
+        n = len(attributes)
         if n >= SHARED_VALUES:
             alias, canonical = sorted((a, b), key=lambda x: (subjects.get(x, 0), len(x), x))
             if _CJK_NAME.match(a) and _CJK_NAME.match(b) and a[0] == b[0]:
