@@ -266,6 +266,14 @@ class EntityAliasSet(Event, frozen=True, kw_only=True, omit_defaults=True):
     authorization: str = ""
 
 
+class HealthChecked(Event, frozen=True, kw_only=True, omit_defaults=True):
+    """A health report pass recorded (the scheduled pass of ``ledger serve``, or ``ledger health
+    --record``): its summary figures, so the report's trend is a fold of the log. It changes no
+    memory and applies nothing."""
+
+    summary: dict[str, Any] = {}
+
+
 class NoticeReviewed(Event, frozen=True, kw_only=True, omit_defaults=True):
     """A person's answer to a semantic notice about two memories (by stream id):
     ``dismissed`` (not a problem), ``resolved`` (dealt with), or ``open`` again."""
@@ -427,6 +435,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ChangeRecorded,
         WorkspaceAliasSet,
         EntityAliasSet,
+        HealthChecked,
         NoticeReviewed,
         Erased,
         WorkingNoted,

@@ -25,6 +25,8 @@ Keys (file / env):
     working_ttl_days               LEDGER_WORKING_TTL_DAYS   an idle conversation's working memories leave
                                                            the hot read models after (7)
     cold_after_days                LEDGER_COLD_AFTER_DAYS  a long-term memory unused this long cools (30)
+    health_every_minutes           LEDGER_HEALTH_EVERY_MINUTES  ``ledger serve`` records a health report
+                                                           pass this often (1440: daily; 0: never)
     secrets_allowed_workspaces     LEDGER_SECRETS_ALLOWED_WORKSPACES  workspaces whose writes may hold
                                                            credentials (a list; comma-separated in the
                                                            environment; ``*``: every workspace)
@@ -77,6 +79,7 @@ _INTEGERS = (
     "working_set_size",
     "working_ttl_days",
     "cold_after_days",
+    "health_every_minutes",
 )
 TIERS = ("long", "working")
 _BOOLEANS = ("create",)
@@ -181,6 +184,7 @@ class Settings:
     working_set_size: int = 20  # a conversation's working set: sticky notes + the most recently touched
     working_ttl_days: int = 7  # an idle conversation's working memories leave the hot read models
     cold_after_days: int = 30  # a long-term memory unused this long is cooled by the periodic pass
+    health_every_minutes: int = 1440  # ledger serve records a health report pass this often (0: never)
     policy: Policy = field(default_factory=Policy)
     # Code that builds Settings itself creates its database; the CLI and the server resolve
     # settings with load_settings, where only the default path is created implicitly.
@@ -268,6 +272,7 @@ _ENV = {
     "working_set_size": "LEDGER_WORKING_SET_SIZE",
     "working_ttl_days": "LEDGER_WORKING_TTL_DAYS",
     "cold_after_days": "LEDGER_COLD_AFTER_DAYS",
+    "health_every_minutes": "LEDGER_HEALTH_EVERY_MINUTES",
     "secrets_allowed_workspaces": "LEDGER_SECRETS_ALLOWED_WORKSPACES",
 }
 
@@ -339,6 +344,8 @@ def _coerce(settings: Settings, values: dict[str, Any]) -> Settings:
     for key in ("working_set_size", "working_ttl_days", "cold_after_days"):
         if not 1 <= getattr(result, key) <= 100_000:
             raise InvalidInput(f"{key} must be between 1 and 100,000", field=key)
+    if not 0 <= result.health_every_minutes <= 10**6:
+        raise InvalidInput("health_every_minutes must be between 0 (never) and 1,000,000", field="health_every_minutes")
     if result.isolation not in ISOLATION_MODES:
         raise InvalidInput(f"isolation must be one of {', '.join(ISOLATION_MODES)}", field="isolation")
     return result

@@ -177,6 +177,7 @@ CATALOGUE: list[Invocation] = [
     _i("supersede", "{a}", "{a}", codes=(1,), writes=True),
     _i("review"),
     _i("health", "--limit", "3"),
+    _i("health", "--record", writes=True),
     _i("whatif", "--rules", "protection,source_type,event_time,confidence,ingest_time", "--auto-settle"),
     _i("whatif", "--rules", "event_time", codes=(1,)),
     _i("apply", "settle-1-000000000000", codes=(1,), writes=True),

@@ -114,6 +114,7 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
     run("accept_entity_alias", "张工", "张伟", **user)
     run("remember", "张伟的电话是13700000000", subject="张伟")  # one set of three
     run("reject_entity_alias", "张工", "张伟", **user)  # 张工's number leaves it
+    run("record_health")  # a point of the report's trend
     # Policy auto_settle: a write that opens a set a rule decides supersedes the loser itself.
     app.settings = replace(app.settings, policy=replace(app.settings.policy, auto_settle=True))
     pair("Ivy", "Pisa", "Siena")

@@ -4,6 +4,7 @@ suggestion applied as one change and undone in one step; the read models rebuild
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,9 @@ SOURCES = [
 
 @pytest.fixture
 def ledger(tmp_path: Path) -> Iterator[LedgerApp]:
-    app = LedgerApp(Settings(db=str(tmp_path / "h.db"), client="test", agent_id="pytest", policy=REVIEW))
+    app = LedgerApp(
+        Settings(db=str(tmp_path / "h.db"), client="test", agent_id="pytest", policy=REVIEW, health_every_minutes=1)
+    )
     yield app
     app.close()
 
@@ -212,3 +215,42 @@ def test_bad_limits_are_refused(ledger: LedgerApp) -> None:
             ledger.health(limit=limit)
     with pytest.raises(InvalidInput):
         ledger.apply_suggestion("settle-x", authorization=AUTH_USER)
+
+
+def test_recorded_passes_make_the_trend_and_rebuild_the_same(ledger: LedgerApp) -> None:
+    seed(ledger)
+    before = ledger.store.last_position()
+    ledger.health()
+    assert ledger.store.last_position() == before and ledger.health()["trend"] == []
+    first = ledger.record_health()
+    assert first["summary"]["cluster_count"] == 2 and first["summary"]["open_members"] == 9
+    ledger.apply_suggestion(ledger.health()["clusters"][0]["suggestion"]["suggestion_id"], authorization=AUTH_USER)
+    ledger.record_health()
+    trend = ledger.health()["trend"]
+    assert [p["cluster_count"] for p in trend] == [2, 1] and trend[1]["superseded_ratio"] > 0
+    assert [e.type for e in ledger.store.read(after=before)].count("HealthChecked") == 2
+    ledger.rebuild()
+    assert ledger.health()["trend"] == trend
+
+
+def test_ledger_serve_records_a_pass_on_its_schedule_and_never_when_off(
+    ledger: LedgerApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio
+
+    from fact_ledger.server.mcp import server
+    from fact_ledger.server.mcp.dispatch import LedgerTools
+
+    seed(ledger)
+    monkeypatch.setattr(server, "HEALTH_FIRST_S", 0.05)  # the first pass soon after start, not in two minutes
+    tools = LedgerTools(ledger)
+
+    async def run_for(seconds: float) -> None:
+        with anyio.move_on_after(seconds):
+            await server._health_periodically(tools)
+
+    anyio.run(run_for, 1.0)
+    assert [p["cluster_count"] for p in ledger.health()["trend"]] == [2]  # one pass: the next is a minute away
+    ledger.settings = tools.settings = replace(ledger.settings, health_every_minutes=0)
+    anyio.run(run_for, 0.3)
+    assert len(ledger.health()["trend"]) == 1

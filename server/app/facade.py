@@ -21,6 +21,7 @@ from fact_ledger.projections.conflicts import count_by_state
 from fact_ledger.projections.conflicts_projector import ConflictsProjector
 from fact_ledger.projections.conversations import ConversationsProjector
 from fact_ledger.projections.entity_aliases import EntityAliasesProjector
+from fact_ledger.projections.health_trend import HealthTrendProjector
 from fact_ledger.projections.memories import MemoriesProjector
 from fact_ledger.projections.notices import NoticeReviewsProjector
 from fact_ledger.projections.runner import ProjectionRunner, Projector
@@ -78,6 +79,7 @@ def default_projectors(settings: Settings | None = None) -> list[Projector]:
         TimelineProjector(),
         NoticeReviewsProjector(),
         ChangesProjector(),
+        HealthTrendProjector(),
     ]
 
 
@@ -521,6 +523,9 @@ class LedgerApp:
     # -- hindsight (server/app/hindsight.py) --------------------------------------------------
     def health(self, limit: int = 10) -> dict[str, Any]:
         return self.hindsight.health(limit)
+
+    def record_health(self) -> dict[str, Any]:
+        return self.hindsight.record_health()
 
     def apply_suggestion(self, suggestion_id: str, authorization: str = "") -> dict[str, Any]:
         return self.hindsight.apply_suggestion(suggestion_id, authorization)

@@ -22,13 +22,20 @@ from fact_ledger.ledger.arbiter import RULE_ORDER
 from fact_ledger.ledger.claims import extract_claims
 from fact_ledger.ledger.decide import set_key, settle
 from fact_ledger.ledger.errors import InvalidInput, NotFound
-from fact_ledger.ledger.events import ChangeRecorded, ConflictReopened, EntityAliasSet, Event, Reinstated
+from fact_ledger.ledger.events import (
+    ChangeRecorded,
+    ConflictReopened,
+    EntityAliasSet,
+    Event,
+    HealthChecked,
+    Reinstated,
+)
 from fact_ledger.ledger.facts import Decision, check_authorized
 from fact_ledger.ledger.govern import decide_resolve
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.projections import changes as changes_model
 from fact_ledger.projections import conflicts as conflicts_model
-from fact_ledger.projections import entity_aliases
+from fact_ledger.projections import entity_aliases, health_trend
 from fact_ledger.projections import health as health_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.server.app.governance import Governance, _resolved
@@ -37,6 +44,7 @@ from fact_ledger.server.app.set_verdicts import ARBITRATION_PREFIX
 from fact_ledger.server.app.storage import BackedUp, storage_call
 
 MAX_CLUSTERS = 200
+TREND_KEYS = ("cluster_count", "open_members", "needs_person", "hot", "superseded_ratio", "stale_ratio", "pass_ms")
 
 
 def tagged(event: Event, change: str) -> Event:
@@ -66,6 +74,7 @@ class Hindsight(Governance):
             status = mem.status_counts(self.conn, scope)
             cold = health_model.cold_count(self.conn, scope)
             changes = changes_model.recent(self.conn, 20, scope)
+            trend = health_trend.points(self.conn)
             aliases = entity_alias.propose(
                 health_model.subject_counts(self.conn, scope),
                 health_model.claim_values(self.conn, scope),
@@ -87,8 +96,26 @@ class Hindsight(Governance):
                 for a in aliases
             ],
             "changes": changes,
+            "trend": trend,
             "pass_ms": round((time.perf_counter() - started) * 1000, 1),
         }
+
+    @storage_call
+    def record_health(self) -> dict[str, Any]:
+        """Run the pass and record its summary (``HealthChecked``): one point of the trend. The
+        pass reads under a snapshot; the write lock is held only to append the one event."""
+        found = self.health()
+        summary = {key: found[key] for key in TREND_KEYS if key in found}
+        summary["absorbed_per_1000_writes"] = found["duplicates"]["absorbed_per_1000_writes"]
+        summary["near_group_count"] = found["duplicates"]["near_group_count"]
+
+        def decide() -> tuple[Decision, str, str]:
+            return [("health", HealthChecked(summary=summary))], clock.now(), self.workspaces.own_workspace()
+
+        outcome = self._commit(decide)
+        if isinstance(outcome, BackedUp):
+            return outcome.result
+        return {"ok": True, "position": outcome.events[0].position, "summary": summary}
 
     @storage_call
     def apply_suggestion(self, suggestion_id: str, authorization: str = "") -> dict[str, Any]:

@@ -16,13 +16,16 @@ from fact_ledger.server.cli.output import CliContext, emit, json_option, out_con
 
 @click.command()
 @click.option("--limit", type=click.IntRange(1, 200), default=10, show_default=True, help="clusters to list")
+@click.option("--record", is_flag=True, help="also record the pass's summary (a point of the trend)")
 @json_option
-def health(obj: CliContext, limit: int) -> None:
+def health(obj: CliContext, limit: int, record: bool) -> None:
     """The memory health report: contradiction clusters with a suggested settlement each,
-    duplicates, superseded and stale ratios, recent changes. Writes nothing.
+    duplicates, superseded and stale ratios, recent changes. Writes nothing unless --record.
 
     Example: ledger health --limit 5
     """
+    if record:
+        obj.app.record_health()
     emit(obj, obj.app.health(limit), _health_lines)
 
 
@@ -69,6 +72,10 @@ def _health_lines(r: dict[str, Any]) -> None:
         undone = f", undone by {ch['undone_by']}" if ch["undone_by"] else ""
         out_console.print(
             f"change {ch['change_id']} {ch['kind']} conflict {ch['conflict_id']}{undone}", highlight=False
+        )
+    if r.get("trend"):
+        out_console.print(
+            "trend (clusters): " + " ".join(str(p.get("cluster_count", "?")) for p in r["trend"][-12:]), highlight=False
         )
     out_console.print(f"pass: {r['pass_ms']} ms", highlight=False)
 

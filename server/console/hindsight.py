@@ -23,7 +23,36 @@ async def health(request: Request) -> Response:
         report = ledger(request).health(limit=10)
     except LedgerError as exc:
         return error_page(request, exc)
-    return render(request, "health.html", report=report)
+    return render(request, "health.html", report=report, chart=trend_chart(report.get("trend", [])))
+
+
+def trend_chart(points: list[dict[str, Any]], width: int = 640, height: int = 160) -> dict[str, Any] | None:
+    """The trend as an SVG line chart: contradiction clusters (left axis) and the superseded
+    share in percent (right axis) per recorded pass, oldest left. None under two points."""
+    if len(points) < 2:
+        return None
+    pad = 28
+    step = (width - 2 * pad) / (len(points) - 1)
+
+    def line(values: list[float]) -> str:
+        top = max(values) or 1.0
+        return " ".join(
+            f"{pad + i * step:.1f},{height - pad - (v / top) * (height - 2 * pad):.1f}" for i, v in enumerate(values)
+        )
+
+    clusters = [float(p.get("cluster_count", 0)) for p in points]
+    superseded = [100 * float(p.get("superseded_ratio", 0.0)) for p in points]
+    return {
+        "width": width,
+        "height": height,
+        "clusters": line(clusters),
+        "superseded": line(superseded),
+        "max_clusters": int(max(clusters)),
+        "max_superseded": round(max(superseded), 1),
+        "first": points[0]["recorded_at"][:10],
+        "last": points[-1]["recorded_at"][:10],
+        "count": len(points),
+    }
 
 
 def _texts(request: Request, ids: list[int]) -> list[dict[str, Any]]:

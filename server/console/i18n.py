@@ -37,6 +37,12 @@ STRINGS: dict[str, tuple[str, str]] = {
     "health_pass": ("Time of the pass", "检查用时"),
     "health_members_values": ("{n} memories, {v} values", "{n} 条记忆，{v} 个值"),
     "health_value": ("Value", "值"),
+    "health_trend": ("Over time", "随时间变化"),
+    "health_passes": ("{n} recorded passes", "{n} 次已记录的检查"),
+    "health_no_trend": (
+        "The trend appears after two recorded passes (ledger serve records one daily; ledger health --record now).",
+        "记录两次检查后显示趋势（ledger serve 每天记录一次；ledger health --record 立即记录）。",
+    ),
     "health_sources": ("Sources", "来源"),
     "health_suggest_settle": (
         "Suggestion: #{winner} wins by {rule}; {n} memories holding another value would be superseded.",

@@ -150,6 +150,7 @@ HTTP_PATH = "/mcp"  # the SDK's default streamable HTTP endpoint
 MODEL_POLL_S = 0.05  # how often start-up looks whether the model has loaded
 SWEEP_FIRST_S = 60.0  # the periodic pass (server/app/conversations.py) first runs this long after start
 SWEEP_EVERY_S = 3600.0  # and then once an hour
+HEALTH_FIRST_S = 120.0  # the scheduled health report pass first runs this long after start (or sooner)
 REPLAY_POLL_S = 1.0  # how often ledger serve looks whether backed-up writes can land (between calls)
 
 
@@ -189,6 +190,7 @@ async def _serve(server: MCPServer, tools: LedgerTools, http: bool, port: int) -
     async with anyio.create_task_group() as group:
         group.start_soon(_start_semantic, tools)
         group.start_soon(_sweep_periodically, tools)
+        group.start_soon(_health_periodically, tools)
         group.start_soon(_replay_when_back, tools)
         if http:
             await server.run_streamable_http_async(host="127.0.0.1", port=port)
@@ -233,6 +235,22 @@ async def _sweep_periodically(tools: LedgerTools) -> None:
         except Exception as exc:  # a database that is missing or degraded: try again next time
             print(f"fact-ledger: periodic pass skipped: {exc}", file=sys.stderr)
         await anyio.sleep(SWEEP_EVERY_S)
+
+
+async def _health_periodically(tools: LedgerTools) -> None:
+    """The health report pass on its schedule (``health_every_minutes``; 0: never), between tool
+    calls: it reads under a snapshot and appends one ``HealthChecked``, a point of the trend. It
+    never applies a suggestion."""
+    every = tools.app.settings.health_every_minutes * 60
+    if every <= 0:
+        return
+    await anyio.sleep(min(HEALTH_FIRST_S, every))
+    while True:
+        try:
+            await tools.run_alone(tools.app.record_health)
+        except Exception as exc:  # a database that is missing or degraded: try again next time
+            print(f"fact-ledger: health pass skipped: {exc}", file=sys.stderr)
+        await anyio.sleep(every)
 
 
 async def _start_semantic(tools: LedgerTools) -> None:

@@ -57,6 +57,13 @@ def test_a_suggestion_is_applied_and_undone_from_the_health_page(page: Any, cons
     page.goto(f"{console.base}/conflict/{conflict}")
     assert page.inner_text("#conflict-state").strip() == "open"
 
+    # Two recorded passes (as ledger serve records one a day) draw the trend: a point per pass.
+    for _ in range(2):
+        ledger_cli("health", "--record", "--db", console.db, check=True)
+    page.goto(f"{console.base}/health")
+    points = page.locator("#trend-clusters").get_attribute("points") or ""
+    assert len(points.split()) >= 2 and page.locator("#health-trend").is_visible()
+
     page.goto(f"{console.base}/lang/zh?next=/health")
     text = page.inner_text("body")
-    assert "矛盾簇" in text and "应用建议" in text and "依据事件时间胜出" in text
+    assert "矛盾簇" in text and "应用建议" in text and "依据事件时间胜出" in text and "随时间变化" in text

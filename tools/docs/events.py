@@ -52,6 +52,7 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "apply_suggestion": ("Superseded", "ConflictResolved", "ChangeRecorded"),  # every one with the change id
     "undo": ("Reinstated", "ConflictReopened", "ChangeRecorded"),
     "accept_entity_alias": ("EntityAliasSet",),
+    "record_health": ("HealthChecked",),  # ledger serve's scheduled pass, ledger health --record
     "reject_entity_alias": ("EntityAliasSet", "ConflictMemberLeft"),  # a member of the other name leaves a set
     "accept_alias": ("WorkspaceAliasSet",),
     "reject_alias": ("WorkspaceAliasSet",),
