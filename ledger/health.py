@@ -176,6 +176,18 @@ def duplicates(
     }
 
 
+def latency(samples_ms: Sequence[float]) -> dict[str, Any] | None:
+    """p50/p95 of ``find`` latencies (nearest rank), None when there are none."""
+    if not samples_ms:
+        return None
+    ordered = sorted(samples_ms)
+
+    def rank(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, max(0, int(q * len(ordered) + 0.5) - 1))], 2)
+
+    return {"p50": rank(0.5), "p95": rank(0.95), "n": len(ordered)}
+
+
 def groups(pairs: Sequence[tuple[int, int]]) -> list[list[int]]:
     """Connected groups of memory ids from pairs (near-duplicate notices), smallest id first."""
     parent: dict[int, int] = {}

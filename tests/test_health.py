@@ -128,6 +128,17 @@ def test_a_suggestion_id_names_the_set_as_it_stands() -> None:
     assert health.conflict_of_suggestion("settle-7-x") is None and health.conflict_of_suggestion("7") is None
 
 
+def test_find_latency_is_what_this_process_measured(ledger: LedgerApp) -> None:
+    assert ledger.health()["find_latency_ms"] is None
+    seed(ledger)
+    for query in ("budget", "staging port", "Apollo"):
+        ledger.find(query)
+    found = ledger.health()["find_latency_ms"]
+    assert found["n"] == 3 and 0 < found["p50"] <= found["p95"]
+    assert health.latency([5.0, 1.0, 3.0, 2.0, 4.0]) == {"p50": 3.0, "p95": 5.0, "n": 5}
+    assert ledger.record_health()["summary"]["find_p50_ms"] == found["p50"]
+
+
 def test_ratios_and_duplicate_groups() -> None:
     r = health.ratios({"active": 6, "superseded": 3, "retired": 1, "archived": 10}, cold=3)
     assert r["hot"] == 10 and r["superseded_ratio"] == 0.4 and r["stale_ratio"] == 0.5

@@ -8,6 +8,7 @@ result. Results are plain dicts with the keys of docs/contract.md.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -389,6 +390,7 @@ class LedgerApp:
     ) -> dict[str, Any]:
         if session_only and not session_id:
             raise InvalidInput("session_only needs session_id", field="session_only")
+        started = time.perf_counter()
         answer = self.view_service.find(
             query,
             limit=limit,
@@ -405,6 +407,7 @@ class LedgerApp:
             session_only=session_only,
             include_cold=include_cold,
         )
+        self.hindsight.find_ms.append((time.perf_counter() - started) * 1000)  # the report's find latency
         if cursor is None and as_of_event_time is None and as_of_recorded is None and not session_only:
             answer = self._with_pending_finds(answer, query, workspace)
         return answer

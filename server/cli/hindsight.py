@@ -62,6 +62,11 @@ def _health_lines(r: dict[str, Any]) -> None:
         f"stale (cooled): {r['stale']} ({r['stale_ratio']:.1%} of active)",
         highlight=False,
     )
+    if r.get("find_latency_ms"):
+        f = r["find_latency_ms"]
+        out_console.print(
+            f"find latency (this process): p50 {f['p50']} ms, p95 {f['p95']} ms over {f['n']}", highlight=False
+        )
     for a in r.get("aliases", []):
         out_console.print(
             f"alias? {a['alias']} → {a['canonical']}: {'; '.join(a['reasons'])} "

@@ -38,6 +38,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "health_members_values": ("{n} memories, {v} values", "{n} 条记忆，{v} 个值"),
     "health_value": ("Value", "值"),
     "health_trend": ("Over time", "随时间变化"),
+    "health_find_latency": ("Search latency measured by this console", "本控制台测得的搜索延迟"),
     "health_passes": ("{n} recorded passes", "{n} 次已记录的检查"),
     "health_no_trend": (
         "The trend appears after two recorded passes (ledger serve records one daily; ledger health --record now).",
