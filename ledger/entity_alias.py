@@ -115,7 +115,7 @@ def propose(
     ``values``: ``(subject, attribute, value_norm)`` of their claims; ``decided``: pairs already
     accepted or rejected (either direction), never proposed again. The canonical name is the
     full name (not the title), the spelled-out word (not the numeronym), else the name more
-    memories use.
+    memories use (then the longer spelling).
     """
     skip = {frozenset(p) for p in decided}
     found: dict[frozenset[str], dict[str, Any]] = {}
@@ -144,7 +144,7 @@ def propose(
         if len(full) == 1:
             add(name, full[0], f"{name} is the surname {surname} with a title; {full[0]} is the one full name with it")
     for a, b in _spelled_alike(names):
-        alias, canonical = sorted((a, b), key=lambda n: (subjects.get(n, 0), n))
+        alias, canonical = sorted((a, b), key=lambda n: (subjects.get(n, 0), len(n), n))  # the fuller spelling
         add(alias, canonical, f"{a} and {b} are spelled one letter apart")
     for short, long in _numeronyms(names):
         add(short, long, f"{short} abbreviates {long}")

@@ -123,3 +123,32 @@ async def undo(request: Request) -> Response:
     except LedgerError as exc:
         return error_page(request, exc)
     return RedirectResponse(f"/health?done=undo&change={result['change']['position']}", status_code=303)
+
+
+async def alias(request: Request) -> Response:
+    """Accept or reject a proposed entity alias (``decision`` = accept | reject), after a
+    confirmation page that says what it changes."""
+    form = dict(await request.form())
+    if not request.app.state.guard.csrf_ok(form.get("csrf")):
+        return PlainTextResponse("missing or wrong CSRF token: nothing was recorded", status_code=403)
+    name, canonical = str(form.get("alias", "")).strip(), str(form.get("canonical", "")).strip()
+    decision = str(form.get("decision", ""))
+    app = ledger(request)
+    try:
+        if decision not in ("accept", "reject"):
+            raise InvalidInput("decision must be accept or reject", field="decision")
+        if form.get("confirmed") != "yes":
+            return render(
+                request,
+                "health_confirm.html",
+                action="alias",
+                describe=f"alias_{decision}_describe",
+                fields={"alias": name, "canonical": canonical},
+                hidden={"alias": name, "canonical": canonical, "decision": decision},
+                items=[],
+            )
+        call = app.accept_entity_alias if decision == "accept" else app.reject_entity_alias
+        call(name, canonical, authorization=AUTH_USER)
+    except LedgerError as exc:
+        return error_page(request, exc)
+    return RedirectResponse(f"/health?done=alias_{decision}", status_code=303)

@@ -69,6 +69,21 @@ STRINGS: dict[str, tuple[str, str]] = {
         "撤销位置 {position} 的更改：{n} 条记忆恢复，冲突 #{conflict} 重新打开。",
     ),
     "will_be_reinstated": ("Will be reinstated", "将被恢复"),
+    "health_aliases": ("Proposed aliases (one person or thing, two names)", "建议的别名（同一人或物的两个名字）"),
+    "health_alias": ("Name", "名字"),
+    "health_canonical": ("Means", "指的是"),
+    "health_why": ("Why", "原因"),
+    "health_alias_accept": ("Accept", "接受"),
+    "health_alias_reject": ("Reject", "拒绝"),
+    "alias_accept_describe": (
+        "From now on claims about {alias} are about {canonical}: "
+        "later statements about either name meet in one claim set.",
+        "从现在起关于 {alias} 的陈述即关于 {canonical}：之后关于任一名字的陈述会进入同一个主张集。",
+    ),
+    "alias_reject_describe": (
+        "{alias} is not {canonical}: the pair is never proposed again, and sets that met only through it part.",
+        "{alias} 不是 {canonical}：不再建议这一对，仅因它相遇的主张集会分开。",
+    ),
     "language": ("中文", "English"),
     "time_travel": ("Time travel", "时间旅行"),
     "as_of_recorded": ("As recorded by (position or time)", "截至记录（位置或时间）"),

@@ -27,6 +27,7 @@ def create_app(ledger_app: LedgerApp, guard: Guard, sources: dict[str, str]) -> 
         Route("/health", hindsight.health),
         Route("/health/apply", hindsight.apply, methods=["POST"]),
         Route("/health/undo", hindsight.undo, methods=["POST"]),
+        Route("/health/alias", hindsight.alias, methods=["POST"]),
         Route("/timeline", records.timeline),
         Route("/audit", records.audit),
         Route("/audit/export.{fmt:str}", records.export),

@@ -67,3 +67,17 @@ def test_a_suggestion_is_applied_and_undone_from_the_health_page(page: Any, cons
     page.goto(f"{console.base}/lang/zh?next=/health")
     text = page.inner_text("body")
     assert "矛盾簇" in text and "应用建议" in text and "依据事件时间胜出" in text and "随时间变化" in text
+
+
+def test_a_proposed_alias_is_accepted_from_the_health_page(page: Any, console: Console) -> None:
+    for content, subject in (("The Jon team lead is Maria", "Jon"), ("John's desk is on floor 4", "John")):
+        ledger_cli("remember", content, "--subject", subject, "--db", console.db, "--json", check=True)
+    page.goto(f"{console.base}/health")
+    row = page.locator("tr.alias[data-alias='Jon']")
+    assert "one letter apart" in row.inner_text()
+    before = console.events()
+    row.locator("button.act-alias-accept").click()
+    assert "claims about Jon are about John" in page.inner_text("#confirm-text") and console.events() == before
+    page.click("#confirm-yes")
+    assert page.url.startswith(f"{console.base}/health?done=alias_accept") and console.events() == before + 1
+    assert page.locator("tr.alias[data-alias='Jon']").count() == 0  # decided: no longer proposed
