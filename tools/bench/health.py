@@ -87,12 +87,13 @@ def time_pass(db: Path, reps: int) -> dict[str, Any]:
         app.close()
 
 
-def _loop(db: str, running: Any, stop: Any, count: Any) -> None:
-    """A second process: the pass, again and again while ``running`` is set."""
+def _loop(db: str, running: Any, began: Any, stop: Any, count: Any) -> None:
+    """A second process: the pass, again and again while ``running`` is set (``began``: one began)."""
     app = LedgerApp(_settings(Path(db)))
     try:
         while not stop.is_set():
             if running.wait(0.05):
+                began.set()
                 app.health()
                 with count.get_lock():
                     count.value += 1
@@ -102,8 +103,8 @@ def _loop(db: str, running: Any, stop: Any, count: Any) -> None:
 
 def writes_during_pass(db: Path, writes: int, block: int) -> dict[str, Any]:
     ctx = mp.get_context("spawn")
-    running, stop, count = ctx.Event(), ctx.Event(), ctx.Value("i", 0)
-    worker = ctx.Process(target=_loop, args=(str(db), running, stop, count))
+    running, began, stop, count = ctx.Event(), ctx.Event(), ctx.Event(), ctx.Value("i", 0)
+    worker = ctx.Process(target=_loop, args=(str(db), running, began, stop, count))
     worker.start()
     app = LedgerApp(_settings(db))
     samples: dict[bool, list[float]] = {True: [], False: []}
@@ -111,8 +112,13 @@ def writes_during_pass(db: Path, writes: int, block: int) -> dict[str, Any]:
         for n in range(writes):
             during = (n // block) % 2 == 1
             if during != running.is_set():
-                running.set() if during else running.clear()
-                time.sleep(0.2)  # the pass is under way (or the last one ended)
+                if during:
+                    began.clear()
+                    running.set()
+                    began.wait(120)  # a pass is under way (the first waits for the process to start)
+                else:
+                    running.clear()
+                    time.sleep(0.2)
             started = time.perf_counter()
             app.remember(f"Write {n} of the interleaved run: note {n * 7919 % 10007}", subject=f"bench note {n}")
             samples[during].append((time.perf_counter() - started) * 1000)
