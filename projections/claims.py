@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS claims(
     PRIMARY KEY(memory_id, ord)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS claims_key ON claims(key_subject, key_attribute, kind, workspace, memory_id, value_norm);
+CREATE INDEX IF NOT EXISTS claims_value ON claims(key_subject, key_attribute, kind, workspace, value_norm, memory_id);
 """
 _NEAR_SCHEMA = """
 CREATE TABLE IF NOT EXISTS near_dup_sigs(
@@ -98,7 +99,8 @@ class ClaimsProjector(DeferringProjector):
     # 2: no trait of a named person ("Bob is tall"); 3: likes, where one lives and works;
     # 4: the key index covers each claim's value (see values_and_members); 5: ownership ("X owns
     # Y"), a role's value read as a name ("the on-call engineer is Jun 9"), attribute names;
-    # 6: slots (fillers out of keys, change verbs, eat/drink polarity, the drink slot)
+    # 6: slots (fillers out of keys, change verbs, eat/drink polarity, the drink slot) and the
+    # claims_value index (a restatement's probe seeks its value instead of walking the key)
     version = 6
     tables = ("claims",)
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
@@ -357,7 +359,8 @@ def matching_claims(
 
 def holding_value(conn: apsw.Connection, claim: Claim, workspace: str, limit: int = 8) -> list[int]:
     """Memories (oldest first) with a claim of ``claim``'s key and its normalised value: those a
-    restatement of it may confirm (:mod:`ledger.restatement`)."""
+    restatement of it may confirm (:mod:`ledger.restatement`). A seek in ``claims_value``: what
+    it costs does not grow with the key's history."""
     return [
         r[0]
         for r in conn.execute(

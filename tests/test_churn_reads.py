@@ -30,7 +30,10 @@ def test_joining_a_set_reads_it_once_and_never_looks_up_the_writers_stream(app: 
     membership = [s for s in ran if "FROM conflict_members WHERE conflict_id=? AND +active=1" in s]
     assert len(set_rows) == 1, set_rows  # the decision's two steps share what the first one read
     assert len(membership) <= 1, membership  # the reply's near-duplicate check; the decision's came with the values
-    assert not [s for s in ran if "FROM claims WHERE key_subject=?" in s]  # no whole claims of the key's history
+    whole = [s for s in ran if "FROM claims WHERE key_subject=?" in s and not s.startswith("SELECT memory_id FROM")]
+    assert not whole  # no whole claims of the key's history
+    probes = [s for s in ran if s.startswith("SELECT memory_id FROM claims WHERE key_subject=?")]
+    assert len(probes) <= 1 and all("value_norm=?" in s and "LIMIT" in s for s in probes)  # a restatement's seek
     assert not [s for s in ran if s.startswith("SELECT stream_id FROM memories")]  # its own event names it
     assert not [s for s in ran if s.startswith("SELECT active FROM conflict_members")]  # the upsert tells
     (conflict,) = app.conflicts()["conflicts"]

@@ -35,7 +35,7 @@ def test_vector_closeness_is_the_cosine_of_current_vectors(tmp_path: Path) -> No
     app = LedgerApp(Settings(db=str(tmp_path / "l.db"), client="test", embedding=Embedding(enabled=False)))
     try:
         a = app.remember("The staging API listens on port 8080")["memory_id"]
-        b = app.remember("Staging API port: 8080")["memory_id"]
+        b = app.remember("Staging API port: 8080", tags=["infra"])["memory_id"]  # tagged: not a restatement
         assert app.compare(a, b)["closeness"]["vector"] is None  # no vectors stored
 
         _store(app, [(a, "The staging API listens on port 8080", _unit([1, 1, 0, 0]))])

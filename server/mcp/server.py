@@ -206,6 +206,8 @@ def join_progress_printer(every: int = 20_000) -> Callable[[int, int], None]:
     phase = ["copying"]
 
     def show(done: int, total: int) -> None:
+        if total == 0:  # a fresh ledger: nothing to build, nothing to say
+            return
         if done < shown[0]:  # the copy is done: the fold starts again from 0
             phase[0], shown[0] = "folding", -every
         if done != shown[0] and (done - shown[0] >= every or done == total):
