@@ -299,4 +299,51 @@ TARGETS: tuple[Target, ...] = (
         fast=("_where", "subject_at"),
         fast_lines=SCOPE_LINES,
     ),
+    # The working tier: a conversation's working set, and the service that answers it, keep
+    # another workspace's notes out under strict isolation.
+    Target(
+        "projections/conversations.py",
+        ("tests/test_working_tier.py", "tests/test_working_set.py"),
+        only=("working_set",),
+        critical=("working_set",),
+    ),
+    Target(
+        "server/app/conversations.py",
+        ("tests/test_working_tier.py", "tests/contract/test_working_tier.py"),
+        only=(
+            "Conversations.note",
+            "Conversations.working",
+            "Conversations.working_hits",
+            "Conversations._working_row",
+            "Conversations.read",
+            "Conversations.history",
+        ),
+        critical=("Conversations.working", "Conversations.working_hits", "Conversations._working_row"),
+    ),
+    # This machine's pending (backed-up) writes shown to find: only the caller's scope.
+    Target(
+        "server/app/pending_reads.py",
+        ("tests/test_pending_reads.py",),
+        only=("pending_finds",),
+        critical=("pending_finds",),
+    ),
+    # Hindsight: the health report, its changes and undo stay inside the caller's workspaces.
+    Target(
+        "projections/health.py",
+        ("tests/test_health.py", "tests/contract/test_hindsight.py"),
+        only=("_scope",),
+        critical=("_scope",),
+    ),
+    Target(
+        "projections/changes.py",
+        ("tests/test_health.py", "tests/contract/test_hindsight.py"),
+        only=("recent",),
+        critical=("recent",),
+    ),
+    Target(
+        "server/app/hindsight.py",
+        ("tests/test_health.py", "tests/contract/test_hindsight.py"),
+        only=("Hindsight._scope", "Hindsight.undo"),
+        critical=("Hindsight._scope", "Hindsight.undo"),
+    ),
 )
