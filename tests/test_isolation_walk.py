@@ -28,6 +28,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from fact_ledger.ledger.arbiter import RULE_ORDER
 from fact_ledger.ledger.events import AUTH_USER
 from fact_ledger.projections import notices
 from fact_ledger.projections.indexer import Indexer
@@ -39,6 +40,7 @@ from fact_ledger.server.mcp.server import build_server
 pytestmark = pytest.mark.anyio
 
 SECRET = "zorblax"  # a word only alpha's memories hold
+BETA_SESSION = "conv-beta"  # a conversation with a working note in beta
 EVERY_PAIR_CLOSE = notices.Thresholds(similarity=-1.0, duplicate_similarity=2.0)
 LONG = "\n\n".join(
     f"## Part {i}\n\n" + " ".join(f"The {SECRET} runbook step {i}.{j} restarts the gateway pool." for j in range(40))
@@ -53,7 +55,7 @@ WALKED = {
     *(("memory_review", name) for name in TOOLS["memory_review"].routes if name != "help"),
 }
 NOT_READS = {
-    **{("memory", n): "writes" for n in ("remember", "update", "judge")},
+    **{("memory", n): "writes" for n in ("remember", "update", "judge", "reinforce")},
     **{("memory_govern", n): "writes (user-authorised)" for n in TOOLS["memory_govern"].routes if n != "help"},
     # Maintenance of the whole log (rebuild, verify the chain, replay, re-embed, archive): tasks,
     # not views of memories; verify's `events` is the shared log's head, like status's.
@@ -69,6 +71,8 @@ NOT_READS = {
 # order must not).
 LOG_HEAD = {"events", "recorded_position", "position", "lag"}
 SHARED_STATISTICS = {"score"}
+# How long this process took (the health pass, its recent finds): wall-clock, not content.
+TIMINGS = {"find_latency_ms", "pass_ms"}
 
 
 @pytest.fixture
@@ -98,6 +102,7 @@ def seed_beta(beta: LedgerApp) -> dict[str, int]:
     beta.remember("the budget is 50k", subject="budget")
     beta.remember("the budget is 80k", subject="budget")
     beta.update(first, content="The gateway port is 7071")
+    beta.remember("The gateway pool restarts nightly", tier="working", session_id=BETA_SESSION)  # a working note
     _index(beta)
     while beta.semantic_notice():  # the reply's one-time lines about beta's own notices, said before the walks
         pass
@@ -185,6 +190,9 @@ async def walk(app: LedgerApp, own: dict[str, int]) -> dict[str, Any]:
             ("workspaces", {}),
             *((f"notices {state}", {"state": state}) for state in ("open", "all")),
             ("notices page", {"state": "all", "limit": 1}),
+            ("health", {}),
+            ("whatif", {"rule_order": ["event_time", *(r for r in RULE_ORDER if r != "event_time")]}),
+            ("working", {"session_id": BETA_SESSION}),
         ]
         for label, data in review:
             await call(label, "memory_review", "view", label.split()[0], data)
@@ -204,7 +212,7 @@ def _comparable(value: Any) -> Any:
         return {
             k: _cursor(v) if k == "next_cursor" else _comparable(v)
             for k, v in value.items()
-            if not (k in LOG_HEAD and isinstance(v, int)) and k not in SHARED_STATISTICS
+            if not (k in LOG_HEAD and isinstance(v, int)) and k not in SHARED_STATISTICS | TIMINGS
         }
     if isinstance(value, list):
         return [_comparable(v) for v in value]
@@ -224,8 +232,9 @@ def _differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     for label in before:
         one, other = _comparable(before[label]), _comparable(after[label])
         if one != other:
+            keys = sorted(k for k in {*one, *other} if one.get(k) != other.get(k)) if isinstance(one, dict) else []
             shown = (json.dumps(x, sort_keys=True)[:1500] for x in (one, other))
-            out.append(f"{label}:\n  before {next(shown)}\n  after  {next(shown)}")
+            out.append(f"{label} (differs in {keys}):\n  before {next(shown)}\n  after  {next(shown)}")
     return out
 
 

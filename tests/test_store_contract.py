@@ -241,6 +241,11 @@ def test_every_event_type_round_trips() -> None:
                 "content",
                 "command",
                 "head",
+                "change",
+                "kind",
+                "session",
+                "signal",
+                "long_term",
             )
         }
         event = cls(**fields)
