@@ -1,0 +1,25 @@
+"""tools/bench/remember_ab: two source trees in alternating rounds (here the same tree twice, at a
+tiny size), each in its own process with ``fact_ledger`` imported from that tree."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tools.bench import remember_ab
+
+
+def test_rounds_alternate_and_the_ratio_is_their_median(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = remember_ab.REPO
+    assert remember_ab.main(
+        ["--before", str(tree), "--after", str(tree), "--memories", "200", "--rounds", "2", "--calls", "20",
+         "--workdir", str(tmp_path)]
+    ) == 0  # fmt: skip
+    result = json.loads(capsys.readouterr().out)
+    assert result["rounds"] == 2 and len(result["ratios"]) == 2
+    assert all(len(result["p50_ms"][side]) == 2 and min(result["p50_ms"][side]) > 0 for side in ("before", "after"))
+    assert sorted(result["ratios"])[0] <= result["median_ratio"] <= sorted(result["ratios"])[-1]
+    links = tmp_path / "links-before" / "fact_ledger" / "ledger"
+    assert links.is_symlink() and links.resolve() == (tree / "ledger").resolve()  # imported from that tree
