@@ -2,16 +2,17 @@
 set when they are about the same subject and say it in other words. A pure decision.
 
 Claim patterns read the wordings they know; an agent has more ("Bob sits by the window on floor
-3" / "Bob's seat is by the window on floor 5"). With vectors live, the notices pass already pairs
+3" / "Bob now sits by the window on floor 5"). With vectors live, the notices pass already pairs
 memories close in meaning with a deterministic difference (:mod:`projections.notices`: cosine at
 or above the calibrated ``notice_similarity``, and :func:`ledger.disagree.disagreement` finds a
 number, a date, a negation or a name that differs). Such a pair is one slot when
 
-* both name the same subject (the agent's ``subject``, normalised), or neither names one and
-  their statements share most of their words once values are masked
-  (:func:`ledger.freshness.template`); and
-* their masked templates differ only in wording: at least :data:`MIN_TEMPLATE_OVERLAP` of their
-  words are shared.
+* both name the same subject (the agent's ``subject``, normalised), or neither names one; and
+* their masked templates differ only in the words that relate a subject to its value ("now",
+  "moved to", "is", 改为, 现在 …: :data:`ledger.restatement.RELATION_WORDS`): every other word is
+  the same. Any other difference may be another entity ("the billing API" / "the orders API"
+  listening on another port), so the pair stays a notice — measured on the fact stream, a looser
+  rule (half the words shared) superseded current values of other services.
 
 Then the pair opens a claim set of its own (``attribute: "meaning"``, keyed by the two memories,
 so a set a person settled with ``keep_all`` is never opened again), and the write policies apply
@@ -25,12 +26,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from fact_ledger.ledger.arbiter import arbitrate_set, portable
+from fact_ledger.ledger.claim_words import STOP_TOKENS
 from fact_ledger.ledger.events import AUTH_POLICY, ClaimCollided, SetMember
 from fact_ledger.ledger.facts import ConflictFacts, Decision, MemoryFacts, Policy
 from fact_ledger.ledger.freshness import template
+from fact_ledger.ledger.restatement import RELATION_WORDS
 from fact_ledger.ledger.settlement import settle_by_policy
 
-MIN_TEMPLATE_OVERLAP = 0.5  # share of the masked templates' words two wordings of one slot hold in common
 ATTRIBUTE = "meaning"
 _MASK = "0value0"
 
@@ -39,10 +41,14 @@ def same_slot(left_subject: str, right_subject: str, left_content: str, right_co
     """The two statements are about one subject and differ only in wording (values masked)."""
     if (left_subject or right_subject) and left_subject != right_subject:
         return False
-    mine, theirs = set(template(left_content).split()) - {_MASK}, set(template(right_content).split()) - {_MASK}
-    if not mine or not theirs:
-        return False
-    return len(mine & theirs) / len(mine | theirs) >= MIN_TEMPLATE_OVERLAP
+    mine, theirs = _slot_words(left_content), _slot_words(right_content)
+    return bool(mine) and mine == theirs
+
+
+def _slot_words(content: str) -> frozenset[str]:
+    """The words of ``content`` that name what it is about: values masked, and articles and the
+    words that only relate a subject to its value ("now", "moved", "is", 改, 现在) left out."""
+    return frozenset(template(content).split()) - {_MASK} - STOP_TOKENS - RELATION_WORDS
 
 
 def set_key(left_stream: str, right_stream: str) -> str:
@@ -89,4 +95,4 @@ def meaning_set(
     )
 
 
-__all__ = ["ATTRIBUTE", "MIN_TEMPLATE_OVERLAP", "meaning_set", "same_slot", "set_key"]
+__all__ = ["ATTRIBUTE", "meaning_set", "same_slot", "set_key"]
