@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fact_ledger.ledger.duplicates import DUPLICATE_STATUS, DuplicateKey, duplicate_key, is_exact_duplicate
@@ -61,6 +61,44 @@ def test_two_memories_are_duplicates_exactly_when_their_keys_match(a: str, b: st
     ka, kb = duplicate_key(a, sa, "w"), duplicate_key(b, sb, "w")
     same = content_hash(a) == content_hash(b) and ka.subject_norm == kb.subject_norm
     assert is_exact_duplicate(ka, kb, "active") == same
+
+
+_WORDS = st.sampled_from(["Alice moved to Berlin.", "alice moved to berlin", "Alice moved to Paris.", "Bob is here"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    _WORDS, _WORDS, st.sampled_from(["Alice", " alice ", "Bob", ""]), st.sampled_from(["Alice", "", "BOB"]),
+    st.sampled_from(["w", "v"]), st.booleans(),
+)  # fmt: skip
+def test_the_read_models_lookup_agrees_with_the_rule(
+    first: str, second: str, s1: str, s2: str, workspace: str, retired: bool
+) -> None:
+    """``projections.memories.exact_duplicate`` (the SQL that runs) finds a memory exactly when
+    :func:`is_exact_duplicate` says it absorbs the new one (the rule, written plainly)."""
+    import tempfile
+    from pathlib import Path
+
+    from fact_ledger.projections import memories as mem
+    from fact_ledger.server.app.facade import LedgerApp
+    from fact_ledger.server.config import Settings
+
+    with tempfile.TemporaryDirectory() as tmp:
+        app = LedgerApp(Settings(db=str(Path(tmp) / "l.db")))
+        try:
+            memory_id = app.remember(first, subject=s1, workspace="w")["memory_id"]
+            if retired:
+                app.retire(memory_id, authorization="user_channel")
+            row = mem.by_id(app.conn, memory_id)
+            assert row is not None
+            existing = DuplicateKey(row["content_hash"], row["workspace"], row["subject_norm"])
+            new = duplicate_key(second, s2, workspace)
+            found = mem.exact_duplicate(app.conn, new)
+            assert (found is not None and found["memory_id"] == memory_id) == is_exact_duplicate(
+                new, existing, row["status"]
+            )
+        finally:
+            app.close()
 
 
 # -- retention -----------------------------------------------------------------------------------
