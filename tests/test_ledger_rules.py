@@ -164,3 +164,34 @@ def test_a_reply_shows_at_most_five_sets_best_first(rows: list[tuple[int, int | 
     assert keys == sorted(keys)
     rest = [(s["leader_id"] == 1, s["conflict_id"]) for s in sets if s not in shown]
     assert all(k < r for k in keys for r in rest)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    st.sampled_from(["agent_generated", "document_extracted", "user_confirmed", "unknown"]),
+    st.sampled_from(["agent_generated", "user_confirmed"]),
+    st.sampled_from(["", "user_channel"]),
+)  # fmt: skip
+def test_the_guarded_member_query_agrees_with_the_rule(first_source: str, second_source: str, channel: str) -> None:
+    """``projections.conflicts.has_guarded_member`` (SQL) says a set has a member no policy may
+    supersede exactly when :func:`ledger.settlement.guarded` says so of one of its members."""
+    import tempfile
+    from pathlib import Path
+
+    from fact_ledger.ledger.facts import MemoryFacts
+    from fact_ledger.ledger.settlement import guarded
+    from fact_ledger.projections import conflicts as conflicts_model
+    from fact_ledger.projections import memories as mem
+    from fact_ledger.server.app.facade import LedgerApp
+    from fact_ledger.server.config import Settings
+
+    with tempfile.TemporaryDirectory() as tmp:
+        app = LedgerApp(Settings(db=str(Path(tmp) / "l.db")))
+        try:
+            app.remember("The cache port is 7000", source_type=first_source, authorization=channel)
+            answer = app.remember("The cache port is 7001", source_type=second_source, authorization=channel)
+            (conflict,) = answer["conflicts"]
+            members = [MemoryFacts.from_row(mem.by_id(app.conn, m) or {}) for m in (1, answer["memory_id"])]
+            assert conflicts_model.has_guarded_member(app.conn, conflict["conflict_id"]) == any(map(guarded, members))
+        finally:
+            app.close()
