@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -77,7 +78,6 @@ def test_the_read_models_lookup_agrees_with_the_rule(
     """``projections.memories.exact_duplicate`` (the SQL that runs) finds a memory exactly when
     :func:`is_exact_duplicate` says it absorbs the new one (the rule, written plainly)."""
     import tempfile
-    from pathlib import Path
 
     from fact_ledger.projections import memories as mem
     from fact_ledger.server.app.facade import LedgerApp
@@ -176,7 +176,6 @@ def test_the_guarded_member_query_agrees_with_the_rule(first_source: str, second
     """``projections.conflicts.has_guarded_member`` (SQL) says a set has a member no policy may
     supersede exactly when :func:`ledger.settlement.guarded` says so of one of its members."""
     import tempfile
-    from pathlib import Path
 
     from fact_ledger.ledger.facts import MemoryFacts
     from fact_ledger.ledger.settlement import guarded
@@ -195,3 +194,29 @@ def test_the_guarded_member_query_agrees_with_the_rule(first_source: str, second
             assert conflicts_model.has_guarded_member(app.conn, conflict["conflict_id"]) == any(map(guarded, members))
         finally:
             app.close()
+
+
+def test_the_archivable_query_agrees_with_the_rule(tmp_path: Path) -> None:
+    """``projections.memories.archivable`` / ``count_archivable`` (SQL) pick exactly the memories
+    :func:`ledger.retention.is_archivable` names, at cutoffs before, between and after their changes."""
+    from fact_ledger.projections import memories as mem
+    from fact_ledger.server.app.facade import LedgerApp
+    from fact_ledger.server.config import Settings
+
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        kept = app.remember("The cache port is 7000")["memory_id"]
+        retired = app.remember("Run the nightly backup")["memory_id"]
+        app.retire(retired, authorization="user_channel")
+        old = app.remember("The gateway port is 8000")["memory_id"]
+        new = app.remember("The gateway port is 8001")["memory_id"]
+        app.supersede(old, new, authorization="user_channel")
+        rows = [r for r in (mem.by_id(app.conn, m) for m in (kept, retired, old, new)) if r is not None]
+        times = sorted(r["updated_at"] for r in rows)
+        for cutoff in ("0000", times[0], times[len(times) // 2], "9999"):
+            expected = [r["memory_id"] for r in rows if is_archivable(r["status"], r["updated_at"], cutoff)]
+            assert [c.memory_id for c in mem.archivable(app.conn, cutoff)] == sorted(expected)
+            assert mem.count_archivable(app.conn, cutoff) == len(expected)
+        assert [c.memory_id for c in mem.archivable(app.conn, "9999")] == sorted([retired, old])
+    finally:
+        app.close()
