@@ -56,15 +56,12 @@ def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list
     return out
 
 
-def _slot_named_first(conn: Any, hits: list[Hit], query: str) -> list[Hit]:
+def _slot_named_first(hits: list[Hit], query: str, slots: dict[int, list[str]]) -> list[Hit]:
     """Hits whose claim slot the query names gain :func:`ledger.slot_match.slot_scores`, then
-    stand in score order (ties keep their order)."""
+    stand in score order (ties keep their order). ``slots``: the hits' claim keys (``slot_keys``)."""
     if len(hits) < 2 or not query.strip():
         return hits
-    keys = {
-        m: [(parts[1], parts[2]) for k in ks if len(parts := k.split("\x1f")) == 3]
-        for m, ks in slot_keys(conn, [h.memory_id for h in hits]).items()
-    }
+    keys = {m: [(parts[1], parts[2]) for k in ks if len(parts := k.split("\x1f")) == 3] for m, ks in slots.items()}
     bonus = slot_scores(query, keys)
     if not bonus:
         return hits
@@ -72,17 +69,20 @@ def _slot_named_first(conn: Any, hits: list[Hit], query: str) -> list[Hit]:
     return sorted(scored, key=lambda h: -h.score)
 
 
-def _newest_first(conn: Any, hits: list[Hit], standing: dict[int, dict[str, Any]], query: str = "") -> list[Hit]:
+def _newest_first(
+    conn: Any, hits: list[Hit], standing: dict[int, dict[str, Any]], claim_slots: dict[int, list[str]], query: str = ""
+) -> list[Hit]:
     """Hits on one fact outside a claim set in newest-first order, in their places
     (:func:`ledger.freshness.newest_first`); scores still fall down the list. A hit holding one
-    of the query's identifiers whole keeps its place: the query named that value itself."""
+    of the query's identifiers whole keeps its place: the query named that value itself.
+    ``claim_slots``: the hits' claim keys, read once for this and :func:`_slot_named_first`."""
     if len(hits) < 2:
         return hits
     ids = [h.memory_id for h in hits]
     rows = mem.by_ids(conn, ids)
     named = identifiers(query)
     fixed = set(standing) | {m for m, row in rows.items() if named and holds_any(row["content"], named)}
-    slots = slot_keys(conn, ids)
+    slots = {m: list(keys) for m, keys in claim_slots.items()}
     for memory_id, row in rows.items():
         if shape := template(row["content"]):
             slots.setdefault(memory_id, []).append(f"{row['workspace']}\x1f{row['subject_norm']}\x1f{shape}")
@@ -193,9 +193,10 @@ class Views:
             hits, _ = self.search(query, filters, page + STANDING_WINDOW, boost, page)
             if not hits and first and not include_cold:  # nothing hot answers: the cold may
                 hits, _ = self.search(query, msgspec.structs.replace(filters, exclude_cold=False), page, boost, page)
-            hits = _slot_named_first(self.storage.conn, hits, query)
+            claim_slots = slot_keys(self.storage.conn, [h.memory_id for h in hits]) if len(hits) > 1 else {}
+            hits = _slot_named_first(hits, query, claim_slots)
             standing = self.standings([h.memory_id for h in hits])
-            hits = _newest_first(self.storage.conn, _leaders_first(hits, standing), standing, query)
+            hits = _newest_first(self.storage.conn, _leaders_first(hits, standing), standing, claim_slots, query)
             if session_id and not session_only:
                 hits = self._conversation_first(hits, session_id)
             shown = hits[offset : offset + taken]

@@ -169,7 +169,7 @@ class Writes(Service):
                 "version": row["version"],
                 "status": row["status"],
                 absorbed: row["memory_id"],
-                **({"support": row["sightings"] + 1} if head.type == "Restated" else {}),
+                **({"support": mem.support(self.conn, row["memory_id"])[0]} if head.type == "Restated" else {}),
                 "workspace": row["workspace"],
                 **retracted,
                 **_candidates_report(cancelling, retracted),
