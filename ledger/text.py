@@ -58,6 +58,23 @@ def is_cjk(text: str) -> bool:
     return bool(_CJK_RUN.search(text))
 
 
+def script(text: str) -> str | None:
+    """The script most of ``text`` is written in: ``"cjk"`` or ``"alphabetic"`` (words cut by
+    spaces: Latin, Cyrillic, Greek, …), or None when neither has two thirds of it (mixed, or no letters).
+
+    Two CJK characters count as one word (about the length of a Chinese word); a run of digits
+    counts for neither, so "端口是 8080" is CJK and "port 8080" is not. Search uses it to tell a
+    memory whose words *cannot* match the query's (written in the other script) from one whose
+    words simply do not."""
+    cjk = sum(len(run) for run in _CJK_RUN.findall(text)) / 2
+    words = sum(1 for token in _TOKEN.findall(text) if not _CJK_RUN.match(token) and not token.isdigit())
+    if cjk and cjk >= 2 * words:
+        return "cjk"
+    if words and words >= 2 * cjk:
+        return "alphabetic"
+    return None
+
+
 def _expand_run(match: re.Match[str]) -> str:
     run = match.group(0)
     if len(run) == 1:

@@ -10,7 +10,9 @@ are min-max normalised over the union, and the fused score is ``LEXICAL_WEIGHT Ã
 VECTOR_WEIGHT Ã— cosine``. A candidate that holds the query verbatim keeps the full-text
 ranking's phrase bonus on top, so exact wording still wins; one that holds the query's
 identifier whole (``ranking.identifiers``) keeps its identifier bonus on top too. A candidate
-without a vector yet is fused on its text alone (never as "far"). The weights and the pool
+without a vector yet is fused on its text alone (never as "far"); one written in the other
+script than the query (a Chinese question, an English memory) is fused on its closeness alone,
+since its words cannot match the query's (never as "unrelated"). The weights and the pool
 were calibrated on the LoCoMo development conversations (docs/search.md has the table of
 methods tried).
 
@@ -28,7 +30,7 @@ import apsw
 import msgspec
 
 from fact_ledger.ledger.sql import marks
-from fact_ledger.ledger.text import analyse
+from fact_ledger.ledger.text import analyse, script
 from fact_ledger.projections import knn
 from fact_ledger.projections.ranking import IDENTIFIER_BONUS, WORKSPACE_BONUS
 from fact_ledger.projections.search import Hit, SearchFilters, search, text_pool
@@ -91,6 +93,7 @@ class Pool(msgspec.Struct):
     total: int
     section: dict[int, int] = {}  # memory id -> the section whose vector is closer than the whole memory's
     identifier: set[int] = set()  # hold one of the query's identifiers whole
+    other_script: set[int] = set()  # written in the other script than the query (text cannot match)
 
 
 def candidates(
@@ -127,7 +130,22 @@ def candidates(
         total=total,
         section=section,
         identifier={h.memory_id for h in text_hits if h.identifier},
+        other_script=_in_other_script(conn, query, ids),
     )
+
+
+def _in_other_script(conn: apsw.Connection, query: str, ids: list[int]) -> set[int]:
+    """The candidates written in the other script than the query: a Chinese memory for an
+    English query and back (:func:`ledger.text.script`; a mixed query has no other script)."""
+    asked = script(query)
+    if asked is None or not ids:
+        return set()
+    rows = conn.execute(
+        "SELECT m.memory_id, substr(m.content, 1, 400) FROM json_each(?) j "
+        "CROSS JOIN memories m ON m.memory_id = j.value",
+        (msgspec.json.encode(ids).decode(),),
+    )
+    return {memory_id for memory_id, text in rows if script(text) not in (None, asked)}
 
 
 def _in_workspaces(conn: apsw.Connection, ids: list[int], boost: str | tuple[str, ...] | None) -> frozenset[int]:
@@ -157,17 +175,25 @@ def fuse(pool: Pool, weights: tuple[float, float], boosted: frozenset[int] = fro
         + WORKSPACE_BONUS * (i in boosted)
         for i in ids
     }
-    out = [(i, round(_fused(text_n[i], cos_n.get(i), weights) + bonus.get(i, 0.0), 6)) for i in ids]
+    out = [
+        (i, round(_fused(text_n[i], cos_n.get(i), weights, i in pool.other_script) + bonus.get(i, 0.0), 6)) for i in ids
+    ]
     out.sort(key=lambda h: (-h[1], -h[0]))
     return out
 
 
-def _fused(text: float, closeness: float | None, weights: tuple[float, float]) -> float:
-    """The weighted sum; a candidate without a vector is ranked on its text alone, on the same
-    scale (as if its closeness were as good as its text match)."""
+def _fused(text: float, closeness: float | None, weights: tuple[float, float], other_script: bool = False) -> float:
+    """The weighted sum, with what is unknown not counted as bad: a candidate without a vector
+    is ranked on its text alone, on the same scale (as if its closeness were as good as its text
+    match); one in the other script than the query on its closeness alone (as if its text matched
+    as well as its meaning does), unless the words it shares with the query (a name, a number)
+    rank it higher still."""
     if closeness is None:
         return (weights[0] + weights[1]) * text
-    return weights[0] * text + weights[1] * closeness
+    fused = weights[0] * text + weights[1] * closeness
+    if other_script:
+        return max(fused, (weights[0] + weights[1]) * closeness)
+    return fused
 
 
 def _min_max(values: dict[int, float]) -> dict[int, float]:
