@@ -332,7 +332,7 @@ def decide_remember(
     if cmd.retracts and target is not None:
         _check_retractable(cmd, target, policy)
     mine = writer_facts(cmd, new_stream, recorded_at)
-    decision: Decision = [
+    decision = [
         (
             new_stream,
             MemoryRecorded(

@@ -110,7 +110,8 @@ def role(before: str) -> str:
     article or preposition (a Chinese run: its last two characters once connectors like 是/为
     are cut), or "" when the clause names none."""
     clause = re.split(r"[,;.!?，。；！？、]", before)[-1]
-    for word in reversed(ROLE_WORD.findall(clause)):
+    words: list[str] = ROLE_WORD.findall(clause)
+    for word in reversed(words):
         if word[0] >= "\u4e00":
             word = ZH_CONNECTORS.sub("", word)
             if word:

@@ -501,7 +501,9 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
 }
 
 _encoder = msgspec.json.Encoder(order="deterministic")
-_decoders: dict[str, msgspec.json.Decoder[Any]] = {name: msgspec.json.Decoder(cls) for name, cls in EVENT_TYPES.items()}
+_decoders: dict[str, msgspec.json.Decoder[Event]] = {
+    name: msgspec.json.Decoder(cls) for name, cls in EVENT_TYPES.items()
+}
 
 
 def encode_payload(event: Event) -> bytes:

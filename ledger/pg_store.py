@@ -120,6 +120,14 @@ CREATE OR REPLACE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
 """
 
 
+def _first(cursor: psycopg.Cursor[Any]) -> Any:
+    """The first column of a statement's one row (an aggregate or a catalogue lookup: always one)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise LookupError("the statement returned no row")
+    return row[0]
+
+
 class PostgresEventStore:
     """The log in one PostgreSQL database. Not thread-safe: one store per thread or process."""
 
@@ -170,7 +178,7 @@ class PostgresEventStore:
 
     def _meta(self, key: str) -> str:
         row = None
-        if self.conn.execute("SELECT to_regclass('ledger_meta')").fetchone()[0] is not None:
+        if _first(self.conn.execute("SELECT to_regclass('ledger_meta')")) is not None:
             row = self.conn.execute("SELECT value FROM ledger_meta WHERE key=%s", (key,)).fetchone()
         if row is None:
             raise Unavailable(f"{self.path} holds no ledger log (no {key})")
@@ -254,8 +262,13 @@ class PostgresEventStore:
             raise
 
     def _next_version(self, stream_id: str) -> int:
-        row = self.conn.execute("SELECT max(stream_version) FROM events WHERE stream_id=%s", (stream_id,)).fetchone()
-        return (row[0] or 0) + 1
+        return (
+            int(
+                _first(self.conn.execute("SELECT max(stream_version) FROM events WHERE stream_id=%s", (stream_id,)))
+                or 0
+            )
+            + 1
+        )
 
     def _by_event_id(self, event_id: str) -> StoredEvent | None:
         row = self.conn.execute(f"SELECT {COLUMNS} FROM events WHERE event_id=%s", (event_id,)).fetchone()
@@ -272,7 +285,7 @@ class PostgresEventStore:
 
     def last_position(self) -> int:
         with self._unavailable_on_failure():
-            return int(self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0])
+            return int(_first(self.conn.execute("SELECT coalesce(max(position), 0) FROM events")))
 
     def read(self, after: int = 0, until: int | None = None, batch: int = 2000) -> Iterator[StoredEvent]:
         """Events with ``after < position <= until`` in order, fetched in bounded batches."""
@@ -338,7 +351,7 @@ class LogWatcher:
         if conn is None:
             return None
         try:
-            return int(conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0])
+            return int(_first(conn.execute("SELECT coalesce(max(position), 0) FROM events")))
         except psycopg.OperationalError:
             return None
 

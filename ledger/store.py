@@ -324,7 +324,7 @@ class EventStore:
         }
 
     def last_position(self) -> int:
-        return self.conn.execute("SELECT coalesce(max(position), 0) FROM events").get
+        return int(self.conn.execute("SELECT coalesce(max(position), 0) FROM events").get)
 
     def read(self, after: int = 0, until: int | None = None, batch: int = 2000) -> Iterator[StoredEvent]:
         """Events with ``after < position <= until`` in order, fetched in bounded batches."""
@@ -339,8 +339,9 @@ class EventStore:
             if not rows:
                 return
             for row in rows:
-                yield event_from_row(row)
-            last = rows[-1][0]
+                stored = event_from_row(row)
+                yield stored
+            last = stored.position
 
     def verify_chain(self, progress: Callable[[int], None] | None = None) -> int:
         """Recompute every hash; return the number of events, raise ChainBroken at the first bad one."""
