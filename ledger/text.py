@@ -29,6 +29,9 @@ _CJK_RUN = re.compile(f"[{_CJK}]+")
 # A token the way unicode61 cuts one: letters and digits (and CJK runs, cut further below);
 # everything else, underscore included, separates.
 _TOKEN = re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]+")
+# A word of an alphabetic script: starts with a letter that is not CJK (so "8080" is no word).
+_ALPHABETIC_WORD = re.compile(f"[^\\W\\d_{_CJK}][^\\W_{_CJK}]*")
+_ASCII_LETTER = re.compile("[A-Za-z]")
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 
 # Query terms longer than this are cut: a pasted page should not become a 2,000-term OR.
@@ -58,16 +61,20 @@ def is_cjk(text: str) -> bool:
     return bool(_CJK_RUN.search(text))
 
 
+@text_cache(maxsize=4096)  # a find asks it of every candidate; the same memories come back
 def script(text: str) -> str | None:
     """The script most of ``text`` is written in: ``"cjk"`` or ``"alphabetic"`` (words cut by
-    spaces: Latin, Cyrillic, Greek, …), or None when neither has two thirds of it (mixed, or no letters).
+    spaces: Latin, Cyrillic, Greek, …), or None when neither has two thirds of it (mixed, or no
+    letters).
 
     Two CJK characters count as one word (about the length of a Chinese word); a run of digits
     counts for neither, so "端口是 8080" is CJK and "port 8080" is not. Search uses it to tell a
     memory whose words *cannot* match the query's (written in the other script) from one whose
-    words simply do not."""
-    cjk = sum(len(run) for run in _CJK_RUN.findall(text)) / 2
-    words = sum(1 for token in _TOKEN.findall(text) if not _CJK_RUN.match(token) and not token.isdigit())
+    words simply do not. ASCII text is answered without a scan."""
+    if text.isascii():
+        return "alphabetic" if _ASCII_LETTER.search(text) else None
+    cjk = sum(map(len, _CJK_RUN.findall(text))) / 2
+    words = len(_ALPHABETIC_WORD.findall(text))
     if cjk and cjk >= 2 * words:
         return "cjk"
     if words and words >= 2 * cjk:

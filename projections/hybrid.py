@@ -141,7 +141,7 @@ def _in_other_script(conn: apsw.Connection, query: str, ids: list[int]) -> set[i
     if asked is None or not ids:
         return set()
     rows = conn.execute(
-        "SELECT m.memory_id, substr(m.content, 1, 400) FROM json_each(?) j "
+        "SELECT m.memory_id, substr(m.content, 1, 160) FROM json_each(?) j "
         "CROSS JOIN memories m ON m.memory_id = j.value",
         (msgspec.json.encode(ids).decode(),),
     )
