@@ -108,6 +108,26 @@ def test_a_bad_review_is_refused_and_writes_nothing(sem: LedgerApp) -> None:
     assert sem.store.last_position() == before
 
 
+def test_a_review_needs_authorisation_whoever_asks(sem: LedgerApp) -> None:
+    """The service checks it, not only the MCP route: the CLI and the console call the service."""
+    from fact_ledger.ledger.errors import InvalidInput, Unauthorized
+
+    sem.remember("the launch is on 2025-07-01")
+    sem.remember("the launch is on 2025-07-03")
+    _index(sem)
+    [notice] = sem.notices()["notices"]
+    before = sem.store.last_position()
+    with pytest.raises(Unauthorized):
+        sem.review_notice(notice["notice_id"], "dismissed")
+    with pytest.raises(InvalidInput):
+        sem.review_notice(notice["notice_id"], "dismissed", authorization="trust me")
+    assert sem.store.last_position() == before and sem.notices()["notices"][0]["state"] == "open"
+    assert (
+        sem.review_notice(notice["notice_id"], "dismissed", authorization="agent_asserted")["notice"]["state"]
+        == "dismissed"
+    )
+
+
 def test_the_closeness_thresholds_are_configurable(tmp_path: Path) -> None:
     from fact_ledger.ledger.errors import InvalidInput
     from fact_ledger.server.config import load_settings

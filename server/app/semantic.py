@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput, NotFound, Unavailable
 from fact_ledger.ledger.events import NoticeReviewed
+from fact_ledger.ledger.facts import check_authorized
 from fact_ledger.projections import knn, memories, notices, vectors
 from fact_ledger.projections.hybrid import hybrid_search
 from fact_ledger.projections.indexer import Indexer, VecUnavailable
@@ -350,7 +351,10 @@ class Semantic(Service):
 
     @storage_call
     def review_notice(self, notice_id: int, state: str, reason: str = "", authorization: str = "") -> dict[str, Any]:
-        """Dismiss or resolve a notice (or open it again): an event, so it survives rebuilds."""
+        """Dismiss or resolve a notice (or open it again): an event, so it survives rebuilds. A
+        governed action: every entry point (MCP, CLI, console) passes the caller's authorisation,
+        and it is checked here, once."""
+        check_authorized(authorization)
         if state not in REVIEW_STATES:
             raise InvalidInput(f"state must be one of {', '.join(REVIEW_STATES)}", field="state")
 
