@@ -41,6 +41,11 @@ from fact_ledger.ledger.facts import (
 )
 from fact_ledger.ledger.ids import uuid7
 
+# Closing a claim set as it is, every value kept. ``keep_all`` says it for any number of members;
+# ``keep_both``, the first name (sets had two members then), stays accepted: published names are
+# never taken back.
+KEEP_RESOLUTIONS = ("keep_both", "keep_all")
+
 
 def decide_confirm(memory: MemoryFacts, *, authorization: str, conflicts: Sequence[ConflictFacts] = ()) -> Decision:
     """The memory becomes user_confirmed and locked; a user channel upgrades an agent's confirmation.
@@ -165,9 +170,9 @@ def decide_resolve(
     check_authorized(authorization, guarded)
     if conflict.state == "resolved":
         raise InvalidInput(f"conflict {conflict.conflict_id} is already resolved", field="conflict_id")
-    if resolution not in (None, "keep_both", "keep_all", "winner"):
+    if resolution not in (None, *KEEP_RESOLUTIONS, "winner"):
         raise InvalidInput("resolution must be keep_both or keep_all (or give winner_id)", field="resolution")
-    if resolution in ("keep_both", "keep_all") and winner is None:
+    if resolution in KEEP_RESOLUTIONS and winner is None:
         return [
             (
                 conflict.stream_id,

@@ -7,6 +7,7 @@ from typing import Any
 import click
 from rich.markup import escape
 
+from fact_ledger.ledger.trust import SOURCE_TYPES
 from fact_ledger.server.cli.output import (
     CliContext,
     cursor_option,
@@ -27,7 +28,7 @@ from fact_ledger.server.cli.working import session_option, turn_option
 @click.option(
     "--source-type",
     default="user_confirmed",
-    type=click.Choice(["user_confirmed", "document_extracted", "agent_generated", "unknown"]),
+    type=click.Choice(SOURCE_TYPES),
     help="Where the fact comes from (a person at the CLI: user_confirmed).",
 )
 @click.option("--confidence", type=float, default=None, help="How sure the source is, 0..1.")

@@ -15,11 +15,11 @@ from starlette.responses import Response
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput, LedgerError
+from fact_ledger.ledger.trust import SOURCE_TYPES
 from fact_ledger.server.console.web import error_page, ledger, render, time_params
 
 PAGE_SIZE = 20
 MAX_PAGES = 25
-SOURCE_TYPES = ("user_confirmed", "document_extracted", "agent_generated", "unknown")
 
 
 def page_number(request: Request) -> int:

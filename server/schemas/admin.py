@@ -13,6 +13,7 @@ from pydantic import Field, StrictBool, StrictInt, model_validator
 
 from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.events import EVENT_TYPES, RENAMED
+from fact_ledger.ledger.govern import KEEP_RESOLUTIONS
 from fact_ledger.server.schemas.memory import (
     Cursor,
     EdgeModel,
@@ -157,7 +158,7 @@ class SupersedeData(_Governed):
 class ResolveConflictData(_Governed):
     conflict_id: PositiveId
     winner_id: MemoryId | None = None
-    resolution: Literal["keep_both", "keep_all"] | None = None
+    resolution: Literal[KEEP_RESOLUTIONS] | None = None  # type: ignore[valid-type]  # ledger/govern.py
 
     @model_validator(mode="after")
     def _one_outcome(self) -> Self:

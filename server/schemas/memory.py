@@ -29,6 +29,7 @@ from pydantic import (
 
 from fact_ledger.ledger.clock import parse_time
 from fact_ledger.ledger.errors import InvalidInput, closest
+from fact_ledger.ledger.trust import SOURCE_TYPES
 
 MAX_CONTENT_BYTES = 2 * 1024 * 1024
 MAX_SUBJECT_CHARS = 2000
@@ -79,7 +80,7 @@ def _no_bool(value: Any) -> Any:
 
 
 Text = Annotated[str, AfterValidator(_valid_unicode)]
-SourceType = Literal["user_confirmed", "document_extracted", "agent_generated", "unknown"]
+SourceType = Literal[SOURCE_TYPES]  # type: ignore[valid-type]  # the tuple in ledger/trust.py, once
 PositiveId = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=1, le=2**63 - 1)]
 MemoryId = PositiveId
 Tag = Annotated[Text, Field(min_length=1, max_length=MAX_TAG_CHARS)]
