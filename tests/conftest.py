@@ -13,7 +13,7 @@ from hypothesis import Phase, settings
 
 from fact_ledger.ledger.facts import Policy
 from fact_ledger.server.app.facade import LedgerApp
-from fact_ledger.server.config import Settings
+from fact_ledger.server.config import Embedding, Settings
 from tools.pg_cluster import Cluster, running_cluster
 
 REPO = Path(__file__).resolve().parent.parent
@@ -76,6 +76,16 @@ def db_path(tmp_path: Path) -> Path:
 @pytest.fixture
 def app(db_path: Path) -> Iterator[LedgerApp]:
     ledger = LedgerApp(Settings(db=str(db_path), client="test", agent_id="pytest", policy=REVIEW))
+    yield ledger
+    ledger.close()
+
+
+@pytest.fixture
+def sem(tmp_path: Path, tiny_gguf: Path) -> Iterator[LedgerApp]:
+    """A facade with the tiny embedding model (its vectors carry no meaning; tests/tiny_model.py)."""
+    ledger = LedgerApp(
+        Settings(db=str(tmp_path / "ledger.db"), client="test", embedding=Embedding(model=str(tiny_gguf)))
+    )
     yield ledger
     ledger.close()
 

@@ -7,29 +7,14 @@ crowd the rest out, so recall stays at least at full text's.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from fact_ledger.projections import search
 from fact_ledger.projections.hybrid import Pool, fuse
 from fact_ledger.projections.indexer import Indexer
 from fact_ledger.server.app.facade import LedgerApp
-from fact_ledger.server.config import Embedding, Settings
 
 NAMES = ("ada", "bruno", "chen", "dara", "emil", "farah", "goran", "hana", "ines", "jonas")
 THINGS = ("coffee", "tea", "music", "book", "dog", "cat")
 CITIES = ("oslo", "lima", "kyoto", "accra")
-
-
-@pytest.fixture
-def sem(tmp_path: Path, tiny_gguf: Path) -> Iterator[LedgerApp]:
-    app = LedgerApp(
-        Settings(db=str(tmp_path / "ledger.db"), client="test", embedding=Embedding(model=str(tiny_gguf), enabled=True))
-    )
-    yield app
-    app.close()
 
 
 def _facts() -> list[tuple[str, str]]:

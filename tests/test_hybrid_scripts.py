@@ -8,7 +8,6 @@ the eval itself needs the real model and the LoCoMo data (docs/search.md has its
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ from fact_ledger.projections import hybrid
 from fact_ledger.projections.hybrid import Pool, fuse
 from fact_ledger.projections.search import SearchFilters
 from fact_ledger.server.app.facade import LedgerApp
-from fact_ledger.server.config import Embedding, Settings
 
 SET = Path(__file__).resolve().parents[1] / "tools" / "eval" / "crosslang_set.json"
 
@@ -85,15 +83,6 @@ def test_words_shared_across_scripts_still_count() -> None:
         other_script={1},
     )
     assert dict(fuse(pool, (0.4, 0.6)))[1] == pytest.approx(0.4 * 1.0 + 0.6 * 0.5)  # above 1.0 × 0.5
-
-
-@pytest.fixture
-def sem(tmp_path: Path, tiny_gguf: Path) -> Iterator[LedgerApp]:
-    app = LedgerApp(
-        Settings(db=str(tmp_path / "ledger.db"), client="test", embedding=Embedding(model=str(tiny_gguf), enabled=True))
-    )
-    yield app
-    app.close()
 
 
 def test_candidates_know_which_memories_are_in_the_other_script(sem: LedgerApp) -> None:

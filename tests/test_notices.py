@@ -8,23 +8,15 @@ alone decides; tools/eval measures the closeness threshold with the real model.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from fact_ledger.projections import notices
 from fact_ledger.projections.indexer import Indexer
 from fact_ledger.server.app.facade import LedgerApp
-from fact_ledger.server.config import Embedding, Settings
+from fact_ledger.server.config import Settings
 
 EVERY_PAIR_CLOSE = notices.Thresholds(similarity=-1.0, duplicate_similarity=2.0)
-
-
-@pytest.fixture
-def sem(tmp_path: Path, tiny_gguf: Path) -> Any:
-    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), client="test", embedding=Embedding(model=str(tiny_gguf))))
-    yield app
-    app.close()
 
 
 def _index(app: LedgerApp) -> dict[str, int]:
