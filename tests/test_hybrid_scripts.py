@@ -40,48 +40,37 @@ def test_script_is_the_one_most_of_the_text_is_written_in(text: str, expected: s
     assert script(text) == expected
 
 
-def _pool(other_script: set[int]) -> Pool:
-    # 1 and 2 share words with the query; 3 shares none but is the closest in meaning.
+def _pool(text: dict[int, float], similarity: dict[int, float], other_script: set[int]) -> Pool:
+    ids = sorted(similarity)
+    nearest = sorted(ids, key=lambda i: -similarity[i])
     return Pool(
-        ids=[1, 2, 3],
-        text={1: 4.0, 2: 2.0},
-        similarity={1: 0.80, 2: 0.70, 3: 0.84},
+        ids=ids,
+        text=text,
+        similarity=similarity,
         phrase=set(),
-        nearest=[3, 1, 2],
-        total=2,
+        nearest=nearest,
+        total=len(text),
         other_script=other_script,
     )
 
 
+# 1 and 2 share words with the query; 3 shares none but is the closest in meaning.
+TEXT = {1: 4.0, 2: 2.0}
+CLOSENESS = {1: 0.80, 2: 0.70, 3: 0.84}
+
+
 def test_a_memory_in_the_other_script_is_fused_on_its_closeness_alone() -> None:
     weights = (0.4, 0.6)
-    assert next(i for i, _ in fuse(_pool(set()), weights)) == 1  # same script: no shared word counts against 3
-    fused = dict(fuse(_pool({3}), weights))
-    assert fused[3] == 1.0  # the closest, its text unknown: as good as its meaning
-    assert [i for i, _ in fuse(_pool({3}), weights)] == [3, 1, 2]
+    same_script = fuse(_pool(TEXT, CLOSENESS, set()), weights)
+    assert next(i for i, _ in same_script) == 1  # same script: sharing no word counts against 3
+    other_script = fuse(_pool(TEXT, CLOSENESS, {3}), weights)
+    assert dict(other_script)[3] == 1.0  # the closest, its text unknown: as good as its meaning
+    assert [i for i, _ in other_script] == [3, 1, 2]
 
 
 def test_words_shared_across_scripts_still_count() -> None:
     """A name or a number the other-script memory shares with the query can only raise it."""
-    pool = Pool(
-        ids=[1, 2],
-        text={1: 4.0, 2: 1.0},
-        similarity={1: 0.90, 2: 0.80},
-        phrase=set(),
-        nearest=[1, 2],
-        total=2,
-        other_script={1},
-    )
-    assert dict(fuse(pool, (0.4, 0.6)))[1] == 1.0  # text 1.0 and closeness 1.0 either way
-    pool = Pool(
-        ids=[1, 2, 3],
-        text={1: 4.0, 2: 1.0},
-        similarity={1: 0.85, 2: 0.90, 3: 0.80},
-        phrase=set(),
-        nearest=[2, 1, 3],
-        total=2,
-        other_script={1},
-    )
+    pool = _pool({1: 4.0, 2: 1.0}, {1: 0.85, 2: 0.90, 3: 0.80}, {1})
     assert dict(fuse(pool, (0.4, 0.6)))[1] == pytest.approx(0.4 * 1.0 + 0.6 * 0.5)  # above 1.0 × 0.5
 
 
