@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.facts import Decision
 from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections.conflicts import conflict_ids_of
@@ -42,8 +43,10 @@ class Service:
     def runner(self) -> ProjectionRunner:
         return self.storage.runner
 
-    def _commit(self, decide: Callable[[], tuple[Decision, str, str]]) -> Written | BackedUp:
-        return self.storage.commit(decide)
+    def _commit(
+        self, decide: Callable[[], tuple[Decision, str, str]], reply: Callable[[list[StoredEvent]], Any] | None = None
+    ) -> Written | BackedUp:
+        return self.storage.commit(decide, reply)
 
     def _check_workspace(self, workspace: str, field: str = "memory_id") -> None:
         self.workspaces.check_workspace(workspace, field)

@@ -106,9 +106,11 @@ class ProjectionStore(Protocol):
 
 
 class Written(msgspec.Struct, frozen=True):
-    """The command's events are in the log (and folded into the read models)."""
+    """The command's events are in the log (and folded into the read models); ``reply``: what
+    the command's ``reply`` function made of them inside the same transaction, if it had one."""
 
     events: list[StoredEvent]
+    reply: Any = None
 
 
 class BackedUp(msgspec.Struct, frozen=True):
@@ -465,8 +467,12 @@ class Storage(BackupState):
             for stream, event in decision
         ]
 
-    def commit(self, decide: Decide) -> Written | BackedUp:
+    def commit(self, decide: Decide, reply: Callable[[list[StoredEvent]], Any] | None = None) -> Written | BackedUp:
         """Decide and append in one write transaction; if storage refuses, back the events up.
+
+        ``reply`` makes the answer from the stored events inside the same transaction, after they
+        are folded: it reads the state the write produced and nothing a later writer changed,
+        under the lock the decision held (never a second look after commit).
 
         While a backed-up write is replayed (``self.replaying``) the decision's events take the
         write's identity, event time and actor, a :class:`WriteReplayed` event records what was
@@ -479,19 +485,20 @@ class Storage(BackupState):
         if not self.shadow:
             start = pin.mark() if pin is not None else None
 
-            def work() -> list[StoredEvent]:
+            def work() -> Written:
                 decision, event_time, workspace = decide()
                 built[:] = self.new_events(decision, event_time, workspace)
                 if pin is not None:
                     built[:] = pin.stamp(built, start)
-                return self.runner.append(built)
+                stored = [e for e in self.runner.append(built) if e.type != "WriteReplayed"]
+                return Written(stored, reply(stored) if reply is not None else None)
 
             try:
-                stored = self.transaction(work)
+                written = self.transaction(work)
                 self.degraded = None
                 for hook in self.after_write:
                     hook()
-                return Written([e for e in stored if e.type != "WriteReplayed"])
+                return written
             except STORAGE_ERRORS as exc:
                 self._note_failure(exc)
                 if pin is not None:

@@ -15,6 +15,7 @@ import msgspec
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.cancellation import MAX_MATCHES, Target, cancelled_words, choose
+from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.decide import RememberCommand, effective_changes
 from fact_ledger.ledger.duplicates import duplicate_key
 from fact_ledger.ledger.errors import Locked, NotFound, Unauthorized
@@ -154,11 +155,26 @@ class Writes(Service):
             decision = self.governance.remember_decision(command, new_stream, target, near, duplicate)
             return in_conversation(decision, session_id, turn), command.event_time, command.workspace
 
-        outcome = self._commit(decide)
+        def reply(events: list[StoredEvent]) -> dict[str, Any]:
+            """The answer, from the state this write produced (inside its transaction)."""
+            return self._remember_reply(events, cmd, near, cancelling, masked)
+
+        outcome = self._commit(decide, reply)
         if isinstance(outcome, BackedUp):
             return outcome.result
-        head = outcome.events[0]
-        retracted = self._retracted(outcome.events)
+        answer: dict[str, Any] = outcome.reply
+        return answer
+
+    def _remember_reply(
+        self,
+        events: list[StoredEvent],
+        cmd: RememberCommand,
+        near: list[dict[str, Any]],
+        cancelling: list[Target],
+        masked: dict[str, Any],
+    ) -> dict[str, Any]:
+        head = events[0]
+        retracted = self._retracted(events)
         if head.type in ("DuplicateSighted", "Restated"):
             row = mem.by_stream(self.conn, head.stream_id)
             assert row is not None
@@ -181,7 +197,7 @@ class Writes(Service):
             "version": 1,
             "status": "active",
             "workspace": cmd.workspace,
-            **self.governance.write_report(outcome.events, head.position, near),
+            **self.governance.write_report(events, head.position, near),
             **retracted,
             **_candidates_report(cancelling, retracted),
             **masked,
@@ -190,7 +206,7 @@ class Writes(Service):
             row = mem.by_id(self.conn, head.position)
             assert row is not None
             result.update(status=row["status"], version=row["version"])
-        if source_type == "user_confirmed" and authorization != AUTH_USER:
+        if cmd.source_type == "user_confirmed" and cmd.authorization != AUTH_USER:
             result.update(authorization=AUTH_AGENT, notices=[AGENT_ASSERTED_NOTICE, *result.get("notices", [])])
         return result
 
