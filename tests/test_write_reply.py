@@ -51,3 +51,15 @@ def test_a_remember_reads_nothing_after_its_commit(tmp_path: Path) -> None:
         assert _after_last_commit(statements) == []
     finally:
         app.close()
+
+
+def test_an_update_reads_nothing_after_its_commit(tmp_path: Path) -> None:
+    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), client="test", policy=REVIEW))
+    try:
+        first = app.remember("The staging API listens on port 8080")["memory_id"]
+        app.remember("The staging API listens on port 9090")
+        reply, statements = _traced(app, lambda: app.update(first, content="The staging API listens on port 9090"))
+        assert reply["version"] == 2 and "COMMIT" in statements
+        assert _after_last_commit(statements) == []
+    finally:
+        app.close()

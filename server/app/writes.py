@@ -314,12 +314,16 @@ class Writes(Service):
             return decision, effective.get("event_time") or clock.now(), facts.workspace
 
         try:
-            outcome = self._commit(decide)
+            outcome = self._commit(decide, lambda stored: self._update_reply(stored, memory_id, masked))
         except _Unchanged as same:
             return {"ok": True, "memory_id": memory_id, "version": same.version, "unchanged": True}
         if isinstance(outcome, BackedUp):
             return outcome.result
-        stored = outcome.events
+        answer: dict[str, Any] = outcome.reply
+        return answer
+
+    def _update_reply(self, stored: list[StoredEvent], memory_id: int, masked: dict[str, Any]) -> dict[str, Any]:
+        """An update's answer, from the state it produced (inside its transaction)."""
         row = mem.by_id(self.conn, memory_id)
         assert row is not None
         result = {
