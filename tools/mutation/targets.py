@@ -128,7 +128,14 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "server/app/views.py",
-        (*_ISOLATION_TESTS, "tests/test_paging.py", "tests/test_timetravel.py", "tests/test_search.py"),
+        (
+            "tests/test_workspaces.py",
+            "tests/test_find_filters.py",  # every filter of find, before the walk's seeded ledger
+            "tests/test_isolation_walk.py",
+            "tests/test_paging.py",
+            "tests/test_timetravel.py",
+            "tests/test_search.py",
+        ),
         only=("Views.find", "Views.read"),
         critical=("Views.find", "Views.read"),
     ),
@@ -200,7 +207,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "projections/search.py",
-        _ISOLATION_TESTS,
+        ("tests/test_workspaces.py", "tests/test_find_filters.py", "tests/test_isolation_walk.py"),
         only=("SearchFilters.workspaces", "attribute_clauses"),
         critical=("SearchFilters.workspaces", "attribute_clauses"),
     ),
