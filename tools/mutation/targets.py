@@ -147,7 +147,14 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "server/app/governance_views.py",
-        (*_ISOLATION_TESTS, "tests/test_paging.py", "tests/test_duplicates.py", "tests/test_governance.py"),
+        (
+            "tests/test_workspaces.py",
+            "tests/test_review_filters.py",  # the views' own filters and bounds, before the walk
+            "tests/test_isolation_walk.py",
+            "tests/test_paging.py",
+            "tests/test_duplicates.py",
+            "tests/test_governance.py",
+        ),
         only=(
             "GovernanceViews._memory",
             "GovernanceViews._conflict_row",
@@ -225,7 +232,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "projections/audit.py",
-        _ISOLATION_TESTS,
+        ("tests/test_workspaces.py", "tests/test_review_filters.py", "tests/test_isolation_walk.py"),
         only=("_where",),
         critical=("_where",),
     ),
@@ -349,7 +356,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "server/app/hindsight.py",
-        ("tests/test_health.py", "tests/contract/test_hindsight.py"),
+        ("tests/test_health.py", "tests/test_review_filters.py", "tests/contract/test_hindsight.py"),
         only=("Hindsight._scope", "Hindsight.undo"),
         critical=("Hindsight._scope", "Hindsight.undo"),
     ),
