@@ -80,12 +80,17 @@ def test_the_conflicts_page_and_its_limits(two: tuple[LedgerApp, LedgerApp]) -> 
         alpha.conflicts(state="pending")
 
 
+def _applied_change(app: LedgerApp) -> str:
+    """Two sources disagree on a port; the health pass's suggestion applied: its change id."""
+    app.remember("the port of service depot is 8001", source_type="document_extracted")
+    app.remember("the port of service depot is 9001", source_type="agent_generated")
+    [suggestion] = [c["suggestion"]["suggestion_id"] for c in app.health()["clusters"]]
+    return str(app.apply_suggestion(suggestion, authorization=AUTH_USER)["change_id"])
+
+
 def test_undo_needs_authorisation(two: tuple[LedgerApp, LedgerApp]) -> None:
     alpha, _ = two
-    alpha.remember("the port of service depot is 8001", source_type="document_extracted")
-    alpha.remember("the port of service depot is 9001", source_type="agent_generated")
-    [suggestion] = [c["suggestion"]["suggestion_id"] for c in alpha.health()["clusters"]]
-    change = alpha.apply_suggestion(suggestion, authorization=AUTH_USER)["change_id"]
+    change = _applied_change(alpha)
     before = alpha.store.last_position()
     with pytest.raises(Unauthorized):
         alpha.undo(change)
@@ -113,10 +118,7 @@ def test_undo_stays_inside_its_workspace(tmp_path: Path) -> None:
     what is not a change, nor an undo."""
     alpha, beta = _strict(tmp_path, "alpha"), _strict(tmp_path, "beta")
     try:
-        alpha.remember("the port of service depot is 8001", source_type="document_extracted")
-        alpha.remember("the port of service depot is 9001", source_type="agent_generated")
-        [suggestion] = [c["suggestion"]["suggestion_id"] for c in alpha.health()["clusters"]]
-        change = alpha.apply_suggestion(suggestion, authorization=AUTH_USER)["change_id"]
+        change = _applied_change(alpha)
         before = alpha.store.last_position()
         with pytest.raises(ForbiddenWorkspace):
             beta.undo(change, authorization=AUTH_USER)
