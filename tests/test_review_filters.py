@@ -80,6 +80,15 @@ def test_the_conflicts_page_and_its_limits(two: tuple[LedgerApp, LedgerApp]) -> 
         alpha.conflicts(state="pending")
 
 
+def test_the_overview_counts_each_state_zero_included(two: tuple[LedgerApp, LedgerApp]) -> None:
+    alpha, _ = two
+    assert alpha.overview()["conflicts"] == {"open": 0, "judged": 0, "resolved": 0}
+    alpha.remember("the port of service mill is 8001")
+    alpha.remember("the port of service mill is 9001")
+    overview = alpha.overview()
+    assert overview["conflicts"] == {"open": 1, "judged": 0, "resolved": 0} and overview["open_conflicts"] == 1
+
+
 def _applied_change(app: LedgerApp) -> str:
     """Two sources disagree on a port; the health pass's suggestion applied: its change id."""
     app.remember("the port of service depot is 8001", source_type="document_extracted")

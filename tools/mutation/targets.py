@@ -196,7 +196,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "projections/conflicts.py",
-        _ISOLATION_TESTS,
+        ("tests/test_workspaces.py", "tests/test_review_filters.py", "tests/test_isolation_walk.py"),
         only=("page", "count_by_state", "count_unresolved_with_inactive_members"),
         critical=("page", "count_by_state", "count_unresolved_with_inactive_members"),
     ),
