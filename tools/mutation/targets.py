@@ -47,6 +47,7 @@ _GOVERNANCE_TESTS = (
 _CLAIM_TESTS = ("tests/test_claims.py", "tests/test_governance_conflicts.py", "tests/test_duplicates.py")
 _TIME_TESTS = (
     "tests/test_workspaces.py",
+    "tests/test_history_bounds.py",  # pages, limits and not_found at their edges, before the walk
     "tests/test_isolation_walk.py",
     "tests/test_timetravel.py",
     "tests/test_timetravel_property.py",

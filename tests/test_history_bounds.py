@@ -1,0 +1,66 @@
+"""History, timeline and audit at their edges: a page exactly as long as what there is says
+nothing more, one shorter says more and its cursor gives the rest; a limit past the bounds is
+held to them; a memory or claim set that does not exist is ``not_found``. The full mutation run
+found these unchecked (docs/testing.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fact_ledger.ledger.errors import NotFound
+from fact_ledger.server.app.facade import LedgerApp
+
+
+def _versions(app: LedgerApp, count: int) -> int:
+    memory_id = app.remember("the ferry to the island leaves at 7")["memory_id"]
+    for hour in range(8, 7 + count):
+        app.update(memory_id, content=f"the ferry to the island leaves at {hour}")
+    return int(memory_id)
+
+
+def test_history_pages_at_their_edges(app: LedgerApp) -> None:
+    memory_id = _versions(app, 4)
+    whole = app.history(memory_id, limit=4)
+    assert [v["version"] for v in whole["versions"]] == [1, 2, 3, 4]
+    assert whole["ok"] is True and whole["has_more"] is False and whole["next_cursor"] is None
+    first = app.history(memory_id, limit=3)
+    assert [v["version"] for v in first["versions"]] == [1, 2, 3] and first["has_more"] is True
+    rest = app.history(memory_id, limit=3, cursor=first["next_cursor"])
+    assert [v["version"] for v in rest["versions"]] == [4] and rest["has_more"] is False
+    assert all(len(v["events"]) == 1 for v in whole["versions"])  # each version with the event behind it
+    with pytest.raises(NotFound):
+        app.history(9999)
+
+
+def test_timeline_pages_at_their_edges(app: LedgerApp) -> None:
+    for port in (8001, 8002, 8003):
+        app.remember(f"the port of service kiln is {port}", subject="kiln port")
+    whole = app.timeline(subject="kiln port", limit=3)
+    assert len(whole["intervals"]) == 3 and whole["has_more"] is False and whole["next_cursor"] is None
+    first = app.timeline(subject="kiln port", limit=2)
+    assert len(first["intervals"]) == 2 and first["has_more"] is True
+    rest = app.timeline(subject="kiln port", limit=2, cursor=first["next_cursor"])
+    assert len(rest["intervals"]) == 1 and rest["has_more"] is False
+    assert len(app.timeline(subject="kiln port", limit=0)["intervals"]) == 1  # held to at least one
+    long = "the kiln port note: " + "x" * 400
+    app.remember(long, subject="kiln port")
+    shown = app.timeline(subject="kiln port", limit=10)["intervals"]
+    assert max(len(i["content"]) for i in shown) == 200 and long[:200] in {i["content"] for i in shown}
+    with pytest.raises(NotFound):
+        app.timeline(memory_id=9999)
+
+
+def test_audit_pages_at_their_edges(app: LedgerApp) -> None:
+    memory_id = _versions(app, 3)
+    everything = app.audit(memory_id=memory_id)
+    assert len(everything["events"]) == 3 and everything["has_more"] is False
+    exact = app.audit(memory_id=memory_id, limit=3)
+    assert len(exact["events"]) == 3 and exact["has_more"] is False and exact["next_cursor"] is None
+    first = app.audit(memory_id=memory_id, limit=2)
+    assert len(first["events"]) == 2 and first["has_more"] is True
+    rest = app.audit(memory_id=memory_id, limit=2, cursor=first["next_cursor"])
+    assert len(rest["events"]) == 1 and rest["has_more"] is False
+    with pytest.raises(NotFound):
+        app.audit(memory_id=9999)
+    with pytest.raises(NotFound):
+        app.audit(conflict_id=9999)
