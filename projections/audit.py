@@ -90,6 +90,17 @@ def audit_events(conn: apsw.Connection, q: AuditQuery, limit: int) -> list[Store
     return [_stored(r) for r in rows]
 
 
+def stream_events(conn: apsw.Connection, stream_id: str) -> list[StoredEvent]:
+    """Every event of one stream in its order: a working note's whole story, however often it
+    was repeated (the stream's unique (stream_id, stream_version) index serves it)."""
+    return [
+        _stored(row)
+        for row in conn.execute(
+            f"SELECT {_COLUMNS} FROM events e WHERE e.stream_id = ? ORDER BY e.stream_version", (stream_id,)
+        )
+    ]
+
+
 def memory_events(conn: apsw.Connection, memory_id: int) -> list[tuple[str, StoredEvent]]:
     """``(role, event)`` for every event that touched the memory, in log order."""
     return [

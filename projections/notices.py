@@ -197,7 +197,7 @@ def listing(
     *,
     state: str = "open",
     kinds: tuple[str, ...] = (),
-    limit: int = 20,
+    limit: int,
     before: int | None = None,
     workspaces: tuple[str, ...] | None = None,
 ) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from fact_ledger.ledger.errors import NotFound
+from fact_ledger.ledger.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 
 
@@ -64,3 +65,24 @@ def test_audit_pages_at_their_edges(app: LedgerApp) -> None:
         app.audit(memory_id=9999)
     with pytest.raises(NotFound):
         app.audit(conflict_id=9999)
+
+
+def test_a_superseded_version_follows_its_successors_corrected_time_in_one_entry(app: LedgerApp) -> None:
+    paris = app.remember("Bob lives in Paris", subject="Bob", event_time="2020-01-01T00:00:00Z")["memory_id"]
+    moved = app.remember("Bob moved to Berlin last year", subject="Bob", event_time="2023-06-01T00:00:00Z")
+    (conflict,) = moved["conflicts"]
+    app.resolve_conflict(conflict["conflict_id"], winner_id=moved["memory_id"], authorization=AUTH_USER)
+    app.update(moved["memory_id"], event_time="2023-07-01T00:00:00Z")  # Berlin's date corrected
+    versions = app.history(paris)["versions"]
+    # The correction moves the end of Paris's superseded version; it is no version of its own.
+    assert [(v["version"], v["status"], v["valid_to"]) for v in versions] == [
+        (1, "active", None),
+        (2, "superseded", "2023-07-01T00:00:00.000000Z"),
+    ]
+    # The current read agrees with history and with the timeline.
+    assert app.read(paris)["memory"]["valid_to"] == "2023-07-01T00:00:00.000000Z"
+    intervals = app.timeline(subject="Bob")["intervals"]
+    assert [(i["memory_id"], i["valid_to"]) for i in intervals] == [
+        (paris, "2023-07-01T00:00:00.000000Z"),
+        (moved["memory_id"], None),
+    ]

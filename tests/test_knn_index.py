@@ -211,3 +211,13 @@ def test_a_look_when_nothing_changed_costs_one_statement(app: LedgerApp) -> None
         assert len(statements) > 1
     finally:
         app.conn.exec_trace = None
+
+
+def test_the_scan_leaves_out_excluded_ids_and_ignores_ids_it_does_not_hold(app: LedgerApp) -> None:
+    _own(app, {1: _flip(1), 2: _flip(2), 3: _flip(3)})
+    index = knn.index_for(app.conn)
+    assert index.nearest(_blob(QUERY), 2) == [1, 2]
+    assert index.nearest(_blob(QUERY), 2, exclude=frozenset({1})) == [2, 3]
+    # An id without a vector (not embedded yet) changes nothing for the others.
+    assert index.nearest(_blob(QUERY), 2, exclude=frozenset({1, 99})) == [2, 3]
+    assert index.nearest(_blob(QUERY), 3, exclude=frozenset({99})) == [1, 2, 3]

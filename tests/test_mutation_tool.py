@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import REPO
 from tools.mutation.mutants import apply, points
-from tools.mutation.run import target_points
+from tools.mutation.run import is_equivalent, target_points
 from tools.mutation.targets import SCOPE_LINES, TARGETS, Target
 
 SOURCE = '''"""A docstring is never mutated."""
@@ -147,3 +147,13 @@ def test_every_module_that_applies_a_workspace_scope_is_critical() -> None:
     fast = ("server/app/workspaces.py", "server/app/views_file.py", "server/app/storage.py", "projections/knn.py")
     for path in (*fast, "projections/hybrid.py", "server/app/timetravel.py", "projections/asof.py"):
         assert targets[path].critical and targets[path].fast, path
+
+
+def test_an_equivalence_with_a_fragment_covers_only_the_lines_holding_it() -> None:
+    knn = next(t for t in TARGETS if t.path == "projections/knn.py")
+    ones = [p for p in target_points(knn) if p.description == "1 → 2"]
+    source = (REPO / knn.path).read_text(encoding="utf-8").splitlines()
+    noted = {source[p.line - 1].strip() for p in ones if is_equivalent(knn, p)}
+    left = {source[p.line - 1].strip() for p in ones if not is_equivalent(knn, p)}
+    assert any("far = self.words * 64 + 1" in line for line in noted)
+    assert any("far - 1" in line for line in left)  # the cutoff's bound is a rule: it is run

@@ -224,3 +224,21 @@ def test_update_stores_the_conversation_and_a_working_note_checks_its_version(ap
     with pytest.raises(VersionConflict):
         app.update(note, content="maybe Thursday", expected_version=2)
     assert app.update(note, content="maybe Thursday", expected_version=1)["version"] == 2
+
+
+def test_history_of_a_working_note_tells_its_whole_story_from_its_origin(tmp_path: Path) -> None:
+    first = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), client="cursor", agent_id="a"))
+    note = first.remember("the build takes nine minutes", tier="working", session_id="c", turn=0)["memory_id"]
+    first.close()
+    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), client="claude", agent_id="b"))
+    try:
+        for turn in range(1, 41):  # repeated by another agent: the origin stays the first agent's
+            app.remember("the build takes nine minutes", tier="working", session_id="c", turn=turn)
+        version = app.history(note)["versions"][0]
+        assert version["actor"] == "cursor:a"
+        assert [(e["type"], e["payload"]["turn"]) for e in version["events"]] == [("WorkingNoted", 0)] + [
+            ("WorkingRepeated", turn) for turn in range(1, 41)
+        ]
+        assert [e["position"] for e in version["events"]] == sorted(e["position"] for e in version["events"])
+    finally:
+        app.close()

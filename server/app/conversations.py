@@ -38,7 +38,7 @@ from fact_ledger.ledger.promotion import DEFAULT_RULE, SIGNALS, USER_RULE, Signa
 from fact_ledger.ledger.working import match_score, select_set
 from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
-from fact_ledger.projections.audit import AuditQuery, audit_events
+from fact_ledger.projections.audit import stream_events
 from fact_ledger.server.app.governance import Governance
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, Storage
@@ -400,9 +400,9 @@ class Conversations(Service):
             if row is None:
                 return None
             self.workspaces.check_workspace(row["workspace"])
-            events = audit_events(self.conn, AuditQuery(stream_id=row["stream_id"]), 1000)
+            events = stream_events(self.conn, row["stream_id"])
         entries = []
-        for ev in reversed(events):
+        for ev in events:
             payload = msgspec.json.decode(ev.payload)
             entry = {"position": ev.position, "type": ev.type, "actor": ev.actor, "recorded_at": ev.recorded_at}
             entry["payload"] = {k: v for k, v in payload.items() if k not in ("memory", "content", "metadata")}

@@ -113,9 +113,9 @@ class History:
         include_inactive: bool,
         as_of_event_time: str | None,
         as_of_recorded: str | int | None,
-        offset: int = 0,
-        bound: int | None = None,
-        request: dict[str, Any] | None = None,
+        offset: int,
+        bound: int | None,
+        request: dict[str, Any],
     ) -> dict[str, Any]:
         scope, boost = self.workspaces.find_scope(workspace)
         filters = asof.AsOfFilters(
@@ -135,7 +135,7 @@ class History:
         shown = hits[offset : offset + limit]
         results = [self._state_view(h, asof.status_at(h, point.event_time) or "") for h in shown]
         more = len(hits) > offset + limit
-        cursor = paging.encode("find", request or {}, offset + limit, point.position) if more else None
+        cursor = paging.encode("find", request, offset + limit, point.position) if more else None
         return {
             "ok": True,
             "results": results,

@@ -105,14 +105,14 @@ class Views:
         *,
         search: Search,
         standings: Standings,
-        conversations: Any = None,
+        conversations: Any,  # server.app.conversations.Conversations (it imports this module)
     ) -> None:
         self.storage = storage
         self.workspaces = workspaces
         self.history = history
         self.search = search
         self.standings = standings
-        self.conversations = conversations  # server.app.conversations.Conversations (working tier, use)
+        self.conversations = conversations  # the working tier, and the uses that warm memories up
 
     @property
     def settings(self) -> Settings:
@@ -121,26 +121,27 @@ class Views:
 
     def find(
         self,
-        query: str = "",
+        query: str,
         *,
-        limit: int = 5,
-        tags_filter: list[str] | tuple[str, ...] = (),
-        source_type: str | None = None,
-        workspace: str | None = None,
-        after_time: str | None = None,
-        before_time: str | None = None,
-        include_inactive: bool = False,
-        as_of_event_time: str | None = None,
-        as_of_recorded: str | int | None = None,
-        cursor: str | None = None,
-        session_id: str | None = None,
-        session_only: bool = False,
-        include_cold: bool = False,
+        limit: int,
+        tags_filter: list[str] | tuple[str, ...],
+        source_type: str | None,
+        workspace: str | None,
+        after_time: str | None,
+        before_time: str | None,
+        include_inactive: bool,
+        as_of_event_time: str | None,
+        as_of_recorded: str | int | None,
+        cursor: str | None,
+        session_id: str | None,
+        session_only: bool,
+        include_cold: bool,
     ) -> dict[str, Any]:
+        """One page of ``find``; the defaults are the facade's (``LedgerApp.find``), declared once."""
         request = {
             "query": query,
             **({"session_id": session_id, "session_only": session_only} if session_id else {}),
-            **({"include_cold": True} if include_cold else {}),
+            **({"include_cold": include_cold} if include_cold else {}),
             "tags_filter": list(tags_filter),
             "source_type": source_type,
             "workspace": workspace,
@@ -222,7 +223,7 @@ class Views:
                 if session_id:
                     view["tier"] = "long"
                 results.append(view)
-        if first and self.conversations is not None:  # a use: on a first page
+        if first:  # a use: on a first page
             self.conversations.used([r["memory_id"] for r in results])
         more = len(hits) > offset + taken
         return {
@@ -236,13 +237,12 @@ class Views:
         self, query: str, session_id: str | None, scope: tuple[str, ...] | None, first: bool, limit: int
     ) -> list[dict[str, Any]]:
         """The conversation's working notes that answer the query (first page only)."""
-        if not session_id or not first or self.conversations is None:
+        if not session_id or not first:
             return []
         return self.conversations.working_hits(query, session_id, scope)[:limit]
 
     def _conversation_first(self, hits: list[Hit], session_id: str) -> list[Hit]:
         """The conversation's own long-term memories first, each group in its order."""
-        assert self.conversations is not None
         sessions = self.conversations.sessions_of([h.memory_id for h in hits])
         mine = [h for h in hits if sessions.get(h.memory_id, ("",))[0] == session_id]
         return mine + [h for h in hits if sessions.get(h.memory_id, ("",))[0] != session_id]

@@ -179,6 +179,20 @@ def target_points(target: Target, lines: str = "") -> list[Point]:
     return [p for p in found if pattern.search("\n".join(text[p.line - 1 : max(p.line, p.end_line)]))]
 
 
+def is_equivalent(target: Target, point: Point) -> bool:
+    """Whether the map notes ``point`` as an equivalent mutant: its name and mutation match an
+    entry, and the source fragment the entry may add is in the mutated node's lines."""
+    for name, mutation, *fragment in target.equivalent:
+        if (point.scope, point.description) != (name, mutation):
+            continue
+        if not fragment:
+            return True
+        text = (REPO / target.path).read_text(encoding="utf-8").splitlines()
+        if fragment[0] in "\n".join(text[point.line - 1 : max(point.line, point.end_line)]):
+            return True
+    return False
+
+
 def run(
     targets: Sequence[Target], jobs: int, log: bool = True, *, lines: dict[str, str] | None = None
 ) -> dict[str, object]:
@@ -199,7 +213,7 @@ def run(
             mutants, equivalent = [], []
             for t in targets:
                 for p in target_points(t, (lines or {}).get(t.path, "")):
-                    if (p.scope, p.description) in t.equivalent:
+                    if is_equivalent(t, p):
                         equivalent.append({"where": f"{t.path}:{p.line}", "in": p.scope, "mutation": p.description})
                     else:
                         mutants.append(Job(t, p, max(20.0, 4 * seconds[t.path])))

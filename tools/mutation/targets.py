@@ -17,7 +17,9 @@ One entry per module. Edit this map when a rule moves or a new test file covers 
   fast share to the statements that name a workspace scope; the full run mutates everything.
 - ``ordered``: module-level sequences whose element order is a rule (each adjacent pair swapped).
 - ``equivalent``: ``(name, mutation)`` pairs, as the report prints them, that change nothing a
-  caller can see (say why in a comment); they are listed in the report, not run or counted.
+  caller can see (say why in a comment); they are listed in the report, not run or counted. A
+  third element, a fragment of the mutated source, narrows the pair to the mutations on lines
+  holding it (when the same change elsewhere in the function is not equivalent).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class Target:
     only: tuple[str, ...] = ()
     critical: tuple[str, ...] = ()
     ordered: tuple[str, ...] = ()
-    equivalent: tuple[tuple[str, str], ...] = ()
+    equivalent: tuple[tuple[str, ...], ...] = ()
     fast: bool | tuple[str, ...] = False
     fast_lines: str = ""
 
@@ -77,10 +79,19 @@ TARGETS: tuple[Target, ...] = (
             ("arbitrate", "> → >="),
         ),
     ),  # compared only once the keys differ
-    Target("ledger/trust.py", ("tests/test_arbiter.py", "tests/test_governance.py", "tests/test_find_freshness.py")),
+    Target(
+        "ledger/trust.py",
+        (
+            "tests/test_decide_edges.py",
+            "tests/test_arbiter.py",
+            "tests/test_governance.py",
+            "tests/test_find_freshness.py",
+        ),
+    ),
     # The write decisions (command + state -> events) and governance.
-    Target("ledger/decide.py", (*_GOVERNANCE_TESTS, "tests/test_retractions.py")),
-    Target("ledger/facts.py", _GOVERNANCE_TESTS),
+    # The pure decisions' own edges first (milliseconds), then their effects through the facade.
+    Target("ledger/decide.py", ("tests/test_decide_edges.py", *_GOVERNANCE_TESTS, "tests/test_retractions.py")),
+    Target("ledger/facts.py", ("tests/test_decide_edges.py", *_GOVERNANCE_TESTS)),
     Target("ledger/govern.py", _GOVERNANCE_TESTS),
     Target("ledger/settlement.py", ("tests/test_settlement.py",)),
     Target("ledger/erasure.py", ("tests/test_erasure_chain.py", "tests/test_erasure.py")),
@@ -132,6 +143,9 @@ TARGETS: tuple[Target, ...] = (
         (
             "tests/test_workspaces.py",
             "tests/test_find_filters.py",  # every filter of find, before the walk's seeded ledger
+            "tests/test_find_pages.py",  # its pages, the working set's share, cold memories
+            "tests/test_working_tier.py",
+            "tests/test_find_freshness.py",
             "tests/test_isolation_walk.py",
             "tests/test_paging.py",
             "tests/test_timetravel.py",
@@ -139,12 +153,21 @@ TARGETS: tuple[Target, ...] = (
         ),
         only=("Views.find", "Views.read"),
         critical=("Views.find", "Views.read"),
+        # One more hit fetched past the page: it only tells that there is more.
+        equivalent=(("Views.find", "1 → 2", "page = offset + limit + 1"),),
     ),
     Target(
         "server/app/semantic.py",
-        (*_ISOLATION_TESTS, "tests/test_notices.py", "tests/test_paging.py"),
+        ("tests/test_semantic_bounds.py", *_ISOLATION_TESTS, "tests/test_notices.py", "tests/test_paging.py"),
         only=("Semantic.notices", "Semantic.review_notice", "Semantic.vectors_status", "_pending"),
         critical=("Semantic.notices", "Semantic.review_notice"),
+        equivalent=(
+            # One more row fetched past the page: it only tells that there is more.
+            ("Semantic.notices", "1 → 2", "limit=limit + 1"),
+            # Only without sqlite-vec, which the test environment always has: the message a
+            # person sees then is vec_problem()'s or this one.
+            ("Semantic.vectors_status", "or → and", "vectors.vec_problem() or"),
+        ),
     ),
     Target(
         "server/app/governance_views.py",
@@ -179,7 +202,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "server/app/facade.py",
-        _ISOLATION_TESTS,
+        ("tests/test_semantic_bounds.py", *_ISOLATION_TESTS),
         only=("LedgerApp.status",),
         critical=("LedgerApp.status",),
     ),
@@ -203,7 +226,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "projections/notices.py",
-        _ISOLATION_TESTS,
+        ("tests/test_semantic_bounds.py", *_ISOLATION_TESTS),
         only=("listing",),
         critical=("listing",),
     ),
@@ -221,13 +244,13 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "projections/vectors.py",
-        _ISOLATION_TESTS,
+        ("tests/test_semantic_bounds.py", *_ISOLATION_TESTS),
         only=("counts",),
         critical=("counts",),
     ),
     Target(
         "projections/confirmations.py",
-        _ISOLATION_TESTS,
+        ("tests/test_semantic_bounds.py", *_ISOLATION_TESTS),
         only=("agent_asserted_confirmations",),
         critical=("agent_asserted_confirmations",),
     ),
@@ -263,8 +286,17 @@ TARGETS: tuple[Target, ...] = (
         critical=("BitIndex._closest",),
         fast=True,
         fast_lines=SCOPE_LINES,
-        # Masking when every workspace is in scope masks nothing: the same rows, a little slower.
-        equivalent=(("BitIndex._closest", "< → <="),),
+        equivalent=(
+            # Masking when every workspace is in scope masks nothing: the same rows, a little slower.
+            ("BitIndex._closest", "< → <="),
+            # "far" only has to exceed every real distance (words * 64), and the lookup and the
+            # histogram only have to be long enough: larger ones change no answer.
+            ("BitIndex._closest", "64 → 65", "far = self.words * 64 + 1"),
+            ("BitIndex._closest", "1 → 2", "far = self.words * 64 + 1"),
+            ("BitIndex._closest", "1 → 2", "np.zeros(len(self.codes) + 1"),
+            ("BitIndex._closest", "1 → 2", "minlength=far + 1"),
+            ("BitIndex._closest", "+ → -", "minlength=far + 1"),
+        ),
     ),
     # The read models never run ahead of their log: set aside at open, refused by verify.
     Target(
@@ -318,13 +350,13 @@ TARGETS: tuple[Target, ...] = (
     # another workspace's notes out under strict isolation.
     Target(
         "projections/conversations.py",
-        ("tests/test_working_tier.py", "tests/test_working_set.py"),
+        ("tests/test_working_bounds.py", "tests/test_working_tier.py", "tests/test_working_set.py"),
         only=("working_set",),
         critical=("working_set",),
     ),
     Target(
         "server/app/conversations.py",
-        ("tests/test_working_tier.py", "tests/contract/test_working_tier.py"),
+        ("tests/test_working_bounds.py", "tests/test_working_tier.py", "tests/contract/test_working_tier.py"),
         only=(
             "Conversations.note",
             "Conversations.working",
@@ -333,12 +365,21 @@ TARGETS: tuple[Target, ...] = (
             "Conversations.read",
             "Conversations.history",
         ),
-        critical=("Conversations.working", "Conversations.working_hits", "Conversations._working_row"),
+        critical=(
+            "Conversations.working",
+            "Conversations.working_hits",
+            "Conversations._working_row",
+            "Conversations.read",
+            "Conversations.history",
+        ),
+        # A write that went to the backup answers with the backup's receipt in Storage.call,
+        # whatever the service returns (the service must only stop there).
+        equivalent=(("Conversations.note", "return None instead of outcome.result"),),
     ),
     # This machine's pending (backed-up) writes shown to find: only the caller's scope.
     Target(
         "server/app/pending_reads.py",
-        ("tests/test_pending_reads.py",),
+        ("tests/test_working_bounds.py", "tests/test_pending_reads.py"),
         only=("pending_finds",),
         critical=("pending_finds",),
     ),
