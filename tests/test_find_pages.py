@@ -76,3 +76,11 @@ def test_a_later_page_of_a_wide_find_is_full(app: LedgerApp) -> None:
     assert [len(p["results"]) for p in (first, second, third)] == [20, 20, 5]
     assert sorted(_ids(first) + _ids(second) + _ids(third)) == ids
     assert third["has_more"] is False
+
+
+def test_of_two_hits_the_one_stating_the_named_slot_answers_first(app: LedgerApp) -> None:
+    stated = app.remember("The staging port is 8080 since the migration of the whole cluster last winter")
+    repeated = app.remember("staging port notes: staging port docs, staging port wiki")
+    # The second repeats the words more often (a higher text score); the first states the value
+    # of the slot the query names ("staging port"), which outranks mere repetition.
+    assert _ids(app.find("staging port")) == [stated["memory_id"], repeated["memory_id"]]

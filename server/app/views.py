@@ -190,7 +190,8 @@ class Views:
             taken = limit - len(working)
             # A wider window than the page: a leader that answers the query below its challenger
             # moves up to it (``leaders_first``), one that does not answer it stays away.
-            page = offset + limit + 1
+            shown_through = offset + limit
+            page = shown_through + 1  # one more: whether there is a next page
             hits, _ = self.search(query, filters, page + STANDING_WINDOW, boost, page)
             if not hits and first and not include_cold:  # nothing hot answers: the cold may
                 hits, _ = self.search(query, msgspec.structs.replace(filters, exclude_cold=False), page, boost, page)

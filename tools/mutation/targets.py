@@ -153,8 +153,16 @@ TARGETS: tuple[Target, ...] = (
         ),
         only=("Views.find", "Views.read"),
         critical=("Views.find", "Views.read"),
-        # One more hit fetched past the page: it only tells that there is more.
-        equivalent=(("Views.find", "1 → 2", "page = offset + limit + 1"),),
+        equivalent=(
+            # One more hit fetched past the page only tells that there is more, and the
+            # standing window fetches 20 beyond it anyway: one fewer or one more changes nothing.
+            ("Views.find", "1 → 2", "page = shown_through + 1"),
+            ("Views.find", "+ → -", "page = shown_through + 1"),
+            # A single hit's claim slots are read and not used (both orderings need two hits).
+            ("Views.find", "> → >=", "if len(hits) > 1 else {}"),
+            # Without a conversation no memory is in "its" conversation: the order stays.
+            ("Views.find", "and → or", "if session_id and not session_only"),
+        ),
     ),
     Target(
         "server/app/semantic.py",
