@@ -156,7 +156,7 @@ def arbitrate(
 
 
 def arbitrate_set(
-    sides: Sequence[Side], *, review_agent_conflicts: bool = False, rule_order: Sequence[str] | None = None
+    sides: Sequence[Side], *, review_agent_conflicts: bool, rule_order: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """The verdict over a claim set's members: the leader is the member that beats every other.
 

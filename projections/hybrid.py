@@ -242,7 +242,8 @@ def vector_candidates(
         chosen = [(i, s) for i, s in near if i >> shift in passed]
         if len(chosen) >= k or len(near) < want:  # enough, or nothing more to find
             return chosen[:k]
-        want, oversample = want * WIDEN, oversample * WIDEN  # the filters rejected many: look wider
+        want = want * WIDEN  # the filters rejected many: look wider
+        oversample = oversample * WIDEN
     return chosen[:k]
 
 

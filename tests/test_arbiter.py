@@ -7,7 +7,7 @@ from datetime import datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fact_ledger.ledger.arbiter import RULE_ORDER, Side, arbitrate, portable, with_ids
+from fact_ledger.ledger.arbiter import RULE_ORDER, Side, arbitrate, arbitrate_set, leaders_first, portable, with_ids
 
 EXPECTED_ORDER = ["user_confirmed/locked protection", "event_time", "source_type", "confidence", "ingest_time"]
 
@@ -252,3 +252,30 @@ def test_a_stored_verdict_without_manual_review_reads_back_by_its_winner() -> No
         "rule_order": EXPECTED_ORDER,
         "rule": None,
     }
+
+
+def test_a_set_under_another_rule_order_is_led_by_that_orders_winner() -> None:
+    newer_guess = side(1, event_time="2025-08-01T00:00:00.000000Z")
+    older_document = side(2, source_type="document_extracted", confidence=0.7)
+    fixed = arbitrate_set([newer_guess, older_document], review_agent_conflicts=False)
+    assert (fixed["leader_id"], fixed["rule"]) == (1, "event_time")
+    trust_first = [RULE_ORDER[0], RULE_ORDER[2], RULE_ORDER[1], RULE_ORDER[3], RULE_ORDER[4]]
+    other = arbitrate_set([newer_guess, older_document], review_agent_conflicts=False, rule_order=trust_first)
+    assert (other["leader_id"], other["rule"], other["manual_review"]) == (2, "source_type", False)
+    assert other["ranking"] == [2, 1] and other["rule_order"] == trust_first
+
+
+def test_a_set_of_one_member_is_led_by_it_without_review() -> None:
+    verdict = arbitrate_set([side(7)], review_agent_conflicts=True)
+    assert (verdict["leader_id"], verdict["winner_id"], verdict["manual_review"], verdict["ranking"]) == (
+        7,
+        7,
+        False,
+        [7],
+    )
+
+
+def test_a_leader_already_placed_is_not_placed_again() -> None:
+    assert leaders_first([3, 5], {5: 3}) == [3, 5]
+    assert leaders_first([5, 3], {5: 3}) == [3, 5]
+    assert leaders_first([5, 9, 3], {5: 3, 9: 3}) == [3, 5, 9]

@@ -45,7 +45,7 @@ _SIDES = st.builds(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_SIDES, min_size=2, max_size=8, unique_by=lambda s: s.memory_id))
 def test_the_leader_beats_every_other_member_and_a_tie_at_the_top_names_none(sides: list[Side]) -> None:
-    verdict = arbitrate_set(sides)
+    verdict = arbitrate_set(sides, review_agent_conflicts=False)
     leader = verdict["leader_id"]
     if leader is None:
         assert verdict["manual_review"]
@@ -86,7 +86,7 @@ def test_sql_ranks_members_exactly_as_rank_key(sides: list[Side]) -> None:
             (s.memory_id, *(getattr(s, f) for f in facts)),
         )
     ordered = [r["memory_id"] for r in conflicts_model.ranked_members(conn, 1)]
-    assert ordered == arbitrate_set(sides)["ranking"]
+    assert ordered == arbitrate_set(sides, review_agent_conflicts=False)["ranking"]
     assert [r["memory_id"] for r in conflicts_model.ranked_members(conn, 1, 2)] == ordered[:2]
 
 

@@ -285,6 +285,9 @@ TARGETS: tuple[Target, ...] = (
             ("vector_candidates", "3 → 4"),
             ("vector_candidates", "or → and"),
             ("vector_candidates", ">= → >"),
+            # A narrower exact re-scoring when a scan widens: the candidates' order is a little
+            # less exact, no filtered memory gets through (speed against exactness only).
+            ("vector_candidates", "* → /", "oversample = oversample * WIDEN"),
         ),
     ),
     Target(
@@ -342,7 +345,11 @@ TARGETS: tuple[Target, ...] = (
             "History.audit",
         ),
         critical=("History.read_as_of", "History.history", "History.timeline", "History.audit"),
-        equivalent=(("History.find_as_of", "1 → 2"),),  # one more hit fetched, none shown
+        equivalent=(  # one more row fetched past the page, none shown: it only tells "more"
+            ("History.find_as_of", "1 → 2"),
+            ("History.timeline", "1 → 2", "wanted = offset + limit + 1"),
+            ("History.audit", "1 → 2", "audit_events(conn, query, limit + 1)"),
+        ),
         fast=("History.read_as_of", "History.history", "History.timeline", "History.audit"),
         fast_lines=SCOPE_LINES,
     ),
