@@ -191,7 +191,8 @@ def test_random_histories_settle_only_unguarded_losers_and_rebuild_the_same(
                 for r in rows
             ]
             blocked = any(s.protection != "normal" or s.source_type == "user_confirmed" for s in sides)
-            assert blocked or arbitrate_set(sides, review_agent_conflicts=False)["manual_review"], c  # else the switch would have settled it
+            # else the switch would have settled it
+            assert blocked or arbitrate_set(sides, review_agent_conflicts=False)["manual_review"], c
         stale = app.conn.execute(  # a superseded member always left its open sets
             "SELECT count(*) FROM conflict_members c JOIN conflicts s USING(conflict_id) JOIN memories m "
             "USING(memory_id) WHERE c.active=1 AND s.state<>'resolved' AND m.status<>'active'"
