@@ -449,8 +449,8 @@ class Conversations(Service):
         return conv.sessions_of(self.conn, memory_ids)
 
     # -- use, cooling, expiry (server/app/upkeep.py) --------------------------------------------
-    def used(self, memory_ids: list[int]) -> None:
-        self.upkeep.used(memory_ids)
+    def used(self, memory_ids: list[int], *, maybe_cold: bool = True) -> None:
+        self.upkeep.used(memory_ids, maybe_cold=maybe_cold)
 
     def flush_uses(self) -> None:
         self.upkeep.flush_uses()

@@ -56,9 +56,10 @@ class Upkeep(Service):
         self._last_used: dict[int, str] = {}
         self._lock = threading.Lock()
 
-    def used(self, memory_ids: list[int]) -> None:
+    def used(self, memory_ids: list[int], *, maybe_cold: bool = True) -> None:
         """Count a use of each memory (a find's first page, a read): in memory, written in
-        batches; cold ones among them warm up (one ``Warmed`` event each)."""
+        batches; cold ones among them warm up (one ``Warmed`` event each). ``maybe_cold=False``:
+        the caller read them as hot (a find that left cold memories out), no look needed."""
         if not memory_ids:
             return
         now = clock.now()
@@ -67,7 +68,7 @@ class Upkeep(Service):
                 self._uses[i] = self._uses.get(i, 0) + 1
                 self._last_used[i] = now
             full = len(self._uses) >= USE_FLUSH
-        cold = conv.cold_ids(self.conn, memory_ids)
+        cold = conv.cold_ids(self.conn, memory_ids) if maybe_cold else set()
         if cold:
             self._warm(sorted(cold))
         if full:

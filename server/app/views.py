@@ -70,16 +70,20 @@ def _slot_named_first(hits: list[Hit], query: str, slots: dict[int, list[str]]) 
 
 
 def _newest_first(
-    conn: Any, hits: list[Hit], standing: dict[int, dict[str, Any]], claim_slots: dict[int, list[str]], query: str = ""
+    rows: dict[int, Any],
+    hits: list[Hit],
+    standing: dict[int, dict[str, Any]],
+    claim_slots: dict[int, list[str]],
+    query: str = "",
 ) -> list[Hit]:
     """Hits on one fact outside a claim set in newest-first order, in their places
     (:func:`ledger.freshness.newest_first`); scores still fall down the list. A hit holding one
     of the query's identifiers whole keeps its place: the query named that value itself.
-    ``claim_slots``: the hits' claim keys, read once for this and :func:`_slot_named_first`."""
+    ``claim_slots``: the hits' claim keys, read once for this and :func:`_slot_named_first`;
+    ``rows``: the hits' memory rows, read once for this and the page."""
     if len(hits) < 2:
         return hits
     ids = [h.memory_id for h in hits]
-    rows = mem.by_ids(conn, ids)
     named = identifiers(query)
     fixed = set(standing) | {m for m, row in rows.items() if named and holds_any(row["content"], named)}
     slots = {m: list(keys) for m, keys in claim_slots.items()}
@@ -193,16 +197,19 @@ class Views:
             shown_through = offset + limit
             page = shown_through + 1  # one more: whether there is a next page
             hits, _ = self.search(query, filters, page + STANDING_WINDOW, boost, page)
+            cold_searched = include_cold
             if not hits and first and not include_cold:  # nothing hot answers: the cold may
                 hits, _ = self.search(query, msgspec.structs.replace(filters, exclude_cold=False), page, boost, page)
+                cold_searched = True
             claim_slots = slot_keys(self.storage.conn, [h.memory_id for h in hits]) if len(hits) > 1 else {}
             hits = _slot_named_first(hits, query, claim_slots)
             standing = self.standings([h.memory_id for h in hits])
-            hits = _newest_first(self.storage.conn, _leaders_first(hits, standing), standing, claim_slots, query)
+            rows = mem.by_ids(self.storage.conn, [h.memory_id for h in hits])  # the order's and the page's
+            hits = _newest_first(rows, _leaders_first(hits, standing), standing, claim_slots, query)
             if session_id and not session_only:
                 hits = self._conversation_first(hits, session_id)
             shown = hits[offset : offset + taken]
-            rows = mem.by_ids(self.storage.conn, [h.memory_id for h in shown])
+            rows = {h.memory_id: rows[h.memory_id] for h in shown if h.memory_id in rows}
             conflicts = conflict_ids_by_memory(self.storage.conn, list(rows))
             threshold = self.settings.section_threshold
             near = {h.memory_id: h.section for h in shown}
@@ -224,8 +231,8 @@ class Views:
                 if session_id:
                     view["tier"] = "long"
                 results.append(view)
-        if first:  # a use: on a first page
-            self.conversations.used([r["memory_id"] for r in results])
+        if first:  # a use: on a first page (a hot-only search found nothing cold to warm up)
+            self.conversations.used([r["memory_id"] for r in results], maybe_cold=cold_searched)
         more = len(hits) > offset + taken
         return {
             "ok": True,
