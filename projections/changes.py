@@ -92,7 +92,7 @@ def by_id(conn: apsw.Connection, change_id: str) -> dict[str, Any] | None:
     return out
 
 
-def recent(conn: apsw.Connection, limit: int = 20, workspaces: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+def recent(conn: apsw.Connection, limit: int, workspaces: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     """The latest changes, newest first, as views (memory and set ids of this ledger)."""
     where, params = (
         ("", ())

@@ -182,6 +182,7 @@ TARGETS: tuple[Target, ...] = (
         (
             "tests/test_workspaces.py",
             "tests/test_review_filters.py",  # the views' own filters and bounds, before the walk
+            "tests/test_review_bounds.py",
             "tests/test_isolation_walk.py",
             "tests/test_paging.py",
             "tests/test_duplicates.py",
@@ -201,10 +202,12 @@ TARGETS: tuple[Target, ...] = (
             "GovernanceViews.near_duplicates_of",
             "GovernanceViews.overview",
         ),
+        # One more row fetched past the page: it only tells that there is more.
+        equivalent=(("GovernanceViews.conflicts", "1 → 2", "limit=limit + 1"),),
     ),
     Target(
         "server/app/writes.py",
-        _ISOLATION_TESTS,
+        ("tests/test_review_bounds.py", *_ISOLATION_TESTS),
         only=("Writes._facts",),
         critical=("Writes._facts",),
     ),
@@ -216,7 +219,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "server/doctor.py",
-        ("tests/test_isolation_walk.py", "tests/test_views_file.py"),
+        ("tests/test_review_bounds.py", "tests/test_isolation_walk.py", "tests/test_views_file.py"),
         only=(
             "_scope",
             "check_read_models_head",
@@ -228,9 +231,16 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "projections/conflicts.py",
-        ("tests/test_workspaces.py", "tests/test_review_filters.py", "tests/test_isolation_walk.py"),
+        (
+            "tests/test_workspaces.py",
+            "tests/test_review_filters.py",
+            "tests/test_review_bounds.py",
+            "tests/test_isolation_walk.py",
+        ),
         only=("page", "count_by_state", "count_unresolved_with_inactive_members"),
         critical=("page", "count_by_state", "count_unresolved_with_inactive_members"),
+        # The SELECT names exactly COLUMNS: a zip that does not check the lengths sees the same.
+        equivalent=(("page", "True → False", "strict=True"),),
     ),
     Target(
         "projections/notices.py",
@@ -246,7 +256,12 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "projections/search.py",
-        ("tests/test_workspaces.py", "tests/test_find_filters.py", "tests/test_isolation_walk.py"),
+        (
+            "tests/test_workspaces.py",
+            "tests/test_find_filters.py",
+            "tests/test_review_bounds.py",
+            "tests/test_isolation_walk.py",
+        ),
         only=("SearchFilters.workspaces", "attribute_clauses"),
         critical=("SearchFilters.workspaces", "attribute_clauses"),
     ),
@@ -264,7 +279,12 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "projections/audit.py",
-        ("tests/test_workspaces.py", "tests/test_review_filters.py", "tests/test_isolation_walk.py"),
+        (
+            "tests/test_workspaces.py",
+            "tests/test_review_filters.py",
+            "tests/test_review_bounds.py",
+            "tests/test_isolation_walk.py",
+        ),
         only=("_where",),
         critical=("_where",),
     ),
@@ -407,14 +427,31 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "projections/changes.py",
-        ("tests/test_health.py", "tests/contract/test_hindsight.py"),
+        ("tests/test_review_bounds.py", "tests/test_health.py", "tests/contract/test_hindsight.py"),
         only=("recent",),
         critical=("recent",),
+        equivalent=(("recent", "True → False", "strict=True"),),  # as conflicts.page's zip
     ),
     Target(
         "server/app/hindsight.py",
-        ("tests/test_health.py", "tests/test_review_filters.py", "tests/contract/test_hindsight.py"),
+        (
+            "tests/test_health.py",
+            "tests/test_review_filters.py",
+            "tests/test_review_bounds.py",
+            "tests/contract/test_hindsight.py",
+        ),
         only=("Hindsight._scope", "Hindsight.undo"),
         critical=("Hindsight._scope", "Hindsight.undo"),
+        equivalent=(
+            # A change names memories that have rows (nothing deletes one; archive and erasure
+            # change a status): the skip is defensive, unreachable.
+            ("Hindsight.undo.decide", "remove the continue"),
+            # Undo reaches the set only resolved (only undo reopens one, and a change is undone
+            # once), so "exists and resolved" and "exists or resolved" agree.
+            ("Hindsight.undo.decide", "and → or", 'conflict is not None and conflict["state"] == "resolved"'),
+            # A backed-up write answers with the backup's receipt in Storage.call, whatever the
+            # service returns.
+            ("Hindsight.undo", "return None instead of outcome.result"),
+        ),
     ),
 )
