@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypedDict
 
-from fact_ledger.ledger.errors import ChainBroken
+from fact_ledger.ledger.errors import ChainBroken, LogUnreachable
 from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections.conflicts import count_by_state
 
@@ -66,6 +66,12 @@ def check_hash_chain(app: Any) -> Check:
     tampered with past what the copy holds is found here while the other checks still run."""
     try:
         count = app.storage.verify_log()
+    except LogUnreachable as exc:  # an outage is a warning to follow up, not a broken chain
+        return Check(
+            severity="warning",
+            message=f"the log of record cannot be reached, its chain is not checked: {exc.message}; "
+            "run ledger doctor again once it is back",
+        )
     except ChainBroken as exc:
         return Check(
             severity="critical",
