@@ -183,20 +183,8 @@ def unresolved_between(conn: apsw.Connection, left_id: int, right_id: int) -> di
 
 
 def conflict_ids_of(conn: apsw.Connection, memory_id: int) -> list[int]:
-    return conflict_ids_by_memory(conn, [memory_id]).get(memory_id, [])
-
-
-def conflict_ids_by_memory(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, list[int]]:
-    """The unresolved conflicts each of ``memory_ids`` is a current member of (absent: none)."""
-    out: dict[int, list[int]] = {}
-    for memory_id, conflict_id in conn.execute(
-        "SELECT m.memory_id, c.conflict_id FROM json_each(?) j CROSS JOIN conflict_members m "
-        "ON m.memory_id = j.value JOIN conflicts c ON c.conflict_id=m.conflict_id "
-        "WHERE m.active=1 AND c.state<>'resolved' ORDER BY m.memory_id, c.conflict_id",
-        (json.dumps(memory_ids),),
-    ):
-        out.setdefault(memory_id, []).append(conflict_id)
-    return out
+    """The unresolved conflicts the memory is a current member of, oldest first."""
+    return [conflict_id for _, conflict_id, _, _ in unresolved_memberships(conn, [memory_id])]
 
 
 def has_guarded_member(conn: apsw.Connection, conflict_id: int) -> bool:

@@ -84,3 +84,29 @@ def test_of_two_hits_the_one_stating_the_named_slot_answers_first(app: LedgerApp
     # The second repeats the words more often (a higher text score); the first states the value
     # of the slot the query names ("staging port"), which outranks mere repetition.
     assert _ids(app.find("staging port")) == [stated["memory_id"], repeated["memory_id"]]
+
+
+def test_a_lexical_find_reads_each_read_model_once(app: LedgerApp) -> None:
+    for i in range(30):
+        app.remember(f"The staging API number {i} listens on port {8000 + i}", subject=f"api {i}")
+    app.find("staging port")  # warm: the first find prepares what later ones reuse
+    statements: list[str] = []
+
+    def trace(_cursor: object, sql: str, _bindings: object) -> bool:
+        statements.append(sql)
+        return True
+
+    connections = {id(c): c for c in (app.conn, app.store.conn)}.values()
+    for conn in connections:
+        conn.exec_trace = trace
+    try:
+        app.find("staging port")
+    finally:
+        for conn in connections:
+            conn.exec_trace = None
+    # The hits' memory rows are read once (their order and the page share them), their claim
+    # sets once (standing and conflict ids), and no cold look follows a hot-only search.
+    assert sum("SELECT m.memory_id, m.stream_id" in s for s in statements) == 1
+    assert sum("conflict_members" in s for s in statements) == 1
+    assert not any("cold_memories c" in s for s in statements)
+    assert len(statements) <= 15, statements

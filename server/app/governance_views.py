@@ -81,13 +81,16 @@ class GovernanceViews(Service):
             self.conn, row, review_agent_conflicts=self.settings.policy.review_agent_conflicts, ranking=ranking
         )
 
-    def standings(self, memory_ids: list[int]) -> dict[int, dict[str, Any]]:
-        """Each memory's standing in its (oldest) unresolved claim set: leader or challenger."""
+    def standings(self, memory_ids: list[int]) -> tuple[dict[int, dict[str, Any]], dict[int, list[int]]]:
+        """Each memory's standing in its (oldest) unresolved claim set (leader or challenger),
+        and the unresolved sets each is a current member of (``conflict_ids``), from one read."""
         if not memory_ids:
-            return {}
+            return {}, {}
         leaders: dict[int, int | None] = {}
         out: dict[int, dict[str, Any]] = {}
+        member_of: dict[int, list[int]] = {}
         for memory_id, cid, subject, attribute in conflicts_model.unresolved_memberships(self.conn, memory_ids):
+            member_of.setdefault(memory_id, []).append(cid)
             if memory_id in out:
                 continue
             if cid not in leaders:
@@ -98,7 +101,7 @@ class GovernanceViews(Service):
                 "claim": {"subject": subject, "attribute": attribute},
                 "leader_id": leaders[cid],
             }
-        return out
+        return out, member_of
 
     # -- read views --------------------------------------------------------------------------
     @storage_call

@@ -20,7 +20,7 @@ from fact_ledger.ledger.slot_match import slot_scores
 from fact_ledger.ledger.trust import trust_of
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.claims import slot_keys
-from fact_ledger.projections.conflicts import conflict_ids_by_memory, conflict_ids_of
+from fact_ledger.projections.conflicts import conflict_ids_of
 from fact_ledger.projections.ranking import holds_any, identifiers
 from fact_ledger.projections.search import Hit, SearchFilters
 from fact_ledger.server.app import paging
@@ -38,7 +38,7 @@ from fact_ledger.server.config import Settings
 
 STANDING_WINDOW = 20  # hits past the page looked at for a leader that answers the query too
 Search = Callable[[str, SearchFilters, int, "tuple[str, ...] | None", "int | None"], "tuple[list[Hit], int]"]
-Standings = Callable[[list[int]], "dict[int, dict[str, Any]]"]
+Standings = Callable[[list[int]], "tuple[dict[int, dict[str, Any]], dict[int, list[int]]]"]
 
 
 def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list[Hit]:
@@ -203,14 +203,13 @@ class Views:
                 cold_searched = True
             claim_slots = slot_keys(self.storage.conn, [h.memory_id for h in hits]) if len(hits) > 1 else {}
             hits = _slot_named_first(hits, query, claim_slots)
-            standing = self.standings([h.memory_id for h in hits])
+            standing, member_of = self.standings([h.memory_id for h in hits])
             rows = mem.by_ids(self.storage.conn, [h.memory_id for h in hits])  # the order's and the page's
             hits = _newest_first(rows, _leaders_first(hits, standing), standing, claim_slots, query)
             if session_id and not session_only:
                 hits = self._conversation_first(hits, session_id)
             shown = hits[offset : offset + taken]
             rows = {h.memory_id: rows[h.memory_id] for h in shown if h.memory_id in rows}
-            conflicts = conflict_ids_by_memory(self.storage.conn, list(rows))
             threshold = self.settings.section_threshold
             near = {h.memory_id: h.section for h in shown}
             local = {
@@ -222,7 +221,7 @@ class Views:
         for hit in shown:
             row = rows.get(hit.memory_id)
             if row is not None:
-                view = memory_view(row, score=hit.score, conflict_ids=conflicts.get(hit.memory_id, []))
+                view = memory_view(row, score=hit.score, conflict_ids=member_of.get(hit.memory_id, []))
                 if hit.memory_id in local:
                     section, total = local[hit.memory_id]
                     view = with_section(view, section, query, total)
@@ -289,7 +288,7 @@ class Views:
 
 def memory_view(row: dict[str, Any], *, conflict_ids: list[int], score: float | None = None) -> dict[str, Any]:
     """A memory as find, read and the governance views show it (``conflict_ids``: the unresolved
-    conflicts it is in, :func:`conflict_ids_by_memory`)."""
+    conflicts it is in, :func:`projections.conflicts.unresolved_memberships`)."""
     view: dict[str, Any] = {
         "memory_id": row["memory_id"],
         "subject": row["subject"],
