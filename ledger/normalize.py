@@ -100,11 +100,12 @@ _NUMBER = re.compile(
 
 
 def _cn_number(text: str) -> Decimal | None:
-    """Chinese numerals up to the hundred millions: 三千五百 → 3500, 两万 → 20000, 十五 → 15."""
+    """Chinese numerals up to the hundred millions: 三千五百 → 3500, 两万 → 20000, 十五 → 15, and
+    digits written in a row as a year or a code is: 二〇二五 → 2025."""
     total, section, digit = 0, 0, None
     for ch in text:
-        if ch in _CN_DIGITS:
-            digit = _CN_DIGITS[ch]
+        if ch in _CN_DIGITS:  # digits in a row are read positionally: 二〇二五 → 2025
+            digit = _CN_DIGITS[ch] if digit is None else digit * 10 + _CN_DIGITS[ch]
         elif ch in _CN_UNITS:
             section += (1 if digit is None else digit) * _CN_UNITS[ch]
             digit = None
