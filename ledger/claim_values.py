@@ -79,7 +79,7 @@ def _vague(words: list[str]) -> bool:
 
 def is_named(left: str, cased: str) -> bool:
     """``left`` stands in the clause as a capitalised name with no article ("Bob", "Alice Chen")."""
-    if not left or not left.isascii():
+    if not left:
         return False
     written = _as_written(left, cased)
     return written is not None and NAMED.fullmatch(written) is not None

@@ -80,8 +80,8 @@ _WEEKDAY_PATTERNS = (
     re.compile(rf"(?:(?P<rel>next|last|this)\s+)?(?P<en>{_WD_ALT})\b\.?"),
 )
 _TIME_PATTERNS = (
-    re.compile(r"(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}(?:\.\d+)?))?\s*(?P<ap>am|pm|a\.m\.|p\.m\.)?(?:z|utc)?"),
-    re.compile(r"(?P<h>\d{1,2})\s*(?P<ap>am|pm|a\.m\.|p\.m\.)"),
+    re.compile(r"(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}(?:\.\d+)?))?\s*(?P<ap>am|pm|a\.m\.?|p\.m\.?)?(?:z|utc)?"),
+    re.compile(r"(?P<h>\d{1,2})\s*(?P<ap>am|pm|a\.m\.?|p\.m\.?)"),
     re.compile(
         rf"(?P<zp>上午|早上|早晨|中午|下午|晚上|傍晚|凌晨)?(?P<h>{_N})\s*(?:点|时)"
         rf"(?:\s*(?P<half>半)|\s*(?P<mi>{_N})\s*分?)?"
@@ -99,6 +99,8 @@ _TOKEN = re.compile(
 def _small(text: str) -> int:
     if text.isdigit():
         return int(text)
+    if text.startswith("十") and len(text) > 2:
+        return -1  # "十二三" (twelve or thirteen) is a range, not a number
     if text.startswith("十"):
         return 10 + (_CN_SMALL.get(text[1:], 0) if len(text) > 1 else 0)
     if len(text) >= 2 and text[1] == "十":
@@ -128,12 +130,16 @@ def _time(match: re.Match[str]) -> str | None:
     if groups.get("noon"):
         return "00:00" if groups["noon"] == "midnight" else "12:00"
     hour = _small(groups["h"])
+    if hour < 0:  # "下午两三点" (two or three) is a range, not an hour
+        return None
     minute = 30 if groups.get("half") else (_small(groups["mi"]) if groups.get("mi") else 0)
     ap = (groups.get("ap") or "").replace(".", "")
     zp = groups.get("zp") or ""
     if (ap == "pm" or zp in ("下午", "晚上", "傍晚")) and hour < 12:
         hour += 12
     if (ap == "am" or zp == "凌晨") and hour == 12:
+        hour = 0
+    if zp == "晚上" and hour == 12:  # twelve in the evening is midnight, not noon
         hour = 0
     if zp == "中午" and hour < 6:
         hour += 12

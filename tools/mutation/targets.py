@@ -131,10 +131,43 @@ TARGETS: tuple[Target, ...] = (
         # alphabetical order already puts the longer first, as sorting by length does.
         equivalent=(("_UNIT_ALT", "key=len → key=None"),),
     ),
-    Target("ledger/normalize_when.py", ("tests/test_claims.py",)),
-    Target("ledger/claims.py", _CLAIM_TESTS),
-    Target("ledger/claim_words.py", _CLAIM_TESTS),
-    Target("ledger/claim_values.py", _CLAIM_TESTS),
+    Target(
+        "ledger/normalize_when.py",
+        ("tests/test_normalize_when.py", "tests/test_claims.py"),
+        # Checked by running the module and each mutant over ~63,000 generated texts and 20,000
+        # value pairs (identical output), or unreachable:
+        equivalent=(
+            ("_CN_SMALL", "10 → 11"),  # 十 is read by _small's own branches, never looked up whole
+            # reverse alphabetical order already puts each name before its prefix (june, jun),
+            # and \b after the weekdays backtracks a short form to the long one
+            ("_MONTH_ALT", "key=len → key=None"),
+            ("_WD_ALT", "key=len → key=None"),
+            ("_WD_ALT", "True → False"),
+            # the extra case looks up the empty string, whose default is the else branch's 0
+            ("_small", "> → >=", "if len(text) > 1 else 0"),
+            ("_small", "> → >=", "if len(text) > 2 else 0"),
+            ("_small", "1 → 2", "_CN_SMALL.get(text, -1)"),  # every negative is refused alike
+            ("parse_when", "< → <=", "while pos < len(text)"),  # one more turn at the end: no match
+            ("parse_when", "> → >=", "match.end() > start"),  # no pattern matches an empty string
+        ),
+    ),
+    Target(
+        "ledger/claims.py",
+        ("tests/test_claims_edges.py", *_CLAIM_TESTS),
+        equivalent=(
+            # The one caller only asks whether the qualifier is empty: None and "" read alike.
+            ("_qualifier", "return None instead of ''"),
+            # Only the text before the first separator is used (the pattern has no groups).
+            ("_qualifier", "1 → 2", "maxsplit=1"),
+        ),
+    ),
+    Target("ledger/claim_words.py", ("tests/test_claim_values_edges.py", *_CLAIM_TESTS)),
+    Target(
+        "ledger/claim_values.py",
+        ("tests/test_claim_values_edges.py", *_CLAIM_TESTS),
+        # More start positions than can fit the phrase: the slices are shorter than it, no match.
+        equivalent=(("_as_written", "- → +"), ("_as_written", "1 → 2")),
+    ),
     # The filters guarding workspace isolation: the rule (workspaces.py), and every module that
     # applies a workspace scope on a read or a by-id check (docs/testing.md). Each is critical;
     # tests/test_mutation_tool.py fails when a module applying a scope is missing here. CI's

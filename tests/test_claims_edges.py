@@ -1,0 +1,322 @@
+"""Edges of deterministic claim extraction (:mod:`ledger.claims`): which clauses yield a claim,
+what the claim reads as (subject, attribute, value) and what it is keyed by, in English and
+Chinese. Pure functions, no ledger: input text in, exact claims out."""
+
+from __future__ import annotations
+
+import pytest
+
+from fact_ledger.ledger.claims import clause_count, collides, explicit_claim, extract_claims
+
+
+def claims(content: str, subject: str = "") -> list[tuple[str, str, str, str, tuple[str, str, str]]]:
+    """Every claim as (subject, attribute, value, kind, key)."""
+    return [(c.subject, c.attribute, c.value, c.kind, c.key) for c in extract_claims(content, subject)]
+
+
+def one(content: str, subject: str = ""):
+    found = claims(content, subject)
+    assert len(found) == 1, found
+    return found[0]
+
+
+# -- what a claim reads as ----------------------------------------------------------------------
+
+
+def test_a_claim_shows_its_subject_attribute_and_value():
+    (claim,) = extract_claims("The build server is ci-7")
+    assert claim.view() == {"subject": "the build server", "attribute": "is", "value": "ci-7"}
+
+
+@pytest.mark.parametrize(
+    ("content", "subject", "expected"),
+    [
+        # a plain value: attribute "is", key = the subject's words
+        ("The build server is ci-7", "", ("the build server", "is", "ci-7", "text", ("build server", "is", "text"))),
+        # the memory's own subject written again before the relation adds nothing to the attribute
+        (
+            "The build server is ci-7",
+            "build server",
+            ("build server", "is", "ci-7", "text", ("build server", "is", "text")),
+        ),
+        # the words the memory's subject lacks name the attribute, in front of the relation
+        (
+            "The staging API returns 200",
+            "staging",
+            ("staging", "api returns", "200", "number", ("api staging", "returns", "number")),
+        ),
+        # a preposition before a text value is part of the relation: "in Berlin" is not "on vacation"
+        ("Bob is in Berlin", "", ("bob", "is", "berlin", "text", ("bob", "is in", "text"))),
+        # a version value is keyed as a version even when the sentence never says "version"
+        ("The API is v2.3", "", ("the api", "is", "v2.3", "version", ("api version", "is", "version"))),
+        # a role one person holds reads its value as a name, even one that reads as a date
+        (
+            "The on-call engineer is Jun 9",
+            "",
+            ("the on-call engineer", "is", "jun 9", "text", ("engineer on-call", "is", "text")),
+        ),
+        # "Bob moved to Berlin" is where Bob lives
+        ("Bob moved to Berlin", "", ("bob", "lives in", "berlin", "text", ("bob", "lives in", "text"))),
+        # an address a thing moved to is not a home
+        (
+            "VPN门户搬到了 https://vpn.example.com",
+            "",
+            ("vpn门户", "is", "https://vpn.example.com", "text", ("vpn 户 门", "is", "text")),
+        ),
+        # a value with no subject of its own is about the memory's subject
+        (
+            "returns 200",
+            "GET /status",
+            ("GET /status", "returns", "200", "number", ("/status get", "returns", "number")),
+        ),
+        # a six-word label before a colon is still a label
+        (
+            "Number of staging deploys that failed: 12",
+            "",
+            (
+                "number of staging deploys that failed",
+                "is",
+                "12",
+                "number",
+                ("deploys failed number staging", "is", "number"),
+            ),
+        ),
+        # eight words before the relation are still a subject
+        (
+            "The port of the old staging api box is 8080",
+            "",
+            (
+                "the port of the old staging api box",
+                "is",
+                "8080",
+                "number",
+                ("api box old port staging", "is", "number"),
+            ),
+        ),
+    ],
+)
+def test_claim_reads_as(content, subject, expected):
+    assert one(content, subject) == expected
+
+
+def test_an_unversioned_and_a_versioned_statement_of_one_version_collide():
+    (a,) = extract_claims("The API is v2.3")
+    (b,) = extract_claims("The API version is 2.4")
+    assert collides(a, b)
+
+
+def test_words_that_say_how_a_value_is_given_do_not_split_the_key():
+    """ "the billing link" and "the billing" are one thing to own."""
+    (a,) = extract_claims("Alice owns the billing link")
+    (b,) = extract_claims("Bob owns the billing")
+    assert (a.subject, a.attribute, a.value, a.kind) == ("billing link", "owner", "alice", "text")
+    assert a.key == b.key == ("billing owner", "is", "text")
+    assert collides(a, b)
+
+
+def test_the_time_word_in_a_subject_does_not_split_its_key():
+    (a,) = extract_claims("The current version is 2.3")
+    (b,) = extract_claims("The version is 2.4")
+    assert a.key == b.key == ("version", "is", "version")
+
+
+# -- labels and colons ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        # a generic label is read past: what follows is the claim
+        ("Note: the API returns 200", ("the api", "returns", "200", "number", ("api", "returns", "number"))),
+        # the words after the label keep their case: Bob is a named person with an employer
+        ("Note: Bob works at Google", ("bob", "works at", "google", "text", ("bob", "works at", "text"))),
+        # a Chinese label with an ASCII colon and no space
+        ("备注:Bob works at Google", ("bob", "works at", "google", "text", ("bob", "works at", "text"))),
+        ("注意:端口是8080", ("端口", "is", "8080", "number", ("port", "is", "number"))),
+    ],
+)
+def test_a_label_before_a_colon_is_read_past(content, expected):
+    assert one(content) == expected
+
+
+def test_a_five_word_value_after_a_colon_is_a_value_not_speech():
+    assert one("Backup host: Host 7 in rack B") == (
+        "backup host",
+        "is",
+        "host 7 in rack b",
+        "text",
+        ("backup host", "is", "text"),
+    )
+
+
+# -- clauses that state no claim --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "subject"),
+    [
+        ("if the port is 8080", ""),  # a condition
+        ("预算没有改为5万", ""),  # negated: the budget was not changed to 50k
+        ("The port of the old legacy staging api box is 8080", ""),  # nine words: prose, not a subject
+        ("Times the staging deploy failed this week: 12", ""),  # a seven-word lead-in is no label
+        ("The port is 8080?", ""),  # a question
+        ("该由张三负责", ""),  # "should be handled by Zhang San": no thing is named
+        ("Bob prefers the window seat", ""),  # not a drink
+        ("Bob probably prefers tea", ""),  # hedged
+        ("who prefers tea", ""),  # a question without its mark
+        ("I switched to coffee", ""),  # nobody to hold the drink
+        ("我平时喝咖啡", ""),
+        ("Bob prefers oat milk vanilla hazelnut latte", ""),  # 31 characters: too long for one drink
+        ("Bob probably likes jazz", ""),  # hedged taste
+        ("does Bob like jazz", ""),  # a question without its mark
+        ("The sky looks like rain", ""),  # "like" as a preposition
+        ("Bob likes it", ""),  # no thing named
+        ("Bob likes ...", ""),
+        ("I like jazz", ""),  # nobody to hold the taste
+        ("Bob likes jazz from the late nineteen fifties", ""),  # six words: a description
+        ("Bob likes extremely brutal Scandinavian death metal", ""),  # 41 characters
+        ("张三最喜欢的书丢了", ""),  # a favourite thing, not a taste
+    ],
+)
+def test_no_claim(content, subject):
+    assert claims(content, subject) == []
+
+
+def _cjk_left(n: int) -> str:
+    return ("甲乙丙丁戊己庚辛壬癸子丑寅卯辰巳午未申酉戌亥" * 2)[: n - 2] + "预算"
+
+
+def test_a_chinese_subject_of_24_characters_is_read_and_of_25_is_not():
+    assert one(_cjk_left(24) + "是5万")[2:4] == ("5万", "number")
+    assert claims(_cjk_left(25) + "是5万") == []
+
+
+# -- qualifiers ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "attribute"),
+    [
+        ("staging uses Rust for the CLI", "uses for cli"),
+        ("staging uses Rust for the big command line tool", "uses for big command line tool"),
+        # five words after "for" are a remark, not a narrower attribute
+        ("staging uses Rust for the big command line tool thing", "uses"),
+        # nothing left after "for": no qualifier
+        ("staging uses Rust for my", "uses"),
+    ],
+)
+def test_for_what_narrows_the_attribute(content, attribute):
+    subject, attr, value, _, key = one(content)
+    assert (subject, attr, value) == ("staging", attribute, "rust")
+    assert key == ("staging", attribute, "text")
+
+
+# -- drinks -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "subject", "expected"),
+    [
+        ("Bob prefers tea", "", ("bob", "drink", "tea")),
+        ("Bob prefers green tea", "", ("bob", "drink", "green tea")),
+        ("Bob's favourite drink is coffee", "", ("bob", "drink", "coffee")),
+        ("he prefers tea", "Bob", ("Bob", "drink", "tea")),  # a pronoun is the memory's subject
+        ("张三平时喝咖啡", "", ("张三", "drink", "咖啡")),
+        ("用户最喜欢的饮料是绿茶", "", ("用户", "drink", "绿茶")),
+        ("我平时喝咖啡", "用户", ("用户", "drink", "咖啡")),
+        # 30 characters is still one drink
+        ("Bob prefers oat milk vanilla caramel latte", "", ("bob", "drink", "oat milk vanilla caramel latte")),
+    ],
+)
+def test_drink_claim(content, subject, expected):
+    s, attribute, value, kind, key = one(content, subject)
+    assert (s, attribute, value, kind) == (*expected, "text")
+    assert key[1:] == ("is", "text") and "drink" in key[0].split()
+
+
+def test_a_switched_drink_collides_with_the_preferred_one():
+    (a,) = extract_claims("Bob prefers tea")
+    (b,) = extract_claims("Bob switched to coffee")
+    assert a.key == b.key == ("bob drink", "is", "text")
+    assert collides(a, b)
+
+
+# -- tastes -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "subject", "expected"),
+    [
+        ("I like jazz", "Bob", ("Bob", "likes jazz", "yes", "bool", ("bob", "likes jazz", "bool"))),
+        (
+            "Bob likes jazz from the nineteen fifties",
+            "",
+            (
+                "bob",
+                "likes jazz from the nineteen fifties",
+                "yes",
+                "bool",
+                ("bob", "likes jazz from the nineteen fifties", "bool"),
+            ),
+        ),
+        (
+            "Bob likes extremely heavy Scandinavian death metal",  # 40 characters
+            "",
+            (
+                "bob",
+                "likes extremely heavy scandinavian death metal",
+                "yes",
+                "bool",
+                ("bob", "likes extremely heavy scandinavian death metal", "bool"),
+            ),
+        ),
+    ],
+)
+def test_taste_claim(content, subject, expected):
+    assert one(content, subject) == expected
+
+
+# -- explicit claims ----------------------------------------------------------------------------
+
+
+def test_an_explicit_claim_keeps_its_subject_and_attribute_as_given():
+    claim = explicit_claim("Staging", "Port", "8080")
+    assert (claim.subject, claim.attribute, claim.value, claim.kind, claim.origin) == (
+        "Staging",
+        "Port",
+        "8080",
+        "number",
+        "explicit",
+    )
+    assert claim.key == ("port staging", "is", "number")
+
+
+@pytest.mark.parametrize(
+    ("subject", "attribute"),
+    [("payments", "on-call engineer"), ("on-call engineer", "is")],
+)
+def test_an_explicit_role_reads_its_value_as_a_name(subject, attribute):
+    claim = explicit_claim(subject, attribute, "Jun 9")
+    assert (claim.kind, claim.value_norm) == ("text", "jun 9")
+
+
+# -- clauses and the read limit -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "count"),
+    [
+        ("Is it done? Yes it is.", 1),  # the question is not counted
+        ("端口是8080， ，版本是2", 2),  # an empty clause is not counted
+        ("", 0),
+    ],
+)
+def test_clause_count(content, count):
+    assert clause_count(content) == count
+
+
+def test_only_the_first_20000_characters_are_read():
+    content = "x" * 19982 + ". The port is 8080"
+    assert len(content) == 20_000
+    assert one(content + "0")[2] == "8080"
+    assert claims("x" * 20_000 + ". The port is 8080") == []
