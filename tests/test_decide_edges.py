@@ -46,23 +46,14 @@ from fact_ledger.ledger.events import (
 )
 from fact_ledger.ledger.facts import Candidate, ConflictFacts, MemoryFacts, facts_after
 from fact_ledger.ledger.trust import default_protection
+from tests.ledger_facts import memory_facts
 
 NOW = "2026-03-01T12:00:00.000000Z"
 JAN = "2026-01-10T09:00:00.000000Z"
 
 
 def memory(n: int, **kw: object) -> MemoryFacts:
-    base: dict[str, object] = {
-        "memory_id": n,
-        "stream_id": f"m{n}",
-        "version": 1,
-        "protection": "normal",
-        "source_type": "agent_generated",
-        "status": "active",
-        "event_time": JAN,
-        "recorded_at": JAN,
-    }
-    return MemoryFacts(**{**base, **kw})  # type: ignore[arg-type]
+    return memory_facts(n, **{"event_time": JAN, "recorded_at": JAN, **kw})
 
 
 def port(value: str) -> Claim:

@@ -33,6 +33,7 @@ from fact_ledger.ledger.govern import (
     decide_retire,
     decide_supersede,
 )
+from tests.ledger_facts import memory_facts
 
 JAN = "2026-01-10T09:00:00.000000Z"
 FEB = "2026-02-10T09:00:00.000000Z"
@@ -40,18 +41,7 @@ STRICT = Policy(locked_requires_user_channel=True)
 
 
 def memory(n: int, **kw: object) -> MemoryFacts:
-    base: dict[str, object] = {
-        "memory_id": n,
-        "stream_id": f"m{n}",
-        "version": 1,
-        "protection": "normal",
-        "source_type": "agent_generated",
-        "status": "active",
-        "subject": "staging",
-        "event_time": JAN,
-        "recorded_at": JAN,
-    }
-    return MemoryFacts(**{**base, **kw})  # type: ignore[arg-type]
+    return memory_facts(n, **{"subject": "staging", "event_time": JAN, "recorded_at": JAN, **kw})
 
 
 def cset(stream: str, values: dict[str, str], state: str = "open") -> ConflictFacts:

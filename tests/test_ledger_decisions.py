@@ -20,22 +20,11 @@ from fact_ledger.ledger.events import (
     MemoryUpdated,
     Superseded,
 )
-from fact_ledger.ledger.facts import ConflictFacts, MemoryFacts, Policy
+from fact_ledger.ledger.facts import ConflictFacts, Policy
 from fact_ledger.ledger.govern import decide_confirm, decide_retire, decide_supersede, decide_unlock
+from tests.ledger_facts import memory_facts as memory
 
 NOW = "2026-03-01T12:00:00.000000Z"
-
-
-def memory(n: int, **kw: object) -> MemoryFacts:
-    base: dict[str, object] = {
-        "memory_id": n,
-        "stream_id": f"m{n}",
-        "version": 1,
-        "protection": "normal",
-        "source_type": "agent_generated",
-        "status": "active",
-    }
-    return MemoryFacts(**{**base, **kw})  # type: ignore[arg-type]
 
 
 def test_remember_records_a_new_memory_or_sights_its_duplicate() -> None:
