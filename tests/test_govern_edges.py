@@ -229,43 +229,27 @@ def test_keep_all_closes_the_set_as_it_is() -> None:
 
 
 # -- judge --------------------------------------------------------------------------------------
-def test_judging_a_resolved_set_is_refused() -> None:
+@pytest.mark.parametrize(
+    ("state", "winner", "pins", "field"),
+    [
+        ("resolved", 1, None, "conflict_id"),  # a settled set is not judged again
+        ("open", 3, None, "winner_id"),  # the winner must be a member
+        ("open", 1, {"m1": 1, "m3": 1}, "pins"),  # a pin must name a member
+    ],
+)
+def test_a_judgment_outside_its_set_is_refused(
+    state: str, winner: int, pins: dict[str, int] | None, field: str
+) -> None:
     with pytest.raises(InvalidInput) as refused:
         decide_judge(
-            cset("c7", {"m1": "5432", "m2": "5433"}, state="resolved"),
+            cset("c7", {"m1": "5432", "m2": "5433"}, state=state),
             members_of(memory(1), memory(2)),
-            winner=memory(1),
+            winner=memory(winner),
             rationale="",
-            pins=None,
+            pins=pins,
             judgment="j1",
         )
-    assert refused.value.field == "conflict_id"
-
-
-def test_a_judgment_must_name_a_member_as_winner() -> None:
-    with pytest.raises(InvalidInput) as refused:
-        decide_judge(
-            cset("c7", {"m1": "5432", "m2": "5433"}),
-            members_of(memory(1), memory(2)),
-            winner=memory(3),
-            rationale="",
-            pins=None,
-            judgment="j1",
-        )
-    assert refused.value.field == "winner_id"
-
-
-def test_a_judgment_pinning_a_memory_outside_the_set_is_refused() -> None:
-    with pytest.raises(InvalidInput) as refused:
-        decide_judge(
-            cset("c7", {"m1": "5432", "m2": "5433"}),
-            members_of(memory(1), memory(2)),
-            winner=memory(1),
-            rationale="",
-            pins={"m1": 1, "m3": 1},
-            judgment="j1",
-        )
-    assert refused.value.field == "pins"
+    assert refused.value.field == field
 
 
 def test_a_judgment_is_pinned_to_every_members_version() -> None:
