@@ -147,6 +147,7 @@ TARGETS: tuple[Target, ...] = (
             ("_small", "> → >=", "if len(text) > 1 else 0"),
             ("_small", "> → >=", "if len(text) > 2 else 0"),
             ("_small", "1 → 2", "_CN_SMALL.get(text, -1)"),  # every negative is refused alike
+            ("_small", "1 → 2", 'return -1  # "十二三"'),
             ("parse_when", "< → <=", "while pos < len(text)"),  # one more turn at the end: no match
             ("parse_when", "> → >=", "match.end() > start"),  # no pattern matches an empty string
         ),
