@@ -153,7 +153,7 @@ def test_an_equivalence_with_a_fragment_covers_only_the_lines_holding_it() -> No
     knn = next(t for t in TARGETS if t.path == "projections/knn.py")
     ones = [p for p in target_points(knn) if p.description == "1 → 2"]
     source = (REPO / knn.path).read_text(encoding="utf-8").splitlines()
-    noted = {source[p.line - 1].strip() for p in ones if is_equivalent(knn, p)}
-    left = {source[p.line - 1].strip() for p in ones if not is_equivalent(knn, p)}
+    noted = {source[p.line - 1].strip() for p in ones if is_equivalent(knn, p, source)}
+    left = {source[p.line - 1].strip() for p in ones if not is_equivalent(knn, p, source)}
     assert any("far = self.words * 64 + 1" in line for line in noted)
     assert any("far - 1" in line for line in left)  # the cutoff's bound is a rule: it is run

@@ -176,21 +176,23 @@ def target_points(target: Target, lines: str = "") -> list[Point]:
         return found
     text = source.splitlines()
     pattern = re.compile(lines)
-    return [p for p in found if pattern.search("\n".join(text[p.line - 1 : max(p.line, p.end_line)]))]
+    return [p for p in found if pattern.search(mutated_source(text, p))]
 
 
-def is_equivalent(target: Target, point: Point) -> bool:
+def mutated_source(text: list[str], point: Point) -> str:
+    """The lines of the node ``point`` mutates (a call may span several)."""
+    return "\n".join(text[point.line - 1 : max(point.line, point.end_line)])
+
+
+def is_equivalent(target: Target, point: Point, text: list[str]) -> bool:
     """Whether the map notes ``point`` as an equivalent mutant: its name and mutation match an
-    entry, and the source fragment the entry may add is in the mutated node's lines."""
-    for name, mutation, *fragment in target.equivalent:
-        if (point.scope, point.description) != (name, mutation):
-            continue
-        if not fragment:
-            return True
-        text = (REPO / target.path).read_text(encoding="utf-8").splitlines()
-        if fragment[0] in "\n".join(text[point.line - 1 : max(point.line, point.end_line)]):
-            return True
-    return False
+    entry, and the source fragment the entry may add is in the mutated node's lines (``text``:
+    the module's source lines)."""
+    return any(
+        (point.scope, point.description) == (name, mutation)
+        and (not fragment or fragment[0] in mutated_source(text, point))
+        for name, mutation, *fragment in target.equivalent
+    )
 
 
 def run(
@@ -212,8 +214,9 @@ def run(
             seconds = {path: s for path, _, _, s in baselines}
             mutants, equivalent = [], []
             for t in targets:
+                text = (REPO / t.path).read_text(encoding="utf-8").splitlines()
                 for p in target_points(t, (lines or {}).get(t.path, "")):
-                    if is_equivalent(t, p):
+                    if is_equivalent(t, p, text):
                         equivalent.append({"where": f"{t.path}:{p.line}", "in": p.scope, "mutation": p.description})
                     else:
                         mutants.append(Job(t, p, max(20.0, 4 * seconds[t.path])))
