@@ -197,18 +197,22 @@ def needs_seal(row: StoredEvent) -> bool:
 def chain_batch(
     events: Sequence[NewEvent],
     tail: Sequence[Any] | None,
-    stored_by_id: Callable[[str], StoredEvent | None],
+    stored_by_ids: Callable[[Sequence[str]], dict[str, StoredEvent]],
     next_version: Callable[[str], int],
-    insert: Callable[[StoredEvent], None],
+    insert: Callable[[Sequence[StoredEvent]], None],
 ) -> list[StoredEvent]:
     """Append a batch after ``tail`` (the last row's position and hash) inside a backend's write
     transaction: already stored ids come back as stored, new rows get the next positions, stream
-    versions and chained hashes. Every backend appends through this one function."""
+    versions and chained hashes. Every backend appends through this one function; it asks the
+    backend once which ids it holds and hands it the new rows once, so a backend may write them
+    in one statement."""
     position, prev_hash = tail if tail else (0, GENESIS_HASH)
+    held = dict(stored_by_ids([new.event_id for new in events]))
     next_versions: dict[str, int] = {}
     out: list[StoredEvent] = []
+    fresh: list[StoredEvent] = []
     for new in events:
-        existing = stored_by_id(new.event_id)
+        existing = held.get(new.event_id)
         if existing is not None:
             out.append(existing)
             continue
@@ -218,9 +222,12 @@ def chain_batch(
         next_versions[new.stream_id] = version + 1
         position += 1
         stored = stamp(new, position=position, stream_version=version, prev_hash=prev_hash)
-        insert(stored)
+        fresh.append(stored)
+        held[new.event_id] = stored  # the same event twice in one batch is stored once
         prev_hash = stored.hash
         out.append(stored)
+    if fresh:
+        insert(fresh)
     return out
 
 

@@ -227,7 +227,7 @@ class PostgresEventStore:
 
     def append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
         """Append inside the caller's :meth:`write` (which holds the log's write lock)."""
-        out = chain_batch(events, self._tail(), self._by_event_id, self._next_version, self._insert)
+        out = chain_batch(events, self._tail(), self._by_event_ids, self._next_version, self._insert)
         if out:
             self._notify(out[-1].position)
         return out
@@ -237,8 +237,7 @@ class PostgresEventStore:
 
         def work() -> None:
             check_continues(self._tail(), rows)
-            for row in rows:
-                self._insert(row)
+            self._insert(rows)
             if rows:
                 self._notify(rows[-1].position)
 
@@ -250,16 +249,19 @@ class PostgresEventStore:
     def _notify(self, position: int) -> None:
         self.conn.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, str(position)))
 
-    def _insert(self, ev: StoredEvent) -> None:
-        try:
-            self.conn.execute(
-                f"INSERT INTO events({COLUMNS}) VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                event_row(ev),
-            )
-        except pg_errors.UniqueViolation as exc:
-            if exc.diag.constraint_name == "events_stream_version":
-                raise version_taken(ev) from None
-            raise
+    def _insert(self, rows: Sequence[StoredEvent]) -> None:
+        # Row by row: a failed statement aborts a PostgreSQL transaction, so the row that took a
+        # stream version must be the one that fails.
+        for ev in rows:
+            try:
+                self.conn.execute(
+                    f"INSERT INTO events({COLUMNS}) VALUES(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                    event_row(ev),
+                )
+            except pg_errors.UniqueViolation as exc:
+                if exc.diag.constraint_name == "events_stream_version":
+                    raise version_taken(ev) from None
+                raise
 
     def _next_version(self, stream_id: str) -> int:
         return (
@@ -270,9 +272,11 @@ class PostgresEventStore:
             + 1
         )
 
-    def _by_event_id(self, event_id: str) -> StoredEvent | None:
-        row = self.conn.execute(f"SELECT {COLUMNS} FROM events WHERE event_id=%s", (event_id,)).fetchone()
-        return event_from_row(row) if row else None
+    def _by_event_ids(self, event_ids: Sequence[str]) -> dict[str, StoredEvent]:
+        if not event_ids:
+            return {}
+        rows = self.conn.execute(f"SELECT {COLUMNS} FROM events WHERE event_id = ANY(%s)", (list(event_ids),))
+        return {ev.event_id: ev for ev in map(event_from_row, rows)}
 
     # -- read --------------------------------------------------------------------------------
     def present_ids(self, event_ids: Sequence[str]) -> set[str]:

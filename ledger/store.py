@@ -40,7 +40,7 @@ from fact_ledger.ledger.chain import (
 )
 from fact_ledger.ledger.checkpoint import CHECKPOINT_FRAMES, CHECKPOINT_FRAMES_INLINE, Checkpointer
 from fact_ledger.ledger.errors import Unavailable
-from fact_ledger.ledger.sql import marks
+from fact_ledger.ledger.sql import insert_rows, marks
 
 T = TypeVar("T")
 DEFAULT_BUSY_TIMEOUT_MS = 5000
@@ -277,27 +277,32 @@ class EventStore:
     def append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
         """Append inside the caller's write transaction (``write``), so that a projection
         update folded in the same transaction commits or rolls back with the events."""
-        return chain_batch(events, self._tail(), self._by_event_id, self._next_version, self._insert)
+        return chain_batch(events, self._tail(), self._by_event_ids, self._next_version, self._insert)
 
     def append_stored(self, rows: Sequence[StoredEvent]) -> None:
         """Append rows copied from another log as they are (see :func:`check_continues`)."""
 
         def work() -> None:
             check_continues(self._tail(), rows)
-            for row in rows:
-                self._insert(row)
+            self._insert(rows)
 
         self.write(work)
 
     def _tail(self) -> tuple[int, str] | None:
         return self.conn.execute("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").fetchone()
 
-    def _insert(self, ev: StoredEvent) -> None:
+    def _insert(self, rows: Sequence[StoredEvent]) -> None:
+        """The rows in one statement (per parameter limit); a stream version another writer took
+        is named by the row that took it, found again row by row (the failed statement wrote nothing)."""
         try:
-            self.conn.execute(
-                f"INSERT INTO events({COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                event_row(ev),
-            )
+            insert_rows(self.conn, f"INSERT INTO events({COLUMNS})", [event_row(ev) for ev in rows])
+        except apsw.ConstraintError:
+            for ev in rows:
+                self._insert_one(ev)
+
+    def _insert_one(self, ev: StoredEvent) -> None:
+        try:
+            self.conn.execute(f"INSERT INTO events({COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", event_row(ev))
         except apsw.ConstraintError as exc:
             if "stream_id" in str(exc):
                 raise version_taken(ev) from None
@@ -307,9 +312,13 @@ class EventStore:
         current = self.conn.execute("SELECT max(stream_version) FROM events WHERE stream_id=?", (stream_id,)).get
         return (current or 0) + 1
 
-    def _by_event_id(self, event_id: str) -> StoredEvent | None:
-        row = self.conn.execute(f"SELECT {COLUMNS} FROM events WHERE event_id=?", (event_id,)).fetchone()
-        return event_from_row(row) if row else None
+    def _by_event_ids(self, event_ids: Sequence[str]) -> dict[str, StoredEvent]:
+        if not event_ids:
+            return {}
+        found = self.conn.execute(
+            f"SELECT {COLUMNS} FROM events WHERE event_id IN ({marks(len(event_ids))})", tuple(event_ids)
+        )
+        return {ev.event_id: ev for ev in map(event_from_row, found)}
 
     # -- read --------------------------------------------------------------------------------
     def present_ids(self, event_ids: Sequence[str]) -> set[str]:

@@ -25,7 +25,7 @@ from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.claims import Claim
 from fact_ledger.ledger.entity_alias import Alias, rekey, tokens
 from fact_ledger.ledger.events import EntityAliasSet, Event, MemoryRecorded, MemoryUpdated
-from fact_ledger.ledger.sql import marks
+from fact_ledger.ledger.sql import insert_rows, marks
 from fact_ledger.projections import derived, entity_aliases
 from fact_ledger.projections.runner import DeferringProjector
 
@@ -63,7 +63,8 @@ _LEAVING = frozenset({"Superseded", "MemoryRetired", "MemoryArchived", "Erased"}
 _BACK = frozenset({"Reinstated"})  # current again (an undo): its claims and fingerprint come back
 _ALIAS = "EntityAliasSet"  # claims keyed by the alias's or the canonical name's tokens are derived again
 _CLAIM_COLUMNS = "subject, attribute, value, kind, key_subject, key_attribute, value_norm, origin"
-_INSERT_CLAIM = f"INSERT INTO claims(memory_id, ord, workspace, {_CLAIM_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?)"
+_CLAIM_HEAD = f"INSERT INTO claims(memory_id, ord, workspace, {_CLAIM_COLUMNS})"
+_INSERT_CLAIM = f"{_CLAIM_HEAD} VALUES(?,?,?,?,?,?,?,?,?,?,?)"
 CANDIDATES_PER_KEY = 64
 BAND_POSTINGS = 8  # newest memories per band: bounds a probe when many texts look alike
 VERIFIED = 12  # candidates (most shared bands first) whose signatures are compared
@@ -151,8 +152,8 @@ class ClaimsProjector(DeferringProjector):
             )
             conn.execute("DELETE FROM claims WHERE memory_id=?", (memory_id,))
             if row is not None and row[3] == "active":
-                conn.executemany(
-                    _INSERT_CLAIM, _claim_rows(memory_id, row[2], self._derive(conn, row[0], row[1], explicit))
+                insert_rows(
+                    conn, _CLAIM_HEAD, _claim_rows(memory_id, row[2], self._derive(conn, row[0], row[1], explicit))
                 )
 
     def drop(self, conn: apsw.Connection) -> None:
@@ -175,7 +176,7 @@ class ClaimsProjector(DeferringProjector):
             if self._pending is not None:
                 self._pending.add(_INSERT_CLAIM, *rows)
             else:
-                conn.executemany(_INSERT_CLAIM, rows)
+                insert_rows(conn, _CLAIM_HEAD, rows)
             return
         if isinstance(data, MemoryUpdated):
             if data.content is None and data.subject is None:
@@ -192,7 +193,7 @@ class ClaimsProjector(DeferringProjector):
         if row["status"] != "active":
             return
         claims = self._derive(conn, row["content"], row["subject"], explicit)
-        conn.executemany(_INSERT_CLAIM, _claim_rows(memory_id, row["workspace"], claims))
+        insert_rows(conn, _CLAIM_HEAD, _claim_rows(memory_id, row["workspace"], claims))
 
 
 def _claim_rows(memory_id: int, workspace: str, claims: tuple[Claim, ...]) -> list[tuple[Any, ...]]:
@@ -282,9 +283,9 @@ class NearDuplicatesProjector:
             else conn.execute("SELECT workspace, sig FROM near_dup_sigs WHERE memory_id=?", (memory_id,)).fetchone()
         )
         if old is not None:
-            conn.executemany(
-                "DELETE FROM near_dup_bands WHERE band_key=? AND memory_id=?",
-                [(k, memory_id) for k in fingerprint.band_keys(fingerprint.unpack(old[1]), old[0])],
+            keys = fingerprint.band_keys(fingerprint.unpack(old[1]), old[0])
+            conn.execute(
+                f"DELETE FROM near_dup_bands WHERE memory_id=? AND band_key IN ({marks(len(keys))})", (memory_id, *keys)
             )
             conn.execute("DELETE FROM near_dup_sigs WHERE memory_id=?", (memory_id,))
         if row["status"] != "active":
@@ -293,9 +294,7 @@ class NearDuplicatesProjector:
         conn.execute(
             "INSERT INTO near_dup_sigs(memory_id, workspace, sig) VALUES(?,?,?)", (memory_id, row["workspace"], packed)
         )
-        conn.executemany(
-            "INSERT OR IGNORE INTO near_dup_bands(band_key, memory_id) VALUES(?,?)", [(k, memory_id) for k in keys]
-        )
+        insert_rows(conn, "INSERT OR IGNORE INTO near_dup_bands(band_key, memory_id)", [(k, memory_id) for k in keys])
 
 
 # -- lookups used inside the write transaction ---------------------------------------------------

@@ -182,6 +182,31 @@ def unresolved_between(conn: apsw.Connection, left_id: int, right_id: int) -> di
     return dict(zip(COLUMNS, row, strict=True)) if row else None
 
 
+def memberships_with_leaders(
+    conn: apsw.Connection, memory_ids: list[int]
+) -> list[tuple[int, int, str, str, list[dict[str, Any]]]]:
+    """:func:`unresolved_memberships`, each with its set's best two current members (as
+    :func:`ranked_members` gives them, ``limit`` 2) read in the same statement: what the set's
+    leader is decided from, without one more statement per set."""
+    if not memory_ids:
+        return []
+    best = ", ".join(f"m.{c}" for c in SIDE_COLUMNS)
+    rows = conn.execute(
+        "SELECT mm.memory_id, c.conflict_id, c.subject, c.attribute, "
+        f" (SELECT json_group_array(json_array({', '.join('b.' + col for col in SIDE_COLUMNS)})) FROM "
+        f"  (SELECT {best} FROM conflict_members m WHERE m.conflict_id=c.conflict_id AND m.active=1 "
+        f"   ORDER BY {RANK_ORDER_SQL} LIMIT 2) b) "
+        "FROM conflict_members mm JOIN conflicts c ON c.conflict_id=mm.conflict_id "
+        f"WHERE mm.memory_id IN ({marks(len(memory_ids))}) AND mm.active=1 AND c.state<>'resolved' "
+        "ORDER BY c.conflict_id",
+        tuple(memory_ids),
+    )
+    return [
+        (memory_id, cid, subject, attribute, [dict(zip(SIDE_COLUMNS, r, strict=True)) for r in json.loads(top)])
+        for memory_id, cid, subject, attribute, top in rows
+    ]
+
+
 def conflict_ids_of(conn: apsw.Connection, memory_id: int) -> list[int]:
     """The unresolved conflicts the memory is a current member of, oldest first."""
     return [conflict_id for _, conflict_id, _, _ in unresolved_memberships(conn, [memory_id])]

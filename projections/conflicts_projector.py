@@ -25,7 +25,7 @@ from fact_ledger.ledger.events import (
 )
 from fact_ledger.ledger.sql import marks
 from fact_ledger.ledger.trust import SOURCE_TRUST
-from fact_ledger.projections.memories import memory_id_of
+from fact_ledger.projections.memories import memory_id_of, memory_ids_of
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS conflicts(
@@ -215,7 +215,8 @@ class ConflictsProjector:
 
     # -- membership ----------------------------------------------------------------------------
     def _collided(self, conn: apsw.Connection, event: StoredEvent, data: ClaimCollided) -> None:
-        members = [(memory_id_of(conn, m.memory), m) for m in data.members]
+        ids = memory_ids_of(conn, [m.memory for m in data.members])
+        members = [(ids.get(m.memory), m) for m in data.members]
         known = conn.execute(
             "SELECT s.conflict_id, c.state FROM conflict_streams s "
             "LEFT JOIN conflicts c ON c.conflict_id=s.conflict_id WHERE s.stream_id=?",
@@ -266,15 +267,15 @@ class ConflictsProjector:
                     "",
                 ),
             )
+        joining = [
+            (memory_id, member.memory, member.value, member.norm or member.value)
+            for memory_id, member in members
+            if memory_id is not None
+        ]
         added = 0
-        for memory_id, member in members:
-            if memory_id is None:
-                continue
-            conn.execute(
-                _JOIN,
-                (memory_id, cid, member.memory, member.value, member.norm or member.value, event.position, memory_id),
-            )
-            added += conn.changes()
+        if joining:  # one statement for every member; changes() counts those that joined
+            conn.execute(_JOIN, (cid, event.position, json.dumps(joining)))
+            added = conn.changes()
         fields: dict[str, Any] = {}
         if data.key:
             fields["key"] = data.key
@@ -378,9 +379,12 @@ _RANK_INDEX = (
 # A member joins, or joins again after leaving (``changes()`` is 1); a current member stays as it is (0).
 _JOIN = (
     "INSERT INTO conflict_members(memory_id, conflict_id, stream_id, value, value_norm, active, joined_at, "
-    f"left_reason, {', '.join(MEMBER_FACTS)}) SELECT ?,?,?,?,?,1,?,'', {', '.join(MEMBER_FACTS)} FROM memories "
-    "WHERE memory_id=? ON CONFLICT(memory_id, conflict_id) DO UPDATE SET stream_id=excluded.stream_id, "
-    "value=excluded.value, value_norm=excluded.value_norm, active=1, joined_at=excluded.joined_at, left_reason='', "
+    f"left_reason, {', '.join(MEMBER_FACTS)}) "
+    "SELECT j.value->>0, ?1, j.value->>1, j.value->>2, j.value->>3, 1, ?2, '', "
+    f"{', '.join('m.' + f for f in MEMBER_FACTS)} FROM json_each(?3) j CROSS JOIN memories m "
+    "ON m.memory_id = j.value->>0 WHERE true ON CONFLICT(memory_id, conflict_id) DO UPDATE SET "
+    "stream_id=excluded.stream_id, value=excluded.value, value_norm=excluded.value_norm, active=1, "
+    "joined_at=excluded.joined_at, left_reason='', "
     + ", ".join(f"{f}=excluded.{f}" for f in MEMBER_FACTS)
     + " WHERE active=0"
 )

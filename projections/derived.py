@@ -50,6 +50,7 @@ _decode_claims = msgspec.msgpack.Decoder(tuple[Claim, ...]).decode
 
 class _Switch:
     on = True
+    read = True  # off while a write folds its own events (:func:`writing_through`)
     touched: set[bytes] | None = None  # keys a rebuild used (an erasure keeps only those)
 
 
@@ -64,6 +65,19 @@ def bypassed() -> Iterator[None]:
         yield
     finally:
         _switch.on = True
+
+
+@contextmanager
+def writing_through() -> Iterator[None]:
+    """Store values without looking for them first, inside the block: a write folding the
+    events it just decided. Its texts are new to the cache but for a repeat, and the decision
+    has just computed their values (the pure functions are memoised), so a lookup would cost a
+    statement to find nothing; the store replaces an equal value when it is a repeat."""
+    _switch.read = False
+    try:
+        yield
+    finally:
+        _switch.read = True
 
 
 @contextmanager
@@ -149,7 +163,7 @@ def _cached(
     key = _key(kind, inputs)
     if _switch.touched is not None:
         _switch.touched.add(key)
-    row = conn.execute("SELECT value FROM derived_cache WHERE key=?", (key,)).fetchone()
+    row = conn.execute("SELECT value FROM derived_cache WHERE key=?", (key,)).fetchone() if _switch.read else None
     if row is not None:
         try:
             return decode(row[0])

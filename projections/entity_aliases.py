@@ -12,6 +12,9 @@ import apsw
 from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.entity_alias import Alias, tokens
 from fact_ledger.ledger.events import EntityAliasSet, Event
+from fact_ledger.projections import unchanged
+
+_ALIASES = "entity_aliases"  # the table, and its answer's name in unchanged.memo
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entity_aliases(
@@ -30,12 +33,15 @@ class EntityAliasesProjector:
     handles = frozenset({"EntityAliasSet"})
 
     def create(self, conn: apsw.Connection) -> None:
+        unchanged.changed(conn, _ALIASES)
         conn.execute(_SCHEMA)
 
     def drop(self, conn: apsw.Connection) -> None:
+        unchanged.changed(conn, _ALIASES)
         conn.execute("DROP TABLE IF EXISTS entity_aliases")
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
+        unchanged.changed(conn, _ALIASES)
         assert isinstance(data, EntityAliasSet)
         conn.execute(
             "INSERT OR REPLACE INTO entity_aliases(alias, canonical, accepted, position) VALUES(?,?,?,?)",
@@ -44,7 +50,12 @@ class EntityAliasesProjector:
 
 
 def rows(conn: apsw.Connection) -> list[tuple[str, str, bool]]:
-    """Every decided pair: ``(alias, canonical, accepted)``, by alias."""
+    """Every decided pair: ``(alias, canonical, accepted)``, by alias (read once per state of
+    the file: a write asks for them several times)."""
+    return unchanged.memo(conn, _ALIASES, _read_rows)
+
+
+def _read_rows(conn: apsw.Connection) -> list[tuple[str, str, bool]]:
     try:
         return [
             (a, c, bool(ok))

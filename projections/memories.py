@@ -9,6 +9,7 @@ rebuild, and small enough for an agent to quote.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -159,6 +160,16 @@ _STATE_EVENTS = (
     Reinstated,
     Erased,
 )
+
+
+def memory_ids_of(conn: apsw.Connection, stream_ids: Iterable[str | None]) -> dict[str, int]:
+    """:func:`memory_id_of` for several streams in one statement (those with no memory are absent)."""
+    wanted = sorted({s for s in stream_ids if s})
+    if not wanted:
+        return {}
+    return dict(
+        conn.execute(f"SELECT stream_id, memory_id FROM memories WHERE stream_id IN ({marks(len(wanted))})", wanted)
+    )
 
 
 def memory_id_of(conn: apsw.Connection, stream_id: str | None) -> int | None:

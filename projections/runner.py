@@ -30,7 +30,7 @@ import apsw
 from fact_ledger.ledger.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.errors import ChainBroken
 from fact_ledger.ledger.events import EVENT_TYPES, Event, current_type
-from fact_ledger.ledger.sql import marks
+from fact_ledger.ledger.sql import insert_rows, marks
 from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections import derived
 
@@ -241,7 +241,8 @@ class ProjectionRunner:
         fresh = [e for e in stored if e.position > before]
         if self.separate_log:
             self.store.append_stored(fresh)
-        self.project(fresh)
+        with derived.writing_through():
+            self.project(fresh)
         return stored
 
     def pull(self) -> int:
@@ -324,10 +325,11 @@ class ProjectionRunner:
             self._set_checkpoints(self.projectors, last)
 
     def _set_checkpoints(self, projectors: Iterable[Projector], position: int) -> None:
-        self.conn.executemany(
-            "INSERT INTO projection_checkpoints(name, version, position) VALUES(?,?,?) "
-            "ON CONFLICT(name) DO UPDATE SET version=excluded.version, position=excluded.position",
+        insert_rows(
+            self.conn,
+            "INSERT INTO projection_checkpoints(name, version, position)",
             [(p.name, p.version, position) for p in projectors],
+            "ON CONFLICT(name) DO UPDATE SET version=excluded.version, position=excluded.position",
         )
 
     # -- rebuild -----------------------------------------------------------------------------

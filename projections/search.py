@@ -138,8 +138,14 @@ def index_totals(conn: apsw.Connection) -> tuple[int, tuple[float, float, float]
     The record (``%_data`` id 1: row count, then tokens per column, as SQLite varints) is part
     of the stable FTS5 file format (https://sqlite.org/src/file/ext/fts5/fts5_index.c).
     """
-    blob = conn.execute("SELECT block FROM search_fts_data WHERE id=1").fetchone()
-    values = _varints(blob[0]) if blob and blob[0] else []
+    return _totals(conn.execute(_TOTALS).get)
+
+
+_TOTALS = "SELECT block FROM search_fts_data WHERE id=1"
+
+
+def _totals(blob: bytes | None) -> tuple[int, tuple[float, float, float]]:
+    values = _varints(blob) if blob else []
     if len(values) < 4 or values[0] <= 0:
         return 0, (1.0, 1.0, 1.0)
     n = values[0]
@@ -169,11 +175,10 @@ def search(
     if not parsed.terms:
         return _substring(conn, query, where, params, limit)
     pool = max(text_pool(page or limit), limit)
-    dfs = document_frequencies(conn, parsed.terms)
+    dfs, (n_docs, avg_lengths) = term_statistics(conn, parsed.terms)
     phrase, found = _retrieve(conn, parsed, dfs, where, params, pool)
     if not found:
         return [], 0
-    n_docs, avg_lengths = index_totals(conn)
     scored = [
         ranking.ScoredTerm(_stem(conn, t), t.prefix, ranking.idf(max(n_docs, df), df))
         for t, df in zip(parsed.terms, dfs, strict=True)
@@ -275,9 +280,17 @@ def document_frequencies(conn: apsw.Connection, terms: tuple[Term, ...] | list[T
     """
     if not terms:
         return []
+    return term_statistics(conn, terms)[0]
+
+
+def term_statistics(
+    conn: apsw.Connection, terms: tuple[Term, ...] | list[Term]
+) -> tuple[list[int], tuple[int, tuple[float, float, float]]]:
+    """:func:`document_frequencies` and :func:`index_totals` in one statement."""
     count = "(SELECT count(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?))"
     params = [value for t in terms for value in (t.fts(), COMMON_CAP + 1)]
-    return list(conn.execute("SELECT " + ", ".join([count] * len(terms)), params).fetchone())
+    row = conn.execute("SELECT " + ", ".join([*[count] * len(terms), f"({_TOTALS})"]), params).fetchone()
+    return list(row[:-1]), _totals(row[-1])
 
 
 def _stem(conn: apsw.Connection, term: Term) -> str:
@@ -382,36 +395,38 @@ def session_neighbours(conn: apsw.Connection, ids: list[int]) -> dict[int, tuple
     session's time or with each turn's. Only the adjacent memory is looked at (two primary-key
     seeks): a memory of another workspace in between ends the session.
     """
-    rows = conn.execute(
-        "SELECT c.value, m.workspace, m.event_time, "
-        " (SELECT p.memory_id || ' ' || p.workspace || ' ' || p.event_time FROM memories p "
-        "  WHERE p.memory_id < c.value ORDER BY p.memory_id DESC LIMIT 1), "
-        " (SELECT n.memory_id || ' ' || n.workspace || ' ' || n.event_time FROM memories n "
-        "  WHERE n.memory_id > c.value ORDER BY n.memory_id LIMIT 1) "
-        "FROM json_each(?) c CROSS JOIN memories m ON m.memory_id = c.value",
-        (_json(ids),),
-    )
-    out: dict[int, tuple[int | None, int | None]] = {}
-    for memory_id, workspace, event_time, before, after in rows:
-        out[memory_id] = (_same_session(workspace, event_time, before), _same_session(workspace, event_time, after))
-    return out | _conversation_neighbours(conn, ids)
-
-
-def _conversation_neighbours(conn: apsw.Connection, ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
-    """Previous and next memory of the same conversation (and workspace), for the ids that have one."""
     try:
-        rows = conn.execute(
-            "SELECT c.memory_id, "
-            " (SELECT p.memory_id FROM conversation_memories p WHERE p.session = c.session "
-            "  AND p.workspace = c.workspace AND p.memory_id < c.memory_id ORDER BY p.memory_id DESC LIMIT 1), "
-            " (SELECT n.memory_id FROM conversation_memories n WHERE n.session = c.session "
-            "  AND n.workspace = c.workspace AND n.memory_id > c.memory_id ORDER BY n.memory_id LIMIT 1) "
-            "FROM json_each(?) j CROSS JOIN conversation_memories c ON c.memory_id = j.value",
-            (_json(ids),),
-        ).fetchall()
+        rows = conn.execute(_NEIGHBOURS, (_json(ids),)).fetchall()
     except apsw.SQLError:  # a store without the conversations read model: every session is guessed
-        return {}
-    return {memory_id: (before, after) for memory_id, before, after in rows}
+        rows = [(*r, None, None, None) for r in conn.execute(_GUESSED_NEIGHBOURS, (_json(ids),))]
+    out: dict[int, tuple[int | None, int | None]] = {}
+    for memory_id, workspace, event_time, before, after, in_conversation, previous, following in rows:
+        if in_conversation:
+            out[memory_id] = (previous, following)
+        elif workspace is not None:
+            out[memory_id] = (_same_session(workspace, event_time, before), _same_session(workspace, event_time, after))
+    return out
+
+
+# Each id's adjacent memories in log order (the guess), in one statement with its conversation's
+# adjacent memories where it has one (what the client said): two primary-key seeks each.
+_GUESSED = (
+    "SELECT c.value, m.workspace, m.event_time, "
+    " (SELECT p.memory_id || ' ' || p.workspace || ' ' || p.event_time FROM memories p "
+    "  WHERE p.memory_id < c.value ORDER BY p.memory_id DESC LIMIT 1), "
+    " (SELECT n.memory_id || ' ' || n.workspace || ' ' || n.event_time FROM memories n "
+    "  WHERE n.memory_id > c.value ORDER BY n.memory_id LIMIT 1)"
+)
+_GUESSED_NEIGHBOURS = f"{_GUESSED} FROM json_each(?) c CROSS JOIN memories m ON m.memory_id = c.value"
+_NEIGHBOURS = (
+    f"{_GUESSED}, v.memory_id IS NOT NULL, "
+    " (SELECT p.memory_id FROM conversation_memories p WHERE p.session = v.session "
+    "  AND p.workspace = v.workspace AND p.memory_id < v.memory_id ORDER BY p.memory_id DESC LIMIT 1), "
+    " (SELECT n.memory_id FROM conversation_memories n WHERE n.session = v.session "
+    "  AND n.workspace = v.workspace AND n.memory_id > v.memory_id ORDER BY n.memory_id LIMIT 1) "
+    "FROM json_each(?) c LEFT JOIN memories m ON m.memory_id = c.value "
+    "LEFT JOIN conversation_memories v ON v.memory_id = c.value"
+)
 
 
 def _same_session(workspace: str, event_time: str, neighbour: str | None) -> int | None:

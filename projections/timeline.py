@@ -43,17 +43,19 @@ from fact_ledger.ledger.events import (
     Superseded,
     current_type,
 )
+from fact_ledger.ledger.sql import insert_rows
 from fact_ledger.projections.runner import DeferredRows
 from fact_ledger.projections.search_index import SearchProjector, compact, tune_for_small_writes
 from fact_ledger.projections.timeline_rows import (
     INSERTS,
+    LINKS_HEAD,
     STATE_COLUMNS,
     Rebuild,
     creation_rows,
     insert_state,
     json_text,
     new_text,
-    next_id,
+    next_ids,
     write_rows,
 )
 
@@ -212,9 +214,10 @@ class TimelineProjector:
 
 def _mark(conn: apsw.Connection, event: StoredEvent) -> None:
     """Record where the running maximum of ``recorded_at`` rises (see :func:`position_at`)."""
-    top = conn.execute("SELECT hwm FROM tt_marks ORDER BY hwm DESC LIMIT 1").fetchone()
-    if top is None or event.recorded_at > top[0]:
-        conn.execute("INSERT INTO tt_marks(hwm, position) VALUES(?, ?)", (event.recorded_at, event.position))
+    conn.execute(
+        "INSERT INTO tt_marks(hwm, position) SELECT ?1, ?2 WHERE NOT EXISTS (SELECT 1 FROM tt_marks WHERE hwm >= ?1)",
+        (event.recorded_at, event.position),
+    )
 
 
 def _memory_of(conn: apsw.Connection, stream_id: str) -> int | None:
@@ -232,9 +235,7 @@ def _current(conn: apsw.Connection, stream_id: str) -> dict[str, Any] | None:
 
 
 def _create(conn: apsw.Connection, event: StoredEvent, data: MemoryRecorded) -> None:
-    write_rows(
-        conn, creation_rows(event, data, next_id(conn, "tt_texts", "text_id"), next_id(conn, "tt_states", "state_id"))
-    )
+    write_rows(conn, creation_rows(event, data, *next_ids(conn)))
 
 
 def _change(
@@ -335,7 +336,7 @@ def _link(
     if deferred is not None:
         deferred.add(INSERTS["tt_links"], *links)
     else:
-        conn.executemany(INSERTS["tt_links"], links)
+        insert_rows(conn, LINKS_HEAD, links)
 
 
 def _ids(value: Any) -> list[str]:

@@ -41,6 +41,7 @@ TEXT_COLUMNS = ("subject", "content", "tags")
 _encode = msgspec.json.Encoder(order="deterministic").encode
 
 
+LINKS_HEAD = "INSERT OR IGNORE INTO tt_links(memory_id, position, role)"
 INSERTS = {
     "tt_marks": "INSERT INTO tt_marks(hwm, position) VALUES(?, ?)",
     "tt_texts": "INSERT INTO tt_texts(text_id, position, memory_id, subject, subject_norm, content, tags) "
@@ -48,7 +49,7 @@ INSERTS = {
     "tt_fts": "INSERT INTO tt_fts(rowid, subject, body, tags) VALUES(?,?,?,?)",
     "tt_states": f"INSERT INTO tt_states({', '.join(STATE_COLUMNS)}) VALUES({marks(len(STATE_COLUMNS))})",
     "tt_memories": "INSERT INTO tt_memories(memory_id, stream_id, recorded_at, version, state_id) VALUES(?,?,?,?,?)",
-    "tt_links": "INSERT OR IGNORE INTO tt_links(memory_id, position, role) VALUES(?,?,?)",
+    "tt_links": f"{LINKS_HEAD} VALUES(?,?,?)",
 }
 
 
@@ -67,7 +68,7 @@ class Rebuild:
 
     def create(self, conn: apsw.Connection, event: StoredEvent, data: MemoryRecorded) -> None:
         if self.next_ids is None:  # rows written by the inline path since the last flush
-            self.next_ids = (next_id(conn, "tt_texts", "text_id"), next_id(conn, "tt_states", "state_id"))
+            self.next_ids = next_ids(conn)
         text_id, state_id = self.next_ids
         self.next_ids = (text_id + 1, state_id + 1)
         for table, row in creation_rows(event, data, text_id, state_id).items():
@@ -81,6 +82,15 @@ class Rebuild:
 
 def next_id(conn: apsw.Connection, table: str, column: str) -> int:
     return conn.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()[0]
+
+
+def next_ids(conn: apsw.Connection) -> tuple[int, int]:
+    """The next text id and state id, in one statement."""
+    text_id, state_id = conn.execute(
+        "SELECT (SELECT coalesce(max(text_id), 0) + 1 FROM tt_texts), "
+        "(SELECT coalesce(max(state_id), 0) + 1 FROM tt_states)"
+    ).fetchone()
+    return text_id, state_id
 
 
 # -- fold helpers ----------------------------------------------------------------------------

@@ -18,6 +18,9 @@ import apsw
 from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.events import Event, WorkspaceAliasSet
 from fact_ledger.ledger.normalize import normalize_text
+from fact_ledger.projections import unchanged
+
+_ALIASES = "workspace_aliases"  # the table, and its answer's name in unchanged.memo
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspace_aliases(
@@ -45,12 +48,15 @@ class WorkspacesProjector:
     handles = frozenset({"WorkspaceAliasSet"})
 
     def create(self, conn: apsw.Connection) -> None:
+        unchanged.changed(conn, _ALIASES)
         conn.execute(_SCHEMA)
 
     def drop(self, conn: apsw.Connection) -> None:
+        unchanged.changed(conn, _ALIASES)
         conn.execute("DROP TABLE IF EXISTS workspace_aliases")
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
+        unchanged.changed(conn, _ALIASES)
         assert isinstance(data, WorkspaceAliasSet)
         if data.accepted:  # an alias names exactly one canonical workspace
             conn.execute("DELETE FROM workspace_aliases WHERE alias=? AND accepted=1", (data.alias,))
@@ -62,6 +68,10 @@ class WorkspacesProjector:
 
 
 def _accepted(conn: apsw.Connection) -> dict[str, str]:
+    return unchanged.memo(conn, _ALIASES, _read_accepted)
+
+
+def _read_accepted(conn: apsw.Connection) -> dict[str, str]:
     try:
         return dict(conn.execute("SELECT alias, canonical FROM workspace_aliases WHERE accepted=1"))
     except apsw.SQLError:  # projection not created yet (a brand-new file mid-open)

@@ -109,4 +109,4 @@ def test_a_lexical_find_reads_each_read_model_once(app: LedgerApp) -> None:
     assert sum("SELECT m.memory_id, m.stream_id" in s for s in statements) == 1
     assert sum("conflict_members" in s for s in statements) == 1
     assert not any("cold_memories c" in s for s in statements)
-    assert len(statements) <= 15, statements
+    assert len(statements) <= 12, statements

@@ -46,3 +46,39 @@ def test_chinese_a_changed_taste_ranks_the_current_one_first(app: LedgerApp) -> 
 def test_a_memory_outside_any_set_has_no_standing(app: LedgerApp) -> None:
     app.remember("The deploy checklist lives in the wiki")
     assert "standing" not in app.find("deploy checklist")["results"][0]
+
+
+def test_the_standing_leader_is_the_set_verdicts_leader_in_every_kind_of_set(app: LedgerApp) -> None:
+    """``find`` reads each set's best two members in the statement that finds the memberships;
+    the leader it names must be the one the set's verdict names."""
+    from fact_ledger.projections.conflicts import memberships_with_leaders
+    from fact_ledger.server.app.set_verdicts import set_verdict
+
+    sets = [
+        [("agent_generated", T1, 0.9), ("agent_generated", T2, 0.5)],  # newer event time leads
+        [("agent_generated", T1, 0.7), ("agent_generated", T1, 0.7)],  # the later ingest leads
+        [("unknown", T1, 1.0), ("agent_generated", T1, 0.9), ("document_extracted", T1, 0.5)],  # the last one
+        [("user_confirmed", T1, 0.5), ("agent_generated", T2, 1.0)],  # the user's word leads
+    ]
+    ids: list[int] = []
+    for n, members in enumerate(sets):
+        for value, (source, when, confidence) in enumerate(members):
+            ids.append(
+                app.remember(
+                    f"Service {n} listens on port {9000 + value}",
+                    subject=f"service {n}",
+                    source_type=source,
+                    event_time=when,
+                    confidence=confidence,
+                )["memory_id"]
+            )
+    rows = memberships_with_leaders(app.conn, ids)
+    assert len({cid for _, cid, *_ in rows}) == len(sets)
+    review = app.settings.policy.review_agent_conflicts
+    leaders = set()
+    for memory_id, cid, _subject, _attribute, best in rows:
+        expected = set_verdict(app.conn, cid, review_agent_conflicts=review)["leader_id"]
+        assert len(best) == 2
+        assert app.governance.standings([memory_id])[0][memory_id]["leader_id"] == expected
+        leaders.add(expected)
+    assert len(leaders) == len(sets)

@@ -69,6 +69,22 @@ def test_duplicate_event_id_is_a_no_op_returning_the_stored_row(store: EventStor
     assert store.last_position() == 1
 
 
+def test_the_same_event_twice_in_one_batch_is_stored_once(store: EventStore) -> None:
+    event, other = remembered(), remembered()
+    stored = store.append([event, other, event])
+    assert [e.position for e in stored] == [1, 2, 1]
+    assert stored[2] == stored[0] and store.last_position() == 2
+
+
+def test_a_batch_of_many_events_takes_every_one_in_order(store: EventStore) -> None:
+    """A backend may write a batch in few statements (SQLite: as many rows as its parameter limit
+    allows per statement, here two): every row still lands, chained in order."""
+    stored = store.append([remembered(content=f"fact {n}") for n in range(2100)])
+    assert [e.position for e in stored] == list(range(1, 2101))
+    assert [e.data.content for e in store.read()] == [f"fact {n}" for n in range(2100)]  # type: ignore[attr-defined]
+    assert store.verify_chain() == 2100
+
+
 def test_batch_with_one_bad_event_is_atomic(store: EventStore) -> None:
     stream = uuid7()
     store.append([remembered(stream)])

@@ -24,7 +24,7 @@ from fact_ledger.projections import workspaces as ws
 from fact_ledger.projections.confirmations import agent_asserted
 from fact_ledger.server.app import paging
 from fact_ledger.server.app.service import Service
-from fact_ledger.server.app.set_verdicts import set_verdict, shown_verdict
+from fact_ledger.server.app.set_verdicts import set_verdict, shown_verdict, verdict_of
 from fact_ledger.server.app.storage import storage_call
 
 CONFLICT_STATES = ("open", "judged", "resolved", "all")
@@ -89,12 +89,13 @@ class GovernanceViews(Service):
         leaders: dict[int, int | None] = {}
         out: dict[int, dict[str, Any]] = {}
         member_of: dict[int, list[int]] = {}
-        for memory_id, cid, subject, attribute in conflicts_model.unresolved_memberships(self.conn, memory_ids):
+        review = self.settings.policy.review_agent_conflicts
+        for memory_id, cid, subject, attribute, best in conflicts_model.memberships_with_leaders(self.conn, memory_ids):
             member_of.setdefault(memory_id, []).append(cid)
             if memory_id in out:
                 continue
             if cid not in leaders:
-                leaders[cid] = self._set_verdict(cid)["leader_id"]
+                leaders[cid] = verdict_of(best, review_agent_conflicts=review)["leader_id"]
             out[memory_id] = {
                 "role": "leader" if leaders[cid] == memory_id else "challenger",
                 "conflict_id": cid,

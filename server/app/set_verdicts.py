@@ -32,8 +32,15 @@ def set_verdict(conn: Any, conflict_id: int, *, review_agent_conflicts: bool, ra
     """The rules over a set's current members. The leader beats every other member exactly when
     it beats the runner-up, so without ``ranking`` only the best two are read (SQL sorts them):
     a set of a thousand costs what a set of two does."""
-    sides = [Side(**r) for r in conflicts_model.ranked_members(conn, conflict_id, -1 if ranking else 2)]
-    return arbitrate_set(sides, review_agent_conflicts=review_agent_conflicts)
+    return verdict_of(
+        conflicts_model.ranked_members(conn, conflict_id, -1 if ranking else 2),
+        review_agent_conflicts=review_agent_conflicts,
+    )
+
+
+def verdict_of(members: list[dict[str, Any]], *, review_agent_conflicts: bool) -> dict[str, Any]:
+    """The rules over members already read (a set's best two give its leader)."""
+    return arbitrate_set([Side(**r) for r in members], review_agent_conflicts=review_agent_conflicts)
 
 
 def shown_verdict(

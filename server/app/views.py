@@ -175,7 +175,9 @@ class Views:
             )
         scope, boost = self.workspaces.find_scope(workspace)
         with self.storage.snapshot():
-            bound = page.bound if page.bound is not None else self.storage.store.last_position()
+            # A first page needs no bound: its snapshot holds nothing newer. One is read only
+            # for a next page's cursor, so later pages ignore what was written since.
+            bound = page.bound
             filters = SearchFilters(
                 statuses=("active", "superseded", "retired", "archived") if include_inactive else ("active",),
                 workspace=scope,
@@ -210,6 +212,9 @@ class Views:
                 hits = self._conversation_first(hits, session_id)
             shown = hits[offset : offset + taken]
             rows = {h.memory_id: rows[h.memory_id] for h in shown if h.memory_id in rows}
+            more = len(hits) > offset + taken
+            if more and bound is None:
+                bound = self.storage.store.last_position()
             threshold = self.settings.section_threshold
             near = {h.memory_id: h.section for h in shown}
             local = {
@@ -232,7 +237,6 @@ class Views:
                 results.append(view)
         if first:  # a use: on a first page (a hot-only search found nothing cold to warm up)
             self.conversations.used([r["memory_id"] for r in results], maybe_cold=cold_searched)
-        more = len(hits) > offset + taken
         return {
             "ok": True,
             "results": working + results,
