@@ -169,6 +169,7 @@ def fuse(pool: Pool, weights: tuple[float, float], boosted: frozenset[int] = fro
     # Normalised over the candidates that have a vector only: one without (written a moment ago
     # and not embedded yet, or during a reembed) is not "far", it is unknown.
     cos_n = _min_max({i: pool.similarity[i] for i in ids if i in pool.similarity})
+    coverage = _coverage(pool)
     bonus = {
         i: PHRASE_BONUS * (i in pool.phrase)
         + IDENTIFIER_BONUS * (i in pool.identifier)
@@ -176,23 +177,46 @@ def fuse(pool: Pool, weights: tuple[float, float], boosted: frozenset[int] = fro
         for i in ids
     }
     out = [
-        (i, round(_fused(text_n[i], cos_n.get(i), weights, i in pool.other_script) + bonus.get(i, 0.0), 6)) for i in ids
+        (i, round(_fused(text_n[i], cos_n.get(i), weights, i in pool.other_script, coverage) + bonus.get(i, 0.0), 6))
+        for i in ids
     ]
     out.sort(key=lambda h: (-h[1], -h[0]))
     return out
 
 
-def _fused(text: float, closeness: float | None, weights: tuple[float, float], other_script: bool = False) -> float:
+def _coverage(pool: Pool) -> float:
+    """The share of the full-text candidates that have a vector (1.0 when there are none).
+
+    While the vectors lag (a burst of writes, a ``reembed``, a model just installed), the
+    nearest-neighbour list is drawn from the part of the ledger embedded so far, and its best
+    closeness normalises to 1 however far that part is from what the query is about: memories
+    the query's words do not touch would push aside text matches that simply have no vector
+    yet. So meaning speaks in proportion to how much of the text candidates it has seen: at
+    full coverage the fusion is the calibrated one, with none it is full text's order.
+    """
+    texts = [i for i in pool.ids if i in pool.text]
+    return sum(i in pool.similarity for i in texts) / len(texts) if texts else 1.0
+
+
+def _fused(
+    text: float,
+    closeness: float | None,
+    weights: tuple[float, float],
+    other_script: bool = False,
+    coverage: float = 1.0,
+) -> float:
     """The weighted sum, with what is unknown not counted as bad: a candidate without a vector
     is ranked on its text alone, on the same scale (as if its closeness were as good as its text
     match); one in the other script than the query on its closeness alone (as if its text matched
     as well as its meaning does), unless the words it shares with the query (a name, a number)
-    rank it higher still."""
+    rank it higher still. A candidate with a vector gets the weighted sum in the share
+    ``coverage`` (:func:`_coverage`) and its text alone in the rest."""
+    whole = weights[0] + weights[1]
     if closeness is None:
-        return (weights[0] + weights[1]) * text
-    fused = weights[0] * text + weights[1] * closeness
+        return whole * text
+    fused = coverage * (weights[0] * text + weights[1] * closeness) + (1 - coverage) * whole * text
     if other_script:
-        return max(fused, (weights[0] + weights[1]) * closeness)
+        return max(fused, whole * closeness)
     return fused
 
 

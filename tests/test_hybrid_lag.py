@@ -7,6 +7,8 @@ crowd the rest out, so recall stays at least at full text's.
 
 from __future__ import annotations
 
+import pytest
+
 from fact_ledger.projections import search
 from fact_ledger.projections.hybrid import Pool, fuse
 from fact_ledger.projections.indexer import Indexer
@@ -64,3 +66,34 @@ def test_a_candidate_without_a_vector_is_ranked_on_its_text() -> None:
     )
     assert [i for i, _ in fuse(pool, (0.4, 0.6))] == [1, 2, 3]  # 1: unknown closeness, best text
     assert dict(fuse(pool, (0.4, 0.6)))[1] == 1.0
+
+
+def _lagging_pool() -> Pool:
+    """Text matches 1 and 2 have no vector yet, 3 has one; 4 is a nearest neighbour drawn from the
+    embedded part of the ledger, sharing no word with the query."""
+    return Pool(
+        ids=[1, 2, 3, 4],
+        text={1: 10.0, 2: 8.0, 3: 6.0},
+        similarity={3: 0.2, 4: 0.9},
+        phrase=set(),
+        nearest=[4, 3],
+        total=3,
+    )
+
+
+def test_while_most_text_matches_lack_a_vector_meaning_speaks_in_proportion() -> None:
+    # Two of three text candidates have no vector: a neighbour found by meaning alone among the
+    # embedded third must not push a text match below it (full weight put it third, above 3).
+    ranked = fuse(_lagging_pool(), (0.4, 0.6))
+    assert [i for i, _ in ranked] == [1, 2, 3, 4]
+    scores = dict(ranked)
+    assert scores[4] == pytest.approx(0.6 / 3)  # its closeness, at a third of its weight
+    assert scores[3] == pytest.approx(2 / 3 * 0.6 + 1 / 3 * 0.4 * 0.6)  # 2/3 text alone, 1/3 the weighted sum
+
+
+def test_once_every_text_match_has_a_vector_the_calibrated_fusion_holds() -> None:
+    pool = _lagging_pool()
+    pool.similarity.update({1: 0.1, 2: 0.15})
+    scores = dict(fuse(pool, (0.4, 0.6)))
+    assert scores[4] == pytest.approx(0.6)  # the best closeness, text 0: the weighted sum exactly
+    assert scores[1] == pytest.approx(0.4)  # best text, worst closeness

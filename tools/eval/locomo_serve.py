@@ -44,31 +44,32 @@ def questions(conversation: dict[str, Any]) -> list[dict[str, Any]]:
     return [qa for qa in conversation["qa"] if qa["category"] in CATEGORIES]
 
 
-def remember_all(db: Path, conversation: dict[str, Any]) -> dict[str, set[str]]:
-    """Every turn remembered with no model (no vectors); content -> the dia_ids it stands for."""
+def remember_all(db: Path, conversation: dict[str, Any]) -> dict[int, set[str]]:
+    """Every turn remembered with no model (no vectors); memory id -> the dia_ids it stands for
+    (identical turns are one memory). By id: over MCP a long result's content is a snippet."""
     refs: dict[str, set[str]] = defaultdict(set)
     app = LedgerApp(Settings(db=str(db), client="locomo-serve", embedding=Embedding(enabled=False)))
     try:
         for turn in turns(conversation):
             app.remember(turn["content"], event_time=turn["event_time"], source_ref=turn["dia_id"])
             refs[turn["content"]].add(turn["dia_id"])
+        return {m: refs[content] for m, content in app.conn.execute("SELECT memory_id, content FROM memories")}
     finally:
         app.close()
-    return refs
 
 
-def record(name: str, qa: dict[str, Any], contents: list[str], refs: dict[str, set[str]]) -> dict[str, Any]:
+def record(name: str, qa: dict[str, Any], ids: list[int], refs: dict[int, set[str]]) -> dict[str, Any]:
     evidence = set(qa["evidence"])
-    ranked = [refs.get(content, set()) for content in contents]
+    ranked = [refs.get(memory_id, set()) for memory_id in ids]
     rank = next((i + 1 for i, ids in enumerate(ranked) if ids & evidence), None)
     return {"conversation": name, "category": qa["category"], "question": qa["question"], "rank": rank}
 
 
-def lexical_pass(db: Path, name: str, conversation: dict[str, Any], refs: dict[str, set[str]]) -> list[dict[str, Any]]:
+def lexical_pass(db: Path, name: str, conversation: dict[str, Any], refs: dict[int, set[str]]) -> list[dict[str, Any]]:
     app = LedgerApp(Settings(db=str(db), client="locomo-serve", embedding=Embedding(enabled=False)))
     try:
         return [
-            record(name, qa, [r["content"] for r in app.find(qa["question"], limit=max(KS))["results"]], refs)
+            record(name, qa, [r["memory_id"] for r in app.find(qa["question"], limit=max(KS))["results"]], refs)
             for qa in questions(conversation)
         ]
     finally:
@@ -88,7 +89,7 @@ async def _status(session: ClientSession) -> dict[str, Any]:
 
 
 async def serve_passes(
-    db: Path, name: str, conversation: dict[str, Any], refs: dict[str, set[str]], model: str | None, timeout: float
+    db: Path, name: str, conversation: dict[str, Any], refs: dict[int, set[str]], model: str | None, timeout: float
 ) -> dict[str, Any]:
     env = {**os.environ, "LEDGER_CLIENT": "locomo-serve"}
     if model:
@@ -118,7 +119,7 @@ async def serve_passes(
                 for qa in questions(conversation):
                     ask = {"query": qa["question"], "limit": max(KS)}
                     found = await _call(session, "memory", ask, "action", "find")
-                    records.append(record(name, qa, [r["content"] for r in found["results"]], refs))
+                    records.append(record(name, qa, [r["memory_id"] for r in found["results"]], refs))
                 status = await _status(session)
                 lags.append(status["vectors"]["lag"])
                 out[label] = {"records": records, "lag_first_last": lags}
