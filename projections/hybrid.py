@@ -5,9 +5,10 @@ every filter applied, as many as its pool for the page shown: 33 for a page of 1
 ``POOL`` memories nearest the query that pass the same filters, by the closeness fusion uses
 (:meth:`knn.BitIndex.closeness_in_context`: one scan over the centred sign bits of each memory's blend). Every
 candidate gets its closeness to the query (not only those the nearest list found) from the
-blends the index holds in process (float16: within 1e-3 of the float32 cosines); both scores
+blends the index holds in process (centred int8: within 1e-3 of the float32 cosines); both scores
 are min-max normalised over the union, and the fused score is ``LEXICAL_WEIGHT × text +
-VECTOR_WEIGHT × cosine``. A candidate that holds the query verbatim keeps the full-text
+VECTOR_WEIGHT × cosine`` (while the vectors lag, in proportion to the share of text candidates
+that have one, :func:`_coverage`). A candidate that holds the query verbatim keeps the full-text
 ranking's phrase bonus on top, so exact wording still wins; one that holds the query's
 identifier whole (``ranking.identifiers``) keeps its identifier bonus on top too. A candidate
 without a vector yet is fused on its text alone (never as "far"); one written in the other

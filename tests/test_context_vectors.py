@@ -135,8 +135,8 @@ def test_a_memory_in_context_is_as_close_as_the_mean_of_its_two_vectors(sem: Led
     assert answer in pooled.nearest
     # The answer has a context vector (the query sits on it): the mean of both cosines; the
     # question opens the session and has none: its own cosine.
-    assert pooled.similarity[answer] == pytest.approx((own[answer] + 1.0) / 2, abs=1e-3)  # float16 blends
-    assert pooled.similarity[question] == pytest.approx(own[question], abs=1e-3)
+    assert pooled.similarity[answer] == pytest.approx((own[answer] + 1.0) / 2, abs=5e-3)  # int8 blends
+    assert pooled.similarity[question] == pytest.approx(own[question], abs=5e-3)
 
 
 def test_context_vectors_obey_the_filters(tmp_path: Path, tiny_gguf: Path) -> None:

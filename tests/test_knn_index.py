@@ -79,7 +79,7 @@ def test_the_in_context_scan_ranks_by_the_signs_of_the_mean_of_both_vectors(app:
     # blends: 1 -> 8 (own alone), 2 -> 0, 3 -> mean of +q and -q is 0: no sign set (64), 4 -> 32
     assert _in_context_order(app) == [2, 1, 4, 3]
     assert knn.index_for(app.conn).nearest(_blob(QUERY), 10)[:2] == [3, 1]  # own bits alone
-    # The closeness is the mean of both cosines (memory 3: 1.0 and -1.0), from the float16 blends.
+    # The closeness is the mean of both cosines (memory 3: 1.0 and -1.0), from the int8 blends.
     ranked = knn.index_for(app.conn, contexts=True).closeness_in_context(_blob(QUERY), [1, 2, 3, 4, 99])
     assert ranked[3] == pytest.approx(0.0, abs=1e-3) and ranked[1] == pytest.approx(0.75, abs=1e-3)  # (64 - 16) / 64
     assert 99 not in ranked  # no vector: no closeness
@@ -90,6 +90,19 @@ def _cosine(a: list[float], b: list[float]) -> float:
     return float(x @ y / np.linalg.norm(x) / np.linalg.norm(y))
 
 
+def _int8_bound(blend: list[float], query: list[float]) -> float:
+    """How far the index's closeness may be from the exact one: each component of the stored
+    (centred, here uncentred) blend is rounded by at most half its row's scale, max|x| / 127."""
+    x, q = np.asarray(blend, dtype=np.float64), np.asarray(query, dtype=np.float64)
+    x, q = x / np.linalg.norm(x), q / np.linalg.norm(q)
+    return float(np.abs(q).sum() * np.abs(x).max() / 254) + 1e-6  # + float32 rounding
+
+
+def _mean(a: list[float], b: list[float]) -> list[float]:
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return list((x / np.linalg.norm(x) + y / np.linalg.norm(y)) / 2)
+
+
 def test_the_blends_closeness_follows_rewritten_own_and_context_vectors(app: LedgerApp) -> None:
     rng = np.random.default_rng(3)
     rows = {m: list(rng.normal(size=DIM)) for m in range(1, 40)}
@@ -97,7 +110,10 @@ def test_the_blends_closeness_follows_rewritten_own_and_context_vectors(app: Led
     _own(app, rows)
     index = knn.index_for(app.conn, contexts=True)
     got = index.closeness_in_context(_blob(query), list(rows))
-    assert got == pytest.approx({m: _cosine(v, query) for m, v in rows.items()}, abs=1e-3)
+    for m, v in rows.items():
+        assert got[m] == pytest.approx(_cosine(v, query), abs=_int8_bound(v, query))
+    exact = [abs(got[m] - _cosine(v, query)) for m, v in rows.items()]
+    assert 0 < max(exact) < 5e-3  # rounded (int8), yet close
     # A memory embedded again, and a context vector written after the memory's own.
     rows[5] = list(rng.normal(size=DIM))
     _own(app, {5: rows[5]})
@@ -105,15 +121,25 @@ def test_the_blends_closeness_follows_rewritten_own_and_context_vectors(app: Led
     _contexts(app, {7: context})
     index = knn.index_for(app.conn, contexts=True)
     got = index.closeness_in_context(_blob(query), [5, 7])
-    assert got[5] == pytest.approx(_cosine(rows[5], query), abs=1e-3)
-    assert got[7] == pytest.approx((_cosine(rows[7], query) + _cosine(context, query)) / 2, abs=1e-3)
-    # Past one block of float16 rows: slots in a second block are read from it.
-    many = {m: list(rng.normal(size=DIM)) for m in range(100, 100 + knn.HALF_BLOCK + 10)}
+    blend = _mean(rows[7], context)
+    assert got[5] == pytest.approx(_cosine(rows[5], query), abs=_int8_bound(rows[5], query))
+    assert got[7] == pytest.approx(
+        (_cosine(rows[7], query) + _cosine(context, query)) / 2, abs=_int8_bound(blend, query)
+    )
+    # Past one block of rows: slots in a second block are read from it.
+    many = {m: list(rng.normal(size=DIM)) for m in range(100, 100 + knn.ROW_BLOCK + 10)}
     _own(app, many)
     far = max(many)
-    got = knn.index_for(app.conn, contexts=True).closeness_in_context(_blob(query), [far, 7])
-    assert got[far] == pytest.approx(_cosine(many[far], query), abs=1e-3)
-    assert got[7] == pytest.approx((_cosine(rows[7], query) + _cosine(context, query)) / 2, abs=1e-3)
+    index = knn.index_for(app.conn, contexts=True)
+    got = index.closeness_in_context(_blob(query), [far, 7])
+    assert got[far] == pytest.approx(_cosine(many[far], query), abs=_int8_bound(many[far], query))
+    assert got[7] == pytest.approx(
+        (_cosine(rows[7], query) + _cosine(context, query)) / 2, abs=_int8_bound(blend, query)
+    )
+    # Each blend costs its dimension in bytes and a float32 scale: half of float16's 2 x DIM.
+    assert index.blends is not None and index.blends.values.bytes_per_row == DIM + 4
+    held = sum(values.nbytes + scales.nbytes for values, scales in index.blends.values.blocks)
+    assert held == len(index.blends.values.blocks) * knn.ROW_BLOCK * (DIM + 4)
 
 
 def test_bits_are_cut_after_subtracting_the_models_centre(tmp_path: Path) -> None:
