@@ -131,6 +131,9 @@ class VecUnavailable(RuntimeError):
     """sqlite-vec cannot be loaded into this connection."""
 
 
+NOTICES_BASIS = "notices_basis"  # vectors_meta: the checksum of the vectors the kept notices were found on
+
+
 class Indexer:
     def __init__(
         self,
@@ -162,10 +165,17 @@ class Indexer:
         centre_of_model, fresh = self._centre()
 
         def work() -> None:
-            if rebuild or not vectors.current(self.conn, model_id, dim):
+            same_model = vectors.current(self.conn, model_id, dim)
+            if rebuild or not same_model:
+                # The same model rebuilt: its notices stay until the vectors are back, then
+                # they are kept if the vectors came back the same (find_notices), else redone.
+                basis = vectors.content_checksum(self.conn) if same_model and notices.exists(self.conn) else None
                 derived.store(self.conn, sorted(fresh.items()))
                 vectors.reset(self.conn, model_id, dim, centre_of_model)
-                notices.drop(self.conn)
+                if basis is None:
+                    notices.drop(self.conn)
+                else:
+                    vectors.set_meta(self.conn, NOTICES_BASIS, basis)
             notices.create(self.conn)
 
         self.store.write(work)
@@ -316,6 +326,8 @@ class Indexer:
     def find_notices(self, stop: threading.Event | None = None) -> int:
         """Look for semantic notices around every vector written since the last look."""
         conn = self.conn
+        if not self._settle_rebuilt_notices():
+            return 0
         found = 0
         while stop is None or not stop.is_set():
             with self.store.snapshot():
@@ -336,10 +348,34 @@ class Indexer:
 
             def work(detected: list[tuple[Any, ...]] = detected, last: int = last) -> None:
                 notices.write(self.conn, [], detected)
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO vectors_meta(name, value) VALUES('notices_seq', ?)", (str(last),)
-                )
+                vectors.set_meta(self.conn, "notices_seq", str(last))
 
             self.store.write(work)
             found += len(detected)
         return found
+
+    def _settle_rebuilt_notices(self) -> bool:
+        """After a rebuild of this model's vectors (:meth:`prepare`): once they have caught up,
+        keep the notices when the vectors came back exactly as they were (a rebuild that changed
+        nothing looks at no neighbour again), else drop them to be found afresh. False while the
+        vectors still lag: the notices wait for them."""
+        with self.store.snapshot():
+            basis = vectors.meta(self.conn, NOTICES_BASIS)
+            if basis is None:
+                return True
+            if self.store.last_position() > vectors.checkpoint(self.conn):
+                return False
+            same = vectors.content_checksum(self.conn) == basis
+
+        def work() -> None:
+            if same:  # every vector was looked at already, against the same others
+                seen = self.conn.execute("SELECT coalesce(max(seq), 0) FROM vectors").get
+                vectors.set_meta(self.conn, "notices_seq", str(seen))
+            else:
+                notices.drop(self.conn)
+                notices.create(self.conn)
+                vectors.set_meta(self.conn, "notices_seq", "0")
+            vectors.set_meta(self.conn, NOTICES_BASIS, None)
+
+        self.store.write(work)
+        return True

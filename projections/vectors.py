@@ -345,6 +345,23 @@ def counts(conn: apsw.Connection, workspaces: tuple[str, ...] | None = None) -> 
         return {"vectors": 0, "section_vectors": 0, "context_vectors": 0}
 
 
+def meta(conn: apsw.Connection, name: str) -> str | None:
+    """One bookkeeping value of ``vectors_meta`` (None when absent)."""
+    try:
+        value = conn.execute("SELECT value FROM vectors_meta WHERE name = ?", (name,)).get
+    except apsw.SQLError:
+        return None
+    return None if value is None else str(value)
+
+
+def set_meta(conn: apsw.Connection, name: str, value: str | None) -> None:
+    """Set (None: remove) one bookkeeping value of ``vectors_meta``."""
+    if value is None:
+        conn.execute("DELETE FROM vectors_meta WHERE name = ?", (name,))
+    else:
+        conn.execute("INSERT OR REPLACE INTO vectors_meta(name, value) VALUES(?, ?)", (name, value))
+
+
 def content_checksum(conn: apsw.Connection) -> str:
     """sha256 of what the vectors hold (not their write order): equal iff equal content."""
     digest = hashlib.sha256()

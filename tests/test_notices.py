@@ -7,6 +7,7 @@ alone decides; tools/eval measures the closeness threshold with the real model.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,38 @@ def test_the_closeness_thresholds_are_configurable(tmp_path: Path) -> None:
     config.write_text('[embedding]\nnotice_similarity = "close"\n', encoding="utf-8")
     with pytest.raises(InvalidInput, match=r"embedding\.notice_similarity"):
         load_settings({"config": str(config)}, env={})
+
+
+def _notice_rows(app: LedgerApp) -> list[tuple[object, ...]]:
+    query = "SELECT left_id, right_id, kind, left_value, right_value FROM notices ORDER BY 1, 2"
+    return app.conn.execute(query).fetchall()
+
+
+def test_a_vectors_rebuild_that_changed_nothing_keeps_its_notices_without_looking_again(sem: LedgerApp) -> None:
+    for value in (50, 80, 95):
+        sem.remember(f"the budget is {value}k")
+    assert _index(sem)["new_notices"] == 3
+    before = _notice_rows(sem)
+    model = sem.embedding_model()
+    assert model is not None
+    rebuilt = Indexer(sem.store, model, thresholds=EVERY_PAIR_CLOSE).run(rebuild=True)
+    assert rebuilt["embedded"] == 0 and rebuilt["new_notices"] == 0  # no neighbour looked up again
+    assert _notice_rows(sem) == before and len(sem.notices()["notices"]) == 3
+
+
+def test_a_vectors_rebuild_that_changed_something_finds_the_notices_again(sem: LedgerApp) -> None:
+    first = sem.remember("the budget is 50k")["memory_id"]
+    sem.remember("the budget is 80k")
+    _index(sem)
+    model = sem.embedding_model()
+    assert model is not None
+    indexer = Indexer(sem.store, model, thresholds=EVERY_PAIR_CLOSE)
+    stop = threading.Event()
+    stop.set()
+    indexer.run(rebuild=True, stop=stop)  # stopped before any vector came back: notices wait
+    assert sem.vectors_status()["lag"] > 0 and len(_notice_rows(sem)) == 1
+    sem.update(first, content="the budget is 60k", expected_version=1)  # changed while rebuilding
+    again = indexer.run()
+    assert again["new_notices"] == 1 and again["lag"] == 0
+    [notice] = sem.notices()["notices"]
+    assert {notice["left"]["value"], notice["right"]["value"]} == {"60000", "80000"}
