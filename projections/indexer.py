@@ -169,7 +169,7 @@ class Indexer:
             if rebuild or not same_model:
                 # The same model rebuilt: its notices stay until the vectors are back, then
                 # they are kept if the vectors came back the same (find_notices), else redone.
-                basis = vectors.content_checksum(self.conn) if same_model and notices.exists(self.conn) else None
+                basis = vectors.content_checksum(self.conn) if same_model and self._notices_complete() else None
                 derived.store(self.conn, sorted(fresh.items()))
                 vectors.reset(self.conn, model_id, dim, centre_of_model)
                 if basis is None:
@@ -331,9 +331,7 @@ class Indexer:
         found = 0
         while stop is None or not stop.is_set():
             with self.store.snapshot():
-                mark = int(
-                    conn.execute("SELECT coalesce((SELECT value FROM vectors_meta WHERE name='notices_seq'), 0)").get
-                )
+                mark = int(vectors.meta(conn, "notices_seq") or 0)
                 rows = conn.execute(
                     "SELECT v.memory_id, v.workspace, m.content, v.embedding, v.seq FROM vectors v "
                     "JOIN memories m ON m.memory_id = v.memory_id WHERE v.seq > ? ORDER BY v.seq LIMIT ?",
@@ -353,6 +351,11 @@ class Indexer:
             self.store.write(work)
             found += len(detected)
         return found
+
+    def _notices_complete(self) -> bool:
+        """Every vector has been looked at for notices (a half-done look is not worth keeping)."""
+        seen = int(vectors.meta(self.conn, "notices_seq") or 0)
+        return seen >= (self.conn.execute("SELECT coalesce(max(seq), 0) FROM vectors").get or 0)
 
     def _settle_rebuilt_notices(self) -> bool:
         """After a rebuild of this model's vectors (:meth:`prepare`): once they have caught up,

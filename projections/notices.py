@@ -73,10 +73,6 @@ def drop(conn: apsw.Connection) -> None:
     conn.execute("DROP TABLE IF EXISTS notices")
 
 
-def exists(conn: apsw.Connection) -> bool:
-    return bool(conn.execute("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='notices'").get)
-
-
 def pair_kind(left: str, right: str, similarity: float, thresholds: Thresholds) -> dict[str, str] | None:
     """What a close pair is worth proposing as, or None."""
     if similarity < thresholds.similarity:

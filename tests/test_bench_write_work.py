@@ -23,6 +23,9 @@ def test_a_colliding_remember_and_a_find_run_no_more_statements_than_measured(tm
     assert find["statements"] <= 12, find["sql"]
     assert remember["by_kind"]["INSERT"] <= 22 and remember["by_kind"]["COMMIT"] == 2  # two files
     assert remember["calls"] > 0 and find["functions"] > 0
+    # Over MCP the reply's notices add what they read: one look at the log's head.
+    assert result["mcp_remember_colliding"]["statements"] <= 56, result["mcp_remember_colliding"]["sql"]
+    assert result["mcp_find_lexical"]["statements"] <= 13, result["mcp_find_lexical"]["sql"]
 
 
 def test_the_statements_bench_prints_its_counts() -> None:
@@ -31,7 +34,7 @@ def test_the_statements_bench_prints_its_counts() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     printed = json.loads(done.stdout)
-    assert set(printed) == {"remember_colliding", "find_lexical"}
+    assert set(printed) == {"remember_colliding", "find_lexical", "mcp_remember_colliding", "mcp_find_lexical"}
     assert "sql" not in printed["find_lexical"] and printed["find_lexical"]["statements"] > 0
 
 

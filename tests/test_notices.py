@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fact_ledger.projections import notices
+from fact_ledger.projections import notices, vectors
 from fact_ledger.projections.indexer import Indexer
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
@@ -169,3 +169,15 @@ def test_a_vectors_rebuild_that_changed_something_finds_the_notices_again(sem: L
     assert again["new_notices"] == 1 and again["lag"] == 0
     [notice] = sem.notices()["notices"]
     assert {notice["left"]["value"], notice["right"]["value"]} == {"60000", "80000"}
+
+
+def test_a_vectors_rebuild_after_a_half_done_look_finds_the_notices_afresh(sem: LedgerApp) -> None:
+    for value in (50, 80, 95):
+        sem.remember(f"the budget is {value}k")
+    _index(sem)
+    # As if the look had stopped after the first vector: what it kept is not the whole answer.
+    sem.store.write(lambda: vectors.set_meta(sem.conn, "notices_seq", "1"))
+    model = sem.embedding_model()
+    assert model is not None
+    rebuilt = Indexer(sem.store, model, thresholds=EVERY_PAIR_CLOSE).run(rebuild=True)
+    assert rebuilt["new_notices"] == 3 and len(sem.notices()["notices"]) == 3

@@ -385,9 +385,10 @@ class Semantic(Service):
         if problem and configured and not self._announced_problem:  # a model is set, and it does not work
             self._announced_problem = True
             return f"semantic search off ({problem}); find uses full text"
-        with self.storage.snapshot():
-            scope = self._find_scope(None)[0]
-            rows = notices.listing(self.conn, kinds=notices.DISAGREEMENTS, limit=1, workspaces=scope)
+        # No snapshot: one line from one read needs no consistent view, and every MCP reply
+        # asks this (a BEGIN and a ROLLBACK around it were two of a find's statements).
+        scope = self._find_scope(None)[0]
+        rows = notices.listing(self.conn, kinds=notices.DISAGREEMENTS, limit=1, workspaces=scope)
         if rows and rows[0]["notice_id"] > self._announced_notice:
             n = rows[0]
             self._announced_notice = n["notice_id"]

@@ -5,7 +5,9 @@ lexical ``find``, on a small two-file ledger (three memories, one about the stag
     python -m tools.bench.statements [--workdir DIR]
 
 Prints one JSON object: per operation, ``statements`` (the count), ``by_kind`` (SELECT, INSERT,
-…), ``functions`` (distinct project functions called) and ``calls`` (project function calls).
+…), ``functions`` (distinct project functions called) and ``calls`` (project function calls);
+then the same two calls over MCP (``mcp_*``: the ``memory`` tool through the mcp SDK's client,
+the reply's notices included), statements only.
 The counts are exact and repeatable, so one run is the figure (no medians needed).
 """
 
@@ -21,11 +23,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
+from mcp import Client
+
 import fact_ledger.ledger as ledger_package
 import fact_ledger.projections as projections_package
 import fact_ledger.server as server_package
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
+from fact_ledger.server.mcp.server import build_server
 
 PROJECT_DIRS = tuple(
     str(Path(package.__file__).parent) for package in (ledger_package, projections_package, server_package)
@@ -98,6 +104,7 @@ def measure(call: Callable[[], Any], app: LedgerApp) -> dict[str, Any]:
 
 
 def seeded(workdir: Path) -> LedgerApp:
+    workdir.mkdir(parents=True, exist_ok=True)
     app = LedgerApp(Settings(db=str(workdir / "ledger.db"), client="bench", agent_id="bench"))
     for content, subject in SEED:
         app.remember(content, subject=subject)
@@ -105,19 +112,42 @@ def seeded(workdir: Path) -> LedgerApp:
     return app
 
 
+COLLIDING = {"content": "The staging API listens on port 9090", "subject": "staging api"}
+
+
 def run(workdir: Path) -> dict[str, Any]:
-    app = seeded(workdir)
+    app = seeded(workdir / "facade")
     try:
-        remember = measure(
-            lambda: app.remember(
-                "The staging API listens on port 9090", subject="staging api", source_type="agent_generated"
-            ),
-            app,
-        )
+        remember = measure(lambda: app.remember(**COLLIDING, source_type="agent_generated"), app)
         find = measure(lambda: app.find("staging port"), app)
     finally:
         app.close()
-    return {"remember_colliding": remember, "find_lexical": find}
+    return {"remember_colliding": remember, "find_lexical": find, **anyio.run(over_mcp, workdir / "mcp")}
+
+
+async def over_mcp(workdir: Path) -> dict[str, Any]:
+    """The same two calls as an agent makes them: the ``memory`` tool through the mcp SDK's
+    client, connected in process to the server ``ledger serve`` runs (the SQL is the same over
+    stdio), with the notices every reply asks for."""
+    app = seeded(workdir)
+    out: dict[str, Any] = {}
+    try:
+        async with Client(build_server(app)) as client:
+            await client.call_tool("memory", {"action": "status", "data": {}})
+            for name, data in (
+                ("mcp_remember_colliding", {"action": "remember", "data": COLLIDING}),
+                ("mcp_find_lexical", {"action": "find", "data": {"query": "staging port"}}),
+            ):
+                with traced(app) as statements:
+                    await client.call_tool("memory", data)
+                out[name] = {
+                    "statements": len(statements),
+                    "by_kind": dict(sorted(Counter(kind(s) for s in statements).items())),
+                    "sql": statements,
+                }
+    finally:
+        app.close()
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
