@@ -169,7 +169,7 @@ class Indexer:
             if rebuild or not same_model:
                 # The same model rebuilt: its notices stay until the vectors are back, then
                 # they are kept if the vectors came back the same (find_notices), else redone.
-                basis = vectors.content_checksum(self.conn) if same_model and self._notices_complete() else None
+                basis = vectors.own_checksum(self.conn) if same_model and self._notices_complete() else None
                 derived.store(self.conn, sorted(fresh.items()))
                 vectors.reset(self.conn, model_id, dim, centre_of_model)
                 if basis is None:
@@ -359,8 +359,9 @@ class Indexer:
 
     def _settle_rebuilt_notices(self) -> bool:
         """After a rebuild of this model's vectors (:meth:`prepare`): once they have caught up,
-        keep the notices when the vectors came back exactly as they were (a rebuild that changed
-        nothing looks at no neighbour again), else drop them to be found afresh. False while the
+        keep the notices when the memories' own vectors came back exactly as they were (a
+        rebuild that changed nothing looks at no neighbour again; sections and contexts play no
+        part in notices), else drop them to be found afresh. False while the
         vectors still lag: the notices wait for them."""
         with self.store.snapshot():
             basis = vectors.meta(self.conn, NOTICES_BASIS)
@@ -368,7 +369,7 @@ class Indexer:
                 return True
             if self.store.last_position() > vectors.checkpoint(self.conn):
                 return False
-            same = vectors.content_checksum(self.conn) == basis
+            same = vectors.own_checksum(self.conn) == basis
 
         def work() -> None:
             if same:  # every vector was looked at already, against the same others

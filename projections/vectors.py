@@ -362,6 +362,19 @@ def set_meta(conn: apsw.Connection, name: str, value: str | None) -> None:
         conn.execute("INSERT OR REPLACE INTO vectors_meta(name, value) VALUES(?, ?)", (name, value))
 
 
+def own_checksum(conn: apsw.Connection) -> str:
+    """sha256 of the memories' own vectors and the centre: what semantic notices are found on
+    (sections and context vectors play no part in them)."""
+    digest = hashlib.sha256()
+    try:
+        digest.update(b"centre" + centre(conn))
+        for row in conn.execute("SELECT memory_id, workspace, key, embedding FROM vectors ORDER BY memory_id"):
+            digest.update(repr(row).encode())
+    except apsw.SQLError:
+        pass
+    return digest.hexdigest()
+
+
 def content_checksum(conn: apsw.Connection) -> str:
     """sha256 of what the vectors hold (not their write order): equal iff equal content."""
     digest = hashlib.sha256()
