@@ -43,6 +43,7 @@ from fact_ledger.ledger.errors import Unavailable
 from fact_ledger.ledger.sql import insert_rows, marks
 
 T = TypeVar("T")
+_INSERT_EVENTS = f"INSERT INTO events({COLUMNS})"
 DEFAULT_BUSY_TIMEOUT_MS = 5000
 SCHEMA_VERSION = 2  # 2: sealed rows (seal, salt) and the one UPDATE an erasure may make
 
@@ -295,14 +296,14 @@ class EventStore:
         """The rows in one statement (per parameter limit); a stream version another writer took
         is named by the row that took it, found again row by row (the failed statement wrote nothing)."""
         try:
-            insert_rows(self.conn, f"INSERT INTO events({COLUMNS})", [event_row(ev) for ev in rows])
+            insert_rows(self.conn, _INSERT_EVENTS, [event_row(ev) for ev in rows])
         except apsw.ConstraintError:
             for ev in rows:
                 self._insert_one(ev)
 
     def _insert_one(self, ev: StoredEvent) -> None:
         try:
-            self.conn.execute(f"INSERT INTO events({COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", event_row(ev))
+            insert_rows(self.conn, _INSERT_EVENTS, [event_row(ev)])
         except apsw.ConstraintError as exc:
             if "stream_id" in str(exc):
                 raise version_taken(ev) from None

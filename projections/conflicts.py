@@ -36,15 +36,17 @@ def ranked_members(conn: apsw.Connection, conflict_id: int, limit: int = -1) -> 
 
     The ORDER BY is the rank index's own expression list, so SQLite walks the index and stops
     after ``limit`` entries: the best two of a set of any size cost two index entries."""
+    return [dict(zip(SIDE_COLUMNS, r, strict=True)) for r in conn.execute(_ranked_sql("?", "?"), (conflict_id, limit))]
+
+
+def _ranked_sql(conflict_id: str, limit: str) -> str:
+    """A set's current members' arbitration facts, best first (``conflict_id`` and ``limit``
+    are SQL: a placeholder, or a column of an outer query)."""
     cols = ", ".join(f"m.{c}" for c in SIDE_COLUMNS)
-    return [
-        dict(zip(SIDE_COLUMNS, r, strict=True))
-        for r in conn.execute(
-            f"SELECT {cols} FROM conflict_members m WHERE m.conflict_id=? AND m.active=1 "
-            f"ORDER BY {RANK_ORDER_SQL} LIMIT ?",
-            (conflict_id, limit),
-        )
-    ]
+    return (
+        f"SELECT {cols} FROM conflict_members m WHERE m.conflict_id={conflict_id} AND m.active=1 "
+        f"ORDER BY {RANK_ORDER_SQL} LIMIT {limit}"
+    )
 
 
 def _load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> dict[str, Any] | None:
@@ -92,12 +94,17 @@ def unresolved_memberships(conn: apsw.Connection, memory_ids: list[int]) -> list
     ``memory_ids`` is a current member of, oldest set first."""
     if not memory_ids:
         return []
-    return conn.execute(
-        "SELECT m.memory_id, c.conflict_id, c.subject, c.attribute FROM conflict_members m "
-        f"JOIN conflicts c ON c.conflict_id=m.conflict_id WHERE m.memory_id IN ({marks(len(memory_ids))}) "
-        "AND m.active=1 AND c.state<>'resolved' ORDER BY c.conflict_id",
-        tuple(memory_ids),
-    ).fetchall()
+    return conn.execute(_memberships_sql("", len(memory_ids)), tuple(memory_ids)).fetchall()
+
+
+def _memberships_sql(extra: str, count: int) -> str:
+    """``(memory_id, conflict_id, subject, attribute{extra})`` of each unresolved set that one of
+    ``count`` memory ids (parameters) is a current member of, oldest set first."""
+    return (
+        f"SELECT mm.memory_id, c.conflict_id, c.subject, c.attribute{extra} FROM conflict_members mm "
+        f"JOIN conflicts c ON c.conflict_id=mm.conflict_id WHERE mm.memory_id IN ({marks(count)}) "
+        "AND mm.active=1 AND c.state<>'resolved' ORDER BY c.conflict_id"
+    )
 
 
 def count_unresolved_with_inactive_members(conn: apsw.Connection, workspaces: tuple[str, ...] | None = None) -> int:
@@ -190,17 +197,11 @@ def memberships_with_leaders(
     leader is decided from, without one more statement per set."""
     if not memory_ids:
         return []
-    best = ", ".join(f"m.{c}" for c in SIDE_COLUMNS)
-    rows = conn.execute(
-        "SELECT mm.memory_id, c.conflict_id, c.subject, c.attribute, "
-        f" (SELECT json_group_array(json_array({', '.join('b.' + col for col in SIDE_COLUMNS)})) FROM "
-        f"  (SELECT {best} FROM conflict_members m WHERE m.conflict_id=c.conflict_id AND m.active=1 "
-        f"   ORDER BY {RANK_ORDER_SQL} LIMIT 2) b) "
-        "FROM conflict_members mm JOIN conflicts c ON c.conflict_id=mm.conflict_id "
-        f"WHERE mm.memory_id IN ({marks(len(memory_ids))}) AND mm.active=1 AND c.state<>'resolved' "
-        "ORDER BY c.conflict_id",
-        tuple(memory_ids),
+    best = (
+        f", (SELECT json_group_array(json_array({', '.join('b.' + col for col in SIDE_COLUMNS)})) "
+        f"FROM ({_ranked_sql('c.conflict_id', '2')}) b)"
     )
+    rows = conn.execute(_memberships_sql(best, len(memory_ids)), tuple(memory_ids))
     return [
         (memory_id, cid, subject, attribute, [dict(zip(SIDE_COLUMNS, r, strict=True)) for r in json.loads(top)])
         for memory_id, cid, subject, attribute, top in rows

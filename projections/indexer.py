@@ -355,7 +355,7 @@ class Indexer:
     def _notices_complete(self) -> bool:
         """Every vector has been looked at for notices (a half-done look is not worth keeping)."""
         seen = int(vectors.meta(self.conn, "notices_seq") or 0)
-        return seen >= (self.conn.execute("SELECT coalesce(max(seq), 0) FROM vectors").get or 0)
+        return seen >= vectors.last_seq(self.conn)
 
     def _settle_rebuilt_notices(self) -> bool:
         """After a rebuild of this model's vectors (:meth:`prepare`): once they have caught up,
@@ -373,8 +373,7 @@ class Indexer:
 
         def work() -> None:
             if same:  # every vector was looked at already, against the same others
-                seen = self.conn.execute("SELECT coalesce(max(seq), 0) FROM vectors").get
-                vectors.set_meta(self.conn, "notices_seq", str(seen))
+                vectors.set_meta(self.conn, "notices_seq", str(vectors.last_seq(self.conn)))
             else:
                 notices.drop(self.conn)
                 notices.create(self.conn)

@@ -19,6 +19,7 @@ scalar function ``vec_distance_cosine`` is, on every connection that searches th
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import weakref
@@ -140,10 +141,7 @@ def _stored(conn: apsw.Connection) -> State | None:
 
 def centre(conn: apsw.Connection) -> bytes:
     """The stored vectors' model centre (float32, :mod:`projections.centre`); empty when none."""
-    try:
-        return bytes.fromhex(conn.execute("SELECT value FROM vectors_meta WHERE name = 'centre'").get or "")
-    except apsw.SQLError:
-        return b""
+    return bytes.fromhex(meta(conn, "centre") or "")
 
 
 def current(conn: apsw.Connection, model_id: str, dim: int) -> bool:
@@ -354,6 +352,11 @@ def meta(conn: apsw.Connection, name: str) -> str | None:
     return None if value is None else str(value)
 
 
+def last_seq(conn: apsw.Connection) -> int:
+    """The newest write sequence number of the memories' own vectors (0: none)."""
+    return int(conn.execute("SELECT coalesce(max(seq), 0) FROM vectors").get)
+
+
 def set_meta(conn: apsw.Connection, name: str, value: str | None) -> None:
     """Set (None: remove) one bookkeeping value of ``vectors_meta``."""
     if value is None:
@@ -366,23 +369,22 @@ def own_checksum(conn: apsw.Connection) -> str:
     """sha256 of the memories' own vectors and the centre: what semantic notices are found on
     (sections and context vectors play no part in them)."""
     digest = hashlib.sha256()
-    try:
-        digest.update(b"centre" + centre(conn))
-        for row in conn.execute("SELECT memory_id, workspace, key, embedding FROM vectors ORDER BY memory_id"):
-            digest.update(repr(row).encode())
-    except apsw.SQLError:
-        pass
+    with contextlib.suppress(apsw.SQLError):
+        _digest_own(digest, conn)
     return digest.hexdigest()
+
+
+def _digest_own(digest: Any, conn: apsw.Connection) -> None:
+    digest.update(b"centre" + centre(conn))
+    for row in conn.execute("SELECT memory_id, workspace, key, embedding FROM vectors ORDER BY memory_id"):
+        digest.update(repr(row).encode())
 
 
 def content_checksum(conn: apsw.Connection) -> str:
     """sha256 of what the vectors hold (not their write order): equal iff equal content."""
     digest = hashlib.sha256()
     try:
-        digest.update(b"centre" + centre(conn))
-        rows = conn.execute("SELECT memory_id, workspace, key, embedding FROM vectors ORDER BY memory_id")
-        for row in rows:
-            digest.update(repr(row).encode())
+        _digest_own(digest, conn)
         rows = conn.execute(
             "SELECT section_rowid, memory_id, workspace, key, embedding FROM section_vectors ORDER BY section_rowid"
         )
