@@ -12,7 +12,7 @@ from typing import Any
 
 from fact_ledger.ledger.events import stored_names
 from fact_ledger.ledger.sql import marks
-from fact_ledger.projections import vectors
+from fact_ledger.projections import knn_snapshot, vectors
 from fact_ledger.projections.search import session_neighbours
 
 _RECORDED = stored_names("MemoryRecorded")
@@ -60,6 +60,7 @@ def prune_views(conn: Any, memory_ids: list[int], touched: set[bytes]) -> None:
     conn.executemany("INSERT OR IGNORE INTO keep_keys VALUES(?)", [(k,) for k in kept])
     conn.execute("DELETE FROM derived_cache WHERE key NOT IN (SELECT key FROM keep_keys)")
     conn.execute("DROP TABLE keep_keys")
+    knn_snapshot.discard(knn_snapshot.path_for(conn))  # it holds the erased memories' blends
     if conn.execute("SELECT 1 FROM sqlite_schema WHERE name='vectors_meta'").fetchone():
         # A running server's nearest-neighbour index loads itself again at a new generation.
         conn.execute(

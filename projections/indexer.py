@@ -160,7 +160,10 @@ class Indexer:
         model_id, dim = self.embedder.model_id, self.embedder.dim
         with self.store.snapshot():
             current = vectors.current(self.conn, model_id, dim)
+            named = vectors.meta(self.conn, "index_id") is not None
         if current and not rebuild:
+            if not named:  # vectors stored before the index's snapshot had a name for them
+                self.store.write(lambda: vectors.ensure_index_id(self.conn))
             return
         centre_of_model, fresh = self._centre()
 

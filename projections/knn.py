@@ -35,11 +35,12 @@ from typing import Any
 import apsw
 import msgspec
 
-from fact_ledger.projections import vectors
+from fact_ledger.projections import knn_snapshot, vectors
 
 LOAD_BATCH = 4096  # rows read into the index at a time
 OVERSAMPLE = 50  # binary candidates re-scored exactly per query (more: better recall, slower)
 ROW_BLOCK = 4096  # rows per block of the blends' int8 values (1.6 MB at 384 dimensions)
+SNAPSHOT_AFTER = 20_000  # rows read from the tables before the index is saved for the next process
 
 
 TABLES = {"vectors": "memory_id", "section_vectors": "section_rowid"}  # id column (blends: _Blends)
@@ -69,6 +70,7 @@ class BitIndex:
         self.stamp: tuple[tuple[str, Any], ...] = ()  # vectors.stamp at the last look
         self._scratch = np.zeros(0, dtype=np.uint64)  # _distances' buffers
         self._counts = np.zeros((0, 0), dtype=np.uint8)
+        self.fresh_rows = 0  # rows read from the tables since the snapshot was saved or restored
 
     def refresh(self, conn: apsw.Connection, *, contexts: bool = False) -> None:
         stamp = vectors.stamp(conn)
@@ -83,12 +85,7 @@ class BitIndex:
             self.__init__(self.table)  # type: ignore[misc]  (no vectors: empty index)
             return
         if state.generation != self.generation:
-            self.__init__(self.table)  # type: ignore[misc]
-            self.generation = state.generation
-            self.words = (state.dim + 63) // 64
-            self.centre = self.np.frombuffer(vectors.centre(conn), dtype=self.np.float32)
-            if len(self.centre) != state.dim:  # no centre stored: the raw signs
-                self.centre = self.np.zeros(state.dim, dtype=self.np.float32)
+            self._start(conn, state)
         newest = conn.execute(f"SELECT max(seq) FROM {self.table}").get or 0
         touched = self.np.zeros(0, dtype=self.np.int64)
         if newest > self.seq:
@@ -108,6 +105,92 @@ class BitIndex:
         if self.blends is not None:  # kept in step once loaded, whoever looks
             self.blends.refresh(conn, touched)
 
+    def _start(self, conn: apsw.Connection, state: vectors.State) -> None:
+        """Empty, for the vectors of ``state`` (a new model, or a first look)."""
+        self.__init__(self.table)  # type: ignore[misc]
+        self.generation = state.generation
+        self.words = (state.dim + 63) // 64
+        self.centre = self.np.frombuffer(vectors.centre(conn), dtype=self.np.float32)
+        if len(self.centre) != state.dim:  # no centre stored: the raw signs
+            self.centre = self.np.zeros(state.dim, dtype=self.np.float32)
+
+    def restore(self, conn: apsw.Connection) -> bool:
+        """Take the index from its snapshot (:mod:`projections.knn_snapshot`) when it was cut from
+        these vectors; the next :meth:`refresh` reads only what was written since. False (and
+        a snapshot of other vectors deleted) otherwise."""
+        np = self.np
+        path = knn_snapshot.path_for(conn)
+        state, index_id = vectors.state(conn), vectors.meta(conn, "index_id")
+        if self.table != "vectors" or path is None or state is None or index_id is None:
+            return False
+        found = knn_snapshot.load(np, path)
+        if found is None:
+            return False
+        header, arrays = found
+        newest_own, newest_context = conn.execute(
+            "SELECT (SELECT coalesce(max(seq), 0) FROM vectors), (SELECT coalesce(max(seq), 0) FROM context_vectors)"
+        ).fetchone()
+        if (
+            (header.index_id, header.generation, header.words) != (index_id, state.generation, (state.dim + 63) // 64)
+            or (header.own_deleted, header.context_deleted)
+            != (vectors.deletions(conn, "vectors"), vectors.deletions(conn, "context_vectors"))
+            or header.own_seq > newest_own
+            or header.context_seq > newest_context
+        ):
+            knn_snapshot.discard(path)
+            return False
+        self._start(conn, state)
+        self.ids, self.spaces = np.array(arrays["ids"]), np.array(arrays["spaces"])
+        self.bits = _widen(np, arrays["bits"], self.words, len(self.ids))
+        self.slot.assign(self.ids, np.arange(len(self.ids)))
+        self.codes = dict(header.codes)
+        self.seq, self.deleted = header.own_seq, header.own_deleted
+        self.blends = _Blends(self)
+        self.blends.bits = _widen(np, arrays["blend_bits"], self.words, len(self.ids))
+        self.blends.values.map(arrays["values"], arrays["scales"])
+        self.blends.seq, self.blends.deleted = header.context_seq, header.context_deleted
+        return True
+
+    def save(self, conn: apsw.Connection) -> bool:
+        """Write the snapshot for the next process, then hold the blends as maps of it (what the
+        heap held goes back); False when there is nothing to save or it could not be written."""
+        np = self.np
+        path = knn_snapshot.path_for(conn)
+        index_id, state = vectors.meta(conn, "index_id"), vectors.state(conn)
+        if self.blends is None or path is None or index_id is None or state is None:
+            return False
+        if state.generation != self.generation:
+            return False
+        n = len(self.ids)
+        header = {
+            "index_id": index_id,
+            "generation": self.generation,
+            "own_seq": self.seq,
+            "own_deleted": self.deleted,
+            "context_seq": self.blends.seq,
+            "context_deleted": self.blends.deleted,
+            "words": self.words,
+            "codes": self.codes,
+        }
+        values, scales = self.blends.values.chunks(n)
+        arrays = {
+            "ids": ((n,), self.ids.dtype, [self.ids]),
+            "spaces": ((n,), self.spaces.dtype, [self.spaces]),
+            "bits": ((self.words, n), self.bits.dtype, [self.bits[w, :n] for w in range(self.words)]),
+            "blend_bits": ((self.words, n), self.bits.dtype, [self.blends.bits[w, :n] for w in range(self.words)]),
+            "values": ((len(values) * ROW_BLOCK, self.blends.values.dim), np.dtype(np.int8), values),
+            "scales": ((len(scales) * ROW_BLOCK,), np.dtype(np.float32), scales),
+        }
+        self.fresh_rows = 0  # saved or not, not tried again until as many rows again were read
+        try:
+            knn_snapshot.save(path, header, arrays)
+        except OSError:
+            return False
+        found = knn_snapshot.load(np, path)
+        if found is not None:
+            self.blends.values.map(found[1]["values"], found[1]["scales"])
+        return True
+
     def code(self, embeddings: list[bytes]) -> Any:
         """(words x len(embeddings)) uint64 sign bits of float32 ``embeddings`` minus the centre."""
         return self._signs(_floats(self.np, embeddings) - self.centre)
@@ -124,7 +207,8 @@ class BitIndex:
         np = self.np
         present = {r[0] for r in conn.execute(f"SELECT {TABLES[self.table]} FROM {self.table}")}
         keep = np.array([int(i) in present for i in self.ids], dtype=bool)
-        self.ids, self.spaces, self.bits = self.ids[keep], self.spaces[keep], self.bits[:, keep]
+        self.ids, self.spaces = self.ids[keep], self.spaces[keep]
+        self.bits = _widen(np, self.bits[:, : len(keep)][:, keep], self.words, len(self.ids))
         self.slot = _Slots(np, dense=self.table == "vectors")
         self.slot.assign(self.ids, np.arange(len(self.ids)))
         self.blends = None  # slots moved: loaded again on the next in-context look
@@ -149,6 +233,7 @@ class BitIndex:
                 self.slot.assign(row_ids[new], slots[new])
             self.spaces[slots] = [self.codes.setdefault(r[1], len(self.codes)) for r in batch]
             self.bits[:, slots] = self.code([r[2] for r in batch])
+            self.fresh_rows += len(batch)
             touched.append(slots)
         return np.concatenate(touched) if touched else np.zeros(0, dtype=np.int64)
 
@@ -336,6 +421,20 @@ class _Int8Rows:
             rows[slots[inside] % ROW_BLOCK] = quantised[inside]
             row_scales[slots[inside] % ROW_BLOCK] = scales[inside]
 
+    def map(self, values: Any, scales: Any) -> None:
+        """Hold the rows as blocks of a snapshot's maps (``values``: whole blocks of int8 rows,
+        ``scales`` theirs): a block's pages are read when a row of it is, and a row written
+        later changes this process's copy of its page only."""
+        self.blocks = [
+            (values[start : start + ROW_BLOCK], scales[start : start + ROW_BLOCK])
+            for start in range(0, len(scales), ROW_BLOCK)
+        ]
+
+    def chunks(self, rows: int) -> tuple[list[Any], list[Any]]:
+        """The blocks that hold the first ``rows`` rows: their int8 values and their scales."""
+        held = self.blocks[: (rows + ROW_BLOCK - 1) // ROW_BLOCK]
+        return [values for values, _ in held], [scales for _, scales in held]
+
     def take(self, slots: Any) -> Any:
         """(len(slots) x dim) float32 rows."""
         np = self.np
@@ -397,7 +496,12 @@ def _floats(np: Any, embeddings: list[bytes]) -> Any:
 
 
 def _widen(np: Any, bits: Any, words: int, columns: int) -> Any:
-    wider = np.zeros((words, columns), dtype=np.uint64)
+    """``bits`` with room for ``columns`` rows (its rows first): the same array when it has,
+    else a copy in this process's memory with a quarter more room, so that rows arriving a
+    batch at a time copy the matrix a few times, not once a batch (48 MB at 1M memories)."""
+    if bits.shape[1] >= columns and not isinstance(bits, np.memmap):
+        return bits
+    wider = np.zeros((words, columns + columns // 4), dtype=np.uint64)
     if bits.size:
         wider[:, : bits.shape[1]] = bits
     return wider
@@ -407,11 +511,18 @@ _indexes: weakref.WeakKeyDictionary[apsw.Connection, dict[str, BitIndex]] = weak
 
 
 def index_for(conn: apsw.Connection, table: str = "vectors", *, contexts: bool = False) -> BitIndex:
+    """The index of ``table`` for ``conn``, up to date: on first use taken from its snapshot
+    when there is one of these vectors, and saved for the next process once it has read
+    ``SNAPSHOT_AFTER`` rows (or a tenth of the index, if more) from the tables."""
     indexes = _indexes.setdefault(conn, {})
     index = indexes.get(table)
     if index is None:
         index = indexes[table] = BitIndex(table)
+        if contexts:
+            index.restore(conn)
     index.refresh(conn, contexts=contexts)
+    if contexts and index.fresh_rows >= max(SNAPSHOT_AFTER, len(index.ids) // 10):
+        index.save(conn)
     return index
 
 

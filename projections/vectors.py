@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
+import uuid
 import weakref
 from array import array
 from typing import Any, NamedTuple
@@ -196,6 +197,7 @@ def reset(conn: apsw.Connection, model_id: str, dim: int, centre: bytes) -> None
             ("generation", str((old.generation + 1) if old else 1)),
             ("sections", sections_version(conn)),
             ("centre", centre.hex()),
+            ("index_id", uuid.uuid4().hex),  # names these vectors for the index's snapshot
         ],
     )
     conn.execute(
@@ -408,6 +410,13 @@ def _take_seqs(conn: apsw.Connection, table: str, count: int) -> int:
     first = max(int(stored or 0), int(conn.execute(f"SELECT max(seq) FROM {table}").get or 0) + 1)
     conn.execute("INSERT OR REPLACE INTO vectors_meta(name, value) VALUES(?, ?)", (name, str(first + count)))
     return first
+
+
+def ensure_index_id(conn: apsw.Connection) -> None:
+    """Name the stored vectors for the index's snapshot (:mod:`projections.knn_snapshot`) when
+    they were started before names were given (inside a write transaction)."""
+    if meta(conn, "model_id") is not None and meta(conn, "index_id") is None:
+        set_meta(conn, "index_id", uuid.uuid4().hex)
 
 
 def deletions(conn: apsw.Connection, table: str) -> int:

@@ -1,0 +1,128 @@
+"""The nearest-neighbour index kept in a file beside the read models, for the next process.
+
+A process that searches vectors builds :class:`projections.knn.BitIndex` from the vectors read
+model: every row's float32 embedding read, centred, cut to sign bits, blended with its context
+vector and quantised. At 100k memories that is ~1.3 s of a cold CLI ``find``, at 1M ~13 s and a
+few hundred MB of heap. The snapshot keeps what that work produced, so the next process reads
+the sign bits (48 bytes a memory for each of the two scans) and *maps* the int8 blends (388
+bytes a memory) instead of computing them: a ``find`` touches the pages of its ~50 candidates
+only, so they cost the server's RSS what it reads, not the whole ledger.
+
+The file is a cache, never a source: ``<read-model file>.knn``, written whole to a temporary
+name and renamed over the old one (a mapping always sees a complete file; a file is never cut
+short under a reader). It is used only when it was cut from the same vectors: the same
+``index_id`` (a random id each start-over of the vectors gets) and generation (an erasure moves
+it), the same counts of deletes, and no write sequence number past what the tables hold. Rows
+written since it was saved are then read from the tables as usual. Anything else, or any flaw
+in the file, and it is ignored and deleted; an erasure deletes it too (``forget.prune_views``),
+since it holds the erased memories' blends.
+
+Layout: ``MAGIC``, the header's length (8 bytes, little-endian), the header (JSON), then each
+array at a 4096-byte boundary, as the header lists it (offset, dtype, shape).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import struct
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+MAGIC = b"FLKNN\x00\x00\x01"  # the format's version is its last byte
+ALIGN = 4096
+
+
+class Header(msgspec.Struct, frozen=True):
+    """What the arrays were cut from, and where each array lies in the file."""
+
+    index_id: str
+    generation: int
+    own_seq: int  # the newest own-vector write the index had read
+    own_deleted: int  # vectors.deletions("vectors") then
+    context_seq: int
+    context_deleted: int
+    words: int
+    codes: dict[str, int]  # workspace -> code
+    arrays: dict[str, tuple[int, str, tuple[int, ...]]]  # name -> (offset, dtype, shape)
+
+
+def path_for(conn: Any) -> Path | None:
+    """Where the snapshot of ``conn``'s vectors lives; None for an in-memory database."""
+    name = conn.filename
+    return Path(f"{name}.knn") if name else None
+
+
+def save(path: Path, header: dict[str, Any], arrays: dict[str, tuple[tuple[int, ...], Any, list[Any]]]) -> None:
+    """Write ``header`` (the :class:`Header` fields but ``arrays``) and each array, given as
+    (shape, numpy dtype, chunks whose bytes in turn make it up: the index holds its rows in
+    blocks and never has them in one piece), to ``path``: a temporary file in the same folder,
+    renamed over it once complete."""
+    layout: dict[str, tuple[int, str, tuple[int, ...]]] = {}
+    offset = 0
+    for name, (shape, dtype, chunks) in arrays.items():
+        size = sum(chunk.nbytes for chunk in chunks)
+        if size != dtype.itemsize * math.prod(shape):
+            raise ValueError(f"{name}: {size} bytes do not make an array of {shape}")
+        layout[name] = (offset, dtype.str, tuple(int(d) for d in shape))
+        offset += _aligned(size)
+    encoded = msgspec.json.encode(Header(**header, arrays=layout))
+    start = _aligned(len(MAGIC) + 8 + len(encoded))
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "wb") as out:
+            out.write(MAGIC + struct.pack("<Q", len(encoded)) + encoded)
+            for name, (_shape, _dtype, chunks) in arrays.items():
+                out.seek(start + layout[name][0])
+                for chunk in chunks:
+                    out.write(memoryview(chunk.ravel(order="C")).cast("B"))
+            out.truncate(start + offset)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+
+
+def load(np: Any, path: Path) -> tuple[Header, dict[str, Any]] | None:
+    """The header and the arrays (copy-on-write maps of the file: writing to one changes this
+    process's pages only), or None when there is no usable snapshot at ``path``."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(MAGIC) + 8)
+            if len(head) < len(MAGIC) + 8 or head[: len(MAGIC)] != MAGIC:
+                raise ValueError("not a snapshot of this format")
+            (length,) = struct.unpack("<Q", head[len(MAGIC) :])
+            header = msgspec.json.decode(f.read(length), type=Header)
+            size = os.fstat(f.fileno()).st_size
+        start = _aligned(len(MAGIC) + 8 + length)
+        arrays = {}
+        for name, (offset, dtype, shape) in header.arrays.items():
+            count = int(np.prod(shape, dtype=np.int64))
+            if start + offset + count * np.dtype(dtype).itemsize > size:
+                raise ValueError(f"{name} runs past the end of the file")
+            arrays[name] = (
+                np.memmap(path, mode="c", dtype=dtype, offset=start + offset, shape=shape)
+                if count
+                else np.zeros(shape, dtype=dtype)
+            )
+        return header, arrays
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, msgspec.DecodeError, msgspec.ValidationError, TypeError):
+        discard(path)
+        return None
+
+
+def discard(path: Path | None) -> None:
+    """Delete the snapshot at ``path`` (nothing when there is none)."""
+    if path is not None:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def _aligned(size: int) -> int:
+    return (size + ALIGN - 1) // ALIGN * ALIGN
