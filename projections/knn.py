@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import apsw
 import msgspec
 
-from fact_ledger.projections import knn_snapshot, vectors
+from fact_ledger.projections import knn_cells, knn_snapshot, vectors
 
 LOAD_BATCH = 4096  # rows read into the index at a time
 OVERSAMPLE = 50  # binary candidates re-scored exactly per query (more: better recall, slower)
@@ -104,6 +104,7 @@ class BitIndex:
             self.blends = _Blends(self)
         if self.blends is not None:  # kept in step once loaded, whoever looks
             self.blends.refresh(conn, touched)
+            self.blends.lay_out_cells()
 
     def _start(self, conn: apsw.Connection, state: vectors.State) -> None:
         """Empty, for the vectors of ``state`` (a new model, or a first look)."""
@@ -149,6 +150,8 @@ class BitIndex:
         self.blends.bits = _widen(np, arrays["blend_bits"], self.words, len(self.ids))
         self.blends.values.map(arrays["values"], arrays["scales"])
         self.blends.seq, self.blends.deleted = header.context_seq, header.context_deleted
+        if header.cells_trained:
+            self.blends.cells = knn_cells.Cells(np, arrays["centroids"], arrays["cell_of"], header.cells_trained)
         return True
 
     def save(self, conn: apsw.Connection) -> bool:
@@ -181,6 +184,13 @@ class BitIndex:
             "values": ((len(values) * ROW_BLOCK, self.blends.values.dim), np.dtype(np.int8), values),
             "scales": ((len(scales) * ROW_BLOCK,), np.dtype(np.float32), scales),
         }
+        cells = self.blends.cells
+        if cells is not None:
+            header["cells_trained"] = cells.trained_rows
+            cell_of = np.full(n, -1, dtype=np.int32)
+            cell_of[: min(n, len(cells.cell_of))] = cells.cell_of[:n]
+            arrays["centroids"] = (cells.centroids.shape, cells.centroids.dtype, [cells.centroids])
+            arrays["cell_of"] = ((n,), cell_of.dtype, [cell_of])
         self.fresh_rows = 0  # saved or not, not tried again until as many rows again were read
         try:
             knn_snapshot.save(path, header, arrays)
@@ -247,7 +257,7 @@ class BitIndex:
         this size.
         """
         np = self.np
-        n = len(self.ids)
+        n = min(len(self.ids), bits.shape[1])
         q = self.code([query])[:, 0]
         if self._counts.shape[1] != n:
             self._scratch = np.empty(n, dtype=np.uint64)
@@ -276,22 +286,37 @@ class BitIndex:
         assert self.blends is not None, "refresh(conn, contexts=True) first"
         if not len(self.ids) or k <= 0:
             return []
-        return self._closest(self._distances(query, self.blends.bits), k, workspaces, frozenset())
+        cells = self.blends.cells
+        if cells is None:
+            return self._closest(self._distances(query, self.blends.bits), k, workspaces, frozenset())
+        centred = _floats(self.np, [query])[0] - self.centre
+        slots = cells.probe(centred, knn_cells.probe_rows(len(self.ids)))
+        return self._closest(self._distances(query, self.blends.bits[:, slots]), k, workspaces, frozenset(), slots)
 
     def closeness_in_context(self, query: bytes, ids: Sequence[int]) -> dict[int, float]:
         """In-context closeness (:class:`_Blends`) to ``query`` of each of ``ids`` that has a
         vector (refresh with ``contexts=True`` first)."""
         return self.blends.closeness(query, ids) if self.blends is not None else {}
 
-    def _closest(self, distance: Any, k: int, workspaces: tuple[str, ...] | None, exclude: frozenset[int]) -> list[int]:
+    def _closest(
+        self,
+        distance: Any,
+        k: int,
+        workspaces: tuple[str, ...] | None,
+        exclude: frozenset[int],
+        slots: Any = None,
+    ) -> list[int]:
+        """The ids of the ``k`` smallest distances in scope: of every slot, or of ``slots``
+        (what a scan of cells read; nothing is excluded from those)."""
         np = self.np
         n = len(distance)
+        spaces, ids = (self.spaces, self.ids) if slots is None else (self.spaces[slots], self.ids[slots])
         far = self.words * 64 + 1
         codes = [self.codes[w] for w in workspaces if w in self.codes] if workspaces is not None else []
         if workspaces is not None and len(codes) < len(self.codes):  # else every row is in scope
             allowed = np.zeros(len(self.codes) + 1, dtype=bool)  # a lookup (np.isin sorts: 3x slower)
             allowed[codes] = True
-            distance[~allowed[self.spaces]] = far
+            distance[~allowed[spaces]] = far
         for memory_id in exclude:
             slot = self.slot.get(memory_id)
             if slot is not None:
@@ -301,7 +326,7 @@ class BitIndex:
         cutoff = int(np.searchsorted(histogram, min(k, n)))
         chosen = np.flatnonzero(distance <= min(cutoff, far - 1))
         chosen = chosen[np.argsort(distance[chosen], kind="stable")][:k]
-        return [int(i) for i in self.ids[chosen]]
+        return [int(i) for i in ids[chosen]]
 
 
 class _Blends:
@@ -324,6 +349,7 @@ class _Blends:
         self.deleted = -1  # not read yet: the first refresh reads every memory
         self.bits = np.zeros((own.words, 0), dtype=np.uint64)
         self.values = _Int8Rows(np, own.centre)
+        self.cells: knn_cells.Cells | None = None  # from knn_cells.CELLS_FROM memories on
 
     def closeness(self, query: bytes, ids: Sequence[int]) -> dict[int, float]:
         """In-context closeness of each of ``ids`` that has a vector: the query's dot product
@@ -381,6 +407,16 @@ class _Blends:
             blend = (mine + theirs) / 2
             self.bits[:, slots[known]] = own._signs(blend - own.centre)
             self.values.put(slots[known], blend)
+            if self.cells is not None:
+                self.cells.assign(slots[known], blend - own.centre)
+
+    def lay_out_cells(self) -> None:
+        """Cells for the in-context scan once the index is large enough (:mod:`knn_cells`), and
+        again when it has grown fourfold since they were trained."""
+        rows = len(self.own.ids)
+        if rows < knn_cells.CELLS_FROM or (self.cells is not None and rows <= 4 * self.cells.trained_rows):
+            return
+        self.cells = knn_cells.Cells.train(self.own.np, self.values.offsets, self.values.offset_blocks(rows), rows)
 
 
 class _Int8Rows:
@@ -429,6 +465,26 @@ class _Int8Rows:
             (values[start : start + ROW_BLOCK], scales[start : start + ROW_BLOCK])
             for start in range(0, len(scales), ROW_BLOCK)
         ]
+
+    def offsets(self, slots: Any) -> Any:
+        """(len(slots) x dim) rows' offsets from the centre, each in its own scale (their
+        directions: what the cells are trained on)."""
+        np = self.np
+        out = np.empty((len(slots), self.dim), dtype=np.float32)
+        for i, slot in enumerate(slots.tolist()):
+            out[i] = self.blocks[slot // ROW_BLOCK][0][slot % ROW_BLOCK]
+        return out
+
+    def offset_blocks(self, rows: int) -> Any:
+        """A callable yielding (slots, offsets as in :meth:`offsets`) for the first ``rows``
+        rows, a block at a time."""
+
+        def blocks() -> Iterator[tuple[Any, Any]]:
+            for number, (values, _scales) in enumerate(self.blocks[: (rows + ROW_BLOCK - 1) // ROW_BLOCK]):
+                slots = self.np.arange(number * ROW_BLOCK, min(rows, (number + 1) * ROW_BLOCK))
+                yield slots, values[: len(slots)].astype(self.np.float32)
+
+        return blocks
 
     def chunks(self, rows: int) -> tuple[list[Any], list[Any]]:
         """The blocks that hold the first ``rows`` rows: their int8 values and their scales."""

@@ -48,6 +48,7 @@ class Header(msgspec.Struct, frozen=True):
     words: int
     codes: dict[str, int]  # workspace -> code
     arrays: dict[str, tuple[int, str, tuple[int, ...]]]  # name -> (offset, dtype, shape)
+    cells_trained: int = 0  # the memories the cells were trained on (0: no cells)
 
 
 def path_for(conn: Any) -> Path | None:

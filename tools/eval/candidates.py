@@ -8,7 +8,7 @@ model's centre subtracted, :mod:`projections.centre`) and from the raw signs (th
 before). ``--distractors`` adds every memory of another ledger's read-model file (the bench's
 100k ledger, say) to the index, so that the scan has to find them among many.
 
-    python -m tools.eval.candidates --workdir DIR [--distractors VIEWS_DB] [--model NAME|PATH]
+    python -m tools.eval.candidates --workdir DIR [--distractors VIEWS_DB] [--model NAME|PATH] [--cells SCALE]
 
 DIR is a ``python -m tools.eval.locomo --model … --workdir DIR`` folder: its ledgers hold the
 vectors, embedded by the same model. The data is CC BY-NC (evaluation only).
@@ -25,7 +25,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from fact_ledger.projections import vectors
+from fact_ledger.projections import knn_cells, vectors
 from fact_ledger.projections.embedding import load_embedder
 from fact_ledger.server.config import load_settings
 from tools.eval.locomo import DEFAULT_DATA
@@ -51,19 +51,46 @@ def signs(matrix: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(packed).view(np.uint64)
 
 
-def recall(memories: np.ndarray, queries: np.ndarray, centre: np.ndarray) -> dict[str, dict[str, float]]:
+def recall(
+    memories: np.ndarray, queries: np.ndarray, centre: np.ndarray, cells_scale: float | None = None
+) -> dict[str, dict[str, float]]:
+    """Candidate recall of each scan; with ``cells_scale``, also of the centred scan over coarse
+    cells (:mod:`projections.knn_cells`) whose sizes are scaled by it (0.1 on 100k memories
+    reads the share of them that the defaults read at 1M)."""
     codes = {"centred": (signs(memories - centre), signs(queries - centre)), "raw": (signs(memories), signs(queries))}
     found: dict[str, dict[int, list[float]]] = {name: {k: [] for k in KS} for name in codes}
+    cells, probe = None, 0
+    if cells_scale is not None:
+        cells, probe = _cells(memories - centre, cells_scale)
+        found["centred, in cells"] = {k: [] for k in KS}
     for i, query in enumerate(queries):
         truth = set(np.argsort(-(memories @ query), kind="stable")[:TOP].tolist())
         for name, (rows, asked) in codes.items():
             order = np.argsort(np.bitwise_count(rows ^ asked[i]).sum(axis=1), kind="stable")
             for k in KS:
                 found[name][k].append(len(truth & set(order[:k].tolist())) / TOP)
+        if cells is not None:
+            rows, asked = codes["centred"]
+            slots = cells.probe(query - centre, probe)
+            order = slots[np.argsort(np.bitwise_count(rows[slots] ^ asked[i]).sum(axis=1), kind="stable")]
+            for k in KS:
+                found["centred, in cells"][k].append(len(truth & set(order[:k].tolist())) / TOP)
     return {name: {f"K={k}": round(float(np.mean(v)), 3) for k, v in by_k.items()} for name, by_k in found.items()}
 
 
-def run(workdir: Path, data: Path, model: str, distractors: Path | None) -> dict[str, Any]:
+def _cells(centred: np.ndarray, scale: float) -> tuple[knn_cells.Cells, int]:
+    """Cells over ``centred`` with the index's rules, every size scaled by ``scale``."""
+    knn_cells.CELL_ROWS = max(2, round(knn_cells.CELL_ROWS * scale))
+    knn_cells.PROBE_ROWS = max(1, round(knn_cells.PROBE_ROWS * scale))
+    cells = knn_cells.Cells.train(
+        np, lambda slots: centred[slots], lambda: [(np.arange(len(centred)), centred)], len(centred)
+    )
+    return cells, knn_cells.probe_rows(len(centred))
+
+
+def run(
+    workdir: Path, data: Path, model: str, distractors: Path | None, cells_scale: float | None = None
+) -> dict[str, Any]:
     parts, centres = [], set()
     for path in sorted(data.glob("*.json")):
         views = workdir / f"{path.stem}.views.db"
@@ -94,8 +121,13 @@ def run(workdir: Path, data: Path, model: str, distractors: Path | None) -> dict
         "locomo_memories": sum(len(p) for p in parts[: len(parts) - (distractors is not None)]),
         "questions": len(questions),
         "exact_top": TOP,
-        "candidate_recall": recall(memories, queries, np.frombuffer(centres.pop(), dtype=np.float32)),
+        "candidate_recall": recall(memories, queries, np.frombuffer(centres.pop(), dtype=np.float32), cells_scale),
+        "cells": None if cells_scale is None else _cells_used(cells_scale, len(memories)),
     }
+
+
+def _cells_used(scale: float, memories: int) -> dict[str, Any]:
+    return {"scale": scale, "cell_rows": knn_cells.CELL_ROWS, "probe_rows": knn_cells.probe_rows(memories)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,11 +136,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder of LoCoMo *.json files")
     parser.add_argument("--distractors", type=Path, help="another ledger's read-model file (ledger.views.db)")
     parser.add_argument("--model", help="embedding model name or GGUF path (default: the configured one)")
+    parser.add_argument(
+        "--cells", type=float, metavar="SCALE", help="also the scan over coarse cells, their sizes scaled by SCALE"
+    )
     args = parser.parse_args(argv)
     model = args.model or load_settings().embedding_model_path
     if not model:
         raise SystemExit("no embedding model: install one (ledger model install) or pass --model")
-    json.dump(run(args.workdir, args.data, model, args.distractors), sys.stdout, indent=2)
+    json.dump(run(args.workdir, args.data, model, args.distractors, args.cells), sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
 
