@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +49,17 @@ from tools.bench.corpus import Corpus, Memory
 from tools.bench.run import bench_exact_phrase, build, latency_summary, remember, timed
 
 
-def seed_vectors(app: LedgerApp, distinct: int) -> dict[str, float]:
-    """Embed ``distinct`` memories for real; give every other memory one of those vectors."""
+def seed_vectors(
+    app: LedgerApp, distinct: int, embed: Callable[[list[str]], list[bytes]] | None = None
+) -> dict[str, float]:
+    """Embed ``distinct`` memories for real (with ``embed``, by default the model's passage
+    embedding); give every other memory one of those vectors."""
     model = app.embedding_model()
     assert model is not None
     rows = app.conn.execute("SELECT memory_id, workspace, content FROM memories ORDER BY memory_id").fetchall()
     sample = [vectors.passage_text(r[2]) for r in rows[:distinct]]
     started = time.perf_counter()
-    real = model.embed_passages(sample)
+    real = (embed or model.embed_passages)(sample)
     seconds = time.perf_counter() - started
     blobs = _spread(real, len(rows))
 
