@@ -17,6 +17,7 @@ the phases not done yet (``--redo PHASE`` measures one again).
   (:func:`semantic.probe`); twice: the first builds the index from the tables and saves its
   snapshot, the second starts from it;
 * ``cli``: a cold ``ledger find`` with the model, no server running (wall clock, 3 runs);
+* ``health``: the health report's pass (``memory_review health``), three times;
 * the files' sizes.
 
     python -m tools.bench.million --workdir DIR [--size 1000000] [--distinct 2000] [--model PATH]
@@ -45,7 +46,7 @@ from tools.bench import semantic
 from tools.bench.corpus import Corpus, Memory
 from tools.bench.run import bench_exact_phrase, bench_find, bench_remember, remembered_event, timed
 
-PHASES = ("build", "lexical", "vectors", "serve", "cli")
+PHASES = ("build", "lexical", "vectors", "serve", "cli", "health")
 
 
 class Bench:
@@ -166,6 +167,20 @@ class Bench:
             )
             seconds.append(time.perf_counter() - started)
         return {"find_s": [round(s, 2) for s in seconds], "median_s": round(statistics.median(seconds), 2)}
+
+    def health(self) -> dict[str, Any]:
+        app = self.open(model=False)
+        try:
+            seconds = [timed(app.health) for _ in range(3)]
+            report = app.health()
+        finally:
+            app.close()
+        return {
+            "pass_s": [round(s, 2) for s in seconds],
+            "median_s": round(statistics.median(seconds), 2),
+            "clusters": report["cluster_count"],
+            "alias_proposals": len(report["aliases"]),
+        }
 
     def sizes(self) -> dict[str, float]:
         return {
