@@ -40,6 +40,7 @@ from fact_ledger.projections import knn_cells, knn_snapshot, vectors
 LOAD_BATCH = 4096  # rows read into the index at a time
 OVERSAMPLE = 50  # binary candidates re-scored exactly per query (more: better recall, slower)
 ROW_BLOCK = 4096  # rows per block of the blends' int8 values (1.6 MB at 384 dimensions)
+SNAPSHOT_ARRAYS = frozenset({"ids", "spaces", "bits", "blend_bits", "values", "scales", "with_context"})
 SNAPSHOT_AFTER = 20_000  # rows read from the tables before the index is saved for the next process
 
 
@@ -128,6 +129,9 @@ class BitIndex:
         if found is None:
             return False
         header, arrays = found
+        if not arrays.keys() >= SNAPSHOT_ARRAYS:
+            knn_snapshot.discard(path)
+            return False
         newest_own, newest_context = conn.execute(
             "SELECT (SELECT coalesce(max(seq), 0) FROM vectors), (SELECT coalesce(max(seq), 0) FROM context_vectors)"
         ).fetchone()
@@ -149,6 +153,7 @@ class BitIndex:
         self.blends = _Blends(self)
         self.blends.bits = _widen(np, arrays["blend_bits"], self.words, len(self.ids))
         self.blends.values.map(arrays["values"], arrays["scales"])
+        self.blends.with_context = np.array(arrays["with_context"])
         self.blends.seq, self.blends.deleted = header.context_seq, header.context_deleted
         if header.cells_trained:
             self.blends.cells = knn_cells.Cells(np, arrays["centroids"], arrays["cell_of"], header.cells_trained)
@@ -183,6 +188,7 @@ class BitIndex:
             "blend_bits": ((self.words, n), self.bits.dtype, [self.blends.bits[w, :n] for w in range(self.words)]),
             "values": ((len(values) * ROW_BLOCK, self.blends.values.dim), np.dtype(np.int8), values),
             "scales": ((len(scales) * ROW_BLOCK,), np.dtype(np.float32), scales),
+            "with_context": ((n,), np.dtype(bool), [self.blends.with_context[:n]]),
         }
         cells = self.blends.cells
         if cells is not None:
@@ -350,6 +356,7 @@ class _Blends:
         self.bits = np.zeros((own.words, 0), dtype=np.uint64)
         self.values = _Int8Rows(np, own.centre)
         self.cells: knn_cells.Cells | None = None  # from knn_cells.CELLS_FROM memories on
+        self.with_context = np.zeros(0, dtype=bool)  # by slot: the blend was cut with a context vector
 
     def closeness(self, query: bytes, ids: Sequence[int]) -> dict[int, float]:
         """In-context closeness of each of ``ids`` that has a vector: the query's dot product
@@ -367,9 +374,11 @@ class _Blends:
         n = len(own.ids)
         if self.bits.shape[1] < n:
             self.bits = _widen(np, self.bits, own.words, n)
+        if len(self.with_context) < n:
+            self.with_context = np.concatenate([self.with_context, np.zeros(n - len(self.with_context), dtype=bool)])
         newest = conn.execute("SELECT max(seq) FROM context_vectors").get or 0
         deleted = vectors.deletions(conn, "context_vectors")
-        if deleted != self.deleted:  # first look, or some were deleted: every memory again
+        if self.deleted < 0:  # first look: every memory
             self._load(
                 conn.execute(
                     "SELECT v.memory_id, v.embedding, c.embedding FROM vectors v "
@@ -379,6 +388,9 @@ class _Blends:
             self.deleted, self.seq = deleted, newest
             return
         changed = set(own.ids[touched].tolist())
+        if deleted != self.deleted:  # some contexts were deleted: those memories' blends again
+            changed.update(self._contexts_lost(conn))
+            self.deleted = deleted
         if newest > self.seq:
             rows = conn.execute("SELECT memory_id FROM context_vectors WHERE seq > ?", (self.seq,))
             changed.update(r[0] for r in rows)
@@ -391,6 +403,18 @@ class _Blends:
                     (msgspec.json.encode(sorted(changed)).decode(),),
                 )
             )
+
+    def _contexts_lost(self, conn: apsw.Connection) -> list[int]:
+        """Memories whose blend was cut with a context vector that is gone now: the ids of the
+        context table (its seq index covers them: no embedding is read) against the slots
+        blended with one (a few hundred ms at 1M memories, where reading every blend again
+        took ~15 s)."""
+        np, own = self.own.np, self.own
+        ids = np.fromiter((r[0] for r in conn.execute("SELECT memory_id FROM context_vectors")), dtype=np.int64)
+        slots = own.slot.lookup(ids)
+        still = np.zeros(len(self.with_context), dtype=bool)
+        still[slots[slots >= 0]] = True
+        return own.ids[np.flatnonzero(self.with_context & ~still)].tolist()
 
     def _load(self, rows: Iterable[tuple[Any, ...]]) -> None:
         """Cut the blend bits of (memory_id, own embedding, context embedding or None) rows."""
@@ -407,6 +431,7 @@ class _Blends:
             blend = (mine + theirs) / 2
             self.bits[:, slots[known]] = own._signs(blend - own.centre)
             self.values.put(slots[known], blend)
+            self.with_context[slots[known]] = [r[2] is not None for r in batch]
             if self.cells is not None:
                 self.cells.assign(slots[known], blend - own.centre)
 

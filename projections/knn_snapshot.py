@@ -32,7 +32,7 @@ from typing import Any
 
 import msgspec
 
-MAGIC = b"FLKNN\x00\x00\x01"  # the format's version is its last byte
+MAGIC = b"FLKNN\x00\x00\x02"  # the format's version is its last byte
 ALIGN = 4096
 
 

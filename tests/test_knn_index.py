@@ -247,3 +247,18 @@ def test_the_scan_leaves_out_excluded_ids_and_ignores_ids_it_does_not_hold(app: 
     # An id without a vector (not embedded yet) changes nothing for the others.
     assert index.nearest(_blob(QUERY), 2, exclude=frozenset({1, 99})) == [2, 3]
     assert index.nearest(_blob(QUERY), 3, exclude=frozenset({99})) == [1, 2, 3]
+
+
+def test_a_deleted_context_reads_the_blends_of_its_memories_only(app: LedgerApp) -> None:
+    _own(app, {1: _flip(10), 2: _flip(16), 3: _flip(20)})
+    _contexts(app, {2: [3.0] * 16 + [1.0] * 48, 3: QUERY})
+    assert _in_context_order(app)[0] == 2
+    statements: list[str] = []
+    app.conn.exec_trace = lambda _cursor, sql, _bindings: statements.append(sql) or True
+    try:
+        _contexts(app, {}, dropped=(2,))
+        assert _in_context_order(app) == [1, 2, 3]  # 2: its own vector again (16); 3: the mean has no sign on 20
+    finally:
+        app.conn.exec_trace = None
+    reads = [s for s in statements if "embedding" in s]
+    assert reads and all("json_each" in s for s in reads)  # the dropped memory's rows, not every memory's
