@@ -72,6 +72,7 @@ class BitIndex:
         self._scratch = np.zeros(0, dtype=np.uint64)  # _distances' buffers
         self._counts = np.zeros((0, 0), dtype=np.uint8)
         self.fresh_rows = 0  # rows read from the tables since the snapshot was saved or restored
+        self._by_space: dict[int, Any] | None = None  # workspace code -> its slots (_slots_in)
 
     def refresh(self, conn: apsw.Connection, *, contexts: bool = False) -> None:
         stamp = vectors.stamp(conn)
@@ -224,6 +225,7 @@ class BitIndex:
         present = {r[0] for r in conn.execute(f"SELECT {TABLES[self.table]} FROM {self.table}")}
         keep = np.array([int(i) in present for i in self.ids], dtype=bool)
         self.ids, self.spaces = self.ids[keep], self.spaces[keep]
+        self._by_space = None
         self.bits = _widen(np, self.bits[:, : len(keep)][:, keep], self.words, len(self.ids))
         self.slot = _Slots(np, dense=self.table == "vectors")
         self.slot.assign(self.ids, np.arange(len(self.ids)))
@@ -247,7 +249,15 @@ class BitIndex:
                 self.spaces = np.concatenate([self.spaces, np.zeros(count, dtype=np.int32)])
                 self.bits = _widen(np, self.bits, self.words, start + count)
                 self.slot.assign(row_ids[new], slots[new])
-            self.spaces[slots] = [self.codes.setdefault(r[1], len(self.codes)) for r in batch]
+            codes = np.fromiter((self.codes.setdefault(r[1], len(self.codes)) for r in batch), np.int32, len(batch))
+            if self._by_space is not None:
+                if (self.spaces[slots[~new]] != codes[~new]).any():
+                    self._by_space = None  # a memory moved to another workspace: sorted again when asked
+                else:
+                    for code in np.unique(codes[new]).tolist():
+                        held = self._by_space.get(code, np.zeros(0, dtype=np.int64))
+                        self._by_space[code] = np.concatenate([held, slots[new][codes[new] == code]])
+            self.spaces[slots] = codes
             self.bits[:, slots] = self.code([r[2] for r in batch])
             self.fresh_rows += len(batch)
             touched.append(slots)
@@ -292,12 +302,33 @@ class BitIndex:
         assert self.blends is not None, "refresh(conn, contexts=True) first"
         if not len(self.ids) or k <= 0:
             return []
-        cells = self.blends.cells
-        if cells is None:
+        cells, probed = self.blends.cells, knn_cells.probe_rows(len(self.ids))
+        slots = self._slots_in(workspaces)
+        if slots is not None and (cells is not None or len(slots) * 4 < len(self.ids)) and len(slots) <= probed:
+            pass  # the workspaces' own rows, every one of them: fewer than the cells would read
+        elif cells is not None:
+            slots = cells.probe(_floats(self.np, [query])[0] - self.centre, probed)
+        else:
             return self._closest(self._distances(query, self.blends.bits), k, workspaces, frozenset())
-        centred = _floats(self.np, [query])[0] - self.centre
-        slots = cells.probe(centred, knn_cells.probe_rows(len(self.ids)))
         return self._closest(self._distances(query, self.blends.bits[:, slots]), k, workspaces, frozenset(), slots)
+
+    def _slots_in(self, workspaces: tuple[str, ...] | None) -> Any:
+        """The slots of the rows in ``workspaces``, ascending; None when every row is in scope.
+        Kept by workspace (``_by_space``, grown as rows arrive) so that a small workspace of a
+        large ledger is scanned without reading the others' rows."""
+        np = self.np
+        if workspaces is None:
+            return None
+        codes = sorted({self.codes[w] for w in workspaces if w in self.codes})
+        if len(codes) == len(self.codes):
+            return None
+        if self._by_space is None:
+            n = len(self.ids)
+            order = np.argsort(self.spaces[:n], kind="stable")
+            bounds = np.searchsorted(self.spaces[:n][order], np.arange(len(self.codes) + 1))
+            self._by_space = {c: order[bounds[c] : bounds[c + 1]] for c in range(len(self.codes))}
+        parts = [self._by_space.get(c, np.zeros(0, dtype=np.int64)) for c in codes]
+        return np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
     def closeness_in_context(self, query: bytes, ids: Sequence[int]) -> dict[int, float]:
         """In-context closeness (:class:`_Blends`) to ``query`` of each of ``ids`` that has a

@@ -135,3 +135,25 @@ def test_the_snapshot_carries_the_cells(ledger: Any, tmp_path: Path, monkeypatch
             assert restored.nearest_in_context(query, 10) == index.nearest_in_context(query, 10)
     finally:
         other.close()
+
+
+def test_a_small_workspace_is_scanned_whole_not_through_the_cells(ledger: Any) -> None:
+    app, rng, directions = ledger
+    tiny = {ROWS + 1 + i: rng.normal(size=DIM) for i in range(120)}  # no cluster's direction
+    _write(app, tiny, workspace="tiny")
+    index = knn.index_for(app.conn, contexts=True)
+    assert index.blends.cells is not None
+    for direction in directions[:5]:
+        query = _q(direction)
+        near = index.nearest_in_context(query, 20, ("tiny",))
+        exact = knn.BitIndex()
+        exact.refresh(app.conn, contexts=True)
+        exact.blends.cells = None
+        assert near == exact.nearest_in_context(query, 20, ("tiny",))  # every tiny memory was read
+        assert len(near) == 20 and set(near) <= set(tiny)
+    _write(app, {ROWS + 500: directions[1]}, workspace="tiny")  # a memory new to the workspace
+    index = knn.index_for(app.conn, contexts=True)
+    assert index.nearest_in_context(_q(directions[1]), 1, ("tiny",)) == [ROWS + 500]
+    _write(app, {ROWS + 500: directions[1]}, workspace="other")  # moved to another workspace
+    index = knn.index_for(app.conn, contexts=True)
+    assert ROWS + 500 not in index.nearest_in_context(_q(directions[1]), 20, ("tiny",))
