@@ -154,6 +154,6 @@ def test_a_small_workspace_is_scanned_whole_not_through_the_cells(ledger: Any) -
     _write(app, {ROWS + 500: directions[1]}, workspace="tiny")  # a memory new to the workspace
     index = knn.index_for(app.conn, contexts=True)
     assert index.nearest_in_context(_q(directions[1]), 1, ("tiny",)) == [ROWS + 500]
-    _write(app, {ROWS + 500: directions[1]}, workspace="other")  # moved to another workspace
+    _write(app, {ROWS: directions[2]}, workspace="tiny")  # a memory moved in from another workspace
     index = knn.index_for(app.conn, contexts=True)
-    assert ROWS + 500 not in index.nearest_in_context(_q(directions[1]), 20, ("tiny",))
+    assert index.nearest_in_context(_q(directions[2]), 1, ("tiny",)) == [ROWS]
