@@ -69,6 +69,8 @@ class Bench:
         for phase in PHASES:
             if phase in self.results and phase not in self.args.redo:
                 continue
+            if self.args.only and phase not in self.args.only:
+                continue
             started = time.perf_counter()
             result = getattr(self, phase)()
             result["phase_s"] = round(time.perf_counter() - started, 1)
@@ -232,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--model", default=None, help="GGUF path (default: the configured model)")
     parser.add_argument("--redo", action="append", default=[], choices=PHASES, help="measure this phase again")
+    parser.add_argument("--only", action="append", default=[], choices=PHASES, help="measure only these phases")
     args = parser.parse_args(argv)
     args.model = args.model or load_settings().embedding_model_path
     if not args.model:
