@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -74,6 +75,7 @@ class Bench:
             started = time.perf_counter()
             result = getattr(self, phase)()
             result["phase_s"] = round(time.perf_counter() - started, 1)
+            result["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             self.results[phase] = result
             self.results["files_mb"] = self.sizes()
             self.results["machine"] = {"cpus": os.cpu_count(), "loadavg_at_end": os.getloadavg()}
@@ -156,19 +158,26 @@ class Bench:
         return runs
 
     def cli(self) -> dict[str, Any]:
-        env = {**os.environ, "LEDGER_DB": str(self.db)}
+        env = {**os.environ, "LEDGER_DB": str(self.db), "LEDGER_EMBEDDING_MODEL": self.args.model}
         env.pop("LEDGER_EMBEDDING_ENABLED", None)
-        seconds = []
+        seconds, said = [], []
         for query in ("who owns the staging server", "deploy report meeting", "服务器 接口 问题"):
             started = time.perf_counter()
-            subprocess.run(
-                [str(Path(sys.executable).with_name("ledger")), "find", query],
+            done = subprocess.run(
+                [str(Path(sys.executable).with_name("ledger")), "find", query, "--json"],
                 env=env,
                 capture_output=True,
                 check=True,
             )
             seconds.append(time.perf_counter() - started)
-        return {"find_s": [round(s, 2) for s in seconds], "median_s": round(statistics.median(seconds), 2)}
+            said.append(len(json.loads(done.stdout)["results"]))
+        return {
+            "find_s": [round(s, 2) for s in seconds],
+            "median_s": round(statistics.median(seconds), 2),
+            "results": said,
+            # the model loaded (~400 MB) or not (~45 MB): the largest of the runs
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
+        }
 
     def health(self) -> dict[str, Any]:
         app = self.open(model=False)
