@@ -66,17 +66,21 @@ def seed_vectors(
     Indexer(app.store, model).prepare(rebuild=True)
 
     def work() -> None:
+        # One vector per embedding key, as a model gives: memories of the same text share it
+        # (so that a rebuild from the cache gives back exactly these vectors).
+        by_key: dict[bytes, bytes] = {}
         batch: list[tuple[int, str, bytes, bytes]] = []
         cache: list[tuple[bytes, bytes]] = []
         previous = ""
         for i, (memory_id, workspace, content) in enumerate(rows):
             key = derived.embedding_key(model.model_id, vectors.passage_text(content))
-            batch.append((memory_id, workspace, key, blobs[i]))
-            cache.append((key, blobs[i]))
+            if key not in by_key:
+                cache.append((key, by_key.setdefault(key, blobs[i])))
+            batch.append((memory_id, workspace, key, by_key[key]))
             # Every memory's context passage is cached too, so that a rebuild embeds nothing.
             context = vectors.context_passage(previous, content)
-            if context is not None:
-                cache.append((derived.embedding_key(model.model_id, context), blobs[(i + 1) % len(rows)]))
+            if context is not None and (context_key := derived.embedding_key(model.model_id, context)) not in by_key:
+                cache.append((context_key, by_key.setdefault(context_key, blobs[(i + 1) % len(rows)])))
             previous = content
             if len(batch) == 5000:
                 vectors.write(app.conn, batch)
