@@ -65,35 +65,38 @@ def seed_vectors(
 
     Indexer(app.store, model).prepare(rebuild=True)
 
-    def work() -> None:
-        # One vector per embedding key, as a model gives: memories of the same text share it
-        # (so that a rebuild from the cache gives back exactly these vectors).
-        by_key: dict[bytes, bytes] = {}
-        batch: list[tuple[int, str, bytes, bytes]] = []
-        cache: list[tuple[bytes, bytes]] = []
-        previous = ""
-        for i, (memory_id, workspace, content) in enumerate(rows):
-            key = derived.embedding_key(model.model_id, vectors.passage_text(content))
-            if key not in by_key:
-                cache.append((key, by_key.setdefault(key, blobs[i])))
-            batch.append((memory_id, workspace, key, by_key[key]))
-            # Every memory's context passage is cached too, so that a rebuild embeds nothing.
-            context = vectors.context_passage(previous, content)
-            if context is not None and (context_key := derived.embedding_key(model.model_id, context)) not in by_key:
-                cache.append((context_key, by_key.setdefault(context_key, blobs[(i + 1) % len(rows)])))
-            previous = content
-            if len(batch) == 5000:
-                vectors.write(app.conn, batch)
-                derived.store(app.conn, cache)
-                batch, cache = [], []
-        vectors.write(app.conn, batch)
-        derived.store(app.conn, cache)
+    def write(batch: list[tuple[int, str, bytes, bytes]], cache: list[tuple[bytes, bytes]]) -> None:
+        # a transaction per batch: one for a million rows spilled 12 GB of pages to the WAL
+        app.store.write(lambda: (vectors.write(app.conn, batch), derived.store(app.conn, cache)))
+
+    # One vector per embedding key, as a model gives: memories of the same text share it (so
+    # that a rebuild from the cache gives back exactly these vectors).
+    by_key: dict[bytes, bytes] = {}
+    batch: list[tuple[int, str, bytes, bytes]] = []
+    cache: list[tuple[bytes, bytes]] = []
+    previous = ""
+    for i, (memory_id, workspace, content) in enumerate(rows):
+        key = derived.embedding_key(model.model_id, vectors.passage_text(content))
+        if key not in by_key:
+            cache.append((key, by_key.setdefault(key, blobs[i])))
+        batch.append((memory_id, workspace, key, by_key[key]))
+        # Every memory's context passage is cached too, so that a rebuild embeds nothing.
+        context = vectors.context_passage(previous, content)
+        if context is not None and (context_key := derived.embedding_key(model.model_id, context)) not in by_key:
+            cache.append((context_key, by_key.setdefault(context_key, blobs[(i + 1) % len(rows)])))
+        previous = content
+        if len(batch) == 5000:
+            write(batch, cache)
+            batch, cache = [], []
+    write(batch, cache)
+
+    def done() -> None:
         vectors.set_checkpoint(app.conn, app.store.last_position())
         app.conn.execute(
             "INSERT OR REPLACE INTO vectors_meta(name, value) VALUES('notices_seq', (SELECT max(seq) FROM vectors))"
         )
 
-    app.store.write(work)
+    app.store.write(done)
     return {"distinct": len(sample), "embed_s": round(seconds, 2), "texts_per_s": round(len(sample) / seconds, 1)}
 
 
@@ -119,10 +122,21 @@ def seed_contexts(app: LedgerApp) -> int:
     """The worst case for ``find``: a context vector for every memory (a ledger of nothing but
     conversation turns), so the context scan covers as many rows as the main one. The corpus's
     random event times put few memories in a session, so few have one of their own."""
-    rows = app.conn.execute("SELECT memory_id, workspace, key, embedding FROM vectors ORDER BY memory_id").fetchall()
-    shifted = [(m, w, bytes(k), bytes(rows[(i + 1) % len(rows)][3])) for i, (m, w, k, _e) in enumerate(rows)]
-    app.store.write(lambda: vectors.write_contexts(app.conn, shifted, []))
-    return len(shifted)
+    ids = [r[0] for r in app.conn.execute("SELECT memory_id FROM vectors ORDER BY memory_id")]
+    for start in range(0, len(ids), 20_000):  # a transaction per batch (see seed_vectors)
+        mine = ids[start : start + 20_000]
+        nexts = [ids[(start + i + 1) % len(ids)] for i in range(len(mine))]
+        rows = {
+            r[0]: r
+            for r in app.conn.execute(
+                "SELECT memory_id, workspace, key, embedding FROM vectors "
+                "WHERE memory_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(mine + nexts),),
+            )
+        }
+        shifted = [(m, rows[m][1], bytes(rows[m][2]), bytes(rows[n][3])) for m, n in zip(mine, nexts, strict=True)]
+        app.store.write(lambda shifted=shifted: vectors.write_contexts(app.conn, shifted, []))
+    return len(ids)
 
 
 def bench_find_vs_embedding(app: LedgerApp, queries: list[str]) -> dict[str, Any]:
