@@ -28,9 +28,10 @@ table's count of deletes moved, and starts over when the model changed (the tabl
 from __future__ import annotations
 
 import itertools
+import os
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 import apsw
 import msgspec
@@ -41,6 +42,7 @@ LOAD_BATCH = 4096  # rows read into the index at a time
 OVERSAMPLE = 50  # binary candidates re-scored exactly per query (more: better recall, slower)
 ROW_BLOCK = 4096  # rows per block of the blends' int8 values (1.6 MB at 384 dimensions)
 SNAPSHOT_ARRAYS = frozenset({"ids", "spaces", "bits", "blend_bits", "values", "scales", "with_context"})
+BY_OFFSET = frozenset({"values", "scales"})  # read from the snapshot a row at a time, never held
 SNAPSHOT_AFTER = 20_000  # rows read from the tables before the index is saved for the next process
 
 
@@ -126,11 +128,12 @@ class BitIndex:
         state, index_id = vectors.state(conn), vectors.meta(conn, "index_id")
         if self.table != "vectors" or path is None or state is None or index_id is None:
             return False
-        found = knn_snapshot.load(np, path)
+        found = knn_snapshot.load(np, path, by_offset=BY_OFFSET)
         if found is None:
             return False
-        header, arrays = found
+        header, arrays, file = found
         if not arrays.keys() >= SNAPSHOT_ARRAYS:
+            file.close()
             knn_snapshot.discard(path)
             return False
         newest_own, newest_context = conn.execute(
@@ -143,6 +146,7 @@ class BitIndex:
             or header.own_seq > newest_own
             or header.context_seq > newest_context
         ):
+            file.close()
             knn_snapshot.discard(path)
             return False
         self._start(conn, state)
@@ -153,11 +157,12 @@ class BitIndex:
         self.seq, self.deleted = header.own_seq, header.own_deleted
         self.blends = _Blends(self)
         self.blends.bits = _widen(np, arrays["blend_bits"], self.words, len(self.ids))
-        self.blends.values.map(arrays["values"], arrays["scales"])
+        self.blends.values.attach(file, arrays["values"], arrays["scales"], header.arrays["scales"][2][0])
         self.blends.with_context = np.array(arrays["with_context"])
         self.blends.seq, self.blends.deleted = header.context_seq, header.context_deleted
         if header.cells_trained:
-            self.blends.cells = knn_cells.Cells(np, arrays["centroids"], arrays["cell_of"], header.cells_trained)
+            cells = knn_cells.Cells(np, arrays["centroids"], arrays["cell_of"], self.blends.bits, header.cells_trained)
+            self.blends.cells = cells
         return True
 
     def save(self, conn: apsw.Connection) -> bool:
@@ -203,9 +208,11 @@ class BitIndex:
             knn_snapshot.save(path, header, arrays)
         except OSError:
             return False
-        found = knn_snapshot.load(np, path)
-        if found is not None:
-            self.blends.values.map(found[1]["values"], found[1]["scales"])
+        found = knn_snapshot.load(np, path, by_offset=BY_OFFSET)
+        if found is not None:  # the blends are read from the file from now on
+            header_saved, arrays_saved, file = found
+            rows = header_saved.arrays["scales"][2][0]
+            self.blends.values.attach(file, arrays_saved["values"], arrays_saved["scales"], rows)
         return True
 
     def code(self, embeddings: list[bytes]) -> Any:
@@ -307,7 +314,8 @@ class BitIndex:
         if slots is not None and (cells is not None or len(slots) * 4 < len(self.ids)) and len(slots) <= probed:
             pass  # the workspaces' own rows, every one of them: fewer than the cells would read
         elif cells is not None:
-            slots = cells.probe(_floats(self.np, [query])[0] - self.centre, probed)
+            slots, bits = cells.probe(_floats(self.np, [query])[0] - self.centre, probed, self.blends.bits)
+            return self._closest(self._distances(query, bits), k, workspaces, frozenset(), slots)
         else:
             return self._closest(self._distances(query, self.blends.bits), k, workspaces, frozenset())
         return self._closest(self._distances(query, self.blends.bits[:, slots]), k, workspaces, frozenset(), slots)
@@ -464,7 +472,7 @@ class _Blends:
             self.values.put(slots[known], blend)
             self.with_context[slots[known]] = [r[2] is not None for r in batch]
             if self.cells is not None:
-                self.cells.assign(slots[known], blend - own.centre)
+                self.cells.assign(slots[known], blend - own.centre, self.bits)
 
     def lay_out_cells(self) -> None:
         """Cells for the in-context scan once the index is large enough (:mod:`knn_cells`), and
@@ -472,7 +480,9 @@ class _Blends:
         rows = len(self.own.ids)
         if rows < knn_cells.CELLS_FROM or (self.cells is not None and rows <= 4 * self.cells.trained_rows):
             return
-        self.cells = knn_cells.Cells.train(self.own.np, self.values.offsets, self.values.offset_blocks(rows), rows)
+        self.cells = knn_cells.Cells.train(
+            self.own.np, self.values.offsets, self.values.offset_blocks(rows), rows, self.bits
+        )
 
 
 class _Int8Rows:
@@ -492,7 +502,10 @@ class _Int8Rows:
         self.np = np
         self.centre = np.asarray(centre, dtype=np.float32)
         self.dim = len(self.centre)
-        self.blocks: list[tuple[Any, Any]] = []  # (ROW_BLOCK x dim int8, ROW_BLOCK float32 scales)
+        # (ROW_BLOCK x dim int8, ROW_BLOCK float32 scales), or None: the block is in the file
+        self.blocks: list[tuple[Any, Any] | None] = []
+        self.file: tuple[int, int, int] | None = None  # the snapshot: (descriptor, values at, scales at)
+        self._closer: weakref.finalize | None = None
 
     @property
     def bytes_per_row(self) -> int:
@@ -509,18 +522,45 @@ class _Int8Rows:
             self.blocks.append((np.zeros((ROW_BLOCK, self.dim), dtype=np.int8), np.ones(ROW_BLOCK, dtype=np.float32)))
         for block in np.unique(block_of).tolist():
             inside = block_of == block
-            rows, row_scales = self.blocks[block]
+            held = self.blocks[block]
+            if held is None:  # a row of the snapshot written again: its block comes into memory
+                held = self.blocks[block] = self._read_block(block)
+            rows, row_scales = held
             rows[slots[inside] % ROW_BLOCK] = quantised[inside]
             row_scales[slots[inside] % ROW_BLOCK] = scales[inside]
 
-    def map(self, values: Any, scales: Any) -> None:
-        """Hold the rows as blocks of a snapshot's maps (``values``: whole blocks of int8 rows,
-        ``scales`` theirs): a block's pages are read when a row of it is, and a row written
-        later changes this process's copy of its page only."""
-        self.blocks = [
-            (values[start : start + ROW_BLOCK], scales[start : start + ROW_BLOCK])
-            for start in range(0, len(scales), ROW_BLOCK)
-        ]
+    def attach(self, file: BinaryIO, values_at: int, scales_at: int, rows: int) -> None:
+        """Hold every row in the snapshot ``file`` (``rows``, whole blocks, values and scales at
+        those offsets), read a row at a time when asked: they cost this process's memory
+        nothing (pages in the system's file cache are not its RSS). The file's descriptor is
+        kept until the rows are attached elsewhere or this index is gone."""
+        descriptor = os.dup(file.fileno())
+        file.close()
+        if self._closer is not None:
+            self._closer()
+        self._closer = weakref.finalize(self, os.close, descriptor)
+        self.file = (descriptor, values_at, scales_at)
+        self.blocks = [None] * (rows // ROW_BLOCK)
+
+    def _read_block(self, number: int) -> tuple[Any, Any]:
+        assert self.file is not None
+        descriptor, values_at, scales_at = self.file
+        np, size = self.np, ROW_BLOCK * self.dim
+        values = np.frombuffer(os.pread(descriptor, size, values_at + number * size), dtype=np.int8)
+        scales = np.frombuffer(os.pread(descriptor, ROW_BLOCK * 4, scales_at + number * ROW_BLOCK * 4), np.float32)
+        return values.reshape(ROW_BLOCK, self.dim).copy(), scales.copy()
+
+    def _row(self, slot: int) -> tuple[Any, float]:
+        """One row's int8 values and scale, from memory or from the file."""
+        block = self.blocks[slot // ROW_BLOCK]
+        if block is not None:
+            return block[0][slot % ROW_BLOCK], float(block[1][slot % ROW_BLOCK])
+        assert self.file is not None
+        descriptor, values_at, scales_at = self.file
+        np = self.np
+        values = np.frombuffer(os.pread(descriptor, self.dim, values_at + slot * self.dim), dtype=np.int8)
+        (scale,) = np.frombuffer(os.pread(descriptor, 4, scales_at + slot * 4), dtype=np.float32)
+        return values, float(scale)
 
     def offsets(self, slots: Any) -> Any:
         """(len(slots) x dim) rows' offsets from the centre, each in its own scale (their
@@ -528,23 +568,27 @@ class _Int8Rows:
         np = self.np
         out = np.empty((len(slots), self.dim), dtype=np.float32)
         for i, slot in enumerate(slots.tolist()):
-            out[i] = self.blocks[slot // ROW_BLOCK][0][slot % ROW_BLOCK]
+            out[i] = self._row(slot)[0]
         return out
+
+    def _whole(self, number: int) -> tuple[Any, Any]:
+        block = self.blocks[number]
+        return block if block is not None else self._read_block(number)
 
     def offset_blocks(self, rows: int) -> Any:
         """A callable yielding (slots, offsets as in :meth:`offsets`) for the first ``rows``
         rows, a block at a time."""
 
         def blocks() -> Iterator[tuple[Any, Any]]:
-            for number, (values, _scales) in enumerate(self.blocks[: (rows + ROW_BLOCK - 1) // ROW_BLOCK]):
+            for number in range((rows + ROW_BLOCK - 1) // ROW_BLOCK):
                 slots = self.np.arange(number * ROW_BLOCK, min(rows, (number + 1) * ROW_BLOCK))
-                yield slots, values[: len(slots)].astype(self.np.float32)
+                yield slots, self._whole(number)[0][: len(slots)].astype(self.np.float32)
 
         return blocks
 
     def chunks(self, rows: int) -> tuple[list[Any], list[Any]]:
         """The blocks that hold the first ``rows`` rows: their int8 values and their scales."""
-        held = self.blocks[: (rows + ROW_BLOCK - 1) // ROW_BLOCK]
+        held = [self._whole(number) for number in range((rows + ROW_BLOCK - 1) // ROW_BLOCK)]
         return [values for values, _ in held], [scales for _, scales in held]
 
     def take(self, slots: Any) -> Any:
@@ -552,8 +596,8 @@ class _Int8Rows:
         np = self.np
         out = np.empty((len(slots), self.dim), dtype=np.float32)
         for i, slot in enumerate(slots.tolist()):
-            rows, scales = self.blocks[slot // ROW_BLOCK]
-            out[i] = rows[slot % ROW_BLOCK] * scales[slot % ROW_BLOCK]
+            values, scale = self._row(slot)
+            out[i] = values * scale
         return out + self.centre
 
 
@@ -611,7 +655,7 @@ def _widen(np: Any, bits: Any, words: int, columns: int) -> Any:
     """``bits`` with room for ``columns`` rows (its rows first): the same array when it has,
     else a copy in this process's memory with a quarter more room, so that rows arriving a
     batch at a time copy the matrix a few times, not once a batch (48 MB at 1M memories)."""
-    if bits.shape[1] >= columns and not isinstance(bits, np.memmap):
+    if bits.shape[1] >= columns:
         return bits
     wider = np.zeros((words, columns + columns // 4), dtype=np.uint64)
     if bits.size:

@@ -4,13 +4,15 @@ A process that searches vectors builds :class:`projections.knn.BitIndex` from th
 model: every row's float32 embedding read, centred, cut to sign bits, blended with its context
 vector and quantised. At 100k memories that is ~1.3 s of a cold CLI ``find``, at 1M ~13 s and a
 few hundred MB of heap. The snapshot keeps what that work produced, so the next process reads
-the sign bits (48 bytes a memory for each of the two scans) and *maps* the int8 blends (388
-bytes a memory) instead of computing them: a ``find`` touches the pages of its ~50 candidates
-only, so they cost the server's RSS what it reads, not the whole ledger.
+the sign bits (48 bytes a memory for each of the two scans) and reads the int8 blends (388
+bytes a memory) from the file a row at a time, for a ``find``'s ~50 candidates, instead of
+holding them: they cost the server's memory nothing. (Mapped, they did: the kernel maps the
+pages around each one a reader touches, 64 KB a candidate, and 200 ``find``s at 1M memories
+had added 300 MB to the RSS.)
 
 The file is a cache, never a source: ``<read-model file>.knn``, written whole to a temporary
-name and renamed over the old one (a mapping always sees a complete file; a file is never cut
-short under a reader). It is used only when it was cut from the same vectors: the same
+name and renamed over the old one (a reader keeps the file it opened, complete, whatever
+replaces it). It is used only when it was cut from the same vectors: the same
 ``index_id`` (a random id each start-over of the vectors gets) and generation (an erasure moves
 it), the same counts of deletes, and no write sequence number past what the tables hold. Rows
 written since it was saved are then read from the tables as usual. Anything else, or any flaw
@@ -28,7 +30,7 @@ import math
 import os
 import struct
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -88,32 +90,38 @@ def save(path: Path, header: dict[str, Any], arrays: dict[str, tuple[tuple[int, 
         raise
 
 
-def load(np: Any, path: Path) -> tuple[Header, dict[str, Any]] | None:
-    """The header and the arrays (copy-on-write maps of the file: writing to one changes this
-    process's pages only), or None when there is no usable snapshot at ``path``."""
+def load(
+    np: Any, path: Path, *, by_offset: frozenset[str] = frozenset()
+) -> tuple[Header, dict[str, Any], BinaryIO] | None:
+    """The header, the arrays (read into this process's memory; for the names in ``by_offset``,
+    their position in the file instead, to be read a row at a time), and the open file (the
+    snapshot these offsets are of, whatever replaces the path later); None when there is no
+    usable snapshot at ``path``."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(len(MAGIC) + 8)
-            if len(head) < len(MAGIC) + 8 or head[: len(MAGIC)] != MAGIC:
-                raise ValueError("not a snapshot of this format")
-            (length,) = struct.unpack("<Q", head[len(MAGIC) :])
-            header = msgspec.json.decode(f.read(length), type=Header)
-            size = os.fstat(f.fileno()).st_size
+        f = open(path, "rb")  # noqa: SIM115  (handed to the caller, who keeps it to read rows)
+    except OSError:  # none there (or unreadable): the index is read from the tables
+        return None
+    try:
+        head = f.read(len(MAGIC) + 8)
+        if len(head) < len(MAGIC) + 8 or head[: len(MAGIC)] != MAGIC:
+            raise ValueError("not a snapshot of this format")
+        (length,) = struct.unpack("<Q", head[len(MAGIC) :])
+        header = msgspec.json.decode(f.read(length), type=Header)
+        size = os.fstat(f.fileno()).st_size
         start = _aligned(len(MAGIC) + 8 + length)
-        arrays = {}
+        arrays: dict[str, Any] = {}
         for name, (offset, dtype, shape) in header.arrays.items():
-            count = int(np.prod(shape, dtype=np.int64))
+            count = math.prod(shape)
             if start + offset + count * np.dtype(dtype).itemsize > size:
                 raise ValueError(f"{name} runs past the end of the file")
-            arrays[name] = (
-                np.memmap(path, mode="c", dtype=dtype, offset=start + offset, shape=shape)
-                if count
-                else np.zeros(shape, dtype=dtype)
-            )
-        return header, arrays
-    except FileNotFoundError:
-        return None
+            if name in by_offset:
+                arrays[name] = start + offset
+            else:
+                f.seek(start + offset)
+                arrays[name] = np.fromfile(f, dtype=dtype, count=count).reshape(shape)
+        return header, arrays, f
     except (OSError, ValueError, msgspec.DecodeError, msgspec.ValidationError, TypeError):
+        f.close()
         discard(path)
         return None
 
