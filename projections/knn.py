@@ -27,6 +27,8 @@ table's count of deletes moved, and starts over when the model changed (the tabl
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import itertools
 import os
 import weakref
@@ -175,45 +177,51 @@ class BitIndex:
             return False
         if state.generation != self.generation:
             return False
-        n = len(self.ids)
-        header = {
+        self.fresh_rows = 0  # saved or not, not tried again until as many rows again were read
+        try:
+            knn_snapshot.save(path, *self._snapshot(index_id))
+        except OSError:
+            return False
+        found = knn_snapshot.load(np, path, offsets_only=True)
+        if found is not None:  # the blends are read from the file from now on
+            header, arrays, file = found
+            rows = header.arrays["scales"][2][0]
+            self.blends.values.attach(file, arrays["values"], arrays["scales"], rows)
+            _give_back_memory()
+        return True
+
+    def _snapshot(self, index_id: str) -> tuple[dict[str, Any], dict[str, tuple[Any, Any, list[Any]]]]:
+        """The snapshot's header fields and arrays (shape, dtype, chunks) for :meth:`save`."""
+        np, blends, n = self.np, self.blends, len(self.ids)
+        assert blends is not None
+        header: dict[str, Any] = {
             "index_id": index_id,
             "generation": self.generation,
             "own_seq": self.seq,
             "own_deleted": self.deleted,
-            "context_seq": self.blends.seq,
-            "context_deleted": self.blends.deleted,
+            "context_seq": blends.seq,
+            "context_deleted": blends.deleted,
             "words": self.words,
             "codes": self.codes,
         }
-        values, scales = self.blends.values.chunks(n)
+        values, scales = blends.values.chunks(n)
         arrays = {
             "ids": ((n,), self.ids.dtype, [self.ids]),
             "spaces": ((n,), self.spaces.dtype, [self.spaces]),
             "bits": ((self.words, n), self.bits.dtype, [self.bits[w, :n] for w in range(self.words)]),
-            "blend_bits": ((self.words, n), self.bits.dtype, [self.blends.bits[w, :n] for w in range(self.words)]),
-            "values": ((len(values) * ROW_BLOCK, self.blends.values.dim), np.dtype(np.int8), values),
+            "blend_bits": ((self.words, n), self.bits.dtype, [blends.bits[w, :n] for w in range(self.words)]),
+            "values": ((len(values) * ROW_BLOCK, blends.values.dim), np.dtype(np.int8), values),
             "scales": ((len(scales) * ROW_BLOCK,), np.dtype(np.float32), scales),
-            "with_context": ((n,), np.dtype(bool), [self.blends.with_context[:n]]),
+            "with_context": ((n,), np.dtype(bool), [blends.with_context[:n]]),
         }
-        cells = self.blends.cells
-        if cells is not None:
-            header["cells_trained"] = cells.trained_rows
+        if blends.cells is not None:
+            header["cells_trained"] = blends.cells.trained_rows
             cell_of = np.full(n, -1, dtype=np.int32)
-            cell_of[: min(n, len(cells.cell_of))] = cells.cell_of[:n]
-            arrays["centroids"] = (cells.centroids.shape, cells.centroids.dtype, [cells.centroids])
+            cell_of[: min(n, len(blends.cells.cell_of))] = blends.cells.cell_of[:n]
+            centroids = blends.cells.centroids
+            arrays["centroids"] = (centroids.shape, centroids.dtype, [centroids])
             arrays["cell_of"] = ((n,), cell_of.dtype, [cell_of])
-        self.fresh_rows = 0  # saved or not, not tried again until as many rows again were read
-        try:
-            knn_snapshot.save(path, header, arrays)
-        except OSError:
-            return False
-        found = knn_snapshot.load(np, path, by_offset=BY_OFFSET)
-        if found is not None:  # the blends are read from the file from now on
-            header_saved, arrays_saved, file = found
-            rows = header_saved.arrays["scales"][2][0]
-            self.blends.values.attach(file, arrays_saved["values"], arrays_saved["scales"], rows)
-        return True
+        return header, arrays
 
     def code(self, embeddings: list[bytes]) -> Any:
         """(words x len(embeddings)) uint64 sign bits of float32 ``embeddings`` minus the centre."""
@@ -644,6 +652,15 @@ class _Slots:
         if slot is None:
             raise KeyError(row_id)
         return slot
+
+
+def _give_back_memory() -> None:
+    """Hand the heap's free pages back to the system (glibc's ``malloc_trim``): the blends just
+    went to the file, but the allocator keeps what a process once held (at 1M memories the
+    server stayed at 947 MB after loading from the tables, against 461 MB starting from the
+    snapshot). Nothing elsewhere."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _floats(np: Any, embeddings: list[bytes]) -> Any:

@@ -91,12 +91,12 @@ def save(path: Path, header: dict[str, Any], arrays: dict[str, tuple[tuple[int, 
 
 
 def load(
-    np: Any, path: Path, *, by_offset: frozenset[str] = frozenset()
+    np: Any, path: Path, *, by_offset: frozenset[str] = frozenset(), offsets_only: bool = False
 ) -> tuple[Header, dict[str, Any], BinaryIO] | None:
     """The header, the arrays (read into this process's memory; for the names in ``by_offset``,
-    their position in the file instead, to be read a row at a time), and the open file (the
-    snapshot these offsets are of, whatever replaces the path later); None when there is no
-    usable snapshot at ``path``."""
+    or all with ``offsets_only``, their position in the file instead, to be read a row at a
+    time), and the open file (the snapshot these offsets are of, whatever replaces the path
+    later); None when there is no usable snapshot at ``path``."""
     try:
         f = open(path, "rb")  # noqa: SIM115  (handed to the caller, who keeps it to read rows)
     except OSError:  # none there (or unreadable): the index is read from the tables
@@ -114,7 +114,7 @@ def load(
             count = math.prod(shape)
             if start + offset + count * np.dtype(dtype).itemsize > size:
                 raise ValueError(f"{name} runs past the end of the file")
-            if name in by_offset:
+            if offsets_only or name in by_offset:
                 arrays[name] = start + offset
             else:
                 f.seek(start + offset)
