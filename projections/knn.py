@@ -163,7 +163,9 @@ class BitIndex:
         self.blends.with_context = np.array(arrays["with_context"])
         self.blends.seq, self.blends.deleted = header.context_seq, header.context_deleted
         if header.cells_trained:
-            cells = knn_cells.Cells(np, arrays["centroids"], arrays["cell_of"], self.blends.bits, header.cells_trained)
+            cells = knn_cells.Cells(
+                np, arrays["centroids"], arrays["cell_of"], self.blends.bits, self.spaces, header.cells_trained
+            )
             self.blends.cells = cells
         return True
 
@@ -322,8 +324,10 @@ class BitIndex:
         if slots is not None and (cells is not None or len(slots) * 4 < len(self.ids)) and len(slots) <= probed:
             pass  # the workspaces' own rows, every one of them: fewer than the cells would read
         elif cells is not None:
-            slots, bits = cells.probe(_floats(self.np, [query])[0] - self.centre, probed, self.blends.bits)
-            return self._closest(self._distances(query, bits), k, workspaces, frozenset(), slots)
+            slots, bits, spaces = cells.probe(
+                _floats(self.np, [query])[0] - self.centre, probed, self.blends.bits, self.spaces
+            )
+            return self._closest(self._distances(query, bits), k, workspaces, frozenset(), slots, spaces)
         else:
             return self._closest(self._distances(query, self.blends.bits), k, workspaces, frozenset())
         return self._closest(self._distances(query, self.blends.bits[:, slots]), k, workspaces, frozenset(), slots)
@@ -358,12 +362,15 @@ class BitIndex:
         workspaces: tuple[str, ...] | None,
         exclude: frozenset[int],
         slots: Any = None,
+        spaces_of: Any = None,
     ) -> list[int]:
-        """The ids of the ``k`` smallest distances in scope: of every slot, or of ``slots``
-        (what a scan of cells read; nothing is excluded from those)."""
+        """The ids of the ``k`` smallest distances in scope: of every slot, or of ``slots`` (what
+        a scan of part of the index read, with their workspace codes when at hand; nothing is
+        excluded from those). Only the chosen slots' ids are looked up: gathering every probed
+        slot's id and code from arrays of a million took ~2 ms (a cache miss each)."""
         np = self.np
         n = len(distance)
-        spaces, ids = (self.spaces, self.ids) if slots is None else (self.spaces[slots], self.ids[slots])
+        spaces = self.spaces if slots is None else spaces_of if spaces_of is not None else self.spaces[slots]
         far = self.words * 64 + 1
         codes = [self.codes[w] for w in workspaces if w in self.codes] if workspaces is not None else []
         if workspaces is not None and len(codes) < len(self.codes):  # else every row is in scope
@@ -379,7 +386,7 @@ class BitIndex:
         cutoff = int(np.searchsorted(histogram, min(k, n)))
         chosen = np.flatnonzero(distance <= min(cutoff, far - 1))
         chosen = chosen[np.argsort(distance[chosen], kind="stable")][:k]
-        return [int(i) for i in ids[chosen]]
+        return [int(i) for i in self.ids[chosen if slots is None else slots[chosen]]]
 
 
 class _Blends:
@@ -480,7 +487,7 @@ class _Blends:
             self.values.put(slots[known], blend)
             self.with_context[slots[known]] = [r[2] is not None for r in batch]
             if self.cells is not None:
-                self.cells.assign(slots[known], blend - own.centre, self.bits)
+                self.cells.assign(slots[known], blend - own.centre, self.bits, own.spaces)
 
     def lay_out_cells(self) -> None:
         """Cells for the in-context scan once the index is large enough (:mod:`knn_cells`), and
@@ -489,7 +496,7 @@ class _Blends:
         if rows < knn_cells.CELLS_FROM or (self.cells is not None and rows <= 4 * self.cells.trained_rows):
             return
         self.cells = knn_cells.Cells.train(
-            self.own.np, self.values.offsets, self.values.offset_blocks(rows), rows, self.bits
+            self.own.np, self.values.offsets, self.values.offset_blocks(rows), rows, self.bits, self.own.spaces
         )
 
 

@@ -31,18 +31,21 @@ class Cells:
     """Centroids (unit, centred space), each slot's cell, and the slots in cell order (the
     layout) with the slots assigned since it was made (read by every query)."""
 
-    def __init__(self, np: Any, centroids: Any, cell_of: Any, bits: Any, trained_rows: int | None = None) -> None:
+    def __init__(
+        self, np: Any, centroids: Any, cell_of: Any, bits: Any, spaces: Any, trained_rows: int | None = None
+    ) -> None:
         self.np = np
         self.centroids = np.array(centroids, dtype=np.float32)
         self.cell_of = np.array(cell_of, dtype=np.int32)
         self.trained_rows = len(self.cell_of) if trained_rows is None else trained_rows
-        self._lay_out(bits)
+        self._lay_out(bits, spaces)
 
     @classmethod
-    def train(cls, np: Any, offsets: Any, slot_rows: Any, rows: int, bits: Any, seed: int = 0) -> Cells:
+    def train(cls, np: Any, offsets: Any, slot_rows: Any, rows: int, bits: Any, spaces: Any, seed: int = 0) -> Cells:
         """Cells for ``rows`` slots. ``offsets(slots)`` gives those slots' centred blends (any
         positive scale per row); ``slot_rows`` yields (slots, offsets) for every slot, a block at
-        a time, to assign them; ``bits``: the slots' sign bits (words x slots)."""
+        a time, to assign them; ``bits``: the slots' sign bits (words x slots), ``spaces`` their
+        workspace codes."""
         rng = np.random.default_rng(seed)
         count = max(2, rows // CELL_ROWS)
         sample = _unit(np, offsets(np.sort(rng.choice(rows, size=min(SAMPLE, rows), replace=False))))
@@ -57,12 +60,12 @@ class Cells:
         cell_of = np.zeros(rows, dtype=np.int32)
         for slots, block in slot_rows():
             cell_of[slots] = np.argmax(block @ centroids.T, axis=1)
-        return cls(np, centroids, cell_of, bits)
+        return cls(np, centroids, cell_of, bits, spaces)
 
-    def assign(self, slots: Any, offsets: Any, bits: Any) -> None:
+    def assign(self, slots: Any, offsets: Any, bits: Any, spaces: Any) -> None:
         """Slots whose blend was (re)written: each joins its nearest cell, and is read by every
         query until the layout is redone (when they are a sixteenth of the memories; ``bits``:
-        every slot's sign bits, as now)."""
+        every slot's sign bits and ``spaces`` its workspace code, as now)."""
         np = self.np
         top = int(slots.max(initial=-1)) + 1
         if top > len(self.cell_of):
@@ -73,13 +76,14 @@ class Cells:
         self.moved[fresh] = True
         self.tail = np.concatenate([self.tail, fresh])
         if len(self.tail) * PROBE_SHARE > len(self.cell_of):
-            self._lay_out(bits)
+            self._lay_out(bits, spaces)
 
-    def probe(self, centred_query: Any, rows: int, bits: Any) -> tuple[Any, Any]:
+    def probe(self, centred_query: Any, rows: int, bits: Any, spaces: Any) -> tuple[Any, Any, Any]:
         """The slots of the best cells for ``centred_query`` (by centroid closeness) until
         ``rows`` memories are covered, and of every slot assigned since the layout; with their
-        sign bits (words x slots), the cells' taken as whole runs of the layout's copy, which
-        holds them cell by cell (a gather of each slot's bits from ``bits`` took ~6 ms at 1M)."""
+        sign bits (words x slots) and workspace codes, the cells' taken as whole runs of the
+        layout's copies, which hold them cell by cell (a gather of each slot's bits from
+        ``bits`` took ~6 ms at 1M: a cache miss a slot)."""
         np = self.np
         order = np.argsort(-(self.centroids @ centred_query), kind="stable")
         covered = np.cumsum(self.sizes[order])
@@ -87,18 +91,20 @@ class Cells:
         runs = [(int(self.starts[c]), int(self.starts[c + 1])) for c in chosen]
         slots = np.concatenate([self.members[a:b] for a, b in runs] + [self.tail])
         probed = np.concatenate([self.bits[:, a:b] for a, b in runs] + [bits[:, self.tail]], axis=1)
+        codes = np.concatenate([self.spaces[a:b] for a, b in runs] + [spaces[self.tail]])
         laid = len(slots) - len(self.tail)
         stale = self.moved[slots[:laid]]  # written again since the layout: their bits are in the tail's
         if stale.any():
             keep = np.concatenate([~stale, np.ones(len(self.tail), dtype=bool)])
-            slots, probed = slots[keep], probed[:, keep]
-        return slots, probed
+            slots, probed, codes = slots[keep], probed[:, keep], codes[keep]
+        return slots, probed, codes
 
-    def _lay_out(self, bits: Any) -> None:
+    def _lay_out(self, bits: Any, spaces: Any) -> None:
         np = self.np
         placed = np.flatnonzero(self.cell_of >= 0)
         self.members = placed[np.argsort(self.cell_of[placed], kind="stable")]
         self.bits = np.ascontiguousarray(bits[:, self.members])
+        self.spaces = spaces[self.members]
         self.sizes = np.bincount(self.cell_of[placed], minlength=len(self.centroids))
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)])
         self.moved = np.zeros(len(self.cell_of), dtype=bool)

@@ -74,8 +74,10 @@ def test_the_scan_reads_a_share_of_the_memories_and_finds_the_nearest(ledger: An
     found_all = 0
     for direction in directions[:20]:
         query = direction + rng.normal(size=DIM) * 0.3
-        read, bits = cells.probe(_unit(query).astype(np.float32), knn_cells.probe_rows(ROWS), index.blends.bits)
+        centred = _unit(query).astype(np.float32)
+        read, bits, spaces = cells.probe(centred, knn_cells.probe_rows(ROWS), index.blends.bits, index.spaces)
         assert np.array_equal(bits, index.blends.bits[:, read])  # each slot's own bits, from the cells' copy
+        assert np.array_equal(spaces, index.spaces[read])
         assert 300 <= len(read) < ROWS // 3  # a share, not the ledger
         near = index.nearest_in_context(_q(query), 10)
         found_all += set(near) == set(_exact(app, _q(query), 10))

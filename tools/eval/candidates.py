@@ -61,7 +61,8 @@ def recall(
     found: dict[str, dict[int, list[float]]] = {name: {k: [] for k in KS} for name in codes}
     cells, probe = None, 0
     if cells_scale is not None:
-        cells, probe = _cells(memories - centre, codes["centred"][0].T, cells_scale)
+        no_spaces = np.zeros(len(memories), dtype=np.int32)  # one workspace
+        cells, probe = _cells(memories - centre, codes["centred"][0].T, no_spaces, cells_scale)
         found["centred, in cells"] = {k: [] for k in KS}
     for i, query in enumerate(queries):
         truth = set(np.argsort(-(memories @ query), kind="stable")[:TOP].tolist())
@@ -71,19 +72,19 @@ def recall(
                 found[name][k].append(len(truth & set(order[:k].tolist())) / TOP)
         if cells is not None:
             rows, asked = codes["centred"]
-            slots, _bits = cells.probe(query - centre, probe, codes["centred"][0].T)
+            slots, _bits, _spaces = cells.probe(query - centre, probe, codes["centred"][0].T, no_spaces)
             order = slots[np.argsort(np.bitwise_count(rows[slots] ^ asked[i]).sum(axis=1), kind="stable")]
             for k in KS:
                 found["centred, in cells"][k].append(len(truth & set(order[:k].tolist())) / TOP)
     return {name: {f"K={k}": round(float(np.mean(v)), 3) for k, v in by_k.items()} for name, by_k in found.items()}
 
 
-def _cells(centred: np.ndarray, bits: np.ndarray, scale: float) -> tuple[knn_cells.Cells, int]:
+def _cells(centred: np.ndarray, bits: np.ndarray, spaces: np.ndarray, scale: float) -> tuple[knn_cells.Cells, int]:
     """Cells over ``centred`` with the index's rules, every size scaled by ``scale``."""
     knn_cells.CELL_ROWS = max(2, round(knn_cells.CELL_ROWS * scale))
     knn_cells.PROBE_ROWS = max(1, round(knn_cells.PROBE_ROWS * scale))
     cells = knn_cells.Cells.train(
-        np, lambda slots: centred[slots], lambda: [(np.arange(len(centred)), centred)], len(centred), bits
+        np, lambda slots: centred[slots], lambda: [(np.arange(len(centred)), centred)], len(centred), bits, spaces
     )
     return cells, knn_cells.probe_rows(len(centred))
 
