@@ -48,6 +48,7 @@ def saved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """A ledger of ROWS hand-made vectors (a third with a context vector, two workspaces) whose
     index was loaded once (and so saved: the threshold is lowered to this size)."""
     monkeypatch.setattr(knn, "SNAPSHOT_AFTER", 100)
+    monkeypatch.setattr(knn, "HOLD_BLENDS_UP_TO", 0)  # the blends read from the file by the row
     rng = np.random.default_rng(11)
     app = _open(tmp_path / "ledger.db")
     centre = (rng.normal(size=DIM) * 0.1).astype(np.float32).tobytes()
@@ -94,6 +95,20 @@ def test_a_new_connection_takes_the_snapshot_and_answers_as_the_tables_do(saved:
         assert index.fresh_rows == 0  # not one row read from the tables
         assert all(block is None for block in index.blends.values.blocks)  # in the file, read by the row
         queries = [_blob(rng.normal(size=DIM)) for _ in range(5)]
+        assert _answers(index, queries) == _answers(_fresh_index(other), queries)
+    finally:
+        other.close()
+
+
+def test_small_blends_are_read_whole(saved: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _app, rng = saved
+    monkeypatch.setattr(knn, "HOLD_BLENDS_UP_TO", ROWS * (DIM + 4) * 100)
+    other = _open(tmp_path / "ledger.db")
+    try:
+        index = knn.index_for(other.conn, contexts=True)
+        assert index.fresh_rows == 0 and index.blends.values.file is None
+        assert all(block is not None for block in index.blends.values.blocks)
+        queries = [_blob(rng.normal(size=DIM)) for _ in range(3)]
         assert _answers(index, queries) == _answers(_fresh_index(other), queries)
     finally:
         other.close()
