@@ -22,7 +22,10 @@ filtered).
 A :class:`BitIndex` mirrors a table per connection; it reads only rows written since it last
 looked (a ``seq`` column that every write numbers past any earlier one), drops rows when the
 table's count of deletes moved, and starts over when the model changed (the table's
-``generation``). The index is a cache: its bits are cut from the stored embeddings, never stored.
+``generation``). The index is a cache: its bits are cut from the stored embeddings; what one
+process cut is saved for the next (:mod:`projections.knn_snapshot`), never read as a source.
+From 200k memories the in-context scan reads coarse cells of them (:mod:`projections.knn_cells`),
+and a scope of a few small workspaces reads those workspaces' rows alone.
 """
 
 from __future__ import annotations
@@ -171,8 +174,9 @@ class BitIndex:
         return True
 
     def save(self, conn: apsw.Connection) -> bool:
-        """Write the snapshot for the next process, then hold the blends as maps of it (what the
-        heap held goes back); False when there is nothing to save or it could not be written."""
+        """Write the snapshot for the next process, then read the blends from it as the next
+        process will (what the heap held goes back); False when there is nothing to save or it
+        could not be written."""
         np = self.np
         path = knn_snapshot.path_for(conn)
         index_id, state = vectors.meta(conn, "index_id"), vectors.state(conn)
