@@ -167,10 +167,9 @@ class BitIndex:
         self.blends.with_context = np.array(arrays["with_context"])
         self.blends.seq, self.blends.deleted = header.context_seq, header.context_deleted
         if header.cells_trained:
-            cells = knn_cells.Cells(
+            self.blends.cells = knn_cells.Cells(
                 np, arrays["centroids"], arrays["cell_of"], self.blends.bits, self.spaces, header.cells_trained
             )
-            self.blends.cells = cells
         return True
 
     def save(self, conn: apsw.Connection) -> bool:
@@ -189,6 +188,8 @@ class BitIndex:
             knn_snapshot.save(path, *self._snapshot(index_id))
         except OSError:
             return False
+        if self.blends.values.held_whole():
+            return True  # small enough that the next process holds them too: kept as they are
         found = knn_snapshot.load(np, path, offsets_only=True)
         if found is not None:  # the blends are read from the file from now on
             header, arrays, file = found
@@ -327,15 +328,13 @@ class BitIndex:
         cells, probed = self.blends.cells, knn_cells.probe_rows(len(self.ids))
         slots = self._slots_in(workspaces)
         if slots is not None and (cells is not None or len(slots) * 4 < len(self.ids)) and len(slots) <= probed:
-            pass  # the workspaces' own rows, every one of them: fewer than the cells would read
-        elif cells is not None:
-            slots, bits, spaces = cells.probe(
-                _floats(self.np, [query])[0] - self.centre, probed, self.blends.bits, self.spaces
-            )
-            return self._closest(self._distances(query, bits), k, workspaces, frozenset(), slots, spaces)
-        else:
+            # the workspaces' own rows, every one of them: fewer than the cells would read
+            return self._closest(self._distances(query, self.blends.bits[:, slots]), k, workspaces, frozenset(), slots)
+        if cells is None:
             return self._closest(self._distances(query, self.blends.bits), k, workspaces, frozenset())
-        return self._closest(self._distances(query, self.blends.bits[:, slots]), k, workspaces, frozenset(), slots)
+        centred = _floats(self.np, [query])[0] - self.centre
+        slots, bits, spaces = cells.probe(centred, probed, self.blends.bits, self.spaces)
+        return self._closest(self._distances(query, bits), k, workspaces, frozenset(), slots, spaces)
 
     def _slots_in(self, workspaces: tuple[str, ...] | None) -> Any:
         """The slots of the rows in ``workspaces``, ascending; None when every row is in scope.
@@ -563,10 +562,15 @@ class _Int8Rows:
         self._closer = weakref.finalize(self, os.close, descriptor)
         self.file = (descriptor, values_at, scales_at)
         self.blocks = [None] * (rows // ROW_BLOCK)
-        if rows * self.bytes_per_row <= HOLD_BLENDS_UP_TO:  # small enough to hold: no read per row
+        if self.held_whole():  # small enough to hold: no read per row
             self.blocks = [self._read_block(number) for number in range(len(self.blocks))]
             self._closer()
             self.file = self._closer = None
+
+    def held_whole(self) -> bool:
+        """Whether blends this many (every block) are held in memory rather than read from the
+        snapshot by the row (``HOLD_BLENDS_UP_TO``)."""
+        return len(self.blocks) * ROW_BLOCK * self.bytes_per_row <= HOLD_BLENDS_UP_TO
 
     def _read_block(self, number: int) -> tuple[Any, Any]:
         assert self.file is not None

@@ -55,8 +55,12 @@ class Header(msgspec.Struct, frozen=True):
 
 def path_for(conn: Any) -> Path | None:
     """Where the snapshot of ``conn``'s vectors lives; None for an in-memory database."""
-    name = conn.filename
-    return Path(f"{name}.knn") if name else None
+    return beside(conn.filename) if conn.filename else None
+
+
+def beside(views: str) -> Path:
+    """The snapshot's path for the read-model file ``views``."""
+    return Path(f"{views}.knn")
 
 
 def save(path: Path, header: dict[str, Any], arrays: dict[str, tuple[tuple[int, ...], Any, list[Any]]]) -> None:

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from fact_ledger.ledger.store import EventStore
-from fact_ledger.projections import vectors
+from fact_ledger.projections import knn_snapshot, vectors
 from fact_ledger.projections.indexer import Indexer
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Embedding, Settings, load_settings, views_beside
@@ -146,7 +146,7 @@ class Bench:
     def serve(self) -> dict[str, Any]:
         rng = random.Random(self.args.seed + 1)
         queries = [self.corpus.query(self.memories[rng.randrange(self.args.size)])[1] for _ in range(self.args.queries)]
-        snapshot = Path(views_beside(str(self.db)) + ".knn")
+        snapshot = knn_snapshot.beside(views_beside(str(self.db)))
         snapshot.unlink(missing_ok=True)
         runs = {}
         for name in ("index_from_the_tables", "index_from_its_snapshot"):
