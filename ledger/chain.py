@@ -200,14 +200,17 @@ def chain_batch(
     stored_by_ids: Callable[[Sequence[str]], dict[str, StoredEvent]],
     next_version: Callable[[str], int],
     insert: Callable[[Sequence[StoredEvent]], None],
+    *,
+    new_ids: bool = False,
 ) -> list[StoredEvent]:
     """Append a batch after ``tail`` (the last row's position and hash) inside a backend's write
     transaction: already stored ids come back as stored, new rows get the next positions, stream
     versions and chained hashes. Every backend appends through this one function; it asks the
     backend once which ids it holds and hands it the new rows once, so a backend may write them
-    in one statement."""
+    in one statement. ``new_ids``: the ids were made for this batch (a decision's fresh uuid7s,
+    never a replay's), so no log can hold them and the question is skipped."""
     position, prev_hash = tail if tail else (0, GENESIS_HASH)
-    held = dict(stored_by_ids([new.event_id for new in events]))
+    held = {} if new_ids else dict(stored_by_ids([new.event_id for new in events]))
     next_versions: dict[str, int] = {}
     out: list[StoredEvent] = []
     fresh: list[StoredEvent] = []

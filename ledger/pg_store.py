@@ -225,9 +225,11 @@ class PostgresEventStore:
         """Append a batch atomically; returns the stored rows (already stored ones for retries)."""
         return self.write(lambda: self.append_in_transaction(events))
 
-    def append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+    def append_in_transaction(self, events: Sequence[NewEvent], *, new_ids: bool = False) -> list[StoredEvent]:
         """Append inside the caller's :meth:`write` (which holds the log's write lock)."""
-        out = chain_batch(events, self._tail(), self._by_event_ids, self._next_version, self._insert)
+        out = chain_batch(
+            events, self._tail(), self._by_event_ids, self._next_version, self._insert, new_ids=new_ids
+        )
         if out:
             self._notify(out[-1].position)
         return out

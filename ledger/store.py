@@ -275,21 +275,25 @@ class EventStore:
         """Append a batch atomically; returns the stored rows (already stored ones for retries)."""
         return self.write(lambda: self.append_in_transaction(events))
 
-    def append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+    def append_in_transaction(self, events: Sequence[NewEvent], *, new_ids: bool = False) -> list[StoredEvent]:
         """Append inside the caller's write transaction (``write``), so that a projection
         update folded in the same transaction commits or rolls back with the events."""
-        return chain_batch(events, self._tail(), self._by_event_ids, self._next_version, self._insert)
+        return chain_batch(
+            events, self.tail(), self._by_event_ids, self._next_version, self._insert, new_ids=new_ids
+        )
 
-    def append_stored(self, rows: Sequence[StoredEvent]) -> None:
-        """Append rows copied from another log as they are (see :func:`check_continues`)."""
+    def append_stored(self, rows: Sequence[StoredEvent], *, tail: tuple[int, str] | None = None) -> None:
+        """Append rows copied from another log as they are (see :func:`check_continues`).
+        ``tail``: this file's last (position, hash), when the caller read it in this transaction."""
 
         def work() -> None:
-            check_continues(self._tail(), rows)
+            check_continues(tail or self.tail(), rows)
             self._insert(rows)
 
         self.write(work)
 
-    def _tail(self) -> tuple[int, str] | None:
+    def tail(self) -> tuple[int, str] | None:
+        """The last row's (position, hash), or None for an empty log."""
         return self.conn.execute("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").fetchone()
 
     def _insert(self, rows: Sequence[StoredEvent]) -> None:

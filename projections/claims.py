@@ -15,7 +15,6 @@ so a write costs the same at 100 memories and at 100,000.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import Any
 
 import apsw
@@ -426,16 +425,16 @@ def near_duplicates(
     keys = fingerprint.band_keys(sig, workspace)
     # The primary key stores each band's postings newest first, so a bare LIMIT takes the newest;
     # an ORDER BY here makes SQLite run a sorter per band (measured 6x slower at 100k memories).
+    # The memories sharing the most bands (newest first among equals) are verified against their
+    # signatures, read in the same statement.
     one = f"SELECT memory_id FROM (SELECT memory_id FROM near_dup_bands WHERE band_key=? LIMIT {BAND_POSTINGS})"
-    hits = Counter(r[0] for r in conn.execute(" UNION ALL ".join([one] * len(keys)), keys))
-    hits.pop(exclude, None)
-    if not hits:
-        return []
-    ranked = sorted(hits, key=lambda m: (-hits[m], -m))[:VERIFIED]
-    placeholders = marks(len(ranked))
     found = []
     for memory_id, blob in conn.execute(
-        f"SELECT memory_id, sig FROM near_dup_sigs WHERE memory_id IN ({placeholders})", ranked
+        f"WITH b(memory_id) AS ({' UNION ALL '.join([one] * len(keys))}), "
+        "r(memory_id, n) AS (SELECT memory_id, count(*) FROM b WHERE memory_id IS NOT ? GROUP BY memory_id "
+        f"ORDER BY 2 DESC, 1 DESC LIMIT {VERIFIED}) "
+        "SELECT r.memory_id, s.sig FROM r JOIN near_dup_sigs s ON s.memory_id = r.memory_id",
+        (*keys, exclude),
     ):
         score = fingerprint.packed_similarity(packed, blob)
         if score >= threshold:

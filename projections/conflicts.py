@@ -49,6 +49,14 @@ def _ranked_sql(conflict_id: str, limit: str) -> str:
     )
 
 
+# The best two current members of set ``c`` (a JSON array of SIDE_COLUMNS arrays), for a
+# statement that reads sets: the leader is decided from them (``ranked_members``).
+_BEST_TWO = (
+    f"(SELECT json_group_array(json_array({', '.join('b.' + col for col in SIDE_COLUMNS)})) "
+    f"FROM ({_ranked_sql('c.conflict_id', '2')}) b)"
+)
+
+
 def _load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> dict[str, Any] | None:
     row = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM conflicts WHERE {where}", params).fetchone()
     return dict(zip(COLUMNS, row, strict=True)) if row else None
@@ -197,15 +205,40 @@ def memberships_with_leaders(
     leader is decided from, without one more statement per set."""
     if not memory_ids:
         return []
-    best = (
-        f", (SELECT json_group_array(json_array({', '.join('b.' + col for col in SIDE_COLUMNS)})) "
-        f"FROM ({_ranked_sql('c.conflict_id', '2')}) b)"
-    )
-    rows = conn.execute(_memberships_sql(best, len(memory_ids)), tuple(memory_ids))
+    rows = conn.execute(_memberships_sql(f", {_BEST_TWO}", len(memory_ids)), tuple(memory_ids))
     return [
         (memory_id, cid, subject, attribute, [dict(zip(SIDE_COLUMNS, r, strict=True)) for r in json.loads(top)])
         for memory_id, cid, subject, attribute, top in rows
     ]
+
+
+def reported_sets(
+    conn: apsw.Connection, stream_ids: list[str], near: list[int]
+) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[int]]]:
+    """What a write's reply says of the sets its ``ClaimCollided`` events name, in one statement:
+    per stream, the set's row, its best two current members (:func:`ranked_members`, ``limit``
+    2: the leader is decided from them) and which of ``near`` are current members."""
+    if not stream_ids:
+        return {}
+    cols = ", ".join(f"c.{c}" for c in COLUMNS)
+    among = (
+        "(SELECT json_group_array(n.memory_id) FROM conflict_members n WHERE n.conflict_id=c.conflict_id "
+        "AND +n.active=1 AND n.memory_id IN (SELECT value FROM json_each(?)))"
+    )
+    rows = conn.execute(
+        f"SELECT {cols}, {_BEST_TWO}, {among} FROM conflicts c WHERE c.stream_id IN ({marks(len(stream_ids))})",
+        (json.dumps(near), *stream_ids),
+    )
+    out = {}
+    for row in rows:
+        record = dict(zip(COLUMNS, row[: len(COLUMNS)], strict=True))
+        top, members = row[len(COLUMNS) :]
+        out[record["stream_id"]] = (
+            record,
+            [dict(zip(SIDE_COLUMNS, r, strict=True)) for r in json.loads(top)],
+            json.loads(members),
+        )
+    return out
 
 
 def conflict_ids_of(conn: apsw.Connection, memory_id: int) -> list[int]:

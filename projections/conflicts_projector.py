@@ -217,35 +217,21 @@ class ConflictsProjector:
     def _collided(self, conn: apsw.Connection, event: StoredEvent, data: ClaimCollided) -> None:
         ids = memory_ids_of(conn, [m.memory for m in data.members])
         members = [(ids.get(m.memory), m) for m in data.members]
-        known = conn.execute(
-            "SELECT s.conflict_id, c.state FROM conflict_streams s "
-            "LEFT JOIN conflicts c ON c.conflict_id=s.conflict_id WHERE s.stream_id=?",
-            (data.conflict,),
-        ).fetchone()
+        # The first event of its own stream names no stream folded before (a set opened now).
+        first = event.stream_version == 1 and data.conflict == event.stream_id
+        known = (
+            None
+            if first
+            else conn.execute(
+                "SELECT s.conflict_id, c.state FROM conflict_streams s "
+                "LEFT JOIN conflicts c ON c.conflict_id=s.conflict_id WHERE s.stream_id=?",
+                (data.conflict,),
+            ).fetchone()
+        )
         cid = known[0] if known else (self._fold_target(conn, data, members) if data.pairwise else None)
-        if cid is None:
+        opened = cid is None
+        if opened:
             cid = event.position
-            conn.execute(
-                f"INSERT INTO conflicts({', '.join(COLUMNS)}) VALUES({marks(len(COLUMNS))})",
-                (
-                    cid,
-                    data.conflict,
-                    "open",
-                    event.workspace,
-                    data.key,
-                    data.subject,
-                    data.attribute,
-                    0,
-                    _json(data.verdict),
-                    None,
-                    None,
-                    "",
-                    event.recorded_at,
-                    event.recorded_at,
-                    event.actor,
-                    event.position,
-                ),
-            )
         if not known:
             left, right = [*members, (None, None), (None, None)][:2]
             conn.execute(
@@ -276,10 +262,33 @@ class ConflictsProjector:
         if joining:  # one statement for every member; changes() counts those that joined
             conn.execute(_JOIN, (cid, event.position, json.dumps(joining)))
             added = conn.changes()
+        if opened:  # the set's row as this event leaves it, in one statement
+            conn.execute(
+                f"INSERT INTO conflicts({', '.join(COLUMNS)}) VALUES({marks(len(COLUMNS))})",
+                (
+                    cid,
+                    data.conflict,
+                    "open",
+                    event.workspace,
+                    data.key,
+                    data.subject,
+                    data.attribute,
+                    added,
+                    _json(data.verdict),
+                    None,
+                    None,
+                    "",
+                    event.recorded_at,
+                    event.recorded_at,
+                    event.actor,
+                    event.position,
+                ),
+            )
+            return
         fields: dict[str, Any] = {}
         if data.key:
             fields["key"] = data.key
-        if added and cid != event.position:  # a judged set re-opens when a member joins
+        if added:  # a judged set re-opens when a member joins
             state = known[1] if known else conn.execute("SELECT state FROM conflicts WHERE conflict_id=?", (cid,)).get
             if state != "open":
                 fields.update(state="open", resolution=None, winner_id=None, reason="a member joined")

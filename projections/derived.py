@@ -51,6 +51,7 @@ _decode_claims = msgspec.msgpack.Decoder(tuple[Claim, ...]).decode
 class _Switch:
     on = True
     read = True  # off while a write folds its own events (:func:`writing_through`)
+    sink: dict[bytes, bytes] | None = None  # where such a write's new values wait to be stored
     touched: set[bytes] | None = None  # keys a rebuild used (an erasure keeps only those)
 
 
@@ -68,16 +69,17 @@ def bypassed() -> Iterator[None]:
 
 
 @contextmanager
-def writing_through() -> Iterator[None]:
-    """Store values without looking for them first, inside the block: a write folding the
-    events it just decided. Its texts are new to the cache but for a repeat, and the decision
-    has just computed their values (the pure functions are memoised), so a lookup would cost a
-    statement to find nothing; the store replaces an equal value when it is a repeat."""
-    _switch.read = False
+def writing_through(sink: dict[bytes, bytes]) -> Iterator[None]:
+    """Keep values in ``sink`` without looking for them first, inside the block: a write
+    folding the events it just decided. Its texts are new to the cache but for a repeat, and
+    the decision has just computed their values (the pure functions are memoised), so a lookup
+    would cost a statement to find nothing. The owner stores ``sink`` after the write commits
+    (:func:`store`), off the write's transaction; a repeat replaces an equal value."""
+    _switch.read, _switch.sink = False, sink
     try:
         yield
     finally:
-        _switch.read = True
+        _switch.read, _switch.sink = True, None
 
 
 @contextmanager
@@ -170,5 +172,8 @@ def _cached(
         except (msgspec.DecodeError, ValueError, struct.error):  # a damaged entry: compute it again
             pass
     value = compute()
-    conn.execute("INSERT OR REPLACE INTO derived_cache(key, value) VALUES(?, ?)", (key, encode(value)))
+    if _switch.sink is not None:
+        _switch.sink[key] = encode(value)
+    else:
+        conn.execute("INSERT OR REPLACE INTO derived_cache(key, value) VALUES(?, ?)", (key, encode(value)))
     return value

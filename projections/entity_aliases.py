@@ -52,17 +52,7 @@ class EntityAliasesProjector:
 def rows(conn: apsw.Connection) -> list[tuple[str, str, bool]]:
     """Every decided pair: ``(alias, canonical, accepted)``, by alias (read once per state of
     the file: a write asks for them several times)."""
-    return unchanged.memo(conn, _ALIASES, _read_rows)
-
-
-def _read_rows(conn: apsw.Connection) -> list[tuple[str, str, bool]]:
-    try:
-        return [
-            (a, c, bool(ok))
-            for a, c, ok in conn.execute("SELECT alias, canonical, accepted FROM entity_aliases ORDER BY alias")
-        ]
-    except apsw.SQLError:  # a read model from before entity aliases
-        return []
+    return unchanged.alias_rows(conn, _ALIASES)
 
 
 def accepted(conn: apsw.Connection) -> list[Alias]:

@@ -15,6 +15,16 @@ appends what the log has beyond it (rows as they are, hashes included) and folds
 append goes to the log first and to the copy second, in the copy's own transaction, which the
 caller commits after the log's (``server.app.storage``). A crash between the two commits leaves
 the read models behind the log, never ahead, and the next pull repairs them.
+
+Only the read models a write's decision reads are folded inside its transaction (claims,
+duplicates, conflicts, memory facts: the *inline* projectors). A projector marked
+``after_commit`` (full text, the timeline) is folded after the write commits, in batches: before
+the next read (:meth:`ProjectionRunner.settle`, which the storage seam calls ahead of every
+call but the hot writes), when ``SETTLE_EVERY`` events await it, and on close. It reads the
+events back from the local copy of the log, which holds them once the write commits, so a crash
+in between leaves it behind its checkpoint and the next open or read catches it up: a read
+always sees every write the log holds. Such a projector reads only its own tables and the
+event (never another read model, which may have moved on), so folding later folds the same rows.
 """
 
 from __future__ import annotations
@@ -138,6 +148,13 @@ class Log(Protocol):
 
 
 PULL_BATCH = 2000
+# Events the after-commit projectors may trail by before a write folds them itself: one settle
+# (a few ms per hundred events) every SETTLE_EVERY writes stays out of the p99 of ``remember``.
+SETTLE_EVERY = 256
+
+
+def folds_after_commit(projector: Projector) -> bool:
+    return bool(getattr(projector, "after_commit", False))
 
 
 class ProjectionRunner:
@@ -149,7 +166,19 @@ class ProjectionRunner:
         self.store = store
         self.log: Log = store if log is None else log
         self.projectors = list(projectors)
+        self.inline = [p for p in self.projectors if not folds_after_commit(p)]
+        self.after_commit = [p for p in self.projectors if folds_after_commit(p)]
         self.by_name = {p.name: p for p in self.projectors}
+        # Events this process folded inline that the after-commit projectors have not (another
+        # process's writes are found by :meth:`unsettled`), and the derivations those writes
+        # computed, stored with the next settle (a cache: losing them costs a recomputation).
+        self.pending = 0
+        self._derivations: dict[bytes, bytes] = {}
+        self._derivations_after = 0  # the log position the kept derivations' writes came after
+        # The local copy's last (position, hash) as the pull in this write transaction left it
+        # (equal to the log's, whose lock the transaction holds): the append needs no second look.
+        # Whoever ends the transaction clears it (server.app.storage).
+        self.pulled_tail: tuple[int, str] | None = None
         self.broken: ChainBroken | None = None  # where the log's chain broke, pulling it (_copy)
         # Called as (done, total) while a new read-model file copies, then folds, the whole log.
         self.progress: Progress | None = None
@@ -233,17 +262,75 @@ class ProjectionRunner:
             self._set_checkpoints(self.projectors, last)
 
     # -- inline ------------------------------------------------------------------------------
-    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+    def append(self, events: Sequence[NewEvent], *, new_ids: bool = False) -> list[StoredEvent]:
         """Append and project in the caller's write transaction (``store.write``; with a
-        separate log, inside the log's write transaction as well, after a :meth:`pull`)."""
-        before = self.store.last_position()
-        stored = self.log.append_in_transaction(events)
-        fresh = [e for e in stored if e.position > before]
+        separate log, inside the log's write transaction as well, after a :meth:`pull`).
+        ``new_ids``: the events' ids were made for this append (``chain_batch``), so every
+        stored row is a new one."""
+        tail, self.pulled_tail = self.pulled_tail, None
+        if new_ids:
+            stored = self.log.append_in_transaction(events, new_ids=True)
+            fresh = list({e.position: e for e in stored}.values())
+        else:
+            before = tail[0] if tail else self.store.last_position()
+            stored = self.log.append_in_transaction(events)
+            fresh = [e for e in stored if e.position > before]
         if self.separate_log:
-            self.store.append_stored(fresh)
-        with derived.writing_through():
+            self.store.append_stored(fresh, tail=tail)
+        if fresh and not self._derivations:
+            self._derivations_after = fresh[0].position - 1
+        with derived.writing_through(self._derivations):
             self.project(fresh)
         return stored
+
+    # -- after commit ------------------------------------------------------------------------
+    def unsettled(self) -> bool:
+        """Whether the after-commit projectors trail the local copy of the log (this process's
+        writes, known without a statement, or another's, found by one)."""
+        if self.pending or not self.after_commit:
+            return bool(self.pending)
+        names = [p.name for p in self.after_commit]
+        behind = self.conn.execute(
+            "SELECT (SELECT coalesce(max(position), 0) FROM events) > "
+            f"(SELECT coalesce(min(position), 0) FROM projection_checkpoints WHERE name IN ({marks(len(names))}))",
+            names,
+        ).get
+        return bool(behind)
+
+    def _erased_after(self, position: int) -> bool:
+        """Whether a memory was erased since ``position``: the derivations kept since then may
+        quote its text, and the erasure pruned the cache of it (projections/forget.py), so
+        they are dropped (a cache: the next rebuild computes what it needs)."""
+        return (
+            self.conn.execute(
+                "SELECT 1 FROM events WHERE position > ? AND type='Erased' LIMIT 1", (position,)
+            ).fetchone()
+            is not None
+        )
+
+    def settle_in_transaction(self) -> int:
+        """Fold what the after-commit projectors have not, in the caller's write transaction on
+        the read models; returns how many events they folded."""
+        self.pending = 0
+        if self._derivations and not self._erased_after(self._derivations_after):
+            derived.store(self.conn, list(self._derivations.items()))
+        self._derivations.clear()
+        if not self.after_commit:
+            return 0
+        checkpoints = self.checkpoints()
+        start = min(checkpoints.get(p.name, 0) for p in self.after_commit)
+        last, count = start, 0
+        for event in self.store.read(after=start):
+            kind = current_type(event.type)
+            data = None
+            for p in self.after_commit:
+                if event.position > checkpoints.get(p.name, 0) and kind in p.handles:
+                    data = data or event.data
+                    p.apply(self.conn, event, data)
+            last, count = event.position, count + 1
+        if last > start:
+            self._set_checkpoints(self.after_commit, last)
+        return count
 
     def pull(self) -> int:
         """Copy and fold what the log of record holds beyond the local copy, in the caller's
@@ -258,14 +345,16 @@ class ProjectionRunner:
         after each batch (a machine joining a long log)."""
         if not self.separate_log:
             return 0
-        count, self.broken = 0, None
+        count, self.broken, self.pulled_tail = 0, None, None
         total = self.log.last_position() if progress else 0
         while True:
-            head = self.store.last_position()
+            tail = self.store.tail()
+            head = tail[0] if tail else 0
             rows = list(self.log.read(after=head, until=head + PULL_BATCH, batch=PULL_BATCH))
             if progress:
                 progress(head + len(rows), max(total, head + len(rows)))
-            if not rows:
+            if not rows:  # the copy is the log: an append in this transaction continues this tail
+                self.pulled_tail = tail
                 return count
             try:
                 self.store.append_stored(rows)
@@ -312,17 +401,19 @@ class ProjectionRunner:
         return streams
 
     def project(self, events: Iterable[StoredEvent]) -> None:
-        last = 0
+        """Fold into the inline projectors; the after-commit ones follow at the next settle."""
+        last, count = 0, 0
         for event in events:
             data: Event | None = None
             kind = current_type(event.type)
-            for p in self.projectors:
+            for p in self.inline:
                 if kind in p.handles:
                     data = data or event.data
                     p.apply(self.conn, event, data)
-            last = event.position
+            last, count = event.position, count + 1
         if last:
-            self._set_checkpoints(self.projectors, last)
+            self._set_checkpoints(self.inline, last)
+            self.pending += count
 
     def _set_checkpoints(self, projectors: Iterable[Projector], position: int) -> None:
         insert_rows(

@@ -207,20 +207,10 @@ def _retrieve(
     Only the any-term query over rare terms is ordered by ``bm25()``: FTS5 computes a term's
     IDF by walking its whole doclist, so a ranked query with a common term in it pays for that
     term's every posting. The phrase and the all-terms matches are few (bounded by their
-    rarest token) and are taken whole, newest first, for ``ranking`` to order.
+    rarest token) and are taken whole, newest first, for ``ranking`` to order. The three run
+    as one statement (:func:`_match_all`).
     """
-    found: dict[int, None] = {}
-    phrase: set[int] = set()
     terms = list(parsed.terms)
-    every = _match(conn, fts_all(terms), where, params, pool, by_rank=False) if len(terms) > 1 else []
-    # A memory that holds the phrase holds each of its terms: when no memory holds them all and
-    # the phrase contains every term, the phrase query (a walk of every term's doclist) is void.
-    void = len(terms) > 1 and not every and {t.text for t in terms} <= set(parsed.phrase)
-    if len(parsed.phrase) >= 2 and not void:
-        ids = _match(conn, parsed.phrase_fts(), where, params, pool, by_rank=False)
-        phrase.update(ids)
-        found.update(dict.fromkeys(ids))
-    found.update(dict.fromkeys(every))
     chosen: list[Term] = []
     budget = ANY_BUDGET
     for df, term in sorted(zip(dfs, terms, strict=True), key=lambda p: p[0]):
@@ -228,11 +218,73 @@ def _retrieve(
             break
         chosen.append(term)
         budget -= df
-    if chosen:
-        found.update(dict.fromkeys(_match(conn, fts_any(chosen), where, params, pool, by_rank=True)))
-    elif len(found) < pool:  # every term is common: the newest memories with any of them
+    # A memory that holds the phrase holds each of its terms: when no memory holds them all and
+    # the phrase contains every term, the phrase query (a walk of every term's doclist) is void.
+    gated = len(terms) > 1 and {t.text for t in terms} <= set(parsed.phrase)
+    every, phrase_ids, ranked = _match_all(
+        conn,
+        [
+            _Part(fts_all(terms), by_rank=False) if len(terms) > 1 else None,
+            _Part(parsed.phrase_fts(), by_rank=False, gated=gated) if len(parsed.phrase) >= 2 else None,
+            _Part(fts_any(chosen), by_rank=True) if chosen else None,
+        ],
+        where,
+        params,
+        pool,
+    )
+    found = dict.fromkeys(phrase_ids)
+    found.update(dict.fromkeys(every))
+    found.update(dict.fromkeys(ranked))
+    if not chosen and len(found) < pool:  # every term is common: the newest memories with any of them
         found.update(dict.fromkeys(_match(conn, fts_any(terms), where, params, pool, by_rank=False)))
-    return phrase, found
+    return set(phrase_ids), found
+
+
+class _Part(msgspec.Struct, frozen=True):
+    """One FTS5 query of :func:`_match_all`. ``gated``: run only when the first query matched
+    anything (before the filters: when it matched nothing, neither can this one)."""
+
+    expression: str
+    by_rank: bool
+    gated: bool = False
+
+
+def _match_all(
+    conn: apsw.Connection, parts: list[_Part | None], where: str, params: list[Any], pool: int
+) -> list[list[int]]:
+    """:func:`_match` for several queries in one statement (a None part finds nothing): each
+    query's top, filtered, in its own order. A query whose filters threw most of its top away is
+    ranked again with the filters inside, as :func:`_match` does, in a statement of its own."""
+    wide = int(pool * FILTER_MARGIN)
+    ctes, selects, bound, tail = [], [], [], []
+    for i, part in enumerate(parts):
+        if part is None:
+            continue
+        order = "bm25(search_fts)" if part.by_rank else "rowid DESC"
+        rank = "bm25(search_fts)" if part.by_rank else "-rowid"
+        ctes.append(
+            f"q{i}(id, r) AS (SELECT rowid, {rank} FROM search_fts WHERE search_fts MATCH ? ORDER BY {order} LIMIT ?)"
+        )
+        bound += [part.expression, wide]
+        gate = " WHERE EXISTS (SELECT 1 FROM q0)" if part.gated and parts[0] is not None else ""
+        selects.append(
+            f"SELECT {i}, top.id, m.memory_id, top.r FROM q{i} top "
+            f"LEFT JOIN memories m ON m.memory_id = top.id AND {where}{gate}"
+        )
+        tail += params
+    tops: list[list[int | None]] = [[] for _ in parts]
+    if selects:
+        sql = f"WITH {', '.join(ctes)} {' UNION ALL '.join(selects)} ORDER BY 1, 4, 2 DESC"
+        for i, _id, memory_id, _r in conn.execute(sql, (*bound, *tail)):
+            tops[i].append(memory_id)
+    out = []
+    for part, top in zip(parts, tops, strict=True):
+        ids = [m for m in top if m is not None]
+        if part is None or len(ids) >= pool or len(top) < wide:
+            out.append(ids[:pool])
+        else:
+            out.append(_filtered_match(conn, part.expression, where, params, pool, by_rank=part.by_rank))
+    return out
 
 
 def _match(
@@ -245,23 +297,18 @@ def _match(
     ranked again with the filters inside. The top and its filter are one statement: the left
     join keeps each of the top's rows (in its order), with NULL for one the filters reject.
     """
-    order = "bm25(search_fts)" if by_rank else "rowid DESC"
-    wide = int(pool * FILTER_MARGIN)
-    top = conn.execute(
-        f"WITH top(id, r) AS (SELECT rowid, {'bm25(search_fts)' if by_rank else '-rowid'} FROM search_fts "
-        f"WHERE search_fts MATCH ? ORDER BY {order} LIMIT ?) "
-        f"SELECT m.memory_id FROM top LEFT JOIN memories m ON m.memory_id = top.id AND {where} "
-        "ORDER BY top.r, top.id DESC",
-        (expression, wide, *params),
-    ).fetchall()
-    ids = [r[0] for r in top if r[0] is not None]
-    if len(ids) >= pool or len(top) < wide:
-        return ids[:pool]
+    return _match_all(conn, [_Part(expression, by_rank=by_rank)], where, params, pool)[0]
+
+
+def _filtered_match(
+    conn: apsw.Connection, expression: str, where: str, params: list[Any], pool: int, *, by_rank: bool
+) -> list[int]:
+    order = "bm25(search_fts)" if by_rank else "search_fts.rowid DESC"
     return [
         r[0]
         for r in conn.execute(
             "SELECT search_fts.rowid FROM search_fts JOIN memories m ON m.memory_id = search_fts.rowid "
-            f"WHERE search_fts MATCH ? AND {where} ORDER BY {order.replace('rowid', 'search_fts.rowid')} LIMIT ?",
+            f"WHERE search_fts MATCH ? AND {where} ORDER BY {order} LIMIT ?",
             (expression, *params, pool),
         )
     ]

@@ -83,6 +83,9 @@ class SearchProjector(DeferringProjector):
     version = 5
     tables = ("search_docs",)
     handles = frozenset({"MemoryRecorded", "MemoryUpdated"})
+    # No write decides on full text but a cancellation's (server/app/writes.py settles first):
+    # folded after commit, from its own table, the event and the memory's fixed id.
+    after_commit = True
 
     deferrable = frozenset({"MemoryRecorded"})  # a creation reads nothing
 

@@ -130,6 +130,7 @@ class TimelineProjector:
     version = 100 + SearchProjector.version
     tables = ("tt_memories", "tt_states", "tt_texts", "tt_links", "tt_marks")
     handles = frozenset(EVENT_TYPES)
+    after_commit = True  # no write decides on it; it reads only its own tables and the event
 
     def create(self, conn: apsw.Connection) -> None:
         self._bulk = None

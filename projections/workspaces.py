@@ -68,14 +68,7 @@ class WorkspacesProjector:
 
 
 def _accepted(conn: apsw.Connection) -> dict[str, str]:
-    return unchanged.memo(conn, _ALIASES, _read_accepted)
-
-
-def _read_accepted(conn: apsw.Connection) -> dict[str, str]:
-    try:
-        return dict(conn.execute("SELECT alias, canonical FROM workspace_aliases WHERE accepted=1"))
-    except apsw.SQLError:  # projection not created yet (a brand-new file mid-open)
-        return {}
+    return {alias: canonical for alias, canonical, accepted in unchanged.alias_rows(conn, _ALIASES) if accepted}
 
 
 def _resolve(aliases: dict[str, str], name: str) -> str:

@@ -3,6 +3,8 @@ hostile queries, current-only results, the bounded query plan and rebuild determ
 
 from __future__ import annotations
 
+import re
+
 import time
 
 import pytest
@@ -128,8 +130,12 @@ def fts_queries(app: LedgerApp, query: str, **kw: object) -> tuple[list[int], li
     ran: list[tuple[str, str]] = []
 
     def trace(cursor: object, sql: str, bindings: object) -> bool:
-        if "search_fts MATCH ?" in sql and "ORDER BY" in sql:
-            ran.append((sql.split("ORDER BY")[1].split("LIMIT")[0].strip(), str(bindings[0])))  # type: ignore[index]
+        # One statement may run several matches (projections/search.py, _match_all): each is
+        # "search_fts MATCH ? ORDER BY <order> LIMIT ?", its expression the binding of that "?".
+        for match in re.finditer(r"search_fts MATCH \?( AND [^?]*?)? ORDER BY (.+?) LIMIT", sql):
+            if match.group(1) and "?" in match.group(1):
+                continue
+            ran.append((match.group(2).strip(), str(bindings[sql[: match.start()].count("?")])))  # type: ignore[index]
         return True
 
     app.conn.exec_trace = trace

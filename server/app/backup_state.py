@@ -46,6 +46,8 @@ class BackupState:
     replay_notice: str | None = None
     replaying: ReplayPin | None = None
     _replay_at = 0.0
+    # The log's head as a write of the current call left it (the notices of its reply reuse it).
+    head_seen: int | None = None
 
     @property
     def offline(self) -> bool:
@@ -100,8 +102,8 @@ class BackupState:
         """
         head: int | None = None
         if not self.shadow:
-            try:
-                head = self.log.last_position()
+            try:  # a write of the call this answers has just seen the head (Storage.call)
+                head = self.head_seen if self.head_seen is not None else self.log.last_position()
             except STORAGE_ERRORS as exc:
                 if self.degraded is None or self.degraded.get("reason") != reason_of(exc):
                     self._note_failure(exc)

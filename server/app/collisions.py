@@ -29,6 +29,7 @@ from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import entity_aliases
 from fact_ledger.projections import memories as mem
 from fact_ledger.server.app.governance_views import GovernanceViews, conflict_facts
+from fact_ledger.server.app.set_verdicts import verdict_of
 
 # Per set key: the key's unresolved set (None: none) and which of the key's candidates are its
 # current members (memory id -> normalised value), as read earlier in the same transaction.
@@ -301,14 +302,16 @@ class Collisions(GovernanceViews):
     def write_report(
         self, stored: list[StoredEvent], mine: int, near: list[dict[str, Any]] | None = None
     ) -> dict[str, Any]:
-        report = self._collision_report(stored, mine)
+        near_ids = [n["memory_id"] for n in near or ()]
+        sets = conflicts_model.reported_sets(
+            self.conn, list(dict.fromkeys(e.stream_id for e in stored if e.type == "ClaimCollided")), near_ids
+        )
+        report = self._collision_report(stored, mine, sets)
         if near is not None:
             # A near-duplicate that is in a set this write joined is the same claim with another
             # value: the conflict already reports it, in fewer bytes.
-            ids = [n["memory_id"] for n in near]
-            covered = {
-                m for c in report["conflicts"] for m in conflicts_model.active_among(self.conn, c["conflict_id"], ids)
-            }
+            shown = {c["conflict_id"] for c in report["conflicts"]}
+            covered = {m for row, _, among in sets.values() if row["conflict_id"] in shown for m in among}
             report["near_duplicates"] = [n for n in near if n["memory_id"] not in covered]
         superseded = superseded_by(self.conn, stored)  # by policy auto_settle: the only way a write supersedes
         if superseded:
@@ -327,22 +330,27 @@ class Collisions(GovernanceViews):
                 changes.setdefault(keys[ev.type], []).append(row["conflict_id"])
         return changes
 
-    def _collision_report(self, stored: list[StoredEvent], mine: int) -> dict[str, Any]:
+    def _collision_report(
+        self,
+        stored: list[StoredEvent],
+        mine: int,
+        sets: dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[int]]],
+    ) -> dict[str, Any]:
         """``conflicts``: each set this write opened or joined, in a few bytes whatever its size —
-        the claim with this memory's value, the leader and the member count (never the other values)."""
+        the claim with this memory's value, the leader and the member count (never the other values).
+        ``sets``: what :func:`projections.conflicts.reported_sets` read of them."""
         items = []
         stream = None
+        review = self.settings.policy.review_agent_conflicts
         for ev in stored:
-            if ev.type != "ClaimCollided":
+            if ev.type != "ClaimCollided" or ev.stream_id not in sets:
                 continue
-            row = conflicts_model.by_stream(self.conn, ev.stream_id)
-            if row is None:
-                continue
+            row, best, _ = sets[ev.stream_id]
             if stream is None:  # a remember's own event names its stream; an update's is looked up
                 recorded = (e.stream_id for e in stored if e.type == "MemoryRecorded" and e.position == mine)
                 stream = next(recorded, None) or mine_stream(self.conn, mine)
             value = next((m.value for m in ev.data.members if m.memory == stream), "")
-            verdict = self._set_verdict(row["conflict_id"])
+            verdict = verdict_of(best, review_agent_conflicts=review)
             leader = verdict["leader_id"]
             brief = {k: verdict[k] for k in ("winner_id", "manual_review", "rule")}  # reasons: conflict_detail
             items.append(

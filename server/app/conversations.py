@@ -104,7 +104,7 @@ class Conversations(Service):
         target = self.workspaces.write_workspace(workspace)
         fields = {"content": content, "subject": subject, "tags": list(tags), "source_ref": source_ref}
         fields["metadata"] = metadata
-        clean, masked = self.writes._without_secrets(fields, target, on_secret)
+        clean, masked = self.writes._without_secrets(fields, lambda: target, on_secret)
         tags_clean = tuple(dict.fromkeys(clean["tags"]))
         digest = content_hash(clean["content"])
         subject_norm = normalize_text(clean["subject"])
@@ -360,7 +360,8 @@ class Conversations(Service):
                     field="expected_version",
                     current_version=row["version"],
                 )
-            clean, found = self.writes._without_secrets(texts, row["workspace"], on_secret) if texts else ({}, {})
+            workspace = row["workspace"]
+            clean, found = self.writes._without_secrets(texts, lambda: workspace, on_secret) if texts else ({}, {})
             masked.update(found)
             fields = {**requested, **clean}
             if "tags" in fields:

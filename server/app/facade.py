@@ -141,11 +141,20 @@ class LedgerApp:
 
     @property
     def runner(self) -> ProjectionRunner:
+        """The projection runner, with this process's writes folded (see :attr:`conn`)."""
+        self._settled()
         return self.storage.runner
 
     @property
     def conn(self) -> Any:
+        """The read models' connection, with this process's writes folded into every one of them
+        (full text and the timeline follow a write at the next read: projections/runner.py)."""
+        self._settled()
         return self.storage.conn
+
+    def _settled(self) -> None:
+        if not self.storage.shadow and self.storage.runner.pending:
+            self.storage.settle()
 
     @property
     def degraded(self) -> dict[str, str] | None:

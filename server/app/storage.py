@@ -45,10 +45,10 @@ from fact_ledger.ledger import clock
 from fact_ledger.ledger.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.dbfiles import MissingDatabase, NotALedger
 from fact_ledger.ledger.errors import ChainBroken, Locked, LogUnreachable, NotFound, Unavailable, VersionConflict
-from fact_ledger.ledger.events import MemoryRecorded
+from fact_ledger.ledger.events import ClaimCollided, Event, MemoryRecorded
 from fact_ledger.ledger.facts import Decision
 from fact_ledger.ledger.store import EventStore
-from fact_ledger.projections.runner import ProjectionRunner, Projector
+from fact_ledger.projections.runner import SETTLE_EVERY, ProjectionRunner, Projector
 from fact_ledger.server.app.backup_log import BackupLog
 from fact_ledger.server.app.backup_state import BackupState
 from fact_ledger.server.app.replay_pin import ReplayPin
@@ -73,6 +73,20 @@ Decide = Callable[[], "tuple[Decision, str, str]"]  # (decision, event time, wor
 DEGRADED_OK = frozenset(
     {"status", "pending_backup", "backup_notice", "replay_backup", "close", "start_vector_worker", "warm_search"}
 )
+
+# Calls that let the after-commit read models (full text, the timeline) trail the log: the hot
+# writes, whose decisions never read them (a cancellation settles inside its own transaction),
+# and the notices an agent's reply carries. Every other call settles them first, so a read sees
+# every write the log holds (projections/runner.py).
+SETTLE_LATER = frozenset({"remember", "update", "backup_notice", "semantic_notice", "close"})
+# The notices a reply carries, asked right after its call: they may reuse what that call saw.
+REPLY_NOTICES = frozenset({"backup_notice", "semantic_notice"})
+
+
+def opens_stream(event: Event) -> bool:
+    """The event is the first of its stream: a memory recorded, a claim set opened (every
+    decision gives either a new id)."""
+    return isinstance(event, MemoryRecorded) or (isinstance(event, ClaimCollided) and not event.joins)
 
 
 class LogStore(Protocol):
@@ -180,6 +194,8 @@ class Storage(BackupState):
 
     def close(self) -> None:
         self.stop_following()
+        if not self.shadow and self.runner.pending:  # this process's writes reach every read model before it goes
+            self._settle_quietly()
         if self.log is not self.store:
             self.log.close()
         self.store.close()
@@ -384,11 +400,15 @@ class Storage(BackupState):
             finally:
                 calls.depth = depth
         calls.depth, calls.backed_up, calls.request = 1, None, (name, request)
+        if name not in REPLY_NOTICES:
+            self.head_seen = None  # the log's head a write of this call saw (BackupState.health)
         try:
             self.maybe_reopen()
             self.replay_if_due()
             if self.shadow and name == "status":
                 return self.degraded_status()
+            if not self.shadow and name not in SETTLE_LATER:
+                self.settle()
             result = run()
             if calls.backed_up is not None:
                 return calls.backed_up
@@ -427,7 +447,10 @@ class Storage(BackupState):
             self.runner.pull()
             if self.runner.broken is not None:  # never decide on, or append to, a log that breaks
                 raise self._chain_refusal(self.runner.broken)
-            return work()
+            try:
+                return work()
+            finally:
+                self.runner.pulled_tail = None  # valid in this transaction only
 
         try:
             result = self.log.write(under_log_lock)
@@ -442,6 +465,21 @@ class Storage(BackupState):
             logger.warning("read models fell behind the log (%s); the next write or open catches up", exc)
         return result
 
+    def settle(self) -> int:
+        """Fold what the after-commit read models trail by (this process's writes, or another's);
+        returns how many events they folded. Waits for the read models' write lock like a write."""
+        if not self.runner.unsettled():
+            return 0
+        return self.store.write(self.runner.settle_in_transaction)
+
+    def _settle_quietly(self) -> None:
+        """:meth:`settle` where a refusal must not fail the caller (the write has committed, the
+        process is closing): the read models trail until the next read, open or write settles."""
+        try:
+            self.settle()
+        except STORAGE_ERRORS as exc:
+            logger.warning("the full-text and timeline read models trail the log (%s); the next read folds", exc)
+
     def pull(self) -> int:
         """Fold what the log holds beyond the read models (another process or machine wrote it)."""
         if self.log is self.store or self.offline:
@@ -453,8 +491,9 @@ class Storage(BackupState):
         return self.store.snapshot()
 
     def new_events(self, decision: Decision, event_time: str, workspace: str) -> list[NewEvent]:
-        # A remembered memory opens its (fresh) stream: version 1 spares the store a lookup,
-        # and the UNIQUE(stream_id, stream_version) constraint still guards it.
+        # A remembered memory and an opened claim set start their (fresh) streams: version 1
+        # spares the store a lookup, and the UNIQUE(stream_id, stream_version) constraint still
+        # guards it.
         return [
             NewEvent(
                 data=event,
@@ -462,7 +501,7 @@ class Storage(BackupState):
                 event_time=event_time,
                 actor=self.settings.actor,
                 workspace=workspace,
-                stream_version=1 if isinstance(event, MemoryRecorded) else None,
+                stream_version=1 if opens_stream(event) else None,
             )
             for stream, event in decision
         ]
@@ -490,14 +529,19 @@ class Storage(BackupState):
                 built[:] = self.new_events(decision, event_time, workspace)
                 if pin is not None:
                     built[:] = pin.stamp(built, start)
-                stored = [e for e in self.runner.append(built) if e.type != "WriteReplayed"]
+                # a replay's events keep their recorded ids (the log may hold them); a decision's are new
+                stored = [e for e in self.runner.append(built, new_ids=pin is None) if e.type != "WriteReplayed"]
                 return Written(stored, reply(stored) if reply is not None else None)
 
             try:
                 written = self.transaction(work)
                 self.degraded = None
+                if written.events:
+                    self.head_seen = max(e.position for e in written.events)
                 for hook in self.after_write:
                     hook()
+                if self.runner.pending >= SETTLE_EVERY:  # a long run of writes: fold them in one go
+                    self._settle_quietly()
                 return written
             except STORAGE_ERRORS as exc:
                 self._note_failure(exc)

@@ -9,6 +9,7 @@ commit → compact result with docs/contract.md's keys.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -116,7 +117,6 @@ class Writes(Service):
     ) -> dict[str, Any]:
         if event_time is not None:
             event_time = self._plausible(event_time)
-        target_workspace = self.workspaces.write_workspace(workspace)
         fields = {
             "content": content,
             "subject": subject,
@@ -125,7 +125,7 @@ class Writes(Service):
             "claims": claims,
             "metadata": metadata,
         }
-        clean, masked = self._without_secrets(fields, target_workspace, on_secret)
+        clean, masked = self._without_secrets(fields, lambda: self.workspaces.write_workspace(workspace), on_secret)
         cmd = RememberCommand(
             content=clean["content"],
             subject=clean["subject"],
@@ -133,7 +133,6 @@ class Writes(Service):
             source_type=source_type,
             confidence=confidence,
             event_time=event_time or clock.now(),
-            workspace=target_workspace,
             source_ref=clean["source_ref"],
             ref_id=ref_id,
             retracts=retracts,
@@ -146,6 +145,8 @@ class Writes(Service):
         cancelling: list[Target] = []  # a cancellation without ref_id: the instructions it matched
 
         def decide() -> tuple[Decision, str, str]:
+            nonlocal cmd  # its workspace is resolved here, under the write lock, with the aliases the decision reads
+            cmd = msgspec.structs.replace(cmd, workspace=self.workspaces.write_workspace(workspace))
             target = self._facts(ref_id, field="ref_id") if ref_id is not None else None
             command = cmd
             if ref_id is None:
@@ -211,14 +212,15 @@ class Writes(Service):
         return result
 
     def _without_secrets(
-        self, fields: dict[str, Any], workspace: str, on_secret: str
+        self, fields: dict[str, Any], workspace: Callable[[], str], on_secret: str
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """The write's fields with no credential in them (server/app/credentials.py): refused
         (``invalid_input`` naming kind and span, before anything is written), or masked with
         ``on_secret: "mask"`` (the answer's ``secrets_masked`` lists what was replaced); a workspace
-        of ``secrets_allowed_workspaces`` keeps them as given."""
+        of ``secrets_allowed_workspaces`` keeps them as given. ``workspace`` gives the write's
+        workspace, asked only when a credential is found (a remember resolves it under its lock)."""
         found = credentials.scan(fields)
-        if not found or self.settings.secrets_allowed(workspace):
+        if not found or self.settings.secrets_allowed(workspace()):
             return fields, {}
         if on_secret != "mask":
             raise credentials.refusal(found)
@@ -234,6 +236,9 @@ class Writes(Service):
         if not words:
             return cmd, None
         scope = self.workspace_scope(cmd.workspace) or (cmd.workspace,)
+        runner = self.storage.runner
+        if runner.unsettled():  # full text trails the log between reads: this decision reads it
+            runner.settle_in_transaction()
         rows = holding_all(self.conn, words, scope, limit=MAX_MATCHES + 1)
         target, matched = choose([Target(*row) for row in rows])
         cancelling[:] = matched
@@ -293,7 +298,7 @@ class Writes(Service):
         texts = {k: v for k, v in requested.items() if k in ("content", "subject", "tags", "metadata")}
         masked: dict[str, Any] = {}
         if texts and credentials.scan(texts):  # the workspace is read only when there is something to decide
-            clean, masked = self._without_secrets(texts, self._facts(memory_id).workspace, on_secret)
+            clean, masked = self._without_secrets(texts, lambda: self._facts(memory_id).workspace, on_secret)
             requested.update(clean)
 
         def decide() -> tuple[Decision, str, str]:

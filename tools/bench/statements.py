@@ -6,7 +6,9 @@ lexical ``find``, on a small two-file ledger (three memories, one about the stag
 
 Prints one JSON object: per operation, ``statements`` (the count), ``by_kind`` (SELECT, INSERT,
 …), ``functions`` (distinct project functions called) and ``calls`` (project function calls);
-then the same two calls over MCP (``mcp_*``: the ``memory`` tool through the mcp SDK's client,
+``after_commit``: what the write leaves to the next read (the full-text and timeline read
+models, folded by ``Storage.settle``: one such fold serves every write before it); then the
+same two calls over MCP (``mcp_*``: the ``memory`` tool through the mcp SDK's client,
 the reply's notices included), statements only.
 The counts are exact and repeatable, so one run is the figure (no medians needed).
 """
@@ -119,10 +121,16 @@ def run(workdir: Path) -> dict[str, Any]:
     app = seeded(workdir / "facade")
     try:
         remember = measure(lambda: app.remember(**COLLIDING, source_type="agent_generated"), app)
+        settle = measure(app.storage.settle, app)
         find = measure(lambda: app.find("staging port"), app)
     finally:
         app.close()
-    return {"remember_colliding": remember, "find_lexical": find, **anyio.run(over_mcp, workdir / "mcp")}
+    return {
+        "remember_colliding": remember,
+        "after_commit": settle,
+        "find_lexical": find,
+        **anyio.run(over_mcp, workdir / "mcp"),
+    }
 
 
 async def over_mcp(workdir: Path) -> dict[str, Any]:
@@ -140,14 +148,22 @@ async def over_mcp(workdir: Path) -> dict[str, Any]:
             ):
                 with traced(app) as statements:
                     await client.call_tool("memory", data)
-                out[name] = {
-                    "statements": len(statements),
-                    "by_kind": dict(sorted(Counter(kind(s) for s in statements).items())),
-                    "sql": statements,
-                }
+                out[name] = _counted(statements)
+                if name == "mcp_remember_colliding":
+                    with traced(app) as statements:
+                        app.storage.settle()
+                    out["mcp_after_commit"] = _counted(statements)
     finally:
         app.close()
     return out
+
+
+def _counted(statements: list[str]) -> dict[str, Any]:
+    return {
+        "statements": len(statements),
+        "by_kind": dict(sorted(Counter(kind(s) for s in statements).items())),
+        "sql": statements,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
