@@ -227,9 +227,7 @@ class PostgresEventStore:
 
     def append_in_transaction(self, events: Sequence[NewEvent], *, new_ids: bool = False) -> list[StoredEvent]:
         """Append inside the caller's :meth:`write` (which holds the log's write lock)."""
-        out = chain_batch(
-            events, self._tail(), self._by_event_ids, self._next_version, self._insert, new_ids=new_ids
-        )
+        out = chain_batch(events, self._tail(), self._by_event_ids, self._next_version, self._insert, new_ids=new_ids)
         if out:
             self._notify(out[-1].position)
         return out

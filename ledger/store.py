@@ -278,9 +278,7 @@ class EventStore:
     def append_in_transaction(self, events: Sequence[NewEvent], *, new_ids: bool = False) -> list[StoredEvent]:
         """Append inside the caller's write transaction (``write``), so that a projection
         update folded in the same transaction commits or rolls back with the events."""
-        return chain_batch(
-            events, self.tail(), self._by_event_ids, self._next_version, self._insert, new_ids=new_ids
-        )
+        return chain_batch(events, self.tail(), self._by_event_ids, self._next_version, self._insert, new_ids=new_ids)
 
     def append_stored(self, rows: Sequence[StoredEvent], *, tail: tuple[int, str] | None = None) -> None:
         """Append rows copied from another log as they are (see :func:`check_continues`).

@@ -4,7 +4,6 @@ hostile queries, current-only results, the bounded query plan and rebuild determ
 from __future__ import annotations
 
 import re
-
 import time
 
 import pytest
