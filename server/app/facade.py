@@ -153,8 +153,18 @@ class LedgerApp:
         return self.storage.conn
 
     def _settled(self) -> None:
-        if not self.storage.shadow and self.storage.runner.pending:
+        if self.unsettled_writes():
             self.storage.settle()
+
+    def unsettled_writes(self) -> bool:
+        """This process wrote what full text and the timeline have not folded yet (no statement)."""
+        return not self.storage.shadow and self.storage.runner.pending > 0
+
+    def settle(self) -> None:
+        """Fold this process's writes into full text and the timeline now (``ledger serve`` does it
+        between calls); a refusal waits for the next read."""
+        if self.unsettled_writes():
+            self.storage.settle_quietly()
 
     @property
     def degraded(self) -> dict[str, str] | None:

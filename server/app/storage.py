@@ -76,9 +76,10 @@ DEGRADED_OK = frozenset(
 
 # Calls that let the after-commit read models (full text, the timeline) trail the log: the hot
 # writes, whose decisions never read them (a cancellation settles inside its own transaction),
-# and the notices an agent's reply carries. Every other call settles them first, so a read sees
-# every write the log holds (projections/runner.py).
-SETTLE_LATER = frozenset({"remember", "update", "backup_notice", "semantic_notice", "close"})
+# the notices an agent's reply carries and ``ledger serve``'s replay poll (a write when anything
+# replays). Every other call settles them first, so a read sees every write the log holds
+# (projections/runner.py).
+SETTLE_LATER = frozenset({"remember", "update", "backup_notice", "semantic_notice", "replay_due", "close"})
 # The notices a reply carries, asked right after its call: they may reuse what that call saw.
 REPLY_NOTICES = frozenset({"backup_notice", "semantic_notice"})
 
@@ -195,7 +196,7 @@ class Storage(BackupState):
     def close(self) -> None:
         self.stop_following()
         if not self.shadow and self.runner.pending:  # this process's writes reach every read model before it goes
-            self._settle_quietly()
+            self.settle_quietly()
         if self.log is not self.store:
             self.log.close()
         self.store.close()
@@ -472,7 +473,7 @@ class Storage(BackupState):
             return 0
         return self.store.write(self.runner.settle_in_transaction)
 
-    def _settle_quietly(self) -> None:
+    def settle_quietly(self) -> None:
         """:meth:`settle` where a refusal must not fail the caller (the write has committed, the
         process is closing): the read models trail until the next read, open or write settles."""
         try:
@@ -541,7 +542,7 @@ class Storage(BackupState):
                 for hook in self.after_write:
                     hook()
                 if self.runner.pending >= SETTLE_EVERY:  # a long run of writes: fold them in one go
-                    self._settle_quietly()
+                    self.settle_quietly()
                 return written
             except STORAGE_ERRORS as exc:
                 self._note_failure(exc)

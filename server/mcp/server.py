@@ -152,6 +152,7 @@ SWEEP_FIRST_S = 60.0  # the periodic pass (server/app/conversations.py) first ru
 SWEEP_EVERY_S = 3600.0  # and then once an hour
 HEALTH_FIRST_S = 120.0  # the scheduled health report pass first runs this long after start (or sooner)
 REPLAY_POLL_S = 1.0  # how often ledger serve looks whether backed-up writes can land (between calls)
+SETTLE_POLL_S = 0.05  # how often it looks whether its writes await full text and the timeline
 
 
 def start_lines(app: LedgerApp, *, http: bool, port: int, terminal: bool) -> list[str]:
@@ -192,6 +193,7 @@ async def _serve(server: MCPServer, tools: LedgerTools, http: bool, port: int) -
         group.start_soon(_sweep_periodically, tools)
         group.start_soon(_health_periodically, tools)
         group.start_soon(_replay_when_back, tools)
+        group.start_soon(_settle_between_calls, tools)
         if http:
             await server.run_streamable_http_async(host="127.0.0.1", port=port)
         else:
@@ -215,6 +217,17 @@ def join_progress_printer(every: int = 20_000) -> Callable[[int, int], None]:
             print(f"fact-ledger: building read models from the log: {phase[0]} {done}/{total} events", file=sys.stderr)
 
     return show
+
+
+async def _settle_between_calls(tools: LedgerTools) -> None:
+    """Between tool calls, within ``SETTLE_POLL_S`` of a write: full text and the timeline fold
+    what the writes left them (projections/runner.py), so neither the next ``find`` of this
+    server nor another process's read waits for it."""
+    app = tools.app
+    while True:
+        await anyio.sleep(SETTLE_POLL_S)
+        if app.unsettled_writes():
+            await tools.run_alone(app.settle)
 
 
 async def _replay_when_back(tools: LedgerTools) -> None:
