@@ -76,6 +76,13 @@ class MemoryFacts(msgspec.Struct, kw_only=True):
         )
 
 
+# A claim set's states, in the order it moves through them (docs/contract.md), and the filter
+# every listing of sets takes (``all``: whatever the state). Spelled once: the edge model, the
+# CLI's choice, the listings and the counts read these.
+CONFLICT_STATES = ("open", "judged", "resolved")
+CONFLICT_LISTINGS = (*CONFLICT_STATES, "all")
+
+
 class ConflictFacts(msgspec.Struct, kw_only=True):
     """An unresolved claim set: its stream, state, claim key and current members.
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import apsw
 
+from fact_ledger.ledger.facts import CONFLICT_STATES
 from fact_ledger.ledger.sql import marks
 from fact_ledger.projections.conflicts_projector import COLUMNS, PAIR_COLUMNS, RANK_ORDER_SQL, SIDE_COLUMNS
 
@@ -319,7 +320,7 @@ def pairs_of(conn: apsw.Connection, conflict_id: int) -> list[dict[str, Any]]:
 
 def count_by_state(conn: apsw.Connection, workspaces: tuple[str, ...] | None = None) -> dict[str, int]:
     """Claim sets per state; with ``workspaces``, only those of these workspaces."""
-    counts = {"open": 0, "judged": 0, "resolved": 0}
+    counts = dict.fromkeys(CONFLICT_STATES, 0)
     if workspaces is None:
         rows = conn.execute("SELECT state, count(*) FROM conflicts GROUP BY state")
     else:

@@ -14,7 +14,7 @@ from fact_ledger.ledger.arbiter import arbitrate as arbitrate_pair
 from fact_ledger.ledger.arbiter import with_ids
 from fact_ledger.ledger.claims import Claim, key_tokens
 from fact_ledger.ledger.errors import InvalidInput, NotFound
-from fact_ledger.ledger.facts import ConflictFacts, MemoryFacts, Policy
+from fact_ledger.ledger.facts import CONFLICT_LISTINGS, ConflictFacts, MemoryFacts, Policy
 from fact_ledger.ledger.word_diff import lexical_closeness, word_diff
 from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import conflicts as conflicts_model
@@ -27,7 +27,6 @@ from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.set_verdicts import set_verdict, shown_verdict, verdict_of
 from fact_ledger.server.app.storage import storage_call
 
-CONFLICT_STATES = ("open", "judged", "resolved", "all")
 MEMBERS_LISTED = 20  # member ids in a conflict list; conflict_detail pages through all of them
 
 
@@ -131,8 +130,8 @@ class GovernanceViews(Service):
     @storage_call
     def conflicts(self, state: str, limit: int, cursor: str | None) -> dict[str, Any]:
         """One page of claim sets; the defaults are the facade's (``LedgerApp.conflicts``)."""
-        if state not in CONFLICT_STATES:
-            raise InvalidInput(f"state must be one of {', '.join(CONFLICT_STATES)}", field="state")
+        if state not in CONFLICT_LISTINGS:
+            raise InvalidInput(f"state must be one of {', '.join(CONFLICT_LISTINGS)}", field="state")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
             raise InvalidInput("limit must be an integer from 1 to 200", field="limit")
         before = paging.key_of(paging.decode("conflicts", {"state": state}, cursor))

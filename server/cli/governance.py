@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.facts import CONFLICT_LISTINGS
 from fact_ledger.ledger.word_diff import render
 from fact_ledger.server.cli.output import (
     CliContext,
@@ -129,7 +130,7 @@ def _step(step: dict[str, Any]) -> str:
 
 
 @click.command()
-@click.option("--state", default="open", show_default=True, type=click.Choice(["open", "judged", "resolved", "all"]))
+@click.option("--state", default="open", show_default=True, type=click.Choice(CONFLICT_LISTINGS))
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
 @cursor_option
 @json_option

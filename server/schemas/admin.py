@@ -13,6 +13,7 @@ from pydantic import Field, StrictBool, StrictInt, model_validator
 
 from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.events import EVENT_TYPES, RENAMED
+from fact_ledger.ledger.facts import CONFLICT_LISTINGS
 from fact_ledger.ledger.govern import KEEP_RESOLUTIONS
 from fact_ledger.server.schemas.memory import (
     Cursor,
@@ -25,7 +26,7 @@ from fact_ledger.server.schemas.memory import (
     Subject,
 )
 
-ConflictState = Literal["open", "judged", "resolved", "all"]
+ConflictState = Literal[CONFLICT_LISTINGS]  # type: ignore[valid-type]  # ledger/facts.py, once
 # A renamed type's old name still filters (it finds the same rows as the current one).
 EventType = Literal[(*EVENT_TYPES, *RENAMED)]  # type: ignore[valid-type]
 
