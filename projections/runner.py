@@ -308,18 +308,18 @@ class ProjectionRunner:
             is not None
         )
 
-    def settle_in_transaction(self) -> int:
+    def settle_in_transaction(self) -> None:
         """Fold what the after-commit projectors have not, in the caller's write transaction on
-        the read models; returns how many events they folded."""
+        the read models (each from its own checkpoint)."""
         self.pending = 0
         if self._derivations and not self._erased_after(self._derivations_after):
             derived.store(self.conn, list(self._derivations.items()))
         self._derivations.clear()
         if not self.after_commit:
-            return 0
+            return
         checkpoints = self.checkpoints()
         start = min(checkpoints.get(p.name, 0) for p in self.after_commit)
-        last, count = start, 0
+        last = start
         for event in self.store.read(after=start):
             kind = current_type(event.type)
             data = None
@@ -327,10 +327,9 @@ class ProjectionRunner:
                 if event.position > checkpoints.get(p.name, 0) and kind in p.handles:
                     data = data or event.data
                     p.apply(self.conn, event, data)
-            last, count = event.position, count + 1
+            last = event.position
         if last > start:
             self._set_checkpoints(self.after_commit, last)
-        return count
 
     def pull(self) -> int:
         """Copy and fold what the log of record holds beyond the local copy, in the caller's

@@ -106,3 +106,37 @@ def test_what_a_write_derived_is_not_cached_once_another_ledger_erased_it(db_pat
     finally:
         writer.close()
         other.close()
+
+
+def test_a_process_knows_its_own_writes_await_the_fold_without_a_statement(app: LedgerApp) -> None:
+    app.remember("The ferry leaves at noon")
+    ran: list[str] = []
+    app.storage.conn.exec_trace = lambda _cursor, sql, _bindings: ran.append(sql) or True
+    try:
+        assert app.storage.runner.unsettled() and ran == []
+    finally:
+        app.storage.conn.exec_trace = None
+
+
+def test_a_fold_stores_what_the_writes_since_the_last_one_derived(app: LedgerApp) -> None:
+    def cached() -> int:
+        return int(app.storage.conn.execute("SELECT count(*) FROM derived_cache").get)
+
+    before = cached()
+    app.remember("The ferry leaves at noon")
+    assert cached() == before  # a write's claims and signature wait for the fold
+    app.find("ferry")
+    assert cached() == before + 2  # its claims and its signature
+    app.storage.conn.execute("DELETE FROM derived_cache")
+    app.remember("The night train leaves at ten")
+    app.find("train")
+    assert cached() == 2  # only what the second write derived: the first's were stored once
+
+
+def test_read_models_at_different_checkpoints_each_fold_what_they_lack(app: LedgerApp) -> None:
+    first = app.remember("The ferry leaves at noon")["memory_id"]
+    second = app.remember("The night train leaves at ten")["memory_id"]
+    app.storage.runner.rebuild(["search"])  # full text at the head, the timeline still behind
+    assert checkpoints(app)["search"] == second and checkpoints(app)["timeline"] < first
+    assert ids(app.find("ferry")) == [first] and ids(app.find("train")) == [second]
+    assert app.runner.differs_from_fresh_fold() == []

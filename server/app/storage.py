@@ -466,12 +466,11 @@ class Storage(BackupState):
             logger.warning("read models fell behind the log (%s); the next write or open catches up", exc)
         return result
 
-    def settle(self) -> int:
-        """Fold what the after-commit read models trail by (this process's writes, or another's);
-        returns how many events they folded. Waits for the read models' write lock like a write."""
-        if not self.runner.unsettled():
-            return 0
-        return self.store.write(self.runner.settle_in_transaction)
+    def settle(self) -> None:
+        """Fold what the after-commit read models trail by (this process's writes, or another's).
+        Waits for the read models' write lock like a write."""
+        if self.runner.unsettled():
+            self.store.write(self.runner.settle_in_transaction)
 
     def settle_quietly(self) -> None:
         """:meth:`settle` where a refusal must not fail the caller (the write has committed, the

@@ -405,6 +405,30 @@ TARGETS: tuple[Target, ...] = (
             ("_continuing", "remove the call copy.close()"),
         ),
     ),
+    # The after-commit fold: which projectors trail, how a reader finds another process's writes,
+    # and the fold itself (a survivor here is a read that misses a write the log holds).
+    Target(
+        "projections/runner.py",
+        ("tests/test_after_commit.py",),
+        only=(
+            "folds_after_commit",
+            "ProjectionRunner.unsettled",
+            "ProjectionRunner.settle_in_transaction",
+            "ProjectionRunner._erased_after",
+            "ProjectionRunner.project",
+        ),
+        critical=("ProjectionRunner.unsettled", "ProjectionRunner.settle_in_transaction"),
+        equivalent=(
+            # Every projector has a checkpoint once the runner has opened (catch-up, rebuild).
+            ("ProjectionRunner.settle_in_transaction", "0 → 1", "checkpoints.get(p.name, 0)"),
+            # Nothing read after the lowest checkpoint: every after-commit checkpoint is that one
+            # (a higher one would have events between), so setting them to it changes nothing.
+            ("ProjectionRunner.settle_in_transaction", "> → >=", "if last > start"),
+            # Only the count of events awaiting the fold (one more: one more harmless fold), or
+            # a start that only an empty batch would keep (project is never given one).
+            ("ProjectionRunner.project", "0 → 1", "last, count = 0, 0"),
+        ),
+    ),
     Target(
         "server/app/storage.py",
         ("tests/test_views_file.py",),
