@@ -17,7 +17,7 @@ short transaction as well.
 Two indexers on one file (the server's worker and ``ledger reembed``) do the same work twice at
 worst: the writes are idempotent upserts and a checkpoint never moves back. The model belongs
 to the caller: an object with ``model_id``, ``dim`` and ``embed_passages(texts) -> [bytes]``
-(float32, L2-normalised), e.g. :class:`projections.embedding.Embedder`.
+(float32, L2-normalised), e.g. :class:`projections.runtime.embedding.Embedder`.
 """
 
 from __future__ import annotations

@@ -146,7 +146,7 @@ class Embedding:
     enabled: bool = True
     notice_similarity: float = 0.89  # see projections/notices.py (calibrated on the default model)
     duplicate_similarity: float = 0.935
-    threads: int = 0  # threads per model call; 0: one per CPU (projections.embedding)
+    threads: int = 0  # threads per model call; 0: one per CPU (projections.runtime.embedding)
 
 
 def views_dir() -> Path:

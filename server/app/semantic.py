@@ -29,7 +29,7 @@ from fact_ledger.ledger.facts import check_authorized
 from fact_ledger.projections import knn, memories, notices, vectors
 from fact_ledger.projections.hybrid import hybrid_search
 from fact_ledger.projections.indexer import Indexer, VecUnavailable
-from fact_ledger.projections.model_file import ModelFile, ModelFileError, inspect_model
+from fact_ledger.projections.runtime.model_file import ModelFile, ModelFileError, inspect_model
 from fact_ledger.projections.search import Hit, SearchFilters, search
 from fact_ledger.server.app.model_lender import ModelLender, borrow_query_vector
 from fact_ledger.server.app.service import Service
@@ -451,7 +451,7 @@ def _unusable(settings: Settings) -> str | None:
 
 def _digests() -> str:
     """Where model files' sha256 and header facts are kept between commands
-    (:func:`projections.model_file.inspect_model`)."""
+    (:func:`projections.runtime.model_file.inspect_model`)."""
     from fact_ledger.server.config import models_dir
 
     return str(models_dir() / "digests.json")
@@ -476,7 +476,7 @@ def _load_model(settings: Settings) -> tuple[Any | None, str | None]:
     if problem:
         return None, problem
     try:  # numpy and llama-cpp-python come with the [semantic] extra
-        from fact_ledger.projections.embedding import EmbedderUnavailable, load_embedder
+        from fact_ledger.projections.runtime.embedding import EmbedderUnavailable, load_embedder
     except ImportError as exc:
         return None, f"the [semantic] extra is not installed ({exc})"
     try:

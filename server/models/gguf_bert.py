@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fact_ledger.projections.embedding import PASSAGE_PREFIX_KEY, QUERY_PREFIX_KEY
+from fact_ledger.projections.runtime.embedding import PASSAGE_PREFIX_KEY, QUERY_PREFIX_KEY
 
 
 @dataclass(frozen=True)

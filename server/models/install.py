@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from fact_ledger.ledger.errors import InvalidInput, Unavailable
-from fact_ledger.projections.embedding import EmbedderUnavailable, load_embedder, model_id_for
-from fact_ledger.projections.gguf_header import GGUFHeaderError, read_gguf_header
+from fact_ledger.projections.runtime.embedding import EmbedderUnavailable, load_embedder, model_id_for
+from fact_ledger.projections.runtime.gguf_header import GGUFHeaderError, read_gguf_header
 from fact_ledger.server.config import DEFAULT_EMBEDDING_MODEL, model_file, models_dir
 from fact_ledger.server.models.catalog import CATALOG, MIN_COSINE, CatalogEntry
 from fact_ledger.server.models.gguf_bert import write_bert_gguf

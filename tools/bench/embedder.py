@@ -55,7 +55,7 @@ def _rss_kib() -> tuple[int, int]:
 
 
 def measure(model: str, n_ctx: int, queries: int, passages: int) -> dict[str, Any]:
-    from fact_ledger.projections.embedding import load_embedder
+    from fact_ledger.projections.runtime.embedding import load_embedder
     from fact_ledger.server.config import load_settings
 
     started = time.perf_counter()

@@ -26,7 +26,7 @@ import apsw
 import numpy as np
 
 from fact_ledger.projections import knn_cells, vectors
-from fact_ledger.projections.embedding import load_embedder
+from fact_ledger.projections.runtime.embedding import load_embedder
 from fact_ledger.server.config import load_settings
 from tools.eval.locomo import DEFAULT_DATA
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from fact_ledger.projections import notices, vectors
-from fact_ledger.projections.embedding import load_embedder
+from fact_ledger.projections.runtime.embedding import load_embedder
 from fact_ledger.server.config import load_settings
 
 # (label, left, right)

@@ -1,9 +1,9 @@
 """What a GGUF embedding model is, read from its file without loading it.
 
-:func:`inspect_model` checks the header (:mod:`projections.gguf_header`) and returns the model's
+:func:`inspect_model` checks the header (:mod:`projections.runtime.gguf_header`) and returns the model's
 identity, dimension, context and prefixes. It imports neither numpy nor llama.cpp and reads no
 weights, so ``ledger status`` can say whether the stored vectors are the configured model's
-without paying for a model load (seconds); :func:`projections.embedding.load_embedder` uses it
+without paying for a model load (seconds); :func:`projections.runtime.embedding.load_embedder` uses it
 before it hands the file to llama.cpp.
 
 The identity is ``name@hash``: the model's name and the first 12 hex digits of the file's
@@ -22,7 +22,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from fact_ledger.projections.gguf_header import GGUFHeaderError, GGUFInfo, read_gguf_header
+from fact_ledger.projections.runtime.gguf_header import GGUFHeaderError, GGUFInfo, read_gguf_header
 
 QUERY_PREFIX_KEY = "fact_ledger.embedding.query_prefix"
 PASSAGE_PREFIX_KEY = "fact_ledger.embedding.passage_prefix"
@@ -44,7 +44,7 @@ class ModelFile:
 
 
 def inspect_model(path: str, n_ctx: int | None = None, digests: str | None = None, *, reread: bool = True) -> ModelFile:
-    """The model at ``path`` as :func:`projections.embedding.load_embedder` would load it (``n_ctx``
+    """The model at ``path`` as :func:`projections.runtime.embedding.load_embedder` would load it (``n_ctx``
     tokens per window, at most the model's context), or :class:`ModelFileError` saying why not.
 
     With ``digests``, the file's sha256 is taken from there when the file is unchanged (and

@@ -7,7 +7,7 @@ query or passage prefix, read from the GGUF metadata the converter writes (e5's 
 ``"passage: "``); a model without them embeds the bare text.
 
 :func:`load_embedder` never lets a bad model take the process down: a missing file, a file whose
-GGUF header does not check out (:mod:`projections.gguf_header`), a model llama.cpp refuses, or no
+GGUF header does not check out (:mod:`projections.runtime.gguf_header`), a model llama.cpp refuses, or no
 importable ``llama_cpp`` all raise :class:`EmbedderUnavailable`, which callers turn into
 lexical-only search and a notice.
 
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fact_ledger.projections.llama_encoder import EncoderError, LlamaEncoder
-from fact_ledger.projections.model_file import (  # noqa: F401 (re-exported: the writer and install use them)
+from fact_ledger.projections.runtime.llama_encoder import EncoderError, LlamaEncoder
+from fact_ledger.projections.runtime.model_file import (  # noqa: F401 (re-exported: the writer and install use them)
     MAX_CONTEXT,
     PASSAGE_PREFIX_KEY,
     QUERY_PREFIX_KEY,
@@ -118,7 +118,7 @@ class Embedder:
 
 def load_embedder(path: str, n_ctx: int | None = None, threads: int = 0, digests: str | None = None) -> Embedder:
     """Load the GGUF at ``path`` (``threads`` per call, 0: one per CPU) or raise
-    :class:`EmbedderUnavailable` saying why; ``digests``: see :func:`projections.model_file.inspect_model`."""
+    :class:`EmbedderUnavailable` saying why; ``digests``: see :func:`projections.runtime.model_file.inspect_model`."""
     try:
         found = inspect_model(path, n_ctx, digests)
     except ModelFileError as exc:
