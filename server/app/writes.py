@@ -297,7 +297,7 @@ class Writes(Service):
             requested["event_time"] = self._plausible(requested["event_time"])
         texts = {k: v for k, v in requested.items() if k in ("content", "subject", "tags", "metadata")}
         masked: dict[str, Any] = {}
-        if texts and credentials.scan(texts):  # the workspace is read only when there is something to decide
+        if texts:  # one scan; the workspace is read only when a credential is found
             clean, masked = self._without_secrets(texts, lambda: self._facts(memory_id).workspace, on_secret)
             requested.update(clean)
 
