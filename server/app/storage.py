@@ -536,8 +536,8 @@ class Storage(BackupState):
             try:
                 written = self.transaction(work)
                 self.degraded = None
-                if written.events:
-                    self.head_seen = max(e.position for e in written.events)
+                if written.events and pin is None:  # a decision's new events end at the log's head
+                    self.head_seen = written.events[-1].position
                 for hook in self.after_write:
                     hook()
                 if self.runner.pending >= SETTLE_EVERY:  # a long run of writes: fold them in one go
