@@ -244,22 +244,27 @@ class ProjectionRunner:
             log.warning("rebuilding from the log once, for new projection versions: %s", ", ".join(upgraded))
         if stale:
             self._rebuild(stale, None)
-        self._catch_up()
+        self._catch_up(self.projectors)
         self.pull()
 
-    def _catch_up(self) -> None:
+    def _catch_up(self, projectors: Sequence[Projector]) -> None:
+        """Fold into ``projectors``, each from its own checkpoint, what the local copy of the log
+        holds beyond it (on open: every projector; at a settle: the after-commit ones)."""
+        if not projectors:
+            return
         checkpoints = self.checkpoints()
-        start = min((checkpoints.get(p.name, 0) for p in self.projectors), default=0)
+        start = min(checkpoints.get(p.name, 0) for p in projectors)
         last = start
         for event in self.store.read(after=start):
+            kind = current_type(event.type)
             data = None
-            for p in self.projectors:
-                if event.position > checkpoints.get(p.name, 0) and current_type(event.type) in p.handles:
+            for p in projectors:
+                if event.position > checkpoints.get(p.name, 0) and kind in p.handles:
                     data = data or event.data
                     p.apply(self.conn, event, data)
             last = event.position
         if last > start:
-            self._set_checkpoints(self.projectors, last)
+            self._set_checkpoints(projectors, last)
 
     # -- inline ------------------------------------------------------------------------------
     def append(self, events: Sequence[NewEvent], *, new_ids: bool = False) -> list[StoredEvent]:
@@ -315,21 +320,7 @@ class ProjectionRunner:
         if self._derivations and not self._erased_after(self._derivations_after):
             derived.store(self.conn, list(self._derivations.items()))
         self._derivations.clear()
-        if not self.after_commit:
-            return
-        checkpoints = self.checkpoints()
-        start = min(checkpoints.get(p.name, 0) for p in self.after_commit)
-        last = start
-        for event in self.store.read(after=start):
-            kind = current_type(event.type)
-            data = None
-            for p in self.after_commit:
-                if event.position > checkpoints.get(p.name, 0) and kind in p.handles:
-                    data = data or event.data
-                    p.apply(self.conn, event, data)
-            last = event.position
-        if last > start:
-            self._set_checkpoints(self.after_commit, last)
+        self._catch_up(self.after_commit)
 
     def pull(self) -> int:
         """Copy and fold what the log of record holds beyond the local copy, in the caller's

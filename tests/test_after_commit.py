@@ -21,8 +21,8 @@ AFTER = ("search", "timeline")
 
 
 def checkpoints(app: LedgerApp) -> dict[str, int]:
-    """The projections' checkpoints as the file holds them (the raw connection: no settle)."""
-    return dict(app.storage.conn.execute("SELECT name, position FROM projection_checkpoints"))
+    """The projections' checkpoints as the file holds them (the storage's runner: no settle)."""
+    return app.storage.runner.checkpoints()
 
 
 def ids(answer: dict) -> list[int]:

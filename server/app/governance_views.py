@@ -24,7 +24,7 @@ from fact_ledger.projections import workspaces as ws
 from fact_ledger.projections.confirmations import agent_asserted
 from fact_ledger.server.app import paging
 from fact_ledger.server.app.service import Service
-from fact_ledger.server.app.set_verdicts import set_verdict, shown_verdict, verdict_of
+from fact_ledger.server.app.set_verdicts import shown_verdict, verdict_of
 from fact_ledger.server.app.storage import storage_call
 
 MEMBERS_LISTED = 20  # member ids in a conflict list; conflict_detail pages through all of them
@@ -65,14 +65,6 @@ class GovernanceViews(Service):
 
     def _conflict(self, conflict_id: int) -> ConflictFacts:
         return conflict_facts(self.conn, self._conflict_row(conflict_id))
-
-    def _set_verdict(self, conflict_id: int, *, ranking: bool = False) -> dict[str, Any]:
-        """The verdict over a set's current members. The leader beats every other member exactly
-        when it beats the runner-up, so without ``ranking`` only the best two are read (SQL
-        sorts them): a set of a thousand costs what a set of two does."""
-        return set_verdict(
-            self.conn, conflict_id, review_agent_conflicts=self.settings.policy.review_agent_conflicts, ranking=ranking
-        )
 
     def _shown_verdict(self, row: dict[str, Any], *, ranking: bool = False) -> dict[str, Any]:
         """The verdict answers show: from the members as they are now and how the set ended."""

@@ -79,9 +79,9 @@ DEGRADED_OK = frozenset(
 # the notices an agent's reply carries and ``ledger serve``'s replay poll (a write when anything
 # replays). Every other call settles them first, so a read sees every write the log holds
 # (projections/runner.py).
-SETTLE_LATER = frozenset({"remember", "update", "backup_notice", "semantic_notice", "replay_due", "close"})
 # The notices a reply carries, asked right after its call: they may reuse what that call saw.
 REPLY_NOTICES = frozenset({"backup_notice", "semantic_notice"})
+SETTLE_LATER = frozenset({"remember", "update", "replay_due", "close"}) | REPLY_NOTICES
 
 
 def opens_stream(event: Event) -> bool:

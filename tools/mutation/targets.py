@@ -414,16 +414,21 @@ TARGETS: tuple[Target, ...] = (
             "folds_after_commit",
             "ProjectionRunner.unsettled",
             "ProjectionRunner.settle_in_transaction",
+            "ProjectionRunner._catch_up",
             "ProjectionRunner._erased_after",
             "ProjectionRunner.project",
         ),
-        critical=("ProjectionRunner.unsettled", "ProjectionRunner.settle_in_transaction"),
+        critical=(
+            "ProjectionRunner.unsettled",
+            "ProjectionRunner.settle_in_transaction",
+            "ProjectionRunner._catch_up",
+        ),
         equivalent=(
             # Every projector has a checkpoint once the runner has opened (catch-up, rebuild).
-            ("ProjectionRunner.settle_in_transaction", "0 → 1", "checkpoints.get(p.name, 0)"),
-            # Nothing read after the lowest checkpoint: every after-commit checkpoint is that one
-            # (a higher one would have events between), so setting them to it changes nothing.
-            ("ProjectionRunner.settle_in_transaction", "> → >=", "if last > start"),
+            ("ProjectionRunner._catch_up", "0 → 1", "checkpoints.get(p.name, 0)"),
+            # Nothing read after the lowest checkpoint: every checkpoint folded is that one (a
+            # higher one would have events between), so setting them to it changes nothing.
+            ("ProjectionRunner._catch_up", "> → >=", "if last > start"),
             # Only the count of events awaiting the fold (one more: one more harmless fold), or
             # a start that only an empty batch would keep (project is never given one).
             ("ProjectionRunner.project", "0 → 1", "last, count = 0, 0"),
