@@ -66,6 +66,24 @@ class RememberCommand(msgspec.Struct, kw_only=True):
     metadata: dict[str, Any] = {}
     authorization: str = ""
     matched: bool = False  # the target was found by a cancellation's words (ledger.cancellation), not named
+    recorded: dict[str, Any] = {}  # the fields no rule reads, recorded on the new memory's event as given
+
+    @classmethod
+    def of(cls, given: Mapping[str, Any], **decided: Any) -> RememberCommand:
+        """The command from a write's fields (``remember``'s edge model, passed through): the ones
+        a rule reads become the command's own; each other one is recorded on ``MemoryRecorded``
+        as given, so a field added to the edge model and the event reaches the log with no code in
+        between. A field the event cannot hold is a mistake in the code, not the caller's."""
+        own = {f for f in cls.__struct_fields__ if f != "recorded"}
+        recorded = {k: v for k, v in given.items() if k not in own}
+        dropped = sorted(set(recorded) - set(MemoryRecorded.__struct_fields__))
+        if dropped:
+            raise TypeError(f"remember fields with no place on MemoryRecorded: {', '.join(dropped)}")
+        fields = {k: v for k, v in given.items() if k in own} | decided
+        fields["tags"] = tuple(dict.fromkeys(fields.get("tags") or ()))
+        fields["claims"] = tuple(c if isinstance(c, ClaimSpec) else ClaimSpec(**c) for c in fields.get("claims") or ())
+        fields["metadata"] = fields.get("metadata") or {}
+        return cls(**fields, recorded=recorded)
 
 
 def set_key(claim: Claim) -> str:
@@ -350,6 +368,7 @@ def decide_remember(
                 metadata=cmd.metadata,
                 content_hash=content_hash(cmd.content),
                 authorization=_recorded_authorization(cmd),
+                **cmd.recorded,
             ),
         )
     ]

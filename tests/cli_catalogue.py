@@ -230,6 +230,37 @@ CATALOGUE: list[Invocation] = [
 ]
 
 
+def _value(schema: dict[str, Any]) -> tuple[str, ...]:
+    """A value of an option's type, from the model's schema: each generated option is run."""
+    shape = schema.get("anyOf", [schema])[0]
+    if shape.get("type") == "boolean":
+        return ()
+    if "enum" in shape:
+        return (str(shape["enum"][-1]),)
+    if shape.get("type") in ("integer", "number"):
+        return (str(shape.get("minimum", 1)),)
+    return ("from the catalogue",)
+
+
+def _generated() -> list[Invocation]:
+    """One run per option generated from an edge model (server/cli/model_options.py), alone, with
+    a value of its type: a field added to the model is run here without being listed. Refused at
+    the edge (1) or written (0); never a crash."""
+    from fact_ledger.server.cli.main import main
+    from fact_ledger.server.cli.model_options import ModelOption
+
+    runs = []
+    for name, command in main.commands.items():
+        for param in command.params:
+            if isinstance(param, ModelOption):
+                flag = max(param.opts, key=len)
+                runs.append(_i(name, f"a note with {flag}", flag, *_value(param.schema), codes=(0, 1), writes=True))
+    return runs
+
+
+CATALOGUE += _generated()
+
+
 def seed(folder: Path, model: str | None = None) -> dict[str, Any]:
     """The seeded ledger at ``folder/ledger.db`` (closed, so its files can be copied); the ids.
     With ``model`` (a GGUF path) its vectors are made once here: the runs' ``reembed`` then

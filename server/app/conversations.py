@@ -45,6 +45,9 @@ from fact_ledger.server.app.storage import BackedUp, Storage
 from fact_ledger.server.app.upkeep import Upkeep
 from fact_ledger.server.app.workspaces import Workspaces
 
+# what a working note records of remember's fields: any other one said is a long-term act
+_NOTE_FIELDS = frozenset(WorkingNoted.__struct_fields__)
+
 
 def working_view(row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:
     """A working memory as answers show it (``tier: "working"``)."""
@@ -87,25 +90,29 @@ class Conversations(Service):
         session_id: str,
         turn: int | None,
         sticky: bool,
-        subject: str,
-        tags: list[str] | tuple[str, ...],
-        source_type: str,
-        confidence: float | None,
-        event_time: str | None,
-        workspace: str | None,
-        source_ref: str,
-        metadata: dict[str, Any] | None,
-        on_secret: str,
+        event_time: str | None = None,
+        workspace: str | None = None,
+        on_secret: str = "refuse",
         authorization: str = "",
+        **given: Any,
     ) -> dict[str, Any]:
-        """``remember`` into the working tier: a new note, or an exact repeat absorbed by the set."""
+        """``remember`` into the working tier: a new note, or an exact repeat absorbed by the set.
+        ``given``: the rest of ``remember``'s fields; one ``WorkingNoted`` does not hold (a claim,
+        a retraction, any field only a long-term memory keeps) is refused when it says something."""
+        long_term = sorted(k for k, v in given.items() if v and k not in _NOTE_FIELDS)
+        if long_term:
+            raise InvalidInput(f"{long_term[0]} is a long-term act: a working memory takes none", field=long_term[0])
         if event_time is not None:
             event_time = self.writes._plausible(event_time)
         target = self.workspaces.write_workspace(workspace)
-        fields = {"content": content, "subject": subject, "tags": list(tags), "source_ref": source_ref}
-        fields["metadata"] = metadata
-        clean, masked = self.writes._without_secrets(fields, lambda: target, on_secret)
-        tags_clean = tuple(dict.fromkeys(clean["tags"]))
+        fields = {"subject": "", "tags": [], "source_ref": "", "metadata": None} | {
+            k: v for k, v in given.items() if k in _NOTE_FIELDS
+        }
+        clean, masked = self.writes._without_secrets({"content": content, **fields}, lambda: target, on_secret)
+        clean["tags"] = tuple(dict.fromkeys(clean["tags"]))
+        clean["metadata"] = clean["metadata"] or {}
+        if clean.get("confidence") is None:
+            clean.pop("confidence", None)  # the note's default
         digest = content_hash(clean["content"])
         subject_norm = normalize_text(clean["subject"])
         stream = uuid7()
@@ -124,17 +131,11 @@ class Conversations(Service):
             note = WorkingNoted(
                 memory=stream,
                 session=session_id,
-                content=clean["content"],
-                subject=clean["subject"],
-                tags=tags_clean,
-                source_type=source_type,
-                confidence=0.5 if confidence is None else confidence,
-                source_ref=clean["source_ref"],
-                metadata=clean["metadata"] or {},
                 content_hash=digest,
                 turn=turn,
                 sticky=sticky,
                 authorization=authorization,
+                **clean,
             )
             return [(stream, note)], event_time or clock.now(), target
 

@@ -245,7 +245,7 @@ def _walk(value: Any, path: str, visit: Callable[[str, str, bool], str], key: st
         return visit(path, value, bool(_SECRET_KEYS.match(key)))
     if isinstance(value, dict):
         return {k: _walk(v, f"{path}.{k}", visit, str(k)) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):  # tags may come as a tuple from a direct caller
         return [_walk(v, f"{path}.{i}", visit) for i, v in enumerate(value)]
     return value
 

@@ -186,78 +186,26 @@ class LedgerApp:
         self,
         content: str,
         *,
-        subject: str = "",
-        tags: list[str] | tuple[str, ...] = (),
-        source_type: str = "agent_generated",
-        confidence: float | None = None,
-        event_time: str | None = None,
-        workspace: str | None = None,
-        source_ref: str = "",
-        ref_id: int | None = None,
-        retracts: bool = False,
-        claims: list[dict[str, str]] | None = None,
-        metadata: dict[str, Any] | None = None,
-        authorization: str = "",
-        on_secret: str = "refuse",
         tier: str | None = None,
         session_id: str | None = None,
         turn: int | None = None,
         sticky: bool = False,
+        **fields: Any,
     ) -> dict[str, Any]:
+        """``remember``: long-term by default (``Writes.remember``), or a working note
+        (``Conversations.note``); ``fields``: the rest of its edge model, passed through."""
         if (tier or self.settings.default_tier) == "working":
-            self._check_working(session_id, ref_id, retracts, claims)
-            assert session_id is not None
-            return self.conversations.note(
-                content,
-                session_id=session_id,
-                turn=turn,
-                sticky=sticky,
-                subject=subject,
-                tags=tags,
-                source_type=source_type,
-                confidence=confidence,
-                event_time=event_time,
-                workspace=workspace,
-                source_ref=source_ref,
-                metadata=metadata,
-                on_secret=on_secret,
-                authorization=authorization,
-            )
+            if not session_id:
+                raise InvalidInput(
+                    "a working memory needs session_id (the conversation it belongs to)", field="session_id"
+                )
+            return self.conversations.note(content, session_id=session_id, turn=turn, sticky=sticky, **fields)
         if sticky:
             raise InvalidInput('sticky applies to the working tier (tier: "working")', field="sticky")
-        answer = self.writes.remember(
-            content,
-            session_id=session_id,
-            turn=turn,
-            subject=subject,
-            tags=tags,
-            source_type=source_type,
-            confidence=confidence,
-            event_time=event_time,
-            workspace=workspace,
-            source_ref=source_ref,
-            ref_id=ref_id,
-            retracts=retracts,
-            claims=claims,
-            metadata=metadata,
-            authorization=authorization,
-            on_secret=on_secret,
-        )
+        answer = self.writes.remember(content, session_id=session_id, turn=turn, **fields)
         if (tier or session_id) and "memory_id" in answer:  # a caller who speaks of tiers is told which
             answer["tier"] = "long"
         return answer
-
-    @staticmethod
-    def _check_working(
-        session_id: str | None, ref_id: int | None, retracts: bool, claims: list[dict[str, str]] | None
-    ) -> None:
-        """A working memory belongs to a conversation and states no claim and no retraction
-        (those are long-term acts: write it long-term, or let it be promoted)."""
-        if not session_id:
-            raise InvalidInput("a working memory needs session_id (the conversation it belongs to)", field="session_id")
-        for name, given in (("ref_id", ref_id is not None), ("retracts", retracts), ("claims", bool(claims))):
-            if given:
-                raise InvalidInput(f"{name} is a long-term act: a working memory takes none", field=name)
 
     @storage_call
     def update(

@@ -20,7 +20,7 @@ from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.decide import RememberCommand, effective_changes
 from fact_ledger.ledger.duplicates import duplicate_key
 from fact_ledger.ledger.errors import Locked, NotFound, Unauthorized
-from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER, ClaimSpec, MemoryRecorded, MemoryUpdated
+from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER, MemoryRecorded, MemoryUpdated
 from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check_writable
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.search import holding_all
@@ -99,47 +99,24 @@ class Writes(Service):
         self,
         content: str,
         *,
-        subject: str = "",
-        tags: list[str] | tuple[str, ...] = (),
-        source_type: str = "agent_generated",
-        confidence: float | None = None,
         event_time: str | None = None,
         workspace: str | None = None,
-        source_ref: str = "",
-        ref_id: int | None = None,
-        retracts: bool = False,
-        claims: list[dict[str, str]] | None = None,
-        metadata: dict[str, Any] | None = None,
-        authorization: str = "",
         on_secret: str = "refuse",
+        authorization: str = "",
         session_id: str | None = None,
         turn: int | None = None,
+        **given: Any,
     ) -> dict[str, Any]:
+        """A new memory. ``given``: the other fields of ``remember``'s edge model (subject, tags,
+        source_type, confidence, source_ref, ref_id, retracts, claims, metadata, and any field
+        added there), passed through to the command (:meth:`RememberCommand.of`) after the
+        credential check, which reads every one of them."""
         if event_time is not None:
             event_time = self._plausible(event_time)
-        fields = {
-            "content": content,
-            "subject": subject,
-            "tags": list(tags),
-            "source_ref": source_ref,
-            "claims": claims,
-            "metadata": metadata,
-        }
-        clean, masked = self._without_secrets(fields, lambda: self.workspaces.write_workspace(workspace), on_secret)
-        cmd = RememberCommand(
-            content=clean["content"],
-            subject=clean["subject"],
-            tags=tuple(dict.fromkeys(clean["tags"])),
-            source_type=source_type,
-            confidence=confidence,
-            event_time=event_time or clock.now(),
-            source_ref=clean["source_ref"],
-            ref_id=ref_id,
-            retracts=retracts,
-            claims=tuple(ClaimSpec(**c) for c in clean["claims"] or ()),
-            metadata=clean["metadata"] or {},
-            authorization=authorization,
+        clean, masked = self._without_secrets(
+            {"content": content, **given}, lambda: self.workspaces.write_workspace(workspace), on_secret
         )
+        cmd = RememberCommand.of(clean, event_time=event_time or clock.now(), authorization=authorization)
         new_stream = self.storage.new_stream_id()  # a replayed write keeps its own
         near: list[dict[str, Any]] = []
         cancelling: list[Target] = []  # a cancellation without ref_id: the instructions it matched
@@ -147,9 +124,9 @@ class Writes(Service):
         def decide() -> tuple[Decision, str, str]:
             nonlocal cmd  # its workspace is resolved here, under the write lock, with the aliases the decision reads
             cmd = msgspec.structs.replace(cmd, workspace=self.workspaces.write_workspace(workspace))
-            target = self._facts(ref_id, field="ref_id") if ref_id is not None else None
+            target = self._facts(cmd.ref_id, field="ref_id") if cmd.ref_id is not None else None
             command = cmd
-            if ref_id is None:
+            if cmd.ref_id is None:
                 command, target = self._cancellation_target(cmd, cancelling)
             duplicate = self._find_duplicate(command)
             # claims, collisions, near-duplicates and a retraction's effect: server/app/collisions.py

@@ -8,34 +8,43 @@ import click
 from rich.markup import escape
 
 from fact_ledger.ledger.trust import SOURCE_TYPES
+from fact_ledger.server.cli.model_options import model_options
 from fact_ledger.server.cli.output import (
     CliContext,
     cursor_option,
     emit,
     json_option,
     next_page_line,
-    on_secret_option,
     out_console,
     print_memories,
 )
 from fact_ledger.server.cli.working import session_option, turn_option
+from fact_ledger.server.schemas.memory import RememberData
+
+# remember's fields whose CLI form is the command's own (the rest are generated from the model)
+_REMEMBER_OWN = (
+    "content",
+    "source_type",
+    "tags",
+    "metadata",
+    "ref_id",
+    "retracts",
+    "claims",
+    "authorized",
+    "session_id",
+)
 
 
 @click.command()
 @click.argument("text", required=False)
 @click.option("--file", "file", default=None, metavar="FILE", help="Read the content from FILE ('-': stdin).")
-@click.option("--subject", default="", help="What the memory is about.")
 @click.option(
     "--source-type",
     default="user_confirmed",
     type=click.Choice(SOURCE_TYPES),
     help="Where the fact comes from (a person at the CLI: user_confirmed).",
 )
-@click.option("--confidence", type=float, default=None, help="How sure the source is, 0..1.")
-@click.option("--event-time", default=None, help="When the fact became true (ISO 8601).")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
-@click.option("--workspace", default=None, help="Workspace (else LEDGER_WORKSPACE).")
-@click.option("--source-ref", default="", help="Where the fact was found (a URL, a file, a message id).")
 @click.option("--metadata", default=None, metavar="JSON", help="A JSON object stored with the memory.")
 @click.option(
     "--retracts",
@@ -45,63 +54,41 @@ from fact_ledger.server.cli.working import session_option, turn_option
     metavar="ID",
     help='This fact cancels memory ID, which is retired ("cancel the Wednesday meeting").',
 )
-@on_secret_option
 @session_option
-@turn_option
-@click.option(
-    "--tier",
-    type=click.Choice(["long", "working"]),
-    default=None,
-    help="long (default, else LEDGER_DEFAULT_TIER) or working: a note kept in --session's working set.",
-)
-@click.option("--sticky", is_flag=True, help="A working note never evicted from its set.")
+@model_options(RememberData, skip=_REMEMBER_OWN)
 @json_option
 def remember(
     obj: CliContext,
     text: str | None,
     file: str | None,
-    subject: str,
     source_type: str,
-    confidence: float | None,
-    event_time: str | None,
     tags: tuple[str, ...],
-    workspace: str | None,
-    source_ref: str,
     metadata: str | None,
     retracts: int | None,
-    on_secret: str,
     session: str | None,
-    turn: int | None,
-    tier: str | None,
-    sticky: bool,
+    **fields: Any,
 ) -> None:
     """Record a fact (TEXT, '-' for stdin, or --file).
+
+    Every other field of the memory tool's remember is an option of the same name
+    (docs/contract.md): --subject, --event-time, --turn, --tier …
 
     Example: ledger remember "Deploys freeze on Fridays" --subject deploys --tag policy
     Example: git log -1 --format=%B | ledger remember - --subject release
     """
     from fact_ledger.ledger.events import AUTH_USER
     from fact_ledger.server.cli.input import content_of, metadata_of
-    from fact_ledger.server.schemas.memory import RememberData
 
     data = RememberData.parse(
         {
+            **fields,
             "content": content_of(text, file),
-            "subject": subject,
             "source_type": source_type,
-            "confidence": confidence,
-            "event_time": event_time,
             "tags": list(tags),
-            "workspace": workspace,
-            "source_ref": source_ref,
             "metadata": metadata_of(metadata),
             "ref_id": retracts,
             "retracts": retracts is not None,
-            "on_secret": on_secret,
             "session_id": session,
-            "turn": turn,
-            "tier": tier,
-            "sticky": sticky,
         }
     )
     result = obj.app.remember(**data.to_kwargs(), authorization=AUTH_USER)

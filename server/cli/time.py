@@ -6,9 +6,11 @@ A person at a terminal is the user channel, so ``replay-backup --apply`` passes
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import click
+from rich.markup import escape
 
 from fact_ledger.ledger.events import AUTH_USER
 from fact_ledger.server.cli.output import (
@@ -136,6 +138,9 @@ def audit(
                 f"(event time {e['event_time']})",
                 highlight=False,
             )
+            said = _said(e.get("payload") or {})
+            if said:
+                out_console.print(f"  {escape(said)}", highlight=False)
         next_page_line(r)
 
     emit(obj, result, human)
@@ -164,3 +169,19 @@ def archive(obj: CliContext, dry_run: bool, older_than_days: int | None) -> None
             f"{r['candidates']} memories would be archived" if r["dry_run"] else f"archived {r['archived']} memories"
         ),
     )
+
+
+_UNSAID = frozenset({"memory_id", "memory", "content_hash"})  # ids and digests the line already names
+_SAID_CHARS = 80
+
+
+def _said(payload: dict[str, Any]) -> str:
+    """What an event recorded, as a person reads it: each field given (``subject: deploys ·
+    reason: …``), long values cut; every field of an event shows, including one added later."""
+    parts = []
+    for key, value in payload.items():
+        if key in _UNSAID or value in (None, "", [], {}, False):
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        parts.append(f"{key}: {text if len(text) <= _SAID_CHARS else text[: _SAID_CHARS - 1] + '…'}")
+    return " · ".join(parts)

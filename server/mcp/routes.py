@@ -1,8 +1,10 @@
 """The catalogue of the four MCP tools: every action, view and task, as data.
 
-A :class:`Route` names the facade method that answers it, the edge model that validates its
-``data``, whether it needs ``authorized: true``, and the one-line field summary and example
-that feed both the advertised input schema and ``help``. :func:`bind` turns the table into
+A :class:`Route` is an operation's one declaration: the facade method that answers it, the edge
+model that validates its ``data`` (its fields, types, limits, enums, times and their meanings),
+whether it needs ``authorized: true``, whether it reports progress, its summary and example. The
+advertised input schema, ``help``'s field lines and the CLI options of the memory commands are
+generated from it (:mod:`server.mcp.tool_schemas`, :mod:`server.cli.model_options`). :func:`bind` turns the table into
 bound facade methods once, when the server starts: a method that cannot take every field its
 model validates stops the start (a field must never be validated and then dropped), and a route
 whose method the facade lacks answers ``unavailable``.
@@ -24,13 +26,19 @@ class Route:
     method: str | None  # facade method; None: answered by the MCP layer itself (help)
     model: type[s.EdgeModel]
     summary: str
-    fields: str = ""
     example: dict[str, Any] = field(default_factory=dict)
     governed: bool | Callable[[dict[str, Any]], bool] = False  # needs authorized: true
     progress: bool = False  # long task: reports MCP progress when the client asks for it
 
     def needs_authorization(self, kwargs: dict[str, Any]) -> bool:
         return self.governed(kwargs) if callable(self.governed) else self.governed
+
+    @property
+    def fields(self) -> str:
+        """The one line of fields ``help`` shows, generated from the edge model."""
+        from fact_ledger.server.mcp.tool_schemas import field_line
+
+        return field_line(self.model, governed=self.governed is True)
 
     def keywords(self) -> set[str]:
         """What the facade method receives: the model's fields, ``authorized`` turned into
@@ -57,7 +65,7 @@ class ToolSpec:
     read_only: bool = False
 
 
-HELP = Route(None, s.HelpData, "this text, or one entry with topic=<name>", "topic", {"topic": "find"})
+HELP = Route(None, s.HelpData, "this text, or one entry with topic=<name>", {"topic": "find"})
 
 MEMORY = ToolSpec(
     "memory",
@@ -73,54 +81,36 @@ MEMORY = ToolSpec(
             "remember",
             s.RememberData,
             "store a fact (exact duplicates are not stored twice)",
-            "content*, subject, tags[], source_type (user_confirmed|document_extracted|"
-            "agent_generated|unknown), confidence 0..1, event_time ISO, workspace, source_ref, "
-            "ref_id+retracts (cancel memory ref_id; a cancellation without ref_id, 'don't send the minutes', "
-            "retracts the one instruction it names), claims[{subject,attribute,value}], metadata{}, "
-            "on_secret (refuse|mask: a credential in the write is refused, or stored as [secret:<kind>]), "
-            "session_id + turn (the conversation and its turn), tier (long|working: a provisional note kept in "
-            "its conversation's working set until reinforce promotes it), sticky (never evicted from the set)",
             {"content": "The staging API listens on port 8080", "subject": "staging api", "tags": ["infra"]},
         ),
         "find": Route(
             "find",
             s.FindData,
             "search current memories (English and Chinese)",
-            "query, limit 1..50 (5), tags_filter[], source_type, workspace, after_time, before_time, "
-            "include_inactive, as_of_event_time, as_of_recorded (time or log position), cursor (next_cursor), "
-            "session_id (its working set first, then its memories, then the rest), session_only, "
-            "include_cold (also memories cooled for disuse)",
             {"query": "staging port", "limit": 5},
         ),
         "read": Route(
             "read",
             s.ReadData,
             "one memory in full, with links",
-            "memory_id*, as_of_event_time, as_of_recorded, sections (catalog|all|[ids]: a long memory's sections), "
-            "session_id, turn",
             {"memory_id": 12},
         ),
         "update": Route(
             "update",
             s.UpdateData,
             "change a memory (protected/locked ones need authorized: true)",
-            "memory_id*, expected_version, authorized, content, subject, tags[], confidence, event_time, metadata{}, "
-            "on_secret (refuse|mask), session_id, turn",
             {"memory_id": 12, "expected_version": 1, "content": "port 8081"},
         ),
         "reinforce": Route(
             "reinforce",
             s.ReinforceData,
             "a signal about a working note; promotes it when the rule holds",
-            "memory_id*, signal* (user_affirmed +1|tool_succeeded +2|user_referenced +1|contradicted), turn*, "
-            "session_id (promoted at 5 over 3 turns, none contradicted since)",
             {"memory_id": 12, "signal": "tool_succeeded", "session_id": "conv-a", "turn": 4},
         ),
         "judge": Route(
             "judge",
             s.JudgeData,
             "record a judgment on a conflict (guidance; changes no memory)",
-            "conflict_id*, winner_id*, rationale, pins {memory_id: version} for both sides",
             {"conflict_id": 3, "winner_id": 12, "rationale": "newer", "pins": {"12": 1, "15": 2}},
         ),
         "status": Route("status", s.Empty, "counts, projection lag, search mode"),
@@ -142,42 +132,36 @@ REVIEW = ToolSpec(
             "history",
             a.HistoryData,
             "every version of a memory",
-            "memory_id*, limit 1..200 (50), cursor",
             {"memory_id": 12},
         ),
         "conflicts": Route(
             "conflicts",
             a.ConflictsData,
             "conflicts by state",
-            "state (open|judged|resolved|all; open), limit 1..200 (20), cursor",
             {"state": "open"},
         ),
         "conflict_detail": Route(
             "conflict_detail",
             a.ConflictDetailData,
             "one claim set, members paged",
-            "conflict_id*, limit 1..200 (20), offset (0)",
             {"conflict_id": 3},
         ),
         "compare": Route(
             "compare",
             a.CompareData,
             "two memories side by side: verdict, word diff, closeness, state paths, reference chains (writes nothing)",
-            "left_id*, right_id*",
             {"left_id": 12, "right_id": 15},
         ),
         "audit": Route(
             "audit",
             a.AuditData,
             "events of the ledger",
-            "since, until (ISO), memory_id, actor, type (event type), limit 1..1000 (100), cursor",
             {"memory_id": 12},
         ),
         "timeline": Route(
             "timeline",
             a.TimelineData,
             "validity intervals",
-            "subject or memory_id, as_of_recorded, limit 1..500, cursor",
             {"subject": "staging api"},
         ),
         "doctor": Route("doctor", s.Empty, "health checks and severity"),
@@ -185,7 +169,6 @@ REVIEW = ToolSpec(
             "working",
             a.WorkingData,
             "a conversation's working set",
-            "session_id*",
             {"session_id": "conv-a"},
         ),
         "workspaces": Route("workspaces", s.Empty, "workspaces, accepted aliases and suggested aliases"),
@@ -193,22 +176,18 @@ REVIEW = ToolSpec(
             "notices",
             a.NoticesData,
             "semantic notices: pairs close in meaning that differ (advice)",
-            "state (open|dismissed|resolved|all; open), kind (disagreement|number|date|negation|entity|"
-            "duplicate), limit 1..200 (20), cursor",
             {"state": "open"},
         ),
         "health": Route(
             "health",
             a.HealthData,
             "health report: contradiction clusters with suggestions, duplicates, ratios",
-            "limit 1..200 (10)",
             {"limit": 10},
         ),
         "whatif": Route(
             "whatif",
             a.WhatifData,
             "claim sets whose leader or settlement would change under another rule order (writes nothing)",
-            "rule_order[] (the five rules, reordered), auto_settle",
             {"rule_order": ["protection", "source_type", "event_time", "confidence", "ingest_time"]},
         ),
         "help": HELP,
@@ -232,7 +211,6 @@ GOVERN = ToolSpec(
             "arbitrate",
             a.ArbitrateData,
             "verdict for two memories; apply supersedes the loser",
-            "left_id*, right_id*, mark_conflict, apply, authorized*",
             {"left_id": 12, "right_id": 15, "apply": True, "authorized": True},
             governed=True,
         ),
@@ -240,7 +218,6 @@ GOVERN = ToolSpec(
             "confirm",
             a.ConfirmData,
             "mark user_confirmed and lock",
-            "memory_id*, authorized*",
             {"memory_id": 12, "authorized": True},
             governed=True,
         ),
@@ -248,7 +225,6 @@ GOVERN = ToolSpec(
             "retire",
             a.RetireData,
             "retire a memory",
-            "memory_id*, reason, authorized*",
             {"memory_id": 12, "reason": "obsolete", "authorized": True},
             governed=True,
         ),
@@ -256,7 +232,6 @@ GOVERN = ToolSpec(
             "supersede",
             a.SupersedeData,
             "the winner replaces the loser",
-            "loser_id*, winner_id*, reason, authorized*",
             {"loser_id": 12, "winner_id": 15, "authorized": True},
             governed=True,
         ),
@@ -264,7 +239,6 @@ GOVERN = ToolSpec(
             "resolve_conflict",
             a.ResolveConflictData,
             "close a conflict",
-            "conflict_id*, winner_id (others superseded) or resolution: keep_all, authorized*",
             {"conflict_id": 3, "winner_id": 15, "authorized": True},
             governed=True,
         ),
@@ -272,7 +246,6 @@ GOVERN = ToolSpec(
             "erase",
             a.EraseData,
             "erase a memory (or a workspace) for good: only the user, through the client's confirmation",
-            "memory_id* or workspace*, reason, authorized*",
             {"memory_id": 12, "reason": "the user asked for it to be forgotten", "authorized": True},
             governed=True,
         ),
@@ -280,7 +253,6 @@ GOVERN = ToolSpec(
             "unlock",
             a.UnlockData,
             "remove the lock of a memory",
-            "memory_id*, authorized*",
             {"memory_id": 12, "authorized": True},
             governed=True,
         ),
@@ -288,7 +260,6 @@ GOVERN = ToolSpec(
             "promote",
             a.UnlockData,  # the same fields: one schema branch serves both
             "make a working note long-term now",
-            "memory_id*, authorized*",
             {"memory_id": 12, "authorized": True},
             governed=True,
         ),
@@ -296,7 +267,6 @@ GOVERN = ToolSpec(
             "accept_alias",
             a.AliasData,
             "accept a workspace alias (alias means canonical)",
-            "alias*, canonical*, authorized*",
             {"alias": "FactLedger", "canonical": "fact-ledger", "authorized": True},
             governed=True,
         ),
@@ -304,7 +274,6 @@ GOVERN = ToolSpec(
             "reject_alias",
             a.AliasData,
             "reject a suggested (or undo an accepted) alias",
-            "alias*, canonical*, authorized*",
             {"alias": "ledger", "canonical": "fact-ledger", "authorized": True},
             governed=True,
         ),
@@ -312,7 +281,6 @@ GOVERN = ToolSpec(
             "apply_suggestion",
             a.ApplySuggestionData,
             "apply a health suggestion as one change",
-            "suggestion_id*, authorized*",
             {"suggestion_id": "settle-3-0123456789ab", "authorized": True},
             governed=True,
         ),
@@ -320,7 +288,6 @@ GOVERN = ToolSpec(
             "accept_entity_alias",
             a.AliasData,
             "an entity alias: claims about alias meet canonical's (health proposes them)",
-            "alias*, canonical*, authorized*",
             {"alias": "张工", "canonical": "张伟", "authorized": True},
             governed=True,
         ),
@@ -328,7 +295,6 @@ GOVERN = ToolSpec(
             "reject_entity_alias",
             a.AliasData,
             "reject (or undo) an entity alias",
-            "alias*, canonical*, authorized*",
             {"alias": "Jon", "canonical": "John", "authorized": True},
             governed=True,
         ),
@@ -336,7 +302,6 @@ GOVERN = ToolSpec(
             "undo",
             a.UndoData,
             "revert a change in one step",
-            "change_id*, authorized*",
             {"change_id": "0190c0de-0000-7000-8000-000000000000", "authorized": True},
             governed=True,
         ),
@@ -344,7 +309,6 @@ GOVERN = ToolSpec(
             "review_notice",
             a.ReviewNoticeData,
             "dismiss or resolve a semantic notice",
-            "notice_id*, state* (dismissed|resolved|open), reason, authorized*",
             {"notice_id": 4, "state": "dismissed", "authorized": True},
             governed=True,
         ),
@@ -365,7 +329,6 @@ REPAIR = ToolSpec(
             "rebuild",
             a.RebuildData,
             "regenerate projections from the log",
-            "projection",
             {"projection": "search"},
             progress=True,
         ),
@@ -374,7 +337,6 @@ REPAIR = ToolSpec(
             "replay_backup",
             a.ReplayBackupData,
             "append the JSONL backup to the log",
-            "dry_run (true), authorized (to apply)",
             {"dry_run": False, "authorized": True},
             governed=lambda kw: not kw.get("dry_run", True),
             progress=True,
@@ -383,7 +345,6 @@ REPAIR = ToolSpec(
             "reembed",
             a.ReembedData,
             "fill missing vectors, or move them to the configured model",
-            "rebuild (start over from the embedding cache)",
             {"rebuild": False},
             progress=True,
         ),
@@ -391,7 +352,6 @@ REPAIR = ToolSpec(
             "archive",
             a.ArchiveData,
             "archive retired/superseded memories past retention",
-            "dry_run (false), older_than_days (default: the retention period)",
             {"dry_run": True},
             progress=True,
         ),
@@ -399,7 +359,6 @@ REPAIR = ToolSpec(
             "sweep",
             a.SweepData,
             "periodic pass: idle working sets expire, unused memories cool",
-            "dry_run (false)",
             {"dry_run": True},
         ),
         "help": HELP,
@@ -438,27 +397,6 @@ def bind(app: object) -> dict[tuple[str, str], Binding]:
             takes_progress = route.progress and "progress" in inspect.signature(method).parameters
             bound[(spec.name, name)] = Binding(method, progress=takes_progress)
     return bound
-
-
-def input_schema(spec: ToolSpec) -> dict[str, Any]:
-    """The advertised JSON schema: an enum of names and each one's fields (``*`` = required)."""
-    lines = [f"{name}: {route.fields}" for name, route in spec.routes.items() if route.fields]
-    return {
-        "type": "object",
-        "properties": {
-            spec.key: {
-                "type": "string",
-                "enum": list(spec.routes),
-                "description": "; ".join(f"{n}: {r.summary}" for n, r in spec.routes.items()),
-            },
-            "data": {
-                "type": "object",
-                "additionalProperties": True,
-                "description": f"Fields of the {spec.key} (* required). " + " | ".join(lines),
-            },
-        },
-        "required": [spec.key],
-    }
 
 
 TOPICS = {

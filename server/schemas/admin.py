@@ -80,15 +80,15 @@ class AuditData(EdgeModel):
     until: str | None = None
     memory_id: MemoryId | None = None
     actor: Name | None = None
-    type: EventType | None = None
+    type: EventType | None = Field(None, description="event type")
     limit: Annotated[StrictInt, Field(ge=1, le=1000)] = 100
     cursor: Cursor | None = None
 
 
 class TimelineData(EdgeModel):
-    subject: Annotated[Subject, Field(min_length=1)] | None = None
+    subject: Annotated[Subject, Field(min_length=1)] | None = Field(None, description="or memory_id")
     memory_id: MemoryId | None = None
-    as_of_recorded: RecordedPoint | None = None
+    as_of_recorded: RecordedPoint | None = Field(None, description="time or log position")
     limit: Annotated[StrictInt, Field(ge=1, le=500)] | None = None
     cursor: Cursor | None = None
 
@@ -133,7 +133,7 @@ class RetireData(_Governed):
 class EraseData(_Governed):
     """One memory (``memory_id``) or every memory of a workspace, erased for good."""
 
-    memory_id: MemoryId | None = None
+    memory_id: MemoryId | None = Field(None, description="or workspace")
     workspace: Annotated[Name, Field(min_length=1)] | None = None
     reason: Reason = ""
 
@@ -158,8 +158,10 @@ class SupersedeData(_Governed):
 
 class ResolveConflictData(_Governed):
     conflict_id: PositiveId
-    winner_id: MemoryId | None = None
-    resolution: Literal[KEEP_RESOLUTIONS] | None = None  # type: ignore[valid-type]  # ledger/govern.py
+    winner_id: MemoryId | None = Field(None, description="the others are superseded")
+    resolution: Literal[KEEP_RESOLUTIONS] | None = Field(  # type: ignore[valid-type]  # ledger/govern.py
+        None, description="instead of winner_id"
+    )
 
     @model_validator(mode="after")
     def _one_outcome(self) -> Self:
@@ -175,7 +177,7 @@ class ReviewNoticeData(_Governed):
 
 
 class ReembedData(EdgeModel):
-    rebuild: StrictBool = False
+    rebuild: StrictBool = Field(False, description="start over from the embedding cache")
 
 
 class AliasData(_Governed):
@@ -188,7 +190,9 @@ class HealthData(EdgeModel):
 
 
 class WhatifData(EdgeModel):
-    rule_order: Annotated[list[Annotated[Name, Field(min_length=1)]], Field(min_length=1, max_length=5)] | None = None
+    rule_order: Annotated[list[Annotated[Name, Field(min_length=1)]], Field(min_length=1, max_length=5)] | None = Field(
+        None, description="the five rules, reordered"
+    )
     auto_settle: StrictBool = False
 
 
@@ -214,12 +218,14 @@ class SweepData(EdgeModel):
 
 
 class ReplayBackupData(_Governed):
-    dry_run: StrictBool = True
+    dry_run: StrictBool = Field(True, description="authorized: true to apply")
 
 
 class ArchiveData(EdgeModel):
     dry_run: StrictBool = False
-    older_than_days: Annotated[StrictInt, Field(ge=0, le=36500)] | None = None
+    older_than_days: Annotated[StrictInt, Field(ge=0, le=36500)] | None = Field(
+        None, description="default: the retention period"
+    )
 
 
 def memory_ids(data: EdgeModel) -> list[int]:

@@ -95,6 +95,7 @@ SessionId = Annotated[Text, Field(min_length=1, max_length=MAX_NAME_CHARS)]  # a
 Turn = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=0, le=2**63 - 1)]  # the client's turn counter
 Tier = Literal["long", "working"]
 Signal = Literal["user_affirmed", "tool_succeeded", "user_referenced", "contradicted"]
+ON_SECRET = "a credential in the write is refused, or stored as [secret:<kind>]"
 
 
 class EdgeModel(BaseModel):
@@ -201,26 +202,39 @@ class ClaimData(BaseModel):
 
 
 class RememberData(EdgeModel):
+    """``remember``: one declaration of its fields. The MCP schema, ``help`` and the CLI's
+    options are generated from it; the facade and ``Writes.remember`` pass fields through, and
+    the ones the decision does not read are recorded on the event as given."""
+
     TIME_FIELDS: ClassVar[tuple[str, ...]] = ("event_time",)
     content: Content
-    subject: Subject = ""
+    subject: Subject = Field("", description="what the memory is about")
     tags: Tags = []
     source_type: SourceType = "agent_generated"
-    confidence: Confidence | None = None
-    event_time: str | None = None
-    workspace: Name | None = None
-    source_ref: Annotated[Text, Field(max_length=2048)] = ""
-    ref_id: MemoryId | None = None
+    confidence: Confidence | None = Field(None, description="how sure the source is")
+    event_time: str | None = Field(None, description="when the fact became true")
+    workspace: Name | None = Field(None, description="else the configured workspace")
+    source_ref: Annotated[Text, Field(max_length=2048)] = Field(
+        "", description="where the fact was found: a URL, a file, a message id"
+    )
+    ref_id: MemoryId | None = Field(
+        None,
+        description="with retracts: the memory this one cancels; a cancellation without it "
+        "('don't send the minutes') retracts the one instruction it names",
+    )
     retracts: StrictBool = False
     claims: Annotated[list[ClaimData], Field(max_length=50)] = []
     metadata: Metadata = {}
     authorized: StrictBool = False
-    on_secret: OnSecret = "refuse"
+    on_secret: OnSecret = Field("refuse", description=ON_SECRET)
     # the working tier and conversations (docs/contract.md): tier defaults to LEDGER_DEFAULT_TIER
-    tier: Tier | None = None
-    session_id: SessionId | None = None
-    turn: Turn | None = None
-    sticky: StrictBool = False
+    tier: Tier | None = Field(
+        None,
+        description="working: a provisional note kept in its conversation's working set until reinforce promotes it",
+    )
+    session_id: SessionId | None = Field(None, description="the conversation")
+    turn: Turn | None = Field(None, description="its turn")
+    sticky: StrictBool = Field(False, description="never evicted from the working set")
 
     def to_kwargs(self) -> dict[str, Any]:
         out = super().to_kwargs()
@@ -255,21 +269,22 @@ class FindData(EdgeModel):
     before_time: str | None = None
     include_inactive: StrictBool = False
     as_of_event_time: str | None = None
-    as_of_recorded: RecordedPoint | None = None
-    cursor: Cursor | None = None
-    session_id: SessionId | None = None
+    as_of_recorded: RecordedPoint | None = Field(None, description="time or log position")
+    cursor: Cursor | None = Field(None, description="next_cursor")
+    session_id: SessionId | None = Field(None, description="its working set first, then its memories, then the rest")
     turn: Turn | None = None
     session_only: StrictBool = False
-    include_cold: StrictBool = False
+    include_cold: StrictBool = Field(False, description="also memories cooled for disuse")
 
 
 class ReadData(EdgeModel):
     TIME_FIELDS: ClassVar[tuple[str, ...]] = ("as_of_event_time",)
     memory_id: MemoryId
     as_of_event_time: str | None = None
-    as_of_recorded: RecordedPoint | None = None
-    # a long memory's sections: the catalog (default), all with their text, or the given ids
-    sections: Literal["catalog", "all"] | Annotated[list[PositiveId], Field(max_length=1000)] | None = None
+    as_of_recorded: RecordedPoint | None = Field(None, description="time or log position")
+    sections: Literal["catalog", "all"] | Annotated[list[PositiveId], Field(max_length=1000)] | None = Field(
+        None, description="a long memory's sections: the catalog (default), all with their text, or [ids]"
+    )
     session_id: SessionId | None = None
     turn: Turn | None = None
 
@@ -285,7 +300,7 @@ class UpdateData(EdgeModel):
     confidence: Confidence | None = None
     event_time: str | None = None
     metadata: Metadata | None = None
-    on_secret: OnSecret = "refuse"
+    on_secret: OnSecret = Field("refuse", description=ON_SECRET)
     session_id: SessionId | None = None
     turn: Turn | None = None
 
@@ -294,7 +309,10 @@ class ReinforceData(EdgeModel):
     """A signal about a working memory (``ledger.promotion``); finds and reads are never signals."""
 
     memory_id: MemoryId
-    signal: Signal
+    signal: Signal = Field(
+        description="user_affirmed +1, tool_succeeded +2, user_referenced +1; "
+        "promoted at 5 over 3 turns, none contradicted since"
+    )
     session_id: SessionId | None = None
     turn: Turn
 
@@ -312,7 +330,9 @@ class JudgeData(EdgeModel):
     conflict_id: PositiveId
     winner_id: MemoryId
     rationale: Reason = ""
-    pins: Annotated[dict[str, StrictInt], Field(max_length=16), AfterValidator(_check_pins)] = {}
+    pins: Annotated[dict[str, StrictInt], Field(max_length=16), AfterValidator(_check_pins)] = Field(
+        {}, description="{memory_id: version} for both sides"
+    )
 
     def to_kwargs(self) -> dict[str, Any]:
         out = super().to_kwargs()
