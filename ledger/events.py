@@ -57,6 +57,7 @@ class MemoryRecorded(Event, frozen=True, kw_only=True, omit_defaults=True):
     session: str = ""  # the client's conversation id (``session_id``), "" when none was given
     turn: int | None = None  # the turn of that conversation the client numbered
     promoted_from: str = ""  # the working memory (stream id) whose promotion recorded this one
+    reason: str = ""  # why the writer kept it (remember's reason), as given
 
 
 class MemoryUpdated(Event, frozen=True, kw_only=True, omit_defaults=True):

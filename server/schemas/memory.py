@@ -235,6 +235,7 @@ class RememberData(EdgeModel):
     session_id: SessionId | None = Field(None, description="the conversation")
     turn: Turn | None = Field(None, description="its turn")
     sticky: StrictBool = Field(False, description="never evicted from the working set")
+    reason: Reason = Field("", description="why it is worth remembering, kept with the memory in its audit trail")
 
     def to_kwargs(self) -> dict[str, Any]:
         out = super().to_kwargs()
