@@ -249,12 +249,14 @@ def _generated() -> list[Invocation]:
     from fact_ledger.server.cli.main import main
     from fact_ledger.server.cli.model_options import ModelOption
 
+    leading = {"remember": (), "update": ("{plain}",)}  # the arguments before the text
     runs = []
     for name, command in main.commands.items():
         for param in command.params:
             if isinstance(param, ModelOption):
                 flag = max(param.opts, key=len)
-                runs.append(_i(name, f"a note with {flag}", flag, *_value(param.schema), codes=(0, 1), writes=True))
+                text = f"a note with {flag}"
+                runs.append(_i(name, *leading[name], text, flag, *_value(param.schema), codes=(0, 1), writes=True))
     return runs
 
 

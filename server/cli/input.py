@@ -17,8 +17,10 @@ from typing import Any
 import click
 
 from fact_ledger.ledger.errors import InvalidInput
-from fact_ledger.server.cli.output import CliContext, emit, json_option, on_secret_option, out_console
-from fact_ledger.server.cli.working import session_option, turn_option
+from fact_ledger.server.cli.model_options import model_options
+from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console
+from fact_ledger.server.cli.working import session_option
+from fact_ledger.server.schemas.memory import UpdateData
 
 STDIN = "-"
 
@@ -72,56 +74,35 @@ def metadata_of(text: str | None) -> dict[str, Any] | None:
 @click.argument("memory_id", type=click.IntRange(min=1))
 @click.argument("text", required=False)
 @click.option("--file", "file", default=None, metavar="FILE", help="Read the new content from FILE ('-': stdin).")
-@click.option(
-    "--expected-version",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Refuse (version_conflict) unless the memory is still at this version.",
-)
-@click.option("--subject", default=None, help="New subject.")
 @click.option("--tag", "tags", multiple=True, help="Replace the tags (repeatable).")
-@click.option("--confidence", type=float, default=None, help="New confidence, 0..1.")
-@click.option("--event-time", default=None, help="When the changed fact became true (ISO 8601).")
 @click.option("--metadata", default=None, metavar="JSON", help="Replace the metadata (a JSON object).")
-@on_secret_option
 @session_option
-@turn_option
+@model_options(UpdateData, skip=("memory_id", "content", "tags", "metadata", "session_id", "authorized"))
 @json_option
 def update(
     obj: CliContext,
     memory_id: int,
     text: str | None,
     file: str | None,
-    expected_version: int | None,
-    subject: str | None,
     tags: tuple[str, ...],
-    confidence: float | None,
-    event_time: str | None,
     metadata: str | None,
-    on_secret: str,
     session: str | None,
-    turn: int | None,
+    **fields: Any,
 ) -> None:
     """Change a memory (new version); a change that changes nothing writes nothing.
 
     Example: ledger update 12 "The staging API listens on port 8081" --expected-version 1
     """
     from fact_ledger.ledger.events import AUTH_USER
-    from fact_ledger.server.schemas.memory import UpdateData
 
     data = UpdateData.parse(
         {
+            **fields,
             "memory_id": memory_id,
-            "expected_version": expected_version,
             "content": content_of(text, file, required=False),
-            "subject": subject,
             "tags": list(tags) if tags else None,
-            "confidence": confidence,
-            "event_time": event_time,
             "metadata": metadata_of(metadata),
-            "on_secret": on_secret,
             "session_id": session,
-            "turn": turn,
         }
     )
     result = obj.app.update(**data.to_kwargs(), authorization=AUTH_USER)

@@ -37,21 +37,22 @@ def model_options(model: type[BaseModel], *, skip: Iterable[str] = ()) -> Callab
     own keyword (``None`` when not given, which ``EdgeModel.parse`` treats as absent)."""
     properties: dict[str, Any] = compact_schema(model, described=True).get("properties", {})
     skipped = set(skip)
+    times = set(getattr(model, "TIME_FIELDS", ()))
 
     def decorate(func: F) -> F:
         for name in reversed([n for n in properties if n not in skipped]):
-            func = _option(name, properties[name])(func)
+            func = _option(name, properties[name], time=name in times)(func)
         return func
 
     return decorate
 
 
-def _option(name: str, prop: dict[str, Any]) -> Callable[[F], F]:
+def _option(name: str, prop: dict[str, Any], *, time: bool) -> Callable[[F], F]:
     flag = "--" + name.replace("_", "-")
-    said = prop.get("description", "")
+    said = prop.get("description", "") + (" (ISO 8601)" if time else "")
     help_text = said[:1].upper() + said[1:] + ("." if said and not said.endswith(".") else "")
-    shapes = [s for s in prop.get("anyOf", [prop])]
-    shape = shapes[0] if len(shapes) == 1 else {"type": "string"}  # a time or a position: given as text
+    shapes: list[dict[str, Any]] = prop.get("anyOf", [prop])
+    shape: dict[str, Any] = shapes[0] if len(shapes) == 1 else {"type": "string"}  # a time or a position: given as text
     kind = shape.get("type")
     common: dict[str, Any] = {"cls": ModelOption, "field": name, "schema": prop, "help": help_text}
     if kind == "boolean":
@@ -59,11 +60,11 @@ def _option(name: str, prop: dict[str, Any]) -> Callable[[F], F]:
     if "enum" in shape:
         return click.option(flag, name, type=click.Choice([str(v) for v in shape["enum"]]), default=None, **common)
     if kind == "integer":
-        bounds = click.IntRange(min=shape.get("minimum"), max=shape.get("maximum"))
-        return click.option(flag, name, type=bounds, default=None, **common)
+        whole = click.IntRange(min=shape.get("minimum"), max=shape.get("maximum"))
+        return click.option(flag, name, type=whole, default=None, **common)
     if kind == "number":
-        bounds = click.FloatRange(min=shape.get("minimum"), max=shape.get("maximum"))
-        return click.option(flag, name, type=bounds, default=None, **common)
+        real = click.FloatRange(min=shape.get("minimum"), max=shape.get("maximum"))
+        return click.option(flag, name, type=real, default=None, **common)
     if kind == "string":
         return click.option(flag, name, default=None, **common)
     raise TypeError(f"{name}: a {kind} field needs its own CLI option (declare it and skip it here)")

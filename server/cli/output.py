@@ -62,16 +62,6 @@ class CliContext:
         return self._app.storage.chain_warning() if self._app is not None else None
 
 
-on_secret_option = click.option(
-    "--on-secret",
-    type=click.Choice(["refuse", "mask"]),
-    default="refuse",
-    show_default=True,
-    help="A credential in the text: refuse the write, or store it as [secret:<kind>].",
-)
-"""What ``remember`` and ``update`` do with a credential (server/app/credentials.py)."""
-
-
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--db`` and ``--json`` on every command (also accepted before the command name)."""
 

@@ -124,10 +124,10 @@ def _compact(node: Any, defs: dict[str, Any], *, described: bool = False) -> Any
             continue
         if key == "additionalProperties" and value is True:
             continue
-        key = _RENAMED.get(key, key)
-        if key == "maximum" and value == _INT_MAX:
+        name = _RENAMED[key] if key in _RENAMED else str(key)
+        if name == "maximum" and value == _INT_MAX:
             continue
-        out[key] = _compact(value, defs, described=described)
+        out[name] = _compact(value, defs, described=described)
     alternatives = out.get("anyOf")
     if isinstance(alternatives, list):
         kept = [a for a in alternatives if a != {"type": "null"}]

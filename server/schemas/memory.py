@@ -213,7 +213,7 @@ class RememberData(EdgeModel):
     source_type: SourceType = "agent_generated"
     confidence: Confidence | None = Field(None, description="how sure the source is")
     event_time: str | None = Field(None, description="when the fact became true")
-    workspace: Name | None = Field(None, description="else the configured workspace")
+    workspace: Name | None = Field(None, description="the workspace to write to (else the configured one)")
     source_ref: Annotated[Text, Field(max_length=2048)] = Field(
         "", description="where the fact was found: a URL, a file, a message id"
     )
@@ -291,19 +291,23 @@ class ReadData(EdgeModel):
 
 
 class UpdateData(EdgeModel):
+    """``update``: declared once, like ``remember`` (its CLI options are generated from it)."""
+
     TIME_FIELDS: ClassVar[tuple[str, ...]] = ("event_time",)
     memory_id: MemoryId
-    expected_version: PositiveId | None = None
+    expected_version: PositiveId | None = Field(
+        None, description="refused (version_conflict) unless the memory is still at this version"
+    )
     authorized: StrictBool = False
     content: Content | None = None
-    subject: Subject | None = None
+    subject: Subject | None = Field(None, description="the new subject")
     tags: Tags | None = None
-    confidence: Confidence | None = None
-    event_time: str | None = None
+    confidence: Confidence | None = Field(None, description="the new confidence")
+    event_time: str | None = Field(None, description="when the changed fact became true")
     metadata: Metadata | None = None
     on_secret: OnSecret = Field("refuse", description=ON_SECRET)
     session_id: SessionId | None = None
-    turn: Turn | None = None
+    turn: Turn | None = Field(None, description="the conversation's turn")
 
 
 class ReinforceData(EdgeModel):

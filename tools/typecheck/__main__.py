@@ -1,4 +1,6 @@
-"""``mypy --strict`` over ``ledger/`` (the pure rules, the event schema and the stores).
+"""``mypy --strict`` over ``ledger/`` (the pure rules, the event schema and the stores) and the
+operations' one declaration (the routes, their edge models, the schemas and CLI options
+generated from them).
 
 The packages install as ``fact_ledger.*`` from folders named ``ledger/``, ``projections/`` and
 ``server/`` (pyproject's ``package-dir``); the editable install maps them with an import hook
@@ -6,7 +8,7 @@ that mypy does not follow. So mypy checks a temporary tree of links named as the
 packages, ``fact_ledger/ledger -> ledger``, and resolves every ``fact_ledger.*`` import through
 it. Its cache is kept in ``.mypy_cache/`` between runs.
 
-    python -m tools.typecheck [PACKAGE ...]   # default: ledger
+    python -m tools.typecheck [PACKAGE ...]   # default: ledger and the declaration
 """
 
 from __future__ import annotations
@@ -19,6 +21,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 LINKED = ("ledger", "projections", "server")
 STRICT = ("ledger",)  # the packages held to --strict (docs/architecture.md)
+DECLARATION = (  # the operation list and what is generated from it: strict too, their imports checked silently
+    "server.mcp.routes",
+    "server.mcp.tool_schemas",
+    "server.schemas.memory",
+    "server.schemas.admin",
+    "server.cli.model_options",
+)
 
 
 def link_tree(into: Path) -> Path:
@@ -32,12 +41,16 @@ def link_tree(into: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    packages = (argv if argv is not None else sys.argv[1:]) or list(STRICT)
+    asked = argv if argv is not None else sys.argv[1:]
+    packages, modules = (asked, []) if asked else (list(STRICT), list(DECLARATION))
     with tempfile.TemporaryDirectory(prefix="typecheck-") as tmp:
         link_tree(Path(tmp))
         command = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(REPO / ".mypy_cache")]
+        command += ["--follow-imports=silent"]  # what they import is typed for them, reported only where asked
         for name in packages:
             command += ["-p", f"fact_ledger.{name}"]
+        for name in modules:
+            command += ["-m", f"fact_ledger.{name}"]
         return subprocess.run(command, cwd=tmp, check=False).returncode
 
 
