@@ -219,7 +219,7 @@ class Conversations(Service):
     def is_working(self, memory_id: int) -> bool:
         return conv.working_by_id(self.conn, memory_id) is not None
 
-    def reinforce(self, memory_id: int, signal: str, *, session_id: str | None, turn: int) -> dict[str, Any]:
+    def reinforce(self, memory_id: int, signal: str, *, session_id: str | None = None, turn: int) -> dict[str, Any]:
         """Record a signal; promote in the same transaction when ``ledger.promotion`` holds."""
         if signal not in SIGNALS:
             raise InvalidInput(f"signal must be one of {', '.join(SIGNALS)}", field="signal")

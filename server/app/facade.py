@@ -7,7 +7,6 @@ result. Results are plain dicts with the keys of docs/contract.md.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -37,8 +36,9 @@ from fact_ledger.server.app.governance import Governance
 from fact_ledger.server.app.hindsight import Hindsight
 from fact_ledger.server.app.sections_view import SectionsRequest
 from fact_ledger.server.app.semantic import Semantic
+from fact_ledger.server.app.service_method import ServiceMethod
 from fact_ledger.server.app.storage import Storage, storage_call
-from fact_ledger.server.app.timetravel import HISTORY_PAGE, TIMELINE_MAX, History
+from fact_ledger.server.app.timetravel import HISTORY_PAGE, History
 from fact_ledger.server.app.views import Views
 from fact_ledger.server.app.workspaces import Workspaces
 from fact_ledger.server.app.writes import Writes
@@ -91,6 +91,9 @@ class LedgerApp:
     Public methods keep their names and signatures (the MCP routes, the CLI and the console call
     them); each one marked ``@storage_call`` answers through :meth:`Storage.call` (degraded mode,
     ``unavailable``, a backed-up write); the governance and semantic services mark their own.
+    An operation a service answers alone is not written again here: its name is the service's
+    method (:class:`ServiceMethod`), declared once where it is built. The methods left combine
+    services (a working memory or a long-term one, pending backed-up writes, find's latency).
     """
 
     def __init__(self, settings: Settings, *, join_progress: Progress | None = None) -> None:
@@ -234,106 +237,32 @@ class LedgerApp:
         )
 
     # -- conversations and the working tier (server/app/conversations.py) ------------------------
-    @storage_call
-    def reinforce(self, memory_id: int, signal: str, *, session_id: str | None = None, turn: int) -> dict[str, Any]:
-        return self.conversations.reinforce(memory_id, signal, session_id=session_id, turn=turn)
-
-    @storage_call
-    def promote(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
-        return self.conversations.promote(memory_id, authorization)
-
-    @storage_call
-    def working(self, session_id: str) -> dict[str, Any]:
-        return self.conversations.working(session_id)
+    reinforce = ServiceMethod("conversations", Conversations.reinforce, storage_call=True)
+    promote = ServiceMethod("conversations", Conversations.promote, storage_call=True)
+    working = ServiceMethod("conversations", Conversations.working, storage_call=True)
 
     @storage_call
     def sweep(self, dry_run: bool = False) -> dict[str, Any]:
         return self.conversations.sweep(dry_run=dry_run)
 
     # -- workspaces (server/app/workspaces.py) ---------------------------------------------------
-    @storage_call
-    def canonical_workspace(self, name: str) -> str:
-        return self.workspace_service.canonical_workspace(name)
-
-    @storage_call
-    def own_workspace(self) -> str:
-        return self.workspace_service.own_workspace()
-
-    @storage_call
-    def workspace_scope(self, name: str) -> tuple[str, ...]:
-        return self.workspace_service.workspace_scope(name)
-
-    @storage_call
-    def accept_alias(self, alias: str, canonical: str, *, authorization: str = "") -> dict[str, Any]:
-        return self.workspace_service.accept_alias(alias, canonical, authorization=authorization)
-
-    @storage_call
-    def reject_alias(self, alias: str, canonical: str, *, authorization: str = "") -> dict[str, Any]:
-        return self.workspace_service.reject_alias(alias, canonical, authorization=authorization)
-
-    @storage_call
-    def workspaces(self) -> dict[str, Any]:
-        return self.workspace_service.workspaces()
-
+    canonical_workspace = ServiceMethod("workspace_service", Workspaces.canonical_workspace, storage_call=True)
+    own_workspace = ServiceMethod("workspace_service", Workspaces.own_workspace, storage_call=True)
+    workspace_scope = ServiceMethod("workspace_service", Workspaces.workspace_scope, storage_call=True)
+    accept_alias = ServiceMethod("workspace_service", Workspaces.accept_alias, storage_call=True)
+    reject_alias = ServiceMethod("workspace_service", Workspaces.reject_alias, storage_call=True)
+    workspaces = ServiceMethod("workspace_service", Workspaces.workspaces, storage_call=True)
     # -- history and time travel (server/app/timetravel.py) -------------------------------------
-    @storage_call
-    def as_of(self, as_of_event_time: str | None = None, as_of_recorded: str | int | None = None) -> dict[str, Any]:
-        return self.history_service.as_of(as_of_event_time, as_of_recorded)
+    as_of = ServiceMethod("history_service", History.as_of, storage_call=True)
 
     @storage_call
     def history(self, memory_id: int, *, limit: int = HISTORY_PAGE, cursor: str | None = None) -> dict[str, Any]:
         working = self.conversations.history(memory_id) if mem.by_id(self.conn, memory_id) is None else None
         return working or self.history_service.history(memory_id, limit=limit, cursor=cursor)
 
-    @storage_call
-    def timeline(
-        self,
-        subject: str | None = None,
-        memory_id: int | None = None,
-        *,
-        as_of_recorded: str | int | None = None,
-        limit: int = TIMELINE_MAX,
-        cursor: str | None = None,
-    ) -> dict[str, Any]:
-        return self.history_service.timeline(
-            subject, memory_id, as_of_recorded=as_of_recorded, limit=limit, cursor=cursor
-        )
-
-    @storage_call
-    def audit(
-        self,
-        since: str | None = None,
-        until: str | None = None,
-        memory_id: int | None = None,
-        actor: str | None = None,
-        type: str | None = None,
-        limit: int = 100,
-        cursor: str | None = None,
-        *,
-        client: str | None = None,
-        workspace: str | None = None,
-        conflict_id: int | None = None,
-        before_position: int | None = None,
-    ) -> dict[str, Any]:
-        return self.history_service.audit(
-            since,
-            until,
-            memory_id,
-            actor,
-            type,
-            limit,
-            cursor,
-            client=client,
-            workspace=workspace,
-            conflict_id=conflict_id,
-            before_position=before_position,
-        )
-
-    @storage_call
-    def archive(
-        self, *, dry_run: bool = False, older_than_days: int | None = None, progress: Progress | None = None
-    ) -> dict[str, Any]:
-        return self.history_service.archive(dry_run=dry_run, older_than_days=older_than_days, progress=progress)
+    timeline = ServiceMethod("history_service", History.timeline, storage_call=True)
+    audit = ServiceMethod("history_service", History.audit, storage_call=True)
+    archive = ServiceMethod("history_service", History.archive, storage_call=True)
 
     @storage_call
     def find(
@@ -424,32 +353,13 @@ class LedgerApp:
         return {**answer, "pending_changes": changes} if changes else answer
 
     # -- governance (server/app/governance.py) ----------------------------------------------
-    def arbitrate(
-        self, left_id: int, right_id: int, mark_conflict: bool = False, apply: bool = False, authorization: str = ""
-    ) -> dict[str, Any]:
-        return self.governance.arbitrate(left_id, right_id, mark_conflict, apply, authorization)
-
-    def confirm(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
-        return self.governance.confirm(memory_id, authorization)
-
-    def judge(
-        self, conflict_id: int, winner_id: int, rationale: str = "", pins: dict[str, int] | dict[int, int] | None = None
-    ) -> dict[str, Any]:
-        return self.governance.judge(conflict_id, winner_id, rationale, pins)
-
-    def resolve_conflict(
-        self, conflict_id: int, winner_id: int | None = None, resolution: str | None = None, authorization: str = ""
-    ) -> dict[str, Any]:
-        return self.governance.resolve_conflict(conflict_id, winner_id, resolution, authorization)
-
-    def retire(self, memory_id: int, reason: str = "", authorization: str = "") -> dict[str, Any]:
-        return self.governance.retire(memory_id, reason, authorization)
-
-    def supersede(self, loser_id: int, winner_id: int, reason: str = "", authorization: str = "") -> dict[str, Any]:
-        return self.governance.supersede(loser_id, winner_id, reason, authorization)
-
-    def unlock(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
-        return self.governance.unlock(memory_id, authorization)
+    arbitrate = ServiceMethod("governance", Governance.arbitrate)
+    confirm = ServiceMethod("governance", Governance.confirm)
+    judge = ServiceMethod("governance", Governance.judge)
+    resolve_conflict = ServiceMethod("governance", Governance.resolve_conflict)
+    retire = ServiceMethod("governance", Governance.retire)
+    supersede = ServiceMethod("governance", Governance.supersede)
+    unlock = ServiceMethod("governance", Governance.unlock)
 
     # -- erasure (server/app/erasure.py) -------------------------------------------------------
     @storage_call
@@ -484,96 +394,40 @@ class LedgerApp:
         answer = self.governance.compare(left_id, right_id)
         return {**answer, **self.history_service.compare_sides(left_id, right_id)}
 
-    def conflict_detail(self, conflict_id: int, limit: int = 20, offset: int = 0) -> dict[str, Any]:
-        return self.governance.conflict_detail(conflict_id, limit, offset)
-
-    def conflicts(self, state: str = "open", limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
-        return self.governance.conflicts(state, limit, cursor)
-
+    conflict_detail = ServiceMethod("governance", Governance.conflict_detail)
+    conflicts = ServiceMethod("governance", Governance.conflicts)
     # -- hindsight (server/app/hindsight.py) --------------------------------------------------
-    def health(self, limit: int = 10) -> dict[str, Any]:
-        return self.hindsight.health(limit)
-
-    def record_health(self) -> dict[str, Any]:
-        return self.hindsight.record_health()
-
-    def apply_suggestion(self, suggestion_id: str, authorization: str = "") -> dict[str, Any]:
-        return self.hindsight.apply_suggestion(suggestion_id, authorization)
-
-    def undo(self, change_id: str, authorization: str = "") -> dict[str, Any]:
-        return self.hindsight.undo(change_id, authorization)
-
-    def whatif(self, rule_order: list[str] | str | None = None, auto_settle: bool = False) -> dict[str, Any]:
-        return self.hindsight.whatif(rule_order, auto_settle)
-
-    def accept_entity_alias(self, alias: str, canonical: str, authorization: str = "") -> dict[str, Any]:
-        return self.hindsight.accept_entity_alias(alias, canonical, authorization)
-
-    def reject_entity_alias(self, alias: str, canonical: str, authorization: str = "") -> dict[str, Any]:
-        return self.hindsight.reject_entity_alias(alias, canonical, authorization)
-
-    def near_duplicates_of(self, memory_id: int, limit: int = 5) -> dict[str, Any]:
-        return self.governance.near_duplicates_of(memory_id, limit)
-
-    def overview(self) -> dict[str, Any]:
-        return self.governance.overview()
-
+    health = ServiceMethod("hindsight", Hindsight.health)
+    record_health = ServiceMethod("hindsight", Hindsight.record_health)
+    apply_suggestion = ServiceMethod("hindsight", Hindsight.apply_suggestion)
+    undo = ServiceMethod("hindsight", Hindsight.undo)
+    whatif = ServiceMethod("hindsight", Hindsight.whatif)
+    accept_entity_alias = ServiceMethod("hindsight", Hindsight.accept_entity_alias)
+    reject_entity_alias = ServiceMethod("hindsight", Hindsight.reject_entity_alias)
+    near_duplicates_of = ServiceMethod("governance", Governance.near_duplicates_of)
+    overview = ServiceMethod("governance", Governance.overview)
     # -- semantic (server/app/semantic.py) --------------------------------------------------
-    def embedding_model(self) -> Any | None:
-        return self.semantic.embedding_model()
-
-    def notices(
-        self, state: str = "open", limit: int = 20, cursor: int | None = None, kind: str | None = None
-    ) -> dict[str, Any]:
-        return self.semantic.notices(state, limit, cursor, kind)
-
-    def reembed(self, progress: Progress | None = None, rebuild: bool = False) -> dict[str, Any]:
-        return self.semantic.reembed(progress, rebuild)
-
-    def review_notice(self, notice_id: int, state: str, reason: str = "", authorization: str = "") -> dict[str, Any]:
-        return self.semantic.review_notice(notice_id, state, reason, authorization)
-
-    def search_mode(self) -> str:
-        return self.semantic.search_mode()
-
-    def semantic_notice(self) -> str | None:
-        return self.semantic.semantic_notice()
-
-    def semantic_problem(self) -> str | None:
-        return self.semantic.semantic_problem()
-
-    def load_model_in_background(self) -> threading.Event:
-        return self.semantic.load_model_in_background()
-
-    def start_vector_worker(self) -> bool:
-        return self.semantic.start_vector_worker()
-
-    def lend_model(self) -> bool:
-        return self.semantic.lend_model()
-
-    def warm_search(self) -> bool:
-        return self.semantic.warm_search()
+    embedding_model = ServiceMethod("semantic", Semantic.embedding_model)
+    notices = ServiceMethod("semantic", Semantic.notices)
+    reembed = ServiceMethod("semantic", Semantic.reembed)
+    review_notice = ServiceMethod("semantic", Semantic.review_notice)
+    search_mode = ServiceMethod("semantic", Semantic.search_mode)
+    semantic_notice = ServiceMethod("semantic", Semantic.semantic_notice)
+    semantic_problem = ServiceMethod("semantic", Semantic.semantic_problem)
+    load_model_in_background = ServiceMethod("semantic", Semantic.load_model_in_background)
+    start_vector_worker = ServiceMethod("semantic", Semantic.start_vector_worker)
+    lend_model = ServiceMethod("semantic", Semantic.lend_model)
+    warm_search = ServiceMethod("semantic", Semantic.warm_search)
 
     def start_log_follower(self) -> bool:
         """On a team's PostgreSQL log, keep the read models following it (``ledger serve``)."""
         return self.storage.start_following(on_pull=lambda _count: self.semantic.poke_worker())
 
-    def stop_vector_worker(self) -> None:
-        return self.semantic.stop_vector_worker()
-
-    def vectors_status(self, scope: tuple[str, ...] | None = None) -> dict[str, Any]:
-        return self.semantic.vectors_status(scope)
-
+    stop_vector_worker = ServiceMethod("semantic", Semantic.stop_vector_worker)
+    vectors_status = ServiceMethod("semantic", Semantic.vectors_status)
     # -- maintenance -------------------------------------------------------------------------
-    @storage_call
-    def pending_backup(self) -> dict[str, Any] | None:
-        """``{"path", "events", "bad_lines", "checked"}`` while backed-up events await replay."""
-        return self.storage.pending_backup()
-
-    @storage_call
-    def backup_notice(self) -> str | None:
-        """One short notice for agents: a backup awaits replay, or the database is unreachable."""
-        return self.storage.backup_notice()
+    pending_backup = ServiceMethod("storage", Storage.pending_backup, storage_call=True)
+    backup_notice = ServiceMethod("storage", Storage.backup_notice, storage_call=True)
 
     @storage_call
     def replay_backup(

@@ -120,7 +120,7 @@ class GovernanceViews(Service):
         }
 
     @storage_call
-    def conflicts(self, state: str, limit: int, cursor: str | None) -> dict[str, Any]:
+    def conflicts(self, state: str = "open", limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
         """One page of claim sets; the defaults are the facade's (``LedgerApp.conflicts``)."""
         if state not in CONFLICT_LISTINGS:
             raise InvalidInput(f"state must be one of {', '.join(CONFLICT_LISTINGS)}", field="state")
@@ -174,7 +174,7 @@ class GovernanceViews(Service):
         return {"ok": True, "conflict": view}
 
     @storage_call
-    def near_duplicates_of(self, memory_id: int, limit: int) -> dict[str, Any]:
+    def near_duplicates_of(self, memory_id: int, limit: int = 5) -> dict[str, Any]:
         """Current memories whose wording is close to this one's (the probe a write runs)."""
         with self.storage.snapshot():
             row = mem.by_id(self.conn, memory_id)

@@ -331,7 +331,9 @@ class Semantic(Service):
 
     # -- notices -------------------------------------------------------------------------------
     @storage_call
-    def notices(self, state: str, limit: int, cursor: int | None, kind: str | None) -> dict[str, Any]:
+    def notices(
+        self, state: str = "open", limit: int = 20, cursor: int | None = None, kind: str | None = None
+    ) -> dict[str, Any]:
         """Semantic notices for review (advice, never conflicts), newest first; the defaults are
         the facade's (``LedgerApp.notices``)."""
         scope, _ = self._find_scope(None)
