@@ -105,3 +105,32 @@ def test_a_direct_caller_s_misspelt_field_is_not_dropped(tmp_path: Path) -> None
         assert app.status()["events"] == 0
     finally:
         app.close()
+
+
+def test_the_facade_names_a_service_s_method_without_writing_it_again(tmp_path: Path) -> None:
+    from fact_ledger.server.app.governance import Governance
+    from fact_ledger.server.app.service_method import ServiceMethod
+
+    assert LedgerApp.confirm is Governance.confirm  # one signature, on the service
+    app = LedgerApp(Settings(db=str(tmp_path / "s.db"), client="test"))
+    try:
+        assert app.confirm.__self__ is app.governance  # type: ignore[attr-defined]
+        assert app.conflicts()["ok"]  # the facade's defaults now live on the service
+    finally:
+        app.close()
+    with pytest.raises(TypeError, match=r"LedgerApp\.approve would answer Governance\.confirm: name them alike"):
+        ServiceMethod("governance", Governance.confirm).__set_name__(LedgerApp, "approve")
+
+
+def test_a_storage_called_service_method_answers_unavailable_when_degraded(tmp_path: Path) -> None:
+    from fact_ledger.ledger.errors import Unavailable
+
+    (tmp_path / "bad.db").write_bytes(b"not a database" * 100)
+    app = LedgerApp(Settings(db=str(tmp_path / "bad.db"), backup=str(tmp_path / "b.jsonl"), client="test"))
+    try:
+        assert app.degraded is not None
+        for call in (app.workspaces, app.audit, lambda: app.timeline("vpn")):
+            with pytest.raises(Unavailable):
+                call()
+    finally:
+        app.close()
