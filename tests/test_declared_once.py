@@ -21,7 +21,7 @@ from fact_ledger.server.cli.main import main
 from fact_ledger.server.cli.model_options import ModelOption, model_options
 from fact_ledger.server.config import Settings
 from fact_ledger.server.mcp.routes import TOOLS
-from fact_ledger.server.mcp.tool_schemas import field_line
+from fact_ledger.server.schemas.describe import field_line
 from fact_ledger.server.schemas.memory import RememberData
 
 T = "2025-01-01T00:00:00Z"

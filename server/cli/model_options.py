@@ -1,7 +1,7 @@
 """CLI options generated from an operation's edge model: one declaration, every entry point.
 
 A field of :class:`~server.schemas.memory.RememberData` is an MCP field, a ``help`` line and a
-JSON-schema property (:mod:`server.mcp.tool_schemas`); :func:`model_options` makes it a CLI
+JSON-schema property (:mod:`server.schemas.describe`); :func:`model_options` makes it a CLI
 option too, ``--field-name``, typed from the same schema (a choice, a bounded number, a flag),
 its help the field's description. The command hands the values back to the model's ``parse``,
 so the CLI validates exactly as an agent's call is validated. Fields whose CLI form differs (the
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import click
 from pydantic import BaseModel
 
-from fact_ledger.server.mcp.tool_schemas import compact_schema
+from fact_ledger.server.schemas.describe import compact_schema
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -4,7 +4,7 @@ A :class:`Route` is an operation's one declaration: the facade method that answe
 model that validates its ``data`` (its fields, types, limits, enums, times and their meanings),
 whether it needs ``authorized: true``, whether it reports progress, its summary and example. The
 advertised input schema, ``help``'s field lines and the CLI options of the memory commands are
-generated from it (:mod:`server.mcp.tool_schemas`, :mod:`server.cli.model_options`). :func:`bind` turns the table into
+generated from it (:mod:`server.schemas.describe`, :mod:`server.cli.model_options`). :func:`bind` turns the table into
 bound facade methods once, when the server starts: a method that cannot take every field its
 model validates stops the start (a field must never be validated and then dropped), and a route
 whose method the facade lacks answers ``unavailable``.
@@ -19,6 +19,7 @@ from typing import Any
 
 from fact_ledger.server.schemas import admin as a
 from fact_ledger.server.schemas import memory as s
+from fact_ledger.server.schemas.describe import field_line
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,6 @@ class Route:
     @property
     def fields(self) -> str:
         """The one line of fields ``help`` shows, generated from the edge model."""
-        from fact_ledger.server.mcp.tool_schemas import field_line
-
         return field_line(self.model, governed=self.governed is True)
 
     def keywords(self) -> set[str]:

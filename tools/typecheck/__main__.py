@@ -24,6 +24,7 @@ STRICT = ("ledger",)  # the packages held to --strict (docs/architecture.md)
 DECLARATION = (  # the operation list and what is generated from it: strict too, their imports checked silently
     "server.mcp.routes",
     "server.mcp.tool_schemas",
+    "server.schemas.describe",
     "server.schemas.memory",
     "server.schemas.admin",
     "server.cli.model_options",
