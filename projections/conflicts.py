@@ -27,7 +27,7 @@ from typing import Any
 
 import apsw
 
-from fact_ledger.ledger.facts import CONFLICT_STATES
+from fact_ledger.ledger.facts import CONFLICT_STATES, ConflictFacts
 from fact_ledger.ledger.sql import marks
 from fact_ledger.projections.conflicts_projector import COLUMNS, PAIR_COLUMNS, RANK_ORDER_SQL, SIDE_COLUMNS
 
@@ -351,3 +351,16 @@ def judgments_of(conn: apsw.Connection, conflict_id: int) -> list[dict[str, Any]
             item["pair_conflict_id"] = pair
         out.append(item)
     return out
+
+
+def conflict_facts(conn: apsw.Connection, row: dict[str, Any]) -> ConflictFacts:
+    """A set as decisions see it, with every current member and its value."""
+    members = members_of(conn, row["conflict_id"])
+    return ConflictFacts(
+        conflict_id=row["conflict_id"],
+        stream_id=row["stream_id"],
+        state=row["state"],
+        key=row["key"],
+        values={m["stream_id"]: m["value_norm"] for m in members},
+        ids={m["stream_id"]: m["memory_id"] for m in members},
+    )

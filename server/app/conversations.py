@@ -286,16 +286,11 @@ class Conversations(Service):
             source_ref=row["source_ref"],
             metadata=json.loads(row["metadata"]),
             authorization=authorization or row["authorization"],
+            recorded={"session": row["session"], "turn": row["turn"], "promoted_from": row["stream_id"]},
         )
         new_stream = uuid7()
-        near: list[dict[str, Any]] = []
-        decision = self.governance.remember_decision(cmd, new_stream, None, near, self.writes._find_duplicate(cmd))
+        decision, _ = self.governance.remember_decision(cmd, new_stream, duplicate=self.writes._find_duplicate(cmd))
         stream, head = decision[0]
-        if isinstance(head, MemoryRecorded):
-            head = msgspec.structs.replace(
-                head, session=row["session"], turn=row["turn"], promoted_from=row["stream_id"]
-            )
-            decision = [(stream, head), *decision[1:]]
         long_term = stream if isinstance(head, MemoryRecorded | DuplicateSighted) else new_stream
         promoted = Promoted(
             memory=row["stream_id"],

@@ -29,8 +29,8 @@ from fact_ledger.ledger.ids import uuid7
 from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.confirmations import agent_asserted_confirmations
+from fact_ledger.projections.conflicts import conflict_facts
 from fact_ledger.server.app.collisions import Collisions, superseded_by
-from fact_ledger.server.app.governance_views import conflict_facts
 from fact_ledger.server.app.storage import BackedUp, storage_call
 
 __all__ = ["Governance", "agent_asserted_confirmations"]

@@ -22,6 +22,8 @@ from fact_ledger.projections import memories as mem
 from fact_ledger.projections import vectors
 from fact_ledger.projections import workspaces as ws
 from fact_ledger.projections.confirmations import agent_asserted
+from fact_ledger.projections.conflicts import conflict_facts
+from fact_ledger.projections.write_state import conflicts_of
 from fact_ledger.server.app import paging
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.set_verdicts import shown_verdict, verdict_of
@@ -52,7 +54,7 @@ class GovernanceViews(Service):
         return MemoryFacts.from_row(row)
 
     def _conflicts_of(self, memory_id: int) -> list[ConflictFacts]:
-        return [conflict_facts(self.conn, r) for r in conflicts_model.unresolved_of(self.conn, memory_id)]
+        return conflicts_of(self.conn, memory_id)
 
     def _conflict_row(self, conflict_id: int) -> dict[str, Any]:
         """The claim set ``conflict_id`` names (an old pairwise id names the set it folded into)."""
@@ -250,19 +252,6 @@ def _summed(active: list[tuple[str, str, str, int]], key: Callable[[tuple[str, s
     for row in active:
         totals[key(row)] = totals.get(key(row), 0) + row[3]
     return dict(sorted(totals.items()))
-
-
-def conflict_facts(conn: Any, row: dict[str, Any]) -> ConflictFacts:
-    """A set as decisions see it, with every current member and its value."""
-    members = conflicts_model.members_of(conn, row["conflict_id"])
-    return ConflictFacts(
-        conflict_id=row["conflict_id"],
-        stream_id=row["stream_id"],
-        state=row["state"],
-        key=row["key"],
-        values={m["stream_id"]: m["value_norm"] for m in members},
-        ids={m["stream_id"]: m["memory_id"] for m in members},
-    )
 
 
 def _content(conn: Any, memory_id: int) -> str:

@@ -39,8 +39,8 @@ from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import entity_aliases, health_trend
 from fact_ledger.projections import health as health_model
 from fact_ledger.projections import memories as mem
+from fact_ledger.projections.conflicts import conflict_facts
 from fact_ledger.server.app.governance import Governance, _resolved
-from fact_ledger.server.app.governance_views import conflict_facts
 from fact_ledger.server.app.set_verdicts import ARBITRATION_PREFIX
 from fact_ledger.server.app.storage import BackedUp, storage_call
 

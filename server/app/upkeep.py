@@ -29,7 +29,7 @@ from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections import notices as notices_model
-from fact_ledger.server.app.governance_views import conflict_facts
+from fact_ledger.projections.conflicts import conflict_facts
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import Storage
 from fact_ledger.server.app.workspaces import Workspaces

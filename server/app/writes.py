@@ -22,6 +22,7 @@ from fact_ledger.ledger.duplicates import duplicate_key
 from fact_ledger.ledger.errors import Locked, NotFound, Unauthorized
 from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER, MemoryRecorded, MemoryUpdated
 from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check_writable
+from fact_ledger.ledger.remember import RememberState
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.search import holding_all
 from fact_ledger.server.app import credentials
@@ -62,7 +63,7 @@ class _Unchanged(Exception):  # control flow: never leaves the facade
         self.version = version
 
 
-def _candidates_report(cancelling: list[Target], retracted: dict[str, list[int]]) -> dict[str, Any]:
+def _candidates_report(cancelling: tuple[Target, ...], retracted: dict[str, list[int]]) -> dict[str, Any]:
     """A cancellation that retracted nothing it matched answers with the instructions it matched."""
     if retracted or not cancelling:
         return {}
@@ -118,24 +119,24 @@ class Writes(Service):
         )
         cmd = RememberCommand.of(clean, event_time=event_time or clock.now(), authorization=authorization)
         new_stream = self.storage.new_stream_id()  # a replayed write keeps its own
-        near: list[dict[str, Any]] = []
-        cancelling: list[Target] = []  # a cancellation without ref_id: the instructions it matched
+        state = RememberState()
 
         def decide() -> tuple[Decision, str, str]:
-            nonlocal cmd  # its workspace is resolved here, under the write lock, with the aliases the decision reads
+            nonlocal cmd, state  # the workspace resolves under the write lock, with the aliases the decision reads
             cmd = msgspec.structs.replace(cmd, workspace=self.workspaces.write_workspace(workspace))
             target = self._facts(cmd.ref_id, field="ref_id") if cmd.ref_id is not None else None
-            command = cmd
+            command, cancelling = cmd, ()
             if cmd.ref_id is None:
-                command, target = self._cancellation_target(cmd, cancelling)
-            duplicate = self._find_duplicate(command)
-            # claims, collisions, near-duplicates and a retraction's effect: server/app/collisions.py
-            decision = self.governance.remember_decision(command, new_stream, target, near, duplicate)
+                command, target, cancelling = self._cancellation_target(cmd)
+            # one typed state, read once (projections/write_state.py), and one pure decision from it
+            decision, state = self.governance.remember_decision(
+                command, new_stream, target=target, cancelling=cancelling, duplicate=self._find_duplicate(command)
+            )
             return in_conversation(decision, session_id, turn), command.event_time, command.workspace
 
         def reply(events: list[StoredEvent]) -> dict[str, Any]:
-            """The answer, from the state this write produced (inside its transaction)."""
-            return self._remember_reply(events, cmd, near, cancelling, masked)
+            """The answer, from the state this write read and produced (inside its transaction)."""
+            return self._remember_reply(events, cmd, state, masked)
 
         outcome = self._commit(decide, reply)
         if isinstance(outcome, BackedUp):
@@ -144,12 +145,7 @@ class Writes(Service):
         return answer
 
     def _remember_reply(
-        self,
-        events: list[StoredEvent],
-        cmd: RememberCommand,
-        near: list[dict[str, Any]],
-        cancelling: list[Target],
-        masked: dict[str, Any],
+        self, events: list[StoredEvent], cmd: RememberCommand, state: RememberState, masked: dict[str, Any]
     ) -> dict[str, Any]:
         head = events[0]
         retracted = self._retracted(events)
@@ -166,7 +162,7 @@ class Writes(Service):
                 **({"support": mem.support(self.conn, row["memory_id"])[0]} if head.type == "Restated" else {}),
                 "workspace": row["workspace"],
                 **retracted,
-                **_candidates_report(cancelling, retracted),
+                **_candidates_report(state.cancelling, retracted),
                 **masked,
             }
         result = {
@@ -175,9 +171,9 @@ class Writes(Service):
             "version": 1,
             "status": "active",
             "workspace": cmd.workspace,
-            **self.governance.write_report(events, head.position, near),
+            **self.governance.write_report(events, head.position, list(state.near)),
             **retracted,
-            **_candidates_report(cancelling, retracted),
+            **_candidates_report(state.cancelling, retracted),
             **masked,
         }
         if head.position in result.get("superseded", ()):  # policy auto_settle: a later value leads
@@ -204,30 +200,29 @@ class Writes(Service):
         return credentials.masked(fields), {"secrets_masked": [s.to_dict() for s in found]}
 
     def _cancellation_target(
-        self, cmd: RememberCommand, cancelling: list[Target]
-    ) -> tuple[RememberCommand, MemoryFacts | None]:
+        self, cmd: RememberCommand
+    ) -> tuple[RememberCommand, MemoryFacts | None, tuple[Target, ...]]:
         """A cancellation without ``ref_id`` retracts the one active instruction of its workspace
-        that holds its words (``ledger.cancellation``); ``cancelling`` gets what matched."""
-        cancelling.clear()
+        that holds its words (``ledger.cancellation``); also returns what matched."""
         words = cancelled_words(cmd.content)
         if not words:
-            return cmd, None
+            return cmd, None, ()
         scope = self.workspace_scope(cmd.workspace) or (cmd.workspace,)
         runner = self.storage.runner
         if runner.unsettled():  # full text trails the log between reads: this decision reads it
             runner.settle_in_transaction()
         rows = holding_all(self.conn, words, scope, limit=MAX_MATCHES + 1)
         target, matched = choose([Target(*row) for row in rows])
-        cancelling[:] = matched
+        cancelling = tuple(matched)
         if target is None:
-            return cmd, None
+            return cmd, None, cancelling
         facts = self._facts(target.memory_id)
         policy = self.governance._policy
         try:  # a protected instruction is retracted only when named (ref_id) with its authorisation
             check_writable(facts, expected_version=None, authorization=cmd.authorization, policy=policy)
         except (Locked, Unauthorized):
-            return cmd, None
-        return msgspec.structs.replace(cmd, ref_id=target.memory_id, retracts=True, matched=True), facts
+            return cmd, None, cancelling
+        return msgspec.structs.replace(cmd, ref_id=target.memory_id, retracts=True, matched=True), facts, cancelling
 
     def _retracted(self, events: list[Any]) -> dict[str, list[int]]:
         """``retracted``: the memories this write retired by retracting them."""

@@ -1,0 +1,102 @@
+"""``remember``'s decision from one typed state: what the write read, then one pure function.
+
+:class:`RememberState` holds everything the decision needs, read once inside the write
+transaction by :func:`projections.write_state.remember_state`; :func:`decide` turns the command and
+that state into the events — a sighting of an exact duplicate, a restatement, or a new memory with
+its collisions, a retraction's effect and, under a settling policy, the settlements. The reply
+reads its near-duplicates and cancellation candidates from the same state: nothing is read again
+to decide, nothing decided twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from fact_ledger.ledger.cancellation import Target
+from fact_ledger.ledger.claims import Claim
+from fact_ledger.ledger.decide import RememberCommand, decide_remember, decide_restatement, writer_facts
+from fact_ledger.ledger.facts import DEFAULT_POLICY, Candidate, ConflictFacts, Decision, MemoryFacts, Policy
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.settlement import settle_by_policy
+
+
+class SettleState(msgspec.Struct, frozen=True, kw_only=True):
+    """What a settling policy reads about the sets a write may open or join: each set whole (by
+    stream), the facts of their members (a guarded set's are not read), each member's other sets."""
+
+    sets: dict[str, ConflictFacts]
+    members: dict[str, MemoryFacts]
+    other_sets: dict[str, list[ConflictFacts]]
+
+
+class RememberState(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything ``remember``'s decision and reply read, inside the write transaction.
+
+    ``target``: the memory a retraction names (or a cancellation's words found); ``cancelling``:
+    what a cancellation without ``ref_id`` matched; ``duplicate``: the exact duplicate;
+    ``restated``: the memory this statement restates (not disputed), when there is one; the
+    writer's ``claims``, the ``candidates`` sharing their keys and the unresolved ``sets`` of those
+    keys; ``target_conflicts``: a retracted target's sets; ``near``: near-duplicates for the reply;
+    ``settle``: present when the policy settles."""
+
+    target: MemoryFacts | None = None
+    cancelling: tuple[Target, ...] = ()
+    duplicate: MemoryFacts | None = None
+    restated: MemoryFacts | None = None
+    claims: tuple[Claim, ...] = ()
+    candidates: tuple[Candidate, ...] = ()
+    sets: dict[str, ConflictFacts] = {}
+    target_conflicts: tuple[ConflictFacts, ...] = ()
+    near: tuple[dict[str, Any], ...] = ()
+    recorded_at: str = ""
+    settle: SettleState | None = None
+
+
+def absorbed(cmd: RememberCommand, duplicate: MemoryFacts | None, target: MemoryFacts | None) -> bool:
+    """The write is a sighting of its exact duplicate: no claims, sets or near-duplicates to read
+    (a retraction of that same memory is recorded as a new memory instead)."""
+    retracting = target if cmd.retracts else None
+    return duplicate is not None and (retracting is None or retracting.stream_id != duplicate.stream_id)
+
+
+def decide(
+    cmd: RememberCommand, state: RememberState, *, new_stream: str, policy: Policy = DEFAULT_POLICY, new_id: Any = uuid7
+) -> Decision:
+    """The events of one ``remember``, from its command and its state alone."""
+    if absorbed(cmd, state.duplicate, state.target):
+        return decide_remember(
+            cmd,
+            new_stream=new_stream,
+            duplicate=state.duplicate,
+            target=state.target,
+            target_conflicts=state.target_conflicts,
+            policy=policy,
+        )
+    if state.restated is not None:
+        return decide_restatement(cmd, state.restated)
+    decision = decide_remember(
+        cmd,
+        new_stream=new_stream,
+        duplicate=None,
+        target=state.target,
+        claims=state.claims,
+        candidates=state.candidates,
+        target_conflicts=state.target_conflicts,
+        sets=state.sets,
+        recorded_at=state.recorded_at,
+        policy=policy,
+        new_id=new_id,
+    )
+    if state.settle is None:
+        return decision
+    writer = writer_facts(cmd, new_stream, state.recorded_at)
+    return decision + settle_by_policy(
+        decision,
+        members={**state.settle.members, writer.stream_id: writer},
+        sets=state.settle.sets,
+        other_sets=state.settle.other_sets,
+        review_agent_conflicts=policy.review_agent_conflicts,
+        changes_only=not policy.auto_settle,
+    )
