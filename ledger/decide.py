@@ -311,6 +311,27 @@ def writer_facts(cmd: RememberCommand, stream: str, recorded_at: str) -> MemoryF
     )
 
 
+def decide_sighting(
+    cmd: RememberCommand,
+    duplicate: MemoryFacts,
+    *,
+    target: MemoryFacts | None,
+    target_conflicts: Sequence[ConflictFacts] = (),
+    policy: Policy = DEFAULT_POLICY,
+) -> Decision:
+    """An exact duplicate seen again (``DuplicateSighted``); a retraction the write carries still
+    lands, its target retired *by the duplicate*, which answers as the one that retracted it."""
+    decision: Decision = [
+        (
+            duplicate.stream_id,
+            DuplicateSighted(memory=duplicate.stream_id, source_type=cmd.source_type, source_ref=cmd.source_ref),
+        )
+    ]
+    if cmd.retracts and target is not None and target.status == "active":
+        decision += _retract(cmd, target, duplicate.stream_id, target_conflicts, policy)
+    return decision
+
+
 def decide_remember(
     cmd: RememberCommand,
     *,
@@ -336,21 +357,13 @@ def decide_remember(
     if duplicate is not None and retiring and target is not None and duplicate.stream_id == target.stream_id:
         duplicate = None
     if duplicate is not None:
-        decision: Decision = [
-            (
-                duplicate.stream_id,
-                DuplicateSighted(memory=duplicate.stream_id, source_type=cmd.source_type, source_ref=cmd.source_ref),
-            )
-        ]
-        if retiring and target is not None:
-            decision += _retract(cmd, target, duplicate.stream_id, target_conflicts, policy)
-        return decision
+        return decide_sighting(cmd, duplicate, target=target, target_conflicts=target_conflicts, policy=policy)
     if cmd.authorization not in AUTHORIZATIONS:
         raise InvalidInput("unknown authorization channel", field="authorized")
     if cmd.retracts and target is not None:
         _check_retractable(cmd, target, policy)
     mine = writer_facts(cmd, new_stream, recorded_at)
-    decision = [
+    decision: Decision = [
         (
             new_stream,
             MemoryRecorded(

@@ -16,7 +16,13 @@ import msgspec
 
 from fact_ledger.ledger.cancellation import Target
 from fact_ledger.ledger.claims import Claim
-from fact_ledger.ledger.decide import RememberCommand, decide_remember, decide_restatement, writer_facts
+from fact_ledger.ledger.decide import (
+    RememberCommand,
+    decide_remember,
+    decide_restatement,
+    decide_sighting,
+    writer_facts,
+)
 from fact_ledger.ledger.facts import DEFAULT_POLICY, Candidate, ConflictFacts, Decision, MemoryFacts, Policy
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.settlement import settle_by_policy
@@ -65,14 +71,9 @@ def decide(
     cmd: RememberCommand, state: RememberState, *, new_stream: str, policy: Policy = DEFAULT_POLICY, new_id: Any = uuid7
 ) -> Decision:
     """The events of one ``remember``, from its command and its state alone."""
-    if absorbed(cmd, state.duplicate, state.target):
-        return decide_remember(
-            cmd,
-            new_stream=new_stream,
-            duplicate=state.duplicate,
-            target=state.target,
-            target_conflicts=state.target_conflicts,
-            policy=policy,
+    if state.duplicate is not None and absorbed(cmd, state.duplicate, state.target):
+        return decide_sighting(
+            cmd, state.duplicate, target=state.target, target_conflicts=state.target_conflicts, policy=policy
         )
     if state.restated is not None:
         return decide_restatement(cmd, state.restated)

@@ -79,6 +79,6 @@ def test_the_standing_leader_is_the_set_verdicts_leader_in_every_kind_of_set(app
     for memory_id, cid, _subject, _attribute, best in rows:
         expected = set_verdict(app.conn, cid, review_agent_conflicts=review)["leader_id"]
         assert len(best) == 2
-        assert app.governance.standings([memory_id])[0][memory_id]["leader_id"] == expected
+        assert app.governance_views.standings([memory_id])[0][memory_id]["leader_id"] == expected
         leaders.add(expected)
     assert len(leaders) == len(sets)

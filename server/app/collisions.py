@@ -19,11 +19,11 @@ from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections import write_state
-from fact_ledger.server.app.governance_views import GovernanceViews
+from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.set_verdicts import verdict_of
 
 
-class Collisions(GovernanceViews):
+class Collisions(Service):
     """What ``remember`` and ``update`` decide about claims inside their write transaction, from
     the state :mod:`projections.write_state` reads; and how the reply reports it."""
 

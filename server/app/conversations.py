@@ -39,7 +39,7 @@ from fact_ledger.ledger.working import match_score, select_set
 from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.audit import stream_events
-from fact_ledger.server.app.governance import Governance
+from fact_ledger.server.app.collisions import Collisions
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, Storage
 from fact_ledger.server.app.upkeep import Upkeep
@@ -76,9 +76,9 @@ def working_view(row: dict[str, Any], *, score: float | None = None) -> dict[str
 class Conversations(Service):
     """The working tier, conversation filters, promotion, cooling and use counts."""
 
-    def __init__(self, storage: Storage, workspaces: Workspaces, governance: Governance, writes: Any) -> None:
+    def __init__(self, storage: Storage, workspaces: Workspaces, collisions: Collisions, writes: Any) -> None:
         super().__init__(storage, workspaces)
-        self.governance = governance
+        self.collisions = collisions
         self.writes = writes  # server.app.writes.Writes: secrets, event times, exact duplicates
         self.upkeep = Upkeep(storage, workspaces)
 
@@ -289,7 +289,7 @@ class Conversations(Service):
             recorded={"session": row["session"], "turn": row["turn"], "promoted_from": row["stream_id"]},
         )
         new_stream = uuid7()
-        decision, _ = self.governance.remember_decision(cmd, new_stream, duplicate=self.writes._find_duplicate(cmd))
+        decision, _ = self.collisions.remember_decision(cmd, new_stream, duplicate=self.writes._find_duplicate(cmd))
         stream, head = decision[0]
         long_term = stream if isinstance(head, MemoryRecorded | DuplicateSighted) else new_stream
         promoted = Promoted(
@@ -306,7 +306,7 @@ class Conversations(Service):
         promoted = next(e for e in events if e.type == "Promoted")
         long_id = mem.memory_id_of(self.conn, promoted.data.long_term)
         assert long_id is not None
-        report = self.governance.write_report(events, long_id, [])
+        report = self.collisions.write_report(events, long_id, [])
         out: dict[str, Any] = {
             "tier": "long",
             "promoted": True,

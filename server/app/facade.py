@@ -31,8 +31,10 @@ from fact_ledger.projections.timeline import TimelineProjector
 from fact_ledger.projections.workspaces import WorkspacesProjector
 from fact_ledger.server.app.backup import REPLAY_BATCH, replay_backup
 from fact_ledger.server.app.backup_log import BackupLog
+from fact_ledger.server.app.collisions import Collisions
 from fact_ledger.server.app.conversations import Conversations
 from fact_ledger.server.app.governance import Governance
+from fact_ledger.server.app.governance_views import GovernanceViews
 from fact_ledger.server.app.hindsight import Hindsight
 from fact_ledger.server.app.sections_view import SectionsRequest
 from fact_ledger.server.app.semantic import Semantic
@@ -101,18 +103,20 @@ class LedgerApp:
         # ``join_progress(done, total)``: a new read-model file copying, then folding, the log.
         self.storage = Storage(settings, lambda: default_projectors(settings), join_progress)
         self.workspace_service = Workspaces(self.storage)
-        self.governance = Governance(self.storage, self.workspace_service)
-        self.hindsight = Hindsight(self.storage, self.workspace_service)
+        self.governance_views = GovernanceViews(self.storage, self.workspace_service)
+        self.collisions = Collisions(self.storage, self.workspace_service)
+        self.governance = Governance(self.storage, self.workspace_service, self.governance_views)
+        self.hindsight = Hindsight(self.storage, self.workspace_service, self.governance_views)
         self.semantic = Semantic(self.storage, self.workspace_service)
-        self.writes = Writes(self.storage, self.workspace_service, self.governance)
-        self.conversations = Conversations(self.storage, self.workspace_service, self.governance, self.writes)
+        self.writes = Writes(self.storage, self.workspace_service, self.collisions)
+        self.conversations = Conversations(self.storage, self.workspace_service, self.collisions, self.writes)
         self.history_service = History(self.storage, self.workspace_service)
         self.view_service = Views(
             self.storage,
             self.workspace_service,
             self.history_service,
             search=self.semantic.search_hits,
-            standings=self.governance.standings,
+            standings=self.governance_views.standings,
             conversations=self.conversations,
         )
         self.storage.after_write.append(self.semantic.poke_worker)  # the vector worker has something to embed
@@ -391,11 +395,11 @@ class LedgerApp:
     def compare(self, left_id: int, right_id: int) -> dict[str, Any]:
         """The verdict, diff and closeness (governance), then each side's state path and
         reference chain (history); the first part checks both ids and their workspaces."""
-        answer = self.governance.compare(left_id, right_id)
+        answer = self.governance_views.compare(left_id, right_id)
         return {**answer, **self.history_service.compare_sides(left_id, right_id)}
 
-    conflict_detail = ServiceMethod("governance", Governance.conflict_detail)
-    conflicts = ServiceMethod("governance", Governance.conflicts)
+    conflict_detail = ServiceMethod("governance_views", GovernanceViews.conflict_detail)
+    conflicts = ServiceMethod("governance_views", GovernanceViews.conflicts)
     # -- hindsight (server/app/hindsight.py) --------------------------------------------------
     health = ServiceMethod("hindsight", Hindsight.health)
     record_health = ServiceMethod("hindsight", Hindsight.record_health)
@@ -404,8 +408,8 @@ class LedgerApp:
     whatif = ServiceMethod("hindsight", Hindsight.whatif)
     accept_entity_alias = ServiceMethod("hindsight", Hindsight.accept_entity_alias)
     reject_entity_alias = ServiceMethod("hindsight", Hindsight.reject_entity_alias)
-    near_duplicates_of = ServiceMethod("governance", Governance.near_duplicates_of)
-    overview = ServiceMethod("governance", Governance.overview)
+    near_duplicates_of = ServiceMethod("governance_views", GovernanceViews.near_duplicates_of)
+    overview = ServiceMethod("governance_views", GovernanceViews.overview)
     # -- semantic (server/app/semantic.py) --------------------------------------------------
     embedding_model = ServiceMethod("semantic", Semantic.embedding_model)
     notices = ServiceMethod("semantic", Semantic.notices)

@@ -2,9 +2,10 @@
 
 Each write reads what its decision needs inside the write transaction (``_commit`` runs the
 ``decide`` closure after ``BEGIN IMMEDIATE``), hands it to the pure decisions in
-:mod:`ledger.govern`, and answers with docs/contract.md's keys. The helpers ``remember_decision``,
-``update_decision`` and ``write_report`` are what ``remember``/``update`` use to detect and
-report collisions and near-duplicates. Read views live in :mod:`server.app.governance_views`.
+:mod:`ledger.govern`, and answers with docs/contract.md's keys. The write side of
+``remember``/``update`` (claims, collisions, their report) is :mod:`server.app.collisions`; the
+read views are :mod:`server.app.governance_views`, of which this service is given one to show a
+set as they do.
 """
 
 from __future__ import annotations
@@ -30,14 +31,21 @@ from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.confirmations import agent_asserted_confirmations
 from fact_ledger.projections.conflicts import conflict_facts
-from fact_ledger.server.app.collisions import Collisions, superseded_by
-from fact_ledger.server.app.storage import BackedUp, storage_call
+from fact_ledger.server.app.collisions import superseded_by
+from fact_ledger.server.app.governance_views import GovernanceViews
+from fact_ledger.server.app.service import Service
+from fact_ledger.server.app.storage import BackedUp, Storage, storage_call
+from fact_ledger.server.app.workspaces import Workspaces
 
 __all__ = ["Governance", "agent_asserted_confirmations"]
 
 
-class Governance(Collisions):
+class Governance(Service):
     """Arbitration, confirmation, retirement, supersession and judgments over the storage seam."""
+
+    def __init__(self, storage: Storage, workspaces: Workspaces, views: GovernanceViews) -> None:
+        super().__init__(storage, workspaces)
+        self.views = views
 
     # -- governance actions ------------------------------------------------------------------
     @storage_call
@@ -130,7 +138,7 @@ class Governance(Collisions):
         stored = outcome.events
         return {
             "ok": True,
-            "conflict": self._conflict_view_by_id(conflict_id),
+            "conflict": self.views._conflict_view_by_id(conflict_id),
             "superseded": [memory_id for memory_id in superseded_by(self.conn, stored)],
             "resolved_conflicts": _resolved(self.conn, stored),
         }
@@ -161,7 +169,7 @@ class Governance(Collisions):
             return outcome.result
         stored = outcome.events
         judgment = next((e.position for e in stored if e.type == "JudgmentSubmitted"), None)
-        return {"ok": True, "judgment_id": judgment, "conflict": self._conflict_view_by_id(conflict_id)}
+        return {"ok": True, "judgment_id": judgment, "conflict": self.views._conflict_view_by_id(conflict_id)}
 
     @storage_call
     def arbitrate(
@@ -173,7 +181,7 @@ class Governance(Collisions):
 
         def decide() -> tuple[Decision, str, str]:
             left, right = self._memory(left_id, "left_id"), self._memory(right_id, "right_id")
-            left_claim, right_claim, same = self._shared(left, right)
+            left_claim, right_claim, same = self.views._shared(left, right)
             verdict = arbitrate_pair(
                 left.side(), right.side(), review_agent_conflicts=self._policy.review_agent_conflicts
             )

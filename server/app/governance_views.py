@@ -14,7 +14,7 @@ from fact_ledger.ledger.arbiter import arbitrate as arbitrate_pair
 from fact_ledger.ledger.arbiter import with_ids
 from fact_ledger.ledger.claims import Claim, key_tokens
 from fact_ledger.ledger.errors import InvalidInput, NotFound
-from fact_ledger.ledger.facts import CONFLICT_LISTINGS, ConflictFacts, MemoryFacts, Policy
+from fact_ledger.ledger.facts import CONFLICT_LISTINGS, MemoryFacts
 from fact_ledger.ledger.word_diff import lexical_closeness, word_diff
 from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import conflicts as conflicts_model
@@ -22,8 +22,6 @@ from fact_ledger.projections import memories as mem
 from fact_ledger.projections import vectors
 from fact_ledger.projections import workspaces as ws
 from fact_ledger.projections.confirmations import agent_asserted
-from fact_ledger.projections.conflicts import conflict_facts
-from fact_ledger.projections.write_state import conflicts_of
 from fact_ledger.server.app import paging
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.set_verdicts import shown_verdict, verdict_of
@@ -33,40 +31,9 @@ MEMBERS_LISTED = 20  # member ids in a conflict list; conflict_detail pages thro
 
 
 class GovernanceViews(Service):
-    """Read views and shared loaders; :class:`server.app.governance.Governance` builds on them."""
-
-    # -- loaders -----------------------------------------------------------------------------
-    @property
-    def _policy(self) -> Policy:
-        p = self.settings.policy
-        return Policy(
-            locked_requires_user_channel=p.locked_requires_user_channel,
-            review_agent_conflicts=p.review_agent_conflicts,
-            auto_settle=p.auto_settle,
-            settle_changes=p.settle_changes,
-        )
-
-    def _memory(self, memory_id: int, field: str = "memory_id") -> MemoryFacts:
-        row = mem.by_id(self.conn, memory_id)
-        if row is None:
-            raise NotFound(f"no memory {memory_id}", field=field)
-        self._check_workspace(row["workspace"], field=field)
-        return MemoryFacts.from_row(row)
-
-    def _conflicts_of(self, memory_id: int) -> list[ConflictFacts]:
-        return conflicts_of(self.conn, memory_id)
-
-    def _conflict_row(self, conflict_id: int) -> dict[str, Any]:
-        """The claim set ``conflict_id`` names (an old pairwise id names the set it folded into)."""
-        cid = conflicts_model.set_of(self.conn, conflict_id)
-        row = conflicts_model.by_id(self.conn, cid) if cid is not None else None
-        if row is None:
-            raise NotFound(f"no conflict {conflict_id}", field="conflict_id")
-        self._check_workspace(row["workspace"], field="conflict_id")
-        return row
-
-    def _conflict(self, conflict_id: int) -> ConflictFacts:
-        return conflict_facts(self.conn, self._conflict_row(conflict_id))
+    """Read views of claim sets and memories side by side; the governing services
+    (:class:`server.app.governance.Governance`, :class:`server.app.hindsight.Hindsight`) are given
+    one to show a set as these views do."""
 
     def _shown_verdict(self, row: dict[str, Any], *, ranking: bool = False) -> dict[str, Any]:
         """The verdict answers show: from the members as they are now and how the set ended."""

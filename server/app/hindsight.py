@@ -40,9 +40,12 @@ from fact_ledger.projections import entity_aliases, health_trend
 from fact_ledger.projections import health as health_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.conflicts import conflict_facts
-from fact_ledger.server.app.governance import Governance, _resolved
+from fact_ledger.server.app.governance import _resolved
+from fact_ledger.server.app.governance_views import GovernanceViews
+from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.set_verdicts import ARBITRATION_PREFIX
-from fact_ledger.server.app.storage import BackedUp, storage_call
+from fact_ledger.server.app.storage import BackedUp, Storage, storage_call
+from fact_ledger.server.app.workspaces import Workspaces
 
 MAX_CLUSTERS = 200
 FIND_SAMPLES = 1000
@@ -54,11 +57,12 @@ def tagged(event: Event, change: str) -> Event:
     return msgspec.structs.replace(event, change=change) if "change" in event.__struct_fields__ else event  # type: ignore[call-arg]
 
 
-class Hindsight(Governance):
+class Hindsight(Service):
     """The health report, apply/undo of its suggestions, what-if."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, storage: Storage, workspaces: Workspaces, views: GovernanceViews) -> None:
+        super().__init__(storage, workspaces)
+        self.views = views  # a cluster's set, shown as the conflict views show it
         # ``find`` latencies of this process (the facade appends each one): the report's figure
         # is what this server measured, not a benchmark's.
         self.find_ms: deque[float] = deque(maxlen=FIND_SAMPLES)
@@ -204,7 +208,7 @@ class Hindsight(Governance):
                 "ok": True,
                 "change_id": change,
                 "change": changes_model.view(self.conn, view),
-                "conflict": self._conflict_view_by_id(conflict_id),
+                "conflict": self.views._conflict_view_by_id(conflict_id),
                 "resolved_conflicts": _resolved(self.conn, outcome.events),
             }
 
@@ -272,7 +276,7 @@ class Hindsight(Governance):
             record = changes_model.by_id(self.conn, undo_id)
             assert record is not None
             view = changes_model.view(self.conn, record)
-            conflict = self._conflict_view_by_id(view["conflict_id"]) if view["conflict_id"] else None
+            conflict = self.views._conflict_view_by_id(view["conflict_id"]) if view["conflict_id"] else None
         return {"ok": True, "change_id": undo_id, "undoes": change_id, "change": view, "conflict": conflict}
 
     # -- entity aliases ------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """What every service of the facade is given: the settings, the storage seam and the workspace rules.
 
-:class:`Service` gives the governance and semantic services the same few helpers the facade used
-to lend its mixins (the connection, a write through :meth:`server.app.storage.Storage.commit`, the
-workspace checks), as plain delegation to the objects they were built with.
+:class:`Service` gives every service the same few helpers (the connection, a write through
+:meth:`server.app.storage.Storage.commit`, the workspace checks, the policy, and the loaders of a
+memory's and a claim set's facts with their isolation checks), as plain delegation to the objects
+it was built with. Services are siblings over it: one that needs another's answers is given it.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from collections.abc import Callable
 from typing import Any
 
 from fact_ledger.ledger.chain import StoredEvent
-from fact_ledger.ledger.facts import Decision
+from fact_ledger.ledger.errors import NotFound
+from fact_ledger.ledger.facts import ConflictFacts, Decision, MemoryFacts, Policy
 from fact_ledger.ledger.store import EventStore
-from fact_ledger.projections.conflicts import conflict_ids_of
+from fact_ledger.projections import conflicts as conflicts_model
+from fact_ledger.projections import memories as mem
+from fact_ledger.projections.conflicts import conflict_facts, conflict_ids_of
 from fact_ledger.projections.runner import ProjectionRunner
+from fact_ledger.projections.write_state import conflicts_of
 from fact_ledger.server.app.storage import BackedUp, Storage, Written
 from fact_ledger.server.app.views import memory_view
 from fact_ledger.server.app.workspaces import Workspaces
@@ -63,3 +68,36 @@ class Service:
 
     def pending_backup(self) -> dict[str, Any] | None:
         return self.storage.pending_backup()
+
+    # -- loaders shared by the governing services (inside a transaction or a read) -------------
+    @property
+    def _policy(self) -> Policy:
+        p = self.settings.policy
+        return Policy(
+            locked_requires_user_channel=p.locked_requires_user_channel,
+            review_agent_conflicts=p.review_agent_conflicts,
+            auto_settle=p.auto_settle,
+            settle_changes=p.settle_changes,
+        )
+
+    def _memory(self, memory_id: int, field: str = "memory_id") -> MemoryFacts:
+        row = mem.by_id(self.conn, memory_id)
+        if row is None:
+            raise NotFound(f"no memory {memory_id}", field=field)
+        self._check_workspace(row["workspace"], field=field)
+        return MemoryFacts.from_row(row)
+
+    def _conflicts_of(self, memory_id: int) -> list[ConflictFacts]:
+        return conflicts_of(self.conn, memory_id)
+
+    def _conflict_row(self, conflict_id: int) -> dict[str, Any]:
+        """The claim set ``conflict_id`` names (an old pairwise id names the set it folded into)."""
+        cid = conflicts_model.set_of(self.conn, conflict_id)
+        row = conflicts_model.by_id(self.conn, cid) if cid is not None else None
+        if row is None:
+            raise NotFound(f"no conflict {conflict_id}", field="conflict_id")
+        self._check_workspace(row["workspace"], field="conflict_id")
+        return row
+
+    def _conflict(self, conflict_id: int) -> ConflictFacts:
+        return conflict_facts(self.conn, self._conflict_row(conflict_id))

@@ -26,7 +26,7 @@ from fact_ledger.ledger.remember import RememberState
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.search import holding_all
 from fact_ledger.server.app import credentials
-from fact_ledger.server.app.governance import Governance
+from fact_ledger.server.app.collisions import Collisions
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, Storage
 from fact_ledger.server.app.workspaces import Workspaces
@@ -85,9 +85,9 @@ def _current_fields(conn: Any, memory_id: int) -> dict[str, Any]:
 class Writes(Service):
     """``remember`` and ``update`` over the storage seam."""
 
-    def __init__(self, storage: Storage, workspaces: Workspaces, governance: Governance) -> None:
+    def __init__(self, storage: Storage, workspaces: Workspaces, collisions: Collisions) -> None:
         super().__init__(storage, workspaces)
-        self.governance = governance
+        self.collisions = collisions
 
     def _facts(self, memory_id: int, *, field: str = "memory_id") -> MemoryFacts:
         row = mem.by_id(self.conn, memory_id)
@@ -129,7 +129,7 @@ class Writes(Service):
             if cmd.ref_id is None:
                 command, target, cancelling = self._cancellation_target(cmd)
             # one typed state, read once (projections/write_state.py), and one pure decision from it
-            decision, state = self.governance.remember_decision(
+            decision, state = self.collisions.remember_decision(
                 command, new_stream, target=target, cancelling=cancelling, duplicate=self._find_duplicate(command)
             )
             return in_conversation(decision, session_id, turn), command.event_time, command.workspace
@@ -171,7 +171,7 @@ class Writes(Service):
             "version": 1,
             "status": "active",
             "workspace": cmd.workspace,
-            **self.governance.write_report(events, head.position, list(state.near)),
+            **self.collisions.write_report(events, head.position, list(state.near)),
             **retracted,
             **_candidates_report(state.cancelling, retracted),
             **masked,
@@ -217,7 +217,7 @@ class Writes(Service):
         if target is None:
             return cmd, None, cancelling
         facts = self._facts(target.memory_id)
-        policy = self.governance._policy
+        policy = self._policy
         try:  # a protected instruction is retracted only when named (ref_id) with its authorisation
             check_writable(facts, expected_version=None, authorization=cmd.authorization, policy=policy)
         except (Locked, Unauthorized):
@@ -284,7 +284,7 @@ class Writes(Service):
                     authorization=authorization,
                 )
                 raise _Unchanged(facts.version)
-            decision = self.governance.update_decision(
+            decision = self.collisions.update_decision(
                 facts, effective, expected_version=expected_version, authorization=authorization
             )
             decision = in_conversation(decision, session_id, turn)
@@ -307,8 +307,8 @@ class Writes(Service):
             "ok": True,
             "memory_id": memory_id,
             "version": row["version"],
-            **self.governance.write_report(stored, memory_id),
-            **self.governance.conflict_changes(stored),
+            **self.collisions.write_report(stored, memory_id),
+            **self.collisions.conflict_changes(stored),
             **masked,
         }
         if any(getattr(e.data, "derived_from_confirmed", False) for e in stored):

@@ -55,6 +55,15 @@ _TIME_TESTS = (
     "tests/test_timetravel_property.py",
     "tests/test_paging.py",
 )
+_VIEW_TESTS = (
+    "tests/test_workspaces.py",
+    "tests/test_review_filters.py",  # the views' own filters and bounds, before the walk
+    "tests/test_review_bounds.py",
+    "tests/test_isolation_walk.py",
+    "tests/test_paging.py",
+    "tests/test_duplicates.py",
+    "tests/test_governance.py",
+)
 SCOPE_LINES = r"scope|workspace|isolation|strict"
 # The facade's isolation tests first (no model, seconds), the walk (a seeded ledger with the tiny
 # embedding model) only for the mutants they miss.
@@ -91,6 +100,12 @@ TARGETS: tuple[Target, ...] = (
     # The write decisions (command + state -> events) and governance.
     # The pure decisions' own edges first (milliseconds), then their effects through the facade.
     Target("ledger/decide.py", ("tests/test_decide_edges.py", *_GOVERNANCE_TESTS, "tests/test_retractions.py")),
+    # remember's one decision from its state: which branch (sighting, restatement, new memory) and
+    # whether the state's settling inputs settle.
+    Target(
+        "ledger/remember.py",
+        ("tests/test_remember_state.py", *_GOVERNANCE_TESTS, "tests/test_retractions.py", "tests/test_settlement.py"),
+    ),
     Target("ledger/facts.py", ("tests/test_decide_edges.py", *_GOVERNANCE_TESTS)),
     Target(
         "ledger/govern.py",
@@ -240,31 +255,19 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "server/app/governance_views.py",
-        (
-            "tests/test_workspaces.py",
-            "tests/test_review_filters.py",  # the views' own filters and bounds, before the walk
-            "tests/test_review_bounds.py",
-            "tests/test_isolation_walk.py",
-            "tests/test_paging.py",
-            "tests/test_duplicates.py",
-            "tests/test_governance.py",
-        ),
-        only=(
-            "GovernanceViews._memory",
-            "GovernanceViews._conflict_row",
-            "GovernanceViews.conflicts",
-            "GovernanceViews.near_duplicates_of",
-            "GovernanceViews.overview",
-        ),
-        critical=(
-            "GovernanceViews._memory",
-            "GovernanceViews._conflict_row",
-            "GovernanceViews.conflicts",
-            "GovernanceViews.near_duplicates_of",
-            "GovernanceViews.overview",
-        ),
+        _VIEW_TESTS,
+        only=("GovernanceViews.conflicts", "GovernanceViews.near_duplicates_of", "GovernanceViews.overview"),
+        critical=("GovernanceViews.conflicts", "GovernanceViews.near_duplicates_of", "GovernanceViews.overview"),
         # One more row fetched past the page: it only tells that there is more.
         equivalent=(("GovernanceViews.conflicts", "1 → 2", "limit=limit + 1"),),
+    ),
+    # The loaders every governing service shares: a memory's and a claim set's facts, each with
+    # its workspace check.
+    Target(
+        "server/app/service.py",
+        _VIEW_TESTS,
+        only=("Service._memory", "Service._conflict_row"),
+        critical=("Service._memory", "Service._conflict_row"),
     ),
     Target(
         "server/app/writes.py",
