@@ -25,16 +25,7 @@ from fact_ledger.ledger.decide import (
 )
 from fact_ledger.ledger.facts import DEFAULT_POLICY, Candidate, ConflictFacts, Decision, MemoryFacts, Policy
 from fact_ledger.ledger.ids import uuid7
-from fact_ledger.ledger.settlement import settle_by_policy
-
-
-class SettleState(msgspec.Struct, frozen=True, kw_only=True):
-    """What a settling policy reads about the sets a write may open or join: each set whole (by
-    stream), the facts of their members (a guarded set's are not read), each member's other sets."""
-
-    sets: dict[str, ConflictFacts]
-    members: dict[str, MemoryFacts]
-    other_sets: dict[str, list[ConflictFacts]]
+from fact_ledger.ledger.settlement import SettleState, settle_with
 
 
 class RememberState(msgspec.Struct, frozen=True, kw_only=True):
@@ -92,12 +83,4 @@ def decide(
     )
     if state.settle is None:
         return decision
-    writer = writer_facts(cmd, new_stream, state.recorded_at)
-    return decision + settle_by_policy(
-        decision,
-        members={**state.settle.members, writer.stream_id: writer},
-        sets=state.settle.sets,
-        other_sets=state.settle.other_sets,
-        review_agent_conflicts=policy.review_agent_conflicts,
-        changes_only=not policy.auto_settle,
-    )
+    return decision + settle_with(decision, state.settle, writer_facts(cmd, new_stream, state.recorded_at), policy)

@@ -31,7 +31,7 @@ from fact_ledger.ledger.arbiter import arbitrate_set
 from fact_ledger.ledger.clock import to_datetime
 from fact_ledger.ledger.decide import supersede_losers
 from fact_ledger.ledger.events import AUTH_POLICY, ClaimCollided, ConflictMemberLeft, ConflictResolved
-from fact_ledger.ledger.facts import ConflictFacts, Decision, MemoryFacts
+from fact_ledger.ledger.facts import ConflictFacts, Decision, MemoryFacts, Policy
 
 CHANGE_HORIZON_S = 3600  # a value stated this long after every other one is a change, not a disagreement
 POLICY_REASON = "settled by policy auto_settle: "
@@ -142,3 +142,26 @@ def _after(
 def _streams_of(member: str, known: Mapping[str, ConflictFacts]) -> list[str]:
     """The unresolved sets (streams) ``member`` is in, in a stable order."""
     return [s for s, c in known.items() if c.state != "resolved" and member in c.values]
+
+
+class SettleState(msgspec.Struct, frozen=True, kw_only=True):
+    """What a settling policy reads about the sets a write may open or join: each set whole (by
+    stream), the facts of their members (a guarded set's are not read), each member's other sets."""
+
+    sets: dict[str, ConflictFacts]
+    members: dict[str, MemoryFacts]
+    other_sets: dict[str, list[ConflictFacts]]
+
+
+def settle_with(decision: Decision, settle: SettleState, writer: MemoryFacts, policy: Policy) -> Decision:
+    """The settlements ``policy`` makes of what ``decision`` opens or joins, from what a write read
+    (``settle``) and the writer as its decision leaves it: ``auto_settle`` settles every set the
+    rules decide, ``settle_changes`` only those whose leader is a change."""
+    return settle_by_policy(
+        decision,
+        members={**settle.members, writer.stream_id: writer},
+        sets=settle.sets,
+        other_sets=settle.other_sets,
+        review_agent_conflicts=policy.review_agent_conflicts,
+        changes_only=not policy.auto_settle,
+    )

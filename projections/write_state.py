@@ -21,8 +21,9 @@ from fact_ledger.ledger.decide import RememberCommand, set_key
 from fact_ledger.ledger.entity_alias import rekey
 from fact_ledger.ledger.facts import Candidate, ConflictFacts, MemoryFacts, Policy
 from fact_ledger.ledger.normalize import same_value
-from fact_ledger.ledger.remember import RememberState, SettleState, absorbed
+from fact_ledger.ledger.remember import RememberState, absorbed
 from fact_ledger.ledger.restatement import restated_memory, says_more
+from fact_ledger.ledger.settlement import SettleState
 from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import entity_aliases

@@ -14,7 +14,7 @@ from fact_ledger.ledger.facts import Decision, MemoryFacts, facts_after
 from fact_ledger.ledger.remember import RememberState
 from fact_ledger.ledger.remember import decide as decide_remember_state
 from fact_ledger.ledger.reply import other_side, rank_for_reply
-from fact_ledger.ledger.settlement import settle_by_policy
+from fact_ledger.ledger.settlement import settle_with
 from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import memories as mem
@@ -91,15 +91,7 @@ class Collisions(Service):
         change = decision[0][1]
         assert isinstance(change, MemoryUpdated)
         settle = write_state.settle_state(self.conn, sets, candidates, auto_settle=self._policy.auto_settle)
-        writer = facts_after(memory, change)
-        return decision + settle_by_policy(
-            decision,
-            members={**settle.members, writer.stream_id: writer},
-            sets=settle.sets,
-            other_sets=settle.other_sets,
-            review_agent_conflicts=self._policy.review_agent_conflicts,
-            changes_only=not self._policy.auto_settle,
-        )
+        return decision + settle_with(decision, settle, facts_after(memory, change), self._policy)
 
     def write_report(
         self, stored: list[StoredEvent], mine: int, near: list[dict[str, Any]] | None = None

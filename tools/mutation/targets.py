@@ -68,6 +68,13 @@ SCOPE_LINES = r"scope|workspace|isolation|strict"
 # The facade's isolation tests first (no model, seconds), the walk (a seeded ledger with the tiny
 # embedding model) only for the mutants they miss.
 _ISOLATION_TESTS = ("tests/test_workspaces.py", "tests/test_isolation_walk.py")
+_SERVICE_CHECKS = (
+    "Service._check_workspace",
+    "Service.workspace_scope",
+    "Service._find_scope",
+    "Service._memory",
+    "Service._conflict_row",
+)
 
 TARGETS: tuple[Target, ...] = (
     # Arbitration: the rule order and every rule's direction.
@@ -208,11 +215,13 @@ TARGETS: tuple[Target, ...] = (
     ),
     # Erase checks the caller's workspace for each memory it would clear.
     Target("server/app/erasure.py", ("tests/test_erasure.py",), only=("erase",), critical=("erase",)),
+    # The workspace rules every service applies, and the loaders every governing service shares
+    # (a memory's and a claim set's facts, each with its workspace check).
     Target(
         "server/app/service.py",
-        _ISOLATION_TESTS,
-        only=("Service._check_workspace", "Service.workspace_scope", "Service._find_scope"),
-        critical=("Service._check_workspace", "Service.workspace_scope", "Service._find_scope"),
+        (*_ISOLATION_TESTS, *(t for t in _VIEW_TESTS if t not in _ISOLATION_TESTS)),
+        only=_SERVICE_CHECKS,
+        critical=_SERVICE_CHECKS,
     ),
     Target(
         "server/app/views.py",
@@ -260,14 +269,6 @@ TARGETS: tuple[Target, ...] = (
         critical=("GovernanceViews.conflicts", "GovernanceViews.near_duplicates_of", "GovernanceViews.overview"),
         # One more row fetched past the page: it only tells that there is more.
         equivalent=(("GovernanceViews.conflicts", "1 → 2", "limit=limit + 1"),),
-    ),
-    # The loaders every governing service shares: a memory's and a claim set's facts, each with
-    # its workspace check.
-    Target(
-        "server/app/service.py",
-        _VIEW_TESTS,
-        only=("Service._memory", "Service._conflict_row"),
-        critical=("Service._memory", "Service._conflict_row"),
     ),
     Target(
         "server/app/writes.py",
