@@ -125,7 +125,7 @@ NOT_ISOLATION = {
     "server/app/collisions.py": "claim sets are partitioned by workspace in every isolation mode (governance tests)",
     "projections/claims.py": "the claims of one workspace's sets (collisions.py's partition)",
     "projections/write_state.py": "the claims of one workspace's sets, read for a write (collisions.py's partition)",
-    "server/app/governance.py": "it imports Workspaces to be built; its loaders' checks are Service's, a critical target",
+    "server/app/governance.py": "it imports Workspaces to be built; its loaders' checks are Service's (critical)",
     "server/app/workspaces.py": "the rule itself: a critical target of its own",
     "server/app/upkeep.py": "the periodic pass works over every workspace by design (it imports Workspaces only)",
 }
