@@ -298,7 +298,7 @@ class BitIndex:
         np = self.np
         n = min(len(self.ids), bits.shape[1])
         q = self.code([query])[:, 0]
-        if self._counts.shape[1] != n:
+        if self._counts.shape != (self.words, n):  # the first query, or a scope of another size (even none)
             self._scratch = np.empty(n, dtype=np.uint64)
             self._counts = np.empty((self.words, n), dtype=np.uint8)
         for w in range(self.words):

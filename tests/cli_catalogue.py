@@ -110,6 +110,7 @@ CATALOGUE: list[Invocation] = [
     _i("find", "port", "--limit", "2", "--include-inactive", "--as-of-event-time", T2, "--as-of-recorded", "9999"),
     _i("find", "port", "--limit", "1", "--cursor", "{find_cursor}"),
     _i("find", "restart billing"),
+    _i("find", "deploy", "--tag", "ops", "--tag", "policy"),
     _i("read", "{a}", "--as-of-event-time", T2, "--as-of-recorded", "9999"),
     _i("read", "{long}", "--sections", "2,3"),
     _i("read", "{long}", "--sections", "all"),
@@ -249,14 +250,20 @@ def _generated() -> list[Invocation]:
     from fact_ledger.server.cli.main import main
     from fact_ledger.server.cli.model_options import ModelOption
 
-    leading = {"remember": (), "update": ("{plain}",)}  # the arguments before the text
+    arguments = {  # each command's own arguments, before the option
+        "remember": ("a note with {flag}",),
+        "update": ("{plain}", "a note with {flag}"),
+        "find": ("port",),
+        "read": ("{a}",),
+    }
     runs = []
     for name, command in main.commands.items():
         for param in command.params:
             if isinstance(param, ModelOption):
                 flag = max(param.opts, key=len)
-                text = f"a note with {flag}"
-                runs.append(_i(name, *leading[name], text, flag, *_value(param.schema), codes=(0, 1), writes=True))
+                given = tuple(a.replace("{flag}", flag) for a in arguments[name])
+                writes = name in ("remember", "update")
+                runs.append(_i(name, *given, flag, *_value(param.schema), codes=(0, 1), writes=writes))
     return runs
 
 

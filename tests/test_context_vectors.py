@@ -183,3 +183,19 @@ def test_a_text_candidate_the_scan_missed_gets_its_exact_closeness(
     theirs = np.frombuffer(_contexts(sem)[target], dtype=np.float32)  # it follows a note in its session
     q = np.frombuffer(query, dtype=np.float32)
     assert pooled.similarity[target] == pytest.approx(float(q @ mine + q @ theirs) / 2, abs=1e-3)
+
+
+def test_a_first_find_in_a_workspace_with_no_memory_answers_empty(tmp_path: Path, tiny_gguf: Path) -> None:
+    """A fresh index asked first about a scope that holds no row: no result, not an IndexError
+    (the scan's reusable buffers started empty and looked the right width for none)."""
+    app = _app(tmp_path / "ledger.db", tiny_gguf)
+    try:
+        app.remember("alpha: we go ahead with the launch", workspace="alpha", event_time=AT)
+        app.reembed()
+        fresh = knn.BitIndex("vectors")
+        fresh.refresh(app.conn, contexts=True)
+        assert fresh.nearest_in_context(_embedded(app, "the launch"), 10, ("nowhere",)) == []
+        assert fresh.nearest_in_context(_embedded(app, "the launch"), 10, ("alpha",))  # the buffers still work
+        assert app.find("launch", workspace="nowhere")["results"] == []
+    finally:
+        app.close()

@@ -134,3 +134,22 @@ def test_a_storage_called_service_method_answers_unavailable_when_degraded(tmp_p
                 call()
     finally:
         app.close()
+
+
+def test_find_s_filters_reach_the_terminal_from_the_declaration(tmp_path: Path) -> None:
+    """``ledger find`` gains every filter of the tool's ``find`` (source, workspace, times, tags),
+    each filtering as it does for an agent, in the human form a person reads."""
+    from tests.conftest import ledger_cli
+
+    db = str(tmp_path / "f.db")
+    assert ledger_cli("init", "--db", db).returncode == 0
+    ledger_cli("remember", "Deploys freeze on Fridays", "--tag", "ops", "--db", db, check=True)
+    ledger_cli("remember", "Deploys need two approvals", "--source-type", "document_extracted", "--db", db, check=True)
+    tagged = ledger_cli("find", "deploys", "--tag", "ops", "--db", db)
+    assert tagged.returncode == 0 and "Fridays" in tagged.stdout and "approvals" not in tagged.stdout
+    sourced = ledger_cli("find", "deploys", "--source-type", "document_extracted", "--db", db)
+    assert "approvals" in sourced.stdout and "Fridays" not in sourced.stdout
+    before = ledger_cli("find", "deploys", "--before-time", "2000-01-01", "--db", db)
+    assert before.returncode == 0 and before.stdout.strip() == "no memories found"
+    bad = ledger_cli("find", "deploys", "--after-time", "next tuesday", "--db", db)
+    assert bad.returncode == 1 and "after_time" in bad.stderr and "Traceback" not in bad.stderr

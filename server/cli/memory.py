@@ -18,8 +18,8 @@ from fact_ledger.server.cli.output import (
     out_console,
     print_memories,
 )
-from fact_ledger.server.cli.working import session_option, turn_option
-from fact_ledger.server.schemas.memory import RememberData
+from fact_ledger.server.cli.working import session_option
+from fact_ledger.server.schemas.memory import FindData, ReadData, RememberData
 
 # remember's fields whose CLI form is the command's own (the rest are generated from the model)
 _REMEMBER_OWN = (
@@ -147,48 +147,22 @@ def _remember_lines(r: dict[str, Any]) -> None:
 
 @click.command()
 @click.argument("query")
-@click.option("--limit", default=5, show_default=True, type=click.IntRange(1, 50))
-@click.option("--include-inactive", is_flag=True, help="Also superseded, retired and archived memories.")
-@click.option("--as-of-event-time", default=None, help="What was true in the world at this time.")
-@click.option("--as-of-recorded", default=None, help="What the ledger knew at this time or position.")
+@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable).")
 @cursor_option
 @session_option
-@turn_option
-@click.option("--session-only", is_flag=True, help="Only --session's memories.")
-@click.option("--include-cold", is_flag=True, help="Also memories cooled for disuse.")
+@model_options(FindData, skip=("query", "tags_filter", "cursor", "session_id"))
 @json_option
 def find(
-    obj: CliContext,
-    query: str,
-    limit: int,
-    include_inactive: bool,
-    as_of_event_time: str | None,
-    as_of_recorded: str | None,
-    cursor: str | None,
-    session: str | None,
-    turn: int | None,
-    session_only: bool,
-    include_cold: bool,
+    obj: CliContext, query: str, tags: tuple[str, ...], cursor: str | None, session: str | None, **fields: Any
 ) -> None:
     """Search memories (English and Chinese).
 
+    Every other field of the memory tool's find is an option of the same name (docs/contract.md).
+
     Example: ledger find "staging port" --limit 3
     """
-    from fact_ledger.server.schemas.memory import FindData
-
     data = FindData.parse(
-        {
-            "query": query,
-            "limit": limit,
-            "include_inactive": include_inactive,
-            "as_of_event_time": as_of_event_time,
-            "as_of_recorded": as_of_recorded,
-            "cursor": cursor,
-            "session_id": session,
-            "turn": turn,
-            "session_only": session_only,
-            "include_cold": include_cold,
-        }
+        {**fields, "query": query, "tags_filter": list(tags), "cursor": cursor, "session_id": session}
     )
 
     def human(r: dict[str, Any]) -> None:
@@ -242,8 +216,6 @@ def _header(m: dict[str, Any], extra: str = "") -> None:
 
 @click.command()
 @click.argument("memory_id", type=click.IntRange(min=1))
-@click.option("--as-of-event-time", default=None, help="As it stood in the world at this time.")
-@click.option("--as-of-recorded", default=None, help="As the ledger knew it at this time or position.")
 @click.option(
     "--sections",
     default=None,
@@ -251,36 +223,19 @@ def _header(m: dict[str, Any], extra: str = "") -> None:
     help="A long memory's sections: the catalog (default), all with their text, or these ids.",
 )
 @session_option
-@turn_option
+@model_options(ReadData, skip=("memory_id", "sections", "session_id"))
 @json_option
-def read(
-    obj: CliContext,
-    memory_id: int,
-    as_of_event_time: str | None,
-    as_of_recorded: str | None,
-    sections: str | None,
-    session: str | None,
-    turn: int | None,
-) -> None:
+def read(obj: CliContext, memory_id: int, sections: str | None, session: str | None, **fields: Any) -> None:
     """Show one memory with its links (and, for a long one, its sections).
+
+    Every other field of the memory tool's read is an option of the same name (docs/contract.md).
 
     Example: ledger read 12 --as-of-event-time 2026-07-03
     """
-    from fact_ledger.server.schemas.memory import ReadData
-
     chosen: str | list[int | str] | None = sections
     if sections is not None and sections not in ("catalog", "all"):
         chosen = [int(p) if p.strip().isdigit() else p for p in sections.split(",")]
-    data = ReadData.parse(
-        {
-            "memory_id": memory_id,
-            "as_of_event_time": as_of_event_time,
-            "as_of_recorded": as_of_recorded,
-            "sections": chosen,
-            "session_id": session,
-            "turn": turn,
-        }
-    )
+    data = ReadData.parse({**fields, "memory_id": memory_id, "sections": chosen, "session_id": session})
     whole = chosen in (None, "catalog")  # asked for sections: they are the text to show
     emit(obj, obj.app.read(**data.to_kwargs()), lambda r: _memory_detail(r["memory"], whole=whole))
 

@@ -16,12 +16,6 @@ def session_option(func: Any) -> Any:
     return click.option("--session", "session", default=None, metavar="ID", help="The conversation (session_id).")(func)
 
 
-def turn_option(func: Any) -> Any:
-    return click.option(
-        "--turn", type=click.IntRange(min=0), default=None, help="The conversation's turn (an integer you increment)."
-    )(func)
-
-
 def promoted_lines(r: dict[str, Any]) -> None:
     """What a signal or a promotion did: the score so far, or the long-term memory it became."""
     if r.get("promoted"):

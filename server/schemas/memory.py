@@ -260,34 +260,38 @@ RecordedPoint = Annotated[str | StrictInt, AfterValidator(parse_recorded_point)]
 
 
 class FindData(EdgeModel):
+    """``find``: declared once (the CLI's options are generated from it too)."""
+
     TIME_FIELDS: ClassVar[tuple[str, ...]] = ("after_time", "before_time", "as_of_event_time")
     query: Annotated[str, AfterValidator(_query_text), Field(max_length=MAX_QUERY_CHARS)] = ""
-    limit: Annotated[StrictInt, Field(ge=1, le=50)] = 5
+    limit: Annotated[StrictInt, Field(ge=1, le=50)] = Field(5, description="how many results")
     tags_filter: Tags = []
-    source_type: SourceType | None = None
-    workspace: Name | None = None
-    after_time: str | None = None
-    before_time: str | None = None
-    include_inactive: StrictBool = False
-    as_of_event_time: str | None = None
-    as_of_recorded: RecordedPoint | None = Field(None, description="time or log position")
+    source_type: SourceType | None = Field(None, description="only memories from this source")
+    workspace: Name | None = Field(None, description="only this workspace (else the configured scope)")
+    after_time: str | None = Field(None, description="only facts true from this event time on")
+    before_time: str | None = Field(None, description="only facts true before this event time")
+    include_inactive: StrictBool = Field(False, description="also superseded, retired and archived memories")
+    as_of_event_time: str | None = Field(None, description="what was true in the world at this time")
+    as_of_recorded: RecordedPoint | None = Field(None, description="what the ledger knew at this time or log position")
     cursor: Cursor | None = Field(None, description="next_cursor")
     session_id: SessionId | None = Field(None, description="its working set first, then its memories, then the rest")
-    turn: Turn | None = None
-    session_only: StrictBool = False
+    turn: Turn | None = Field(None, description="the conversation's turn (a find records nothing)")
+    session_only: StrictBool = Field(False, description="only the conversation's memories")
     include_cold: StrictBool = Field(False, description="also memories cooled for disuse")
 
 
 class ReadData(EdgeModel):
+    """``read``: declared once (the CLI's options are generated from it too)."""
+
     TIME_FIELDS: ClassVar[tuple[str, ...]] = ("as_of_event_time",)
     memory_id: MemoryId
-    as_of_event_time: str | None = None
-    as_of_recorded: RecordedPoint | None = Field(None, description="time or log position")
+    as_of_event_time: str | None = Field(None, description="as it stood in the world at this time")
+    as_of_recorded: RecordedPoint | None = Field(None, description="as the ledger knew it at this time or log position")
     sections: Literal["catalog", "all"] | Annotated[list[PositiveId], Field(max_length=1000)] | None = Field(
         None, description="a long memory's sections: the catalog (default), all with their text, or [ids]"
     )
     session_id: SessionId | None = None
-    turn: Turn | None = None
+    turn: Turn | None = Field(None, description="the conversation's turn (a read records nothing)")
 
 
 class UpdateData(EdgeModel):
