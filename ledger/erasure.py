@@ -21,20 +21,33 @@ from typing import Any
 
 import msgspec
 
-from fact_ledger.ledger.events import canonical_json, current_type
+from fact_ledger.ledger.events import Event, MemoryRecorded, WorkingNoted, canonical_json, current_type
 
 PLACEHOLDER = "[erased]"
+
+
+def _all_but(cls: type[Event], public: tuple[str, ...]) -> tuple[str, ...]:
+    """Every field of ``cls`` but the ``public`` ones: a field added to a memory's event (what a
+    writer gave, like ``remember``'s ``reason``) is erased with the memory unless it is declared
+    public here. The seal's bytes do not depend on this order (canonical JSON sorts keys)."""
+    return tuple(f for f in cls.__struct_fields__ if f not in public)
+
+
+# What a memory's own event keeps after an erasure: ids, trust, links, the conversation's id.
+_MEMORY_PUBLIC = ("memory", "source_type", "confidence", "protection", "ref", "retracts", "authorization")
+_MEMORY_PUBLIC += ("session", "turn", "promoted_from")
+_NOTE_PUBLIC = ("memory", "session", "source_type", "confidence", "turn", "sticky", "authorization")
 
 # Top-level erasable keys per (current) type; ``members`` of a claim set keep their memory ids,
 # only their values go.
 ERASABLE: dict[str, tuple[str, ...]] = {
-    "MemoryRecorded": ("content", "subject", "tags", "source_ref", "claims", "metadata", "content_hash"),
+    "MemoryRecorded": _all_but(MemoryRecorded, _MEMORY_PUBLIC),
     "MemoryUpdated": ("content", "subject", "tags", "metadata", "content_hash"),
     "DuplicateSighted": ("source_ref",),
     "Restated": ("content", "source_ref"),  # a restatement's own words (ledger.restatement)
     "ClaimCollided": ("subject", "attribute", "key", "verdict"),
     "JudgmentSubmitted": ("rationale",),
-    "WorkingNoted": ("content", "subject", "tags", "source_ref", "metadata", "content_hash"),
+    "WorkingNoted": _all_but(WorkingNoted, _NOTE_PUBLIC),
     "WorkingRevised": ("content", "subject", "tags", "metadata", "content_hash"),
 }
 _MEMBER_FIELDS = ("value", "norm")

@@ -217,3 +217,18 @@ def test_erase_answers_ok_rewrites_the_backup_and_refuses_an_empty_workspace(tmp
     finally:
         app.close()
     assert _bytes_hold(tmp_path, MARKER) == []
+
+
+def test_a_memory_s_reason_is_erased_with_it(tmp_path: Path) -> None:
+    """Every field a writer gave a memory is erased with it unless declared public
+    (``ledger.erasure``): ``reason``, added after erasure was built, leaves no trace either."""
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        mid = app.remember("The gate code changes monthly", reason=f"Rex asked: {MARKER}")["memory_id"]
+        assert app.erase(mid, reason="asked", authorization=AUTH_USER)["rows"] >= 1
+        [event] = [e for e in app.audit(memory_id=mid)["events"] if e["type"] == "MemoryRecorded"]
+        assert event["payload"]["reason"] == event["payload"]["content"] == "[erased]"
+        assert app.verify()["chain"] == "intact"
+    finally:
+        app.close()
+    assert _bytes_hold(tmp_path, MARKER) == []
