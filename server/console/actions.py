@@ -10,7 +10,6 @@ and needs one more tick (``guarded_ok=yes``): without it nothing is recorded. Th
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,14 +20,38 @@ from fact_ledger.ledger.errors import InvalidInput, LedgerError
 from fact_ledger.ledger.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.console.web import error_page, ledger, render
+from fact_ledger.server.mcp.routes import TOOLS
 
 
 @dataclass(frozen=True)
 class Action:
+    """A console action bound to the operation it runs (server/mcp/routes.py): the route's edge
+    model validates the form as it validates an agent's call, and its facade method answers."""
+
     target: str  # "memory" or "conflict": which id the form names and where to go back
     fields: tuple[str, ...]  # form fields passed on (besides the target id)
-    run: Callable[[LedgerApp, int, dict[str, Any]], dict[str, Any]]
+    route: tuple[str, str]  # (tool, name) of the operation
     describe: str  # i18n key of the sentence on the confirmation page
+    target_field: str = ""  # the operation's name for the target id (default: ``<target>_id``)
+    fixed: tuple[tuple[str, Any], ...] = ()  # fields the action sets itself
+
+    def run(self, app: LedgerApp, target: int, values: dict[str, Any]) -> dict[str, Any]:
+        """The operation with the person's values, as the user's own act (``user_channel``)."""
+        route = TOOLS[self.route[0]].routes[self.route[1]]
+        governed = "authorized" in route.model.model_fields
+        pins = _pins(values)
+        data = {
+            self.target_field or self.target + "_id": target,
+            **{k: v for k, v in values.items() if not k.startswith("pin_")},
+            **dict(self.fixed),
+            **({"pins": pins} if pins else {}),
+            **({"authorized": True} if governed else {}),
+        }
+        kwargs = route.model.parse(data).to_kwargs()
+        answer: dict[str, Any] = getattr(app, route.method or "")(
+            **kwargs, **({"authorization": AUTH_USER} if governed else {})
+        )
+        return answer
 
 
 def _pins(form: dict[str, Any]) -> dict[str, int] | None:
@@ -38,44 +61,18 @@ def _pins(form: dict[str, Any]) -> dict[str, int] | None:
 
 
 ACTIONS: dict[str, Action] = {
-    "confirm": Action("memory", (), lambda app, i, f: app.confirm(i, authorization=AUTH_USER), "action_confirm"),
-    "unlock": Action("memory", (), lambda app, i, f: app.unlock(i, authorization=AUTH_USER), "action_unlock"),
-    "retire": Action(
-        "memory",
-        ("reason",),
-        lambda app, i, f: app.retire(i, reason=f.get("reason", ""), authorization=AUTH_USER),
-        "action_retire",
-    ),
-    "erase": Action(
-        "memory",
-        ("reason",),
-        lambda app, i, f: app.erase(i, reason=f.get("reason", ""), authorization=AUTH_USER),
-        "action_erase",
-    ),
+    "confirm": Action("memory", (), ("memory_govern", "confirm"), "action_confirm"),
+    "unlock": Action("memory", (), ("memory_govern", "unlock"), "action_unlock"),
+    "retire": Action("memory", ("reason",), ("memory_govern", "retire"), "action_retire"),
+    "erase": Action("memory", ("reason",), ("memory_govern", "erase"), "action_erase"),
     "supersede": Action(
-        "memory",
-        ("winner_id", "reason"),
-        lambda app, i, f: app.supersede(i, f["winner_id"], reason=f.get("reason", ""), authorization=AUTH_USER),
-        "action_supersede",
+        "memory", ("winner_id", "reason"), ("memory_govern", "supersede"), "action_supersede", target_field="loser_id"
     ),
-    "resolve": Action(
-        "conflict",
-        ("winner_id",),
-        lambda app, i, f: app.resolve_conflict(i, winner_id=f["winner_id"], authorization=AUTH_USER),
-        "action_resolve",
-    ),
+    "resolve": Action("conflict", ("winner_id",), ("memory_govern", "resolve_conflict"), "action_resolve"),
     "keep_both": Action(
-        "conflict",
-        (),
-        lambda app, i, f: app.resolve_conflict(i, resolution="keep_both", authorization=AUTH_USER),
-        "action_keep_both",
+        "conflict", (), ("memory_govern", "resolve_conflict"), "action_keep_both", fixed=(("resolution", "keep_both"),)
     ),
-    "judge": Action(
-        "conflict",
-        ("winner_id", "rationale"),
-        lambda app, i, f: app.judge(i, f["winner_id"], rationale=f.get("rationale", ""), pins=_pins(f)),
-        "action_judge",
-    ),
+    "judge": Action("conflict", ("winner_id", "rationale"), ("memory", "judge"), "action_judge"),
 }
 
 

@@ -1,0 +1,53 @@
+"""The console's governance buttons run the operations of the route table (server/mcp/routes.py):
+the route's edge model checks the form as it checks an agent's call, and the facade method the
+route names answers, as the user's own act. Each button once, and a refusal that writes nothing."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import ledger_cli
+from tests.console.conftest import Console
+from tests.console.test_console_guard import _request
+
+
+def _memory(console: Console, text: str, *extra: str) -> int:
+    written = ledger_cli("remember", text, "--db", console.db, "--json", *extra, check=True)
+    return int(json.loads(written.stdout)["memory_id"])
+
+
+def _act(console: Console, action: str, **form: str) -> tuple[int, str, dict[str, str]]:
+    return _request(console, "POST", f"/act/{action}", body={**form, "csrf": console.csrf(), "confirmed": "yes"})
+
+
+def test_each_memory_button_records_its_operation(console: Console) -> None:
+    kept = _memory(console, "The office opens at 8 on weekdays", "--source-type", "agent_generated")
+    before = console.events()
+    status, _, headers = _act(console, "confirm", memory_id=str(kept))
+    assert status == 303 and headers["location"] == f"/memory/{kept}?done=confirm"
+    status, _, _ = _act(console, "unlock", memory_id=str(kept))
+    assert status == 303 and console.events() == before + 2
+    status, _, _ = _act(console, "retire", memory_id=str(kept), reason="moved office")
+    page = console.get(f"/memory/{kept}")
+    assert status == 303 and "moved office" in page and 'id="status">' in page
+
+
+def test_the_route_s_model_refuses_what_an_agent_would_be_refused(console: Console) -> None:
+    """A reason longer than the operation allows: refused by the same model, nothing recorded."""
+    memory_id = _memory(console, "The lab key is at the front desk")
+    before = console.events()
+    status, page, _ = _act(console, "retire", memory_id=str(memory_id), reason="x" * 4001)
+    assert status == 400 and "reason: at most 4000 characters, not 4001" in page
+    assert console.events() == before
+
+
+def test_keep_all_closes_a_claim_set_with_every_member_kept(console: Console) -> None:
+    said = ("--subject", "build server", "--source-type", "agent_generated")  # ten minutes apart: no change
+    first = _memory(console, "The build server listens on port 7001", *said, "--event-time", "2020-01-01T10:00:00Z")
+    _memory(console, "The build server listens on port 7002", *said, "--event-time", "2020-01-01T10:10:00Z")
+    detail = ledger_cli("conflicts", "--json", "--db", console.db, check=True)
+    [conflict] = [c for c in json.loads(detail.stdout)["conflicts"] if first in c["members"]]
+    status, _, headers = _act(console, "keep_both", conflict_id=str(conflict["conflict_id"]))
+    assert status == 303 and headers["location"] == f"/conflict/{conflict['conflict_id']}?done=keep_both"
+    after = json.loads(ledger_cli("conflicts", "--state", "resolved", "--json", "--db", console.db).stdout)
+    assert conflict["conflict_id"] in [c["conflict_id"] for c in after["conflicts"]]
