@@ -34,8 +34,8 @@ def _all_but(cls: type[Event], public: tuple[str, ...]) -> tuple[str, ...]:
 
 
 # What a memory's own event keeps after an erasure: ids, trust, links, the conversation's id.
-_MEMORY_PUBLIC = ("memory", "source_type", "confidence", "protection", "ref", "retracts", "authorization")
-_MEMORY_PUBLIC += ("session", "turn", "promoted_from")
+_MEMORY_PUBLIC: tuple[str, ...] = ("memory", "source_type", "confidence", "protection", "ref", "retracts")
+_MEMORY_PUBLIC += ("authorization", "session", "turn", "promoted_from")
 _NOTE_PUBLIC = ("memory", "session", "source_type", "confidence", "turn", "sticky", "authorization")
 
 # Top-level erasable keys per (current) type; ``members`` of a claim set keep their memory ids,

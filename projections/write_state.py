@@ -10,6 +10,7 @@ an unresolved set, only the members the writer collides with are loaded.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import apsw
@@ -17,13 +18,14 @@ import apsw
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.cancellation import Target
 from fact_ledger.ledger.claims import Claim, clause_count, extract_claims
-from fact_ledger.ledger.decide import RememberCommand, set_key
+from fact_ledger.ledger.decide import RememberCommand, effective_changes, set_key
 from fact_ledger.ledger.entity_alias import rekey
 from fact_ledger.ledger.facts import Candidate, ConflictFacts, MemoryFacts, Policy
 from fact_ledger.ledger.normalize import same_value
 from fact_ledger.ledger.remember import RememberState, absorbed
 from fact_ledger.ledger.restatement import restated_memory, says_more
 from fact_ledger.ledger.settlement import SettleState
+from fact_ledger.ledger.update import UpdateState
 from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import entity_aliases
@@ -81,6 +83,53 @@ def remember_state(
         sets=sets,
         near=near,
         recorded_at=clock.now(),
+        settle=settle_state(conn, sets, candidates, auto_settle=policy.auto_settle) if settles else None,
+    )
+
+
+def update_state(
+    conn: apsw.Connection,
+    memory: MemoryFacts,
+    requested: dict[str, Any],
+    *,
+    scope: tuple[str, ...],
+    policy: Policy,
+) -> UpdateState:
+    """Everything ``update``'s decision reads, once: the memory's row (what the change is
+    compared with, and the text its claims come from), then, when content or subject change,
+    its claims after the change and the claims and sets they meet."""
+    row = mem.by_id(conn, memory.memory_id) or {}
+    current = {k: row.get(k) for k in ("content", "subject", "confidence", "event_time")}
+    current["tags"] = json.loads(row.get("tags") or "[]")
+    current["metadata"] = json.loads(row.get("metadata") or "{}")
+    changes = effective_changes(current, requested)
+    if not changes:
+        return UpdateState(memory=memory, changes=changes)
+    claims: tuple[Claim, ...] | None = None
+    candidates: list[Candidate] = []
+    if changes.get("content") is not None or changes.get("subject") is not None:
+        explicit = tuple(
+            (c.subject, c.attribute, c.value)
+            for c in claims_model.claims_of(conn, memory.memory_id)
+            if c.origin == "explicit"
+        )
+        claims, candidates = claim_state(
+            conn,
+            changes.get("content") or row.get("content", ""),
+            changes.get("subject", row.get("subject", "")),
+            explicit,
+            scope,
+            exclude=memory.memory_id,
+        )
+    sets = claim_sets(conn, claims, candidates, scope, memory) if claims else {}
+    settles = (policy.auto_settle or policy.settle_changes) and bool(claims)
+    return UpdateState(
+        memory=memory,
+        changes=changes,
+        claims=claims,
+        candidates=tuple(candidates),
+        sets=sets,
+        conflicts=tuple(conflicts_of(conn, memory.memory_id)),
         settle=settle_state(conn, sets, candidates, auto_settle=policy.auto_settle) if settles else None,
     )
 

@@ -8,14 +8,12 @@ from typing import Any
 
 from fact_ledger.ledger.cancellation import Target
 from fact_ledger.ledger.chain import StoredEvent
-from fact_ledger.ledger.decide import RememberCommand, decide_update
-from fact_ledger.ledger.events import MemoryUpdated
-from fact_ledger.ledger.facts import Decision, MemoryFacts, facts_after
+from fact_ledger.ledger.decide import RememberCommand
+from fact_ledger.ledger.facts import Decision, MemoryFacts
 from fact_ledger.ledger.remember import RememberState
 from fact_ledger.ledger.remember import decide as decide_remember_state
 from fact_ledger.ledger.reply import other_side, rank_for_reply
-from fact_ledger.ledger.settlement import settle_with
-from fact_ledger.projections import claims as claims_model
+from fact_ledger.ledger.update import UpdateState
 from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections import write_state
@@ -48,50 +46,10 @@ class Collisions(Service):
         )
         return decide_remember_state(cmd, state, new_stream=new_stream, policy=self._policy), state
 
-    @property
-    def _settles(self) -> bool:
-        """A write may settle the sets it opens or joins (policy ``auto_settle`` or ``settle_changes``)."""
-        return self._policy.auto_settle or self._policy.settle_changes
-
-    def update_decision(
-        self, memory: MemoryFacts, changes: dict[str, Any], *, expected_version: int | None, authorization: str
-    ) -> Decision:
-        """``update``'s decision: protection and policy, re-opened judgments, new collisions."""
-        claims, candidates = None, []
+    def update_state(self, memory: MemoryFacts, requested: dict[str, Any]) -> UpdateState:
+        """``update``'s state, read once (``projections.write_state.update_state``)."""
         scope = self.workspace_scope(memory.workspace) or (memory.workspace,)
-        if changes.get("content") is not None or changes.get("subject") is not None:
-            row = mem.by_id(self.conn, memory.memory_id) or {}
-            explicit = tuple(
-                (c.subject, c.attribute, c.value)
-                for c in claims_model.claims_of(self.conn, memory.memory_id)
-                if c.origin == "explicit"
-            )
-            claims, candidates = write_state.claim_state(
-                self.conn,
-                changes.get("content") or row.get("content", ""),
-                changes.get("subject", row.get("subject", "")),
-                explicit,
-                scope,
-                exclude=memory.memory_id,
-            )
-        sets = write_state.claim_sets(self.conn, claims, candidates, scope, memory) if claims else {}
-        decision = decide_update(
-            memory,
-            changes,
-            expected_version=expected_version,
-            authorization=authorization,
-            claims=claims,
-            candidates=candidates,
-            conflicts=self._conflicts_of(memory.memory_id),
-            sets=sets,
-            policy=self._policy,
-        )
-        if not (self._settles and claims):
-            return decision
-        change = decision[0][1]
-        assert isinstance(change, MemoryUpdated)
-        settle = write_state.settle_state(self.conn, sets, candidates, auto_settle=self._policy.auto_settle)
-        return decision + settle_with(decision, settle, facts_after(memory, change), self._policy)
+        return write_state.update_state(self.conn, memory, requested, scope=scope, policy=self._policy)
 
     def write_report(
         self, stored: list[StoredEvent], mine: int, near: list[dict[str, Any]] | None = None

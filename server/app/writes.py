@@ -8,7 +8,6 @@ commit → compact result with docs/contract.md's keys.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -17,12 +16,13 @@ import msgspec
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.cancellation import MAX_MATCHES, Target, cancelled_words, choose
 from fact_ledger.ledger.chain import StoredEvent
-from fact_ledger.ledger.decide import RememberCommand, effective_changes
+from fact_ledger.ledger.decide import RememberCommand
 from fact_ledger.ledger.duplicates import duplicate_key
 from fact_ledger.ledger.errors import Locked, NotFound, Unauthorized
 from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER, MemoryRecorded, MemoryUpdated
 from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check_writable
 from fact_ledger.ledger.remember import RememberState
+from fact_ledger.ledger.update import decide as decide_update
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.search import holding_all
 from fact_ledger.server.app import credentials
@@ -71,15 +71,6 @@ def _candidates_report(cancelling: tuple[Target, ...], retracted: dict[str, list
         "retraction_candidates": [{"memory_id": t.memory_id, "content": t.content} for t in cancelling],
         "notices": [CANCELLATION_NOTICE.format(n=len(cancelling))],
     }
-
-
-def _current_fields(conn: Any, memory_id: int) -> dict[str, Any]:
-    """The fields ``update`` may change, as the memory holds them now (decoded like the input)."""
-    row = mem.by_id(conn, memory_id) or {}
-    current = {k: row.get(k) for k in ("content", "subject", "confidence", "event_time")}
-    current["tags"] = json.loads(row.get("tags") or "[]")
-    current["metadata"] = json.loads(row.get("metadata") or "{}")
-    return current
 
 
 class Writes(Service):
@@ -275,8 +266,8 @@ class Writes(Service):
 
         def decide() -> tuple[Decision, str, str]:
             facts = self._facts(memory_id)
-            effective = effective_changes(_current_fields(self.conn, memory_id), requested)
-            if not effective:  # nothing differs: no version, so nobody's expected_version goes stale
+            state = self.collisions.update_state(facts, requested)  # one read (projections/write_state.py)
+            if not state.changes:  # nothing differs: no version, so nobody's expected_version goes stale
                 check_current(facts)  # a stale expected_version is still reported as such
                 check_writable(
                     msgspec.structs.replace(facts, protection="normal"),
@@ -284,11 +275,11 @@ class Writes(Service):
                     authorization=authorization,
                 )
                 raise _Unchanged(facts.version)
-            decision = self.collisions.update_decision(
-                facts, effective, expected_version=expected_version, authorization=authorization
+            decision = decide_update(  # one pure decision from it (ledger/update.py)
+                state, expected_version=expected_version, authorization=authorization, policy=self._policy
             )
             decision = in_conversation(decision, session_id, turn)
-            return decision, effective.get("event_time") or clock.now(), facts.workspace
+            return decision, state.changes.get("event_time") or clock.now(), facts.workspace
 
         try:
             outcome = self._commit(decide, lambda stored: self._update_reply(stored, memory_id, masked))

@@ -113,6 +113,8 @@ TARGETS: tuple[Target, ...] = (
         "ledger/remember.py",
         ("tests/test_remember_state.py", *_GOVERNANCE_TESTS, "tests/test_retractions.py", "tests/test_settlement.py"),
     ),
+    # update's one decision from its state: the new version, its collisions, the settlements.
+    Target("ledger/update.py", ("tests/test_update_state.py", *_GOVERNANCE_TESTS, "tests/test_settlement.py")),
     Target("ledger/facts.py", ("tests/test_decide_edges.py", *_GOVERNANCE_TESTS)),
     Target(
         "ledger/govern.py",
