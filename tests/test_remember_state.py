@@ -63,18 +63,23 @@ def test_a_new_value_opens_a_set_with_the_candidate_it_collides_with() -> None:
     assert isinstance(collided, ClaimCollided) and {m.memory for m in collided.members} == {"s", "m2"}
 
 
-def test_a_settling_policy_settles_from_the_state_alone() -> None:
-    """``auto_settle``: the newer value leads, the older is superseded, with nothing read."""
+def _disputed_port() -> RememberState:
+    """Port 8081 written against memory 2's 8080 (January), in open set 9, settling inputs read."""
     other = memory_facts(2, event_time=JAN, recorded_at=JAN)
     key = set_key(port("8080"))
     open_set = ConflictFacts(conflict_id=9, stream_id="c9", state="open", key=key, values={"m2": "8080"}, ids={"m2": 2})
-    state = RememberState(
+    return RememberState(
         claims=(port("8081"),),
         candidates=(Candidate(other=other, claim=port("8080")),),
         sets={key: open_set},
         recorded_at=MAR,
         settle=SettleState(sets={"c9": open_set}, members={"m2": other}, other_sets={"m2": [open_set]}),
     )
+
+
+def test_a_settling_policy_settles_from_the_state_alone() -> None:
+    """``auto_settle``: the newer value leads, the older is superseded, with nothing read."""
+    state = _disputed_port()
     decision = decide(command(), state, new_stream="s", policy=Policy(auto_settle=True))
     assert isinstance(decision[0][1], MemoryRecorded)
     assert any(isinstance(e, ConflictResolved) for _, e in decision)
@@ -119,16 +124,7 @@ def test_a_cancellation_s_matches_reach_the_reply_from_the_state(app: LedgerApp)
 def test_only_auto_settle_settles_a_set_whose_leader_is_no_change() -> None:
     """Ten minutes apart is a disagreement, not a change (the horizon is an hour): ``settle_changes``
     leaves the set to a person, ``auto_settle`` settles it by the rules."""
-    other = memory_facts(2, event_time=JAN, recorded_at=JAN)
-    key = set_key(port("8080"))
-    open_set = ConflictFacts(conflict_id=9, stream_id="c9", state="open", key=key, values={"m2": "8080"}, ids={"m2": 2})
-    state = RememberState(
-        claims=(port("8081"),),
-        candidates=(Candidate(other=other, claim=port("8080")),),
-        sets={key: open_set},
-        recorded_at=MAR,
-        settle=SettleState(sets={"c9": open_set}, members={"m2": other}, other_sets={"m2": [open_set]}),
-    )
+    state = _disputed_port()
     soon = msgspec.structs.replace(command(), event_time="2026-01-10T09:10:00.000000Z")
     settled = decide(soon, state, new_stream="s", policy=Policy(auto_settle=True, settle_changes=False))
     assert any(isinstance(e, ConflictResolved) for _, e in settled)
