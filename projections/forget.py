@@ -13,7 +13,7 @@ from typing import Any
 from fact_ledger.ledger.events import stored_names
 from fact_ledger.ledger.sql import marks
 from fact_ledger.projections import knn_snapshot, vectors
-from fact_ledger.projections.search import session_neighbours
+from fact_ledger.projections.search.queries import session_neighbours
 
 _RECORDED = stored_names("MemoryRecorded")
 

@@ -11,7 +11,7 @@ import apsw
 from fact_ledger.ledger.arbiter import Side
 from fact_ledger.ledger.health import Member, OpenSet
 from fact_ledger.ledger.sql import marks
-from fact_ledger.projections.conflicts_projector import COLUMNS, SIDE_COLUMNS
+from fact_ledger.projections.conflicts.projector import COLUMNS, SIDE_COLUMNS
 
 _MEMBERS = (
     f"SELECT m.conflict_id, {', '.join(f'm.{c}' for c in SIDE_COLUMNS)}, m.stream_id, m.value, m.value_norm, "
@@ -140,7 +140,7 @@ def claim_values(conn: apsw.Connection, scope: tuple[str, ...] | None = None) ->
 
 
 def unresolved_rows(conn: apsw.Connection) -> list[dict[str, object]]:
-    """Every unresolved claim set's row (as :mod:`projections.conflicts` loads one)."""
+    """Every unresolved claim set's row (as :mod:`projections.conflicts.queries` loads one)."""
     return [
         dict(zip(COLUMNS, r, strict=True))
         for r in conn.execute(

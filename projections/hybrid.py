@@ -1,6 +1,6 @@
 """Hybrid recall: full-text and nearest-neighbour candidates, fused on one scale.
 
-Candidates are the union of the full-text ranking's top hits (:mod:`projections.search`,
+Candidates are the union of the full-text ranking's top hits (:mod:`projections.search.queries`,
 every filter applied, as many as its pool for the page shown: 33 for a page of 10) and the
 ``POOL`` memories nearest the query that pass the same filters, by the closeness fusion uses
 (:meth:`knn.BitIndex.closeness_in_context`: one scan over the centred sign bits of each memory's blend). Every
@@ -33,8 +33,8 @@ import msgspec
 from fact_ledger.ledger.sql import marks
 from fact_ledger.ledger.text import analyse, script
 from fact_ledger.projections import knn
-from fact_ledger.projections.ranking import IDENTIFIER_BONUS, WORKSPACE_BONUS
-from fact_ledger.projections.search import Hit, SearchFilters, search, text_pool
+from fact_ledger.projections.search.queries import Hit, SearchFilters, search, text_pool
+from fact_ledger.projections.search.ranking import IDENTIFIER_BONUS, WORKSPACE_BONUS
 from fact_ledger.projections.sections import ROWID_SHIFT
 
 LEXICAL_WEIGHT = 0.4  # chosen on LoCoMo dev with case-folded passages and queries (docs/search.md)

@@ -366,7 +366,7 @@ class MemoriesProjector(DeferringProjector):
         _snapshot(conn, row, event)
         if isinstance(data, MemoryUpdated) and data.event_time is not None:
             # The memories it superseded end where it begins: they follow its corrected time,
-            # as their time-travel states do (projections/timeline.py ``_follow_winner``).
+            # as their time-travel states do (projections/timeline/projector.py ``_follow_winner``).
             conn.execute(
                 "UPDATE memories SET valid_to=? WHERE superseded_by=? AND status='superseded' AND valid_to IS NOT ?",
                 (data.event_time, row["memory_id"], data.event_time),

@@ -25,7 +25,7 @@ from fact_ledger.ledger.sections import DEFAULT_THRESHOLD, split_sections
 from fact_ledger.ledger.text import Query, analyse, fts_all, index_text
 from fact_ledger.projections.memories import memory_id_of
 from fact_ledger.projections.runner import DeferringProjector
-from fact_ledger.projections.search_index import compact, tune_for_small_writes
+from fact_ledger.projections.search.index import compact, tune_for_small_writes
 
 ROWID_SHIFT = 20
 _VERSION = 1

@@ -27,9 +27,9 @@ from fact_ledger.ledger.restatement import restated_memory, says_more
 from fact_ledger.ledger.settlement import SettleState
 from fact_ledger.ledger.update import UpdateState
 from fact_ledger.projections import claims as claims_model
-from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import entity_aliases
 from fact_ledger.projections import memories as mem
+from fact_ledger.projections.conflicts import queries as conflicts_model
 
 # Per set key: the key's unresolved set (None: none) and which of the key's candidates are its
 # current members (memory id -> normalised value), as read earlier in the same transaction.

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any, TypedDict
 
 from fact_ledger.ledger.errors import ChainBroken, LogUnreachable
-from fact_ledger.projections import conflicts as conflicts_model
-from fact_ledger.projections.conflicts import count_by_state
+from fact_ledger.projections.conflicts import queries as conflicts_model
+from fact_ledger.projections.conflicts.queries import count_by_state
 
 SEVERITIES = ("ok", "info", "warning", "critical")
 

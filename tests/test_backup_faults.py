@@ -188,7 +188,7 @@ def test_a_full_disk(tmp_path: Path) -> None:
 
 def test_an_unwritable_database_that_needs_catching_up_starts_degraded(unwritable: Settings, monkeypatch) -> None:
     """Read models kept in the unwritable log's own file cannot be rebuilt: degraded."""
-    from fact_ledger.projections.timeline import TimelineProjector
+    from fact_ledger.projections.timeline.projector import TimelineProjector
 
     monkeypatch.setattr(TimelineProjector, "version", TimelineProjector.version + 1)  # must rebuild: cannot
     one_file = replace(unwritable, views=unwritable.db.removeprefix("file:").split("?")[0])
@@ -201,7 +201,7 @@ def test_an_unwritable_database_that_needs_catching_up_starts_degraded(unwritabl
 
 def test_an_unwritable_log_with_read_models_beside_it_still_answers(unwritable: Settings, monkeypatch) -> None:
     """The read models in their own file are rebuilt from the read-only log; writes are backed up."""
-    from fact_ledger.projections.timeline import TimelineProjector
+    from fact_ledger.projections.timeline.projector import TimelineProjector
 
     monkeypatch.setattr(TimelineProjector, "version", TimelineProjector.version + 1)
     app = LedgerApp(unwritable)

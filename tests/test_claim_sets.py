@@ -19,7 +19,7 @@ from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.events import AUTH_USER, Event, JudgmentSubmitted, MemoryRecorded, Superseded
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.store import EventStore
-from fact_ledger.projections.conflicts_projector import MEMBER_FACTS, ConflictsProjector
+from fact_ledger.projections.conflicts.projector import MEMBER_FACTS, ConflictsProjector
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from fact_ledger.server.mcp.compact import size
@@ -73,7 +73,7 @@ def test_rank_key_orders_exactly_as_the_pairwise_verdict(left: Side, right: Side
 def test_sql_ranks_members_exactly_as_rank_key(sides: list[Side]) -> None:
     import apsw
 
-    from fact_ledger.projections import conflicts as conflicts_model
+    from fact_ledger.projections.conflicts import queries as conflicts_model
 
     conn = apsw.Connection(":memory:")
     ConflictsProjector().create(conn)  # the member rows and their rank index, as a ledger has them

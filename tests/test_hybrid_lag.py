@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from fact_ledger.projections import search
 from fact_ledger.projections.hybrid import Pool, fuse
 from fact_ledger.projections.indexer import Indexer
+from fact_ledger.projections.search import queries as search
 from fact_ledger.server.app.facade import LedgerApp
 
 NAMES = ("ada", "bruno", "chen", "dara", "emil", "farah", "goran", "hana", "ines", "jonas")

@@ -15,7 +15,7 @@ import pytest
 from fact_ledger.ledger.text import script
 from fact_ledger.projections import hybrid
 from fact_ledger.projections.hybrid import Pool, fuse
-from fact_ledger.projections.search import SearchFilters
+from fact_ledger.projections.search.queries import SearchFilters
 from fact_ledger.server.app.facade import LedgerApp
 
 SET = Path(__file__).resolve().parents[1] / "tools" / "eval" / "crosslang_set.json"

@@ -173,14 +173,14 @@ def test_a_reply_shows_at_most_five_sets_best_first(rows: list[tuple[int, int | 
     st.sampled_from(["", "user_channel"]),
 )  # fmt: skip
 def test_the_guarded_member_query_agrees_with_the_rule(first_source: str, second_source: str, channel: str) -> None:
-    """``projections.conflicts.has_guarded_member`` (SQL) says a set has a member no policy may
+    """``projections.conflicts.queries.has_guarded_member`` (SQL) says a set has a member no policy may
     supersede exactly when :func:`ledger.settlement.guarded` says so of one of its members."""
     import tempfile
 
     from fact_ledger.ledger.facts import MemoryFacts
     from fact_ledger.ledger.settlement import guarded
-    from fact_ledger.projections import conflicts as conflicts_model
     from fact_ledger.projections import memories as mem
+    from fact_ledger.projections.conflicts import queries as conflicts_model
     from fact_ledger.server.app.facade import LedgerApp
     from fact_ledger.server.config import Settings
 

@@ -147,7 +147,7 @@ def test_every_module_that_applies_a_workspace_scope_is_critical() -> None:
     # CI's --fast keeps the rule itself, the continuity rule and the vector scans (their tests
     # need no seeded ledger); the isolation walk's modules are critical in the full run.
     fast = ("server/app/workspaces.py", "server/app/views_file.py", "server/app/storage.py", "projections/knn.py")
-    for path in (*fast, "projections/hybrid.py", "server/app/timetravel.py", "projections/asof.py"):
+    for path in (*fast, "projections/hybrid.py", "server/app/timetravel.py", "projections/timeline/asof.py"):
         assert targets[path].critical and targets[path].fast, path
 
 

@@ -20,7 +20,7 @@ from fact_ledger.ledger.envelope import backup_envelope, from_envelope
 from fact_ledger.ledger.events import Confirmed, MemoryRecorded, current_type, stored_names
 from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections.runner import ProjectionRunner
-from fact_ledger.projections.search_index import SearchProjector
+from fact_ledger.projections.search.index import SearchProjector
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.transfer import export_jsonl, import_jsonl
 from fact_ledger.server.cli.main import main

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from fact_ledger.projections import search as search_module
+from fact_ledger.projections.search import queries as search_module
 from fact_ledger.server.app.facade import LedgerApp
 from tests.test_text import HOSTILE
 
@@ -129,7 +129,7 @@ def fts_queries(app: LedgerApp, query: str, **kw: object) -> tuple[list[int], li
     ran: list[tuple[str, str]] = []
 
     def trace(cursor: object, sql: str, bindings: object) -> bool:
-        # One statement may run several matches (projections/search.py, _match_all): each is
+        # One statement may run several matches (projections/search/queries.py, _match_all): each is
         # "search_fts MATCH ? ORDER BY <order> LIMIT ?", its expression the binding of that "?".
         for match in re.finditer(r"search_fts MATCH \?( AND [^?]*?)? ORDER BY (.+?) LIMIT", sql):
             if match.group(1) and "?" in match.group(1):

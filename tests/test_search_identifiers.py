@@ -1,4 +1,4 @@
-"""Identifiers are matched whole (:func:`projections.ranking.identifiers`): a query for a key,
+"""Identifiers are matched whole (:func:`projections.search.ranking.identifiers`): a query for a key,
 ticket id, path, URL, version, hash or email ranks the memory holding exactly that identifier
 above every memory holding a longer one that starts with it (a prefix or substring match:
 ``/v1/users/123`` in ``/v1/users/123/orders``, ``1.2`` in ``1.2.3``) or a sibling sharing its

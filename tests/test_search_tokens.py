@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fact_ledger.ledger.text import analyse, index_text
-from fact_ledger.projections import search as search_module
-from fact_ledger.projections.search import SearchFilters, document_frequencies
-from fact_ledger.projections.search_index import TOKEN_FIELDS, doc_tokens, tokens
+from fact_ledger.projections.search import queries as search_module
+from fact_ledger.projections.search.index import TOKEN_FIELDS, doc_tokens, tokens
+from fact_ledger.projections.search.queries import SearchFilters, document_frequencies
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 

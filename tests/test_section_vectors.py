@@ -15,7 +15,7 @@ import pytest
 
 from fact_ledger.projections import hybrid, knn, vectors
 from fact_ledger.projections.indexer import Indexer
-from fact_ledger.projections.search import SearchFilters
+from fact_ledger.projections.search.queries import SearchFilters
 from fact_ledger.projections.sections import catalog
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Embedding, Settings

@@ -51,7 +51,7 @@ def test_a_memory_outside_any_set_has_no_standing(app: LedgerApp) -> None:
 def test_the_standing_leader_is_the_set_verdicts_leader_in_every_kind_of_set(app: LedgerApp) -> None:
     """``find`` reads each set's best two members in the statement that finds the memberships;
     the leader it names must be the one the set's verdict names."""
-    from fact_ledger.projections.conflicts import memberships_with_leaders
+    from fact_ledger.projections.conflicts.queries import memberships_with_leaders
     from fact_ledger.server.app.set_verdicts import set_verdict
 
     sets = [

@@ -284,7 +284,7 @@ def test_archive_runs_in_bounded_batches_and_counts_exactly(db_path, monkeypatch
 
 @pytest.mark.parametrize("common", [2, 2000])
 def test_as_of_search_for_common_terms_takes_the_bounded_path(app: LedgerApp, monkeypatch, common: int) -> None:
-    from fact_ledger.projections import asof
+    from fact_ledger.projections.timeline import asof
 
     monkeypatch.setattr(asof, "COMMON", common)  # 2: every term here counts as common
     made = [app.remember(f"alpha bravo note {n}", event_time=JUL.format(1 + n))["memory_id"] for n in range(5)]

@@ -18,7 +18,7 @@ import pytest
 
 from fact_ledger.projections import hybrid, vectors
 from fact_ledger.projections.indexer import Indexer
-from fact_ledger.projections.search import SearchFilters
+from fact_ledger.projections.search.queries import SearchFilters
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Embedding, Settings
 from fact_ledger.server.doctor import run_checks

@@ -153,7 +153,7 @@ def test_reads_and_finds_of_hot_memories_write_no_event(app: LedgerApp) -> None:
 
 
 def test_context_neighbours_follow_the_real_conversation_not_the_log_order(app: LedgerApp) -> None:
-    from fact_ledger.projections.search import session_neighbours
+    from fact_ledger.projections.search.queries import session_neighbours
 
     a1 = app.remember("We review the requirements today", session_id="a")["memory_id"]
     b1 = app.remember("We walk through the UI today", session_id="b")["memory_id"]

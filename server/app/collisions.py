@@ -14,9 +14,9 @@ from fact_ledger.ledger.remember import RememberState
 from fact_ledger.ledger.remember import decide as decide_remember_state
 from fact_ledger.ledger.reply import other_side, rank_for_reply
 from fact_ledger.ledger.update import UpdateState
-from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections import write_state
+from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.set_verdicts import verdict_of
 
@@ -90,7 +90,7 @@ class Collisions(Service):
     ) -> dict[str, Any]:
         """``conflicts``: each set this write opened or joined, in a few bytes whatever its size —
         the claim with this memory's value, the leader and the member count (never the other values).
-        ``sets``: what :func:`projections.conflicts.reported_sets` read of them."""
+        ``sets``: what :func:`projections.conflicts.queries.reported_sets` read of them."""
         items = []
         stream = None
         review = self.settings.policy.review_agent_conflicts

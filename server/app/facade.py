@@ -17,17 +17,17 @@ from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.changes import ChangesProjector
 from fact_ledger.projections.claims import ClaimsProjector, NearDuplicatesProjector
-from fact_ledger.projections.conflicts import count_by_state
-from fact_ledger.projections.conflicts_projector import ConflictsProjector
+from fact_ledger.projections.conflicts.projector import ConflictsProjector
+from fact_ledger.projections.conflicts.queries import count_by_state
 from fact_ledger.projections.conversations import ConversationsProjector
 from fact_ledger.projections.entity_aliases import EntityAliasesProjector
 from fact_ledger.projections.health_trend import HealthTrendProjector
 from fact_ledger.projections.memories import MemoriesProjector
 from fact_ledger.projections.notices import NoticeReviewsProjector
 from fact_ledger.projections.runner import ProjectionRunner, Projector
-from fact_ledger.projections.search_index import SearchProjector
+from fact_ledger.projections.search.index import SearchProjector
 from fact_ledger.projections.sections import SectionsProjector
-from fact_ledger.projections.timeline import TimelineProjector
+from fact_ledger.projections.timeline.projector import TimelineProjector
 from fact_ledger.projections.workspaces import WorkspacesProjector
 from fact_ledger.server.app.backup import REPLAY_BATCH, replay_backup
 from fact_ledger.server.app.backup_log import BackupLog

@@ -27,10 +27,10 @@ from fact_ledger.ledger.govern import (
     decide_unlock,
 )
 from fact_ledger.ledger.ids import uuid7
-from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.confirmations import agent_asserted_confirmations
-from fact_ledger.projections.conflicts import conflict_facts
+from fact_ledger.projections.conflicts import queries as conflicts_model
+from fact_ledger.projections.conflicts.queries import conflict_facts
 from fact_ledger.server.app.collisions import superseded_by
 from fact_ledger.server.app.governance_views import GovernanceViews
 from fact_ledger.server.app.service import Service

@@ -17,11 +17,11 @@ from fact_ledger.ledger.errors import InvalidInput, NotFound
 from fact_ledger.ledger.facts import CONFLICT_LISTINGS, MemoryFacts
 from fact_ledger.ledger.word_diff import lexical_closeness, word_diff
 from fact_ledger.projections import claims as claims_model
-from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections import vectors
 from fact_ledger.projections import workspaces as ws
 from fact_ledger.projections.confirmations import agent_asserted
+from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.server.app import paging
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.set_verdicts import shown_verdict, verdict_of

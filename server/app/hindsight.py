@@ -35,11 +35,11 @@ from fact_ledger.ledger.facts import Decision, check_authorized
 from fact_ledger.ledger.govern import decide_resolve
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.projections import changes as changes_model
-from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import entity_aliases, health_trend
 from fact_ledger.projections import health as health_model
 from fact_ledger.projections import memories as mem
-from fact_ledger.projections.conflicts import conflict_facts
+from fact_ledger.projections.conflicts import queries as conflicts_model
+from fact_ledger.projections.conflicts.queries import conflict_facts
 from fact_ledger.server.app.governance import _resolved
 from fact_ledger.server.app.governance_views import GovernanceViews
 from fact_ledger.server.app.service import Service

@@ -30,7 +30,7 @@ from fact_ledger.projections import knn, memories, notices, vectors
 from fact_ledger.projections.hybrid import hybrid_search
 from fact_ledger.projections.indexer import Indexer, VecUnavailable
 from fact_ledger.projections.runtime.model_file import ModelFile, ModelFileError, inspect_model
-from fact_ledger.projections.search import Hit, SearchFilters, search
+from fact_ledger.projections.search.queries import Hit, SearchFilters, search
 from fact_ledger.server.app.model_lender import ModelLender, borrow_query_vector
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, storage_call

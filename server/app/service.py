@@ -15,9 +15,9 @@ from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.errors import NotFound
 from fact_ledger.ledger.facts import ConflictFacts, Decision, MemoryFacts, Policy
 from fact_ledger.ledger.store import EventStore
-from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import memories as mem
-from fact_ledger.projections.conflicts import conflict_facts, conflict_ids_of
+from fact_ledger.projections.conflicts import queries as conflicts_model
+from fact_ledger.projections.conflicts.queries import conflict_facts, conflict_ids_of
 from fact_ledger.projections.runner import ProjectionRunner
 from fact_ledger.projections.write_state import conflicts_of
 from fact_ledger.server.app.storage import BackedUp, Storage, Written

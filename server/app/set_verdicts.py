@@ -23,7 +23,7 @@ from typing import Any
 
 from fact_ledger.ledger.arbiter import RULE_ORDER, Side, arbitrate, arbitrate_set
 from fact_ledger.ledger.settlement import CHANGE_REASON, POLICY_REASON
-from fact_ledger.projections import conflicts as conflicts_model
+from fact_ledger.projections.conflicts import queries as conflicts_model
 
 ARBITRATION_PREFIX = "arbitration: "
 

@@ -3,7 +3,7 @@
 Two axes (docs/design.md "Two time axes"): ``as_of_recorded`` (a log position, or a timestamp that
 resolves to the log prefix recorded by then) picks what the ledger knew; ``as_of_event_time``
 picks the world time at which validity is judged. Both come from the ``timeline`` projection
-(:mod:`projections.timeline`, queried through :mod:`projections.asof`), so a past answer is an
+(:mod:`projections.timeline.projector`, queried through :mod:`projections.timeline.asof`), so a past answer is an
 index lookup, and equals a fresh fold of the events up to that point (``tests/test_timetravel_*``).
 """
 
@@ -21,10 +21,10 @@ from fact_ledger.ledger.errors import InvalidInput, NotFound
 from fact_ledger.ledger.events import current_type, stored_names
 from fact_ledger.ledger.retention import archive_cutoff, decide_archive
 from fact_ledger.ledger.trust import trust_of
-from fact_ledger.projections import asof
 from fact_ledger.projections import audit as audit_model
-from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import memories as mem
+from fact_ledger.projections.conflicts import queries as conflicts_model
+from fact_ledger.projections.timeline import asof
 from fact_ledger.server.app import paging
 from fact_ledger.server.app.payload_ids import StreamIds
 from fact_ledger.server.app.storage import Storage

@@ -25,11 +25,11 @@ from fact_ledger.ledger.freshness import template
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.meaning_slots import meaning_set, same_slot
 from fact_ledger.ledger.meaning_slots import set_key as meaning_key
-from fact_ledger.projections import conflicts as conflicts_model
 from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections import notices as notices_model
-from fact_ledger.projections.conflicts import conflict_facts
+from fact_ledger.projections.conflicts import queries as conflicts_model
+from fact_ledger.projections.conflicts.queries import conflict_facts
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import Storage
 from fact_ledger.server.app.workspaces import Workspaces

@@ -20,9 +20,9 @@ from fact_ledger.ledger.slot_match import slot_scores
 from fact_ledger.ledger.trust import trust_of
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.claims import slot_keys
-from fact_ledger.projections.conflicts import conflict_ids_of
-from fact_ledger.projections.ranking import holds_any, identifiers
-from fact_ledger.projections.search import Hit, SearchFilters
+from fact_ledger.projections.conflicts.queries import conflict_ids_of
+from fact_ledger.projections.search.queries import Hit, SearchFilters
+from fact_ledger.projections.search.ranking import holds_any, identifiers
 from fact_ledger.server.app import paging
 from fact_ledger.server.app.sections_view import (
     SectionsRequest,
@@ -292,7 +292,7 @@ class Views:
 
 def memory_view(row: dict[str, Any], *, conflict_ids: list[int], score: float | None = None) -> dict[str, Any]:
     """A memory as find, read and the governance views show it (``conflict_ids``: the unresolved
-    conflicts it is in, :func:`projections.conflicts.unresolved_memberships`)."""
+    conflicts it is in, :func:`projections.conflicts.queries.unresolved_memberships`)."""
     view: dict[str, Any] = {
         "memory_id": row["memory_id"],
         "subject": row["subject"],

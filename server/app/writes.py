@@ -24,7 +24,7 @@ from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check
 from fact_ledger.ledger.remember import RememberState
 from fact_ledger.ledger.update import decide as decide_update
 from fact_ledger.projections import memories as mem
-from fact_ledger.projections.search import holding_all
+from fact_ledger.projections.search.queries import holding_all
 from fact_ledger.server.app import credentials
 from fact_ledger.server.app.collisions import Collisions
 from fact_ledger.server.app.service import Service

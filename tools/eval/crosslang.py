@@ -35,7 +35,7 @@ from typing import Any
 import msgspec
 
 from fact_ledger.projections import hybrid
-from fact_ledger.projections.search import SearchFilters
+from fact_ledger.projections.search.queries import SearchFilters
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Embedding, Settings
 from tools.eval.locomo import DEFAULT_DATA, turns

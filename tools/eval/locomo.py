@@ -33,7 +33,7 @@ from typing import Any
 
 from fact_ledger.ledger.clock import format_time
 from fact_ledger.projections import hybrid
-from fact_ledger.projections.search import SearchFilters
+from fact_ledger.projections.search.queries import SearchFilters
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Embedding, Settings, load_settings
 

@@ -297,7 +297,7 @@ TARGETS: tuple[Target, ...] = (
         critical=("_scope", "check_read_models_head"),
     ),
     Target(
-        "projections/conflicts.py",
+        "projections/conflicts/queries.py",
         (
             "tests/test_workspaces.py",
             "tests/test_review_filters.py",
@@ -322,7 +322,7 @@ TARGETS: tuple[Target, ...] = (
         critical=("_scope_sql", "status_counts", "active_counts"),
     ),
     Target(
-        "projections/search.py",
+        "projections/search/queries.py",
         (
             "tests/test_workspaces.py",
             "tests/test_find_filters.py",
@@ -470,7 +470,7 @@ TARGETS: tuple[Target, ...] = (
         fast_lines=SCOPE_LINES,
     ),
     Target(
-        "projections/asof.py",
+        "projections/timeline/asof.py",
         _TIME_TESTS,
         only=("_where", "status_at", "state_at", "position_at", "subject_at"),
         critical=("_where", "subject_at"),

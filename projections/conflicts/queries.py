@@ -29,7 +29,7 @@ import apsw
 
 from fact_ledger.ledger.facts import CONFLICT_STATES, ConflictFacts
 from fact_ledger.ledger.sql import marks
-from fact_ledger.projections.conflicts_projector import COLUMNS, PAIR_COLUMNS, RANK_ORDER_SQL, SIDE_COLUMNS
+from fact_ledger.projections.conflicts.projector import COLUMNS, PAIR_COLUMNS, RANK_ORDER_SQL, SIDE_COLUMNS
 
 
 def ranked_members(conn: apsw.Connection, conflict_id: int, limit: int = -1) -> list[dict[str, Any]]:

@@ -1,6 +1,6 @@
 """The conflicts read model's tables and the projector that folds collision events into them.
 
-The questions the layers above ask of these tables are in :mod:`projections.conflicts`."""
+The questions the layers above ask of these tables are in :mod:`projections.conflicts.queries`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The timeline's rows: how a memory's states and text versions are written, inline and in bulk
 during a rebuild (:class:`Rebuild`). The fold that decides which rows an event adds is
-:mod:`projections.timeline`."""
+:mod:`projections.timeline.projector`."""
 
 from __future__ import annotations
 

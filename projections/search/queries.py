@@ -1,7 +1,7 @@
 """Full-text search: an FTS5 index over subject, content and tags, queried in bounded steps.
 
 Candidates come from three FTS5 queries — the query as an exact phrase, all of its content
-terms, any of its rare terms — and ``projections.ranking`` scores their union on one scale.
+terms, any of its rare terms — and ``projections.search.ranking`` scores their union on one scale.
 FTS5's ``bm25()`` walks the whole doclist of every term in the expression to get its IDF, so a
 ranked query containing a word found in half the ledger costs tens of milliseconds at 100k
 memories. Each term's document frequency is therefore counted first (a doclist walk capped at
@@ -21,8 +21,8 @@ import msgspec
 from fact_ledger.ledger.clock import to_datetime
 from fact_ledger.ledger.text import Query, Term, analyse, fts_all, fts_any, index_text, is_cjk
 from fact_ledger.ledger.trust import effective_trust
-from fact_ledger.projections import ranking
-from fact_ledger.projections.search_index import TOKEN_FIELDS, tokens
+from fact_ledger.projections.search import ranking
+from fact_ledger.projections.search.index import TOKEN_FIELDS, tokens
 
 RARE = 1000  # a term in more memories than this is "common": too costly to bm25-rank alone
 COMMON_CAP = 10 * RARE

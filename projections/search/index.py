@@ -2,7 +2,7 @@
 
 Each indexed document also keeps its fields' tokens (cut and stemmed by the index's own
 tokenizer, space-separated), so ranking a candidate reads them instead of tokenising its text on
-every query. The query engine that reads them is :mod:`projections.search`."""
+every query. The query engine that reads them is :mod:`projections.search.queries`."""
 
 from __future__ import annotations
 

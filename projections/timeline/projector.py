@@ -14,7 +14,7 @@ in ``tt_texts`` and in a contentless FTS5 index, so an as-of search finds a memo
 it had at that point, not by its current words. ``tt_links`` maps every event to the memories
 it mentions (history and audit by memory without a log scan) and ``tt_marks`` keeps the running
 maximum of ``recorded_at`` so a timestamp resolves to a log prefix in O(log n). The queries over
-these tables live in :mod:`projections.asof`.
+these tables live in :mod:`projections.timeline.asof`.
 
 The superseded memory's ``valid_to`` follows its successor: if the winner's ``event_time`` is
 later corrected, the loser gets a new state from that position on.
@@ -45,8 +45,8 @@ from fact_ledger.ledger.events import (
 )
 from fact_ledger.ledger.sql import insert_rows
 from fact_ledger.projections.runner import DeferredRows
-from fact_ledger.projections.search_index import SearchProjector, compact, tune_for_small_writes
-from fact_ledger.projections.timeline_rows import (
+from fact_ledger.projections.search.index import SearchProjector, compact, tune_for_small_writes
+from fact_ledger.projections.timeline.rows import (
     INSERTS,
     LINKS_HEAD,
     STATE_COLUMNS,

@@ -18,8 +18,8 @@ import msgspec
 from fact_ledger.ledger.normalize import normalize_text
 from fact_ledger.ledger.sql import marks
 from fact_ledger.ledger.text import fts_query, query_terms
-from fact_ledger.projections.search import attribute_clauses
-from fact_ledger.projections.timeline_rows import STATE_COLUMNS, TEXT_COLUMNS
+from fact_ledger.projections.search.queries import attribute_clauses
+from fact_ledger.projections.timeline.rows import STATE_COLUMNS, TEXT_COLUMNS
 
 _BM25 = "bm25(tt_fts, 3.0, 1.0, 2.0)"
 COMMON = 2000
