@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
@@ -18,19 +17,10 @@ import msgspec
 from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.dbfiles import MissingDatabase
 from fact_ledger.ledger.errors import InvalidInput, Unavailable, VersionConflict
+from fact_ledger.ledger.log import EventLog
 from fact_ledger.ledger.store import EventStore
 
 BATCH = 2000
-
-
-class Log(Protocol):
-    """What a copy needs of a log backend (ledger.store.EventStore, ledger.pg_store.PostgresEventStore)."""
-
-    def last_position(self) -> int: ...
-    def read(self, after: int = 0, until: int | None = None, batch: int = 2000) -> Any: ...
-    def append_stored(self, rows: list[StoredEvent]) -> None: ...
-    def verify_chain(self, progress: Callable[[int], None] | None = None) -> int: ...
-    def close(self) -> None: ...
 
 
 class CopyResult(msgspec.Struct, kw_only=True):
@@ -59,7 +49,7 @@ def log_location(url: str) -> tuple[str, str]:
     return "sqlite", str(Path(path).expanduser())
 
 
-def open_log(url: str, *, create: bool) -> Log:
+def open_log(url: str, *, create: bool) -> EventLog:
     """The log at ``url`` (see :func:`log_location`); a missing SQLite file is
     :class:`Unavailable` unless ``create``."""
     kind, where = log_location(url)
@@ -73,11 +63,11 @@ def open_log(url: str, *, create: bool) -> Log:
         raise Unavailable(str(exc), reason="missing") from None
 
 
-def _head(log: Log, position: int) -> StoredEvent | None:
+def _head(log: EventLog, position: int) -> StoredEvent | None:
     return next(iter(log.read(after=position - 1, until=position, batch=1)), None) if position else None
 
 
-def copy_log(source: Log, target: Log, *, progress: Callable[[int], None] | None = None) -> CopyResult:
+def copy_log(source: EventLog, target: EventLog, *, progress: Callable[[int], None] | None = None) -> CopyResult:
     """Append to ``target`` every row of ``source`` it lacks; both chains are verified after."""
     end = source.last_position()
     present = target.last_position()

@@ -40,6 +40,7 @@ import apsw
 from fact_ledger.ledger.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.errors import ChainBroken
 from fact_ledger.ledger.events import EVENT_TYPES, Event, current_type
+from fact_ledger.ledger.log import EventLog
 from fact_ledger.ledger.sql import insert_rows, marks
 from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections import derived
@@ -138,15 +139,6 @@ _SUPPORT_TABLES = {"projection_checkpoints": _CHECKPOINTS, "derived_cache": deri
 REBUILD_CACHE_KIB = -262144  # page cache during a rebuild: 256 MiB (negative: KiB, SQLite's convention)
 
 
-class Log(Protocol):
-    """The log of record as the runner reads and appends to it (``ledger.store.EventStore``,
-    ``ledger.pg_store.PostgresEventStore``)."""
-
-    def append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]: ...
-    def last_position(self) -> int: ...
-    def read(self, after: int = 0, until: int | None = None, batch: int = 2000) -> Iterable[StoredEvent]: ...
-
-
 PULL_BATCH = 2000
 # Events the after-commit projectors may trail by before a write folds them itself: one settle
 # (a few ms per hundred events) every SETTLE_EVERY writes stays out of the p99 of ``remember``.
@@ -158,13 +150,13 @@ def folds_after_commit(projector: Projector) -> bool:
 
 
 class ProjectionRunner:
-    def __init__(self, store: EventStore, projectors: Sequence[Projector], log: Log | None = None) -> None:
+    def __init__(self, store: EventStore, projectors: Sequence[Projector], log: EventLog | None = None) -> None:
         for p in projectors:  # an old or misspelt name would never match: the projector would miss events
             unknown = sorted(p.handles - EVENT_TYPES.keys())
             if unknown:
                 raise ValueError(f"projector {p.name} handles unknown event types {unknown} (current names only)")
         self.store = store
-        self.log: Log = store if log is None else log
+        self.log: EventLog = store if log is None else log
         self.projectors = list(projectors)
         self.inline = [p for p in self.projectors if not folds_after_commit(p)]
         self.after_commit = [p for p in self.projectors if folds_after_commit(p)]

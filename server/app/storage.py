@@ -1,8 +1,8 @@
 """The storage seam: the one object that owns the log, the read models, the JSONL backup and
 degraded mode, and the only one that opens transactions.
 
-Two small protocols say what it needs from each side: a :class:`LogStore` (the append-only log
-of record: ``ledger.store`` on a local file, ``ledger.pg_store`` on a team's PostgreSQL server)
+Two protocols say what it needs from each side: an :class:`~ledger.log.EventLog` (the append-only
+log of record: ``ledger.store`` on a local file, ``ledger.pg_store`` on a team's PostgreSQL server)
 and a :class:`ProjectionStore` (the read models folded from it: ``projections.runner``), which
 live in a file of their own with a local copy of the log (:mod:`server.app.views_file`).
 
@@ -34,7 +34,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -47,6 +47,7 @@ from fact_ledger.ledger.dbfiles import MissingDatabase, NotALedger
 from fact_ledger.ledger.errors import ChainBroken, Locked, LogUnreachable, NotFound, Unavailable, VersionConflict
 from fact_ledger.ledger.events import ClaimCollided, Event, MemoryRecorded
 from fact_ledger.ledger.facts import Decision
+from fact_ledger.ledger.log import EventLog
 from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections.runner import SETTLE_EVERY, ProjectionRunner, Projector
 from fact_ledger.server.app.backup_log import BackupLog
@@ -88,20 +89,6 @@ def opens_stream(event: Event) -> bool:
     """The event is the first of its stream: a memory recorded, a claim set opened (every
     decision gives either a new id)."""
     return isinstance(event, MemoryRecorded) or (isinstance(event, ClaimCollided) and not event.joins)
-
-
-class LogStore(Protocol):
-    """The append-only log of record (``ledger.store.EventStore``, ``ledger.pg_store.PostgresEventStore``)."""
-
-    path: str
-
-    def write(self, work: Callable[[], T]) -> T: ...
-    def append_in_transaction(self, events: Sequence[NewEvent]) -> list[StoredEvent]: ...
-    def present_ids(self, event_ids: Sequence[str]) -> set[str]: ...
-    def last_position(self) -> int: ...
-    def read(self, after: int = 0, until: int | None = None, batch: int = 2000) -> Iterator[StoredEvent]: ...
-    def verify_chain(self, progress: Callable[[int], None] | None = None) -> int: ...
-    def close(self) -> None: ...
 
 
 class ProjectionStore(Protocol):
@@ -173,7 +160,7 @@ class Storage(BackupState):
         self.backup_log = BackupLog(settings.backup_path)
         self.after_write: list[Callable[[], None]] = []  # called after each write the log took
         self.replaying: ReplayPin | None = None  # a backed-up write being decided again (backup_state)
-        self.log: LogStore
+        self.log: EventLog
         self.store: EventStore  # the local copy of the log, in the read models' file
         self.runner: ProjectionRunner
         try:
@@ -279,7 +266,7 @@ class Storage(BackupState):
         )
 
     # -- opening -----------------------------------------------------------------------------
-    def _open_log(self) -> LogStore:
+    def _open_log(self) -> EventLog:
         settings = self.settings
         if settings.shared_log:
             try:
@@ -292,7 +279,7 @@ class Storage(BackupState):
             return PostgresEventStore(settings.store)  # a server's database exists already: never a typo'd path
         return EventStore(settings.db, busy_timeout_ms=settings.busy_timeout_ms, create=settings.may_create)
 
-    def _open_real(self) -> tuple[LogStore, EventStore, ProjectionRunner]:
+    def _open_real(self) -> tuple[EventLog, EventStore, ProjectionRunner]:
         log = self._open_log()
         copy: EventStore | None = None
         try:
