@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from fact_ledger.ledger.events import AUTH_USER as USER_CHANNEL
+from fact_ledger.ledger.log.events import AUTH_USER as USER_CHANNEL
 from fact_ledger.ledger.trust import effective_trust
 
 RULE_ORDER = ["user_confirmed/locked protection", "event_time", "source_type", "confidence", "ingest_time"]

@@ -17,7 +17,21 @@ import msgspec
 from fact_ledger.ledger.arbiter import arbitrate_set, portable
 from fact_ledger.ledger.claims import Claim, collides
 from fact_ledger.ledger.errors import InvalidInput, Locked
-from fact_ledger.ledger.events import (
+from fact_ledger.ledger.facts import (
+    AUTHORIZATIONS,
+    DEFAULT_POLICY,
+    Candidate,
+    ConflictFacts,
+    Decision,
+    MemoryFacts,
+    NewId,
+    Policy,
+    check_current,
+    check_writable,
+    facts_after,
+)
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.log.events import (
     AUTH_AGENT,
     AUTH_USER,
     ClaimCollided,
@@ -33,20 +47,6 @@ from fact_ledger.ledger.events import (
     SetMember,
     Superseded,
 )
-from fact_ledger.ledger.facts import (
-    AUTHORIZATIONS,
-    DEFAULT_POLICY,
-    Candidate,
-    ConflictFacts,
-    Decision,
-    MemoryFacts,
-    NewId,
-    Policy,
-    check_current,
-    check_writable,
-    facts_after,
-)
-from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.normalize import content_hash
 from fact_ledger.ledger.trust import DEFAULT_CONFIDENCE, default_protection
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from fact_ledger.ledger.events import Event, MemoryRecorded, WorkingNoted, canonical_json, current_type
+from fact_ledger.ledger.log.events import Event, MemoryRecorded, WorkingNoted, canonical_json, current_type
 
 PLACEHOLDER = "[erased]"
 

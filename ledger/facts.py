@@ -16,7 +16,7 @@ import msgspec
 from fact_ledger.ledger.arbiter import Side
 from fact_ledger.ledger.claims import Claim
 from fact_ledger.ledger.errors import InvalidInput, Locked, Unauthorized, VersionConflict
-from fact_ledger.ledger.events import (
+from fact_ledger.ledger.log.events import (
     AUTH_AGENT,
     AUTH_USER,
     Event,

@@ -17,17 +17,6 @@ from fact_ledger.ledger.arbiter import portable
 from fact_ledger.ledger.claims import Claim
 from fact_ledger.ledger.decide import reopen, set_key, settle, supersede_losers
 from fact_ledger.ledger.errors import InvalidInput, Unauthorized, VersionConflict
-from fact_ledger.ledger.events import (
-    AUTH_USER,
-    ClaimCollided,
-    Confirmed,
-    ConflictResolved,
-    JudgmentSubmitted,
-    MemoryRetired,
-    MemoryUnlocked,
-    SetMember,
-    Superseded,
-)
 from fact_ledger.ledger.facts import (
     DEFAULT_POLICY,
     ConflictFacts,
@@ -40,6 +29,17 @@ from fact_ledger.ledger.facts import (
     check_writable,
 )
 from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.log.events import (
+    AUTH_USER,
+    ClaimCollided,
+    Confirmed,
+    ConflictResolved,
+    JudgmentSubmitted,
+    MemoryRetired,
+    MemoryUnlocked,
+    SetMember,
+    Superseded,
+)
 
 # Closing a claim set as it is, every value kept. ``keep_all`` says it for any number of members;
 # ``keep_both``, the first name (sets had two members then), stays accepted: published names are

@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 
 from fact_ledger.ledger.arbiter import arbitrate_set, portable
 from fact_ledger.ledger.claim_words import STOP_TOKENS
-from fact_ledger.ledger.events import AUTH_POLICY, ClaimCollided, SetMember
 from fact_ledger.ledger.facts import ConflictFacts, Decision, MemoryFacts, Policy
 from fact_ledger.ledger.freshness import template
+from fact_ledger.ledger.log.events import AUTH_POLICY, ClaimCollided, SetMember
 from fact_ledger.ledger.restatement import RELATION_WORDS
 from fact_ledger.ledger.settlement import settle_by_policy
 

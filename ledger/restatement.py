@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from fact_ledger.ledger.claims import Claim, key_tokens
-from fact_ledger.ledger.events import AUTH_USER
 from fact_ledger.ledger.facts import MemoryFacts
+from fact_ledger.ledger.log.events import AUTH_USER
 
 # Words that only relate a subject to its value ("listens on", "moved to", "改为", "现在是").
 RELATION_WORDS = frozenset(

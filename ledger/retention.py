@@ -15,8 +15,8 @@ from typing import NamedTuple
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput
-from fact_ledger.ledger.events import MemoryArchived
 from fact_ledger.ledger.facts import Decision
+from fact_ledger.ledger.log.events import MemoryArchived
 
 ARCHIVABLE_STATUSES = ("retired", "superseded")
 

@@ -30,8 +30,8 @@ import msgspec
 from fact_ledger.ledger.arbiter import arbitrate_set
 from fact_ledger.ledger.clock import to_datetime
 from fact_ledger.ledger.decide import supersede_losers
-from fact_ledger.ledger.events import AUTH_POLICY, ClaimCollided, ConflictMemberLeft, ConflictResolved
 from fact_ledger.ledger.facts import ConflictFacts, Decision, MemoryFacts, Policy
+from fact_ledger.ledger.log.events import AUTH_POLICY, ClaimCollided, ConflictMemberLeft, ConflictResolved
 
 CHANGE_HORIZON_S = 3600  # a value stated this long after every other one is a change, not a disagreement
 POLICY_REASON = "settled by policy auto_settle: "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER
 
 SOURCE_TRUST: dict[str, int] = {
     "user_confirmed": 100,

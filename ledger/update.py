@@ -14,7 +14,6 @@ import msgspec
 
 from fact_ledger.ledger.claims import Claim
 from fact_ledger.ledger.decide import decide_update
-from fact_ledger.ledger.events import MemoryUpdated
 from fact_ledger.ledger.facts import (
     DEFAULT_POLICY,
     Candidate,
@@ -25,6 +24,7 @@ from fact_ledger.ledger.facts import (
     facts_after,
 )
 from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.log.events import MemoryUpdated
 from fact_ledger.ledger.settlement import SettleState, settle_with
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import apsw
 import msgspec
 
-from fact_ledger.ledger.chain import StoredEvent
+from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.sql import marks
 
 _FIELDS = tuple(StoredEvent.__struct_fields__)

@@ -12,8 +12,8 @@ from typing import Any
 
 import apsw
 
-from fact_ledger.ledger.chain import StoredEvent
-from fact_ledger.ledger.events import ChangeRecorded, Event
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.events import ChangeRecorded, Event
 from fact_ledger.projections.memories import memory_id_of
 
 _SCHEMA = """

@@ -20,10 +20,10 @@ from typing import Any
 import apsw
 
 from fact_ledger.ledger import fingerprint
-from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.claims import Claim
 from fact_ledger.ledger.entity_alias import Alias, rekey, tokens
-from fact_ledger.ledger.events import EntityAliasSet, Event, MemoryRecorded, MemoryUpdated
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.events import EntityAliasSet, Event, MemoryRecorded, MemoryUpdated
 from fact_ledger.ledger.sql import insert_rows, marks
 from fact_ledger.projections import derived, entity_aliases
 from fact_ledger.projections.runner import DeferringProjector

@@ -23,8 +23,8 @@ from typing import Any
 
 import apsw
 
-from fact_ledger.ledger.chain import StoredEvent
-from fact_ledger.ledger.events import (
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.events import (
     Cooled,
     Event,
     MemoryRecorded,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import apsw
 
-from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.entity_alias import Alias, tokens
-from fact_ledger.ledger.events import EntityAliasSet, Event
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.events import EntityAliasSet, Event
 from fact_ledger.projections import unchanged
 
 _ALIASES = "entity_aliases"  # the table, and its answer's name in unchanged.memo

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fact_ledger.ledger.events import stored_names
+from fact_ledger.ledger.log.events import stored_names
 from fact_ledger.ledger.sql import marks
 from fact_ledger.projections import knn_snapshot, vectors
 from fact_ledger.projections.search.queries import session_neighbours

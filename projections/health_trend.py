@@ -8,8 +8,8 @@ from typing import Any
 
 import apsw
 
-from fact_ledger.ledger.chain import StoredEvent
-from fact_ledger.ledger.events import Event, HealthChecked
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.events import Event, HealthChecked
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS health_trend(

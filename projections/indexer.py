@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections import centre, derived, notices, vectors
 from fact_ledger.projections.search.queries import session_neighbours
 from fact_ledger.projections.sections import ROWID_SHIFT

@@ -15,9 +15,9 @@ from typing import Any
 
 import apsw
 
-from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.duplicates import DUPLICATE_STATUS, DuplicateKey
-from fact_ledger.ledger.events import (
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.events import (
     Confirmed,
     DuplicateSighted,
     Erased,

@@ -22,9 +22,9 @@ from typing import Any
 import apsw
 import msgspec
 
-from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.disagree import disagreement
-from fact_ledger.ledger.events import Event, NoticeReviewed
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.events import Event, NoticeReviewed
 from fact_ledger.ledger.sql import marks
 from fact_ledger.projections import knn
 from fact_ledger.projections.memories import memory_id_of

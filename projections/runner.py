@@ -1,7 +1,7 @@
 """The projection runner: inline application, checkpoints, catch-up and rebuild.
 
 A projector is a name, a version, the event types it handles and an ``apply``. ``handles``
-names current types: a row stored under a type's old name (``ledger.events.RENAMED``) goes to
+names current types: a row stored under a type's old name (``ledger.log.events.RENAMED``) goes to
 the projectors of its current name. Inline
 projectors run inside the append transaction and write their checkpoint there too, so a write
 is readable when it returns and a crash can never leave a projection ahead of or behind the
@@ -37,12 +37,12 @@ from typing import Any, Protocol
 
 import apsw
 
-from fact_ledger.ledger.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.errors import ChainBroken
-from fact_ledger.ledger.events import EVENT_TYPES, Event, current_type
-from fact_ledger.ledger.log import EventLog
+from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.log.events import EVENT_TYPES, Event, current_type
+from fact_ledger.ledger.log.protocol import EventLog
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.ledger.sql import insert_rows, marks
-from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections import derived
 
 log = logging.getLogger("fact_ledger.projections")

@@ -19,8 +19,8 @@ from typing import Any
 
 import apsw
 
-from fact_ledger.ledger.chain import StoredEvent
-from fact_ledger.ledger.events import Event, MemoryRecorded, MemoryUpdated
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.events import Event, MemoryRecorded, MemoryUpdated
 from fact_ledger.ledger.sections import DEFAULT_THRESHOLD, split_sections
 from fact_ledger.ledger.text import Query, analyse, fts_all, index_text
 from fact_ledger.projections.memories import memory_id_of

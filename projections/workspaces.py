@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import apsw
 
-from fact_ledger.ledger.chain import StoredEvent
-from fact_ledger.ledger.events import Event, WorkspaceAliasSet
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.events import Event, WorkspaceAliasSet
 from fact_ledger.ledger.normalize import normalize_text
 from fact_ledger.projections import unchanged
 

@@ -66,7 +66,7 @@ import platformdirs
 from fact_ledger.ledger.clock import DEFAULT_SKEW_S
 from fact_ledger.ledger.errors import InvalidInput, closest
 from fact_ledger.ledger.facts import Policy
-from fact_ledger.ledger.store import DEFAULT_BUSY_TIMEOUT_MS
+from fact_ledger.ledger.log.store import DEFAULT_BUSY_TIMEOUT_MS
 
 ISOLATION_MODES = ("none", "weak", "strict")
 DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"

@@ -276,7 +276,7 @@ def seed(folder: Path, model: str | None = None) -> dict[str, Any]:
     reuses the cached embeddings instead of embedding every memory again in each copy."""
     from click.testing import CliRunner
 
-    from fact_ledger.ledger.events import AUTH_USER
+    from fact_ledger.ledger.log.events import AUTH_USER
     from fact_ledger.server.app.facade import LedgerApp
     from fact_ledger.server.cli.main import main
     from fact_ledger.server.config import Embedding, Settings

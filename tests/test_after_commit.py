@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app import storage as storage_module
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from fact_ledger.ledger.errors import Unauthorized, Unavailable
-from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.storage import Storage, storage_call
 from fact_ledger.server.config import Settings

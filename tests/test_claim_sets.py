@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fact_ledger.ledger.arbiter import Side, arbitrate, arbitrate_set, rank_key
-from fact_ledger.ledger.chain import NewEvent
 from fact_ledger.ledger.errors import InvalidInput
-from fact_ledger.ledger.events import AUTH_USER, Event, JudgmentSubmitted, MemoryRecorded, Superseded
 from fact_ledger.ledger.ids import uuid7
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.events import AUTH_USER, Event, JudgmentSubmitted, MemoryRecorded, Superseded
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections.conflicts.projector import MEMBER_FACTS, ConflictsProjector
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings

@@ -219,7 +219,7 @@ def test_embedding_threads_come_from_the_settings(tmp_path: Path) -> None:
 
 def test_the_store_takes_its_busy_timeout_from_the_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The environment reaches the store only through Settings (the ledger reads none)."""
-    from fact_ledger.ledger.store import EventStore
+    from fact_ledger.ledger.log.store import EventStore
     from fact_ledger.server.app.facade import LedgerApp
 
     monkeypatch.setenv("LEDGER_BUSY_TIMEOUT_MS", "1234")

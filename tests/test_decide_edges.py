@@ -31,7 +31,8 @@ from fact_ledger.ledger.decide import (
     writer_facts,
 )
 from fact_ledger.ledger.errors import InvalidInput, Locked
-from fact_ledger.ledger.events import (
+from fact_ledger.ledger.facts import Candidate, ConflictFacts, MemoryFacts, facts_after
+from fact_ledger.ledger.log.events import (
     AUTH_AGENT,
     AUTH_USER,
     ClaimCollided,
@@ -44,7 +45,6 @@ from fact_ledger.ledger.events import (
     SetMember,
     Superseded,
 )
-from fact_ledger.ledger.facts import Candidate, ConflictFacts, MemoryFacts, facts_after
 from fact_ledger.ledger.trust import default_protection
 from tests.ledger_facts import memory_facts
 

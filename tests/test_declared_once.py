@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from pydantic import Field
 
 from fact_ledger.ledger.decide import RememberCommand, decide_remember
-from fact_ledger.ledger.events import MemoryRecorded
+from fact_ledger.ledger.log.events import MemoryRecorded
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.writes import Writes
 from fact_ledger.server.cli.main import main

@@ -11,7 +11,7 @@ import pytest
 from fact_ledger.ledger.claims import extract_claims
 from fact_ledger.ledger.entity_alias import propose, rekey, tokens
 from fact_ledger.ledger.errors import InvalidInput, Unauthorized
-from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from tests.conftest import REVIEW
@@ -95,8 +95,8 @@ def test_accepted_aliases_meet_and_a_rejection_parts_them_across_rebuilds(ledger
 
 def test_bad_alias_input_writes_nothing(ledger: LedgerApp) -> None:
     ledger.accept_entity_alias("Jon", "John", authorization=AUTH_USER)
-    before = ledger.store.last_position()
+    before = ledger.log.store.last_position()
     for alias, canonical in (("", "x"), ("John", "John"), ("the", "John"), ("John", "Jon")):
         with pytest.raises(InvalidInput):
             ledger.accept_entity_alias(alias, canonical, authorization=AUTH_USER)
-    assert ledger.store.last_position() == before
+    assert ledger.log.store.last_position() == before

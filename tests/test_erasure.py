@@ -10,11 +10,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from fact_ledger.ledger.chain import GENESIS_HASH, NewEvent, row_hash
 from fact_ledger.ledger.errors import ForbiddenWorkspace, InvalidInput, NotFound, Unauthorized
-from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER, MemoryRecorded
 from fact_ledger.ledger.ids import uuid7
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.chain import GENESIS_HASH, NewEvent, row_hash
+from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER, MemoryRecorded
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from tests.conftest import ledger_cli

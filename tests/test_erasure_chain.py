@@ -16,11 +16,11 @@ import msgspec
 import pytest
 
 from fact_ledger.ledger import erasure
-from fact_ledger.ledger.chain import GENESIS_HASH, NewEvent, StoredEvent, canonical_json, resealed
 from fact_ledger.ledger.errors import ChainBroken
-from fact_ledger.ledger.events import ClaimCollided, Erased, ErasedRow, MemoryRecorded, MemoryRetired, SetMember
 from fact_ledger.ledger.ids import uuid7
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.chain import GENESIS_HASH, NewEvent, StoredEvent, canonical_json, resealed
+from fact_ledger.ledger.log.events import ClaimCollided, Erased, ErasedRow, MemoryRecorded, MemoryRetired, SetMember
+from fact_ledger.ledger.log.store import EventStore
 
 MARKER = "zq-marker-7731-erase-me"
 T0 = "2026-07-01T00:00:00.000000Z"
@@ -187,7 +187,7 @@ def test_a_claim_set_keeps_its_member_ids_and_loses_their_values() -> None:
 
 def _legacy(rows: list[StoredEvent]) -> list[StoredEvent]:
     """The same rows as a log written before sealing holds them: whole payloads under the hash."""
-    from fact_ledger.ledger.chain import row_hash
+    from fact_ledger.ledger.log.chain import row_hash
 
     out, prev = [], GENESIS_HASH
     for row in rows:
@@ -245,7 +245,7 @@ def _pg_erase(store: object, rows: list[StoredEvent]) -> None:
 
 def test_postgresql_erases_only_through_its_function_and_only_named_rows(pg_cluster: object) -> None:
     psycopg = pytest.importorskip("psycopg")
-    from fact_ledger.ledger.pg_store import PostgresEventStore, grant_appender
+    from fact_ledger.ledger.log.pg_store import PostgresEventStore, grant_appender
 
     owner = PostgresEventStore(pg_cluster.database())  # type: ignore[attr-defined]
     owner.conn.execute("CREATE ROLE eraser_host NOLOGIN")
@@ -276,7 +276,7 @@ def test_what_a_type_without_erasable_fields_or_values_keeps_whole() -> None:
     retired = canonical_json(MemoryRetired(memory="m", reason=MARKER)).decode()
     assert erasure.split("MemoryRetired", retired) == (retired, None)
     assert erasure.redact("MemoryRetired", retired) == retired
-    from fact_ledger.ledger.events import DuplicateSighted
+    from fact_ledger.ledger.log.events import DuplicateSighted
 
     sighted = canonical_json(DuplicateSighted(memory="m")).decode()  # no source_ref: nothing to seal
     assert erasure.split("DuplicateSighted", sighted) == (sighted, None)

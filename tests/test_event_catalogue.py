@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.chain import NewEvent
-from fact_ledger.ledger.events import AUTH_USER, EVENT_TYPES, Event, MemoryRetired
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.events import AUTH_USER, EVENT_TYPES, Event, MemoryRetired
 from fact_ledger.projections import notices
 from fact_ledger.server.app.facade import LedgerApp, default_projectors
 from tools.docs import events as catalogue

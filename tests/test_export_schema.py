@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from fact_ledger.ledger.chain import NewEvent, StoredEvent
-from fact_ledger.ledger.envelope import export_schema
-from fact_ledger.ledger.events import EVENT_TYPES, RENAMED, MemoryRecorded
 from fact_ledger.ledger.ids import uuid7
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.log.envelope import export_schema
+from fact_ledger.ledger.log.events import EVENT_TYPES, RENAMED, MemoryRecorded
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from tests.conftest import ledger_cli

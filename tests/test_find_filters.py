@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Embedding, Settings
 from tests.conftest import REVIEW

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fact_ledger.ledger.events import AUTH_USER
 from fact_ledger.ledger.freshness import newest_first, template
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 

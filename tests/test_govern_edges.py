@@ -15,15 +15,6 @@ from fact_ledger.ledger.arbiter import arbitrate
 from fact_ledger.ledger.claims import Claim, explicit_claim
 from fact_ledger.ledger.decide import set_key
 from fact_ledger.ledger.errors import InvalidInput, Locked, Unauthorized
-from fact_ledger.ledger.events import (
-    AUTH_AGENT,
-    AUTH_USER,
-    ClaimCollided,
-    ConflictMemberLeft,
-    ConflictResolved,
-    JudgmentSubmitted,
-    Superseded,
-)
 from fact_ledger.ledger.facts import ConflictFacts, MemoryFacts, Policy
 from fact_ledger.ledger.govern import (
     decide_arbitrate,
@@ -32,6 +23,15 @@ from fact_ledger.ledger.govern import (
     decide_resolve,
     decide_retire,
     decide_supersede,
+)
+from fact_ledger.ledger.log.events import (
+    AUTH_AGENT,
+    AUTH_USER,
+    ClaimCollided,
+    ConflictMemberLeft,
+    ConflictResolved,
+    JudgmentSubmitted,
+    Superseded,
 )
 from tests.ledger_facts import memory_facts
 

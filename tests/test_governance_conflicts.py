@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fact_ledger.ledger.errors import InvalidInput, Unauthorized, VersionConflict
-from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Policy, Settings
 

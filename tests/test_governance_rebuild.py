@@ -12,9 +12,9 @@ from collections import Counter
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from fact_ledger.ledger.chain import NewEvent
 from fact_ledger.ledger.errors import LedgerError
-from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER, MemoryArchived
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER, MemoryArchived
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from fact_ledger.ledger.errors import NotFound
-from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 
 

@@ -62,7 +62,7 @@ def test_one_top_level_package_with_every_module_and_data_file(installed: tuple[
         modules = {p.relative_to(REPO) for p in (REPO / package).rglob("*.py") if "__pycache__" not in p.parts}
         shipped = {p.relative_to(root) for p in (root / package).rglob("*.py")}
         assert shipped == modules
-    assert (root / "ledger" / "export.schema.json").is_file()
+    assert (root / "ledger" / "log" / "export.schema.json").is_file()
     console = root / "server" / "console"
     assert {p.name for p in (console / "templates").iterdir()} == {
         p.name for p in (REPO / "server/console/templates").iterdir()

@@ -29,7 +29,7 @@ import pytest
 from mcp import Client
 
 from fact_ledger.ledger.arbiter import RULE_ORDER
-from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.projections import notices
 from fact_ledger.projections.indexer import Indexer
 from fact_ledger.server.app.facade import LedgerApp

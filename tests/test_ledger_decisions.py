@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 from fact_ledger.ledger.decide import RememberCommand, decide_remember, decide_update, effective_changes, settle
 from fact_ledger.ledger.errors import InvalidInput, Locked, Unauthorized, VersionConflict
-from fact_ledger.ledger.events import (
+from fact_ledger.ledger.facts import ConflictFacts, Policy
+from fact_ledger.ledger.govern import decide_confirm, decide_retire, decide_supersede, decide_unlock
+from fact_ledger.ledger.log.events import (
     AUTH_AGENT,
     AUTH_USER,
     Confirmed,
@@ -20,8 +22,6 @@ from fact_ledger.ledger.events import (
     MemoryUpdated,
     Superseded,
 )
-from fact_ledger.ledger.facts import ConflictFacts, Policy
-from fact_ledger.ledger.govern import decide_confirm, decide_retire, decide_supersede, decide_unlock
 from tests.ledger_facts import memory_facts as memory
 
 NOW = "2026-03-01T12:00:00.000000Z"

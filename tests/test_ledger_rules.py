@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from fact_ledger.ledger.duplicates import DUPLICATE_STATUS, DuplicateKey, duplicate_key, is_exact_duplicate
 from fact_ledger.ledger.errors import InvalidInput
-from fact_ledger.ledger.events import MemoryArchived
+from fact_ledger.ledger.log.events import MemoryArchived
 from fact_ledger.ledger.normalize import content_hash
 from fact_ledger.ledger.reply import MAX_REPORTED, other_side, rank_for_reply
 from fact_ledger.ledger.retention import (

@@ -11,8 +11,8 @@ import mcp.types as mcp_types
 import pytest
 from mcp import Client
 
-from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from fact_ledger.server.mcp import compact as mcp_compact

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from fact_ledger.ledger.errors import ChainBroken, VersionConflict
-from fact_ledger.ledger.log_copy import copy_log, display_url, open_log
-from fact_ledger.ledger.pg_store import PostgresEventStore
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.copy import copy_log, display_url, open_log
+from fact_ledger.ledger.log.pg_store import PostgresEventStore
+from fact_ledger.ledger.log.store import EventStore
 from tests.conftest import ledger_cli
 from tools.pg_cluster import Cluster
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from fact_ledger.ledger.chain import NewEvent
-from fact_ledger.ledger.envelope import backup_envelope, from_envelope
-from fact_ledger.ledger.events import Confirmed, MemoryRecorded, current_type, stored_names
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.envelope import backup_envelope, from_envelope
+from fact_ledger.ledger.log.events import Confirmed, MemoryRecorded, current_type, stored_names
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections.runner import ProjectionRunner
 from fact_ledger.projections.search.index import SearchProjector
 from fact_ledger.server.app.facade import LedgerApp

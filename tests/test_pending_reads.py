@@ -9,9 +9,9 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from fact_ledger.ledger.chain import NewEvent
-from fact_ledger.ledger.events import AUTH_USER, MemoryRecorded, MemoryUpdated
 from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.events import AUTH_USER, MemoryRecorded, MemoryUpdated
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.cli.main import main
 from fact_ledger.server.config import Settings

@@ -17,13 +17,13 @@ import msgspec
 import psycopg
 import pytest
 
-from fact_ledger.ledger.chain import NewEvent
 from fact_ledger.ledger.errors import Unavailable
-from fact_ledger.ledger.events import MemoryRecorded, MemoryRetired
 from fact_ledger.ledger.ids import uuid7
-from fact_ledger.ledger.log_copy import open_log
-from fact_ledger.ledger.pg_store import NOTIFY_CHANNEL, LogWatcher, PostgresEventStore, grant_appender
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.copy import open_log
+from fact_ledger.ledger.log.events import MemoryRecorded, MemoryRetired
+from fact_ledger.ledger.log.pg_store import NOTIFY_CHANNEL, LogWatcher, PostgresEventStore, grant_appender
+from fact_ledger.ledger.log.store import EventStore
 from tools.pg_cluster import Cluster, running_cluster
 
 T0 = "2026-07-01T00:00:00.000000Z"
@@ -130,11 +130,11 @@ def test_the_same_events_give_the_same_rows_and_hashes_on_both_backends(url: str
 
 _WRITER = """
 import sys
-from ledger.events import MemoryRecorded
+from ledger.log.events import MemoryRecorded
 from ledger.ids import uuid7
-from ledger.log_copy import open_log
-from ledger.pg_store import PostgresEventStore
-from ledger.store import NewEvent
+from ledger.log.copy import open_log
+from ledger.log.pg_store import PostgresEventStore
+from ledger.log.store import NewEvent
 url, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store = PostgresEventStore(url)
 for n in range(count):

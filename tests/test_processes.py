@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from tests.conftest import ledger_cli

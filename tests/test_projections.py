@@ -7,10 +7,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fact_ledger.ledger.chain import NewEvent
-from fact_ledger.ledger.events import MemoryRecorded
 from fact_ledger.ledger.ids import uuid7
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.events import MemoryRecorded
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections.memories import MemoriesProjector
 from fact_ledger.server.app.facade import LedgerApp, default_projectors
 from fact_ledger.server.config import Settings

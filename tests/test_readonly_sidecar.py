@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fact_ledger.ledger import dbfiles
+from fact_ledger.ledger.log import dbfiles
 from fact_ledger.server.cli import exit_codes
 from tests.conftest import REPO
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fact_ledger.ledger.events import AUTH_USER
 from fact_ledger.ledger.facts import Policy
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.ledger.settlement import CHANGE_HORIZON_S
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings

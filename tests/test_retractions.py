@@ -19,7 +19,7 @@ from fact_ledger.ledger.cancellation import (
     is_instruction,
 )
 from fact_ledger.ledger.errors import Locked
-from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from tests.conftest import ledger_cli
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from fact_ledger.ledger.errors import ForbiddenWorkspace, NotFound
-from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.projections.search.queries import SearchFilters, search
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Embedding, Settings

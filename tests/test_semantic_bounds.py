@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER
 from fact_ledger.projections import notices
 from fact_ledger.projections.indexer import Indexer
 from fact_ledger.server.app.facade import LedgerApp

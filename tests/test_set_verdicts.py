@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Policy, Settings
 from tests.conftest import ledger_cli

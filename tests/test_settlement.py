@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fact_ledger.ledger.arbiter import Side, arbitrate_set
-from fact_ledger.ledger.events import AUTH_POLICY, AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_POLICY, AUTH_USER
 from fact_ledger.ledger.settlement import guarded
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Policy, Settings, load_settings

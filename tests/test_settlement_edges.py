@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from fact_ledger.ledger.events import (
+from fact_ledger.ledger.facts import ConflictFacts, MemoryFacts, Policy
+from fact_ledger.ledger.log.events import (
     AUTH_POLICY,
     ClaimCollided,
     ConflictMemberLeft,
@@ -25,7 +26,6 @@ from fact_ledger.ledger.events import (
     SetMember,
     Superseded,
 )
-from fact_ledger.ledger.facts import ConflictFacts, MemoryFacts, Policy
 from fact_ledger.ledger.reply import rank_for_reply
 from fact_ledger.ledger.settlement import is_change, settle_by_policy
 from fact_ledger.server.app.facade import LedgerApp

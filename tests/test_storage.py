@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.events import MemoryRecorded
+from fact_ledger.ledger.log.events import MemoryRecorded
+from fact_ledger.ledger.log.pg_store import PostgresEventStore
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.ledger.normalize import content_hash
-from fact_ledger.ledger.pg_store import PostgresEventStore
-from fact_ledger.ledger.store import EventStore
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.runner import ProjectionRunner
 from fact_ledger.server.app.facade import default_projectors

@@ -1,9 +1,9 @@
-"""The event store's written contract (ledger/store.py docstring), one test per requirement.
+"""The event store's written contract (ledger/log/store.py docstring), one test per requirement.
 
 In the style of pyeventsourcing's recorder tests: duplicate ids, atomic batches, exact
 positions, stale stream versions, refusal triggers, the hash chain and upcasting. Every test
 that takes ``store`` runs against both log backends: the SQLite file and a real PostgreSQL
-server (ledger/pg_store.py); the tests at the end are about the SQLite file alone.
+server (ledger/log/pg_store.py); the tests at the end are about the SQLite file alone.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ import msgspec
 import psycopg
 import pytest
 
-from fact_ledger.ledger.chain import GENESIS_HASH, NewEvent, StoredEvent, row_hash
 from fact_ledger.ledger.errors import ChainBroken, StreamVersionConflict
-from fact_ledger.ledger.events import EVENT_TYPES, MemoryRecorded, MemoryRetired, decode_payload
 from fact_ledger.ledger.ids import uuid7
-from fact_ledger.ledger.pg_store import PostgresEventStore
-from fact_ledger.ledger.store import CHECKPOINT_FRAMES, EventStore
+from fact_ledger.ledger.log.chain import GENESIS_HASH, NewEvent, StoredEvent, row_hash
+from fact_ledger.ledger.log.events import EVENT_TYPES, MemoryRecorded, MemoryRetired, decode_payload
+from fact_ledger.ledger.log.pg_store import PostgresEventStore
+from fact_ledger.ledger.log.store import CHECKPOINT_FRAMES, EventStore
 
 T0 = "2026-07-01T00:00:00.000000Z"
 
@@ -216,7 +216,7 @@ def test_payloads_are_canonical_bytes(store: EventStore) -> None:
             )
         ]
     )
-    from fact_ledger.ledger.events import encode_payload
+    from fact_ledger.ledger.log.events import encode_payload
 
     assert encode_payload(ev.data).decode() == ev.payload
     assert msgspec.json.decode(ev.payload) == {"memory": ev.stream_id, "content": "b"}
@@ -265,7 +265,7 @@ def test_every_event_type_round_trips() -> None:
             )
         }
         event = cls(**fields)
-        from fact_ledger.ledger.events import encode_payload
+        from fact_ledger.ledger.log.events import encode_payload
 
         assert decode_payload(name, cls.V, encode_payload(event)) == event
 

@@ -31,7 +31,7 @@ from urllib.parse import urlparse
 import psycopg
 import pytest
 
-from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.storage import Storage
 from fact_ledger.server.config import Embedding, Settings

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from fact_ledger.ledger.chain import NewEvent
 from fact_ledger.ledger.errors import InvalidInput, NotFound
-from fact_ledger.ledger.events import AUTH_USER, Event, MemoryRetired, Superseded
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.events import AUTH_USER, Event, MemoryRetired, Superseded
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fact_ledger.ledger.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.errors import NotFound
-from fact_ledger.ledger.events import (
+from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.log.events import (
     Confirmed,
     MemoryArchived,
     MemoryRecorded,

@@ -14,7 +14,7 @@ from mcp import Client
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput
-from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.writes import AGENT_ASSERTED_NOTICE
 from fact_ledger.server.config import Settings, load_settings

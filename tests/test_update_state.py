@@ -11,8 +11,8 @@ import pytest
 
 from fact_ledger.ledger.claims import Claim, explicit_claim
 from fact_ledger.ledger.decide import set_key
-from fact_ledger.ledger.events import ClaimCollided, ConflictResolved, MemoryUpdated
 from fact_ledger.ledger.facts import Candidate, ConflictFacts, Policy
+from fact_ledger.ledger.log.events import ClaimCollided, ConflictResolved, MemoryUpdated
 from fact_ledger.ledger.settlement import SettleState
 from fact_ledger.ledger.update import UpdateState, decide
 from fact_ledger.projections import write_state

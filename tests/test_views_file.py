@@ -13,11 +13,11 @@ from pathlib import Path
 import apsw
 import pytest
 
-from fact_ledger.ledger.chain import NewEvent
 from fact_ledger.ledger.errors import ChainBroken, LogUnreachable
-from fact_ledger.ledger.events import MemoryRecorded
 from fact_ledger.ledger.ids import uuid7
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.events import MemoryRecorded
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections import derived
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.views_file import UnreachableLog, open_views

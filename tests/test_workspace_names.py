@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from fact_ledger.ledger.chain import NewEvent
-from fact_ledger.ledger.events import AUTH_USER, MemoryRecorded
 from fact_ledger.ledger.ids import uuid7
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.events import AUTH_USER, MemoryRecorded
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 

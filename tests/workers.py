@@ -20,10 +20,10 @@ def wait_for_start() -> None:
 
 def append_batches(db: str, worker: int, batches: int) -> None:
     """Append ``batches`` batches of 3 events and print each batch's positions."""
-    from fact_ledger.ledger.chain import NewEvent
-    from fact_ledger.ledger.events import MemoryRecorded
     from fact_ledger.ledger.ids import uuid7
-    from fact_ledger.ledger.store import EventStore
+    from fact_ledger.ledger.log.chain import NewEvent
+    from fact_ledger.ledger.log.events import MemoryRecorded
+    from fact_ledger.ledger.log.store import EventStore
 
     store = EventStore(db)
     wait_for_start()
@@ -46,10 +46,10 @@ def append_batches(db: str, worker: int, batches: int) -> None:
 def append_forever(url: str) -> None:
     """Append single events to the log at ``url`` (any backend) until killed, printing each
     acknowledged position and event id after the append returns."""
-    from fact_ledger.ledger.chain import NewEvent
-    from fact_ledger.ledger.events import MemoryRecorded
     from fact_ledger.ledger.ids import uuid7
-    from fact_ledger.ledger.log_copy import open_log
+    from fact_ledger.ledger.log.chain import NewEvent
+    from fact_ledger.ledger.log.copy import open_log
+    from fact_ledger.ledger.log.events import MemoryRecorded
 
     log = open_log(url, create=True)
     n = 0

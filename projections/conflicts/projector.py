@@ -10,8 +10,8 @@ from typing import Any
 
 import apsw
 
-from fact_ledger.ledger.chain import StoredEvent
-from fact_ledger.ledger.events import (
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.events import (
     AUTH_USER,
     ClaimCollided,
     Confirmed,

@@ -10,8 +10,8 @@ import weakref
 
 import apsw
 
-from fact_ledger.ledger.chain import StoredEvent
-from fact_ledger.ledger.events import Event, MemoryRecorded, MemoryUpdated
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.events import Event, MemoryRecorded, MemoryUpdated
 from fact_ledger.ledger.text import index_text
 from fact_ledger.projections.memories import memory_id_of
 from fact_ledger.projections.runner import DeferringProjector

@@ -9,8 +9,8 @@ from typing import Any
 import apsw
 import msgspec
 
-from fact_ledger.ledger.chain import StoredEvent
-from fact_ledger.ledger.events import (
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.events import (
     MemoryRecorded,
 )
 from fact_ledger.ledger.sql import marks

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fact_ledger.ledger.chain import NewEvent
 from fact_ledger.ledger.errors import LedgerError, Unauthorized, Unavailable
+from fact_ledger.ledger.log.chain import NewEvent
 from fact_ledger.server.app.backup_log import Command
 from fact_ledger.server.app.replay_pin import ReplayPin
 from fact_ledger.server.app.storage import STORAGE_ERRORS, Storage, reason_of

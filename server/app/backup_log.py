@@ -25,9 +25,9 @@ from typing import Any
 import msgspec
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.chain import NewEvent
-from fact_ledger.ledger.envelope import EnvelopeError, backup_envelope, from_envelope
 from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.envelope import EnvelopeError, backup_envelope, from_envelope
 
 
 class Command(msgspec.Struct):

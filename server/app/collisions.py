@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from fact_ledger.ledger.cancellation import Target
-from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.decide import RememberCommand
 from fact_ledger.ledger.facts import Decision, MemoryFacts
+from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.remember import RememberState
 from fact_ledger.ledger.remember import decide as decide_remember_state
 from fact_ledger.ledger.reply import other_side, rank_for_reply

@@ -20,7 +20,9 @@ import msgspec
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.decide import RememberCommand
 from fact_ledger.ledger.errors import InvalidInput, NotFound, VersionConflict
-from fact_ledger.ledger.events import (
+from fact_ledger.ledger.facts import Decision
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.log.events import (
     AUTH_AGENT,
     DuplicateSighted,
     MemoryRecorded,
@@ -31,8 +33,6 @@ from fact_ledger.ledger.events import (
     WorkingRepeated,
     WorkingRevised,
 )
-from fact_ledger.ledger.facts import Decision
-from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.normalize import content_hash, normalize_text
 from fact_ledger.ledger.promotion import DEFAULT_RULE, SIGNALS, USER_RULE, Signal, assess
 from fact_ledger.ledger.working import match_score, select_set

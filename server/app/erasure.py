@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from fact_ledger.ledger import clock, erasure
-from fact_ledger.ledger.chain import NewEvent, StoredEvent, needs_seal, resealed
 from fact_ledger.ledger.errors import ChainBroken, InvalidInput, NotFound, Unauthorized, Unavailable
-from fact_ledger.ledger.events import AUTH_USER, Erased, ErasedRow, current_type, decode_payload, stored_names
+from fact_ledger.ledger.log.chain import NewEvent, StoredEvent, needs_seal, resealed
+from fact_ledger.ledger.log.events import AUTH_USER, Erased, ErasedRow, current_type, decode_payload, stored_names
 from fact_ledger.ledger.sql import marks
 from fact_ledger.projections import derived, forget
 
@@ -112,7 +112,7 @@ def _rows_of(store: Any, stream_id: str) -> list[StoredEvent]:
 
 
 def _select(store: Any, where: str, params: tuple[Any, ...]) -> Iterable[StoredEvent]:
-    from fact_ledger.ledger.chain import COLUMNS, event_from_row
+    from fact_ledger.ledger.log.chain import COLUMNS, event_from_row
 
     for row in store.conn.execute(f"SELECT {COLUMNS} FROM events WHERE {where} ORDER BY position", params):
         yield event_from_row(row)
@@ -162,7 +162,7 @@ def _erase_in_transaction(
 def seal_log(storage: Any, progress: Progress | None = None) -> dict[str, Any]:
     """``ledger migrate --seal``: check the old chain, chain every row again with seals, check the
     new chain, swap it in (and the read models' copy), then rebuild the read models."""
-    from fact_ledger.ledger.store import EventStore
+    from fact_ledger.ledger.log.store import EventStore
 
     log = storage.log
     if not isinstance(log, EventStore):

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from fact_ledger.ledger.errors import InvalidInput
-from fact_ledger.ledger.events import AUTH_USER
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.events import AUTH_USER
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.changes import ChangesProjector
 from fact_ledger.projections.claims import ClaimsProjector, NearDuplicatesProjector

@@ -2,7 +2,7 @@
 
 A write on any machine pulls before it decides (``Storage.transaction``), so decisions never
 need this; reads do. ``ledger serve`` on a PostgreSQL log runs one :class:`LogFollower`: a thread
-with its own connections that waits on the log's ``NOTIFY`` (``ledger.pg_store.LogWatcher``,
+with its own connections that waits on the log's ``NOTIFY`` (``ledger.log.pg_store.LogWatcher``,
 polling as the fallback) and folds what arrived into the read models' file, where the serving
 connection sees it on its next read. While the server is unreachable it keeps waiting; the
 read models keep answering with what they hold.
@@ -53,7 +53,7 @@ class LogFollower:
         self._thread.join(timeout=10)
 
     def _run(self) -> None:
-        from fact_ledger.ledger.pg_store import LogWatcher, PostgresEventStore
+        from fact_ledger.ledger.log.pg_store import LogWatcher, PostgresEventStore
 
         watcher = LogWatcher(self.url, poll_s=POLL_S)
         copy = another_connection(self.views_path, busy_timeout_ms=self.busy_timeout_ms)

@@ -14,7 +14,6 @@ from typing import Any
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.arbiter import arbitrate as arbitrate_pair
-from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.facts import Decision, MemoryFacts
 from fact_ledger.ledger.govern import (
@@ -27,6 +26,7 @@ from fact_ledger.ledger.govern import (
     decide_unlock,
 )
 from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.confirmations import agent_asserted_confirmations
 from fact_ledger.projections.conflicts import queries as conflicts_model

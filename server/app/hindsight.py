@@ -23,7 +23,10 @@ from fact_ledger.ledger.arbiter import RULE_ORDER
 from fact_ledger.ledger.claims import extract_claims
 from fact_ledger.ledger.decide import set_key, settle
 from fact_ledger.ledger.errors import InvalidInput, NotFound
-from fact_ledger.ledger.events import (
+from fact_ledger.ledger.facts import Decision, check_authorized
+from fact_ledger.ledger.govern import decide_resolve
+from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.log.events import (
     ChangeRecorded,
     ConflictReopened,
     EntityAliasSet,
@@ -31,9 +34,6 @@ from fact_ledger.ledger.events import (
     HealthChecked,
     Reinstated,
 )
-from fact_ledger.ledger.facts import Decision, check_authorized
-from fact_ledger.ledger.govern import decide_resolve
-from fact_ledger.ledger.ids import uuid7
 from fact_ledger.projections import changes as changes_model
 from fact_ledger.projections import entity_aliases, health_trend
 from fact_ledger.projections import health as health_model

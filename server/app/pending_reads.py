@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from fact_ledger.ledger.events import MemoryRecorded, encode_payload, type_name
+from fact_ledger.ledger.log.events import MemoryRecorded, encode_payload, type_name
 from fact_ledger.server.app.backup_log import Command
 from fact_ledger.server.app.storage import Storage
 

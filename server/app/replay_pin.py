@@ -23,8 +23,8 @@ from typing import Any
 
 import msgspec
 
-from fact_ledger.ledger.chain import NewEvent
-from fact_ledger.ledger.events import MemoryRecorded, WriteReplayed, type_name
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.events import MemoryRecorded, WriteReplayed, type_name
 from fact_ledger.server.app.backup_log import Command
 
 NOTE_SLOT = 1_000_000  # the derived id of the WriteReplayed event of a write that landed

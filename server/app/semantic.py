@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput, NotFound, Unavailable
-from fact_ledger.ledger.events import NoticeReviewed
 from fact_ledger.ledger.facts import check_authorized
+from fact_ledger.ledger.log.events import NoticeReviewed
 from fact_ledger.projections import knn, memories, notices, vectors
 from fact_ledger.projections.hybrid import hybrid_search
 from fact_ledger.projections.indexer import Indexer, VecUnavailable

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.errors import NotFound
 from fact_ledger.ledger.facts import ConflictFacts, Decision, MemoryFacts, Policy
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.projections.conflicts.queries import conflict_facts, conflict_ids_of

@@ -1,8 +1,8 @@
 """The storage seam: the one object that owns the log, the read models, the JSONL backup and
 degraded mode, and the only one that opens transactions.
 
-Two protocols say what it needs from each side: an :class:`~ledger.log.EventLog` (the append-only
-log of record: ``ledger.store`` on a local file, ``ledger.pg_store`` on a team's PostgreSQL server)
+Two protocols say what it needs from each side: an :class:`~ledger.log.protocol.EventLog` (the append-only
+log of record: ``ledger.log.store`` on a local file, ``ledger.log.pg_store`` on a team's PostgreSQL server)
 and a :class:`ProjectionStore` (the read models folded from it: ``projections.runner``), which
 live in a file of their own with a local copy of the log (:mod:`server.app.views_file`).
 
@@ -42,13 +42,13 @@ import apsw
 import msgspec
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.chain import NewEvent, StoredEvent
-from fact_ledger.ledger.dbfiles import MissingDatabase, NotALedger
 from fact_ledger.ledger.errors import ChainBroken, Locked, LogUnreachable, NotFound, Unavailable, VersionConflict
-from fact_ledger.ledger.events import ClaimCollided, Event, MemoryRecorded
 from fact_ledger.ledger.facts import Decision
-from fact_ledger.ledger.log import EventLog
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.log.dbfiles import MissingDatabase, NotALedger
+from fact_ledger.ledger.log.events import ClaimCollided, Event, MemoryRecorded
+from fact_ledger.ledger.log.protocol import EventLog
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections.runner import SETTLE_EVERY, ProjectionRunner, Projector
 from fact_ledger.server.app.backup_log import BackupLog
 from fact_ledger.server.app.backup_state import BackupState
@@ -216,7 +216,7 @@ class Storage(BackupState):
         without its password."""
         if not self.settings.shared_log:
             return self.settings.db
-        from fact_ledger.ledger.log_copy import display_url
+        from fact_ledger.ledger.log.copy import display_url
 
         return display_url(self.settings.store)
 
@@ -270,7 +270,7 @@ class Storage(BackupState):
         settings = self.settings
         if settings.shared_log:
             try:
-                from fact_ledger.ledger.pg_store import PostgresEventStore
+                from fact_ledger.ledger.log.pg_store import PostgresEventStore
             except ImportError as exc:
                 raise Unavailable(
                     f"LEDGER_STORE names a PostgreSQL log but the [postgres] extra is not installed ({exc})",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import apsw
 
-from fact_ledger.ledger.dbfiles import MissingDatabase, NotALedger, ReadOnlySidecar
 from fact_ledger.ledger.errors import LogUnreachable
-from fact_ledger.ledger.store import StoreBusy
+from fact_ledger.ledger.log.dbfiles import MissingDatabase, NotALedger, ReadOnlySidecar
+from fact_ledger.ledger.log.store import StoreBusy
 
 STORAGE_ERRORS: tuple[type[Exception], ...] = (
     StoreBusy,

@@ -16,9 +16,9 @@ from typing import Any
 import msgspec
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.errors import InvalidInput, NotFound
-from fact_ledger.ledger.events import current_type, stored_names
+from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.log.events import current_type, stored_names
 from fact_ledger.ledger.retention import archive_cutoff, decide_archive
 from fact_ledger.ledger.trust import trust_of
 from fact_ledger.projections import audit as audit_model

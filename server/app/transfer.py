@@ -1,4 +1,4 @@
-"""Export and import of the log as JSONL envelopes (see ``ledger.envelope``), and CSV export.
+"""Export and import of the log as JSONL envelopes (see ``ledger.log.envelope``), and CSV export.
 
 An export carries every column of each event, ``prev_hash`` and ``hash`` included, so anyone can
 recheck the chain from the file alone, with nothing but a JSON library and SHA-256::
@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from fact_ledger.ledger.chain import NewEvent, StoredEvent
-from fact_ledger.ledger.envelope import EnvelopeError, from_envelope, to_envelope
 from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.log.envelope import EnvelopeError, from_envelope, to_envelope
 from fact_ledger.server.app.backup import append_batch
 from fact_ledger.server.app.facade import LedgerApp
 

@@ -19,10 +19,10 @@ from datetime import timedelta
 from typing import Any
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.events import Cooled, Warmed, WorkingExpired
 from fact_ledger.ledger.facts import Decision, MemoryFacts
 from fact_ledger.ledger.freshness import template
 from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.log.events import Cooled, Warmed, WorkingExpired
 from fact_ledger.ledger.meaning_slots import meaning_set, same_slot
 from fact_ledger.ledger.meaning_slots import set_key as meaning_key
 from fact_ledger.projections import conversations as conv

@@ -28,9 +28,9 @@ from typing import Any
 
 import apsw
 
-from fact_ledger.ledger import dbfiles
 from fact_ledger.ledger.errors import LogUnreachable
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log import dbfiles
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections import derived
 
 log = logging.getLogger("fact_ledger.views")
@@ -161,7 +161,7 @@ def _known_file() -> Path:
 def remember_views(url: str, log_id: str) -> None:
     """Note which log a server URL held, so that a later start with the server down still finds
     this machine's read models (they are keyed by the log's identity, which only the server knows)."""
-    from fact_ledger.ledger.log_copy import display_url
+    from fact_ledger.ledger.log.copy import display_url
 
     path = _known_file()
     known = _read_known(path)
@@ -177,7 +177,7 @@ def remember_views(url: str, log_id: str) -> None:
 
 def known_views(url: str) -> str | None:
     """The read models' file of the log last seen at ``url`` (see :func:`remember_views`)."""
-    from fact_ledger.ledger.log_copy import display_url
+    from fact_ledger.ledger.log.copy import display_url
     from fact_ledger.server.config import views_dir
 
     log_id = _read_known(_known_file()).get(display_url(url))
@@ -198,7 +198,7 @@ class UnreachableLog:
     from the read models, until storage reopens the real log."""
 
     def __init__(self, url: str, message: str) -> None:
-        from fact_ledger.ledger.log_copy import display_url
+        from fact_ledger.ledger.log.copy import display_url
 
         self.path = display_url(url)
         self._message = message

@@ -14,7 +14,7 @@ from typing import Any
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import ForbiddenWorkspace, InvalidInput, Unauthorized
-from fact_ledger.ledger.events import WorkspaceAliasSet
+from fact_ledger.ledger.log.events import WorkspaceAliasSet
 from fact_ledger.projections import workspaces as ws
 from fact_ledger.server.app.storage import BackedUp, Storage
 from fact_ledger.server.config import Settings

@@ -15,12 +15,12 @@ import msgspec
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.cancellation import MAX_MATCHES, Target, cancelled_words, choose
-from fact_ledger.ledger.chain import StoredEvent
 from fact_ledger.ledger.decide import RememberCommand
 from fact_ledger.ledger.duplicates import duplicate_key
 from fact_ledger.ledger.errors import Locked, NotFound, Unauthorized
-from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER, MemoryRecorded, MemoryUpdated
 from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check_writable
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER, MemoryRecorded, MemoryUpdated
 from fact_ledger.ledger.remember import RememberState
 from fact_ledger.ledger.update import decide as decide_update
 from fact_ledger.projections import memories as mem

@@ -14,8 +14,8 @@ from typing import Any
 
 import click
 
-from fact_ledger.ledger.events import AUTH_USER
 from fact_ledger.ledger.facts import CONFLICT_LISTINGS
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.ledger.word_diff import render
 from fact_ledger.server.cli.output import (
     CliContext,

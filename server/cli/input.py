@@ -93,7 +93,7 @@ def update(
 
     Example: ledger update 12 "The staging API listens on port 8081" --expected-version 1
     """
-    from fact_ledger.ledger.events import AUTH_USER
+    from fact_ledger.ledger.log.events import AUTH_USER
 
     data = UpdateData.parse(
         {

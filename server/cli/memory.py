@@ -76,7 +76,7 @@ def remember(
     Example: ledger remember "Deploys freeze on Fridays" --subject deploys --tag policy
     Example: git log -1 --format=%B | ledger remember - --subject release
     """
-    from fact_ledger.ledger.events import AUTH_USER
+    from fact_ledger.ledger.log.events import AUTH_USER
     from fact_ledger.server.cli.input import content_of, metadata_of
 
     data = RememberData.parse(

@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from fact_ledger.ledger.dbfiles import MissingDatabase, is_plain_path
 from fact_ledger.ledger.errors import LedgerError, Unavailable
+from fact_ledger.ledger.log.dbfiles import MissingDatabase, is_plain_path
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.cli import exit_codes
 from fact_ledger.server.config import Settings, load_settings

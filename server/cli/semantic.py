@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console, progress_bar
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.cli.output import (
     CliContext,
     bad_line_details,

@@ -34,7 +34,7 @@ def export_cmd(obj: CliContext, fmt: str, since: str | None, until: str | None, 
     from fact_ledger.server.app.transfer import export_csv, export_jsonl
 
     if schema:
-        from fact_ledger.ledger.envelope import export_schema
+        from fact_ledger.ledger.log.envelope import export_schema
 
         sys.stdout.buffer.write(export_schema())
         sys.stdout.flush()
@@ -104,7 +104,7 @@ def migrate_cmd(obj: CliContext, target: str | None, origin: str | None, seal: b
     old chain is verified, the same events are chained again with sealed rows (new hashes), and
     the read models are rebuilt. Example: ledger migrate --seal
     """
-    from fact_ledger.ledger.log_copy import copy_log, display_url, log_location, open_log
+    from fact_ledger.ledger.log.copy import copy_log, display_url, log_location, open_log
 
     if seal == (target is not None):
         raise click.UsageError("give --to URL (copy the log) or --seal (re-seal it in place)")

@@ -64,7 +64,7 @@ def promote(obj: CliContext, memory_id: int) -> None:
 
     Example: ledger promote 12
     """
-    from fact_ledger.ledger.events import AUTH_USER
+    from fact_ledger.ledger.log.events import AUTH_USER
 
     emit(obj, obj.app.promote(memory_id, authorization=AUTH_USER), promoted_lines)
 

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
 from fact_ledger.ledger.errors import InvalidInput, LedgerError
-from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.console.web import error_page, ledger, render
 from fact_ledger.server.mcp.routes import TOOLS

@@ -23,7 +23,7 @@ from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
 from fact_ledger.ledger.errors import InvalidInput, LedgerError, Unauthorized, Unavailable, closest
-from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from fact_ledger.server.mcp import compact as mcp_compact

@@ -12,9 +12,9 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 from pydantic import Field, StrictBool, StrictInt, model_validator
 
 from fact_ledger.ledger.errors import InvalidInput
-from fact_ledger.ledger.events import EVENT_TYPES, RENAMED
 from fact_ledger.ledger.facts import CONFLICT_LISTINGS
 from fact_ledger.ledger.govern import KEEP_RESOLUTIONS
+from fact_ledger.ledger.log.events import EVENT_TYPES, RENAMED
 from fact_ledger.server.schemas.memory import (
     Cursor,
     EdgeModel,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fact_ledger.ledger.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Policy, Settings
 

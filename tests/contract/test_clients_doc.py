@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.server.config import _ENV
 from tests.conftest import REPO
 from tests.contract.conftest import LedgerServer

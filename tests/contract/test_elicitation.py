@@ -21,8 +21,8 @@ import mcp.types as mcp_types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from fact_ledger.ledger.events import AUTH_AGENT, AUTH_USER
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.ledger.log.store import EventStore
 from tests.conftest import REPO, ledger_cli
 from tests.contract.conftest import LedgerServer
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.store import EventStore
 from tests.contract.conftest import LedgerServer
 
 pytestmark = pytest.mark.slow

@@ -29,10 +29,10 @@ from typing import Any
 
 import apsw
 
-from fact_ledger.ledger.chain import NewEvent
 from fact_ledger.ledger.errors import NotFound
-from fact_ledger.ledger.events import MemoryRetired, MemoryUpdated, Superseded
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.events import MemoryRetired, MemoryUpdated, Superseded
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from tools.bench.corpus import Corpus, Memory

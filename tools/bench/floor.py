@@ -34,7 +34,7 @@ from typing import Any
 
 import apsw
 
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections.runner import REBUILD_CACHE_KIB
 from fact_ledger.server.app.facade import LedgerApp
 from tools.bench.corpus import Corpus, Memory

@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fact_ledger.ledger.chain import NewEvent
-from fact_ledger.ledger.events import ClaimSpec, MemoryRecorded
 from fact_ledger.ledger.ids import uuid7
-from fact_ledger.ledger.pg_store import PostgresEventStore
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.events import ClaimSpec, MemoryRecorded
+from fact_ledger.ledger.log.pg_store import PostgresEventStore
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Embedding, Settings
 from tools.pg_cluster import running_cluster

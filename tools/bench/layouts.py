@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from tools.bench.corpus import Corpus

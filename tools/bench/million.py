@@ -37,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections import knn_snapshot, vectors
 from fact_ledger.projections.indexer import Indexer
 from fact_ledger.server.app.facade import LedgerApp

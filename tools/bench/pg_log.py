@@ -33,10 +33,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fact_ledger.ledger.chain import NewEvent
-from fact_ledger.ledger.events import MemoryRecorded
 from fact_ledger.ledger.ids import uuid7
-from fact_ledger.ledger.log_copy import Log, open_log
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.copy import Log, open_log
+from fact_ledger.ledger.log.events import MemoryRecorded
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Embedding, Settings
 from tools.bench.corpus import Corpus
@@ -81,7 +81,7 @@ def _paced_writer(url: str, count: int, acks: Any) -> None:
 
 
 def visibility(url: str, count: int) -> dict[str, Any]:
-    from fact_ledger.ledger.pg_store import LogWatcher
+    from fact_ledger.ledger.log.pg_store import LogWatcher
 
     watcher = LogWatcher(url, poll_s=1.0)
     seen_at: dict[int, float] = {}

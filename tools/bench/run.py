@@ -35,11 +35,11 @@ from typing import Any
 
 import apsw
 
-from fact_ledger.ledger.chain import NewEvent
-from fact_ledger.ledger.events import MemoryRecorded
 from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.events import MemoryRecorded
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.ledger.normalize import content_hash
-from fact_ledger.ledger.store import EventStore
 from fact_ledger.ledger.trust import DEFAULT_CONFIDENCE, default_protection
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings

@@ -25,8 +25,8 @@ from typing import Any
 
 import msgspec
 
-from fact_ledger.ledger.chain import NewEvent
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Embedding, Settings
 from tools.bench.corpus import Corpus

@@ -1,6 +1,6 @@
 """The append-only log on PostgreSQL, for a team that shares one memory.
 
-The same rows, the same canonical bytes and the same hash chain as :mod:`ledger.store`, so
+The same rows, the same canonical bytes and the same hash chain as :mod:`ledger.log.store`, so
 ``verify`` and ``export`` give identical results for the same events on either backend. The
 guarantees, and what each rests on here:
 
@@ -35,7 +35,8 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql as pg_sql
 
-from fact_ledger.ledger.chain import (
+from fact_ledger.ledger.errors import LogUnreachable, Unavailable
+from fact_ledger.ledger.log.chain import (
     COLUMNS,
     NewEvent,
     StoredEvent,
@@ -46,8 +47,7 @@ from fact_ledger.ledger.chain import (
     verify_events,
     version_taken,
 )
-from fact_ledger.ledger.errors import LogUnreachable, Unavailable
-from fact_ledger.ledger.log_copy import display_url
+from fact_ledger.ledger.log.copy import display_url
 
 T = TypeVar("T")
 SCHEMA_VERSION = 2  # 2: sealed rows (seal, salt) and the erasure path

@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 
-from fact_ledger.ledger.chain import NewEvent, StoredEvent
-from fact_ledger.ledger.events import decode_payload
+from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.log.events import decode_payload
 
 SCHEMA = 1
 _LOG_ONLY = ("position", "prev_hash", "hash")
@@ -31,7 +31,7 @@ def to_envelope(event: StoredEvent) -> bytes:
 
 def backup_envelope(new: NewEvent, recorded_at: str) -> bytes:
     """An envelope for an event the log never saw (no position, no hash)."""
-    from fact_ledger.ledger.events import encode_payload, type_name
+    from fact_ledger.ledger.log.events import encode_payload, type_name
 
     event = {
         "event_id": new.event_id,

@@ -26,8 +26,9 @@ from typing import Any, TypeVar
 
 import apsw
 
-from fact_ledger.ledger import dbfiles
-from fact_ledger.ledger.chain import (
+from fact_ledger.ledger.errors import Unavailable
+from fact_ledger.ledger.log import dbfiles
+from fact_ledger.ledger.log.chain import (
     COLUMNS,
     NewEvent,
     StoredEvent,
@@ -38,8 +39,7 @@ from fact_ledger.ledger.chain import (
     verify_events,
     version_taken,
 )
-from fact_ledger.ledger.checkpoint import CHECKPOINT_FRAMES, CHECKPOINT_FRAMES_INLINE, Checkpointer
-from fact_ledger.ledger.errors import Unavailable
+from fact_ledger.ledger.log.checkpoint import CHECKPOINT_FRAMES, CHECKPOINT_FRAMES_INLINE, Checkpointer
 from fact_ledger.ledger.sql import insert_rows, marks
 
 T = TypeVar("T")
@@ -117,7 +117,7 @@ class EventStore:
         self.path = str(path)
         # A ``file:`` URI passes through as is (e.g. ``file:/srv/ledger.db?mode=ro`` for a
         # read-only copy, https://www.sqlite.org/uri.html); a plain path gets its folder made
-        # when ``create``, else it must hold a ledger already (ledger.dbfiles).
+        # when ``create``, else it must hold a ledger already (ledger.log.dbfiles).
         dbfiles.prepare(self.path, create=create)
         # The caller's value (the server passes Settings.busy_timeout_ms): the ledger reads no
         # environment, so the one place settings are resolved also validates them.

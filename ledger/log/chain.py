@@ -14,8 +14,8 @@ import msgspec
 
 from fact_ledger.ledger import clock, erasure
 from fact_ledger.ledger.errors import ChainBroken, StreamVersionConflict
-from fact_ledger.ledger.events import Erased, Event, canonical_json, decode_payload, encode_payload, type_name
 from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.log.events import Erased, Event, canonical_json, decode_payload, encode_payload, type_name
 
 GENESIS_HASH = "0" * 64
 

@@ -14,11 +14,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
-from fact_ledger.ledger.chain import StoredEvent
-from fact_ledger.ledger.dbfiles import MissingDatabase
 from fact_ledger.ledger.errors import InvalidInput, Unavailable, VersionConflict
-from fact_ledger.ledger.log import EventLog
-from fact_ledger.ledger.store import EventStore
+from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.dbfiles import MissingDatabase
+from fact_ledger.ledger.log.protocol import EventLog
+from fact_ledger.ledger.log.store import EventStore
 
 BATCH = 2000
 
@@ -54,7 +54,7 @@ def open_log(url: str, *, create: bool) -> EventLog:
     :class:`Unavailable` unless ``create``."""
     kind, where = log_location(url)
     if kind == "postgresql":
-        from fact_ledger.ledger.pg_store import PostgresEventStore
+        from fact_ledger.ledger.log.pg_store import PostgresEventStore
 
         return PostgresEventStore(where, create=create)
     try:

@@ -1,7 +1,7 @@
 """The log of record, as every part of the program sees it: one protocol for both backends.
 
-``ledger.store.EventStore`` (SQLite, also the read models' local copy) and
-``ledger.pg_store.PostgresEventStore`` (a team's PostgreSQL log) both are an :class:`EventLog`.
+``ledger.log.store.EventStore`` (SQLite, also the read models' local copy) and
+``ledger.log.pg_store.PostgresEventStore`` (a team's PostgreSQL log) both are an :class:`EventLog`.
 The storage seam writes through it, the projection runner pulls and appends through it, and a
 log copy moves rows between two of them; each used to declare its own part of it.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, TypeVar
 
-from fact_ledger.ledger.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
 
 T = TypeVar("T")
 
