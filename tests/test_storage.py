@@ -8,12 +8,13 @@ from pathlib import Path
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.log.events import MemoryRecorded
 from fact_ledger.ledger.log.pg_store import PostgresEventStore
+from fact_ledger.ledger.log.protocol import EventLog
 from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.ledger.normalize import content_hash
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.runner import ProjectionRunner
 from fact_ledger.server.app.facade import default_projectors
-from fact_ledger.server.app.storage import BackedUp, Decide, LogStore, ProjectionStore, Storage, Written
+from fact_ledger.server.app.storage import BackedUp, Decide, ProjectionStore, Storage, Written
 from fact_ledger.server.config import Settings
 
 # A ledger overwritten past SQLite's header (a file with no such header is not a ledger at all).
@@ -67,11 +68,11 @@ def test_a_refused_write_answers_backed_up_and_lands_in_the_backup_file(tmp_path
 
 
 def test_the_log_and_the_read_models_meet_their_protocols() -> None:
-    for cls, protocol in ((EventStore, LogStore), (ProjectionRunner, ProjectionStore)):
-        needed = {n for n in vars(protocol) if not n.startswith("_")} - {"by_name"}
+    """Both log backends are one ``EventLog`` (the protocol every part of the program uses), and
+    the runner is the seam's ``ProjectionStore``."""
+    for cls, protocol in ((EventStore, EventLog), (PostgresEventStore, EventLog), (ProjectionRunner, ProjectionStore)):
+        needed = {n for n in vars(protocol) if not n.startswith("_")} - {"by_name", "path"}
         assert needed and all(callable(getattr(cls, n, None)) for n in needed), (cls, needed)
-    # The PostgreSQL log offers what a log store reads and writes outside a projection transaction.
-    assert all(
-        callable(getattr(PostgresEventStore, n, None))
-        for n in ("write", "snapshot", "last_position", "read", "verify_chain", "close")
-    )
+    assert "append_stored" in vars(EventLog) and "present_ids" in vars(EventLog)  # the copy's and the seam's
+    # The PostgreSQL log also reads a snapshot outside a projection transaction, as the SQLite one does.
+    assert callable(getattr(PostgresEventStore, "snapshot", None)) and callable(getattr(EventStore, "snapshot", None))
