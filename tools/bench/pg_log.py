@@ -35,8 +35,9 @@ from typing import Any
 
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.log.chain import NewEvent
-from fact_ledger.ledger.log.copy import Log, open_log
+from fact_ledger.ledger.log.copy import open_log
 from fact_ledger.ledger.log.events import MemoryRecorded
+from fact_ledger.ledger.log.protocol import EventLog
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Embedding, Settings
 from tools.bench.corpus import Corpus
@@ -155,7 +156,7 @@ def measure(url: str, appends: int) -> dict[str, Any]:
         start = time.perf_counter()
         done = sum(pool.map(_writer, [(url, f"w{n + 1}", appends) for n in range(WRITERS)]))
         elapsed = time.perf_counter() - start
-    log: Log = open_log(url, create=False)
+    log: EventLog = open_log(url, create=False)
     total = log.last_position()
     verified = log.verify_chain()
     log.close()
