@@ -87,3 +87,12 @@ def test_the_state_says_what_differs_and_what_the_new_text_meets(app: LedgerApp)
     answer = app.update(mine, content="The staging API listens on port 8081")
     recorded = [e["type"] for e in app.audit(limit=2)["events"]][::-1]
     assert recorded == ["MemoryUpdated", "ClaimCollided"] and answer["conflicts"][0]["other_id"] == other
+
+
+def test_a_stale_expected_version_is_refused_from_the_state() -> None:
+    from fact_ledger.ledger.errors import VersionConflict
+
+    state = UpdateState(memory=memory_facts(1, event_time=JAN), changes={"content": "moved to rack 4"})
+    with pytest.raises(VersionConflict):
+        decide(state, expected_version=2, authorization="")
+    assert [type(e).__name__ for _, e in decide(state, expected_version=1, authorization="")] == ["MemoryUpdated"]
