@@ -95,8 +95,8 @@ def test_accepted_aliases_meet_and_a_rejection_parts_them_across_rebuilds(ledger
 
 def test_bad_alias_input_writes_nothing(ledger: LedgerApp) -> None:
     ledger.accept_entity_alias("Jon", "John", authorization=AUTH_USER)
-    before = ledger.log.store.last_position()
+    before = ledger.store.last_position()
     for alias, canonical in (("", "x"), ("John", "John"), ("the", "John"), ("John", "Jon")):
         with pytest.raises(InvalidInput):
             ledger.accept_entity_alias(alias, canonical, authorization=AUTH_USER)
-    assert ledger.log.store.last_position() == before
+    assert ledger.store.last_position() == before

@@ -65,9 +65,9 @@ def statuses(app: LedgerApp, ids: list[int]) -> set[str]:
 
 def test_the_report_ranks_the_largest_cluster_first_with_its_values_and_a_suggestion(ledger: LedgerApp) -> None:
     budget, port = seed(ledger)
-    before = ledger.log.store.last_position()
+    before = ledger.store.last_position()
     report = ledger.health()
-    assert ledger.log.store.last_position() == before  # read-only
+    assert ledger.store.last_position() == before  # read-only
     first, second = report["clusters"]
     assert first["member_count"] == 7 and sorted(first["members"]) == sorted(budget)
     assert first["claim"] == {"subject": "Apollo project", "attribute": "budget"}
@@ -156,7 +156,7 @@ def test_apply_settles_as_one_change_and_undo_reopens_it(ledger: LedgerApp) -> N
     change = applied["change_id"]
     assert applied["conflict"]["state"] == "resolved" and applied["conflict"]["winner_id"] == budget[-1]
     assert statuses(ledger, budget[:-1]) == {"superseded"} and statuses(ledger, budget[-1:]) == {"active"}
-    events = [e for e in ledger.log.store.read() if '"change"' in e.payload]
+    events = [e for e in ledger.store.read() if '"change"' in e.payload]
     assert {e.type for e in events} == {"Superseded", "ConflictResolved", "ChangeRecorded"}
     assert len([e for e in events if e.type == "Superseded"]) == 6
     assert ledger.health()["cluster_count"] == 1  # the port dispute is left
@@ -171,7 +171,7 @@ def test_apply_settles_as_one_change_and_undo_reopens_it(ledger: LedgerApp) -> N
     assert report["clusters"][0]["suggestion"]["suggestion_id"] == suggestion["suggestion_id"]
     kinds = [(c["kind"], c["undone_by"]) for c in report["changes"]]
     assert kinds == [("undo", None), ("apply_suggestion", undone["change_id"])]
-    undo_events = [e for e in ledger.log.store.read() if undone["change_id"] in e.payload]
+    undo_events = [e for e in ledger.store.read() if undone["change_id"] in e.payload]
     assert sorted(e.type for e in undo_events) == ["ChangeRecorded", "ConflictReopened", *["Reinstated"] * 6]
     with pytest.raises(InvalidInput, match="already undone"):
         ledger.undo(change, authorization=AUTH_USER)
@@ -195,10 +195,10 @@ def test_undo_refuses_when_a_member_changed_since(ledger: LedgerApp) -> None:
         ledger.health()["clusters"][0]["suggestion"]["suggestion_id"], authorization=AUTH_USER
     )
     assert ledger.archive(older_than_days=0)["archived"]  # the superseded leave the hot read model
-    before = ledger.log.store.last_position()
+    before = ledger.store.last_position()
     with pytest.raises(InvalidInput, match="changed since"):
         ledger.undo(applied["change_id"], authorization=AUTH_USER)
-    assert ledger.log.store.last_position() == before  # nothing half-written
+    assert ledger.store.last_position() == before  # nothing half-written
 
 
 def test_apply_and_undo_rebuild_to_the_same_tables(ledger: LedgerApp) -> None:
@@ -230,16 +230,16 @@ def test_bad_limits_are_refused(ledger: LedgerApp) -> None:
 
 def test_recorded_passes_make_the_trend_and_rebuild_the_same(ledger: LedgerApp) -> None:
     seed(ledger)
-    before = ledger.log.store.last_position()
+    before = ledger.store.last_position()
     ledger.health()
-    assert ledger.log.store.last_position() == before and ledger.health()["trend"] == []
+    assert ledger.store.last_position() == before and ledger.health()["trend"] == []
     first = ledger.record_health()
     assert first["summary"]["cluster_count"] == 2 and first["summary"]["open_members"] == 9
     ledger.apply_suggestion(ledger.health()["clusters"][0]["suggestion"]["suggestion_id"], authorization=AUTH_USER)
     ledger.record_health()
     trend = ledger.health()["trend"]
     assert [p["cluster_count"] for p in trend] == [2, 1] and trend[1]["superseded_ratio"] > 0
-    assert [e.type for e in ledger.log.store.read(after=before)].count("HealthChecked") == 2
+    assert [e.type for e in ledger.store.read(after=before)].count("HealthChecked") == 2
     ledger.rebuild()
     assert ledger.health()["trend"] == trend
 

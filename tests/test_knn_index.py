@@ -43,7 +43,7 @@ def _ledger(tmp_path: Path, model_centre: bytes = bytes(4 * DIM)) -> LedgerApp:
         vectors.reset(ledger.conn, "hand-made@0", DIM, model_centre)
         vectors.set_checkpoint(ledger.conn, 0)
 
-    ledger.log.store.write(start)
+    ledger.store.write(start)
     return ledger
 
 

@@ -41,9 +41,9 @@ def test_swapping_event_time_and_source_type_lists_exactly_the_sets_whose_leader
     )
     dispute(ledger, "beta", ("document_extracted", "2026-01-01"), ("document_extracted", "2026-02-01"))
     dispute(ledger, "gamma", ("agent_generated", "2026-01-01"), ("document_extracted", "2026-02-01"))
-    before = ledger.log.store.last_position()
+    before = ledger.store.last_position()
     answer = ledger.whatif(SWAPPED)
-    assert ledger.log.store.last_position() == before  # nothing written
+    assert ledger.store.last_position() == before  # nothing written
     assert answer["rule_order"][1:3] == ["source_type", "event_time"] and answer["sets_checked"] == 3
     (changed,) = answer["changed"]
     assert changed["conflict_id"] == flips and changed["change"] == "leader"

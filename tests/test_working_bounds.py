@@ -132,7 +132,7 @@ def test_equal_working_hits_show_the_most_recently_touched_first(tmp_path: Path)
 
 def test_working_actions_on_a_missing_memory_are_not_found(ledger: LedgerApp) -> None:
     _note(ledger, "something to have a ledger")
-    position = ledger.log.store.last_position()
+    position = ledger.store.last_position()
     for call in (
         lambda: ledger.reinforce(999, "user_affirmed", turn=1),
         lambda: ledger.conversations.promote(999),
@@ -140,13 +140,13 @@ def test_working_actions_on_a_missing_memory_are_not_found(ledger: LedgerApp) ->
         with pytest.raises(NotFound) as missing:
             call()
         assert missing.value.field == "memory_id" and "999" in missing.value.message
-    assert ledger.log.store.last_position() == position
+    assert ledger.store.last_position() == position
 
 
 def test_an_expired_note_takes_no_signal_and_no_revision(ledger: LedgerApp) -> None:
     note = _note(ledger, "trying port 8081", session="idle")
     ledger.conversations.sweep(now=_later(8))
-    position = ledger.log.store.last_position()
+    position = ledger.store.last_position()
     for call in (
         lambda: ledger.reinforce(note, "user_affirmed", turn=2),
         lambda: ledger.update(note, content="trying port 8082", turn=2),
@@ -154,7 +154,7 @@ def test_an_expired_note_takes_no_signal_and_no_revision(ledger: LedgerApp) -> N
         with pytest.raises(InvalidInput) as refused:
             call()
         assert refused.value.field == "memory_id" and "expired" in refused.value.message
-    assert ledger.log.store.last_position() == position  # nothing written
+    assert ledger.store.last_position() == position  # nothing written
     assert ledger.read(note)["memory"]["status"] == "expired"
 
 
