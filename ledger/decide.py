@@ -79,11 +79,20 @@ class RememberCommand(msgspec.Struct, kw_only=True):
         dropped = sorted(set(recorded) - set(MemoryRecorded.__struct_fields__))
         if dropped:
             raise TypeError(f"remember fields with no place on MemoryRecorded: {', '.join(dropped)}")
-        fields = {k: v for k, v in given.items() if k in own} | decided
-        fields["tags"] = tuple(dict.fromkeys(fields.get("tags") or ()))
+        fields = written_fields({k: v for k, v in given.items() if k in own} | decided)
         fields["claims"] = tuple(c if isinstance(c, ClaimSpec) else ClaimSpec(**c) for c in fields.get("claims") or ())
-        fields["metadata"] = fields.get("metadata") or {}
         return cls(**fields, recorded=recorded)
+
+
+def written_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """``fields`` as every write records them, long-term or working: the tags each once in the
+    order given (a tuple), no metadata as ``{}``. Only the keys present are touched."""
+    out = dict(fields)
+    if "tags" in out:
+        out["tags"] = tuple(dict.fromkeys(out["tags"] or ()))
+    if "metadata" in out:
+        out["metadata"] = out["metadata"] or {}
+    return out
 
 
 def set_key(claim: Claim) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import msgspec
 
@@ -61,8 +60,9 @@ class MemoryFacts(msgspec.Struct, kw_only=True):
     confirmed_via: str = ""
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> MemoryFacts:
-        return cls(**{f: row[f] for f in cls.__struct_fields__ if f in row})
+    def from_row(cls, row: object) -> MemoryFacts:
+        """The facts of a read model's memory row (any object with these attributes)."""
+        return cls(**{f: getattr(row, f) for f in cls.__struct_fields__})
 
     def side(self) -> Side:
         return Side(

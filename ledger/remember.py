@@ -10,7 +10,7 @@ to decide, nothing decided twice.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgspec
 
@@ -51,9 +51,10 @@ class RememberState(msgspec.Struct, frozen=True, kw_only=True):
     settle: SettleState | None = None
 
 
-def absorbed(cmd: RememberCommand, duplicate: MemoryFacts | None, target: MemoryFacts | None) -> bool:
-    """The write is a sighting of its exact duplicate: no claims, sets or near-duplicates to read
-    (a retraction of that same memory is recorded as a new memory instead)."""
+def absorbed(duplicate: MemoryFacts | None, cmd: RememberCommand, target: MemoryFacts | None) -> TypeGuard[MemoryFacts]:
+    """The write is a sighting of its exact ``duplicate``: no claims, sets or near-duplicates to
+    read (a retraction of that same memory is recorded as a new memory instead). A guard: where
+    it holds, the checker knows there is a duplicate."""
     retracting = target if cmd.retracts else None
     return duplicate is not None and (retracting is None or retracting.stream_id != duplicate.stream_id)
 
@@ -62,7 +63,7 @@ def decide(
     cmd: RememberCommand, state: RememberState, *, new_stream: str, policy: Policy = DEFAULT_POLICY, new_id: Any = uuid7
 ) -> Decision:
     """The events of one ``remember``, from its command and its state alone."""
-    if state.duplicate is not None and absorbed(cmd, state.duplicate, state.target):
+    if absorbed(state.duplicate, cmd, state.target):
         return decide_sighting(
             cmd, state.duplicate, target=state.target, target_conflicts=state.target_conflicts, policy=policy
         )

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import apsw
+import msgspec
 
 from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import ChangeRecorded, Event
@@ -83,13 +84,36 @@ class ChangesProjector:
             conn.execute("UPDATE changes SET undone_by=? WHERE change_id=?", (data.change, data.undoes))
 
 
-def by_id(conn: apsw.Connection, change_id: str) -> dict[str, Any] | None:
+_decode_streams = msgspec.json.Decoder(tuple[str, ...]).decode
+
+
+class ChangeRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A change as ``changes`` holds it: ids are stream ids (``conflict``, ``winner``,
+    ``superseded``); ``suggestion`` and ``undoes`` are empty when the change has none."""
+
+    change_id: str
+    position: int
+    kind: str
+    suggestion: str
+    conflict: str
+    winner: str | None
+    superseded: tuple[str, ...]
+    undoes: str
+    undone_by: str | None
+    actor: str
+    recorded_at: str
+    workspace: str
+
+
+def _change(values: tuple[Any, ...]) -> ChangeRow:
+    fields = dict(zip(COLUMNS, values, strict=True))
+    fields["superseded"] = _decode_streams(fields["superseded"])
+    return ChangeRow(**fields)
+
+
+def by_id(conn: apsw.Connection, change_id: str) -> ChangeRow | None:
     row = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM changes WHERE change_id=?", (change_id,)).fetchone()
-    if row is None:
-        return None
-    out = dict(zip(COLUMNS, row, strict=True))
-    out["superseded"] = json.loads(out["superseded"])
-    return out
+    return _change(row) if row is not None else None
 
 
 def recent(conn: apsw.Connection, limit: int, workspaces: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
@@ -105,22 +129,22 @@ def recent(conn: apsw.Connection, limit: int, workspaces: tuple[str, ...] | None
     rows = conn.execute(
         f"SELECT {', '.join(COLUMNS)} FROM changes {where} ORDER BY position DESC LIMIT ?", (*params, limit)
     ).fetchall()
-    return [view(conn, dict(zip(COLUMNS, r, strict=True))) for r in rows]
+    return [view(conn, _change(r)) for r in rows]
 
 
-def view(conn: apsw.Connection, row: dict[str, Any]) -> dict[str, Any]:
-    superseded = row["superseded"] if isinstance(row["superseded"], list) else json.loads(row["superseded"])
-    cid = conn.execute("SELECT conflict_id FROM conflicts WHERE stream_id=?", (row["conflict"],)).fetchone()
+def view(conn: apsw.Connection, row: ChangeRow) -> dict[str, Any]:
+    """The change as answers show it: this ledger's memory and set ids instead of streams."""
+    cid = conn.execute("SELECT conflict_id FROM conflicts WHERE stream_id=?", (row.conflict,)).fetchone()
     return {
-        "change_id": row["change_id"],
-        "kind": row["kind"],
-        "position": row["position"],
-        "suggestion_id": row["suggestion"] or None,
+        "change_id": row.change_id,
+        "kind": row.kind,
+        "position": row.position,
+        "suggestion_id": row.suggestion or None,
         "conflict_id": cid[0] if cid else None,
-        "winner_id": memory_id_of(conn, row["winner"]),
-        "superseded": [memory_id_of(conn, s) for s in superseded],
-        "undoes": row["undoes"] or None,
-        "undone_by": row["undone_by"],
-        "actor": row["actor"],
-        "recorded_at": row["recorded_at"],
+        "winner_id": memory_id_of(conn, row.winner),
+        "superseded": [memory_id_of(conn, s) for s in row.superseded],
+        "undoes": row.undoes or None,
+        "undone_by": row.undone_by,
+        "actor": row.actor,
+        "recorded_at": row.recorded_at,
     }

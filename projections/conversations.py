@@ -22,6 +22,7 @@ import json
 from typing import Any
 
 import apsw
+import msgspec
 
 from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import (
@@ -249,13 +250,55 @@ def _working_change(conn: apsw.Connection, event: StoredEvent, data: Event) -> N
 
 
 # -- reads ------------------------------------------------------------------------------------
+_decode_tags = msgspec.json.Decoder(tuple[str, ...]).decode
+_decode_metadata = msgspec.json.Decoder(dict[str, Any]).decode
 
 
-def _rows(cursor: Any) -> list[dict[str, Any]]:
-    return [dict(zip(WORKING_COLUMNS, r, strict=True)) for r in cursor]
+class WorkingNote(msgspec.Struct, frozen=True, kw_only=True):
+    """A working (session-tier) memory as ``working_memories`` holds it, JSON decoded once.
+
+    ``touched``: the log position of its last write, repeat, revision or signal; ``state``:
+    ``working``, ``promoted`` (``promoted_to``: the long-term memory's stream) or ``expired``.
+    """
+
+    memory_id: int
+    stream_id: str
+    session: str
+    workspace: str
+    content: str
+    subject: str
+    tags: tuple[str, ...]
+    source_type: str
+    confidence: float
+    source_ref: str
+    metadata: dict[str, Any]
+    content_hash: str
+    sticky: bool
+    turn: int | None
+    last_turn: int | None
+    touched: int
+    state: str
+    promoted_to: str | None
+    version: int
+    event_time: str
+    recorded_at: str
+    updated_at: str
+    authorization: str
 
 
-def working_by_id(conn: apsw.Connection, memory_id: int) -> dict[str, Any] | None:
+def _note(values: tuple[Any, ...]) -> WorkingNote:
+    fields = dict(zip(WORKING_COLUMNS, values, strict=True))
+    fields["tags"] = _decode_tags(fields["tags"])
+    fields["metadata"] = _decode_metadata(fields["metadata"])
+    fields["sticky"] = bool(fields["sticky"])
+    return WorkingNote(**fields)
+
+
+def _rows(cursor: Any) -> list[WorkingNote]:
+    return [_note(r) for r in cursor]
+
+
+def working_by_id(conn: apsw.Connection, memory_id: int) -> WorkingNote | None:
     rows = _rows(
         conn.execute(f"SELECT {', '.join(WORKING_COLUMNS)} FROM working_memories WHERE memory_id=?", (memory_id,))
     )
@@ -264,7 +307,7 @@ def working_by_id(conn: apsw.Connection, memory_id: int) -> dict[str, Any] | Non
 
 def working_set(
     conn: apsw.Connection, session: str, workspaces: tuple[str, ...] | None, size: int
-) -> list[dict[str, Any]]:
+) -> list[WorkingNote]:
     """The conversation's working set, most recently touched first: every sticky working memory,
     and the most recently touched others while the set holds fewer than ``size``."""
     where = f"session=? AND state='{WORKING}'"
@@ -280,7 +323,7 @@ def working_set(
             (*params, max(size - len(sticky), 0)),
         )
     )
-    return sorted(sticky + others, key=lambda r: r["touched"], reverse=True) if sticky else others
+    return sorted(sticky + others, key=lambda r: r.touched, reverse=True) if sticky else others
 
 
 def signals_of(conn: apsw.Connection, memory_id: int) -> list[Signal]:
@@ -314,11 +357,12 @@ def promoted_from(conn: apsw.Connection, long_term_stream: str) -> int | None:
 def idle_sessions(conn: apsw.Connection, cutoff: str) -> list[tuple[str, str, str]]:
     """``(session, workspace, last activity)`` of conversations with working memories whose last
     touch was recorded before ``cutoff``."""
-    return conn.execute(
+    rows = conn.execute(
         "SELECT session, workspace, max(updated_at) AS last FROM working_memories WHERE state=? "
         "GROUP BY session, workspace HAVING last < ? ORDER BY session, workspace",
         (WORKING, cutoff),
-    ).fetchall()
+    )
+    return [(str(session), str(workspace), str(last)) for session, workspace, last in rows]
 
 
 def cold_ids(conn: apsw.Connection, memory_ids: list[int]) -> set[int]:

@@ -12,6 +12,7 @@ from fact_ledger.ledger.arbiter import Side
 from fact_ledger.ledger.health import Member, OpenSet
 from fact_ledger.ledger.sql import marks
 from fact_ledger.projections.conflicts.projector import COLUMNS, SIDE_COLUMNS
+from fact_ledger.projections.conflicts.queries import ConflictRow, conflict_row, side_of
 
 _MEMBERS = (
     f"SELECT m.conflict_id, {', '.join(f'm.{c}' for c in SIDE_COLUMNS)}, m.stream_id, m.value, m.value_norm, "
@@ -40,7 +41,7 @@ def open_sets(
     members: dict[int, list[Member]] = {}
     n = len(SIDE_COLUMNS)
     for row in conn.execute(_MEMBERS.format(scope=where), params):
-        side = Side(**dict(zip(SIDE_COLUMNS, row[1 : 1 + n], strict=True)))
+        side = side_of(row[1 : 1 + n])
         stream, value, norm, ref = row[1 + n :]
         members.setdefault(row[0], []).append(
             Member(side=side, stream_id=stream, value=value, value_norm=norm, source_ref=ref)
@@ -139,16 +140,6 @@ def claim_values(conn: apsw.Connection, scope: tuple[str, ...] | None = None) ->
     ]
 
 
-def unresolved_rows(conn: apsw.Connection) -> list[dict[str, object]]:
-    """Every unresolved claim set's row (as :mod:`projections.conflicts.queries` loads one)."""
-    return [
-        dict(zip(COLUMNS, r, strict=True))
-        for r in conn.execute(
-            f"SELECT {', '.join(COLUMNS)} FROM conflicts WHERE state<>'resolved' ORDER BY conflict_id"
-        )
-    ]
-
-
 def explicit_of(conn: apsw.Connection, memory_id: int) -> tuple[tuple[str, str, str], ...]:
     """The claims the memory's writer stated (as the claims projection keeps them)."""
     return tuple(
@@ -159,9 +150,7 @@ def explicit_of(conn: apsw.Connection, memory_id: int) -> tuple[tuple[str, str, 
     )
 
 
-def every_set(
-    conn: apsw.Connection, scope: tuple[str, ...] | None = None
-) -> list[tuple[dict[str, object], list[Side]]]:
+def every_set(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> list[tuple[ConflictRow, list[Side]]]:
     """Every claim set's row and its current members' arbitration facts (what-if replays them)."""
     where, params = _scope(scope, "c.workspace")
     sides: dict[int, list[Side]] = {}
@@ -170,7 +159,7 @@ def every_set(
         f"JOIN conflicts c ON c.conflict_id=m.conflict_id WHERE m.active=1 {where} ORDER BY m.conflict_id, m.memory_id",
         params,
     ):
-        sides.setdefault(row[0], []).append(Side(**dict(zip(SIDE_COLUMNS, row[1:], strict=True))))
+        sides.setdefault(row[0], []).append(side_of(row[1:]))
     where, params = _scope(scope, "workspace")
     rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM conflicts WHERE 1 {where} ORDER BY conflict_id", params)
-    return [(r, sides.get(int(r["conflict_id"]), [])) for r in (dict(zip(COLUMNS, x, strict=True)) for x in rows)]
+    return [(r, sides.get(r.conflict_id, [])) for r in map(conflict_row, rows)]

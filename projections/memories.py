@@ -34,6 +34,7 @@ from fact_ledger.ledger.log.events import (
 from fact_ledger.ledger.normalize import normalize_text
 from fact_ledger.ledger.retention import ARCHIVABLE_STATUSES, ArchiveCandidate
 from fact_ledger.ledger.sql import marks
+from fact_ledger.projections.memory_row import CurrentMemory, row_of
 from fact_ledger.projections.runner import DeferringProjector
 
 COLUMNS = (
@@ -179,32 +180,43 @@ def memory_id_of(conn: apsw.Connection, stream_id: str | None) -> int | None:
     return row[0] if row else None
 
 
-def _load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> dict[str, Any] | None:
-    cursor = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM memories WHERE {where}", params)
-    row = cursor.fetchone()
-    return dict(zip(COLUMNS, row, strict=True)) if row else None
+def _select(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    row: tuple[Any, ...] | None = conn.execute(
+        f"SELECT {', '.join(COLUMNS)} FROM memories WHERE {where}", params
+    ).fetchone()
+    return row
 
 
-def by_id(conn: apsw.Connection, memory_id: int) -> dict[str, Any] | None:
+def _current(values: tuple[Any, ...]) -> CurrentMemory:
+    memory: CurrentMemory = row_of(CurrentMemory, COLUMNS, values)
+    return memory
+
+
+def _load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> CurrentMemory | None:
+    row = _select(conn, where, params)
+    return _current(row) if row else None
+
+
+def by_id(conn: apsw.Connection, memory_id: int) -> CurrentMemory | None:
     """The memory's current row, or None."""
     return _load(conn, "memory_id=?", (memory_id,))
 
 
-def by_ids(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, dict[str, Any]]:
+def by_ids(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, CurrentMemory]:
     """The current rows of ``memory_ids`` that exist, by id (one statement for a page of results)."""
     rows = conn.execute(
         f"SELECT {', '.join('m.' + c for c in COLUMNS)} FROM json_each(?) j CROSS JOIN memories m "
         "ON m.memory_id = j.value",
         (json.dumps(memory_ids),),
     )
-    return {row[0]: dict(zip(COLUMNS, row, strict=True)) for row in rows}
+    return {row[0]: _current(row) for row in rows}
 
 
-def by_stream(conn: apsw.Connection, stream_id: str) -> dict[str, Any] | None:
+def by_stream(conn: apsw.Connection, stream_id: str) -> CurrentMemory | None:
     return _load(conn, "stream_id=?", (stream_id,))
 
 
-def exact_duplicate(conn: apsw.Connection, key: DuplicateKey) -> dict[str, Any] | None:
+def exact_duplicate(conn: apsw.Connection, key: DuplicateKey) -> CurrentMemory | None:
     """The memory that a new one with ``key`` would repeat (``ledger.duplicates``), or None."""
     return _load(
         conn,
@@ -229,7 +241,8 @@ def retracts(conn: apsw.Connection, memory_id: int) -> list[int]:
 
 
 def stream_of(conn: apsw.Connection, memory_id: int) -> str | None:
-    return conn.execute("SELECT stream_id FROM memories WHERE memory_id=?", (memory_id,)).get
+    stream: str | None = conn.execute("SELECT stream_id FROM memories WHERE memory_id=?", (memory_id,)).get
+    return stream
 
 
 def streams_of(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, str]:
@@ -268,14 +281,14 @@ def archivable(conn: apsw.Connection, cutoff: str, *, after: int = 0, limit: int
     ]
 
 
-def load_many(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, dict[str, Any]]:
+def load_many(conn: apsw.Connection, memory_ids: list[int]) -> dict[int, CurrentMemory]:
     """Rows of several memories in one query (ids that do not exist are absent)."""
     if not memory_ids:
         return {}
     rows = conn.execute(
         f"SELECT {', '.join(COLUMNS)} FROM memories WHERE memory_id IN ({marks(len(memory_ids))})", memory_ids
     )
-    return {r[0]: dict(zip(COLUMNS, r, strict=True)) for r in rows}
+    return {r[0]: _current(r) for r in rows}
 
 
 def _scope_sql(scope: tuple[str, ...] | None) -> tuple[str, tuple[str, ...]]:
@@ -309,11 +322,12 @@ def support(conn: apsw.Connection, memory_id: int) -> tuple[int, str | None]:
 def active_counts(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> list[tuple[str, str, str, int]]:
     """``(workspace, source_type, confirmed_via, count)`` over active memories, one covering-index walk."""
     where, params = _scope_sql(scope)
-    return conn.execute(
+    rows = conn.execute(
         "SELECT workspace, source_type, confirmed_via, count(*) FROM memories "
         f"WHERE status='active'{where} GROUP BY workspace, source_type, confirmed_via",
         params,
-    ).fetchall()
+    )
+    return [(str(workspace), str(source), str(via), int(n)) for workspace, source, via, n in rows]
 
 
 class MemoriesProjector(DeferringProjector):
@@ -340,9 +354,10 @@ class MemoriesProjector(DeferringProjector):
             self._insert(conn, event, data)
             return
         stream = data.loser if isinstance(data, Superseded) else data.memory  # type: ignore[attr-defined]
-        row = by_stream(conn, stream)
-        if row is None:  # an event about a memory this ledger never saw: nothing to fold
+        found = _select(conn, "stream_id=?", (stream,))
+        if found is None:  # an event about a memory this ledger never saw: nothing to fold
             return
+        row = dict(zip(COLUMNS, found, strict=True))  # the stored values, changed in place by the fold
         if isinstance(data, Restated):
             conn.execute(
                 "INSERT INTO memory_restatements(memory_id, position, event_time, source_type) VALUES(?, ?, ?, ?)",
@@ -450,12 +465,12 @@ def _fold_state(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent, 
             retired_by=memory_id_of(conn, data.by),
         )
     elif isinstance(data, Superseded):
-        winner = by_stream(conn, data.winner)
+        winner = conn.execute("SELECT memory_id, event_time FROM memories WHERE stream_id=?", (data.winner,)).fetchone()
         row.update(
             status="superseded",
             status_reason=data.reason,
-            superseded_by=winner["memory_id"] if winner else None,
-            valid_to=winner["event_time"] if winner else event.event_time,
+            superseded_by=winner[0] if winner else None,
+            valid_to=winner[1] if winner else event.event_time,
         )
     elif isinstance(data, Reinstated):  # the undo of a change that superseded it
         row.update(status="active", status_reason="", superseded_by=None, valid_to=None)

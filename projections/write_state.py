@@ -10,7 +10,6 @@ an unresolved set, only the members the writer collides with are loaded.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import apsw
@@ -30,10 +29,12 @@ from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import entity_aliases
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.conflicts import queries as conflicts_model
+from fact_ledger.projections.conflicts.queries import ConflictRow
+from fact_ledger.projections.memory_row import CurrentMemory
 
 # Per set key: the key's unresolved set (None: none) and which of the key's candidates are its
 # current members (memory id -> normalised value), as read earlier in the same transaction.
-KnownSets = dict[str, tuple[dict[str, Any] | None, dict[int, str]]]
+KnownSets = dict[str, tuple[ConflictRow | None, dict[int, str]]]
 
 
 def remember_state(
@@ -51,7 +52,7 @@ def remember_state(
     are read by the caller (they need the caller's isolation check and the full-text index)."""
     target_conflicts = tuple(conflicts_of(conn, target.memory_id)) if target is not None and cmd.retracts else ()
     found = {"target": target, "cancelling": cancelling, "duplicate": duplicate, "target_conflicts": target_conflicts}
-    if absorbed(cmd, duplicate, target):
+    if absorbed(duplicate, cmd, target):
         return RememberState(**found)
     explicit = tuple((c.subject, c.attribute, c.value) for c in cmd.claims)
     known: KnownSets = {}
@@ -89,7 +90,7 @@ def remember_state(
 
 def update_state(
     conn: apsw.Connection,
-    memory: MemoryFacts,
+    row: CurrentMemory,
     requested: dict[str, Any],
     *,
     scope: tuple[str, ...],
@@ -98,10 +99,15 @@ def update_state(
     """Everything ``update``'s decision reads, once: the memory's row (what the change is
     compared with, and the text its claims come from), then, when content or subject change,
     its claims after the change and the claims and sets they meet."""
-    row = mem.by_id(conn, memory.memory_id) or {}
-    current = {k: row.get(k) for k in ("content", "subject", "confidence", "event_time")}
-    current["tags"] = json.loads(row.get("tags") or "[]")
-    current["metadata"] = json.loads(row.get("metadata") or "{}")
+    memory = MemoryFacts.from_row(row)
+    current = {
+        "content": row.content,
+        "subject": row.subject,
+        "confidence": row.confidence,
+        "event_time": row.event_time,
+        "tags": list(row.tags),
+        "metadata": row.metadata,
+    }
     changes = effective_changes(current, requested)
     if not changes:
         return UpdateState(memory=memory, changes=changes)
@@ -115,8 +121,8 @@ def update_state(
         )
         claims, candidates = claim_state(
             conn,
-            changes.get("content") or row.get("content", ""),
-            changes.get("subject", row.get("subject", "")),
+            changes.get("content") or row.content,
+            changes.get("subject", row.subject),
             explicit,
             scope,
             exclude=memory.memory_id,
@@ -165,7 +171,7 @@ def claim_state(
     else:
         found = outside_sets(conn, claims, scope, joining)
     rows = mem.load_many(conn, sorted({memory_id for memory_id, _ in found}))
-    facts = {m: MemoryFacts.from_row(r) for m, r in rows.items() if r["status"] == "active"}
+    facts = {m: MemoryFacts.from_row(r) for m, r in rows.items() if r.status == "active"}
     return claims, [Candidate(other=facts[m], claim=claim) for m, claim in found if m in facts]
 
 
@@ -251,12 +257,12 @@ def claim_sets(
             active = {m: members[m] for m in ids if m in members}
         else:
             active = conflicts_model.active_among(
-                conn, row["conflict_id"], ids + ([mine.memory_id] if mine is not None else [])
+                conn, row.conflict_id, ids + ([mine.memory_id] if mine is not None else [])
             )
         sets[key] = ConflictFacts(
-            conflict_id=row["conflict_id"],
-            stream_id=row["stream_id"],
-            state=row["state"],
+            conflict_id=row.conflict_id,
+            stream_id=row.stream_id,
+            state=row.state,
             key=key,
             values={streams[m]: v for m, v in active.items()},
             ids={streams[m]: m for m in active},
@@ -281,9 +287,7 @@ def settle_state(
     facts = {c.other.stream_id: c.other for c in candidates}
     missing = sorted({i for c in settleable for s, i in c.ids.items() if s not in facts})
     facts |= {
-        r["stream_id"]: MemoryFacts.from_row(r)
-        for r in mem.load_many(conn, missing).values()
-        if r["status"] == "active"
+        r.stream_id: MemoryFacts.from_row(r) for r in mem.load_many(conn, missing).values() if r.status == "active"
     }
     other_sets = {s: conflicts_of(conn, m.memory_id) for s, m in facts.items() if m.memory_id}
     return SettleState(sets=full, members=facts, other_sets=other_sets)

@@ -85,9 +85,9 @@ def test_sql_ranks_members_exactly_as_rank_key(sides: list[Side]) -> None:
             f"{', '.join('?' * len(facts))})",
             (s.memory_id, *(getattr(s, f) for f in facts)),
         )
-    ordered = [r["memory_id"] for r in conflicts_model.ranked_members(conn, 1)]
+    ordered = [r.memory_id for r in conflicts_model.ranked_members(conn, 1)]
     assert ordered == arbitrate_set(sides, review_agent_conflicts=False)["ranking"]
-    assert [r["memory_id"] for r in conflicts_model.ranked_members(conn, 1, 2)] == ordered[:2]
+    assert [r.memory_id for r in conflicts_model.ranked_members(conn, 1, 2)] == ordered[:2]
 
 
 # -- writes --------------------------------------------------------------------------------------

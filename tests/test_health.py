@@ -13,6 +13,7 @@ from fact_ledger.ledger import health
 from fact_ledger.ledger.arbiter import Side
 from fact_ledger.ledger.errors import InvalidInput, NotFound, Unauthorized
 from fact_ledger.ledger.log.events import AUTH_USER
+from fact_ledger.projections import changes as changes_model
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from tests.conftest import REVIEW
@@ -160,6 +161,9 @@ def test_apply_settles_as_one_change_and_undo_reopens_it(ledger: LedgerApp) -> N
     assert {e.type for e in events} == {"Superseded", "ConflictResolved", "ChangeRecorded"}
     assert len([e for e in events if e.type == "Superseded"]) == 6
     assert ledger.health()["cluster_count"] == 1  # the port dispute is left
+    record = changes_model.by_id(ledger.conn, change)  # the read model's typed row: streams decoded once
+    assert isinstance(record, changes_model.ChangeRow) and record.kind == "apply_suggestion"
+    assert len(record.superseded) == 6 and applied["change"]["superseded"] == budget[:-1]
     with pytest.raises(InvalidInput, match="stale"):
         ledger.apply_suggestion(suggestion["suggestion_id"], authorization=AUTH_USER)
 

@@ -91,12 +91,10 @@ def test_the_read_models_lookup_agrees_with_the_rule(
                 app.retire(memory_id, authorization="user_channel")
             row = mem.by_id(app.conn, memory_id)
             assert row is not None
-            existing = DuplicateKey(row["content_hash"], row["workspace"], row["subject_norm"])
+            existing = DuplicateKey(row.content_hash, row.workspace, row.subject_norm)
             new = duplicate_key(second, s2, workspace)
             found = mem.exact_duplicate(app.conn, new)
-            assert (found is not None and found["memory_id"] == memory_id) == is_exact_duplicate(
-                new, existing, row["status"]
-            )
+            assert (found is not None and found.memory_id == memory_id) == is_exact_duplicate(new, existing, row.status)
         finally:
             app.close()
 
@@ -212,9 +210,9 @@ def test_the_archivable_query_agrees_with_the_rule(tmp_path: Path) -> None:
         new = app.remember("The gateway port is 8001")["memory_id"]
         app.supersede(old, new, authorization="user_channel")
         rows = [r for r in (mem.by_id(app.conn, m) for m in (kept, retired, old, new)) if r is not None]
-        times = sorted(r["updated_at"] for r in rows)
+        times = sorted(r.updated_at for r in rows)
         for cutoff in ("0000", times[0], times[len(times) // 2], "9999"):
-            expected = [r["memory_id"] for r in rows if is_archivable(r["status"], r["updated_at"], cutoff)]
+            expected = [r.memory_id for r in rows if is_archivable(r.status, r.updated_at, cutoff)]
             assert [c.memory_id for c in mem.archivable(app.conn, cutoff)] == sorted(expected)
             assert mem.count_archivable(app.conn, cutoff) == len(expected)
         assert [c.memory_id for c in mem.archivable(app.conn, "9999")] == sorted([retired, old])

@@ -43,8 +43,9 @@ def test_an_exact_duplicate_is_a_sighting_unless_the_write_retracts_it() -> None
     dup = memory_facts(1, event_time=JAN)
     assert kinds(decide(command(), RememberState(duplicate=dup), new_stream="s")) == ["DuplicateSighted"]
     retracting = command(ref_id=1, retracts=True)
-    assert absorbed(command(), dup, None) and not absorbed(retracting, dup, dup)
-    assert absorbed(command(ref_id=1), dup, dup)  # a reference is not a retraction: still a sighting
+    assert absorbed(dup, command(), None) and not absorbed(dup, retracting, dup)
+    assert not absorbed(None, command(), None)  # nothing to be a sighting of
+    assert absorbed(dup, command(ref_id=1), dup)  # a reference is not a retraction: still a sighting
 
 
 def test_a_restatement_confirms_the_memory_that_holds_it() -> None:

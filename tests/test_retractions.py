@@ -18,6 +18,7 @@ from fact_ledger.ledger.cancellation import (
     is_cancellation,
     is_instruction,
 )
+from fact_ledger.ledger.decide import RETRACTED_BY_WORDS
 from fact_ledger.ledger.errors import Locked
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
@@ -107,7 +108,7 @@ def test_a_cancellation_retracts_the_one_instruction_that_holds_its_words(
     assert r["retracted"] == [target] and "retraction_candidates" not in r
     memory = app.read(target)["memory"]
     assert memory["status"] == "retired" and memory["retired_by"] == r["memory_id"]
-    assert memory["status_reason"].startswith("retracted")
+    assert memory["status_reason"] == RETRACTED_BY_WORDS  # found by its words, not named
     assert app.read(r["memory_id"])["memory"]["retracts"] == [target]
     assert status(app, bystander) == "active"
     assert_rebuild_reproduces(app)
@@ -155,6 +156,26 @@ def test_a_cancellation_stays_in_its_workspace(app: LedgerApp) -> None:
     mine = app.remember("Send the minutes to the team after each meeting", workspace="alpha")["memory_id"]
     r = app.remember("don't send the minutes", workspace="alpha")  # one match here, whatever beta holds
     assert r["retracted"] == [mine] and status(app, other) == "active"
+
+
+def test_a_cancellation_finds_its_instruction_under_an_alias_of_its_workspace(app: LedgerApp) -> None:
+    """An instruction written under a name the workspace later took as an alias is the
+    workspace's own: the cancellation's search covers every stored name of its workspace."""
+    old = app.remember("Send the minutes to the team after each meeting", workspace="team-x")["memory_id"]
+    app.accept_alias("team-x", "beta", authorization=AUTH_USER)
+    r = app.remember("don't send the minutes", workspace="beta")
+    assert r["retracted"] == [old] and status(app, old) == "retired"
+
+
+def test_one_more_memory_holding_the_words_than_looked_at_retracts_nothing(app: LedgerApp) -> None:
+    """The search reads one row past :data:`MAX_MATCHES`: with that many reports holding the
+    words beside the one instruction, the instruction could hide another, so none is retracted."""
+    for n in range(MAX_MATCHES):
+        app.remember(f"Dana did send the minutes late, report number {n}")
+    instruction = app.remember("Send the minutes to the team after each meeting")["memory_id"]  # the newest
+    r = app.remember("don't send the minutes")
+    assert "retracted" not in r and status(app, instruction) == "active"
+    assert [c["memory_id"] for c in r["retraction_candidates"]] == [instruction]
 
 
 def test_a_protected_instruction_is_not_retracted_by_words_alone(app: LedgerApp) -> None:

@@ -48,7 +48,8 @@ def test_a_write_answers_written_with_the_stored_and_projected_events(tmp_path: 
     outcome = storage.commit(decide_one("s1", "the gateway is 10.0.0.1"))
     assert isinstance(outcome, Written) and [e.stream_id for e in outcome.events] == ["s1"]
     with storage.snapshot():
-        assert mem.by_id(storage.conn, outcome.events[0].position)["content"] == "the gateway is 10.0.0.1"
+        row = mem.by_id(storage.conn, outcome.events[0].position)
+        assert row is not None and row.content == "the gateway is 10.0.0.1"
     assert storage.degraded is None and storage.pending_backup() is None
     storage.close()
 

@@ -73,14 +73,14 @@ def app(tmp_path: Path) -> Any:
 def test_the_state_says_what_differs_and_what_the_new_text_meets(app: LedgerApp) -> None:
     other = app.remember("The staging API listens on port 8080", subject="staging api")["memory_id"]
     mine = app.remember("The staging API moved to rack 4", subject="staging api")["memory_id"]
-    facts = app.governance._memory(mine)
+    row = app.governance._row(mine)
     policy = app.governance._policy
     same = write_state.update_state(
-        app.conn, facts, {"content": "The staging API moved to rack 4"}, scope=("",), policy=policy
+        app.conn, row, {"content": "The staging API moved to rack 4"}, scope=("",), policy=policy
     )
     assert same.changes == {} and same.claims is None  # nothing differs: nothing else is read
     moved = write_state.update_state(
-        app.conn, facts, {"content": "The staging API listens on port 8081"}, scope=("",), policy=policy
+        app.conn, row, {"content": "The staging API listens on port 8081"}, scope=("",), policy=policy
     )
     assert moved.changes == {"content": "The staging API listens on port 8081"}
     assert [c.other.memory_id for c in moved.candidates] == [other]
@@ -96,3 +96,23 @@ def test_a_stale_expected_version_is_refused_from_the_state() -> None:
     with pytest.raises(VersionConflict):
         decide(state, expected_version=2, authorization="")
     assert [type(e).__name__ for _, e in decide(state, expected_version=1, authorization="")] == ["MemoryUpdated"]
+
+
+def test_an_update_reads_the_memory_s_row_once_before_it_appends(app: LedgerApp) -> None:
+    """The row that checks the caller may change the memory is the row the change is compared
+    with: one read of it, not one per step (``Service._row`` hands it to ``update_state``)."""
+    mine = app.remember("The staging API moved to rack 4", subject="staging api")["memory_id"]
+    statements: list[str] = []
+
+    def trace(_cursor: object, sql: str, _bindings: object) -> bool:
+        statements.append(" ".join(sql.split()))
+        return True
+
+    app.conn.exec_trace = trace
+    try:
+        app.update(mine, content="The staging API moved to rack 5")
+    finally:
+        app.conn.exec_trace = None
+    appended = next(i for i, sql in enumerate(statements) if sql.startswith("INSERT INTO events"))
+    row_reads = [sql for sql in statements[:appended] if "FROM memories WHERE memory_id=?" in sql]
+    assert len(row_reads) == 1, row_reads

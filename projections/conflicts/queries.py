@@ -23,21 +23,62 @@ joins a set of a thousand reads what a write joining a set of two does.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import apsw
+import msgspec
 
+from fact_ledger.ledger.arbiter import Side
 from fact_ledger.ledger.facts import CONFLICT_STATES, ConflictFacts
 from fact_ledger.ledger.sql import marks
 from fact_ledger.projections.conflicts.projector import COLUMNS, PAIR_COLUMNS, RANK_ORDER_SQL, SIDE_COLUMNS
 
+_decode_verdict = msgspec.json.Decoder(dict[str, Any]).decode
 
-def ranked_members(conn: apsw.Connection, conflict_id: int, limit: int = -1) -> list[dict[str, Any]]:
+
+class ConflictRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A claim set as the ``conflicts`` read model holds it (its stored verdict decoded once).
+
+    ``key`` is the claim key (empty for a set folded from old pairwise conflicts);
+    ``resolution``, ``winner_id`` and ``reason`` say how a resolved set ended.
+    """
+
+    conflict_id: int
+    stream_id: str
+    state: str
+    workspace: str
+    key: str
+    subject: str
+    attribute: str
+    member_count: int
+    verdict: dict[str, Any]
+    resolution: str | None
+    winner_id: int | None
+    reason: str
+    opened_at: str
+    updated_at: str
+    actor: str
+    last_position: int
+
+
+def side_of(values: Sequence[Any]) -> Side:
+    """A member's arbitration facts from its ``SIDE_COLUMNS`` values (a row, or a JSON array)."""
+    return Side(**dict(zip(SIDE_COLUMNS, values, strict=True)))
+
+
+def conflict_row(values: tuple[Any, ...]) -> ConflictRow:
+    fields = dict(zip(COLUMNS, values, strict=True))
+    fields["verdict"] = _decode_verdict(fields["verdict"])
+    return ConflictRow(**fields)
+
+
+def ranked_members(conn: apsw.Connection, conflict_id: int, limit: int = -1) -> list[Side]:
     """Current members' arbitration facts, best first by the rule order (``limit`` of them).
 
     The ORDER BY is the rank index's own expression list, so SQLite walks the index and stops
     after ``limit`` entries: the best two of a set of any size cost two index entries."""
-    return [dict(zip(SIDE_COLUMNS, r, strict=True)) for r in conn.execute(_ranked_sql("?", "?"), (conflict_id, limit))]
+    return [side_of(r) for r in conn.execute(_ranked_sql("?", "?"), (conflict_id, limit))]
 
 
 def _ranked_sql(conflict_id: str, limit: str) -> str:
@@ -58,16 +99,16 @@ _BEST_TWO = (
 )
 
 
-def _load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> dict[str, Any] | None:
+def _load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> ConflictRow | None:
     row = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM conflicts WHERE {where}", params).fetchone()
-    return dict(zip(COLUMNS, row, strict=True)) if row else None
+    return conflict_row(row) if row else None
 
 
-def by_id(conn: apsw.Connection, conflict_id: int) -> dict[str, Any] | None:
+def by_id(conn: apsw.Connection, conflict_id: int) -> ConflictRow | None:
     return _load(conn, "conflict_id=?", (conflict_id,))
 
 
-def by_stream(conn: apsw.Connection, stream_id: str) -> dict[str, Any] | None:
+def by_stream(conn: apsw.Connection, stream_id: str) -> ConflictRow | None:
     return _load(conn, "stream_id=?", (stream_id,))
 
 
@@ -78,7 +119,7 @@ def page(
     before: int | None,
     limit: int,
     workspaces: tuple[str, ...] | None = None,
-) -> tuple[int, list[dict[str, Any]]]:
+) -> tuple[int, list[ConflictRow]]:
     """Sets in ``state`` (all when None): how many there are, and up to ``limit`` of them with
     ids below ``before``, newest first (a keyset page: a set opened meanwhile shifts nothing).
     With ``workspaces`` (strict isolation), the count and the page cover only those."""
@@ -89,7 +130,7 @@ def page(
     if before:
         where, params = f"{where} AND conflict_id < ?", (*params, before)
     rows = [
-        dict(zip(COLUMNS, r, strict=True))
+        conflict_row(r)
         for r in conn.execute(
             f"SELECT {', '.join(COLUMNS)} FROM conflicts WHERE {where} ORDER BY conflict_id DESC LIMIT ?",
             (*params, limit),
@@ -103,7 +144,8 @@ def unresolved_memberships(conn: apsw.Connection, memory_ids: list[int]) -> list
     ``memory_ids`` is a current member of, oldest set first."""
     if not memory_ids:
         return []
-    return conn.execute(_memberships_sql("", len(memory_ids)), tuple(memory_ids)).fetchall()
+    rows = conn.execute(_memberships_sql("", len(memory_ids)), tuple(memory_ids))
+    return [(int(m), int(c), str(subject), str(attribute)) for m, c, subject, attribute in rows]
 
 
 def _memberships_sql(extra: str, count: int) -> str:
@@ -153,7 +195,13 @@ def set_of(conn: apsw.Connection, conflict_id: int) -> int | None:
     return int(row[0]) if row else None
 
 
-def unresolved_of(conn: apsw.Connection, memory_id: int) -> list[dict[str, Any]]:
+def unresolved(conn: apsw.Connection) -> list[ConflictRow]:
+    """Every unresolved set, oldest first."""
+    rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM conflicts WHERE state<>'resolved' ORDER BY conflict_id")
+    return [conflict_row(r) for r in rows]
+
+
+def unresolved_of(conn: apsw.Connection, memory_id: int) -> list[ConflictRow]:
     """Unresolved sets that ``memory_id`` is a current member of, oldest first."""
     cols = ", ".join(f"c.{c}" for c in COLUMNS)
     rows = conn.execute(
@@ -161,10 +209,10 @@ def unresolved_of(conn: apsw.Connection, memory_id: int) -> list[dict[str, Any]]
         "WHERE m.memory_id=? AND m.active=1 AND c.state<>'resolved' ORDER BY c.conflict_id",
         (memory_id,),
     )
-    return [dict(zip(COLUMNS, r, strict=True)) for r in rows]
+    return [conflict_row(r) for r in rows]
 
 
-def unresolved_for_key(conn: apsw.Connection, key: str, workspaces: tuple[str, ...]) -> dict[str, Any] | None:
+def unresolved_for_key(conn: apsw.Connection, key: str, workspaces: tuple[str, ...]) -> ConflictRow | None:
     return _load(
         conn,
         f"key=? AND workspace IN ({marks(len(workspaces))}) AND state<>'resolved' ORDER BY conflict_id LIMIT 1",
@@ -172,7 +220,7 @@ def unresolved_for_key(conn: apsw.Connection, key: str, workspaces: tuple[str, .
     )
 
 
-def unkeyed_of(conn: apsw.Connection, memory_ids: list[int], attribute: str) -> dict[str, Any] | None:
+def unkeyed_of(conn: apsw.Connection, memory_ids: list[int], attribute: str) -> ConflictRow | None:
     """An unresolved set folded from old pairwise conflicts (no key recorded) that one of
     ``memory_ids`` is in, for the same attribute: new values of that claim join it."""
     cols = ", ".join(f"c.{c}" for c in COLUMNS)
@@ -183,10 +231,10 @@ def unkeyed_of(conn: apsw.Connection, memory_ids: list[int], attribute: str) -> 
         "ORDER BY c.conflict_id LIMIT 1",
         (*memory_ids, attribute),
     ).fetchone()
-    return dict(zip(COLUMNS, row, strict=True)) if row else None
+    return conflict_row(row) if row else None
 
 
-def unresolved_between(conn: apsw.Connection, left_id: int, right_id: int) -> dict[str, Any] | None:
+def unresolved_between(conn: apsw.Connection, left_id: int, right_id: int) -> ConflictRow | None:
     """The oldest unresolved set holding both memories (through the member index, no scan)."""
     cols = ", ".join(f"c.{c}" for c in COLUMNS)
     row = conn.execute(
@@ -195,12 +243,12 @@ def unresolved_between(conn: apsw.Connection, left_id: int, right_id: int) -> di
         "AND b.active=1 AND c.state<>'resolved' ORDER BY c.conflict_id LIMIT 1",
         (left_id, right_id),
     ).fetchone()
-    return dict(zip(COLUMNS, row, strict=True)) if row else None
+    return conflict_row(row) if row else None
 
 
 def memberships_with_leaders(
     conn: apsw.Connection, memory_ids: list[int]
-) -> list[tuple[int, int, str, str, list[dict[str, Any]]]]:
+) -> list[tuple[int, int, str, str, list[Side]]]:
     """:func:`unresolved_memberships`, each with its set's best two current members (as
     :func:`ranked_members` gives them, ``limit`` 2) read in the same statement: what the set's
     leader is decided from, without one more statement per set."""
@@ -208,14 +256,14 @@ def memberships_with_leaders(
         return []
     rows = conn.execute(_memberships_sql(f", {_BEST_TWO}", len(memory_ids)), tuple(memory_ids))
     return [
-        (memory_id, cid, subject, attribute, [dict(zip(SIDE_COLUMNS, r, strict=True)) for r in json.loads(top)])
+        (memory_id, cid, subject, attribute, [side_of(r) for r in json.loads(top)])
         for memory_id, cid, subject, attribute, top in rows
     ]
 
 
 def reported_sets(
     conn: apsw.Connection, stream_ids: list[str], near: list[int]
-) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[int]]]:
+) -> dict[str, tuple[ConflictRow, list[Side], list[int]]]:
     """What a write's reply says of the sets its ``ClaimCollided`` events name, in one statement:
     per stream, the set's row, its best two current members (:func:`ranked_members`, ``limit``
     2: the leader is decided from them) and which of ``near`` are current members."""
@@ -232,11 +280,11 @@ def reported_sets(
     )
     out = {}
     for row in rows:
-        record = dict(zip(COLUMNS, row[: len(COLUMNS)], strict=True))
+        record = conflict_row(row[: len(COLUMNS)])
         top, members = row[len(COLUMNS) :]
-        out[record["stream_id"]] = (
+        out[record.stream_id] = (
             record,
-            [dict(zip(SIDE_COLUMNS, r, strict=True)) for r in json.loads(top)],
+            [side_of(r) for r in json.loads(top)],
             json.loads(members),
         )
     return out
@@ -353,14 +401,14 @@ def judgments_of(conn: apsw.Connection, conflict_id: int) -> list[dict[str, Any]
     return out
 
 
-def conflict_facts(conn: apsw.Connection, row: dict[str, Any]) -> ConflictFacts:
+def conflict_facts(conn: apsw.Connection, row: ConflictRow) -> ConflictFacts:
     """A set as decisions see it, with every current member and its value."""
-    members = members_of(conn, row["conflict_id"])
+    members = members_of(conn, row.conflict_id)
     return ConflictFacts(
-        conflict_id=row["conflict_id"],
-        stream_id=row["stream_id"],
-        state=row["state"],
-        key=row["key"],
+        conflict_id=row.conflict_id,
+        stream_id=row.stream_id,
+        state=row.state,
+        key=row.key,
         values={m["stream_id"]: m["value_norm"] for m in members},
         ids={m["stream_id"]: m["memory_id"] for m in members},
     )

@@ -9,8 +9,7 @@ never a replay, so its cost does not grow with the length of the log.
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import Any, NamedTuple
 
 import apsw
 import msgspec
@@ -18,6 +17,7 @@ import msgspec
 from fact_ledger.ledger.normalize import normalize_text
 from fact_ledger.ledger.sql import marks
 from fact_ledger.ledger.text import fts_query, query_terms
+from fact_ledger.projections.memory_row import MemoryState, row_of
 from fact_ledger.projections.search.queries import attribute_clauses
 from fact_ledger.projections.timeline.rows import STATE_COLUMNS, TEXT_COLUMNS
 
@@ -32,6 +32,13 @@ class Point(msgspec.Struct, frozen=True):
 
     position: int
     event_time: str | None = None
+
+
+class Scored(NamedTuple):
+    """A state a search found, and its score."""
+
+    state: MemoryState
+    score: float
 
 
 class AsOfFilters(msgspec.Struct, kw_only=True):
@@ -53,29 +60,30 @@ def position_at(conn: apsw.Connection, recorded: str, last_position: int) -> int
     return last_position if row is None else row[0] - 1
 
 
-def status_at(state: dict[str, Any], event_time: str | None) -> str | None:
+def status_at(state: MemoryState, event_time: str | None) -> str | None:
     """Lifecycle at a world time: ``active`` inside the validity interval; None before it began.
 
     Without a world time it is the lifecycle the log recorded (``archived`` included); with one,
     archiving does not matter: an archived memory is still ``active`` inside its interval.
     """
     if event_time is None:
-        return str(state["status"])
-    if state["valid_from"] > event_time:
+        return state.status
+    if state.event_time > event_time:
         return None
-    if state["valid_to"] is None or state["valid_to"] > event_time:
+    if state.valid_to is None or state.valid_to > event_time:
         return "active"
-    return str(state["ended"])
+    return str(state.ended)
 
 
-def _row(row: Any) -> dict[str, Any]:
-    n = len(STATE_COLUMNS)
-    out = dict(zip(STATE_COLUMNS, row[:n], strict=True))
-    out.update(zip((*TEXT_COLUMNS, "recorded_at"), row[n : n + 4], strict=True))
-    return out
+_ROW_COLUMNS = (*STATE_COLUMNS, *TEXT_COLUMNS, "recorded_at")
 
 
-def state_at(conn: apsw.Connection, memory_id: int, position: int) -> dict[str, Any] | None:
+def _row(row: Any) -> MemoryState:
+    state: MemoryState = row_of(MemoryState, _ROW_COLUMNS, row[: len(_ROW_COLUMNS)], valid_from="event_time")
+    return state
+
+
+def state_at(conn: apsw.Connection, memory_id: int, position: int) -> MemoryState | None:
     """The memory's state (with its text) as the log knew it at ``position``; None before it existed."""
     row = conn.execute(
         f"{_SELECT} FROM tt_states s {_JOIN} WHERE s.memory_id=? AND s.known_from<=? "
@@ -119,8 +127,8 @@ def find_at(
     limit: int,
     *,
     boost_workspaces: tuple[str, ...] | None = None,
-) -> tuple[list[dict[str, Any]], int]:
-    """States matching ``query`` at the point, best first (each with ``score``), and a match count.
+) -> tuple[list[Scored], int]:
+    """States matching ``query`` at the point, best first (each with its score), and a match count.
 
     Like the current-state search: an AND query of the terms, topped up by an OR query, ranked
     by BM25 over the words the memory had at that point (plus 0.3 for matching every term).
@@ -177,7 +185,7 @@ def find_at(
         if boost_workspaces and row[STATE_COLUMNS.index("workspace")] in boost_workspaces:
             score += 0.2
         hits.append(_scored(row, round(score, 6)))
-    hits.sort(key=lambda h: (-h["score"], -h["memory_id"]))
+    hits.sort(key=lambda h: (-h.score, -h.state.memory_id))
     return hits[:limit], len(found)
 
 
@@ -192,10 +200,8 @@ def _common(conn: apsw.Connection, term: str) -> bool:
     )
 
 
-def _scored(row: Any, score: float) -> dict[str, Any]:
-    out = _row(row)
-    out["score"] = score
-    return out
+def _scored(row: Any, score: float) -> Scored:
+    return Scored(_row(row), score)
 
 
 def supersedes_at(conn: apsw.Connection, memory_id: int, position: int) -> list[int]:
@@ -210,9 +216,9 @@ def supersedes_at(conn: apsw.Connection, memory_id: int, position: int) -> list[
     ]
 
 
-def chain_at(conn: apsw.Connection, memory_id: int, position: int, limit: int) -> list[dict[str, Any]]:
+def chain_at(conn: apsw.Connection, memory_id: int, position: int, limit: int) -> list[MemoryState]:
     """The memory and everything linked to it by supersession at ``position`` (both directions)."""
-    seen: dict[int, dict[str, Any]] = {}
+    seen: dict[int, MemoryState] = {}
     todo = [memory_id]
     while todo and len(seen) < limit:
         current = todo.pop()
@@ -222,15 +228,15 @@ def chain_at(conn: apsw.Connection, memory_id: int, position: int, limit: int) -
         if state is None:
             continue
         seen[current] = state
-        if state["superseded_by"] is not None and state["ended"] == "superseded":
-            todo.append(state["superseded_by"])
+        if state.superseded_by is not None and state.ended == "superseded":
+            todo.append(state.superseded_by)
         todo.extend(supersedes_at(conn, current, position))
-    return sorted(seen.values(), key=lambda s: (s["valid_from"], s["memory_id"]))
+    return sorted(seen.values(), key=lambda s: (s.event_time, s.memory_id))
 
 
 def subject_at(
     conn: apsw.Connection, subject: str, position: int, limit: int, workspaces: tuple[str, ...] | None = None
-) -> list[dict[str, Any]]:
+) -> list[MemoryState]:
     """Every memory whose subject, at ``position``, normalises to the same text as ``subject``
     (only those stored in ``workspaces`` when given: strict isolation)."""
     scope, params = ("", ()) if workspaces is None else (f"AND s.workspace IN ({marks(len(workspaces))}) ", workspaces)
@@ -242,7 +248,3 @@ def subject_at(
         (normalize_text(subject), position, position, *params, limit),
     ).fetchall()
     return [_row(r) for r in rows]
-
-
-def tags_of(state: dict[str, Any]) -> list[str]:
-    return list(json.loads(state["tags"]))

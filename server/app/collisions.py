@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fact_ledger.ledger.arbiter import Side
 from fact_ledger.ledger.cancellation import Target
 from fact_ledger.ledger.decide import RememberCommand
 from fact_ledger.ledger.facts import Decision, MemoryFacts
@@ -17,6 +18,8 @@ from fact_ledger.ledger.update import UpdateState
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections import write_state
 from fact_ledger.projections.conflicts import queries as conflicts_model
+from fact_ledger.projections.conflicts.queries import ConflictRow
+from fact_ledger.projections.memory_row import CurrentMemory
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.set_verdicts import verdict_of
 
@@ -46,10 +49,11 @@ class Collisions(Service):
         )
         return decide_remember_state(cmd, state, new_stream=new_stream, policy=self._policy), state
 
-    def update_state(self, memory: MemoryFacts, requested: dict[str, Any]) -> UpdateState:
-        """``update``'s state, read once (``projections.write_state.update_state``)."""
-        scope = self.workspace_scope(memory.workspace) or (memory.workspace,)
-        return write_state.update_state(self.conn, memory, requested, scope=scope, policy=self._policy)
+    def update_state(self, row: CurrentMemory, requested: dict[str, Any]) -> UpdateState:
+        """``update``'s state, read once (``projections.write_state.update_state``) from the
+        memory's row, which the caller read to check it may change it."""
+        scope = self.workspace_scope(row.workspace) or (row.workspace,)
+        return write_state.update_state(self.conn, row, requested, scope=scope, policy=self._policy)
 
     def write_report(
         self, stored: list[StoredEvent], mine: int, near: list[dict[str, Any]] | None = None
@@ -63,7 +67,7 @@ class Collisions(Service):
             # A near-duplicate that is in a set this write joined is the same claim with another
             # value: the conflict already reports it, in fewer bytes.
             shown = {c["conflict_id"] for c in report["conflicts"]}
-            covered = {m for row, _, among in sets.values() if row["conflict_id"] in shown for m in among}
+            covered = {m for row, _, among in sets.values() if row.conflict_id in shown for m in among}
             report["near_duplicates"] = [n for n in near if n["memory_id"] not in covered]
         superseded = superseded_by(self.conn, stored)  # by policy auto_settle: the only way a write supersedes
         if superseded:
@@ -79,14 +83,14 @@ class Collisions(Service):
                 continue  # a set settled by policy auto_settle is reported through ``superseded``
             row = conflicts_model.by_stream(self.conn, ev.stream_id)
             if row is not None:
-                changes.setdefault(keys[ev.type], []).append(row["conflict_id"])
+                changes.setdefault(keys[ev.type], []).append(row.conflict_id)
         return changes
 
     def _collision_report(
         self,
         stored: list[StoredEvent],
         mine: int,
-        sets: dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[int]]],
+        sets: dict[str, tuple[ConflictRow, list[Side], list[int]]],
     ) -> dict[str, Any]:
         """``conflicts``: each set this write opened or joined, in a few bytes whatever its size —
         the claim with this memory's value, the leader and the member count (never the other values).
@@ -107,11 +111,11 @@ class Collisions(Service):
             brief = {k: verdict[k] for k in ("winner_id", "manual_review", "rule")}  # reasons: conflict_detail
             items.append(
                 {
-                    "conflict_id": row["conflict_id"],
+                    "conflict_id": row.conflict_id,
                     "other_id": other_side(verdict["ranking"], leader, mine),
                     "leader_id": leader,
-                    "member_count": row["member_count"],
-                    "claim": {"subject": row["subject"], "attribute": row["attribute"], "value": value},
+                    "member_count": row.member_count,
+                    "claim": {"subject": row.subject, "attribute": row.attribute, "value": value},
                     "verdict": brief,
                 }
             )

@@ -12,13 +12,12 @@ The periodic pass, use counts and cold memories are :mod:`server.app.upkeep`.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import msgspec
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.decide import RememberCommand
+from fact_ledger.ledger.decide import RememberCommand, written_fields
 from fact_ledger.ledger.errors import InvalidInput, NotFound, VersionConflict
 from fact_ledger.ledger.facts import Decision
 from fact_ledger.ledger.ids import uuid7
@@ -39,6 +38,7 @@ from fact_ledger.ledger.working import match_score, select_set
 from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.audit import stream_events
+from fact_ledger.projections.conversations import WorkingNote
 from fact_ledger.server.app.collisions import Collisions
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, Storage
@@ -49,24 +49,24 @@ from fact_ledger.server.app.workspaces import Workspaces
 _NOTE_FIELDS = frozenset(WorkingNoted.__struct_fields__)
 
 
-def working_view(row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:
+def working_view(row: WorkingNote, *, score: float | None = None) -> dict[str, Any]:
     """A working memory as answers show it (``tier: "working"``)."""
     view: dict[str, Any] = {
-        "memory_id": row["memory_id"],
+        "memory_id": row.memory_id,
         "tier": "working",
-        "session_id": row["session"],
-        "content": row["content"],
-        "subject": row["subject"],
-        "tags": json.loads(row["tags"]),
-        "source_type": row["source_type"],
-        "confidence": row["confidence"],
-        "status": {"working": "active"}.get(row["state"], row["state"]),
-        "sticky": bool(row["sticky"]),
-        "turn": row["turn"],
-        "last_turn": row["last_turn"],
-        "event_time": row["event_time"],
-        "recorded_at": row["recorded_at"],
-        "version": row["version"],
+        "session_id": row.session,
+        "content": row.content,
+        "subject": row.subject,
+        "tags": list(row.tags),
+        "source_type": row.source_type,
+        "confidence": row.confidence,
+        "status": {"working": "active"}.get(row.state, row.state),
+        "sticky": row.sticky,
+        "turn": row.turn,
+        "last_turn": row.last_turn,
+        "event_time": row.event_time,
+        "recorded_at": row.recorded_at,
+        "version": row.version,
     }
     if score is not None:
         view["score"] = round(score, 4)
@@ -109,22 +109,21 @@ class Conversations(Service):
             k: v for k, v in given.items() if k in _NOTE_FIELDS
         }
         clean, masked = self.writes._without_secrets({"content": content, **fields}, lambda: target, on_secret)
-        clean["tags"] = tuple(dict.fromkeys(clean["tags"]))
-        clean["metadata"] = clean["metadata"] or {}
+        clean = written_fields(clean)
         if clean.get("confidence") is None:
             clean.pop("confidence", None)  # the note's default
         digest = content_hash(clean["content"])
         subject_norm = normalize_text(clean["subject"])
         stream = uuid7()
-        before: list[dict[str, Any]] = []
+        before: list[WorkingNote] = []
 
         def decide() -> tuple[Decision, str, str]:
             current = conv.working_set(self.conn, session_id, (target,), self.settings.working_set_size)
             before[:] = current
             for row in current:
-                if row["content_hash"] == digest and normalize_text(row["subject"]) == subject_norm:
+                if row.content_hash == digest and normalize_text(row.subject) == subject_norm:
                     return (
-                        [(row["stream_id"], WorkingRepeated(memory=row["stream_id"], turn=turn))],
+                        [(row.stream_id, WorkingRepeated(memory=row.stream_id, turn=turn))],
                         clock.now(),
                         target,
                     )
@@ -144,7 +143,10 @@ class Conversations(Service):
             return outcome.result
         head = outcome.events[0]
         # The set after this write, from the set before it (ledger.working.select_set): no read.
-        members = {r["stream_id"]: dict(r) for r in before}
+        members = {
+            r.stream_id: {"memory_id": r.memory_id, "version": r.version, "sticky": r.sticky, "touched": r.touched}
+            for r in before
+        }
         if head.type == "WorkingRepeated":
             members[head.stream_id]["touched"] = head.position
         else:
@@ -168,7 +170,7 @@ class Conversations(Service):
         }
         if head.type == "WorkingRepeated":
             result["duplicate_of"] = mine["memory_id"]
-        evicted = [r["memory_id"] for r in before if r["memory_id"] not in after]
+        evicted = [r.memory_id for r in before if r.memory_id not in after]
         if evicted:
             result["evicted"] = evicted
         return result
@@ -181,7 +183,7 @@ class Conversations(Service):
             views = []
             for row in rows:
                 view = working_view(row)
-                view["score"] = assess(conv.signals_of(self.conn, row["memory_id"])).score
+                view["score"] = assess(conv.signals_of(self.conn, row.memory_id)).score
                 views.append(view)
         return {"ok": True, "session_id": session_id, "limit": self.settings.working_set_size, "memories": views}
 
@@ -191,14 +193,14 @@ class Conversations(Service):
         rows = conv.working_set(self.conn, session_id, scope, self.settings.working_set_size)
         scored = []
         for row in rows:
-            text = " ".join((row["subject"], row["content"], " ".join(json.loads(row["tags"]))))
+            text = " ".join((row.subject, row.content, " ".join(list(row.tags))))
             score = match_score(query, text)
             if score > 0:
-                scored.append((score, row["touched"], row))
+                scored.append((score, row.touched, row))
         scored.sort(key=lambda s: (-s[0], -s[1]))
         return [working_view(row, score=score) for score, _, row in scored]
 
-    def _working_row(self, memory_id: int) -> dict[str, Any]:
+    def _working_row(self, memory_id: int) -> WorkingNote:
         row = conv.working_by_id(self.conn, memory_id)
         if row is None:
             if mem.by_id(self.conn, memory_id) is not None:
@@ -206,13 +208,13 @@ class Conversations(Service):
                     f"#{memory_id} is a long-term memory: only working memories take this", field="memory_id"
                 )
             raise NotFound(f"no memory {memory_id}", field="memory_id")
-        self.workspaces.check_workspace(row["workspace"])
-        if row["state"] == conv.PROMOTED:
-            long_id = mem.memory_id_of(self.conn, row["promoted_to"])
+        self.workspaces.check_workspace(row.workspace)
+        if row.state == conv.PROMOTED:
+            long_id = mem.memory_id_of(self.conn, row.promoted_to)
             raise InvalidInput(
                 f"#{memory_id} was already promoted: it is long-term memory #{long_id}", field="memory_id"
             )
-        if row["state"] == conv.EXPIRED:
+        if row.state == conv.EXPIRED:
             raise InvalidInput(f"#{memory_id} expired with its idle conversation (still in history)", field="memory_id")
         return row
 
@@ -230,13 +232,13 @@ class Conversations(Service):
             signals = [*conv.signals_of(self.conn, memory_id), Signal(signal, turn)]
             verdict = assess(signals, DEFAULT_RULE)
             found.update(row=row, assessment=verdict)
-            event = Reinforced(memory=row["stream_id"], signal=signal, session=session_id or row["session"], turn=turn)
-            decision: Decision = [(row["stream_id"], event)]
+            event = Reinforced(memory=row.stream_id, signal=signal, session=session_id or row.session, turn=turn)
+            decision: Decision = [(row.stream_id, event)]
             if not verdict.promote:
-                return decision, clock.now(), row["workspace"]
+                return decision, clock.now(), row.workspace
             counted = tuple(PromotionSignal(s.signal, s.turn, DEFAULT_RULE.weights[s.signal]) for s in verdict.counted)
             promotion = self._promotion(row, verdict.score, counted, DEFAULT_RULE.describe(), "")
-            return decision + promotion, row["event_time"], row["workspace"]
+            return decision + promotion, row.event_time, row.workspace
 
         outcome = self._commit(decide)
         if isinstance(outcome, BackedUp):
@@ -263,7 +265,7 @@ class Conversations(Service):
             verdict = assess(conv.signals_of(self.conn, memory_id), DEFAULT_RULE)
             counted = tuple(PromotionSignal(s.signal, s.turn, DEFAULT_RULE.weights[s.signal]) for s in verdict.counted)
             auth = authorization or AUTH_AGENT
-            return self._promotion(row, verdict.score, counted, USER_RULE, auth), row["event_time"], row["workspace"]
+            return self._promotion(row, verdict.score, counted, USER_RULE, auth), row.event_time, row.workspace
 
         outcome = self._commit(decide)
         if isinstance(outcome, BackedUp):
@@ -271,36 +273,36 @@ class Conversations(Service):
         return {"ok": True, "memory_id": memory_id, **self._promoted_report(outcome.events, memory_id)}
 
     def _promotion(
-        self, row: dict[str, Any], score: int, signals: tuple[PromotionSignal, ...], rule: str, authorization: str
+        self, row: WorkingNote, score: int, signals: tuple[PromotionSignal, ...], rule: str, authorization: str
     ) -> Decision:
         """The long-term memory (``remember``'s decision: duplicates, claims, conflicts) and the
         ``Promoted`` event that names it, in that order (the event is then linked to it too)."""
         cmd = RememberCommand(
-            content=row["content"],
-            subject=row["subject"],
-            tags=tuple(json.loads(row["tags"])),
-            source_type=row["source_type"],
-            confidence=row["confidence"],
-            event_time=row["event_time"],
-            workspace=row["workspace"],
-            source_ref=row["source_ref"],
-            metadata=json.loads(row["metadata"]),
-            authorization=authorization or row["authorization"],
-            recorded={"session": row["session"], "turn": row["turn"], "promoted_from": row["stream_id"]},
+            content=row.content,
+            subject=row.subject,
+            tags=row.tags,
+            source_type=row.source_type,
+            confidence=row.confidence,
+            event_time=row.event_time,
+            workspace=row.workspace,
+            source_ref=row.source_ref,
+            metadata=row.metadata,
+            authorization=authorization or row.authorization,
+            recorded={"session": row.session, "turn": row.turn, "promoted_from": row.stream_id},
         )
         new_stream = uuid7()
         decision, _ = self.collisions.remember_decision(cmd, new_stream, duplicate=self.writes._find_duplicate(cmd))
         stream, head = decision[0]
         long_term = stream if isinstance(head, MemoryRecorded | DuplicateSighted) else new_stream
         promoted = Promoted(
-            memory=row["stream_id"],
+            memory=row.stream_id,
             long_term=long_term,
             score=score,
             signals=signals,
             rule=rule,
             authorization=authorization,
         )
-        return [*decision, (row["stream_id"], promoted)]
+        return [*decision, (row.stream_id, promoted)]
 
     def _promoted_report(self, events: list[Any], memory_id: int) -> dict[str, Any]:
         promoted = next(e for e in events if e.type == "Promoted")
@@ -350,29 +352,27 @@ class Conversations(Service):
 
         def decide() -> tuple[Decision, str, str]:
             row = self._working_row(memory_id)
-            if expected_version is not None and expected_version != row["version"]:
+            if expected_version is not None and expected_version != row.version:
                 raise VersionConflict(
-                    f"memory {memory_id} is at version {row['version']}, not {expected_version}",
+                    f"memory {memory_id} is at version {row.version}, not {expected_version}",
                     field="expected_version",
-                    current_version=row["version"],
+                    current_version=row.version,
                 )
-            workspace = row["workspace"]
+            workspace = row.workspace
             clean, found = self.writes._without_secrets(texts, lambda: workspace, on_secret) if texts else ({}, {})
             masked.update(found)
-            fields = {**requested, **clean}
-            if "tags" in fields:
-                fields["tags"] = tuple(dict.fromkeys(fields["tags"]))
+            fields = written_fields({**requested, **clean})
             if "content" in fields:
                 fields["content_hash"] = content_hash(fields["content"])
-            event = WorkingRevised(memory=row["stream_id"], turn=turn, **fields)
-            return [(row["stream_id"], event)], clock.now(), row["workspace"]
+            event = WorkingRevised(memory=row.stream_id, turn=turn, **fields)
+            return [(row.stream_id, event)], clock.now(), row.workspace
 
         outcome = self._commit(decide)
         if isinstance(outcome, BackedUp):
             return outcome.result
         row = conv.working_by_id(self.conn, memory_id)
         assert row is not None
-        return {"ok": True, "memory_id": memory_id, "version": row["version"], "tier": "working", **masked}
+        return {"ok": True, "memory_id": memory_id, "version": row.version, "tier": "working", **masked}
 
     def read(self, memory_id: int) -> dict[str, Any] | None:
         """``read`` of a working memory (None: not one)."""
@@ -380,14 +380,14 @@ class Conversations(Service):
             row = conv.working_by_id(self.conn, memory_id)
             if row is None:
                 return None
-            self.workspaces.check_workspace(row["workspace"])
+            self.workspaces.check_workspace(row.workspace)
             view = working_view(row)
-            view["metadata"] = json.loads(row["metadata"])
-            view["workspace"] = row["workspace"]
+            view["metadata"] = row.metadata
+            view["workspace"] = row.workspace
             view["signals"] = [msgspec.to_builtins(s) for s in conv.signals_of(self.conn, memory_id)]
             view["score"] = assess(conv.signals_of(self.conn, memory_id)).score
-            if row["promoted_to"]:
-                view["promoted_to"] = mem.memory_id_of(self.conn, row["promoted_to"])
+            if row.promoted_to:
+                view["promoted_to"] = mem.memory_id_of(self.conn, row.promoted_to)
         return {"ok": True, "memory": view}
 
     def history(self, memory_id: int) -> dict[str, Any] | None:
@@ -396,8 +396,8 @@ class Conversations(Service):
             row = conv.working_by_id(self.conn, memory_id)
             if row is None:
                 return None
-            self.workspaces.check_workspace(row["workspace"])
-            events = stream_events(self.conn, row["stream_id"])
+            self.workspaces.check_workspace(row.workspace)
+            events = stream_events(self.conn, row.stream_id)
         entries = []
         for ev in events:
             payload = msgspec.json.decode(ev.payload)
@@ -408,19 +408,19 @@ class Conversations(Service):
                 entry["rule"] = payload.get("rule", "")
             entries.append(entry)
         version = {
-            "version": row["version"],
-            "content": row["content"],
-            "subject": row["subject"],
-            "event_time": row["event_time"],
-            "recorded_at": row["recorded_at"],
+            "version": row.version,
+            "content": row.content,
+            "subject": row.subject,
+            "event_time": row.event_time,
+            "recorded_at": row.recorded_at,
             "tier": "working",
             "actor": entries[0]["actor"] if entries else "",
             "status": working_view(row)["status"],
-            "tags": json.loads(row["tags"]),
-            "source_type": row["source_type"],
-            "confidence": row["confidence"],
+            "tags": list(row.tags),
+            "source_type": row.source_type,
+            "confidence": row.confidence,
             "protection": "normal",
-            "position": row["memory_id"],
+            "position": row.memory_id,
             "valid_to": None,
             "superseded_by": None,
             "events": entries,

@@ -353,7 +353,7 @@ class LedgerApp:
         from fact_ledger.server.app.pending_reads import pending_changes
 
         row = mem.by_id(self.conn, memory_id)
-        changes = pending_changes(self.storage, row["stream_id"]) if row is not None else []
+        changes = pending_changes(self.storage, row.stream_id) if row is not None else []
         return {**answer, "pending_changes": changes} if changes else answer
 
     # -- governance (server/app/governance.py) ----------------------------------------------

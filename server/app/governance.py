@@ -130,7 +130,7 @@ class Governance(Service):
                 policy=self._policy,
                 member_conflicts=others,
             )
-            return decision, clock.now(), self._conflict_row(conflict_id)["workspace"]
+            return decision, clock.now(), self._conflict_row(conflict_id).workspace
 
         outcome = self._commit(decide)
         if isinstance(outcome, BackedUp):
@@ -187,7 +187,7 @@ class Governance(Service):
             )
             verdicts[:] = [verdict]
             existing = conflicts_model.unresolved_between(self.conn, left_id, right_id)
-            found[:] = [existing["conflict_id"]] if existing else []
+            found[:] = [existing.conflict_id] if existing else []
             loser_id = verdict["loser_id"]
             decision = decide_arbitrate(
                 left,
@@ -226,10 +226,10 @@ class Governance(Service):
         return {
             "ok": True,
             "memory_id": memory_id,
-            "version": row["version"],
-            "status": row["status"],
-            "source_type": row["source_type"],
-            "protection": row["protection"],
+            "version": row.version,
+            "status": row.status,
+            "source_type": row.source_type,
+            "protection": row.protection,
             "changed": bool(stored),
             "resolved_conflicts": _resolved(self.conn, stored),
         }
@@ -241,7 +241,7 @@ def members_by_id(members: dict[str, MemoryFacts]) -> dict[int, str]:
 
 def _resolved(conn: Any, stored: list[StoredEvent]) -> list[int]:
     streams = [e.stream_id for e in stored if e.type == "ConflictResolved"]
-    return [row["conflict_id"] for s in streams if (row := conflicts_model.by_stream(conn, s)) is not None]
+    return [row.conflict_id for s in streams if (row := conflicts_model.by_stream(conn, s)) is not None]
 
 
 def _as_id(key: Any) -> int:

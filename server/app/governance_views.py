@@ -22,6 +22,7 @@ from fact_ledger.projections import vectors
 from fact_ledger.projections import workspaces as ws
 from fact_ledger.projections.confirmations import agent_asserted
 from fact_ledger.projections.conflicts import queries as conflicts_model
+from fact_ledger.projections.conflicts.queries import ConflictRow
 from fact_ledger.server.app import paging
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.set_verdicts import shown_verdict, verdict_of
@@ -35,7 +36,7 @@ class GovernanceViews(Service):
     (:class:`server.app.governance.Governance`, :class:`server.app.hindsight.Hindsight`) are given
     one to show a set as these views do."""
 
-    def _shown_verdict(self, row: dict[str, Any], *, ranking: bool = False) -> dict[str, Any]:
+    def _shown_verdict(self, row: ConflictRow, *, ranking: bool = False) -> dict[str, Any]:
         """The verdict answers show: from the members as they are now and how the set ended."""
         return shown_verdict(
             self.conn, row, review_agent_conflicts=self.settings.policy.review_agent_conflicts, ranking=ranking
@@ -104,7 +105,7 @@ class GovernanceViews(Service):
             more, rows = len(rows) > limit, rows[:limit]
             views = [self._conflict_view(r) for r in rows]
         # Keyset on conflict_id (newest first): a conflict opened meanwhile never shifts a page.
-        cursor_out = paging.encode("conflicts", {"state": state}, rows[-1]["conflict_id"]) if more else None
+        cursor_out = paging.encode("conflicts", {"state": state}, rows[-1].conflict_id) if more else None
         return {"ok": True, "conflicts": views, "total": total, "has_more": more, "next_cursor": cursor_out}
 
     @storage_call
@@ -116,7 +117,7 @@ class GovernanceViews(Service):
             raise InvalidInput("offset must be a non-negative integer", field="offset")
         with self.storage.snapshot():
             row = self._conflict_row(conflict_id)
-            cid = row["conflict_id"]
+            cid = row.conflict_id
             view = self._conflict_view(row)
             if cid != conflict_id:
                 view["requested_id"] = conflict_id  # an old pairwise conflict, folded into this set
@@ -149,10 +150,8 @@ class GovernanceViews(Service):
             row = mem.by_id(self.conn, memory_id)
             if row is None:
                 raise NotFound(f"no memory {memory_id}", field="memory_id")
-            self._check_workspace(row["workspace"])
-            found = claims_model.near_duplicates(
-                self.conn, row["content"], row["workspace"], exclude=memory_id, limit=limit
-            )
+            self._check_workspace(row.workspace)
+            found = claims_model.near_duplicates(self.conn, row.content, row.workspace, exclude=memory_id, limit=limit)
         return {"ok": True, "memory_id": memory_id, "near_duplicates": found}
 
     @storage_call
@@ -190,24 +189,24 @@ class GovernanceViews(Service):
         lt, rt = key_tokens(left.subject), key_tokens(right.subject)
         return None, None, bool(lt) and lt == rt
 
-    def _conflict_view(self, row: dict[str, Any]) -> dict[str, Any]:
+    def _conflict_view(self, row: ConflictRow) -> dict[str, Any]:
         """A claim set as lists show it: members' ids (the first 20), never their values."""
-        cid = row["conflict_id"]
+        cid = row.conflict_id
         verdict = self._shown_verdict(row)
         members = [m["memory_id"] for m in conflicts_model.members_of(self.conn, cid, limit=MEMBERS_LISTED)]
         return {
             "conflict_id": cid,
-            "state": row["state"],
+            "state": row.state,
             "members": members,
-            "member_count": row["member_count"],
+            "member_count": row.member_count,
             "leader_id": verdict.get("leader_id"),
-            "claim": {"subject": row["subject"], "attribute": row["attribute"]},
+            "claim": {"subject": row.subject, "attribute": row.attribute},
             "verdict": verdict,
-            "resolution": row["resolution"],
-            "winner_id": row["winner_id"],
-            "reason": row["reason"],
-            "opened_at": row["opened_at"],
-            "updated_at": row["updated_at"],
+            "resolution": row.resolution,
+            "winner_id": row.winner_id,
+            "reason": row.reason,
+            "opened_at": row.opened_at,
+            "updated_at": row.updated_at,
         }
 
     def _conflict_view_by_id(self, conflict_id: int) -> dict[str, Any]:
@@ -223,7 +222,7 @@ def _summed(active: list[tuple[str, str, str, int]], key: Callable[[tuple[str, s
 
 def _content(conn: Any, memory_id: int) -> str:
     row = mem.by_id(conn, memory_id)
-    return row["content"] if row is not None else ""
+    return row.content if row is not None else ""
 
 
 def _pair_claim(left: Claim | None, right: Claim | None) -> dict[str, str] | None:

@@ -144,7 +144,7 @@ class Hindsight(Service):
 
         def decide() -> tuple[Decision, str, str]:
             row = self._conflict_row(conflict_id)
-            if row["conflict_id"] != conflict_id or row["state"] == "resolved":
+            if row.conflict_id != conflict_id or row.state == "resolved":
                 raise InvalidInput(
                     f"suggestion {suggestion_id} is stale: conflict {conflict_id} is already settled",
                     field="suggestion_id",
@@ -196,18 +196,18 @@ class Hindsight(Service):
                 )
             )
             applied[:] = [proposal]
-            return out, clock.now(), row["workspace"]
+            return out, clock.now(), row.workspace
 
         outcome = self._commit(decide)
         if isinstance(outcome, BackedUp):
             return outcome.result
         with self.storage.snapshot():
-            view = changes_model.by_id(self.conn, change)
-            assert view is not None
+            record = changes_model.by_id(self.conn, change)
+            assert record is not None
             return {
                 "ok": True,
                 "change_id": change,
-                "change": changes_model.view(self.conn, view),
+                "change": changes_model.view(self.conn, record),
                 "conflict": self.views._conflict_view_by_id(conflict_id),
                 "resolved_conflicts": _resolved(self.conn, outcome.events),
             }
@@ -225,33 +225,33 @@ class Hindsight(Service):
             record = changes_model.by_id(self.conn, change_id)
             if record is None:
                 raise NotFound(f"no change {change_id}", field="change_id")
-            self._check_workspace(record["workspace"], field="change_id")
-            if record["kind"] == "undo":
+            self._check_workspace(record.workspace, field="change_id")
+            if record.kind == "undo":
                 raise InvalidInput(
                     f"change {change_id} is an undo; apply the suggestion again instead", field="change_id"
                 )
-            if record["undone_by"]:
-                raise InvalidInput(f"change {change_id} was already undone by {record['undone_by']}", field="change_id")
-            winner = mem.by_stream(self.conn, record["winner"]) if record["winner"] else None
+            if record.undone_by:
+                raise InvalidInput(f"change {change_id} was already undone by {record.undone_by}", field="change_id")
+            winner = mem.by_stream(self.conn, record.winner) if record.winner else None
             reason = f"undo of change {change_id}"
             decision: Decision = []
-            for stream in record["superseded"]:
+            for stream in record.superseded:
                 row = mem.by_stream(self.conn, stream)
                 if row is None:
                     continue
-                if row["status"] != "superseded" or winner is None or row["superseded_by"] != winner["memory_id"]:
+                if row.status != "superseded" or winner is None or row.superseded_by != winner.memory_id:
                     raise InvalidInput(
-                        f"memory {row['memory_id']} changed since change {change_id} (now {row['status']}); "
+                        f"memory {row.memory_id} changed since change {change_id} (now {row.status}); "
                         "undo would overwrite that",
                         field="change_id",
                     )
                 decision.append(
                     (stream, Reinstated(memory=stream, reason=reason, change=undo_id, authorization=authorization))
                 )
-            conflict = conflicts_model.by_stream(self.conn, record["conflict"])
-            if conflict is not None and conflict["state"] == "resolved":
+            conflict = conflicts_model.by_stream(self.conn, record.conflict)
+            if conflict is not None and conflict.state == "resolved":
                 decision.append(
-                    (record["conflict"], ConflictReopened(conflict=record["conflict"], reason=reason, change=undo_id))
+                    (record.conflict, ConflictReopened(conflict=record.conflict, reason=reason, change=undo_id))
                 )
             decision.append(
                 (
@@ -260,14 +260,14 @@ class Hindsight(Service):
                         change=undo_id,
                         kind="undo",
                         undoes=change_id,
-                        conflict=record["conflict"],
-                        winner=record["winner"],
-                        superseded=tuple(record["superseded"]),
+                        conflict=record.conflict,
+                        winner=record.winner,
+                        superseded=record.superseded,
                         authorization=authorization,
                     ),
                 )
             )
-            return decision, clock.now(), record["workspace"]
+            return decision, clock.now(), record.workspace
 
         outcome = self._commit(decide)
         if isinstance(outcome, BackedUp):
@@ -331,20 +331,20 @@ class Hindsight(Service):
         canon = entity_alias.tokens(canonical)
         reason = f"entity alias rejected: {alias} is not {canonical}"
         decision: Decision = []
-        for row in health_model.unresolved_rows(self.conn):
-            if not canon <= set(row["key"].split("\x1f", 1)[0].split()):
+        for row in conflicts_model.unresolved(self.conn):
+            if not canon <= set(row.key.split("\x1f", 1)[0].split()):
                 continue
             conflict = conflict_facts(self.conn, row)
             for stream in list(conflict.values):
                 memory = mem.by_stream(self.conn, stream)
                 if memory is None:
                     continue
-                explicit = health_model.explicit_of(self.conn, memory["memory_id"])
+                explicit = health_model.explicit_of(self.conn, memory.memory_id)
                 keys = {
                     set_key(c)
-                    for c in entity_alias.rekey(extract_claims(memory["content"], memory["subject"], explicit), after)
+                    for c in entity_alias.rekey(extract_claims(memory.content, memory.subject, explicit), after)
                 }
-                if row["key"] not in keys:
+                if row.key not in keys:
                     decision += settle(stream, [conflict], resolution="dissolved", reason=reason)
         return decision
 
@@ -358,19 +358,17 @@ class Hindsight(Service):
             found = health_model.every_set(self.conn, self._scope())
         sets = []
         for row, sides in found:
-            resolved = row["state"] == "resolved"
-            by_rule = resolved and (
-                row["resolution"] == "policy" or str(row["reason"] or "").startswith(ARBITRATION_PREFIX)
-            )
+            resolved = row.state == "resolved"
+            by_rule = resolved and (row.resolution == "policy" or row.reason.startswith(ARBITRATION_PREFIX))
             sets.append(
                 whatif_model.SetSides(
-                    conflict_id=int(row["conflict_id"]),
-                    state=str(row["state"]),
-                    subject=str(row["subject"]),
-                    attribute=str(row["attribute"]),
+                    conflict_id=row.conflict_id,
+                    state=row.state,
+                    subject=row.subject,
+                    attribute=row.attribute,
                     sides=tuple(sides),
                     guarded=any(s.protection != "normal" or s.source_type == "user_confirmed" for s in sides),
-                    winner_id=row["winner_id"],  # type: ignore[arg-type]
+                    winner_id=row.winner_id,
                     by_rule=by_rule,
                 )
             )

@@ -17,22 +17,23 @@ import apsw
 from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.sections import snippet
 from fact_ledger.ledger.text import analyse
+from fact_ledger.projections.memory_row import MemoryRow
 from fact_ledger.projections.sections import SectionInfo, best_local_section, catalog
 
 SectionsRequest = str | list[int] | None
 
 
 def matching_section(
-    conn: apsw.Connection, row: dict[str, Any], query: str, threshold: int, nearest: int | None = None
+    conn: apsw.Connection, row: MemoryRow, query: str, threshold: int, nearest: int | None = None
 ) -> SectionInfo | None:
     """The local match of ``query`` in a long memory: the section holding every query term, else
     the section whose vector was closest to the query (``nearest``, from hybrid find); None for
     short memories, or when the terms are spread and no section is closer than the whole."""
-    if not query.strip() or len(row["content"]) <= threshold:
+    if not query.strip() or len(row.content) <= threshold:
         return None
-    found = best_local_section(conn, row["memory_id"], query)
+    found = best_local_section(conn, row.memory_id, query)
     if found is None and nearest is not None:
-        found = next((s for s in catalog(conn, row["memory_id"]) if s.section_id == nearest), None)
+        found = next((s for s in catalog(conn, row.memory_id) if s.section_id == nearest), None)
     return found
 
 

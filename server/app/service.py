@@ -17,11 +17,12 @@ from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.conflicts import queries as conflicts_model
-from fact_ledger.projections.conflicts.queries import conflict_facts, conflict_ids_of
+from fact_ledger.projections.conflicts.queries import ConflictRow, conflict_facts, conflict_ids_of
+from fact_ledger.projections.memory_row import CurrentMemory, MemoryRow
 from fact_ledger.projections.runner import ProjectionRunner
 from fact_ledger.projections.write_state import conflicts_of
+from fact_ledger.server.app.memory_view import memory_view
 from fact_ledger.server.app.storage import BackedUp, Storage, Written
-from fact_ledger.server.app.views import memory_view
 from fact_ledger.server.app.workspaces import Workspaces
 from fact_ledger.server.config import Settings
 
@@ -62,8 +63,8 @@ class Service:
     def _find_scope(self, requested: str | None) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
         return self.workspaces.find_scope(requested)
 
-    def _memory_view(self, row: dict[str, Any], *, score: float | None = None) -> dict[str, Any]:
-        conflict_ids = conflict_ids_of(self.storage.conn, row["memory_id"])
+    def _memory_view(self, row: MemoryRow, *, score: float | None = None) -> dict[str, Any]:
+        conflict_ids = conflict_ids_of(self.storage.conn, row.memory_id)
         return memory_view(row, conflict_ids=conflict_ids, score=score)
 
     def pending_backup(self) -> dict[str, Any] | None:
@@ -80,23 +81,28 @@ class Service:
             settle_changes=p.settle_changes,
         )
 
-    def _memory(self, memory_id: int, field: str = "memory_id") -> MemoryFacts:
+    def _row(self, memory_id: int, field: str = "memory_id") -> CurrentMemory:
+        """The memory's current row; refused, named by ``field``, when it does not exist or is
+        another workspace's."""
         row = mem.by_id(self.conn, memory_id)
         if row is None:
             raise NotFound(f"no memory {memory_id}", field=field)
-        self._check_workspace(row["workspace"], field=field)
-        return MemoryFacts.from_row(row)
+        self._check_workspace(row.workspace, field=field)
+        return row
+
+    def _memory(self, memory_id: int, field: str = "memory_id") -> MemoryFacts:
+        return MemoryFacts.from_row(self._row(memory_id, field))
 
     def _conflicts_of(self, memory_id: int) -> list[ConflictFacts]:
         return conflicts_of(self.conn, memory_id)
 
-    def _conflict_row(self, conflict_id: int) -> dict[str, Any]:
+    def _conflict_row(self, conflict_id: int) -> ConflictRow:
         """The claim set ``conflict_id`` names (an old pairwise id names the set it folded into)."""
         cid = conflicts_model.set_of(self.conn, conflict_id)
         row = conflicts_model.by_id(self.conn, cid) if cid is not None else None
         if row is None:
             raise NotFound(f"no conflict {conflict_id}", field="conflict_id")
-        self._check_workspace(row["workspace"], field="conflict_id")
+        self._check_workspace(row.workspace, field="conflict_id")
         return row
 
     def _conflict(self, conflict_id: int) -> ConflictFacts:

@@ -24,6 +24,7 @@ from typing import Any
 from fact_ledger.ledger.arbiter import RULE_ORDER, Side, arbitrate, arbitrate_set
 from fact_ledger.ledger.settlement import CHANGE_REASON, POLICY_REASON
 from fact_ledger.projections.conflicts import queries as conflicts_model
+from fact_ledger.projections.conflicts.queries import ConflictRow
 
 ARBITRATION_PREFIX = "arbitration: "
 
@@ -38,22 +39,22 @@ def set_verdict(conn: Any, conflict_id: int, *, review_agent_conflicts: bool, ra
     )
 
 
-def verdict_of(members: list[dict[str, Any]], *, review_agent_conflicts: bool) -> dict[str, Any]:
+def verdict_of(members: list[Side], *, review_agent_conflicts: bool) -> dict[str, Any]:
     """The rules over members already read (a set's best two give its leader)."""
-    return arbitrate_set([Side(**r) for r in members], review_agent_conflicts=review_agent_conflicts)
+    return arbitrate_set(members, review_agent_conflicts=review_agent_conflicts)
 
 
 def shown_verdict(
-    conn: Any, row: dict[str, Any], *, review_agent_conflicts: bool, ranking: bool = False
+    conn: Any, row: ConflictRow, *, review_agent_conflicts: bool, ranking: bool = False
 ) -> dict[str, Any]:
     """The verdict of the set ``row`` (a ``conflicts`` row) as answers show it; ``ranking`` adds
     every current member, best first (a list reads only the best two)."""
-    if row["state"] == "resolved":
+    if row.state == "resolved":
         return _resolved(conn, row, review_agent_conflicts, ranking)
-    verdict = set_verdict(conn, row["conflict_id"], review_agent_conflicts=review_agent_conflicts, ranking=ranking)
+    verdict = set_verdict(conn, row.conflict_id, review_agent_conflicts=review_agent_conflicts, ranking=ranking)
     verdict["decided_by"] = "rules" if verdict["leader_id"] is not None else None
-    if row["state"] == "judged":
-        judgments = conflicts_model.judgments_of(conn, row["conflict_id"])
+    if row.state == "judged":
+        judgments = conflicts_model.judgments_of(conn, row.conflict_id)
         if judgments:
             last = judgments[-1]
             verdict["judgment"] = {k: last[k] for k in ("judgment_id", "winner_id", "rationale")}
@@ -67,8 +68,8 @@ def shown_verdict(
     return verdict
 
 
-def _resolved(conn: Any, row: dict[str, Any], review_agent_conflicts: bool, ranking: bool) -> dict[str, Any]:
-    winner: int | None = row["winner_id"]
+def _resolved(conn: Any, row: ConflictRow, review_agent_conflicts: bool, ranking: bool) -> dict[str, Any]:
+    winner: int | None = row.winner_id
     decided_by, rule = _settled_by(row)
     verdict: dict[str, Any] = {
         "winner_id": winner,
@@ -79,9 +80,9 @@ def _resolved(conn: Any, row: dict[str, Any], review_agent_conflicts: bool, rank
         "reasons": [_how(decided_by, rule, row, winner)],
         "rule_order": list(RULE_ORDER),
     }
-    sides = [Side(**r) for r in conflicts_model.ranked_members(conn, row["conflict_id"], -1 if ranking else 2)]
+    sides = conflicts_model.ranked_members(conn, row.conflict_id, -1 if ranking else 2)
     if winner is not None and not ranking and winner not in (s.memory_id for s in sides):
-        sides = [Side(**r) for r in conflicts_model.ranked_members(conn, row["conflict_id"])]  # won against the rules
+        sides = conflicts_model.ranked_members(conn, row.conflict_id)  # won against the rules
     won = next((s for s in sides if s.memory_id == winner), None)
     best = next((s for s in sides if s.memory_id != winner), None)
     if won is not None and best is not None:
@@ -99,9 +100,9 @@ def _resolved(conn: Any, row: dict[str, Any], review_agent_conflicts: bool, rank
     return verdict
 
 
-def _settled_by(row: dict[str, Any]) -> tuple[str, str | None]:
+def _settled_by(row: ConflictRow) -> tuple[str, str | None]:
     """What ended the set (``decided_by``) and the arbitration rule when one did."""
-    resolution, reason = row["resolution"] or "", row["reason"] or ""
+    resolution, reason = row.resolution or "", row.reason or ""
     if resolution == "policy":
         return "policy", reason.removeprefix(POLICY_REASON).removeprefix(CHANGE_REASON) or None
     if resolution in ("keep_both", "keep_all", "dissolved"):
@@ -115,15 +116,15 @@ def _settled_by(row: dict[str, Any]) -> tuple[str, str | None]:
     return "supersede", None
 
 
-def _how(decided_by: str, rule: str | None, row: dict[str, Any], winner: int | None) -> str:
+def _how(decided_by: str, rule: str | None, row: ConflictRow, winner: int | None) -> str:
     """The first reason: who won and by what, in a line."""
-    reason = row["reason"] or ""
+    reason = row.reason or ""
     if decided_by == "keep_all":
         return "keep_all: every value stands (a person said the members do not contradict each other)"
     if decided_by == "dissolved":
         return f"dissolved: {reason or 'the members no longer disagree'}"
     if winner is None:
-        return f"{decided_by}: {reason or row['resolution']}; no member won"
+        return f"{decided_by}: {reason or row.resolution}; no member won"
     if decided_by == "resolve_conflict":
         return f"resolve_conflict: #{winner} was chosen; every member with another value was superseded"
     if decided_by == "policy":

@@ -20,12 +20,12 @@ from fact_ledger.ledger.errors import InvalidInput, NotFound
 from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.log.events import current_type, stored_names
 from fact_ledger.ledger.retention import archive_cutoff, decide_archive
-from fact_ledger.ledger.trust import trust_of
 from fact_ledger.projections import audit as audit_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.projections.timeline import asof
 from fact_ledger.server.app import paging
+from fact_ledger.server.app.memory_view import memory_view
 from fact_ledger.server.app.payload_ids import StreamIds
 from fact_ledger.server.app.storage import Storage
 from fact_ledger.server.app.workspaces import Workspaces
@@ -72,28 +72,6 @@ class History:
     def _point_view(point: asof.Point) -> dict[str, Any]:
         return {"recorded_position": point.position, "event_time": point.event_time}
 
-    def _state_view(self, state: dict[str, Any], status: str) -> dict[str, Any]:
-        view: dict[str, Any] = {
-            "memory_id": state["memory_id"],
-            "subject": state["subject"],
-            "content": state["content"],
-            "tags": asof.tags_of(state),
-            "source_type": state["source_type"],
-            "trust": trust_of(state["source_type"]),
-            "confidence": state["confidence"],
-            "protection": state["protection"],
-            "status": status,
-            "event_time": state["valid_from"],
-            "valid_to": state["valid_to"],
-            "recorded_at": state["recorded_at"],
-            "version": state["version"],
-            "source_ref": state["source_ref"],
-            "conflict_ids": [],
-        }
-        if "score" in state:
-            view["score"] = state["score"]
-        return view
-
     def as_of(self, as_of_event_time: str | None = None, as_of_recorded: str | int | None = None) -> dict[str, Any]:
         """The point a pair of as-of values names: the log position it resolves to, the event time."""
         with self.storage.snapshot():
@@ -133,7 +111,10 @@ class History:
                 self.storage.store.conn, query, point, filters, offset + limit + 1, boost_workspaces=boost
             )
         shown = hits[offset : offset + limit]
-        results = [self._state_view(h, asof.status_at(h, point.event_time) or "") for h in shown]
+        results = [
+            memory_view(h.state, conflict_ids=[], score=h.score, status=asof.status_at(h.state, point.event_time) or "")
+            for h in shown
+        ]
         more = len(hits) > offset + limit
         cursor = paging.encode("find", request, offset + limit, point.position) if more else None
         return {
@@ -154,22 +135,16 @@ class History:
                 raise NotFound(
                     f"memory {memory_id} was not in the ledger at position {point.position}", field="memory_id"
                 )
-            self.workspaces.check_workspace(state["workspace"])
+            self.workspaces.check_workspace(state.workspace)
             status = asof.status_at(state, point.event_time)
             if status is None:
                 raise NotFound(
-                    f"memory {memory_id} was not yet valid at {point.event_time} (valid from {state['valid_from']})",
+                    f"memory {memory_id} was not yet valid at {point.event_time} (valid from {state.event_time})",
                     field="memory_id",
-                    valid_from=state["valid_from"],
+                    valid_from=state.event_time,
                 )
-            view = self._state_view(state, status)
-            view.update(
-                metadata=json.loads(state["metadata"]),
-                superseded_by=state["superseded_by"],
-                supersedes=asof.supersedes_at(self.storage.store.conn, memory_id, point.position),
-                workspace=state["workspace"],
-                sections=[],
-            )
+            view = memory_view(state, conflict_ids=[], status=status, detail=True)
+            view.update(supersedes=asof.supersedes_at(self.storage.store.conn, memory_id, point.position), sections=[])
         return {"ok": True, "memory": view, "as_of": self._point_view(point)}
 
     # -- history -----------------------------------------------------------------------------
@@ -181,7 +156,7 @@ class History:
             first = asof.state_at(conn, memory_id, self.storage.store.last_position())
             if first is None:
                 raise NotFound(f"no memory {memory_id}", field="memory_id")
-            self.workspaces.check_workspace(first["workspace"])
+            self.workspaces.check_workspace(first.workspace)
             states = [asof.state_at(conn, memory_id, p) for p in audit_model.state_positions(conn, memory_id)]
             events = audit_model.memory_events(conn, memory_id)
         by_position = {ev.position: ev for _, ev in events}
@@ -189,26 +164,26 @@ class History:
         versions: list[dict[str, Any]] = []
         for state in states:
             assert state is not None
-            if versions and versions[-1]["version"] == state["version"]:
-                versions[-1].update(valid_to=state["valid_to"])  # a successor's time was corrected
+            if versions and versions[-1]["version"] == state.version:
+                versions[-1].update(valid_to=state.valid_to)  # a successor's time was corrected
                 continue
-            origin = by_position.get(state["known_from"])
+            origin = by_position.get(state.known_from)
             versions.append(
                 {
-                    "version": state["version"],
-                    "content": state["content"],
-                    "subject": state["subject"],
-                    "tags": asof.tags_of(state),
-                    "event_time": state["valid_from"],
-                    "valid_to": state["valid_to"],
-                    "recorded_at": origin.recorded_at if origin else state["recorded_at"],
+                    "version": state.version,
+                    "content": state.content,
+                    "subject": state.subject,
+                    "tags": list(state.tags),
+                    "event_time": state.event_time,
+                    "valid_to": state.valid_to,
+                    "recorded_at": origin.recorded_at if origin else state.recorded_at,
                     "actor": origin.actor if origin else "",
-                    "status": state["status"],
-                    "source_type": state["source_type"],
-                    "protection": state["protection"],
-                    "confidence": state["confidence"],
-                    "superseded_by": state["superseded_by"],
-                    "position": state["known_from"],
+                    "status": state.status,
+                    "source_type": state.source_type,
+                    "protection": state.protection,
+                    "confidence": state.confidence,
+                    "superseded_by": state.superseded_by,
+                    "position": state.known_from,
                     "events": [],
                 }
             )
@@ -246,9 +221,9 @@ class History:
         path: list[dict[str, Any]] = []
         for position in audit_model.state_positions(conn, memory_id):
             state = asof.state_at(conn, memory_id, position)
-            if state is None or (path and path[-1]["status"] == state["status"]):
+            if state is None or (path and path[-1]["status"] == state.status):
                 continue
-            step: dict[str, Any] = {"status": state["status"], "position": position}
+            step: dict[str, Any] = {"status": state.status, "position": position}
             found = by_position.get(position)
             if found is not None:
                 view = _event_view(found[1], found[0], ids)
@@ -275,7 +250,7 @@ class History:
                     if other in seen:
                         continue
                     row = mem.by_id(conn, other)
-                    if row is None or (scope is not None and row["workspace"] not in scope):
+                    if row is None or (scope is not None and row.workspace not in scope):
                         continue
                     seen.add(other)
                     nxt.append(other)
@@ -310,7 +285,7 @@ class History:
                 if not states:
                     raise NotFound(f"no memory {memory_id}", field="memory_id")
                 if scope is not None:
-                    states = [s for s in states if s["workspace"] in scope]
+                    states = [s for s in states if s.workspace in scope]
             else:
                 states = asof.subject_at(conn, subject or "", point.position, wanted, scope)
         # Counted after the scope: has_more never tells of another workspace's intervals.
@@ -318,14 +293,14 @@ class History:
         states = states[offset : offset + limit]
         intervals = [
             {
-                "memory_id": s["memory_id"],
-                "valid_from": s["valid_from"],
-                "valid_to": s["valid_to"],
-                "status": s["status"],
-                "superseded_by": s["superseded_by"],
-                "ended": s["ended"],
-                "subject": s["subject"],
-                "content": s["content"][:200],
+                "memory_id": s.memory_id,
+                "valid_from": s.event_time,
+                "valid_to": s.valid_to,
+                "status": s.status,
+                "superseded_by": s.superseded_by,
+                "ended": s.ended,
+                "subject": s.subject,
+                "content": s.content[:200],
             }
             for s in states
         ]
@@ -385,7 +360,7 @@ class History:
                 row = conflicts_model.by_id(conn, conflict_id)
                 if row is None:
                     raise NotFound(f"no conflict {conflict_id}", field="conflict_id")
-                query.stream_id = row["stream_id"]
+                query.stream_id = row.stream_id
             if self.settings.isolation == "strict":  # events of other workspaces stay invisible
                 query.workspaces = tuple(self.workspaces.workspace_scope(self.settings.workspace))
             if memory_id is not None and asof.state_at(conn, memory_id, self.storage.store.last_position()) is None:
@@ -463,10 +438,10 @@ def _links(conn: Any, memory_id: int, ids: StreamIds) -> list[tuple[str, int]]:
             break
     out += [("retracts", m) for m in mem.retracts(conn, memory_id)]
     out += [("supersedes", m) for m in mem.supersedes(conn, memory_id)]
-    if row["retired_by"] is not None:
-        out.append(("retracted_by", row["retired_by"]))
-    if row["superseded_by"] is not None:
-        out.append(("superseded_by", row["superseded_by"]))
+    if row.retired_by is not None:
+        out.append(("retracted_by", row.retired_by))
+    if row.superseded_by is not None:
+        out.append(("superseded_by", row.superseded_by))
     return list(dict.fromkeys(out))
 
 

@@ -83,7 +83,7 @@ class Upkeep(Service):
             return (
                 [(streams[i], Warmed(memory=streams[i])) for i in sorted(still)],
                 clock.now(),
-                next((r["workspace"] for r in rows.values()), ""),
+                next((r.workspace for r in rows.values()), ""),
             )
 
         self._maintain(decide)
@@ -213,19 +213,19 @@ class Upkeep(Service):
         and no set of theirs exists yet (None otherwise)."""
         rows = mem.load_many(self.conn, [left_id, right_id])
         left, right = rows.get(left_id), rows.get(right_id)
-        if left is None or right is None or left["status"] != "active" or right["status"] != "active":
+        if left is None or right is None or left.status != "active" or right.status != "active":
             return None
-        if left["workspace"] != right["workspace"]:
+        if left.workspace != right.workspace:
             return None
-        if not same_slot(left["subject_norm"], right["subject_norm"], left["content"], right["content"]):
+        if not same_slot(left.subject_norm, right.subject_norm, left.content, right.content):
             return None
-        key = meaning_key(left["stream_id"], right["stream_id"])
+        key = meaning_key(left.stream_id, right.stream_id)
         if self.conn.execute("SELECT 1 FROM conflicts WHERE key=? LIMIT 1", (key,)).fetchone() is not None:
             return None  # opened before: settled, kept by a person, or still open
-        shared = {r["conflict_id"] for r in conflicts_model.unresolved_of(self.conn, left_id)}
-        if shared & {r["conflict_id"] for r in conflicts_model.unresolved_of(self.conn, right_id)}:
+        shared = {r.conflict_id for r in conflicts_model.unresolved_of(self.conn, left_id)}
+        if shared & {r.conflict_id for r in conflicts_model.unresolved_of(self.conn, right_id)}:
             return None  # already disputed together on a claim
-        subject = left["subject"] or template(left["content"])
+        subject = left.subject or template(left.content)
         return MemoryFacts.from_row(left), MemoryFacts.from_row(right), subject
 
     def _cooling(self, cutoff: str) -> list[tuple[int, str, str]]:

@@ -7,7 +7,6 @@ views (``standings``), both passed in as functions.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -17,13 +16,14 @@ from fact_ledger.ledger.arbiter import leaders_first
 from fact_ledger.ledger.errors import NotFound
 from fact_ledger.ledger.freshness import newest_first, template
 from fact_ledger.ledger.slot_match import slot_scores
-from fact_ledger.ledger.trust import trust_of
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.claims import slot_keys
 from fact_ledger.projections.conflicts.queries import conflict_ids_of
+from fact_ledger.projections.memory_row import CurrentMemory
 from fact_ledger.projections.search.queries import Hit, SearchFilters
 from fact_ledger.projections.search.ranking import holds_any, identifiers
 from fact_ledger.server.app import paging
+from fact_ledger.server.app.memory_view import memory_view
 from fact_ledger.server.app.sections_view import (
     SectionsRequest,
     matching_section,
@@ -70,7 +70,7 @@ def _slot_named_first(hits: list[Hit], query: str, slots: dict[int, list[str]]) 
 
 
 def _newest_first(
-    rows: dict[int, Any],
+    rows: dict[int, CurrentMemory],
     hits: list[Hit],
     standing: dict[int, dict[str, Any]],
     claim_slots: dict[int, list[str]],
@@ -85,12 +85,12 @@ def _newest_first(
         return hits
     ids = [h.memory_id for h in hits]
     named = identifiers(query)
-    fixed = set(standing) | {m for m, row in rows.items() if named and holds_any(row["content"], named)}
+    fixed = set(standing) | {m for m, row in rows.items() if named and holds_any(row.content, named)}
     slots = {m: list(keys) for m, keys in claim_slots.items()}
     for memory_id, row in rows.items():
-        if shape := template(row["content"]):
-            slots.setdefault(memory_id, []).append(f"{row['workspace']}\x1f{row['subject_norm']}\x1f{shape}")
-    times = {m: row["event_time"] for m, row in rows.items()}
+        if shape := template(row.content):
+            slots.setdefault(memory_id, []).append(f"{row.workspace}\x1f{row.subject_norm}\x1f{shape}")
+    times = {m: row.event_time for m, row in rows.items()}
     order = newest_first(ids, slots, times, fixed=fixed)
     if order == ids:
         return hits
@@ -272,43 +272,15 @@ class Views:
             row = mem.by_id(self.storage.conn, memory_id)
             if row is None:
                 raise NotFound(f"no memory {memory_id}", field="memory_id")
-            self.workspaces.check_workspace(row["workspace"])
-            view = memory_view(row, conflict_ids=conflict_ids_of(self.storage.conn, memory_id))
-            view["metadata"] = json.loads(row["metadata"])
-            view["superseded_by"] = row["superseded_by"]
+            self.workspaces.check_workspace(row.workspace)
+            view = memory_view(row, conflict_ids=conflict_ids_of(self.storage.conn, memory_id), detail=True)
             view["supersedes"] = mem.supersedes(self.storage.conn, memory_id)
             # The other half of a retraction: who retired this memory, and what this one retracted.
-            view["retired_by"] = row["retired_by"]
+            view["retired_by"] = row.retired_by
             view["retracts"] = mem.retracts(self.storage.conn, memory_id)
-            view["status_reason"] = row["status_reason"]
-            view["valid_to"] = row["valid_to"]
-            view["workspace"] = row["workspace"]
+            view["status_reason"] = row.status_reason
             # Said again in other words (ledger.restatement) or word for word: the fact's support.
             view["support"], last_restated = mem.support(self.storage.conn, memory_id)
-            view["last_stated"] = max(row["event_time"], last_restated or "")
-            view["sections"] = sections_view(self.storage.conn, memory_id, row["content"], sections)
+            view["last_stated"] = max(row.event_time, last_restated or "")
+            view["sections"] = sections_view(self.storage.conn, memory_id, row.content, sections)
         return {"ok": True, "memory": view}
-
-
-def memory_view(row: dict[str, Any], *, conflict_ids: list[int], score: float | None = None) -> dict[str, Any]:
-    """A memory as find, read and the governance views show it (``conflict_ids``: the unresolved
-    conflicts it is in, :func:`projections.conflicts.queries.unresolved_memberships`)."""
-    view: dict[str, Any] = {
-        "memory_id": row["memory_id"],
-        "subject": row["subject"],
-        "content": row["content"],
-        "tags": json.loads(row["tags"]),
-        "source_type": row["source_type"],
-        "trust": trust_of(row["source_type"]),
-        "confidence": row["confidence"],
-        "protection": row["protection"],
-        "status": row["status"],
-        "event_time": row["event_time"],
-        "recorded_at": row["recorded_at"],
-        "version": row["version"],
-        "source_ref": row["source_ref"],
-        "conflict_ids": conflict_ids,
-    }
-    if score is not None:
-        view["score"] = score
-    return view

@@ -17,7 +17,7 @@ from fact_ledger.ledger import clock
 from fact_ledger.ledger.cancellation import MAX_MATCHES, Target, cancelled_words, choose
 from fact_ledger.ledger.decide import RememberCommand
 from fact_ledger.ledger.duplicates import duplicate_key
-from fact_ledger.ledger.errors import Locked, NotFound, Unauthorized
+from fact_ledger.ledger.errors import Locked, Unauthorized
 from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check_writable
 from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER, MemoryRecorded, MemoryUpdated
@@ -80,13 +80,6 @@ class Writes(Service):
         super().__init__(storage, workspaces)
         self.collisions = collisions
 
-    def _facts(self, memory_id: int, *, field: str = "memory_id") -> MemoryFacts:
-        row = mem.by_id(self.conn, memory_id)
-        if row is None:  # named by the field the caller gave it in (a retraction's ref_id)
-            raise NotFound(f"no memory {memory_id}", field=field)
-        self._check_workspace(row["workspace"])
-        return MemoryFacts.from_row(row)
-
     def remember(
         self,
         content: str,
@@ -115,7 +108,7 @@ class Writes(Service):
         def decide() -> tuple[Decision, str, str]:
             nonlocal cmd, state  # the workspace resolves under the write lock, with the aliases the decision reads
             cmd = msgspec.structs.replace(cmd, workspace=self.workspaces.write_workspace(workspace))
-            target = self._facts(cmd.ref_id, field="ref_id") if cmd.ref_id is not None else None
+            target = self._memory(cmd.ref_id, "ref_id") if cmd.ref_id is not None else None
             command, cancelling = cmd, ()
             if cmd.ref_id is None:
                 command, target, cancelling = self._cancellation_target(cmd)
@@ -146,12 +139,12 @@ class Writes(Service):
             absorbed = "duplicate_of" if head.type == "DuplicateSighted" else "restatement_of"
             return {
                 "ok": True,
-                "memory_id": row["memory_id"],
-                "version": row["version"],
-                "status": row["status"],
-                absorbed: row["memory_id"],
-                **({"support": mem.support(self.conn, row["memory_id"])[0]} if head.type == "Restated" else {}),
-                "workspace": row["workspace"],
+                "memory_id": row.memory_id,
+                "version": row.version,
+                "status": row.status,
+                absorbed: row.memory_id,
+                **({"support": mem.support(self.conn, row.memory_id)[0]} if head.type == "Restated" else {}),
+                "workspace": row.workspace,
                 **retracted,
                 **_candidates_report(state.cancelling, retracted),
                 **masked,
@@ -170,7 +163,7 @@ class Writes(Service):
         if head.position in result.get("superseded", ()):  # policy auto_settle: a later value leads
             row = mem.by_id(self.conn, head.position)
             assert row is not None
-            result.update(status=row["status"], version=row["version"])
+            result.update(status=row.status, version=row.version)
         if cmd.source_type == "user_confirmed" and cmd.authorization != AUTH_USER:
             result.update(authorization=AUTH_AGENT, notices=[AGENT_ASSERTED_NOTICE, *result.get("notices", [])])
         return result
@@ -207,7 +200,7 @@ class Writes(Service):
         cancelling = tuple(matched)
         if target is None:
             return cmd, None, cancelling
-        facts = self._facts(target.memory_id)
+        facts = self._memory(target.memory_id)
         policy = self._policy
         try:  # a protected instruction is retracted only when named (ref_id) with its authorisation
             check_writable(facts, expected_version=None, authorization=cmd.authorization, policy=policy)
@@ -218,7 +211,7 @@ class Writes(Service):
     def _retracted(self, events: list[Any]) -> dict[str, list[int]]:
         """``retracted``: the memories this write retired by retracting them."""
         ids = [
-            row["memory_id"]
+            row.memory_id
             for ev in events
             if ev.type == "MemoryRetired" and (row := mem.by_stream(self.conn, ev.stream_id)) is not None
         ]
@@ -235,13 +228,13 @@ class Writes(Service):
         if row is None:
             return None
         return MemoryFacts(
-            memory_id=row["memory_id"],
-            stream_id=row["stream_id"],
-            version=row["version"],
-            protection=row["protection"],
-            source_type=row["source_type"],
-            status=row["status"],
-            workspace=row["workspace"],
+            memory_id=row.memory_id,
+            stream_id=row.stream_id,
+            version=row.version,
+            protection=row.protection,
+            source_type=row.source_type,
+            status=row.status,
+            workspace=row.workspace,
         )
 
     def update(
@@ -261,12 +254,12 @@ class Writes(Service):
         texts = {k: v for k, v in requested.items() if k in ("content", "subject", "tags", "metadata")}
         masked: dict[str, Any] = {}
         if texts:  # one scan; the workspace is read only when a credential is found
-            clean, masked = self._without_secrets(texts, lambda: self._facts(memory_id).workspace, on_secret)
+            clean, masked = self._without_secrets(texts, lambda: self._row(memory_id).workspace, on_secret)
             requested.update(clean)
 
         def decide() -> tuple[Decision, str, str]:
-            facts = self._facts(memory_id)
-            state = self.collisions.update_state(facts, requested)  # one read (projections/write_state.py)
+            state = self.collisions.update_state(self._row(memory_id), requested)  # one read (write_state)
+            facts = state.memory
             if not state.changes:  # nothing differs: no version, so nobody's expected_version goes stale
                 check_current(facts)  # a stale expected_version is still reported as such
                 check_writable(
@@ -297,7 +290,7 @@ class Writes(Service):
         result = {
             "ok": True,
             "memory_id": memory_id,
-            "version": row["version"],
+            "version": row.version,
             **self.collisions.write_report(stored, memory_id),
             **self.collisions.conflict_changes(stored),
             **masked,
@@ -306,11 +299,11 @@ class Writes(Service):
             # Labels never lie (ledger.decide.decide_update): say so, the change was not silent.
             result["relabelled"] = {
                 "from": "user_confirmed",
-                "source_type": row["source_type"],
-                "protection": row["protection"],
+                "source_type": row.source_type,
+                "protection": row.protection,
             }
             result["notices"] = [
                 f"#{memory_id} was user_confirmed: a change that is not the user's makes it "
-                f"{row['source_type']} and {row['protection']} (confirm it again to make it the user's word)"
+                f"{row.source_type} and {row.protection} (confirm it again to make it the user's word)"
             ]
         return result

@@ -72,6 +72,7 @@ _SERVICE_CHECKS = (
     "Service._check_workspace",
     "Service.workspace_scope",
     "Service._find_scope",
+    "Service._row",
     "Service._memory",
     "Service._conflict_row",
 )
@@ -219,9 +220,9 @@ TARGETS: tuple[Target, ...] = (
     Target("server/app/erasure.py", ("tests/test_erasure.py",), only=("erase",), critical=("erase",)),
     # The workspace rules every service applies, and the loaders every governing service shares
     # (a memory's and a claim set's facts, each with its workspace check).
-    Target(
+    Target(  # _row: every write's and governance action's load, isolation checked (the writes' too)
         "server/app/service.py",
-        (*_ISOLATION_TESTS, *(t for t in _VIEW_TESTS if t not in _ISOLATION_TESTS)),
+        (*_ISOLATION_TESTS, *(t for t in _VIEW_TESTS if t not in _ISOLATION_TESTS), "tests/test_review_bounds.py"),
         only=_SERVICE_CHECKS,
         critical=_SERVICE_CHECKS,
     ),
@@ -272,11 +273,13 @@ TARGETS: tuple[Target, ...] = (
         # One more row fetched past the page: it only tells that there is more.
         equivalent=(("GovernanceViews.conflicts", "1 → 2", "limit=limit + 1"),),
     ),
-    Target(
+    Target(  # a cancellation without ref_id looks for its instruction in its own workspaces only
         "server/app/writes.py",
-        ("tests/test_review_bounds.py", *_ISOLATION_TESTS),
-        only=("Writes._facts",),
-        critical=("Writes._facts",),
+        ("tests/test_retractions.py", *_ISOLATION_TESTS),
+        only=("Writes._cancellation_target",),
+        critical=("Writes._cancellation_target",),
+        # Reading two rows past the limit instead of one tells the same: there were more.
+        equivalent=(("Writes._cancellation_target", "1 → 2", "limit=MAX_MATCHES + 1"),),
     ),
     Target(
         "server/app/facade.py",

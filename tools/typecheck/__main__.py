@@ -1,6 +1,7 @@
-"""``mypy --strict`` over ``ledger/`` (the pure rules, the event schema and the stores) and the
+"""``mypy --strict`` over ``ledger/`` (the pure rules, the event schema and the stores), the
 operations' one declaration (the routes, their edge models, the schemas and CLI options
-generated from them).
+generated from them) and the read models' typed rows (memories, current and as-of, claim sets,
+working notes, changes: their loaders, the one rendering of a memory, a set's verdict).
 
 The packages install as ``fact_ledger.*`` from folders named ``ledger/``, ``projections/`` and
 ``server/`` (pyproject's ``package-dir``); the editable install maps them with an import hook
@@ -28,6 +29,15 @@ DECLARATION = (  # the operation list and what is generated from it: strict too,
     "server.schemas.memory",
     "server.schemas.admin",
     "server.cli.model_options",
+    # The read models' typed rows (memories current and as-of, claim sets, working notes, changes).
+    "projections.memory_row",
+    "projections.memories",
+    "projections.timeline.asof",
+    "projections.conflicts.queries",
+    "projections.conversations",
+    "projections.changes",
+    "server.app.set_verdicts",
+    "server.app.memory_view",
 )
 
 
