@@ -25,6 +25,15 @@ from collections import Counter
 from fact_ledger.ledger.normalize import normalize_text, parse_number
 from fact_ledger.ledger.normalize_when import parse_when
 
+# What a semantic notice can say (docs/contract.md, ``notices``), spelled once: the checks below,
+# a near-duplicate (``projections.notices``), the states a person moves a notice through, and the
+# listings' filters (``disagreement``: any of the checks; ``all``: any state).
+DISAGREEMENTS = ("number", "date", "negation", "entity")
+NOTICE_KINDS = (*DISAGREEMENTS, "duplicate")
+NOTICE_STATES = ("open", "dismissed", "resolved")
+NOTICE_KIND_FILTERS = ("disagreement", *NOTICE_KINDS)
+NOTICE_LISTINGS = (*NOTICE_STATES, "all")
+
 _CN_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
 NUMBER_START = re.compile(
     rf"(?<![0-9A-Za-z_.])(?<![0-9A-Za-z_][-/])(?:[$€£¥]\s*)?\d|(?<![{_CN_NUMERALS}])[{_CN_NUMERALS}]"

@@ -18,6 +18,8 @@ from typing import Any
 
 from fact_ledger.ledger.text import STOP_WORDS, fold
 
+TIERS = ("long", "working")  # where a memory is written: the long-term ledger or the working tier
+
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _TOKEN = re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]+")
 _CJK_RUN = re.compile(f"^[{_CJK}]+$")

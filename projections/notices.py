@@ -32,8 +32,6 @@ from fact_ledger.projections.memories import memory_id_of
 SIMILARITY = 0.89  # cosine at or above which two memories are "about the same thing" (tools/eval/notice_pairs.py)
 DUPLICATE_SIMILARITY = 0.935  # cosine at or above which an undisputed pair is a near-duplicate
 NEIGHBOURS = 8  # nearest vectors looked at per written memory
-STATES = ("open", "dismissed", "resolved")
-DISAGREEMENTS = ("number", "date", "negation", "entity")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS notices(

@@ -67,6 +67,7 @@ from fact_ledger.ledger.clock import DEFAULT_SKEW_S
 from fact_ledger.ledger.errors import InvalidInput, closest
 from fact_ledger.ledger.facts import Policy
 from fact_ledger.ledger.log.store import DEFAULT_BUSY_TIMEOUT_MS
+from fact_ledger.ledger.working import TIERS
 
 ISOLATION_MODES = ("none", "weak", "strict")
 DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"
@@ -81,7 +82,6 @@ _INTEGERS = (
     "cold_after_days",
     "health_every_minutes",
 )
-TIERS = ("long", "working")
 _BOOLEANS = ("create",)
 _LISTS = ("secrets_allowed_workspaces",)
 _TRUE = ("1", "true", "yes", "on")

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from fact_ledger.ledger.disagree import DISAGREEMENTS
 from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER
 from fact_ledger.projections import notices
 from fact_ledger.projections.indexer import Indexer
@@ -103,7 +104,7 @@ def test_disagreement_lists_every_disagreeing_kind_and_no_duplicate(noticed: tup
     app, _ = noticed
     found = app.notices(kind="disagreement", limit=100)["notices"]
     assert [n["kind"] for n in found] == ["date", "number"]  # newest first
-    assert found == [n for n in _all(app) if n["kind"] in notices.DISAGREEMENTS]
+    assert found == [n for n in _all(app) if n["kind"] in DISAGREEMENTS]
 
 
 def test_a_page_exactly_as_long_as_the_limit_has_no_more(noticed: tuple[LedgerApp, str]) -> None:

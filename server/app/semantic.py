@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fact_ledger.ledger import clock
+from fact_ledger.ledger.disagree import DISAGREEMENTS, NOTICE_STATES
 from fact_ledger.ledger.errors import InvalidInput, NotFound, Unavailable
 from fact_ledger.ledger.facts import check_authorized
 from fact_ledger.ledger.log.events import NoticeReviewed
@@ -45,7 +46,6 @@ log = logging.getLogger("fact_ledger.semantic")
 Progress = Callable[[int, int], None]
 QUERY_CACHE = 256  # query embeddings kept (an agent repeats its questions)
 WORKER_IDLE_S = 2.0  # the worker looks for missed writes this often when nobody pokes it
-REVIEW_STATES = ("dismissed", "resolved", "open")
 VECTOR_LAG_WARNING = 1000  # events not yet embedded before doctor warns
 
 
@@ -337,7 +337,7 @@ class Semantic(Service):
         """Semantic notices for review (advice, never conflicts), newest first; the defaults are
         the facade's (``LedgerApp.notices``)."""
         scope, _ = self._find_scope(None)
-        kinds = notices.DISAGREEMENTS if kind == "disagreement" else (kind,) if kind else ()
+        kinds = DISAGREEMENTS if kind == "disagreement" else (kind,) if kind else ()
         with self.storage.snapshot():
             rows = notices.listing(
                 self.conn, state=state, kinds=kinds, limit=limit + 1, before=cursor, workspaces=scope
@@ -356,8 +356,8 @@ class Semantic(Service):
         governed action: every entry point (MCP, CLI, console) passes the caller's authorisation,
         and it is checked here, once."""
         check_authorized(authorization)
-        if state not in REVIEW_STATES:
-            raise InvalidInput(f"state must be one of {', '.join(REVIEW_STATES)}", field="state")
+        if state not in NOTICE_STATES:
+            raise InvalidInput(f"state must be one of {', '.join(NOTICE_STATES)}", field="state")
 
         def decide() -> tuple[Any, str, str]:
             found = notices.load(self.conn, notice_id)
@@ -390,7 +390,7 @@ class Semantic(Service):
         # No snapshot: one line from one read needs no consistent view, and every MCP reply
         # asks this (a BEGIN and a ROLLBACK around it were two of a find's statements).
         scope = self._find_scope(None)[0]
-        rows = notices.listing(self.conn, kinds=notices.DISAGREEMENTS, limit=1, workspaces=scope)
+        rows = notices.listing(self.conn, kinds=DISAGREEMENTS, limit=1, workspaces=scope)
         if rows and rows[0]["notice_id"] > self._announced_notice:
             n = rows[0]
             self._announced_notice = n["notice_id"]

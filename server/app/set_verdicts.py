@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from fact_ledger.ledger.arbiter import RULE_ORDER, Side, arbitrate, arbitrate_set
+from fact_ledger.ledger.govern import KEEP_RESOLUTIONS
 from fact_ledger.ledger.settlement import CHANGE_REASON, POLICY_REASON
 from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.projections.conflicts.queries import ConflictRow
@@ -105,8 +106,10 @@ def _settled_by(row: ConflictRow) -> tuple[str, str | None]:
     resolution, reason = row.resolution or "", row.reason or ""
     if resolution == "policy":
         return "policy", reason.removeprefix(POLICY_REASON).removeprefix(CHANGE_REASON) or None
-    if resolution in ("keep_both", "keep_all", "dissolved"):
-        return ("keep_all" if resolution != "dissolved" else "dissolved"), None
+    if resolution in KEEP_RESOLUTIONS:
+        return "keep_all", None
+    if resolution == "dissolved":
+        return "dissolved", None
     if reason == "resolve_conflict":
         return "resolve_conflict", None
     if reason.startswith(ARBITRATION_PREFIX):

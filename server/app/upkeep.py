@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 from fact_ledger.ledger import clock
+from fact_ledger.ledger.disagree import DISAGREEMENTS
 from fact_ledger.ledger.facts import Decision, MemoryFacts
 from fact_ledger.ledger.freshness import template
 from fact_ledger.ledger.ids import uuid7
@@ -166,9 +167,7 @@ class Upkeep(Service):
         """Open disagreement notices that are one slot (:mod:`ledger.meaning_slots`) open a claim
         set each (settled at once when a write policy decides it): the pairs, as memory ids."""
         with self.storage.snapshot():
-            found = notices_model.listing(
-                self.conn, state="open", kinds=notices_model.DISAGREEMENTS, limit=MEANING_BATCH
-            )
+            found = notices_model.listing(self.conn, state="open", kinds=DISAGREEMENTS, limit=MEANING_BATCH)
         pairs: list[list[int]] = []
         for notice in found:
             left_id, right_id = notice["left"]["memory_id"], notice["right"]["memory_id"]

@@ -16,6 +16,7 @@ from fact_ledger.ledger.arbiter import leaders_first
 from fact_ledger.ledger.errors import NotFound
 from fact_ledger.ledger.freshness import newest_first, template
 from fact_ledger.ledger.slot_match import slot_scores
+from fact_ledger.ledger.trust import STATUSES
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.claims import slot_keys
 from fact_ledger.projections.conflicts.queries import conflict_ids_of
@@ -179,7 +180,7 @@ class Views:
             # for a next page's cursor, so later pages ignore what was written since.
             bound = page.bound
             filters = SearchFilters(
-                statuses=("active", "superseded", "retired", "archived") if include_inactive else ("active",),
+                statuses=STATUSES if include_inactive else ("active",),
                 workspace=scope,
                 source_type=source_type,
                 tags_all=tuple(tags_filter),

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from fact_ledger.ledger.disagree import NOTICE_LISTINGS
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console, progress_bar
 
@@ -32,7 +33,7 @@ def reembed(obj: CliContext, rebuild: bool) -> None:
 
 
 @click.command()
-@click.option("--state", default="open", show_default=True, type=click.Choice(["open", "dismissed", "resolved", "all"]))
+@click.option("--state", default="open", show_default=True, type=click.Choice(NOTICE_LISTINGS))
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
 @click.option("--dismiss", "dismiss", type=click.IntRange(min=1), default=None, help="Dismiss this notice.")
 @click.option("--resolve", "resolve", type=click.IntRange(min=1), default=None, help="Mark this notice resolved.")

@@ -11,6 +11,7 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field, StrictBool, StrictInt, model_validator
 
+from fact_ledger.ledger.disagree import NOTICE_KIND_FILTERS, NOTICE_LISTINGS, NOTICE_STATES
 from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.facts import CONFLICT_LISTINGS
 from fact_ledger.ledger.govern import KEEP_RESOLUTIONS
@@ -58,8 +59,8 @@ class ConflictsData(EdgeModel):
 
 
 class NoticesData(EdgeModel):
-    state: Literal["open", "dismissed", "resolved", "all"] = "open"
-    kind: Literal["disagreement", "number", "date", "negation", "entity", "duplicate"] | None = None
+    state: Literal[NOTICE_LISTINGS] = "open"  # type: ignore[valid-type]  # ledger/disagree.py, once
+    kind: Literal[NOTICE_KIND_FILTERS] | None = None  # type: ignore[valid-type]
     limit: Annotated[StrictInt, Field(ge=1, le=200)] = 20
     cursor: PositiveId | None = None
 
@@ -172,7 +173,7 @@ class ResolveConflictData(_Governed):
 
 class ReviewNoticeData(_Governed):
     notice_id: PositiveId
-    state: Literal["dismissed", "resolved", "open"]
+    state: Literal[NOTICE_STATES]  # type: ignore[valid-type]
     reason: Reason = ""
 
 

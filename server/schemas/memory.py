@@ -29,7 +29,10 @@ from pydantic import (
 
 from fact_ledger.ledger.clock import parse_time
 from fact_ledger.ledger.errors import InvalidInput, closest
+from fact_ledger.ledger.promotion import SIGNALS
 from fact_ledger.ledger.trust import SOURCE_TYPES
+from fact_ledger.ledger.working import TIERS
+from fact_ledger.server.app.credentials import ON_SECRET as ON_SECRET_CHOICES
 
 MAX_CONTENT_BYTES = 2 * 1024 * 1024
 MAX_SUBJECT_CHARS = 2000
@@ -90,11 +93,11 @@ Subject = Annotated[Text, Field(max_length=MAX_SUBJECT_CHARS)]
 Name = Annotated[Text, Field(max_length=MAX_NAME_CHARS)]
 Reason = Annotated[Text, Field(max_length=MAX_REASON_CHARS)]
 Cursor = Annotated[str, Field(min_length=1, max_length=512)]  # next_cursor of the previous page, as it came
-OnSecret = Literal["refuse", "mask"]  # a credential in a write: refused (default) or masked (server/app/credentials.py)
+OnSecret = Literal[ON_SECRET_CHOICES]  # type: ignore[valid-type]  # refused (default) or masked: server/app/credentials.py
 SessionId = Annotated[Text, Field(min_length=1, max_length=MAX_NAME_CHARS)]  # a client's conversation id
 Turn = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=0, le=2**63 - 1)]  # the client's turn counter
-Tier = Literal["long", "working"]
-Signal = Literal["user_affirmed", "tool_succeeded", "user_referenced", "contradicted"]
+Tier = Literal[TIERS]  # type: ignore[valid-type]  # ledger/working.py, once
+Signal = Literal[SIGNALS]  # type: ignore[valid-type]  # ledger/promotion.py, once
 ON_SECRET = "a credential in the write is refused, or stored as [secret:<kind>]"
 
 

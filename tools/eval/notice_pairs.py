@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from fact_ledger.ledger.disagree import DISAGREEMENTS
 from fact_ledger.projections import notices, vectors
 from fact_ledger.projections.runtime.embedding import load_embedder
 from fact_ledger.server.config import load_settings
@@ -100,7 +101,7 @@ def expected(label: str, kind: str | None) -> bool:
         return kind is None
     if label == "duplicate":
         return kind == "duplicate"
-    return kind in notices.DISAGREEMENTS
+    return kind in DISAGREEMENTS
 
 
 def calibrate(similarities: list[float]) -> dict[str, Any]:
