@@ -188,8 +188,7 @@ def _select(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> tuple
 
 
 def _current(values: tuple[Any, ...]) -> CurrentMemory:
-    memory: CurrentMemory = row_of(CurrentMemory, COLUMNS, values)
-    return memory
+    return row_of(CurrentMemory, COLUMNS, values)
 
 
 def _load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> CurrentMemory | None:

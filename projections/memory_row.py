@@ -10,7 +10,7 @@ same names and types and one rendering (``server.app.views.memory_view``) shows 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -67,7 +67,10 @@ class MemoryState(MemoryRow, frozen=True, kw_only=True):
     text_id: int
 
 
-def row_of(cls: type[MemoryRow], columns: Sequence[str], values: Sequence[Any], **renamed: str) -> Any:
+Row = TypeVar("Row", bound=MemoryRow)
+
+
+def row_of(cls: type[Row], columns: Sequence[str], values: Sequence[Any], **renamed: str) -> Row:
     """``cls`` from a statement's ``columns`` and ``values``, JSON columns decoded; ``renamed``
     maps a column name to the field it fills (``valid_from="event_time"``)."""
     fields = {renamed.get(c, c): v for c, v in zip(columns, values, strict=True)}

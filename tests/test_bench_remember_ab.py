@@ -23,3 +23,26 @@ def test_rounds_alternate_and_the_ratio_is_their_median(tmp_path: Path, capsys: 
     assert sorted(result["ratios"])[0] <= result["median_ratio"] <= sorted(result["ratios"])[-1]
     links = tmp_path / "links-before" / "fact_ledger" / "ledger"
     assert links.is_symlink() and links.resolve() == (tree / "ledger").resolve()  # imported from that tree
+
+
+def test_find_rounds_read_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = remember_ab.REPO
+    args = ["--before", str(tree), "--after", str(tree), "--memories", "200", "--rounds", "1", "--calls", "15"]
+    assert remember_ab.main([*args, "--operation", "find", "--workdir", str(tmp_path)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["operation"] == "find" and min(result["p50_ms"]["after"]) > 0
+    from fact_ledger.ledger.log.store import EventStore
+
+    store = EventStore(tmp_path / "after-200.db")
+    try:
+        assert store.last_position() == 200  # the corpus and nothing else: a find writes nothing
+    finally:
+        store.close()
+
+
+def test_a_kept_workdir_runs_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = str(remember_ab.REPO)
+    args = ["--before", tree, "--after", tree, "--memories", "100", "--rounds", "1", "--calls", "5"]
+    for _ in range(2):  # the second run reuses the ledgers and makes the links again
+        assert remember_ab.main([*args, "--workdir", str(tmp_path)]) == 0
+        assert json.loads(capsys.readouterr().out)["rounds"] == 1

@@ -79,8 +79,7 @@ _ROW_COLUMNS = (*STATE_COLUMNS, *TEXT_COLUMNS, "recorded_at")
 
 
 def _row(row: Any) -> MemoryState:
-    state: MemoryState = row_of(MemoryState, _ROW_COLUMNS, row[: len(_ROW_COLUMNS)], valid_from="event_time")
-    return state
+    return row_of(MemoryState, _ROW_COLUMNS, row[: len(_ROW_COLUMNS)], valid_from="event_time")
 
 
 def state_at(conn: apsw.Connection, memory_id: int, position: int) -> MemoryState | None:
