@@ -90,6 +90,9 @@ def test_a_claim_set_row_and_its_members_are_typed(app: LedgerApp) -> None:
     members = conflicts_model.ranked_members(app.conn, row.conflict_id)
     assert all(isinstance(m, Side) for m in members)
     assert [m.memory_id for m in members] == [answer["memory_id"], first]  # the document outranks the agent
+    joined = conflicts_model.members_of(app.conn, row.conflict_id)
+    assert all(isinstance(m, conflicts_model.Member) and m.active is True for m in joined)
+    assert [(m.memory_id, m.value) for m in joined] == [(first, "7000"), (answer["memory_id"], "7001")]
 
 
 def test_a_working_note_row_is_typed(app: LedgerApp) -> None:

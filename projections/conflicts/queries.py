@@ -309,19 +309,34 @@ def has_guarded_member(conn: apsw.Connection, conflict_id: int) -> bool:
     )
 
 
+class Member(msgspec.Struct, frozen=True, kw_only=True):
+    """A memory's place in a claim set: the value it holds there (as written and normalised),
+    whether it is still in the set, and why it left when it did."""
+
+    memory_id: int
+    stream_id: str
+    value: str
+    value_norm: str
+    active: bool
+    left_reason: str
+
+
+_MEMBER_COLUMNS = Member.__struct_fields__
+
+
 def members_of(
     conn: apsw.Connection, conflict_id: int, *, active: bool = True, limit: int = -1, offset: int = 0
-) -> list[dict[str, Any]]:
-    """Members in the order they joined: ``memory_id, stream_id, value, value_norm, active, left_reason``."""
-    cols = ("memory_id", "stream_id", "value", "value_norm", "active", "left_reason")
+) -> list[Member]:
+    """Members in the order they joined (only the current ones unless ``active`` is False)."""
     where = "AND active=1" if active else ""
+    rows = conn.execute(
+        f"SELECT {', '.join(_MEMBER_COLUMNS)} FROM conflict_members WHERE conflict_id=? {where} "
+        "ORDER BY joined_at, memory_id LIMIT ? OFFSET ?",
+        (conflict_id, limit, offset),
+    )
     return [
-        dict(zip(cols, r, strict=True))
-        for r in conn.execute(
-            f"SELECT {', '.join(cols)} FROM conflict_members WHERE conflict_id=? {where} "
-            "ORDER BY joined_at, memory_id LIMIT ? OFFSET ?",
-            (conflict_id, limit, offset),
-        )
+        Member(memory_id=m, stream_id=s, value=v, value_norm=n, active=bool(a), left_reason=why)
+        for m, s, v, n, a, why in rows
     ]
 
 
@@ -409,6 +424,6 @@ def conflict_facts(conn: apsw.Connection, row: ConflictRow) -> ConflictFacts:
         stream_id=row.stream_id,
         state=row.state,
         key=row.key,
-        values={m["stream_id"]: m["value_norm"] for m in members},
-        ids={m["stream_id"]: m["memory_id"] for m in members},
+        values={m.stream_id: m.value_norm for m in members},
+        ids={m.stream_id: m.memory_id for m in members},
     )

@@ -124,13 +124,13 @@ class GovernanceViews(Service):
             page = conflicts_model.members_of(self.conn, cid, active=False, limit=limit + 1, offset=offset)
             memories = []
             for member in page[:limit]:
-                memory = mem.by_id(self.conn, member["memory_id"])
+                memory = mem.by_id(self.conn, member.memory_id)
                 if memory is None:
                     continue
                 item = self._memory_view(memory)
-                item.update(value=member["value"], in_set=bool(member["active"]))
-                if member["left_reason"]:
-                    item["left_reason"] = member["left_reason"]
+                item.update(value=member.value, in_set=member.active)
+                if member.left_reason:
+                    item["left_reason"] = member.left_reason
                 memories.append(item)
             view["memories"] = memories
             view["member_versions"] = {str(m["memory_id"]): m["version"] for m in memories if m["in_set"]}
@@ -193,7 +193,7 @@ class GovernanceViews(Service):
         """A claim set as lists show it: members' ids (the first 20), never their values."""
         cid = row.conflict_id
         verdict = self._shown_verdict(row)
-        members = [m["memory_id"] for m in conflicts_model.members_of(self.conn, cid, limit=MEMBERS_LISTED)]
+        members = [m.memory_id for m in conflicts_model.members_of(self.conn, cid, limit=MEMBERS_LISTED)]
         return {
             "conflict_id": cid,
             "state": row.state,
