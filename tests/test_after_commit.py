@@ -9,9 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import apsw
 import pytest
 
+from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import AUTH_USER
+from fact_ledger.projections.timeline.projector import TimelineProjector, _mark
 from fact_ledger.server.app import storage as storage_module
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
@@ -56,6 +59,36 @@ def test_a_long_run_of_writes_folds_by_itself(app: LedgerApp, monkeypatch: pytes
     written = [app.remember(f"note {i} about the ferry")["memory_id"] for i in range(3)]
     assert app.storage.runner.pending == 0
     assert checkpoints(app)["search"] == checkpoints(app)["timeline"] == written[-1]
+
+
+def _stored(position: int, recorded_at: str) -> StoredEvent:
+    return StoredEvent(
+        position=position, event_id=f"e{position}", stream_id="s", stream_version=position, type="MemoryRecorded",
+        v=1, payload="{}", event_time=recorded_at, recorded_at=recorded_at, actor="", workspace="",
+        idempotency_key=None, prev_hash="", hash="",
+    )  # fmt: skip
+
+
+def test_the_timeline_s_mark_leaves_the_full_text_terms_in_memory(tmp_path: Path) -> None:
+    """FTS5 keeps a transaction's new terms in memory and writes them out as a segment at the
+    commit, unless a statement asks it for a savepoint first (one that reads the table it
+    writes opens a statement journal). The timeline's running ``recorded_at`` maximum was one
+    ``INSERT … SELECT … WHERE NOT EXISTS``: folded after the full-text index, every event
+    wrote a small segment of it and merged it again (half an after-commit fold's time)."""
+    conn = apsw.Connection(str(tmp_path / "t.db"))
+    TimelineProjector().create(conn)
+    conn.execute("BEGIN IMMEDIATE")
+    blocks = conn.execute("SELECT count(*) FROM tt_fts_data").get
+    for position in range(1, 21):
+        conn.execute(
+            "INSERT INTO tt_fts(rowid, subject, body, tags) VALUES(?, '', ?, '')", (position, f"ferry {position}")
+        )
+        recorded = f"2026-01-01T00:00:{position:02d}.000000Z"
+        _mark(conn, _stored(position, recorded))
+        assert conn.execute("SELECT count(*) FROM tt_fts_data").get == blocks  # nothing written out yet
+    conn.execute("COMMIT")
+    assert conn.execute("SELECT count(*) FROM tt_marks").get == 20
+    assert conn.execute("SELECT count(*) FROM tt_fts_data").get > blocks  # the one segment, at the commit
 
 
 def test_another_open_ledger_reads_a_write_its_writer_has_not_folded(db_path: Path) -> None:
