@@ -46,3 +46,14 @@ def test_a_kept_workdir_runs_again(tmp_path: Path, capsys: pytest.CaptureFixture
     for _ in range(2):  # the second run reuses the ledgers and makes the links again
         assert remember_ab.main([*args, "--workdir", str(tmp_path)]) == 0
         assert json.loads(capsys.readouterr().out)["rounds"] == 1
+
+
+def test_settle_rounds_time_each_after_commit_fold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from fact_ledger.projections.runner import SETTLE_EVERY
+
+    tree = str(remember_ab.REPO)
+    args = ["--before", tree, "--after", tree, "--memories", "100", "--rounds", "1", "--calls", str(2 * SETTLE_EVERY)]
+    assert remember_ab.main([*args, "--operation", "settle", "--workdir", str(tmp_path)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["operation"] == "settle" and min(result["p50_ms"]["before"]) > 0
+    assert result["max_ms"]["after"][0] >= result["p50_ms"]["after"][0]

@@ -5,11 +5,13 @@ Each tree runs in its own process (``fact_ledger`` is imported from that tree th
 package of links in a temporary directory, ahead of the installed one); each builds its corpus
 ledger once (``tools.bench`` corpus, same seed) and then answers rounds of ``remember`` calls,
 or with ``--operation find`` rounds of lexical ``find`` calls (a query drawn from one corpus
-memory each, as ``tools.bench.run`` draws them; nothing is written). The figure to quote is the
+memory each, as ``tools.bench.run`` draws them; nothing is written), or with ``--operation
+settle`` the after-commit fold (full text, timeline) of each ``SETTLE_EVERY`` writes, timed
+alone (``--calls`` writes per round). The figure to quote is the
 median of the per-round ratios (after / before), not one run.
 
     python -m tools.bench.remember_ab --before ../old-checkout [--after .] [--memories 100000]
-        [--rounds 5] [--calls 400] [--operation remember|find] [--workdir DIR]
+        [--rounds 5] [--calls 400] [--operation remember|find|settle] [--workdir DIR]
 """
 
 from __future__ import annotations
@@ -42,19 +44,35 @@ if not db.exists():
     app, _, _ = build(db, corpus, n)
     app.close()
 app = LedgerApp(Settings(db=str(db), client="bench"))
+samples = []
 if operation == "find":
     stored = list(corpus.memories(n))
     queries = [corpus.query(stored[(seed * 7919 + i * 104729) % n])[1] for i in range(calls)]
     calls_of = [lambda q=q: app.find(q, limit=10) for q in queries]
+elif operation == "settle":  # each sample: the after-commit fold of one batch of writes
+    import fact_ledger.server.app.storage as storage
+    batch, storage.SETTLE_EVERY = storage.SETTLE_EVERY, 10**9
+    written = list(Corpus(seed=seed).memories(calls))
+
+    def fold(part):
+        for m in part:
+            remember(app, m)
+        started = time.perf_counter()
+        app.storage.settle()
+        return (time.perf_counter() - started) * 1000
+
+    samples = [fold(written[i : i + batch]) for i in range(0, calls, batch)]
+    calls_of = []  # timed above
 else:
     calls_of = [lambda m=m: remember(app, m) for m in Corpus(seed=seed).memories(calls)]
-samples = []
 for call in calls_of:
     started = time.perf_counter()
     call()
     samples.append((time.perf_counter() - started) * 1000)
 app.close()
-print(json.dumps(latency_summary(samples)))
+summary = latency_summary(samples)
+summary["max"] = max(samples)  # the tree's own summary may be older than this key
+print(json.dumps(summary))
 """
 
 
@@ -104,6 +122,9 @@ def run(
         "rounds": rounds,
         "p50_ms": {name: [round(x["p50"], 3) for x in xs] for name, xs in reps.items()},
         "p99_ms": {name: [round(x["p99"], 3) for x in xs] for name, xs in reps.items()},
+        # The mean and the slowest call carry the after-commit folds (one per SETTLE_EVERY writes).
+        "mean_ms": {name: [round(x["mean"], 3) for x in xs] for name, xs in reps.items()},
+        "max_ms": {name: [round(x["max"], 3) for x in xs] for name, xs in reps.items()},
         "ratios": [round(x, 3) for x in ratios],
         "median_ratio": round(statistics.median(ratios), 3),
     }
@@ -116,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=400)
-    parser.add_argument("--operation", choices=("remember", "find"), default="remember")
+    parser.add_argument("--operation", choices=("remember", "find", "settle"), default="remember")
     parser.add_argument("--workdir", type=Path, help="where the ledgers go (kept; default: a temp dir)")
     args = parser.parse_args(argv)
     if args.workdir is not None:

@@ -67,6 +67,7 @@ def latency_summary(samples_ms: Sequence[float]) -> dict[str, float]:
         "p95": round(percentile(samples_ms, 95), 4),
         "p99": round(percentile(samples_ms, 99), 4),
         "mean": round(statistics.fmean(samples_ms), 4),
+        "max": round(max(samples_ms), 4),
         "n": len(samples_ms),
     }
 
