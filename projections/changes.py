@@ -16,6 +16,7 @@ import msgspec
 from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import ChangeRecorded, Event
 from fact_ledger.projections.memories import memory_id_of
+from fact_ledger.projections.rows import typed_row
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS changes(
@@ -84,9 +85,6 @@ class ChangesProjector:
             conn.execute("UPDATE changes SET undone_by=? WHERE change_id=?", (data.change, data.undoes))
 
 
-_decode_streams = msgspec.json.Decoder(tuple[str, ...]).decode
-
-
 class ChangeRow(msgspec.Struct, frozen=True, kw_only=True):
     """A change as ``changes`` holds it: ids are stream ids (``conflict``, ``winner``,
     ``superseded``); ``suggestion`` and ``undoes`` are empty when the change has none."""
@@ -106,9 +104,7 @@ class ChangeRow(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _change(values: tuple[Any, ...]) -> ChangeRow:
-    fields = dict(zip(COLUMNS, values, strict=True))
-    fields["superseded"] = _decode_streams(fields["superseded"])
-    return ChangeRow(**fields)
+    return typed_row(ChangeRow, COLUMNS, values, json=("superseded",))
 
 
 def by_id(conn: apsw.Connection, change_id: str) -> ChangeRow | None:

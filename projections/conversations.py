@@ -39,6 +39,7 @@ from fact_ledger.ledger.log.events import (
 )
 from fact_ledger.ledger.promotion import Signal
 from fact_ledger.ledger.sql import marks
+from fact_ledger.projections.rows import typed_row
 from fact_ledger.projections.runner import DeferringProjector
 
 WORKING = "working"
@@ -250,10 +251,6 @@ def _working_change(conn: apsw.Connection, event: StoredEvent, data: Event) -> N
 
 
 # -- reads ------------------------------------------------------------------------------------
-_decode_tags = msgspec.json.Decoder(tuple[str, ...]).decode
-_decode_metadata = msgspec.json.Decoder(dict[str, Any]).decode
-
-
 class WorkingNote(msgspec.Struct, frozen=True, kw_only=True):
     """A working (session-tier) memory as ``working_memories`` holds it, JSON decoded once.
 
@@ -287,11 +284,7 @@ class WorkingNote(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _note(values: tuple[Any, ...]) -> WorkingNote:
-    fields = dict(zip(WORKING_COLUMNS, values, strict=True))
-    fields["tags"] = _decode_tags(fields["tags"])
-    fields["metadata"] = _decode_metadata(fields["metadata"])
-    fields["sticky"] = bool(fields["sticky"])
-    return WorkingNote(**fields)
+    return typed_row(WorkingNote, WORKING_COLUMNS, values, json=("tags", "metadata"))
 
 
 def _rows(cursor: Any) -> list[WorkingNote]:

@@ -34,7 +34,8 @@ from fact_ledger.ledger.log.events import (
 from fact_ledger.ledger.normalize import normalize_text
 from fact_ledger.ledger.retention import ARCHIVABLE_STATUSES, ArchiveCandidate
 from fact_ledger.ledger.sql import marks
-from fact_ledger.projections.memory_row import CurrentMemory, row_of
+from fact_ledger.projections.memory_row import JSON_COLUMNS, CurrentMemory
+from fact_ledger.projections.rows import typed_row
 from fact_ledger.projections.runner import DeferringProjector
 
 COLUMNS = (
@@ -188,7 +189,7 @@ def _select(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> tuple
 
 
 def _current(values: tuple[Any, ...]) -> CurrentMemory:
-    return row_of(CurrentMemory, COLUMNS, values)
+    return typed_row(CurrentMemory, COLUMNS, values, json=JSON_COLUMNS)
 
 
 def _load(conn: apsw.Connection, where: str, params: tuple[Any, ...]) -> CurrentMemory | None:

@@ -1,21 +1,17 @@
 """A memory as the read models hand it out: one typed row, current or as the log knew it.
 
 ``memories`` (the current state) and the timeline's ``tt_states`` (every state, for as-of
-answers) store the same fact in two shapes. Both are read into a :class:`MemoryRow` subclass,
-their JSON columns (``tags``, ``metadata``) decoded once, here, so that every reader gets the
-same names and types and one rendering (``server.app.views.memory_view``) shows either.
+answers) store the same fact in two shapes. Both are read into a :class:`MemoryRow` subclass
+(``projections.rows.typed_row``, their JSON columns decoded once), so that every reader gets the
+same names and types and one rendering (``server.app.memory_view``) shows either.
 ``event_time`` is when the fact began to hold (the timeline calls it ``valid_from``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
-
-_decode_tags = msgspec.json.Decoder(tuple[str, ...]).decode
-_decode_metadata = msgspec.json.Decoder(dict[str, Any]).decode
 
 
 class MemoryRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,13 +63,4 @@ class MemoryState(MemoryRow, frozen=True, kw_only=True):
     text_id: int
 
 
-Row = TypeVar("Row", bound=MemoryRow)
-
-
-def row_of(cls: type[Row], columns: Sequence[str], values: Sequence[Any], **renamed: str) -> Row:
-    """``cls`` from a statement's ``columns`` and ``values``, JSON columns decoded; ``renamed``
-    maps a column name to the field it fills (``valid_from="event_time"``)."""
-    fields = {renamed.get(c, c): v for c, v in zip(columns, values, strict=True)}
-    fields["tags"] = _decode_tags(fields["tags"])
-    fields["metadata"] = _decode_metadata(fields["metadata"])
-    return cls(**fields)
+JSON_COLUMNS = ("tags", "metadata")  # stored as JSON text by both read models

@@ -33,8 +33,7 @@ from fact_ledger.ledger.arbiter import Side
 from fact_ledger.ledger.facts import CONFLICT_STATES, ConflictFacts
 from fact_ledger.ledger.sql import marks
 from fact_ledger.projections.conflicts.projector import COLUMNS, PAIR_COLUMNS, RANK_ORDER_SQL, SIDE_COLUMNS
-
-_decode_verdict = msgspec.json.Decoder(dict[str, Any]).decode
+from fact_ledger.projections.rows import typed_row
 
 
 class ConflictRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,9 +67,7 @@ def side_of(values: Sequence[Any]) -> Side:
 
 
 def conflict_row(values: tuple[Any, ...]) -> ConflictRow:
-    fields = dict(zip(COLUMNS, values, strict=True))
-    fields["verdict"] = _decode_verdict(fields["verdict"])
-    return ConflictRow(**fields)
+    return typed_row(ConflictRow, COLUMNS, values, json=("verdict",))
 
 
 def ranked_members(conn: apsw.Connection, conflict_id: int, limit: int = -1) -> list[Side]:
@@ -334,10 +331,7 @@ def members_of(
         "ORDER BY joined_at, memory_id LIMIT ? OFFSET ?",
         (conflict_id, limit, offset),
     )
-    return [
-        Member(memory_id=m, stream_id=s, value=v, value_norm=n, active=bool(a), left_reason=why)
-        for m, s, v, n, a, why in rows
-    ]
+    return [typed_row(Member, _MEMBER_COLUMNS, r) for r in rows]
 
 
 def active_among(conn: apsw.Connection, conflict_id: int, memory_ids: list[int]) -> dict[int, str]:

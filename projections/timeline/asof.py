@@ -17,7 +17,8 @@ import msgspec
 from fact_ledger.ledger.normalize import normalize_text
 from fact_ledger.ledger.sql import marks
 from fact_ledger.ledger.text import fts_query, query_terms
-from fact_ledger.projections.memory_row import MemoryState, row_of
+from fact_ledger.projections.memory_row import JSON_COLUMNS, MemoryState
+from fact_ledger.projections.rows import typed_row
 from fact_ledger.projections.search.queries import attribute_clauses
 from fact_ledger.projections.timeline.rows import STATE_COLUMNS, TEXT_COLUMNS
 
@@ -79,7 +80,9 @@ _ROW_COLUMNS = (*STATE_COLUMNS, *TEXT_COLUMNS, "recorded_at")
 
 
 def _row(row: Any) -> MemoryState:
-    return row_of(MemoryState, _ROW_COLUMNS, row[: len(_ROW_COLUMNS)], valid_from="event_time")
+    return typed_row(
+        MemoryState, _ROW_COLUMNS, row[: len(_ROW_COLUMNS)], json=JSON_COLUMNS, renamed={"valid_from": "event_time"}
+    )
 
 
 def state_at(conn: apsw.Connection, memory_id: int, position: int) -> MemoryState | None:

@@ -30,6 +30,7 @@ DECLARATION = (  # the operation list and what is generated from it: strict too,
     "server.schemas.admin",
     "server.cli.model_options",
     # The read models' typed rows (memories current and as-of, claim sets, working notes, changes).
+    "projections.rows",
     "projections.memory_row",
     "projections.memories",
     "projections.timeline.asof",
