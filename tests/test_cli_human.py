@@ -77,3 +77,15 @@ def test_content_from_stdin_or_a_file_loses_its_trailing_newline(db_path: Path, 
         for mid in (piped["memory_id"], filed["memory_id"], kept["memory_id"])
     }
     assert list(contents.values()) == ["the vpn gateway is 10.0.0.1", "deploys freeze on Fridays", "keep my spaces  "]
+
+
+def test_a_found_fact_that_stopped_holding_says_until_when(db_path: Path) -> None:
+    old = json.loads(cli(db_path, "--json", "remember", "The gateway port is 8000").stdout)["memory_id"]
+    new = json.loads(cli(db_path, "--json", "remember", "The gateway port is 8001").stdout)["memory_id"]
+    assert cli(db_path, "supersede", str(old), str(new)).exit_code == 0
+    doc = json.loads(cli(db_path, "--json", "find", "gateway port", "--include-inactive").stdout)
+    ended = {r["memory_id"]: r.get("valid_to") for r in doc["results"]}
+    assert ended[new] is None and ended[old]  # the current one holds; the old one ended
+    headers = [line for line in cli(db_path, "find", "gateway port", "--include-inactive").stdout.splitlines()]
+    assert any(h.startswith(f"#{old} ") and f"until {ended[old]}" in h for h in headers)
+    assert not any(h.startswith(f"#{new} ") and "until" in h for h in headers)

@@ -184,7 +184,8 @@ def _find_hits(results: list[dict[str, Any]], query: str) -> None:
     for m in results:
         section = m.get("section")
         where = f" §{section['section_id']} {escape(' › '.join(section['heading_path']))}" if section else ""
-        _header(m, where + _conflict_mark(m))
+        ended = f" [dim]until {m['valid_to']}[/dim]" if m.get("valid_to") else ""  # a fact that stopped holding
+        _header(m, where + ended + _conflict_mark(m))
         text = (section.get("snippet") if section else None) or m["content"]
         out_console.print(f"  {snippet(text, terms)}", markup=False, highlight=False)
 
