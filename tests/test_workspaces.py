@@ -43,6 +43,7 @@ def test_strict_filters_find_and_refuses_other_workspaces(app_for: AppFor) -> No
     assert ids(alpha.find("deploy port")) == [mine]
     assert ids(beta.find("deploy port")) == [theirs]
     assert alpha.read(mine)["memory"]["workspace"] == "alpha"
+    assert [v["version"] for v in alpha.history(mine)["versions"]] == [1]  # its own: answered
     for call in (
         lambda: alpha.read(theirs),
         lambda: alpha.history(theirs),
