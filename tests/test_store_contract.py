@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import pytest
 from fact_ledger.ledger.errors import ChainBroken, StreamVersionConflict
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.log.chain import GENESIS_HASH, NewEvent, StoredEvent, row_hash
+from fact_ledger.ledger.log.checkpoint import CHECKPOINT_IDLE_S, Checkpointer
 from fact_ledger.ledger.log.events import EVENT_TYPES, MemoryRecorded, MemoryRetired, decode_payload
 from fact_ledger.ledger.log.pg_store import PostgresEventStore
 from fact_ledger.ledger.log.store import CHECKPOINT_FRAMES, EventStore
@@ -302,6 +304,49 @@ def test_the_background_checkpointer_copies_frames_into_the_database(tmp_path: P
         time.sleep(0.01)
     assert checkpointer.backfilled >= CHECKPOINT_FRAMES  # a fresh connection's checkpoint is a no-op
     s.close()
+
+
+class _CountedEvent(threading.Event):
+    """An event that counts how often a waiter returned from it (the thread woke)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.returns = 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        try:
+            return super().wait(timeout)
+        finally:
+            self.returns += 1
+
+
+def test_a_burst_of_commits_does_not_wake_the_checkpointer_at_each_one(tmp_path: Path) -> None:
+    """Past CHECKPOINT_FRAMES every commit requests a checkpoint; while the writer is busy the
+    thread waits for its pause, and each wake-up would take the GIL from the writer."""
+    s = EventStore(tmp_path / "b.db")
+    s.append([remembered()])
+    checkpointer = Checkpointer(str(tmp_path / "b.db"))
+    events = [name for name in ("_wake", "_stopped") if hasattr(checkpointer, name)]
+    for name in events:
+        setattr(checkpointer, name, _CountedEvent())
+    started = time.monotonic()
+    requests = 0
+    while time.monotonic() - started < 0.4:  # a writer committing every 2 ms for 0.4 s
+        checkpointer.last_write = time.monotonic()
+        checkpointer.request()
+        requests += 1
+        time.sleep(0.002)
+    deadline = time.monotonic() + 5
+    while checkpointer.backfilled == 0 and time.monotonic() < deadline:
+        checkpointer.request()  # the writer paused: the pass runs
+        time.sleep(0.01)
+    wakes = sum(getattr(checkpointer, name).returns for name in events)
+    backfilled = checkpointer.backfilled
+    checkpointer.close()
+    s.close()
+    assert requests > 100 and backfilled > 0  # the pass ran once the writer paused
+    # the pause is waited for in CHECKPOINT_IDLE_S steps (0.4 s: ~8), not one wake per request
+    assert wakes <= 0.4 / CHECKPOINT_IDLE_S + 6, (wakes, requests)
 
 
 def test_checkpoints_run_off_the_commit_and_keep_the_wal_bounded(tmp_path: Path) -> None:

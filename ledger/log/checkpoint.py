@@ -32,6 +32,7 @@ class Checkpointer:
     def __init__(self, path: str) -> None:
         self.path = path
         self._wake = threading.Event()
+        self._stopped = threading.Event()  # only close() wakes the wait for the writer's pause
         self._stopping = False
         self._thread: threading.Thread | None = None
         self.backfilled = 0  # frames copied into the database by this thread (all passes)
@@ -54,12 +55,14 @@ class Checkpointer:
         try:
             while True:
                 self._wake.wait()
-                self._wake.clear()
+                # Wait out the writer's burst. A busy writer requests on every commit once the
+                # WAL is large; those requests must not wake this thread (each wake takes the
+                # GIL from the writer): a commit meanwhile only moves the deadline on.
                 while not self._stopping and (quiet := time.monotonic() - self.last_write) < CHECKPOINT_IDLE_S:
-                    self._wake.wait(CHECKPOINT_IDLE_S - quiet)
-                    self._wake.clear()
+                    self._stopped.wait(CHECKPOINT_IDLE_S - quiet)
                 if self._stopping:
                     return
+                self._wake.clear()  # a request from here on asks for the next pass
                 # On failure the next request, the writer's fallback or the close tries again.
                 with suppress(apsw.Error):
                     _, done = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
@@ -70,6 +73,7 @@ class Checkpointer:
     def close(self) -> None:
         if self._thread is not None:
             self._stopping = True
+            self._stopped.set()
             self._wake.set()
             self._thread.join()
             self._thread = None
