@@ -1,0 +1,40 @@
+"""The canonical time text: one fixed-width form, so that ordering is a string comparison."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, timezone
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fact_ledger.ledger.clock import format_time, parse_time
+from fact_ledger.server.app.facade import LedgerApp
+
+CANONICAL = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
+# Kept one day inside datetime's range, so that any offset converts to UTC.
+MOMENTS = st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30))
+OFFSETS = st.integers(min_value=-23 * 60, max_value=23 * 60).map(lambda m: timezone(timedelta(minutes=m)))
+
+
+@given(MOMENTS, MOMENTS, OFFSETS)
+def test_canonical_text_has_one_width_and_sorts_as_the_moments_do(a: datetime, b: datetime, zone: timezone) -> None:
+    left, right = format_time(a.replace(tzinfo=zone)), format_time(b)
+    assert CANONICAL.fullmatch(left) and CANONICAL.fullmatch(right)
+    assert (left < right) == (a.replace(tzinfo=zone) < b.replace(tzinfo=UTC))
+    assert datetime.fromisoformat(left) == a.replace(tzinfo=zone)  # nothing lost
+
+
+def test_an_early_year_is_padded_and_sorts_first() -> None:
+    early = parse_time("0005-03-01", field="as_of")
+    assert early == "0005-03-01T00:00:00.000000Z"
+    assert early < parse_time("1900-01-01") < parse_time("2026-12-03T10:00:00+01:00")
+    assert parse_time("2026-12-03T10:00:00+01:00") == "2026-12-03T09:00:00.000000Z"
+
+
+def test_find_as_of_an_early_year_sees_nothing_that_happened_later(app: LedgerApp) -> None:
+    app.remember("The staging API listens on port 8080", subject="staging api", event_time="2020-01-01")
+    assert app.find("staging", as_of_event_time="0005-01-01")["results"] == []
+    assert [r["content"] for r in app.find("staging", as_of_event_time="2021-01-01")["results"]] == [
+        "The staging API listens on port 8080"
+    ]
