@@ -32,9 +32,10 @@ def parse_time(value: str, *, field: str = "time") -> str:
         dt = datetime.fromisoformat(text)
     except ValueError:
         raise InvalidInput(f"{field} is not an ISO 8601 timestamp: {text[:40]!r}", field=field) from None
-    if not 1 <= dt.year <= 9999:
-        raise InvalidInput(f"{field} is out of range", field=field)
-    return format_time(dt)
+    try:  # a time at either end of the calendar can leave it on the way to UTC
+        return format_time(dt)
+    except OverflowError:
+        raise InvalidInput(f"{field} is out of range", field=field) from None
 
 
 # Before this a "fact" is a typo or a way to make it lose every comparison; history that old is

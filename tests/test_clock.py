@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from fact_ledger.ledger.clock import format_time, parse_time
+from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.cli import exit_codes
+from fact_ledger.server.schemas.memory import FindData
+from tests.conftest import ledger_cli
 
 CANONICAL = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 # Kept one day inside datetime's range, so that any offset converts to UTC.
@@ -38,3 +44,33 @@ def test_find_as_of_an_early_year_sees_nothing_that_happened_later(app: LedgerAp
     assert [r["content"] for r in app.find("staging", as_of_event_time="2021-01-01")["results"]] == [
         "The staging API listens on port 8080"
     ]
+
+
+@pytest.mark.parametrize("value", ["9999-12-31T23:00:00-05:00", "0001-01-01T00:00:00+05:00"])
+def test_a_time_that_leaves_the_calendar_on_the_way_to_utc_is_refused(value: str) -> None:
+    with pytest.raises(InvalidInput, match="before_time is out of range") as refused:
+        parse_time(value, field="before_time")
+    assert refused.value.field == "before_time"
+
+
+def test_the_cli_refuses_it_in_words_with_the_refusal_code(db_path: Path) -> None:
+    done = ledger_cli("--db", str(db_path), "find", "staging", "--before-time", "9999-12-31T23:00:00-05:00")
+    assert done.returncode == exit_codes.REFUSED
+    assert done.stderr.strip() == "error (invalid_input): before_time is out of range"  # no traceback
+
+
+def test_the_memory_tool_refuses_it_in_its_error_shape() -> None:
+    with pytest.raises(InvalidInput, match="as_of_event_time is out of range"):
+        FindData.parse({"query": "staging", "as_of_event_time": "0001-01-01T00:00:00+05:00"})
+
+
+@given(st.datetimes(), OFFSETS)
+def test_any_iso_time_is_canonical_or_refused_never_a_crash(moment: datetime, zone: timezone) -> None:
+    text = moment.replace(tzinfo=zone).isoformat()
+    try:
+        canonical = parse_time(text, field="event_time")
+    except InvalidInput as refused:
+        assert refused.field == "event_time"
+        return
+    assert CANONICAL.fullmatch(canonical)
+    assert datetime.fromisoformat(canonical) == moment.replace(tzinfo=zone)
