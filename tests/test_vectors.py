@@ -19,6 +19,7 @@ import pytest
 from fact_ledger.projections import hybrid, vectors
 from fact_ledger.projections.indexer import Indexer
 from fact_ledger.projections.search.queries import SearchFilters
+from fact_ledger.server.app import semantic as semantic_service
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Embedding, Settings
 from fact_ledger.server.doctor import run_checks
@@ -246,3 +247,22 @@ def test_a_missing_explicit_database_starts_no_worker_and_loads_no_model(tmp_pat
     finally:
         app.close()
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_the_reply_notice_does_not_look_for_the_model_file_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether a model was configured is decided with the load it is about: every MCP reply asks
+    for the notice, and asking the configuration again stats the default model file each time."""
+    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), client="test"))  # no model installed
+    try:
+        app.remember("the staging API listens on port 8080")
+        assert app.semantic_notice() is None  # no model: nothing to say, and the load was tried
+        looked: list[Settings] = []
+        monkeypatch.setattr(semantic_service, "_model_configured", lambda settings: looked.append(settings) or False)
+        for _ in range(5):
+            app.remember("the staging API listens on port 8080 again")
+            assert app.semantic_notice() is None
+        assert looked == []
+    finally:
+        app.close()

@@ -58,6 +58,7 @@ class Semantic(Service):
     _closed = False
     _configured: tuple[ModelFile | None, str | None] | None = None
     _semantic_problem: str | None = None
+    _model_was_configured = False  # when the load was tried: a problem then is worth saying
     _worker: _VectorWorker | None = None
     _lender: ModelLender | None = None
     _announced_problem = False
@@ -84,6 +85,9 @@ class Semantic(Service):
         # find share it, and a query waits for at most one passage.
         self._query_vectors: OrderedDict[str, bytes] = OrderedDict()
         self._model, self._semantic_problem = model, problem
+        # Decided with the attempt it is about, once: every reply asks, and asking again would
+        # look the default model file up on disk each time.
+        self._model_was_configured = _model_configured(self.settings)
         self._model_tried = True
 
     @property
@@ -383,8 +387,7 @@ class Semantic(Service):
     def semantic_notice(self) -> str | None:
         """At most one short line for a reply: why meaning is off (once), or a new notice."""
         problem = self.semantic_problem()  # None while the model loads in the background
-        configured = _model_configured(self.settings)
-        if problem and configured and not self._announced_problem:  # a model is set, and it does not work
+        if problem and self._model_was_configured and not self._announced_problem:  # a set model fails
             self._announced_problem = True
             return f"semantic search off ({problem}); find uses full text"
         # No snapshot: one line from one read needs no consistent view, and every MCP reply
