@@ -14,6 +14,7 @@ from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import load_settings, settings_sources
 from fact_ledger.server.console.guard import Guard
 from fact_ledger.server.console.routes import create_app
+from fact_ledger.server.process import freeze_start_up
 
 CLIENT = "console"  # every event the console records names it
 
@@ -44,6 +45,7 @@ def run_console(overrides: dict[str, Any], *, port: int, open_browser: bool) -> 
     if open_browser:
         webbrowser.open(url)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
+    freeze_start_up()
     try:
         server.run(sockets=[sock])  # Ctrl-C / SIGTERM: uvicorn finishes the open requests first
     except KeyboardInterrupt:  # uvicorn re-raises the signal once it has shut down: that is a clean stop

@@ -41,6 +41,7 @@ from fact_ledger.server.config import Settings
 from fact_ledger.server.mcp.dispatch import Approval, LedgerTools
 from fact_ledger.server.mcp.routes import GOVERN, MEMORY, REPAIR, REVIEW, TOOLS
 from fact_ledger.server.mcp.tool_schemas import tool_schemas
+from fact_ledger.server.process import freeze_start_up
 
 INSTRUCTIONS = (
     "fact-ledger: long-term memory shared by this user's agents. Before answering from memory, "
@@ -182,7 +183,9 @@ def run_server(settings: Settings, *, http: bool = False, port: int = 8765) -> N
     app.storage.auto_replay = True  # this machine's backed-up writes land by themselves once the log is back
     try:
         tools = LedgerTools(app)
-        anyio.run(_serve, build_server(app, tools), tools, http, port)
+        server = build_server(app, tools)
+        freeze_start_up()
+        anyio.run(_serve, server, tools, http, port)
     finally:
         app.close()
 
