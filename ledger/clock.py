@@ -13,7 +13,7 @@ from fact_ledger.ledger.errors import InvalidInput
 
 def format_time(dt: datetime) -> str:
     """The canonical text of ``dt``. ``isoformat`` pads every field (``strftime("%Y")`` writes
-    the year 5 as ``5``, which sorts after 2026) and takes a third of ``strftime``'s time."""
+    the year 5 as ``5``, which sorts after 2026) and takes half of ``strftime``'s time."""
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return dt.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
