@@ -92,6 +92,9 @@ def _memory_row(conn: apsw.Connection, event: StoredEvent, data: Event) -> dict[
     return dict(zip(_ROW_COLUMNS, row, strict=True)) if row else None
 
 
+_DERIVE_BATCH = 2048  # new memories whose claims a rebuild derives together (bounds what it holds)
+
+
 class ClaimsProjector(DeferringProjector):
     """``claims``: one row per claim key of each current memory."""
 
@@ -108,22 +111,51 @@ class ClaimsProjector(DeferringProjector):
     deferrable = frozenset({"MemoryRecorded"})  # a new memory has no claims to read or delete
     _aliases: list[Alias] | None = None  # during a rebuild: the accepted entity aliases so far
 
+    # During a rebuild: (memory_id, workspace, content, subject, explicit) of the new memories
+    # since the last flush, derived together (one cache look-up per batch, not per memory).
+    _to_derive: list[tuple[int, str, str, str, tuple[tuple[str, str, str], ...]]]
+
     def create(self, conn: apsw.Connection) -> None:
         self._pending = None
         self._aliases = None
+        self._to_derive = []
         conn.execute(_CLAIMS_SCHEMA)
 
-    def _derive(self, conn: apsw.Connection, content: str, subject: str, explicit: Any) -> tuple[Claim, ...]:
-        """The memory's claims keyed through the accepted entity aliases (the entity_aliases
-        projection folds an ``EntityAliasSet`` before this one does)."""
+    def _current_aliases(self, conn: apsw.Connection) -> list[Alias]:
+        """The accepted entity aliases (the entity_aliases projection folds an
+        ``EntityAliasSet`` before this one does)."""
         if self._pending is None:  # another process may have folded an alias: read it now
-            aliases = entity_aliases.accepted(conn)
-        else:  # a rebuild: this projector folds every event, its copy stays current
-            if self._aliases is None:
-                self._aliases = entity_aliases.accepted(conn)
-            aliases = self._aliases
+            return entity_aliases.accepted(conn)
+        if self._aliases is None:  # a rebuild: this projector folds every event, its copy stays current
+            self._aliases = entity_aliases.accepted(conn)
+        return self._aliases
+
+    def _derive(self, conn: apsw.Connection, content: str, subject: str, explicit: Any) -> tuple[Claim, ...]:
+        """The memory's claims keyed through the accepted entity aliases."""
+        aliases = self._current_aliases(conn)
         claims = derived.claims(conn, content, subject, explicit)
         return rekey(claims, aliases) if aliases else claims
+
+    def _derive_deferred(self, conn: apsw.Connection) -> None:
+        """Turn the new memories kept during a rebuild into pending claim rows. Runs before any
+        event that could change the aliases or read the claims (the runner flushes first)."""
+        if not self._to_derive or self._pending is None:
+            return
+        todo, self._to_derive = self._to_derive, []
+        aliases = self._current_aliases(conn)
+        made = derived.claims_many(conn, [(content, subject, explicit) for _, _, content, subject, explicit in todo])
+        for (memory_id, workspace, *_), claims in zip(todo, made, strict=True):
+            self._pending.add(
+                _INSERT_CLAIM, *_claim_rows(memory_id, workspace, rekey(claims, aliases) if aliases else claims)
+            )
+
+    def flush(self, conn: apsw.Connection) -> None:
+        self._derive_deferred(conn)
+        super().flush(conn)
+
+    def cancel_rebuild(self) -> None:
+        self._to_derive = []
+        super().cancel_rebuild()
 
     def _realias(self, conn: apsw.Connection, data: EntityAliasSet) -> None:
         """Derive again the claims of every memory keyed by either name's tokens."""
@@ -169,13 +201,15 @@ class ClaimsProjector(DeferringProjector):
         memory_id = row["memory_id"]
         if isinstance(data, MemoryRecorded):
             explicit = tuple((c.subject, c.attribute, c.value) for c in data.claims)
+            if self._pending is not None:
+                self._to_derive.append((memory_id, row["workspace"], row["content"], row["subject"], explicit))
+                if len(self._to_derive) >= _DERIVE_BATCH:
+                    self._derive_deferred(conn)
+                return
             rows = _claim_rows(
                 memory_id, row["workspace"], self._derive(conn, row["content"], row["subject"], explicit)
             )
-            if self._pending is not None:
-                self._pending.add(_INSERT_CLAIM, *rows)
-            else:
-                insert_rows(conn, _CLAIM_HEAD, rows)
+            insert_rows(conn, _CLAIM_HEAD, rows)
             return
         if isinstance(data, MemoryUpdated):
             if data.content is None and data.subject is None:
@@ -225,11 +259,12 @@ class NearDuplicatesProjector:
     deferrable = frozenset({"MemoryRecorded"})  # folded into ``_bulk`` during a rebuild
 
     def __init__(self) -> None:
-        # During a rebuild: memory_id -> (workspace, packed signature, band keys), written once
-        # at the end. Band keys are random, so 16 inserts per memory at random places of the
-        # band b-tree cost more than the signatures; inserted in key order they are an append.
-        # The rows are the same set the incremental path leaves behind.
-        self._bulk: dict[int, tuple[str, bytes, tuple[int, ...]]] | None = None
+        # During a rebuild: memory_id -> (content, workspace) of each active memory, fingerprinted
+        # and written once at the end (the cached values read in batches). Band keys are random,
+        # so 16 inserts per memory at random places of the band b-tree cost more than the
+        # signatures; inserted in key order they are an append. The rows are the same set the
+        # incremental path leaves behind.
+        self._bulk: dict[int, tuple[str, str]] | None = None
 
     def create(self, conn: apsw.Connection) -> None:
         self._bulk = None
@@ -245,10 +280,12 @@ class NearDuplicatesProjector:
         self._bulk = {}
 
     def end_rebuild(self, conn: apsw.Connection) -> None:
-        bulk, self._bulk = self._bulk or {}, None
+        texts, self._bulk = sorted((self._bulk or {}).items()), None
+        made = derived.fingerprints_many(conn, [text for _, text in texts])
+        bulk = {m: (ws, packed, keys) for (m, (_, ws)), (packed, keys) in zip(texts, made, strict=True)}
         conn.executemany(
             "INSERT INTO near_dup_sigs(memory_id, workspace, sig) VALUES(?,?,?)",
-            [(m, ws, packed) for m, (ws, packed, _) in sorted(bulk.items())],
+            [(m, ws, packed) for m, (ws, packed, _) in bulk.items()],
         )
         # SQLite explodes and sorts the 16 keys per memory in C: at 100k memories that is 2 s
         # instead of 7 s for a sort of 1.6M Python tuples and their executemany.
@@ -273,8 +310,7 @@ class NearDuplicatesProjector:
         if self._bulk is not None:
             self._bulk.pop(memory_id, None)
             if row["status"] == "active":
-                packed, keys = derived.fingerprints(conn, row["content"], row["workspace"])
-                self._bulk[memory_id] = (row["workspace"], packed, keys)
+                self._bulk[memory_id] = (row["content"], row["workspace"])
             return
         old = (
             None

@@ -106,14 +106,34 @@ def claims(
     )
 
 
+def claims_many(
+    conn: apsw.Connection, texts: list[tuple[str, str, tuple[tuple[str, str, str], ...]]]
+) -> list[tuple[Claim, ...]]:
+    """:func:`claims` of many (content, subject, explicit claims), one cache look-up per batch."""
+    return _cached_many(conn, CLAIMS_KIND, texts, extract_claims, _msgpack, _decode_claims)
+
+
 def fingerprints(conn: apsw.Connection, content: str, scope: str) -> tuple[bytes, tuple[int, ...]]:
     """The packed :func:`ledger.fingerprint.signature` of ``content`` and its band keys in ``scope``."""
+    return _cached(
+        conn,
+        FINGERPRINT_KIND,
+        (content, scope),
+        lambda: _fingerprint(content, scope),
+        _encode_fingerprints,
+        _decode_fingerprints,
+    )
 
-    def compute() -> tuple[bytes, tuple[int, ...]]:
-        sig = fingerprint.signature(content)
-        return fingerprint.pack(sig), tuple(fingerprint.band_keys(sig, scope))
 
-    return _cached(conn, FINGERPRINT_KIND, (content, scope), compute, _encode_fingerprints, _decode_fingerprints)
+def fingerprints_many(conn: apsw.Connection, texts: list[tuple[str, str]]) -> list[tuple[bytes, tuple[int, ...]]]:
+    """:func:`fingerprints` of many (content, scope) pairs, with one cache look-up per batch
+    instead of one per text (a rebuild folds every memory: a statement each was ~5 % of it)."""
+    return _cached_many(conn, FINGERPRINT_KIND, texts, _fingerprint, _encode_fingerprints, _decode_fingerprints)
+
+
+def _fingerprint(content: str, scope: str) -> tuple[bytes, tuple[int, ...]]:
+    sig = fingerprint.signature(content)
+    return fingerprint.pack(sig), tuple(fingerprint.band_keys(sig, scope))
 
 
 def _encode_fingerprints(value: tuple[bytes, tuple[int, ...]]) -> bytes:
@@ -136,6 +156,10 @@ def cached_values(conn: apsw.Connection, keys: list[bytes]) -> dict[bytes, bytes
     caller looks them up first, computes the missing ones, then stores them with :func:`store`)."""
     if not keys or not _switch.on:
         return {}
+    return _lookup(conn, keys)
+
+
+def _lookup(conn: apsw.Connection, keys: list[bytes]) -> dict[bytes, bytes]:
     rows = conn.execute(
         "SELECT d.key, d.value FROM json_each(?) j JOIN derived_cache d ON d.key = unhex(j.value)",
         (msgspec.json.encode([k.hex() for k in keys]).decode(),),
@@ -177,3 +201,44 @@ def _cached(
     else:
         conn.execute("INSERT OR REPLACE INTO derived_cache(key, value) VALUES(?, ?)", (key, encode(value)))
     return value
+
+
+_BATCH = 2048  # keys per look-up statement
+
+
+def _cached_many(
+    conn: apsw.Connection,
+    kind: bytes,
+    inputs: list[tuple[Any, ...]],
+    compute: Callable[..., T],
+    encode: Callable[[T], bytes],
+    decode: Callable[[bytes], T],
+) -> list[T]:
+    """:func:`_cached` for many inputs at once, under the same switches."""
+    if not _switch.on:
+        return [compute(*i) for i in inputs]
+    keys = [_key(kind, i) for i in inputs]
+    if _switch.touched is not None:
+        _switch.touched.update(keys)
+    found: dict[bytes, bytes] = {}
+    if _switch.read:
+        for start in range(0, len(keys), _BATCH):
+            found.update(_lookup(conn, keys[start : start + _BATCH]))
+    out: list[T] = []
+    fresh: dict[bytes, bytes] = {}
+    for key, args in zip(keys, inputs, strict=True):
+        blob = found.get(key)
+        if blob is not None:
+            try:
+                out.append(decode(blob))
+                continue
+            except (msgspec.DecodeError, ValueError, struct.error):  # a damaged entry: compute it again
+                pass
+        value = compute(*args)
+        out.append(value)
+        fresh[key] = encode(value)
+    if _switch.sink is not None:
+        _switch.sink.update(fresh)
+    elif fresh:
+        conn.executemany("INSERT OR REPLACE INTO derived_cache(key, value) VALUES(?, ?)", list(fresh.items()))
+    return out

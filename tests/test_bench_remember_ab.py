@@ -57,3 +57,18 @@ def test_settle_rounds_time_each_after_commit_fold(tmp_path: Path, capsys: pytes
     result = json.loads(capsys.readouterr().out)
     assert result["operation"] == "settle" and min(result["p50_ms"]["before"]) > 0
     assert result["max_ms"]["after"][0] >= result["p50_ms"]["after"][0]
+
+
+def test_rebuild_rounds_time_whole_rebuilds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = str(remember_ab.REPO)
+    args = ["--before", tree, "--after", tree, "--memories", "150", "--rounds", "1", "--calls", "3"]
+    assert remember_ab.main([*args, "--operation", "rebuild", "--workdir", str(tmp_path)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["operation"] == "rebuild" and min(result["p50_ms"]["before"]) > 0
+    from fact_ledger.ledger.log.store import EventStore
+
+    store = EventStore(tmp_path / "after-150.db")
+    try:
+        assert store.last_position() == 150  # a rebuild folds the log again and appends nothing
+    finally:
+        store.close()

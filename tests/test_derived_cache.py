@@ -97,3 +97,36 @@ def test_a_ledger_without_the_cache_table_gets_one_on_open(db_path: Path) -> Non
         assert reopened.conn.execute("SELECT count(*) FROM derived_cache").fetchone()[0] == 2
     finally:
         reopened.close()
+
+
+def test_a_rebuild_reads_the_cache_in_batches_not_per_memory(app: LedgerApp) -> None:
+    _fill(app)
+    before = app.runner.checksums()
+    statements: list[str] = []
+
+    def trace(_cursor: Any, sql: str, _bindings: Any) -> bool:
+        statements.append(sql)
+        return True
+
+    app.conn.exec_trace = trace
+    try:
+        app.rebuild()
+    finally:
+        app.conn.exec_trace = None
+    one_by_one = [s for s in statements if s.startswith("SELECT value FROM derived_cache WHERE key=?")]
+    batched = [s for s in statements if "FROM json_each(?) j JOIN derived_cache" in s]
+    assert one_by_one == []  # 12 memories: their claims in one statement, their signatures in another
+    assert len(batched) == 2
+    assert app.runner.checksums() == before
+
+
+def test_fingerprints_many_agrees_with_one_at_a_time(app: LedgerApp) -> None:
+    texts = [(f"the build of s{i} takes {i} minutes", "ws" if i % 2 else "") for i in range(5)]
+    texts.append(texts[0])  # a repeat in one batch
+    with derived.bypassed():
+        fresh = [derived.fingerprints(app.conn, *t) for t in texts]
+    app.store.write(lambda: derived.fingerprints(app.conn, *texts[1]))  # one of them already cached
+    assert app.store.write(lambda: derived.fingerprints_many(app.conn, texts)) == fresh
+    assert app.store.write(lambda: derived.fingerprints_many(app.conn, texts)) == fresh  # now all from the cache
+    with derived.bypassed():
+        assert derived.fingerprints_many(app.conn, texts) == fresh

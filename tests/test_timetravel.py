@@ -323,3 +323,27 @@ def test_a_move_collides_and_once_resolved_each_time_has_its_own_home(app: Ledge
     assert home("2021-01-01T00:00:00Z") == [paris]
     assert home("2024-01-01T00:00:00Z") == home() == [moved["memory_id"]]
     assert app.read(paris)["memory"]["valid_to"].startswith("2023-06-01")
+
+
+def test_the_timeline_skips_only_fields_that_cannot_name_a_memory() -> None:
+    """Links look in fewer fields than an event has (a rebuild links every event); a field is
+    skipped only when msgspec refuses an id in it, alone, in a list or as a dict's key."""
+    import msgspec
+
+    from fact_ledger.ledger.log.events import EVENT_TYPES
+    from fact_ledger.projections.timeline.projector import _id_fields
+
+    an_id = "0193c1a2-1111-7000-8000-000000000001"
+    looked_at = 0
+    for kind in EVENT_TYPES.values():
+        chosen = _id_fields(kind)
+        for field in msgspec.structs.fields(kind):
+            if field.name in chosen:
+                looked_at += 1
+                continue
+            for shape in (an_id, [an_id], {an_id: 1}):
+                with pytest.raises(msgspec.ValidationError):
+                    msgspec.convert(shape, field.type)
+    assert "memory" in _id_fields(EVENT_TYPES["MemoryRecorded"])
+    assert {"winner", "loser"} <= set(_id_fields(EVENT_TYPES["Superseded"]))
+    assert looked_at > 40

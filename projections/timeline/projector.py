@@ -25,9 +25,12 @@ from __future__ import annotations
 import functools
 import json
 import re
+import types
+import typing
 from typing import Any
 
 import apsw
+import msgspec
 
 from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import (
@@ -329,7 +332,7 @@ def _link(
     memory_id = lookup(event.stream_id)
     if memory_id is not None:
         roles[memory_id] = "stream"
-    for field in data.__struct_fields__:
+    for field in _id_fields(type(data)):
         raw = getattr(data, field)
         if isinstance(raw, str) and len(raw) != 36:  # most fields: text that cannot be an id
             continue
@@ -343,6 +346,24 @@ def _link(
         deferred.add(INSERTS["tt_links"], *links)
     else:
         insert_rows(conn, LINKS_HEAD, links)
+
+
+@functools.cache
+def _id_fields(kind: type[Event]) -> tuple[str, ...]:
+    """The fields of an event type whose values can name a memory: a string, or a list, tuple
+    or dict keyed by strings (a float, a flag, a turn or a list of claim specs never does).
+    Looked up once per type: a rebuild links every event, and most fields are not ids."""
+    return tuple(f.name for f in msgspec.structs.fields(kind) if _may_hold_id(f.type))
+
+
+def _may_hold_id(annotation: Any) -> bool:
+    if annotation is str or annotation is Any:
+        return True
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return any(_may_hold_id(a) for a in args)
+    # a container: its items (a dict: its keys) are what _ids looks at
+    return typing.get_origin(annotation) in (list, tuple, dict) and bool(args) and args[0] in (str, Any)
 
 
 def _ids(value: Any) -> list[str]:

@@ -7,11 +7,12 @@ ledger once (``tools.bench`` corpus, same seed) and then answers rounds of ``rem
 or with ``--operation find`` rounds of lexical ``find`` calls (a query drawn from one corpus
 memory each, as ``tools.bench.run`` draws them; nothing is written), or with ``--operation
 settle`` the after-commit fold (full text, timeline) of each ``SETTLE_EVERY`` writes, timed
-alone (``--calls`` writes per round). The figure to quote is the
+alone (``--calls`` writes per round), or with ``--operation rebuild`` whole rebuilds of the corpus
+(``--calls`` per round; events/s is the corpus size over the time). The figure to quote is the
 median of the per-round ratios (after / before), not one run.
 
     python -m tools.bench.remember_ab --before ../old-checkout [--after .] [--memories 100000]
-        [--rounds 5] [--calls 400] [--operation remember|find|settle] [--workdir DIR]
+        [--rounds 5] [--calls 400] [--operation remember|find|settle|rebuild] [--workdir DIR]
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ elif operation == "settle":  # each sample: the after-commit fold of one batch o
 
     samples = [fold(written[i : i + batch]) for i in range(0, calls, batch)]
     calls_of = []  # timed above
+elif operation == "rebuild":  # each sample: one whole rebuild (``--calls`` of them a round)
+    calls_of = [app.rebuild] * calls
 else:
     calls_of = [lambda m=m: remember(app, m) for m in Corpus(seed=seed).memories(calls)]
 for call in calls_of:
@@ -137,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=400)
-    parser.add_argument("--operation", choices=("remember", "find", "settle"), default="remember")
+    parser.add_argument("--operation", choices=("remember", "find", "settle", "rebuild"), default="remember")
     parser.add_argument("--workdir", type=Path, help="where the ledgers go (kept; default: a temp dir)")
     args = parser.parse_args(argv)
     if args.workdir is not None:
