@@ -11,6 +11,7 @@ import pytest
 from fact_ledger.ledger import fingerprint
 from fact_ledger.ledger.claims import Claim
 from fact_ledger.ledger.errors import ChainBroken
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.projections import derived
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
@@ -130,3 +131,18 @@ def test_fingerprints_many_agrees_with_one_at_a_time(app: LedgerApp) -> None:
     assert app.store.write(lambda: derived.fingerprints_many(app.conn, texts)) == fresh  # now all from the cache
     with derived.bypassed():
         assert derived.fingerprints_many(app.conn, texts) == fresh
+
+
+def test_a_rebuild_derives_claims_in_bounded_batches(app: LedgerApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fact_ledger.projections import claims as claims_projection
+
+    _fill(app)
+    app.accept_entity_alias("s7", "s1", authorization=AUTH_USER)  # between memories: a flush mid-log
+    for i in range(12, 16):
+        app.remember(f"service s{i} port is {8000 + i}", subject=f"s{i}", source_type="agent_generated")
+    before = app.runner.checksums()
+    batches = _counting(monkeypatch, derived, "claims_many")
+    monkeypatch.setattr(claims_projection, "_DERIVE_BATCH", 5)
+    app.rebuild()
+    assert [len(args[1]) for args in batches] == [5, 5, 2, 4]  # 12 before the alias, 4 after it
+    assert app.runner.checksums() == before
