@@ -115,6 +115,9 @@ class ClaimsProjector(DeferringProjector):
     # since the last flush, derived together (one cache look-up per batch, not per memory).
     _to_derive: list[tuple[int, str, str, str, tuple[tuple[str, str, str], ...]]]
 
+    def __init__(self) -> None:
+        self._to_derive = []  # an open ledger whose tables exist never calls create
+
     def create(self, conn: apsw.Connection) -> None:
         self._pending = None
         self._aliases = None

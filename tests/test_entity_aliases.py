@@ -100,3 +100,21 @@ def test_bad_alias_input_writes_nothing(ledger: LedgerApp) -> None:
         with pytest.raises(InvalidInput):
             ledger.accept_entity_alias(alias, canonical, authorization=AUTH_USER)
     assert ledger.store.last_position() == before
+
+
+def test_an_alias_is_accepted_on_a_ledger_opened_again(tmp_path: Path) -> None:
+    """The read models exist already on a second open, so no projector is created afresh."""
+    settings = Settings(db=str(tmp_path / "again.db"), client="test", agent_id="pytest", policy=REVIEW)
+    first = LedgerApp(settings)
+    first.remember(content="张伟的电话是13812345678", subject="张伟")
+    first.close()
+    again = LedgerApp(settings)
+    try:
+        accepted = again.accept_entity_alias("张工", "张伟", authorization=AUTH_USER)
+        assert accepted["accepted"]
+        joined = again.remember(content="张工的电话是13987654321", subject="张工")
+        assert [c["member_count"] for c in joined["conflicts"]] == [2]  # keyed through the alias
+        rejected = again.reject_entity_alias("张工", "张伟", authorization=AUTH_USER)
+        assert rejected["accepted"] is False
+    finally:
+        again.close()
