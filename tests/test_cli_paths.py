@@ -95,10 +95,26 @@ def test_a_path_that_is_not_a_ledger_is_refused_and_nothing_is_written(
     assert status.exit_code == code, status.stderr
     assert status.stdout.startswith("degraded since ") and f"({reason}): {db} is not a ledger" in status.stdout
     assert json.loads(cli("--db", db, "--json", "status").stdout)["degraded"]["reason"] == reason
-    for args in (["remember", "the vpn gateway is 10.0.0.1"], ["init"], ["find", "vpn"], ["doctor"]):
+    source, exported, out = tmp_path / "source.db", tmp_path / "source.jsonl", tmp_path / "out.jsonl"
+    assert cli("--db", str(source), "remember", "the vpn gateway is 10.0.0.9").exit_code == 0
+    assert cli("--db", str(source), "export", "-o", str(exported)).exit_code == 0
+    for args in (
+        ["remember", "the vpn gateway is 10.0.0.1"],
+        ["init"],
+        ["find", "vpn"],
+        ["doctor"],
+        ["import", str(exported)],  # it said "appended 1" and stored nothing
+        ["export"],  # it printed nothing and exited 0
+        ["export", "-o", str(out)],
+        ["export", "--format", "csv"],
+    ):
         result = cli("--db", db, *args)
         assert result.exit_code == code, (args, result.stdout, result.stderr)
         assert f"{db} is not a ledger" in result.stderr and "Traceback" not in result.stderr
+        assert result.stdout == ""
+    assert not out.exists()  # a refused export leaves no empty file
+    refused = json.loads(cli("--db", db, "--json", "import", str(exported)).stdout)
+    assert refused["ok"] is False and refused["error"]["reason"] == reason
     remember = json.loads(cli("--db", db, "--json", "remember", "x y z").stdout)
     assert remember["ok"] is False and remember["error"]["reason"] == reason
     assert (_files(folder), target.read_bytes() if target.is_file() else None) == before
@@ -114,3 +130,34 @@ def test_a_ledger_damaged_past_its_header_still_keeps_writes_in_the_backup(tmp_p
     result = ledger_cli("--db", str(db), "remember", "the vpn gateway is 10.0.0.1")
     assert result.returncode == exit_codes.BACKUP_ONLY and (tmp_path / "ledger.backup.jsonl").is_file()
     assert ledger_cli("--db", str(db), "status").returncode == exit_codes.BROKEN
+
+
+def test_an_output_file_in_a_missing_folder_is_refused_before_any_work(tmp_path: Path) -> None:
+    db = str(tmp_path / "ledger.db")
+    assert cli("--db", db, "remember", "the staging token store is vault-2").exit_code == 0
+    missing = tmp_path / "nowhere" / "receipt.json"
+    erase = cli("--db", db, "erase", "1", "--receipt", str(missing))
+    assert erase.exit_code == exit_codes.REFUSED and "Traceback" not in erase.stderr
+    assert (
+        erase.stderr == f"error (invalid_input): cannot write {missing}: the folder {missing.parent} does not exist\n"
+    )
+    assert json.loads(cli("--db", db, "--json", "read", "1").stdout)["memory"]["status"] == "active"  # not erased
+    for output in (str(tmp_path / "nowhere" / "x.jsonl"), str(tmp_path)):
+        export = cli("--db", db, "export", "-o", output)
+        assert export.exit_code == exit_codes.REFUSED and export.stderr.startswith(
+            f"error (invalid_input): cannot write {output}: "
+        )
+    done = cli("--db", db, "erase", "1", "--receipt", str(tmp_path / "receipt.json"))
+    assert done.exit_code == 0 and done.stdout.startswith("erased #1")
+    assert json.loads((tmp_path / "receipt.json").read_text("utf-8"))["kind"] == "fact-ledger erasure receipt"
+
+
+def test_an_import_into_a_read_only_ledger_is_refused_in_one_line(tmp_path: Path) -> None:
+    source, ledger, exported = tmp_path / "source.db", tmp_path / "ledger.db", tmp_path / "source.jsonl"
+    assert cli("--db", str(source), "remember", "the build cache holds 4GB").exit_code == 0
+    assert cli("--db", str(source), "export", "-o", str(exported)).exit_code == 0
+    assert cli("--db", str(ledger), "remember", "the vpn gateway is 10.0.0.1").exit_code == 0
+    result = cli("--db", f"file:{ledger}?mode=ro", "import", str(exported))
+    assert result.exit_code == exit_codes.UNAVAILABLE and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error (unavailable): the database refused the import (read_only); 0 events")
+    assert json.loads(cli("--db", str(ledger), "--json", "status").stdout)["events"] == 1

@@ -366,6 +366,14 @@ class Storage(BackupState):
             f"the database cannot be read ({reason}{detail}); writes go to the JSONL backup", reason=reason
         )
 
+    def require_log(self) -> None:
+        """Refuse, as a public call would, when no real log is open (a path that holds no
+        ledger, an unreadable file): for the paths that read or append the log without the
+        answer policy of :meth:`call` (export, import), which must not answer from the empty
+        stand-in."""
+        if self.shadow:
+            raise self.unreadable()
+
     def _missing(self) -> Unavailable:
         """No ledger at an explicit path (or something else there): nothing is written anywhere,
         not even the backup."""

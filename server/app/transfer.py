@@ -27,11 +27,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.errors import InvalidInput, Unavailable
 from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.log.envelope import EnvelopeError, from_envelope, to_envelope
 from fact_ledger.server.app.backup import append_batch
 from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.app.storage_errors import STORAGE_ERRORS, reason_of
 
 Progress = Callable[[int, int], None]
 IMPORT_BATCH = 500
@@ -56,6 +57,7 @@ CSV_COLUMNS = (
 def _selected(app: LedgerApp, since: str | None, until: str | None, progress: Progress | None) -> Iterator[StoredEvent]:
     """Events recorded within [since, until], in log order, read in one snapshot of the read
     models' copy of the log, pulled up to the log's head first."""
+    app.storage.require_log()
     app.storage.pull()
     total = app.store.last_position()
     with app.storage.snapshot():
@@ -127,6 +129,7 @@ def _refuse_csv(path: Path) -> None:
 def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None) -> dict[str, Any]:
     """Append every envelope through the normal path in bounded batches; idempotent by event_id."""
     _refuse_csv(path)
+    app.storage.require_log()
     total_lines = sum(1 for _ in _lines(path))
     appended = already = done = 0
     bad: list[dict[str, Any]] = []
@@ -135,7 +138,15 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
     def flush() -> None:
         nonlocal appended, already
         if batch:
-            fresh = append_batch(app.storage, batch)
+            try:
+                fresh = append_batch(app.storage, batch)
+            except STORAGE_ERRORS as exc:
+                reason = reason_of(exc)
+                raise Unavailable(
+                    f"the database refused the import ({reason}); {appended} events were appended before, "
+                    "the rest were not (importing the file again skips those already in)",
+                    reason=reason,
+                ) from None
             appended, already = appended + fresh, already + len(batch) - fresh
             batch.clear()
         if progress:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -24,6 +23,7 @@ from fact_ledger.server.cli.output import (
     json_option,
     next_page_line,
     out_console,
+    output_path,
     pending_backup_line,
     progress_bar,
 )
@@ -227,12 +227,22 @@ def erase(obj: CliContext, memory_id: int | None, workspace: str | None, reason:
 
     Example: ledger erase 12 --reason "customer asked" --receipt erase-12.json
     """
+    receipt_file = output_path(receipt_path, "receipt") if receipt_path else None
     with progress_bar(obj, "seal") as progress:
         result = obj.app.erase(
             memory_id, workspace=workspace, reason=reason, authorization=AUTH_USER, progress=progress
         )
-    if receipt_path and result.get("receipt"):
-        Path(receipt_path).write_text(json.dumps(result["receipt"], indent=1, ensure_ascii=False) + "\n", "utf-8")
+    if receipt_file is not None and result.get("receipt"):
+        receipt = json.dumps(result["receipt"], indent=1, ensure_ascii=False) + "\n"
+        try:
+            receipt_file.write_text(receipt, "utf-8")
+        except OSError as exc:  # the erasure is done and cannot be redone: the receipt must not be lost
+            result.setdefault("notices", []).append(
+                f"the receipt could not be written to {receipt_path} ({exc.strerror or exc}); "
+                "it is in this answer: keep it"
+            )
+            if not obj.as_json:
+                out_console.print_json(receipt)
 
     def human(r: dict[str, Any]) -> None:
         head = r["receipt"]["head"]

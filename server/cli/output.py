@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from fact_ledger.ledger.errors import LedgerError, Unavailable
+from fact_ledger.ledger.errors import InvalidInput, LedgerError, Unavailable
 from fact_ledger.ledger.log.dbfiles import MissingDatabase, is_plain_path
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.cli import exit_codes
@@ -60,6 +60,19 @@ class CliContext:
     def chain_warning(self) -> str | None:
         """Set when the log's hash chain breaks past what the read models hold (see Storage)."""
         return self._app.storage.chain_warning() if self._app is not None else None
+
+
+def output_path(path: str, field: str) -> Path:
+    """A file a command will write, checked before the command does anything: its folder must
+    exist and the path must not be a folder (``erase --receipt``, ``export -o``). A refusal
+    after the work would lose what the file was for (an erasure cannot be done again)."""
+    target = Path(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise InvalidInput(f"cannot write {path}: the folder {folder} does not exist", field=field)
+    if target.is_dir():
+        raise InvalidInput(f"cannot write {path}: it is a folder", field=field)
+    return target
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:

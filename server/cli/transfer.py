@@ -9,7 +9,16 @@ from typing import Any
 import click
 import msgspec
 
-from fact_ledger.server.cli.output import CliContext, bad_line_details, emit, json_option, out_console, progress_bar
+from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.server.cli.output import (
+    CliContext,
+    bad_line_details,
+    emit,
+    json_option,
+    out_console,
+    output_path,
+    progress_bar,
+)
 
 
 @click.command(name="export")
@@ -42,12 +51,18 @@ def export_cmd(obj: CliContext, fmt: str, since: str | None, until: str | None, 
     since = parse_time(since, field="since") if since else None
     until = parse_time(until, field="until") if until else None
     writer = export_jsonl if fmt == "jsonl" else export_csv
+    target = output_path(output, "output") if output != "-" else None
+    obj.app.storage.require_log()  # before the file is made: a refused export leaves no empty file
     with progress_bar(obj, "export") as progress:
-        if output == "-":
+        if target is None:
             count = writer(obj.app, sys.stdout.buffer, since=since, until=until, progress=progress)
             sys.stdout.flush()
         else:
-            with open(output, "wb") as fh:
+            try:
+                fh = target.open("wb")
+            except OSError as exc:
+                raise InvalidInput(f"cannot write {output}: {exc.strerror or exc}", field="output") from None
+            with fh:
                 count = writer(obj.app, fh, since=since, until=until, progress=progress)
     if output != "-":
         emit(
