@@ -29,10 +29,13 @@ class ArchiveCandidate(NamedTuple):
     updated_at: str
 
 
+MAX_RETENTION_DAYS = 36_500  # a century: a longer period is a typo, and past ~2.9M days a date overflows
+
+
 def archive_cutoff(now: str, retention_days: int) -> str:
     """The time before which an inactive memory's last change makes it archivable."""
-    if retention_days < 0:
-        raise InvalidInput("older_than_days must be >= 0", field="older_than_days")
+    if not 0 <= retention_days <= MAX_RETENTION_DAYS:
+        raise InvalidInput(f"older_than_days must be between 0 and {MAX_RETENTION_DAYS:,}", field="older_than_days")
     return clock.format_time(clock.to_datetime(now) - timedelta(days=retention_days))
 
 

@@ -67,9 +67,11 @@ from fact_ledger.ledger.clock import DEFAULT_SKEW_S
 from fact_ledger.ledger.errors import InvalidInput, closest
 from fact_ledger.ledger.facts import Policy
 from fact_ledger.ledger.log.store import DEFAULT_BUSY_TIMEOUT_MS
+from fact_ledger.ledger.retention import MAX_RETENTION_DAYS
 from fact_ledger.ledger.working import TIERS
 
 ISOLATION_MODES = ("none", "weak", "strict")
+MAX_NAME_CHARS = 256  # workspace names, actors, projection names: here, in tool fields and CLI options
 DEFAULT_EMBEDDING_MODEL = "multilingual-e5-small"
 MAX_SKEW_S = 10**9  # about 31 years: enough for any clock, never past the calendar
 _INTEGERS = (
@@ -344,6 +346,15 @@ def _coerce(settings: Settings, values: dict[str, Any]) -> Settings:
     for key in ("working_set_size", "working_ttl_days", "cold_after_days"):
         if not 1 <= getattr(result, key) <= 100_000:
             raise InvalidInput(f"{key} must be between 1 and 100,000", field=key)
+    if not 0 <= result.retention_days <= MAX_RETENTION_DAYS:
+        raise InvalidInput(f"retention_days must be between 0 and {MAX_RETENTION_DAYS:,}", field="retention_days")
+    if not 0 <= result.busy_timeout_ms <= 3_600_000:
+        raise InvalidInput("busy_timeout_ms must be between 0 and 3,600,000 (an hour)", field="busy_timeout_ms")
+    for key in ("workspace", "agent_id"):  # as --workspace and a tool's field are held (MAX_NAME_CHARS)
+        if len(getattr(result, key)) > MAX_NAME_CHARS:
+            raise InvalidInput(
+                f"{key}: at most {MAX_NAME_CHARS} characters, not {len(getattr(result, key))}", field=key
+            )
     if not 0 <= result.health_every_minutes <= 10**6:
         raise InvalidInput("health_every_minutes must be between 0 (never) and 1,000,000", field="health_every_minutes")
     if result.isolation not in ISOLATION_MODES:
@@ -356,7 +367,7 @@ def _integer(value: Any, key: str) -> int:
         raise InvalidInput(f"{key} must be an integer", field=key)
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an infinite float (1e400 in TOML)
         raise InvalidInput(f"{key} must be an integer", field=key) from None
 
 

@@ -161,3 +161,12 @@ def test_an_import_into_a_read_only_ledger_is_refused_in_one_line(tmp_path: Path
     assert result.exit_code == exit_codes.UNAVAILABLE and "Traceback" not in result.stderr
     assert result.stderr.startswith("error (unavailable): the database refused the import (read_only); 0 events")
     assert json.loads(cli("--db", str(ledger), "--json", "status").stdout)["events"] == 1
+
+
+def test_a_retention_period_past_a_century_is_refused_not_a_traceback(tmp_path: Path) -> None:
+    db = str(tmp_path / "ledger.db")
+    assert cli("--db", db, "remember", "the vpn gateway is 10.0.0.1").exit_code == 0
+    for days in ("800000", "99999999999999999"):  # a date overflow; an int too large for C
+        result = cli("--db", db, "archive", "--dry-run", "--older-than-days", days)
+        assert result.exit_code == exit_codes.USAGE and "0<=x<=36500" in result.stderr, result.stderr
+    assert cli("--db", db, "archive", "--dry-run", "--older-than-days", "36500").exit_code == 0

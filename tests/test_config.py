@@ -80,12 +80,30 @@ def test_policy_from_environment() -> None:
     [
         ({"LEDGER_ISOLATION": "paranoid"}, "isolation"),
         ({"LEDGER_BUSY_TIMEOUT_MS": "soon"}, "busy_timeout_ms"),
+        ({"LEDGER_BUSY_TIMEOUT_MS": "-1"}, "busy_timeout_ms"),
+        ({"LEDGER_RETENTION_DAYS": "99999999999999"}, "retention_days"),  # an OverflowError at archive
+        ({"LEDGER_RETENTION_DAYS": "-3"}, "retention_days"),
+        ({"LEDGER_WORKSPACE": "w" * 257}, "workspace"),  # --workspace and the tools hold 256
+        ({"LEDGER_AGENT_ID": "a" * 257}, "agent_id"),
     ],
 )
 def test_bad_values_are_refused(env: dict[str, str], field: str) -> None:
     with pytest.raises(InvalidInput) as info:
         load_settings(env=env)
     assert info.value.field == field
+
+
+def test_the_limits_themselves_are_accepted() -> None:
+    settings = load_settings(
+        env={"LEDGER_RETENTION_DAYS": "36500", "LEDGER_WORKSPACE": "w" * 256, "LEDGER_BUSY_TIMEOUT_MS": "0"}
+    )
+    assert (settings.retention_days, len(settings.workspace), settings.busy_timeout_ms) == (36500, 256, 0)
+
+
+def test_an_infinite_number_in_a_config_file_is_refused_not_a_traceback(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput) as info:
+        load_settings(env=_config(tmp_path, "event_time_skew_s = 1e400\n"))
+    assert info.value.field == "event_time_skew_s" and str(info.value) == "event_time_skew_s must be an integer"
 
 
 def test_a_broken_config_file_is_refused(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import click
 from rich.markup import escape
 
 from fact_ledger.ledger.log.events import AUTH_USER
+from fact_ledger.ledger.retention import MAX_RETENTION_DAYS
 from fact_ledger.server.cli.output import (
     CliContext,
     bad_line_details,
@@ -151,7 +152,7 @@ def audit(
 @click.option(
     "--older-than-days",
     default=None,
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=MAX_RETENTION_DAYS),
     help="Inactive for longer than this (default: retention_days, 90).",
 )
 @json_option

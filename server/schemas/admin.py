@@ -16,6 +16,7 @@ from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.facts import CONFLICT_LISTINGS
 from fact_ledger.ledger.govern import KEEP_RESOLUTIONS
 from fact_ledger.ledger.log.events import EVENT_TYPES, RENAMED
+from fact_ledger.ledger.retention import MAX_RETENTION_DAYS
 from fact_ledger.server.schemas.memory import (
     Cursor,
     EdgeModel,
@@ -224,7 +225,7 @@ class ReplayBackupData(_Governed):
 
 class ArchiveData(EdgeModel):
     dry_run: StrictBool = False
-    older_than_days: Annotated[StrictInt, Field(ge=0, le=36500)] | None = Field(
+    older_than_days: Annotated[StrictInt, Field(ge=0, le=MAX_RETENTION_DAYS)] | None = Field(
         None, description="default: the retention period"
     )
 

@@ -33,6 +33,7 @@ from fact_ledger.ledger.promotion import SIGNALS
 from fact_ledger.ledger.trust import SOURCE_TYPES
 from fact_ledger.ledger.working import TIERS
 from fact_ledger.server.app.credentials import ON_SECRET as ON_SECRET_CHOICES
+from fact_ledger.server.config import MAX_NAME_CHARS
 
 MAX_CONTENT_BYTES = 2 * 1024 * 1024
 MAX_SUBJECT_CHARS = 2000
@@ -40,7 +41,6 @@ MAX_QUERY_CHARS = 32000
 MAX_TAGS = 100
 MAX_TAG_CHARS = 256
 MAX_METADATA_BYTES = 256 * 1024
-MAX_NAME_CHARS = 256  # workspace names, actors, projection names
 MAX_REASON_CHARS = 4000
 
 
