@@ -36,6 +36,13 @@ def test_read_with_sections_prints_the_header_and_those_sections_only(db_path: P
     assert "## Step 1" in whole and "## Step 8" in whole and "§6 Runbook › Step 6" in whole
 
 
+def test_a_short_memory_read_with_all_sections_still_shows_its_text(db_path: Path) -> None:
+    short = json.loads(cli(db_path, "--json", "remember", "the staging port is 8443").stdout)["memory_id"]
+    for sections in ("all", "catalog"):
+        out = cli(db_path, "read", str(short), "--sections", sections).stdout
+        assert out.splitlines()[1].strip() == "the staging port is 8443", (sections, out)
+
+
 def test_find_hits_are_short_and_conflicted_ones_are_marked(db_path: Path) -> None:
     _runbook(db_path)
     cli(db_path, "remember", "The billing service listens on port 8080", "--subject", "billing")

@@ -243,8 +243,9 @@ def read(obj: CliContext, memory_id: int, sections: str | None, session: str | N
 
 def _memory_detail(m: dict[str, Any], *, whole: bool = True) -> None:
     """One memory with its time, tags and links (what replaced it, what it retracted, conflicts);
-    with ``whole`` false (sections asked for) its header without the content, then the sections."""
-    if whole:
+    with ``whole`` false (sections asked for) its header without the content, then the sections;
+    a short memory has none, so its content is the text to show."""
+    if whole or not m.get("sections"):
         print_memories([m])
     else:
         _header(m)
