@@ -96,10 +96,16 @@ def test_accepted_aliases_meet_and_a_rejection_parts_them_across_rebuilds(ledger
 def test_bad_alias_input_writes_nothing(ledger: LedgerApp) -> None:
     ledger.accept_entity_alias("Jon", "John", authorization=AUTH_USER)
     before = ledger.store.last_position()
-    for alias, canonical in (("", "x"), ("John", "John"), ("the", "John"), ("John", "Jon")):
+    for alias, canonical in (("", "x"), ("John", "John"), ("the", "John"), ("John", "Jon"), ("Jonny", "the")):
         with pytest.raises(InvalidInput):
             ledger.accept_entity_alias(alias, canonical, authorization=AUTH_USER)
     assert ledger.store.last_position() == before
+    with pytest.raises(InvalidInput) as nothing:  # it said "'A' and 'B' are already one key"
+        ledger.accept_entity_alias("A", "B", authorization=AUTH_USER)
+    assert str(nothing.value).startswith("'A' holds no word a claim is keyed by") and nothing.value.field == "alias"
+    with pytest.raises(InvalidInput) as empty:  # an alias of nothing was accepted
+        ledger.accept_entity_alias("Jonny", "the", authorization=AUTH_USER)
+    assert empty.value.field == "canonical"
 
 
 def test_an_alias_is_accepted_on_a_ledger_opened_again(tmp_path: Path) -> None:

@@ -296,7 +296,13 @@ class Hindsight(Service):
         alias, canonical = alias.strip(), canonical.strip()
         if not alias or not canonical or alias == canonical:
             raise InvalidInput("alias and canonical must be two different non-empty names", field="alias")
-        if not entity_alias.tokens(alias) or entity_alias.tokens(alias) == entity_alias.tokens(canonical):
+        for field, name in (("alias", alias), ("canonical", canonical)):
+            if not entity_alias.tokens(name):
+                raise InvalidInput(
+                    f"{name!r} holds no word a claim is keyed by (single letters and common words are not)",
+                    field=field,
+                )
+        if entity_alias.tokens(alias) == entity_alias.tokens(canonical):
             raise InvalidInput(f"{alias!r} and {canonical!r} are already one key", field="alias")
         target: list[str] = []
 
