@@ -96,3 +96,18 @@ def test_a_found_fact_that_stopped_holding_says_until_when(db_path: Path) -> Non
     headers = [line for line in cli(db_path, "find", "gateway port", "--include-inactive").stdout.splitlines()]
     assert any(h.startswith(f"#{old} ") and f"until {ended[old]}" in h for h in headers)
     assert not any(h.startswith(f"#{new} ") and "until" in h for h in headers)
+
+
+def test_stdin_that_is_not_utf8_is_named_as_such(db_path: Path) -> None:
+    result = CliRunner().invoke(main, ["--db", str(db_path), "remember", "-"], input=b"bad \xff\xfe")
+    assert result.exit_code == 1 and result.stderr == "error (invalid_input): stdin is not UTF-8 text\n"
+    fine = CliRunner().invoke(main, ["--db", str(db_path), "remember", "-"], input="北京的天气很好\n".encode())
+    assert fine.exit_code == 0 and fine.stdout.startswith("remembered #1")
+
+
+def test_audit_refuses_an_event_type_it_does_not_know(db_path: Path) -> None:
+    assert cli(db_path, "remember", "the staging port is 8443").exit_code == 0
+    bogus = cli(db_path, "audit", "--type", "Bogus")
+    assert bogus.exit_code == 1 and bogus.stderr.startswith("error (invalid_input): type: Input should be")
+    shown = cli(db_path, "audit", "--type", "MemoryRecorded").stdout
+    assert "cli MemoryRecorded" in shown

@@ -38,7 +38,7 @@ def content_of(text: str | None, file: str | None, *, required: bool = True) -> 
     if file is not None:
         content = _read(file).rstrip()
     elif text == STDIN:
-        content = sys.stdin.read().rstrip()
+        content = _stdin_text().rstrip()
     else:
         content = text or ""
     if not content.strip():
@@ -47,9 +47,18 @@ def content_of(text: str | None, file: str | None, *, required: bool = True) -> 
     return content
 
 
+def _stdin_text() -> str:
+    """Standard input as UTF-8, strictly: the text layer would turn bad bytes into surrogates,
+    and the refusal would then name a surrogate the person never typed."""
+    try:
+        return sys.stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("stdin is not UTF-8 text", field="content") from None
+
+
 def _read(file: str) -> str:
     if file == STDIN:
-        return sys.stdin.read()
+        return _stdin_text()
     try:
         return Path(file).read_text(encoding="utf-8")
     except UnicodeDecodeError:

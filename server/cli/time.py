@@ -24,6 +24,7 @@ from fact_ledger.server.cli.output import (
     out_console,
     progress_bar,
 )
+from fact_ledger.server.schemas.admin import AuditData
 
 
 @click.command()
@@ -128,9 +129,9 @@ def audit(
 
     Example: ledger audit --memory-id 12 --limit 20
     """
-    result = obj.app.audit(
-        since=since, until=until, memory_id=memory_id, actor=actor, type=type_, limit=limit, cursor=cursor
-    )
+    fields = {"since": since, "until": until, "memory_id": memory_id, "actor": actor, "type": type_, "limit": limit}
+    data = AuditData.parse({**fields, "cursor": cursor})  # the tool's model: an unknown --type is refused
+    result = obj.app.audit(**data.to_kwargs())
 
     def human(r: dict[str, Any]) -> None:
         for e in r["events"]:
