@@ -171,3 +171,33 @@ def test_cli_time_travel_commands(tmp_path: Path) -> None:
     assert human.exit_code == 0 and f"#{a}" in human.output
     bad = runner.invoke(main, ["read", str(a), "--as-of-event-time", "soonish", "--db", db, "--json"])
     assert bad.exit_code == 1 and json.loads(bad.output)["error"]["code"] == "invalid_input"
+
+
+def test_an_export_line_changed_after_export_is_refused(app: LedgerApp, tmp_path: Path) -> None:
+    fill(app)
+    out = tmp_path / "export.jsonl"
+    with out.open("wb") as fh:
+        export_jsonl(app, fh)
+    lines = out.read_bytes().splitlines(keepends=True)
+    edited = json.loads(lines[0])
+    payload = json.loads(edited["event"]["payload"])
+    payload["content"] = "接口 /api/foo 返回 500"  # a sealed field: the row hash covers it through the seal
+    edited["event"]["payload"] = json.dumps(payload, ensure_ascii=False)
+    renamed = json.loads(lines[1])
+    renamed["event"]["actor"] = "someone-else"  # a field the row hash covers itself
+    out.write_bytes(
+        json.dumps(edited, ensure_ascii=False).encode()
+        + b"\n"
+        + json.dumps(renamed).encode()
+        + b"\n"
+        + b"".join(lines[2:])
+    )
+    other = LedgerApp(Settings(db=str(tmp_path / "other.db")))
+    try:
+        result = import_jsonl(other, out)
+        assert result["bad_total"] == 2 and result["appended"] == len(lines) - 2
+        assert [b["line"] for b in result["bad_lines"]] == [1, 2]
+        assert all("its hash does not match its content" in b["error"] for b in result["bad_lines"])
+        assert other.conn.execute("SELECT count(*) FROM memories WHERE content LIKE '%500%'").fetchone()[0] == 0
+    finally:
+        other.close()

@@ -13,7 +13,8 @@ from typing import Any
 
 import msgspec
 
-from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
+from fact_ledger.ledger import erasure
+from fact_ledger.ledger.log.chain import NewEvent, StoredEvent, row_hash
 from fact_ledger.ledger.log.events import decode_payload
 
 SCHEMA = 1
@@ -69,6 +70,8 @@ def from_envelope(line: bytes | str) -> NewEvent:
     salt = ev.get("salt")
     if salt is not None and not (isinstance(salt, str) and len(salt) == 32 and _is_hex(salt)):
         raise EnvelopeError("bad event: salt is not 32 hex digits")
+    if "hash" in ev:
+        _check_hash(ev)
     try:
         data = decode_payload(ev["type"], int(ev["v"]), ev["payload"])
         return NewEvent(
@@ -88,3 +91,20 @@ def from_envelope(line: bytes | str) -> NewEvent:
         raise EnvelopeError(f"bad event: missing field {exc}") from None
     except (TypeError, ValueError, msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise EnvelopeError(f"bad event: {exc}") from None
+
+
+def _check_hash(ev: dict[str, Any]) -> None:
+    """A log export's line carries its row's hash: a line edited after the export no longer
+    matches it, and is refused rather than stored as if the log had said it."""
+    try:
+        row = msgspec.convert(ev, StoredEvent)
+    except msgspec.ValidationError as exc:
+        raise EnvelopeError(f"bad event: {exc}") from None
+    changed = row_hash(row.prev_hash, row) != row.hash
+    if row.seal and row.salt is not None:  # the hash covers a sealed row's erasable fields through its seal
+        erasable = erasure.split(row.type, row.payload)[1]
+        changed = changed or erasable is None or erasure.seal_of(row.salt, erasable) != row.seal
+    if changed:
+        raise EnvelopeError(
+            f"event {row.position}: its hash does not match its content (the line was changed after export)"
+        )
