@@ -188,3 +188,10 @@ def test_every_route_has_a_model_and_an_example_that_validates() -> None:
             if route.example:
                 route.model.parse(route.example)  # the documented example is valid input
             assert route.summary, (spec.name, name)
+
+
+def test_a_confidence_of_nan_is_named_as_such() -> None:
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(InvalidInput) as info:
+            s.RememberData.parse({"content": "the staging port is 8443", "confidence": bad})
+        assert "not NaN or an infinity" in str(info.value) and info.value.field == "confidence"

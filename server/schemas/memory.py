@@ -11,6 +11,7 @@ Models for the review, governance and repair tools live in :mod:`server.schemas.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Annotated, Any, ClassVar, Literal, Self
 
@@ -88,7 +89,15 @@ PositiveId = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=1, le=2**6
 MemoryId = PositiveId
 Tag = Annotated[Text, Field(min_length=1, max_length=MAX_TAG_CHARS)]
 Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS)]
-Confidence = Annotated[float, BeforeValidator(_no_bool), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+def _finite(value: Any) -> Any:
+    """NaN fails every comparison: without this its refusal read "should be >= 0"."""
+    value = _no_bool(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("a number between 0 and 1, not NaN or an infinity")
+    return value
+
+
+Confidence = Annotated[float, BeforeValidator(_finite), Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Subject = Annotated[Text, Field(max_length=MAX_SUBJECT_CHARS)]
 Name = Annotated[Text, Field(max_length=MAX_NAME_CHARS)]
 Reason = Annotated[Text, Field(max_length=MAX_REASON_CHARS)]
