@@ -297,3 +297,18 @@ def test_at_most_five_candidates_are_listed() -> None:
     many = [Target(i, f"s{i}", f"Send the invoice to client {i} every Friday") for i in range(1, 8)]
     target, matched = choose(many)
     assert target is None and [t.memory_id for t in matched] == [1, 2, 3, 4, 5]
+
+
+def test_retracting_a_memory_that_is_already_retired_says_so(app: LedgerApp, tmp_path: Path) -> None:
+    first = app.remember("send the weekly minutes to the team on friday")["memory_id"]
+    app.retire(first, reason="done", authorization=AUTH_USER)
+    again = app.remember("cancel that", ref_id=first, retracts=True)
+    assert "retracted" not in again  # nothing was retired by this write
+    assert again["notices"] == [f"#{first} was already retired: nothing was retracted (this memory links to it)"]
+    live = app.remember("stop the nightly backup job on host b7")["memory_id"]
+    assert "notices" not in app.remember("cancel the backup job", ref_id=live, retracts=True)
+    db = str(tmp_path / "cli.db")
+    assert ledger_cli("--db", db, "remember", "send the weekly minutes on friday").returncode == 0
+    assert ledger_cli("--db", db, "retire", "1").returncode == 0
+    human = ledger_cli("--db", db, "remember", "cancel that", "--retracts", "1")
+    assert human.returncode == 0 and "#1 was already retired: nothing was retracted" in human.stdout

@@ -131,8 +131,23 @@ class Writes(Service):
     def _remember_reply(
         self, events: list[StoredEvent], cmd: RememberCommand, state: RememberState, masked: dict[str, Any]
     ) -> dict[str, Any]:
-        head = events[0]
         retracted = self._retracted(events)
+        reply = self._remember_answer(events, cmd, state, masked, retracted)
+        target = state.target
+        if cmd.retracts and target is not None and target.status != "active" and not retracted:
+            # named, but already out of the current answers: the write links to it and retires nothing
+            reply["notices"] = [*reply.get("notices", []), _already_inactive(target)]
+        return reply
+
+    def _remember_answer(
+        self,
+        events: list[StoredEvent],
+        cmd: RememberCommand,
+        state: RememberState,
+        masked: dict[str, Any],
+        retracted: dict[str, list[int]],
+    ) -> dict[str, Any]:
+        head = events[0]
         if head.type in ("DuplicateSighted", "Restated"):
             row = mem.by_stream(self.conn, head.stream_id)
             assert row is not None
@@ -307,3 +322,7 @@ class Writes(Service):
                 f"{row.source_type} and {row.protection} (confirm it again to make it the user's word)"
             ]
         return result
+
+
+def _already_inactive(target: MemoryFacts) -> str:
+    return f"#{target.memory_id} was already {target.status}: nothing was retracted (this memory links to it)"

@@ -143,6 +143,8 @@ def _remember_lines(r: dict[str, Any]) -> None:
         out_console.print("  reads as a cancellation of one of these (none retracted; name it with --retracts):")
         for c in r["retraction_candidates"]:
             out_console.print(f"    #{c['memory_id']} {c['content']}", markup=False, highlight=False)
+    for notice in r.get("notices", ()):  # what the JSON answer tells an agent, told to the person too
+        out_console.print(f"  [yellow]{escape(notice)}[/yellow]", highlight=False)
 
 
 @click.command()
