@@ -6,8 +6,10 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import apsw
 import pytest
 from hypothesis import Phase, settings
 
@@ -104,3 +106,19 @@ def ledger_cli(
         timeout=timeout,
         cwd=REPO,
     )
+
+
+@contextmanager
+def statements_run(conn: apsw.Connection) -> Iterator[list[str]]:
+    """Every SQL statement ``conn`` runs inside the block, in order (APSW's exec trace)."""
+    ran: list[str] = []
+
+    def trace(_cursor: object, sql: str, _bindings: object) -> bool:
+        ran.append(sql)
+        return True
+
+    conn.exec_trace = trace
+    try:
+        yield ran
+    finally:
+        conn.exec_trace = None

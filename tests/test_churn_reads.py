@@ -5,20 +5,12 @@ member's join counted by the one statement that records it (a re-join counts aga
 from __future__ import annotations
 
 from fact_ledger.server.app.facade import LedgerApp
+from tests.conftest import statements_run
 
 
 def statements(app: LedgerApp, write: object) -> list[str]:
-    ran: list[str] = []
-
-    def trace(cursor: object, sql: str, bindings: object) -> bool:
-        ran.append(sql)
-        return True
-
-    app.conn.exec_trace = trace
-    try:
+    with statements_run(app.conn) as ran:
         write()  # type: ignore[operator]
-    finally:
-        app.conn.exec_trace = None
     return ran
 
 

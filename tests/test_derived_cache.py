@@ -15,6 +15,7 @@ from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.projections import derived
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
+from tests.conftest import statements_run
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[Any]:
@@ -103,17 +104,8 @@ def test_a_ledger_without_the_cache_table_gets_one_on_open(db_path: Path) -> Non
 def test_a_rebuild_reads_the_cache_in_batches_not_per_memory(app: LedgerApp) -> None:
     _fill(app)
     before = app.runner.checksums()
-    statements: list[str] = []
-
-    def trace(_cursor: Any, sql: str, _bindings: Any) -> bool:
-        statements.append(sql)
-        return True
-
-    app.conn.exec_trace = trace
-    try:
+    with statements_run(app.conn) as statements:
         app.rebuild()
-    finally:
-        app.conn.exec_trace = None
     one_by_one = [s for s in statements if s.startswith("SELECT value FROM derived_cache WHERE key=?")]
     batched = [s for s in statements if "FROM json_each(?) j JOIN derived_cache" in s]
     assert one_by_one == []  # 12 memories: their claims in one statement, their signatures in another
