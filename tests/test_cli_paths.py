@@ -170,3 +170,18 @@ def test_a_retention_period_past_a_century_is_refused_not_a_traceback(tmp_path: 
         result = cli("--db", db, "archive", "--dry-run", "--older-than-days", days)
         assert result.exit_code == exit_codes.USAGE and "0<=x<=36500" in result.stderr, result.stderr
     assert cli("--db", db, "archive", "--dry-run", "--older-than-days", "36500").exit_code == 0
+
+
+def test_a_command_line_click_cannot_parse_is_a_json_error_under_json(tmp_path: Path) -> None:
+    db = str(tmp_path / "ledger.db")
+    for args in (
+        ["--json", "--db", db, "remember", "x y z", "--confidence", "-1"],
+        ["--db", db, "remember", "x y z", "--confidence", "-1", "--json"],
+        ["--json", "no-such-command"],
+    ):
+        result = cli(*args)
+        assert result.exit_code == exit_codes.USAGE, result.output
+        error = json.loads(result.stdout)["error"]
+        assert error["code"] == "invalid_input" and error["reason"] == "usage" and error["message"]
+    human = cli("--db", db, "remember", "x y z", "--confidence", "-1")
+    assert human.exit_code == exit_codes.USAGE and "remember [OPTIONS]" in human.stderr and human.stdout == ""

@@ -50,7 +50,12 @@ TABLE: list[tuple[int, str, str]] = [
         "install, model list) the semantic extra is not installed, or the model could not be "
         "downloaded or failed its checks; nothing was written",
     ),
-    (USAGE, "every command", "the command line itself is wrong (unknown option, missing argument)"),
+    (
+        USAGE,
+        "every command",
+        "the command line itself is wrong (unknown option, missing argument, a value out of range); "
+        "with --json, a JSON error with reason usage",
+    ),
 ]
 
 

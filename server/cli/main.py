@@ -3,6 +3,8 @@ every command, added explicitly (``ledger --help`` lists them)."""
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -27,22 +29,31 @@ from fact_ledger.server.cli.output import CliContext
 
 
 class LedgerGroup(click.Group):
-    """Click's group with one change: a command line it cannot parse exits 64, not 2, because
-    2 means "broken" in the exit-code table."""
+    """Click's group with two changes: a command line it cannot parse exits 64, not 2, because
+    2 means "broken" in the exit-code table; and with ``--json`` anywhere on it, that refusal is
+    a JSON document on stdout like every other error (a script reads one, not click's text)."""
+
+    wants_json = False
+
+    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
+        self.wants_json = "--json" in (sys.argv[1:] if args is None else list(args))
+        return super().main(args, *rest, **kwargs)
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
-        return _usage_code(super().make_context, *args, **kwargs)
+        return self._usage_code(super().make_context, *args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
-        return _usage_code(super().invoke, ctx)
+        return self._usage_code(super().invoke, ctx)
 
-
-def _usage_code(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    try:
-        return call(*args, **kwargs)
-    except click.UsageError as exc:
-        exc.exit_code = exit_codes.USAGE
-        raise
+    def _usage_code(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return call(*args, **kwargs)
+        except click.UsageError as exc:
+            exc.exit_code = exit_codes.USAGE
+            if self.wants_json:
+                refusal = {"code": "invalid_input", "reason": "usage", "message": exc.format_message()}
+                exc.show = lambda file=None: click.echo(json.dumps({"ok": False, "error": refusal}))  # type: ignore[method-assign]
+            raise
 
 
 @click.group(cls=LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})
