@@ -89,6 +89,8 @@ PositiveId = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=1, le=2**6
 MemoryId = PositiveId
 Tag = Annotated[Text, Field(min_length=1, max_length=MAX_TAG_CHARS)]
 Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS)]
+
+
 def _finite(value: Any) -> Any:
     """NaN fails every comparison: without this its refusal read "should be >= 0"."""
     value = _no_bool(value)
