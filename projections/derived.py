@@ -160,6 +160,9 @@ def cached_values(conn: apsw.Connection, keys: list[bytes]) -> dict[bytes, bytes
 
 
 def _lookup(conn: apsw.Connection, keys: list[bytes]) -> dict[bytes, bytes]:
+    if len(keys) == 1:  # a fold event by event (a pull, an update): the plain primary-key read is 2x faster
+        row = conn.execute("SELECT value FROM derived_cache WHERE key=?", (keys[0],)).fetchone()
+        return {keys[0]: bytes(row[0])} if row is not None else {}
     rows = conn.execute(
         "SELECT d.key, d.value FROM json_each(?) j JOIN derived_cache d ON d.key = unhex(j.value)",
         (msgspec.json.encode([k.hex() for k in keys]).decode(),),
@@ -184,23 +187,7 @@ def _cached(
     encode: Callable[[T], bytes],
     decode: Callable[[bytes], T],
 ) -> T:
-    if not _switch.on:
-        return compute()
-    key = _key(kind, inputs)
-    if _switch.touched is not None:
-        _switch.touched.add(key)
-    row = conn.execute("SELECT value FROM derived_cache WHERE key=?", (key,)).fetchone() if _switch.read else None
-    if row is not None:
-        try:
-            return decode(row[0])
-        except (msgspec.DecodeError, ValueError, struct.error):  # a damaged entry: compute it again
-            pass
-    value = compute()
-    if _switch.sink is not None:
-        _switch.sink[key] = encode(value)
-    else:
-        conn.execute("INSERT OR REPLACE INTO derived_cache(key, value) VALUES(?, ?)", (key, encode(value)))
-    return value
+    return _cached_many(conn, kind, [inputs], lambda *_: compute(), encode, decode)[0]
 
 
 _BATCH = 2048  # keys per look-up statement

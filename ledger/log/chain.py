@@ -289,11 +289,17 @@ def verify_events(events: Iterable[StoredEvent], progress: Callable[[int], None]
     return count
 
 
-def _check_seal(ev: StoredEvent, cleared: list[erasure.Cleared]) -> None:
+def seal_holds(ev: StoredEvent) -> bool:
+    """A sealed row that still holds its salt: its erasable fields hash to its seal (the row
+    hash covers them only through the seal, so this is how an edit of them shows)."""
     erasable = erasure.split(ev.type, ev.payload)[1]
+    return ev.salt is not None and erasable is not None and erasure.seal_of(ev.salt, erasable) == ev.seal
+
+
+def _check_seal(ev: StoredEvent, cleared: list[erasure.Cleared]) -> None:
     if ev.salt is None:
         if not erasure.is_redacted(ev.type, ev.payload):
             raise ChainBroken(f"event at position {ev.position} lost its salt but not its fields", position=ev.position)
         cleared.append(erasure.Cleared(ev.position, ev.event_id, ev.seal))
-    elif erasable is None or erasure.seal_of(ev.salt, erasable) != ev.seal:
+    elif not seal_holds(ev):
         raise ChainBroken(f"event at position {ev.position} does not match its seal", position=ev.position)

@@ -13,8 +13,7 @@ from typing import Any
 
 import msgspec
 
-from fact_ledger.ledger import erasure
-from fact_ledger.ledger.log.chain import NewEvent, StoredEvent, row_hash
+from fact_ledger.ledger.log.chain import NewEvent, StoredEvent, row_hash, seal_holds
 from fact_ledger.ledger.log.events import decode_payload
 
 SCHEMA = 1
@@ -100,11 +99,7 @@ def _check_hash(ev: dict[str, Any]) -> None:
         row = msgspec.convert(ev, StoredEvent)
     except msgspec.ValidationError as exc:
         raise EnvelopeError(f"bad event: {exc}") from None
-    changed = row_hash(row.prev_hash, row) != row.hash
-    if row.seal and row.salt is not None:  # the hash covers a sealed row's erasable fields through its seal
-        erasable = erasure.split(row.type, row.payload)[1]
-        changed = changed or erasable is None or erasure.seal_of(row.salt, erasable) != row.seal
-    if changed:
+    if row_hash(row.prev_hash, row) != row.hash or (row.seal and row.salt is not None and not seal_holds(row)):
         raise EnvelopeError(
             f"event {row.position}: its hash does not match its content (the line was changed after export)"
         )

@@ -129,8 +129,17 @@ def audit(
 
     Example: ledger audit --memory-id 12 --limit 20
     """
-    fields = {"since": since, "until": until, "memory_id": memory_id, "actor": actor, "type": type_, "limit": limit}
-    data = AuditData.parse({**fields, "cursor": cursor})  # the tool's model: an unknown --type is refused
+    data = AuditData.parse(  # the tool's model: an unknown --type is refused
+        {
+            "since": since,
+            "until": until,
+            "memory_id": memory_id,
+            "actor": actor,
+            "type": type_,
+            "limit": limit,
+            "cursor": cursor,
+        }
+    )
     result = obj.app.audit(**data.to_kwargs())
 
     def human(r: dict[str, Any]) -> None:
