@@ -36,6 +36,8 @@ assert Policy.__init__.__kwdefaults__ is not None
 Policy.__init__.__kwdefaults__["settle_changes"] = False
 REVIEW = Policy(settle_changes=False)
 
+_USER_DIRS: list[str] = []  # made by pytest_configure, removed by pytest_unconfigure
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Keep the user data dir (installed models, the default db) and the user config dir (the
@@ -48,6 +50,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
     os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="ledger-test-data-")
     os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="ledger-test-config-")  # no default config.toml
+    _USER_DIRS.extend((os.environ["XDG_DATA_HOME"], os.environ["XDG_CONFIG_HOME"]))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the run's user dirs: every pytest process (each mutant's run too) makes two."""
+    import shutil
+
+    while _USER_DIRS:
+        shutil.rmtree(_USER_DIRS.pop(), ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
