@@ -17,7 +17,7 @@ import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
 
-from fact_ledger.ledger.normalize_when import parse_when, same_when
+from fact_ledger.ledger.normalize_when import CN_DIGITS, parse_when, same_when
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 _SPACE = re.compile(r"\s+")
@@ -41,20 +41,6 @@ def content_hash(content: str) -> str:
 
 
 # -- numbers -----------------------------------------------------------------------------------
-_CN_DIGITS = {
-    "零": 0,
-    "〇": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000}
 _CN_BIG = {"万": 10_000, "亿": 100_000_000}
 _MULTIPLIERS = {
@@ -104,8 +90,8 @@ def _cn_number(text: str) -> Decimal | None:
     digits written in a row as a year or a code is: 二〇二五 → 2025."""
     total, section, digit = 0, 0, None
     for ch in text:
-        if ch in _CN_DIGITS:  # digits in a row are read positionally: 二〇二五 → 2025
-            digit = _CN_DIGITS[ch] if digit is None else digit * 10 + _CN_DIGITS[ch]
+        if ch in CN_DIGITS:  # digits in a row are read positionally: 二〇二五 → 2025
+            digit = CN_DIGITS[ch] if digit is None else digit * 10 + CN_DIGITS[ch]
         elif ch in _CN_UNITS:
             section += (1 if digit is None else digit) * _CN_UNITS[ch]
             digit = None

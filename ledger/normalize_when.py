@@ -50,7 +50,8 @@ _EN_WEEKDAYS = {
     for name in names
 }
 _ZH_WEEKDAYS = {"一": "mon", "二": "tue", "三": "wed", "四": "thu", "五": "fri", "六": "sat", "日": "sun", "天": "sun"}
-_CN_SMALL = {
+# Chinese digits, shared with the number reading of ledger/normalize.py
+CN_DIGITS = {
     "零": 0,
     "〇": 0,
     "一": 1,
@@ -63,8 +64,8 @@ _CN_SMALL = {
     "七": 7,
     "八": 8,
     "九": 9,
-    "十": 10,
 }
+_CN_SMALL = {**CN_DIGITS, "十": 10}
 _N = r"(?:\d{1,2}|[零〇一二两三四五六七八九十]{1,3})"
 _MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _WD_ALT = "|".join(sorted(_EN_WEEKDAYS, key=len, reverse=True))
