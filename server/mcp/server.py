@@ -40,6 +40,7 @@ from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from fact_ledger.server.mcp.dispatch import Approval, LedgerTools
 from fact_ledger.server.mcp.routes import GOVERN, MEMORY, REPAIR, REVIEW, TOOLS
+from fact_ledger.server.mcp.stdio import run_stdio
 from fact_ledger.server.mcp.tool_schemas import tool_schemas
 from fact_ledger.server.process import freeze_start_up
 
@@ -200,7 +201,7 @@ async def _serve(server: MCPServer, tools: LedgerTools, http: bool, port: int) -
         if http:
             await server.run_streamable_http_async(host="127.0.0.1", port=port)
         else:
-            await server.run_stdio_async()
+            await run_stdio(server)
         group.cancel_scope.cancel()
 
 
