@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
-from typing import Any
+from collections.abc import Iterator
+from typing import IO, Any
 from urllib.parse import urlencode
 
-from starlette.background import BackgroundTask
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import Response, StreamingResponse
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput, LedgerError
@@ -78,25 +77,39 @@ async def audit(request: Request) -> Response:
 async def export(request: Request) -> Response:
     """The log recorded within [since, until] as JSONL envelopes or CSV (``server.app.transfer``).
 
-    Written to a temporary file on the event-loop thread (the facade's connection stays on one
-    thread), then streamed from the file."""
+    Written to an unnamed temporary file on the event-loop thread (the facade's connection stays
+    on one thread), then streamed from it: the file has no name to leave behind, whether the
+    export fails half-way or the browser goes away during the download."""
     from fact_ledger.server.app.transfer import export_csv, export_jsonl
 
     fmt = request.path_params["fmt"]
     if fmt not in ("jsonl", "csv"):
         return error_page(request, InvalidInput("export format is jsonl or csv", field="format"))
     q = request.query_params
+    out = tempfile.TemporaryFile()  # noqa: SIM115  # closed by the stream below, or on a refusal
     try:
         since = clock.parse_time(q["since"], field="since") if q.get("since") else None
         until = clock.parse_time(q["until"], field="until") if q.get("until") else None
-        out = tempfile.NamedTemporaryFile(prefix="ledger-export-", suffix="." + fmt, delete=False)  # noqa: SIM115
-        with out:
-            (export_jsonl if fmt == "jsonl" else export_csv)(ledger(request), out, since=since, until=until)
+        (export_jsonl if fmt == "jsonl" else export_csv)(ledger(request), out, since=since, until=until)
     except LedgerError as exc:
+        out.close()
         return error_page(request, exc)
-    return FileResponse(
-        out.name,
-        filename=f"ledger-audit.{fmt}",
+    except BaseException:
+        out.close()
+        raise
+    size = out.tell()
+    out.seek(0)
+    return StreamingResponse(
+        _chunks(out),
         media_type="application/x-ndjson" if fmt == "jsonl" else "text/csv",
-        background=BackgroundTask(os.unlink, out.name),
+        headers={
+            "Content-Disposition": f'attachment; filename="ledger-audit.{fmt}"',
+            "Content-Length": str(size),
+        },
     )
+
+
+def _chunks(out: IO[bytes], size: int = 1 << 16) -> Iterator[bytes]:
+    with out:
+        while chunk := out.read(size):
+            yield chunk

@@ -176,5 +176,6 @@ def test_audit_filters_and_export_links(page: Any, console: Console, fmt: str) -
     assert actors == {"seed:agent-1"}
     with page.expect_download() as download:
         page.click(f"#export-{fmt}")
+    assert download.value.suggested_filename == f"ledger-audit.{fmt}"
     body = Path(download.value.path()).read_text(encoding="utf-8")
     assert "张伟住在北京" in body and ("hash" in body.splitlines()[0])
