@@ -48,6 +48,32 @@ def test_a_mistyped_path_is_refused_and_nothing_is_created(tmp_path: Path) -> No
     assert not (tmp_path / "nope").exists()
 
 
+def test_an_empty_file_is_no_ledger_until_init_makes_one(tmp_path: Path) -> None:
+    """``touch x.db`` (or a temporary file's name): SQLite would make a database of it silently."""
+    db = tmp_path / "touched.db"
+    db.touch()
+    for args in (("remember", "fact"), ("find", "fact"), ("status",)):  # as for a path with nothing at it
+        r = cli("--db", str(db), *args, create=False)
+        assert r.returncode == exit_codes.UNAVAILABLE, (args, r.stderr)
+        assert f"no ledger at {db}" in r.stderr
+    assert db.stat().st_size == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["touched.db"]
+    from fact_ledger.server.app.facade import LedgerApp  # what `ledger serve` opens
+    from fact_ledger.server.config import Settings
+
+    served = LedgerApp(Settings(db=str(db), create=False))
+    try:
+        assert served.status()["degraded"]["reason"] == "missing"
+        with pytest.raises(Unavailable, match="no ledger at"):
+            served.remember("a fact for a touched file")
+    finally:
+        served.close()
+    assert db.stat().st_size == 0
+    made = cli("init", "--db", str(db), "--json", create=False)
+    assert doc(made) == {"ok": True, "db": str(db), "created": True, "events": 0}
+    assert cli("--db", str(db), "remember", "kept", create=False).returncode == 0
+    assert doc(cli("init", "--db", str(db), "--json", create=False))["created"] is False
+
+
 def test_init_or_create_makes_the_ledger_and_init_keeps_an_existing_one(tmp_path: Path) -> None:
     db = tmp_path / "team" / "ledger.db"
     made = cli("init", "--db", str(db), "--json", create=False)

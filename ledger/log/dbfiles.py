@@ -3,8 +3,8 @@
 Two traps a person meets once and never forgets:
 
 * A mistyped path (``--db nope/dir/x.db``) would silently start an empty ledger: an explicit
-  path whose file does not exist is refused unless the caller asked to create it
-  (:class:`MissingDatabase`).
+  path whose file does not exist, or is an empty file, is refused unless the caller asked to
+  create it (:class:`MissingDatabase`).
 * WAL mode keeps ``DB-wal`` and ``DB-shm`` beside the database, created with the database's
   permission bits. Opened once while the file was read-only, they stay read-only after the
   database is made writable again, and every write then fails with ``read_only``
@@ -69,7 +69,7 @@ def prepare(path: str, *, create: bool) -> None:
     if not is_plain_path(path):
         return
     db = Path(path)
-    if not db.exists():
+    if no_ledger_yet(db):
         if not create:
             raise MissingDatabase(path)
         db.parent.mkdir(parents=True, exist_ok=True)
@@ -84,6 +84,16 @@ def prepare(path: str, *, create: bool) -> None:
         sidecar = Path(path + suffix)
         if sidecar.exists() and not os.access(sidecar, os.W_OK):
             _make_writable(sidecar)
+
+
+def no_ledger_yet(db: Path) -> bool:
+    """Nothing at ``db``, or a file of no bytes with no write-ahead log beside it (``touch x.db``,
+    a temporary file's name), which SQLite would silently make a database of. (A ledger whose
+    pages all sit in its ``-wal`` still counts as one.)"""
+    try:
+        return not db.exists() or (db.is_file() and db.stat().st_size == 0 and not Path(f"{db}-wal").exists())
+    except OSError:
+        return False
 
 
 def _sqlite_or_empty(db: Path) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.log.dbfiles import no_ledger_yet
 from fact_ledger.server.cli.model_options import model_options
 from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console
 from fact_ledger.server.cli.working import session_option
@@ -132,7 +133,7 @@ def init(obj: CliContext) -> None:
 
     Example: ledger init --db ~/notes/team.db
     """
-    existed = Path(obj.settings.db).exists()
+    existed = not no_ledger_yet(Path(obj.settings.db))
     obj.create = True
     result = obj.app.status()
     if result.get("degraded"):  # a directory, another file, a corrupt one: never "already a ledger"

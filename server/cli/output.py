@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from fact_ledger.ledger.errors import InvalidInput, LedgerError, Unavailable
-from fact_ledger.ledger.log.dbfiles import MissingDatabase, is_plain_path
+from fact_ledger.ledger.log.dbfiles import MissingDatabase, is_plain_path, no_ledger_yet
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.cli import exit_codes
 from fact_ledger.server.config import Settings, load_settings
@@ -52,7 +52,7 @@ class CliContext:
     def app(self) -> LedgerApp:
         if self._app is None:
             settings = self.settings
-            if is_plain_path(settings.db) and not Path(settings.db).exists() and not settings.may_create:
+            if is_plain_path(settings.db) and no_ledger_yet(Path(settings.db)) and not settings.may_create:
                 raise Unavailable(str(MissingDatabase(settings.db)), reason="missing")
             self._app = LedgerApp(settings)
         return self._app
