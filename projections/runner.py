@@ -362,19 +362,19 @@ class ProjectionRunner:
     def _clear_erased(self, rows: Sequence[StoredEvent]) -> list[str]:
         """Rows of the copy that an ``Erased`` event among ``rows`` names, cleared as the log
         cleared them (another machine erased); returns the erased memories' stream ids."""
-        named: dict[int, str] = {}
+        named: set[str] = set()  # event ids: the log may hold them at other positions than the erasing ledger
         streams: list[str] = []
         for row in rows:
             if current_type(row.type) == "Erased":
                 data = row.data
                 streams.append(data.memory)  # type: ignore[attr-defined]
-                named.update((r.position, row.stream_id) for r in data.rows)  # type: ignore[attr-defined]
+                named.update(r.event_id for r in data.rows)  # type: ignore[attr-defined]
         if not named:
             return []
         live = [
             r[0]
             for r in self.conn.execute(
-                "SELECT position FROM events WHERE salt IS NOT NULL AND position IN (SELECT value FROM json_each(?))",
+                "SELECT position FROM events WHERE salt IS NOT NULL AND event_id IN (SELECT value FROM json_each(?))",
                 (json.dumps(sorted(named)),),
             )
         ]

@@ -162,6 +162,37 @@ def test_an_export_with_an_erasure_imports_to_the_same_log(tmp_path: Path) -> No
     assert "salt is not 32 hex digits" in refused.stdout + refused.stderr
 
 
+def test_an_erasure_imported_later_clears_the_copy_a_ledger_already_holds(tmp_path: Path) -> None:
+    """A copies its log to B, then erases; B imports the newer export. B holds the memory at
+    another position (it had a note of its own first), and must clear it as the Erased event
+    names it (by event id): it kept the words and failed ``verify`` with ``chain_broken``."""
+    a, b = tmp_path / "a.db", tmp_path / "b" / "b.db"
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    ledger_cli("remember", "B's own note, first in its log", "--db", str(b), check=True)
+    app = LedgerApp(Settings(db=str(a)))
+    try:
+        gone = app.remember(f"Carol's phone number is {MARKER}", subject="Carol")["memory_id"]
+        app.remember("Deploys freeze on Fridays")
+        ledger_cli("export", "-o", str(first), "--db", str(a), check=True)
+        ledger_cli("import", str(first), "--db", str(b), check=True)
+        assert _bytes_hold(b.parent, MARKER)  # B holds the words
+        app.erase(gone, reason="asked", authorization=AUTH_USER)
+    finally:
+        app.close()
+    ledger_cli("export", "-o", str(second), "--db", str(a), check=True)
+    human = ledger_cli("import", str(second), "--db", str(b), check=True).stdout
+    assert "appended 1, already present 2" in human
+    assert "erased here too, as the file's Erased events name them: #2" in human  # B's id, not A's #1
+    assert _bytes_hold(b.parent, MARKER) == []
+    verified = json.loads(ledger_cli("verify", "--db", str(b), "--json", check=True).stdout)
+    assert verified["chain"] == "intact"
+    read = json.loads(ledger_cli("read", "2", "--db", str(b), "--json", check=True).stdout)
+    assert read["memory"]["status"] == "erased" and MARKER not in json.dumps(read)
+    assert json.loads(ledger_cli("find", "phone", "--db", str(b), "--json", check=True).stdout)["results"] == []
+    again = json.loads(ledger_cli("import", str(second), "--db", str(b), "--json", check=True).stdout)
+    assert again["appended"] == 0 and "erased" not in again  # nothing new: nothing to say
+
+
 def test_a_semantic_notice_quoting_an_erased_memory_goes(tmp_path: Path) -> None:
     from fact_ledger.projections import notices
 

@@ -88,7 +88,7 @@ BEGIN
     RAISE EXCEPTION 'events are append-only';
 END $$;
 -- The one UPDATE the log takes (as on SQLite): an erasure clears the salt of a sealed row that a
--- later Erased event names with its seal, rewriting its payload and no other column.
+-- later Erased event names (by event id) with its seal, rewriting its payload and no other column.
 CREATE OR REPLACE FUNCTION events_erase_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF OLD.seal <> '' AND OLD.salt IS NOT NULL AND NEW.salt IS NULL AND NEW.seal = OLD.seal
@@ -100,7 +100,7 @@ BEGIN
        AND EXISTS (
            SELECT 1 FROM events e, jsonb_array_elements(e.payload::jsonb -> 'rows') r
            WHERE e.type = 'Erased' AND e.position > OLD.position
-             AND (r ->> 'position')::bigint = OLD.position AND r ->> 'seal' = OLD.seal) THEN
+             AND r ->> 'event_id' = OLD.event_id AND r ->> 'seal' = OLD.seal) THEN
         RETURN NEW;
     END IF;
     RAISE EXCEPTION 'events are append-only';

@@ -74,8 +74,10 @@ ALTER TABLE events ADD COLUMN seal TEXT NOT NULL DEFAULT '';
 ALTER TABLE events ADD COLUMN salt TEXT;
 """
 # The only UPDATE the log takes: an erasure (ledger.erasure) clears the salt of a sealed row
-# that a later Erased event names, rewriting its payload and nothing else (the payload's public
-# part is under the hash, so ``verify`` catches any other change to it).
+# that a later Erased event names (by event id, as ``verify`` matches them: an Erased event
+# imported from another ledger names the rows by that ledger's positions), rewriting its payload
+# and nothing else (the payload's public part is under the hash, so ``verify`` catches any other
+# change to it).
 _TRIGGERS = """
 CREATE INDEX IF NOT EXISTS events_recorded_at ON events(recorded_at);
 CREATE INDEX IF NOT EXISTS events_erased ON events(position) WHERE type = 'Erased';
@@ -91,7 +93,7 @@ CREATE TRIGGER events_no_update BEFORE UPDATE ON events
         AND EXISTS (
             SELECT 1 FROM events e, json_each(e.payload, '$.rows') r
             WHERE e.type = 'Erased' AND e.position > OLD.position
-              AND json_extract(r.value, '$.position') = OLD.position
+              AND json_extract(r.value, '$.event_id') = OLD.event_id
               AND json_extract(r.value, '$.seal') = OLD.seal))
     BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events

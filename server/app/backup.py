@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fact_ledger.ledger.errors import LedgerError, Unauthorized, Unavailable
-from fact_ledger.ledger.log.chain import NewEvent
+from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
 from fact_ledger.server.app.backup_log import Command
 from fact_ledger.server.app.replay_pin import ReplayPin
 from fact_ledger.server.app.storage import STORAGE_ERRORS, Storage, reason_of
@@ -29,8 +29,11 @@ REPLAY_BATCH = 500
 Redo = Callable[[str, list[Any], dict[str, Any]], Any]
 
 
-def append_batch(storage: Storage, batch: list[NewEvent]) -> int:
+def append_batch(
+    storage: Storage, batch: list[NewEvent], also: Callable[[list[StoredEvent]], object] | None = None
+) -> int:
     """Append in one transaction through the normal path; returns how many events were new.
+    ``also`` runs in the same transaction on the new rows (an import clears what they erase).
 
     Repeated event ids inside the batch are dropped first: the store would return the same row
     twice and the runner would fold it twice.
@@ -39,7 +42,10 @@ def append_batch(storage: Storage, batch: list[NewEvent]) -> int:
 
     def work() -> int:
         before = storage.store.last_position()
-        return sum(1 for e in storage.runner.append(unique) if e.position > before)
+        fresh = [e for e in storage.runner.append(unique) if e.position > before]
+        if also is not None:
+            also(fresh)
+        return len(fresh)
 
     return int(storage.transaction(work))
 

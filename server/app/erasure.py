@@ -9,6 +9,7 @@ user answered) may erase, never an agent's ``authorized: true``.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -57,9 +58,7 @@ def erase(
 
     stored, positions = storage.transaction(work)
     memory_ids = [t[0] for t in targets]
-    _forget_read_models(app, memory_ids)
-    _forget_backup(storage.backup_log.path, {t[1] for t in targets})
-    wiped = _wipe(storage)
+    wiped = forget_everywhere(app, memory_ids, {t[1] for t in targets})
     receipt = _receipt(storage, stored, targets, reason)
     out: dict[str, Any] = {"ok": True, "erased": memory_ids, "rows": len(positions), "receipt": receipt}
     if wiped:
@@ -159,6 +158,38 @@ def _erase_in_transaction(
     return stored, [p for p, _ in redactions]
 
 
+def clear_named(storage: Any, stored: Iterable[StoredEvent]) -> set[str]:
+    """In the caller's write transaction, after ``stored`` was appended: the rows the ``Erased``
+    events among them name (by event id, with their seals) that still hold their fields here,
+    cleared in the log and its copy. That is an import of another ledger's erasure, whose rows
+    this ledger holds at its own positions. Returns the erased memories' stream ids."""
+    named: dict[str, str] = {}
+    streams: set[str] = set()
+    for ev in stored:
+        if current_type(ev.type) == "Erased":
+            streams.add(ev.stream_id)
+            named.update((r.event_id, r.seal) for r in ev.data.rows)  # type: ignore[attr-defined]
+    live = _select(
+        storage.store, "salt IS NOT NULL AND event_id IN (SELECT value FROM json_each(?))", (json.dumps(sorted(named)),)
+    )
+    redactions = [(r.position, erasure.redact(r.type, r.payload)) for r in live if named[r.event_id] == r.seal]
+    if redactions:
+        storage.log.erase_rows(redactions)
+        if storage.log is not storage.store:
+            storage.store.erase_rows(redactions)
+    return streams
+
+
+def memory_ids_of(store: Any, streams: Iterable[str]) -> list[int]:
+    """The memory ids (positions of their recording events) of ``streams`` in this log."""
+    rows = store.conn.execute(
+        f"SELECT position FROM events WHERE type IN ({marks(len(_RECORDED))}) "
+        "AND stream_id IN (SELECT value FROM json_each(?)) ORDER BY position",
+        (*_RECORDED, json.dumps(sorted(streams))),
+    )
+    return [r[0] for r in rows]
+
+
 def seal_log(storage: Any, progress: Progress | None = None) -> dict[str, Any]:
     """``ledger migrate --seal``: check the old chain, chain every row again with seals, check the
     new chain, swap it in (and the read models' copy), then rebuild the read models."""
@@ -187,6 +218,14 @@ def seal_log(storage: Any, progress: Progress | None = None) -> dict[str, Any]:
 
 
 # -- everywhere else ----------------------------------------------------------------------------
+def forget_everywhere(app: Any, memory_ids: list[int], streams: set[str]) -> str | None:
+    """After the rows were cleared: the read models, the derived cache, the backup and the files'
+    old bytes; a notice when the log's own store could not be wiped (a PostgreSQL role)."""
+    _forget_read_models(app, memory_ids)
+    _forget_backup(app.storage.backup_log.path, streams)
+    return _wipe(app.storage)
+
+
 def _forget_read_models(app: Any, memory_ids: list[int]) -> None:
     """Fold the read models again from the cleared log (what ``rebuild`` gives), drop the erased
     memories' vectors, and keep in the derived cache only what the remaining memories use."""

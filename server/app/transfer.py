@@ -31,6 +31,7 @@ from fact_ledger.ledger.errors import InvalidInput, Unavailable
 from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.log.envelope import EnvelopeError, from_envelope, to_envelope
 from fact_ledger.server.app.backup import append_batch
+from fact_ledger.server.app.erasure import clear_named, forget_everywhere, memory_ids_of
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.storage_errors import STORAGE_ERRORS, reason_of
 
@@ -135,11 +136,18 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
     bad: list[dict[str, Any]] = []
     batch: list[NewEvent] = []
 
+    erased: set[str] = set()
+
+    def clear(stored: list[StoredEvent]) -> None:
+        erased.update(clear_named(app.storage, stored))
+
     def flush() -> None:
         nonlocal appended, already
         if batch:
             try:
-                fresh = append_batch(app.storage, batch)
+                fresh = append_batch(
+                    app.storage, batch, also=lambda stored: erased.update(clear_named(app.storage, stored))
+                )
             except STORAGE_ERRORS as exc:
                 reason = reason_of(exc)
                 raise Unavailable(
@@ -161,4 +169,18 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
         if len(batch) >= IMPORT_BATCH:
             flush()
     flush()
-    return {"ok": True, "appended": appended, "already_present": already, "bad_lines": bad[:20], "bad_total": len(bad)}
+    out: dict[str, Any] = {
+        "ok": True,
+        "appended": appended,
+        "already_present": already,
+        "bad_lines": bad[:20],
+        "bad_total": len(bad),
+    }
+    if erased:  # another ledger's erasure came in: its rows here were cleared with it
+        ids = memory_ids_of(app.storage.store, erased)
+        wiped = forget_everywhere(app, ids, erased)
+        out["erased"] = ids
+        out["notices"] = [f"erased here too, as the file's Erased events name them: {', '.join(f'#{i}' for i in ids)}"]
+        if wiped:
+            out["notices"].append(wiped)
+    return out

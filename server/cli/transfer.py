@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 import msgspec
+from rich.markup import escape
 
 from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.server.cli.output import (
@@ -91,6 +92,8 @@ def import_cmd(obj: CliContext, file: Path) -> None:
             highlight=False,
         )
         bad_line_details(r)
+        for notice in r.get("notices", ()):
+            out_console.print(f"[yellow]{escape(notice)}[/yellow]", highlight=False)
 
     emit(obj, result, human)
 
