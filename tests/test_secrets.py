@@ -166,6 +166,42 @@ def test_every_shape_is_refused_and_nothing_is_written(ledger: LedgerApp, tmp_pa
         assert secret.encode() not in stored
 
 
+def test_governing_words_hold_no_credential_and_the_refusal_writes_nothing(tmp_path: Path) -> None:
+    """A retirement's or supersession's reason, a judgment's rationale, a notice's review and an
+    erasure's reason stay in the log for good (they are not erased with the memory): a credential
+    in them is refused before anything is written, through the facade and at the CLI."""
+    from fact_ledger.ledger.log.events import AUTH_USER
+    from tests.conftest import ledger_cli
+
+    db = tmp_path / "ledger.db"
+    app = LedgerApp(Settings(db=str(db), client="test", agent_id="pytest"))
+    key, token = "AKIAIOSFODNN7EXAMPLE", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    try:
+        a = app.remember("The staging API listens on port 8080", subject="staging api")["memory_id"]
+        b = app.remember("The staging API listens on port 9090", subject="staging api")["memory_id"]
+        conflict = app.remember("The staging API listens on port 7070", subject="staging api")["conflicts"][0]
+        head = app.status()["events"]
+        calls = {
+            "retire": lambda: app.retire(a, reason=f"rotated {key}", authorization=AUTH_USER),
+            "supersede": lambda: app.supersede(a, b, reason=f"postgres://app:S3cret!pw@db:5432/main {key}"),
+            "judge": lambda: app.judge(conflict["conflict_id"], b, rationale=f"token {token}"),
+            "erase": lambda: app.erase(a, reason=f"it held {key}", authorization=AUTH_USER),
+        }
+        for name, call in calls.items():
+            with pytest.raises(InvalidInput) as refused:
+                call()
+            error = refused.value.to_dict()
+            assert error["field"] == ("rationale" if name == "judge" else "reason"), name
+            assert "stays in the log for good" in error["message"] and key not in error["message"]
+            assert app.status()["events"] == head, name
+        assert app.retire(a, reason="rotated the key", authorization=AUTH_USER)["ok"]  # plain words pass
+    finally:
+        app.close()
+    cli = ledger_cli("retire", str(b), "--reason", f"key {key}", "--db", str(db))
+    assert cli.returncode == 1 and "looks like a credential (aws-access-key" in cli.stderr, cli.stderr
+    assert key.encode() not in _files(tmp_path) and token.encode() not in _files(tmp_path)
+
+
 def test_every_shape_is_masked_with_the_flag(ledger: LedgerApp, tmp_path: Path) -> None:
     for kind, around, secret in SHAPES:
         result = ledger.remember(around.format(secret), on_secret="mask")

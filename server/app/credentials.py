@@ -297,3 +297,23 @@ def refusal(found: list[Secret]) -> InvalidInput:
         end=first.end,
         secrets=[s.to_dict() for s in found],
     )
+
+
+def refuse_in_note(field: str, text: str) -> None:
+    """A governing action's own words (a retirement's reason, a judgment's rationale, an
+    erasure's reason) hold no credential: refused with ``invalid_input``, nothing written.
+    Unlike a memory's text they cannot be masked or erased later: the log keeps them for good,
+    with the erased memory's id."""
+    found = [Secret(field, kind, start, end) for kind, start, end in find(text)] if text else []
+    if not found:
+        return
+    first = found[0]
+    raise InvalidInput(
+        f"{field} holds what looks like a credential ({first.kind}, characters {first.start}–{first.end}); "
+        f"nothing was written: a {field} stays in the log for good, so leave the credential out",
+        field=field,
+        kind=first.kind,
+        start=first.start,
+        end=first.end,
+        secrets=[s.to_dict() for s in found],
+    )

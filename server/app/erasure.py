@@ -21,6 +21,7 @@ from fact_ledger.ledger.log.chain import NewEvent, StoredEvent, needs_seal, rese
 from fact_ledger.ledger.log.events import AUTH_USER, Erased, ErasedRow, current_type, decode_payload, stored_names
 from fact_ledger.ledger.sql import marks
 from fact_ledger.projections import derived, forget
+from fact_ledger.server.app import credentials
 
 Progress = Callable[[int, int], None]
 RECEIPT_KIND = "fact-ledger erasure receipt"
@@ -44,6 +45,7 @@ def erase(
         )
     if (memory_id is None) == (workspace is None):
         raise InvalidInput("give memory_id or workspace (one of them)", field="memory_id")
+    credentials.refuse_in_note("reason", reason)
     storage = app.storage  # unreachable or unreadable: the storage seam refuses, nothing erased
     targets = _targets(storage.store, memory_id, app.canonical_workspace(workspace) if workspace else None)
     if not targets:

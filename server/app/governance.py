@@ -31,6 +31,7 @@ from fact_ledger.projections import memories as mem
 from fact_ledger.projections.confirmations import agent_asserted_confirmations
 from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.projections.conflicts.queries import conflict_facts
+from fact_ledger.server.app import credentials
 from fact_ledger.server.app.collisions import superseded_by
 from fact_ledger.server.app.governance_views import GovernanceViews
 from fact_ledger.server.app.service import Service
@@ -72,6 +73,8 @@ class Governance(Service):
 
     @storage_call
     def retire(self, memory_id: int, reason: str = "", authorization: str = "") -> dict[str, Any]:
+        credentials.refuse_in_note("reason", reason)
+
         def decide() -> tuple[Decision, str, str]:
             memory = self._memory(memory_id)
             decision = decide_retire(
@@ -88,6 +91,8 @@ class Governance(Service):
 
     @storage_call
     def supersede(self, loser_id: int, winner_id: int, reason: str = "", authorization: str = "") -> dict[str, Any]:
+        credentials.refuse_in_note("reason", reason)
+
         def decide() -> tuple[Decision, str, str]:
             loser, winner = self._memory(loser_id, "loser_id"), self._memory(winner_id, "winner_id")
             decision = decide_supersede(
@@ -147,6 +152,8 @@ class Governance(Service):
     def judge(
         self, conflict_id: int, winner_id: int, rationale: str = "", pins: dict[str, int] | dict[int, int] | None = None
     ) -> dict[str, Any]:
+        credentials.refuse_in_note("rationale", rationale)
+
         def decide() -> tuple[Decision, str, str]:
             conflict = self._conflict(conflict_id)
             members = {s: self._memory(i, "conflict_id") for s, i in conflict.ids.items()}

@@ -32,6 +32,7 @@ from fact_ledger.projections.hybrid import hybrid_search
 from fact_ledger.projections.indexer import Indexer, VecUnavailable
 from fact_ledger.projections.runtime.model_file import ModelFile, ModelFileError, inspect_model
 from fact_ledger.projections.search.queries import Hit, SearchFilters, search
+from fact_ledger.server.app import credentials
 from fact_ledger.server.app.model_lender import ModelLender, borrow_query_vector
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, storage_call
@@ -360,6 +361,7 @@ class Semantic(Service):
         governed action: every entry point (MCP, CLI, console) passes the caller's authorisation,
         and it is checked here, once."""
         check_authorized(authorization)
+        credentials.refuse_in_note("reason", reason)
         if state not in NOTICE_STATES:
             raise InvalidInput(f"state must be one of {', '.join(NOTICE_STATES)}", field="state")
 
