@@ -91,6 +91,37 @@ def test_a_workspace_erases_whole_and_claim_sets_stay_explained_by_ids(tmp_path:
     assert _bytes_hold(tmp_path, MARKER) == []
 
 
+def test_an_erased_member_leaves_its_claim_sets_as_a_retired_one_does(tmp_path: Path) -> None:
+    """A set of three values goes on without the erased member; a set of two settles for the
+    member left. The erased memory stayed a member: offered to judge and resolve, and judged."""
+    from tests.conftest import REVIEW
+
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db"), policy=REVIEW))
+    try:
+
+        def said(port: int) -> dict[str, object]:
+            return app.remember(f"The staging API listens on port {port}", subject="staging api")
+
+        a, b = said(8080), said(9090)
+        pair = b["conflicts"][0]["conflict_id"]
+        app.erase(a["memory_id"], reason="asked", authorization=AUTH_USER)
+        settled = app.conflict_detail(pair)["conflict"]
+        assert settled["state"] == "resolved" and settled["winner_id"] == b["memory_id"], settled
+        x = app.remember("Ivo lives in Oslo", subject="Ivo")
+        y = app.remember("Ivo lives in Quito", subject="Ivo")
+        z = app.remember("Ivo lives in Lima", subject="Ivo")
+        trio = z["conflicts"][0]["conflict_id"]
+        app.erase(y["memory_id"], reason="asked", authorization=AUTH_USER)
+        open_set = app.conflict_detail(trio)["conflict"]
+        assert open_set["state"] != "resolved"
+        assert sorted(open_set["members"]) == sorted([x["memory_id"], z["memory_id"]])
+        with pytest.raises((InvalidInput, NotFound)):
+            app.judge(trio, y["memory_id"], rationale="the erased one")
+        assert app.verify()["chain"] == "intact"
+    finally:
+        app.close()
+
+
 def test_an_old_log_is_resealed_on_its_first_erase(tmp_path: Path) -> None:
     db = tmp_path / "l.db"
     _old_log(db, ["the door code changed", f"Uma's pin is {MARKER}", "lunch is at noon"])

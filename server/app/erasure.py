@@ -16,11 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from fact_ledger.ledger import clock, erasure
+from fact_ledger.ledger.decide import settle
 from fact_ledger.ledger.errors import ChainBroken, InvalidInput, NotFound, Unauthorized, Unavailable
+from fact_ledger.ledger.facts import ConflictFacts
 from fact_ledger.ledger.log.chain import NewEvent, StoredEvent, needs_seal, resealed
 from fact_ledger.ledger.log.events import AUTH_USER, Erased, ErasedRow, current_type, decode_payload, stored_names
 from fact_ledger.ledger.sql import marks
 from fact_ledger.projections import derived, forget
+from fact_ledger.projections.write_state import conflicts_of
 from fact_ledger.server.app import credentials
 
 Progress = Callable[[int, int], None]
@@ -133,8 +136,16 @@ def _erase_in_transaction(
     claimed: set[int] = set()
     events: list[NewEvent] = []
     redactions: list[tuple[int, str]] = []
+    sets: dict[str, ConflictFacts] = {}  # each set once: settle() updates it as members leave
     now = clock.now()
-    for _memory_id, stream_id, workspace in targets:
+    for memory_id, stream_id, workspace in targets:
+        # it leaves its open claim sets as a retired memory does (a set left with one value settles)
+        held = [sets.setdefault(c.stream_id, c) for c in conflicts_of(storage.conn, memory_id)]
+        left = settle(stream_id, held, resolution="retired", reason="erased", authorization=AUTH_USER)
+        events += [
+            NewEvent(data=data, stream_id=stream, event_time=now, actor=storage.settings.actor, workspace=workspace)
+            for stream, data in left
+        ]
         rows = [r for r in _rows_of(storage.store, stream_id) if r.seal and r.salt is not None]
         rows = [r for r in rows if r.position not in claimed]
         claimed.update(r.position for r in rows)
@@ -157,7 +168,7 @@ def _erase_in_transaction(
     storage.log.erase_rows(redactions)
     if storage.log is not storage.store:
         storage.store.erase_rows(redactions)
-    return stored, [p for p, _ in redactions]
+    return [ev for ev in stored if ev.type == "Erased"], [p for p, _ in redactions]
 
 
 def clear_named(storage: Any, stored: Iterable[StoredEvent]) -> set[str]:
