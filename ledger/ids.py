@@ -11,6 +11,15 @@ import threading
 import time
 import uuid
 
+MAX_ID = 2**63 - 1  # SQLite's largest integer: ids and log positions are 1..MAX_ID (a larger one overflows a bind)
+
+
+def ascii_digits(text: str) -> bool:
+    """``text`` is digits 0-9 only: ``str.isdigit`` also takes ``²`` (which ``int`` refuses) and
+    other scripts' digits (``٣``, which ``int`` reads as 3), neither of which names an id here."""
+    return text.isascii() and text.isdigit()
+
+
 _lock = threading.Lock()
 _last_ms = 0
 _seq = 0

@@ -243,3 +243,23 @@ def test_serve_lines_name_the_http_url_and_a_missing_database(tmp_path: Path) ->
     finally:
         missing.close()
     assert not (tmp_path / "typo.db").exists() and not (tmp_path / "typo.backup.jsonl").exists()
+
+
+# -- ids: ASCII digits within SQLite's integer range -----------------------------------------
+@pytest.mark.parametrize("given", ["99999999999999999999999", "٣", "²", "1e3"])
+@pytest.mark.parametrize("command", [("read",), ("conflict",), ("history",), ("retire", "--reason", "old")])
+def test_an_id_past_sqlite_or_in_other_digits_is_a_usage_error(
+    tmp_path: Path, command: tuple[str, ...], given: str
+) -> None:
+    """``conflict 99999999999999999999999`` was a traceback (an overflowing bind), and ``read ٣``
+    read memory 3 (``int`` takes other scripts' digits)."""
+    r = cli("--db", str(tmp_path / "l.db"), command[0], given, *command[1:])  # refused before the ledger opens
+    assert r.returncode == exit_codes.USAGE, r.stderr
+    assert "Traceback" not in r.stderr and "is not" in r.stderr, r.stderr
+
+
+def test_an_as_of_position_in_other_digits_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "l.db"
+    assert cli("--db", str(db), "remember", "The staging API listens on port 8080").returncode == 0
+    r = cli("--db", str(db), "find", "staging", "--as-of-recorded", "٣", "--json")
+    assert r.returncode == exit_codes.REFUSED and doc(r)["error"]["field"] == "as_of_recorded", r.stdout

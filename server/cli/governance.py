@@ -14,9 +14,11 @@ from typing import Any
 import click
 
 from fact_ledger.ledger.facts import CONFLICT_LISTINGS
+from fact_ledger.ledger.ids import ascii_digits
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.ledger.word_diff import render
 from fact_ledger.server.cli.output import (
+    ID,
     CliContext,
     cursor_option,
     emit,
@@ -87,8 +89,8 @@ def _memory_line(r: dict[str, Any]) -> None:
 
 
 @click.command()
-@click.argument("left_id", type=click.IntRange(min=1))
-@click.argument("right_id", type=click.IntRange(min=1))
+@click.argument("left_id", type=ID)
+@click.argument("right_id", type=ID)
 @json_option
 def compare(obj: CliContext, left_id: int, right_id: int) -> None:
     """Arbitrate two memories without writing anything; show their word diff, closeness, each
@@ -151,7 +153,7 @@ def conflicts(obj: CliContext, state: str, limit: int, cursor: str | None) -> No
 
 
 @click.command(name="conflict")
-@click.argument("conflict_id", type=click.IntRange(min=1))
+@click.argument("conflict_id", type=ID)
 @json_option
 def conflict_detail(obj: CliContext, conflict_id: int) -> None:
     """Show one claim set: its members (first 20), its verdict and its judgments.
@@ -180,7 +182,7 @@ def conflict_detail(obj: CliContext, conflict_id: int) -> None:
 
 
 @click.command()
-@click.argument("memory_id", type=click.IntRange(min=1))
+@click.argument("memory_id", type=ID)
 @json_option
 def confirm(obj: CliContext, memory_id: int) -> None:
     """Confirm a memory as a user: it becomes user_confirmed and locked.
@@ -191,7 +193,7 @@ def confirm(obj: CliContext, memory_id: int) -> None:
 
 
 @click.command()
-@click.argument("memory_id", type=click.IntRange(min=1))
+@click.argument("memory_id", type=ID)
 @json_option
 def unlock(obj: CliContext, memory_id: int) -> None:
     """Unlock a protected or locked memory so agents may change it again.
@@ -202,7 +204,7 @@ def unlock(obj: CliContext, memory_id: int) -> None:
 
 
 @click.command()
-@click.argument("memory_id", type=click.IntRange(min=1))
+@click.argument("memory_id", type=ID)
 @click.option("--reason", default="", help="Why it is retired.")
 @json_option
 def retire(obj: CliContext, memory_id: int, reason: str) -> None:
@@ -214,7 +216,7 @@ def retire(obj: CliContext, memory_id: int, reason: str) -> None:
 
 
 @click.command()
-@click.argument("memory_id", type=click.IntRange(min=1), required=False)
+@click.argument("memory_id", type=ID, required=False)
 @click.option("--workspace", default=None, help="Erase every memory of this workspace instead.")
 @click.option("--reason", default="", help="Why it is erased (kept in the Erased event).")
 @click.option(
@@ -258,8 +260,8 @@ def erase(obj: CliContext, memory_id: int | None, workspace: str | None, reason:
 
 
 @click.command()
-@click.argument("loser_id", type=click.IntRange(min=1))
-@click.argument("winner_id", type=click.IntRange(min=1))
+@click.argument("loser_id", type=ID)
+@click.argument("winner_id", type=ID)
 @click.option("--reason", default="", help="Why the winner replaces the loser.")
 @json_option
 def supersede(obj: CliContext, loser_id: int, winner_id: int, reason: str) -> None:
@@ -275,8 +277,8 @@ def supersede(obj: CliContext, loser_id: int, winner_id: int, reason: str) -> No
 
 
 @click.command()
-@click.argument("conflict_id", type=click.IntRange(min=1))
-@click.option("--winner", "winner_id", default=None, type=click.IntRange(min=1), help="The member that wins.")
+@click.argument("conflict_id", type=ID)
+@click.option("--winner", "winner_id", default=None, type=ID, help="The member that wins.")
 @click.option(
     "--keep-both",
     "--keep-all",
@@ -299,8 +301,8 @@ def resolve(obj: CliContext, conflict_id: int, winner_id: int | None, keep_both:
 
 
 @click.command()
-@click.argument("left_id", type=click.IntRange(min=1))
-@click.argument("right_id", type=click.IntRange(min=1))
+@click.argument("left_id", type=ID)
+@click.argument("right_id", type=ID)
 @click.option("--mark-conflict", is_flag=True, help="Record the pair as a conflict with the verdict.")
 @click.option("--apply", "apply_", is_flag=True, help="Apply the verdict: the loser is superseded.")
 @json_option
@@ -323,8 +325,8 @@ def arbitrate(obj: CliContext, left_id: int, right_id: int, mark_conflict: bool,
 
 
 @click.command()
-@click.argument("conflict_id", type=click.IntRange(min=1))
-@click.argument("winner_id", type=click.IntRange(min=1))
+@click.argument("conflict_id", type=ID)
+@click.argument("winner_id", type=ID)
 @click.option("--rationale", default="", help="Why this member should win.")
 @click.option(
     "--pin",
@@ -344,7 +346,7 @@ def judge(obj: CliContext, conflict_id: int, winner_id: int, rationale: str, pin
         parsed = {}
         for pin in pins:
             key, _, version = pin.partition("=")
-            if not key.isdigit() or not version.isdigit():
+            if not ascii_digits(key) or not ascii_digits(version):
                 raise click.BadParameter(f"{pin!r} is not ID=VERSION", param_hint="--pin")
             parsed[key] = int(version)
     result = obj.app.judge(conflict_id, winner_id, rationale=rationale, pins=parsed)

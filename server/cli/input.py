@@ -19,7 +19,7 @@ import click
 from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.log.dbfiles import no_ledger_yet
 from fact_ledger.server.cli.model_options import model_options
-from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console
+from fact_ledger.server.cli.output import ID, CliContext, emit, json_option, out_console
 from fact_ledger.server.cli.working import session_option
 from fact_ledger.server.schemas.memory import UpdateData
 
@@ -81,7 +81,7 @@ def metadata_of(text: str | None) -> dict[str, Any] | None:
 
 
 @click.command()
-@click.argument("memory_id", type=click.IntRange(min=1))
+@click.argument("memory_id", type=ID)
 @click.argument("text", required=False)
 @click.option("--file", "file", default=None, metavar="FILE", help="Read the new content from FILE ('-': stdin).")
 @click.option("--tag", "tags", multiple=True, help="Replace the tags (repeatable).")

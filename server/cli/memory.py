@@ -7,9 +7,11 @@ from typing import Any
 import click
 from rich.markup import escape
 
+from fact_ledger.ledger.ids import ascii_digits
 from fact_ledger.ledger.trust import SOURCE_TYPES
 from fact_ledger.server.cli.model_options import model_options
 from fact_ledger.server.cli.output import (
+    ID,
     CliContext,
     cursor_option,
     emit,
@@ -49,7 +51,7 @@ _REMEMBER_OWN = (
 @click.option(
     "--retracts",
     "retracts",
-    type=click.IntRange(min=1),
+    type=ID,
     default=None,
     metavar="ID",
     help='This fact cancels memory ID, which is retired ("cancel the Wednesday meeting").',
@@ -218,7 +220,7 @@ def _header(m: dict[str, Any], extra: str = "") -> None:
 
 
 @click.command()
-@click.argument("memory_id", type=click.IntRange(min=1))
+@click.argument("memory_id", type=ID)
 @click.option(
     "--sections",
     default=None,
@@ -237,7 +239,7 @@ def read(obj: CliContext, memory_id: int, sections: str | None, session: str | N
     """
     chosen: str | list[int | str] | None = sections
     if sections is not None and sections not in ("catalog", "all"):
-        chosen = [int(p) if p.strip().isdigit() else p for p in sections.split(",")]
+        chosen = [int(p) if ascii_digits(p.strip()) else p for p in sections.split(",")]
     data = ReadData.parse({**fields, "memory_id": memory_id, "sections": chosen, "session_id": session})
     whole = chosen in (None, "catalog")  # asked for sections: they are the text to show
     emit(obj, obj.app.read(**data.to_kwargs()), lambda r: _memory_detail(r["memory"], whole=whole))
@@ -277,7 +279,7 @@ def _memory_detail(m: dict[str, Any], *, whole: bool = True) -> None:
 
 
 @click.command()
-@click.argument("memory_id", type=click.IntRange(min=1))
+@click.argument("memory_id", type=ID)
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 200), help="Versions per page.")
 @cursor_option
 @json_option

@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from fact_ledger.ledger.errors import InvalidInput, LedgerError, Unavailable
+from fact_ledger.ledger.ids import MAX_ID, ascii_digits
 from fact_ledger.ledger.log.dbfiles import MissingDatabase, is_plain_path, no_ledger_yet
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.cli import exit_codes
@@ -73,6 +74,21 @@ def output_path(path: str, field: str) -> Path:
     if target.is_dir():
         raise InvalidInput(f"cannot write {path}: it is a folder", field=field)
     return target
+
+
+class _Id(click.IntRange):
+    """A memory, conflict, judgment or notice id, or a log position: ASCII digits, 1..MAX_ID
+    (click's ``int()`` alone takes other scripts' digits and numbers no SQLite row can have)."""
+
+    name = "id"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not ascii_digits(value.strip()):
+            self.fail(f"{value!r} is not an id (a whole number from 1 to {MAX_ID})", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+ID = _Id(1, MAX_ID)
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:

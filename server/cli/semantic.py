@@ -8,7 +8,7 @@ import click
 
 from fact_ledger.ledger.disagree import NOTICE_LISTINGS
 from fact_ledger.ledger.log.events import AUTH_USER
-from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console, progress_bar
+from fact_ledger.server.cli.output import ID, CliContext, emit, json_option, out_console, progress_bar
 
 
 @click.command()
@@ -35,8 +35,8 @@ def reembed(obj: CliContext, rebuild: bool) -> None:
 @click.command()
 @click.option("--state", default="open", show_default=True, type=click.Choice(NOTICE_LISTINGS))
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200))
-@click.option("--dismiss", "dismiss", type=click.IntRange(min=1), default=None, help="Dismiss this notice.")
-@click.option("--resolve", "resolve", type=click.IntRange(min=1), default=None, help="Mark this notice resolved.")
+@click.option("--dismiss", "dismiss", type=ID, default=None, help="Dismiss this notice.")
+@click.option("--resolve", "resolve", type=ID, default=None, help="Mark this notice resolved.")
 @json_option
 def notices(obj: CliContext, state: str, limit: int, dismiss: int | None, resolve: int | None) -> None:
     """Semantic notices: memories close in meaning that say different things (advice, not conflicts).

@@ -15,6 +15,7 @@ from rich.markup import escape
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.ledger.retention import MAX_RETENTION_DAYS
 from fact_ledger.server.cli.output import (
+    ID,
     CliContext,
     bad_line_details,
     cursor_option,
@@ -71,7 +72,7 @@ def replay_backup(obj: CliContext, apply: bool, batch_size: int) -> None:
 
 
 @click.command()
-@click.argument("memory_id", required=False, type=click.IntRange(min=1))
+@click.argument("memory_id", required=False, type=ID)
 @click.option("--subject", default=None, help="Every memory about this subject instead of one chain.")
 @click.option("--as-of-recorded", default=None, help="As the ledger knew it at this time or position.")
 @click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 500), help="Intervals per page.")
@@ -109,7 +110,7 @@ def timeline(
 @click.command()
 @click.option("--since", default=None, help="Recorded at or after (ISO 8601).")
 @click.option("--until", default=None, help="Recorded at or before (ISO 8601).")
-@click.option("--memory-id", default=None, type=click.IntRange(min=1), help="Events about this memory.")
+@click.option("--memory-id", default=None, type=ID, help="Events about this memory.")
 @click.option("--actor", default=None, help="Events by this actor (client or client:agent).")
 @click.option("--type", "type_", default=None, help="Events of this type, e.g. Superseded.")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))

@@ -7,7 +7,7 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console
+from fact_ledger.server.cli.output import ID, CliContext, emit, json_option, out_console
 
 SIGNAL_CHOICES = ("user_affirmed", "tool_succeeded", "user_referenced", "contradicted")
 
@@ -40,7 +40,7 @@ def promoted_lines(r: dict[str, Any]) -> None:
 
 
 @click.command()
-@click.argument("memory_id", type=click.IntRange(min=1))
+@click.argument("memory_id", type=ID)
 @click.argument("signal", type=click.Choice(SIGNAL_CHOICES))
 @click.option("--turn", type=click.IntRange(min=0), required=True, help="The conversation's turn the signal came in.")
 @session_option
@@ -57,7 +57,7 @@ def reinforce(obj: CliContext, memory_id: int, signal: str, turn: int, session: 
 
 
 @click.command()
-@click.argument("memory_id", type=click.IntRange(min=1))
+@click.argument("memory_id", type=ID)
 @json_option
 def promote(obj: CliContext, memory_id: int) -> None:
     """Make a working memory long-term now (it meets claims and conflicts).

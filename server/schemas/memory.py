@@ -30,6 +30,7 @@ from pydantic import (
 
 from fact_ledger.ledger.clock import parse_time
 from fact_ledger.ledger.errors import InvalidInput, closest
+from fact_ledger.ledger.ids import MAX_ID, ascii_digits
 from fact_ledger.ledger.promotion import SIGNALS
 from fact_ledger.ledger.trust import SOURCE_TYPES
 from fact_ledger.ledger.working import TIERS
@@ -85,7 +86,7 @@ def _no_bool(value: Any) -> Any:
 
 Text = Annotated[str, AfterValidator(_valid_unicode)]
 SourceType = Literal[SOURCE_TYPES]  # type: ignore[valid-type]  # the tuple in ledger/trust.py, once
-PositiveId = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=1, le=2**63 - 1)]
+PositiveId = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=1, le=MAX_ID)]
 MemoryId = PositiveId
 Tag = Annotated[Text, Field(min_length=1, max_length=MAX_TAG_CHARS)]
 Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS)]
@@ -106,7 +107,7 @@ Reason = Annotated[Text, Field(max_length=MAX_REASON_CHARS)]
 Cursor = Annotated[str, Field(min_length=1, max_length=512)]  # next_cursor of the previous page, as it came
 OnSecret = Literal[ON_SECRET_CHOICES]  # type: ignore[valid-type]  # refused (default) or masked: server/app/credentials.py
 SessionId = Annotated[Text, Field(min_length=1, max_length=MAX_NAME_CHARS)]  # a client's conversation id
-Turn = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=0, le=2**63 - 1)]  # the client's turn counter
+Turn = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=0, le=MAX_ID)]  # the client's turn counter
 Tier = Literal[TIERS]  # type: ignore[valid-type]  # ledger/working.py, once
 Signal = Literal[SIGNALS]  # type: ignore[valid-type]  # ledger/promotion.py, once
 ON_SECRET = "a credential in the write is refused, or stored as [secret:<kind>]"
@@ -265,7 +266,7 @@ def parse_recorded_point(value: str | int | None) -> str | int | None:
         if value < 0:
             raise ValueError("a position must be >= 0")
         return value
-    if value.strip().isdigit():
+    if ascii_digits(value.strip()):
         return int(value.strip())
     return parse_time(value, field="as_of_recorded")
 
@@ -342,7 +343,7 @@ class ReinforceData(EdgeModel):
 
 def _check_pins(value: dict[str, int]) -> dict[str, int]:
     for key, version in value.items():
-        if not key.isdigit() or int(key) < 1:
+        if not ascii_digits(key) or int(key) < 1:
             raise ValueError(f"pin key {key[:20]!r} is not a memory id")
         if version < 1:
             raise ValueError("a pinned version must be >= 1")
