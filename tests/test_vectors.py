@@ -206,6 +206,21 @@ def test_a_broken_model_never_fails_a_write(tmp_path: Path, problem: str) -> Non
         app.close()
 
 
+def test_a_working_model_without_its_vectors_yet_says_what_to_run(tmp_path: Path, tiny_gguf: Path) -> None:
+    """A one-shot CLI process embeds nothing: doctor said "search: fts only: None"."""
+    app = _app(tmp_path / "ledger.db", str(tiny_gguf))
+    try:
+        app.remember("the staging API listens on port 8080")
+        check = next(c for c in run_checks(app)["checks"] if c["name"] == "semantic_search")
+        assert check["severity"] == "warning" and "None" not in check["message"]
+        assert "not yet embedded" in check["message"] and "ledger reembed" in check["message"], check
+        app.reembed()
+        check = next(c for c in run_checks(app)["checks"] if c["name"] == "semantic_search")
+        assert check["severity"] == "ok" and check["message"].startswith("search: vector+fts"), check
+    finally:
+        app.close()
+
+
 def test_no_model_configured_is_plain_full_text(tmp_path: Path) -> None:
     app = _app(tmp_path / "ledger.db", None)
     try:

@@ -536,6 +536,14 @@ def check_semantic_search(app: Any) -> Check:
                 count=lag,
             )
         return Check(severity="ok", message=f"search: vector+fts ({lag} events not yet embedded)", count=lag)
+    if configured and problem is None:  # the model runs; its vectors are not there yet (a one-shot CLI embeds none)
+        lag = app.vectors_status()["lag"]
+        return Check(
+            severity="warning",
+            message=f"search: {mode} only until the model's vectors are built ({lag} events not yet embedded); "
+            "run ledger reembed (or keep ledger serve running)",
+            count=lag,
+        )
     if configured:
         return Check(severity="warning", message=f"search: {mode} only: {problem}")
     return Check(severity="info", message=f"search: {mode} ({problem})" if problem else f"search: {mode}")
