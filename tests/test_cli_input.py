@@ -263,3 +263,10 @@ def test_an_as_of_position_in_other_digits_is_refused(tmp_path: Path) -> None:
     assert cli("--db", str(db), "remember", "The staging API listens on port 8080").returncode == 0
     r = cli("--db", str(db), "find", "staging", "--as-of-recorded", "٣", "--json")
     assert r.returncode == exit_codes.REFUSED and doc(r)["error"]["field"] == "as_of_recorded", r.stdout
+
+
+@pytest.mark.parametrize("server", ["serve", "console"])
+def test_the_two_servers_take_no_json_after_their_name(tmp_path: Path, server: str) -> None:
+    """docs/cli.md: MCP speaks on stdout, the console prints its address; a usage error, not a hang."""
+    r = cli(server, "--json", "--db", str(tmp_path / "l.db"))
+    assert r.returncode == exit_codes.USAGE and "No such option '--json'" in r.stdout + r.stderr, r.stderr
