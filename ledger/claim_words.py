@@ -16,9 +16,10 @@ ALIASES = (
     (re.compile(r"端口号?|port number"), " port "),
     (re.compile(r"负责人|\bowners?\b"), " owner "),
     (re.compile(r"版本号?"), " version "),
-    (re.compile(r"'s\b|’s\b"), " "),
+    (re.compile(r"'s\b|’s\b"), " "),  # a possessive (POSSESSIVE below, on one word)
     (re.compile(r"现在的?|目前的?|当前的?|如今的?"), " "),  # when it holds is not what it is
 )
+POSSESSIVE = re.compile(r"['’]s$")
 STOP_TOKENS = frozenset("the a an of for to on at in our my your its their this that these those".split())
 STOP_CHARS = frozenset("的之该这那个本")
 # Words that say how a value is given, not what it is the value of: "the VPN portal" and "link

@@ -55,6 +55,7 @@ from fact_ledger.ledger.claim_words import (
     NEGATED_LEFT,
     NOT_A_TASTE,
     PERSONS,
+    POSSESSIVE,
     PRONOUNS,
     QUALIFIER_END,
     QUESTION_START,
@@ -140,9 +141,11 @@ def _make(
     attribute = {"colon": "is", "port": "port"}.get(relation, relation)
     if subject_text.strip() and left and not key_tokens(left) <= key_tokens(subject_text):
         own = key_tokens(subject_text)  # "the staging api" under subject "staging" reads "api"
-        rest = " ".join(w for w in LEADING_ARTICLE.sub("", left).split() if w.strip(TOKEN_PUNCT) not in own)
+        words = LEADING_ARTICLE.sub("", left).split()  # "carol's phone number" under "Carol" reads "phone number"
+        kept = [w for w in words if POSSESSIVE.sub("", w.strip(TOKEN_PUNCT)) not in own]
+        rest = " ".join(kept)
         prefix = normalize_text(subject_text)
-        if left.startswith(prefix):  # 项目预算 under subject 项目 reads 预算
+        if len(kept) == len(words) and left.startswith(prefix):  # 项目预算 under subject 项目 reads 预算
             rest = left[len(prefix) :].strip()
         rest, narrower = attribute_words(rest or left)
         if narrower:  # "budget for q3" under subject "project": the budget of project (q3)

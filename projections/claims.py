@@ -103,8 +103,10 @@ class ClaimsProjector(DeferringProjector):
     # 4: the key index covers each claim's value (see values_and_members); 5: ownership ("X owns
     # Y"), a role's value read as a name ("the on-call engineer is Jun 9"), attribute names;
     # 6: slots (fillers out of keys, change verbs, eat/drink polarity, the drink slot) and the
-    # claims_value index (a restatement's probe seeks its value instead of walking the key)
-    version = 6
+    # claims_value index (a restatement's probe seeks its value instead of walking the key);
+    # 7: a possessive subject leaves the attribute whole ("Carol's phone number" under Carol:
+    # "phone number", not "s phone number")
+    version = 7
     tables = ("claims",)
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

@@ -94,6 +94,10 @@ def test_a_chinese_ownership_claim_reads_thing_owner_name() -> None:
         ("The budget for Q3 is $50k", "project", ("project (q3)", "budget", "$50k")),
         ("The budget for Q3 is $50k", "budget", ("budget (q3)", "is", "$50k")),
         ("项目预算为6万", "项目", ("项目", "预算", "6万")),
+        # a possessive subject: the attribute was "s phone number" (the subject cut off as a prefix)
+        ("Carol's phone number is 555-0100", "Carol", ("Carol", "phone number", "555-0100")),
+        ("Carol’s phone number is 555-0100", "carol", ("carol", "phone number", "555-0100")),
+        ("Bob's manager is Dana", "Bob", ("Bob", "manager", "dana")),
     ],
 )
 def test_attributes_carry_no_leftover_grammar(content: str, subject: str, expected: tuple[str, str, str]) -> None:
