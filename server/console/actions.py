@@ -19,7 +19,8 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from fact_ledger.ledger.errors import InvalidInput, LedgerError
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
-from fact_ledger.server.console.web import error_page, ledger, render
+from fact_ledger.server.console.detail import conflict_with_members
+from fact_ledger.server.console.web import error_page, ledger, parse_id, render
 from fact_ledger.server.mcp.routes import TOOLS
 
 
@@ -34,6 +35,7 @@ class Action:
     describe: str  # i18n key of the sentence on the confirmation page
     target_field: str = ""  # the operation's name for the target id (default: ``<target>_id``)
     fixed: tuple[tuple[str, Any], ...] = ()  # fields the action sets itself
+    required: tuple[str, ...] = ()  # form fields a blank value of which is refused (a retirement's reason)
 
     def run(self, app: LedgerApp, target: int, values: dict[str, Any]) -> dict[str, Any]:
         """The operation with the person's values, as the user's own act (``user_channel``)."""
@@ -55,16 +57,24 @@ class Action:
 
 
 def _pins(form: dict[str, Any]) -> dict[str, int] | None:
-    """``pin_<memory_id>=<version>`` fields: the member versions the person was looking at."""
-    pins = {k.removeprefix("pin_"): int(v) for k, v in form.items() if k.startswith("pin_") and str(v).isdigit()}
+    """``pin_<memory_id>=<version>`` fields: the member versions the person was looking at
+    (each id and version read as every console number is, :func:`parse_id`)."""
+    pins = {
+        str(parse_id(k.removeprefix("pin_"), "pins")): parse_id(v, "pins")
+        for k, v in form.items()
+        if k.startswith("pin_")
+    }
     return pins or None
 
 
 ACTIONS: dict[str, Action] = {
     "confirm": Action("memory", (), ("memory_govern", "confirm"), "action_confirm"),
     "unlock": Action("memory", (), ("memory_govern", "unlock"), "action_unlock"),
-    "retire": Action("memory", ("reason",), ("memory_govern", "retire"), "action_retire"),
-    "erase": Action("memory", ("reason",), ("memory_govern", "erase"), "action_erase"),
+    "promote": Action("memory", (), ("memory_govern", "promote"), "action_promote"),
+    # docs/console.md: "retire (with a reason)", "erase for good (with a reason ...)": the record
+    # of why stays when the memory (or, erased, its text) is gone.
+    "retire": Action("memory", ("reason",), ("memory_govern", "retire"), "action_retire", required=("reason",)),
+    "erase": Action("memory", ("reason",), ("memory_govern", "erase"), "action_erase", required=("reason",)),
     "supersede": Action(
         "memory", ("winner_id", "reason"), ("memory_govern", "supersede"), "action_supersede", target_field="loser_id"
     ),
@@ -87,7 +97,7 @@ def preview(app: LedgerApp, name: str, target: int, values: dict[str, Any]) -> P
     """What the action touches, as texts (never bare ids), and which of the memories it would
     supersede are facts a person confirmed: those need the person's explicit intent."""
     if name in ("resolve", "keep_both", "judge"):
-        members = [m for m in app.conflict_detail(target, limit=200)["conflict"]["memories"] if m["in_set"]]
+        members = [m for m in conflict_with_members(app, target)["memories"] if m["in_set"]]
         if name == "keep_both":
             return {"items": [("the_memory", m) for m in members], "guarded": [], "count": len(members)}
         winner = next((m for m in members if m["memory_id"] == values["winner_id"]), None)
@@ -101,8 +111,10 @@ def preview(app: LedgerApp, name: str, target: int, values: dict[str, Any]) -> P
             "guarded": [m["memory_id"] for m in losers if _person_confirmed(m)],
         }
     memory = app.read(target)["memory"]
+    _check_tier(name, memory, "memory_id")
     if name == "supersede":
         winner = app.read(values["winner_id"])["memory"]
+        _check_tier(name, winner, "winner_id")
         return {
             "items": [("will_win", winner), ("will_be_superseded", memory)],
             "guarded": [target] if _person_confirmed(memory) else [],
@@ -110,11 +122,22 @@ def preview(app: LedgerApp, name: str, target: int, values: dict[str, Any]) -> P
     return {"items": [("the_memory", memory)], "guarded": []}
 
 
+def _check_tier(name: str, memory: dict[str, Any], field: str) -> None:
+    """Refuse before the confirmation page what the facade would refuse after it: a working note
+    (one conversation's provisional note) is only promoted — the governance of long-term memory
+    answers ``not_found`` for it — and only a working note is promoted."""
+    working = memory.get("tier") == "working"
+    if name == "promote" and not working:
+        raise InvalidInput(f"memory {memory['memory_id']} is not a working note: it is long-term already", field=field)
+    if name != "promote" and working:
+        raise InvalidInput(
+            f"memory {memory['memory_id']} is a working note, not long-term memory: promote it first", field=field
+        )
+
+
 def _number(form: dict[str, Any], name: str) -> int:
-    raw = str(form.get(name, "")).strip().lstrip("#")
-    if not raw.isdigit() or int(raw) < 1:
-        raise InvalidInput(f"{name} must be a positive number", field=name)
-    return int(raw)
+    """A form's id (``#12`` as typed from a page is ``12``), read by :func:`parse_id`."""
+    return parse_id(str(form.get(name, "")).strip().removeprefix("#"), name)
 
 
 async def act(request: Request) -> Response:
@@ -130,7 +153,11 @@ async def act(request: Request) -> Response:
         values: dict[str, Any] = {k: str(form.get(k, "")).strip() for k in action.fields}
         if "winner_id" in values:
             values["winner_id"] = _number(form, "winner_id")
+        for field in action.required:
+            if not values[field]:
+                raise InvalidInput(f"{field} is required to {name} a memory: say why", field=field)
         values.update({k: v for k, v in form.items() if k.startswith("pin_")})
+        _pins(values)  # refused before the confirmation page, not after the person said yes
         shown = preview(ledger(request), name, target, values)
         unintended = bool(shown["guarded"]) and form.get("guarded_ok") != "yes"
         if form.get("confirmed") != "yes" or unintended:
@@ -150,7 +177,12 @@ async def act(request: Request) -> Response:
                 shown=shown,
                 refused=form.get("confirmed") == "yes",
             )
-        action.run(ledger(request), target, values)
+        answer = action.run(ledger(request), target, values)
     except LedgerError as exc:
         return error_page(request, exc)
-    return RedirectResponse(f"/{action.target}/{target}?done={name}", status_code=303)
+    # An act that found the memory already so (unlocking what is not locked) writes nothing: the
+    # page says so rather than "Recorded.".
+    unchanged = answer.get("changed") is False or answer.get("unchanged") is True
+    return RedirectResponse(
+        f"/{action.target}/{target}?done={name}" + ("&unchanged=1" if unchanged else ""), status_code=303
+    )

@@ -118,6 +118,25 @@ STRINGS: dict[str, tuple[str, str]] = {
     "workspace": ("Workspace", "工作区"),
     "conversation": ("Conversation", "对话"),
     "working_memory": ("working memory", "工作记忆"),
+    "working_note_intro": (
+        "A working note: a provisional note of one conversation, not yet long-term memory. It meets no "
+        "claims or conflicts and cannot be confirmed, retired, superseded or erased; promote it to make "
+        "it long-term.",
+        "工作记忆：某次对话中的临时笔记，尚未成为长期记忆。它不参与主张与冲突，不能确认、撤回、取代或删除；"
+        "将其转为长期记忆后方可治理。",
+    ),
+    "tier": ("Tier", "层级"),
+    "sticky": ("sticky (never evicted)", "常驻（不会被逐出）"),
+    "turn": ("turn", "轮次"),
+    "promotion_score": ("Promotion score", "转长期得分"),
+    "promoted_to": ("Promoted to", "已转为长期记忆"),
+    "promoted_from": ("Promoted from working note", "转自工作记忆"),
+    "promote": ("Promote to long-term memory", "转为长期记忆"),
+    "action_promote": (
+        "Promote working note #{id} to long-term memory: it is recorded as a long-term memory and meets "
+        "claims and conflicts from then on.",
+        "将工作记忆 #{id} 转为长期记忆：它将被记录为长期记忆，此后参与主张与冲突。",
+    ),
     "status": ("Status", "状态"),
     "all": ("all", "全部"),
     "current_only": ("current", "当前"),
@@ -150,6 +169,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "near_duplicates": ("Near-duplicates", "近似重复"),
     "similarity": ("similarity", "相似度"),
     "members": ("Members", "成员"),
+    "more_members": ("and {n} more", "另有 {n} 条"),
+    "left_set": ("left the set", "已离开此冲突"),
     "claim": ("Claim", "主张"),
     "state": ("State", "状态"),
     "verdict": ("Verdict", "裁决"),
@@ -195,6 +216,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "yes_do_it": ("Yes, record it", "是的，记录"),
     "cancel": ("Cancel", "取消"),
     "done": ("Recorded.", "已记录。"),
+    "nothing_changed": (
+        "Nothing was changed: it already was so. Nothing was recorded.",
+        "未做任何更改：它本来就是这样。未记录任何内容。",
+    ),
     "refused": ("Refused", "被拒绝"),
     "recorded_as_user": (
         "Recorded as you (user channel, client console).",
@@ -284,6 +309,8 @@ VALUES: dict[str, tuple[str, str]] = {
     "retired": ("retired", "已撤回"),
     "archived": ("archived", "已归档"),
     "erased": ("erased", "已删除"),
+    "promoted": ("promoted", "已转为长期"),
+    "expired": ("expired", "已过期"),
     "open": ("open", "未决"),
     "judged": ("judged", "已评判"),
     "resolved": ("resolved", "已解决"),

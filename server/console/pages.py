@@ -16,19 +16,20 @@ from starlette.responses import Response
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput, LedgerError
 from fact_ledger.ledger.trust import SOURCE_TYPES
-from fact_ledger.server.console.web import error_page, ledger, render, time_params
+from fact_ledger.server.console.web import error_page, ledger, parse_id, render, time_point
 
 PAGE_SIZE = 20
 MAX_PAGES = 25
 
 
 def page_number(request: Request) -> int:
-    raw = request.query_params.get("page", "1")
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGES:
+    """The ``page`` parameter: 1 to ``MAX_PAGES`` (a deeper page would ask the facade for too much)."""
+    page = parse_id(request.query_params.get("page", "1"), "page")
+    if page > MAX_PAGES:
         raise InvalidInput(
             f"page must be a number from 1 to {MAX_PAGES}; narrow the filters to go further", field="page"
         )
-    return int(raw)
+    return page
 
 
 def window(rows: list[Any], page: int, more: bool) -> tuple[list[Any], bool]:
@@ -70,8 +71,8 @@ async def memories(request: Request) -> Response:
         "session_id": q.get("session") or None,
         "session_only": bool(q.get("session")),
     }
-    tt = time_params(request)
     try:
+        tt = time_point(request)
         page = page_number(request)
         found = ledger(request).find(
             query, limit=page * PAGE_SIZE, as_of_recorded=tt.get("as_of"), as_of_event_time=tt.get("at"), **filters
@@ -117,7 +118,11 @@ async def doctor(request: Request) -> Response:
     """The checks run when asked (``?run=1``): recomputing the hash chain reads the whole log, a
     job rather than a page. The last report of this run is kept for the page and the Overview."""
     if request.query_params.get("run"):
-        request.app.state.last_doctor = {"report": ledger(request).doctor(), "at": clock.now()}
+        try:
+            report = ledger(request).doctor()
+        except LedgerError as exc:  # the database cannot be used: the refusal is the answer
+            return error_page(request, exc)
+        request.app.state.last_doctor = {"report": report, "at": clock.now()}
     return render(request, "doctor.html", last=request.app.state.last_doctor)
 
 

@@ -12,29 +12,33 @@ from starlette.responses import Response, StreamingResponse
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput, LedgerError
-from fact_ledger.server.console.views import timeline_strip
-from fact_ledger.server.console.web import error_page, ledger, render, time_params
+from fact_ledger.server.console.views import as_true_at, timeline_strip
+from fact_ledger.server.console.web import error_page, ledger, parse_id, render, time_point
 
 AUDIT_PAGE = 50
 AUDIT_FILTERS = ("type", "actor", "client", "workspace", "since", "until", "memory_id")
 
 
 async def timeline(request: Request) -> Response:
-    """Values over event time for a subject (or a memory's supersession chain) as an SVG strip."""
+    """Values over event time for a subject (or a memory's supersession chain) as an SVG strip.
+
+    The facade's timeline answers what the log knew (``as_of``) over all of event time; "as true
+    at" (``at``) is applied here, as the facade's as-of reads apply it (:func:`as_true_at`)."""
     target = request.query_params.get("subject", "").strip()
-    tt = time_params(request)
     result: dict[str, Any] = {"intervals": [], "as_of": None}
     try:
+        tt = time_point(request)
+        at = clock.parse_time(tt["at"], field="as_of_event_time") if tt.get("at") else None
         if target:
-            key = {"memory_id": int(target)} if target.isdigit() else {"subject": target}
+            # digits name a memory (any script's digits: ``٣`` is refused, never read as 3)
+            key = {"memory_id": parse_id(target, "memory_id")} if target.isdigit() else {"subject": target}
             result = ledger(request).timeline(**key, as_of_recorded=tt.get("as_of"))
     except LedgerError as exc:
         return error_page(request, exc)
     intervals = result["intervals"]
-    if tt.get("at"):  # as true at an event time: the values that had begun by then
-        at = clock.parse_time(tt["at"], field="at")
-        intervals = [i for i in intervals if i["valid_from"] <= at]
-    strip = timeline_strip(intervals, tt.get("at") or clock.now())
+    if at is not None:
+        intervals = as_true_at(intervals, at)
+    strip = timeline_strip(intervals, at or clock.now())
     return render(request, "timeline.html", target=target, strip=strip, intervals=intervals, as_of=result["as_of"])
 
 
@@ -42,17 +46,15 @@ def _audit_filters(request: Request) -> dict[str, Any]:
     q = request.query_params
     filters: dict[str, Any] = {k: v.strip() for k in AUDIT_FILTERS if (v := q.get(k, "")).strip()}
     if "memory_id" in filters:
-        if not filters["memory_id"].isdigit():
-            raise InvalidInput("memory_id must be a number", field="memory_id")
-        filters["memory_id"] = int(filters["memory_id"])
+        filters["memory_id"] = parse_id(filters["memory_id"], "memory_id")
     return filters
 
 
 async def audit(request: Request) -> Response:
     """The log newest first, filtered, paged by the facade's cursor. As of a recorded position,
     the log ends there."""
-    tt = time_params(request)
     try:
+        tt = time_point(request)
         filters = _audit_filters(request)
         cut = None
         if tt.get("as_of"):

@@ -21,9 +21,9 @@ def create_app(ledger_app: LedgerApp, guard: Guard, sources: dict[str, str]) -> 
     routes = [
         Route("/", pages.overview),
         Route("/memories", pages.memories),
-        Route("/memory/{memory_id:int}", detail.memory),
+        Route("/memory/{memory_id}", detail.memory),
         Route("/conflicts", pages.conflicts),
-        Route("/conflict/{conflict_id:int}", detail.conflict),
+        Route("/conflict/{conflict_id}", detail.conflict),
         Route("/health", hindsight.health),
         Route("/health/apply", hindsight.apply, methods=["POST"]),
         Route("/health/undo", hindsight.undo, methods=["POST"]),

@@ -10,8 +10,9 @@ from typing import Any
 
 import uvicorn
 
+from fact_ledger.ledger.errors import Unavailable
 from fact_ledger.server.app.facade import LedgerApp
-from fact_ledger.server.config import load_settings, settings_sources
+from fact_ledger.server.config import Settings, load_settings, settings_sources
 from fact_ledger.server.console.guard import Guard
 from fact_ledger.server.console.routes import create_app
 from fact_ledger.server.process import freeze_start_up
@@ -33,14 +34,45 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
+def open_ledger(settings: Settings) -> LedgerApp:
+    """The facade the console serves, or a refusal when the path holds no ledger.
+
+    As every command but ``serve`` does (docs/cli.md, "A database is created only where you
+    asked for one"), a path with no ledger, a directory or another program's file is refused
+    before anything listens: a console on it could only answer each page with an error. A
+    ledger that cannot be used right now (locked, read-only, a team log out of reach) is
+    served; :func:`start_lines` says why it is unusable, as ``ledger serve`` does."""
+    ledger_app = LedgerApp(settings)
+    degraded = ledger_app.degraded
+    if degraded and ledger_app.storage.not_a_ledger:
+        ledger_app.close()
+        raise Unavailable(degraded["message"], reason=degraded["reason"])
+    return ledger_app
+
+
+def start_lines(ledger_app: LedgerApp) -> list[str]:
+    """What the console says on stderr when it starts: why the database is unusable, if it is
+    (the same line as ``ledger serve``'s, server/mcp/server.py)."""
+    degraded = ledger_app.degraded
+    if not degraded:
+        return []
+    return [f"fact-ledger: database unusable ({degraded['reason']}): {degraded['message']}"]
+
+
 def run_console(overrides: dict[str, Any], *, port: int, open_browser: bool) -> None:
     settings = replace(load_settings(overrides), client=CLIENT)
     sources = {**settings_sources(overrides), "client": "console"}
-    sock = bind(port)
+    ledger_app = open_ledger(settings)
+    try:
+        sock = bind(port)
+    except OSError:
+        ledger_app.close()
+        raise
     guard = Guard(port=sock.getsockname()[1])
-    ledger_app = LedgerApp(settings)
     app = create_app(ledger_app, guard, sources)
     url = guard.url()
+    for line in start_lines(ledger_app):
+        print(line, file=sys.stderr, flush=True)
     print(f"ledger console for {settings.db}\n  {url}\nPress Ctrl-C to stop.", flush=True)
     if open_browser:
         webbrowser.open(url)

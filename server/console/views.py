@@ -146,6 +146,23 @@ ROW = 28.0
 TOP = 24.0
 
 
+def as_true_at(intervals: list[dict[str, Any]], at: str) -> list[dict[str, Any]]:
+    """The intervals as they stood at the event time ``at``, by the rule of the facade's as-of
+    reads (``projections.timeline.asof.status_at``): a memory that had not begun is left out; one
+    whose end lies after ``at`` was active then, with no end yet and no successor (what ended it
+    had not happened). The facade's timeline answers over all of event time, so without this a
+    past view would show a supersession that came later."""
+    point = to_datetime(at)
+    out = []
+    for interval in intervals:
+        if to_datetime(interval["valid_from"]) > point:
+            continue
+        if interval["valid_to"] is None or to_datetime(interval["valid_to"]) > point:
+            interval = {**interval, "status": "active", "ended": None, "valid_to": None, "superseded_by": None}
+        out.append(interval)
+    return out
+
+
 def timeline_strip(intervals: list[dict[str, Any]], now: str) -> Strip:
     """Lay out validity intervals on one event-time axis: a row per memory, a bar from
     ``valid_from`` to ``valid_to`` (or to ``now`` when still valid), arrows for supersessions."""

@@ -20,7 +20,7 @@ from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, R
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.errors import LedgerError
+from fact_ledger.ledger.errors import InvalidInput, LedgerError
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.console.guard import SECURITY_HEADERS, Guard, without_token
 from fact_ledger.server.console.i18n import LANGUAGES, translator, value_translator
@@ -28,6 +28,8 @@ from fact_ledger.server.console.views import rule_text
 
 LANG_COOKIE = "ledger_console_lang"
 TIME_PARAMS = ("as_of", "at")  # as of a recorded position/time; as true at an event time
+TIME_FIELDS = {"as_of": "as_of_recorded", "at": "as_of_event_time"}  # the facade's names, for errors
+ID_MAX = 2**63 - 1  # SQLite's largest integer: a larger id cannot name a row, and binding it overflows
 STATIC = Path(__file__).parent / "static"
 
 
@@ -104,13 +106,40 @@ def time_params(request: Request) -> dict[str, str]:
     return {k: v for k in TIME_PARAMS if (v := request.query_params.get(k, "").strip())}
 
 
-def valid_time_point(tt: dict[str, str]) -> bool:
-    """Whether the point names a time (or, for ``as_of``, a log position): the banner says
+def parse_id(raw: object, field: str, *, least: int = 1) -> int:
+    """An id or log position from a URL or form, the one way every console parameter is read.
+
+    Only the ASCII digits 0-9 make a number here: ``str.isdigit`` also accepts ``²`` (which
+    ``int`` refuses) and ``٣`` (which ``int`` reads as 3, so a person would act on a memory they
+    did not type). A value past SQLite's integer range cannot name a row and overflows when it is
+    bound, so it is refused here too, as bad input rather than an error of the page."""
+    text = "" if raw is None else str(raw).strip()
+    digits = text.lstrip("0") or "0"
+    if not (text.isascii() and text.isdigit()) or len(digits) > len(str(ID_MAX)) or not least <= int(digits) <= ID_MAX:
+        raise InvalidInput(f"{field} must be a whole number from {least} to {ID_MAX}, in the digits 0-9", field=field)
+    return int(digits)
+
+
+def time_point(request: Request) -> dict[str, str]:
+    """The URL's time-travel point, checked before any page answers with it.
+
+    ``as_of`` is a log position (digits) or a recorded time, ``at`` an event time. A position is
+    read with :func:`parse_id` (the facade would read ``٣`` as 3 and fail on ``²``); the times are
+    parsed as the facade parses them. Raises ``InvalidInput`` naming the facade's field."""
+    tt = time_params(request)
+    for key, value in tt.items():
+        if key == "as_of" and value.isdigit():
+            parse_id(value, TIME_FIELDS[key], least=0)
+        else:
+            clock.parse_time(value, field=TIME_FIELDS[key])
+    return tt
+
+
+def valid_time_point(request: Request) -> bool:
+    """Whether the URL's point names a time (or, for ``as_of``, a log position): the banner says
     "Viewing the past" only then, never above the error an invalid one gets."""
     try:
-        for key, value in tt.items():
-            if not (key == "as_of" and value.isdigit()):
-                clock.parse_time(value, field=key)
+        time_point(request)
     except LedgerError:
         return False
     return True
@@ -133,7 +162,7 @@ def render(request: Request, template: str, code: int = 200, **context: Any) -> 
         rule_text=rule_text,
         lang=lang,
         tt=tt,
-        past=tt if valid_time_point(tt) else {},
+        past=tt if valid_time_point(request) else {},
         here=here,
         csrf=request.app.state.guard.csrf,
         link=lambda path, **p: link(request, path, **p),

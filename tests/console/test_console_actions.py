@@ -51,3 +51,31 @@ def test_keep_all_closes_a_claim_set_with_every_member_kept(console: Console) ->
     assert status == 303 and headers["location"] == f"/conflict/{conflict['conflict_id']}?done=keep_both"
     after = json.loads(ledger_cli("conflicts", "--state", "resolved", "--json", "--db", console.db).stdout)
     assert conflict["conflict_id"] in [c["conflict_id"] for c in after["conflicts"]]
+
+
+def test_an_act_that_changes_nothing_says_so_in_both_languages(console: Console) -> None:
+    """Unlocking a memory that is not locked writes nothing: the page never says "Recorded."."""
+    memory_id = _memory(console, "The plant room is on level B2", "--source-type", "agent_generated")
+    before = console.events()
+    status, _, headers = _act(console, "unlock", memory_id=str(memory_id))
+    assert status == 303 and headers["location"] == f"/memory/{memory_id}?done=unlock&unchanged=1"
+    assert console.events() == before
+    for lang, said, not_said in (("en", "Nothing was changed", "Recorded."), ("zh", "未做任何更改", "已记录。")):
+        cookie = f"ledger_console_{console.port}={console.token}; ledger_console_lang={lang}"
+        _, page, _ = _request(console, "GET", headers["location"], headers={"Cookie": cookie})
+        done = page.split('id="done">', 1)[1].split("</p>", 1)[0]
+        assert said in done and not_said not in done
+    status, _, headers = _act(console, "confirm", memory_id=str(memory_id))  # a real change still says Recorded
+    assert status == 303 and "unchanged" not in headers["location"]
+
+
+def test_retire_and_erase_refuse_a_blank_reason_and_write_nothing(console: Console) -> None:
+    memory_id = _memory(console, "The fire drill is on Friday")
+    before = console.events()
+    for action in ("retire", "erase"):
+        for reason in ("", "   "):
+            for confirmed in ({}, {"confirmed": "yes"}):
+                form = {"memory_id": str(memory_id), "reason": reason, "csrf": console.csrf(), **confirmed}
+                status, page, _ = _request(console, "POST", f"/act/{action}", body=form)
+                assert status == 400 and "reason is required" in page and 'id="error"' in page, (action, reason)
+    assert console.events() == before and 'id="status">active' in console.get(f"/memory/{memory_id}")

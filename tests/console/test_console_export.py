@@ -13,18 +13,19 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.console.test_console_start import damaged_ledger
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 def test_a_refused_export_leaves_no_file_in_the_temporary_folder(tmp_path: Path, fmt: str) -> None:
-    """A console on a path that holds no ledger (a folder) refuses the export; the file it was
-    writing to had a name in the temporary folder and stayed there, one per refused download."""
+    """A console on a ledger it cannot read (a damaged file: a path with no ledger is refused at
+    start) refuses the export; the file it was writing to had a name in the temporary folder and
+    stayed there, one per refused download."""
     temporary = tmp_path / "tmp"
     temporary.mkdir()
-    not_a_ledger = tmp_path / "folder"
-    not_a_ledger.mkdir()
+    damaged = damaged_ledger(tmp_path / "damaged.db")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "fact_ledger.server", "console", "--no-open", "--port", "0", "--db", str(not_a_ledger)],
+        [sys.executable, "-m", "fact_ledger.server", "console", "--no-open", "--port", "0", "--db", str(damaged)],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -42,7 +43,7 @@ def test_a_refused_export_leaves_no_file_in_the_temporary_folder(tmp_path: Path,
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request, timeout=10)
         assert refused.value.code == 409
-        assert "is not a ledger (it is a directory)" in refused.value.read().decode()
+        assert "the database cannot be read (corrupt)" in refused.value.read().decode()
         assert list(temporary.iterdir()) == []
     finally:
         proc.send_signal(signal.SIGINT)

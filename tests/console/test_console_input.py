@@ -1,0 +1,132 @@
+"""What a person can type into the console's URLs and forms: every id and position is read one way
+(ASCII digits within SQLite's integer range), every time-travel point is checked before a page
+answers with it, and a bad value is a clear error page that writes nothing — never a 500."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+import pytest
+
+from fact_ledger.server.console.views import as_true_at
+from tests.console.conftest import Console
+from tests.console.test_console_guard import _request
+
+HUGE = "99999999999999999999999"  # past 2**63 - 1: binding it to SQLite overflows
+SUPERSCRIPT = quote("²")  # str.isdigit says yes, int() says no
+ARABIC = quote("٣")  # str.isdigit says yes, int() reads 3
+
+
+def _get(console: Console, path: str) -> tuple[int, str]:
+    status, text, _ = _request(console, "GET", path)
+    return status, text
+
+
+def _intervals(page: str) -> list[str]:
+    """The rows of the Timeline page's table as text, one per memory."""
+    table = page.split('id="intervals"', 1)[1].split("</table>", 1)[0]
+    return [re.sub(r"<[^>]+>", " ", row) for row in table.split("<tr>")[2:]]
+
+
+@pytest.mark.parametrize("at", ["2026-12-31", "2026-12-31T00:00:00", "2024-01-31"])
+def test_the_timeline_answers_as_true_at_a_date_or_a_naive_time(console: Console, at: str) -> None:
+    status, page = _get(console, f"/timeline?subject=prod%20db&at={at}")
+    assert status == 200 and 'id="timeline-svg"' in page and "Traceback" not in page
+
+
+@pytest.mark.parametrize("at", ["junk", "2023", "99999-01-01"])
+def test_a_bad_point_on_the_timeline_is_an_error_page(console: Console, at: str) -> None:
+    status, page = _get(console, f"/timeline?subject=prod%20db&at={at}")
+    assert status == 400 and "invalid_input" in page and "as_of_event_time" in page
+    assert 'id="past-banner"' not in page
+
+
+def test_the_timeline_as_true_at_a_point_shows_no_later_event(console: Console) -> None:
+    ids = console.ids
+    _, page = _get(console, "/timeline?subject=prod%20db&at=2024-01-15T00:00:00Z")
+    [old] = _intervals(page)  # the upgrade (May 2024) had not happened
+    assert f"#{ids['old_db']}" in old and "active" in old and "ongoing" in old
+    assert "superseded" not in old and f"#{ids['new_db']}" not in page.split('id="intervals"', 1)[1]
+    _, page = _get(console, "/timeline?subject=prod%20db&at=2024-06-01")
+    old, new = _intervals(page)
+    assert "superseded" in old and f"#{ids['new_db']}" in old and "2024-05-20" in old and "active" in new
+
+
+def test_as_true_at_follows_the_as_of_rule() -> None:
+    ended = {
+        "memory_id": 1,
+        "valid_from": "2023-01-01T00:00:00.000000Z",
+        "valid_to": "2024-02-01T00:00:00.000000Z",
+        "status": "superseded",
+        "ended": "superseded",
+        "superseded_by": 2,
+    }
+    later = {**ended, "memory_id": 2, "valid_from": "2024-02-01T00:00:00.000000Z", "valid_to": None}
+    [before] = as_true_at([ended, later], "2024-01-15T00:00:00.000000Z")
+    assert before["status"] == "active" and before["valid_to"] is None and before["superseded_by"] is None
+    after = as_true_at([ended, later], "2024-02-01T00:00:00.000000Z")  # ends at its valid_to, exclusive
+    assert after[0] == ended and len(after) == 2
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/memory/{HUGE}",
+        f"/conflict/{HUGE}",
+        f"/audit?memory_id={HUGE}",
+        f"/timeline?subject={HUGE}",
+        f"/timeline?subject={SUPERSCRIPT}",
+        f"/timeline?subject={ARABIC}",
+        f"/audit?memory_id={SUPERSCRIPT}",
+        f"/audit?memory_id={ARABIC}",
+        f"/memory/{ARABIC}",
+        f"/memories?as_of={SUPERSCRIPT}",
+        f"/memories?as_of={ARABIC}",
+        f"/memories?as_of={HUGE}",
+        f"/memory/1?as_of={SUPERSCRIPT}",
+        f"/audit?as_of={SUPERSCRIPT}",
+        f"/timeline?subject=prod%20db&as_of={SUPERSCRIPT}",
+        f"/memories?page={SUPERSCRIPT}",
+        "/memory/abc",
+    ],
+)
+def test_an_id_or_position_that_is_not_ascii_digits_in_range_is_a_clear_400(console: Console, path: str) -> None:
+    status, page = _get(console, path)
+    assert status == 400 and "invalid_input" in page and "digits 0-9" in page, (path, status)
+    assert "Traceback" not in page and 'id="past-banner"' not in page
+
+
+@pytest.mark.parametrize(
+    ("action", "form"),
+    [
+        ("supersede", {"memory_id": "paris", "winner_id": HUGE}),
+        ("resolve", {"conflict_id": HUGE, "winner_id": "paris"}),
+        ("retire", {"memory_id": "²", "reason": "probe"}),
+        ("retire", {"memory_id": "٣", "reason": "probe"}),
+        ("confirm", {"memory_id": HUGE}),
+        ("judge", {"conflict_id": "alice_conflict", "winner_id": "paris", "pin_²": "1"}),
+        ("judge", {"conflict_id": "alice_conflict", "winner_id": "paris", "pin_1": HUGE}),
+    ],
+)
+def test_a_bad_id_in_a_form_is_a_clear_400_and_writes_nothing(
+    console: Console, action: str, form: dict[str, str]
+) -> None:
+    ids = console.ids
+    sent = {k: str(ids.get(v, v)) for k, v in form.items()}
+    before = console.events()
+    for confirmed in ({}, {"confirmed": "yes"}):
+        status, page, _ = _request(
+            console, "POST", f"/act/{action}", body={**sent, **confirmed, "csrf": console.csrf()}
+        )
+        assert status == 400 and "invalid_input" in page and "digits 0-9" in page, (action, form, status)
+    assert console.events() == before
+
+
+def test_ids_in_range_still_work(console: Console) -> None:
+    status, _ = _get(console, f"/memory/{console.ids['paris']}?as_of=0{console.ids['before_update']}")
+    assert status == 200
+    status, page = _get(console, f"/memory/{2**63 - 1}")
+    assert status == 404 and "not_found" in page
+    status, page = _get(console, f"/memory/{2**63}")
+    assert status == 400

@@ -1,0 +1,74 @@
+"""A working note (one conversation's provisional note, docs/governance.md "Working memory") on the
+Memory page: said to be one in both languages, offered only what can succeed (Promote, never the
+long-term governance the facade answers ``not_found`` for), no empty trust or protection, and
+after promotion its status in words and the links both ways."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from tests.conftest import ledger_cli
+from tests.console.conftest import Console
+from tests.console.test_console_guard import _request
+
+LONG_TERM_ONLY = ("act-confirm", "act-retire", "act-supersede", "act-erase", "act-unlock")
+
+
+def _get(console: Console, path: str, lang: str = "en") -> tuple[int, str]:
+    cookie = f"ledger_console_{console.port}={console.token}; ledger_console_lang={lang}"
+    status, text, _ = _request(console, "GET", path, headers={"Cookie": cookie})
+    return status, text
+
+
+def _working_note(console: Console) -> int:
+    written = ledger_cli(
+        "remember", "Use the teal theme for the deck", "--tier", "working", "--session", "deck-chat", "--turn", "1",
+        "--db", console.db, "--json", check=True,
+    )  # fmt: skip
+    return int(json.loads(written.stdout)["memory_id"])
+
+
+def test_a_working_note_says_so_and_offers_only_promote(console: Console) -> None:
+    note = _working_note(console)
+    for lang, words in (("en", "A working note"), ("zh", "工作记忆")):
+        status, page = _get(console, f"/memory/{note}", lang)
+        assert status == 200 and 'id="working-note"' in page and words in page
+        assert 'id="act-promote"' in page and not any(f'id="{b}"' in page for b in LONG_TERM_ONLY)
+        header = page.split("<h1>", 1)[1].split("</h1>", 1)[0]
+        assert 'class="badge trust"' not in header and "prot-" not in header and "None" not in page
+        assert not re.search(r"\((trust|可信度) \)", page)
+
+    before = console.events()
+    csrf = console.csrf()
+    for action, form in (
+        ("confirm", {"memory_id": str(note)}),
+        ("retire", {"memory_id": str(note), "reason": "r"}),
+        ("supersede", {"memory_id": str(console.ids["paris"]), "winner_id": str(note)}),
+    ):
+        status, page, _ = _request(console, "POST", f"/act/{action}", body={**form, "csrf": csrf})
+        assert status == 400 and "is a working note" in page, (action, status)
+    status, page, _ = _request(
+        console, "POST", "/act/promote", body={"memory_id": str(console.ids["paris"]), "csrf": csrf}
+    )
+    assert status == 400 and "not a working note" in page
+    assert console.events() == before
+
+
+def test_promoting_a_working_note_links_both_ways_in_both_languages(console: Console) -> None:
+    note = _working_note(console)
+    csrf = console.csrf()
+    status, page, _ = _request(console, "POST", "/act/promote", body={"memory_id": str(note), "csrf": csrf})
+    assert status == 200 and f"Promote working note #{note}" in page
+    status, _, headers = _request(
+        console, "POST", "/act/promote", body={"memory_id": str(note), "csrf": csrf, "confirmed": "yes"}
+    )
+    assert status == 303 and headers["location"] == f"/memory/{note}?done=promote"
+
+    _, page = _get(console, f"/memory/{note}", "zh")
+    found = re.search(r'id="promoted-to">#(\d+)<', page)
+    assert found and "已转为长期" in page and 'id="act-promote"' not in page
+    long_term = int(found.group(1))
+    _, page = _get(console, f"/memory/{long_term}")
+    assert f'id="promoted-from">#{note}<' in page and 'id="act-confirm"' not in page  # a person's own: confirmed
+    assert 'id="act-retire"' in page
