@@ -9,6 +9,7 @@ from typing import Any
 
 from tests.conftest import ledger_cli
 from tests.console.conftest import Console
+from tests.console.test_console_guard import _request
 
 BUDGETS = ("40k", "55k", "70k")
 
@@ -81,3 +82,28 @@ def test_a_proposed_alias_is_accepted_from_the_health_page(page: Any, console: C
     page.click("#confirm-yes")
     assert page.url.startswith(f"{console.base}/health?done=alias_accept") and console.events() == before + 1
     assert page.locator("tr.alias[data-alias='Jon']").count() == 0  # decided: no longer proposed
+
+
+def test_a_stale_undo_form_is_refused_before_its_confirmation_page(console: Console) -> None:
+    """The change was undone elsewhere (the command line, another tab): the form's first POST
+    refuses at once, and never lists active memories as "will be reinstated"."""
+    from fact_ledger.ledger.log.events import AUTH_USER
+    from fact_ledger.server.app.facade import LedgerApp
+    from fact_ledger.server.config import Settings
+
+    app = LedgerApp(Settings(db=console.db, client="test-writer"))
+    try:
+        for month, value in enumerate(BUDGETS, start=1):
+            written = app.remember(
+                f"The Vega rollout budget is ${value}", subject="Vega rollout", event_time=f"2025-0{month}-01T00:00:00Z"
+            )
+        conflict = written["conflicts"][0]["conflict_id"]
+        [cluster] = [c for c in app.health(limit=200)["clusters"] if c["conflict_id"] == conflict]
+        change = app.apply_suggestion(cluster["suggestion"]["suggestion_id"], authorization=AUTH_USER)["change_id"]
+        app.undo(change, authorization=AUTH_USER)
+    finally:
+        app.close()
+    before = console.events()
+    status, page, _ = _request(console, "POST", "/health/undo", body={"change_id": change, "csrf": console.csrf()})
+    assert status == 400 and "already undone" in page and "Will be reinstated" not in page
+    assert 'name="confirmed"' not in page and console.events() == before
