@@ -187,6 +187,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "actor": ("Actor", "操作者"),
     "client": ("Client", "客户端"),
     "since": ("Since", "起始"),
+    "memory_id": ("Memory id", "记忆编号"),
+    "error_field": ("field", "字段"),
     "until": ("Until", "截止"),
     "hash": ("Hash", "哈希"),
     "export": ("Export", "导出"),
@@ -352,6 +354,82 @@ VALUES: dict[str, tuple[str, str]] = {
     "false": ("no", "否"),
     "none": ("none", "无"),
 }
+
+
+# Fixed vocabularies the pages name, each shown in the chosen language (the identifier itself in
+# the English column, so an English page keeps the names the docs and the audit filter use).
+TERMS: dict[str, dict[str, tuple[str, str]]] = {
+    "error": {  # an error page's code, said as a phrase (the facade's message stays as written)
+        "error": ("error", "错误"),
+        "invalid_input": ("invalid input", "输入无效"),
+        "not_found": ("not found", "未找到"),
+        "locked": ("locked", "已锁定"),
+        "version_conflict": ("version conflict", "版本冲突"),
+        "forbidden_workspace": ("another workspace", "其他工作区"),
+        "unauthorized": ("not authorized", "未授权"),
+        "unavailable": ("the database is unavailable", "数据库不可用"),
+        "chain_broken": ("the hash chain is broken", "哈希链已断裂"),
+    },
+    "role": {  # how an event touched the memory on its page
+        "stream": ("this memory", "本记忆"),
+        "winner": ("the winner", "胜出方"),
+        "loser": ("the loser", "落败方"),
+    },
+    "event": {
+        "MemoryRecorded": ("MemoryRecorded", "记录"),
+        "MemoryUpdated": ("MemoryUpdated", "更新"),
+        "DuplicateSighted": ("DuplicateSighted", "重复出现"),
+        "Restated": ("Restated", "重述"),
+        "Confirmed": ("Confirmed", "确认"),
+        "MemoryUnlocked": ("MemoryUnlocked", "解锁"),
+        "MemoryRetired": ("MemoryRetired", "撤回"),
+        "MemoryArchived": ("MemoryArchived", "归档"),
+        "Superseded": ("Superseded", "被取代"),
+        "ClaimCollided": ("ClaimCollided", "主张冲突"),
+        "ConflictMemberLeft": ("ConflictMemberLeft", "离开冲突"),
+        "JudgmentSubmitted": ("JudgmentSubmitted", "提交评判"),
+        "ConflictResolved": ("ConflictResolved", "冲突已解决"),
+        "ConflictReopened": ("ConflictReopened", "冲突重新打开"),
+        "Reinstated": ("Reinstated", "恢复"),
+        "ChangeRecorded": ("ChangeRecorded", "记录更改"),
+        "WorkspaceAliasSet": ("WorkspaceAliasSet", "设置工作区别名"),
+        "EntityAliasSet": ("EntityAliasSet", "设置实体别名"),
+        "HealthChecked": ("HealthChecked", "健康检查"),
+        "NoticeReviewed": ("NoticeReviewed", "审阅提示"),
+        "WorkingNoted": ("WorkingNoted", "记下工作记忆"),
+        "WorkingRepeated": ("WorkingRepeated", "工作记忆重复"),
+        "WorkingRevised": ("WorkingRevised", "修改工作记忆"),
+        "Reinforced": ("Reinforced", "强化"),
+        "Promoted": ("Promoted", "转为长期"),
+        "WorkingExpired": ("WorkingExpired", "工作记忆过期"),
+        "Cooled": ("Cooled", "冷却"),
+        "Warmed": ("Warmed", "回暖"),
+        "Erased": ("Erased", "永久删除"),
+        "WriteReplayed": ("WriteReplayed", "重放写入"),
+    },
+    "check": {  # the doctor's checks (server/doctor.py: one per check_ function)
+        "integrity": ("integrity", "完整性"),
+        "hash_chain": ("hash_chain", "哈希链"),
+        "projection_lag": ("projection_lag", "投影滞后"),
+        "read_models_head": ("read_models_head", "读模型链头"),
+        "agent_asserted_confirmations": ("agent_asserted_confirmations", "代理声称的确认"),
+        "open_conflicts": ("open_conflicts", "未决冲突"),
+        "conflicts_with_inactive_members": ("conflicts_with_inactive_members", "含非当前成员的冲突"),
+        "pending_backup": ("pending_backup", "待重放的备份"),
+    },
+}
+
+
+def term_translator(lang: str) -> Callable[[str, object], str]:
+    """``tn(kind, name)``: a name from one of :data:`TERMS`' vocabularies in the chosen language
+    (a name the vocabulary does not hold, as it is: a new event type never breaks a page)."""
+    index = LANGUAGES.index(lang) if lang in LANGUAGES else 0
+
+    def tn(kind: str, name: object) -> str:
+        pair = TERMS.get(kind, {}).get(str(name))
+        return pair[index] if pair else str(name)
+
+    return tn
 
 
 def value_translator(lang: str) -> Callable[[object], str]:

@@ -1,0 +1,66 @@
+"""The page chrome in both languages where it once showed raw keys: the error page, the Audit
+filter's memory label, an event's role and type on the Memory page, Doctor's check names. A
+message the facade writes in English stays as written; the words around it are translated."""
+
+from __future__ import annotations
+
+import re
+
+from fact_ledger.server.console.i18n import TERMS, term_translator
+from tests.console.conftest import Console
+from tests.console.test_console_guard import _request
+
+
+def _get(console: Console, path: str, lang: str) -> tuple[int, str]:
+    cookie = f"ledger_console_{console.port}={console.token}; ledger_console_lang={lang}"
+    status, text, _ = _request(console, "GET", path, headers={"Cookie": cookie})
+    return status, text
+
+
+def _text(page: str) -> str:
+    """What a person reads: the page without tags and without ``<code>`` identifiers."""
+    return re.sub(r"<[^>]+>", " ", re.sub(r"<code[^>]*>.*?</code>", " ", page, flags=re.S))
+
+
+def test_every_term_is_named_in_both_languages() -> None:
+    for kind, names in TERMS.items():
+        for name, (en, zh) in names.items():
+            assert en and zh, (kind, name)
+    tn = term_translator("zh")
+    assert tn("event", "Superseded") == "被取代" and tn("event", "SomethingNew") == "SomethingNew"
+
+
+def test_the_error_page_says_its_kind_in_the_chosen_language(console: Console) -> None:
+    for lang, kind, field, heading in (
+        ("en", "invalid input", "Memory id", "Refused"),
+        ("zh", "输入无效", "记忆编号", "被拒绝"),
+    ):
+        status, page = _get(console, "/audit?memory_id=abc", lang)
+        assert status == 400 and heading in page
+        assert kind in page.split('id="error-kind">', 1)[1] and field in page.split('id="error-kind">', 1)[1]
+    status, page = _get(console, "/memory/999999", "zh")
+    assert status == 404 and "未找到" in page
+
+
+def test_the_audit_filter_names_the_memory_in_words(console: Console) -> None:
+    for lang, label in (("en", "Memory id"), ("zh", "记忆编号")):
+        _, page = _get(console, "/audit", lang)
+        form = page.split('id="audit-form"', 1)[1].split("</form>", 1)[0]
+        assert f'<label>{label} <input name="memory_id"' in form and "<label>memory_id" not in form
+
+
+def test_event_roles_and_types_on_the_memory_page_are_words_in_chinese(console: Console) -> None:
+    _, page = _get(console, f"/memory/{console.ids['old_db']}", "zh")
+    shown = _text(page.split('id="versions"', 1)[1])
+    assert "本记忆" in shown and "记录" in shown and "被取代" in shown
+    assert not re.search(r"\b(stream|MemoryRecorded|Superseded)\b", shown)
+    _, page = _get(console, f"/memory/{console.ids['old_db']}", "en")
+    assert "this memory" in page and "MemoryRecorded" in page
+
+
+def test_doctor_names_its_checks_in_the_chosen_language(console: Console) -> None:
+    _, page = _get(console, "/doctor?run=1", "zh")
+    checks = _text(page.split('id="checks"', 1)[1].split("</table>", 1)[0])
+    assert "哈希链" in checks and "完整性" in checks and "hash_chain" not in checks
+    _, page = _get(console, "/doctor", "en")
+    assert "hash_chain" in page
