@@ -142,6 +142,10 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
     app.backup_log.append([retired], request)
     run("replay_backup", dry_run=False, authorization=AUTH_USER)
     run("erase", hal2, reason="asked to forget", **user)
+    # an erased member of a set of three values leaves it, which goes on (ConflictMemberLeft)
+    _, uma2, _ = pair("Uma", "Oslo", "Rome")
+    run("remember", "Uma lives in Lima", subject="Uma", event_time="2026-03-01")
+    run("erase", uma2, reason="asked to forget", **user)
     # The working tier (server/app/conversations.py): a note, its exact repeat, a revision, signals
     # that promote one into a conflict, a direct promotion, the periodic pass, a cold one warmed.
     working = {"tier": "working", "session_id": "conv"}

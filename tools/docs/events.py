@@ -57,7 +57,7 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "accept_alias": ("WorkspaceAliasSet",),
     "reject_alias": ("WorkspaceAliasSet",),
     "review_notice": ("NoticeReviewed",),
-    "erase": ("Erased",),  # and it clears the named rows' erasable fields (docs/design.md)
+    "erase": ("Erased", "ConflictMemberLeft", "ConflictResolved"),  # it leaves its open sets; clears the named rows
     "replay_backup": ("WriteReplayed",),  # besides the events of the write it decides again
     # the working tier (server/app/conversations.py): remember with tier "working", update of a
     # working memory, reinforce (Promoted with the long-term memory's events), promote, the pass
