@@ -221,6 +221,30 @@ def test_a_working_model_without_its_vectors_yet_says_what_to_run(tmp_path: Path
         app.close()
 
 
+def test_a_model_with_damaged_weights_is_off_and_stores_no_vector(tmp_path: Path) -> None:
+    """Its header reads right and llama.cpp loads it, but its vectors are NaN: ``reembed`` was a
+    traceback, NaN vectors were stored, and status and doctor said all was well."""
+    from tests.conftest import ledger_cli
+    from tests.tiny_model import write_damaged_gguf
+
+    model = write_damaged_gguf(tmp_path / "damaged.gguf")
+    app = _app(tmp_path / "ledger.db", str(model))
+    try:
+        memory_id = app.remember("the staging API listens on port 8080")["memory_id"]
+        assert app.find("staging port")["results"][0]["memory_id"] == memory_id  # full text answers
+        status = app.status()
+        assert status["search_mode"] == "fts" and "not a number" in status["vectors"]["problem"], status["vectors"]
+        check = next(c for c in run_checks(app)["checks"] if c["name"] == "semantic_search")
+        assert check["severity"] == "warning" and "not a number" in check["message"]
+        with pytest.raises(Exception, match="no embedding model"):
+            app.reembed()
+        assert app.status()["vectors"]["vectors"] == 0  # nothing stored
+    finally:
+        app.close()
+    cli = ledger_cli("reembed", "--db", str(tmp_path / "ledger.db"), env={"LEDGER_EMBEDDING_MODEL": str(model)})
+    assert cli.returncode == 5 and "Traceback" not in cli.stderr and "not a number" in cli.stderr, cli.stderr
+
+
 def test_no_model_configured_is_plain_full_text(tmp_path: Path) -> None:
     app = _app(tmp_path / "ledger.db", None)
     try:

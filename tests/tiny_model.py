@@ -104,3 +104,14 @@ def write_tiny_gguf(path: str | Path, seed: int = 0, filler: int = 0) -> Path:
 
     write_bert_gguf(path, tiny_model(seed, filler))
     return Path(path)
+
+
+def write_damaged_gguf(path: str | Path) -> Path:
+    """The tiny model with one tensor of NaN: its header reads right and llama.cpp loads it, but
+    every vector it gives is not a number (a model file whose weights were damaged)."""
+    from fact_ledger.server.models.gguf_bert import write_bert_gguf
+
+    model = tiny_model()
+    model.tensors["token_embd_norm.bias"] = Tensor(np.full(HIDDEN, np.nan, dtype=np.float32))
+    write_bert_gguf(path, model)
+    return Path(path)

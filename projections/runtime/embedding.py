@@ -28,6 +28,7 @@ from fact_ledger.projections.runtime.model_file import (  # noqa: F401 (re-expor
     MAX_CONTEXT,
     PASSAGE_PREFIX_KEY,
     QUERY_PREFIX_KEY,
+    EmbedderUnavailable,
     ModelFileError,
     inspect_model,
     model_id_for,
@@ -43,10 +44,6 @@ def embedding_threads(configured: int = 0) -> int:
     2-core VM: 3.2 passages/s with one thread, 0.16 with two), so busy hosts should set 1.
     """
     return configured if configured > 0 else os.cpu_count() or 1
-
-
-class EmbedderUnavailable(Exception):
-    """No embeddings: the model is missing, corrupt or cannot be run here."""
 
 
 class Embedder:
@@ -91,6 +88,11 @@ class Embedder:
         with self._lock:
             tokens = self._encoder.tokenize(text.encode("utf-8"))
             vector = self._encoder.embed(tokens) if len(tokens) <= self.n_ctx else self._windowed(tokens)
+        if not np.isfinite(vector).all():  # a file whose header reads right but whose weights are damaged
+            raise EmbedderUnavailable(
+                f"the embedding model {self.path} gave a vector that is not a number (are its weights damaged?); "
+                "nothing was stored"
+            )
         norm = float(np.linalg.norm(vector))
         if norm > 0:
             vector = vector / norm
@@ -127,7 +129,7 @@ def load_embedder(path: str, n_ctx: int | None = None, threads: int = 0, digests
         encoder = LlamaEncoder(path, found.n_ctx, embedding_threads(threads))
     except EncoderError as exc:
         raise EmbedderUnavailable(str(exc)) from None
-    return Embedder(
+    embedder = Embedder(
         encoder,
         model_id=found.model_id,
         dim=found.dim,
@@ -136,3 +138,9 @@ def load_embedder(path: str, n_ctx: int | None = None, threads: int = 0, digests
         passage_prefix=found.passage_prefix,
         path=path,
     )
+    try:  # damaged weights load without a word and give NaN: one passage shows it before any is stored
+        embedder.embed_passages(["a probe passage"])
+    except EmbedderUnavailable:
+        embedder.close()
+        raise
+    return embedder

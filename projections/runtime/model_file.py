@@ -29,6 +29,11 @@ PASSAGE_PREFIX_KEY = "fact_ledger.embedding.passage_prefix"
 MAX_CONTEXT = 128  # tokens per window (docs/search.md says why)
 
 
+class EmbedderUnavailable(Exception):
+    """No embeddings: the model is missing, corrupt or cannot be run here (defined here, where
+    no numpy is imported, so a caller can catch it without loading the runtime)."""
+
+
 class ModelFileError(Exception):
     """The file is missing or is not a GGUF embedding model this process will hand to llama.cpp."""
 

@@ -30,7 +30,7 @@ from fact_ledger.ledger.log.events import NoticeReviewed
 from fact_ledger.projections import knn, memories, notices, vectors
 from fact_ledger.projections.hybrid import hybrid_search
 from fact_ledger.projections.indexer import Indexer, VecUnavailable
-from fact_ledger.projections.runtime.model_file import ModelFile, ModelFileError, inspect_model
+from fact_ledger.projections.runtime.model_file import EmbedderUnavailable, ModelFile, ModelFileError, inspect_model
 from fact_ledger.projections.search.queries import Hit, SearchFilters, search
 from fact_ledger.server.app import credentials
 from fact_ledger.server.app.model_lender import ModelLender, borrow_query_vector
@@ -90,6 +90,12 @@ class Semantic(Service):
         # look the default model file up on disk each time.
         self._model_was_configured = _model_configured(self.settings)
         self._model_tried = True
+
+    def model_broke(self, problem: str) -> None:
+        """The loaded model failed on a text (a vector that is not a number): meaning is off for
+        this process, full text answers, and ``status`` and ``doctor`` say why."""
+        self._semantic_problem, self._model = problem[:200], None
+        self._query_vectors.clear()
 
     @property
     def model_loading(self) -> bool:
@@ -225,6 +231,9 @@ class Semantic(Service):
             result = Indexer(self.store, model, thresholds=self._thresholds()).run(progress, rebuild=rebuild)
         except VecUnavailable as exc:
             raise Unavailable(str(exc), field="task") from None
+        except EmbedderUnavailable as exc:  # the model failed on a passage: off, and said so in status
+            self.model_broke(str(exc))
+            raise Unavailable(f"no embedding model: {self._semantic_problem}", field="task") from None
         seconds = time.perf_counter() - t0
         texts = result["embedded"] + result["context_embedded"]
         return {
@@ -297,7 +306,9 @@ class Semantic(Service):
         model = self.embedding_model()
         if model is None:
             return False
-        self._worker = _VectorWorker(self.settings, self.storage.views_path, model, self._thresholds())
+        self._worker = _VectorWorker(
+            self.settings, self.storage.views_path, model, self._thresholds(), on_broken=self.model_broke
+        )
         self._worker.start()
         return True
 
@@ -409,8 +420,16 @@ class Semantic(Service):
 class _VectorWorker:
     """A thread with its own connection that keeps the vectors caught up with the log."""
 
-    def __init__(self, settings: Settings, views_path: str, model: Any, thresholds: notices.Thresholds) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        views_path: str,
+        model: Any,
+        thresholds: notices.Thresholds,
+        on_broken: Callable[[str], None],
+    ) -> None:
         self.settings, self.views_path, self.model, self.thresholds = settings, views_path, model, thresholds
+        self.on_broken = on_broken  # the model failed on a passage: the worker stops, the service says why
         self._poked = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="vectors", daemon=True)
@@ -433,7 +452,11 @@ class _VectorWorker:
             while not self._stop.is_set():
                 try:
                     indexer.run(stop=self._stop)
-                except Exception:  # a busy database, a model hiccup: try again on the next poke
+                except EmbedderUnavailable as exc:  # it will not get better by retrying
+                    log.warning("vectors worker stopped: %s", exc)
+                    self.on_broken(str(exc))
+                    return
+                except Exception:  # a busy database: try again on the next poke
                     log.warning("vectors worker: catch-up failed; will retry", exc_info=True)
                 self._poked.wait(WORKER_IDLE_S)
                 self._poked.clear()
@@ -483,7 +506,7 @@ def _load_model(settings: Settings) -> tuple[Any | None, str | None]:
     if problem:
         return None, problem
     try:  # numpy and llama-cpp-python come with the [semantic] extra
-        from fact_ledger.projections.runtime.embedding import EmbedderUnavailable, load_embedder
+        from fact_ledger.projections.runtime.embedding import load_embedder
     except ImportError as exc:
         return None, f"the [semantic] extra is not installed ({exc})"
     try:
