@@ -38,13 +38,13 @@ _EN_WEEKDAYS = {
     name: _WEEKDAYS[i]
     for i, names in enumerate(
         (
-            ("monday", "mon"),
-            ("tuesday", "tue", "tues"),
-            ("wednesday", "wed"),
-            ("thursday", "thu", "thur", "thurs"),
-            ("friday", "fri"),
-            ("saturday", "sat"),
-            ("sunday", "sun"),
+            ("monday", "mondays", "mon"),  # "at 10:00 on Mondays": every one of them, the same slot
+            ("tuesday", "tuesdays", "tue", "tues"),
+            ("wednesday", "wednesdays", "wed"),
+            ("thursday", "thursdays", "thu", "thur", "thurs"),
+            ("friday", "fridays", "fri"),
+            ("saturday", "saturdays", "sat"),
+            ("sunday", "sundays", "sun"),
         )
     )
     for name in names
@@ -182,7 +182,7 @@ def parse_when(text: str) -> tuple[str, int] | None:
         if hit is None:
             break
         found[hit[0]] = hit[1]
-        pos = hit[2]
+        pos = len(text[: hit[2]].rstrip())  # a time's pattern takes the spaces where an "am" could follow
     if not found:
         return None
     parts = [found[k] for k in ("date", "wd", "time") if k in found]

@@ -105,7 +105,8 @@ class ClaimsProjector(DeferringProjector):
     # 6: slots (fillers out of keys, change verbs, eat/drink polarity, the drink slot) and the
     # claims_value index (a restatement's probe seeks its value instead of walking the key);
     # 7: a possessive subject leaves the attribute whole ("Carol's phone number" under Carol:
-    # "phone number", not "s phone number")
+    # "phone number", not "s phone number"); a time with a weekday after it ("at 10:30 on
+    # Mondays") is that time, not the number 10
     version = 7
     tables = ("claims",)
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})

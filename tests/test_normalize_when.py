@@ -164,3 +164,25 @@ def test_what_is_not_one_moment_stays_text(value: str) -> None:
 def test_two_whens_conflict_only_where_they_name_the_same_part_differently(left: str, right: str, same: bool) -> None:
     assert same_value("when", when(left), when(right)) is same
     assert same_value("when", when(right), when(left)) is same
+
+
+@pytest.mark.parametrize(
+    ("content", "value"),
+    [
+        ("The standup is at 10:30 on Mondays", "mon 10:30"),
+        ("The standup is at 10:30 on Monday", "mon 10:30"),
+        ("The standup is at 10:30 mondays", "mon 10:30"),
+        ("The standup is at 3 pm on Fridays", "fri 15:00"),
+        ("The standup is at 10:30 in room 4", "10:30"),
+    ],
+)
+def test_a_time_with_a_weekday_after_it_is_that_time(content: str, value: str) -> None:
+    """It read as the number 10 ("10:00 on Mondays" and "10:30 on Mondays" were one value, so a
+    change within the hour opened no claim set): the time's pattern kept the space after it,
+    which the weekday's connector needed, and plural weekdays were no weekday."""
+    from fact_ledger.ledger.claims import collides, extract_claims
+
+    (claim,) = extract_claims(content)
+    assert (claim.kind, claim.value_norm) == ("when", value), claim
+    (earlier,) = extract_claims("The standup is at 10:00 on Mondays")
+    assert collides(earlier, claim)
