@@ -34,6 +34,7 @@ from fact_ledger.ledger.log.events import (
 from fact_ledger.ledger.normalize import normalize_text
 from fact_ledger.ledger.retention import ARCHIVABLE_STATUSES, ArchiveCandidate
 from fact_ledger.ledger.sql import marks
+from fact_ledger.ledger.validity import CHAIN_LIMIT, chain_ends
 from fact_ledger.projections.memory_row import JSON_COLUMNS, CurrentMemory
 from fact_ledger.projections.rows import typed_row
 from fact_ledger.projections.runner import DeferringProjector
@@ -332,7 +333,9 @@ def active_counts(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -
 
 class MemoriesProjector(DeferringProjector):
     name = "memories"
-    version = 3  # 2: the memories_retired_by index; 3: restatements (ledger.restatement)
+    # 2: the memories_retired_by index; 3: restatements (ledger.restatement); 4: a superseded
+    # memory ends where the next value of its chain took over (ledger.validity)
+    version = 4
     tables = ("memories", "memory_versions", "memory_restatements")
     handles = frozenset({"MemoryRecorded", "DuplicateSighted", "Restated", *(cls.__name__ for cls in _STATE_EVENTS)})
 
@@ -369,6 +372,7 @@ class MemoriesProjector(DeferringProjector):
                 (event.position, row["memory_id"]),
             )
             return
+        was_superseded_by = row["superseded_by"]
         _fold_state(conn, row, event, data)
         row["version"] += 1
         row["updated_at"] = event.recorded_at
@@ -379,13 +383,15 @@ class MemoriesProjector(DeferringProjector):
             (*(row[c] for c in COLUMNS[1:]), row["memory_id"]),
         )
         _snapshot(conn, row, event)
+        # The memories a chain superseded end where the next value took over (a winner's corrected
+        # time, a value that arrived late, one reinstated), as their time-travel states do
+        # (projections/timeline/projector.py ``_retime_chain``).
         if isinstance(data, MemoryUpdated) and data.event_time is not None:
-            # The memories it superseded end where it begins: they follow its corrected time,
-            # as their time-travel states do (projections/timeline/projector.py ``_follow_winner``).
-            conn.execute(
-                "UPDATE memories SET valid_to=? WHERE superseded_by=? AND status='superseded' AND valid_to IS NOT ?",
-                (data.event_time, row["memory_id"], data.event_time),
-            )
+            _retime_chain(conn, row["memory_id"])
+        elif isinstance(data, Superseded) and row["superseded_by"] is not None:
+            _retime_chain(conn, row["superseded_by"])
+        elif isinstance(data, Reinstated) and was_superseded_by is not None:
+            _retime_chain(conn, was_superseded_by)
 
     def _insert(self, conn: apsw.Connection, event: StoredEvent, data: MemoryRecorded) -> None:
         row: dict[str, Any] = {
@@ -478,6 +484,33 @@ def _fold_state(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent, 
         row["status"] = "archived"
     elif isinstance(data, Erased):  # its rows were cleared: what stays is that it was erased
         row.update(status="erased", status_reason=data.reason, valid_to=event.event_time)
+
+
+def _retime_chain(conn: apsw.Connection, memory_id: int) -> None:
+    """Each superseded memory of ``memory_id``'s supersession chain ends where the next value of
+    the chain took over (:func:`ledger.validity.chain_ends`)."""
+    head, seen = memory_id, {memory_id}
+    while True:  # up to the memory that is not superseded
+        row = conn.execute("SELECT superseded_by FROM memories WHERE memory_id=?", (head,)).fetchone()
+        if row is None or row[0] is None or row[0] in seen:
+            break
+        head = row[0]
+        seen.add(head)
+    members = conn.execute(
+        "WITH RECURSIVE chain(id) AS (SELECT ? UNION SELECT m.memory_id FROM chain "
+        f"JOIN memories m ON m.superseded_by = chain.id LIMIT {CHAIN_LIMIT}) "  # archived ones too
+        "SELECT m.memory_id, m.event_time, m.valid_to, m.superseded_by "
+        "FROM chain JOIN memories m ON m.memory_id = chain.id",
+        (head,),
+    ).fetchall()
+    head_from = next((r[1] for r in members if r[0] == head), None)
+    if head_from is None:
+        return
+    losers = [r for r in members if r[0] != head]
+    ends = chain_ends(head, head_from, ((m, since, winner) for m, since, _t, winner in losers))
+    changed = [(ends[m], m) for m, _since, valid_to, _w in losers if ends[m] != valid_to]
+    if changed:
+        conn.executemany("UPDATE memories SET valid_to=? WHERE memory_id=?", changed)
 
 
 def _version_row(row: dict[str, Any], event: StoredEvent) -> tuple[Any, ...]:

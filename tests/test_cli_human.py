@@ -111,3 +111,16 @@ def test_audit_refuses_an_event_type_it_does_not_know(db_path: Path) -> None:
     assert bogus.exit_code == 1 and bogus.stderr.startswith("error (invalid_input): type: Input should be")
     shown = cli(db_path, "audit", "--type", "MemoryRecorded").stdout
     assert "cli MemoryRecorded" in shown
+
+
+def test_a_value_that_arrives_late_says_it_was_superseded_on_arrival(db_path: Path) -> None:
+    """It printed "remembered #2 … supersedes #2": the memory itself, as if it had won."""
+    env = {"LEDGER_POLICY_SETTLE_CHANGES": "1"}  # the shipped default (tests pin review mode)
+    runner = CliRunner()
+    base = ["--db", str(db_path), "remember", "--subject", "staging", "--source-type", "agent_generated"]
+    newer = runner.invoke(main, [*base, "The staging API listens on port 9090", "--event-time", "2026-11-20"], env=env)
+    assert newer.exit_code == 0, newer.output
+    late = runner.invoke(main, [*base, "The staging API listens on port 7070", "--event-time", "2026-11-01"], env=env)
+    assert late.exit_code == 0, late.output
+    assert "arrived late: superseded on arrival by #1, which states a later value" in late.output, late.output
+    assert "supersedes #2" not in late.output

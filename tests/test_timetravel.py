@@ -154,6 +154,44 @@ def test_a_corrected_winner_time_moves_the_losers_end(app: LedgerApp) -> None:
     assert app.read(a, as_of_event_time=JUL.format(5), as_of_recorded=p)["memory"]["status"] == "active"
 
 
+def test_a_value_that_arrives_late_is_true_only_until_the_next_one(app: LedgerApp) -> None:
+    """8080 since the 10th, 9090 since the 20th; then 7070 "since the 1st" arrives, and 7575
+    "since the 15th". Each was superseded by 9090, the latest value, and was given its start as
+    the end: at the 12th the ledger answered 7070 and 8080 as both true, 7070 first."""
+    said = {}
+    for port, day in ((8080, 10), (9090, 20), (7070, 1), (7575, 15)):  # the order they were recorded in
+        said[port] = app.remember(
+            f"The staging API listens on port {port}", subject="staging", event_time=JUL.format(day)
+        )["memory_id"]
+        if port != 9090 and 9090 in said:
+            supersede(app, said[port], said[9090])  # the latest value wins each time
+    supersede(app, said[8080], said[9090])
+    ends = {port: app.read(m)["memory"]["valid_to"] for port, m in said.items()}
+    assert ends == {8080: JUL.format(15), 9090: None, 7070: JUL.format(10), 7575: JUL.format(20)}
+    for day, port in ((5, 7070), (12, 8080), (17, 7575), (25, 9090)):
+        found = app.find("staging api port", as_of_event_time=JUL.format(day))
+        assert ids(found) == [said[port]], (day, found)
+    timeline = app.timeline(subject="staging")["intervals"]
+    assert [(i["memory_id"], i["valid_to"]) for i in timeline] == [
+        (said[7070], JUL.format(10)),
+        (said[8080], JUL.format(15)),
+        (said[7575], JUL.format(20)),
+        (said[9090], None),
+    ]
+    assert app.verify()["projections"] == "consistent"  # a rebuild folds the same ends
+
+
+def test_a_loser_to_an_older_confirmed_value_stays_never_in_force(app: LedgerApp) -> None:
+    confirmed = app.remember("The staging API listens on port 8080", subject="staging", event_time=JUL.format(5))
+    newer = app.remember("The staging API listens on port 9090", subject="staging", event_time=JUL.format(8))
+    supersede(app, newer["memory_id"], confirmed["memory_id"])  # the person kept the older value
+    latest = app.remember("The staging API listens on port 7070", subject="staging", event_time=JUL.format(20))
+    supersede(app, confirmed["memory_id"], latest["memory_id"])
+    assert app.read(newer["memory_id"])["memory"]["valid_to"] == JUL.format(5)  # its winner's start, as before
+    assert app.read(confirmed["memory_id"])["memory"]["valid_to"] == JUL.format(20)
+    assert ids(app.find("staging api port", as_of_event_time=JUL.format(10))) == [confirmed["memory_id"]]
+
+
 def test_timestamp_points_resolve_to_the_log_prefix_recorded_by_then(app: LedgerApp) -> None:
     a = app.remember("first fact", event_time=JUL.format(1))["memory_id"]
     t1 = app.conn.execute("SELECT recorded_at FROM events WHERE position=1").get

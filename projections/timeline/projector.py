@@ -47,6 +47,7 @@ from fact_ledger.ledger.log.events import (
     current_type,
 )
 from fact_ledger.ledger.sql import insert_rows
+from fact_ledger.ledger.validity import CHAIN_LIMIT, chain_ends
 from fact_ledger.projections.runner import DeferredRows
 from fact_ledger.projections.search.index import SearchProjector, compact, tune_for_small_writes
 from fact_ledger.projections.timeline.rows import (
@@ -130,7 +131,9 @@ class TimelineProjector:
     name = "timeline"
     # tt_fts is written with ledger.text.index_text, like the search index: when the search
     # projection's version moves (its text analysis changed), this one is rebuilt as well.
-    version = 100 + SearchProjector.version
+    # 100 + the search version; 200 +: a superseded memory ends where the next value of its
+    # chain took over (a value that arrives late, _retime_chain)
+    version = 200 + SearchProjector.version
     tables = ("tt_memories", "tt_states", "tt_texts", "tt_links", "tt_marks")
     handles = frozenset(EVENT_TYPES)
     after_commit = True  # no write decides on it; it reads only its own tables and the event
@@ -203,10 +206,15 @@ class TimelineProjector:
                     "valid_to": winner["valid_from"] if winner else event.event_time,
                 },
             )
+            if winner is not None:
+                _retime_chain(conn, event, winner["memory_id"])
         elif isinstance(data, Reinstated):
+            before = _current(conn, data.memory)
             _change(
                 conn, event, data.memory, {"status": "active", "ended": None, "superseded_by": None, "valid_to": None}
             )
+            if before is not None and before["superseded_by"] is not None:  # its old chain goes on without it
+                _retime_chain(conn, event, before["superseded_by"])
         elif isinstance(data, MemoryArchived):
             _change(conn, event, data.memory, {"status": "archived"})
         if bulk is None:
@@ -305,14 +313,44 @@ def _update(conn: apsw.Connection, event: StoredEvent, data: MemoryUpdated) -> N
 
 
 def _follow_winner(conn: apsw.Connection, event: StoredEvent, winner_id: int, event_time: str) -> None:
-    """Memories this one superseded now end at its corrected event time."""
-    losers = conn.execute(
-        "SELECT m.stream_id FROM tt_states s JOIN tt_memories m ON m.state_id = s.state_id "
-        "WHERE s.superseded_by=? AND s.ended='superseded' AND s.known_to IS NULL AND s.valid_to IS NOT ?",
-        (winner_id, event_time),
+    """Memories this one superseded now end at its corrected event time (or at a later value's
+    start, :func:`_retime_chain`)."""
+    del event_time  # the winner's state already holds it
+    _retime_chain(conn, event, winner_id)
+
+
+def _retime_chain(conn: apsw.Connection, event: StoredEvent, memory_id: int) -> None:
+    """Each superseded memory of ``memory_id``'s supersession chain ends where the next value of
+    the chain took over (:func:`ledger.validity.chain_ends`: a value that arrived late). Each
+    change is a new state on the recorded axis at this event, so "what did the ledger know at R"
+    answers as it did."""
+    head, seen = memory_id, {memory_id}
+    while True:  # up to the memory that is not superseded
+        row = conn.execute(
+            "SELECT s.superseded_by FROM tt_memories m JOIN tt_states s ON s.state_id = m.state_id "
+            "WHERE m.memory_id=? AND s.ended='superseded'",
+            (head,),
+        ).fetchone()
+        if row is None or row[0] is None or row[0] in seen:
+            break
+        head = row[0]
+        seen.add(head)
+    members = conn.execute(
+        "WITH RECURSIVE chain(id) AS (SELECT ? UNION "
+        "SELECT s.memory_id FROM chain JOIN tt_states s ON s.superseded_by = chain.id AND s.known_to IS NULL "
+        f"AND s.ended = 'superseded' LIMIT {CHAIN_LIMIT}) "
+        "SELECT m.memory_id, m.stream_id, s.valid_from, s.valid_to, s.superseded_by FROM chain "
+        "JOIN tt_memories m ON m.memory_id = chain.id JOIN tt_states s ON s.state_id = m.state_id",
+        (head,),
     ).fetchall()
-    for (stream_id,) in losers:
-        _change(conn, event, stream_id, {"valid_to": event_time}, bump=False)
+    head_from = next((row[2] for row in members if row[0] == head), None)
+    if head_from is None:
+        return
+    losers = [row for row in members if row[0] != head]
+    ends = chain_ends(head, head_from, ((m, since, winner) for m, _s, since, _t, winner in losers))
+    for memory, stream_id, _since, valid_to, _winner in losers:
+        if ends[memory] != valid_to:
+            _change(conn, event, stream_id, {"valid_to": ends[memory]}, bump=False)
 
 
 def _link(

@@ -119,8 +119,13 @@ def _remember_lines(r: dict[str, Any]) -> None:
         )
     else:
         out_console.print(f"remembered #{r['memory_id']} {where}", highlight=False)
-    if r.get("superseded"):  # a later value settled its set (policy settle_changes or auto_settle)
-        out_console.print(f"  supersedes {', '.join(f'#{m}' for m in r['superseded'])}", highlight=False)
+    superseded = r.get("superseded", [])  # a later value settled its set (policy settle_changes or auto_settle)
+    if r.get("memory_id") in superseded:  # the writer itself: an older value that arrived late
+        leaders = sorted({c["leader_id"] for c in r.get("conflicts", ()) if c.get("leader_id")})
+        by = f" by #{', #'.join(map(str, leaders))}" if leaders else ""
+        out_console.print(f"  arrived late: superseded on arrival{by}, which states a later value", highlight=False)
+    if others := [m for m in superseded if m != r.get("memory_id")]:
+        out_console.print(f"  supersedes {', '.join(f'#{m}' for m in others)}", highlight=False)
     for c in r.get("conflicts", ()):
         claim, verdict = c["claim"], c["verdict"]
         outcome = (
