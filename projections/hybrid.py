@@ -32,7 +32,7 @@ import msgspec
 
 from fact_ledger.ledger.sql import marks
 from fact_ledger.ledger.text import analyse, script
-from fact_ledger.projections import knn
+from fact_ledger.projections import derived, knn, vectors
 from fact_ledger.projections.search.queries import Hit, SearchFilters, search, text_pool
 from fact_ledger.projections.search.ranking import IDENTIFIER_BONUS, WORKSPACE_BONUS
 from fact_ledger.projections.sections import ROWID_SHIFT
@@ -122,6 +122,13 @@ def candidates(
         if cosine > similarity.get(memory_id, -1.0):
             similarity[memory_id] = cosine
             section[memory_id] = rowid & ((1 << ROWID_SHIFT) - 1)
+    if stale := _stale(conn, ids):  # edited since embedded: no vector yet, ranked on its text alone
+        text_ids = {h.memory_id for h in text_hits}
+        for memory_id in stale:
+            similarity.pop(memory_id, None)
+            section.pop(memory_id, None)
+        nearest = [m for m in nearest if m not in stale]
+        ids = [m for m in ids if m in text_ids or m not in stale]
     return Pool(
         ids=ids,
         text={h.memory_id: h.score for h in text_hits},
@@ -133,6 +140,24 @@ def candidates(
         identifier={h.memory_id for h in text_hits if h.identifier},
         other_script=_in_other_script(conn, query, ids),
     )
+
+
+def _stale(conn: apsw.Connection, ids: list[int]) -> set[int]:
+    """The candidates whose stored vector embeds a text they no longer hold (an ``update`` the
+    indexer has not reached yet): its key is the embedding cache's key of the text it embedded."""
+    state = vectors.state(conn)
+    if state is None or not ids:
+        return set()
+    rows = conn.execute(
+        "SELECT v.memory_id, m.content, v.key FROM json_each(?) j JOIN vectors v ON v.memory_id = j.value "
+        "JOIN memories m ON m.memory_id = v.memory_id",
+        (msgspec.json.encode(ids).decode(),),
+    )
+    return {
+        memory_id
+        for memory_id, content, key in rows
+        if key != derived.embedding_key(state.model_id, vectors.passage_text(content))
+    }
 
 
 def _in_other_script(conn: apsw.Connection, query: str, ids: list[int]) -> set[int]:

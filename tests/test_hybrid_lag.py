@@ -97,3 +97,28 @@ def test_once_every_text_match_has_a_vector_the_calibrated_fusion_holds() -> Non
     scores = dict(fuse(pool, (0.4, 0.6)))
     assert scores[4] == pytest.approx(0.6)  # the best closeness, text 0: the weighted sum exactly
     assert scores[1] == pytest.approx(0.4)  # best text, worst closeness
+
+
+def test_a_memory_edited_since_it_was_embedded_has_no_vector_until_it_is_again(sem: LedgerApp) -> None:
+    """Its stored vector embeds the old text: ``find`` ranked it by what it no longer says (an
+    edit from "Alice prefers tea" to "Carlos maintains the cluster" still matched a tea question
+    by meaning). Until the indexer embeds the new text it counts as not embedded yet."""
+    from fact_ledger.projections.hybrid import candidates
+
+    ids = [
+        sem.remember(f"note {i}: the staging server of team t{i} moved to port {8000 + i}")["memory_id"]
+        for i in range(4)
+    ]
+    edited = ids[0]
+    assert sem.reembed()["lag"] == 0
+    query = "where did the staging server move"
+    vector = sem.embedding_model().embed_query(query)
+    before = candidates(sem.conn, query, search.SearchFilters(), 30, vector)
+    assert edited in before.similarity  # embedded, and a candidate by meaning
+    sem.update(edited, content="Carlos maintains the Kubernetes cluster upgrades")
+    stale = candidates(sem.conn, query, search.SearchFilters(), 30, vector)
+    assert edited not in stale.similarity and edited not in stale.ids, stale
+    assert all(m in stale.similarity for m in ids[1:])  # the others keep theirs
+    sem.reembed()
+    again = candidates(sem.conn, query, search.SearchFilters(), 30, vector)
+    assert edited in again.similarity
