@@ -234,6 +234,8 @@ def test_serve_replays_a_local_backup_once_the_file_takes_writes_again(tmp_path:
     release(proc)
     assert isinstance(app.remember("written after the lock")["memory_id"], int)
     assert app.status()["pending_backup"] is None
-    assert "1 backed-up write(s) replayed" in (app.backup_notice() or "")
+    notice = app.backup_notice() or ""
+    assert "1 backed-up write(s) replayed" in notice
+    assert "memory_review audit" in notice  # a tool and view the server has (it said memory_history)
     assert app.conn.execute("SELECT count(*) FROM memories WHERE content='written while locked'").get == 1
     app.close()

@@ -195,3 +195,15 @@ def test_a_confidence_of_nan_is_named_as_such() -> None:
         with pytest.raises(InvalidInput) as info:
             s.RememberData.parse({"content": "the staging port is 8443", "confidence": bad})
         assert "not NaN or an infinity" in str(info.value) and info.value.field == "confidence"
+
+
+@pytest.mark.parametrize("value", [True, [1], {"p": 1}, 1.5])
+def test_a_union_field_of_the_wrong_type_is_refused_under_its_own_name(value: object) -> None:
+    """``as_of_recorded`` (a position or a time) was refused as ``as_of_recorded.str``: a name the
+    caller never gave (docs/contract.md: a refusal names the field the caller gave)."""
+    from fact_ledger.server.schemas.memory import FindData
+
+    with pytest.raises(InvalidInput) as refused:
+        FindData.parse({"query": "x", "as_of_recorded": value})
+    assert refused.value.to_dict()["field"] == "as_of_recorded"
+    assert refused.value.to_dict()["message"].startswith("as_of_recorded: ")

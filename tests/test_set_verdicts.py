@@ -108,6 +108,13 @@ def test_keep_all_and_policy_settlements_say_what_settled_them(tmp_path: Path) -
         assert verdict["reasons"][0].startswith(f"policy: auto_settle settled the set for #{b} by event_time")
     finally:
         app.close()
+    app = LedgerApp(Settings(db=str(tmp_path / "c.db"), client="t", policy=Policy(settle_changes=True)))
+    try:  # the shipped default: a later value; the reason named auto_settle, which was off
+        _, b, cid = pair(app)
+        verdict = app.conflict_detail(cid)["conflict"]["verdict"]
+        assert verdict["reasons"][0].startswith(f"policy: settle_changes settled the set for #{b} by event_time")
+    finally:
+        app.close()
     app = LedgerApp(Settings(db=str(tmp_path / "k.db"), client="t"))
     try:
         _, _, cid = pair(app)

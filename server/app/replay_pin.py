@@ -110,5 +110,5 @@ def replay_summary(out: dict[str, Any]) -> str:
     return (
         f"the log is reachable again: {out['replayed']} backed-up write(s) replayed "
         f"({out['as_backed_up']} as backed up, {out['decided_anew']} decided anew, "
-        f"{out['refused']} refused); each is in memory_history audit as WriteReplayed"
+        f"{out['refused']} refused); each is in memory_review audit as WriteReplayed"
     )

@@ -131,7 +131,8 @@ def _how(decided_by: str, rule: str | None, row: ConflictRow, winner: int | None
     if decided_by == "resolve_conflict":
         return f"resolve_conflict: #{winner} was chosen; every member with another value was superseded"
     if decided_by == "policy":
-        return f"policy: auto_settle settled the set for #{winner} by {rule}; the other values were superseded"
+        policy = "settle_changes" if reason.startswith(CHANGE_REASON) else "auto_settle"
+        return f"policy: {policy} settled the set for #{winner} by {rule}; the other values were superseded"
     if decided_by == "arbitrate":
         return f"arbitrate: #{winner} won by {rule}; the loser was superseded"
     said = f" ({reason})" if reason else ""

@@ -84,6 +84,9 @@ def _no_bool(value: Any) -> Any:
     return value
 
 
+# What pydantic adds to an error's location for a member of a union (``as_of_recorded.str``):
+# not a field the caller gave, so a refusal leaves it out.
+_UNION_MEMBER = re.compile(r"^(?:str|int|float|bool|none|[a-z][a-z-]*\[.*\])$")
 Text = Annotated[str, AfterValidator(_valid_unicode)]
 SourceType = Literal[SOURCE_TYPES]  # type: ignore[valid-type]  # the tuple in ledger/trust.py, once
 PositiveId = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=1, le=MAX_ID)]
@@ -141,7 +144,7 @@ class EdgeModel(BaseModel):
             model = cls.model_validate(clean)
         except ValidationError as exc:
             first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"]) or None
+            field = ".".join(str(p) for p in first["loc"] if not _UNION_MEMBER.match(str(p))) or None
             message = _length_message(first) or first["msg"].removeprefix("Value error, ")
             raise InvalidInput(f"{field}: {message}" if field else message, field=field) from None
         model._ignored = sorted(ignored)
