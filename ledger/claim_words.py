@@ -20,6 +20,10 @@ ALIASES = (
     (re.compile(r"现在的?|目前的?|当前的?|如今的?"), " "),  # when it holds is not what it is
 )
 POSSESSIVE = re.compile(r"['’]s$")
+# A value that is where something is reached: a URL, a host name, an e-mail address. "The VPN
+# portal is at vpn.example.com" and "Link to the VPN portal is https://…" are one slot: "at"
+# says nothing more about an address (it does about a place: "Bob is at home", "in Berlin").
+ADDRESS = re.compile(r"\S+://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:[\w-]+\.)+[a-z]{2,}(?::\d+)?(?:/\S*)?", re.IGNORECASE)
 STOP_TOKENS = frozenset("the a an of for to on at in our my your its their this that these those".split())
 STOP_CHARS = frozenset("的之该这那个本")
 # Words that say how a value is given, not what it is the value of: "the VPN portal" and "link

@@ -31,6 +31,7 @@ import msgspec
 from fact_ledger.ledger.claim_owner import attribute_words, is_role, owner_of
 from fact_ledger.ledger.claim_values import is_named, is_value, name_value, parse_value, strip_left, value_text
 from fact_ledger.ledger.claim_words import (
+    ADDRESS,
     ALIASES,
     ANY_RELATION,
     CJK_SPLIT,
@@ -125,7 +126,7 @@ def _make(
 ) -> Claim | None:
     display, kind, canonical, noun = value
     rel = "is" if relation in ("colon", "port") else relation
-    if noun not in ("", "port", "version") and "://" not in display:  # a preposition qualifies the relation
+    if noun not in ("", "port", "version") and not ADDRESS.fullmatch(display):  # a preposition qualifies the relation
         rel, noun = f"{rel} {noun}", ""
     if qualifier:  # "uses Rust for the CLI" and "uses Python for the backend" are two attributes
         rel = f"{rel} {qualifier}"
