@@ -20,6 +20,11 @@ ALIASES = (
     (re.compile(r"现在的?|目前的?|当前的?|如今的?"), " "),  # when it holds is not what it is
 )
 POSSESSIVE = re.compile(r"['’]s$")
+# "X reports to Y" (now, still, directly): who X's manager is
+REPORTS_TO = re.compile(
+    r"^(?P<x>.+?)\s+(?:(?:now|still|currently|directly)\s+)*reports?\s+(?:directly\s+)?to\s+(?P<y>\S.*)$",
+    re.IGNORECASE,
+)
 # A value that is where something is reached: a URL, a host name, an e-mail address. "The VPN
 # portal is at vpn.example.com" and "Link to the VPN portal is https://…" are one slot: "at"
 # says nothing more about an address (it does about a place: "Bob is at home", "in Berlin").

@@ -61,6 +61,7 @@ from fact_ledger.ledger.claim_words import (
     QUALIFIER_END,
     QUESTION_START,
     RELATIONS,
+    REPORTS_TO,
     SENTENCES,
     SLOT_FILLERS,
     SPEAKER_LABEL,
@@ -185,6 +186,18 @@ def _ownership_claim(clause: str) -> Claim | None:
         key_attribute="is",
         value_norm=name_value(owner),
     )
+
+
+def _reports_to_claim(clause: str, subject: str) -> Claim | None:
+    """ "X reports to Y" is the slot of "X's manager is Y": "Bob's manager is Carol" and later
+    "Bob now reports to Dan" form one set. Not a hedge, a negation ("no longer reports to") or a
+    question."""
+    text = unicodedata.normalize("NFKC", clause).strip()
+    match = REPORTS_TO.match(text)
+    folded = text.lower()
+    if match is None or HEDGED.search(folded) or QUESTION_START.match(folded) or NEGATED_LEFT.search(match["x"]):
+        return None
+    return _clause_claim(f"{match['x']}'s manager is {match['y']}", subject)
 
 
 def _without_speaker_label(content: str) -> str:
@@ -406,7 +419,12 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
             out.setdefault(claim.key, claim)
     who = subject  # whom a clause without its own subject is about ("用户喜欢咖啡，不喜欢茶")
     for clause in _clauses(_without_speaker_label(content)):
-        claim = _drink_claim(clause, who) or _ownership_claim(clause) or _clause_claim(clause, subject)
+        claim = (
+            _drink_claim(clause, who)
+            or _ownership_claim(clause)
+            or _reports_to_claim(clause, subject)
+            or _clause_claim(clause, subject)
+        )
         if claim is None and (preference := _preference_claim(clause, who)) is not None:
             claim, who = preference
         if claim is not None:

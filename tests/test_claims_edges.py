@@ -341,3 +341,29 @@ def test_at_an_address_is_the_same_slot_as_is(first: str, then: str) -> None:
 def test_at_or_in_a_place_still_qualifies_the_relation() -> None:
     (claim,) = extract_claims("Bob is in Berlin")
     assert claim.key_attribute == "is in"
+
+
+def test_reports_to_is_the_slot_of_who_the_manager_is() -> None:
+    """ "Bob's manager is Carol", later "Bob now reports to Dan": the second said no claim, so no
+    set formed and ``find`` answered the old manager first."""
+    (manager,) = extract_claims("Bob's manager is Carol")
+    (reports,) = extract_claims("Bob now reports to Dan")
+    assert collides(manager, reports) and reports.value_norm == "dan"
+    (first,) = extract_claims("Eve reports to Frank")
+    (then,) = extract_claims("Eve now reports directly to Grace")
+    assert collides(first, then)
+    (under,) = extract_claims("Bob reports to Dan", "Bob")
+    assert (under.subject, under.attribute, under.value) == ("Bob", "manager", "dan")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Bob no longer reports to Carol",
+        "Bob doesn't report to Carol",
+        "Who does Bob report to?",
+        "Bob might report to Dan",
+    ],
+)
+def test_reports_to_says_nothing_when_negated_hedged_or_asked(content: str) -> None:
+    assert extract_claims(content) == ()
