@@ -79,6 +79,13 @@ HAND = [
     ("change", "The on-call engineer is Jun", "The on-call engineer is Priya"),
     ("change", "接口 /api/foo 返回 200", "接口 /api/foo 返回 404"),
     ("change", "The standup is at 9am", "The standup moved to 10:30"),
+    ("change", "The standup is at 10:00 on Mondays", "The standup is at 10:30 on Mondays"),
+    ("change", "Bob's manager is Carol", "Bob now reports to Dan"),
+    ("change", "Eve reports to Frank", "Eve now reports to Grace"),
+    ("change", "The VPN portal is at vpn.example.com", "Link to the VPN portal is https://vpn2.example.com"),
+    ("restate", "Bob's manager is Carol", "Bob reports to Carol"),
+    ("other_entity", "Bob reports to Carol", "Eve reports to Dan"),
+    ("other_attribute", "The standup is at 10:00 on Mondays", "The standup is in room 4"),
 ]
 
 
