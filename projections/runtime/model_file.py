@@ -83,6 +83,18 @@ def inspect_model(path: str, n_ctx: int | None = None, digests: str | None = Non
     return ModelFile(path, model_id, dim, window, query_prefix, passage_prefix)
 
 
+def check_file(path: str) -> None:
+    """:class:`ModelFileError` when ``path`` is missing or its header is not a usable GGUF
+    embedding model: what :func:`inspect_model` refuses first, without hashing the file (a
+    reply can say it while the model loads)."""
+    if not path or not os.path.isfile(path):
+        raise ModelFileError(f"embedding model not found: {path}")
+    try:
+        _header_facts(path)
+    except OSError as exc:
+        raise ModelFileError(f"embedding model {path} cannot be read: {exc}") from None
+
+
 def _header_facts(path: str) -> dict[str, object]:
     try:
         info = read_gguf_header(path)

@@ -30,7 +30,13 @@ from fact_ledger.ledger.log.events import NoticeReviewed
 from fact_ledger.projections import knn, memories, notices, vectors
 from fact_ledger.projections.hybrid import hybrid_search
 from fact_ledger.projections.indexer import Indexer, VecUnavailable
-from fact_ledger.projections.runtime.model_file import EmbedderUnavailable, ModelFile, ModelFileError, inspect_model
+from fact_ledger.projections.runtime.model_file import (
+    EmbedderUnavailable,
+    ModelFile,
+    ModelFileError,
+    check_file,
+    inspect_model,
+)
 from fact_ledger.projections.search.queries import Hit, SearchFilters, search
 from fact_ledger.server.app import credentials
 from fact_ledger.server.app.model_lender import ModelLender, borrow_query_vector
@@ -90,6 +96,17 @@ class Semantic(Service):
         # look the default model file up on disk each time.
         self._model_was_configured = _model_configured(self.settings)
         self._model_tried = True
+
+    @functools.cached_property
+    def _file_problem(self) -> str | None:
+        """Why the configured model file cannot load, read from the file alone (once)."""
+        if not _model_configured(self.settings):
+            return None
+        try:
+            check_file(self.settings.embedding_model_path or "")
+        except ModelFileError as exc:
+            return str(exc)[:200]
+        return None
 
     def model_broke(self, problem: str) -> None:
         """The loaded model failed on a text (a vector that is not a number): meaning is off for
@@ -400,6 +417,11 @@ class Semantic(Service):
     def semantic_notice(self) -> str | None:
         """At most one short line for a reply: why meaning is off (once), or a new notice."""
         problem = self.semantic_problem()  # None while the model loads in the background
+        if problem is None and self.model_loading and not self._announced_problem:
+            problem = self._file_problem  # a missing or broken file: said on the first reply already
+            if problem:
+                self._announced_problem = True
+                return f"semantic search off ({problem}); find uses full text"
         if problem and self._model_was_configured and not self._announced_problem:  # a set model fails
             self._announced_problem = True
             return f"semantic search off ({problem}); find uses full text"
