@@ -140,7 +140,9 @@ def test_rebuild_and_verify_via_the_console_script(db_path: Path) -> None:
     result = ledger_cli("verify", "--db", db)
     assert result.returncode == 0 and "intact" in result.stdout
     result = ledger_cli("rebuild", "--projection", "nope", "--db", db, "--json")
-    assert result.returncode == 1 and json.loads(result.stdout)["error"]["field"] == "projection"
+    error = json.loads(result.stdout)["error"]
+    assert result.returncode == 1 and error["field"] == "projection"
+    assert error["message"].endswith(", vectors")  # every name --projection takes, vectors too
 
 
 def test_a_write_to_an_unreadable_database_says_where_it_went(tmp_path: Path) -> None:

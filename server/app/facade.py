@@ -490,7 +490,8 @@ class LedgerApp:
             count = self.runner.rebuild([projection] if projection else None, progress)
         except KeyError:
             raise InvalidInput(
-                f"no projection named {projection!r}; known: {', '.join(self.runner.by_name)}", field="projection"
+                f"no projection named {projection!r}; known: {', '.join([*self.runner.by_name, 'vectors'])}",
+                field="projection",
             ) from None
         return {"ok": True, "events": count, "projections": sorted([projection] if projection else self.runner.by_name)}
 
