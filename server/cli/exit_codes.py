@@ -48,7 +48,9 @@ TABLE: list[tuple[int, str, str]] = [
         "no ledger at an explicit --db path (see init / --create), or the path is a "
         "directory, or the database cannot be opened (status: degraded), or (model "
         "install, model list) the semantic extra is not installed, or the model could not be "
-        "downloaded or failed its checks; nothing was written",
+        "downloaded or failed its checks, or (reembed, rebuild --projection vectors) there is no "
+        "usable embedding model (the message says why: none configured, the file missing, no model, "
+        "its vectors not numbers) or it is still loading; nothing was written",
     ),
     (
         USAGE,
