@@ -10,6 +10,8 @@ and needs one more tick (``guarded_ok=yes``): without it nothing is recorded. Th
 
 from __future__ import annotations
 
+import base64
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,9 +182,29 @@ async def act(request: Request) -> Response:
         answer = action.run(ledger(request), target, values)
     except LedgerError as exc:
         return error_page(request, exc)
+    if name == "erase":  # the receipt: the CLI prints it and writes it to a file; here it is shown and downloadable
+        return erased_page(request, target, answer)
     # An act that found the memory already so (unlocking what is not locked) writes nothing: the
     # page says so rather than "Recorded.".
     unchanged = answer.get("changed") is False or answer.get("unchanged") is True
     return RedirectResponse(
         f"/{action.target}/{target}?done={name}" + ("&unchanged=1" if unchanged else ""), status_code=303
+    )
+
+
+def erased_page(request: Request, memory_id: int, answer: dict[str, Any]) -> Response:
+    """The erasure's receipt (governance, "The receipt"): what ``ledger verify --receipt FILE``
+    checks against the log on any machine of the team. A person who erases in the console keeps
+    it as the one who erases at the CLI does: shown, and offered as a file."""
+    receipt = answer["receipt"]
+    text = json.dumps(receipt, indent=2, ensure_ascii=False)
+    return render(
+        request,
+        "erased.html",
+        memory_id=memory_id,
+        rows=answer.get("rows", 0),
+        receipt=receipt,
+        receipt_text=text,
+        receipt_href="data:application/json;base64," + base64.b64encode(text.encode()).decode("ascii"),
+        notices=answer.get("notices", []),
     )

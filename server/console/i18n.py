@@ -223,6 +223,18 @@ STRINGS: dict[str, tuple[str, str]] = {
         "未做任何更改：它本来就是这样。未记录任何内容。",
     ),
     "refused": ("Refused", "被拒绝"),
+    "erased_title": ("Memory #{id} erased", "记忆 #{id} 已永久删除"),
+    "erased_rows": (
+        "{rows} rows of the log were cleared; the Erased event is at position {position} (head {hash}).",
+        "日志中有 {rows} 行被清除；删除事件位于位置 {position}（链头 {hash}）。",
+    ),
+    "receipt_note": (
+        "Keep this receipt: ledger verify --receipt FILE proves against the log, on this machine or "
+        "any machine of the team, that the erasure happened and what it cleared.",
+        "请保存此回执：ledger verify --receipt FILE 可在本机或团队任一台机器上对照日志证明删除已发生以及清除了什么。",
+    ),
+    "download_receipt": ("Download the receipt", "下载回执"),
+    "back_to_memory": ("Back to memory #{id}", "返回记忆 #{id}"),
     "recorded_as_user": (
         "Recorded as you (user channel, client console).",
         "以您的身份记录（用户通道，客户端 console）。",
