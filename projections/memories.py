@@ -496,13 +496,16 @@ def _retime_chain(conn: apsw.Connection, memory_id: int) -> None:
             break
         head = row[0]
         seen.add(head)
-    members = conn.execute(
-        "WITH RECURSIVE chain(id) AS (SELECT ? UNION SELECT m.memory_id FROM chain "
-        f"JOIN memories m ON m.superseded_by = chain.id LIMIT {CHAIN_LIMIT}) "  # archived ones too
-        "SELECT m.memory_id, m.event_time, m.valid_to, m.superseded_by "
-        "FROM chain JOIN memories m ON m.memory_id = chain.id",
-        (head,),
-    ).fetchall()
+    members: list[tuple[int, str, str | None, int | None]] = [
+        (int(r[0]), str(r[1]), r[2], r[3])
+        for r in conn.execute(
+            "WITH RECURSIVE chain(id) AS (SELECT ? UNION SELECT m.memory_id FROM chain "
+            f"JOIN memories m ON m.superseded_by = chain.id LIMIT {CHAIN_LIMIT}) "  # archived ones too
+            "SELECT m.memory_id, m.event_time, m.valid_to, m.superseded_by "
+            "FROM chain JOIN memories m ON m.memory_id = chain.id",
+            (head,),
+        )
+    ]
     head_from = next((r[1] for r in members if r[0] == head), None)
     if head_from is None:
         return
