@@ -29,7 +29,6 @@ def chain_ends(head: int, head_from: str, losers: Iterable[tuple[int, str, int |
     ends: dict[int, str] = {}
     for memory, since, _ in losers:
         until = winner_from[memory]
-        if until > since:
-            until = next(v for v in in_force if v > since)
-        ends[memory] = until
+        later = [v for v in in_force if v > since] if until > since else []
+        ends[memory] = min(until, later[0]) if later else until  # never past its own winner's start
     return ends

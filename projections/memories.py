@@ -486,12 +486,19 @@ def _fold_state(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent, 
         row.update(status="erased", status_reason=data.reason, valid_to=event.event_time)
 
 
+# A memory a supersession ended, as the time-travel states' ``ended = 'superseded'``: archived or
+# erased later still ended so; retired later ended otherwise (its superseded_by stays, shown).
+_SUPERSEDED = "('superseded', 'archived', 'erased')"
+
+
 def _retime_chain(conn: apsw.Connection, memory_id: int) -> None:
     """Each superseded memory of ``memory_id``'s supersession chain ends where the next value of
     the chain took over (:func:`ledger.validity.chain_ends`)."""
     head, seen = memory_id, {memory_id}
     while True:  # up to the memory that is not superseded
-        row = conn.execute("SELECT superseded_by FROM memories WHERE memory_id=?", (head,)).fetchone()
+        row = conn.execute(
+            f"SELECT superseded_by FROM memories WHERE memory_id=? AND status IN {_SUPERSEDED}", (head,)
+        ).fetchone()
         if row is None or row[0] is None or row[0] in seen:
             break
         head = row[0]
@@ -500,7 +507,7 @@ def _retime_chain(conn: apsw.Connection, memory_id: int) -> None:
         (int(r[0]), str(r[1]), r[2], r[3])
         for r in conn.execute(
             "WITH RECURSIVE chain(id) AS (SELECT ? UNION SELECT m.memory_id FROM chain "
-            f"JOIN memories m ON m.superseded_by = chain.id LIMIT {CHAIN_LIMIT}) "  # archived ones too
+            f"JOIN memories m ON m.superseded_by = chain.id AND m.status IN {_SUPERSEDED} LIMIT {CHAIN_LIMIT}) "
             "SELECT m.memory_id, m.event_time, m.valid_to, m.superseded_by "
             "FROM chain JOIN memories m ON m.memory_id = chain.id",
             (head,),

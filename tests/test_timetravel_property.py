@@ -1,8 +1,9 @@
 """As-of answers equal a naive fold of the events up to that point (hypothesis, random histories).
 
 The reference below knows nothing of the timeline projection: it replays the log prefix into
-plain dicts and judges validity at a world time directly from the docs/design.md definition (valid
-from ``event_time`` until the successor's ``event_time`` or the retirement's effective time).
+plain dicts and judges validity at a world time directly from the docs/time-travel.md definition
+(valid from ``event_time`` until the next value of its chain began, or the retirement's effective
+time).
 """
 
 from __future__ import annotations
@@ -73,7 +74,10 @@ def run(app: LedgerApp, ops: list[tuple[Any, ...]]) -> None:
 
 
 def reference_fold(events: list[StoredEvent]) -> dict[str, dict[str, Any]]:
-    """Replay the events into plain dicts; valid_to is judged at the end of the prefix."""
+    """Replay the events into plain dicts. A loser ends where its winner begins, and each time a
+    supersession or a corrected event time touches a chain (the memories that reach one current
+    memory through their winners), every loser of it ends where the next value in force began
+    (docs/time-travel.md, "Validity": a value that arrived late)."""
     mem: dict[str, dict[str, Any]] = {}
     for e in events:
         d = e.data
@@ -82,9 +86,9 @@ def reference_fold(events: list[StoredEvent]) -> dict[str, dict[str, Any]]:
                 "memory_id": e.position,
                 "content": d.content,
                 "valid_from": e.event_time,
+                "valid_to": None,
                 "status": "active",
                 "ended": None,
-                "end": None,
                 "winner": None,
                 "version": 1,
                 "source_type": d.source_type,
@@ -98,24 +102,49 @@ def reference_fold(events: list[StoredEvent]) -> dict[str, dict[str, Any]]:
         if isinstance(d, MemoryUpdated):
             m["content"] = d.content if d.content is not None else m["content"]
             m["valid_from"] = d.event_time or m["valid_from"]
+            if d.event_time:
+                _retime(mem, d.memory)
         elif isinstance(d, Confirmed):
             m.update(source_type="user_confirmed", protection="locked")
         elif isinstance(d, MemoryRetired):
-            m.update(status="retired", ended="retired", end=e.event_time)
+            m.update(status="retired", ended="retired", valid_to=e.event_time)
         elif isinstance(d, Superseded):
+            winner = mem.get(d.winner)
             m.update(
-                status="superseded", ended="superseded", winner=d.winner if d.winner in mem else None, end=e.event_time
+                status="superseded",
+                ended="superseded",
+                winner=d.winner if winner else None,
+                valid_to=winner["valid_from"] if winner else e.event_time,
             )
+            if winner:
+                _retime(mem, d.winner)
         elif isinstance(d, MemoryArchived):
             m["status"] = "archived"
     for m in mem.values():
-        if m["ended"] == "superseded" and m["winner"] is not None:
-            m["valid_to"] = mem[m["winner"]]["valid_from"]
-            m["superseded_by"] = mem[m["winner"]]["memory_id"]
-        else:
-            m["valid_to"] = m["end"]
-            m["superseded_by"] = mem[m["winner"]]["memory_id"] if m["winner"] else None
+        m["superseded_by"] = mem[m["winner"]]["memory_id"] if m["winner"] else None
     return {str(m["memory_id"]): m for m in mem.values()}
+
+
+def _retime(mem: dict[str, dict[str, Any]], stream: str) -> None:
+    head, seen = stream, {stream}
+    while mem[head]["ended"] == "superseded" and mem[head]["winner"] and mem[head]["winner"] not in seen:
+        head = mem[head]["winner"]
+        seen.add(head)
+    chain, frontier = [], [head]
+    while frontier:  # every superseded memory whose winners lead to the head
+        below = [
+            s
+            for s, x in mem.items()
+            if x["ended"] == "superseded" and x["winner"] in frontier and s not in chain and s != head
+        ]
+        chain += below
+        frontier = below
+    start = {s: mem[s]["valid_from"] for s in [head, *chain]}
+    in_force = sorted([start[head], *(start[s] for s in chain if start[mem[s]["winner"]] > start[s])])
+    for s in chain:
+        mine, winners = start[s], start[mem[s]["winner"]]
+        later = [v for v in in_force if v > mine] if winners > mine else []
+        mem[s]["valid_to"] = min(winners, later[0]) if later else winners
 
 
 def reference_status(m: dict[str, Any], at: str | None) -> str | None:

@@ -30,3 +30,10 @@ def test_values_that_each_lost_to_the_latest_tile_time_without_overlap(days: lis
     ends = chain_ends(0, DAY.format(head), [(d, DAY.format(d), 0) for d in losers])
     starts = [*sorted(losers), head]
     assert [ends[d] for d in sorted(losers)] == [DAY.format(s) for s in starts[1:]]
+
+
+def test_a_loser_whose_winner_was_never_in_force_ends_at_its_winner() -> None:
+    # 1 (the 1st) lost to 2 (the 12th), which itself lost to the older 3 (the 1st, the head):
+    # no value of the chain began after 1 and was in force, so it ends where its winner began
+    ends = chain_ends(3, DAY.format(1), [(1, DAY.format(1), 2), (2, DAY.format(12), 3)])
+    assert ends == {1: DAY.format(12), 2: DAY.format(1)}
