@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput, LedgerError
+from fact_ledger.ledger.ids import MAX_ID, ascii_digits
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.console.guard import SECURITY_HEADERS, Guard, without_token
 from fact_ledger.server.console.i18n import LANGUAGES, term_translator, translator, value_translator
@@ -29,7 +30,6 @@ from fact_ledger.server.console.views import rule_text
 LANG_COOKIE = "ledger_console_lang"
 TIME_PARAMS = ("as_of", "at")  # as of a recorded position/time; as true at an event time
 TIME_FIELDS = {"as_of": "as_of_recorded", "at": "as_of_event_time"}  # the facade's names, for errors
-ID_MAX = 2**63 - 1  # SQLite's largest integer: a larger id cannot name a row, and binding it overflows
 STATIC = Path(__file__).parent / "static"
 
 
@@ -115,8 +115,8 @@ def parse_id(raw: object, field: str, *, least: int = 1) -> int:
     bound, so it is refused here too, as bad input rather than an error of the page."""
     text = "" if raw is None else str(raw).strip()
     digits = text.lstrip("0") or "0"
-    if not (text.isascii() and text.isdigit()) or len(digits) > len(str(ID_MAX)) or not least <= int(digits) <= ID_MAX:
-        raise InvalidInput(f"{field} must be a whole number from {least} to {ID_MAX}, in the digits 0-9", field=field)
+    if not ascii_digits(text) or len(digits) > len(str(MAX_ID)) or not least <= int(digits) <= MAX_ID:
+        raise InvalidInput(f"{field} must be a whole number from {least} to {MAX_ID}, in the digits 0-9", field=field)
     return int(digits)
 
 
@@ -128,7 +128,7 @@ def time_point(request: Request) -> dict[str, str]:
     parsed as the facade parses them. Raises ``InvalidInput`` naming the facade's field."""
     tt = time_params(request)
     for key, value in tt.items():
-        if key == "as_of" and value.isdigit():
+        if key == "as_of" and value.isdigit():  # parse_id refuses what is not 0-9
             parse_id(value, TIME_FIELDS[key], least=0)
         else:
             clock.parse_time(value, field=TIME_FIELDS[key])
