@@ -165,10 +165,15 @@ def _erase_in_transaction(
         )
         redactions += [(r.position, erasure.redact(r.type, r.payload)) for r in rows]
     stored = storage.runner.append(events)
+    _clear(storage, redactions)
+    return [ev for ev in stored if ev.type == "Erased"], [p for p, _ in redactions]
+
+
+def _clear(storage: Any, redactions: list[tuple[int, str]]) -> None:
+    """The rows' erasable fields out of the log and, where it is another store, its copy."""
     storage.log.erase_rows(redactions)
     if storage.log is not storage.store:
         storage.store.erase_rows(redactions)
-    return [ev for ev in stored if ev.type == "Erased"], [p for p, _ in redactions]
 
 
 def clear_named(storage: Any, stored: Iterable[StoredEvent]) -> set[str]:
@@ -182,14 +187,14 @@ def clear_named(storage: Any, stored: Iterable[StoredEvent]) -> set[str]:
         if current_type(ev.type) == "Erased":
             streams.add(ev.stream_id)
             named.update((r.event_id, r.seal) for r in ev.data.rows)  # type: ignore[attr-defined]
+    if not named:  # no erasure among them: nothing to look up (every import batch asks)
+        return streams
     live = _select(
         storage.store, "salt IS NOT NULL AND event_id IN (SELECT value FROM json_each(?))", (json.dumps(sorted(named)),)
     )
     redactions = [(r.position, erasure.redact(r.type, r.payload)) for r in live if named[r.event_id] == r.seal]
     if redactions:
-        storage.log.erase_rows(redactions)
-        if storage.log is not storage.store:
-            storage.store.erase_rows(redactions)
+        _clear(storage, redactions)
     return streams
 
 
