@@ -195,7 +195,9 @@ def _reports_to_claim(clause: str, subject: str) -> Claim | None:
     text = unicodedata.normalize("NFKC", clause).strip()
     match = REPORTS_TO.match(text)
     folded = text.lower()
-    if match is None or HEDGED.search(folded) or QUESTION_START.match(folded) or NEGATED_LEFT.search(match["x"]):
+    if match is None or HEDGED.search(folded) or QUESTION_START.match(folded):
+        return None
+    if NEGATED_LEFT.search(match["x"].lower()):
         return None
     return _clause_claim(f"{match['x']}'s manager is {match['y']}", subject)
 

@@ -107,8 +107,9 @@ class ClaimsProjector(DeferringProjector):
     # 7: a possessive subject leaves the attribute whole ("Carol's phone number" under Carol:
     # "phone number", not "s phone number"); a time with a weekday after it ("at 10:30 on
     # Mondays") is that time, not the number 10; "at" before an address (a host name, an e-mail)
-    # is "is", as before a URL; "X reports to Y" is X's manager
-    version = 7
+    # is "is", as before a URL; "X reports to Y" is X's manager; 8: a capitalised negation before
+    # "reports to" ("Bob No longer reports to Carol") says no claim
+    version = 8
     tables = ("claims",)
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

@@ -39,8 +39,9 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # 2: no trait of a named person as a value; 3: likes, where one lives and works; 4: who owns a
 # thing, a role's value read as a name, attributes without leftover grammar; 5: a possessive
 # subject's attribute ("phone number", not "s phone number"), "10:30 on Mondays" a time, "is at"
-# an address is "is", "X reports to Y" X's manager
-CLAIMS_KIND = b"claims/5"
+# an address is "is", "X reports to Y" X's manager; 6: "X No longer reports to Y" (any case) is
+# no claim
+CLAIMS_KIND = b"claims/6"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 

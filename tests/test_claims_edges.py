@@ -360,6 +360,8 @@ def test_reports_to_is_the_slot_of_who_the_manager_is() -> None:
     "content",
     [
         "Bob no longer reports to Carol",
+        "Bob No longer reports to Carol",
+        "Bob NEVER reports to Carol",
         "Bob doesn't report to Carol",
         "Who does Bob report to?",
         "Bob might report to Dan",

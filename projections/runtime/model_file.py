@@ -56,8 +56,7 @@ def inspect_model(path: str, n_ctx: int | None = None, digests: str | None = Non
     recorded otherwise); with ``reread=False`` too, so are the header's facts, whose check
     then passed before (the header of a 250k-token vocabulary takes ~0.1 s to walk). A load
     always rereads the header: only a file checked now reaches llama.cpp."""
-    if not path or not os.path.isfile(path):
-        raise ModelFileError(f"embedding model not found: {path}")
+    _require_file(path)
     try:
         stamp = _stamp(path)
         known = _read_digests(digests) if digests else {}
@@ -73,7 +72,7 @@ def inspect_model(path: str, n_ctx: int | None = None, digests: str | None = Non
         name, dim, context = str(facts["name"]), int(facts["dim"]), int(facts["context"])
         query_prefix, passage_prefix = str(facts["query_prefix"]), str(facts["passage_prefix"])
     except OSError as exc:
-        raise ModelFileError(f"embedding model {path} cannot be read: {exc}") from None
+        raise _unreadable(path, exc) from None
     except (KeyError, TypeError, ValueError):  # a cache entry of another shape: read the file
         return inspect_model(path, n_ctx, None)
     window = min(n_ctx or MAX_CONTEXT, context)
@@ -87,12 +86,20 @@ def check_file(path: str) -> None:
     """:class:`ModelFileError` when ``path`` is missing or its header is not a usable GGUF
     embedding model: what :func:`inspect_model` refuses first, without hashing the file (a
     reply can say it while the model loads)."""
-    if not path or not os.path.isfile(path):
-        raise ModelFileError(f"embedding model not found: {path}")
+    _require_file(path)
     try:
         _header_facts(path)
     except OSError as exc:
-        raise ModelFileError(f"embedding model {path} cannot be read: {exc}") from None
+        raise _unreadable(path, exc) from None
+
+
+def _require_file(path: str) -> None:
+    if not path or not os.path.isfile(path):
+        raise ModelFileError(f"embedding model not found: {path}")
+
+
+def _unreadable(path: str, exc: OSError) -> ModelFileError:
+    return ModelFileError(f"embedding model {path} cannot be read: {exc}")
 
 
 def _header_facts(path: str) -> dict[str, object]:

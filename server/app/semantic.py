@@ -213,8 +213,7 @@ class Semantic(Service):
             try:
                 vector = self._query_vector(model, query)
             except Exception as exc:  # a model that fails at run time: full text answers
-                self._semantic_problem = f"embedding failed ({type(exc).__name__}: {exc})"[:200]
-                self._model = None
+                self.model_broke(f"embedding failed ({type(exc).__name__}: {exc})")
                 log.warning("query embedding failed; full text only: %s", exc)
             else:
                 return hybrid_search(self.conn, query, filters, limit, vector, boost_workspace=boost, page=page)
