@@ -399,6 +399,23 @@ def matching_claims(
     return out
 
 
+def disputing_others(conn: apsw.Connection, streams: list[str]) -> list[int]:
+    """Of the memories of ``streams``, those with a current claim whose key a memory not among
+    them holds with another value, in any workspace (oldest first): what an import's memories
+    may dispute with the memories held before it (:mod:`ledger.imported` decides which they do).
+    One statement, whatever the number of streams."""
+    return [
+        memory_id
+        for (memory_id,) in conn.execute(
+            "WITH came(memory_id) AS (SELECT m.memory_id FROM json_each(?) j JOIN memories m ON m.stream_id = j.value) "
+            "SELECT DISTINCT c.memory_id FROM claims c JOIN came ON came.memory_id = c.memory_id WHERE EXISTS ("
+            "SELECT 1 FROM claims o WHERE o.key_subject = c.key_subject AND o.key_attribute = c.key_attribute "
+            "AND o.kind = c.kind AND o.value_norm <> c.value_norm AND o.memory_id NOT IN came) ORDER BY c.memory_id",
+            (json.dumps(streams),),
+        )
+    ]
+
+
 def holding_value(conn: apsw.Connection, claim: Claim, workspace: str, limit: int = 8) -> list[int]:
     """Memories (oldest first) with a claim of ``claim``'s key and its normalised value: those a
     restatement of it may confirm (:mod:`ledger.restatement`). A seek in ``claims_value``: what

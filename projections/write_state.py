@@ -20,6 +20,7 @@ from fact_ledger.ledger.claims import Claim, clause_count, extract_claims
 from fact_ledger.ledger.decide import RememberCommand, effective_changes, set_key
 from fact_ledger.ledger.entity_alias import rekey
 from fact_ledger.ledger.facts import Candidate, ConflictFacts, MemoryFacts, Policy
+from fact_ledger.ledger.imported import ImportedState
 from fact_ledger.ledger.normalize import same_value
 from fact_ledger.ledger.remember import RememberState, absorbed
 from fact_ledger.ledger.restatement import restated_memory, says_more
@@ -136,6 +137,30 @@ def update_state(
         candidates=tuple(candidates),
         sets=sets,
         conflicts=tuple(conflicts_of(conn, memory.memory_id)),
+        settle=settle_state(conn, sets, candidates, auto_settle=policy.auto_settle) if settles else None,
+    )
+
+
+def imported_state(
+    conn: apsw.Connection, row: CurrentMemory, *, scope: tuple[str, ...], policy: Policy
+) -> ImportedState:
+    """What deciding a memory that came in with an import reads (:mod:`ledger.imported`): its
+    claims as the claims projection holds them, the claims and sets they meet, its set partners."""
+    memory = MemoryFacts.from_row(row)
+    explicit = tuple(
+        (c.subject, c.attribute, c.value) for c in claims_model.claims_of(conn, row.memory_id) if c.origin == "explicit"
+    )
+    claims, candidates = claim_state(conn, row.content, row.subject, explicit, scope, exclude=row.memory_id)
+    if not candidates:
+        return ImportedState(memory=memory, claims=claims, candidates=())
+    sets = claim_sets(conn, claims, candidates, scope, memory)
+    settles = policy.auto_settle or policy.settle_changes
+    return ImportedState(
+        memory=memory,
+        claims=claims,
+        candidates=tuple(candidates),
+        sets=sets,
+        partners=conflicts_model.set_partners(conn, row.memory_id),
         settle=settle_state(conn, sets, candidates, auto_settle=policy.auto_settle) if settles else None,
     )
 

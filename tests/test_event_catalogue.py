@@ -16,6 +16,8 @@ from fact_ledger.ledger.log.chain import NewEvent
 from fact_ledger.ledger.log.events import AUTH_USER, EVENT_TYPES, Event, MemoryRetired
 from fact_ledger.projections import notices
 from fact_ledger.server.app.facade import LedgerApp, default_projectors
+from fact_ledger.server.app.transfer import export_jsonl, import_jsonl
+from fact_ledger.server.config import Settings
 from tools.docs import events as catalogue
 
 T0 = "2026-07-01T00:00:00.000000Z"
@@ -53,7 +55,7 @@ def test_every_type_is_documented_with_version_writers_and_read_models() -> None
     assert "v1 → v2 (`upcast_memory_recorded_v1_v2`)" in text
 
 
-def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: LedgerApp) -> None:
+def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: LedgerApp, tmp_path: Path) -> None:
     """Every operation run on a real ledger, through each branch that writes another type."""
     written: dict[str, set[str]] = defaultdict(set)
 
@@ -120,6 +122,17 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
     pair("Ivy", "Pisa", "Siena")
     ivy = run("remember", "Ivy enjoys chess", subject="Ivy", event_time="2026-03-01")["memory_id"]
     run("update", ivy, content="Ivy lives in Lucca", **user)
+    # import: the file's events as they were decided, then the sets its memories dispute here
+    # (server/app/transfer.py), settled at once under this policy
+    run("remember", "Zed lives in Oslo", subject="Zed", event_time="2026-01-01")
+    theirs = LedgerApp(Settings(db=str(tmp_path / "theirs.db"), client="test"))
+    theirs.remember("Zed lives in Porto", subject="Zed", event_time="2026-05-01")
+    with (tmp_path / "theirs.jsonl").open("wb") as fh:
+        export_jsonl(theirs, fh)
+    theirs.close()
+    before = app.store.last_position()
+    import_jsonl(app, tmp_path / "theirs.jsonl")
+    written["import"].update(e.type for e in app.store.read(after=before + 1))  # besides the file's one event
     app.settings = replace(app.settings, policy=replace(app.settings.policy, auto_settle=False))
     run("archive", older_than_days=0)
     run("accept_alias", "the-ledger", "fact-ledger", **user)

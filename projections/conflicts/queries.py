@@ -292,6 +292,19 @@ def conflict_ids_of(conn: apsw.Connection, memory_id: int) -> list[int]:
     return [conflict_id for _, conflict_id, _, _ in unresolved_memberships(conn, [memory_id])]
 
 
+def set_partners(conn: apsw.Connection, memory_id: int) -> frozenset[str]:
+    """The streams of every memory that was ever in a set with ``memory_id``, whatever the set's
+    state or the member's standing since: a pair that has been disputed once."""
+    return frozenset(
+        stream
+        for (stream,) in conn.execute(
+            "SELECT DISTINCT o.stream_id FROM conflict_members m JOIN conflict_members o "
+            "ON o.conflict_id = m.conflict_id AND o.memory_id <> m.memory_id WHERE m.memory_id = ?",
+            (memory_id,),
+        )
+    )
+
+
 def has_guarded_member(conn: apsw.Connection, conflict_id: int) -> bool:
     """Whether a current member is one no policy may supersede (``ledger.settlement.guarded``:
     protected, locked or labelled user_confirmed) — then the set waits for a person, and a write

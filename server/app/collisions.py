@@ -4,17 +4,21 @@ this (:mod:`server.app.governance`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from fact_ledger.ledger import clock, imported
 from fact_ledger.ledger.arbiter import Side
 from fact_ledger.ledger.cancellation import Target
 from fact_ledger.ledger.decide import RememberCommand
 from fact_ledger.ledger.facts import Decision, MemoryFacts
 from fact_ledger.ledger.log.chain import StoredEvent
+from fact_ledger.ledger.log.events import ClaimCollided
 from fact_ledger.ledger.remember import RememberState
 from fact_ledger.ledger.remember import decide as decide_remember_state
 from fact_ledger.ledger.reply import other_side, rank_for_reply
 from fact_ledger.ledger.update import UpdateState
+from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections import write_state
 from fact_ledger.projections.conflicts import queries as conflicts_model
@@ -22,6 +26,10 @@ from fact_ledger.projections.conflicts.queries import ConflictRow
 from fact_ledger.projections.memory_row import CurrentMemory
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.set_verdicts import verdict_of
+
+# Imported memories decided per write transaction: a transaction's reads stay bounded, and an
+# import of a whole ledger is not one fsync per memory.
+IMPORT_DISPUTE_BATCH = 256
 
 
 class Collisions(Service):
@@ -54,6 +62,34 @@ class Collisions(Service):
         memory's row, which the caller read to check it may change it."""
         scope = self.workspace_scope(row.workspace) or (row.workspace,)
         return write_state.update_state(self.conn, row, requested, scope=scope, policy=self._policy)
+
+    def dispute_imported(self, streams: Sequence[str]) -> list[int]:
+        """Each memory whose content came in with an import (``streams``) and shares a claim key
+        with one held before it, decided as a write of it would be (:mod:`ledger.imported`),
+        ``IMPORT_DISPUTE_BATCH`` memories a transaction: the claim sets they opened or joined."""
+        came_with = frozenset(streams)
+        with self.storage.snapshot():
+            meeting = claims_model.disputing_others(self.conn, sorted(came_with))
+        touched: dict[str, None] = {}
+        for start in range(0, len(meeting), IMPORT_DISPUTE_BATCH):
+
+            def work(chunk: list[int] = meeting[start : start + IMPORT_DISPUTE_BATCH]) -> None:
+                rows = mem.load_many(self.conn, chunk)
+                now = clock.now()
+                for row in (rows[i] for i in chunk if i in rows):  # oldest memory first, as they were written
+                    if row.status != "active":
+                        continue
+                    scope = self.workspace_scope(row.workspace) or (row.workspace,)
+                    state = write_state.imported_state(self.conn, row, scope=scope, policy=self._policy)
+                    decision = imported.decide(state, came_with=came_with, policy=self._policy)
+                    if decision:
+                        self.runner.append(self.storage.new_events(decision, now, row.workspace))
+                        touched.update((e.conflict, None) for _, e in decision if isinstance(e, ClaimCollided))
+
+            self.storage.transaction(work)
+        with self.storage.snapshot():
+            found = [conflicts_model.by_stream(self.conn, stream) for stream in touched]
+        return sorted({row.conflict_id for row in found if row is not None})
 
     def write_report(
         self, stored: list[StoredEvent], mine: int, near: list[dict[str, Any]] | None = None

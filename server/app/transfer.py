@@ -35,6 +35,8 @@ from fact_ledger.server.app.erasure import clear_named, forget_everywhere, memor
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.storage_errors import STORAGE_ERRORS, reason_of
 
+CONTENT_EVENTS = frozenset({"MemoryRecorded", "MemoryUpdated"})  # what a memory's claims come from
+
 Progress = Callable[[int, int], None]
 IMPORT_BATCH = 500
 CSV_COLUMNS = (
@@ -137,17 +139,17 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
     batch: list[NewEvent] = []
 
     erased: set[str] = set()
+    contents: dict[str, None] = {}  # streams of memories whose content came in: they meet this ledger's claims
 
-    def clear(stored: list[StoredEvent]) -> None:
+    def also(stored: list[StoredEvent]) -> None:
         erased.update(clear_named(app.storage, stored))
+        contents.update((e.stream_id, None) for e in stored if e.type in CONTENT_EVENTS)
 
     def flush() -> None:
         nonlocal appended, already
         if batch:
             try:
-                fresh = append_batch(
-                    app.storage, batch, also=lambda stored: erased.update(clear_named(app.storage, stored))
-                )
+                fresh = append_batch(app.storage, batch, also=also)
             except STORAGE_ERRORS as exc:
                 reason = reason_of(exc)
                 raise Unavailable(
@@ -183,4 +185,11 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
         out["notices"] = [f"erased here too, as the file's Erased events name them: {', '.join(f'#{i}' for i in ids)}"]
         if wiped:
             out["notices"].append(wiped)
+    disputed = app.collisions.dispute_imported(list(contents)) if contents else []
+    if disputed:  # the file's memories met this ledger's claims (ledger.imported)
+        out["conflicts"] = disputed
+        out.setdefault("notices", []).append(
+            f"imported memories disagree with ones held here: claim set(s) {', '.join(f'#{c}' for c in disputed)} "
+            "opened or joined (ledger conflict N shows one)"
+        )
     return out

@@ -59,6 +59,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "review_notice": ("NoticeReviewed",),
     "erase": ("Erased", "ConflictMemberLeft", "ConflictResolved"),  # it leaves its open sets; clears the named rows
     "replay_backup": ("WriteReplayed",),  # besides the events of the write it decides again
+    # besides the file's events: the sets its memories dispute here, settled as a write's (ledger.imported)
+    "import": ("ClaimCollided", "ConflictResolved", "Superseded"),
     # the working tier (server/app/conversations.py): remember with tier "working", update of a
     # working memory, reinforce (Promoted with the long-term memory's events), promote, the pass
     "remember_working": ("WorkingNoted", "WorkingRepeated"),
@@ -93,7 +95,8 @@ row exactly as stored.
 
 "Written by" names the operation of the facade and, where an agent can call it, its MCP route
 (`tool` → action); the CLI command of the same name calls the same operation. `import` and
-`replay-backup` append events of any type exactly as they were decided.
+`replay-backup` append events of any type exactly as they were decided; `import` then opens or
+joins the claim sets its memories dispute with this ledger's, as a write of them here would.
 """
 
 
