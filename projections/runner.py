@@ -172,6 +172,10 @@ class ProjectionRunner:
         # Whoever ends the transaction clears it (server.app.storage).
         self.pulled_tail: tuple[int, str] | None = None
         self.broken: ChainBroken | None = None  # where the log's chain broke, pulling it (_copy)
+        # The memories (streams) whose erasure a pull brought (another machine erased them): what
+        # this machine keeps outside the read models (its backup, the files' old bytes) follows
+        # once the transaction is over (server.app.storage takes them).
+        self.pulled_erasures: list[str] = []
         # Called as (done, total) while a new read-model file copies, then folds, the whole log.
         self.progress: Progress | None = None
 
@@ -346,6 +350,7 @@ class ProjectionRunner:
                 if rows:
                     self.store.append_stored(rows)
             erased = self._clear_erased(rows)
+            self.pulled_erasures += erased
             if fold:
                 self.project(rows)
                 if erased:  # what the read models hold of the erased rows goes: fold them again

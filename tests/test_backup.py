@@ -210,8 +210,11 @@ def test_an_inner_public_call_does_not_swallow_the_backup_signal(corrupt: Settin
 
 def test_a_backup_line_records_the_call_replay_can_run_again_and_no_other(corrupt: Settings) -> None:
     """``request`` is the outermost call when replay knows it (remember, retire, …); a write made
-    inside another call (here one replay does not know), or one with a masked secret, keeps
-    only its events, which replay appends as they are."""
+    inside another call (here one replay does not know) keeps only its events, which replay
+    appends as they are. A write that masked a secret records its call with the texts as they
+    were stored (a masked write went in as backed up, past every decision replay makes: an
+    erased or retired target, a claim set to join); one that asked for a mask and had nothing
+    to mask records its call as given."""
 
     class Composite(LedgerApp):
         @storage_call
@@ -222,13 +225,34 @@ def test_a_backup_line_records_the_call_replay_can_run_again_and_no_other(corrup
     app = Composite(corrupt)
     app.remember("a plain write", subject="plain", tags=["t"])
     app.remember_twice("nested write")
-    app.remember("the key is AKIAIOSFODNN7EXAMPLE", on_secret="mask")
+    app.remember("the key is AKIAIOSFODNN7EXAMPLE", on_secret="mask", metadata={"db": {"password": "hunter2-Prod"}})
+    app.remember("nothing to hide here", on_secret="mask")
     docs = [json.loads(line) for line in Path(corrupt.backup_path).read_text().splitlines()]
     assert docs[0]["request"] == {
         "op": "remember",
         "args": ["a plain write"],
         "kwargs": {"subject": "plain", "tags": ["t"]},
     }
-    assert [("request" in d) for d in docs] == [True, False, False, False]
-    assert "AKIAIOSFODNN7EXAMPLE" not in Path(corrupt.backup_path).read_text()
+    assert [("request" in d) for d in docs] == [True, False, False, True, True]
+    assert docs[3]["request"] == {
+        "op": "remember",
+        "args": ["the key is [secret:aws-access-key]"],
+        "kwargs": {"on_secret": "mask", "metadata": {"db": {"password": "[secret:password]"}}},
+    }
+    assert docs[4]["request"]["args"] == ["nothing to hide here"]
+    text = Path(corrupt.backup_path).read_text()
+    assert "AKIAIOSFODNN7EXAMPLE" not in text and "hunter2-Prod" not in text
+    app.close()
+
+
+def test_a_masked_write_is_decided_again_with_its_texts_as_stored(corrupt: Settings, monkeypatch) -> None:
+    monkeypatch.setattr(Storage, "REOPEN_INTERVAL_S", 0.0)
+    app = LedgerApp(corrupt)
+    assert app.remember("the db password is hunter2-Prod!", on_secret="mask")["backup_only"]
+    Path(corrupt.db).unlink()  # the operator restores a (here: fresh) database file
+    replay = app.replay_backup(dry_run=False, authorization=AUTH_USER)
+    assert replay["replayed"] == 1 and replay["as_backed_up"] == 1 and replay["refused"] == 0
+    assert contents(app) == ["the db password is [secret:password]!"]
+    replayed = [e.data for e in app.store.read() if e.type == "WriteReplayed"]
+    assert [r.outcome for r in replayed] == ["as_backed_up"] and replayed[0].op == "remember"
     app.close()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import socket
 import threading
 import time
@@ -30,10 +31,12 @@ from urllib.parse import urlparse
 
 import psycopg
 import pytest
+from click.testing import CliRunner
 
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.storage import Storage
+from fact_ledger.server.cli.main import main
 from fact_ledger.server.config import Embedding, Settings
 from tools.pg_cluster import Cluster
 
@@ -380,3 +383,110 @@ def test_status_says_reachable_and_degraded_from_one_look_at_the_log(team: Machi
     assert (replayed["replayed"], replayed["as_backed_up"], replayed["writes_present"]) == (1, 1, 0)
     assert pending_agree(a) == 0
     assert a.replay_backup(dry_run=False, authorization=AUTH_USER)["writes_present"] == 1  # a no-op now
+
+
+# -- an erasure while another machine held writes about the memory in its backup ---------------------
+def test_an_erasure_clears_what_another_machine_backed_up_about_it_and_masked_writes_are_decided_again(
+    team: Machine, tmp_path: Path
+) -> None:
+    """Machine B, offline, updates a memory (with a mask) and states it again; A erases it once the
+    log is back. B's replay must not bring the words back: its backup lines about the memory go
+    when it pulls the erasure (they went only on the erasing machine), and B's read-model file is
+    rewritten without them. A masked write with nothing to mask is decided again like any other:
+    it joins the claim set of the values written meanwhile (it went in as backed up, in no set)."""
+    a, b = team("laptop-a"), team("laptop-b")
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    words = "X1234567"
+    carla = a.remember(f"Carla Mendez's passport number is {words}", subject="carla mendez")["memory_id"]
+    first = a.remember("The ledger API listens on port 4001", subject="ledger api", event_time="2026-11-01")
+    b.storage.pull()
+    cluster.stop("fast")
+    try:
+        outage = [
+            b.update(
+                carla,
+                content=f"Carla Mendez's passport {words}, vault postgres://vault:Pw123456!@db/x",
+                on_secret="mask",
+            ),
+            b.remember(f"Carla Mendez's passport number is {words}", subject="carla mendez"),  # seen again
+            b.remember("The ledger API listens on port 4003", subject="ledger api", on_secret="mask"),
+            a.remember("The ledger API listens on port 4002", subject="ledger api"),
+        ]
+        assert all(r["backup_only"] for r in outage)
+        assert words.encode() in (tmp_path / "laptop-b" / "backup.jsonl").read_bytes()
+    finally:
+        cluster.resume()
+    a.erase(carla, reason="Carla asked", authorization=AUTH_USER)
+    settled([a, b], team.url, [first, *outage[2:]])  # type: ignore[attr-defined]
+    for app in (a, b):
+        assert app.read(carla)["memory"]["status"] == "erased"
+        assert not [r for r in app.find("Carla passport")["results"] if words in r["content"]]
+        (ports,) = [c for c in app.conflicts("open")["conflicts"] if first["memory_id"] in c["members"]]
+        assert len(ports["members"]) == 3  # 4001, 4002 and the masked 4003 in one set
+    with psycopg.connect(team.url) as conn:  # type: ignore[attr-defined]
+        assert conn.execute("SELECT count(*) FROM events WHERE payload LIKE %s", (f"%{words}%",)).fetchone() == (0,)
+    for path in (tmp_path / "laptop-b").iterdir():
+        assert words.encode() not in path.read_bytes(), path.name
+
+
+# -- a second outage, and what a person sees at the terminal while the log is away -------------------
+def test_a_write_replayed_before_is_not_pending_in_the_next_outage_and_the_cli_says_the_log_is_away(
+    team: Machine, tmp_path: Path
+) -> None:
+    a = team("laptop-a")
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    kept = a.remember("The metrics port is 9100", subject="metrics")["memory_id"]
+    cluster.stop("fast")
+    try:
+        first = a.remember("The metrics exporter runs on host m1", subject="metrics host")
+        assert first["backup_only"]
+    finally:
+        cluster.resume()
+    a.status()  # the log is back: the backed-up write replays
+    assert a.status()["pending_backup"] is None
+    cluster.stop("fast")
+    a.close()
+    try:
+        a = team("laptop-a")  # started again during the second outage: the backup file is read afresh
+        found = [
+            (r.get("pending"), r["content"]) for r in a.find("metrics exporter")["results"] if "m1" in r["content"]
+        ]
+        assert found == [(None, "The metrics exporter runs on host m1")]  # once, with its id: not pending again
+        assert pending_agree(a) == 0
+        reply = a.update(kept, content="The metrics port is 9200")
+        assert reply["backup_only"]
+        env = {
+            "LEDGER_STORE": team.url,  # type: ignore[attr-defined]
+            "LEDGER_VIEWS": str(tmp_path / "laptop-a" / "views.db"),
+            "LEDGER_BACKUP": str(tmp_path / "laptop-a" / "backup.jsonl"),
+            "LEDGER_EMBEDDING_ENABLED": "false",
+        }
+        runner = CliRunner()
+        human = runner.invoke(main, ["find", "metrics port"], env=env)
+        assert human.exit_code == 0 and "The metrics port is 9100" in human.output
+        assert "the log cannot be reached" in human.stderr
+        as_json = json.loads(runner.invoke(main, ["--json", "find", "metrics port"], env=env).stdout)
+        assert any("the log cannot be reached" in n for n in as_json["notices"])
+        shown = runner.invoke(main, ["read", str(kept)], env=env)
+        assert shown.exit_code == 0 and "pending MemoryUpdated" in shown.output and "9200" in shown.output
+    finally:
+        cluster.resume()
+
+
+def test_signals_sent_offline_promote_the_note_when_they_land(team: Machine) -> None:
+    """Each offline ``reinforce`` was decided on a copy without the others (never enough to
+    promote) and went in as backed up: the rule held once all landed, and nothing promoted."""
+    a, b = team("laptop-a"), team("laptop-b")
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    note = a.remember("Trying port 8081 for the preview", tier="working", session_id="s9", turn=1)["memory_id"]
+    b.storage.pull()
+    cluster.stop("fast")
+    try:
+        for turn in (2, 3, 4):
+            assert b.reinforce(note, "tool_succeeded", session_id="s9", turn=turn)["backup_only"]
+    finally:
+        cluster.resume()
+    settled([a, b], team.url)  # type: ignore[attr-defined]
+    promoted = [e.data for e in a.store.read() if e.type == "Promoted"]
+    assert len(promoted) == 1
+    assert [r["content"] for r in a.find("preview port")["results"]] == ["Trying port 8081 for the preview"]

@@ -22,6 +22,7 @@ from typing import Any
 from fact_ledger.ledger.errors import LedgerError, Unauthorized, Unavailable
 from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
 from fact_ledger.server.app.backup_log import Command
+from fact_ledger.server.app.erasure import erased_among
 from fact_ledger.server.app.replay_pin import ReplayPin
 from fact_ledger.server.app.storage import STORAGE_ERRORS, Storage, reason_of
 
@@ -70,6 +71,11 @@ def replay_backup(
     storage.maybe_reopen(force=True)
     if storage.shadow and not dry_run:
         raise storage.unreadable()
+    if not dry_run and storage.settings.shared_log and storage.backup_log.scan():
+        try:  # another machine's erasure: this backup's lines about it go first (Storage.forget_pulled_erasures)
+            storage.pull()
+        except STORAGE_ERRORS as exc:
+            raise Unavailable(f"replay could not read the log ({reason_of(exc)})", reason=reason_of(exc)) from None
     replay = _Replay(storage, dry_run=dry_run, progress=progress, batch_size=max(1, batch_size), redo=redo)
     out = replay.run()
     storage.pending_backup()  # what is left pending, as status will say it
@@ -123,6 +129,9 @@ class _Replay:
             out["events"] += len(command.events)
             if self.dry_run:
                 self._count(command.events)
+            elif self._names_erased(command):
+                self._flush()
+                self._refuse_erased(command)
             elif command.request is not None and self.redo is not None:
                 self._flush()  # the writes land in the order they were made
                 self._decide_again(command)
@@ -162,6 +171,35 @@ class _Replay:
             reason=reason_of(exc),
             appended=self.out.get("appended", 0),
         )
+
+    def _names_erased(self, command: Command) -> bool:
+        """Whether the write, not in the log yet, names a memory the log has erased since it was
+        backed up (its stream, a memory its events refer to, a claim set member): its words
+        must not come back (on a team's log, :func:`replay_backup` pulled first)."""
+        if command.head in self._present([command.head]):
+            return False  # landed already: counted as present where it is replayed
+        names: set[str] = set()
+        for event in command.events:
+            names.add(event.stream_id)
+            memory = getattr(event.data, "memory", None)
+            if isinstance(memory, str):
+                names.add(memory)
+            names.update(m.memory for m in getattr(event.data, "members", ()) or ())
+        return erased_among(self.storage.store.conn, names)
+
+    def _refuse_erased(self, command: Command) -> None:
+        """Recorded as refused (a :class:`WriteReplayed` under its id: replayed once, never pending)."""
+        out = self.out
+        op = str((command.request or {}).get("op") or type(command.events[0].data).__name__)
+        reason = "refused: the memory it names was erased since the write was backed up"
+        try:
+            self.storage.record_replay(ReplayPin(command, op), "refused", reason)
+        except STORAGE_ERRORS as exc:
+            raise self._stopped(exc) from None
+        out["replayed"] += 1
+        out["appended"] += 1
+        out["refused"] += 1
+        out["refusals"] = (out["refusals"] + [{"line": command.first_line, "op": op, "error": reason}])[:20]
 
     def _decide_again(self, command: Command) -> None:
         """Run the recorded call again, pinned to the write's identity and time."""

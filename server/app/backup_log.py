@@ -10,15 +10,16 @@ identity is its first event's id (its *head*): it is in the log when that id is.
 
 Appends take an exclusive ``flock`` (several agent processes share one backup), write the whole
 command in one ``write``, ``fsync`` it, and truncate back to the previous size if anything fails,
-so a caller told ``unavailable`` has left nothing behind. The file is never deleted or
-rewritten by this module: replay only reads it.
+so a caller told ``unavailable`` has left nothing behind. The file is rewritten only by an
+erasure (:meth:`BackupLog.forget`: the lines that name an erased memory go, under the same lock;
+an append that waited on the file it replaced writes to the new one). Replay only reads it.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,9 +79,8 @@ class BackupLog:
         data = encode_command(events, request)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         created = not self.path.exists()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = self._locked_for_append()
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
             size = os.fstat(fd).st_size
             try:
                 view = memoryview(data)
@@ -99,6 +99,42 @@ class BackupLog:
         if created:
             _fsync_dir(self.path.parent)
         return [e.event_id for e in events]
+
+    def _locked_for_append(self) -> int:
+        """The file, open for appending under its exclusive lock: the file at the path once the
+        lock is held (an erasure may have replaced the one this opened while it waited)."""
+        while True:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                if os.stat(self.path).st_ino == os.fstat(fd).st_ino:
+                    return fd
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+
+    def forget(self, streams: Iterable[str]) -> int:
+        """Rewrite the file without the lines that name one of ``streams`` (erased memories),
+        under the appenders' lock; returns how many lines went."""
+        wanted = [s.encode() for s in streams if s]
+        if not wanted or not self.path.is_file():
+            return 0
+        with self.path.open("rb") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            lines = fh.readlines()
+            kept = [line for line in lines if not any(w in line for w in wanted)]
+            if len(kept) == len(lines):
+                return 0
+            tmp = self.path.with_name(self.path.name + ".erasing")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                out.writelines(kept)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, self.path)
+            _fsync_dir(self.path.parent)
+        self._reset(None)
+        return len(lines) - len(kept)
 
     # -- read --------------------------------------------------------------------------------
     def count_lines(self) -> int:

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from fact_ledger.ledger.ids import uuid7
+from fact_ledger.server.app import credentials
 from fact_ledger.server.app.backup_log import BackupLog
 from fact_ledger.server.app.replay_pin import ReplayPin, replay_summary
 from fact_ledger.server.app.storage_errors import STORAGE_ERRORS, reason_of
@@ -33,6 +34,7 @@ class BackupState:
     degraded: dict[str, str] | None
     backup_log: BackupLog
     log: Any
+    store: Any
     runner: Any
     _calls: threading.local
     # Replay of backed-up writes (server/app/backup.py): ``redo`` re-runs a recorded call on the
@@ -76,16 +78,26 @@ class BackupState:
         note = pin.note(outcome, reason, pin.head.event_id)
         self.transaction(lambda: self.runner.append([note]))
 
+    def masked_texts(self, swaps: dict[str, str]) -> None:
+        """The texts the current call's write masked (as given → as stored): its backed-up
+        request holds them as stored (:meth:`_request`)."""
+        self._calls.masked = {**getattr(self._calls, "masked", {}), **swaps}
+
     def _request(self) -> dict[str, Any] | None:
         """The outermost call that made this write, for replay to decide it again; None when it
-        cannot be written down (a masked secret must not reach the backup, or an argument is
-        not JSON)."""
+        cannot be written down (an argument is not JSON, or a credential would reach the backup).
+
+        A write that masked credentials (``on_secret: "mask"``) is recorded with its texts as
+        stored, so replay decides it again like any other (it used to go in as backed up, past
+        the decisions replay makes: an erased or retired target, a claim set to join)."""
         name, request = getattr(self._calls, "request", None) or (None, None)
         if name not in self.replayable or request is None:
             return None
         args, kwargs = request
         if kwargs.get("on_secret") == "mask":
-            return None
+            args, kwargs = credentials.swapped([list(args), kwargs], getattr(self._calls, "masked", {}))
+            if credentials.scan({"request": [args, kwargs]}):  # kept as given (an allowed workspace)
+                return None
         try:
             return msgspec.json.decode(msgspec.json.encode({"op": name, "args": list(args), "kwargs": kwargs}))
         except (TypeError, msgspec.EncodeError):
@@ -118,8 +130,19 @@ class BackupState:
                 self._note_failure(exc)
                 head = None
         if head is None:
-            pending = self.backup_log.pending(None, 0)
+            pending = self._pending_by_copy()
         return {"head": head, "reachable": head is not None, "degraded": self.degraded, "pending": pending}
+
+    def _pending_by_copy(self) -> dict[str, Any] | None:
+        """The backed-up writes pending while the log cannot be asked: those this machine's copy
+        of the log does not hold (a write replayed before this outage is in it: not pending again)."""
+        if self.shadow or self.store is self.log:
+            return self.backup_log.pending(None, 0)
+        try:
+            pending = self.backup_log.pending(self.store.present_ids, self.store.last_position())
+        except STORAGE_ERRORS:
+            return self.backup_log.pending(None, 0)
+        return None if pending is None else {**pending, "checked": False}  # the log itself was not asked
 
     def pending_backup(self) -> dict[str, Any] | None:
         """``{"path", "writes", "events", "bad_lines", "checked"}`` while backed-up writes await replay."""

@@ -60,9 +60,10 @@ def _plugin(
 
 
 # A secret value that is a placeholder (``${PGPASSWORD}``, ``<password>``, ``****``, ``PASSWORD``,
-# ``secret``), not a secret: documentation and templates are full of them.
+# ``secret``), not a secret: documentation and templates are full of them; our own mask's
+# (``[secret:password]``) among them, so a masked text is clean when it is written again.
 _PLACEHOLDER = re.compile(
-    r"^(?:\$\{?\w*\}?|<[^>]*>|\{\{?[^}]*\}?\}|\*+|x+|X+|\.{3}|…|[A-Z_]+"
+    r"^(?:\$\{?\w*\}?|<[^>]*>|\{\{?[^}]*\}?\}|\*+|x+|X+|\.{3}|…|[A-Z_]+|\[secret:[\w-]+\]?"
     r"|(?i:pass(?:word)?|passwd|pwd|secret|redacted|hidden|changeme|your[_-]?\w+))$"
 )
 _PEM = re.compile(
@@ -273,14 +274,32 @@ def scan(fields: dict[str, Any]) -> list[Secret]:
     return found
 
 
-def masked(fields: dict[str, Any]) -> dict[str, Any]:
-    """The same fields with each credential replaced by its placeholder (``[secret:aws-access-key]``)."""
+def masked(fields: dict[str, Any], swaps: dict[str, str] | None = None) -> dict[str, Any]:
+    """The same fields with each credential replaced by its placeholder (``[secret:aws-access-key]``);
+    ``swaps`` collects each text that changed, as given → as stored (:func:`swapped`)."""
 
     def visit(path: str, text: str, keyed: bool) -> str:
         hits = _findings_in(text, keyed)
-        return mask_text(text, hits) if hits else text
+        if not hits:
+            return text
+        stored = mask_text(text, hits)
+        if swaps is not None:
+            swaps[text] = stored
+        return stored
 
     return {name: _walk(value, name, visit) if value else value for name, value in fields.items()}
+
+
+def swapped(value: Any, swaps: dict[str, str]) -> Any:
+    """``value`` (a call's arguments) with every text that a mask changed (``swaps``) as it was
+    stored: the call a backup records for a masked write, which decides the same write again."""
+    if isinstance(value, str):
+        return swaps.get(value, value)
+    if isinstance(value, dict):
+        return {k: swapped(v, swaps) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [swapped(v, swaps) for v in value]
+    return value
 
 
 def refusal(found: list[Secret]) -> InvalidInput:

@@ -10,9 +10,7 @@ user answered) may erase, never an agent's ``authorized: true``.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from fact_ledger.ledger import clock, erasure
@@ -95,7 +93,18 @@ def _targets(store: Any, memory_id: int | None, workspace: str | None) -> list[t
 
 
 def _already_erased(conn: Any, stream_id: str) -> bool:
-    return conn.execute("SELECT 1 FROM events WHERE type='Erased' AND stream_id=?", (stream_id,)).fetchone() is not None
+    return erased_among(conn, {stream_id})
+
+
+def erased_among(conn: Any, streams: Iterable[str]) -> bool:
+    """Whether the log (``conn``: a SQLite copy of it) holds an ``Erased`` event of one of ``streams``."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM events WHERE type='Erased' AND stream_id IN (SELECT value FROM json_each(?)) LIMIT 1",
+            (json.dumps(sorted(set(streams))),),
+        ).fetchone()
+        is not None
+    )
 
 
 def _rows_of(store: Any, stream_id: str) -> list[StoredEvent]:
@@ -240,7 +249,7 @@ def forget_everywhere(app: Any, memory_ids: list[int], streams: set[str]) -> str
     """After the rows were cleared: the read models, the derived cache, the backup and the files'
     old bytes; a notice when the log's own store could not be wiped (a PostgreSQL role)."""
     _forget_read_models(app, memory_ids)
-    _forget_backup(app.storage.backup_log.path, streams)
+    app.storage.backup_log.forget(streams)
     return _wipe(app.storage)
 
 
@@ -253,24 +262,6 @@ def _forget_read_models(app: Any, memory_ids: list[int]) -> None:
         storage.runner.rebuild()
     conn = storage.store.conn
     storage.store.write(lambda: forget.prune_views(conn, memory_ids, touched))
-
-
-def _forget_backup(path: str | os.PathLike[str], streams: set[str]) -> None:
-    """Rewrite the JSONL backup without the lines that name an erased memory."""
-    file = Path(path)
-    if not file.is_file():
-        return
-    kept: list[bytes] = []
-    with file.open("rb") as fh:
-        for line in fh:
-            if not any(s.encode() in line for s in streams):
-                kept.append(line)
-    tmp = file.with_name(file.name + ".erasing")
-    with tmp.open("wb") as fh:
-        fh.writelines(kept)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, file)
 
 
 def _wipe(storage: Any) -> str | None:

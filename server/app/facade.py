@@ -62,6 +62,8 @@ REPLAYABLE = frozenset(
         "accept_alias",
         "reject_alias",
         "review_notice",
+        "reinforce",  # signals sent offline promote when they land together
+        "promote",
     }
 )
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 import apsw
 
 from fact_ledger.ledger.errors import Unavailable
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections.runner import ProjectionRunner, Projector
 from fact_ledger.server.app.views_file import another_connection
 
@@ -37,10 +38,12 @@ class LogFollower:
         *,
         busy_timeout_ms: int,
         on_pull: Callable[[int], None] | None = None,
+        on_erasure: Callable[[list[str], EventStore], None] | None = None,
     ) -> None:
         self.url, self.views_path, self._projectors = url, views_path, projectors
         self.busy_timeout_ms = busy_timeout_ms
         self.on_pull = on_pull
+        self.on_erasure = on_erasure  # erasures a pull brought: the machine's backup and old bytes follow
         self.pulled = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="log-follower", daemon=True)
@@ -73,6 +76,9 @@ class LogFollower:
                     log.warning("log follower: pull failed (%s); retrying", exc)
                     self._stop.wait(RETRY_S)
                     continue
+                erased, runner.pulled_erasures = runner.pulled_erasures, []
+                if erased and self.on_erasure is not None:
+                    self.on_erasure(erased, copy)
                 if count:
                     self.pulled += count
                     if self.on_pull is not None:

@@ -150,6 +150,7 @@ class Storage(BackupState):
         self._projectors = projectors
         self._join_progress = join_progress  # a new read-model file copying and folding the log
         self._calls = threading.local()
+        self.closed = False
         self.shadow = False
         self.degraded: dict[str, str] | None = None
         # The path holds no ledger (missing, or something else): refuse writes, no backup either.
@@ -165,6 +166,7 @@ class Storage(BackupState):
         self.runner: ProjectionRunner
         try:
             self.log, self.store, self.runner = self._open_real()
+            self.forget_pulled_erasures()
         except LogUnreachable as exc:
             if not self._open_offline(exc):
                 self._enter_shadow(exc)
@@ -181,6 +183,9 @@ class Storage(BackupState):
         return isinstance(self.log, UnreachableLog)
 
     def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
         self.stop_following()
         if not self.shadow and self.runner.pending:  # this process's writes reach every read model before it goes
             self.settle_quietly()
@@ -202,6 +207,7 @@ class Storage(BackupState):
             self._projectors,
             busy_timeout_ms=self.settings.busy_timeout_ms,
             on_pull=on_pull,
+            on_erasure=self.forget_erased,
         )
         self._follower.start()
         return True
@@ -352,6 +358,7 @@ class Storage(BackupState):
         self.log, self.store, self.runner = log, store, runner
         self.shadow, self.degraded = False, None
         old.close()
+        self.forget_pulled_erasures()
 
     def _note_failure(self, exc: BaseException) -> None:
         self.not_a_ledger = isinstance(exc, (MissingDatabase, NotALedger))
@@ -389,13 +396,15 @@ class Storage(BackupState):
         went to the backup inside it becomes its answer, whatever the call went on to do."""
         calls = self._calls
         depth = getattr(calls, "depth", 0)
+        if self.closed:  # closed twice: nothing left to replay, settle or read
+            return run()
         if depth:
             calls.depth = depth + 1
             try:
                 return run()
             finally:
                 calls.depth = depth
-        calls.depth, calls.backed_up, calls.request = 1, None, (name, request)
+        calls.depth, calls.backed_up, calls.request, calls.masked = 1, None, (name, request), {}
         if name not in REPLY_NOTICES:
             self.head_seen = None  # the log's head a write of this call saw (BackupState.health)
         try:
@@ -459,6 +468,7 @@ class Storage(BackupState):
         except apsw.Error as exc:
             self.store.rollback_write()
             logger.warning("read models fell behind the log (%s); the next write or open catches up", exc)
+        self.forget_pulled_erasures()
         return result
 
     def settle(self) -> None:
@@ -479,7 +489,27 @@ class Storage(BackupState):
         """Fold what the log holds beyond the read models (another process or machine wrote it)."""
         if self.log is self.store or self.offline:
             return 0
-        return self.store.write(self.runner.pull)
+        count = self.store.write(self.runner.pull)
+        self.forget_pulled_erasures()
+        return count
+
+    def forget_pulled_erasures(self) -> None:
+        """A pull brought erasures another machine made, and the copy's rows and read models
+        were cleared with them: this machine's backup lines that name those memories go (a
+        replay would bring their words back), and the read models' file is rewritten without
+        their old bytes (free pages, WAL frames), as on the machine that erased."""
+        streams, self.runner.pulled_erasures = self.runner.pulled_erasures, []
+        if streams:
+            self.forget_erased(streams, self.store)
+
+    def forget_erased(self, streams: list[str], copy: EventStore) -> None:
+        """What this machine keeps outside the log of the memories ``streams``, gone: the backup
+        lines that name them and the old bytes of ``copy``'s file (the caller's connection)."""
+        self.backup_log.forget(streams)
+        try:
+            copy.wipe()
+        except apsw.Error as exc:  # busy: the bytes go with the next erasure's or the file's rewrite
+            logger.warning("the read models' file keeps old pages of an erased memory for now (%s)", exc)
 
     def snapshot(self) -> contextlib.AbstractContextManager[None]:
         """A read transaction on the read models: several queries see one state."""

@@ -196,7 +196,10 @@ class Writes(Service):
             return fields, {}
         if on_secret != "mask":
             raise credentials.refusal(found)
-        return credentials.masked(fields), {"secrets_masked": [s.to_dict() for s in found]}
+        swaps: dict[str, str] = {}
+        clean = credentials.masked(fields, swaps)
+        self.storage.masked_texts(swaps)  # the backup records the call as it was stored
+        return clean, {"secrets_masked": [s.to_dict() for s in found]}
 
     def _cancellation_target(
         self, cmd: RememberCommand

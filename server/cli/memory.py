@@ -247,7 +247,20 @@ def read(obj: CliContext, memory_id: int, sections: str | None, session: str | N
         chosen = [int(p) if ascii_digits(p.strip()) else p for p in sections.split(",")]
     data = ReadData.parse({**fields, "memory_id": memory_id, "sections": chosen, "session_id": session})
     whole = chosen in (None, "catalog")  # asked for sections: they are the text to show
-    emit(obj, obj.app.read(**data.to_kwargs()), lambda r: _memory_detail(r["memory"], whole=whole))
+    emit(obj, obj.app.read(**data.to_kwargs()), lambda r: _read_detail(r, whole=whole))
+
+
+def _read_detail(r: dict[str, Any], *, whole: bool) -> None:
+    """The memory, then this machine's changes to it that wait in the JSONL backup (the log
+    could not take them yet): a person sees why the text is still the old one."""
+    _memory_detail(r["memory"], whole=whole)
+    for change in r.get("pending_changes", ()):
+        said = change["payload"].get("content")
+        what = f": {said}" if isinstance(said, str) else ""
+        out_console.print(
+            f"  [yellow]pending[/yellow] {change['type']} (in the JSONL backup, not in the log yet){escape(what)}",
+            highlight=False,
+        )
 
 
 def _memory_detail(m: dict[str, Any], *, whole: bool = True) -> None:

@@ -62,6 +62,17 @@ class CliContext:
         """Set when the log's hash chain breaks past what the read models hold (see Storage)."""
         return self._app.storage.chain_warning() if self._app is not None else None
 
+    def offline_warning(self) -> str | None:
+        """Set while a team's log cannot be reached and answers come from this machine's read
+        models (docs/teams.md, "When the server cannot be reached")."""
+        storage = self._app.storage if self._app is not None else None
+        if storage is None or not storage.offline:
+            return None
+        return (
+            "the log cannot be reached (log_unreachable): answers come from this machine's read models, "
+            "and writes go to the JSONL backup until it is back"
+        )
+
 
 def output_path(path: str, field: str) -> Path:
     """A file a command will write, checked before the command does anything: its folder must
@@ -124,13 +135,15 @@ def emit(obj: CliContext, result: dict[str, Any], human: Callable[[dict[str, Any
     """Print the result (JSON or for people), then exit with its code when it is not plain success.
 
     A read on a log whose hash chain breaks still answers (from the events before the break),
-    with the warning in ``notices`` (JSON) or on stderr (people)."""
-    warning = obj.chain_warning()
-    if warning is not None:
-        result = {**result, "notices": [*result.get("notices", ()), warning]}
+    and a read while a team's log cannot be reached answers from this machine's read models,
+    each with its warning in ``notices`` (JSON) or on stderr (people)."""
+    warnings = [w for w in (obj.chain_warning(), None if result.get("backup_only") else obj.offline_warning()) if w]
+    if warnings:
+        result = {**result, "notices": [*result.get("notices", ()), *warnings]}
     _show(obj, result, human)
-    if warning is not None and not obj.as_json:
-        err_console.print(f"[yellow]warning[/yellow]: {escape(warning)}", highlight=False)
+    if not obj.as_json:
+        for warning in warnings:
+            err_console.print(f"[yellow]warning[/yellow]: {escape(warning)}", highlight=False)
     code = exit_codes.for_result(result)
     if code:
         sys.exit(code)
