@@ -491,9 +491,13 @@ def decide_update(
         still = frozenset(
             cand.other.stream_id for claim in claims for cand in candidates if collides(claim, cand.claim)
         )
-        # A judged one re-opens whatever changed (docs/contract.md): a person looks at it again.
+        # Open or judged alike: a judgment of a disagreement that is gone has nothing left to guide
+        # (it re-opened with both members stating one value). A judged set that still disagrees
+        # re-opens below: a person looks at it again (docs/contract.md).
         gone = [
-            c for c in conflicts if c.state == "open" and not any(s in still for s in c.values if s != memory.stream_id)
+            c
+            for c in conflicts
+            if c.state in ("open", "judged") and not any(s in still for s in c.values if s != memory.stream_id)
         ]
         decision += leave_or_dissolve(gone, memory)
         conflicts = [c for c in conflicts if c not in gone]

@@ -96,6 +96,31 @@ def test_judgment_is_pinned_and_a_changed_member_reopens_it(app: LedgerApp) -> N
     assert state(app, cid) == "judged"
 
 
+def test_a_judged_set_whose_members_come_to_agree_dissolves_and_one_that_loses_a_member_reopens(
+    app: LedgerApp,
+) -> None:
+    """Judged, then #b updated to #a's value: the set re-opened with both members stating one
+    value (and the health pass offered to supersede #b). Judged, then a member superseded: the
+    set stayed judged, its judgment naming a memory no longer in it."""
+    a, b, cid = pair(app)
+    app.judge(cid, a, rationale="the deploy log says 200")
+    result = app.update(b, content="接口 /api/foo 返回 200")
+    assert result["dissolved"] == [cid] and "reopened" not in result
+    assert state(app, cid) == "resolved"
+    x = app.remember("The staging API listens on port 8080", event_time=T1)["memory_id"]
+    y = app.remember("The staging API listens on port 9090", event_time=T2, source_type="agent_generated")
+    z = app.remember("The staging API listens on port 7070", event_time=T6, source_type="document_extracted")
+    (staging,) = z["conflicts"]
+    app.judge(staging["conflict_id"], y["memory_id"], rationale="the agent checked")
+    app.arbitrate(y["memory_id"], z["memory_id"], apply=True, authorization=AUTH_USER)  # #y loses and leaves
+    detail = app.conflict_detail(staging["conflict_id"])["conflict"]
+    assert detail["state"] == "open" and y["memory_id"] not in detail["members"]
+    assert x in detail["members"]
+    folded = app.conflict_detail(staging["conflict_id"])["conflict"]["state"]
+    app.rebuild()
+    assert app.conflict_detail(staging["conflict_id"])["conflict"]["state"] == folded
+
+
 def test_a_member_that_stops_contradicting_dissolves_the_conflict(app: LedgerApp) -> None:
     a, b, cid = pair(app)
     app.update(a, content="接口 /api/foo 返回 302")  # still a different value: the conflict stays
@@ -110,13 +135,11 @@ def test_a_member_that_stops_contradicting_dissolves_the_conflict(app: LedgerApp
     assert app.verify()["ok"]
 
 
-def test_a_judged_conflict_reopens_even_when_the_disagreement_is_gone(app: LedgerApp) -> None:
+def test_a_judged_conflict_whose_disagreement_is_gone_dissolves_like_an_open_one(app: LedgerApp) -> None:
     a, b, cid = pair(app)
     app.judge(cid, b, rationale="the newer log says 404", pins={str(a): 1, str(b): 1})
     result = app.update(b, content="接口 /api/foo 返回 200")  # now agrees with a
-    assert state(app, cid) == "open"  # docs/contract.md: a judged conflict whose member changed re-opens
-    assert result["reopened"] == [cid] and "dissolved" not in result
-    app.update(b, content="接口 /api/foo 返回 200 OK")  # an open conflict without a disagreement ends
+    assert result["dissolved"] == [cid] and "reopened" not in result
     detail = app.conflict_detail(cid)["conflict"]
     assert detail["state"] == "resolved" and detail["resolution"] == "dissolved"
     again = app.remember("接口 /api/foo 返回 500")  # both still claim 200: one new set of three

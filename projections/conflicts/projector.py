@@ -134,7 +134,9 @@ def _json(value: Any) -> str:
 
 class ConflictsProjector:
     name = "conflicts"
-    version = 3  # 2: claim sets (pairwise conflicts of one claim fold into one set); 3: members ranked by index
+    # 2: claim sets (pairwise conflicts of one claim fold into one set); 3: members ranked by index;
+    # 4: a judged set re-opens when a member leaves
+    version = 4
     tables = ("conflicts", "conflict_members", "conflict_streams", "judgments")
     handles = frozenset(
         {
@@ -203,7 +205,14 @@ class ConflictsProjector:
             self._set(conn, cid, event, state="open", resolution=None, winner_id=None, reason=data.reason)
         elif isinstance(data, ConflictMemberLeft):
             self._leave(conn, cid, memory_id_of(conn, data.member), data.reason)
-            self._set(conn, cid, event)
+            # a judged set re-opens when a member leaves, as when one joins: its judgment was
+            # pinned to the members it had (it may even name the one that left)
+            state = conn.execute("SELECT state FROM conflicts WHERE conflict_id=?", (cid,)).fetchone()
+            if state is not None and state[0] == "judged":
+                conn.execute("UPDATE conflict_streams SET state='open' WHERE position=? AND state='judged'", (pair,))
+                self._set(conn, cid, event, state="open", resolution=None, winner_id=None, reason=data.reason)
+            else:
+                self._set(conn, cid, event)
         elif isinstance(data, ConflictResolved):
             winner = memory_id_of(conn, data.winner)
             if data.pairwise:
