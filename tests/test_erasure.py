@@ -294,3 +294,23 @@ def test_a_memory_s_reason_is_erased_with_it(tmp_path: Path) -> None:
     finally:
         app.close()
     assert _bytes_hold(tmp_path, MARKER) == []
+
+
+def test_history_and_as_of_answers_say_erased_as_read_does(tmp_path: Path) -> None:
+    """``read`` said v2 ``erased``; ``history`` showed one version, ``active``, holding the
+    ``Erased`` event, and an as-of read after the erasure called the memory active."""
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        mid = app.remember(f"Gail's number is {MARKER}", subject="gail", event_time="2026-01-01")["memory_id"]
+        app.erase(mid, reason="asked", authorization=AUTH_USER)
+        read = app.read(mid)["memory"]
+        last = app.history(mid)["versions"][-1]
+        assert (last["version"], last["status"]) == (read["version"], read["status"]) == (2, "erased")
+        assert [e["type"] for e in last["events"]] == ["Erased"]
+        after = app.store.last_position()
+        assert app.read(mid, as_of_recorded=after)["memory"]["status"] == "erased"
+        assert app.read(mid, as_of_recorded=after - 1)["memory"]["status"] == "active"
+        app.rebuild()
+        assert app.history(mid)["versions"][-1]["status"] == "erased"
+    finally:
+        app.close()

@@ -385,3 +385,14 @@ def test_the_timeline_skips_only_fields_that_cannot_name_a_memory() -> None:
     assert "memory" in _id_fields(EVENT_TYPES["MemoryRecorded"])
     assert {"winner", "loser"} <= set(_id_fields(EVENT_TYPES["Superseded"]))
     assert looked_at > 40
+
+
+def test_history_and_audit_by_memory_show_the_collisions_it_took_part_in(app: LedgerApp) -> None:
+    """A ``ClaimCollided`` names its members inside a list of structs, which the links never
+    looked into: neither ``history`` nor ``audit --memory-id`` showed a memory's collisions."""
+    first = app.remember("The staging API listens on port 8080", subject="staging")["memory_id"]
+    second = app.remember("The staging API listens on port 9090", subject="staging", source_type="agent_generated")
+    (collided,) = [e.position for e in app.store.read() if e.type == "ClaimCollided"]
+    kinds = [e["type"] for v in app.history(first)["versions"] for e in v["events"]]
+    assert kinds == ["MemoryRecorded", "ClaimCollided"]
+    assert collided in [e["position"] for e in app.audit(memory_id=second["memory_id"])["events"]]

@@ -36,6 +36,7 @@ from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import (
     EVENT_TYPES,
     Confirmed,
+    Erased,
     Event,
     MemoryArchived,
     MemoryRecorded,
@@ -132,8 +133,10 @@ class TimelineProjector:
     # tt_fts is written with ledger.text.index_text, like the search index: when the search
     # projection's version moves (its text analysis changed), this one is rebuilt as well.
     # 100 + the search version; 200 +: a superseded memory ends where the next value of its
-    # chain took over (a value that arrives late, _retime_chain)
-    version = 200 + SearchProjector.version
+    # chain took over (a value that arrives late, _retime_chain); 300 +: a claim set's members
+    # are linked (history and audit by memory show the collisions a memory took part in), an
+    # erasure is a version that ends the memory (history said "active" where read said "erased")
+    version = 300 + SearchProjector.version
     tables = ("tt_memories", "tt_states", "tt_texts", "tt_links", "tt_marks")
     handles = frozenset(EVENT_TYPES)
     after_commit = True  # no write decides on it; it reads only its own tables and the event
@@ -217,6 +220,10 @@ class TimelineProjector:
                 _retime_chain(conn, event, before["superseded_by"])
         elif isinstance(data, MemoryArchived):
             _change(conn, event, data.memory, {"status": "archived"})
+        elif isinstance(data, Erased):  # as the memories read model says it: a version that ends it
+            current = _current(conn, data.memory)
+            ends = {"ended": "erased", "valid_to": event.event_time} if current and current["valid_to"] is None else {}
+            _change(conn, event, data.memory, {"status": "erased", **ends})
         if bulk is None:
             _link(conn, event, data)
         else:
@@ -400,14 +407,25 @@ def _may_hold_id(annotation: Any) -> bool:
     args = typing.get_args(annotation)
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         return any(_may_hold_id(a) for a in args)
-    # a container: its items (a dict: its keys) are what _ids looks at
-    return typing.get_origin(annotation) in (list, tuple, dict) and bool(args) and args[0] in (str, Any)
+    # a container: its items (a dict: its keys) are what _ids looks at; an item may be a struct
+    # that names a memory (a claim set's members)
+    return (
+        typing.get_origin(annotation) in (list, tuple, dict)
+        and bool(args)
+        and (args[0] in (str, Any) or _names_memory(args[0]))
+    )
+
+
+def _names_memory(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, msgspec.Struct) and "memory" in kind.__struct_fields__
 
 
 def _ids(value: Any) -> list[str]:
-    """The UUID-shaped strings in a payload field (a value, a list of values, or a dict's keys)."""
+    """The UUID-shaped strings in a payload field (a value, a list of values or of structs that
+    name a memory, or a dict's keys)."""
     if isinstance(value, str):
         return [value] if len(value) == 36 and _UUID.match(value) else []
     if isinstance(value, (list, tuple, dict)):
-        return [v for v in value if isinstance(v, str) and len(v) == 36 and _UUID.match(v)]
+        items = [getattr(v, "memory", v) for v in value]
+        return [v for v in items if isinstance(v, str) and len(v) == 36 and _UUID.match(v)]
     return []
