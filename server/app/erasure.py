@@ -303,25 +303,53 @@ def _receipt(
 
 def verify_receipt(storage: Any, receipt: Any, progress: Progress | None = None) -> dict[str, Any]:
     """Check a receipt against this log: the whole chain verifies, the chain passes through the
-    receipt's head, and each erasure's event is at its position with its hash and names exactly
-    the receipt's rows with their seals, all of them erased."""
+    receipt's head (its actor and time are the head's), and each erasure's event is at its
+    position with its hash and id, erases the memory the receipt names (stream and id) for the
+    receipt's reason and names exactly the receipt's rows with their seals, all of them erased.
+    Every field a person reads on the receipt is checked: an edited one is refused."""
     if not isinstance(receipt, dict) or receipt.get("kind") != RECEIPT_KIND:
         raise InvalidInput("not an erasure receipt (kind is missing or different)", field="receipt")
     count = storage.verify_log(progress=(lambda n: progress(n, 0)) if progress else None)
     head = receipt.get("head") or {}
-    _expect(storage, head.get("position"), head.get("hash"), "the receipt's head")
+    last = _expect(storage, head.get("position"), head.get("hash"), "the receipt's head")
+    if (receipt.get("actor"), receipt.get("recorded_at")) != (last.actor, last.recorded_at):
+        raise ChainBroken(
+            f"the receipt's actor or time is not the head's at position {last.position}", position=last.position
+        )
     for item in receipt.get("erasures") or []:
         what = f"the Erased event of memory {item.get('memory')}"
         ev = _expect(storage, item.get("position"), item.get("hash"), what)
         data = ev.data
         named = [{"position": r.position, "event_id": r.event_id, "seal": r.seal} for r in getattr(data, "rows", ())]
-        if not isinstance(data, Erased) or data.memory != item.get("memory") or named != item.get("rows"):
+        said = (
+            item.get("memory"),
+            item.get("event_id"),
+            item.get("memory_id"),
+            receipt.get("reason"),
+            item.get("rows"),
+        )
+        if not isinstance(data, Erased) or said != (
+            data.memory,
+            ev.event_id,
+            _memory_id(storage.store.conn, data.memory),
+            data.reason,
+            named,
+        ):
             raise ChainBroken(
                 f"the receipt does not match the Erased event at position {ev.position}", position=ev.position
             )
     if not receipt.get("erasures"):
         raise InvalidInput("the receipt names no erasure", field="receipt")
     return {"ok": True, "events": count, "receipt": "valid", "erasures": len(receipt["erasures"])}
+
+
+def _memory_id(conn: Any, stream_id: str) -> int | None:
+    """A memory's id: the position of its ``MemoryRecorded`` event (in the log's copy)."""
+    row = conn.execute(
+        f"SELECT min(position) FROM events WHERE stream_id=? AND type IN ({marks(len(_RECORDED))})",
+        (stream_id, *_RECORDED),
+    ).fetchone()
+    return None if row is None else row[0]
 
 
 def _expect(storage: Any, position: Any, hash_: Any, what: str) -> StoredEvent:

@@ -200,3 +200,32 @@ def test_a_receipt_that_names_another_event_fails(tmp_path: Path, field: str) ->
     receipt_file.write_text(json.dumps(receipt))
     bad = ledger_cli("verify", "--receipt", str(receipt_file), "--db", str(db))
     assert bad.returncode == 2
+
+
+@pytest.mark.parametrize(
+    ("where", "field", "value"),
+    [
+        ("erasure", "memory_id", 2),
+        ("erasure", "event_id", "0193c1a2-1111-7000-8000-000000000001"),
+        ("receipt", "reason", "forged"),
+        ("receipt", "actor", "mallory"),
+        ("receipt", "recorded_at", "2000-01-01T00:00:00Z"),
+    ],
+)
+def test_a_receipt_with_any_field_a_person_reads_edited_fails(
+    tmp_path: Path, where: str, field: str, value: object
+) -> None:
+    """Only the positions, hashes, stream and rows were checked: a receipt that named another
+    memory id, reason, actor or time still verified."""
+    db = tmp_path / "ledger.db"
+    ledger_cli("remember", f"Frank's pin is {MARKER}", "--db", str(db), check=True)
+    ledger_cli("remember", "another fact", "--db", str(db), check=True)
+    receipt_file = tmp_path / "r.json"
+    ledger_cli("erase", "1", "--reason", "asked", "--receipt", str(receipt_file), "--db", str(db), check=True)
+    good = ledger_cli("verify", "--receipt", str(receipt_file), "--db", str(db))
+    assert good.returncode == 0 and "valid" in good.stdout
+    receipt = json.loads(receipt_file.read_text())
+    (receipt["erasures"][0] if where == "erasure" else receipt)[field] = value
+    receipt_file.write_text(json.dumps(receipt))
+    bad = ledger_cli("verify", "--receipt", str(receipt_file), "--db", str(db))
+    assert bad.returncode == 2, bad.stdout + bad.stderr
