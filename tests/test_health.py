@@ -205,6 +205,44 @@ def test_undo_refuses_when_a_member_changed_since(ledger: LedgerApp) -> None:
     assert ledger.store.last_position() == before  # nothing half-written
 
 
+def _applied_staging_change(ledger: LedgerApp) -> tuple[str, int]:
+    """Two agent values of the staging port, the health pass's suggestion applied: the change
+    and its winner."""
+    ledger.remember("The staging API listens on port 8080", subject="staging", source_type="agent_generated")
+    ledger.remember("The staging API listens on port 9090", subject="staging", source_type="agent_generated")
+    suggestion = ledger.health()["clusters"][0]["suggestion"]["suggestion_id"]
+    applied = ledger.apply_suggestion(suggestion, authorization=AUTH_USER)
+    return applied["change_id"], applied["conflict"]["winner_id"]
+
+
+def test_undo_refuses_when_the_winner_left_or_another_set_opened_on_the_fact(ledger: LedgerApp) -> None:
+    """An undo after the winner was retired re-opened the set led by a retired memory (and the
+    health pass suggested it); after a later value opened a new set on the same fact it left two
+    open sets for one fact, sharing the winner for good."""
+    change, winner = _applied_staging_change(ledger)
+    ledger.retire(winner, reason="gone", authorization=AUTH_USER)
+    before = ledger.store.last_position()
+    for attempt in (ledger.check_undo, lambda c: ledger.undo(c, authorization=AUTH_USER)):
+        with pytest.raises(InvalidInput, match="retired since"):
+            attempt(change)
+    assert ledger.store.last_position() == before
+    assert ledger.conflicts("open")["conflicts"] == []
+
+    other = LedgerApp(Settings(db=str(Path(ledger.settings.db).with_name("other.db")), client="test"))
+    try:
+        change, winner = _applied_staging_change(other)
+        joined = other.remember(
+            "The staging API listens on port 6060", subject="staging", source_type="agent_generated"
+        )
+        (opened,) = joined["conflicts"]
+        with pytest.raises(InvalidInput, match=f"claim set {opened['conflict_id']} opened on this fact"):
+            other.undo(change, authorization=AUTH_USER)
+        (still,) = other.conflicts("open")["conflicts"]
+        assert still["conflict_id"] == opened["conflict_id"]
+    finally:
+        other.close()
+
+
 def test_apply_and_undo_rebuild_to_the_same_tables(ledger: LedgerApp) -> None:
     seed(ledger)
     change = ledger.apply_suggestion(

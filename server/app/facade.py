@@ -407,6 +407,7 @@ class LedgerApp:
     record_health = ServiceMethod("hindsight", Hindsight.record_health)
     apply_suggestion = ServiceMethod("hindsight", Hindsight.apply_suggestion)
     undo = ServiceMethod("hindsight", Hindsight.undo)
+    check_undo = ServiceMethod("hindsight", Hindsight.check_undo)
     whatif = ServiceMethod("hindsight", Hindsight.whatif)
     accept_entity_alias = ServiceMethod("hindsight", Hindsight.accept_entity_alias)
     reject_entity_alias = ServiceMethod("hindsight", Hindsight.reject_entity_alias)

@@ -222,33 +222,12 @@ class Hindsight(Service):
         undo_id = uuid7()
 
         def decide() -> tuple[Decision, str, str]:
-            record = changes_model.by_id(self.conn, change_id)
-            if record is None:
-                raise NotFound(f"no change {change_id}", field="change_id")
-            self._check_workspace(record.workspace, field="change_id")
-            if record.kind == "undo":
-                raise InvalidInput(
-                    f"change {change_id} is an undo; apply the suggestion again instead", field="change_id"
-                )
-            if record.undone_by:
-                raise InvalidInput(f"change {change_id} was already undone by {record.undone_by}", field="change_id")
-            winner = mem.by_stream(self.conn, record.winner) if record.winner else None
+            record, conflict, reinstated = self._undo_plan(change_id)
             reason = f"undo of change {change_id}"
-            decision: Decision = []
-            for stream in record.superseded:
-                row = mem.by_stream(self.conn, stream)
-                if row is None:
-                    continue
-                if row.status != "superseded" or winner is None or row.superseded_by != winner.memory_id:
-                    raise InvalidInput(
-                        f"memory {row.memory_id} changed since change {change_id} (now {row.status}); "
-                        "undo would overwrite that",
-                        field="change_id",
-                    )
-                decision.append(
-                    (stream, Reinstated(memory=stream, reason=reason, change=undo_id, authorization=authorization))
-                )
-            conflict = conflicts_model.by_stream(self.conn, record.conflict)
+            decision: Decision = [
+                (stream, Reinstated(memory=stream, reason=reason, change=undo_id, authorization=authorization))
+                for stream in reinstated
+            ]
             if conflict is not None and conflict.state == "resolved":
                 decision.append(
                     (record.conflict, ConflictReopened(conflict=record.conflict, reason=reason, change=undo_id))
@@ -278,6 +257,61 @@ class Hindsight(Service):
             view = changes_model.view(self.conn, record)
             conflict = self.views._conflict_view_by_id(view["conflict_id"]) if view["conflict_id"] else None
         return {"ok": True, "change_id": undo_id, "undoes": change_id, "change": view, "conflict": conflict}
+
+    def check_undo(self, change_id: str) -> None:
+        """Refuse as :meth:`undo` would, writing nothing (the console asks before its
+        confirmation page, so a stale Undo never lists what it cannot do)."""
+        with self.storage.snapshot():
+            self._undo_plan(change_id)
+
+    def _undo_plan(self, change_id: str) -> tuple[Any, Any, list[str]]:
+        """The change, its set and the memories an undo reinstates; ``invalid_input`` when the
+        change cannot be undone (an undo, undone already, or the ledger moved on since)."""
+        record = changes_model.by_id(self.conn, change_id)
+        if record is None:
+            raise NotFound(f"no change {change_id}", field="change_id")
+        self._check_workspace(record.workspace, field="change_id")
+        if record.kind == "undo":
+            raise InvalidInput(f"change {change_id} is an undo; apply the suggestion again instead", field="change_id")
+        if record.undone_by:
+            raise InvalidInput(f"change {change_id} was already undone by {record.undone_by}", field="change_id")
+        winner = mem.by_stream(self.conn, record.winner) if record.winner else None
+        conflict = conflicts_model.by_stream(self.conn, record.conflict)
+        self._check_set_unmoved(change_id, winner, conflict)
+        reinstated: list[str] = []
+        for stream in record.superseded:
+            row = mem.by_stream(self.conn, stream)
+            if row is None:
+                continue
+            if row.status != "superseded" or winner is None or row.superseded_by != winner.memory_id:
+                raise InvalidInput(
+                    f"memory {row.memory_id} changed since change {change_id} (now {row.status}); "
+                    "undo would overwrite that",
+                    field="change_id",
+                )
+            reinstated.append(stream)
+        return record, conflict, reinstated
+
+    def _check_set_unmoved(self, change_id: str, winner: Any, conflict: Any) -> None:
+        """An undo re-opens the change's set with its winner in it: refused when the winner is no
+        longer current (the set would re-open led by a retired memory) or when another set on the
+        same fact has opened since (two open sets for one fact, overlapping for good)."""
+        if winner is not None and winner.status != "active":
+            raise InvalidInput(
+                f"memory {winner.memory_id}, the winner of change {change_id}, is {winner.status} since; "
+                "undo would re-open the set led by it",
+                field="change_id",
+            )
+        if conflict is None or not conflict.key:
+            return
+        scope = self.workspace_scope(conflict.workspace) or (conflict.workspace,)
+        other = conflicts_model.unresolved_for_key(self.conn, conflict.key, scope)
+        if other is not None and other.conflict_id != conflict.conflict_id:
+            raise InvalidInput(
+                f"claim set {other.conflict_id} opened on this fact since change {change_id}; settle it first "
+                "(an undo would leave two open sets for one fact)",
+                field="change_id",
+            )
 
     # -- entity aliases ------------------------------------------------------------------------
     @storage_call

@@ -109,8 +109,8 @@ async def undo(request: Request) -> Response:
             change = next((c for c in app.health(limit=1)["changes"] if c["change_id"] == change_id), None)
             if change is None:
                 raise NotFound("no such change among the latest ones", field="change_id")
+            app.check_undo(change_id)  # refused as the undo would be: never "will be reinstated" for what cannot be
             memories = _texts(request, [i for i in change["superseded"] if i is not None])
-            _undoable(change, memories)
             items = [("will_be_reinstated", m) for m in memories]
             return render(
                 request,
@@ -125,27 +125,6 @@ async def undo(request: Request) -> Response:
     except LedgerError as exc:
         return error_page(request, exc)
     return RedirectResponse(f"/health?done=undo&change={result['change']['position']}", status_code=303)
-
-
-def _undoable(change: dict[str, Any], memories: list[dict[str, Any]]) -> None:
-    """Refuse a stale Undo form before its confirmation page, as the facade's ``undo`` refuses
-    the final submit: a change undone meanwhile (another tab, the command line), an undo itself,
-    or a memory that changed since (no longer superseded by the change's winner). Otherwise the
-    page would list as "will be reinstated" memories that are active already."""
-    if change.get("kind") == "undo":
-        raise InvalidInput("this change is an undo; apply the suggestion again instead", field="change_id")
-    if change.get("undone_by"):
-        raise InvalidInput(
-            "this change was already undone (in another tab or from the command line); look at the report again",
-            field="change_id",
-        )
-    for memory in memories:
-        if memory.get("status") != "superseded" or memory.get("superseded_by") != change.get("winner_id"):
-            raise InvalidInput(
-                f"memory {memory['memory_id']} changed since this change (now {memory.get('status')}); "
-                "undo would overwrite that",
-                field="change_id",
-            )
 
 
 async def alias(request: Request) -> Response:
