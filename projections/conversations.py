@@ -27,6 +27,7 @@ import msgspec
 from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import (
     Cooled,
+    Erased,
     Event,
     MemoryRecorded,
     Promoted,
@@ -45,6 +46,7 @@ from fact_ledger.projections.runner import DeferringProjector
 WORKING = "working"
 PROMOTED = "promoted"
 EXPIRED = "expired"
+ERASED = "erased"
 
 WORKING_COLUMNS = (
     "memory_id",
@@ -132,7 +134,7 @@ def _working_id(conn: apsw.Connection, stream_id: str) -> int | None:
 
 class ConversationsProjector(DeferringProjector):
     name = "conversations"
-    version = 1
+    version = 2  # 2: an erased working note is erased (it stayed a working note anyone could promote)
     tables = ("conversation_memories", "working_memories", "working_signals", "cold_memories")
     handles = frozenset(
         {
@@ -145,6 +147,7 @@ class ConversationsProjector(DeferringProjector):
             "WorkingExpired",
             "Cooled",
             "Warmed",
+            "Erased",
         }
     )
 
@@ -167,6 +170,11 @@ class ConversationsProjector(DeferringProjector):
             conn.execute(
                 "UPDATE working_memories SET state=?, updated_at=? WHERE session=? AND workspace=? AND state=?",
                 (EXPIRED, event.recorded_at, data.session, event.workspace, WORKING),
+            )
+        elif isinstance(data, Erased):
+            conn.execute(
+                "UPDATE working_memories SET state=?, updated_at=? WHERE stream_id=?",
+                (ERASED, event.recorded_at, data.memory),
             )
         elif isinstance(data, Cooled | Warmed):
             memory_id = conn.execute("SELECT memory_id FROM memories WHERE stream_id=?", (data.memory,)).fetchone()

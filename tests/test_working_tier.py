@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.errors import InvalidInput, NotFound
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings, load_settings
 
@@ -242,3 +243,40 @@ def test_history_of_a_working_note_tells_its_whole_story_from_its_origin(tmp_pat
         assert [e["position"] for e in version["events"]] == sorted(e["position"] for e in version["events"])
     finally:
         app.close()
+
+
+def test_an_erased_working_note_is_erased_and_takes_no_more_acts(app: LedgerApp) -> None:
+    """After ``erase`` a working note still read ``active``; ``promote`` made a locked long-term
+    memory of ``[erased]`` and ``update`` wrote new text into it, undoing the erasure."""
+    note = app.remember("Bob's home address is 12 Elm St", tier="working", session_id="s", turn=1)["memory_id"]
+    app.erase(note, reason="personal data", authorization=AUTH_USER)
+    assert app.read(note)["memory"]["status"] == "erased"
+    before = app.store.last_position()
+    for act in (
+        lambda: app.promote(note, authorization=AUTH_USER),
+        lambda: app.update(note, content="revived", session_id="s", turn=2),
+        lambda: app.reinforce(note, "user_affirmed", session_id="s", turn=2),
+    ):
+        with pytest.raises(InvalidInput, match="erased"):
+            act()
+    assert app.store.last_position() == before
+    app.rebuild()
+    assert app.read(note)["memory"]["status"] == "erased"
+
+
+def test_another_conversation_does_not_reach_a_note_by_its_id(app: LedgerApp) -> None:
+    """``find`` hid the note from another conversation, but ``read``, ``reinforce`` and
+    ``update`` with that conversation's id reached it (docs/governance.md: no other
+    conversation sees it)."""
+    note = app.remember("Trying port 8081 for the preview", tier="working", session_id="mine", turn=1)["memory_id"]
+    before = app.store.last_position()
+    for act in (
+        lambda: app.read(note, session_id="theirs"),
+        lambda: app.reinforce(note, "user_affirmed", session_id="theirs", turn=2),
+        lambda: app.update(note, content="Trying port 8082", session_id="theirs", turn=2),
+    ):
+        with pytest.raises(NotFound):
+            act()
+    assert app.store.last_position() == before
+    assert app.read(note, session_id="mine")["memory"]["content"] == "Trying port 8081 for the preview"
+    assert app.read(note)["memory"]["status"] == "active"  # a person (no conversation) sees it

@@ -200,8 +200,13 @@ class Conversations(Service):
         scored.sort(key=lambda s: (-s[0], -s[1]))
         return [working_view(row, score=score) for score, _, row in scored]
 
-    def _working_row(self, memory_id: int) -> WorkingNote:
+    def _working_row(self, memory_id: int, session_id: str | None = None) -> WorkingNote:
+        """The working note a call acts on: refused when it was promoted, expired or erased, and
+        hidden from another conversation (``session_id`` given and not the note's), as ``find``
+        hides it."""
         row = conv.working_by_id(self.conn, memory_id)
+        if row is not None and session_id and session_id != row.session:
+            row = None  # another conversation's note: as if there were none
         if row is None:
             if mem.by_id(self.conn, memory_id) is not None:
                 raise InvalidInput(
@@ -216,6 +221,8 @@ class Conversations(Service):
             )
         if row.state == conv.EXPIRED:
             raise InvalidInput(f"#{memory_id} expired with its idle conversation (still in history)", field="memory_id")
+        if row.state == conv.ERASED:
+            raise InvalidInput(f"memory {memory_id} is erased", field="memory_id")
         return row
 
     def is_working(self, memory_id: int) -> bool:
@@ -228,7 +235,7 @@ class Conversations(Service):
         found: dict[str, Any] = {}
 
         def decide() -> tuple[Decision, str, str]:
-            row = self._working_row(memory_id)
+            row = self._working_row(memory_id, session_id)
             signals = [*conv.signals_of(self.conn, memory_id), Signal(signal, turn)]
             verdict = assess(signals, DEFAULT_RULE)
             found.update(row=row, assessment=verdict)
@@ -339,9 +346,11 @@ class Conversations(Service):
         changes: dict[str, Any],
         on_secret: str,
         expected_version: int | None = None,
+        session_id: str | None = None,
     ) -> dict[str, Any]:
         """``update`` of a working memory: a ``WorkingRevised`` (it touches the note). The
-        fields a working note has no use for (``event_time``) are not part of it."""
+        fields a working note has no use for (``event_time``) are not part of it; another
+        conversation (``session_id``) does not see the note."""
         requested = {
             k: v
             for k, v in changes.items()
@@ -351,7 +360,7 @@ class Conversations(Service):
         masked: dict[str, Any] = {}
 
         def decide() -> tuple[Decision, str, str]:
-            row = self._working_row(memory_id)
+            row = self._working_row(memory_id, session_id)
             if expected_version is not None and expected_version != row.version:
                 raise VersionConflict(
                     f"memory {memory_id} is at version {row.version}, not {expected_version}",
@@ -374,12 +383,14 @@ class Conversations(Service):
         assert row is not None
         return {"ok": True, "memory_id": memory_id, "version": row.version, "tier": "working", **masked}
 
-    def read(self, memory_id: int) -> dict[str, Any] | None:
-        """``read`` of a working memory (None: not one)."""
+    def read(self, memory_id: int, session_id: str | None = None) -> dict[str, Any] | None:
+        """``read`` of a working memory (None: not one); another conversation's is not found."""
         with self.storage.snapshot():
             row = conv.working_by_id(self.conn, memory_id)
             if row is None:
                 return None
+            if session_id and session_id != row.session:
+                raise NotFound(f"no memory {memory_id}", field="memory_id")
             self.workspaces.check_workspace(row.workspace)
             view = working_view(row)
             view["metadata"] = row.metadata

@@ -230,7 +230,12 @@ class LedgerApp:
     ) -> dict[str, Any]:
         if self.conversations.is_working(memory_id):
             return self.conversations.update(
-                memory_id, turn=turn, changes=changes, on_secret=on_secret, expected_version=expected_version
+                memory_id,
+                turn=turn,
+                changes=changes,
+                on_secret=on_secret,
+                expected_version=expected_version,
+                session_id=session_id,
             )
         return self.writes.update(
             memory_id,
@@ -333,11 +338,11 @@ class LedgerApp:
         as_of_event_time: str | None = None,
         as_of_recorded: str | int | None = None,
         sections: SectionsRequest = None,
-        session_id: str | None = None,  # accepted like on every memory action; a read records nothing
+        session_id: str | None = None,  # a read records nothing; another conversation's working note is not found
         turn: int | None = None,
     ) -> dict[str, Any]:
         if as_of_event_time is None and as_of_recorded is None and mem.by_id(self.conn, memory_id) is None:
-            working = self.conversations.read(memory_id)
+            working = self.conversations.read(memory_id, session_id)
             if working is not None:
                 return working
         answer = self.view_service.read(
