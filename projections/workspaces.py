@@ -67,8 +67,13 @@ class WorkspacesProjector:
         )
 
 
+def alias_rows(conn: apsw.Connection) -> list[tuple[str, str, bool]]:
+    """Every decided pair of workspace names: ``(alias, canonical, accepted)``."""
+    return unchanged.alias_rows(conn, _ALIASES)
+
+
 def _accepted(conn: apsw.Connection) -> dict[str, str]:
-    return {alias: canonical for alias, canonical, accepted in unchanged.alias_rows(conn, _ALIASES) if accepted}
+    return {alias: canonical for alias, canonical, accepted in alias_rows(conn) if accepted}
 
 
 def _resolve(aliases: dict[str, str], name: str) -> str:

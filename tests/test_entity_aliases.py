@@ -108,6 +108,24 @@ def test_bad_alias_input_writes_nothing(ledger: LedgerApp) -> None:
     assert empty.value.field == "canonical"
 
 
+def test_a_decision_made_already_is_refused_and_writes_nothing(ledger: LedgerApp) -> None:
+    """Accepting k8s → kubernetes twice wrote two events (docs/contract.md: ``invalid_input``
+    for a pair that is already one key); so did the workspace names' ``accept``."""
+    ledger.accept_entity_alias("k8s", "kubernetes", authorization=AUTH_USER)
+    ledger.accept_alias("team-x", "beta", authorization=AUTH_USER)
+    before = ledger.store.last_position()
+    with pytest.raises(InvalidInput, match="already one key"):
+        ledger.accept_entity_alias("k8s", "kubernetes", authorization=AUTH_USER)
+    with pytest.raises(InvalidInput, match="already one workspace"):
+        ledger.accept_alias("team-x", "beta", authorization=AUTH_USER)
+    assert ledger.store.last_position() == before
+    ledger.reject_entity_alias("k8s", "kubernetes", authorization=AUTH_USER)
+    with pytest.raises(InvalidInput, match="already rejected"):
+        ledger.reject_entity_alias("k8s", "kubernetes", authorization=AUTH_USER)
+    ledger.accept_entity_alias("k8s", "kubernetes", authorization=AUTH_USER)  # a change of mind is a decision
+    assert ledger.store.last_position() == before + 2
+
+
 def test_an_alias_is_accepted_on_a_ledger_opened_again(tmp_path: Path) -> None:
     """The read models exist already on a second open, so no projector is created afresh."""
     settings = Settings(db=str(tmp_path / "again.db"), client="test", agent_id="pytest", policy=REVIEW)

@@ -344,6 +344,9 @@ class Hindsight(Service):
             final = entity_aliases.canonical(self.conn, canonical) if accepted else canonical
             if final == alias:  # canonical is already an alias of this name
                 raise InvalidInput(f"{canonical!r} is already an alias of {alias!r}", field="canonical")
+            if (alias, final, accepted) in entity_aliases.rows(self.conn):  # decided so already: nothing to record
+                said = "one key" if accepted else "rejected"
+                raise InvalidInput(f"{alias!r} and {final!r} are already {said}", field="alias")
             target[:] = [final]
             event = EntityAliasSet(alias=alias, canonical=final, accepted=accepted, authorization=authorization)
             decision: Decision = [(f"entity-alias:{alias}", event)]

@@ -96,6 +96,9 @@ class Workspaces:
             target = ws.canonical(self.storage.conn, canonical_name) if accepted else canonical_name
             if accepted and target == alias:
                 raise InvalidInput(f"{canonical_name!r} is already an alias of {alias!r}", field="canonical")
+            if (alias, target, accepted) in ws.alias_rows(self.storage.conn):  # decided so already
+                said = "one workspace" if accepted else "rejected"
+                raise InvalidInput(f"{alias!r} and {target!r} are already {said}", field="alias")
             # Strict: a user may pull a name into their own workspace, never push one elsewhere.
             self.check_workspace(target, field="canonical")
             event = WorkspaceAliasSet(alias=alias, canonical=target, accepted=accepted)
