@@ -280,3 +280,31 @@ def test_another_conversation_does_not_reach_a_note_by_its_id(app: LedgerApp) ->
     assert app.store.last_position() == before
     assert app.read(note, session_id="mine")["memory"]["content"] == "Trying port 8081 for the preview"
     assert app.read(note)["memory"]["status"] == "active"  # a person (no conversation) sees it
+
+
+def test_reads_at_the_terminal_count_as_uses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI never wrote the uses its reads counted (the process ended without closing the
+    ledger): a memory written 40 days ago and found and read today from the terminal cooled at
+    the next sweep."""
+    from click.testing import CliRunner
+
+    from fact_ledger.server.cli.main import main
+
+    db = str(tmp_path / "ledger.db")
+    real_now, past = clock.now, _later(-40)
+    monkeypatch.setattr(clock, "now", lambda: past)
+    app = LedgerApp(Settings(db=db, client="test"))
+    try:
+        for content in ("The cache TTL is 300 seconds", "The queue depth limit is 500", "Nobody asks about this"):
+            app.remember(content)
+    finally:
+        app.close()
+    monkeypatch.setattr(clock, "now", real_now)
+    runner = CliRunner()
+    for args in (["find", "cache TTL"], ["read", "2"]):
+        assert runner.invoke(main, ["--db", db, *args]).exit_code == 0
+    app = LedgerApp(Settings(db=db, client="test"))
+    try:
+        assert app.conversations.sweep()["cooled"] == [3]  # only the one nobody used
+    finally:
+        app.close()
