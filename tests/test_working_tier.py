@@ -308,3 +308,27 @@ def test_reads_at_the_terminal_count_as_uses(tmp_path: Path, monkeypatch: pytest
         assert app.conversations.sweep()["cooled"] == [3]  # only the one nobody used
     finally:
         app.close()
+
+
+def test_a_promoted_note_has_the_confidence_a_direct_write_of_it_has(app: LedgerApp) -> None:
+    """Every promoted note had 0.5: the user's below their direct write's 1.0, an agent's above
+    its 0.45 (so it beat the agent's direct writes on the confidence rule)."""
+    for source_type in ("agent_generated", "user_confirmed", "document_extracted"):
+        direct = app.remember(f"direct {source_type} fact", source_type=source_type)["memory_id"]
+        note = app.remember(f"noted {source_type} fact", tier="working", session_id="s", source_type=source_type)
+        promoted = app.promote(note["memory_id"], authorization=AUTH_USER)["memory_id"]
+        assert app.read(promoted)["memory"]["confidence"] == app.read(direct)["memory"]["confidence"]
+    given = app.remember("a note sure of itself", tier="working", session_id="s", confidence=0.9)["memory_id"]
+    assert app.read(app.promote(given, authorization=AUTH_USER)["memory_id"])["memory"]["confidence"] == 0.9
+
+
+def test_an_update_of_a_note_that_changes_nothing_writes_nothing(app: LedgerApp) -> None:
+    """The same text sent three times made v2, v3 and v4 of a working note (docs/cli.md: a
+    change that changes nothing writes nothing, ``unchanged: true``)."""
+    note = app.remember("Trying port 8081", tier="working", session_id="s", turn=1)["memory_id"]
+    before = app.store.last_position()
+    same = app.update(note, content="Trying port 8081", session_id="s", turn=2)
+    assert same["unchanged"] is True and same["version"] == 1 and same["tier"] == "working"
+    assert app.store.last_position() == before
+    changed = app.update(note, content="Trying port 8082", session_id="s", turn=3)
+    assert changed["version"] == 2 and "unchanged" not in changed

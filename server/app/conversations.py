@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.decide import RememberCommand, written_fields
+from fact_ledger.ledger.decide import RememberCommand, effective_changes, written_fields
 from fact_ledger.ledger.errors import InvalidInput, NotFound, VersionConflict
 from fact_ledger.ledger.facts import Decision
 from fact_ledger.ledger.ids import uuid7
@@ -34,6 +34,7 @@ from fact_ledger.ledger.log.events import (
 )
 from fact_ledger.ledger.normalize import content_hash, normalize_text
 from fact_ledger.ledger.promotion import DEFAULT_RULE, SIGNALS, USER_RULE, Signal, assess
+from fact_ledger.ledger.trust import DEFAULT_CONFIDENCE
 from fact_ledger.ledger.working import match_score, select_set
 from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
@@ -44,6 +45,7 @@ from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, Storage
 from fact_ledger.server.app.upkeep import Upkeep
 from fact_ledger.server.app.workspaces import Workspaces
+from fact_ledger.server.app.writes import Unchanged
 
 # what a working note records of remember's fields: any other one said is a long-term act
 _NOTE_FIELDS = frozenset(WorkingNoted.__struct_fields__)
@@ -110,8 +112,8 @@ class Conversations(Service):
         }
         clean, masked = self.writes._without_secrets({"content": content, **fields}, lambda: target, on_secret)
         clean = written_fields(clean)
-        if clean.get("confidence") is None:
-            clean.pop("confidence", None)  # the note's default
+        if clean.get("confidence") is None:  # as a direct write of it would have: promoted, it keeps it
+            clean["confidence"] = DEFAULT_CONFIDENCE[clean.get("source_type") or "agent_generated"]
         digest = content_hash(clean["content"])
         subject_norm = normalize_text(clean["subject"])
         stream = uuid7()
@@ -370,13 +372,25 @@ class Conversations(Service):
             workspace = row.workspace
             clean, found = self.writes._without_secrets(texts, lambda: workspace, on_secret) if texts else ({}, {})
             masked.update(found)
-            fields = written_fields({**requested, **clean})
+            current = {
+                "content": row.content,
+                "subject": row.subject,
+                "tags": list(row.tags),
+                "confidence": row.confidence,
+                "metadata": row.metadata,
+            }
+            fields = effective_changes(current, written_fields({**requested, **clean}))
+            if not fields:  # as for a long-term memory: a change that changes nothing writes nothing
+                raise Unchanged(row.version)
             if "content" in fields:
                 fields["content_hash"] = content_hash(fields["content"])
             event = WorkingRevised(memory=row.stream_id, turn=turn, **fields)
             return [(row.stream_id, event)], clock.now(), row.workspace
 
-        outcome = self._commit(decide)
+        try:
+            outcome = self._commit(decide)
+        except Unchanged as same:
+            return {"ok": True, "memory_id": memory_id, "version": same.version, "tier": "working", "unchanged": True}
         if isinstance(outcome, BackedUp):
             return outcome.result
         row = conv.working_by_id(self.conn, memory_id)

@@ -55,7 +55,7 @@ def in_conversation(decision: Decision, session_id: str | None, turn: int | None
     ]
 
 
-class _Unchanged(Exception):  # control flow: never leaves the facade
+class Unchanged(Exception):  # control flow: never leaves the facade
     """An update whose fields all equal the memory's: nothing to write."""
 
     def __init__(self, version: int) -> None:
@@ -285,7 +285,7 @@ class Writes(Service):
                     expected_version=expected_version,
                     authorization=authorization,
                 )
-                raise _Unchanged(facts.version)
+                raise Unchanged(facts.version)
             decision = decide_update(  # one pure decision from it (ledger/update.py)
                 state, expected_version=expected_version, authorization=authorization, policy=self._policy
             )
@@ -294,7 +294,7 @@ class Writes(Service):
 
         try:
             outcome = self._commit(decide, lambda stored: self._update_reply(stored, memory_id, masked))
-        except _Unchanged as same:
+        except Unchanged as same:
             return {"ok": True, "memory_id": memory_id, "version": same.version, "unchanged": True}
         if isinstance(outcome, BackedUp):
             return outcome.result
