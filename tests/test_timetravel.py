@@ -129,9 +129,11 @@ def test_update_changes_are_seen_only_from_their_position(app: LedgerApp) -> Non
     assert (now["content"], now["version"], now["event_time"]) == ("the staging port is 9090", 2, JUL.format(4))
     # The current (non as-of) answer and the as-of answer at the last position agree.
     current = app.read(mid)["memory"]
-    assert {k: current[k] for k in ("content", "version", "status", "event_time")} == {
-        k: now[k] for k in ("content", "version", "status", "event_time")
+    assert {k: current[k] for k in ("content", "version", "status", "event_time", "tier")} == {
+        k: now[k] for k in ("content", "version", "status", "event_time", "tier")
     }
+    # docs/contract.md: what only the current model keeps is absent as of a point, not made up
+    assert not {"retired_by", "retracts", "status_reason", "support", "last_stated"} & set(now)
 
 
 def test_a_retraction_ends_validity_at_its_event_time(app: LedgerApp) -> None:

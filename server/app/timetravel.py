@@ -145,7 +145,13 @@ class History:
                     valid_from=state.event_time,
                 )
             view = memory_view(state, conflict_ids=[], status=status, detail=True)
-            view.update(supersedes=asof.supersedes_at(self.storage.store.conn, memory_id, point.position), sections=[])
+            # the time-travel states are long-term memories; what only the current model keeps
+            # (retired_by, retracts, status_reason, support, last_stated) is not known as of a point
+            view.update(
+                supersedes=asof.supersedes_at(self.storage.store.conn, memory_id, point.position),
+                sections=[],
+                tier="long",
+            )
         return {"ok": True, "memory": view, "as_of": self._point_view(point)}
 
     # -- history -----------------------------------------------------------------------------
