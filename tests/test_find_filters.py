@@ -53,6 +53,10 @@ def test_event_time_range_keeps_what_happened_inside_it(ledger: LedgerApp) -> No
         "harbour festival", limit=10, after_time="2020-01-01T00:00:00Z", before_time="2022-01-01T00:00:00Z"
     )
     assert _ids(both) == {ids[2021]}
+    # half-open, as the words say: from after_time on, and before (not at) before_time
+    edge = "2021-06-01T00:00:00Z"
+    assert _ids(ledger.find("harbour festival", limit=10, after_time=edge)) == {ids[2021], ids[2023]}
+    assert _ids(ledger.find("harbour festival", limit=10, before_time=edge)) == {ids[2019]}
 
 
 def test_tags_keep_memories_holding_every_tag(ledger: LedgerApp) -> None:

@@ -98,7 +98,7 @@ def attribute_clauses(
         clauses.append(f"{row}.{time_column} >= ?")
         params.append(after_time)
     if before_time:
-        clauses.append(f"{row}.{time_column} <= ?")
+        clauses.append(f"{row}.{time_column} < ?")  # half-open: [after_time, before_time)
         params.append(before_time)
     for tag in tags_all:
         clauses.append(f"EXISTS (SELECT 1 FROM json_each({tags_row}.tags) WHERE value = ?)")

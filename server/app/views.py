@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from fact_ledger.ledger import clock
 from fact_ledger.ledger.arbiter import leaders_first
 from fact_ledger.ledger.errors import NotFound
 from fact_ledger.ledger.freshness import newest_first, template
@@ -142,7 +143,11 @@ class Views:
         session_only: bool,
         include_cold: bool,
     ) -> dict[str, Any]:
-        """One page of ``find``; the defaults are the facade's (``LedgerApp.find``), declared once."""
+        """One page of ``find``; the defaults are the facade's (``LedgerApp.find``), declared once.
+        The range's ends are compared as stored (canonical), whoever calls: "…00Z" sorts after
+        "…00.000000Z", so an end given otherwise moved the range's edge."""
+        after_time = clock.parse_time(after_time, field="after_time") if after_time else None
+        before_time = clock.parse_time(before_time, field="before_time") if before_time else None
         request = {
             "query": query,
             **({"session_id": session_id, "session_only": session_only} if session_id else {}),

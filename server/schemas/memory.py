@@ -287,7 +287,7 @@ class FindData(EdgeModel):
     source_type: SourceType | None = Field(None, description="only memories from this source")
     workspace: Name | None = Field(None, description="only this workspace (else the configured scope)")
     after_time: str | None = Field(None, description="only facts true from this event time on")
-    before_time: str | None = Field(None, description="only facts true before this event time")
+    before_time: str | None = Field(None, description="only facts true before (not at) this event time")
     include_inactive: StrictBool = Field(False, description="also superseded, retired and archived memories")
     as_of_event_time: str | None = Field(None, description="what was true in the world at this time")
     as_of_recorded: RecordedPoint | None = Field(None, description="what the ledger knew at this time or log position")
