@@ -120,7 +120,9 @@ def arbitrate(
     for name, key, label in _rules(rule_order):
         lk, rk = key(left), key(right)
         if lk == rk:
-            reasons.append(f"{name}: tie ({label(left)} on both sides)")
+            said = label(left), label(right)
+            tie = f"{said[0]} on both sides" if said[0] == said[1] else f"{said[0]} and {said[1]} rank the same"
+            reasons.append(f"{name}: tie ({tie})")
             continue
         winner_side = "left" if lk > rk else "right"
         win, lose = (left, right) if winner_side == "left" else (right, left)

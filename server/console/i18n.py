@@ -299,6 +299,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     ),
     "rules_now": ("The rules, as the members stand now", "按成员当前状态的规则比较"),
     "tie": ("tie ({label} on both sides)", "平局（双方均为 {label}）"),
+    "tie_pair": ("tie ({a} and {b} rank the same)", "平局（{a} 与 {b} 等级相同）"),
     "wins_rule_1": ("{w} is {wl}, {l} is {ll}", "{w} 为 {wl}，{l} 为 {ll}"),
     "wins_event_time": ("{w} has the newer event time ({wl} > {ll})", "{w} 的事件时间更新（{wl} > {ll}）"),
     "wins_source_type": ("{w} comes from the more trusted source ({wl} > {ll})", "{w} 的来源更可信（{wl} > {ll}）"),

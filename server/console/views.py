@@ -59,6 +59,7 @@ def word_diff(before: str, after: str) -> list[tuple[str, str]]:
 
 DECIDES = " — this rule decides"  # the arbiter's mark; the table marks the deciding row itself
 _TIE = re.compile(r"^tie \((?P<label>.+) on both sides\)$")
+_TIE_PAIR = re.compile(r"^tie \((?P<a>.+) and (?P<b>.+) rank the same\)$")  # two labels, one rank
 _RULE_1 = re.compile(r"^the (?P<w>\S+) side is (?P<wl>.+) and the (?P<l>\S+) side is (?P<ll>.+)$")
 _COMPARED = re.compile(
     r"^the (?P<w>\S+) side (?:has the newer event_time|comes from the more trusted source|"
@@ -88,6 +89,8 @@ def verdict_rows(verdict: dict[str, Any] | None) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"rule": rule, "reason": reason, "decides": verdict.get("rule") == rule, "kind": ""}
         if tie := _TIE.match(reason):
             row.update(kind="tie", label=tie["label"])
+        elif pair := _TIE_PAIR.match(reason):
+            row.update(kind="tie_pair", a=pair["a"], b=pair["b"])
         elif won := (_RULE_1 if rule == RULE_ORDER_FIRST else _COMPARED).match(reason):
             row.update(kind="wins", key=RULE_KEYS.get(rule, ""), **won.groupdict())
         rows.append(row)
@@ -98,6 +101,8 @@ def rule_text(row: dict[str, Any], t: Callable[..., str], tv: Callable[[object],
     """What one rule found, in the page's language (the reason as written when its form is unknown)."""
     if row.get("kind") == "tie":
         return t("tie", label=label_text(row["label"], tv))
+    if row.get("kind") == "tie_pair":
+        return t("tie_pair", a=label_text(row["a"], tv), b=label_text(row["b"], tv))
     if row.get("kind") == "wins" and row.get("key"):
         return t(
             "wins_" + row["key"],

@@ -77,6 +77,11 @@ def test_a_rule_row_is_said_in_the_pages_language_and_marked_once() -> None:
     assert rule_text(locked[0], *zh) == "#3 为 已锁定，#4 为 用户确认（代理声称）"
     source = verdict_rows({**verdict, "reasons": ["source_type: tie (agent_generated (45) on both sides)"]})
     assert rule_text(source[2], *zh) == "平局（双方均为 代理生成 (45)）"
+    pair = verdict_rows(
+        {**verdict, "reasons": ["source_type: tie (user_confirmed (45) and agent_generated (45) rank the same)"]}
+    )
+    assert pair[2]["kind"] == "tie_pair"
+    assert rule_text(pair[2], *zh) == "平局（用户确认 (45) 与 代理生成 (45) 等级相同）"
 
 
 def test_the_timeline_strip_places_intervals_on_one_axis() -> None:
