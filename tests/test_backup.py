@@ -256,3 +256,17 @@ def test_a_masked_write_is_decided_again_with_its_texts_as_stored(corrupt: Setti
     replayed = [e.data for e in app.store.read() if e.type == "WriteReplayed"]
     assert [r.outcome for r in replayed] == ["as_backed_up"] and replayed[0].op == "remember"
     app.close()
+
+
+def test_the_notice_on_a_path_with_no_ledger_says_writes_are_refused(tmp_path: Path) -> None:
+    """``ledger serve`` on a mistyped path told every reply "writes go to the JSONL backup",
+    while each write was refused and no backup grows there."""
+    app = LedgerApp(Settings(db=str(tmp_path / "nowhere" / "ledger.db"), client="test", create=False))
+    try:
+        notice = app.backup_notice() or ""
+        assert "writes are refused" in notice and "JSONL backup" not in notice
+        with pytest.raises(Unavailable, match="nothing was stored"):
+            app.remember("a fact")
+    finally:
+        app.close()
+    assert not (tmp_path / "nowhere").exists()

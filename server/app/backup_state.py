@@ -35,6 +35,7 @@ class BackupState:
     backup_log: BackupLog
     log: Any
     store: Any
+    not_a_ledger: bool
     runner: Any
     _calls: threading.local
     # Replay of backed-up writes (server/app/backup.py): ``redo`` re-runs a recorded call on the
@@ -167,6 +168,8 @@ class BackupState:
             )
             return f"{pending['writes']} write(s) in the JSONL backup await replay: {then}"
         if state["degraded"] is not None:
+            if self.not_a_ledger:  # no backup either: a mistyped path must not grow one
+                return f"no ledger here ({state['degraded']['reason']}): writes are refused until `ledger init`"
             return f"database unavailable ({state['degraded']['reason']}): writes go to the JSONL backup"
         return None
 
