@@ -332,3 +332,16 @@ def test_an_update_of_a_note_that_changes_nothing_writes_nothing(app: LedgerApp)
     assert app.store.last_position() == before
     changed = app.update(note, content="Trying port 8082", session_id="s", turn=3)
     assert changed["version"] == 2 and "unchanged" not in changed
+
+
+def test_time_travel_says_what_a_conversation_has_no_past_for(app: LedgerApp) -> None:
+    """``find --session-only`` with an as-of point answered every conversation's memories (and
+    no working note); an as-of ``read`` of a working note said it "was not in the ledger"."""
+    note = app.remember("Trying port 8081", tier="working", session_id="x", turn=1)["memory_id"]
+    app.remember("Another conversation's port is 9000", session_id="y", turn=1)
+    point = app.store.last_position()
+    with pytest.raises(InvalidInput, match="no past") as refused:
+        app.find("port", session_id="x", session_only=True, as_of_recorded=point)
+    assert refused.value.field == "session_only"
+    with pytest.raises(NotFound, match="is a working note"):
+        app.read(note, as_of_recorded=point)

@@ -22,6 +22,7 @@ from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.log.events import current_type, stored_names
 from fact_ledger.ledger.retention import archive_cutoff, decide_archive
 from fact_ledger.projections import audit as audit_model
+from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.projections.timeline import asof
@@ -133,6 +134,12 @@ class History:
             point = self._point(as_of_event_time, as_of_recorded)
             state = asof.state_at(self.storage.store.conn, memory_id, point.position)
             if state is None:
+                if conv.working_by_id(self.storage.conn, memory_id) is not None:
+                    raise NotFound(
+                        f"memory {memory_id} is a working note: it has no time-travel states (read it without "
+                        "an as-of point)",
+                        field="memory_id",
+                    )
                 raise NotFound(
                     f"memory {memory_id} was not in the ledger at position {point.position}", field="memory_id"
                 )

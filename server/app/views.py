@@ -14,7 +14,7 @@ import msgspec
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.arbiter import leaders_first
-from fact_ledger.ledger.errors import NotFound
+from fact_ledger.ledger.errors import InvalidInput, NotFound
 from fact_ledger.ledger.freshness import newest_first, template
 from fact_ledger.ledger.slot_match import slot_scores
 from fact_ledger.ledger.trust import STATUSES
@@ -164,6 +164,11 @@ class Views:
         page = paging.decode("find", request, cursor)
         offset = paging.offset_of(page)
         if as_of_event_time is not None or as_of_recorded is not None:
+            if session_only:  # it answered every conversation's memories, and no working note
+                raise InvalidInput(
+                    "session_only asks a conversation's working set, which has no past: ask without an as-of point",
+                    field="session_only",
+                )
             return self.history.find_as_of(
                 query,
                 limit=limit,
