@@ -345,3 +345,18 @@ def test_time_travel_says_what_a_conversation_has_no_past_for(app: LedgerApp) ->
     assert refused.value.field == "session_only"
     with pytest.raises(NotFound, match="is a working note"):
         app.read(note, as_of_recorded=point)
+
+
+def test_a_long_term_act_on_a_working_note_says_what_it_is(app: LedgerApp) -> None:
+    """``retire``, ``confirm`` and a retraction of a working note answered "no memory N" while
+    ``read N`` showed it."""
+    note = app.remember("Trying port 8081", tier="working", session_id="s", turn=1)["memory_id"]
+    before = app.store.last_position()
+    for act in (
+        lambda: app.retire(note, reason="wrong", authorization=AUTH_USER),
+        lambda: app.confirm(note, authorization=AUTH_USER),
+        lambda: app.remember("scrap that", ref_id=note, retracts=True),
+    ):
+        with pytest.raises(InvalidInput, match="is a working memory"):
+            act()
+    assert app.store.last_position() == before

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fact_ledger.ledger.errors import NotFound
+from fact_ledger.ledger.errors import InvalidInput, NotFound
 from fact_ledger.ledger.facts import ConflictFacts, Decision, MemoryFacts, Policy
 from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.store import EventStore
+from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.projections.conflicts.queries import ConflictRow, conflict_facts, conflict_ids_of
@@ -86,6 +87,10 @@ class Service:
         another workspace's."""
         row = mem.by_id(self.conn, memory_id)
         if row is None:
+            if conv.working_by_id(self.conn, memory_id) is not None:  # it exists: say what it is
+                raise InvalidInput(
+                    f"#{memory_id} is a working memory: this is a long-term act (promote it first)", field=field
+                )
             raise NotFound(f"no memory {memory_id}", field=field)
         self._check_workspace(row.workspace, field=field)
         return row
