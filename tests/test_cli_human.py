@@ -124,3 +124,16 @@ def test_a_value_that_arrives_late_says_it_was_superseded_on_arrival(db_path: Pa
     assert late.exit_code == 0, late.output
     assert "arrived late: superseded on arrival by #1, which states a later value" in late.output, late.output
     assert "supersedes #2" not in late.output
+
+
+def test_sweep_and_archive_speak_plainly(db_path: Path) -> None:
+    """ "did expire 1 idle conversation(s) …", "archived 1 memories"."""
+    cli(db_path, "remember", "The wiki is at wiki.a.com")
+    retired = cli(db_path, "--json", "remember", "The wiki moved to wiki.b.com")
+    assert retired.exit_code == 0
+    assert cli(db_path, "retire", "1", "--reason", "moved").exit_code == 0
+    swept = cli(db_path, "sweep").output
+    assert "0 idle conversation(s) expired and 0 memory(ies) cooled" in swept and "did " not in swept
+    assert "would expire" in cli(db_path, "sweep", "--dry-run").output
+    assert "1 memory would be archived" in cli(db_path, "archive", "--dry-run", "--older-than-days", "0").output
+    assert "archived 1 memory" in cli(db_path, "archive", "--older-than-days", "0").output

@@ -104,12 +104,15 @@ def sweep(obj: CliContext, dry_run: bool) -> None:
     """
 
     def human(r: dict[str, Any]) -> None:
-        verb = "would" if r["dry_run"] else "did"
-        out_console.print(
-            f"{verb} expire {len(r['expired_sessions'])} idle conversation(s) and cool {len(r['cooled'])} memory(ies)",
-            highlight=False,
+        expired, cooled = len(r["expired_sessions"]), len(r["cooled"])
+        said = (
+            f"{expired} idle conversation(s) would expire and {cooled} memory(ies) would cool"
+            if r["dry_run"]
+            else f"{expired} idle conversation(s) expired and {cooled} memory(ies) cooled"
         )
+        out_console.print(said, highlight=False)
+        opens = "would open" if r["dry_run"] else "opened"
         for left, right in r.get("meaning_sets", ()):
-            out_console.print(f"  {verb} open a claim set for #{left} and #{right} (one slot, found by meaning)")
+            out_console.print(f"  {opens} a claim set for #{left} and #{right} (one slot, found by meaning)")
 
     emit(obj, obj.app.sweep(dry_run=dry_run), human)
