@@ -92,8 +92,13 @@ def settlement(open_set: OpenSet, *, review_agent_conflicts: bool = False) -> di
             "winner_id": None,
             "value": None,
             "supersedes": [],
-            "explanation": "no rule decides between the leading values: a person should choose "
-            "(resolve_conflict with a winner_id, or keep_all)",
+            "explanation": (
+                "no rule decides between the leading values: a person should choose"
+                if leader is None
+                else f"the rules favour #{leader}, but the review_agent_conflicts policy leaves a "
+                "disagreement between agents to a person"
+            )
+            + " (resolve_conflict with a winner_id, or keep_all)",
         }
     win = by_id[leader]
     losers = [m.side.memory_id for m in open_set.members if m.value_norm != win.value_norm]

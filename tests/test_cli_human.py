@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from fact_ledger.server.cli.main import main
@@ -137,3 +138,17 @@ def test_sweep_and_archive_speak_plainly(db_path: Path) -> None:
     assert "would expire" in cli(db_path, "sweep", "--dry-run").output
     assert "1 memory would be archived" in cli(db_path, "archive", "--dry-run", "--older-than-days", "0").output
     assert "archived 1 memory" in cli(db_path, "archive", "--older-than-days", "0").output
+
+
+def test_health_tells_a_person_the_command_that_decides_a_set_no_rule_settles(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The health pass's explanation names the MCP call; at the terminal the command comes next."""
+    monkeypatch.setenv("LEDGER_POLICY_REVIEW_AGENT_CONFLICTS", "true")
+    monkeypatch.setenv("LEDGER_POLICY_SETTLE_CHANGES", "false")
+    for port in ("8080", "9090"):
+        said = cli(db_path, "remember", f"The staging API listens on port {port}", "--source-type", "agent_generated")
+        assert said.exit_code == 0, said.output
+    report = cli(db_path, "health")
+    assert report.exit_code == 0 and "the rules favour #2" in report.output
+    assert "decide with: ledger resolve 3 --winner ID, or --keep-all" in report.output

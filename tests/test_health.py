@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from fact_ledger.ledger import health
@@ -115,6 +116,16 @@ def test_a_tie_needs_a_person_and_cannot_be_applied(ledger: LedgerApp) -> None:
     proposal = health.settlement(open_set)
     assert proposal["kind"] == "needs_person" and proposal["winner_id"] is None and proposal["supersedes"] == []
     assert health.conflict_of_suggestion(proposal["suggestion_id"]) == 5
+    assert proposal["explanation"].startswith("no rule decides")
+    # A rule decides, but the policy leaves agents' disagreements to a person: the explanation
+    # said "no rule decides" while the reasons said "event_time … this rule decides".
+    newer = msgspec.structs.replace(
+        members[1], side=msgspec.structs.replace(sides[1], event_time="2026-02-01T00:00:00.000000Z")
+    )
+    reviewed = health.settlement(
+        msgspec.structs.replace(open_set, members=(members[0], newer)), review_agent_conflicts=True
+    )
+    assert reviewed["kind"] == "needs_person" and reviewed["explanation"].startswith("the rules favour #2")
 
 
 def test_a_suggestion_id_names_the_set_as_it_stands() -> None:

@@ -50,6 +50,10 @@ def _health_lines(r: dict[str, Any]) -> None:
         out_console.print(f"  suggestion {s['suggestion_id']}: {s['explanation']}", highlight=False)
         if s["kind"] == "settle":
             out_console.print(f"  apply with: ledger apply {s['suggestion_id']}", highlight=False)
+        else:  # the explanation names the MCP call; a person here has the command
+            out_console.print(
+                f"  decide with: ledger resolve {c['conflict_id']} --winner ID, or --keep-all", highlight=False
+            )
     out_console.print(
         f"\nduplicates: {dup['absorbed_per_1000_writes']} absorbed per 1,000 writes "
         f"({dup['exact_absorbed']} exact, {dup['restatements_absorbed']} restated); "
