@@ -201,3 +201,33 @@ def test_an_export_line_changed_after_export_is_refused(app: LedgerApp, tmp_path
         assert other.conn.execute("SELECT count(*) FROM memories WHERE content LIKE '%500%'").fetchone()[0] == 0
     finally:
         other.close()
+
+
+def test_a_judgment_naming_a_memory_an_import_skipped_reads_plainly(app: LedgerApp, tmp_path: Path) -> None:
+    """An import that skipped a changed line still appends the judgment that names its memory:
+    the conflict's human view printed "#None should win"."""
+    app.remember("The staging API listens on port 8080", subject="staging")
+    second = app.remember("The staging API listens on port 9090", subject="staging", source_type="agent_generated")
+    (opened,) = second["conflicts"]
+    app.judge(opened["conflict_id"], second["memory_id"], rationale="the agent checked")
+    out = tmp_path / "export.jsonl"
+    with out.open("wb") as fh:
+        export_jsonl(app, fh)
+    lines = out.read_text().splitlines()
+    changed = json.loads(lines[1])
+    payload = json.loads(changed["event"]["payload"])
+    changed["event"]["payload"] = json.dumps({**payload, "content": "tampered"})
+    lines[1] = json.dumps(changed)
+    out.write_text("\n".join(lines) + "\n")
+    db = str(tmp_path / "copy.db")
+    runner = CliRunner()
+    imported = runner.invoke(main, ["--db", db, "--create", "import", str(out)])
+    assert imported.exit_code == 4, imported.output
+    copy = LedgerApp(Settings(db=db))
+    try:
+        (kept,) = copy.conflicts(state="all")["conflicts"]
+    finally:
+        copy.close()
+    shown = runner.invoke(main, ["--db", db, "conflict", str(kept["conflict_id"])])
+    assert shown.exit_code == 0 and "#None" not in shown.output
+    assert "a memory this ledger does not hold should win" in shown.output

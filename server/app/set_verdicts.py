@@ -60,7 +60,7 @@ def shown_verdict(
             last = judgments[-1]
             verdict["judgment"] = {k: last[k] for k in ("judgment_id", "winner_id", "rationale")}
             verdict["reasons"] = [
-                f"judgment: judgment {last['judgment_id']} says #{last['winner_id']} should win "
+                f"judgment: judgment {last['judgment_id']} says {memory_ref(last['winner_id'])} should win "
                 "(guidance: no memory changed)",
                 *verdict["reasons"],
             ]
@@ -137,3 +137,9 @@ def _how(decided_by: str, rule: str | None, row: ConflictRow, winner: int | None
         return f"arbitrate: #{winner} won by {rule}; the loser was superseded"
     said = f" ({reason})" if reason else ""
     return f"{decided_by}: the last other value left; #{winner} stands{said}"
+
+
+def memory_ref(memory_id: int | None) -> str:
+    """A memory an event names, for people: ``#12``, or what it is when this ledger holds no
+    memory for it (an import that skipped the line that recorded it)."""
+    return f"#{memory_id}" if memory_id is not None else "a memory this ledger does not hold"

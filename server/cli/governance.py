@@ -17,6 +17,7 @@ from fact_ledger.ledger.facts import CONFLICT_LISTINGS
 from fact_ledger.ledger.ids import ascii_digits
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.ledger.word_diff import render
+from fact_ledger.server.app.set_verdicts import memory_ref
 from fact_ledger.server.cli.output import (
     ID,
     CliContext,
@@ -58,11 +59,11 @@ def _set_outcome(verdict: dict[str, Any]) -> str:
     decided_by, rule, winner = verdict.get("decided_by"), verdict.get("rule"), verdict.get("winner_id")
     review = " (manual review requested)" if verdict.get("manual_review") and winner is not None else ""
     judged = verdict.get("judgment")
-    judgment = f"; judgment {judged['judgment_id']} says #{judged['winner_id']}" if judged else ""
+    judgment = f"; judgment {judged['judgment_id']} says {memory_ref(judged['winner_id'])}" if judged else ""
     if decided_by in (None, "rules"):
         if winner is None:
             return f"no leader: no rule separates the best members, a person should decide{judgment}"
-        return f"#{winner} leads by {rule}{review}{judgment}"
+        return f"#{winner} leads by {rule or 'being the only member held here'}{review}{judgment}"
     if decided_by == "keep_all":
         return "all values kept (keep_all)"
     if winner is None:
@@ -172,8 +173,8 @@ def conflict_detail(obj: CliContext, conflict_id: int) -> None:
         _verdict_lines(c.get("current_verdict") or c["verdict"])
         for j in c.get("judgments", ()):
             out_console.print(
-                f"judgment {j['judgment_id']}: #{j['winner_id']} should win — {j['rationale'] or 'no rationale'} "
-                f"({j['actor']}, {j['recorded_at']})",
+                f"judgment {j['judgment_id']}: {memory_ref(j['winner_id'])} should win — "
+                f"{j['rationale'] or 'no rationale'} ({j['actor']}, {j['recorded_at']})",
                 markup=False,
                 highlight=False,
             )
