@@ -43,8 +43,12 @@ def test_source_types_carry_trust_and_default_confidence(app: LedgerApp) -> None
         "unknown": (10, 0.1),
     }
     for i, (source, (trust, confidence)) in enumerate(expected.items()):
-        m = memory(app, app.remember(f"fact number {i}", source_type=source)["memory_id"])
+        m = memory(app, app.remember(f"fact number {i}", source_type=source, authorization=AUTH_USER)["memory_id"])
         assert (m["trust"], m["confidence"]) == (trust, confidence)
+    # The trust shown is the one arbitration and ranking use: an agent's own "user_confirmed"
+    # is trusted as its word (it showed 100 while every rule counted 45).
+    asserted = memory(app, app.remember("fact asserted by an agent", source_type="user_confirmed")["memory_id"])
+    assert (asserted["source_type"], asserted["trust"]) == ("user_confirmed", 45)
     given = memory(app, app.remember("a fact with a confidence", confidence=0.9)["memory_id"])
     assert given["confidence"] == 0.9
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fact_ledger.ledger.trust import trust_of
+from fact_ledger.ledger.log.events import AUTH_USER
+from fact_ledger.ledger.trust import effective_trust
 from fact_ledger.projections.memory_row import MemoryRow
 
 
@@ -28,7 +29,9 @@ def memory_view(
         "content": row.content,
         "tags": list(row.tags),
         "source_type": row.source_type,
-        "trust": trust_of(row.source_type),
+        # the trust arbitration and ranking use: an agent's "user_confirmed" is its own word's
+        # (a row of the time-travel states does not keep who confirmed: its label's trust)
+        "trust": effective_trust(row.source_type, getattr(row, "confirmed_via", AUTH_USER)),
         "confidence": row.confidence,
         "protection": row.protection,
         "status": row.status if status is None else status,
