@@ -185,3 +185,16 @@ def test_a_command_line_click_cannot_parse_is_a_json_error_under_json(tmp_path: 
         assert error["code"] == "invalid_input" and error["reason"] == "usage" and error["message"]
     human = cli("--db", db, "remember", "x y z", "--confidence", "-1")
     assert human.exit_code == exit_codes.USAGE and "remember [OPTIONS]" in human.stderr and human.stdout == ""
+
+
+def test_erase_naming_no_target_or_two_is_a_usage_error(tmp_path: Path) -> None:
+    """docs/cli.md's exit codes put a command line that names what it acts on wrongly under 64;
+    ``erase`` with neither or both of ID and --workspace answered 1."""
+    db = str(tmp_path / "ledger.db")
+    assert cli("--db", db, "remember", "a fact to keep").exit_code == 0
+    for args in ((), ("1", "--workspace", "team")):
+        refused = cli("--db", db, "erase", *args, "--reason", "x")
+        assert refused.exit_code == exit_codes.USAGE, refused.output
+        assert "exactly one of ID or --workspace" in refused.output + refused.stderr
+    as_json = cli("--db", db, "--json", "erase", "--reason", "x")
+    assert as_json.exit_code == exit_codes.USAGE and json.loads(as_json.stdout)["error"]["code"]

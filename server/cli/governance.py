@@ -230,6 +230,8 @@ def erase(obj: CliContext, memory_id: int | None, workspace: str | None, reason:
 
     Example: ledger erase 12 --reason "customer asked" --receipt erase-12.json
     """
+    if (memory_id is None) == (workspace is None):  # a command line that names no target, or two
+        raise click.UsageError("give exactly one of ID or --workspace NAME")
     receipt_file = output_path(receipt_path, "receipt") if receipt_path else None
     with progress_bar(obj, "seal") as progress:
         result = obj.app.erase(
