@@ -152,3 +152,14 @@ def test_health_tells_a_person_the_command_that_decides_a_set_no_rule_settles(
     report = cli(db_path, "health")
     assert report.exit_code == 0 and "the rules favour #2" in report.output
     assert "decide with: ledger resolve 3 --winner ID, or --keep-all" in report.output
+
+
+def test_read_of_a_working_note_says_what_it_is(db_path: Path) -> None:
+    """The human ``read`` of a note showed no tier, conversation, score or promotion."""
+    said = cli(db_path, "--json", "remember", "Trying port 8081", "--tier", "working", "--session", "s1", "--turn", "1")
+    note = json.loads(said.output)["memory_id"]
+    assert cli(db_path, "reinforce", str(note), "tool_succeeded", "--session", "s1", "--turn", "2").exit_code == 0
+    shown = cli(db_path, "read", str(note)).output
+    assert "working note of conversation s1; score 2 (last turn 2)" in shown
+    promoted = json.loads(cli(db_path, "--json", "promote", str(note)).output)["promoted_to"]
+    assert f"promoted to #{promoted}" in cli(db_path, "read", str(note)).output

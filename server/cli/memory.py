@@ -273,6 +273,13 @@ def _memory_detail(m: dict[str, Any], *, whole: bool = True) -> None:
         _header(m)
     until = f" until {m['valid_to']}" if m.get("valid_to") else ""
     lines = [f"valid from {m['event_time']}{until}; recorded {m['recorded_at']}"]
+    if m.get("tier") == "working":  # a provisional note: where it lives and how far it is from promotion
+        sticky = ", sticky" if m.get("sticky") else ""
+        lines.append(
+            f"working note of conversation {m.get('session_id')}{sticky}; score {m.get('score', 0)} "
+            f"(last turn {m.get('last_turn', '-')})"
+            + (f"; promoted to #{m['promoted_to']}" if m.get("promoted_to") else "")
+        )
     if m.get("tags"):
         lines.append("tags: " + ", ".join(m["tags"]))
     if m.get("status_reason"):
