@@ -175,6 +175,8 @@ def test_apply_settles_as_one_change_and_undo_reopens_it(ledger: LedgerApp) -> N
     record = changes_model.by_id(ledger.conn, change)  # the read model's typed row: streams decoded once
     assert isinstance(record, changes_model.ChangeRow) and record.kind == "apply_suggestion"
     assert len(record.superseded) == 6 and applied["change"]["superseded"] == budget[:-1]
+    (recorded,) = ledger.audit(type="ChangeRecorded")["events"]  # ids a tool takes, not stream UUIDs
+    assert recorded["payload"]["superseded_ids"] == budget[:-1] and "superseded" not in recorded["payload"]
     with pytest.raises(InvalidInput, match="stale"):
         ledger.apply_suggestion(suggestion["suggestion_id"], authorization=AUTH_USER)
 

@@ -2,7 +2,8 @@
 
 Events name what they touch by stream (a UUID: ``"memory": "01a2…"``), which no tool accepts.
 ``history`` and ``audit`` show payloads with those references as the ids the tools take
-(``memory_id``, ``conflict_id``, ``judgment_id``; a retraction's ``ref_id`` and ``by_id``;
+(``memory_id``, ``conflict_id``, ``judgment_id``; a retraction's ``ref_id`` and ``by_id``; a
+change's ``superseded_ids``;
 judgment ``pins`` keyed by memory id; a set's opening ``verdict`` with ``leader_id``), and
 each audited event names the memory or conflict its stream belongs to. A stream that no read
 model knows (it cannot happen on a consistent ledger) keeps its original key and value.
@@ -42,6 +43,12 @@ class StreamIds:
                 out[f"{key}_id"] = found[1]
             elif key == "members" and isinstance(value, (list, tuple)):  # a claim set's members and their values
                 out[key] = [self.payload(m) if isinstance(m, dict) else m for m in value]
+            elif key == "superseded" and isinstance(value, (list, tuple)):  # the memories a change superseded
+                found_all = [self.of(s) for s in value]
+                if all(f is not None for f in found_all):
+                    out["superseded_ids"] = [f[1] for f in found_all if f is not None]
+                else:
+                    out[key] = value
             elif key == "pins" and isinstance(value, dict):
                 out[key] = {str(k[1]) if (k := self.of(s)) else s: v for s, v in value.items()}
             elif key == "verdict" and isinstance(value, dict):
