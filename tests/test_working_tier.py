@@ -64,6 +64,12 @@ def test_remember_answers_which_note_the_bounded_set_evicted(tmp_path: Path) -> 
         ids = [app.remember(f"step {i}", tier="working", session_id="c")["memory_id"] for i in range(3)]
         fourth = app.remember("step 3", tier="working", session_id="c")
         assert fourth["evicted"] == [ids[0]]
+        # A set full of sticky notes: a plain note is out of it at once, and the answer said nothing.
+        for i in range(3):
+            app.remember(f"pinned {i}", tier="working", session_id="d", sticky=True)
+        plain = app.remember("a passing thought", tier="working", session_id="d")
+        assert plain["evicted"] == [plain["memory_id"]] and "full of sticky notes" in plain["notices"][0]
+        assert plain["memory_id"] not in [m["memory_id"] for m in app.working("d")["memories"]]
     finally:
         app.close()
 

@@ -173,6 +173,12 @@ class Conversations(Service):
         if head.type == "WorkingRepeated":
             result["duplicate_of"] = mine["memory_id"]
         evicted = [r.memory_id for r in before if r.memory_id not in after]
+        if mine["memory_id"] not in after:  # sticky notes fill the set: this one is outside it at once
+            evicted.append(mine["memory_id"])
+            result["notices"] = [
+                f"the working set of {session_id} is full of sticky notes: #{mine['memory_id']} was left out of "
+                "it at once (working_set_size sets its room)"
+            ]
         if evicted:
             result["evicted"] = evicted
         return result
