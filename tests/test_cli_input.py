@@ -9,9 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from fact_ledger.ledger.errors import Unavailable
+from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.cli import exit_codes
+from fact_ledger.server.cli.main import main
+from fact_ledger.server.config import Settings
 from tests.conftest import REPO, ledger_cli
 
 NO_CREATE = {"LEDGER_CREATE": ""}  # as a user's shell has it
@@ -270,3 +274,23 @@ def test_the_two_servers_take_no_json_after_their_name(tmp_path: Path, server: s
     """docs/cli.md: MCP speaks on stdout, the console prints its address; a usage error, not a hang."""
     r = cli(server, "--json", "--db", str(tmp_path / "l.db"))
     assert r.returncode == exit_codes.USAGE and "No such option '--json'" in r.stdout + r.stderr, r.stderr
+
+
+def test_the_cli_keeps_the_tools_limits_and_says_what_an_update_refuses(tmp_path: Path) -> None:
+    """``working ""`` answered an empty set and ``alias`` took a 300-character name (the tools
+    refuse both); a blank ``update`` said "nothing to remember"."""
+    db = str(tmp_path / "ledger.db")
+    runner = CliRunner()
+    assert runner.invoke(main, ["--db", db, "--create", "remember", "a fact"]).exit_code == 0
+    empty = runner.invoke(main, ["--db", db, "working", ""])
+    assert empty.exit_code == 1 and "session_id" in empty.output + empty.stderr
+    long = runner.invoke(main, ["--db", db, "alias", "a" * 300, "kubernetes"])
+    assert long.exit_code == 1 and "at most 256 characters" in long.output + long.stderr
+    blank = runner.invoke(main, ["--db", db, "update", "1", "   "])
+    said = blank.output + blank.stderr
+    assert blank.exit_code == 1 and "cannot be blank" in said and "nothing to remember" not in said
+    app = LedgerApp(Settings(db=db))
+    try:
+        assert app.store.last_position() == 1  # the one fact: nothing was written
+    finally:
+        app.close()

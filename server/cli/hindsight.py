@@ -12,6 +12,7 @@ import click
 
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console
+from fact_ledger.server.schemas.admin import AliasData
 
 
 @click.command()
@@ -138,8 +139,9 @@ def alias(obj: CliContext, alias: str, canonical: str, reject: bool) -> None:
 
     Example: ledger alias 张工 张伟
     """
+    data = AliasData.parse({"alias": alias, "canonical": canonical, "authorized": True})  # the tool's limits
     call = obj.app.reject_entity_alias if reject else obj.app.accept_entity_alias
-    emit(obj, call(alias, canonical, authorization=AUTH_USER), _alias_line)
+    emit(obj, call(data.alias, data.canonical, authorization=AUTH_USER), _alias_line)
 
 
 def _alias_line(r: dict[str, Any]) -> None:

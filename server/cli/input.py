@@ -44,7 +44,9 @@ def content_of(text: str | None, file: str | None, *, required: bool = True) -> 
         content = text or ""
     if not content.strip():
         source = "stdin" if STDIN in (text, file) else (file or "TEXT")
-        raise InvalidInput(f"no content in {source}: nothing to remember", field="content")
+        # an update (content optional) changes a memory's text: "nothing to remember" was remember's word
+        said = "nothing to remember" if required else "a memory's text cannot be blank"
+        raise InvalidInput(f"no content in {source}: {said}", field="content")
     return content
 
 

@@ -8,6 +8,7 @@ import click
 from rich.markup import escape
 
 from fact_ledger.server.cli.output import ID, CliContext, emit, json_option, out_console
+from fact_ledger.server.schemas.admin import WorkingData
 
 SIGNAL_CHOICES = ("user_affirmed", "tool_succeeded", "user_referenced", "contradicted")
 
@@ -90,7 +91,8 @@ def working(obj: CliContext, session: str) -> None:
             )
         out_console.print(f"[dim]{len(r['memories'])} of at most {r['limit']} (sticky ones never evicted)[/dim]")
 
-    emit(obj, obj.app.working(session), human)
+    data = WorkingData.parse({"session_id": session})  # the tool's rules: one name, non-empty, bounded
+    emit(obj, obj.app.working(data.session_id), human)
 
 
 @click.command()
