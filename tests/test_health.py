@@ -320,3 +320,10 @@ def test_ledger_serve_records_a_pass_on_its_schedule_and_never_when_off(
     ledger.settings = tools.settings = replace(ledger.settings, health_every_minutes=0)
     anyio.run(run_for, 0.3)
     assert len(ledger.health()["trend"]) == 1
+
+
+def test_an_unknown_suggestion_is_named_by_the_field_the_caller_gave(ledger: LedgerApp) -> None:
+    """It answered ``not_found`` naming ``conflict_id``, a field the caller never gave."""
+    with pytest.raises(NotFound) as missing:
+        ledger.apply_suggestion(health.suggestion_id(999, ()), authorization=AUTH_USER)
+    assert missing.value.field == "suggestion_id" and "no suggestion" in str(missing.value)

@@ -143,7 +143,13 @@ class Hindsight(Service):
         applied: list[dict[str, Any]] = []
 
         def decide() -> tuple[Decision, str, str]:
-            row = self._conflict_row(conflict_id)
+            try:
+                row = self._conflict_row(conflict_id)
+            except NotFound:  # the caller gave a suggestion: name it, not the set it points at
+                raise NotFound(
+                    f"no suggestion {suggestion_id}: its conflict {conflict_id} is not in this ledger",
+                    field="suggestion_id",
+                ) from None
             if row.conflict_id != conflict_id or row.state == "resolved":
                 raise InvalidInput(
                     f"suggestion {suggestion_id} is stale: conflict {conflict_id} is already settled",
