@@ -64,7 +64,13 @@ class Assessment(msgspec.Struct, frozen=True, kw_only=True):
 def assess(signals: Sequence[Signal], rule: Rule = DEFAULT_RULE) -> Assessment:
     """Whether a working memory with these signals (log order) is promoted now."""
     last_contradiction = max((i for i, s in enumerate(signals) if s.signal == CONTRADICTED), default=-1)
-    counted = tuple(s for s in signals[last_contradiction + 1 :] if s.signal in rule.weights)
+    # a signal about a turn before the contradiction (sent late) speaks of what was contradicted
+    since = signals[last_contradiction].turn if last_contradiction >= 0 else None
+    counted = tuple(
+        s
+        for s in signals[last_contradiction + 1 :]
+        if s.signal in rule.weights and (since is None or s.turn is None or s.turn >= since)
+    )
     score = sum(rule.weights[s.signal] for s in counted)
     turns = len({s.turn for s in counted if s.turn is not None})
     return Assessment(

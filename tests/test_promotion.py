@@ -44,10 +44,19 @@ def test_a_contradiction_restarts_the_count() -> None:
     assert not verdict.promote and verdict.score == 1 and verdict.contradicted
 
 
+def test_a_signal_about_a_turn_before_the_contradiction_does_not_count() -> None:
+    """Contradicted at turn 3, then "it worked" about turn 2 (sent late): it counted as a fresh
+    turn toward promotion."""
+    seq = [Signal(CONTRADICTED, 3), Signal("tool_succeeded", 2), Signal("tool_succeeded", 4)]
+    verdict = assess(seq)
+    assert verdict.score == 2 and verdict.turns == 1
+
+
 @given(signals)
 def test_promotion_is_exactly_score_and_turns_after_the_last_contradiction(seq: list[Signal]) -> None:
     last = max((i for i, s in enumerate(seq) if s.signal == CONTRADICTED), default=-1)
-    tail = seq[last + 1 :]
+    since = seq[last].turn if last >= 0 else None  # a signal about an earlier turn, sent late, does not count
+    tail = [s for s in seq[last + 1 :] if since is None or s.turn is None or s.turn >= since]
     score = sum(DEFAULT_WEIGHTS.get(s.signal, 0) for s in tail)
     turns = {s.turn for s in tail if s.turn is not None}
     verdict = assess(seq)
