@@ -49,4 +49,7 @@ def points(conn: apsw.Connection, limit: int = 60) -> list[dict[str, Any]]:
         ).fetchall()
     except apsw.SQLError:  # a read model from before the trend
         return []
-    return [{"position": p, "recorded_at": at, **json.loads(s)} for p, at, s in reversed(rows)]
+    # find latency is known only to a process that answered finds (a CLI `health --record` has
+    # none): null then, so every point has the keys the contract lists
+    unknown = {"find_p50_ms": None, "find_p95_ms": None}
+    return [{"position": p, "recorded_at": at, **unknown, **json.loads(s)} for p, at, s in reversed(rows)]
