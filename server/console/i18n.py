@@ -366,6 +366,9 @@ VALUES: dict[str, tuple[str, str]] = {
     "true": ("yes", "是"),
     "false": ("no", "否"),
     "none": ("none", "无"),
+    # who authorised an act (ledger.log.events AUTH_*); "policy" is above
+    "user_channel": ("user_channel", "用户渠道"),
+    "agent_asserted": ("agent_asserted", "代理声称"),
 }
 
 

@@ -64,3 +64,11 @@ def test_doctor_names_its_checks_in_the_chosen_language(console: Console) -> Non
     assert "哈希链" in checks and "完整性" in checks and "hash_chain" not in checks
     _, page = _get(console, "/doctor", "en")
     assert "hash_chain" in page
+
+
+def test_who_authorised_an_act_is_said_in_the_chosen_language(console: Console) -> None:
+    """The supersession's channel showed as the raw ``user_channel`` on the Chinese page."""
+    _, page = _get(console, f"/memory/{console.ids['old_db']}", "zh")
+    assert "用户渠道" in page and "user_channel" not in page
+    _, page = _get(console, f"/memory/{console.ids['old_db']}", "en")
+    assert "user_channel" in page
