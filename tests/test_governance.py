@@ -241,3 +241,17 @@ def test_read_shows_both_ends_of_a_retraction(app: LedgerApp) -> None:
     # The reverse link comes from an index that holds only retired rows, not from a scan.
     plan = app.conn.execute("EXPLAIN QUERY PLAN SELECT memory_id FROM memories WHERE retired_by=?", (1,)).fetchall()
     assert "memories_retired_by" in plan[0][3]
+
+
+def test_audit_shows_who_authorised_every_act(app: LedgerApp) -> None:
+    """An agent's confirm and unlock store no ``authorization`` (``agent_asserted`` is the
+    type's default), so audit and history showed none; a workspace alias recorded none at all."""
+    mid = app.remember("the prod region is eu-west-1")["memory_id"]
+    app.confirm(mid, authorization=AUTH_AGENT)
+    app.unlock(mid, authorization=AUTH_AGENT)
+    app.accept_alias("Fact Ledger", "fact-ledger", authorization=AUTH_USER)
+    said = {e["type"]: e["payload"].get("authorization") for e in app.audit(limit=10)["events"]}
+    assert said["Confirmed"] == said["MemoryUnlocked"] == AUTH_AGENT
+    assert said["WorkspaceAliasSet"] == AUTH_USER
+    kinds = {e["type"]: e.get("authorization") for v in app.history(mid)["versions"] for e in v["events"]}
+    assert kinds["Confirmed"] == kinds["MemoryUnlocked"] == AUTH_AGENT

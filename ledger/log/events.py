@@ -249,11 +249,13 @@ class ChangeRecorded(Event, frozen=True, kw_only=True, omit_defaults=True):
 
 class WorkspaceAliasSet(Event, frozen=True, kw_only=True, omit_defaults=True):
     """``alias`` is accepted as another name of the workspace ``canonical`` (``accepted=False``:
-    rejected, or an accepted alias undone)."""
+    rejected, or an accepted alias undone); ``authorization``: the channel that decided it
+    (empty in events written before it was recorded)."""
 
     alias: str
     canonical: str
     accepted: bool = True
+    authorization: str = ""
 
 
 class EntityAliasSet(Event, frozen=True, kw_only=True, omit_defaults=True):

@@ -460,10 +460,17 @@ def _links(conn: Any, memory_id: int, ids: StreamIds) -> list[tuple[str, int]]:
 
 
 def _payload(ev: StoredEvent) -> dict[str, Any]:
+    """The event's fields as stored, and who authorised it even where that is the type's default
+    (an agent's confirm or unlock stores no ``authorization``: ``agent_asserted`` is the default)."""
     try:
-        return dict(msgspec.to_builtins(ev.data))
+        data = ev.data
+        payload = dict(msgspec.to_builtins(data))
     except (ValueError, msgspec.DecodeError, msgspec.ValidationError):
         return dict(json.loads(ev.payload))
+    said = getattr(data, "authorization", "")
+    if said and "authorization" not in payload:
+        payload["authorization"] = said
+    return payload
 
 
 def _type_view(ev: StoredEvent) -> dict[str, str]:

@@ -101,7 +101,7 @@ class Workspaces:
                 raise InvalidInput(f"{alias!r} and {target!r} are already {said}", field="alias")
             # Strict: a user may pull a name into their own workspace, never push one elsewhere.
             self.check_workspace(target, field="canonical")
-            event = WorkspaceAliasSet(alias=alias, canonical=target, accepted=accepted)
+            event = WorkspaceAliasSet(alias=alias, canonical=target, accepted=accepted, authorization=authorization)
             return [(f"workspace-alias:{alias}", event)], clock.now(), target
 
         outcome = self.storage.commit(decide)
