@@ -284,24 +284,10 @@ def test_a_leader_already_placed_is_not_placed_again() -> None:
 def test_a_tie_between_two_labels_names_both() -> None:
     """An agent's "user_confirmed" counts as 45 like agent_generated: the tie said
     "user_confirmed (45) on both sides" when the other side was agent_generated."""
-    when, later = "2026-01-01T00:00:00.000000Z", "2026-01-03T00:00:00.000000Z"
-    asserted = Side(
-        memory_id=1,
-        source_type="user_confirmed",
-        protection="normal",
-        event_time=when,
-        confidence=0.5,
-        recorded_at=when,
-        confirmed_via="agent_asserted",
-    )
-    agent = Side(
-        memory_id=2,
-        source_type="agent_generated",
-        protection="normal",
-        event_time=when,
-        confidence=0.5,
-        recorded_at=later,
-    )
+    when = "2026-01-01T00:00:00.000000Z"
+    same = {"protection": "normal", "event_time": when, "confidence": 0.5}
+    asserted = Side(memory_id=1, source_type="user_confirmed", recorded_at=when, confirmed_via="agent_asserted", **same)
+    agent = Side(memory_id=2, source_type="agent_generated", recorded_at="2026-01-03T00:00:00.000000Z", **same)
     reasons = dict(r.split(": ", 1) for r in arbitrate(asserted, agent)["reasons"])
     assert reasons["source_type"] == "tie (user_confirmed (45) and agent_generated (45) rank the same)"
     assert reasons["confidence"] == "tie (0.5 on both sides)"
