@@ -161,3 +161,9 @@ def test_the_cli_keeps_all_values_of_a_larger_set(db_path: Path) -> None:
         app.close()
     out = cli(db_path, "resolve", str(cid["conflict_id"]), "--keep-all")
     assert "all values kept (keep_all)" in out and "5 members" in out
+    app = LedgerApp(Settings(db=str(db_path), client="t"))
+    try:  # one word for it: the answer said resolution keep_both beside decided_by keep_all
+        shown = app.conflict_detail(cid["conflict_id"])["conflict"]
+        assert (shown["resolution"], shown["current_verdict"]["decided_by"]) == ("keep_all", "keep_all")
+    finally:
+        app.close()

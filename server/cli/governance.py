@@ -298,7 +298,7 @@ def resolve(obj: CliContext, conflict_id: int, winner_id: int | None, keep_both:
     if (winner_id is None) == (not keep_both):
         raise click.UsageError("give exactly one of --winner ID or --keep-all")
     result = obj.app.resolve_conflict(
-        conflict_id, winner_id=winner_id, resolution="keep_both" if keep_both else None, authorization=AUTH_USER
+        conflict_id, winner_id=winner_id, resolution="keep_all" if keep_both else None, authorization=AUTH_USER
     )
     emit(obj, result, lambda r: _conflict_line(r["conflict"]))
 

@@ -82,7 +82,7 @@ ACTIONS: dict[str, Action] = {
     ),
     "resolve": Action("conflict", ("winner_id",), ("memory_govern", "resolve_conflict"), "action_resolve"),
     "keep_both": Action(
-        "conflict", (), ("memory_govern", "resolve_conflict"), "action_keep_both", fixed=(("resolution", "keep_both"),)
+        "conflict", (), ("memory_govern", "resolve_conflict"), "action_keep_both", fixed=(("resolution", "keep_all"),)
     ),
     "judge": Action("conflict", ("winner_id", "rationale"), ("memory", "judge"), "action_judge"),
 }

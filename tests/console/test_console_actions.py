@@ -50,7 +50,8 @@ def test_keep_all_closes_a_claim_set_with_every_member_kept(console: Console) ->
     status, _, headers = _act(console, "keep_both", conflict_id=str(conflict["conflict_id"]))
     assert status == 303 and headers["location"] == f"/conflict/{conflict['conflict_id']}?done=keep_both"
     after = json.loads(ledger_cli("conflicts", "--state", "resolved", "--json", "--db", console.db).stdout)
-    assert conflict["conflict_id"] in [c["conflict_id"] for c in after["conflicts"]]
+    [kept] = [c for c in after["conflicts"] if c["conflict_id"] == conflict["conflict_id"]]
+    assert kept["resolution"] == "keep_all"  # the current word, as the CLI records it too
 
 
 def test_an_act_that_changes_nothing_says_so_in_both_languages(console: Console) -> None:
