@@ -68,7 +68,8 @@ def test_remember_answers_which_note_the_bounded_set_evicted(tmp_path: Path) -> 
         for i in range(3):
             app.remember(f"pinned {i}", tier="working", session_id="d", sticky=True)
         plain = app.remember("a passing thought", tier="working", session_id="d")
-        assert plain["evicted"] == [plain["memory_id"]] and "full of sticky notes" in plain["notices"][0]
+        assert plain["in_set"] is False and "full of sticky notes" in plain["notices"][0]
+        assert "evicted" not in plain  # no note of the set left it
         assert plain["memory_id"] not in [m["memory_id"] for m in app.working("d")["memories"]]
     finally:
         app.close()
@@ -366,3 +367,20 @@ def test_a_long_term_act_on_a_working_note_says_what_it_is(app: LedgerApp) -> No
         with pytest.raises(InvalidInput, match="is a working memory"):
             act()
     assert app.store.last_position() == before
+
+
+def test_a_signal_that_brings_a_note_back_says_which_it_pushed_out(tmp_path: Path) -> None:
+    """``reinforce`` of a note that had left the set touched it back in and evicted another,
+    without a word (``remember`` says which note it evicted)."""
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db"), working_set_size=2))
+    try:
+        first, second, third = (
+            app.remember(f"step {i}", tier="working", session_id="c", turn=i)["memory_id"] for i in range(3)
+        )
+        assert first not in [m["memory_id"] for m in app.working("c")["memories"]]
+        back = app.reinforce(first, "user_referenced", session_id="c", turn=4)
+        assert back["evicted"] == [second]
+        assert sorted(m["memory_id"] for m in app.working("c")["memories"]) == [first, third]
+        assert "evicted" not in app.reinforce(third, "user_referenced", session_id="c", turn=5)
+    finally:
+        app.close()

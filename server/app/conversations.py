@@ -144,22 +144,9 @@ class Conversations(Service):
         if isinstance(outcome, BackedUp):
             return outcome.result
         head = outcome.events[0]
-        # The set after this write, from the set before it (ledger.working.select_set): no read.
-        members = {
-            r.stream_id: {"memory_id": r.memory_id, "version": r.version, "sticky": r.sticky, "touched": r.touched}
-            for r in before
-        }
-        if head.type == "WorkingRepeated":
-            members[head.stream_id]["touched"] = head.position
-        else:
-            members[head.stream_id] = {
-                "memory_id": head.position,
-                "version": 1,
-                "sticky": sticky,
-                "touched": head.position,
-            }
-        mine = members[head.stream_id]
-        after = {r["memory_id"] for r in select_set(list(members.values()), self.settings.working_set_size)}
+        repeated = head.type == "WorkingRepeated"
+        touched = {"memory_id": head.position, "version": 1, "sticky": sticky} if not repeated else {}
+        mine, after = self._set_after(before, head.stream_id, head.position, touched)
         result: dict[str, Any] = {
             "ok": True,
             "memory_id": mine["memory_id"],
@@ -170,11 +157,11 @@ class Conversations(Service):
             "workspace": target,
             **masked,
         }
-        if head.type == "WorkingRepeated":
+        if repeated:
             result["duplicate_of"] = mine["memory_id"]
         evicted = [r.memory_id for r in before if r.memory_id not in after]
-        if mine["memory_id"] not in after:  # sticky notes fill the set: this one is outside it at once
-            evicted.append(mine["memory_id"])
+        if mine["memory_id"] not in after:  # sticky notes fill the set: this one never entered it
+            result["in_set"] = False
             result["notices"] = [
                 f"the working set of {session_id} is full of sticky notes: #{mine['memory_id']} was left out of "
                 "it at once (working_set_size sets its room)"
@@ -182,6 +169,20 @@ class Conversations(Service):
         if evicted:
             result["evicted"] = evicted
         return result
+
+    def _set_after(
+        self, before: list[WorkingNote], stream: str, position: int, new: dict[str, Any]
+    ) -> tuple[dict[str, Any], set[int]]:
+        """The conversation's set after one write touched the note ``stream`` at ``position``
+        (``new``: its fields when it was not a note of ``before``), from the set before it
+        (:func:`ledger.working.select_set`): no read. Returns the touched note and the set's ids."""
+        members = {
+            r.stream_id: {"memory_id": r.memory_id, "version": r.version, "sticky": r.sticky, "touched": r.touched}
+            for r in before
+        }
+        members.setdefault(stream, new)["touched"] = position
+        after = {r["memory_id"] for r in select_set(list(members.values()), self.settings.working_set_size)}
+        return members[stream], after
 
     def working(self, session_id: str) -> dict[str, Any]:
         """``memory_review working``: the conversation's working set, most recently touched first."""
@@ -246,7 +247,9 @@ class Conversations(Service):
             row = self._working_row(memory_id, session_id)
             signals = [*conv.signals_of(self.conn, memory_id), Signal(signal, turn)]
             verdict = assess(signals, DEFAULT_RULE)
-            found.update(row=row, assessment=verdict)
+            size = self.settings.working_set_size
+            before = conv.working_set(self.conn, row.session, (row.workspace,), size)
+            found.update(row=row, assessment=verdict, before=before)
             event = Reinforced(memory=row.stream_id, signal=signal, session=session_id or row.session, turn=turn)
             decision: Decision = [(row.stream_id, event)]
             if not verdict.promote:
@@ -270,6 +273,13 @@ class Conversations(Service):
         }
         if verdict.promote:
             result.update(self._promoted_report(outcome.events, memory_id))
+        else:  # the signal touched the note: one that had left the set comes back, and may push one out
+            row, before = found["row"], found["before"]
+            new = {"memory_id": row.memory_id, "version": row.version, "sticky": row.sticky}
+            _, after = self._set_after(before, row.stream_id, outcome.events[0].position, new)
+            evicted = [r.memory_id for r in before if r.memory_id not in after]
+            if evicted:
+                result["evicted"] = evicted
         return result
 
     def promote(self, memory_id: int, authorization: str = "") -> dict[str, Any]:
