@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from tests.conftest import ledger_cli
 from tests.contract.conftest import LedgerServer
 from tools.pg_cluster import Cluster
 
@@ -206,3 +207,26 @@ def test_a_machine_started_while_the_server_is_down_answers_from_its_read_models
             offline.close()
     finally:
         pg_cluster.resume()
+
+
+def test_a_following_serve_drops_an_erased_memorys_words_from_its_files(
+    machines: Callable[..., LedgerServer], tmp_path: Path
+) -> None:
+    """Machine A erases; machine B's ``ledger serve`` answered "erased" at once but kept the
+    words in its read models' WAL until it exited (docs/governance.md: both files rewritten)."""
+    a, b = machines("laptop-a"), machines("laptop-b")
+    words = b"X7654321"
+    written = a.memory("remember", {"content": "Carla's passport number is X7654321", "subject": "carla"})
+    memory_id = written["memory_id"]
+    wait_until(lambda: memory_id in found(b, "Carla passport"), LAG_BOUND_S)
+    files = [p for p in (tmp_path / "laptop-b").iterdir() if p.is_file()]
+    assert any(words in p.read_bytes() for p in files)  # B holds them before the erasure
+    env = dict(a.params.env or {})
+    done = ledger_cli("erase", str(memory_id), "--reason", "Carla asked", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+
+    def b_holds_none() -> bool:
+        return not any(words in p.read_bytes() for p in (tmp_path / "laptop-b").iterdir() if p.is_file())
+
+    wait_until(b_holds_none, 15.0, lambda: [p.name for p in (tmp_path / "laptop-b").iterdir()])
+    assert b.memory("read", {"memory_id": memory_id})["memory"]["status"] == "erased"
