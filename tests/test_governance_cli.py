@@ -105,3 +105,12 @@ def test_doctor_exit_codes_and_review(db_path: Path) -> None:
     assert code == 1 and out["severity"] == "warning"
     code, out = run(db_path, "review")
     assert out["agent_asserted_confirmations"] == 1 and out["open_conflicts"] == 1
+
+
+def test_a_verdict_naming_a_memory_this_ledger_does_not_hold_reads_plainly() -> None:
+    """A set whose judged winner is not here (a log that lost the line that recorded it) read
+    "#1 leads by None; judgment 3 says #None"."""
+    from fact_ledger.server.cli.governance import _set_outcome
+
+    said = _set_outcome({"winner_id": 1, "rule": None, "judgment": {"judgment_id": 3, "winner_id": None}})
+    assert said == "#1 leads by being the only member held here; judgment 3 says a memory this ledger does not hold"

@@ -203,31 +203,38 @@ def test_an_export_line_changed_after_export_is_refused(app: LedgerApp, tmp_path
         other.close()
 
 
-def test_a_judgment_naming_a_memory_an_import_skipped_reads_plainly(app: LedgerApp, tmp_path: Path) -> None:
-    """An import that skipped a changed line still appends the judgment that names its memory:
-    the conflict's human view printed "#None should win"."""
+def test_an_import_skips_what_names_a_refused_line_and_says_why(app: LedgerApp, tmp_path: Path) -> None:
+    """An import that refused a changed line appended the later events naming its memory: the
+    claim set, the judgment (the conflict view printed "#None should win"), a supersession."""
     app.remember("The staging API listens on port 8080", subject="staging")
     second = app.remember("The staging API listens on port 9090", subject="staging", source_type="agent_generated")
     (opened,) = second["conflicts"]
     app.judge(opened["conflict_id"], second["memory_id"], rationale="the agent checked")
+    app.remember("Deploys freeze on Fridays")  # names nothing refused: it comes in
     out = tmp_path / "export.jsonl"
     with out.open("wb") as fh:
         export_jsonl(app, fh)
     lines = out.read_text().splitlines()
-    changed = json.loads(lines[1])
+    changed = json.loads(lines[1])  # the second memory's MemoryRecorded
     payload = json.loads(changed["event"]["payload"])
     changed["event"]["payload"] = json.dumps({**payload, "content": "tampered"})
     lines[1] = json.dumps(changed)
     out.write_text("\n".join(lines) + "\n")
     db = str(tmp_path / "copy.db")
     runner = CliRunner()
-    imported = runner.invoke(main, ["--db", db, "--create", "import", str(out)])
+    imported = runner.invoke(main, ["--db", db, "--create", "--json", "import", str(out)])
     assert imported.exit_code == 4, imported.output
+    result = json.loads(imported.stdout)
+    assert result["bad_total"] == 3 and result["appended"] == len(lines) - 3
+    assert [b["line"] for b in result["bad_lines"]] == [2, 3, 4]
+    assert all("whose line was refused above" in b["error"] for b in result["bad_lines"][1:])
     copy = LedgerApp(Settings(db=db))
     try:
-        (kept,) = copy.conflicts(state="all")["conflicts"]
+        assert copy.conflicts(state="all")["conflicts"] == []
+        assert sorted(r["content"] for r in copy.find("staging deploys", limit=10)["results"]) == [
+            "Deploys freeze on Fridays",
+            "The staging API listens on port 8080",
+        ]
+        assert copy.verify()["projections"] == "consistent"
     finally:
         copy.close()
-    shown = runner.invoke(main, ["--db", db, "conflict", str(kept["conflict_id"])])
-    assert shown.exit_code == 0 and "#None" not in shown.output
-    assert "a memory this ledger does not hold should win" in shown.output

@@ -12,6 +12,7 @@ so an exported log can be imported into another ledger without renumbering anyth
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -516,6 +517,24 @@ def encode_payload(event: Event) -> bytes:
 
 def canonical_json(value: Any) -> bytes:
     return _encoder.encode(value)
+
+
+STREAM_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def named_streams(event: Event) -> set[str]:
+    """The memory and claim-set streams an event's payload names (UUID-shaped values of its
+    fields, of lists of them, of a dict's keys, and the ``memory`` of a claim set's members):
+    what depends on those streams existing (a replay, an import)."""
+    out: set[str] = set()
+    for field in event.__struct_fields__:
+        value = getattr(event, field)
+        items = value if isinstance(value, (list, tuple, dict)) else (value,)
+        for item in items:
+            item = getattr(item, "memory", item)
+            if isinstance(item, str) and len(item) == 36 and STREAM_ID.match(item):
+                out.add(item)
+    return out
 
 
 def type_name(event: Event) -> str:

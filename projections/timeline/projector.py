@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import types
 import typing
 from typing import Any
@@ -35,6 +34,7 @@ import msgspec
 from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import (
     EVENT_TYPES,
+    STREAM_ID,
     Confirmed,
     Erased,
     Event,
@@ -121,9 +121,6 @@ CREATE TABLE IF NOT EXISTS tt_marks(
     position INTEGER NOT NULL
 ) WITHOUT ROWID;
 """
-
-
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 class TimelineProjector:
@@ -424,8 +421,8 @@ def _ids(value: Any) -> list[str]:
     """The UUID-shaped strings in a payload field (a value, a list of values or of structs that
     name a memory, or a dict's keys)."""
     if isinstance(value, str):
-        return [value] if len(value) == 36 and _UUID.match(value) else []
+        return [value] if len(value) == 36 and STREAM_ID.match(value) else []
     if isinstance(value, (list, tuple, dict)):
         items = [getattr(v, "memory", v) for v in value]
-        return [v for v in items if isinstance(v, str) and len(v) == 36 and _UUID.match(v)]
+        return [v for v in items if isinstance(v, str) and len(v) == 36 and STREAM_ID.match(v)]
     return []

@@ -21,6 +21,7 @@ from typing import Any
 
 from fact_ledger.ledger.errors import LedgerError, Unauthorized, Unavailable
 from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
+from fact_ledger.ledger.log.events import named_streams
 from fact_ledger.server.app.backup_log import Command
 from fact_ledger.server.app.erasure import erased_among
 from fact_ledger.server.app.replay_pin import ReplayPin
@@ -178,13 +179,8 @@ class _Replay:
         must not come back (on a team's log, :func:`replay_backup` pulled first)."""
         if command.head in self._present([command.head]):
             return False  # landed already: counted as present where it is replayed
-        names: set[str] = set()
-        for event in command.events:
-            names.add(event.stream_id)
-            memory = getattr(event.data, "memory", None)
-            if isinstance(memory, str):
-                names.add(memory)
-            names.update(m.memory for m in getattr(event.data, "members", ()) or ())
+        names = {event.stream_id for event in command.events}
+        names.update(name for event in command.events for name in named_streams(event.data))
         return erased_among(self.storage.store.conn, names)
 
     def _refuse_erased(self, command: Command) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -30,6 +31,7 @@ from typing import IO, Any
 from fact_ledger.ledger.errors import InvalidInput, Unavailable
 from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.log.envelope import EnvelopeError, from_envelope, to_envelope
+from fact_ledger.ledger.log.events import named_streams
 from fact_ledger.server.app.backup import append_batch
 from fact_ledger.server.app.erasure import clear_named, forget_everywhere, memory_ids_of
 from fact_ledger.server.app.facade import LedgerApp
@@ -129,6 +131,15 @@ def _refuse_csv(path: Path) -> None:
         )
 
 
+def _stream_of(line: bytes) -> set[str]:
+    """The stream a refused line was about, when its JSON can still say so."""
+    try:
+        stream = json.loads(line)["event"]["stream_id"]
+    except (ValueError, KeyError, TypeError):
+        return set()
+    return {stream} if isinstance(stream, str) else set()
+
+
 def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None) -> dict[str, Any]:
     """Append every envelope through the normal path in bounded batches; idempotent by event_id."""
     _refuse_csv(path)
@@ -162,12 +173,21 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
         if progress:
             progress(done, total_lines)
 
+    refused: set[str] = set()  # streams of refused lines: what names them would dangle here
     for number, line in _lines(path):
         done += 1
         try:
-            batch.append(from_envelope(line))
+            new = from_envelope(line)
         except EnvelopeError as exc:
             bad.append({"line": number, "error": str(exc)})
+            refused.update(_stream_of(line))
+        else:
+            dangling = refused & ({new.stream_id} | named_streams(new.data)) if refused else set()
+            if dangling:
+                bad.append({"line": number, "error": f"names {min(dangling)}, whose line was refused above"})
+                refused.add(new.stream_id)
+            else:
+                batch.append(new)
         if len(batch) >= IMPORT_BATCH:
             flush()
     flush()
