@@ -270,3 +270,41 @@ def test_the_notice_on_a_path_with_no_ledger_says_writes_are_refused(tmp_path: P
     finally:
         app.close()
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_forgetting_an_erased_memory_keeps_the_other_writes_that_mention_it(tmp_path: Path) -> None:
+    """A backed-up write of memory X that collided with Y is two lines (X recorded, the set that
+    holds Y's value). Erasing Y dropped only the second: X's write was left an incomplete
+    command, never replayed and not even pending."""
+    from fact_ledger.ledger.ids import uuid7
+    from fact_ledger.ledger.log.chain import NewEvent
+    from fact_ledger.ledger.log.events import ClaimCollided, MemoryRecorded, MemoryUpdated, SetMember
+    from fact_ledger.server.app.backup_log import BackupLog
+
+    x, y, conflict = uuid7(), uuid7(), uuid7()
+    when = "2026-11-01T00:00:00.000000Z"
+    log = BackupLog(tmp_path / "backup.jsonl")
+    log.append(
+        [
+            NewEvent(data=MemoryRecorded(memory=x, content="port 9090"), stream_id=x, event_time=when),
+            NewEvent(
+                data=ClaimCollided(
+                    conflict=conflict,
+                    subject="staging",
+                    attribute="port",
+                    key="k",
+                    members=(SetMember(memory=y, value="8080"), SetMember(memory=x, value="9090")),
+                ),
+                stream_id=conflict,
+                event_time=when,
+            ),
+        ],
+        {"op": "remember", "args": ["port 9090"], "kwargs": {}},
+    )
+    log.append([NewEvent(data=MemoryUpdated(memory=y, content="port 8081"), stream_id=y, event_time=when)])
+    assert log.forget({y}) == 2  # Y's own update, and the line of X's write that holds Y's value
+    text = (tmp_path / "backup.jsonl").read_text()
+    assert y not in text and "8080" not in text
+    (kept,) = log.pending_commands()
+    assert not kept.errors and [e.stream_id for e in kept.events] == [x] and kept.request is not None
+    assert log.pending(None, 0)["writes"] == 1

@@ -367,6 +367,9 @@ def test_a_long_term_act_on_a_working_note_says_what_it_is(app: LedgerApp) -> No
         with pytest.raises(InvalidInput, match="is a working memory"):
             act()
     assert app.store.last_position() == before
+    promoted = app.promote(note, authorization=AUTH_USER)["promoted_to"]
+    with pytest.raises(InvalidInput, match=f"it was promoted: act on #{promoted}"):
+        app.retire(note, reason="wrong", authorization=AUTH_USER)
 
 
 def test_a_signal_that_brings_a_note_back_says_which_it_pushed_out(tmp_path: Path) -> None:

@@ -177,7 +177,8 @@ class ClaimCollided(Event, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class ConflictMemberLeft(Event, frozen=True, kw_only=True, omit_defaults=True):
-    """A member left a claim set that still disputes (retired, superseded, or no longer disagrees)."""
+    """A member left a claim set that still disputes (retired, superseded, erased, or no longer
+    disagrees); a judged set re-opens with it (its judgment was pinned to the members it had)."""
 
     conflict: str
     member: str

@@ -114,15 +114,20 @@ class BackupLog:
             os.close(fd)
 
     def forget(self, streams: Iterable[str]) -> int:
-        """Rewrite the file without the lines that name one of ``streams`` (erased memories),
-        under the appenders' lock; returns how many lines went."""
+        """Rewrite the file without what names one of ``streams`` (erased memories), under the
+        appenders' lock; returns how many lines went.
+
+        A command is several lines. One about an erased memory (its first line names it) goes
+        whole. Another write that only mentions it (a collision with it, which holds its value)
+        keeps its other lines, its size said again: replay decides it anew from its ``request``
+        (or pastes what is left), and it is neither lost nor left an incomplete command."""
         wanted = [s.encode() for s in streams if s]
         if not wanted or not self.path.is_file():
             return 0
         with self.path.open("rb") as fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
             lines = fh.readlines()
-            kept = [line for line in lines if not any(w in line for w in wanted)]
+            kept = _without_naming(lines, wanted)
             if len(kept) == len(lines):
                 return 0
             tmp = self.path.with_name(self.path.name + ".erasing")
@@ -228,6 +233,36 @@ class BackupLog:
             "bad_lines": self._bad,
             "checked": present is not None,
         }
+
+
+def _without_naming(lines: list[bytes], wanted: list[bytes]) -> list[bytes]:
+    """``lines`` without what names one of ``wanted`` (stream ids), command by command (see
+    :meth:`BackupLog.forget`)."""
+    groups: list[tuple[Any, list[bytes]]] = []  # (command id or None, its lines), in file order
+    for line in lines:
+        try:
+            doc = msgspec.json.decode(line)
+            command = doc.get("command") if isinstance(doc, dict) else None
+        except msgspec.DecodeError:
+            command = None
+        if command is not None and groups and groups[-1][0] == command:
+            groups[-1][1].append(line)
+        else:
+            groups.append((command, [line]))
+    kept: list[bytes] = []
+    for command, group in groups:
+        naming = [any(w in line for w in wanted) for line in group]
+        if not any(naming):
+            kept += group
+        elif command is None or naming[0]:
+            continue  # about an erased memory (or a line that cannot say what it belongs to)
+        else:
+            rest = [line for line, named in zip(group, naming, strict=True) if not named]
+            for line in rest:
+                doc = msgspec.json.decode(line)
+                doc["command_size"] = len(rest)
+                kept.append(msgspec.json.encode(doc) + b"\n")
+    return kept
 
 
 def _parse(line: bytes) -> tuple[Any, int | None, NewEvent | None, str | None, dict[str, Any] | None]:

@@ -501,6 +501,7 @@ class LedgerApp:
                 f"no projection named {projection!r}; known: {', '.join([*self.runner.by_name, 'vectors'])}",
                 field="projection",
             ) from None
+        self.storage.forget_pulled_erasures()  # a rebuild pulls too: another machine's erasure may come with it
         return {"ok": True, "events": count, "projections": sorted([projection] if projection else self.runner.by_name)}
 
     @storage_call

@@ -78,7 +78,10 @@ class LogFollower:
                     continue
                 erased, runner.pulled_erasures = runner.pulled_erasures, []
                 if erased and self.on_erasure is not None:
-                    self.on_erasure(erased, copy)
+                    try:
+                        self.on_erasure(erased, copy)
+                    except Exception as exc:  # the follower goes on: the bytes go at the next erasure or open
+                        log.warning("log follower: clearing after an erasure failed (%s)", exc)
                 if count:
                     self.pulled += count
                     if self.on_pull is not None:

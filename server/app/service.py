@@ -87,10 +87,13 @@ class Service:
         another workspace's."""
         row = mem.by_id(self.conn, memory_id)
         if row is None:
-            if conv.working_by_id(self.conn, memory_id) is not None:  # it exists: say what it is
-                raise InvalidInput(
-                    f"#{memory_id} is a working memory: this is a long-term act (promote it first)", field=field
-                )
+            note = conv.working_by_id(self.conn, memory_id)
+            if note is not None:  # it exists: say what it is, and what can be done
+                advice = {
+                    conv.WORKING: "promote it first",
+                    conv.PROMOTED: f"it was promoted: act on #{mem.memory_id_of(self.conn, note.promoted_to)}",
+                }.get(note.state, f"it is {note.state}")
+                raise InvalidInput(f"#{memory_id} is a working memory: this is a long-term act ({advice})", field=field)
             raise NotFound(f"no memory {memory_id}", field=field)
         self._check_workspace(row.workspace, field=field)
         return row

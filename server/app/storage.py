@@ -187,6 +187,11 @@ class Storage(BackupState):
             return
         self.closed = True
         self.stop_following()
+        if not self.shadow:
+            try:  # an erasure pulled on a path that did not clear after it (it must not outlive the process)
+                self.forget_pulled_erasures()
+            except STORAGE_ERRORS as exc:
+                logger.warning("closing: clearing after a pulled erasure failed (%s)", exc)
         if not self.shadow and self.runner.pending:  # this process's writes reach every read model before it goes
             self.settle_quietly()
         if self.log is not self.store:
@@ -505,7 +510,10 @@ class Storage(BackupState):
     def forget_erased(self, streams: list[str], copy: EventStore) -> None:
         """What this machine keeps outside the log of the memories ``streams``, gone: the backup
         lines that name them and the old bytes of ``copy``'s file (the caller's connection)."""
-        self.backup_log.forget(streams)
+        try:
+            self.backup_log.forget(streams)
+        except OSError as exc:  # a full disk: the lines stay until the next erasure or replay, which refuses them
+            logger.warning("the JSONL backup keeps lines about an erased memory for now (%s)", exc)
         try:
             copy.wipe()
         except apsw.Error as exc:  # busy: the bytes go with the next erasure's or the file's rewrite
