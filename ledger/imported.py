@@ -12,7 +12,9 @@ are as the exporting ledger decided them (deciding them again would judge its pa
 today's rules, and an export imported into an empty ledger would not come out as it went in).
 A memory it already shared a set with (here or in the exporting ledger: the import brought that
 set along) is left out too: the pair was disputed before, and a person or the rules settled it
-or still hold it open.
+or still hold it open. Where the memory is in an open set the file brought and this ledger holds
+another open set on the same key, the two are left apart (sets do not merge): a person settles
+one of them, or the next write on the key joins one.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import msgspec
 
 from fact_ledger.ledger.claims import Claim
-from fact_ledger.ledger.decide import collisions
+from fact_ledger.ledger.decide import collisions, set_key
 from fact_ledger.ledger.facts import DEFAULT_POLICY, Candidate, ConflictFacts, Decision, MemoryFacts, NewId, Policy
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.settlement import SettleState, settle_with
@@ -36,6 +38,7 @@ class ImportedState(msgspec.Struct, frozen=True, kw_only=True):
     candidates: tuple[Candidate, ...]
     sets: dict[str, ConflictFacts] = {}
     partners: frozenset[str] = frozenset()
+    held: dict[str, str] = {}  # set key -> the unresolved set (stream) the memory is in already
     settle: SettleState | None = None
 
 
@@ -46,10 +49,17 @@ def decide(
     (``came_with``: the streams of every memory whose content came in with it); none when it
     disputes nothing new here."""
     memory = state.memory
+    # A key whose set the memory is in already (the file brought it) but where the set found here
+    # is another: joining it would leave two open sets for one fact, sharing members for good.
+    claims = tuple(
+        c
+        for c in state.claims
+        if (key := set_key(c)) not in state.held or (key in state.sets and state.sets[key].stream_id == state.held[key])
+    )
     decision = collisions(
         memory,
         memory.stream_id,
-        state.claims,
+        claims,
         state.candidates,
         sets=state.sets,
         skip=state.partners | came_with,

@@ -161,6 +161,7 @@ def imported_state(
         candidates=tuple(candidates),
         sets=sets,
         partners=conflicts_model.set_partners(conn, row.memory_id),
+        held={c.key: c.stream_id for c in conflicts_of(conn, row.memory_id) if c.key},
         settle=settle_state(conn, sets, candidates, auto_settle=policy.auto_settle) if settles else None,
     )
 

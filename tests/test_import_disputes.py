@@ -8,8 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import apsw
+import pytest
 from click.testing import CliRunner
 
+from fact_ledger.ledger.errors import Unavailable
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.transfer import export_jsonl, import_jsonl
@@ -128,3 +131,56 @@ def test_the_import_command_says_which_sets_it_opened(tmp_path: Path) -> None:
     assert f"#{conflict['conflict_id']}" in human.output
     listed = runner.invoke(main, ["--db", ours, "conflict", str(conflict["conflict_id"])])
     assert listed.exit_code == 0 and "9090" in listed.output and "8080" in listed.output
+
+
+def test_an_import_never_leaves_one_memory_in_two_open_sets_of_one_fact(tmp_path: Path) -> None:
+    """The file's open set {9090, 7070} met this ledger's open set {8080, 6060}: the file's
+    members joined ours while staying in theirs, two open sets for one fact for good."""
+    from tests.conftest import REVIEW
+
+    theirs = _ledger(tmp_path / "theirs.db", policy=REVIEW)
+    for port in ("9090", "7070"):
+        theirs.remember(f"The staging API listens on port {port}", source_type="agent_generated")
+    export = _export(theirs, tmp_path / "theirs.jsonl")
+    theirs.close()
+    ours = _ledger(tmp_path / "ours.db", policy=REVIEW)
+    try:
+        for port in ("8080", "6060"):
+            ours.remember(f"The staging API listens on port {port}", source_type="agent_generated")
+        import_jsonl(ours, export)
+        open_sets = ours.conflicts("open")["conflicts"]
+        members = [m for c in open_sets for m in c["members"]]
+        assert len(members) == len(set(members)) == 4 and len(open_sets) == 2
+        before = ours.store.last_position()
+        assert "conflicts" not in import_jsonl(ours, export)  # again: nothing new, nothing decided
+        assert ours.store.last_position() == before
+    finally:
+        ours.close()
+
+
+def test_an_import_whose_deciding_step_failed_decides_when_imported_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disagreements are decided after the events are in: a failure between the two (a busy
+    file, a lost connection) left them undecided for good, as the next import appended nothing."""
+    theirs = _ledger(tmp_path / "theirs.db")
+    theirs.remember("The staging API listens on port 9090")
+    export = _export(theirs, tmp_path / "theirs.jsonl")
+    theirs.close()
+    ours = _ledger(tmp_path / "ours.db")
+    try:
+        ours.remember("The staging API listens on port 8080")
+        real = ours.collisions.dispute_imported
+
+        def busy(streams: list[str]) -> list[int]:
+            raise apsw.BusyError("database is locked")
+
+        monkeypatch.setattr(ours.collisions, "dispute_imported", busy)
+        with pytest.raises(Unavailable, match="import the file again"):
+            import_jsonl(ours, export)
+        assert ours.conflicts("open")["conflicts"] == []
+        monkeypatch.setattr(ours.collisions, "dispute_imported", real)
+        again = import_jsonl(ours, export)
+        assert again["appended"] == 0 and len(again["conflicts"]) == 1
+    finally:
+        ours.close()

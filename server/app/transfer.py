@@ -150,11 +150,10 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
     batch: list[NewEvent] = []
 
     erased: set[str] = set()
-    contents: dict[str, None] = {}  # streams of memories whose content came in: they meet this ledger's claims
+    contents: dict[str, None] = {}  # the file's memories (their content): they meet this ledger's claims
 
     def also(stored: list[StoredEvent]) -> None:
         erased.update(clear_named(app.storage, stored))
-        contents.update((e.stream_id, None) for e in stored if e.type in CONTENT_EVENTS)
 
     def flush() -> None:
         nonlocal appended, already
@@ -188,6 +187,8 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
                 refused.add(new.stream_id)
             else:
                 batch.append(new)
+                if type(new.data).__name__ in CONTENT_EVENTS:  # in already or not: deciding again is a no-op
+                    contents[new.stream_id] = None
         if len(batch) >= IMPORT_BATCH:
             flush()
     flush()
@@ -205,7 +206,15 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
         out["notices"] = [f"erased here too, as the file's Erased events name them: {', '.join(f'#{i}' for i in ids)}"]
         if wiped:
             out["notices"].append(wiped)
-    disputed = app.collisions.dispute_imported(list(contents)) if contents else []
+    try:
+        disputed = app.collisions.dispute_imported(list(contents)) if contents else []
+    except STORAGE_ERRORS as exc:
+        reason = reason_of(exc)
+        raise Unavailable(
+            f"the file's {appended} new events are in; deciding where its memories disagree with this ledger's "
+            f"failed ({reason}): import the file again to decide them",
+            reason=reason,
+        ) from None
     if disputed:  # the file's memories met this ledger's claims (ledger.imported)
         out["conflicts"] = disputed
         out.setdefault("notices", []).append(
