@@ -104,4 +104,4 @@ def test_the_cli_sweep_names_the_sets_it_opens(sem: LedgerApp, tmp_path: Path) -
     shown = ledger_cli("--db", db, "sweep", "--dry-run", env=env, check=True).stdout
     assert f"would open a claim set for #{a} and #{b}" in shown
     done = ledger_cli("--db", db, "sweep", env=env, check=True).stdout
-    assert f"did open a claim set for #{a} and #{b}" in done
+    assert f"opened a claim set for #{a} and #{b}" in done
