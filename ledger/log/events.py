@@ -523,19 +523,17 @@ def canonical_json(value: Any) -> bytes:
 STREAM_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
+def stream_refs(value: Any) -> list[str]:
+    """The stream ids in one payload field: a UUID-shaped string, or those among a list or tuple
+    of them (or of structs that name a ``memory``: a claim set's members) or a dict's keys."""
+    items = [getattr(v, "memory", v) for v in value] if isinstance(value, (list, tuple, dict)) else [value]
+    return [v for v in items if isinstance(v, str) and len(v) == 36 and STREAM_ID.match(v)]
+
+
 def named_streams(event: Event) -> set[str]:
-    """The memory and claim-set streams an event's payload names (UUID-shaped values of its
-    fields, of lists of them, of a dict's keys, and the ``memory`` of a claim set's members):
-    what depends on those streams existing (a replay, an import)."""
-    out: set[str] = set()
-    for field in event.__struct_fields__:
-        value = getattr(event, field)
-        items = value if isinstance(value, (list, tuple, dict)) else (value,)
-        for item in items:
-            item = getattr(item, "memory", item)
-            if isinstance(item, str) and len(item) == 36 and STREAM_ID.match(item):
-                out.add(item)
-    return out
+    """The memory and claim-set streams an event's payload names (:func:`stream_refs` of each
+    field): what depends on those streams existing (a replay, an import)."""
+    return {ref for field in event.__struct_fields__ for ref in stream_refs(getattr(event, field))}
 
 
 def type_name(event: Event) -> str:

@@ -34,7 +34,6 @@ import msgspec
 from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import (
     EVENT_TYPES,
-    STREAM_ID,
     Confirmed,
     Erased,
     Event,
@@ -46,6 +45,7 @@ from fact_ledger.ledger.log.events import (
     Reinstated,
     Superseded,
     current_type,
+    stream_refs,
 )
 from fact_ledger.ledger.sql import insert_rows
 from fact_ledger.ledger.validity import CHAIN_LIMIT, chain_ends
@@ -378,7 +378,7 @@ def _link(
         raw = getattr(data, field)
         if isinstance(raw, str) and len(raw) != 36:  # most fields: text that cannot be an id
             continue
-        for value in _ids(raw):
+        for value in stream_refs(raw):
             if value != event.stream_id:
                 other = lookup(value)
                 if other is not None and other not in roles:
@@ -404,7 +404,7 @@ def _may_hold_id(annotation: Any) -> bool:
     args = typing.get_args(annotation)
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         return any(_may_hold_id(a) for a in args)
-    # a container: its items (a dict: its keys) are what _ids looks at; an item may be a struct
+    # a container: its items (a dict: its keys) are what stream_refs looks at; an item may be a struct
     # that names a memory (a claim set's members)
     return (
         typing.get_origin(annotation) in (list, tuple, dict)
@@ -415,14 +415,3 @@ def _may_hold_id(annotation: Any) -> bool:
 
 def _names_memory(kind: Any) -> bool:
     return isinstance(kind, type) and issubclass(kind, msgspec.Struct) and "memory" in kind.__struct_fields__
-
-
-def _ids(value: Any) -> list[str]:
-    """The UUID-shaped strings in a payload field (a value, a list of values or of structs that
-    name a memory, or a dict's keys)."""
-    if isinstance(value, str):
-        return [value] if len(value) == 36 and STREAM_ID.match(value) else []
-    if isinstance(value, (list, tuple, dict)):
-        items = [getattr(v, "memory", v) for v in value]
-        return [v for v in items if isinstance(v, str) and len(v) == 36 and STREAM_ID.match(v)]
-    return []
