@@ -115,16 +115,11 @@ def update_state(
     claims: tuple[Claim, ...] | None = None
     candidates: list[Candidate] = []
     if changes.get("content") is not None or changes.get("subject") is not None:
-        explicit = tuple(
-            (c.subject, c.attribute, c.value)
-            for c in claims_model.claims_of(conn, memory.memory_id)
-            if c.origin == "explicit"
-        )
         claims, candidates = claim_state(
             conn,
             changes.get("content") or row.content,
             changes.get("subject", row.subject),
-            explicit,
+            _explicit_claims(conn, memory.memory_id),
             scope,
             exclude=memory.memory_id,
         )
@@ -147,10 +142,9 @@ def imported_state(
     """What deciding a memory that came in with an import reads (:mod:`ledger.imported`): its
     claims as the claims projection holds them, the claims and sets they meet, its set partners."""
     memory = MemoryFacts.from_row(row)
-    explicit = tuple(
-        (c.subject, c.attribute, c.value) for c in claims_model.claims_of(conn, row.memory_id) if c.origin == "explicit"
+    claims, candidates = claim_state(
+        conn, row.content, row.subject, _explicit_claims(conn, row.memory_id), scope, exclude=row.memory_id
     )
-    claims, candidates = claim_state(conn, row.content, row.subject, explicit, scope, exclude=row.memory_id)
     if not candidates:
         return ImportedState(memory=memory, claims=claims, candidates=())
     sets = claim_sets(conn, claims, candidates, scope, memory)
@@ -163,6 +157,14 @@ def imported_state(
         partners=conflicts_model.set_partners(conn, row.memory_id),
         held={c.key: c.stream_id for c in conflicts_of(conn, row.memory_id) if c.key},
         settle=settle_state(conn, sets, candidates, auto_settle=policy.auto_settle) if settles else None,
+    )
+
+
+def _explicit_claims(conn: apsw.Connection, memory_id: int) -> tuple[tuple[str, str, str], ...]:
+    """The claims the memory's writer stated outright (``claims``): they stay when its text is
+    read again."""
+    return tuple(
+        (c.subject, c.attribute, c.value) for c in claims_model.claims_of(conn, memory_id) if c.origin == "explicit"
     )
 
 
