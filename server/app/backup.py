@@ -185,15 +185,22 @@ class _Replay:
 
     def _refuse_erased(self, command: Command) -> None:
         """Recorded as refused (a :class:`WriteReplayed` under its id: replayed once, never pending)."""
-        out = self.out
         op = str((command.request or {}).get("op") or type(command.events[0].data).__name__)
         reason = "refused: the memory it names was erased since the write was backed up"
+        self._record_unlanded(ReplayPin(command, op), reason)
+        self.out["replayed"] += 1
+        self.out["appended"] += 1  # its WriteReplayed record
+        self._count_refusal(command, op, reason)
+
+    def _record_unlanded(self, pin: ReplayPin, refused: str | None) -> None:
+        """A write that landed nothing: its ``WriteReplayed`` record alone (refused, or unchanged)."""
         try:
-            self.storage.record_replay(ReplayPin(command, op), "refused", reason)
+            self.storage.record_replay(pin, "refused" if refused else "unchanged", refused or "")
         except STORAGE_ERRORS as exc:
             raise self._stopped(exc) from None
-        out["replayed"] += 1
-        out["appended"] += 1
+
+    def _count_refusal(self, command: Command, op: str, reason: str) -> None:
+        out = self.out
         out["refused"] += 1
         out["refusals"] = (out["refusals"] + [{"line": command.first_line, "op": op, "error": reason}])[:20]
 
@@ -221,16 +228,12 @@ class _Replay:
             refused = f"invalid_input: {exc}"
         finally:
             storage.replaying = None
-        try:
-            if not pin.landed:
-                storage.record_replay(pin, "refused" if refused else "unchanged", refused or "")
-        except STORAGE_ERRORS as exc:
-            raise self._stopped(exc) from None
+        if not pin.landed:
+            self._record_unlanded(pin, refused)
         out["replayed"] += 1
         out["appended"] += pin.used
         if refused is not None:
-            out["refused"] += 1
-            out["refusals"] = (out["refusals"] + [{"line": command.first_line, "op": op, "error": refused}])[:20]
+            self._count_refusal(command, op, refused)
         elif not pin.landed or tuple(pin.decided) != tuple(type(e.data).__name__ for e in command.events):
             out["decided_anew"] += 1  # other events than offline, or nothing left to write
         else:
