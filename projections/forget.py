@@ -3,12 +3,21 @@ vectors, the context vector embedded with their text, and every derived-cache en
 remaining memory uses (claims, fingerprints and embeddings are cached by their input text).
 
 Run by the erasing process (``server.app.erasure``) and by a runner whose pull brings an
-erasure another machine made, each time right after the read models were folded again."""
+erasure another machine made, each time right after the read models were folded again.
+
+The erasing process marks each memory it erases in ``erasures_unfinished`` inside the write that
+clears the log's rows, and drops the mark when every step after it is done: a process killed in
+between leaves the read models folded from the rows as they were, and the next open finishes
+the job from the marks (``server.app.erasure.finish_unfinished``). The runner creates the table
+beside its checkpoints."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
+
+import apsw
 
 from fact_ledger.ledger.log.events import stored_names
 from fact_ledger.ledger.sql import marks
@@ -16,6 +25,26 @@ from fact_ledger.projections import knn_snapshot, vectors
 from fact_ledger.projections.search.queries import session_neighbours
 
 _RECORDED = stored_names("MemoryRecorded")
+
+
+def mark_unfinished(conn: Any, streams: Iterable[str]) -> None:
+    """In the write that clears the log's rows: these memories' erasure is not finished yet."""
+    conn.executemany("INSERT OR IGNORE INTO erasures_unfinished VALUES(?)", [(s,) for s in sorted(streams)])
+
+
+def unfinished(conn: Any) -> list[str]:
+    """The memories whose erasure a process began and did not finish (it died, or a step failed)."""
+    try:
+        return [r[0] for r in conn.execute("SELECT stream FROM erasures_unfinished ORDER BY stream")]
+    except apsw.SQLError:  # a file from before the table: nothing was marked
+        return []
+
+
+def mark_finished(conn: Any, streams: Iterable[str]) -> None:
+    conn.execute(
+        "DELETE FROM erasures_unfinished WHERE stream IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(streams)),),
+    )
 
 
 def pulled(conn: Any, streams: list[str], touched: set[bytes]) -> None:

@@ -134,8 +134,18 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints(
     position INTEGER NOT NULL
 )
 """
+# The memories whose erasure a process began and did not finish (projections/forget.py).
+_ERASURES_UNFINISHED = """
+CREATE TABLE IF NOT EXISTS erasures_unfinished(
+    stream TEXT PRIMARY KEY
+)
+"""
 # Tables the runner keeps beside the projections (created on open, never dropped by a rebuild).
-_SUPPORT_TABLES = {"projection_checkpoints": _CHECKPOINTS, "derived_cache": derived.SCHEMA}
+_SUPPORT_TABLES = {
+    "projection_checkpoints": _CHECKPOINTS,
+    "derived_cache": derived.SCHEMA,
+    "erasures_unfinished": _ERASURES_UNFINISHED,
+}
 REBUILD_CACHE_KIB = -262144  # page cache during a rebuild: 256 MiB (negative: KiB, SQLite's convention)
 
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypedDict
 
+import apsw
+
 from fact_ledger.ledger.errors import ChainBroken, LogUnreachable
+from fact_ledger.projections import forget
 from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.projections.conflicts.queries import count_by_state
 
@@ -54,10 +57,24 @@ def exit_code(severity: str) -> int:
 
 @check
 def check_integrity(app: Any) -> Check:
-    rows = [r[0] for r in app.conn.execute("PRAGMA quick_check")]
+    """SQLite's ``quick_check`` of the read models' file, on a connection of its own: FTS5's check
+    on a long-lived connection (a console's, a server's) read the index through the structure it
+    had cached, and called the file corrupt once another process had merged its segments."""
+    rows = _quick_check(app.conn)
     if rows == ["ok"]:
         return Check(severity="ok", message="SQLite quick_check passed")
     return Check(severity="critical", message=f"SQLite quick_check: {'; '.join(rows[:3])}")
+
+
+def _quick_check(conn: apsw.Connection) -> list[str]:
+    path = conn.filename
+    if not path:  # an in-memory file has no other connection
+        return [r[0] for r in conn.execute("PRAGMA quick_check")]
+    fresh = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return [r[0] for r in fresh.execute("PRAGMA quick_check")]
+    finally:
+        fresh.close()
 
 
 @check
@@ -104,6 +121,23 @@ def check_read_models_head(app: Any) -> Check:
     if ahead:
         return Check(severity="critical", message=ahead, count=app.store.last_position() - head)
     return Check(severity="ok", message="the read models hold nothing the log does not")
+
+
+@check
+def check_erasures_unfinished(app: Any) -> Check:
+    """An erasure whose process died after the log cleared its rows is finished on open; one
+    that could not be finished (the file busy, the disk full) leaves the erased words in the read
+    models until it is: a person must know."""
+    left = forget.unfinished(app.conn)
+    if not left:
+        return Check(severity="ok", message="every erasure is finished")
+    return Check(
+        severity="critical",
+        message=f"{len(left)} erased memories may still show their words in the read models (an erasure "
+        "did not finish); every open of the ledger tries again: run any ledger command when nothing else "
+        "writes to it",
+        count=len(left),
+    )
 
 
 def _scope(app: Any) -> tuple[str, ...] | None:

@@ -314,3 +314,62 @@ def test_history_and_as_of_answers_say_erased_as_read_does(tmp_path: Path) -> No
         assert app.history(mid)["versions"][-1]["status"] == "erased"
     finally:
         app.close()
+
+
+_ERASE_THEN_DIE = """
+import os, signal, sys
+from fact_ledger.ledger.log.events import AUTH_USER
+from fact_ledger.server.app import erasure
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
+
+def die(*_a, **_k):  # the log has committed the cleared rows and the Erased events: killed here
+    os.kill(os.getpid(), signal.SIGKILL)
+
+erasure._forget_read_models = die
+app = LedgerApp(Settings(db=sys.argv[1], views=sys.argv[2]))
+app.erase(workspace="tom", reason="asked", authorization=AUTH_USER)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("one_file", [False, True])
+def test_an_erase_killed_after_the_log_committed_is_finished_by_the_next_open(tmp_path: Path, one_file: bool) -> None:
+    """A process killed between the log's commit and the read models' fold again left the
+    erased words in the read models for good: ``read`` and as-of ``find`` showed them, ``doctor``
+    said all was well and a second erase was refused. The next open finishes the erasure."""
+    import signal
+    import subprocess
+    import sys
+
+    db = tmp_path / "l.db"
+    settings = Settings(db=str(db), views=str(db) if one_file else "")
+    app = LedgerApp(settings)
+    try:
+        kept = app.remember("the plant needs water on fridays")["memory_id"]
+        gone = [app.remember(f"Tom's alarm code {i} is {MARKER}", workspace="tom")["memory_id"] for i in range(3)]
+    finally:
+        app.close()
+    died = subprocess.run(
+        [sys.executable, "-c", _ERASE_THEN_DIE, str(db), settings.views], capture_output=True, text=True
+    )
+    assert died.returncode == -signal.SIGKILL, died.stderr
+    raw = EventStore(db.with_name("l.views.db") if not one_file else db)
+    try:  # the kill came where it should: the read models folded the Erased events and kept the words
+        assert raw.conn.execute("SELECT count(*) FROM erasures_unfinished").get == 3
+        assert raw.conn.execute("SELECT count(*) FROM memories WHERE content LIKE ?", (f"%{MARKER}%",)).get == 3
+    finally:
+        raw.close()
+    app = LedgerApp(settings)
+    try:
+        for mid in gone:
+            memory = app.read(mid)["memory"]
+            assert (memory["status"], memory["content"]) == ("erased", "[erased]")
+        assert app.find(MARKER)["results"] == []
+        assert app.read(kept)["memory"]["status"] == "active"
+        checks = {c["name"]: c for c in app.doctor()["checks"]}
+        assert checks["erasures_unfinished"]["severity"] == "ok", checks["erasures_unfinished"]
+        assert app.verify()["chain"] == "intact"
+    finally:
+        app.close()
+    assert _bytes_hold(tmp_path, MARKER) == []

@@ -66,6 +66,38 @@ def test_doctor_on_a_ledger_without_findings(ledger: LedgerApp) -> None:
     assert checks["read_models_head"]["severity"] == "ok"
 
 
+def test_doctor_s_integrity_check_holds_after_another_process_merged_the_full_text(tmp_path: Path) -> None:
+    """A long-lived process (the console, a server) ran ``quick_check`` on its own connection:
+    once other processes had written and merged the full-text segments it had cached, FTS5's
+    check called the file corrupt (critical) while ``ledger doctor`` in a new process said ok."""
+    console = _app(tmp_path)
+    try:
+        console.remember("Alpha fact", subject="a")
+        assert _checks(console)["integrity"]["severity"] == "ok"
+        for i in range(6):
+            other = _app(tmp_path)
+            other.remember(f"Beta fact number {i} about port 80{i}", subject=f"b{i}")
+            other.close()
+        other = _app(tmp_path)
+        other.update(1, content="Alpha fact revised")
+        other.close()
+        assert _checks(console)["integrity"] == {
+            "name": "integrity",
+            "severity": "ok",
+            "message": "SQLite quick_check passed",
+        }
+    finally:
+        console.close()
+
+
+def test_doctor_names_an_erasure_that_could_not_be_finished(ledger: LedgerApp) -> None:
+    assert _checks(ledger)["erasures_unfinished"]["severity"] == "ok"
+    ledger.conn.execute("INSERT INTO erasures_unfinished VALUES('0190a000-0000-7000-8000-000000000000')")
+    check = _checks(ledger)["erasures_unfinished"]
+    assert (check["severity"], check["count"]) == ("critical", 1)
+    assert check["message"].startswith("1 erased memories may still show their words")
+
+
 def test_doctor_counts_a_confirmation_only_an_agent_asserted(ledger: LedgerApp) -> None:
     ledger.remember("the CI runner is buildkite", source_type="user_confirmed")
     ledger.remember("the CD runner is argo", source_type="user_confirmed")

@@ -10,6 +10,7 @@ user answered) may erase, never an agent's ``authorized: true``.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -25,6 +26,7 @@ from fact_ledger.projections.write_state import conflicts_of
 from fact_ledger.server.app import credentials
 
 Progress = Callable[[int, int], None]
+logger = logging.getLogger(__name__)
 RECEIPT_KIND = "fact-ledger erasure receipt"
 _RECORDED = (*stored_names("MemoryRecorded"), "WorkingNoted")  # a memory id is this event's position
 
@@ -61,7 +63,7 @@ def erase(
 
     stored, positions = storage.transaction(work)
     memory_ids = [t[0] for t in targets]
-    wiped = forget_everywhere(app, memory_ids, {t[1] for t in targets})
+    wiped = forget_everywhere(storage, memory_ids, {t[1] for t in targets})
     receipt = _receipt(storage, stored, targets, reason)
     out: dict[str, Any] = {"ok": True, "erased": memory_ids, "rows": len(positions), "receipt": receipt}
     if wiped:
@@ -175,6 +177,7 @@ def _erase_in_transaction(
         redactions += [(r.position, erasure.redact(r.type, r.payload)) for r in rows]
     stored = storage.runner.append(events)
     _clear(storage, redactions)
+    forget.mark_unfinished(storage.store.conn, (t[1] for t in targets))
     return [ev for ev in stored if ev.type == "Erased"], [p for p, _ in redactions]
 
 
@@ -204,6 +207,7 @@ def clear_named(storage: Any, stored: Iterable[StoredEvent]) -> set[str]:
     redactions = [(r.position, erasure.redact(r.type, r.payload)) for r in live if named[r.event_id] == r.seal]
     if redactions:
         _clear(storage, redactions)
+    forget.mark_unfinished(storage.store.conn, streams)
     return streams
 
 
@@ -245,18 +249,32 @@ def seal_log(storage: Any, progress: Progress | None = None) -> dict[str, Any]:
 
 
 # -- everywhere else ----------------------------------------------------------------------------
-def forget_everywhere(app: Any, memory_ids: list[int], streams: set[str]) -> str | None:
+def forget_everywhere(storage: Any, memory_ids: list[int], streams: set[str]) -> str | None:
     """After the rows were cleared: the read models, the derived cache, the backup and the files'
-    old bytes; a notice when the log's own store could not be wiped (a PostgreSQL role)."""
-    _forget_read_models(app, memory_ids)
-    app.storage.backup_log.forget(streams)
-    return _wipe(app.storage)
+    old bytes; a notice when the log's own store could not be wiped (a PostgreSQL role). The
+    erasure's marks go last: a process that dies before leaves them for the next open."""
+    _forget_read_models(storage, memory_ids)
+    storage.backup_log.forget(streams)
+    notice = _wipe(storage)
+    conn = storage.store.conn
+    storage.store.write(lambda: forget.mark_finished(conn, streams))
+    return notice
 
 
-def _forget_read_models(app: Any, memory_ids: list[int]) -> None:
+def finish_unfinished(storage: Any) -> list[str]:
+    """On open: an erasure whose process died (or failed) after the log cleared its rows, and
+    before the read models, the caches, the backup and the files' old bytes followed, is
+    finished now. Returns the memories' stream ids (none: nothing to do)."""
+    streams = forget.unfinished(storage.store.conn)
+    if streams:
+        logger.warning("finishing the erasure of %d memories that a process began and did not finish", len(streams))
+        forget_everywhere(storage, memory_ids_of(storage.store, streams), set(streams))
+    return streams
+
+
+def _forget_read_models(storage: Any, memory_ids: list[int]) -> None:
     """Fold the read models again from the cleared log (what ``rebuild`` gives), drop the erased
     memories' vectors, and keep in the derived cache only what the remaining memories use."""
-    storage = app.storage
     touched: set[bytes] = set()
     with derived.recording(touched):
         storage.runner.rebuild()

@@ -502,6 +502,7 @@ class LedgerApp:
                 field="projection",
             ) from None
         self.storage.forget_pulled_erasures()  # a rebuild pulls too: another machine's erasure may come with it
+        self.storage.finish_erasures()  # an erasure left unfinished: the rebuild alone keeps the old bytes
         return {"ok": True, "events": count, "projections": sorted([projection] if projection else self.runner.by_name)}
 
     @storage_call

@@ -52,6 +52,7 @@ from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections.runner import SETTLE_EVERY, ProjectionRunner, Projector
 from fact_ledger.server.app.backup_log import BackupLog
 from fact_ledger.server.app.backup_state import BackupState
+from fact_ledger.server.app.erasure import finish_unfinished
 from fact_ledger.server.app.replay_pin import ReplayPin
 from fact_ledger.server.app.storage_errors import OPEN_ERRORS as _OPEN_ERRORS
 from fact_ledger.server.app.storage_errors import STORAGE_ERRORS, reason_of
@@ -167,6 +168,7 @@ class Storage(BackupState):
         try:
             self.log, self.store, self.runner = self._open_real()
             self.forget_pulled_erasures()
+            self.finish_erasures()
         except LogUnreachable as exc:
             if not self._open_offline(exc):
                 self._enter_shadow(exc)
@@ -364,6 +366,7 @@ class Storage(BackupState):
         self.shadow, self.degraded = False, None
         old.close()
         self.forget_pulled_erasures()
+        self.finish_erasures()
 
     def _note_failure(self, exc: BaseException) -> None:
         self.not_a_ledger = isinstance(exc, (MissingDatabase, NotALedger))
@@ -506,6 +509,15 @@ class Storage(BackupState):
         streams, self.runner.pulled_erasures = self.runner.pulled_erasures, []
         if streams:
             self.forget_erased(streams, self.store)
+
+    def finish_erasures(self) -> None:
+        """An erasure this file marks unfinished (its process died after the log cleared the
+        rows), finished: until then the read models may still show the erased words. A failure
+        leaves the marks for the next open (``doctor`` reports them)."""
+        try:
+            finish_unfinished(self)
+        except STORAGE_ERRORS as exc:
+            logger.warning("an unfinished erasure could not be finished now (%s); the next open tries again", exc)
 
     def forget_erased(self, streams: list[str], copy: EventStore) -> None:
         """What this machine keeps outside the log of the memories ``streams``, gone: the backup

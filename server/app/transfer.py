@@ -201,7 +201,7 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
     }
     if erased:  # another ledger's erasure came in: its rows here were cleared with it
         ids = memory_ids_of(app.storage.store, erased)
-        wiped = forget_everywhere(app, ids, erased)
+        wiped = forget_everywhere(app.storage, ids, erased)
         out["erased"] = ids
         out["notices"] = [f"erased here too, as the file's Erased events name them: {', '.join(f'#{i}' for i in ids)}"]
         if wiped:
