@@ -57,10 +57,12 @@ class OpenSet(msgspec.Struct, frozen=True, kw_only=True):
 
 def suggestion_id(conflict_id: int, members: Sequence[Member]) -> str:
     """A name for the set's settlement as the set stands: its id and a digest of every member's
-    stream and value. Any member joining, leaving or changing its value yields another id."""
+    stream, value and everything arbitration reads of it (trust, lock, times, confidence, who
+    vouched). Any member joining, leaving, changing its value or its standing yields another id:
+    an id that outlived a confirmation would apply another winner than the one it was shown with."""
     digest = hashlib.sha256()
     for m in sorted(members, key=lambda m: m.stream_id):
-        digest.update(f"{m.stream_id}\x1f{m.value_norm}\x1e".encode())
+        digest.update(f"{m.stream_id}\x1f{m.value_norm}\x1f".encode() + msgspec.json.encode(m.side) + b"\x1e")
     return f"{SUGGESTION_PREFIX}{conflict_id}-{digest.hexdigest()[:12]}"
 
 

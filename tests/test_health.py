@@ -137,6 +137,9 @@ def test_a_suggestion_id_names_the_set_as_it_stands() -> None:
     c = health.Member(side=side, stream_id="b", value="3", value_norm="3")
     assert health.suggestion_id(7, [a, b]) == health.suggestion_id(7, [b, a])
     assert health.suggestion_id(7, [a, b]) != health.suggestion_id(7, [a, c])
+    # a confirmation of one member moves the leader: the id that named the old settlement is stale
+    confirmed = msgspec.structs.replace(b, side=msgspec.structs.replace(side, source_type="user_confirmed"))
+    assert health.suggestion_id(7, [a, b]) != health.suggestion_id(7, [a, confirmed])
     assert health.conflict_of_suggestion("settle-7-x") is None and health.conflict_of_suggestion("7") is None
 
 

@@ -91,7 +91,7 @@ ACTIONS: dict[str, Action] = {
 Preview = dict[str, Any]  # ``items``: (role, memory) pairs the page shows; ``guarded``: ids a person confirmed
 
 
-def _person_confirmed(memory: dict[str, Any]) -> bool:
+def person_confirmed(memory: dict[str, Any]) -> bool:
     return memory.get("protection") == "locked" or memory.get("source_type") == "user_confirmed"
 
 
@@ -110,7 +110,7 @@ def preview(app: LedgerApp, name: str, target: int, values: dict[str, Any]) -> P
         losers = [m for m in members if m is not winner and m["status"] == "active" and m["value"] != winner["value"]]
         return {
             "items": [("will_win", winner)] + [("will_be_superseded", m) for m in losers],
-            "guarded": [m["memory_id"] for m in losers if _person_confirmed(m)],
+            "guarded": [m["memory_id"] for m in losers if person_confirmed(m)],
         }
     memory = app.read(target)["memory"]
     _check_tier(name, memory, "memory_id")
@@ -119,7 +119,7 @@ def preview(app: LedgerApp, name: str, target: int, values: dict[str, Any]) -> P
         _check_tier(name, winner, "winner_id")
         return {
             "items": [("will_win", winner), ("will_be_superseded", memory)],
-            "guarded": [target] if _person_confirmed(memory) else [],
+            "guarded": [target] if person_confirmed(memory) else [],
         }
     return {"items": [("the_memory", memory)], "guarded": []}
 

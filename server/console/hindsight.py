@@ -15,6 +15,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
 from fact_ledger.ledger.errors import InvalidInput, LedgerError, NotFound
 from fact_ledger.ledger.log.events import AUTH_USER
+from fact_ledger.server.console.actions import person_confirmed
 from fact_ledger.server.console.web import error_page, ledger, render
 
 
@@ -61,36 +62,43 @@ def _texts(request: Request, ids: list[int]) -> list[dict[str, Any]]:
 
 
 async def apply(request: Request) -> Response:
+    """Apply a suggestion of the health report: a confirmation page says who wins and which
+    texts are superseded; a fact a person confirmed among them needs one more tick, as a
+    resolve on the conflict page does (``server.console.actions``)."""
     form = dict(await request.form())
     if not request.app.state.guard.csrf_ok(form.get("csrf")):
         return PlainTextResponse("missing or wrong CSRF token: nothing was recorded", status_code=403)
     suggestion_id = str(form.get("suggestion_id", "")).strip()
     app = ledger(request)
     try:
-        if form.get("confirmed") != "yes":
-            cluster = next(
-                (c for c in app.health(limit=200)["clusters"] if c["suggestion"]["suggestion_id"] == suggestion_id),
-                None,
+        cluster = next(
+            (c for c in app.health(limit=200)["clusters"] if c["suggestion"]["suggestion_id"] == suggestion_id),
+            None,
+        )
+        if cluster is None:  # the set changed (a member joined, left, or was confirmed): another suggestion now
+            raise InvalidInput(
+                "the suggestion is stale: the set changed; look at the report again", field="suggestion_id"
             )
-            if cluster is None:
-                raise InvalidInput(
-                    "the suggestion is stale: the set changed; look at the report again", field="suggestion_id"
-                )
-            s = cluster["suggestion"]
-            if s["kind"] != "settle":
-                raise InvalidInput(
-                    "no rule decides this set: a person chooses on its conflict page", field="suggestion_id"
-                )
+        s = cluster["suggestion"]
+        if s["kind"] != "settle":
+            raise InvalidInput("no rule decides this set: a person chooses on its conflict page", field="suggestion_id")
+        losers = _texts(request, s["supersedes"])
+        guarded = [m["memory_id"] for m in losers if person_confirmed(m)]
+        unintended = bool(guarded) and form.get("guarded_ok") != "yes"
+        if form.get("confirmed") != "yes" or unintended:
             items = [("will_win", m) for m in _texts(request, [s["winner_id"]])]
-            items += [("will_be_superseded", m) for m in _texts(request, s["supersedes"])]
+            items += [("will_be_superseded", m) for m in losers]
             return render(
                 request,
                 "health_confirm.html",
+                code=409 if form.get("confirmed") == "yes" else 200,  # asked again: nothing was recorded
                 action="apply",
                 describe="apply_describe",
                 fields={"conflict": cluster["conflict_id"], "winner": s["winner_id"], "n": len(s["supersedes"])},
                 hidden={"suggestion_id": suggestion_id},
                 items=items,
+                guarded=guarded,
+                refused=form.get("confirmed") == "yes",
             )
         result = app.apply_suggestion(suggestion_id, authorization=AUTH_USER)
     except LedgerError as exc:

@@ -40,6 +40,7 @@ def test_a_suggestion_is_applied_and_undone_from_the_health_page(page: Any, cons
     cluster.locator("button.act-apply").click()
     assert f"Settle conflict #{conflict} for #{ids[-1]}" in page.inner_text("#confirm-text")
     assert page.locator(".confirm-item").count() == len(BUDGETS) and console.events() == before
+    page.check("#guarded-ok")  # the CLI wrote them: facts a person confirmed, superseded only with the tick
     page.click("#confirm-yes")
     assert page.url.startswith(f"{console.base}/health?done=apply")
     assert console.events() == before + (len(BUDGETS) - 1) + 2  # Superseded each, ConflictResolved, ChangeRecorded
@@ -107,3 +108,56 @@ def test_a_stale_undo_form_is_refused_before_its_confirmation_page(console: Cons
     status, page, _ = _request(console, "POST", "/health/undo", body={"change_id": change, "csrf": console.csrf()})
     assert status == 400 and "already undone" in page and "Will be reinstated" not in page
     assert 'name="confirmed"' not in page and console.events() == before
+
+
+def _port_set(console: Console, subject: str) -> tuple[int, list[int], str]:
+    """Two values of one port a person gave at the command line (user_confirmed, locked), a
+    month apart (the later leads by event time): the set, its members and its suggestion."""
+    from fact_ledger.server.app.facade import LedgerApp
+    from fact_ledger.server.config import Settings
+
+    ids = []
+    for month, port in ((1, 2501), (2, 2502)):
+        args = ["remember", f"The {subject} API listens on port {port}", "--subject", subject]
+        args += ["--event-time", f"2025-0{month}-01T00:00:00Z", "--db", console.db, "--json"]
+        ids.append(json.loads(ledger_cli(*args, check=True).stdout)["memory_id"])
+    app = LedgerApp(Settings(db=console.db, client="test-writer"))
+    try:
+        [cluster] = [c for c in app.health(limit=200)["clusters"] if c["claim"]["subject"] == subject]
+    finally:
+        app.close()
+    assert cluster["suggestion"]["winner_id"] == ids[1]
+    return cluster["conflict_id"], ids, cluster["suggestion"]["suggestion_id"]
+
+
+def test_a_suggestion_shown_before_its_set_changed_is_refused(console: Console) -> None:
+    """The suggestion's id named the set's members and values only: after the older value's
+    event time was corrected (or a member confirmed), "Yes" on the page that said #2 wins made
+    #1 win and superseded #2."""
+    conflict, ids, suggestion = _port_set(console, "zephyr")
+    ledger_cli("update", str(ids[0]), "--event-time", "2025-03-01T00:00:00Z", "--db", console.db, check=True)
+    before = console.events()
+    body = {"suggestion_id": suggestion, "csrf": console.csrf(), "confirmed": "yes", "guarded_ok": "yes"}
+    status, page, _ = _request(console, "POST", "/health/apply", body=body)
+    assert status == 400 and "stale" in page and console.events() == before
+    shown = json.loads(ledger_cli("conflict", str(conflict), "--db", console.db, "--json", check=True).stdout)
+    assert shown["conflict"]["state"] == "open"
+
+
+def test_applying_a_suggestion_that_supersedes_a_confirmed_fact_needs_the_extra_tick(console: Console) -> None:
+    """Health's Apply superseded a locked, user-confirmed fact with no tick, where Resolve on the
+    conflict page asks for one; the confirmation page did not say the fact was locked."""
+    _conflict, ids, suggestion = _port_set(console, "boreas")
+    body = {"suggestion_id": suggestion, "csrf": console.csrf()}
+    status, page, _ = _request(console, "POST", "/health/apply", body=body)
+    assert status == 200 and 'id="guarded-ok"' in page and f'class="warn guarded" data-id="{ids[0]}"' in page
+    assert "locked" in page
+    before = console.events()
+    status, page, _ = _request(console, "POST", "/health/apply", body={**body, "confirmed": "yes"})
+    assert status == 409 and 'id="guarded-needed"' in page and console.events() == before
+    status, _, headers = _request(
+        console, "POST", "/health/apply", body={**body, "confirmed": "yes", "guarded_ok": "yes"}
+    )
+    assert status == 303 and headers["location"].startswith("/health?done=apply")
+    shown = json.loads(ledger_cli("read", str(ids[0]), "--db", console.db, "--json", check=True).stdout)
+    assert shown["memory"]["status"] == "superseded"
