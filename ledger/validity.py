@@ -8,8 +8,9 @@ and at the latest its own winner's start. A value that arrives late, older than 
 there ("7070 since Nov 1" recorded after "8080 since Nov 10" and "9090 since Nov 20"), is
 superseded by the head but was true only until Nov 10; one that lands between two (since Nov 15)
 ends the earlier one (8080 until Nov 15). A loser whose winner is older than itself (the user
-confirmed the older value) ends at its winner's start, as a supersession always did: it never was
-in force, and it cuts no other value short.
+confirmed the older value) never was in force: its interval is empty, ending where it starts
+(:func:`not_before`: an end before the start read as a bar drawn backwards, "valid from 13:54:59
+until 13:54:57"), and it cuts no other value short.
 """
 
 from __future__ import annotations
@@ -30,5 +31,11 @@ def chain_ends(head: int, head_from: str, losers: Iterable[tuple[int, str, int |
     for memory, since, _ in losers:
         until = winner_from[memory]
         later = [v for v in in_force if v > since] if until > since else []
-        ends[memory] = min(until, later[0]) if later else until  # never past its own winner's start
+        ends[memory] = not_before(since, min(until, later[0]) if later else until)  # never past its winner's start
     return ends
+
+
+def not_before(since: str, until: str) -> str:
+    """A value's end as stored and shown: at the earliest its own start (an empty interval), for
+    an end that came from an older winner, a retirement dated before it, or a start corrected later."""
+    return max(since, until)

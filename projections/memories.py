@@ -34,7 +34,7 @@ from fact_ledger.ledger.log.events import (
 from fact_ledger.ledger.normalize import normalize_text
 from fact_ledger.ledger.retention import ARCHIVABLE_STATUSES, ArchiveCandidate
 from fact_ledger.ledger.sql import marks
-from fact_ledger.ledger.validity import CHAIN_LIMIT, chain_ends
+from fact_ledger.ledger.validity import CHAIN_LIMIT, chain_ends, not_before
 from fact_ledger.projections.memory_row import JSON_COLUMNS, CurrentMemory
 from fact_ledger.projections.rows import typed_row
 from fact_ledger.projections.runner import DeferringProjector
@@ -335,7 +335,7 @@ class MemoriesProjector(DeferringProjector):
     name = "memories"
     # 2: the memories_retired_by index; 3: restatements (ledger.restatement); 4: a superseded
     # memory ends where the next value of its chain took over (ledger.validity)
-    version = 4
+    version = 5  # 5: an end before the start is an empty interval (ledger.validity.not_before)
     tables = ("memories", "memory_versions", "memory_restatements")
     handles = frozenset({"MemoryRecorded", "DuplicateSighted", "Restated", *(cls.__name__ for cls in _STATE_EVENTS)})
 
@@ -374,6 +374,8 @@ class MemoriesProjector(DeferringProjector):
             return
         was_superseded_by = row["superseded_by"]
         _fold_state(conn, row, event, data)
+        if row["valid_to"] is not None:
+            row["valid_to"] = not_before(row["event_time"], row["valid_to"])
         row["version"] += 1
         row["updated_at"] = event.recorded_at
         row["last_position"] = event.position

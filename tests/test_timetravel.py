@@ -189,7 +189,11 @@ def test_a_loser_to_an_older_confirmed_value_stays_never_in_force(app: LedgerApp
     supersede(app, newer["memory_id"], confirmed["memory_id"])  # the person kept the older value
     latest = app.remember("The staging API listens on port 7070", subject="staging", event_time=JUL.format(20))
     supersede(app, confirmed["memory_id"], latest["memory_id"])
-    assert app.read(newer["memory_id"])["memory"]["valid_to"] == JUL.format(5)  # its winner's start, as before
+    # never in force: an empty interval at its own start (its winner's start, the 5th, came before it)
+    assert app.read(newer["memory_id"])["memory"]["valid_to"] == JUL.format(8)
+    [interval] = [i for i in app.timeline(subject="staging")["intervals"] if i["memory_id"] == newer["memory_id"]]
+    assert (interval["valid_from"], interval["valid_to"]) == (JUL.format(8), JUL.format(8))
+    assert ids(app.find("staging api port", as_of_event_time=JUL.format(8))) == [confirmed["memory_id"]]
     assert app.read(confirmed["memory_id"])["memory"]["valid_to"] == JUL.format(20)
     assert ids(app.find("staging api port", as_of_event_time=JUL.format(10))) == [confirmed["memory_id"]]
 

@@ -120,6 +120,8 @@ def reference_fold(events: list[StoredEvent]) -> dict[str, dict[str, Any]]:
                 _retime(mem, d.winner)
         elif isinstance(d, MemoryArchived):
             m["status"] = "archived"
+        if m["valid_to"] is not None:  # never an end before the start: an empty interval
+            m["valid_to"] = max(m["valid_from"], m["valid_to"])
     for m in mem.values():
         m["superseded_by"] = mem[m["winner"]]["memory_id"] if m["winner"] else None
     return {str(m["memory_id"]): m for m in mem.values()}
@@ -144,7 +146,7 @@ def _retime(mem: dict[str, dict[str, Any]], stream: str) -> None:
     for s in chain:
         mine, winners = start[s], start[mem[s]["winner"]]
         later = [v for v in in_force if v > mine] if winners > mine else []
-        mem[s]["valid_to"] = min(winners, later[0]) if later else winners
+        mem[s]["valid_to"] = max(mine, min(winners, later[0]) if later else winners)
 
 
 def reference_status(m: dict[str, Any], at: str | None) -> str | None:

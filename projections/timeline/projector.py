@@ -48,7 +48,7 @@ from fact_ledger.ledger.log.events import (
     stream_refs,
 )
 from fact_ledger.ledger.sql import insert_rows
-from fact_ledger.ledger.validity import CHAIN_LIMIT, chain_ends
+from fact_ledger.ledger.validity import CHAIN_LIMIT, chain_ends, not_before
 from fact_ledger.projections.runner import DeferredRows
 from fact_ledger.projections.search.index import SearchProjector, compact, tune_for_small_writes
 from fact_ledger.projections.timeline.rows import (
@@ -132,8 +132,9 @@ class TimelineProjector:
     # 100 + the search version; 200 +: a superseded memory ends where the next value of its
     # chain took over (a value that arrives late, _retime_chain); 300 +: a claim set's members
     # are linked (history and audit by memory show the collisions a memory took part in), an
-    # erasure is a version that ends the memory (history said "active" where read said "erased")
-    version = 300 + SearchProjector.version
+    # erasure is a version that ends the memory (history said "active" where read said "erased");
+    # 400 +: an end before the start is an empty interval (ledger.validity.not_before)
+    version = 400 + SearchProjector.version
     tables = ("tt_memories", "tt_states", "tt_texts", "tt_links", "tt_marks")
     handles = frozenset(EVENT_TYPES)
     after_commit = True  # no write decides on it; it reads only its own tables and the event
@@ -273,6 +274,8 @@ def _change(
     if current is None:  # an event about a memory this ledger never saw: nothing to fold
         return None
     state = {**current, **changes, "known_from": event.position, "known_to": None}
+    if state["valid_to"] is not None:
+        state["valid_to"] = not_before(state["valid_from"], state["valid_to"])
     if bump:
         state["version"] = current["version"] + 1
     if text is not None:
