@@ -239,3 +239,34 @@ def test_serve_replays_a_local_backup_once_the_file_takes_writes_again(tmp_path:
     assert "memory_review audit" in notice  # a tool and view the server has (it said memory_history)
     assert app.conn.execute("SELECT count(*) FROM memories WHERE content='written while locked'").get == 1
     app.close()
+
+
+def test_serve_replays_once_the_lock_is_gone_without_waiting_for_a_write(tmp_path: Path, locker, monkeypatch) -> None:
+    """After the other process let go, ``ledger serve`` kept saying the database was locked and
+    held the backed-up write until some agent wrote again (which then landed before it): the
+    once-a-second look (``replay_due``) probes the lock and replays at once."""
+    hold, release = locker
+    monkeypatch.setattr(Storage, "REOPEN_INTERVAL_S", 0.0)
+    s = load_settings(
+        {"db": str(tmp_path / "ledger.db"), "backup": str(tmp_path / "backup.jsonl"), "create": True},
+        env={"LEDGER_BUSY_TIMEOUT_MS": "300"},
+    )
+    app = LedgerApp(s)
+    try:
+        app.storage.auto_replay = True
+        app.remember("written before the lock")
+        proc = hold(Path(s.db))
+        assert app.remember("written while locked")["backup_only"]
+        started = time.monotonic()
+        app.replay_due()  # still locked: the probe waits for nothing, nothing replays
+        assert time.monotonic() - started < 0.25
+        assert app.status()["degraded"]["reason"] == "locked"
+        release(proc)
+        app.replay_due()
+        status = app.status()
+        assert status["degraded"] is None and status["pending_backup"] is None
+        assert "1 backed-up write(s) replayed" in (app.backup_notice() or "")
+        rows = app.conn.execute("SELECT memory_id, content FROM memories ORDER BY memory_id").fetchall()
+        assert [c for _m, c in rows] == ["written before the lock", "written while locked"]
+    finally:
+        app.close()

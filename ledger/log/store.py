@@ -240,6 +240,22 @@ class EventStore:
                 time.sleep(delay * (1 + random.random()))
                 delay = min(delay * 2, 0.2)
 
+    def takes_a_writer_now(self) -> bool:
+        """Whether a write could begin at once (no other connection holds the write lock): a
+        probe that waits for nothing and writes nothing. False inside this connection's own
+        transaction."""
+        if not self.conn.get_autocommit():
+            return False
+        self.conn.set_busy_timeout(0)
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except apsw.BusyError:
+            return False
+        finally:
+            self.conn.set_busy_timeout(self.busy_timeout_ms)
+        self.conn.execute("ROLLBACK")
+        return True
+
     def commit_write(self) -> None:
         self.conn.execute("COMMIT")
         self._checkpoint_if_large(CHECKPOINT_FRAMES_INLINE)

@@ -65,6 +65,9 @@ class BackupState:
     def transaction(self, work: Callable[[], Any]) -> Any:
         raise NotImplementedError
 
+    def lock_free(self) -> bool:
+        raise NotImplementedError
+
     def new_stream_id(self) -> str:
         """The stream of a memory a write is about to record: a replayed write keeps its own."""
         pin = self.replaying
@@ -180,7 +183,10 @@ class BackupState:
             return
         if self.shadow or self.offline or time.monotonic() < self._replay_at:
             return
-        if self.degraded is not None and self.degraded.get("reason") != "log_unreachable":
+        reason = self.degraded.get("reason") if self.degraded is not None else None
+        if reason == "locked" and self.lock_free():
+            self.degraded = None  # the other writer let go: writes are taken again, and status says so
+        elif reason is not None and reason != "log_unreachable":
             return  # a local file still locked, read-only or full: its next accepted write clears this
         if not self.backup_log.scan():
             return
