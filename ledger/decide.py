@@ -48,7 +48,7 @@ from fact_ledger.ledger.log.events import (
     Superseded,
 )
 from fact_ledger.ledger.normalize import content_hash
-from fact_ledger.ledger.trust import DEFAULT_CONFIDENCE, default_protection
+from fact_ledger.ledger.trust import default_confidence, default_protection
 
 
 class RememberCommand(msgspec.Struct, kw_only=True):
@@ -315,7 +315,7 @@ def writer_facts(cmd: RememberCommand, stream: str, recorded_at: str) -> MemoryF
         subject=cmd.subject,
         event_time=cmd.event_time,
         recorded_at=recorded_at,
-        confidence=cmd.confidence if cmd.confidence is not None else DEFAULT_CONFIDENCE[cmd.source_type],
+        confidence=cmd.confidence if cmd.confidence is not None else default_confidence(cmd.source_type, authorization),
         confirmed_via=authorization if cmd.source_type == "user_confirmed" else "",
     )
 

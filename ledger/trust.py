@@ -31,6 +31,13 @@ def effective_trust(source_type: str, confirmed_via: str) -> int:
     return trust_of(source_type)
 
 
+def default_confidence(source_type: str, confirmed_via: str) -> float:
+    """The confidence a write that gives none is stored with: its effective trust on a 0..1
+    scale. An agent's ``user_confirmed`` label got 1.0 and so out-ranked the agent's other word
+    on confidence, though it ranks as that word in every other respect."""
+    return effective_trust(source_type, confirmed_via) / 100
+
+
 def default_protection(source_type: str, authorization: str = AUTH_USER) -> str:
     """User-confirmed facts are locked the moment they are written — when a person confirmed
     them (the user channel). From the agent channel the label stays, unlocked."""

@@ -78,6 +78,24 @@ def test_an_agent_asserted_label_is_trusted_as_the_agents_word_on_rule_three(app
     assert verdict["winner_id"] == document and verdict["rule"] == "source_type"
 
 
+def test_an_agent_asserted_label_does_not_outrank_the_agents_word_on_confidence(app: LedgerApp) -> None:
+    """The label was stored with the confidence a person's confirmation gets (1.0): against an
+    agent's write at the same time it led "by confidence (1 > 0.45)", though ranked as the agent's word."""
+    t = "2025-07-01T00:00:00Z"
+    plain = app.remember("the cache port is 7000", event_time=t)
+    asserted = app.remember("the cache port is 7001", source_type="user_confirmed", event_time=t)
+    assert (
+        app.read(asserted["memory_id"])["memory"]["confidence"] == app.read(plain["memory_id"])["memory"]["confidence"]
+    )
+    assert app.read(asserted["memory_id"])["memory"]["confidence"] == 0.45
+    verdict = app.compare(plain["memory_id"], asserted["memory_id"])["verdict"]
+    assert verdict["rule"] != "confidence", verdict["reasons"]
+    a_person = app.remember(
+        "the cache port is 7002", source_type="user_confirmed", event_time=t, authorization=AUTH_USER
+    )
+    assert app.read(a_person["memory_id"])["memory"]["confidence"] == 1.0  # a person's confirmation: as before
+
+
 def test_a_user_channel_confirmation_still_locks_and_wins_on_rule_one(app: LedgerApp) -> None:
     confirmed = app.remember(
         "The staging API listens on port 7070",

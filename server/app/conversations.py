@@ -34,7 +34,7 @@ from fact_ledger.ledger.log.events import (
 )
 from fact_ledger.ledger.normalize import content_hash, normalize_text
 from fact_ledger.ledger.promotion import DEFAULT_RULE, SIGNALS, USER_RULE, Signal, assess
-from fact_ledger.ledger.trust import DEFAULT_CONFIDENCE
+from fact_ledger.ledger.trust import default_confidence
 from fact_ledger.ledger.working import match_score, select_set
 from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
@@ -113,7 +113,7 @@ class Conversations(Service):
         clean, masked = self.writes._without_secrets({"content": content, **fields}, lambda: target, on_secret)
         clean = written_fields(clean)
         if clean.get("confidence") is None:  # as a direct write of it would have: promoted, it keeps it
-            clean["confidence"] = DEFAULT_CONFIDENCE[clean.get("source_type") or "agent_generated"]
+            clean["confidence"] = default_confidence(clean.get("source_type") or "agent_generated", authorization)
         digest = content_hash(clean["content"])
         subject_norm = normalize_text(clean["subject"])
         stream = uuid7()
