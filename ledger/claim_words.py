@@ -18,6 +18,9 @@ ALIASES = (
     (re.compile(r"版本号?"), " version "),
     (re.compile(r"'s\b|’s\b"), " "),  # a possessive (POSSESSIVE below, on one word)
     (re.compile(r"现在的?|目前的?|当前的?|如今的?"), " "),  # when it holds is not what it is
+    # whom one reports to, said another way: "Bob's boss", "张三的上级" are "Bob's manager", "张三的经理"
+    (re.compile(r"\bboss\b|\bsupervisor\b|\bline manager\b"), " manager "),
+    (re.compile(r"直属上级|上级|上司"), "经理"),
 )
 POSSESSIVE = re.compile(r"['’]s$")
 # "X reports to Y" (now, still, directly): who X's manager is
@@ -25,6 +28,11 @@ REPORTS_TO = re.compile(
     r"^(?P<x>.+?)\s+(?:(?:now|still|currently|directly)\s+)*reports?\s+(?:directly\s+)?to\s+(?P<y>\S.*)$",
     re.IGNORECASE,
 )
+# "X（现在）向 Y 汇报": X's manager is Y, as "X reports to Y"; "不再向 Y 汇报" says no claim
+REPORTS_TO_ZH = re.compile(
+    r"^(?P<x>[^，。,;；\s]+?)(?:现在|目前|如今|仍然|还是|直接)*向(?P<y>[^，。,;；\s]+?)汇报(?:工作)?[。.!！]?$"
+)
+NEGATED_ZH = re.compile(r"不再|不|没有|没")
 # A value that is where something is reached: a URL, a host name, an e-mail address. "The VPN
 # portal is at vpn.example.com" and "Link to the VPN portal is https://…" are one slot: "at"
 # says nothing more about an address (it does about a place: "Bob is at home", "in Berlin").

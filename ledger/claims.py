@@ -54,6 +54,7 @@ from fact_ledger.ledger.claim_words import (
     LIKE_ZH,
     MOVED,
     NEGATED_LEFT,
+    NEGATED_ZH,
     NOT_A_TASTE,
     PERSONS,
     POSSESSIVE,
@@ -62,6 +63,7 @@ from fact_ledger.ledger.claim_words import (
     QUESTION_START,
     RELATIONS,
     REPORTS_TO,
+    REPORTS_TO_ZH,
     SENTENCES,
     SLOT_FILLERS,
     SPEAKER_LABEL,
@@ -193,6 +195,11 @@ def _reports_to_claim(clause: str, subject: str) -> Claim | None:
     "Bob now reports to Dan" form one set. Not a hedge, a negation ("no longer reports to") or a
     question."""
     text = unicodedata.normalize("NFKC", clause).strip()
+    chinese = REPORTS_TO_ZH.match(text)
+    if chinese is not None:
+        if NEGATED_ZH.search(chinese["x"]) or HEDGED.search(text):
+            return None
+        return _clause_claim(f"{chinese['x']}的经理是{chinese['y']}", subject)
     match = REPORTS_TO.match(text)
     folded = text.lower()
     if match is None or HEDGED.search(folded) or QUESTION_START.match(folded):

@@ -67,11 +67,12 @@ for _names, _canon, _factor in (
     (("h", "hr", "hrs", "hour", "hours", "小时", "个小时"), "s", 3600),
     (("d", "day", "days", "天"), "s", 86400),
     (("%", "percent", "pct", "百分之"), "%", 1),
-    (("b", "byte", "bytes"), "b", 1),
-    (("kb", "kib"), "b", 1024),
-    (("mb", "mib"), "b", 1024**2),
-    (("gb", "gib"), "b", 1024**3),
-    (("tb", "tib"), "b", 1024**4),
+    (("wk", "wks", "week", "weeks", "个星期"), "s", 604800),
+    (("b", "byte", "bytes", "字节"), "b", 1),
+    (("kb", "kib", "kilobyte", "kilobytes", "kibibyte", "kibibytes", "千字节"), "b", 1024),
+    (("mb", "mib", "megabyte", "megabytes", "mebibyte", "mebibytes", "兆字节"), "b", 1024**2),
+    (("gb", "gib", "gigabyte", "gigabytes", "gibibyte", "gibibytes", "吉字节"), "b", 1024**3),
+    (("tb", "tib", "terabyte", "terabytes", "tebibyte", "tebibytes", "太字节"), "b", 1024**4),
     (("个", "人", "次", "台", "条", "items", "item", "users", "user", "people", "times", "requests"), "count", 1),
 ):
     for _name in _names:

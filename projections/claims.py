@@ -108,8 +108,9 @@ class ClaimsProjector(DeferringProjector):
     # "phone number", not "s phone number"); a time with a weekday after it ("at 10:30 on
     # Mondays") is that time, not the number 10; "at" before an address (a host name, an e-mail)
     # is "is", as before a URL; "X reports to Y" is X's manager; 8: a capitalised negation before
-    # "reports to" ("Bob No longer reports to Carol") says no claim
-    version = 8
+    # "reports to" ("Bob No longer reports to Carol") says no claim; 9: byte units and weeks spelled
+    # out ("5 megabytes" is "5 MB"), "boss", "supervisor", "上级" are a manager, "X 向 Y 汇报" is X's manager
+    version = 9
     tables = ("claims",)
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

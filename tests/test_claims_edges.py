@@ -369,3 +369,37 @@ def test_reports_to_is_the_slot_of_who_the_manager_is() -> None:
 )
 def test_reports_to_says_nothing_when_negated_hedged_or_asked(content: str) -> None:
     assert extract_claims(content) == ()
+
+
+def test_whom_one_reports_to_said_another_way_is_the_same_slot() -> None:
+    """ "Bob's boss is now Erin", "张三的上级是王五" and "张三现在向王五汇报" each stood apart from
+    "… manager is …" / "…的经理是…": no set formed, and ``find`` answered the old manager first."""
+    (manager,) = extract_claims("Bob's manager is Carol")
+    for other in ("Bob's boss is now Erin", "Bob's supervisor is Erin"):
+        (said,) = extract_claims(other)
+        assert collides(manager, said) and said.value_norm == "erin", other
+    (jingli,) = extract_claims("张三的经理是李四")
+    for other in ("张三的上级是王五", "张三现在向王五汇报", "张三向王五汇报工作"):
+        (said,) = extract_claims(other)
+        assert collides(jingli, said) and said.value_norm == "王五", other
+    for unsaid in ("张三不再向王五汇报", "张三可能向王五汇报", "The boss wants a report"):
+        assert extract_claims(unsaid) == (), unsaid
+
+
+@pytest.mark.parametrize(
+    ("said", "again", "same"),
+    [
+        ("The upload limit is 5 MB", "The upload limit is 5 megabytes", True),
+        ("The upload limit is 5 MB", "The upload limit is 5120 kilobytes", True),
+        ("The disk quota is 1 gigabyte", "The disk quota is 1 terabyte", False),
+        ("The disk quota is 1 GB", "The disk quota is 1 gigabyte", True),
+        ("The sprint is 2 weeks", "The sprint is 14 days", True),
+    ],
+)
+def test_units_spelled_out_are_the_units(said: str, again: str, same: bool) -> None:
+    """ "5 megabytes" read as the number 5: a restatement of "5 MB" was a change (the older one
+    superseded), and "1 gigabyte" against "1 terabyte" was no disagreement at all."""
+    (first,) = extract_claims(said)
+    (second,) = extract_claims(again)
+    assert first.key == second.key
+    assert (first.value_norm == second.value_norm) is same, (first.value_norm, second.value_norm)

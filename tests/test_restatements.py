@@ -47,6 +47,9 @@ def active_ids(app: LedgerApp) -> list[int]:
         ("阿波罗项目的预算是5万元", "阿波罗项目的预算是50000元"),
         ("The search service runs version 2.3.1", "The search service version is v2.3.1"),
         ("支付服务由张伟负责", "支付服务的负责人是张伟"),
+        ("The upload limit is 5 MB", "The upload limit is 5 megabytes"),  # it was a change: 5 MB superseded
+        ("The sprint length is 2 weeks", "The sprint length is 14 days"),
+        ("Bob's manager is Carol", "Bob's boss is Carol"),
     ],
 )
 def test_a_restatement_confirms_the_memory_that_holds_it(app: LedgerApp, first: str, again: str) -> None:
@@ -124,6 +127,24 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
     found = app.find("staging API port")["results"]
     assert found[0]["memory_id"] == new["memory_id"]
     assert all(r["memory_id"] in (new["memory_id"],) for r in found)
+
+
+@pytest.mark.parametrize(
+    ("said", "changed"),
+    [
+        ("张三的经理是李四", "张三现在向王五汇报"),
+        ("张三的经理是李四", "张三的上级是王五"),
+        ("Bob's manager is Carol", "Bob's boss is now Erin"),
+        ("The disk quota is 1 gigabyte", "The disk quota is 1 terabyte"),
+    ],
+)
+def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
+    """Each pair stayed side by side, both active: the new way of saying it was no claim of the
+    same fact (or, for units spelled out, no unit), so ``find`` could answer the old value first."""
+    old = app.remember(said, event_time=JAN)["memory_id"]
+    new = app.remember(changed, event_time=APR)
+    assert new["superseded"] == [old]
+    assert active_ids(app) == [new["memory_id"]]
 
 
 def test_values_within_the_horizon_are_a_disagreement(app: LedgerApp) -> None:
