@@ -311,13 +311,18 @@ def status_counts(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -
 
 def support(conn: apsw.Connection, memory_id: int) -> tuple[int, str | None]:
     """How many times the memory's fact was stated (itself, its exact duplicates and its
-    restatements) and the latest event time a restatement gave it (None: never restated)."""
+    restatements) and the latest event time a restatement or a word-for-word repeat gave it
+    (None: never stated again). A repeat's time is its ``DuplicateSighted`` event's, in the log's
+    copy beside the read models."""
     row = conn.execute(
-        "SELECT m.sightings, (SELECT max(event_time) FROM memory_restatements r WHERE r.memory_id=m.memory_id) "
+        "SELECT m.sightings, max("
+        "coalesce((SELECT max(event_time) FROM memory_restatements r WHERE r.memory_id=m.memory_id), ''), "
+        "coalesce((SELECT max(e.event_time) FROM events e "
+        "WHERE e.stream_id=m.stream_id AND e.type='DuplicateSighted'), '')) "
         "FROM memories m WHERE memory_id=?",
         (memory_id,),
     ).fetchone()
-    return (1 + row[0], row[1]) if row else (0, None)
+    return (1 + row[0], row[1] or None) if row else (0, None)
 
 
 def active_counts(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> list[tuple[str, str, str, int]]:

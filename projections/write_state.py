@@ -52,6 +52,8 @@ def remember_state(
     writer's claims meet (its own and its aliases); ``target``, ``cancelling`` and ``duplicate``
     are read by the caller (they need the caller's isolation check and the full-text index)."""
     target_conflicts = tuple(conflicts_of(conn, target.memory_id)) if target is not None and cmd.retracts else ()
+    if duplicate is not None and restated_later_in_a_set(conn, duplicate, cmd.event_time):
+        duplicate = None  # stored and joins the set, as a restatement of a disputed value is
     found = {"target": target, "cancelling": cancelling, "duplicate": duplicate, "target_conflicts": target_conflicts}
     if absorbed(duplicate, cmd, target):
         return RememberState(**found)
@@ -240,6 +242,14 @@ def holders(
     ids = {claim.key: claims_model.holding_value(conn, claim, workspace) for claim in claims}
     rows = mem.load_many(conn, sorted({m for found in ids.values() for m in found}))
     return {key: [MemoryFacts.from_row(rows[m]) for m in found if m in rows] for key, found in ids.items()}
+
+
+def restated_later_in_a_set(conn: apsw.Connection, duplicate: MemoryFacts, event_time: str) -> bool:
+    """A word-for-word repeat of a memory in an unresolved claim set, with a later event time:
+    absorbed as a sighting, its time took no part in the set's ranking, so the value the agent
+    just said again kept losing to one said in between ("8080", "9090", "8080" again); said in
+    other words it joined the set and led. It is stored and joins too."""
+    return event_time > duplicate.event_time and bool(conflicts_of(conn, duplicate.memory_id))
 
 
 def disputed(conn: apsw.Connection, memory_id: int, claims: tuple[Claim, ...]) -> bool:

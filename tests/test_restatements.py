@@ -195,3 +195,32 @@ def test_the_cli_says_restates_and_supersedes_with_the_shipped_default(tmp_path:
         capture_output=True, text=True, env=env, timeout=60, check=True,
     ).stdout  # fmt: skip
     assert '"status": "superseded"' in shown and '"support": 2' in shown
+
+
+def test_a_word_for_word_repeat_of_a_disputed_value_said_later_takes_part_in_its_set(app: LedgerApp) -> None:
+    """8080, then 9090 half an hour later (an open set, 9090 leading), then 8080 again in April:
+    word for word it was absorbed as a sighting and 9090 kept leading, while the same value in
+    other words joined the set and led. Now the repeat is stored and joins, as a restatement of
+    a disputed value is; a repeat of an undisputed memory is still absorbed."""
+    first = app.remember("The staging API listens on port 8080", event_time="2026-01-10T00:00:00Z")["memory_id"]
+    second = app.remember("The staging API listens on port 9090", event_time="2026-01-10T00:30:00Z")
+    (conflict,) = second["conflicts"]
+    assert conflict["leader_id"] == second["memory_id"]
+    again = app.remember("The staging API listens on port 8080", event_time=APR)
+    assert "duplicate_of" not in again and again["memory_id"] not in (first, second["memory_id"])
+    assert second["memory_id"] in again["superseded"]
+    found = app.find("staging API port")["results"]
+    assert found[0]["content"] == "The staging API listens on port 8080"
+    lone = app.remember("The cache TTL is 300 seconds", event_time=JAN)["memory_id"]
+    assert app.remember("The cache TTL is 300 seconds", event_time=APR)["duplicate_of"] == lone
+
+
+def test_last_stated_counts_a_word_for_word_repeat(app: LedgerApp) -> None:
+    """``support`` counted the repeat while ``last_stated`` gave the first statement's time: the
+    contract's "the latest event time a statement of it gave" ignored exact duplicates."""
+    held = app.remember("The cache TTL is 300 seconds", event_time=JAN)["memory_id"]
+    assert app.remember("The cache TTL is 300 seconds", event_time=APR)["duplicate_of"] == held
+    memory = app.read(held)["memory"]
+    assert memory["support"] == 2 and memory["last_stated"].startswith(APR[:19])
+    assert app.remember("The cache TTL is 300 seconds", event_time=FEB)["duplicate_of"] == held  # an older repeat
+    assert app.read(held)["memory"]["last_stated"].startswith(APR[:19])
