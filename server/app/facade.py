@@ -519,5 +519,9 @@ class LedgerApp:
         count = self.storage.verify_log(progress=(lambda n: progress(n, 0)) if progress else None)
         bad = self.runner.differs_from_fresh_fold()
         if bad:
-            raise ChainBroken(f"projection table {bad[0]} differs from a fresh fold of the log", table=bad[0])
+            raise ChainBroken(
+                f"the hash chain is intact over {count} events, but projection table {bad[0]} differs from a "
+                "fresh fold of the log: run ledger rebuild (the log itself is sound; nothing to restore)",
+                table=bad[0],
+            )
         return {"ok": True, "events": count, "chain": "intact", "projections": "consistent"}
