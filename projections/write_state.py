@@ -15,6 +15,7 @@ from typing import Any
 import apsw
 
 from fact_ledger.ledger import clock
+from fact_ledger.ledger.arbiter import arbitrate_set
 from fact_ledger.ledger.cancellation import Target
 from fact_ledger.ledger.claims import Claim, clause_count, extract_claims
 from fact_ledger.ledger.decide import RememberCommand, effective_changes, set_key
@@ -52,7 +53,7 @@ def remember_state(
     writer's claims meet (its own and its aliases); ``target``, ``cancelling`` and ``duplicate``
     are read by the caller (they need the caller's isolation check and the full-text index)."""
     target_conflicts = tuple(conflicts_of(conn, target.memory_id)) if target is not None and cmd.retracts else ()
-    if duplicate is not None and restated_later_in_a_set(conn, duplicate, cmd.event_time):
+    if duplicate is not None and restated_later_in_a_set(conn, duplicate, cmd.event_time, policy):
         duplicate = None  # stored and joins the set, as a restatement of a disputed value is
     found = {"target": target, "cancelling": cancelling, "duplicate": duplicate, "target_conflicts": target_conflicts}
     if absorbed(duplicate, cmd, target):
@@ -244,12 +245,18 @@ def holders(
     return {key: [MemoryFacts.from_row(rows[m]) for m in found if m in rows] for key, found in ids.items()}
 
 
-def restated_later_in_a_set(conn: apsw.Connection, duplicate: MemoryFacts, event_time: str) -> bool:
-    """A word-for-word repeat of a memory in an unresolved claim set, with a later event time:
-    absorbed as a sighting, its time took no part in the set's ranking, so the value the agent
-    just said again kept losing to one said in between ("8080", "9090", "8080" again); said in
-    other words it joined the set and led. It is stored and joins too."""
-    return event_time > duplicate.event_time and bool(conflicts_of(conn, duplicate.memory_id))
+def restated_later_in_a_set(conn: apsw.Connection, duplicate: MemoryFacts, event_time: str, policy: Policy) -> bool:
+    """A word-for-word repeat, with a later event time, of a memory that does not lead an
+    unresolved claim set it is in: absorbed as a sighting, its time took no part in the set's
+    ranking, so the value the agent just said again kept losing to one said in between ("8080",
+    "9090", "8080" again); said in other words it joined the set and led. It is stored and joins
+    too. A repeat of a set's leader stays a sighting: joining would change nothing."""
+    if event_time <= duplicate.event_time:
+        return False
+    return any(
+        arbitrate_set(best, review_agent_conflicts=policy.review_agent_conflicts)["leader_id"] != duplicate.memory_id
+        for _m, _c, _s, _a, best in conflicts_model.memberships_with_leaders(conn, [duplicate.memory_id])
+    )
 
 
 def disputed(conn: apsw.Connection, memory_id: int, claims: tuple[Claim, ...]) -> bool:
