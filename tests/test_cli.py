@@ -166,7 +166,7 @@ def test_status_speaks_plainly_without_json(db_path: Path) -> None:
     doc = json.loads(run("status", "--db", str(db_path), "--json")[1])
     code, out = run("status", "--db", str(db_path))
     assert code == 0 and out.splitlines() == [
-        f"{db_path}: 1 events, 1 active memories, 0 open conflicts",
+        f"{db_path}: 1 event, 1 active memory, 0 open conflicts",
         f"  {len(doc['projections'])} projections up to date; search: {doc['search_mode']}",
     ]
 

@@ -96,7 +96,7 @@ def test_status_says_that_vectors_are_pending_and_what_embeds_them(ledger: tuple
     assert lines[-1].endswith("search: vector+fts") and not any("pending" in line for line in lines)
     ledger_cli("remember", "the deploy window is friday", "--db", str(db), env=env, check=True)
     lines = ledger_cli("status", "--db", str(db), env=env, check=True).stdout.splitlines()
-    assert lines[-1].startswith("  vectors pending: 1 memories await embedding")
+    assert lines[-1].startswith("  vectors pending: 1 memory awaits embedding")
 
 
 def test_status_says_why_a_configured_model_is_off(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from fact_ledger.server.app.set_verdicts import memory_ref
 from fact_ledger.server.cli.output import (
     ID,
     CliContext,
+    counted,
     cursor_option,
     emit,
     json_option,
@@ -252,7 +253,7 @@ def erase(obj: CliContext, memory_id: int | None, workspace: str | None, reason:
     def human(r: dict[str, Any]) -> None:
         head = r["receipt"]["head"]
         out_console.print(
-            f"erased {', '.join(f'#{i}' for i in r['erased'])} ({r['rows']} rows cleared); "
+            f"erased {', '.join(f'#{i}' for i in r['erased'])} ({counted(r['rows'], 'row')} cleared); "
             f"Erased event at position {head['position']}, head {head['hash'][:12]}",
             highlight=False,
         )

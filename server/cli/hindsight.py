@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from fact_ledger.ledger.log.events import AUTH_USER
-from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console
+from fact_ledger.server.cli.output import CliContext, counted, emit, json_option, out_console
 from fact_ledger.server.schemas.admin import AliasData
 
 
@@ -33,14 +33,14 @@ def health(obj: CliContext, limit: int, record: bool) -> None:
 def _health_lines(r: dict[str, Any]) -> None:
     dup = r["duplicates"]
     out_console.print(
-        f"{r['cluster_count']} contradiction cluster(s), {r['open_members']} memories in them, "
+        f"{r['cluster_count']} contradiction cluster(s), {counted(r['open_members'], 'memory', 'memories')} in them, "
         f"{r['needs_person']} need a person"
     )
     for c in r["clusters"]:
         claim = c["claim"]
         out_console.print(
             f"\n[bold]conflict {c['conflict_id']}[/bold] {claim['subject']} · {claim['attribute']}: "
-            f"{c['member_count']} memories, {c['value_count']} values",
+            f"{counted(c['member_count'], 'memory', 'memories')}, {counted(c['value_count'], 'value')}",
             highlight=False,
         )
         for v in c["values"]:

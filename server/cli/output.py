@@ -23,6 +23,12 @@ from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.cli import exit_codes
 from fact_ledger.server.config import Settings, load_settings
 
+
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """``1 memory``, ``2 memories``: a count as a person reads it (``plural`` when it is not ``noun`` + s)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 err_console = Console(stderr=True, soft_wrap=True)  # long lines stay whole when piped or grepped
 out_console = Console(soft_wrap=True)
 

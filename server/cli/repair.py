@@ -11,7 +11,15 @@ import click
 
 from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.server.cli import exit_codes
-from fact_ledger.server.cli.output import CliContext, emit, json_option, out_console, pending_backup_line, progress_bar
+from fact_ledger.server.cli.output import (
+    CliContext,
+    counted,
+    emit,
+    json_option,
+    out_console,
+    pending_backup_line,
+    progress_bar,
+)
 
 
 @click.command()
@@ -85,7 +93,9 @@ def _status_lines(r: dict[str, Any]) -> None:
         out_console.print(f"[red]degraded[/red] since {d['since']} ({d['reason']}): {d['message']}", highlight=False)
     else:
         out_console.print(
-            f"{r['db']}: {r['events']} events, {r['memories']} active memories, {r['open_conflicts']} open conflicts",
+            f"{r['db']}: {counted(r['events'], 'event')}, "
+            f"{counted(r['memories'], 'active memory', 'active memories')}, "
+            f"{counted(r['open_conflicts'], 'open conflict')}",
             highlight=False,
         )
         behind = {name: p for name, p in r["projections"].items() if p["lag"]}
@@ -114,7 +124,8 @@ def vectors_lines(v: dict[str, Any]) -> list[str]:
         lines.append(f"semantic search off: {v['problem']}")
     if v.get("pending"):
         lines.append(
-            f"vectors pending: {v['pending']} memories await embedding; they are embedded by a running "
-            "`ledger serve` or by `ledger reembed`"
+            f"vectors pending: {counted(v['pending'], 'memory', 'memories')} "
+            f"{'awaits' if v['pending'] == 1 else 'await'} embedding; "
+            "they are embedded by a running `ledger serve` or by `ledger reembed`"
         )
     return lines

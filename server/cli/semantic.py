@@ -8,7 +8,7 @@ import click
 
 from fact_ledger.ledger.disagree import NOTICE_LISTINGS
 from fact_ledger.ledger.log.events import AUTH_USER
-from fact_ledger.server.cli.output import ID, CliContext, emit, json_option, out_console, progress_bar
+from fact_ledger.server.cli.output import ID, CliContext, counted, emit, json_option, out_console, progress_bar
 
 
 @click.command()
@@ -25,7 +25,8 @@ def reembed(obj: CliContext, rebuild: bool) -> None:
         obj,
         result,
         lambda r: out_console.print(
-            f"vectors for {r['memories']} memories ({r['embedded']} embedded, {r['cached']} from the cache) "
+            f"vectors for {counted(r['memories'], 'memory', 'memories')} "
+            f"({r['embedded']} embedded, {r['cached']} from the cache) "
             f"with {r['model']} in {r['seconds']} s; {r['new_notices']} new notices; lag {r['lag']}",
             highlight=False,
         ),

@@ -18,6 +18,7 @@ from fact_ledger.server.cli.output import (
     ID,
     CliContext,
     bad_line_details,
+    counted,
     cursor_option,
     emit,
     json_option,
@@ -178,9 +179,9 @@ def archive(obj: CliContext, dry_run: bool, older_than_days: int | None) -> None
         obj,
         result,
         lambda r: out_console.print(
-            f"{_memories(r['candidates'])} would be archived"
+            f"{counted(r['candidates'], 'memory', 'memories')} would be archived"
             if r["dry_run"]
-            else f"archived {_memories(r['archived'])}"
+            else f"archived {counted(r['archived'], 'memory', 'memories')}"
         ),
     )
 
@@ -199,7 +200,3 @@ def _said(payload: dict[str, Any]) -> str:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         parts.append(f"{key}: {text if len(text) <= _SAID_CHARS else text[: _SAID_CHARS - 1] + '…'}")
     return " · ".join(parts)
-
-
-def _memories(n: int) -> str:
-    return f"{n} memory" if n == 1 else f"{n} memories"
