@@ -237,7 +237,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "back_to_memory": ("Back to memory #{id}", "返回记忆 #{id}"),
     "recorded_as_user": (
         "Recorded as you (user channel, client console).",
-        "以您的身份记录（用户通道，客户端 console）。",
+        "以您的身份记录（用户渠道，客户端 console）。",
     ),
     "not_found": ("Not found", "未找到"),
     "action_confirm": (
@@ -432,6 +432,8 @@ TERMS: dict[str, dict[str, tuple[str, str]]] = {
         "open_conflicts": ("open_conflicts", "未决冲突"),
         "conflicts_with_inactive_members": ("conflicts_with_inactive_members", "含非当前成员的冲突"),
         "pending_backup": ("pending_backup", "待重放的备份"),
+        "erasures_unfinished": ("erasures_unfinished", "未完成的删除"),
+        "semantic_search": ("semantic_search", "语义检索"),
     },
 }
 

@@ -169,8 +169,8 @@ def test_judge_and_retire_go_through_a_confirmation(page: Any, console: Console)
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 def test_audit_filters_and_export_links(page: Any, console: Console, fmt: str) -> None:
     page.goto(console.base + "/audit?type=Superseded")
-    types = {r.inner_text() for r in page.locator(".event-row code").all() if not r.get_attribute("title")}
-    assert types == {"Superseded"}
+    types = {r.get_attribute("title") for r in page.locator(".event-row .event-type").all()}
+    assert types == {"Superseded"}  # the type's name in words, the stored name in its title
     page.goto(console.base + "/audit?client=seed")
     actors = {r.locator("td").nth(4).inner_text() for r in page.locator(".event-row").all()}
     assert actors == {"seed:agent-1"}

@@ -66,6 +66,19 @@ def test_doctor_names_its_checks_in_the_chosen_language(console: Console) -> Non
     assert "hash_chain" in page
 
 
+def test_every_doctor_check_and_the_audit_s_event_types_are_words_in_chinese(console: Console) -> None:
+    """``semantic_search`` (and a new check) had no Chinese name; the Audit table printed raw event
+    type names (``MemoryRecorded``) where the Memory and Conflict pages translate them."""
+    import fact_ledger.server.app.semantic  # noqa: F401  (registers its check, as the console does)
+    from fact_ledger.server.doctor import CHECKS
+
+    names = {fn.__name__.removeprefix("check_") for fn in CHECKS}
+    assert names <= set(TERMS["check"]), names - set(TERMS["check"])
+    _, page = _get(console, "/audit", "zh")
+    table = page.split('class="event-row"', 1)[1].split("</table>", 1)[0]
+    assert "记录" in _text(table) and not re.search(r"\b(MemoryRecorded|ClaimCollided)\b", _text(table))
+
+
 def test_who_authorised_an_act_is_said_in_the_chosen_language(console: Console) -> None:
     """The supersession's channel showed as the raw ``user_channel`` on the Chinese page."""
     _, page = _get(console, f"/memory/{console.ids['old_db']}", "zh")
