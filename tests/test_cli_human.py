@@ -163,3 +163,18 @@ def test_read_of_a_working_note_says_what_it_is(db_path: Path) -> None:
     assert "working note of conversation s1; score 2 (last turn 2)" in shown
     promoted = json.loads(cli(db_path, "--json", "promote", str(note)).output)["promoted_to"]
     assert f"promoted to #{promoted}" in cli(db_path, "read", str(note)).output
+
+
+def test_an_as_of_answer_says_which_point_answered(db_path: Path) -> None:
+    """The point was in ``--json`` only: a person read a past answer as the present one. A negative
+    position was refused as "not an ISO 8601 timestamp"."""
+    cli(db_path, "remember", "The staging API listens on port 8080", "--event-time", "2024-01-01T00:00:00Z")
+    cli(db_path, "update", "1", "The staging API listens on port 9090")
+    out = cli(db_path, "find", "staging", "--as-of-event-time", "2024-03-01T00:00:00Z", "--as-of-recorded", "1").stdout
+    assert out.splitlines()[0] == "as of: true at 2024-03-01T00:00:00.000000Z, as the ledger knew it at position 1"
+    assert "port 8080" in out
+    out = cli(db_path, "read", "1", "--as-of-recorded", "1").stdout
+    assert out.splitlines()[0] == "as of: as the ledger knew it at position 1"
+    assert "as of:" not in cli(db_path, "find", "staging").stdout
+    refused = cli(db_path, "find", "staging", "--as-of-recorded", "-1")
+    assert refused.exit_code == 1 and "a position must be >= 0" in refused.output  # invalid input, as -1 as a number is

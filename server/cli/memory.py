@@ -13,6 +13,7 @@ from fact_ledger.server.cli.model_options import model_options
 from fact_ledger.server.cli.output import (
     ID,
     CliContext,
+    as_of_line,
     cursor_option,
     emit,
     json_option,
@@ -175,6 +176,7 @@ def find(
     )
 
     def human(r: dict[str, Any]) -> None:
+        as_of_line(r)
         _find_hits(r["results"], query)
         next_page_line(r)
 
@@ -253,6 +255,7 @@ def read(obj: CliContext, memory_id: int, sections: str | None, session: str | N
 def _read_detail(r: dict[str, Any], *, whole: bool) -> None:
     """The memory, then this machine's changes to it that wait in the JSONL backup (the log
     could not take them yet): a person sees why the text is still the old one."""
+    as_of_line(r)
     _memory_detail(r["memory"], whole=whole)
     for change in r.get("pending_changes", ()):
         said = change["payload"].get("content")

@@ -29,6 +29,16 @@ def counted(n: int, noun: str, plural: str = "") -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+def as_of_line(r: dict[str, Any]) -> None:
+    """Which point answered an as-of ``find`` or ``read`` (``as_of`` in ``--json``): a person sees
+    that the answer is of the past, and of which past."""
+    point = r.get("as_of")
+    if not point:
+        return
+    world = f"true at {point['event_time']}, " if point.get("event_time") else ""
+    out_console.print(f"[dim]as of: {world}as the ledger knew it at position {point['recorded_position']}[/dim]")
+
+
 err_console = Console(stderr=True, soft_wrap=True)  # long lines stay whole when piped or grepped
 out_console = Console(soft_wrap=True)
 

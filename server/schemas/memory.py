@@ -269,8 +269,11 @@ def parse_recorded_point(value: str | int | None) -> str | int | None:
         if value < 0:
             raise ValueError("a position must be >= 0")
         return value
-    if ascii_digits(value.strip()):
-        return int(value.strip())
+    text = value.strip()
+    if ascii_digits(text):
+        return int(text)
+    if text.startswith("-") and ascii_digits(text[1:]):  # a position, negative: not "not an ISO 8601 timestamp"
+        raise ValueError("a position must be >= 0")
     return parse_time(value, field="as_of_recorded")
 
 
