@@ -178,3 +178,11 @@ def test_an_as_of_answer_says_which_point_answered(db_path: Path) -> None:
     assert "as of:" not in cli(db_path, "find", "staging").stdout
     refused = cli(db_path, "find", "staging", "--as-of-recorded", "-1")
     assert refused.exit_code == 1 and "a position must be >= 0" in refused.output  # invalid input, as -1 as a number is
+
+
+def test_a_timeline_with_nothing_to_show_says_so(db_path: Path) -> None:
+    """``timeline --subject Bob`` printed nothing at all (exit 0) when no memory was stored under
+    that subject: a person could not tell an empty answer from a command that did nothing."""
+    cli(db_path, "remember", "Bob's manager is Carol")
+    out = cli(db_path, "timeline", "--subject", "Bob").stdout
+    assert out.startswith("no intervals for the subject 'Bob'") and "--subject" in out

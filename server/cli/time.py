@@ -96,6 +96,10 @@ def timeline(
     )
 
     def human(r: dict[str, Any]) -> None:
+        if not r["intervals"]:  # an empty answer said nothing at all: a person could not tell it ran
+            hint = " (a subject is what memories were stored under, --subject; ledger find searches the text)"
+            where = f"memory #{memory_id}" if memory_id is not None else f"the subject {subject!r}{hint}"
+            out_console.print(f"[dim]no intervals for {escape(where)}[/dim]")
         for i in r["intervals"]:
             until = i["valid_to"] or "…"
             after = f" → #{i['superseded_by']}" if i["superseded_by"] else ""
