@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 import apsw
 
 from fact_ledger.ledger.errors import ChainBroken, LogUnreachable
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections import forget
 from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.projections.conflicts.queries import count_by_state
@@ -189,6 +190,27 @@ def check_conflicts_with_inactive_members(app: Any) -> Check:
         count=count,
         message=f"{count} unresolved conflict(s) involve a memory that is no longer current: {listed}{more}; "
         "settle each (ledger conflict ID, then ledger resolve ID)",
+    )
+
+
+@check
+def check_writable(app: Any) -> Check:
+    """A file this process opened read-only (immutable, mode=ro, no write permission): every write
+    goes to the JSONL backup, while status and the other checks had nothing to say about it."""
+    log, views = app.storage.log, app.storage.store
+    files = [("the log", log)] + ([("the read models' file", views)] if views is not log else [])
+    read_only = [
+        f"{name} ({store.path})"
+        for name, store in files
+        if isinstance(store, EventStore) and store.conn.readonly("main")
+    ]
+    if not read_only:
+        return Check(severity="ok", message="the log and the read models take writes")
+    return Check(
+        severity="warning",
+        count=len(read_only),
+        message=f"read-only: {'; '.join(read_only)}; every write goes to the JSONL backup until the file "
+        "can be written again (check its permissions and attributes), then it replays",
     )
 
 

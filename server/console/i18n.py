@@ -433,6 +433,7 @@ TERMS: dict[str, dict[str, tuple[str, str]]] = {
         "conflicts_with_inactive_members": ("conflicts_with_inactive_members", "含非当前成员的冲突"),
         "pending_backup": ("pending_backup", "待重放的备份"),
         "erasures_unfinished": ("erasures_unfinished", "未完成的删除"),
+        "writable": ("writable", "可写"),
         "semantic_search": ("semantic_search", "语义检索"),
     },
 }
