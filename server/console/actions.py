@@ -114,9 +114,18 @@ def preview(app: LedgerApp, name: str, target: int, values: dict[str, Any]) -> P
         }
     memory = app.read(target)["memory"]
     _check_tier(name, memory, "memory_id")
+    # refused here, before a confirmation page that would offer what "Yes" then refuses
+    if memory.get("status") == "erased":
+        raise InvalidInput(f"memory {target} is erased: nothing of it is left to {name}", field="memory_id")
     if name == "supersede":
+        if values["winner_id"] == target:
+            raise InvalidInput("a memory cannot supersede itself: name another memory as the winner", field="winner_id")
         winner = app.read(values["winner_id"])["memory"]
         _check_tier(name, winner, "winner_id")
+        if winner.get("status") != "active":
+            raise InvalidInput(
+                f"memory {values['winner_id']} is {winner.get('status')}, no longer current", field="winner_id"
+            )
         return {
             "items": [("will_win", winner), ("will_be_superseded", memory)],
             "guarded": [target] if person_confirmed(memory) else [],

@@ -80,3 +80,27 @@ def test_retire_and_erase_refuse_a_blank_reason_and_write_nothing(console: Conso
                 status, page, _ = _request(console, "POST", f"/act/{action}", body=form)
                 assert status == 400 and "reason is required" in page and 'id="error"' in page, (action, reason)
     assert console.events() == before and 'id="status">active' in console.get(f"/memory/{memory_id}")
+
+
+def test_a_confirmation_page_is_never_shown_for_what_yes_would_refuse(console: Console) -> None:
+    """Supersede offered a retired, an erased or the same memory as the winner ("Memory #50
+    supersedes memory #50"), and confirm, retire and erase offered an erased memory: each showed
+    its confirmation page and was refused only after "Yes"."""
+    live = _memory(console, "The badge office is on floor 2")
+    retired = _memory(console, "The badge office was on floor 1")
+    erased = _memory(console, "The badge office code is 4411")
+    _act(console, "retire", memory_id=str(retired), reason="moved")
+    _act(console, "erase", memory_id=str(erased), reason="a code")
+    before = console.events()
+    asks = [
+        ("supersede", {"memory_id": str(live), "winner_id": str(live)}, "cannot supersede itself"),
+        ("supersede", {"memory_id": str(live), "winner_id": str(retired)}, "retired, no longer current"),
+        ("supersede", {"memory_id": str(live), "winner_id": str(erased)}, "erased, no longer current"),
+        ("confirm", {"memory_id": str(erased)}, "is erased"),
+        ("retire", {"memory_id": str(erased), "reason": "again"}, "is erased"),
+        ("erase", {"memory_id": str(erased), "reason": "again"}, "is erased"),
+    ]
+    for action, form, said in asks:
+        status, page, _ = _request(console, "POST", f"/act/{action}", body={**form, "csrf": console.csrf()})
+        assert status == 400 and said in page and 'name="confirmed"' not in page, (action, form)
+    assert console.events() == before
