@@ -56,6 +56,8 @@ STRINGS: dict[str, tuple[str, str]] = {
     "health_apply": ("Apply the suggestion", "应用建议"),
     "health_changes": ("Changes", "更改"),
     "health_superseded": ("Superseded", "被取代"),
+    "health_reinstated": ("Reinstated", "已恢复"),
+    "health_changed_memories": ("Memories it changed", "改动的记忆"),
     "health_undo": ("Undo", "撤销"),
     "health_undone": ("undone", "已撤销"),
     "change_apply_suggestion": ("suggestion applied", "已应用建议"),

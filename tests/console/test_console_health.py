@@ -56,6 +56,11 @@ def test_a_suggestion_is_applied_and_undone_from_the_health_page(page: Any, cons
     assert page.url.startswith(f"{console.base}/health?done=undo")
     assert page.locator(f"section.cluster[data-conflict='{conflict}']").count() == 1
     assert page.locator("tr.change[data-kind='undo']").count() >= 1
+    # the undo row lists what it reinstated as reinstated (it said "Superseded" over them)
+    undo_row = page.locator("tr.change[data-kind='undo']").first.locator("td.changed").inner_text()
+    assert undo_row.startswith("Reinstated:") and f"#{ids[0]}" in undo_row
+    applied_row = page.locator("tr.change[data-kind='apply_suggestion']").first.locator("td.changed").inner_text()
+    assert applied_row.startswith("Superseded:")
     page.goto(f"{console.base}/conflict/{conflict}")
     assert page.inner_text("#conflict-state").strip() == "open"
 
