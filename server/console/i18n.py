@@ -36,6 +36,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "health_stale": ("Stale (cooled for disuse)", "陈旧（因未使用而冷却）"),
     "health_pass": ("Time of the pass", "检查用时"),
     "health_members_values": ("{n} memories, {v} values", "{n} 条记忆，{v} 个值"),
+    "health_members_values_one": ("{n} memory, {v} values", "{n} 条记忆，{v} 个值"),
     "health_value": ("Value", "值"),
     "health_trend": ("Over time", "随时间变化"),
     "health_find_latency": ("Search latency measured by this console", "本控制台测得的搜索延迟"),
@@ -47,6 +48,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "health_sources": ("Sources", "来源"),
     "health_suggest_settle": (
         "Suggestion: #{winner} wins by {rule}; {n} memories holding another value would be superseded.",
+        "建议：#{winner} 依据{rule}胜出；持有其他值的 {n} 条记忆将被取代。",
+    ),
+    "health_suggest_settle_one": (
+        "Suggestion: #{winner} wins by {rule}; {n} memory holding another value would be superseded.",
         "建议：#{winner} 依据{rule}胜出；持有其他值的 {n} 条记忆将被取代。",
     ),
     "health_needs_person_line": (
@@ -66,8 +71,16 @@ STRINGS: dict[str, tuple[str, str]] = {
         "Settle conflict #{conflict} for #{winner}: {n} memories holding another value are superseded, as one change.",
         "将冲突 #{conflict} 了结为 #{winner}：持有其他值的 {n} 条记忆被取代，作为一次更改。",
     ),
+    "apply_describe_one": (
+        "Settle conflict #{conflict} for #{winner}: {n} memory holding another value is superseded, as one change.",
+        "将冲突 #{conflict} 了结为 #{winner}：持有其他值的 {n} 条记忆被取代，作为一次更改。",
+    ),
     "undo_describe": (
         "Undo the change at position {position}: {n} memories are reinstated and conflict #{conflict} opens again.",
+        "撤销位置 {position} 的更改：{n} 条记忆恢复，冲突 #{conflict} 重新打开。",
+    ),
+    "undo_describe_one": (
+        "Undo the change at position {position}: {n} memory is reinstated and conflict #{conflict} opens again.",
         "撤销位置 {position} 的更改：{n} 条记忆恢复，冲突 #{conflict} 重新打开。",
     ),
     "will_be_reinstated": ("Will be reinstated", "将被恢复"),
@@ -470,7 +483,8 @@ def translator(lang: str) -> Callable[..., str]:
     index = LANGUAGES.index(lang) if lang in LANGUAGES else 0
 
     def t(key: str, **fields: object) -> str:
-        pair = STRINGS.get(key)
+        # a count of one reads with its own words where the language needs them ("1 memory holding …")
+        pair = (fields.get("n") == 1 and STRINGS.get(key + "_one")) or STRINGS.get(key)
         text = pair[index] if pair else key
         return text.format(**fields) if fields else text
 

@@ -79,6 +79,18 @@ def test_every_doctor_check_and_the_audit_s_event_types_are_words_in_chinese(con
     assert "记录" in _text(table) and not re.search(r"\b(MemoryRecorded|ClaimCollided)\b", _text(table))
 
 
+def test_a_count_of_one_reads_in_the_singular() -> None:
+    """ "1 memories holding another value would be superseded", "1 memories are reinstated"."""
+    from fact_ledger.server.console.i18n import translator
+
+    t = translator("en")
+    assert "1 memory holding another value is superseded" in t("apply_describe", conflict=3, winner=2, n=1)
+    assert "2 memories holding another value are superseded" in t("apply_describe", conflict=3, winner=2, n=2)
+    assert "1 memory is reinstated" in t("undo_describe", position=9, conflict=3, n=1)
+    assert t("health_members_values", n=1, v=2) == "1 memory, 2 values"
+    assert "1 条记忆" in translator("zh")("undo_describe", position=9, conflict=3, n=1)
+
+
 def test_who_authorised_an_act_is_said_in_the_chosen_language(console: Console) -> None:
     """The supersession's channel showed as the raw ``user_channel`` on the Chinese page."""
     _, page = _get(console, f"/memory/{console.ids['old_db']}", "zh")
