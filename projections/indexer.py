@@ -90,9 +90,9 @@ def _contexts_of(conn: Any, ids: list[int], model_id: str) -> dict[int, list[Con
             owner.setdefault(following, memory_id)
     involved = set(before) | {p for p in before.values() if p is not None}
     info = {
-        r[0]: (r[1], r[2])
+        r[0]: (r[1], r[2], r[3])
         for r in conn.execute(
-            "SELECT m.memory_id, m.workspace, m.content FROM json_each(?) j "
+            "SELECT m.memory_id, m.workspace, m.content, m.status FROM json_each(?) j "
             "CROSS JOIN memories m ON m.memory_id = j.value",
             (json.dumps(sorted(involved)),),
         )
@@ -100,9 +100,12 @@ def _contexts_of(conn: Any, ids: list[int], model_id: str) -> dict[int, list[Con
     stored = vectors.context_keys_of(conn, list(before))
     out: dict[int, list[Context]] = {}
     for memory_id in sorted(before):
-        workspace, content = info[memory_id]
+        workspace, content, status = info[memory_id]
         previous = before[memory_id]
-        text = vectors.context_passage(info[previous][1], content) if previous is not None else None
+        # an erased memory is never embedded again, in context either (a rebuild gave it one of "[erased]")
+        text = (
+            vectors.context_passage(info[previous][1], content) if previous is not None and status != "erased" else None
+        )
         key = derived.embedding_key(model_id, text) if text is not None else None
         if stored.get(memory_id) != key:
             out.setdefault(owner[memory_id], []).append(Context(memory_id, workspace, key, text))

@@ -122,6 +122,19 @@ def test_a_rebuild_reuses_cached_context_embeddings(sem: LedgerApp) -> None:
     assert len(_contexts(sem)) == 5 and vectors.content_checksum(sem.conn) == checksum
 
 
+def test_an_erased_memory_gets_no_context_vector_from_a_rebuild(sem: LedgerApp) -> None:
+    """``reembed --rebuild`` after an erasure gave the erased memory a context vector again (its
+    text "[erased]" after the memory before it): 19 context vectors for 18 vectors."""
+    from fact_ledger.ledger.log.events import AUTH_USER
+
+    ids = [sem.remember(f"Caroline: turn {i} of the talk", event_time=AT)["memory_id"] for i in range(4)]
+    sem.reembed()
+    sem.erase(ids[2], reason="asked", authorization=AUTH_USER)
+    assert ids[2] not in _contexts(sem)
+    sem.reembed(rebuild=True)
+    assert ids[2] not in _contexts(sem) and set(_contexts(sem)) == {ids[1], ids[3]}
+
+
 def test_a_memory_in_context_is_as_close_as_the_mean_of_its_two_vectors(sem: LedgerApp) -> None:
     question = sem.remember("Melanie: How long have you been married?", event_time=AT)["memory_id"]
     answer = sem.remember("Caroline: 5 years already!", event_time=AT)["memory_id"]
