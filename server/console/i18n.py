@@ -140,6 +140,11 @@ STRINGS: dict[str, tuple[str, str]] = {
         "工作记忆：某次对话中的临时笔记，尚未成为长期记忆。它不参与主张与冲突，不能确认、撤回、取代或删除；"
         "将其转为长期记忆后方可治理。",
     ),
+    "working_note_promoted": (
+        "A working note of one conversation, promoted: the long-term memory it became is linked below; "
+        "this note keeps what the conversation said.",
+        "某次对话中的工作记忆，已转为长期记忆：下方链接到由它生成的长期记忆；本笔记保留对话中的原话。",
+    ),
     "tier": ("Tier", "层级"),
     "sticky": ("sticky (never evicted)", "常驻（不会被逐出）"),
     "turn": ("turn", "轮次"),

@@ -60,6 +60,7 @@ def test_promoting_a_working_note_links_both_ways_in_both_languages(console: Con
     csrf = console.csrf()
     status, page, _ = _request(console, "POST", "/act/promote", body={"memory_id": str(note), "csrf": csrf})
     assert status == 200 and f"Promote working note #{note}" in page
+    assert "· </small>" not in page  # a note has no protection: no empty field after the source
     status, _, headers = _request(
         console, "POST", "/act/promote", body={"memory_id": str(note), "csrf": csrf, "confirmed": "yes"}
     )
@@ -68,6 +69,8 @@ def test_promoting_a_working_note_links_both_ways_in_both_languages(console: Con
     _, page = _get(console, f"/memory/{note}", "zh")
     found = re.search(r'id="promoted-to">#(\d+)<', page)
     assert found and "已转为长期" in page and 'id="act-promote"' not in page
+    _, page = _get(console, f"/memory/{note}", "en")  # it no longer tells the person to promote it
+    assert "promote it to make it long-term" not in page and "promoted: the long-term memory" in page
     long_term = int(found.group(1))
     _, page = _get(console, f"/memory/{long_term}")
     assert f'id="promoted-from">#{note}<' in page and 'id="act-confirm"' not in page  # a person's own: confirmed
