@@ -294,3 +294,19 @@ def test_read_models_are_kept_when_their_log_cannot_be_reached(tmp_path: Path) -
     copy = open_views(views, EventStore(db), busy_timeout_ms=100)
     assert copy.last_position() == 1
     copy.close()
+
+
+def test_two_ledgers_on_one_read_models_file_are_named_as_such(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each switch set the file aside blaming "another log, or the log was restored from a
+    backup": nothing said that two ledgers were configured onto one read-models file."""
+    shared = str(tmp_path / "shared.views.db")
+    for name in ("p", "q"):
+        app = LedgerApp(Settings(db=str(tmp_path / f"{name}.db"), create=True))
+        app.remember(f"a note of ledger {name}")
+        app.close()
+    for name in ("p", "q"):
+        LedgerApp(Settings(db=str(tmp_path / f"{name}.db"), views=shared)).close()
+    said = " ".join(r.getMessage() for r in caplog.records if "set aside" in r.getMessage())
+    assert "built from another log: two ledgers may be configured onto one read-models file" in said

@@ -99,12 +99,20 @@ def _mismatch(copy: EventStore, log_of_record: Any) -> str | None:
     head = copy.last_position()
     if not head:
         return None
+    first, their_first = event_at(copy, 1), event_at(log_of_record, 1)
+    if first is not None and their_first is not None and first.hash != their_first.hash:
+        return (
+            "it was built from another log: two ledgers may be configured onto one read-models file "
+            "(LEDGER_VIEWS, views = in the config); give each its own"
+        )
     theirs = event_at(log_of_record, head)
     if theirs is None:
-        return f"it holds {head} events, the log fewer"
-    ours = event_at(copy, head)
-    if ours.hash != theirs.hash:
-        return f"its event {head} is not the log's (another log, or the log was restored from a backup)"
+        return (
+            f"it holds {head} event{'s' if head != 1 else ''}, the log fewer (the log was restored from a "
+            "backup, or the file is another ledger's)"
+        )
+    if event_at(copy, head).hash != theirs.hash:
+        return f"its event {head} is not the log's (the log was restored from a backup, or replaced)"
     return None
 
 
