@@ -30,6 +30,7 @@ from fact_ledger.server.cli.output import (
     output_path,
     pending_backup_line,
     progress_bar,
+    relation_word,
 )
 
 
@@ -77,7 +78,7 @@ def _conflict_line(c: dict[str, Any]) -> None:
     claim = c["claim"]
     out_console.print(
         f"[cyan]conflict {c['conflict_id']}[/cyan] ({c['state']}) {claim['subject']} "
-        f"{claim['attribute']}: {c['member_count']} members, {_set_outcome(c['verdict'])}",
+        f"{relation_word(claim)}: {c['member_count']} members, {_set_outcome(c['verdict'])}",
         highlight=False,
     )
 

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from fact_ledger.ledger.log.events import AUTH_USER
-from fact_ledger.server.cli.output import CliContext, counted, emit, json_option, out_console
+from fact_ledger.server.cli.output import CliContext, counted, emit, json_option, out_console, relation_word
 from fact_ledger.server.schemas.admin import AliasData
 
 
@@ -39,7 +39,7 @@ def _health_lines(r: dict[str, Any]) -> None:
     for c in r["clusters"]:
         claim = c["claim"]
         out_console.print(
-            f"\n[bold]conflict {c['conflict_id']}[/bold] {claim['subject']} · {claim['attribute']}: "
+            f"\n[bold]conflict {c['conflict_id']}[/bold] {claim['subject']} · {relation_word(claim)}: "
             f"{counted(c['member_count'], 'memory', 'memories')}, {counted(c['value_count'], 'value')}",
             highlight=False,
         )

@@ -20,6 +20,7 @@ from fact_ledger.server.cli.output import (
     next_page_line,
     out_console,
     print_memories,
+    relation_word,
 )
 from fact_ledger.server.cli.working import session_option
 from fact_ledger.server.schemas.memory import FindData, ReadData, RememberData
@@ -136,7 +137,7 @@ def _remember_lines(r: dict[str, Any]) -> None:
         )
         out_console.print(
             f"  [yellow]conflict {c['conflict_id']}[/yellow] ({c['member_count']} values): "
-            f"{claim['subject']} {claim['attribute']}: {claim['value']!r} → {outcome}",
+            f"{claim['subject']} {relation_word(claim)}: {claim['value']!r} → {outcome}",
             highlight=False,
         )
     unlisted = r.get("conflicts_total", 0) - len(r.get("conflicts", ()))

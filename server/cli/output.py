@@ -29,6 +29,15 @@ def counted(n: int, noun: str, plural: str = "") -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+def relation_word(claim: dict[str, Any]) -> str:
+    """A claim's attribute as a person reads it: the bare relation "is" of a Chinese claim is 是
+    ("预发环境端口 是: '9090'", not "预发环境端口 is")."""
+    attribute = str(claim["attribute"])
+    if attribute == "is" and any("\u4e00" <= ch <= "\u9fff" for ch in str(claim["subject"])):
+        return "是"
+    return attribute
+
+
 def as_of_line(r: dict[str, Any]) -> None:
     """Which point answered an as-of ``find`` or ``read`` (``as_of`` in ``--json``): a person sees
     that the answer is of the past, and of which past."""
