@@ -189,7 +189,7 @@ def test_a_timeline_with_nothing_to_show_says_so(db_path: Path) -> None:
 
 
 def test_a_chinese_claim_reads_its_relation_in_chinese(db_path: Path) -> None:
-    """"预发环境端口 is: '9090'": the bare relation of a Chinese claim printed in English."""
+    """ "预发环境端口 is: '9090'": the bare relation of a Chinese claim printed in English."""
     cli(db_path, "remember", "预发环境端口是8080", "--source-type", "agent_generated")
     out = cli(db_path, "remember", "预发环境端口是9090", "--source-type", "agent_generated").stdout
     assert "预发环境端口 是: '9090'" in out and " is:" not in out

@@ -236,7 +236,7 @@ def test_model_install_ends_by_saying_what_makes_the_vectors(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == AFTER_INSTALL
     lines = ledger_cli("status", "--db", db, env=env, check=True).stdout.splitlines()
-    assert lines[-2].endswith("search: fts") and lines[-1].startswith("  vectors pending: 1 memories await embedding")
+    assert lines[-2].endswith("search: fts") and lines[-1].startswith("  vectors pending: 1 memory awaits embedding")
 
 
 def test_the_model_files_identity_is_kept_until_the_file_changes(tmp_path: Path) -> None:
@@ -251,3 +251,23 @@ def test_the_model_files_identity_is_kept_until_the_file_changes(tmp_path: Path)
     write_tiny_gguf(path, seed=7)  # another model at the same path: another size or mtime
     second = inspect_model(str(path), digests=digests, reread=False)
     assert second == inspect_model(str(path)) and second.model_id != first.model_id
+
+
+def test_a_model_swapped_under_the_same_size_and_time_is_known_at_its_next_load(tmp_path: Path) -> None:
+    """``cp -p`` of other weights of one size kept the cached hash: the foreign model's vectors
+    were cached under the old model's id and reused after the real file came back."""
+    import os
+
+    from fact_ledger.projections.runtime.model_file import inspect_model
+    from tests.tiny_model import write_tiny_gguf
+
+    path, digests = tmp_path / "m.gguf", str(tmp_path / "digests.json")
+    write_tiny_gguf(path, seed=1)
+    first = inspect_model(str(path), digests=digests)
+    stat = os.stat(path)
+    write_tiny_gguf(path, seed=7)
+    assert os.stat(path).st_size == stat.st_size
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # as cp -p or touch -r leave it
+    loaded = inspect_model(str(path), digests=digests)  # what a load asks: the file hashed again
+    assert loaded.model_id != first.model_id
+    assert inspect_model(str(path), digests=digests, reread=False) == loaded  # status sees it from then on

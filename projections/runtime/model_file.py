@@ -55,7 +55,10 @@ def inspect_model(path: str, n_ctx: int | None = None, digests: str | None = Non
     With ``digests``, the file's sha256 is taken from there when the file is unchanged (and
     recorded otherwise); with ``reread=False`` too, so are the header's facts, whose check
     then passed before (the header of a 250k-token vocabulary takes ~0.1 s to walk). A load
-    always rereads the header: only a file checked now reaches llama.cpp."""
+    always rereads the header and hashes the file again: only a file checked now reaches
+    llama.cpp, and a file swapped under the same size and time (``cp -p``, ``touch -r``, a
+    quantisation of the same size) gets its own id, so its vectors never pass for the old
+    model's in the cache (~0.1-0.3 s beside a load of seconds)."""
     _require_file(path)
     try:
         stamp = _stamp(path)
@@ -65,8 +68,10 @@ def inspect_model(path: str, n_ctx: int | None = None, digests: str | None = Non
         facts = entry.get("facts") if not reread else None
         if not isinstance(facts, dict) or not isinstance(entry.get("sha256"), str):
             facts = _header_facts(path)
-            entry = {"stamp": stamp, "sha256": entry.get("sha256") or _sha256(path), "facts": facts}
-            if digests:
+            digest = _sha256(path) if reread else entry.get("sha256") or _sha256(path)
+            changed = entry.get("sha256") != digest or entry.get("facts") != facts
+            entry = {"stamp": stamp, "sha256": digest, "facts": facts}
+            if digests and changed:
                 known[os.path.realpath(path)] = entry
                 _write_digests(digests, known)
         name, dim, context = str(facts["name"]), int(facts["dim"]), int(facts["context"])
