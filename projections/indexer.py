@@ -205,10 +205,13 @@ class Indexer:
         with self.store.snapshot():
             return self.store.last_position() - vectors.checkpoint(self.conn)
 
-    def pending(self) -> int:
+    def to_look_at(self) -> int:
+        """The memories a run reads (changed after the vectors' checkpoint, not erased): the
+        total its progress counts to; most of those whose text did not change embed nothing."""
         with self.store.snapshot():
             return self.conn.execute(
-                "SELECT count(*) FROM memories WHERE last_position > ?", (vectors.checkpoint(self.conn),)
+                "SELECT count(*) FROM memories WHERE last_position > ? AND status <> 'erased'",
+                (vectors.checkpoint(self.conn),),
             ).get
 
     # -- running -----------------------------------------------------------------------------
@@ -223,7 +226,7 @@ class Indexer:
         """Catch the vectors (then, unless ``notices`` is False, the notices) up with the log;
         resumable at any point. ``find`` uses the vectors as soon as they are caught up."""
         self.prepare(rebuild=rebuild)
-        total = self.pending()
+        total = self.to_look_at()
         done = embedded = context_embedded = 0
         while stop is None or not stop.is_set():
             seen, fresh, context = self.step(stop)

@@ -267,6 +267,25 @@ def changed(conn: apsw.Connection, after: int, limit: int) -> list[tuple[int, st
     return rows
 
 
+def awaiting(conn: apsw.Connection, after: int, scope: tuple[str, ...] | None = None) -> int:
+    """How many memories have text the vectors after position ``after`` do not hold yet: new
+    ones, and those whose content changed since (the versions say). A status change (retire,
+    supersede) or an erasure embeds nothing, so it is not counted; ``after`` 0 (another model's
+    vectors, or none): every memory that is not erased. ``scope``: those workspaces only."""
+    where = "" if scope is None else f" AND m.workspace IN ({', '.join('?' * len(scope))})"
+    if after <= 0:
+        return int(conn.execute(f"SELECT count(*) FROM memories m WHERE m.status <> 'erased'{where}", scope or ()).get)
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM memories m WHERE m.last_position > ? AND m.status <> 'erased'"
+            f"{where} AND EXISTS (SELECT 1 FROM memory_versions v WHERE v.memory_id = m.memory_id "
+            "AND v.position > ? AND (v.version = 1 OR v.content IS NOT (SELECT p.content FROM memory_versions p "
+            "WHERE p.memory_id = v.memory_id AND p.version = v.version - 1)))",
+            (after, *(scope or ()), after),
+        ).get
+    )
+
+
 def keys_of(conn: apsw.Connection, ids: list[int]) -> dict[int, bytes]:
     """The cache key each memory's stored vector was computed from."""
     import msgspec

@@ -155,6 +155,25 @@ def test_caught_up_vectors_leave_only_later_writes_pending(noticed: tuple[Ledger
     assert app.vectors_status() == vectors
 
 
+def test_a_status_change_or_an_erasure_awaits_no_embedding(tmp_path: Path, tiny_gguf: Path) -> None:
+    """Retiring an embedded memory said "1 memories await embedding", and so did erasing one (an
+    erased memory is never embedded again): ``pending`` counted changed rows, not texts."""
+    app = _model_app(tmp_path / DB, tiny_gguf)
+    try:
+        ids = [app.remember(text, workspace=workspace)["memory_id"] for text, workspace in MEMORIES[:3]]
+        model = app.embedding_model()
+        assert model is not None
+        Indexer(app.store, model).run(notices=False)
+        assert app.status()["vectors"]["pending"] == 0
+        app.retire(ids[0], reason="moved", authorization=AUTH_AGENT)
+        app.erase(ids[1], reason="asked", authorization=AUTH_USER)
+        assert app.status()["vectors"]["pending"] == 0
+        app.update(ids[2], content="the sea is green today")
+        assert app.status()["vectors"]["pending"] == 1  # a text changed: that one does await
+    finally:
+        app.close()
+
+
 def test_strict_isolation_counts_only_the_callers_vectors(noticed: tuple[LedgerApp, str], tiny_gguf: Path) -> None:
     app, model_id = noticed
     db = _db(app)

@@ -549,10 +549,7 @@ def _pending(
         return None
     if state is None or state.model_id != target_id:
         position = 0
-    where = "" if scope is None else f" AND workspace IN ({', '.join('?' * len(scope))})"
-    return int(
-        conn.execute(f"SELECT count(*) FROM memories WHERE last_position > ?{where}", (position, *(scope or ()))).get
-    )
+    return vectors.awaiting(conn, position, scope)
 
 
 @functools.cache
