@@ -41,6 +41,7 @@ def window(rows: list[Any], page: int, more: bool) -> tuple[list[Any], bool]:
 async def overview(request: Request) -> Response:
     app = ledger(request)
     try:
+        time_point(request)  # a point this page does not show is still checked: a bad one is refused, as elsewhere
         view = app.overview()
         status = app.status()
         head = app.audit(limit=1)["events"]  # the newest event carries the chain's head hash
@@ -98,6 +99,7 @@ async def memories(request: Request) -> Response:
 async def conflicts(request: Request) -> Response:
     state = request.query_params.get("state", "open")
     try:
+        time_point(request)
         page = page_number(request)
         found = ledger(request).conflicts(state=state, limit=min(page * PAGE_SIZE, 200))
     except LedgerError as exc:

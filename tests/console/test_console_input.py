@@ -86,6 +86,8 @@ def test_as_true_at_follows_the_as_of_rule() -> None:
         f"/memories?as_of={HUGE}",
         f"/memory/1?as_of={SUPERSCRIPT}",
         f"/audit?as_of={SUPERSCRIPT}",
+        f"/?as_of={SUPERSCRIPT}",  # the overview and conflicts showed "Back to now" over a bad point
+        f"/conflicts?as_of={SUPERSCRIPT}",
         f"/timeline?subject=prod%20db&as_of={SUPERSCRIPT}",
         f"/memories?page={SUPERSCRIPT}",
         "/memory/abc",
