@@ -73,6 +73,11 @@ async def memories(request: Request) -> Response:
         "session_only": bool(q.get("session")),
     }
     try:
+        # a value the form never offers is refused, as an agent's would be ("bogus" read as "nothing found")
+        if filters["source_type"] not in (None, *SOURCE_TYPES):
+            raise InvalidInput(f"source_type must be one of {', '.join(SOURCE_TYPES)}", field="source_type")
+        if q.get("status", "") not in ("", "all"):
+            raise InvalidInput("status is empty (current memories) or all", field="status")
         tt = time_point(request)
         page = page_number(request)
         found = ledger(request).find(

@@ -132,3 +132,10 @@ def test_ids_in_range_still_work(console: Console) -> None:
     assert status == 404 and "not_found" in page
     status, page = _get(console, f"/memory/{2**63}")
     assert status == 400
+
+
+@pytest.mark.parametrize("path", ["/memories?source_type=bogus", "/memories?status=bogus"])
+def test_a_filter_value_the_form_never_offers_is_refused(console: Console, path: str) -> None:
+    """``source_type=bogus`` answered "Nothing found." and ``status=bogus`` read as current memories."""
+    status, page = _get(console, path)
+    assert status == 400 and "invalid_input" in page and "Traceback" not in page
