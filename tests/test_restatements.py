@@ -224,3 +224,13 @@ def test_last_stated_counts_a_word_for_word_repeat(app: LedgerApp) -> None:
     assert memory["support"] == 2 and memory["last_stated"].startswith(APR[:19])
     assert app.remember("The cache TTL is 300 seconds", event_time=FEB)["duplicate_of"] == held  # an older repeat
     assert app.read(held)["memory"]["last_stated"].startswith(APR[:19])
+
+
+def test_with_inactive_memories_the_current_value_stands_above_what_it_replaced(app: LedgerApp) -> None:
+    """``find --include-inactive`` listed "Bob's manager is Carol" (superseded) above "Bob now
+    reports to Dan": a superseded memory has no current claims, so nothing grouped the two."""
+    old = app.remember("Bob's manager is Carol", event_time=JAN)["memory_id"]
+    new = app.remember("Bob now reports to Dan", event_time=APR)
+    assert new["superseded"] == [old]
+    found = [r["memory_id"] for r in app.find("Bob's manager Carol", include_inactive=True)["results"]]
+    assert found.index(new["memory_id"]) < found.index(old)

@@ -58,6 +58,21 @@ def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list
     return out
 
 
+def _current_before_superseded(hits: list[Hit], rows: dict[int, CurrentMemory]) -> list[Hit]:
+    """With inactive memories asked for, a superseded memory never stands above the memory that
+    (through its chain) replaced it when both answer: a superseded value has no current claims,
+    so the newest-first order could not place it, and "Bob's manager is Carol" (superseded) came
+    above "Bob now reports to Dan"."""
+    head_of: dict[int, int] = {}
+    for memory_id, row in rows.items():
+        node, seen = row.superseded_by, {memory_id}
+        while node is not None and node in rows and node not in seen:  # follow the chain through the hits
+            head_of[memory_id] = node
+            seen.add(node)
+            node = rows[node].superseded_by
+    return _leaders_first(hits, {m: {"leader_id": h} for m, h in head_of.items()}) if head_of else hits
+
+
 def _slot_named_first(hits: list[Hit], query: str, slots: dict[int, list[str]]) -> list[Hit]:
     """Hits whose claim slot the query names gain :func:`ledger.slot_match.slot_scores`, then
     stand in score order (ties keep their order). ``slots``: the hits' claim keys (``slot_keys``)."""
@@ -219,6 +234,8 @@ class Views:
             standing, member_of = self.standings([h.memory_id for h in hits])
             rows = mem.by_ids(self.storage.conn, [h.memory_id for h in hits])  # the order's and the page's
             hits = _newest_first(rows, _leaders_first(hits, standing), standing, claim_slots, query)
+            if include_inactive:
+                hits = _current_before_superseded(hits, rows)
             if session_id and not session_only:
                 hits = self._conversation_first(hits, session_id)
             shown = hits[offset : offset + taken]

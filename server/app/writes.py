@@ -243,17 +243,7 @@ class Writes(Service):
 
     def _find_duplicate(self, cmd: RememberCommand) -> MemoryFacts | None:
         row = mem.exact_duplicate(self.conn, duplicate_key(cmd.content, cmd.subject, cmd.workspace))
-        if row is None:
-            return None
-        return MemoryFacts(
-            memory_id=row.memory_id,
-            stream_id=row.stream_id,
-            version=row.version,
-            protection=row.protection,
-            source_type=row.source_type,
-            status=row.status,
-            workspace=row.workspace,
-        )
+        return None if row is None else MemoryFacts.from_row(row)  # its event time too: a later repeat may join its set
 
     def update(
         self,
