@@ -215,20 +215,27 @@ def test_an_unwritable_log_with_read_models_beside_it_still_answers(unwritable: 
     app.close()
 
 
+def _serving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, busy_ms: int) -> tuple[LedgerApp, Path]:
+    """A ledger as ``ledger serve`` holds it (its backup replays by itself), one memory written:
+    the app and its log's path."""
+    monkeypatch.setattr(Storage, "REOPEN_INTERVAL_S", 0.0)
+    s = load_settings(
+        {"db": str(tmp_path / "ledger.db"), "backup": str(tmp_path / "backup.jsonl"), "create": True},
+        env={"LEDGER_BUSY_TIMEOUT_MS": str(busy_ms)},
+    )
+    app = LedgerApp(s)
+    app.storage.auto_replay = True
+    app.remember("written before the lock")
+    return app, Path(s.db)
+
+
 def test_serve_replays_a_local_backup_once_the_file_takes_writes_again(tmp_path: Path, locker, monkeypatch) -> None:
     """``ledger serve`` on a local file: while another process holds the lock, reads answer at
     once (no replay attempt waits out the busy timeout) and show the pending write; after the
     next write the file accepts, the backup replays by itself, once."""
     hold, release = locker
-    monkeypatch.setattr(Storage, "REOPEN_INTERVAL_S", 0.0)
-    s = load_settings(
-        {"db": str(tmp_path / "ledger.db"), "backup": str(tmp_path / "backup.jsonl"), "create": True},
-        env={"LEDGER_BUSY_TIMEOUT_MS": "1500"},
-    )
-    app = LedgerApp(s)
-    app.storage.auto_replay = True
-    app.remember("written before the lock")
-    proc = hold(Path(s.db))
+    app, db = _serving(tmp_path, monkeypatch, 1500)
+    proc = hold(db)
     assert app.remember("written while locked")["backup_only"]
     started = time.monotonic()
     found = app.find("written")["results"]
@@ -249,16 +256,9 @@ def test_serve_replays_once_the_lock_is_gone_without_waiting_for_a_write(tmp_pat
     held the backed-up write until some agent wrote again (which then landed before it): the
     once-a-second look (``replay_due``) probes the lock and replays at once."""
     hold, release = locker
-    monkeypatch.setattr(Storage, "REOPEN_INTERVAL_S", 0.0)
-    s = load_settings(
-        {"db": str(tmp_path / "ledger.db"), "backup": str(tmp_path / "backup.jsonl"), "create": True},
-        env={"LEDGER_BUSY_TIMEOUT_MS": "300"},
-    )
-    app = LedgerApp(s)
+    app, db = _serving(tmp_path, monkeypatch, 300)
     try:
-        app.storage.auto_replay = True
-        app.remember("written before the lock")
-        proc = hold(Path(s.db))
+        proc = hold(db)
         assert app.remember("written while locked")["backup_only"]
         started = time.monotonic()
         app.replay_due()  # still locked: the probe waits for nothing, nothing replays
