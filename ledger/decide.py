@@ -43,6 +43,7 @@ from fact_ledger.ledger.log.events import (
     MemoryRecorded,
     MemoryRetired,
     MemoryUpdated,
+    Reinstated,
     Restated,
     SetMember,
     Superseded,
@@ -350,6 +351,7 @@ def decide_remember(
     claims: Sequence[Claim] = (),
     candidates: Sequence[Candidate] = (),
     target_conflicts: Sequence[ConflictFacts] = (),
+    replaced: MemoryFacts | None = None,
     sets: Mapping[str, ConflictFacts] | None = None,
     recorded_at: str = "",
     policy: Policy = DEFAULT_POLICY,
@@ -395,7 +397,8 @@ def decide_remember(
         )
     ]
     if retiring and target is not None:
-        decision += _retract(cmd, target, new_stream, target_conflicts, policy)
+        # a pure cancellation (it states no value of its own) brings back the value the target replaced
+        decision += _retract(cmd, target, new_stream, target_conflicts, policy, replaced=None if claims else replaced)
     skip = frozenset({target.stream_id}) if retiring and target is not None else frozenset()
     decision += collisions(
         mine, new_stream, claims, candidates, sets=sets or {}, skip=skip, policy=policy, new_id=new_id
@@ -416,20 +419,38 @@ def _check_retractable(cmd: RememberCommand, target: MemoryFacts, policy: Policy
 
 
 RETRACTED = "retracted"
+REINSTATED = "the memory that replaced it was retracted"
 RETRACTED_BY_WORDS = "retracted: a cancellation named it by its words"
 
 
 def _retract(
-    cmd: RememberCommand, target: MemoryFacts, by: str, target_conflicts: Sequence[ConflictFacts], policy: Policy
+    cmd: RememberCommand,
+    target: MemoryFacts,
+    by: str,
+    target_conflicts: Sequence[ConflictFacts],
+    policy: Policy,
+    *,
+    replaced: MemoryFacts | None = None,
 ) -> Decision:
-    """``target`` retired by the memory ``by``, and out of its unresolved claim sets."""
+    """``target`` retired by the memory ``by``, and out of its unresolved claim sets; ``replaced``
+    (the newest memory ``target`` had superseded) is current again: "the move is cancelled"
+    leaves the date it moved from, not no date at all."""
     if cmd.authorization not in AUTHORIZATIONS:
         raise InvalidInput("unknown authorization channel", field="authorized")
     _check_retractable(cmd, target, policy)
     reason = RETRACTED_BY_WORDS if cmd.matched else RETRACTED
     retired = MemoryRetired(memory=target.stream_id, reason=reason, by=by, authorization=cmd.authorization)
+    back: Decision = []
+    if replaced is not None and replaced.status == "superseded":
+        back = [
+            (
+                replaced.stream_id,
+                Reinstated(memory=replaced.stream_id, reason=REINSTATED, authorization=cmd.authorization),
+            )
+        ]
     return [
         (target.stream_id, retired),
+        *back,
         *settle(
             target.stream_id,
             target_conflicts,

@@ -35,8 +35,9 @@ class RememberState(msgspec.Struct, frozen=True, kw_only=True):
     what a cancellation without ``ref_id`` matched; ``duplicate``: the exact duplicate;
     ``restated``: the memory this statement restates (not disputed), when there is one; the
     writer's ``claims``, the ``candidates`` sharing their keys and the unresolved ``sets`` of those
-    keys; ``target_conflicts``: a retracted target's sets; ``near``: near-duplicates for the reply;
-    ``settle``: present when the policy settles."""
+    keys; ``target_conflicts``: a retracted target's sets; ``replaced``: the newest memory the
+    retracted target superseded (a pure cancellation brings it back); ``near``: near-duplicates
+    for the reply; ``settle``: present when the policy settles."""
 
     target: MemoryFacts | None = None
     cancelling: tuple[Target, ...] = ()
@@ -46,6 +47,7 @@ class RememberState(msgspec.Struct, frozen=True, kw_only=True):
     candidates: tuple[Candidate, ...] = ()
     sets: dict[str, ConflictFacts] = {}
     target_conflicts: tuple[ConflictFacts, ...] = ()
+    replaced: MemoryFacts | None = None
     near: tuple[dict[str, Any], ...] = ()
     recorded_at: str = ""
     settle: SettleState | None = None
@@ -77,6 +79,7 @@ def decide(
         claims=state.claims,
         candidates=state.candidates,
         target_conflicts=state.target_conflicts,
+        replaced=state.replaced,
         sets=state.sets,
         recorded_at=state.recorded_at,
         policy=policy,

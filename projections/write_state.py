@@ -52,10 +52,18 @@ def remember_state(
     """Everything ``remember``'s decision and reply read, once. ``scope``: the workspaces the
     writer's claims meet (its own and its aliases); ``target``, ``cancelling`` and ``duplicate``
     are read by the caller (they need the caller's isolation check and the full-text index)."""
-    target_conflicts = tuple(conflicts_of(conn, target.memory_id)) if target is not None and cmd.retracts else ()
+    retracting = target is not None and cmd.retracts
+    target_conflicts = tuple(conflicts_of(conn, target.memory_id)) if retracting and target is not None else ()
+    replaced = newest_replaced_by(conn, target.memory_id) if retracting and target is not None else None
     if duplicate is not None and restated_later_in_a_set(conn, duplicate, cmd.event_time, policy):
         duplicate = None  # stored and joins the set, as a restatement of a disputed value is
-    found = {"target": target, "cancelling": cancelling, "duplicate": duplicate, "target_conflicts": target_conflicts}
+    found = {
+        "target": target,
+        "cancelling": cancelling,
+        "duplicate": duplicate,
+        "target_conflicts": target_conflicts,
+        "replaced": replaced,
+    }
     if absorbed(duplicate, cmd, target):
         return RememberState(**found)
     explicit = tuple((c.subject, c.attribute, c.value) for c in cmd.claims)
@@ -243,6 +251,18 @@ def holders(
     ids = {claim.key: claims_model.holding_value(conn, claim, workspace) for claim in claims}
     rows = mem.load_many(conn, sorted({m for found in ids.values() for m in found}))
     return {key: [MemoryFacts.from_row(rows[m]) for m in found if m in rows] for key, found in ids.items()}
+
+
+def newest_replaced_by(conn: apsw.Connection, memory_id: int) -> MemoryFacts | None:
+    """The newest (by event time) memory ``memory_id`` superseded that is still superseded: the
+    value in force before it, which a cancellation of it brings back."""
+    row = conn.execute(
+        "SELECT memory_id FROM memories WHERE superseded_by=? AND status='superseded' "
+        "ORDER BY event_time DESC, memory_id DESC LIMIT 1",
+        (memory_id,),
+    ).fetchone()
+    found = mem.by_id(conn, row[0]) if row else None
+    return MemoryFacts.from_row(found) if found is not None else None
 
 
 def restated_later_in_a_set(conn: apsw.Connection, duplicate: MemoryFacts, event_time: str, policy: Policy) -> bool:

@@ -80,6 +80,11 @@ def test_each_operation_writes_exactly_the_types_the_catalogue_names(app: Ledger
     # an exact duplicate, said as of its first time (said later, a repeat of a value that does not
     # lead its set is stored and joins: governance, "Restatements confirm")
     run("remember", "Bob lives in Berlin", subject="Bob", event_time="2026-01-01")
+    # a value that changed, then the change cancelled: what it replaced holds again (Reinstated)
+    old_day = run("remember", "the offsite is on 2026-03-03", subject="Ivy", event_time="2026-01-01")["memory_id"]
+    moved = run("remember", "the offsite is on 2026-03-10", subject="Ivy", event_time="2026-02-01")["memory_id"]
+    run("supersede", old_day, moved, **user)
+    run("remember", "the move of the offsite is cancelled", subject="Ivy", ref_id=moved, retracts=True)
     run("remember", "the staging port is 8080", subject="Dee", event_time="2026-01-01")
     run("remember", "staging listens on port 8080", subject="Dee", event_time="2026-01-02")  # restated
     run("judge", bob_conflict, bob2)

@@ -234,3 +234,24 @@ def test_with_inactive_memories_the_current_value_stands_above_what_it_replaced(
     assert new["superseded"] == [old]
     found = [r["memory_id"] for r in app.find("Bob's manager Carol", include_inactive=True)["results"]]
     assert found.index(new["memory_id"]) < found.index(old)
+
+
+def test_cancelling_a_change_brings_back_the_value_it_replaced(app: LedgerApp) -> None:
+    """ "moved to the 10th" superseded "on the 3rd"; cancelling the move left no date at all. A
+    cancellation that states no value of its own brings the replaced value back; one that says
+    the new value itself ("not the 10th; it is on the 12th") does not."""
+    first = app.remember("The launch review is on 2026-03-03", event_time=JAN)["memory_id"]
+    moved = app.remember("The launch review moved to 2026-03-10", event_time=FEB)
+    assert moved["superseded"] == [first]
+    cancel = app.remember("The move of the launch review is cancelled", ref_id=moved["memory_id"], retracts=True)
+    assert cancel["retracted"] == [moved["memory_id"]] and cancel["reinstated"] == [first]
+    assert app.read(first)["memory"]["status"] == "active"
+    found = app.find("When is the launch review?")["results"]
+    assert found[0]["memory_id"] == first
+    assert app.verify()["projections"] == "consistent"
+
+    day = app.remember("The design sync is on 2026-05-03", event_time=JAN)["memory_id"]
+    later = app.remember("The design sync moved to 2026-05-10", event_time=FEB)["memory_id"]
+    restated = app.remember("The design sync is on 2026-05-12", ref_id=later, retracts=True)
+    assert restated["retracted"] == [later] and "reinstated" not in restated
+    assert app.read(day)["memory"]["status"] == "superseded"

@@ -225,7 +225,8 @@ class ConflictReopened(Event, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class Reinstated(Event, frozen=True, kw_only=True, omit_defaults=True):
-    """A superseded memory is current again: the undo (``change``) of the change that superseded it."""
+    """A superseded memory is current again: the undo (``change``) of the change that superseded it,
+    or a cancellation that retracted the memory that superseded it (no ``change``)."""
 
     memory: str
     reason: str = ""

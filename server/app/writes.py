@@ -227,13 +227,18 @@ class Writes(Service):
         return msgspec.structs.replace(cmd, ref_id=target.memory_id, retracts=True, matched=True), facts, cancelling
 
     def _retracted(self, events: list[Any]) -> dict[str, list[int]]:
-        """``retracted``: the memories this write retired by retracting them."""
-        ids = [
-            row.memory_id
-            for ev in events
-            if ev.type == "MemoryRetired" and (row := mem.by_stream(self.conn, ev.stream_id)) is not None
-        ]
-        return {"retracted": ids} if ids else {}
+        """``retracted``: the memories this write retired by retracting them; ``reinstated``: the
+        one a pure cancellation brought back (what the retracted memory had replaced)."""
+        out: dict[str, list[int]] = {}
+        for key, kind in (("retracted", "MemoryRetired"), ("reinstated", "Reinstated")):
+            ids = [
+                row.memory_id
+                for ev in events
+                if ev.type == kind and (row := mem.by_stream(self.conn, ev.stream_id)) is not None
+            ]
+            if ids:
+                out[key] = ids
+        return out
 
     def _plausible(self, event_time: str) -> str:
         """The canonical event time, refused when far ahead of now or before the floor."""

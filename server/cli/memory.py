@@ -148,6 +148,11 @@ def _remember_lines(r: dict[str, Any]) -> None:
         out_console.print(f"  similar to {similar}", highlight=False)
     if r.get("retracted"):
         out_console.print(f"  retracted {', '.join(f'#{m}' for m in r['retracted'])}", highlight=False)
+    if r.get("reinstated"):  # what the retracted memory had replaced holds again
+        out_console.print(
+            f"  reinstated {', '.join(f'#{m}' for m in r['reinstated'])} (what it had replaced holds again)",
+            highlight=False,
+        )
     if r.get("retraction_candidates"):  # a cancellation that matched several instructions: none retracted
         out_console.print("  reads as a cancellation of one of these (none retracted; name it with --retracts):")
         for c in r["retraction_candidates"]:

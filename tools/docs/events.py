@@ -39,7 +39,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
         "MemoryRetired",
         "ConflictResolved",
         "Superseded",
-    ),  # Superseded: policy settle_changes or auto_settle
+        "Reinstated",
+    ),  # Superseded: policy settle_changes or auto_settle; Reinstated: a pure cancellation's
     "update": ("MemoryUpdated", "ClaimCollided", "ConflictResolved", "ConflictReopened", "Superseded"),
     "confirm": ("Confirmed", "ConflictReopened"),
     "unlock": ("MemoryUnlocked", "ConflictReopened"),
