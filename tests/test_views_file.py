@@ -310,3 +310,29 @@ def test_two_ledgers_on_one_read_models_file_are_named_as_such(
         LedgerApp(Settings(db=str(tmp_path / f"{name}.db"), views=shared)).close()
     said = " ".join(r.getMessage() for r in caplog.records if "set aside" in r.getMessage())
     assert "built from another log: two ledgers may be configured onto one read-models file" in said
+
+
+def test_read_models_of_a_log_that_went_on_differently_after_a_restore_are_set_aside(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The log restored from an older copy, then written anew: the same first event, another one
+    at the read models' head. They are set aside (and the log is not taken for another's)."""
+    db = tmp_path / "ledger.db"
+    app = LedgerApp(Settings(db=str(db)))
+    app.remember("The on-call engineer this week is Dana")
+    app.close()
+    older = tmp_path / "older-copy.db"
+    older.write_bytes(db.read_bytes())
+    app = LedgerApp(Settings(db=str(db)))
+    app.remember("The sprint ends on Friday the 14th")
+    app.close()
+    os.replace(older, db)
+    other = LedgerApp(Settings(db=str(db), views=str(tmp_path / "elsewhere.views.db")))
+    other.remember("The release is on Monday")  # the restored log goes on: event 2 is another one
+    other.close()
+    app = LedgerApp(Settings(db=str(db)))
+    assert contents(app, "sprint ends Friday") == [] and contents(app, "release Monday") == ["The release is on Monday"]
+    app.close()
+    said = " ".join(r.getMessage() for r in caplog.records if "set aside" in r.getMessage())
+    assert "its event 2 is not the log's (the log was restored from a backup, or replaced)" in said
+    assert "another log" not in said
