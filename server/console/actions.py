@@ -18,7 +18,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
-from fact_ledger.ledger.errors import InvalidInput, LedgerError
+from fact_ledger.ledger.errors import InvalidInput, LedgerError, NotFound
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.console.detail import conflict_with_members
@@ -120,7 +120,10 @@ def preview(app: LedgerApp, name: str, target: int, values: dict[str, Any]) -> P
     if name == "supersede":
         if values["winner_id"] == target:
             raise InvalidInput("a memory cannot supersede itself: name another memory as the winner", field="winner_id")
-        winner = app.read(values["winner_id"])["memory"]
+        try:
+            winner = app.read(values["winner_id"])["memory"]
+        except NotFound as exc:  # the form's field is the winner's, not "Memory id"
+            raise NotFound(exc.message, field="winner_id") from None
         _check_tier(name, winner, "winner_id")
         if winner.get("status") != "active":
             raise InvalidInput(

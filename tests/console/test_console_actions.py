@@ -100,6 +100,10 @@ def test_a_confirmation_page_is_never_shown_for_what_yes_would_refuse(console: C
         ("retire", {"memory_id": str(erased), "reason": "again"}, "is erased"),
         ("erase", {"memory_id": str(erased), "reason": "again"}, "is erased"),
     ]
+    status, page, _ = _request(
+        console, "POST", "/act/supersede", body={"memory_id": str(live), "winner_id": "999999", "csrf": console.csrf()}
+    )
+    assert status == 404 and "Winner memory id" in page  # the field the person typed, not "Memory id"
     for action, form, said in asks:
         status, page, _ = _request(console, "POST", f"/act/{action}", body={**form, "csrf": console.csrf()})
         assert status == 400 and said in page and 'name="confirmed"' not in page, (action, form)
