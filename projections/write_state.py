@@ -254,12 +254,16 @@ def holders(
 
 
 def newest_replaced_by(conn: apsw.Connection, memory_id: int) -> MemoryFacts | None:
-    """The newest (by event time) memory ``memory_id`` superseded that is still superseded: the
-    value in force before it, which a cancellation of it brings back."""
+    """The newest (by event time) memory ``memory_id`` superseded as another value of one fact
+    (the two were in a claim set together) that is still superseded: the value in force before
+    it, which a cancellation of it brings back. An instruction a person replaced by another
+    (a supersession outside any set) does not come back."""
     row = conn.execute(
-        "SELECT memory_id FROM memories WHERE superseded_by=? AND status='superseded' "
-        "ORDER BY event_time DESC, memory_id DESC LIMIT 1",
-        (memory_id,),
+        "SELECT m.memory_id FROM memories m WHERE m.superseded_by=? AND m.status='superseded' "
+        "AND EXISTS (SELECT 1 FROM conflict_members a JOIN conflict_members b ON b.conflict_id=a.conflict_id "
+        "WHERE a.memory_id=m.memory_id AND b.memory_id=?) "
+        "ORDER BY m.event_time DESC, m.memory_id DESC LIMIT 1",
+        (memory_id, memory_id),
     ).fetchone()
     found = mem.by_id(conn, row[0]) if row else None
     return MemoryFacts.from_row(found) if found is not None else None
