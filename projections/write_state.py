@@ -52,9 +52,11 @@ def remember_state(
     """Everything ``remember``'s decision and reply read, once. ``scope``: the workspaces the
     writer's claims meet (its own and its aliases); ``target``, ``cancelling`` and ``duplicate``
     are read by the caller (they need the caller's isolation check and the full-text index)."""
-    retracting = target is not None and cmd.retracts
-    target_conflicts = tuple(conflicts_of(conn, target.memory_id)) if retracting and target is not None else ()
-    replaced = newest_replaced_by(conn, target.memory_id) if retracting and target is not None else None
+    target_conflicts: tuple[ConflictFacts, ...] = ()
+    replaced = None
+    if target is not None and cmd.retracts:  # a retraction: the target's sets, and what it had replaced
+        target_conflicts = tuple(conflicts_of(conn, target.memory_id))
+        replaced = newest_replaced_by(conn, target.memory_id)
     if duplicate is not None and restated_later_in_a_set(conn, duplicate, cmd.event_time, policy):
         duplicate = None  # stored and joins the set, as a restatement of a disputed value is
     found = {
