@@ -5,6 +5,7 @@ into the SDK."""
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import json
 import logging
@@ -77,6 +78,45 @@ def _data(data: Any) -> Any:
         except ValueError:
             raise InvalidInput("data must be a JSON object", field="data") from None
     return data
+
+
+# What the agent sent beside ``data`` (the SDK drops arguments its tool signature lacks): set by
+# :func:`fields_under_data` for the call in flight, read back as a notice.
+_BESIDE_DATA: contextvars.ContextVar[tuple[tuple[str, ...], tuple[str, ...]]] = contextvars.ContextVar(
+    "beside_data", default=((), ())
+)
+
+
+def fields_under_data(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments with the fields an agent put beside ``data`` moved into it.
+
+    Agents often flatten a call (``{"action": "remember", "content": …}``); the SDK would drop
+    those fields and the call would fail on a field it never saw. A field ``data`` does not hold
+    already moves in; one it holds stays as ``data`` says. The answer names both
+    (:func:`beside_data_notices`)."""
+    beside = {k: v for k, v in arguments.items() if k not in (spec.key, "data")}
+    if not beside:
+        _BESIDE_DATA.set(((), ()))
+        return arguments
+    data = arguments.get("data")
+    if data is None or data == "":
+        data = {}
+    if not isinstance(data, dict):  # a JSON string or worse: the edge reports it as it is
+        _BESIDE_DATA.set(((), tuple(beside)))
+        return {k: v for k, v in arguments.items() if k not in beside}
+    moved = tuple(k for k in beside if k not in data)
+    _BESIDE_DATA.set((moved, tuple(k for k in beside if k in data)))
+    return {spec.key: arguments.get(spec.key), "data": {**data, **{k: beside[k] for k in moved}}}
+
+
+def beside_data_notices() -> list[str]:
+    moved, ignored = _BESIDE_DATA.get()
+    notices = []
+    if moved:
+        notices.append(f"fields go under data; read {', '.join(moved)} from beside it this time")
+    if ignored:
+        notices.append(f"ignored field(s) beside data: {', '.join(ignored)} (data says otherwise)")
+    return notices
 
 
 def _route(spec: ToolSpec, name: Any) -> Route:
@@ -171,7 +211,9 @@ class LedgerTools:
         authorized = getattr(model, "authorized", False) is True
         if route.needs_authorization(kwargs) and not authorized:
             raise Unauthorized(f"{name} needs authorized: true (only when the user asked for it)", field="authorized")
-        notices = [f"ignored unknown field(s): {', '.join(model.ignored)}"] if model.ignored else []
+        notices = beside_data_notices()
+        if model.ignored:
+            notices.append(f"ignored unknown field(s): {', '.join(model.ignored)}")
         if "authorized" in type(model).model_fields:
             verdict = _verdict(approval)
             if verdict == "refused":

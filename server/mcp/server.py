@@ -38,7 +38,7 @@ from pydantic import WithJsonSchema
 from fact_ledger.ledger.errors import LedgerError
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
-from fact_ledger.server.mcp.dispatch import Approval, LedgerTools
+from fact_ledger.server.mcp.dispatch import Approval, LedgerTools, fields_under_data
 from fact_ledger.server.mcp.routes import GOVERN, MEMORY, REPAIR, REVIEW, TOOLS
 from fact_ledger.server.mcp.stdio import run_stdio
 from fact_ledger.server.mcp.tool_schemas import tool_schemas
@@ -69,6 +69,14 @@ class _LedgerServer(MCPServer):
                 )
             listed.append(tool)
         return listed
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        spec = TOOLS.get(name)
+        if spec is not None and isinstance(arguments, dict):
+            arguments = fields_under_data(spec, arguments)
+        return await super().call_tool(name, arguments, context)
 
 
 def build_server(app: LedgerApp, tools: LedgerTools | None = None) -> MCPServer:

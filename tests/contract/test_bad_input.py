@@ -162,6 +162,30 @@ def test_limits_are_inclusive(srv: LedgerServer) -> None:
 def test_extra_top_level_arguments_do_not_break_the_call(srv: LedgerServer) -> None:
     r = srv.call("memory", "status", None, verbose=True)
     assert r.ok
+    assert r["notices"][0] == "fields go under data; read verbose from beside it this time"
+
+
+def test_fields_sent_beside_data_are_read_with_a_notice(srv: LedgerServer) -> None:
+    """An agent that flattens the call ({"action": "remember", "content": …}) is not told that
+    content is missing: the fields are read as if under data, and the answer says where they go."""
+    r = srv.call("memory", "remember", None, content="The flattened fact lives on port 4242", subject="flat")
+    assert r.ok, r.body
+    assert r["notices"] == ["fields go under data; read content, subject from beside it this time"]
+    memory = srv.memory("read", {"memory_id": r["memory_id"]})["memory"]
+    assert (memory["content"], memory["subject"]) == ("The flattened fact lives on port 4242", "flat")
+    # data wins where both say something; what data lacks still comes in
+    r = srv.call("memory", "find", {"query": "flattened"}, query="nothing like it", limit=1)
+    assert r.ok and [x["memory_id"] for x in r["results"]] == [memory["memory_id"]]
+    assert r["notices"] == [
+        "fields go under data; read limit from beside it this time",
+        "ignored field(s) beside data: query (data says otherwise)",
+    ]
+    # a field nobody knows, flat, is named like one under data
+    r = srv.call("memory", "find", None, query="flattened", mood="x")
+    assert r.ok and r["notices"] == [
+        "fields go under data; read query, mood from beside it this time",
+        "ignored unknown field(s): mood",
+    ]
 
 
 def test_raw_json_rpc_with_invalid_unicode_and_nan_is_answered(srv: LedgerServer) -> None:
