@@ -67,6 +67,7 @@ class RememberCommand(msgspec.Struct, kw_only=True):
     metadata: dict[str, Any] = {}
     authorization: str = ""
     matched: bool = False  # the target was found by a cancellation's words (ledger.cancellation), not named
+    ends: bool = False  # the target was found by a denial of its value (ledger.negation): it ended
     recorded: dict[str, Any] = {}  # the fields no rule reads, recorded on the new memory's event as given
 
     @classmethod
@@ -397,8 +398,10 @@ def decide_remember(
         )
     ]
     if retiring and target is not None:
-        # a pure cancellation (it states no value of its own) brings back the value the target replaced
-        decision += _retract(cmd, target, new_stream, target_conflicts, policy, replaced=None if claims else replaced)
+        # a pure cancellation (it states no value of its own) brings back the value the target
+        # replaced; a fact that ended ("Bob is no longer the owner") brings back nothing
+        back = None if claims or cmd.ends else replaced
+        decision += _retract(cmd, target, new_stream, target_conflicts, policy, replaced=back)
     skip = frozenset({target.stream_id}) if retiring and target is not None else frozenset()
     decision += collisions(
         mine, new_stream, claims, candidates, sets=sets or {}, skip=skip, policy=policy, new_id=new_id
@@ -421,6 +424,7 @@ def _check_retractable(cmd: RememberCommand, target: MemoryFacts, policy: Policy
 RETRACTED = "retracted"
 REINSTATED = "the memory that replaced it was retracted"
 RETRACTED_BY_WORDS = "retracted: a cancellation named it by its words"
+ENDED = "retracted: a later memory says its value no longer holds"
 
 
 def _retract(
@@ -438,7 +442,7 @@ def _retract(
     if cmd.authorization not in AUTHORIZATIONS:
         raise InvalidInput("unknown authorization channel", field="authorized")
     _check_retractable(cmd, target, policy)
-    reason = RETRACTED_BY_WORDS if cmd.matched else RETRACTED
+    reason = ENDED if cmd.ends else RETRACTED_BY_WORDS if cmd.matched else RETRACTED
     retired = MemoryRetired(memory=target.stream_id, reason=reason, by=by, authorization=cmd.authorization)
     back: Decision = []
     if replaced is not None and replaced.status == "superseded":

@@ -14,15 +14,24 @@ from typing import Any
 import msgspec
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.cancellation import MAX_MATCHES, Target, cancelled_words, choose
+from fact_ledger.ledger.cancellation import (
+    MAX_CANDIDATES,
+    MAX_MATCHES,
+    Target,
+    cancelled_words,
+    choose,
+    is_cancellation,
+)
 from fact_ledger.ledger.decide import RememberCommand
 from fact_ledger.ledger.duplicates import duplicate_key
 from fact_ledger.ledger.errors import Locked, Unauthorized
 from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check_writable
 from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER, MemoryRecorded, MemoryUpdated
+from fact_ledger.ledger.negation import ended_claims
 from fact_ledger.ledger.remember import RememberState
 from fact_ledger.ledger.update import decide as decide_update
+from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.search.queries import holding_all
 from fact_ledger.server.app import credentials
@@ -38,6 +47,10 @@ AGENT_ASSERTED_NOTICE = (
 
 CANCELLATION_NOTICE = (
     "reads as a cancellation of {n} active instruction(s), none retracted: "
+    "retract one with ref_id + retracts (see retraction_candidates)"
+)
+ENDED_NOTICE = (
+    "says {n} active memory(ies) no longer hold, none retracted: "
     "retract one with ref_id + retracts (see retraction_candidates)"
 )
 
@@ -63,13 +76,15 @@ class Unchanged(Exception):  # control flow: never leaves the facade
         self.version = version
 
 
-def _candidates_report(cancelling: tuple[Target, ...], retracted: dict[str, list[int]]) -> dict[str, Any]:
-    """A cancellation that retracted nothing it matched answers with the instructions it matched."""
+def _candidates_report(cancelling: tuple[Target, ...], retracted: dict[str, list[int]], content: str) -> dict[str, Any]:
+    """A cancellation (or a denial of a value) that retracted nothing it matched answers with the
+    memories it matched (protected, or more than one)."""
     if retracted or not cancelling:
         return {}
+    notice = CANCELLATION_NOTICE if is_cancellation(content) else ENDED_NOTICE
     return {
         "retraction_candidates": [{"memory_id": t.memory_id, "content": t.content} for t in cancelling],
-        "notices": [CANCELLATION_NOTICE.format(n=len(cancelling))],
+        "notices": [notice.format(n=len(cancelling))],
     }
 
 
@@ -161,7 +176,7 @@ class Writes(Service):
                 **({"support": mem.support(self.conn, row.memory_id)[0]} if head.type == "Restated" else {}),
                 "workspace": row.workspace,
                 **retracted,
-                **_candidates_report(state.cancelling, retracted),
+                **_candidates_report(state.cancelling, retracted, cmd.content),
                 **masked,
             }
         result = {
@@ -172,7 +187,7 @@ class Writes(Service):
             "workspace": cmd.workspace,
             **self.collisions.write_report(events, head.position, list(state.near)),
             **retracted,
-            **_candidates_report(state.cancelling, retracted),
+            **_candidates_report(state.cancelling, retracted, cmd.content),
             **masked,
         }
         if head.position in result.get("superseded", ()):  # policy auto_settle: a later value leads
@@ -205,11 +220,12 @@ class Writes(Service):
         self, cmd: RememberCommand
     ) -> tuple[RememberCommand, MemoryFacts | None, tuple[Target, ...]]:
         """A cancellation without ``ref_id`` retracts the one active instruction of its workspace
-        that holds its words (``ledger.cancellation``); also returns what matched."""
+        that holds its words (``ledger.cancellation``); a statement that a value no longer holds
+        ends the one active memory holding it (``ledger.negation``). Also returns what matched."""
+        scope = self.workspace_scope(cmd.workspace) or (cmd.workspace,)
         words = cancelled_words(cmd.content)
         if not words:
-            return cmd, None, ()
-        scope = self.workspace_scope(cmd.workspace) or (cmd.workspace,)
+            return self._ended_target(cmd, scope)
         runner = self.storage.runner
         if runner.unsettled():  # full text trails the log between reads: this decision reads it
             runner.settle_in_transaction()
@@ -217,14 +233,45 @@ class Writes(Service):
         target, matched = choose([Target(*row) for row in rows])
         cancelling = tuple(matched)
         if target is None:
-            return cmd, None, cancelling
-        facts = self._memory(target.memory_id)
-        policy = self._policy
-        try:  # a protected instruction is retracted only when named (ref_id) with its authorisation
-            check_writable(facts, expected_version=None, authorization=cmd.authorization, policy=policy)
+            return (cmd, None, cancelling) if cancelling else self._ended_target(cmd, scope)
+        return self._retracting(cmd, self._memory(target.memory_id), cancelling, matched=True)
+
+    def _ended_target(
+        self, cmd: RememberCommand, scope: tuple[str, ...]
+    ) -> tuple[RememberCommand, MemoryFacts | None, tuple[Target, ...]]:
+        """ "Alice is no longer the owner": the one active memory of the writer's workspaces whose
+        claim has the value denied, stated no later than this write's event time (a denial that
+        arrives late does not end a fact stated after it)."""
+        denied = ended_claims(cmd.content)
+        if not denied:
+            return cmd, None, ()
+        ids = {
+            m
+            for claim in denied
+            for workspace in scope
+            for m in claims_model.holding_value(self.conn, claim, workspace)
+        }
+        rows = mem.load_many(self.conn, sorted(ids))
+        held = [
+            row
+            for row in rows.values()
+            if row.status == "active" and clock.to_datetime(row.event_time) <= clock.to_datetime(cmd.event_time)
+        ]
+        candidates = tuple(Target(row.memory_id, row.stream_id, row.content) for row in held[:MAX_CANDIDATES])
+        if len(held) != 1:
+            return cmd, None, candidates
+        return self._retracting(cmd, MemoryFacts.from_row(held[0]), candidates, ends=True)
+
+    def _retracting(
+        self, cmd: RememberCommand, facts: MemoryFacts, candidates: tuple[Target, ...], **found: bool
+    ) -> tuple[RememberCommand, MemoryFacts | None, tuple[Target, ...]]:
+        """``cmd`` retracting ``facts``, found by its words: a protected memory is retracted only
+        when named (``ref_id``) with its authorisation, so then nothing is and ``candidates`` are shown."""
+        try:
+            check_writable(facts, expected_version=None, authorization=cmd.authorization, policy=self._policy)
         except (Locked, Unauthorized):
-            return cmd, None, cancelling
-        return msgspec.structs.replace(cmd, ref_id=target.memory_id, retracts=True, matched=True), facts, cancelling
+            return cmd, None, candidates
+        return msgspec.structs.replace(cmd, ref_id=facts.memory_id, retracts=True, **found), facts, candidates
 
     def _retracted(self, events: list[Any]) -> dict[str, list[int]]:
         """``retracted``: the memories this write retired by retracting them; ``reinstated``: the

@@ -153,8 +153,8 @@ def _remember_lines(r: dict[str, Any]) -> None:
             f"  reinstated {', '.join(f'#{m}' for m in r['reinstated'])} (what it had replaced holds again)",
             highlight=False,
         )
-    if r.get("retraction_candidates"):  # a cancellation that matched several instructions: none retracted
-        out_console.print("  reads as a cancellation of one of these (none retracted; name it with --retracts):")
+    if r.get("retraction_candidates"):  # a cancellation or denial that matched, protected or several: none retracted
+        out_console.print("  none retracted; name the one it ends with --retracts ID:")
         for c in r["retraction_candidates"]:
             out_console.print(f"    #{c['memory_id']} {c['content']}", markup=False, highlight=False)
     for notice in r.get("notices", ()):  # what the JSON answer tells an agent, told to the person too

@@ -54,6 +54,14 @@ def test_an_ambiguous_cancellation_answers_with_candidates(srv: LedgerServer) ->
     assert "retracted" not in unrelated and status(srv, acme) == "active"
 
 
+def test_a_value_that_no_longer_holds_ends_its_memory_and_find_answers_the_rest(srv: LedgerServer) -> None:
+    owner = remember(srv, "Alice owns the billing service", workspace="ops")["memory_id"]
+    r = remember(srv, "Alice is no longer the owner of the billing service", workspace="ops")
+    assert r["retracted"] == [owner] and "reinstated" not in r and status(srv, owner) == "retired"
+    found = srv.memory("find", {"query": "billing service owner", "workspace": "ops"})["results"]
+    assert [x["memory_id"] for x in found] == [r["memory_id"]]
+
+
 def test_find_keeps_short_facts_whole(srv: LedgerServer) -> None:
     facts = [f"The VPN portal for region {i} moved to https://vpn{i}.acme.dev/portal" for i in range(10)]
     for fact in facts:

@@ -1,0 +1,76 @@
+"""A statement that a fact no longer holds: "Alice is no longer the owner of the billing
+service", "the staging API does not listen on port 8080 any more", "计费服务的负责人不再是Alice".
+
+Claim extraction keeps no claim from a negated clause (``claim_words.NEGATED_LEFT``): "not X" is
+not a value. Yet such a statement says something precise about one value already in the
+ledger: the fact that holds it has ended. :func:`ended_claims` gives the claims the statement
+denies, by reading it without its negation ("Alice is the owner of the billing service") and
+extracting what that affirms; the write then ends the one active memory holding such a claim
+with the same value (``server.app.writes``), as a cancellation ends an instruction. Precision
+comes first, as there: a question, a hedge or a condition denies nothing, and the statement
+must read as a whole sentence once the negation is taken out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fact_ledger.ledger.claim_words import HEDGED, QUESTION_START
+from fact_ledger.ledger.claims import Claim, extract_claims
+
+_EN_TAIL = re.compile(r"[\s,]*\b(?:any\s*more|any\s+longer|now)\s*([.!]?)\s*$", re.IGNORECASE)
+_EN_BE = re.compile(r"\b(is|are|was|were)(?:\s+not|n't)?\s+(?:no\s+longer|not)\b\s*", re.IGNORECASE)
+_EN_BE_SHORT = re.compile(r"\b(is|are|was|were)n't\b\s*", re.IGNORECASE)
+_EN_DOES = re.compile(r"\b(does|do|did)(?:\s+not|n't)\s+([a-z]+)", re.IGNORECASE)
+_EN_NO_LONGER = re.compile(r"\bno\s+longer\s+([a-z]+)", re.IGNORECASE)
+_EN_CONDITION = re.compile(r"\b(?:if|unless|until|when|whether|because|since|except)\b", re.IGNORECASE)
+_ZH_BE = re.compile(r"(?:已经)?(?:不再是|不是|并非)")
+_ZH_NO_LONGER = re.compile(r"(?:已经)?不再")
+_ZH_TAIL = re.compile(r"了?\s*([。！]?)\s*$")
+
+
+def _third_person(verb: str) -> str:
+    """ "listen" → "listens", "reach" → "reaches", "carry" → "carries" (after "does not")."""
+    if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", verb):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def _affirmed(text: str) -> str | None:
+    """``text`` without its one negation, or None when it holds none (or reads as no statement)."""
+    lowered = text.lower()
+    if QUESTION_START.match(lowered) or HEDGED.search(lowered) or text.rstrip().endswith(("?", "？")):
+        return None
+    if re.search(r"[\u4e00-\u9fff]", text):
+        if "如果" in text or "除非" in text:
+            return None
+        out, n = _ZH_BE.subn("是", text, count=1)
+        if not n:
+            out, n = _ZH_NO_LONGER.subn("", text, count=1)
+        return _ZH_TAIL.sub(r"\1", out) if n else None
+    if _EN_CONDITION.search(text):
+        return None
+    out, n = _EN_BE.subn(lambda m: m[1] + " ", text, count=1)
+    if not n:
+        out, n = _EN_BE_SHORT.subn(lambda m: m[1] + " ", text, count=1)
+    if not n:
+        out, n = _EN_DOES.subn(lambda m: m[2] if m[1].lower() == "do" else _third_person(m[2]), text, count=1)
+    if not n:
+        out, n = _EN_NO_LONGER.subn(r"\1", text, count=1)
+    return _EN_TAIL.sub(r"\1", out) if n else None
+
+
+def ended_claims(content: str) -> tuple[Claim, ...]:
+    """The claims ``content`` says no longer hold (none when it negates nothing)."""
+    affirmed = _affirmed(content.strip())
+    if affirmed is None or _affirmed(affirmed) is not None:  # one negation, no more
+        return ()
+    # a key the statement itself gives a value ("Alice does not like coffee": false) is a
+    # disagreement like any other, settled in a claim set
+    own = {claim.key for claim in extract_claims(content)}
+    return tuple(claim for claim in extract_claims(affirmed) if claim.key not in own)
+
+
+__all__ = ["ended_claims"]

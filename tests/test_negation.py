@@ -1,0 +1,128 @@
+"""A statement that a value no longer holds ends the memory that held it (ledger/negation.py,
+docs/contract.md ``remember``): "Alice is no longer the owner of the billing service" retires
+"Alice owns the billing service", brings back nothing, and a denial that arrives late, one in
+doubt, or one that matches a protected or several memories ends nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fact_ledger.ledger.decide import ENDED
+from fact_ledger.ledger.negation import ended_claims
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Policy, Settings
+from tests.conftest import ledger_cli
+from tests.test_retractions import assert_rebuild_reproduces, status
+
+
+def current(app: LedgerApp, query: str) -> list[str]:
+    return [r["content"] for r in app.find(query)["results"]]
+
+
+@pytest.mark.parametrize(
+    ("denial", "held"),
+    [
+        ("Alice is no longer the owner of the billing service", "Alice owns the billing service"),
+        ("Alice isn't the owner of the billing service any more", "Alice is the owner of the billing service"),
+        ("The staging API does not listen on port 8080 anymore", "The staging API listens on port 8080"),
+        ("The staging API no longer listens on port 8080", "The staging API listens on port 8080"),
+        ("Bob doesn't report to Dan any more.", "Bob reports to Dan"),
+        ("The deploy window is no longer Friday", "The deploy window is Friday"),
+        ("计费服务的负责人不再是Alice了", "计费服务的负责人是Alice"),
+        ("staging API不再使用端口8080", "staging API使用端口8080"),
+    ],
+)
+def test_a_denial_ends_the_memory_holding_the_value(app: LedgerApp, denial: str, held: str) -> None:
+    old = app.remember(held, source_type="agent_generated")["memory_id"]
+    other = app.remember("Deploys freeze on Fridays", source_type="agent_generated")["memory_id"]
+    r = app.remember(denial, source_type="agent_generated")
+    assert r["retracted"] == [old] and "reinstated" not in r
+    assert (status(app, old), status(app, other)) == ("retired", "active")
+    memory = app.read(old)["memory"]
+    assert memory["retired_by"] == r["memory_id"] and memory["status_reason"] == ENDED
+    assert held not in current(app, held)
+    assert_rebuild_reproduces(app)
+
+
+def test_an_ended_change_brings_back_nothing(tmp_path: Path) -> None:
+    """Unlike "the move is cancelled", "Bob is no longer the owner" does not make Alice the owner
+    again: the value Bob's memory replaced stays replaced."""
+    shipped = Policy(settle_changes=True)  # tests/conftest.py pins review mode
+    settles = LedgerApp(Settings(db=str(tmp_path / "l.db"), client="test", agent_id="pytest", policy=shipped))
+    try:
+        alice = settles.remember("Alice owns the billing service", event_time="2026-01-05T09:00:00Z")["memory_id"]
+        bob = settles.remember("Bob owns the billing service", event_time="2026-02-05T09:00:00Z")
+        assert bob["superseded"] == [alice]
+        r = settles.remember("Bob is no longer the owner of the billing service", event_time="2026-03-05T09:00:00Z")
+        assert r["retracted"] == [bob["memory_id"]] and "reinstated" not in r
+        assert status(settles, alice) == "superseded"
+    finally:
+        settles.close()
+
+
+def test_a_denial_that_arrives_late_ends_nothing_stated_after_it(app: LedgerApp) -> None:
+    owner = app.remember("Alice owns the billing service", event_time="2026-03-01T09:00:00Z")["memory_id"]
+    r = app.remember("Alice is no longer the owner of the billing service", event_time="2026-01-01T09:00:00Z")
+    assert "retracted" not in r and status(app, owner) == "active"
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "Is Alice no longer the owner of the billing service?",
+        "Alice might not be the owner of the billing service",
+        "If Alice is not the owner of the billing service, ask Bob",
+        "Alice owns the billing service",
+        "It is not true that Alice is not the owner of the billing service",
+        "Carol is not the owner of the billing service",
+    ],
+)
+def test_what_denies_nothing_held_ends_nothing(app: LedgerApp, statement: str) -> None:
+    owner = app.remember("Alice owns the billing service", source_type="agent_generated")["memory_id"]
+    r = app.remember(statement, source_type="agent_generated")
+    assert "retracted" not in r and status(app, owner) == "active"
+
+
+def test_a_value_the_denial_states_itself_is_a_disagreement_not_an_end() -> None:
+    """ "Alice does not like coffee" gives the taste a value (false): a claim set settles it."""
+    assert ended_claims("Alice does not like coffee") == ()
+    assert [c.value_norm for c in ended_claims("The cache is not enabled")] == ["true"]
+
+
+def test_a_protected_memory_is_named_not_ended(app: LedgerApp) -> None:
+    ledger_cli("remember", "Alice owns the billing service", "--db", app.settings.db, check=True)  # a person's
+    assert app.read(1)["memory"]["protection"] == "locked"
+    r = app.remember("Alice is no longer the owner of the billing service", source_type="agent_generated")
+    assert "retracted" not in r and status(app, 1) == "active"
+    assert r["retraction_candidates"] == [{"memory_id": 1, "content": "Alice owns the billing service"}]
+    assert r["notices"] == [
+        "says 1 active memory(ies) no longer hold, none retracted: "
+        "retract one with ref_id + retracts (see retraction_candidates)"
+    ]
+
+
+def test_the_cli_says_what_a_denial_ended_and_what_it_could_not(tmp_path: Path) -> None:
+    db = str(tmp_path / "cli.db")
+    ledger_cli("remember", "Alice owns the billing service", "--source-type", "agent_generated", "--db", db, check=True)
+    done = ledger_cli("remember", "Alice is no longer the owner of the billing service", "--db", db, check=True)
+    assert "retracted #1" in done.stdout and "reinstated" not in done.stdout
+    # a person at the CLI ends a fact of theirs (locked) by saying so; two memories holding the
+    # value (one says more besides) are named, and neither is retired
+    ledger_cli("remember", "Bob owns the payroll service", "--db", db, check=True)
+    ledger_cli("remember", "Bob owns the payroll service. Deploys freeze on Fridays.", "--db", db, check=True)
+    done = ledger_cli("remember", "Bob is no longer the owner of the payroll service", "--db", db)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert not any(line.startswith("  retracted") for line in lines)
+    assert "  none retracted; name the one it ends with --retracts ID:" in lines
+    named = [line.strip().split(" ", 1) for line in lines if line.startswith("    #")]
+    assert [text for _, text in named] == [
+        "Bob owns the payroll service",
+        "Bob owns the payroll service. Deploys freeze on Fridays.",
+    ]
+    assert "says 2 active memory(ies) no longer hold" in done.stdout
+    first = named[0][0].lstrip("#")
+    done = ledger_cli("remember", "Bob is no longer the owner of the payroll service", "--retracts", first, "--db", db)
+    assert f"retracted #{first}" in done.stdout, done.stdout + done.stderr
