@@ -22,12 +22,13 @@ other's), and the same inputs always give the same verdict.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import msgspec
 
 from fact_ledger.ledger.log.events import AUTH_USER as USER_CHANNEL
+from fact_ledger.ledger.normalize import same_value
 from fact_ledger.ledger.trust import effective_trust
 
 RULE_ORDER = ["user_confirmed/locked protection", "event_time", "source_type", "confidence", "ingest_time"]
@@ -221,6 +222,32 @@ def leaders_first(ids: Sequence[int], leader_of: dict[int, int | None]) -> list[
         out.append(memory_id)
         placed.add(memory_id)
     return out
+
+
+def set_leaders(
+    members: Sequence[tuple[Side, Sequence[tuple[Hashable, str, str]]]], *, review_agent_conflicts: bool
+) -> dict[int, int]:
+    """Per memory, the leader of a claim set it forms with others of ``members``: what the claim
+    sets of the current read model give :func:`leaders_first`, for memories as they stood at an
+    as-of point, where no set is stored. Each member is a side and its claims as ``(key, kind,
+    normalised value)``; a key on which every member states one value is no set, and a set whose
+    top is tied names no leader (as it asks for review)."""
+    by_key: dict[Hashable, list[tuple[Side, str, str]]] = {}
+    for side, claims in members:
+        for key, kind, value in claims:
+            by_key.setdefault(key, []).append((side, kind, value))
+    leader_of: dict[int, int] = {}
+    for stating in by_key.values():
+        first_kind, first_value = stating[0][1], stating[0][2]
+        if len(stating) < 2 or all(same_value(first_kind, first_value, value) for _, _, value in stating):
+            continue
+        leader = arbitrate_set([side for side, _, _ in stating], review_agent_conflicts=review_agent_conflicts)
+        if leader["leader_id"] is None:
+            continue
+        for side, _, _ in stating:
+            if side.memory_id != leader["leader_id"]:
+                leader_of.setdefault(side.memory_id, leader["leader_id"])
+    return leader_of
 
 
 def portable(verdict: dict[str, Any]) -> dict[str, Any]:

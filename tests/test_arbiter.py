@@ -7,7 +7,16 @@ from datetime import datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fact_ledger.ledger.arbiter import RULE_ORDER, Side, arbitrate, arbitrate_set, leaders_first, portable, with_ids
+from fact_ledger.ledger.arbiter import (
+    RULE_ORDER,
+    Side,
+    arbitrate,
+    arbitrate_set,
+    leaders_first,
+    portable,
+    set_leaders,
+    with_ids,
+)
 
 EXPECTED_ORDER = ["user_confirmed/locked protection", "event_time", "source_type", "confidence", "ingest_time"]
 
@@ -291,3 +300,38 @@ def test_a_tie_between_two_labels_names_both() -> None:
     reasons = dict(r.split(": ", 1) for r in arbitrate(asserted, agent)["reasons"])
     assert reasons["source_type"] == "tie (user_confirmed (45) and agent_generated (45) rank the same)"
     assert reasons["confidence"] == "tie (0.5 on both sides)"
+
+
+PORT = (("staging api", "port"), "number", "8080")
+
+
+def test_set_leaders_names_the_rules_leader_of_each_key_with_two_values() -> None:
+    old, new, same = side(1, event_time="2026-01-01T00:00:00Z"), side(2, event_time="2026-02-01T00:00:00Z"), side(3)
+    other = (("deploys", "day"), "when", "fri")
+    members = [
+        (old, [PORT, other]),
+        (new, [(PORT[0], "number", "9090")]),
+        (same, [(other[0], "when", "fri")]),  # one value on its key: no set
+    ]
+    assert set_leaders(members, review_agent_conflicts=False) == {1: 2}
+    # "$8,080" and "8080" state one value: no set between them
+    assert set_leaders([(old, [PORT]), (new, [(PORT[0], "number", "8080 usd")])], review_agent_conflicts=False) == {}
+
+
+def test_set_leaders_names_none_for_a_tie() -> None:
+    a, b = side(1), side(2)
+    assert arbitrate_set([a, b], review_agent_conflicts=False)["leader_id"] is None
+    assert set_leaders([(a, [PORT]), (b, [(PORT[0], "number", "9090")])], review_agent_conflicts=False) == {}
+
+
+@given(st.permutations(list(range(1, 6))), st.lists(st.sampled_from(["8080", "9090", "7070"]), min_size=5, max_size=5))
+def test_set_leaders_agrees_with_arbitrate_set_whatever_the_order(order: list[int], values: list[str]) -> None:
+    sides = {i: side(i, event_time=f"2026-01-0{i}T00:00:00Z") for i in order}
+    members = [(sides[i], [(PORT[0], "number", values[i - 1])]) for i in order]
+    leader_of = set_leaders(members, review_agent_conflicts=False)
+    if len(set(values)) == 1:
+        assert leader_of == {}
+    else:
+        expected = arbitrate_set(list(sides.values()), review_agent_conflicts=False)["leader_id"]
+        assert set(leader_of.values()) == {expected} and expected not in leader_of
+        assert set(leader_of) == set(sides) - {expected}

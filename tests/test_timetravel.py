@@ -402,3 +402,28 @@ def test_history_and_audit_by_memory_show_the_collisions_it_took_part_in(app: Le
     kinds = [e["type"] for v in app.history(first)["versions"] for e in v["events"]]
     assert kinds == ["MemoryRecorded", "ClaimCollided"]
     assert collided in [e["position"] for e in app.audit(memory_id=second["memory_id"])["events"]]
+
+
+def test_an_as_of_answer_puts_a_claim_sets_leader_first(app: LedgerApp) -> None:
+    """Two values of one fact, both in force at the point (an unresolved set): the one the rules
+    rank first at that point leads the as-of answer as it leads the current one, though the
+    challenger's wording fits the query better."""
+    old = app.remember("The staging API listens on port 8080", event_time="2026-01-05T09:00:00Z")["memory_id"]
+    new = app.remember(
+        "The staging API listens on port 9090 after the network migration of the data centre",
+        event_time="2026-02-05T09:00:00Z",
+    )
+    assert new["conflicts"][0]["leader_id"] == new["memory_id"]
+    query = "staging API listens on port"
+    assert ids(app.find(query)) == [new["memory_id"], old]
+    for point in ({"as_of_event_time": "2026-03-01T00:00:00Z"}, {"as_of_recorded": new["memory_id"]}):
+        found = app.find(query, **point)["results"]
+        assert [r["memory_id"] for r in found] == [new["memory_id"], old], point
+        assert found[0]["score"] >= found[1]["score"]
+    # before the second value held, the first is the only one in force
+    assert ids(app.find(query, as_of_event_time="2026-01-20T00:00:00Z")) == [old]
+    # a person's confirmation of the older value makes it lead from its position on
+    confirmed = app.confirm(old, authorization=AUTH_USER)
+    assert confirmed["ok"]
+    assert ids(app.find(query, as_of_event_time="2026-03-01T00:00:00Z"))[0] == old
+    assert ids(app.find(query, as_of_recorded=new["memory_id"])) == [new["memory_id"], old]

@@ -16,6 +16,8 @@ from typing import Any
 import msgspec
 
 from fact_ledger.ledger import clock
+from fact_ledger.ledger.arbiter import Side, leaders_first, set_leaders
+from fact_ledger.ledger.claims import extract_claims
 from fact_ledger.ledger.errors import InvalidInput, NotFound
 from fact_ledger.ledger.ids import ascii_digits
 from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
@@ -112,6 +114,7 @@ class History:
             hits, _ = asof.find_at(
                 self.storage.store.conn, query, point, filters, offset + limit + 1, boost_workspaces=boost
             )
+        hits = self._leaders_first_at(hits, point)
         shown = hits[offset : offset + limit]
         results = [
             memory_view(h.state, conflict_ids=[], score=h.score, status=asof.status_at(h.state, point.event_time) or "")
@@ -126,6 +129,47 @@ class History:
             "next_cursor": cursor,
             "as_of": self._point_view(point),
         }
+
+    def _leaders_first_at(self, hits: list[asof.Scored], point: asof.Point) -> list[asof.Scored]:
+        """``hits`` with each claim set's leader, among the memories holding at the point, ahead of
+        its challengers (as the current ``find`` orders them): no set is stored for a past point,
+        so the hits' claims and the arbitration rules name it here. A leader moved up takes its
+        challenger's score, so scores still fall down the list."""
+        holding = [h.state for h in hits if asof.status_at(h.state, point.event_time) == "active"]
+        if len(holding) < 2:
+            return hits
+        # who vouched for a label is kept by the current model only (a later confirmation by a
+        # person can move it; the label at the point is the state's own)
+        vouched = {
+            m: row.confirmed_via for m, row in mem.load_many(self.storage.conn, [s.memory_id for s in holding]).items()
+        }
+        members = [
+            (
+                Side(
+                    memory_id=s.memory_id,
+                    source_type=s.source_type,
+                    protection=s.protection,
+                    event_time=s.event_time,
+                    confidence=s.confidence,
+                    recorded_at=s.recorded_at,
+                    confirmed_via=vouched.get(s.memory_id, ""),
+                ),
+                [(c.key, c.kind, c.value_norm) for c in extract_claims(s.content, s.subject)],
+            )
+            for s in holding
+        ]
+        policy = self.settings.policy
+        leader_of = set_leaders(members, review_agent_conflicts=policy.review_agent_conflicts)
+        if not leader_of:
+            return hits
+        by_id = {h.state.memory_id: h for h in hits}
+        out: list[asof.Scored] = []
+        for memory_id in leaders_first(list(by_id), leader_of):
+            hit = by_id[memory_id]
+            if out and hit.score > out[-1].score:
+                out[-1] = out[-1]._replace(score=hit.score)
+            out.append(hit)
+        return out
 
     def read_as_of(
         self, memory_id: int, *, as_of_event_time: str | None, as_of_recorded: str | int | None
