@@ -18,9 +18,9 @@ ALIASES = (
     (re.compile(r"版本号?"), " version "),
     (re.compile(r"'s\b|’s\b"), " "),  # a possessive (POSSESSIVE below, on one word)
     (re.compile(r"现在的?|目前的?|当前的?|如今的?"), " "),  # when it holds is not what it is
-    # whom one reports to, said another way: "Bob's boss", "张三的上级" are "Bob's manager", "张三的经理"
-    (re.compile(r"\bboss\b|\bsupervisor\b|\bline manager\b"), " manager "),
-    (re.compile(r"直属上级|上级|上司"), "经理"),
+    # whom one reports to, said another way and in either language: "Bob's boss", "Bob的经理",
+    # "张三的上级", "张三的老板" are all "Bob's manager" / "张三's manager"
+    (re.compile(r"\bboss\b|\bsupervisor\b|\bline manager\b|直属上级|上级|上司|经理|老板|直属领导|领导"), " manager "),
 )
 POSSESSIVE = re.compile(r"['’]s$")
 # "X reports to Y" (now, still, directly): who X's manager is

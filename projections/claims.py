@@ -109,8 +109,9 @@ class ClaimsProjector(DeferringProjector):
     # Mondays") is that time, not the number 10; "at" before an address (a host name, an e-mail)
     # is "is", as before a URL; "X reports to Y" is X's manager; 8: a capitalised negation before
     # "reports to" ("Bob No longer reports to Carol") says no claim; 9: byte units and weeks spelled
-    # out ("5 megabytes" is "5 MB"), "boss", "supervisor", "上级" are a manager, "X 向 Y 汇报" is X's manager
-    version = 9
+    # out ("5 megabytes" is "5 MB"), "boss", "supervisor", "上级" are a manager, "X 向 Y 汇报" is X's manager;
+    # 10: "经理", "上级", "老板", "领导" are the English key "manager" (one set across the languages)
+    version = 10
     tables = ("claims",)
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

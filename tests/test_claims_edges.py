@@ -403,3 +403,16 @@ def test_units_spelled_out_are_the_units(said: str, again: str, same: bool) -> N
     (second,) = extract_claims(again)
     assert first.key == second.key
     assert (first.value_norm == second.value_norm) is same, (first.value_norm, second.value_norm)
+
+
+def test_a_manager_is_one_slot_in_either_language() -> None:
+    """ "Bob的经理是Dan" kept the Chinese key 经理 while "Bob's manager is Carol" kept "manager": a
+    mixed-language team's two statements of who Bob reports to formed no set, and "老板" and
+    "领导" (a boss) were no manager at all."""
+    (manager,) = extract_claims("Bob's manager is Carol")
+    for other in ("Bob的经理是Dan", "Bob的老板是Dan", "Bob的领导是Dan", "Bob向Dan汇报", "Bob reports to Dan"):
+        (said,) = extract_claims(other)
+        assert said.key == manager.key and collides(manager, said) and said.value_norm == "dan", other
+    (zh,) = extract_claims("张三的经理是李四")
+    (boss,) = extract_claims("张三的老板是王五")
+    assert collides(zh, boss)
