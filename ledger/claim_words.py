@@ -268,6 +268,17 @@ ROLE_WORDS = frozenset(
     oncall champion sponsor coordinator dri""".split()
 )
 ROLE_ZH = ("负责人", "联系人", "值班", "经理", "组长", "主管", "工程师", "对接人", "审批人", "维护人", "管理员")
+# "Erin is the team lead", "Dan is Bob's new manager", "李四是张三的经理": the person named first holds
+# the role, the slot is the role ("the team lead is Erin"); only a definite role ("the …", "X's …",
+# "…的…"), never "Erin is a lead engineer" (what someone is)
+HOLDS_ROLE = re.compile(
+    r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+is\s+(?:(?:now|still|currently)\s+)*"
+    r"(?:(?P<whose>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,2})['’]s|the)\s+(?:(?:new|current|acting|interim)\s+)?"
+    r"(?P<role>[\w-]+(?:\s+[\w-]+){0,3}?)(?P<rest>\s+(?:of|for|on|this|next)\b.*)?[.!]?$"
+)
+HOLDS_ROLE_ZH = re.compile(
+    r"^(?P<x>[^，。,;；\s的是]{1,12}?)(?:现在|目前|如今)?是(?P<role>[^，。,;；\s]{1,24}?的?[^，。,;；\s的]*?)[。.!！]?$"
+)
 
 
 # -- preferences -------------------------------------------------------------------------------

@@ -48,6 +48,8 @@ from fact_ledger.ledger.claim_words import (
     GROUPS,
     GROUPS_ZH,
     HEDGED,
+    HOLDS_ROLE,
+    HOLDS_ROLE_ZH,
     IMPLICIT,
     LEADING_ARTICLE,
     LIKE_EN,
@@ -64,6 +66,7 @@ from fact_ledger.ledger.claim_words import (
     RELATIONS,
     REPORTS_TO,
     REPORTS_TO_ZH,
+    ROLE_ZH,
     SENTENCES,
     SLOT_FILLERS,
     SPEAKER_LABEL,
@@ -207,6 +210,44 @@ def _reports_to_claim(clause: str, subject: str) -> Claim | None:
     if NEGATED_LEFT.search(match["x"].lower()):
         return None
     return _clause_claim(f"{match['x']}'s manager is {match['y']}", subject)
+
+
+def _role_holder_claim(clause: str, subject: str) -> Claim | None:
+    """ "Erin is the team lead" is the slot of "the team lead is Erin", "Dan is Bob's new manager"
+    of "Bob's manager is Dan", "李四是张三的经理" of "张三的经理是李四": said the other way round
+    the person was the subject and the role its value, so the two formed no set. Only a role one
+    person holds at a time (``ROLE_WORDS``), held by a named person."""
+    text = unicodedata.normalize("NFKC", clause).strip()
+    folded = text.lower()
+    if HEDGED.search(folded) or QUESTION_START.match(folded):
+        return None
+    match = HOLDS_ROLE.match(text)
+    if match is not None:
+        rest = match["rest"] or ""
+        who = normalize_text(match["x"])
+        if who in PRONOUNS or who in PERSONS or who in DEMONSTRATIVES:
+            return None
+        if not is_role(match["role"], "") or not is_named(who, text):
+            return None
+        role = f"{match['whose']}'s {match['role']}" if match["whose"] else f"the {match['role']}"
+        return _clause_claim(f"{role}{rest} is {match['x']}", subject)
+    chinese = HOLDS_ROLE_ZH.match(text)
+    if chinese is None or NEGATED_ZH.search(chinese["x"]) or chinese["x"] in PRONOUNS or chinese["x"] in PERSONS:
+        return None
+    role, who = chinese["role"], chinese["x"]
+    # "陈经理" is a name with its title (one character before the role word); "…的经理" and
+    # "团队负责人" name a role: "客户联系人是陈经理" already has the role first
+    if _titled_name(role) or (who.endswith(ROLE_ZH) and not _titled_name(who)):
+        return None
+    if not role.endswith(ROLE_ZH):
+        return None
+    return _clause_claim(f"{role}是{who}", subject)
+
+
+def _titled_name(text: str) -> bool:
+    """A surname and a title ("陈经理", "王工程师"), not a role: one character before the role word."""
+    held = next((r for r in ROLE_ZH if text.endswith(r)), None)
+    return held is not None and "的" not in text and len(text) - len(held) == 1
 
 
 def _without_speaker_label(content: str) -> str:
@@ -432,6 +473,7 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
             _drink_claim(clause, who)
             or _ownership_claim(clause)
             or _reports_to_claim(clause, subject)
+            or _role_holder_claim(clause, subject)
             or _clause_claim(clause, subject)
         )
         if claim is None and (preference := _preference_claim(clause, who)) is not None:

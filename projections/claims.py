@@ -110,7 +110,8 @@ class ClaimsProjector(DeferringProjector):
     # is "is", as before a URL; "X reports to Y" is X's manager; 8: a capitalised negation before
     # "reports to" ("Bob No longer reports to Carol") says no claim; 9: byte units and weeks spelled
     # out ("5 megabytes" is "5 MB"), "boss", "supervisor", "上级" are a manager, "X 向 Y 汇报" is X's manager;
-    # 10: "经理", "上级", "老板", "领导" are the English key "manager" (one set across the languages)
+    # 10: "经理", "上级", "老板", "领导" are the English key "manager" (one set across the languages);
+    # "Erin is the team lead", "Dan is Bob's manager", "李四是张三的经理": the role is the slot
     version = 10
     tables = ("claims",)
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})

@@ -416,3 +416,38 @@ def test_a_manager_is_one_slot_in_either_language() -> None:
     (zh,) = extract_claims("张三的经理是李四")
     (boss,) = extract_claims("张三的老板是王五")
     assert collides(zh, boss)
+
+
+@pytest.mark.parametrize(
+    ("holder", "slot"),
+    [
+        ("Erin is the team lead", "The team lead is Carol"),
+        ("Erin is the new team lead for Apollo", "The team lead for Apollo is Carol"),
+        ("Dan is Bob's new manager", "Bob's manager is Carol"),
+        ("Dana is the on-call engineer this week", "The on-call engineer this week is Carol"),
+        ("Erin是团队负责人", "团队负责人是Carol"),
+        ("李四是张三的经理", "张三的经理是王五"),
+        ("陈经理是客户联系人", "客户联系人是赵经理"),
+    ],
+)
+def test_a_person_said_first_holds_the_role(holder: str, slot: str) -> None:
+    """ "Erin is the team lead" made Erin the subject and the role its value, so it formed no set
+    with "The team lead is Carol" (and "Dan is Bob's new manager" none with Bob's manager)."""
+    (held,) = extract_claims(holder)
+    (other,) = extract_claims(slot)
+    assert collides(held, other), (held, other)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Erin is a lead engineer",
+        "It is the team lead",
+        "Maybe Erin is the team lead",
+        "Is Erin the team lead?",
+        "Python is the main language",
+        "我是老师",
+    ],
+)
+def test_no_role_holder_where_none_is_named(content: str) -> None:
+    assert all(c.key_subject not in ("lead team", "owner") for c in extract_claims(content)), content

@@ -30,6 +30,7 @@ def current(app: LedgerApp, query: str) -> list[str]:
         ("The staging API no longer listens on port 8080", "The staging API listens on port 8080"),
         ("Bob doesn't report to Dan any more.", "Bob reports to Dan"),
         ("The deploy window is no longer Friday", "The deploy window is Friday"),
+        ("Erin is no longer the team lead", "The team lead is Erin"),
         ("计费服务的负责人不再是Alice了", "计费服务的负责人是Alice"),
         ("staging API不再使用端口8080", "staging API使用端口8080"),
     ],

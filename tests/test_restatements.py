@@ -136,6 +136,7 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("张三的经理是李四", "张三的上级是王五"),
         ("Bob's manager is Carol", "Bob's boss is now Erin"),
         ("Bob's manager is Carol", "Bob现在的领导是Erin"),
+        ("The team lead is Carol", "Erin is the new team lead"),
         ("The disk quota is 1 gigabyte", "The disk quota is 1 terabyte"),
     ],
 )
