@@ -173,3 +173,21 @@ def test_chat_conflicts_counts_a_real_change_of_mind_and_not_the_small_talk(tmp_
     (opened,) = report["opened"]
     assert opened["dia_id"] == "D2:1" and opened["subject"] == "Ann" and opened["attribute"] == "likes hiking"
     assert opened["value"] == "no"  # this turn's value; the set holds the earlier "yes" too
+    assert report["retractions"] == 0 and report["retracted"] == []
+
+
+def test_chat_conflicts_lists_what_a_turn_retracted_by_its_words(tmp_path: Path) -> None:
+    conversation = {
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "Alice owns the billing service."}],
+        "session_2_date_time": "10:00 am on 1 June, 2023",
+        "session_2": [
+            {"speaker": "Bo", "dia_id": "D2:1", "text": "Alice is no longer the owner of the billing service."}
+        ],
+    }
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "1.json").write_text(json.dumps(conversation), encoding="utf-8")
+    report = chat_conflicts.run(tmp_path / "data")
+    assert report["retractions"] == 1
+    (ended,) = report["retracted"]
+    assert (ended["dia_id"], ended["retracted"]) == ("D2:1", "Alice owns the billing service.")

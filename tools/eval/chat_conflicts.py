@@ -6,7 +6,8 @@ conversation in its own ledger. Chat is the hard case for deterministic claims: 
 "that's…", "dance is my stress relief" are everywhere, and almost none of them contradict an
 earlier line. The report counts the claims the turns hold (each a chance of a false conflict
 later) and the conflicts the writes opened, listed with their claims so a person can judge
-which are real.
+which are real; and the memories a turn retracted without naming them (a cancellation's or a
+denial's words: "I'm not the one who …"), each a chance of a fact wrongly ended.
 
 The data is CC BY-NC (evaluation only): it is read by ``tools/eval`` and never by unit tests.
 
@@ -28,10 +29,15 @@ from fact_ledger.server.config import Settings
 from tools.eval.locomo import DEFAULT_DATA, turns
 
 
-def conversation_conflicts(conversation: dict[str, Any], db: Path) -> tuple[int, int, list[dict[str, Any]]]:
-    """(turns remembered, claims they hold, the conflicts they opened) for one conversation in a fresh ledger."""
+def conversation_conflicts(
+    conversation: dict[str, Any], db: Path
+) -> tuple[int, int, list[dict[str, Any]], list[dict[str, Any]]]:
+    """(turns remembered, claims they hold, the conflicts they opened, the memories they retracted:
+    a cancellation's or a denial's target, found by its words) for one conversation in a fresh
+    ledger."""
     app = LedgerApp(Settings(db=str(db), client="chat-conflicts"))
     found: list[dict[str, Any]] = []
+    retracted: list[dict[str, Any]] = []
     count = 0
     try:
         for turn in turns(conversation):
@@ -40,10 +46,13 @@ def conversation_conflicts(conversation: dict[str, Any], db: Path) -> tuple[int,
             count += 1
             for c in result.get("conflicts", []):
                 found.append({"dia_id": turn["dia_id"], "subject": speaker, **c["claim"]})
+            for memory_id in result.get("retracted", []):
+                ended = app.read(memory_id)["memory"]["content"]
+                retracted.append({"dia_id": turn["dia_id"], "subject": speaker, "said": text, "retracted": ended})
         claims = app.conn.execute("SELECT count(*) FROM claims").fetchone()[0]
     finally:
         app.close()
-    return count, claims, found
+    return count, claims, found, retracted
 
 
 def run(data: Path) -> dict[str, Any]:
@@ -51,20 +60,23 @@ def run(data: Path) -> dict[str, Any]:
     if not files:
         raise SystemExit(f"no LoCoMo conversations (*.json) under {data}")
     started = time.perf_counter()
-    total, claims, conflicts = 0, 0, []
+    total, claims, conflicts, retractions = 0, 0, [], []
     with tempfile.TemporaryDirectory(prefix="chat-conflicts-") as tmp:
         for path in files:
-            count, held, found = conversation_conflicts(
+            count, held, found, retracted = conversation_conflicts(
                 json.loads(path.read_text(encoding="utf-8")), Path(tmp) / f"{path.stem}.db"
             )
             total, claims = total + count, claims + held
             conflicts += [{"conversation": path.stem, **c} for c in found]
+            retractions += [{"conversation": path.stem, **r} for r in retracted]
     return {
         "turns": total,
         "claims": claims,
         "conflicts": len(conflicts),
         "per_1000_turns": round(1000 * len(conflicts) / max(total, 1), 2),
         "opened": conflicts,
+        "retractions": len(retractions),
+        "retracted": retractions,
         "seconds": round(time.perf_counter() - started, 1),
     }
 
