@@ -28,6 +28,14 @@ REPORTS_TO = re.compile(
     r"^(?P<x>.+?)\s+(?:(?:now|still|currently|directly)\s+)*reports?\s+(?:directly\s+)?to\s+(?P<y>\S.*)$",
     re.IGNORECASE,
 )
+# "We moved the standup to 11am", "we upgraded Postgres to 17": said of its object, as "the standup
+# was moved to 11am" (a change of the object's value; who made it is not part of the slot)
+CHANGED_BY = re.compile(
+    r"^(?:(?:we|i|they|the team|someone|ops)\s+)?(?:(?:have|has|just|finally|already)\s+)*"
+    r"(?P<verb>moved|changed|pushed back|pushed|rescheduled|postponed|upgraded|downgraded|bumped|raised|"
+    r"increased|lowered|reduced|cut|renamed|switched|updated)\s+(?P<x>.+?)\s+to\s+(?P<y>\S.*)$",
+    re.IGNORECASE,
+)
 # "X（现在）向 Y 汇报": X's manager is Y, as "X reports to Y"; "不再向 Y 汇报" says no claim
 REPORTS_TO_ZH = re.compile(
     r"^(?P<x>[^，。,;；\s]+?)(?:现在|目前|如今|仍然|还是|直接)*向(?P<y>[^，。,;；\s]+?)汇报(?:工作)?[。.!！]?$"
@@ -57,12 +65,13 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         (
             _EN.format(
                 r"(?:listens|listening|runs|running|is running|is served|serves|is exposed|is reachable|"
-                r"is available|binds|is bound|is listening)\s+(?:on|at|to)\s+port"
+                r"is available|binds|is bound|is listening)\s+(?:on|at|to)\s+port|"
+                r"(?:now\s+)?(?:uses|is using|is now using|switched to|has switched to)\s+port"
             ),
             "port",
             None,
         ),
-        (r"(?:监听在?|运行在|跑在)(?:\s*端口号?)?", "port", None),
+        (r"(?:监听在?|运行在|跑在)(?:\s*端口号?)?|(?:改用|使用|用)(?=\s*\d+\s*端口)", "port", None),
         (_EN.format(r"(?:now\s+)?(?:returns|responds with|replies with|is returning|answers with)"), "returns", None),
         (r"返回(?:的是|值为|值是|了)?", "returns", None),
         (_EN.format(r"(?:now\s+)?(?:uses|is using|relies on|is built on|is written in|runs on)"), "uses", None),
@@ -88,7 +97,8 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         (
             _EN.format(
                 r"(?:has been|was|is|got|been)\s+(?:changed|moved|set|updated|rescheduled|postponed|pushed|"
-                r"bumped|switched|upgraded|downgraded|raised|increased|lowered|reduced|cut)\s+to|"
+                r"bumped|switched|upgraded|downgraded|raised|increased|lowered|reduced|cut|renamed|"
+                r"pushed back|moved back)\s+to|(?:has\s+)?slipped\s+to|"
                 r"(?:upgraded|downgraded)\s+to|is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
                 r"is still|will be|equals|is equal to|becomes|moved to|changed to|starts at|begins at|is held at|is|are"
             ),

@@ -34,6 +34,7 @@ from fact_ledger.ledger.claim_words import (
     ADDRESS,
     ALIASES,
     ANY_RELATION,
+    CHANGED_BY,
     CJK_SPLIT,
     CLAUSES,
     DEGREE,
@@ -210,6 +211,25 @@ def _reports_to_claim(clause: str, subject: str) -> Claim | None:
     if NEGATED_LEFT.search(match["x"].lower()):
         return None
     return _clause_claim(f"{match['x']}'s manager is {match['y']}", subject)
+
+
+def _changed_by_claim(clause: str, subject: str) -> Claim | None:
+    """ "We moved the standup to 11am" is the slot of "the standup is at 10am", as "the standup was
+    moved to 11am" is: said in the active voice the change had no subject the slot could be."""
+    text = unicodedata.normalize("NFKC", clause).strip()
+    match = CHANGED_BY.match(text)
+    folded = text.lower()
+    if match is None or HEDGED.search(folded) or QUESTION_START.match(folded):
+        return None
+    thing, verb, value = match["x"], match["verb"].lower(), match["y"]
+    folded_thing = normalize_text(thing)
+    if folded_thing in PRONOUNS or folded_thing in PERSONS or folded_thing.startswith(("my ", "mind")):
+        return None  # "we moved it to …", "I changed my mind to …": no slot of a thing
+    if verb in ("moved", "changed", "switched", "pushed") and is_named(folded_thing, text):
+        return None  # "we moved Bob to the platform team": a person, not a value of a thing
+    if re.match(r"(?:be|do|have|make|get|go|say|see|keep)\b", value.lower()):
+        return None  # "… to be honest": a purpose, not a value
+    return _clause_claim(f"{thing} was {verb} to {value}", subject)
 
 
 def _role_holder_claim(clause: str, subject: str) -> Claim | None:
@@ -474,6 +494,7 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
             or _ownership_claim(clause)
             or _reports_to_claim(clause, subject)
             or _role_holder_claim(clause, subject)
+            or _changed_by_claim(clause, subject)
             or _clause_claim(clause, subject)
         )
         if claim is None and (preference := _preference_claim(clause, who)) is not None:

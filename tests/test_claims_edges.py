@@ -451,3 +451,33 @@ def test_a_person_said_first_holds_the_role(holder: str, slot: str) -> None:
 )
 def test_no_role_holder_where_none_is_named(content: str) -> None:
     assert all(c.key_subject not in ("lead team", "owner") for c in extract_claims(content)), content
+
+
+@pytest.mark.parametrize(
+    ("said", "changed"),
+    [
+        ("The staging API listens on port 8080", "The staging API now uses port 9090"),
+        ("staging API的端口是8080", "staging API现在用9090端口"),
+        ("The standup is at 10am", "We moved the standup to 11am"),
+        ("The deadline is March 3", "They pushed the deadline to March 10"),
+        ("The default branch is main", "We renamed the default branch to trunk"),
+        ("The default branch is main", "The default branch was renamed to trunk"),
+        ("The release is scheduled for 2026-03-03", "The release slipped to 2026-03-10"),
+        ("Our deploy day is Friday", "We changed our deploy day to Thursday"),
+    ],
+)
+def test_a_change_said_with_another_verb_is_the_same_slot(said: str, changed: str) -> None:
+    """Each pair formed no set: "uses port" was a "uses" relation, a change said in the active
+    voice ("we moved X to Y") or with "renamed"/"slipped" held no claim, so the old value stayed
+    current beside the new one."""
+    (before,) = extract_claims(said)
+    (after,) = extract_claims(changed)
+    assert collides(before, after), (before, after)
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["We moved Bob to the platform team", "We moved it to Friday", "I changed my mind to be honest"],
+)
+def test_a_change_of_no_things_value_is_no_claim(content: str) -> None:
+    assert extract_claims(content) == (), content
