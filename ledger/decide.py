@@ -425,6 +425,7 @@ RETRACTED = "retracted"
 REINSTATED = "the memory that replaced it was retracted"
 RETRACTED_BY_WORDS = "retracted: a cancellation named it by its words"
 ENDED = "retracted: a later memory says its value no longer holds"
+LEFT_BY_RETRACTION = "retracted by a later memory"  # why a retracted memory left its claim sets
 
 
 def _retract(
@@ -459,7 +460,7 @@ def _retract(
             target.stream_id,
             target_conflicts,
             resolution="retired",
-            reason="retracted by a later memory",
+            reason=LEFT_BY_RETRACTION,
             authorization=cmd.authorization,
         ),
     ]

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fact_ledger.ledger.decide import ENDED, LEFT_BY_RETRACTION, REINSTATED, RETRACTED, RETRACTED_BY_WORDS
+from fact_ledger.ledger.settlement import CHANGE_REASON, POLICY_REASON
+
 LANGUAGES = ("en", "zh")
 
 STRINGS: dict[str, tuple[str, str]] = {
@@ -443,6 +446,18 @@ TERMS: dict[str, dict[str, tuple[str, str]]] = {
         "Erased": ("Erased", "永久删除"),
         "WriteReplayed": ("WriteReplayed", "重放写入"),
     },
+    "reason": {  # the reasons the ledger itself records (a person's own reason is shown as written)
+        RETRACTED: (RETRACTED, "已撤回"),
+        RETRACTED_BY_WORDS: (RETRACTED_BY_WORDS, "已撤回：一条取消按字词找到了它"),
+        ENDED: (ENDED, "已撤回：后来的一条记忆说它的值不再成立"),
+        REINSTATED: (REINSTATED, "取代它的记忆已被撤回"),
+        LEFT_BY_RETRACTION: (LEFT_BY_RETRACTION, "被后来的记忆撤回"),
+        "erased": ("erased", "已永久删除"),
+    },
+    "settled_by": {  # a policy's settlement: its reason is the prefix and the deciding rule
+        POLICY_REASON: (POLICY_REASON, "依策略 auto_settle 了结："),
+        CHANGE_REASON: (CHANGE_REASON, "依策略 settle_changes 了结："),
+    },
     "check": {  # the doctor's checks (server/doctor.py: one per check_ function)
         "integrity": ("integrity", "完整性"),
         "hash_chain": ("hash_chain", "哈希链"),
@@ -469,6 +484,22 @@ def term_translator(lang: str) -> Callable[[str, object], str]:
         return pair[index] if pair else str(name)
 
     return tn
+
+
+def reason_translator(lang: str) -> Callable[[object], str]:
+    """``tr(reason)``: a reason the ledger itself recorded, in the chosen language: one of its fixed
+    reasons, or a policy's settlement with the deciding rule. Anything else is a person's own
+    words (a retirement's reason) and stays as written."""
+    tn, tv = term_translator(lang), value_translator(lang)
+
+    def tr(reason: object) -> str:
+        text = "" if reason is None else str(reason)
+        for prefix in TERMS["settled_by"]:
+            if text.startswith(prefix):
+                return tn("settled_by", prefix) + tv(text.removeprefix(prefix))
+        return tn("reason", text)
+
+    return tr
 
 
 def value_translator(lang: str) -> Callable[[object], str]:

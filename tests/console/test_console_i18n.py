@@ -97,3 +97,27 @@ def test_who_authorised_an_act_is_said_in_the_chosen_language(console: Console) 
     assert "用户渠道" in page and "user_channel" not in page
     _, page = _get(console, f"/memory/{console.ids['old_db']}", "en")
     assert "user_channel" in page
+
+
+def test_the_ledgers_own_reasons_are_said_in_the_chosen_language(console: Console) -> None:
+    """A retraction's reason ("retracted") and a policy's settlement showed in English on the
+    Chinese page; a person's own reason ("upgrade finished") stays as written."""
+    for lang, said in (("zh", "已撤回"), ("en", "retracted")):
+        _, page = _get(console, f"/memory/{console.ids['meeting']}", lang)
+        status = _text(page.split('id="status">', 1)[1].split("</td>", 1)[0])
+        assert said in status, (lang, status)
+    _, page = _get(console, f"/memory/{console.ids['old_db']}", "zh")
+    assert "upgrade finished" in page
+
+
+def test_reason_translator_knows_every_fixed_reason_and_leaves_a_persons_words() -> None:
+    from fact_ledger.ledger.decide import ENDED, LEFT_BY_RETRACTION, REINSTATED, RETRACTED_BY_WORDS
+    from fact_ledger.ledger.settlement import CHANGE_REASON
+    from fact_ledger.server.console.i18n import reason_translator
+
+    tr = reason_translator("zh")
+    for reason in (ENDED, LEFT_BY_RETRACTION, REINSTATED, RETRACTED_BY_WORDS):
+        assert tr(reason) != reason and not re.search(r"[a-z]{4,}", tr(reason)), reason
+    assert tr(CHANGE_REASON + "event_time") == "依策略 settle_changes 了结：事件时间"
+    assert tr("the vendor changed its API") == "the vendor changed its API"
+    assert reason_translator("en")(ENDED) == ENDED
