@@ -101,6 +101,7 @@ def test_time_travel_shows_the_older_value_and_is_carried_by_links(page: Any, co
     assert "8081" in page.inner_text("#content")
     page.fill("#tt-as-of", str(ids["before_update"]))
     page.click("#tt-go")
+    page.wait_for_load_state()
     assert "8080" in page.inner_text("#content") and page.locator(".version").count() == 1
     assert page.is_visible("#past-banner")
     page.click("#nav-memories")
@@ -120,6 +121,7 @@ def test_resolve_a_conflict_in_the_browser_then_mcp_sees_it(page: Any, console: 
     page.click(f"#resolve-{ids['berlin']}")
     assert f"#{ids['berlin']}" in page.inner_text("#confirm-text")
     page.click("#confirm-yes")
+    page.wait_for_load_state()  # the answer page whole, not only its URL
     page.wait_for_url(f"**/conflict/{conflict}?done=resolve")
     assert page.inner_text("#conflict-state") == "resolved"
     mcp = LedgerServer(Path(console.db)).start()
@@ -144,25 +146,30 @@ def test_judge_and_retire_go_through_a_confirmation(page: Any, console: Console)
     page.locator(f"#judge-{ids['beijing']}").locator("xpath=..").locator("input[name=rationale]").fill("搬家了")
     page.click(f"#judge-{ids['beijing']}")
     page.click("#confirm-yes")
+    page.wait_for_load_state()  # the answer page whole, not only its URL
     assert page.inner_text("#conflict-state") == "judged" and "搬家了" in page.inner_text("#judgments")
     page.goto(f"{console.base}/memory/{ids['budget']}")
     page.click("#act-unlock")
     page.click("#confirm-yes")
+    page.wait_for_load_state()  # the answer page whole, not only its URL
     assert "locked" not in page.inner_text("h1") and page.is_visible("#act-confirm")
     page.click("#act-confirm")
     assert "user_confirmed" in page.inner_text("#confirm-text")
     page.click("#confirm-yes")
+    page.wait_for_load_state()  # the answer page whole, not only its URL
     assert "locked" in page.inner_text("h1")
     loser, winner = ids["builds"][:2]
     page.goto(f"{console.base}/memory/{loser}")
     page.fill("#supersede-winner", str(winner))
     page.click("#act-supersede")
     page.click("#confirm-yes")
+    page.wait_for_load_state()  # the answer page whole, not only its URL
     assert "superseded" in page.inner_text("#status") and f"#{winner}" in page.inner_text("#links")
     page.goto(f"{console.base}/memory/{ids['shanghai']}")
     page.fill("#retire-reason", "duplicate entry")
     page.click("#act-retire")
     page.click("#confirm-yes")
+    page.wait_for_load_state()  # the answer page whole, not only its URL
     assert "retired" in page.inner_text("#status") and page.is_visible("#done")
 
 

@@ -134,9 +134,11 @@ def test_superseding_a_confirmed_fact_needs_explicit_intent(page: Any, console: 
     before = console.events()
     page.evaluate("document.getElementById('guarded-ok').removeAttribute('required')")  # a form sent without it
     page.click("#confirm-yes")
+    page.wait_for_load_state()  # the answer page whole, not only its URL
     assert page.is_visible("#guarded-needed") and console.events() == before
     page.check("#guarded-ok")
     page.click("#confirm-yes")
+    page.wait_for_load_state()  # the answer page whole, not only its URL
     page.wait_for_url(f"**/conflict/{conflict}?done=resolve")
     assert f"#{winner} won" in page.inner_text("#outcome") and console.events() > before
 

@@ -42,6 +42,7 @@ def test_a_suggestion_is_applied_and_undone_from_the_health_page(page: Any, cons
     assert page.locator(".confirm-item").count() == len(BUDGETS) and console.events() == before
     page.check("#guarded-ok")  # the CLI wrote them: facts a person confirmed, superseded only with the tick
     page.click("#confirm-yes")
+    page.wait_for_load_state()  # the answer page whole, not only its URL
     assert page.url.startswith(f"{console.base}/health?done=apply")
     assert console.events() == before + (len(BUDGETS) - 1) + 2  # Superseded each, ConflictResolved, ChangeRecorded
     assert page.locator(f"section.cluster[data-conflict='{conflict}']").count() == 0
@@ -51,8 +52,10 @@ def test_a_suggestion_is_applied_and_undone_from_the_health_page(page: Any, cons
     page.goto(f"{console.base}/health")
     change = page.locator("tr.change[data-kind='apply_suggestion']").first
     change.locator("button.act-undo").click()
+    page.wait_for_load_state()
     assert page.locator(".confirm-item").count() == len(BUDGETS) - 1
     page.click("#confirm-yes")
+    page.wait_for_load_state()  # the answer page whole, not only its URL
     assert page.url.startswith(f"{console.base}/health?done=undo")
     assert page.locator(f"section.cluster[data-conflict='{conflict}']").count() == 1
     assert page.locator("tr.change[data-kind='undo']").count() >= 1
@@ -86,6 +89,7 @@ def test_a_proposed_alias_is_accepted_from_the_health_page(page: Any, console: C
     row.locator("button.act-alias-accept").click()
     assert "claims about Jon are about John" in page.inner_text("#confirm-text") and console.events() == before
     page.click("#confirm-yes")
+    page.wait_for_load_state()  # the answer page whole, not only its URL
     assert page.url.startswith(f"{console.base}/health?done=alias_accept") and console.events() == before + 1
     assert page.locator("tr.alias[data-alias='Jon']").count() == 0  # decided: no longer proposed
 
