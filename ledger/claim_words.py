@@ -67,6 +67,7 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
                 r"(?:listens|listening|runs|running|is running|is served|serves|is exposed|is reachable|"
                 r"is available|binds|is bound|is listening)\s+(?:on|at|to)\s+port|"
                 r"(?:now\s+)?(?:uses|is using|is now using|switched to|has switched to)\s+port"
+                r"(?=\s*\d+\s*(?:now|instead|again|today)?\s*[.!]?\s*$)"
             ),
             "port",
             None,

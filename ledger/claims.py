@@ -213,6 +213,20 @@ def _reports_to_claim(clause: str, subject: str) -> Claim | None:
     return _clause_claim(f"{match['x']}'s manager is {match['y']}", subject)
 
 
+ZH_NOT_A_HOLDER = re.compile(
+    r"以前|之前|曾经|原来|过去|以后|将来|下个?月|下周|明年|去年|还|也|就|将|已经|一直|仍然|依然|暂时|本来|从前|可能|一名|一个"
+)
+USES = re.compile(r"\bus(?:es|ing)\b|\bswitched\b")
+HOSTS = re.compile(r"\b(?:host|hosts|machine|box|vm|laptop|node|nodes|cluster|firewall|router|proxy|container)$")
+OBJECT_PRONOUNS = frozenset("him her them me us it this that".split())
+PURPOSE = re.compile(
+    r"(?:be|do|have|make|get|go|say|see|keep|use|fix|mention|disable|enable|include|add|remove|support|allow|"
+    r"avoid|handle|improve|prevent|reflect|match|show|read|write|run|stop|start|check|ensure|help|point|let|"
+    r"reduce|increase|speed|clean|cover|test|work|reach|send|talk|call|drop)\b"
+)
+NEGATED_VERB = re.compile(r"\b(?:not|never|no longer)\s+\w|n't\s+\w")
+
+
 def _changed_by_claim(clause: str, subject: str) -> Claim | None:
     """ "We moved the standup to 11am" is the slot of "the standup is at 10am", as "the standup was
     moved to 11am" is: said in the active voice the change had no subject the slot could be."""
@@ -223,12 +237,12 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
         return None
     thing, verb, value = match["x"], match["verb"].lower(), match["y"]
     folded_thing = normalize_text(thing)
-    if folded_thing in PRONOUNS or folded_thing in PERSONS or folded_thing.startswith(("my ", "mind")):
+    if folded_thing in PRONOUNS or folded_thing in PERSONS or folded_thing in OBJECT_PRONOUNS:
         return None  # "we moved it to …", "I changed my mind to …": no slot of a thing
     if verb in ("moved", "changed", "switched", "pushed") and is_named(folded_thing, text):
         return None  # "we moved Bob to the platform team": a person, not a value of a thing
-    if re.match(r"(?:be|do|have|make|get|go|say|see|keep)\b", value.lower()):
-        return None  # "… to be honest": a purpose, not a value
+    if folded_thing.startswith(("my mind", "mind")) or PURPOSE.match(value.lower()):
+        return None  # "I changed my mind", "… the config to use TLS": a purpose, not a value
     return _clause_claim(f"{thing} was {verb} to {value}", subject)
 
 
@@ -255,12 +269,13 @@ def _role_holder_claim(clause: str, subject: str) -> Claim | None:
     if chinese is None or NEGATED_ZH.search(chinese["x"]) or chinese["x"] in PRONOUNS or chinese["x"] in PERSONS:
         return None
     role, who = chinese["role"], chinese["x"]
-    # "陈经理" is a name with its title (one character before the role word); "…的经理" and
-    # "团队负责人" name a role: "客户联系人是陈经理" already has the role first
-    if _titled_name(role) or (who.endswith(ROLE_ZH) and not _titled_name(who)):
+    # only a role of someone or something ("张三的经理", "这周的值班工程师"): "王五是工程师",
+    # "王五是后端工程师" say what he is, and "陈经理" is a name with its title; a time or an
+    # adverb in the name ("李四以前是…", "李四还是…") is no holder now
+    if "的" not in role or not role.endswith(ROLE_ZH) or ZH_NOT_A_HOLDER.search(who):
         return None
-    if not role.endswith(ROLE_ZH):
-        return None
+    if who.endswith(ROLE_ZH) and not _titled_name(who):
+        return None  # "客户联系人是陈经理": the role already stands first
     return _clause_claim(f"{role}是{who}", subject)
 
 
@@ -303,8 +318,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     else:
         left_raw = text[: best[0]]
     _, end, relation, kinds = best
-    if NEGATED_LEFT.search(left_raw) or QUESTION_START.match(text):
-        return None
+    if NEGATED_LEFT.search(left_raw) or QUESTION_START.match(text) or NEGATED_VERB.search(left_raw):
+        return None  # "… doesn't listen on port 9090": a denial states no value (ledger.negation)
     left = strip_left(left_raw)
     if not left and relation != "colon" and left_raw.strip(TOKEN_PUNCT + " "):
         return None  # only a filler or a time stood there: "今天是星期五", "today is Friday"
@@ -324,6 +339,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None
     if re.match(r"^(?:not|no longer|never)\b", text[end:].strip()):
         return None
+    if relation == "port" and USES.search(text[best[0] : end]) and (_is_group(left or subject) or HOSTS.search(left)):
+        return None  # a team or a machine uses many ports at once; a service listens on one
     as_name = relation != "port" and is_role(left, subject)
     value = parse_value(text[end:], hint=left + " " + subject, as_name=as_name)
     if value is None or (kinds is not None and value[1] not in kinds):

@@ -17,6 +17,7 @@ import re
 
 from fact_ledger.ledger.claim_words import HEDGED, QUESTION_START
 from fact_ledger.ledger.claims import Claim, extract_claims
+from fact_ledger.ledger.text import STOP_WORDS
 
 _EN_TAIL = re.compile(r"[\s,]*\b(?:any\s*more|any\s+longer|now)\s*([.!]?)\s*$", re.IGNORECASE)
 _EN_BE = re.compile(r"\b(is|are|was|were)(?:\s+not|n't)?\s+(?:no\s+longer|not)\b\s*", re.IGNORECASE)
@@ -27,6 +28,21 @@ _EN_CONDITION = re.compile(r"\b(?:if|unless|until|when|whether|because|since|exc
 _ZH_BE = re.compile(r"(?:已经)?(?:不再是|不是|并非)")
 _ZH_NO_LONGER = re.compile(r"(?:已经)?不再")
 _ZH_TAIL = re.compile(r"了?\s*([。！]?)\s*$")
+# What a Chinese denial says beyond the value: a time or a scope (暂时, 今天, 这周, 生产环境…) or a
+# source or a doubt (听说, 据说, 好像, 我觉得, …吧): it ends nothing
+_ZH_MORE = re.compile(
+    r"吧|呢|听说|据说|好像|似乎|觉得|认为|估计|暂时|临时|今天|明天|昨天|这周|本周|下周|上周|这个?月|下个?月|这次|本次|"
+    r"期间|环境|以前|之前|曾经|原来|只是|仅"
+)
+_NEGATION_WORDS = frozenset(
+    "not no never longer anymore any more isn't aren't wasn't weren't doesn't don't didn't won't now still".split()
+)
+# the verbs and nouns claims are stated with, whichever way the held memory put it ("owns" / "the owner")
+_RELATION_WORDS = frozenset(
+    """listen run serve use bind expose own owner report manage manager boss supervisor lead work live
+    cost return version port set hold""".split()
+)
+_WORD = re.compile(r"[a-z0-9][a-z0-9.'’_-]*")
 
 
 def _third_person(verb: str) -> str:
@@ -62,6 +78,35 @@ def _affirmed(text: str) -> str | None:
     return _EN_TAIL.sub(r"\1", out) if n else None
 
 
+def _stem(word: str) -> str:
+    """A crude English stem, enough to tell "listens" from "listen" apart from nothing."""
+    word = word.strip(".'’-").removesuffix("'s").removesuffix("’s")
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _words(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and w.strip(".'’-") not in STOP_WORDS}
+
+
+_ALLOWED = {_stem(w) for w in _NEGATION_WORDS | _RELATION_WORDS}
+
+
+def denies_only(content: str, held: str, claim: Claim) -> bool:
+    """Whether ``content`` says no more than that ``held``'s value of ``claim`` no longer holds.
+
+    Every word it has beyond its negation must be in ``held`` or name the claim's slot or value.
+    "The standup isn't at 10am today", "… does not listen on port 8080 in production", "Alice
+    isn't the owner, Bob said", "I don't think Alice owns …" say more (a time, a scope, a source,
+    a doubt): the value may still hold, so they end nothing."""
+    if re.search(r"[\u4e00-\u9fff]", content):
+        return _ZH_MORE.search(content) is None
+    named = f"{claim.subject} {claim.attribute} {claim.value} {claim.key_subject} {claim.value_norm}"
+    return not (_words(content) - _words(held) - _words(named) - _ALLOWED)
+
+
 def ended_claims(content: str) -> tuple[Claim, ...]:
     """The claims ``content`` says no longer hold (none when it negates nothing)."""
     affirmed = _affirmed(content.strip())
@@ -73,4 +118,4 @@ def ended_claims(content: str) -> tuple[Claim, ...]:
     return tuple(claim for claim in extract_claims(affirmed) if claim.key not in own)
 
 
-__all__ = ["ended_claims"]
+__all__ = ["denies_only", "ended_claims"]

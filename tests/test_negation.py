@@ -86,6 +86,32 @@ def test_what_denies_nothing_held_ends_nothing(app: LedgerApp, statement: str) -
     assert "retracted" not in r and status(app, owner) == "active"
 
 
+@pytest.mark.parametrize(
+    ("held", "denial"),
+    [
+        ("The standup is at 10am", "The standup isn't at 10am today"),
+        ("The meeting is on Wednesday", "The meeting is not on Wednesday next week"),
+        ("The API listens on port 8080", "The API does not listen on port 8080 in production"),
+        ("The API listens on port 8080", "The API doesn't listen on port 8080 during maintenance"),
+        ("The version is 2.3", "The version isn't 2.3 on staging"),
+        ("Alice owns the billing service", "Alice isn't the owner of the billing service for the EU region"),
+        ("Alice owns the billing service", "I don't think Alice owns the billing service"),
+        ("The budget is 5000 dollars", "The budget isn't 5000 dollars, I think"),
+        ("Alice owns the billing service", "Alice isn't the owner of the billing service, right"),
+        ("Alice owns the billing service", "Alice isn't the owner of the billing service, Bob said"),
+        ("计费服务的负责人是Alice", "计费服务的负责人不是Alice吧"),
+        ("计费服务的负责人是Alice", "听说计费服务的负责人不再是Alice了"),
+        ("计费服务的负责人是Alice", "计费服务的负责人暂时不是Alice"),
+    ],
+)
+def test_a_denial_that_says_more_ends_nothing(app: LedgerApp, held: str, denial: str) -> None:
+    """A time, a scope, a source or a doubt beside the denial ("today", "in production", "Bob
+    said", "I think", 吧, 听说, 暂时): the value may still hold, so the fact stays current."""
+    old = app.remember(held, source_type="agent_generated", event_time="2026-01-05T09:00:00Z")["memory_id"]
+    r = app.remember(denial, source_type="agent_generated", event_time="2026-01-06T09:00:00Z")
+    assert "retracted" not in r and status(app, old) == "active", r
+
+
 def test_a_value_the_denial_states_itself_is_a_disagreement_not_an_end() -> None:
     """ "Alice does not like coffee" gives the taste a value (false): a claim set settles it."""
     assert ended_claims("Alice does not like coffee") == ()

@@ -28,7 +28,7 @@ from fact_ledger.ledger.errors import Locked, Unauthorized
 from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check_writable
 from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER, MemoryRecorded, MemoryUpdated
-from fact_ledger.ledger.negation import ended_claims
+from fact_ledger.ledger.negation import denies_only, ended_claims
 from fact_ledger.ledger.remember import RememberState
 from fact_ledger.ledger.update import decide as decide_update
 from fact_ledger.projections import claims as claims_model
@@ -245,17 +245,20 @@ class Writes(Service):
         denied = ended_claims(cmd.content)
         if not denied:
             return cmd, None, ()
-        ids = {
-            m
+        claim_of = {
+            m: claim
             for claim in denied
             for workspace in scope
             for m in claims_model.holding_value(self.conn, claim, workspace)
         }
-        rows = mem.load_many(self.conn, sorted(ids))
+        rows = mem.load_many(self.conn, sorted(claim_of))
+        said = clock.to_datetime(cmd.event_time)
         held = [
             row
             for row in rows.values()
-            if row.status == "active" and clock.to_datetime(row.event_time) <= clock.to_datetime(cmd.event_time)
+            if row.status == "active"
+            and clock.to_datetime(row.event_time) <= said
+            and denies_only(cmd.content, row.content, claim_of[row.memory_id])  # no time, scope or source
         ]
         candidates = tuple(Target(row.memory_id, row.stream_id, row.content) for row in held[:MAX_CANDIDATES])
         if len(held) != 1:
@@ -265,8 +268,9 @@ class Writes(Service):
     def _retracting(
         self, cmd: RememberCommand, facts: MemoryFacts, candidates: tuple[Target, ...], **found: bool
     ) -> tuple[RememberCommand, MemoryFacts | None, tuple[Target, ...]]:
-        """``cmd`` retracting ``facts``, found by its words: a protected memory is retracted only
-        when named (``ref_id``) with its authorisation, so then nothing is and ``candidates`` are shown."""
+        """``cmd`` retracting ``facts``, found by its words, when its authorisation may write it
+        (``check_writable``: a protected or locked memory only with the user's own, as at the
+        CLI); otherwise nothing is retracted and ``candidates`` are shown."""
         try:
             check_writable(facts, expected_version=None, authorization=cmd.authorization, policy=self._policy)
         except (Locked, Unauthorized):
