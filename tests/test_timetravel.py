@@ -427,3 +427,37 @@ def test_an_as_of_answer_puts_a_claim_sets_leader_first(app: LedgerApp) -> None:
     assert confirmed["ok"]
     assert ids(app.find(query, as_of_event_time="2026-03-01T00:00:00Z"))[0] == old
     assert ids(app.find(query, as_of_recorded=new["memory_id"])) == [new["memory_id"], old]
+
+
+def test_an_as_of_answer_keeps_one_order_across_pages_and_sets_stay_in_their_workspace(app: LedgerApp) -> None:
+    """Each page reordered only the hits up to its end: paged one at a time, the set's leader was
+    never shown and a hit came twice. Two workspaces holding one slot were ordered as one set."""
+    point = "2026-02-01T00:00:00Z"
+    old = app.remember(
+        "The inventory API listens on port 8080 inventory inventory port", event_time="2026-01-05T09:00:00Z"
+    )["memory_id"]
+    leader = app.remember("The inventory API listens on port 9090", event_time="2026-01-05T12:00:00Z")["memory_id"]
+    for i in range(4):
+        app.remember(
+            f"inventory port note number {i} inventory port", event_time="2026-01-04T09:00:00Z", tags=[f"t{i}"]
+        )
+    whole = ids(app.find("inventory port", limit=20, as_of_event_time=point))
+    assert whole.index(leader) < whole.index(old)
+    for limit in (1, 2):
+        seen, cursor = [], None
+        while True:
+            page = app.find("inventory port", limit=limit, cursor=cursor, as_of_event_time=point)
+            seen += ids(page)
+            cursor = page["next_cursor"]
+            if not cursor:
+                break
+        assert seen == whole, limit
+    # the same slot in two workspaces is no set: the better match stays first
+    a = app.remember(
+        "The billing API listens on port 7070 billing billing port", event_time="2026-01-05T09:00:00Z", workspace="w1"
+    )
+    b = app.remember("The billing API listens on port 7171", event_time="2026-01-05T12:00:00Z", workspace="w2")
+    assert not b["conflicts"]
+    expected = [a["memory_id"], b["memory_id"]]
+    assert ids(app.find("billing API port", as_of_event_time=point))[:2] == expected
+    assert ids(app.find("billing API port"))[:2] == expected

@@ -25,6 +25,7 @@ from fact_ledger.ledger.errors import InvalidInput
 
 MAX_CURSOR_CHARS = 512
 MAX_OFFSET = 10_000  # ranked lists are recomputed per page: deeper than this, narrow the query
+STANDING_WINDOW = 20  # hits past a page looked at for a claim set's leader that answers the query too
 
 
 @dataclass(frozen=True)

@@ -111,8 +111,15 @@ class History:
         with self.storage.snapshot():
             # Later pages read the ledger as the first page did (what it knew at the bound).
             point = self._point(as_of_event_time, bound if bound is not None else as_of_recorded)
+            # hits past the page too: a set's leader ranked just below it moves up into it, on
+            # every page alike (as the current find looks STANDING_WINDOW past its page)
             hits, _ = asof.find_at(
-                self.storage.store.conn, query, point, filters, offset + limit + 1, boost_workspaces=boost
+                self.storage.store.conn,
+                query,
+                point,
+                filters,
+                offset + limit + 1 + paging.STANDING_WINDOW,
+                boost_workspaces=boost,
             )
         hits = self._leaders_first_at(hits, point)
         shown = hits[offset : offset + limit]
@@ -154,7 +161,7 @@ class History:
                     recorded_at=s.recorded_at,
                     confirmed_via=vouched.get(s.memory_id, ""),
                 ),
-                [(c.key, c.kind, c.value_norm) for c in extract_claims(s.content, s.subject)],
+                [((s.workspace, c.key), c.kind, c.value_norm) for c in extract_claims(s.content, s.subject)],
             )
             for s in holding
         ]

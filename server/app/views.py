@@ -38,7 +38,6 @@ from fact_ledger.server.app.timetravel import History
 from fact_ledger.server.app.workspaces import Workspaces
 from fact_ledger.server.config import Settings
 
-STANDING_WINDOW = 20  # hits past the page looked at for a leader that answers the query too
 Search = Callable[[str, SearchFilters, int, "tuple[str, ...] | None", "int | None"], "tuple[list[Hit], int]"]
 Standings = Callable[[list[int]], "tuple[dict[int, dict[str, Any]], dict[int, list[int]]]"]
 
@@ -224,7 +223,7 @@ class Views:
             # moves up to it (``leaders_first``), one that does not answer it stays away.
             shown_through = offset + limit
             page = shown_through + 1  # one more: whether there is a next page
-            hits, _ = self.search(query, filters, page + STANDING_WINDOW, boost, page)
+            hits, _ = self.search(query, filters, page + paging.STANDING_WINDOW, boost, page)
             cold_searched = include_cold
             if not hits and first and not include_cold:  # nothing hot answers: the cold may
                 hits, _ = self.search(query, msgspec.structs.replace(filters, exclude_cold=False), page, boost, page)
