@@ -64,8 +64,9 @@ def _result(payload: dict[str, Any], *, error: bool = False) -> mcp_types.CallTo
     )
 
 
-def _error(exc: LedgerError) -> mcp_types.CallToolResult:
-    return _result({"ok": False, "error": exc.to_dict()}, error=True)
+def _error(exc: LedgerError, notices: list[str] | None = None) -> mcp_types.CallToolResult:
+    """A refusal; ``notices``: what the call should know besides (fields it sent beside ``data``)."""
+    return _result({"ok": False, "error": exc.to_dict(), **({"notices": notices} if notices else {})}, error=True)
 
 
 def _data(data: Any) -> Any:
@@ -91,17 +92,23 @@ def fields_under_data(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, An
     """A call's arguments with the fields an agent put beside ``data`` moved into it.
 
     Agents often flatten a call (``{"action": "remember", "content": …}``); the SDK would drop
-    those fields and the call would fail on a field it never saw. A field ``data`` does not hold
-    already moves in; one it holds stays as ``data`` says. The answer names both
-    (:func:`beside_data_notices`)."""
+    those fields and the call would fail on a field it never saw. ``data`` sent as a JSON string
+    is read first (as the edge reads it); a field ``data`` does not hold moves in, one it holds
+    stays as ``data`` says. The answer names both (:func:`beside_data_notices`)."""
     beside = {k: v for k, v in arguments.items() if k not in (spec.key, "data")}
     if not beside:
         _BESIDE_DATA.set(((), ()))
         return arguments
     data = arguments.get("data")
-    if data is None or data == "":
+    if isinstance(data, str):
+        try:
+            data = _data(data)
+        except InvalidInput:  # not JSON: the edge reports it as it is, with nothing moved in
+            _BESIDE_DATA.set(((), tuple(beside)))
+            return {k: v for k, v in arguments.items() if k not in beside}
+    if data is None:
         data = {}
-    if not isinstance(data, dict):  # a JSON string or worse: the edge reports it as it is
+    if not isinstance(data, dict):  # a list or a number: the edge reports it as it is
         _BESIDE_DATA.set(((), tuple(beside)))
         return {k: v for k, v in arguments.items() if k not in beside}
     moved = tuple(k for k in beside if k not in data)
@@ -109,8 +116,11 @@ def fields_under_data(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, An
     return {spec.key: arguments.get(spec.key), "data": {**data, **{k: beside[k] for k in moved}}}
 
 
-def beside_data_notices() -> list[str]:
+def beside_data_notices(unknown: tuple[str, ...] = ()) -> list[str]:
+    """What the call's answer says of the fields sent beside ``data``; ``unknown``: the fields the
+    edge then ignored as unknown, which its own notice names instead."""
     moved, ignored = _BESIDE_DATA.get()
+    moved = tuple(k for k in moved if k not in unknown)
     notices = []
     if moved:
         notices.append(f"fields go under data; read {', '.join(moved)} from beside it this time")
@@ -194,7 +204,7 @@ class LedgerTools:
         try:
             return _result(await self._dispatch(spec, name, data, ctx, approval))
         except LedgerError as exc:
-            return _error(exc)
+            return _error(exc, beside_data_notices())
         except Exception as exc:  # never a traceback to an agent; the log has it
             log.exception("%s %s failed", spec.name, name)
             return _error(LedgerError(f"internal error ({type(exc).__name__}); see the server log"))
@@ -211,7 +221,7 @@ class LedgerTools:
         authorized = getattr(model, "authorized", False) is True
         if route.needs_authorization(kwargs) and not authorized:
             raise Unauthorized(f"{name} needs authorized: true (only when the user asked for it)", field="authorized")
-        notices = beside_data_notices()
+        notices = beside_data_notices(tuple(model.ignored))
         if model.ignored:
             notices.append(f"ignored unknown field(s): {', '.join(model.ignored)}")
         if "authorized" in type(model).model_fields:

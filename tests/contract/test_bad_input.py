@@ -162,7 +162,7 @@ def test_limits_are_inclusive(srv: LedgerServer) -> None:
 def test_extra_top_level_arguments_do_not_break_the_call(srv: LedgerServer) -> None:
     r = srv.call("memory", "status", None, verbose=True)
     assert r.ok
-    assert r["notices"][0] == "fields go under data; read verbose from beside it this time"
+    assert r["notices"][0] == "ignored unknown field(s): verbose"  # beside data, and unknown there too
 
 
 def test_fields_sent_beside_data_are_read_with_a_notice(srv: LedgerServer) -> None:
@@ -180,12 +180,22 @@ def test_fields_sent_beside_data_are_read_with_a_notice(srv: LedgerServer) -> No
         "fields go under data; read limit from beside it this time",
         "ignored field(s) beside data: query (data says otherwise)",
     ]
-    # a field nobody knows, flat, is named like one under data
+    # a field nobody knows, flat, is named once, as one under data is
     r = srv.call("memory", "find", None, query="flattened", mood="x")
     assert r.ok and r["notices"] == [
-        "fields go under data; read query, mood from beside it this time",
+        "fields go under data; read query from beside it this time",
         "ignored unknown field(s): mood",
     ]
+    # data as a JSON string is read first, then what stands beside it joins
+    r = srv.call("memory", "remember", json.dumps({"content": "Strings carry data too"}), tags=["flat"])
+    assert r.ok and r["notices"] == ["fields go under data; read tags from beside it this time"], r.body
+    assert srv.memory("read", {"memory_id": r["memory_id"]})["memory"]["tags"] == ["flat"]
+    r = srv.call("memory", "remember", "  ", content="A blank data string holds nothing")
+    assert r.ok, r.body
+    # a refusal still says where the fields went
+    r = srv.call("memory", "remember", json.dumps({"source_type": "agent_generated"}), subject="nothing said")
+    assert not r.ok and r.body["error"]["field"] == "content"
+    assert r["notices"] == ["fields go under data; read subject from beside it this time"]
 
 
 def test_raw_json_rpc_with_invalid_unicode_and_nan_is_answered(srv: LedgerServer) -> None:
