@@ -373,3 +373,20 @@ def test_an_erase_killed_after_the_log_committed_is_finished_by_the_next_open(tm
     finally:
         app.close()
     assert _bytes_hold(tmp_path, MARKER) == []
+
+
+def test_an_erased_memory_answers_no_search_at_any_point(tmp_path: Path) -> None:
+    """As of a time it held, ``find`` listed the erased memory as an "[erased]" hit (the current
+    ``find`` leaves it out); ``read`` and ``history`` still say it was erased."""
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        kept = app.remember("The inventory budget is 6000 dollars", event_time="2026-01-05T09:00:00Z")["memory_id"]
+        gone = app.remember(f"The inventory badge is {MARKER}", event_time="2026-01-05T09:00:00Z")["memory_id"]
+        app.erase(gone, reason="asked", authorization=AUTH_USER)
+        for point in ({}, {"as_of_event_time": "2026-02-01T00:00:00Z"}, {"as_of_recorded": gone}):
+            for query in ("", "inventory"):
+                found = [r["memory_id"] for r in app.find(query, include_inactive=True, **point)["results"]]
+                assert found == [kept], (point, query)
+        assert app.read(gone)["memory"]["status"] == "erased"
+    finally:
+        app.close()

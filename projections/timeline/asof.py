@@ -95,8 +95,13 @@ def state_at(conn: apsw.Connection, memory_id: int, position: int) -> MemoryStat
     return _row(row) if row else None
 
 
+# An erased memory answers no search at any point: its words are gone, and a "[erased]" row
+# answers nothing (``read``, ``history`` and ``timeline`` still say that it was erased).
+_NOT_ERASED = "NOT EXISTS (SELECT 1 FROM tt_states x WHERE x.memory_id = s.memory_id AND x.status = 'erased')"
+
+
 def _where(point: Point, filters: AsOfFilters) -> tuple[str, list[Any]]:
-    clauses = ["s.known_from <= ?", "(s.known_to IS NULL OR s.known_to > ?)"]
+    clauses = ["s.known_from <= ?", "(s.known_to IS NULL OR s.known_to > ?)", _NOT_ERASED]
     params: list[Any] = [point.position, point.position]
     if point.event_time is not None:
         clauses.append("s.valid_from <= ?")
