@@ -22,7 +22,7 @@ other's), and the same inputs always give the same verdict.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -202,7 +202,7 @@ def arbitrate_set(
     }
 
 
-def leaders_first(ids: Sequence[int], leader_of: dict[int, int | None]) -> list[int]:
+def leaders_first(ids: Sequence[int], leader_of: Mapping[int, int | None]) -> list[int]:
     """Search order with each claim set's leader ahead of its challengers.
 
     A challenger never outranks its set's leader when both answer the query: the leader moves up
@@ -232,12 +232,13 @@ def set_leaders(
     as-of point, where no set is stored. Each member is a side and its claims as ``(key, kind,
     normalised value)``; a key on which every member states one value is no set, and a set whose
     top is tied names no leader (as it asks for review)."""
-    by_key: dict[Hashable, list[tuple[Side, str, str]]] = {}
+    by_key: dict[Hashable, dict[int, tuple[Side, str, str]]] = {}
     for side, claims in members:
-        for key, kind, value in claims:
-            by_key.setdefault(key, []).append((side, kind, value))
+        for key, kind, value in claims:  # a member stating a key twice is one member of its set
+            by_key.setdefault(key, {}).setdefault(side.memory_id, (side, kind, value))
     leader_of: dict[int, int] = {}
-    for stating in by_key.values():
+    for by_member in by_key.values():
+        stating = list(by_member.values())
         first_kind, first_value = stating[0][1], stating[0][2]
         if len(stating) < 2 or all(same_value(first_kind, first_value, value) for _, _, value in stating):
             continue

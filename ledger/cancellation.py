@@ -150,11 +150,13 @@ def is_instruction(content: str) -> bool:
 
 
 class Target(NamedTuple):
-    """An active memory whose text holds every cancelled word."""
+    """An active memory whose text holds every cancelled word (``denied``: found instead as the
+    holder of a value a statement says no longer holds, ``ledger.negation``)."""
 
     memory_id: int
     stream_id: str
     content: str
+    denied: bool = False
 
 
 def choose(candidates: Sequence[Target]) -> tuple[Target | None, list[Target]]:

@@ -32,7 +32,7 @@ REPORTS_TO = re.compile(
 # was moved to 11am" (a change of the object's value; who made it is not part of the slot)
 CHANGED_BY = re.compile(
     r"^(?:(?:we|i|they|the team|someone|ops)\s+)?(?:(?:have|has|just|finally|already)\s+)*"
-    r"(?P<verb>moved|changed|pushed back|pushed|rescheduled|postponed|upgraded|downgraded|bumped|raised|"
+    r"(?P<verb>moved|changed|pushed back|rescheduled|postponed|upgraded|downgraded|bumped|raised|"
     r"increased|lowered|reduced|cut|renamed|switched|updated)\s+(?P<x>.+?)\s+to\s+(?P<y>\S.*)$",
     re.IGNORECASE,
 )
@@ -66,7 +66,7 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
             _EN.format(
                 r"(?:listens|listening|runs|running|is running|is served|serves|is exposed|is reachable|"
                 r"is available|binds|is bound|is listening)\s+(?:on|at|to)\s+port|"
-                r"(?:now\s+)?(?:uses|is using|is now using|switched to|has switched to)\s+port"
+                r"(?:now\s+)?(?:uses|use|is using|are using|is now using|switched to|has switched to)\s+port"
                 r"(?=\s*\d+\s*(?:now|instead|again|today)?\s*[.!]?\s*$)"
             ),
             "port",
@@ -336,3 +336,27 @@ DRINK_EN = re.compile(
 DRINK_ZH = re.compile(
     r"^(?P<who>.+?)(?:最爱的饮料是|最喜欢的饮料是|常喝的饮料是|(?:现在|如今)?(?:平时|通常|一般|每天|最喜欢|最爱|改)喝)(?P<what>.+)$"
 )
+
+# -- the rewrites of claims.py: who holds a role, what a change changed, what a denial is ---------
+# a time or an adverb in a Chinese holder's name ("李四以前是…", "李四还是…"): no holder now
+ZH_NOT_A_HOLDER = re.compile(
+    r"以前|之前|曾经|原来|过去|以后|将来|下个?月|下周|明年|去年|还|也|就|将|已经|一直|仍然|依然|暂时|本来|从前|可能|一名|一个"
+)
+# a team or a machine that uses a port uses many ("uses" port relation only)
+USES = re.compile(r"\bus(?:e|es|ing)\b|\bswitched\b|用")
+HOSTS = re.compile(r"\b(?:host|hosts|machine|box|vm|laptop|node|nodes|cluster|firewall|router|proxy|container)$")
+# a change of no thing's value: "they moved him to …"
+OBJECT_PRONOUNS = frozenset("him her them me us it this that".split())
+# "… the config to use TLS": a purpose, not a value (lower case: "to Go 1.22" is a value)
+PURPOSE = re.compile(
+    r"(?:be|do|have|make|get|go|say|see|keep|use|fix|mention|disable|enable|include|add|remove|support|allow|"
+    r"avoid|handle|improve|prevent|reflect|match|show|read|write|run|stop|start|check|ensure|help|point|let|"
+    r"reduce|increase|speed|clean|cover|test|work|reach|send|talk|call|drop)\b"
+)
+# a negated verb before the value: "… doesn't listen on port 9090" states no value
+NEGATED_VERB = re.compile(
+    r"\b(?:does|did|is|are|was|were|has|have|had|will|would|can|could|should)(?:\s+not|n't)\s+\w"
+    r"|\b(?:don't|never|no longer)\s+\w|\b(?:i|we|you|they)\s+do\s+not\s+\w"
+)
+# "from 10am" in "we moved the standup from 10am to 11am": what it was, not part of the thing
+FROM_VALUE = re.compile(r"(?:^|\s+)from\s+.*$", re.IGNORECASE)

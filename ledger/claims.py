@@ -45,23 +45,28 @@ from fact_ledger.ledger.claim_words import (
     DRINK_ZH,
     EN_VALUE_END,
     FIRST_PERSON,
+    FROM_VALUE,
     GENERIC_LABELS,
     GROUPS,
     GROUPS_ZH,
     HEDGED,
     HOLDS_ROLE,
     HOLDS_ROLE_ZH,
+    HOSTS,
     IMPLICIT,
     LEADING_ARTICLE,
     LIKE_EN,
     LIKE_ZH,
     MOVED,
     NEGATED_LEFT,
+    NEGATED_VERB,
     NEGATED_ZH,
     NOT_A_TASTE,
+    OBJECT_PRONOUNS,
     PERSONS,
     POSSESSIVE,
     PRONOUNS,
+    PURPOSE,
     QUALIFIER_END,
     QUESTION_START,
     RELATIONS,
@@ -78,8 +83,10 @@ from fact_ledger.ledger.claim_words import (
     TASTE_VERBS,
     TASTE_WORD,
     TOKEN_PUNCT,
+    USES,
     UTTERANCE_START,
     WHO_TRAILERS,
+    ZH_NOT_A_HOLDER,
 )
 from fact_ledger.ledger.memo import text_cache
 from fact_ledger.ledger.normalize import KIND_BOOL, KIND_TEXT, KIND_VERSION, normalize_text
@@ -213,20 +220,6 @@ def _reports_to_claim(clause: str, subject: str) -> Claim | None:
     return _clause_claim(f"{match['x']}'s manager is {match['y']}", subject)
 
 
-ZH_NOT_A_HOLDER = re.compile(
-    r"以前|之前|曾经|原来|过去|以后|将来|下个?月|下周|明年|去年|还|也|就|将|已经|一直|仍然|依然|暂时|本来|从前|可能|一名|一个"
-)
-USES = re.compile(r"\bus(?:es|ing)\b|\bswitched\b")
-HOSTS = re.compile(r"\b(?:host|hosts|machine|box|vm|laptop|node|nodes|cluster|firewall|router|proxy|container)$")
-OBJECT_PRONOUNS = frozenset("him her them me us it this that".split())
-PURPOSE = re.compile(
-    r"(?:be|do|have|make|get|go|say|see|keep|use|fix|mention|disable|enable|include|add|remove|support|allow|"
-    r"avoid|handle|improve|prevent|reflect|match|show|read|write|run|stop|start|check|ensure|help|point|let|"
-    r"reduce|increase|speed|clean|cover|test|work|reach|send|talk|call|drop)\b"
-)
-NEGATED_VERB = re.compile(r"\b(?:not|never|no longer)\s+\w|n't\s+\w")
-
-
 def _changed_by_claim(clause: str, subject: str) -> Claim | None:
     """ "We moved the standup to 11am" is the slot of "the standup is at 10am", as "the standup was
     moved to 11am" is: said in the active voice the change had no subject the slot could be."""
@@ -235,13 +228,14 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
     folded = text.lower()
     if match is None or HEDGED.search(folded) or QUESTION_START.match(folded):
         return None
-    thing, verb, value = match["x"], match["verb"].lower(), match["y"]
+    # "from 10am" says what it was: "we moved the standup from 10am to 11am" moved the standup
+    thing, verb, value = FROM_VALUE.sub("", match["x"]), match["verb"].lower(), match["y"]
     folded_thing = normalize_text(thing)
-    if folded_thing in PRONOUNS or folded_thing in PERSONS or folded_thing in OBJECT_PRONOUNS:
-        return None  # "we moved it to …", "I changed my mind to …": no slot of a thing
-    if verb in ("moved", "changed", "switched", "pushed") and is_named(folded_thing, text):
+    if not folded_thing or folded_thing in PRONOUNS or folded_thing in PERSONS or folded_thing in OBJECT_PRONOUNS:
+        return None  # "we switched from MySQL to …", "we moved it to …": no slot of a thing
+    if verb in ("moved", "changed", "switched") and is_named(folded_thing, text):
         return None  # "we moved Bob to the platform team": a person, not a value of a thing
-    if folded_thing.startswith(("my mind", "mind")) or PURPOSE.match(value.lower()):
+    if folded_thing.startswith(("my mind", "mind")) or PURPOSE.match(value):
         return None  # "I changed my mind", "… the config to use TLS": a purpose, not a value
     return _clause_claim(f"{thing} was {verb} to {value}", subject)
 

@@ -34,6 +34,7 @@ _ZH_MORE = re.compile(
     r"吧|呢|听说|据说|好像|似乎|觉得|认为|估计|暂时|临时|今天|明天|昨天|这周|本周|下周|上周|这个?月|下个?月|这次|本次|"
     r"期间|环境|以前|之前|曾经|原来|只是|仅"
 )
+_CLAUSE_BREAK = re.compile(r"[，,；;。！!？?]")
 _NEGATION_WORDS = frozenset(
     "not no never longer anymore any more isn't aren't wasn't weren't doesn't don't didn't won't now still".split()
 )
@@ -45,8 +46,13 @@ _RELATION_WORDS = frozenset(
 _WORD = re.compile(r"[a-z0-9][a-z0-9.'’_-]*")
 
 
+_IRREGULAR = {"have": "has", "be": "is", "do": "does", "go": "goes"}
+
+
 def _third_person(verb: str) -> str:
-    """ "listen" → "listens", "reach" → "reaches", "carry" → "carries" (after "does not")."""
+    """ "listen" → "listens", "reach" → "reaches", "carry" → "carries", "have" → "has" (after "does not")."""
+    if verb.lower() in _IRREGULAR:
+        return _IRREGULAR[verb.lower()]
     if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
         return verb + "es"
     if re.search(r"[^aeiou]y$", verb):
@@ -102,20 +108,22 @@ def denies_only(content: str, held: str, claim: Claim) -> bool:
     isn't the owner, Bob said", "I don't think Alice owns …" say more (a time, a scope, a source,
     a doubt): the value may still hold, so they end nothing."""
     if re.search(r"[\u4e00-\u9fff]", content):
-        return _ZH_MORE.search(content) is None
+        # no time, scope, source or doubt, and one clause: "…不再是Alice了，下个季度再说" says more
+        return _ZH_MORE.search(content) is None and not _CLAUSE_BREAK.search(content.strip().rstrip("。！!.了"))
     named = f"{claim.subject} {claim.attribute} {claim.value} {claim.key_subject} {claim.value_norm}"
     return not (_words(content) - _words(held) - _words(named) - _ALLOWED)
 
 
-def ended_claims(content: str) -> tuple[Claim, ...]:
-    """The claims ``content`` says no longer hold (none when it negates nothing)."""
+def ended_claims(content: str, subject: str = "") -> tuple[Claim, ...]:
+    """The claims ``content`` (about ``subject``, as the write gives it) says no longer hold (none
+    when it negates nothing)."""
     affirmed = _affirmed(content.strip())
     if affirmed is None or _affirmed(affirmed) is not None:  # one negation, no more
         return ()
     # a key the statement itself gives a value ("Alice does not like coffee": false) is a
     # disagreement like any other, settled in a claim set
-    own = {claim.key for claim in extract_claims(content)}
-    return tuple(claim for claim in extract_claims(affirmed) if claim.key not in own)
+    own = {claim.key for claim in extract_claims(content, subject)}
+    return tuple(claim for claim in extract_claims(affirmed, subject) if claim.key not in own)
 
 
 __all__ = ["denies_only", "ended_claims"]

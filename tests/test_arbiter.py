@@ -318,6 +318,13 @@ def test_set_leaders_names_the_rules_leader_of_each_key_with_two_values() -> Non
     assert set_leaders([(old, [PORT]), (new, [(PORT[0], "number", "8080 usd")])], review_agent_conflicts=False) == {}
 
 
+def test_a_member_stating_a_key_twice_is_one_member() -> None:
+    old, new = side(1, event_time="2026-01-01T00:00:00Z"), side(2, event_time="2026-02-01T00:00:00Z")
+    nine = (PORT[0], "number", "9090")
+    members = [(old, [PORT]), (new, [nine, nine])]  # the leader twice tied with itself: no leader
+    assert set_leaders(members, review_agent_conflicts=False) == {1: 2}
+
+
 def test_set_leaders_names_none_for_a_tie() -> None:
     a, b = side(1), side(2)
     assert arbitrate_set([a, b], review_agent_conflicts=False)["leader_id"] is None

@@ -459,7 +459,8 @@ def test_no_role_holder_where_none_is_named(content: str) -> None:
         ("The staging API listens on port 8080", "The staging API now uses port 9090"),
         ("staging API的端口是8080", "staging API现在用9090端口"),
         ("The standup is at 10am", "We moved the standup to 11am"),
-        ("The deadline is March 3", "They pushed the deadline to March 10"),
+        ("The deadline is March 3", "They pushed back the deadline to March 10"),
+        ("The standup is at 10am", "We moved the standup from 10am to 11am"),
         ("The default branch is main", "We renamed the default branch to trunk"),
         ("The default branch is main", "The default branch was renamed to trunk"),
         ("The release is scheduled for 2026-03-03", "The release slipped to 2026-03-10"),
@@ -496,6 +497,10 @@ def test_a_change_of_no_things_value_is_no_claim(content: str) -> None:
         ("They moved him to the platform team", "They moved him to the infra team"),
         ("I changed the config to use TLS", "I changed the config to disable caching"),  # purposes
         ("We updated the README to mention the flag", "We updated the README to fix typos"),
+        ("I pushed the changes to main", "I pushed the changes to the release branch"),  # git, not a value
+        ("We switched from MySQL to Postgres", "We switched from MySQL to SQLite"),
+        ("Our hosts use port 22", "Our hosts use port 2222"),
+        ("团队用9090端口", "团队用8080端口"),
         ("The staging API doesn't listen on port 9090 anymore", "The staging API doesn't listen on port 8080 anymore"),
     ],
 )

@@ -112,6 +112,29 @@ def test_a_denial_that_says_more_ends_nothing(app: LedgerApp, held: str, denial:
     assert "retracted" not in r and status(app, old) == "active", r
 
 
+def test_a_denial_reads_the_subject_the_write_gives(app: LedgerApp) -> None:
+    """Stored with its subject ("listens on port 7070", subject "staging API"), the fact was never
+    ended by a denial sent with the same subject: the denial's claims were read without it."""
+    old = app.remember("Listens on port 7070", subject="staging API", event_time="2026-01-05T09:00:00Z")
+    r = app.remember("No longer listens on port 7070", subject="staging API", event_time="2026-01-06T09:00:00Z")
+    assert r["retracted"] == [old["memory_id"]]
+
+
+def test_a_chinese_denial_of_more_than_one_clause_ends_nothing(app: LedgerApp) -> None:
+    old = app.remember("计费服务的负责人是Alice", event_time="2026-01-05T09:00:00Z")["memory_id"]
+    r = app.remember("计费服务的负责人不再是Alice了，下个季度再说", event_time="2026-01-06T09:00:00Z")
+    assert "retracted" not in r and status(app, old) == "active"
+    r = app.remember("计费服务的负责人不再是Alice了。", event_time="2026-01-06T10:00:00Z")
+    assert r["retracted"] == [old]
+
+
+def test_a_denial_is_read_with_its_verb_in_the_third_person() -> None:
+    from fact_ledger.ledger.negation import _affirmed
+
+    assert _affirmed("The worker doesn't have 16 GB of memory any more") == "The worker has 16 GB of memory"
+    assert _affirmed("The job does not reach the replica") == "The job reaches the replica"
+
+
 def test_a_value_the_denial_states_itself_is_a_disagreement_not_an_end() -> None:
     """ "Alice does not like coffee" gives the taste a value (false): a claim set settles it."""
     assert ended_claims("Alice does not like coffee") == ()

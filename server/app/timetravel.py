@@ -121,7 +121,7 @@ class History:
                 offset + limit + 1 + paging.STANDING_WINDOW,
                 boost_workspaces=boost,
             )
-        hits = self._leaders_first_at(hits, point)
+            hits = self._leaders_first_at(hits, point)  # the current rows it reads: the same snapshot
         shown = hits[offset : offset + limit]
         results = [
             memory_view(h.state, conflict_ids=[], score=h.score, status=asof.status_at(h.state, point.event_time) or "")

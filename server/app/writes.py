@@ -20,7 +20,6 @@ from fact_ledger.ledger.cancellation import (
     Target,
     cancelled_words,
     choose,
-    is_cancellation,
 )
 from fact_ledger.ledger.decide import RememberCommand
 from fact_ledger.ledger.duplicates import duplicate_key
@@ -76,12 +75,12 @@ class Unchanged(Exception):  # control flow: never leaves the facade
         self.version = version
 
 
-def _candidates_report(cancelling: tuple[Target, ...], retracted: dict[str, list[int]], content: str) -> dict[str, Any]:
+def _candidates_report(cancelling: tuple[Target, ...], retracted: dict[str, list[int]]) -> dict[str, Any]:
     """A cancellation (or a denial of a value) that retracted nothing it matched answers with the
     memories it matched (protected, or more than one)."""
     if retracted or not cancelling:
         return {}
-    notice = CANCELLATION_NOTICE if is_cancellation(content) else ENDED_NOTICE
+    notice = ENDED_NOTICE if cancelling[0].denied else CANCELLATION_NOTICE
     return {
         "retraction_candidates": [{"memory_id": t.memory_id, "content": t.content} for t in cancelling],
         "notices": [notice.format(n=len(cancelling))],
@@ -176,7 +175,7 @@ class Writes(Service):
                 **({"support": mem.support(self.conn, row.memory_id)[0]} if head.type == "Restated" else {}),
                 "workspace": row.workspace,
                 **retracted,
-                **_candidates_report(state.cancelling, retracted, cmd.content),
+                **_candidates_report(state.cancelling, retracted),
                 **masked,
             }
         result = {
@@ -187,7 +186,7 @@ class Writes(Service):
             "workspace": cmd.workspace,
             **self.collisions.write_report(events, head.position, list(state.near)),
             **retracted,
-            **_candidates_report(state.cancelling, retracted, cmd.content),
+            **_candidates_report(state.cancelling, retracted),
             **masked,
         }
         if head.position in result.get("superseded", ()):  # policy auto_settle: a later value leads
@@ -242,7 +241,7 @@ class Writes(Service):
         """ "Alice is no longer the owner": the one active memory of the writer's workspaces whose
         claim has the value denied, stated no later than this write's event time (a denial that
         arrives late does not end a fact stated after it)."""
-        denied = ended_claims(cmd.content)
+        denied = ended_claims(cmd.content, cmd.subject)
         if not denied:
             return cmd, None, ()
         claim_of = {
@@ -260,7 +259,7 @@ class Writes(Service):
             and clock.to_datetime(row.event_time) <= said
             and denies_only(cmd.content, row.content, claim_of[row.memory_id])  # no time, scope or source
         ]
-        candidates = tuple(Target(row.memory_id, row.stream_id, row.content) for row in held[:MAX_CANDIDATES])
+        candidates = tuple(Target(row.memory_id, row.stream_id, row.content, True) for row in held[:MAX_CANDIDATES])
         if len(held) != 1:
             return cmd, None, candidates
         return self._retracting(cmd, MemoryFacts.from_row(held[0]), candidates, ends=True)

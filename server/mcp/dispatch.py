@@ -235,8 +235,8 @@ class LedgerTools:
                 )
             if verdict == CHECK_FAILED:
                 raise LedgerError("internal error while preparing the user's confirmation; see the server log")
-            if verdict == ASK_FAILED:
-                notices.append("could not ask the user; recorded as agent_asserted")
+            if verdict == ASK_FAILED:  # first: the answer keeps at most three notices
+                notices.insert(0, "could not ask the user; recorded as agent_asserted")
             kwargs["authorization"] = "" if not authorized else AUTH_USER if verdict == "approved" else AUTH_AGENT
         bound = self._routes.get((spec.name, name))
         if bound is None:
