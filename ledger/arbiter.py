@@ -23,6 +23,7 @@ other's), and the same inputs always give the same verdict.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from itertools import combinations
 from typing import Any
 
 import msgspec
@@ -224,14 +225,13 @@ def leaders_first(ids: Sequence[int], leader_of: Mapping[int, int | None]) -> li
     return out
 
 
-def set_leaders(
-    members: Sequence[tuple[Side, Sequence[tuple[Hashable, str, str]]]], *, review_agent_conflicts: bool
-) -> dict[int, int]:
+def set_leaders(members: Sequence[tuple[Side, Sequence[tuple[Hashable, str, str]]]]) -> dict[int, int]:
     """Per memory, the leader of a claim set it forms with others of ``members``: what the claim
     sets of the current read model give :func:`leaders_first`, for memories as they stood at an
     as-of point, where no set is stored. Each member is a side and its claims as ``(key, kind,
-    normalised value)``; a key on which every member states one value is no set, and a set whose
-    top is tied names no leader (as it asks for review)."""
+    normalised value)``; a key is a set when two of its members state values that differ (as two
+    claims collide), and a set whose top is tied names no leader. The policy that asks a person to
+    review agents' disagreements keeps the rules' leader as its suggestion, so it is not asked."""
     by_key: dict[Hashable, dict[int, tuple[Side, str, str]]] = {}
     for side, claims in members:
         for key, kind, value in claims:  # a member stating a key twice is one member of its set
@@ -239,15 +239,12 @@ def set_leaders(
     leader_of: dict[int, int] = {}
     for by_member in by_key.values():
         stating = list(by_member.values())
-        first_kind, first_value = stating[0][1], stating[0][2]
-        if len(stating) < 2 or all(same_value(first_kind, first_value, value) for _, _, value in stating):
-            continue
-        leader = arbitrate_set([side for side, _, _ in stating], review_agent_conflicts=review_agent_conflicts)
-        if leader["leader_id"] is None:
-            continue
+        if all(same_value(kind, value, other) for (_, kind, value), (_, _, other) in combinations(stating, 2)):
+            continue  # one member, or every pair states one value
+        leader = arbitrate_set([side for side, _, _ in stating], review_agent_conflicts=False)["leader_id"]
         for side, _, _ in stating:
-            if side.memory_id != leader["leader_id"]:
-                leader_of.setdefault(side.memory_id, leader["leader_id"])
+            if leader is not None and side.memory_id != leader:
+                leader_of.setdefault(side.memory_id, leader)
     return leader_of
 
 

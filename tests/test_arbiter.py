@@ -313,29 +313,40 @@ def test_set_leaders_names_the_rules_leader_of_each_key_with_two_values() -> Non
         (new, [(PORT[0], "number", "9090")]),
         (same, [(other[0], "when", "fri")]),  # one value on its key: no set
     ]
-    assert set_leaders(members, review_agent_conflicts=False) == {1: 2}
+    assert set_leaders(members) == {1: 2}
     # "$8,080" and "8080" state one value: no set between them
-    assert set_leaders([(old, [PORT]), (new, [(PORT[0], "number", "8080 usd")])], review_agent_conflicts=False) == {}
+    assert set_leaders([(old, [PORT]), (new, [(PORT[0], "number", "8080 usd")])]) == {}
 
 
 def test_a_member_stating_a_key_twice_is_one_member() -> None:
     old, new = side(1, event_time="2026-01-01T00:00:00Z"), side(2, event_time="2026-02-01T00:00:00Z")
     nine = (PORT[0], "number", "9090")
     members = [(old, [PORT]), (new, [nine, nine])]  # the leader twice tied with itself: no leader
-    assert set_leaders(members, review_agent_conflicts=False) == {1: 2}
+    assert set_leaders(members) == {1: 2}
+
+
+def test_a_set_is_two_members_that_differ_whichever_comes_first() -> None:
+    """A bare number is the same value as one with a unit, yet two units differ: "8080", "$8080"
+    and "€8080" are a set (as the dollar and euro claims collide), whichever member is read first."""
+    sides = [side(i, event_time=f"2026-01-0{i}T00:00:00Z") for i in (1, 2, 3)]
+    values = ["8080", "8080 usd", "8080 eur"]
+    for first in range(3):
+        order = [*range(first, 3), *range(first)]
+        members = [(sides[i], [(PORT[0], "number", values[i])]) for i in order]
+        assert set_leaders(members) == {1: 3, 2: 3}, order
 
 
 def test_set_leaders_names_none_for_a_tie() -> None:
     a, b = side(1), side(2)
     assert arbitrate_set([a, b], review_agent_conflicts=False)["leader_id"] is None
-    assert set_leaders([(a, [PORT]), (b, [(PORT[0], "number", "9090")])], review_agent_conflicts=False) == {}
+    assert set_leaders([(a, [PORT]), (b, [(PORT[0], "number", "9090")])]) == {}
 
 
 @given(st.permutations(list(range(1, 6))), st.lists(st.sampled_from(["8080", "9090", "7070"]), min_size=5, max_size=5))
 def test_set_leaders_agrees_with_arbitrate_set_whatever_the_order(order: list[int], values: list[str]) -> None:
     sides = {i: side(i, event_time=f"2026-01-0{i}T00:00:00Z") for i in order}
     members = [(sides[i], [(PORT[0], "number", values[i - 1])]) for i in order]
-    leader_of = set_leaders(members, review_agent_conflicts=False)
+    leader_of = set_leaders(members)
     if len(set(values)) == 1:
         assert leader_of == {}
     else:

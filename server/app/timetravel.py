@@ -165,8 +165,7 @@ class History:
             )
             for s in holding
         ]
-        policy = self.settings.policy
-        leader_of = set_leaders(members, review_agent_conflicts=policy.review_agent_conflicts)
+        leader_of = set_leaders(members)
         if not leader_of:
             return hits
         by_id = {h.state.memory_id: h for h in hits}

@@ -94,6 +94,8 @@ TARGETS: tuple[Target, ...] = (
             ("_protection_rank", "2 → 3"),  # only the order of the ranks 0 < 1 < 2 matters
             ("_RULES", "9 → 10"),  # confidences are given with far fewer digits
             ("arbitrate", "> → >="),
+            # review asked or not, the rules' leader stays (as the verdict's suggestion)
+            ("set_leaders", "False → True"),
         ),
     ),  # compared only once the keys differ
     Target(
