@@ -25,6 +25,7 @@ _EN_BE_SHORT = re.compile(r"\b(is|are|was|were)n't\b\s*", re.IGNORECASE)
 _EN_DOES = re.compile(r"\b(does|do|did)(?:\s+not|n't)\s+([a-z]+)", re.IGNORECASE)
 _EN_NO_LONGER = re.compile(r"\bno\s+longer\s+([a-z]+)", re.IGNORECASE)
 _EN_CONDITION = re.compile(r"\b(?:if|unless|until|when|whether|because|since|except)\b", re.IGNORECASE)
+_ANY_NEGATION = re.compile(r"\b(?:not|no|never)\b|n't|不|并非")
 _ZH_BE = re.compile(r"(?:已经)?(?:不再是|不是|并非)")
 _ZH_NO_LONGER = re.compile(r"(?:已经)?不再")
 _ZH_TAIL = re.compile(r"了?\s*([。！]?)\s*$")
@@ -63,6 +64,8 @@ def _third_person(verb: str) -> str:
 def _affirmed(text: str) -> str | None:
     """``text`` without its one negation, or None when it holds none (or reads as no statement)."""
     lowered = text.lower()
+    if _ANY_NEGATION.search(lowered) is None:  # most writes: one pass, then nothing more to read
+        return None
     if QUESTION_START.match(lowered) or HEDGED.search(lowered) or text.rstrip().endswith(("?", "？")):
         return None
     if re.search(r"[\u4e00-\u9fff]", text):

@@ -221,29 +221,28 @@ class Writes(Service):
         """A cancellation without ``ref_id`` retracts the one active instruction of its workspace
         that holds its words (``ledger.cancellation``); a statement that a value no longer holds
         ends the one active memory holding it (``ledger.negation``). Also returns what matched."""
-        scope = self.workspace_scope(cmd.workspace) or (cmd.workspace,)
         words = cancelled_words(cmd.content)
         if not words:
-            return self._ended_target(cmd, scope)
+            return self._ended_target(cmd)
         runner = self.storage.runner
         if runner.unsettled():  # full text trails the log between reads: this decision reads it
             runner.settle_in_transaction()
+        scope = self.workspace_scope(cmd.workspace) or (cmd.workspace,)
         rows = holding_all(self.conn, words, scope, limit=MAX_MATCHES + 1)
         target, matched = choose([Target(*row) for row in rows])
         cancelling = tuple(matched)
         if target is None:
-            return (cmd, None, cancelling) if cancelling else self._ended_target(cmd, scope)
+            return (cmd, None, cancelling) if cancelling else self._ended_target(cmd)
         return self._retracting(cmd, self._memory(target.memory_id), cancelling, matched=True)
 
-    def _ended_target(
-        self, cmd: RememberCommand, scope: tuple[str, ...]
-    ) -> tuple[RememberCommand, MemoryFacts | None, tuple[Target, ...]]:
+    def _ended_target(self, cmd: RememberCommand) -> tuple[RememberCommand, MemoryFacts | None, tuple[Target, ...]]:
         """ "Alice is no longer the owner": the one active memory of the writer's workspaces whose
         claim has the value denied, stated no later than this write's event time (a denial that
         arrives late does not end a fact stated after it)."""
         denied = ended_claims(cmd.content, cmd.subject)
         if not denied:
             return cmd, None, ()
+        scope = self.workspace_scope(cmd.workspace) or (cmd.workspace,)
         claim_of = {
             m: claim
             for claim in denied
