@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fact_ledger.ledger.decide import ENDED
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.ledger.negation import ended_claims
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Policy, Settings
@@ -176,3 +177,15 @@ def test_the_cli_says_what_a_denial_ended_and_what_it_could_not(tmp_path: Path) 
     first = named[0][0].lstrip("#")
     done = ledger_cli("remember", "Bob is no longer the owner of the payroll service", "--retracts", first, "--db", db)
     assert f"retracted #{first}" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_promoted_working_note_that_denies_a_value_ends_it(app: LedgerApp) -> None:
+    """A working note "Alice is no longer the owner …" left the fact current once promoted, where
+    the same text remembered long-term ended it."""
+    old = app.remember("Alice owns the billing service", source_type="agent_generated")["memory_id"]
+    note = app.remember("Alice is no longer the owner of the billing service", tier="working", session_id="s")
+    assert status(app, old) == "active"  # a working note takes no part in claims
+    promoted = app.promote(note["memory_id"], authorization=AUTH_USER)
+    assert promoted["retracted"] == [old] and status(app, old) == "retired"
+    assert app.read(old)["memory"]["retired_by"] == promoted["promoted_to"]
+    assert_rebuild_reproduces(app)

@@ -316,7 +316,12 @@ class Conversations(Service):
             recorded={"session": row.session, "turn": row.turn, "promoted_from": row.stream_id},
         )
         new_stream = uuid7()
-        decision, _ = self.collisions.remember_decision(cmd, new_stream, duplicate=self.writes._find_duplicate(cmd))
+        # a note that said a value no longer holds ends the long-term memory holding it, as
+        # remembering it long-term would (ledger.negation)
+        cmd, target, denied = self.writes._ended_target(cmd)
+        decision, _ = self.collisions.remember_decision(
+            cmd, new_stream, target=target, cancelling=denied, duplicate=self.writes._find_duplicate(cmd)
+        )
         stream, head = decision[0]
         long_term = stream if isinstance(head, MemoryRecorded | DuplicateSighted) else new_stream
         promoted = Promoted(
@@ -343,6 +348,7 @@ class Conversations(Service):
         }
         if any(e.type == "DuplicateSighted" for e in events):
             out["duplicate_of"] = long_id
+        out.update(self.writes._retracted(events))
         for key in ("conflicts", "conflicts_total", "near_duplicates"):
             if key in report:
                 out[key] = report[key]
