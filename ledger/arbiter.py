@@ -225,6 +225,21 @@ def leaders_first(ids: Sequence[int], leader_of: Mapping[int, int | None]) -> li
     return out
 
 
+def leaders_first_scored(
+    scored: Sequence[tuple[int, float]], leader_of: Mapping[int, int | None]
+) -> list[tuple[int, float]]:
+    """:func:`leaders_first` over ``(memory_id, score)`` pairs, best first: a leader moved up takes
+    its challenger's score, so scores still fall down the list."""
+    score_of = dict(scored)
+    out: list[tuple[int, float]] = []
+    for memory_id in leaders_first([m for m, _ in scored], leader_of):
+        score = score_of[memory_id]
+        if out and score > out[-1][1]:
+            out[-1] = (out[-1][0], score)
+        out.append((memory_id, score))
+    return out
+
+
 def set_leaders(members: Sequence[tuple[Side, Sequence[tuple[Hashable, str, str]]]]) -> dict[int, int]:
     """Per memory, the leader of a claim set it forms with others of ``members``: what the claim
     sets of the current read model give :func:`leaders_first`, for memories as they stood at an

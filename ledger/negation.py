@@ -25,6 +25,7 @@ _EN_BE_SHORT = re.compile(r"\b(is|are|was|were)n't\b\s*", re.IGNORECASE)
 _EN_DOES = re.compile(r"\b(does|do|did)(?:\s+not|n't)\s+([a-z]+)", re.IGNORECASE)
 _EN_NO_LONGER = re.compile(r"\bno\s+longer\s+([a-z]+)", re.IGNORECASE)
 _EN_CONDITION = re.compile(r"\b(?:if|unless|until|when|whether|because|since|except)\b", re.IGNORECASE)
+_HAN = re.compile(r"[\u4e00-\u9fff]")  # a Chinese statement: read by the Chinese rules
 _ANY_NEGATION = re.compile(r"\b(?:not|no|never)\b|n't|不|并非")
 _ZH_BE = re.compile(r"(?:已经)?(?:不再是|不是|并非)")
 _ZH_NO_LONGER = re.compile(r"(?:已经)?不再")
@@ -68,7 +69,7 @@ def _affirmed(text: str) -> str | None:
         return None
     if QUESTION_START.match(lowered) or HEDGED.search(lowered) or text.rstrip().endswith(("?", "？")):
         return None
-    if re.search(r"[\u4e00-\u9fff]", text):
+    if _HAN.search(text):
         if "如果" in text or "除非" in text:
             return None
         out, n = _ZH_BE.subn("是", text, count=1)
@@ -110,7 +111,7 @@ def denies_only(content: str, held: str, claim: Claim) -> bool:
     "The standup isn't at 10am today", "… does not listen on port 8080 in production", "Alice
     isn't the owner, Bob said", "I don't think Alice owns …" say more (a time, a scope, a source,
     a doubt): the value may still hold, so they end nothing."""
-    if re.search(r"[\u4e00-\u9fff]", content):
+    if _HAN.search(content):
         # no time, scope, source or doubt, and one clause: "…不再是Alice了，下个季度再说" says more
         return _ZH_MORE.search(content) is None and not _CLAUSE_BREAK.search(content.strip().rstrip("。！!.了"))
     named = f"{claim.subject} {claim.attribute} {claim.value} {claim.key_subject} {claim.value_norm}"

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.arbiter import Side, leaders_first, set_leaders
+from fact_ledger.ledger.arbiter import Side, leaders_first_scored, set_leaders
 from fact_ledger.ledger.claims import extract_claims
 from fact_ledger.ledger.errors import InvalidInput, NotFound
 from fact_ledger.ledger.ids import ascii_digits
@@ -169,13 +169,8 @@ class History:
         if not leader_of:
             return hits
         by_id = {h.state.memory_id: h for h in hits}
-        out: list[asof.Scored] = []
-        for memory_id in leaders_first(list(by_id), leader_of):
-            hit = by_id[memory_id]
-            if out and hit.score > out[-1].score:
-                out[-1] = out[-1]._replace(score=hit.score)
-            out.append(hit)
-        return out
+        ranked = leaders_first_scored([(h.state.memory_id, h.score) for h in hits], leader_of)
+        return [by_id[m] if by_id[m].score == score else by_id[m]._replace(score=score) for m, score in ranked]
 
     def read_as_of(
         self, memory_id: int, *, as_of_event_time: str | None, as_of_recorded: str | int | None

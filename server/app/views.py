@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from fact_ledger.ledger import clock
-from fact_ledger.ledger.arbiter import leaders_first
+from fact_ledger.ledger.arbiter import leaders_first_scored
 from fact_ledger.ledger.errors import InvalidInput, NotFound
 from fact_ledger.ledger.freshness import newest_first, template
 from fact_ledger.ledger.slot_match import slot_scores
@@ -46,15 +46,12 @@ def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list
     """Hits in ``leaders_first`` order; a leader moved up takes its challenger's score, so
     scores still fall down the list."""
     by_id = {h.memory_id: h for h in hits}
-    ordered = [
-        by_id[m] for m in leaders_first([h.memory_id for h in hits], {m: s["leader_id"] for m, s in standing.items()})
+    ranked = leaders_first_scored(
+        [(h.memory_id, h.score) for h in hits], {m: s["leader_id"] for m, s in standing.items()}
+    )
+    return [
+        by_id[m] if by_id[m].score == score else msgspec.structs.replace(by_id[m], score=score) for m, score in ranked
     ]
-    out: list[Hit] = []
-    for hit in ordered:
-        if out and hit.score > out[-1].score:
-            out[-1] = msgspec.structs.replace(out[-1], score=hit.score)
-        out.append(hit)
-    return out
 
 
 def _current_before_superseded(hits: list[Hit], rows: dict[int, CurrentMemory]) -> list[Hit]:

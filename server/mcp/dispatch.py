@@ -101,14 +101,11 @@ def fields_under_data(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, An
         return arguments
     data = arguments.get("data")
     if isinstance(data, str):
-        try:
+        with contextlib.suppress(InvalidInput):  # not JSON: it stays a string, reported below
             data = _data(data)
-        except InvalidInput:  # not JSON: the edge reports it as it is, with nothing moved in
-            _BESIDE_DATA.set(((), tuple(beside)))
-            return {k: v for k, v in arguments.items() if k not in beside}
     if data is None:
         data = {}
-    if not isinstance(data, dict):  # a list or a number: the edge reports it as it is
+    if not isinstance(data, dict):  # not JSON, a list or a number: the edge reports it as it is
         _BESIDE_DATA.set(((), tuple(beside)))
         return {k: v for k, v in arguments.items() if k not in beside}
     moved = tuple(k for k in beside if k not in data)
