@@ -96,6 +96,7 @@ TARGETS: tuple[Target, ...] = (
             ("arbitrate", "> → >="),
             # review asked or not, the rules' leader stays (as the verdict's suggestion)
             ("set_leaders", "False → True"),
+            ("leaders_first_scored", "> → >="),  # an equal score taken is the same score
         ),
     ),  # compared only once the keys differ
     Target(
