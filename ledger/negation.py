@@ -24,9 +24,21 @@ _EN_BE = re.compile(r"\b(is|are|was|were)(?:\s+not|n't)?\s+(?:no\s+longer|not)\b
 _EN_BE_SHORT = re.compile(r"\b(is|are|was|were)n't\b\s*", re.IGNORECASE)
 _EN_DOES = re.compile(r"\b(does|do|did)(?:\s+not|n't)\s+([a-z]+)", re.IGNORECASE)
 _EN_NO_LONGER = re.compile(r"\bno\s+longer\s+([a-z]+)", re.IGNORECASE)
+# "… stopped listening on port 8080", "… has ceased using …": the verb, from its -ing form
+_EN_STOPPED = re.compile(r"\b(?:(?:has|have|had)\s+)?(?:stopped|ceased)\s+([a-z]+?)ing\b", re.IGNORECASE)
 _EN_CONDITION = re.compile(r"\b(?:if|unless|until|when|whether|because|since|except)\b", re.IGNORECASE)
+# A change still to come ("will no longer", "starting Monday", "from next week"): nothing has ended yet
+_EN_FUTURE = re.compile(r"\b(?:will|shall|going\s+to|starting|from\s+next)\b|'ll\b", re.IGNORECASE)
+# A statement that something has ended ...
+_EN_ENDED = re.compile(r"\b(?:no\s+longer|any\s*more|any\s+longer|stopped|ceased)\b", re.IGNORECASE)
+# ... may end with why or since when it did ("… since the reorg", "…, after the migration",
+# "… because Bob took it over"): the value no longer holds either way, and the reason is not read
+_EN_REASON = re.compile(
+    r"[\s,;]+(?:ever\s+)?(?:since|after|because(?:\s+of)?|due\s+to|following|as\s+of)\b[^,;.!?]*([.!]?)\s*$",
+    re.IGNORECASE,
+)
 _HAN = re.compile(r"[\u4e00-\u9fff]")  # a Chinese statement: read by the Chinese rules
-_ANY_NEGATION = re.compile(r"\b(?:not|no|never)\b|n't|不|并非")
+_ANY_NEGATION = re.compile(r"\b(?:not|no|never|stopped|ceased)\b|n't|不|并非")
 _ZH_BE = re.compile(r"(?:已经)?(?:不再是|不是|并非)")
 _ZH_NO_LONGER = re.compile(r"(?:已经)?不再")
 _ZH_TAIL = re.compile(r"了?\s*([。！]?)\s*$")
@@ -38,7 +50,8 @@ _ZH_MORE = re.compile(
 )
 _CLAUSE_BREAK = re.compile(r"[，,；;。！!？?]")
 _NEGATION_WORDS = frozenset(
-    "not no never longer anymore any more isn't aren't wasn't weren't doesn't don't didn't won't now still".split()
+    """not no never longer anymore any more isn't aren't wasn't weren't doesn't don't didn't won't now still
+    stopped ceased""".split()
 )
 # the verbs and nouns claims are stated with, whichever way the held memory put it ("owns" / "the owner")
 _RELATION_WORDS = frozenset(
@@ -49,6 +62,10 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9.'’_-]*")
 
 
 _IRREGULAR = {"have": "has", "be": "is", "do": "does", "go": "goes"}
+# Verbs a stopped fact is stated with, to read "using" as "use" and "running" as "run"
+_GERUND_VERBS = _RELATION_WORDS - {"owner", "manager", "boss", "supervisor", "version", "port"} | frozenset(
+    "host handle accept support point store send call".split()
+)
 
 
 def _third_person(verb: str) -> str:
@@ -62,11 +79,34 @@ def _third_person(verb: str) -> str:
     return verb + "s"
 
 
+def _verb(gerund_stem: str) -> str | None:
+    """The verb of an -ing form without its "ing" ("listen", "us", "runn"), when it is one a fact
+    is stated with; else None (precision first)."""
+    stem = gerund_stem.lower()
+    doubled = stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem
+    return next((verb for verb in (stem, stem + "e", doubled) if verb in _GERUND_VERBS), None)
+
+
+def _stopped(match: re.Match[str]) -> str:
+    verb = _verb(match[1])
+    return _third_person(verb) if verb else match[0]
+
+
+def _without_reason(text: str) -> str:
+    """An English statement that something ended, without why or since when ("Alice is no longer
+    the owner since the reorg" → "Alice is no longer the owner"); any other text as it is."""
+    if _HAN.search(text) or not _EN_ENDED.search(text):
+        return text
+    return _EN_REASON.sub(r"\1", text, count=1)
+
+
 def _affirmed(text: str) -> str | None:
     """``text`` without its one negation, or None when it holds none (or reads as no statement)."""
     lowered = text.lower()
     if _ANY_NEGATION.search(lowered) is None:  # most writes: one pass, then nothing more to read
         return None
+    text = _without_reason(text)
+    lowered = text.lower()
     if QUESTION_START.match(lowered) or HEDGED.search(lowered) or text.rstrip().endswith(("?", "？")):
         return None
     if _HAN.search(text):
@@ -76,7 +116,7 @@ def _affirmed(text: str) -> str | None:
         if not n:
             out, n = _ZH_NO_LONGER.subn("", text, count=1)
         return _ZH_TAIL.sub(r"\1", out) if n else None
-    if _EN_CONDITION.search(text):
+    if _EN_CONDITION.search(text) or _EN_FUTURE.search(text):
         return None
     out, n = _EN_BE.subn(lambda m: m[1] + " ", text, count=1)
     if not n:
@@ -85,16 +125,21 @@ def _affirmed(text: str) -> str | None:
         out, n = _EN_DOES.subn(lambda m: m[2] if m[1].lower() == "do" else _third_person(m[2]), text, count=1)
     if not n:
         out, n = _EN_NO_LONGER.subn(r"\1", text, count=1)
+    if not n:
+        out = _EN_STOPPED.sub(_stopped, text, count=1)
+        n = out != text
     return _EN_TAIL.sub(r"\1", out) if n else None
 
 
 def _stem(word: str) -> str:
-    """A crude English stem, enough to tell "listens" from "listen" apart from nothing."""
+    """A crude English stem, enough to tell "listens", "listening" and "listen" apart from nothing
+    ("uses", "using", "use" → "us")."""
     word = word.strip(".'’-").removesuffix("'s").removesuffix("’s")
     for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
+        if len(word) > len(suffix) + 1 + (suffix != "ing") and word.endswith(suffix):
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if len(word) > 2 and word.endswith("e") else word
 
 
 def _words(text: str) -> set[str]:
@@ -115,7 +160,7 @@ def denies_only(content: str, held: str, claim: Claim) -> bool:
         # no time, scope, source or doubt, and one clause: "…不再是Alice了，下个季度再说" says more
         return _ZH_MORE.search(content) is None and not _CLAUSE_BREAK.search(content.strip().rstrip("。！!.了"))
     named = f"{claim.subject} {claim.attribute} {claim.value} {claim.key_subject} {claim.value_norm}"
-    return not (_words(content) - _words(held) - _words(named) - _ALLOWED)
+    return not (_words(_without_reason(content)) - _words(held) - _words(named) - _ALLOWED)
 
 
 def ended_claims(content: str, subject: str = "") -> tuple[Claim, ...]:

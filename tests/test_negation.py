@@ -11,7 +11,7 @@ import pytest
 
 from fact_ledger.ledger.decide import ENDED
 from fact_ledger.ledger.log.events import AUTH_USER
-from fact_ledger.ledger.negation import ended_claims
+from fact_ledger.ledger.negation import denies_only, ended_claims
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Policy, Settings
 from tests.conftest import ledger_cli
@@ -34,6 +34,15 @@ def current(app: LedgerApp, query: str) -> list[str]:
         ("Erin is no longer the team lead", "The team lead is Erin"),
         ("计费服务的负责人不再是Alice了", "计费服务的负责人是Alice"),
         ("staging API不再使用端口8080", "staging API使用端口8080"),
+        # a fact that stopped: "stopped/ceased V-ing" is "no longer Vs"
+        ("The staging API stopped listening on port 8080.", "The staging API listens on port 8080"),
+        ("The staging API has stopped using port 8080", "The staging API uses port 8080"),
+        ("Alice stopped owning the billing service", "Alice owns the billing service"),
+        # why, or since when, it ended does not make the value hold again
+        ("Alice is no longer the owner of the billing service since the reorg.", "Alice owns the billing service"),
+        ("Bob doesn't report to Dan any more, since the reorg", "Bob reports to Dan"),
+        ("The staging API no longer listens on port 8080 after the migration", "The staging API listens on port 8080"),
+        ("Bob no longer reports to Dan because of the reorg", "Bob reports to Dan"),
     ],
 )
 def test_a_denial_ends_the_memory_holding_the_value(app: LedgerApp, denial: str, held: str) -> None:
@@ -79,6 +88,13 @@ def test_a_denial_that_arrives_late_ends_nothing_stated_after_it(app: LedgerApp)
         "Alice owns the billing service",
         "It is not true that Alice is not the owner of the billing service",
         "Carol is not the owner of the billing service",
+        # a change still to come has ended nothing yet
+        "Alice will no longer be the owner of the billing service",
+        "Starting Monday Alice is no longer the owner of the billing service",
+        # a reason is read only after a statement that something ended
+        "Alice is not the owner of the billing service since the reorg",
+        # a verb no fact is stated with
+        "Alice stopped worrying about the billing service",
     ],
 )
 def test_what_denies_nothing_held_ends_nothing(app: LedgerApp, statement: str) -> None:
@@ -134,6 +150,19 @@ def test_a_denial_is_read_with_its_verb_in_the_third_person() -> None:
 
     assert _affirmed("The worker doesn't have 16 GB of memory any more") == "The worker has 16 GB of memory"
     assert _affirmed("The job does not reach the replica") == "The job reaches the replica"
+    assert _affirmed("The job stopped reading the replica") is None  # "read" states no fact here
+    assert _affirmed("The proxy stopped running on port 80") == "The proxy runs on port 80"
+    assert _affirmed("The proxy has ceased serving on port 443") == "The proxy serves on port 443"
+    assert _affirmed("The job stopped using the replica") == "The job uses the replica"
+
+
+def test_a_denial_with_a_reason_still_says_no_more_than_the_end() -> None:
+    """The reason is not read as more than the denial ("the reorg" names no scope or time the
+    value would still hold in), but a time or scope beside the denial still is."""
+    held, claim = "Alice owns the billing service", ended_claims("Alice no longer owns the billing service")[0]
+    assert denies_only("Alice no longer owns the billing service since the reorg", held, claim)
+    assert not denies_only("Alice no longer owns the billing service in the EU region", held, claim)
+    assert not denies_only("Alice no longer owns the billing service in the EU since the reorg", held, claim)
 
 
 def test_a_value_the_denial_states_itself_is_a_disagreement_not_an_end() -> None:

@@ -60,6 +60,9 @@ def test_a_value_that_no_longer_holds_ends_its_memory_and_find_answers_the_rest(
     assert r["retracted"] == [owner] and "reinstated" not in r and status(srv, owner) == "retired"
     found = srv.memory("find", {"query": "billing service owner", "workspace": "ops"})["results"]
     assert [x["memory_id"] for x in found] == [r["memory_id"]]
+    port = remember(srv, "The staging API listens on port 8080", workspace="ops")["memory_id"]
+    stopped = remember(srv, "The staging API stopped listening on port 8080 after the migration", workspace="ops")
+    assert stopped["retracted"] == [port] and status(srv, port) == "retired"
 
 
 def test_find_keeps_short_facts_whole(srv: LedgerServer) -> None:
