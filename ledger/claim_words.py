@@ -36,6 +36,25 @@ CHANGED_BY = re.compile(
     r"increased|lowered|reduced|cut|renamed|switched|updated)\s+(?P<x>.+?)\s+to\s+(?P<y>\S.*)$",
     re.IGNORECASE,
 )
+# "We upgraded Postgres (from 16) to 17", "Postgres was upgraded to 17", "Postgres升级到17了",
+# "我们把Postgres升级到了17": a new version of it, the slot "the Postgres version is 16" states (only
+# with a version for a value: "we upgraded the plan to Pro" is no version)
+_VERSION_TO = r"(?:\s+from\s+v?\d[\d.]*)?\s+to\s+(?P<y>v?\d+(?:\.\d+)*)\s*[.!]?$"
+VERSION_CHANGED = (
+    re.compile(
+        r"^(?:(?:we|i|they|the team|someone|ops)\s+)?(?:(?:have|has|just|finally|already)\s+)*"
+        r"(?:upgraded|downgraded)\s+(?P<x>.+?)" + _VERSION_TO,
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"^(?P<x>.+?)\s+(?:(?:was|were|is|are|has|have|had|got|just|finally|now|been)\s+)+(?:upgraded|downgraded)"
+        + _VERSION_TO,
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"^(?:我们|我|他们)?把?(?P<x>[^，。,;；\s]+?)(?:已经|刚)?(?:升级|降级)(?:到|至)了?(?:版本)?(?P<y>v?\d+(?:\.\d+)*)了?[。.!！]?$"
+    ),
+)
 # "X（现在）向 Y 汇报": X's manager is Y, as "X reports to Y"; "不再向 Y 汇报" says no claim
 REPORTS_TO_ZH = re.compile(
     r"^(?P<x>[^，。,;；\s]+?)(?:现在|目前|如今|仍然|还是|直接)*向(?P<y>[^，。,;；\s]+?)汇报(?:工作)?[。.!！]?$"

@@ -85,6 +85,7 @@ from fact_ledger.ledger.claim_words import (
     TOKEN_PUNCT,
     USES,
     UTTERANCE_START,
+    VERSION_CHANGED,
     WHO_TRAILERS,
     ZH_NOT_A_HOLDER,
 )
@@ -238,6 +239,26 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
     if folded_thing.startswith(("my mind", "mind")) or PURPOSE.match(value):
         return None  # "I changed my mind", "… the config to use TLS": a purpose, not a value
     return _clause_claim(f"{thing} was {verb} to {value}", subject)
+
+
+def _version_claim(clause: str, subject: str) -> Claim | None:
+    """ "We upgraded Postgres to 17" is the slot of "our Postgres version is 16": read as a change
+    of the thing itself ("Postgres was upgraded to 17") the version formed no set with it."""
+    text = unicodedata.normalize("NFKC", clause).strip()
+    folded = text.lower()
+    if HEDGED.search(folded) or QUESTION_START.match(folded):
+        return None
+    match = next((m for pattern in VERSION_CHANGED if (m := pattern.match(text)) is not None), None)
+    if match is None:
+        return None
+    thing = match["x"].strip()
+    folded_thing = normalize_text(thing)
+    if not folded_thing or folded_thing in PRONOUNS or folded_thing in PERSONS or folded_thing in OBJECT_PRONOUNS:
+        return None  # "we upgraded it to 17": no slot of a thing
+    if NEGATED_ZH.search(thing) or re.search(r"\b(?:not|never)\b|n't", folded):
+        return None
+    version = "" if re.search(r"(?:version|版本)$", folded_thing) else " version"
+    return _clause_claim(f"{thing}{version} is {match['y']}", subject)
 
 
 def _role_holder_claim(clause: str, subject: str) -> Claim | None:
@@ -505,6 +526,7 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
             or _ownership_claim(clause)
             or _reports_to_claim(clause, subject)
             or _role_holder_claim(clause, subject)
+            or _version_claim(clause, subject)
             or _changed_by_claim(clause, subject)
             or _clause_claim(clause, subject)
         )

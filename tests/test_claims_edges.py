@@ -465,6 +465,14 @@ def test_no_role_holder_where_none_is_named(content: str) -> None:
         ("The default branch is main", "The default branch was renamed to trunk"),
         ("The release is scheduled for 2026-03-03", "The release slipped to 2026-03-10"),
         ("Our deploy day is Friday", "We changed our deploy day to Thursday"),
+        # an upgrade gives the thing a new version
+        ("Our Postgres version is 16", "We upgraded Postgres to 17"),
+        ("The Postgres version is 16.1", "Postgres was upgraded to 16.4"),
+        ("Our Postgres version is 16", "We upgraded Postgres from 16 to 17"),
+        ("Node version is 20", "We downgraded Node to 18"),
+        ("Postgres版本是16", "Postgres升级到17了"),
+        ("Postgres的版本是16", "我们把Postgres升级到了17"),
+        ("Our Postgres version is 16", "Postgres升级到17了"),
     ],
 )
 def test_a_change_said_with_another_verb_is_the_same_slot(said: str, changed: str) -> None:
@@ -478,7 +486,14 @@ def test_a_change_said_with_another_verb_is_the_same_slot(said: str, changed: st
 
 @pytest.mark.parametrize(
     "content",
-    ["We moved Bob to the platform team", "We moved it to Friday", "I changed my mind to be honest"],
+    [
+        "We moved Bob to the platform team",
+        "We moved it to Friday",
+        "I changed my mind to be honest",
+        "We upgraded it to 17",
+        "We might upgrade Postgres to 17",
+        "We did not upgrade Postgres to 17",
+    ],
 )
 def test_a_change_of_no_things_value_is_no_claim(content: str) -> None:
     assert extract_claims(content) == (), content

@@ -138,6 +138,8 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("Bob's manager is Carol", "Bob现在的领导是Erin"),
         ("The team lead is Carol", "Erin is the new team lead"),
         ("The disk quota is 1 gigabyte", "The disk quota is 1 terabyte"),
+        ("Our Postgres version is 16", "We upgraded Postgres to 17"),
+        ("Postgres版本是16", "我们把Postgres升级到了17"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
