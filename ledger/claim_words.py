@@ -39,20 +39,41 @@ CHANGED_BY = re.compile(
 # "We upgraded Postgres (from 16) to 17", "Postgres was upgraded to 17", "Postgres升级到17了",
 # "我们把Postgres升级到了17": a new version of it, the slot "the Postgres version is 16" states (only
 # with a version for a value: "we upgraded the plan to Pro" is no version)
-_VERSION_TO = r"(?:\s+from\s+v?\d[\d.]*)?\s+to\s+(?P<y>v?\d+(?:\.\d+)*)\s*[.!]?$"
+# (when it was done may follow: "… to 17 yesterday", "… last night", "… on Monday")
+_DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_DONE_WHEN = (
+    r"(?:\s+(?:yesterday|today|earlier|recently|on\s+" + _DAY + r"|(?:last|this)\s+(?:night|week|weekend|month|"
+    r"morning|afternoon|evening|sprint|" + _DAY + r")))?\s*[.!]?$"
+)
+_VERSION_TO = r"(?:\s+from\s+v?\d[\d.]*)?\s+to\s+(?:version\s+)?(?P<y>v?\d+(?:\.\d+)*)" + _DONE_WHEN
+_WHO_DID = r"^(?:(?:we|i|they|the team|someone|ops)\s+)?(?:(?:have|has|just|finally|already)\s+)*"
 VERSION_CHANGED = (
-    re.compile(
-        r"^(?:(?:we|i|they|the team|someone|ops)\s+)?(?:(?:have|has|just|finally|already)\s+)*"
-        r"(?:upgraded|downgraded)\s+(?P<x>.+?)" + _VERSION_TO,
-        re.IGNORECASE,
-    ),
+    re.compile(_WHO_DID + r"(?:upgraded|downgraded)\s+(?P<x>.+?)" + _VERSION_TO, re.IGNORECASE),
     re.compile(
         r"^(?P<x>.+?)\s+(?:(?:was|were|is|are|has|have|had|got|just|finally|now|been)\s+)+(?:upgraded|downgraded)"
         + _VERSION_TO,
         re.IGNORECASE,
     ),
+    # "we upgraded to Postgres 17": a name and its version
     re.compile(
-        r"^(?:我们|我|他们)?把?(?P<x>[^，。,;；\s]+?)(?:已经|刚)?(?:升级|降级)(?:到|至)了?(?:版本)?(?P<y>v?\d+(?:\.\d+)*)了?[。.!！]?$"
+        _WHO_DID + r"(?:upgraded|downgraded)\s+to\s+(?P<x>[A-Za-z][\w.+-]*)\s+v?(?P<y>\d+(?:\.\d+)*)" + _DONE_WHEN,
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"^(?:我们|我|他们)?把?(?P<x>[^，。,;；\s从]+?)(?:已经|刚)?(?:从v?\d[\d.]*)?(?:升级|降级)(?:到|至)了?(?:版本)?"
+        r"(?P<y>v?\d+(?:\.\d+)*)(?:版本?)?了?[。.!！]?$"
+    ),
+)
+# "The staging API moved from port 8080 to port 9090", "…的端口从8080改成了9090": the value it has
+# now is the one after "to" (the old one was read as the value, or into the key)
+FROM_OLD_VALUE = (
+    re.compile(
+        r"^(?P<x>.+?)\s+(?P<verb>(?:was\s+|has\s+been\s+|got\s+)?(?:moved|changed|switched|shifted|rescheduled|"
+        r"updated|bumped|raised|lowered|increased|reduced|renamed))\s+from\s+\S.*?\s+to\s+(?P<y>\S.*)$",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"^(?P<x>.+?)从[^，。,;；]+?(?P<verb>改成了?|改为|调整为|调整到|换成了?|变成了?|搬到了?|改到了?)(?P<y>.+)$"
     ),
 )
 # "X（现在）向 Y 汇报": X's manager is Y, as "X reports to Y"; "不再向 Y 汇报" says no claim

@@ -45,6 +45,7 @@ from fact_ledger.ledger.claim_words import (
     DRINK_ZH,
     EN_VALUE_END,
     FIRST_PERSON,
+    FROM_OLD_VALUE,
     FROM_VALUE,
     GENERIC_LABELS,
     GROUPS,
@@ -241,6 +242,18 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
     return _clause_claim(f"{thing} was {verb} to {value}", subject)
 
 
+def _without_old_value(clause: str) -> str:
+    """ "X moved from A to B" as "X moved to B" (and "X从A改成了B" as "X改成了B"): what it was is
+    no part of what it is now."""
+    english, chinese = FROM_OLD_VALUE
+    text = clause.strip()
+    if (match := english.match(text)) is not None:
+        return f"{match['x']} {match['verb']} to {match['y']}"
+    if (match := chinese.match(text)) is not None:
+        return f"{match['x']}{match['verb']}{match['y']}"
+    return clause
+
+
 def _version_claim(clause: str, subject: str) -> Claim | None:
     """ "We upgraded Postgres to 17" is the slot of "our Postgres version is 16": read as a change
     of the thing itself ("Postgres was upgraded to 17") the version formed no set with it."""
@@ -252,6 +265,8 @@ def _version_claim(clause: str, subject: str) -> Claim | None:
     if match is None:
         return None
     thing = match["x"].strip()
+    if re.search(r"\b(?:to|and)\b|[,，和及]", thing):
+        return None  # "we upgraded Postgres to 17 and Redis to 7": two things, no one slot
     folded_thing = normalize_text(thing)
     if not folded_thing or folded_thing in PRONOUNS or folded_thing in PERSONS or folded_thing in OBJECT_PRONOUNS:
         return None  # "we upgraded it to 17": no slot of a thing
@@ -520,7 +535,7 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
         if claim is not None:
             out.setdefault(claim.key, claim)
     who = subject  # whom a clause without its own subject is about ("用户喜欢咖啡，不喜欢茶")
-    for clause in _clauses(_without_speaker_label(content)):
+    for clause in map(_without_old_value, _clauses(_without_speaker_label(content))):
         claim = (
             _drink_claim(clause, who)
             or _ownership_claim(clause)

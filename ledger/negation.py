@@ -34,7 +34,16 @@ _EN_ENDED = re.compile(r"\b(?:no\s+longer|any\s*more|any\s+longer|stopped|ceased
 # ... may end with why or since when it did ("… since the reorg", "…, after the migration",
 # "… because Bob took it over"): the value no longer holds either way, and the reason is not read
 _EN_REASON = re.compile(
-    r"[\s,;]+(?:ever\s+)?(?:since|after|because(?:\s+of)?|due\s+to|following|as\s+of)\b[^,;.!?]*([.!]?)\s*$",
+    r"[\s,;]+(?:(?:ever\s+)?since|because(?:\s+of)?|due\s+to|(?:after|following)(?=\s+the\s))\b"
+    r"(?P<why>[^,;.!?]*)([.!]?)\s*$",
+    re.IGNORECASE,
+)
+# ... unless the clause names a time to come: "… after the migration next month" has not ended yet
+_EN_TO_COME = re.compile(r"\b(?:next|tomorrow|soon|upcoming|coming|later|tonight|will)\b|'ll\b", re.IGNORECASE)
+# "…, is it?", "…, does it", "…, right": a question, whatever its mark
+_EN_TAG_QUESTION = re.compile(
+    r",\s*(?:(?:is|are|was|were|do|does|did|has|have|had|can|will|would)(?:n't)?\s+(?:it|he|she|they|we|you|there|that)"
+    r"|right|correct|no|yes|eh|huh)\s*[?.!]?\s*$",
     re.IGNORECASE,
 )
 _HAN = re.compile(r"[\u4e00-\u9fff]")  # a Chinese statement: read by the Chinese rules
@@ -42,6 +51,9 @@ _ANY_NEGATION = re.compile(r"\b(?:not|no|never|stopped|ceased)\b|n't|不|并非"
 _ZH_BE = re.compile(r"(?:已经)?(?:不再是|不是|并非)")
 _ZH_NO_LONGER = re.compile(r"(?:已经)?不再")
 _ZH_TAIL = re.compile(r"了?\s*([。！]?)\s*$")
+# "…不是8080吗" asks (and means it is); "将不再是…" says it will be so: neither has ended anything
+_ZH_QUESTION = re.compile(r"[吗么嘛][\s。！!？?]*$")
+_ZH_FUTURE = re.compile(r"将|要不再|会不再")
 # What a Chinese denial says beyond the value: a time or a scope (暂时, 今天, 这周, 生产环境…) or a
 # source or a doubt (听说, 据说, 好像, 我觉得, …吧): it ends nothing
 _ZH_MORE = re.compile(
@@ -97,7 +109,10 @@ def _without_reason(text: str) -> str:
     the owner since the reorg" → "Alice is no longer the owner"); any other text as it is."""
     if _HAN.search(text) or not _EN_ENDED.search(text):
         return text
-    return _EN_REASON.sub(r"\1", text, count=1)
+    reason = _EN_REASON.search(text)
+    if reason is None or _EN_TO_COME.search(reason["why"]):
+        return text
+    return text[: reason.start()] + reason[2] + text[reason.end() :]
 
 
 def _affirmed(text: str) -> str | None:
@@ -110,13 +125,13 @@ def _affirmed(text: str) -> str | None:
     if QUESTION_START.match(lowered) or HEDGED.search(lowered) or text.rstrip().endswith(("?", "？")):
         return None
     if _HAN.search(text):
-        if "如果" in text or "除非" in text:
+        if "如果" in text or "除非" in text or _ZH_QUESTION.search(text) or _ZH_FUTURE.search(text):
             return None
         out, n = _ZH_BE.subn("是", text, count=1)
         if not n:
             out, n = _ZH_NO_LONGER.subn("", text, count=1)
         return _ZH_TAIL.sub(r"\1", out) if n else None
-    if _EN_CONDITION.search(text) or _EN_FUTURE.search(text):
+    if _EN_CONDITION.search(text) or _EN_FUTURE.search(text) or _EN_TAG_QUESTION.search(text):
         return None
     out, n = _EN_BE.subn(lambda m: m[1] + " ", text, count=1)
     if not n:
@@ -163,6 +178,26 @@ def denies_only(content: str, held: str, claim: Claim) -> bool:
     return not (_words(_without_reason(content)) - _words(held) - _words(named) - _ALLOWED)
 
 
+def _tokens(text: str) -> set[str]:
+    """English words (stemmed) and single Chinese characters: what a statement in either language says."""
+    return _words(text) | set(_HAN.findall(text))
+
+
+# the words a Chinese statement of a fact is made of, beside its slot and value
+_ZH_FRAME = frozenset("是的了在用使监听端口号版本负责人由再")
+
+
+def holds_only(held: str, content: str, claim: Claim) -> bool:
+    """Whether ``held`` states no more than the value of ``claim`` that ``content`` denies: then
+    ending it loses nothing else. "The orders API uses Redis and Kafka", or a note of three facts
+    one of which is denied, holds more: ending it would end the rest with it."""
+    if _HAN.search(held) and _CLAUSE_BREAK.search(held.strip().rstrip("。！!.了")):
+        return False  # several clauses: several facts
+    named = f"{claim.subject} {claim.attribute} {claim.value} {claim.key_subject} {claim.value_norm}"
+    more = _tokens(held) - _tokens(_without_reason(content)) - _tokens(named) - _ALLOWED - _ZH_FRAME
+    return not more
+
+
 def ended_claims(content: str, subject: str = "") -> tuple[Claim, ...]:
     """The claims ``content`` (about ``subject``, as the write gives it) says no longer hold (none
     when it negates nothing)."""
@@ -175,4 +210,4 @@ def ended_claims(content: str, subject: str = "") -> tuple[Claim, ...]:
     return tuple(claim for claim in extract_claims(affirmed, subject) if claim.key not in own)
 
 
-__all__ = ["denies_only", "ended_claims"]
+__all__ = ["denies_only", "ended_claims", "holds_only"]

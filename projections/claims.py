@@ -114,7 +114,7 @@ class ClaimsProjector(DeferringProjector):
     # "Erin is the team lead", "Dan is Bob's manager", "李四是张三的经理": the role is the slot;
     # "uses port 9090" a port (not a team's or a host's); "we moved the standup to 11am" the
     # standup's slot; a negated verb before the value ("doesn't listen on port 9090") no claim;
-    # 11: "we upgraded Postgres to 17", "Postgres升级到17了": the version's slot
+    # 11: "we upgraded Postgres to 17", "Postgres升级到17了": the version's slot; "moved from A to B" B
     version = 11
     tables = ("claims",)
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})

@@ -473,6 +473,14 @@ def test_no_role_holder_where_none_is_named(content: str) -> None:
         ("Postgres版本是16", "Postgres升级到17了"),
         ("Postgres的版本是16", "我们把Postgres升级到了17"),
         ("Our Postgres version is 16", "Postgres升级到17了"),
+        ("Our Postgres version is 16", "We upgraded Postgres to 17 yesterday"),
+        ("Our Postgres version is 16", "We upgraded to Postgres 17"),
+        ("Postgres版本是16", "Postgres从16升级到17了"),
+        # what it was, said too, is not what it is
+        ("The staging API listens on port 8080", "The staging API moved from port 8080 to port 9090"),
+        ("The staging API listens on port 8080", "The staging API port changed from 8080 to 9090"),
+        ("The standup is at 10am", "The standup moved from 10am to 11am"),
+        ("staging API的端口是8080", "staging API的端口从8080改成了9090"),
     ],
 )
 def test_a_change_said_with_another_verb_is_the_same_slot(said: str, changed: str) -> None:
@@ -493,6 +501,7 @@ def test_a_change_said_with_another_verb_is_the_same_slot(said: str, changed: st
         "We upgraded it to 17",
         "We might upgrade Postgres to 17",
         "We did not upgrade Postgres to 17",
+        "We upgraded to the Pro plan",
     ],
 )
 def test_a_change_of_no_things_value_is_no_claim(content: str) -> None:

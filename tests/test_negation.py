@@ -93,6 +93,14 @@ def test_a_denial_that_arrives_late_ends_nothing_stated_after_it(app: LedgerApp)
         "Starting Monday Alice is no longer the owner of the billing service",
         # a reason is read only after a statement that something ended
         "Alice is not the owner of the billing service since the reorg",
+        # ... and is no reason when it names a time to come
+        "Alice is no longer the owner of the billing service after the migration next month",
+        "Alice is no longer the owner of the billing service after Friday",
+        "Alice is no longer the owner of the billing service as of tomorrow",
+        "Alice no longer owns the billing service after she leaves",
+        # a tag question asks
+        "Alice isn't the owner of the billing service any more, is she",
+        "Alice no longer owns the billing service, does she?",
         # a verb no fact is stated with
         "Alice stopped worrying about the billing service",
     ],
@@ -127,6 +135,42 @@ def test_a_denial_that_says_more_ends_nothing(app: LedgerApp, held: str, denial:
     old = app.remember(held, source_type="agent_generated", event_time="2026-01-05T09:00:00Z")["memory_id"]
     r = app.remember(denial, source_type="agent_generated", event_time="2026-01-06T09:00:00Z")
     assert "retracted" not in r and status(app, old) == "active", r
+
+
+@pytest.mark.parametrize(
+    ("held", "statement"),
+    [
+        ("staging API的端口是8080", "staging API的端口不是8080吗"),  # asks, and means it is
+        ("计费服务的负责人是Alice", "计费服务的负责人将不再是Alice"),  # will be: not yet
+        ("The staging API listens on port 8080", "The staging API isn't listening on port 8080, is it"),
+        ("The staging API listens on port 8080", "The staging API no longer listens on port 8080, does it"),
+    ],
+)
+def test_a_question_or_a_change_to_come_ends_nothing(app: LedgerApp, held: str, statement: str) -> None:
+    old = app.remember(held, source_type="agent_generated", event_time="2026-01-05T09:00:00Z")["memory_id"]
+    r = app.remember(statement, source_type="agent_generated", event_time="2026-01-06T09:00:00Z")
+    assert "retracted" not in r and status(app, old) == "active", r
+
+
+@pytest.mark.parametrize(
+    ("held", "denial"),
+    [
+        ("The orders API uses Redis and Kafka", "The orders API no longer uses Redis"),
+        (
+            "The staging API listens on port 8080. Alice is the owner of the staging API.",
+            "The staging API no longer listens on port 8080",
+        ),
+        ("staging API使用端口8080，负责人是Alice", "staging API不再使用端口8080"),
+    ],
+)
+def test_a_memory_that_holds_more_than_the_denied_value_is_named_not_ended(
+    app: LedgerApp, held: str, denial: str
+) -> None:
+    """Ending it would end what else it says (Kafka, the owner): it is a candidate instead."""
+    old = app.remember(held, source_type="agent_generated", event_time="2026-01-05T09:00:00Z")["memory_id"]
+    r = app.remember(denial, source_type="agent_generated", event_time="2026-01-06T09:00:00Z")
+    assert "retracted" not in r and status(app, old) == "active", r
+    assert [c["memory_id"] for c in r["retraction_candidates"]] == [old]
 
 
 def test_a_denial_reads_the_subject_the_write_gives(app: LedgerApp) -> None:

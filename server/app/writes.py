@@ -27,7 +27,7 @@ from fact_ledger.ledger.errors import Locked, Unauthorized
 from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check_writable
 from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER, MemoryRecorded, MemoryUpdated
-from fact_ledger.ledger.negation import denies_only, ended_claims
+from fact_ledger.ledger.negation import denies_only, ended_claims, holds_only
 from fact_ledger.ledger.remember import RememberState
 from fact_ledger.ledger.update import decide as decide_update
 from fact_ledger.projections import claims as claims_model
@@ -259,8 +259,8 @@ class Writes(Service):
             and denies_only(cmd.content, row.content, claim_of[row.memory_id])  # no time, scope or source
         ]
         candidates = tuple(Target(row.memory_id, row.stream_id, row.content, True) for row in held[:MAX_CANDIDATES])
-        if len(held) != 1:
-            return cmd, None, candidates
+        if len(held) != 1 or not holds_only(held[0].content, cmd.content, claim_of[held[0].memory_id]):
+            return cmd, None, candidates  # several holders, or one that says more: ending it would end that too
         return self._retracting(cmd, MemoryFacts.from_row(held[0]), candidates, ends=True)
 
     def _retracting(
