@@ -112,6 +112,8 @@ def test_audit_refuses_an_event_type_it_does_not_know(db_path: Path) -> None:
     assert bogus.exit_code == 1 and bogus.stderr.startswith("error (invalid_input): type: Input should be")
     shown = cli(db_path, "audit", "--type", "MemoryRecorded").stdout
     assert "cli MemoryRecorded" in shown
+    nothing = cli(db_path, "audit", "--since", "2030-01-01")  # it printed nothing at all
+    assert nothing.exit_code == 0 and nothing.stdout == "no events match\n"
 
 
 def test_a_value_that_arrives_late_says_it_was_superseded_on_arrival(db_path: Path) -> None:

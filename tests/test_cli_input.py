@@ -294,3 +294,37 @@ def test_the_cli_keeps_the_tools_limits_and_says_what_an_update_refuses(tmp_path
         assert app.store.last_position() == 1  # the one fact: nothing was written
     finally:
         app.close()
+
+
+@pytest.mark.parametrize("depth", [33, 500, 5000])
+def test_metadata_nested_past_the_limit_is_refused_without_a_traceback(tmp_path: Path, depth: int) -> None:
+    """Nested 500 deep it overflowed the credential scan's recursion (a traceback), 5000 deep the
+    JSON reader's; 300 deep it was stored and then no MCP client could read the memory back."""
+    db = str(tmp_path / "ledger.db")
+    assert ledger_cli("--db", db, "--create", "remember", "a fact").returncode == 0
+    nested = '{"a":' * depth + "1" + "}" * depth
+    r = ledger_cli("--db", db, "remember", "deep", "--metadata", nested)
+    said = r.stdout + r.stderr
+    assert r.returncode == exit_codes.REFUSED and "Traceback" not in said, said
+    assert "invalid_input" in said and "metadata" in said
+    ok = ledger_cli("--db", db, "remember", "deep enough", "--metadata", '{"a":' * 32 + "1" + "}" * 32)
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_a_blank_conversation_id_is_refused_like_an_empty_one(tmp_path: Path) -> None:
+    """``--session "   "`` kept a working set under a name of spaces, and ``working "   "`` read it."""
+    db = str(tmp_path / "ledger.db")
+    runner = CliRunner()
+    assert runner.invoke(main, ["--db", db, "--create", "remember", "a fact"]).exit_code == 0
+    for args in (["working", "   "], ["remember", "a note", "--session", "   ", "--tier", "working"]):
+        r = runner.invoke(main, ["--db", db, *args])
+        assert r.exit_code == exit_codes.REFUSED and "session_id: must not be blank" in r.output + r.stderr, args
+
+
+def test_the_cli_module_runs_as_a_script_too() -> None:
+    """``python -m fact_ledger.server.cli.main serve`` (a client configured with the module's
+    path) printed nothing and exited 0: the module defined the command and never ran it."""
+    r = subprocess.run(
+        [sys.executable, "-m", "fact_ledger.server.cli.main", "--help"], capture_output=True, text=True, cwd=REPO
+    )
+    assert r.returncode == 0 and "Usage:" in r.stdout and "remember" in r.stdout

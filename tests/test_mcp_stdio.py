@@ -42,6 +42,7 @@ def test_a_lone_surrogate_escape_becomes_the_request_it_names() -> None:
         '{"jsonrpc":"2.0","id":1,"method":"tools/call",',  # cut short
         '{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":NaN-}}',
         '{"id": "\\ud83d"}',  # JSON, with a lone surrogate, but no JSON-RPC message
+        '{"jsonrpc":"2.0","id":1,"method":"x","params":' + '{"a":' * 5000 + "1" + "}" * 5001,  # past Python's reach
     ],
 )
 def test_what_python_cannot_read_either_stays_as_the_sdk_left_it(line: str) -> None:

@@ -83,6 +83,8 @@ SHAPES: list[tuple[str, str, str]] = [
     ("password", "api_key={}", "q7Zx" + "9Lm2Pw4"),
     ("password", "密码是{}", "hunter" + "2024"),
     ("password", "数据库口令：{}", "Ab" + "c12345"),
+    ("password", "the lab wifi passphrase is {}", "new" + "pass"),  # one word that ends the sentence
+    ("password", "printer passwd: {}. Do not share it.", "letme" + "in"),
     ("sendgrid-key", "mail {}", "SG" + "." + (ALNUM * 2)[:22] + "." + (ALNUM * 2)[:43]),
     ("twilio-key", "sms {}", "SK" + "0123456789abcdef0123456789abcdef"),
     ("npm-token", "registry {}", "npm" + "_" + (ALNUM + "abcdef")[:36]),
@@ -111,6 +113,8 @@ PROSE = [
     "密码是一个好问题，明天讨论。",
     "Release v2.14.0 ships on 2024-05-03; build 20240503.1 passed.",
     "Use sk-learn? No: scikit-learn is imported as sklearn.",
+    "The password is expired, and the new password is required. Her password is protected.",
+    "Your password is wrong! The password is stored in the vault; my password is secret.",
 ]
 
 

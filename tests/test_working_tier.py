@@ -282,8 +282,8 @@ def test_another_conversation_does_not_reach_a_note_by_its_id(app: LedgerApp) ->
         lambda: app.reinforce(note, "user_affirmed", session_id="theirs", turn=2),
         lambda: app.update(note, content="Trying port 8082", session_id="theirs", turn=2),
     ):
-        with pytest.raises(NotFound):
-            act()
+        with pytest.raises(NotFound, match=f"no memory {note} in conversation 'theirs'"):
+            act()  # said of the conversation asked about: it exists, for another one
     assert app.store.last_position() == before
     assert app.read(note, session_id="mine")["memory"]["content"] == "Trying port 8081 for the preview"
     assert app.read(note)["memory"]["status"] == "active"  # a person (no conversation) sees it

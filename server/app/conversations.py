@@ -221,7 +221,7 @@ class Conversations(Service):
                 raise InvalidInput(
                     f"#{memory_id} is a long-term memory: only working memories take this", field="memory_id"
                 )
-            raise NotFound(f"no memory {memory_id}", field="memory_id")
+            raise NotFound(_no_note(memory_id, session_id), field="memory_id")
         self.workspaces.check_workspace(row.workspace)
         if row.state == conv.PROMOTED:
             long_id = mem.memory_id_of(self.conn, row.promoted_to)
@@ -426,7 +426,7 @@ class Conversations(Service):
             if row is None:
                 return None
             if session_id and session_id != row.session:
-                raise NotFound(f"no memory {memory_id}", field="memory_id")
+                raise NotFound(_no_note(memory_id, session_id), field="memory_id")
             self.workspaces.check_workspace(row.workspace)
             view = working_view(row)
             view["metadata"] = row.metadata
@@ -504,3 +504,9 @@ class Conversations(Service):
 
     def close(self) -> None:
         self.upkeep.flush_uses()
+
+
+def _no_note(memory_id: int, session_id: str | None) -> str:
+    """Not found, said of the conversation asked about when one was named (another
+    conversation's note is hidden as if it did not exist, whether it does or not)."""
+    return f"no memory {memory_id} in conversation {session_id!r}" if session_id else f"no memory {memory_id}"

@@ -173,21 +173,43 @@ _SECRET_KEYS = re.compile(
 )
 
 
-def _credential_like(value: str, quoted: bool) -> bool:
-    """A value after "password is" that reads as a credential, not a word ("required", "in 1Password")."""
+# What "the password is …" says of a password when it ends the sentence, rather than the password
+# itself; a word ending like a participle or an adjective ("protected", "expiring", "unguessable") too
+_SAID_OF_A_PASSWORD = frozenset(
+    """required wrong incorrect correct invalid valid expired set reset changed missing empty blank weak strong
+    secure insecure unsafe safe stored hashed encrypted saved needed optional mandatory shared rotated long short
+    same different known unknown hidden visible sensitive ok okay fine good bad new old default temporary
+    case-sensitive mine yours his hers ours theirs there here gone lost compromised leaked secret private
+    unchanged disabled enabled locked unlocked""".split()
+)
+_WORD_ENDING = re.compile(r"(?:ed|ing|able|ible|ly|ful|less|ous|ive)$")
+
+
+def _credential_like(value: str, quoted: bool, *, ends_sentence: bool = False) -> bool:
+    """A value after "password is" that reads as a credential, not a word ("required", "in
+    1Password"). A single word that ends its sentence ("my password is newpass") is one unless it
+    says something of a password ("… is required", "… is protected")."""
     if len(value) < 4 or _PLACEHOLDER.match(value) or "://" in value:  # a URL: the connection detector's
         return False
     if quoted:
         return True
-    return (not value.isalpha() and not value.isdigit()) or (value.isdigit() and len(value) >= 6)
+    if value.isalpha():
+        folded = value.lower()
+        return ends_sentence and folded not in _SAID_OF_A_PASSWORD and not _WORD_ENDING.search(folded)
+    return not value.isdigit() or len(value) >= 6
+
+
+_SENTENCE_END = re.compile(r"\s*(?:[.!?;。！？；\n]|$)")
 
 
 def _phrases(text: str) -> Iterator[tuple[str, int, int]]:
     for m in _PHRASE.finditer(text):
         value = m.group("value")
         stripped = value.rstrip(_TRAILING) if not m.group("quote") else value
-        if stripped and _credential_like(stripped, bool(m.group("quote"))):
-            yield "password", m.start("value"), m.start("value") + len(stripped)
+        end = m.start("value") + len(stripped)
+        ends_sentence = _SENTENCE_END.match(text, end) is not None
+        if stripped and _credential_like(stripped, bool(m.group("quote")), ends_sentence=ends_sentence):
+            yield "password", m.start("value"), end
     for m in _PHRASE_ZH.finditer(text):
         value = m.group("value").rstrip(_TRAILING)
         if _credential_like(value, True):

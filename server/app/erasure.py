@@ -18,6 +18,7 @@ from fact_ledger.ledger import clock, erasure
 from fact_ledger.ledger.decide import settle
 from fact_ledger.ledger.errors import ChainBroken, InvalidInput, NotFound, Unauthorized, Unavailable
 from fact_ledger.ledger.facts import ConflictFacts
+from fact_ledger.ledger.ids import MAX_ID
 from fact_ledger.ledger.log.chain import NewEvent, StoredEvent, needs_seal, resealed
 from fact_ledger.ledger.log.events import AUTH_USER, Erased, ErasedRow, current_type, decode_payload, stored_names
 from fact_ledger.ledger.sql import marks
@@ -327,8 +328,9 @@ def verify_receipt(storage: Any, receipt: Any, progress: Progress | None = None)
     Every field a person reads on the receipt is checked: an edited one is refused."""
     if not isinstance(receipt, dict) or receipt.get("kind") != RECEIPT_KIND:
         raise InvalidInput("not an erasure receipt (kind is missing or different)", field="receipt")
+    _check_shape(receipt)
     count = storage.verify_log(progress=(lambda n: progress(n, 0)) if progress else None)
-    head = receipt.get("head") or {}
+    head = receipt["head"]
     last = _expect(storage, head.get("position"), head.get("hash"), "the receipt's head")
     if (receipt.get("actor"), receipt.get("recorded_at")) != (last.actor, last.recorded_at):
         raise ChainBroken(
@@ -356,9 +358,30 @@ def verify_receipt(storage: Any, receipt: Any, progress: Progress | None = None)
             raise ChainBroken(
                 f"the receipt does not match the Erased event at position {ev.position}", position=ev.position
             )
-    if not receipt.get("erasures"):
-        raise InvalidInput("the receipt names no erasure", field="receipt")
     return {"ok": True, "events": count, "receipt": "valid", "erasures": len(receipt["erasures"])}
+
+
+def _check_shape(receipt: dict[str, Any]) -> None:
+    """A receipt whose head or erasures are not even of their kind (a number too large for a
+    position, an erasure that is a bare number) is refused as input before any is looked up; one
+    of the right kind that the log does not hold is a receipt that fails (``ChainBroken``)."""
+    head, erasures = receipt.get("head"), receipt.get("erasures")
+    if not _names_an_event(head):
+        raise InvalidInput("the receipt's head must be an object with a position and a hash", field="receipt")
+    if not isinstance(erasures, list) or not erasures:
+        raise InvalidInput("the receipt names no erasure", field="receipt")
+    if not all(_names_an_event(item) for item in erasures):
+        raise InvalidInput(
+            "each of the receipt's erasures must be an object with a position and a hash", field="receipt"
+        )
+
+
+def _names_an_event(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False
+    position = item.get("position")
+    in_range = isinstance(position, int) and not isinstance(position, bool) and 1 <= position <= MAX_ID
+    return in_range and isinstance(item.get("hash"), str)
 
 
 def _memory_id(conn: Any, stream_id: str) -> int | None:

@@ -77,6 +77,8 @@ def metadata_of(text: str | None) -> dict[str, Any] | None:
         value = json.loads(text)
     except ValueError:
         raise InvalidInput("--metadata must be a JSON object", field="metadata") from None
+    except RecursionError:  # thousands of levels: the edge refuses far fewer (MAX_METADATA_DEPTH)
+        raise InvalidInput("--metadata nests too deep to read", field="metadata") from None
     if not isinstance(value, dict):
         raise InvalidInput("--metadata must be a JSON object", field="metadata")
     return value

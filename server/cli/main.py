@@ -118,3 +118,7 @@ main.add_command(time.archive)
 main.add_command(transfer.export_cmd)
 main.add_command(transfer.import_cmd)
 main.add_command(transfer.migrate_cmd)
+
+
+if __name__ == "__main__":  # python -m fact_ledger.server.cli.main, as python -m fact_ledger.server
+    main()

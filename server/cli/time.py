@@ -149,6 +149,8 @@ def audit(
     result = obj.app.audit(**data.to_kwargs())
 
     def human(r: dict[str, Any]) -> None:
+        if not r["events"]:
+            out_console.print("[dim]no events match[/dim]")
         for e in r["events"]:
             out_console.print(
                 f"[cyan]{e['position']}[/cyan] {e['recorded_at']} {e['actor'] or '-'} {e['type']} "

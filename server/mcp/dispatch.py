@@ -78,6 +78,8 @@ def _data(data: Any) -> Any:
             return json.loads(data)
         except ValueError:
             raise InvalidInput("data must be a JSON object", field="data") from None
+        except RecursionError:
+            raise InvalidInput("data nests too deep to read", field="data") from None
     return data
 
 

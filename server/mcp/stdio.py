@@ -33,7 +33,7 @@ def reread(item: SessionMessage | Exception) -> SessionMessage | Exception:
     try:
         decoded = json.loads(line)
         return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_python(decoded, by_name=False))
-    except (ValueError, ValidationError):  # not JSON, or not JSON-RPC: as the SDK left it
+    except (ValueError, ValidationError, RecursionError):  # not JSON, not JSON-RPC, or nested past reading
         return item
 
 

@@ -25,6 +25,7 @@ from fact_ledger.server.schemas.memory import (
     PositiveId,
     Reason,
     RecordedPoint,
+    SessionId,
     Subject,
 )
 
@@ -212,7 +213,7 @@ class RebuildData(EdgeModel):
 
 
 class WorkingData(EdgeModel):
-    session_id: Annotated[str, Field(min_length=1, max_length=256)]
+    session_id: SessionId
 
 
 class SweepData(EdgeModel):

@@ -43,6 +43,9 @@ MAX_QUERY_CHARS = 32000
 MAX_TAGS = 100
 MAX_TAG_CHARS = 256
 MAX_METADATA_BYTES = 256 * 1024
+# Nesting, whatever the size: a reply nested hundreds deep is refused by JSON encoders and MCP
+# clients alike (the memory could be stored, then never read), and walking it overflows the stack.
+MAX_METADATA_DEPTH = 32
 MAX_REASON_CHARS = 4000
 
 
@@ -109,7 +112,16 @@ Name = Annotated[Text, Field(max_length=MAX_NAME_CHARS)]
 Reason = Annotated[Text, Field(max_length=MAX_REASON_CHARS)]
 Cursor = Annotated[str, Field(min_length=1, max_length=512)]  # next_cursor of the previous page, as it came
 OnSecret = Literal[ON_SECRET_CHOICES]  # type: ignore[valid-type]  # refused (default) or masked: server/app/credentials.py
-SessionId = Annotated[Text, Field(min_length=1, max_length=MAX_NAME_CHARS)]  # a client's conversation id
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+# a client's conversation id: "   " names no conversation (it was a working set of its own)
+SessionId = Annotated[Text, Field(min_length=1, max_length=MAX_NAME_CHARS), AfterValidator(_not_blank)]
 Turn = Annotated[StrictInt, BeforeValidator(_no_bool), Field(ge=0, le=MAX_ID)]  # the client's turn counter
 Tier = Literal[TIERS]  # type: ignore[valid-type]  # ledger/working.py, once
 Signal = Literal[SIGNALS]  # type: ignore[valid-type]  # ledger/promotion.py, once
@@ -198,7 +210,22 @@ def _check_content(value: str) -> str:
     return _check_size(value, MAX_CONTENT_BYTES, "content")
 
 
+def _nesting(value: Any) -> int:
+    """How deep objects and arrays nest in ``value`` (a JSON value), walked without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth + 1)
+            if deepest > MAX_METADATA_DEPTH:
+                return deepest
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def _check_metadata(value: dict[str, Any]) -> dict[str, Any]:
+    if _nesting(value) > MAX_METADATA_DEPTH:
+        raise ValueError(f"metadata nests deeper than {MAX_METADATA_DEPTH} levels of objects and arrays")
     try:
         encoded = json.dumps(value, allow_nan=False, ensure_ascii=False)
     except ValueError:

@@ -200,8 +200,8 @@ def test_fields_sent_beside_data_are_read_with_a_notice(srv: LedgerServer) -> No
 
 def test_raw_json_rpc_with_invalid_unicode_and_nan_is_answered(srv: LedgerServer) -> None:
     """What the SDK client cannot even send: a lone surrogate escape (a JavaScript client's string
-    cut inside an emoji) and a NaN literal. Each is answered: the server's stdio reader reads the
-    line the SDK's parser drops (server/mcp/stdio.py)."""
+    cut inside an emoji), a NaN literal and metadata nested 400 deep. Each is answered: the
+    server's stdio reader reads the line the SDK's parser drops (server/mcp/stdio.py)."""
     lines = [
         {
             "jsonrpc": "2.0",
@@ -223,6 +223,11 @@ def test_raw_json_rpc_with_invalid_unicode_and_nan_is_answered(srv: LedgerServer
     raw.append(
         '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory","arguments":'
         '{"action":"remember","data":{"content":"nan","confidence":NaN}}}}'
+    )
+    deep = '{"a":' * 400 + "1" + "}" * 400  # past what the SDK's parser reads, and past the edge's limit
+    raw.append(
+        '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"memory","arguments":'
+        '{"action":"remember","data":{"content":"deep","metadata":' + deep + "}}}}"
     )
     raw.append(
         '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory","arguments":{"action":"status"}}}'
@@ -259,7 +264,8 @@ def test_raw_json_rpc_with_invalid_unicode_and_nan_is_answered(srv: LedgerServer
         send(raw[1], None)
         send(raw[2], 2)
         send(raw[3], 3)
-        send(raw[4], 4)
+        send(raw[4], 5)
+        send(raw[5], 4)
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)
@@ -269,6 +275,9 @@ def test_raw_json_rpc_with_invalid_unicode_and_nan_is_answered(srv: LedgerServer
     assert "Traceback" not in stderr, stderr
     status = replies[4]["result"]["structuredContent"]
     assert status["events"] == 0  # neither odd write stored anything
+    nested = replies[5]["result"]["structuredContent"]["error"]
+    assert (nested["code"], nested["field"]) == ("invalid_input", "metadata")
+    assert "deeper than 32 levels" in nested["message"]
     surrogate = replies[2]["result"]
     assert surrogate["isError"] is True
     assert surrogate["structuredContent"]["error"]["code"] == "invalid_input"

@@ -229,3 +229,30 @@ def test_a_receipt_with_any_field_a_person_reads_edited_fails(
     receipt_file.write_text(json.dumps(receipt))
     bad = ledger_cli("verify", "--receipt", str(receipt_file), "--db", str(db))
     assert bad.returncode == 2, bad.stdout + bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("edit", "value"),
+    [
+        (("erasures", 0, "position"), 10**30),  # past any position: was an OverflowError traceback
+        (("erasures",), [1, 2]),  # erasures that are numbers: was an AttributeError traceback
+        (("head",), None),  # no head: was read as a log that breaks
+        (("head", "position"), "x"),
+        (("erasures",), []),
+    ],
+)
+def test_a_receipt_that_is_not_of_its_kind_is_refused_as_input(tmp_path: Path, edit: tuple, value: object) -> None:
+    db = tmp_path / "ledger.db"
+    ledger_cli("remember", f"Frank's pin is {MARKER}", "--db", str(db), check=True)
+    receipt_file = tmp_path / "r.json"
+    ledger_cli("erase", "1", "--receipt", str(receipt_file), "--db", str(db), check=True)
+    receipt = json.loads(receipt_file.read_text())
+    *path, last = edit
+    target = receipt
+    for step in path:
+        target = target[step]
+    target[last] = value
+    receipt_file.write_text(json.dumps(receipt))
+    bad = ledger_cli("verify", "--receipt", str(receipt_file), "--db", str(db))
+    said = bad.stdout + bad.stderr
+    assert bad.returncode == 1 and "invalid_input" in said and "Traceback" not in said, said
