@@ -47,9 +47,9 @@ _EN_TAG_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _HAN = re.compile(r"[\u4e00-\u9fff]")  # a Chinese statement: read by the Chinese rules
-_ANY_NEGATION = re.compile(r"\b(?:not|no|never|stopped|ceased)\b|n't|不|并非")
+_ANY_NEGATION = re.compile(r"\b(?:not|no|never|stopped|ceased)\b|n't|不|并非|停止")
 _ZH_BE = re.compile(r"(?:已经)?(?:不再是|不是|并非)")
-_ZH_NO_LONGER = re.compile(r"(?:已经)?不再")
+_ZH_NO_LONGER = re.compile(r"(?:已经)?(?:不再|停止(?:了)?)")  # "不再监听", "停止监听": no longer listens
 _ZH_TAIL = re.compile(r"了?\s*([。！]?)\s*$")
 # "…不是8080吗" asks (and means it is); "将不再是…" says it will be so: neither has ended anything
 _ZH_QUESTION = re.compile(r"[吗么嘛][\s。！!？?]*$")
@@ -76,7 +76,7 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9.'’_-]*")
 _IRREGULAR = {"have": "has", "be": "is", "do": "does", "go": "goes"}
 # Verbs a stopped fact is stated with, to read "using" as "use" and "running" as "run"
 _GERUND_VERBS = _RELATION_WORDS - {"owner", "manager", "boss", "supervisor", "version", "port"} | frozenset(
-    "host handle accept support point store send call".split()
+    "be host handle accept support point store send call".split()  # "stopped being the owner": is
 )
 
 

@@ -38,6 +38,8 @@ def current(app: LedgerApp, query: str) -> list[str]:
         ("The staging API stopped listening on port 8080.", "The staging API listens on port 8080"),
         ("The staging API has stopped using port 8080", "The staging API uses port 8080"),
         ("Alice stopped owning the billing service", "Alice owns the billing service"),
+        ("Alice stopped being the owner of the billing service", "Alice owns the billing service"),
+        ("staging API停止监听8080端口了", "staging API监听8080端口"),
         # why, or since when, it ended does not make the value hold again
         ("Alice is no longer the owner of the billing service since the reorg.", "Alice owns the billing service"),
         ("Bob doesn't report to Dan any more, since the reorg", "Bob reports to Dan"),
@@ -246,7 +248,7 @@ def test_the_cli_says_what_a_denial_ended_and_what_it_could_not(tmp_path: Path) 
         "Bob owns the payroll service",
         "Bob owns the payroll service. Deploys freeze on Fridays.",
     ]
-    assert "says 2 active memory(ies) no longer hold" in done.stdout
+    assert "ref_id" not in done.stdout  # the agent's notice: the lines above say it to a person
     first = named[0][0].lstrip("#")
     done = ledger_cli("remember", "Bob is no longer the owner of the payroll service", "--retracts", first, "--db", db)
     assert f"retracted #{first}" in done.stdout, done.stdout + done.stderr

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from fact_ledger.ledger.ids import ascii_digits
 from fact_ledger.ledger.trust import SOURCE_TYPES
+from fact_ledger.server.app.writes import CANCELLATION_NOTICE, ENDED_NOTICE
 from fact_ledger.server.cli.model_options import model_options
 from fact_ledger.server.cli.output import (
     ID,
@@ -153,12 +154,16 @@ def _remember_lines(r: dict[str, Any]) -> None:
             f"  reinstated {', '.join(f'#{m}' for m in r['reinstated'])} (what it had replaced holds again)",
             highlight=False,
         )
-    if r.get("retraction_candidates"):  # a cancellation or denial that matched, protected or several: none retracted
+    candidates = r.get("retraction_candidates", ())
+    if candidates:  # a cancellation or denial that matched, protected or several: none retracted
         out_console.print("  none retracted; name the one it ends with --retracts ID:")
-        for c in r["retraction_candidates"]:
+        for c in candidates:
             out_console.print(f"    #{c['memory_id']} {c['content']}", markup=False, highlight=False)
+    # the agent's notice of those candidates (ref_id + retracts) is what the lines above say to a person
+    told = {notice.format(n=len(candidates)) for notice in (CANCELLATION_NOTICE, ENDED_NOTICE)} if candidates else set()
     for notice in r.get("notices", ()):  # what the JSON answer tells an agent, told to the person too
-        out_console.print(f"  [yellow]{escape(notice)}[/yellow]", highlight=False)
+        if notice not in told:
+            out_console.print(f"  [yellow]{escape(notice)}[/yellow]", highlight=False)
 
 
 @click.command()
