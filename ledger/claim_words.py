@@ -176,7 +176,7 @@ HEDGED = re.compile(
 LEFT_FILLERS = re.compile(
     r"^(?:(?:note that|note|fyi|i think|we think|i believe|it seems|so|also|and|but|now|currently|today|"
     r"update|correction|actually|apparently|confirmed|heads up|btw|现在|目前|当前|如今|今天|据说|注意|另外|然后|"
-    r"其实|最新|更新|确认|听说|已经|所以|而且|并且|但是|不过|经确认)[\s:,，：]*)+"
+    r"其实|最新|更新|确认|听说|已经|所以|而且|并且|但是|不过|经确认|我们的|咱们的|我的)[\s:,，：]*)+"
 )
 LEFT_TRAILERS = re.compile(
     r"(?:\s*(?:现在|目前|已经|已|也|还|都|将|会|仍然|仍|依然|一直|则|就|正在|现|暂时|统一|"

@@ -476,6 +476,8 @@ def test_no_role_holder_where_none_is_named(content: str) -> None:
         ("Our Postgres version is 16", "We upgraded Postgres to 17 yesterday"),
         ("Our Postgres version is 16", "We upgraded to Postgres 17"),
         ("Postgres版本是16", "Postgres从16升级到17了"),
+        ("我们的Postgres版本是16", "Postgres升级到17了"),  # 我们的 is "our": no part of the key
+        ("我的经理是李四", "My manager is Carol"),
         # what it was, said too, is not what it is
         ("The staging API listens on port 8080", "The staging API moved from port 8080 to port 9090"),
         ("The staging API listens on port 8080", "The staging API port changed from 8080 to 9090"),
