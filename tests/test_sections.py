@@ -175,6 +175,11 @@ def test_read_sections_input_is_validated() -> None:
         with pytest.raises(InvalidInput) as caught:
             ReadData.parse({"memory_id": 1, "sections": bad})
         assert caught.value.field is not None and caught.value.field.startswith("sections")
+    # what it may be, said: the union's first branch alone named only 'catalog' or 'all'
+    with pytest.raises(InvalidInput, match="section ids are positive integers"):
+        ReadData.parse({"memory_id": 1, "sections": [0, -1]})
+    with pytest.raises(InvalidInput, match="an empty list names no section"):
+        ReadData.parse({"memory_id": 1, "sections": []})
 
 
 def test_an_update_replaces_the_sections_with_the_new_versions(app: LedgerApp) -> None:

@@ -328,6 +328,20 @@ class FindData(EdgeModel):
     include_cold: StrictBool = Field(False, description="also memories cooled for disuse")
 
 
+def _sections_asked(value: Any) -> Any:
+    """``sections`` refused with what it may be (the union's first branch alone named only
+    'catalog' or 'all'); an empty list names no section."""
+    if value is None or value in ("catalog", "all"):
+        return value
+    if not isinstance(value, list):
+        raise ValueError("'catalog', 'all', or a list of section ids")
+    if not value:
+        raise ValueError("an empty list names no section: give section ids, 'catalog' or 'all'")
+    if not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_ID for v in value):
+        raise ValueError("section ids are positive integers (or give 'catalog' or 'all')")
+    return value
+
+
 class ReadData(EdgeModel):
     """``read``: declared once (the CLI's options are generated from it too)."""
 
@@ -335,9 +349,10 @@ class ReadData(EdgeModel):
     memory_id: MemoryId
     as_of_event_time: str | None = Field(None, description="as it stood in the world at this time")
     as_of_recorded: RecordedPoint | None = Field(None, description="as the ledger knew it at this time or log position")
-    sections: Literal["catalog", "all"] | Annotated[list[PositiveId], Field(max_length=1000)] | None = Field(
-        None, description="a long memory's sections: the catalog (default), all with their text, or [ids]"
-    )
+    sections: Annotated[
+        Literal["catalog", "all"] | Annotated[list[PositiveId], Field(max_length=1000)] | None,
+        BeforeValidator(_sections_asked),
+    ] = Field(None, description="a long memory's sections: the catalog (default), all with their text, or [ids]")
     session_id: SessionId | None = None
     turn: Turn | None = Field(None, description="the conversation's turn (a read records nothing)")
 
