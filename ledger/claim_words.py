@@ -72,9 +72,22 @@ FROM_OLD_VALUE = (
         r"updated|bumped|raised|lowered|increased|reduced|renamed))\s+from\s+\S.*?\s+to\s+(?P<y>\S.*)$",
         re.IGNORECASE,
     ),
+    # "… moved to Denver from Boston": the value before "from"
+    re.compile(
+        r"^(?P<x>.+?)\s+(?P<verb>(?:was\s+|has\s+been\s+|got\s+)?(?:moved|changed|switched|shifted|rescheduled|"
+        r"updated|bumped|raised|lowered|increased|reduced|renamed))\s+to\s+(?P<y>\S.*?)\s+from\s+\S.*$",
+        re.IGNORECASE,
+    ),
     re.compile(
         r"^(?P<x>.+?)从[^，。,;；]+?(?P<verb>改成了?|改为|调整为|调整到|换成了?|变成了?|搬到了?|改到了?)(?P<y>.+)$"
     ),
+)
+# A change undone ("… and back", "but we reverted it", 又改回), still to come (将, 要, 计划),
+# temporary (暂时, 临时) or asked (…吗): no value it holds now
+NOT_A_CHANGE_MADE = re.compile(
+    r"\b(?:and|then)\s+back\b|\brevert(?:ed)?\b|\brolled\s+back\b|\bundone\b|"
+    r"将|要|会|计划|打算|准备|暂时|临时|改回|回滚|[吗么][\s。！!？?]*$",
+    re.IGNORECASE,
 )
 # "X（现在）向 Y 汇报": X's manager is Y, as "X reports to Y"; "不再向 Y 汇报" says no claim
 REPORTS_TO_ZH = re.compile(

@@ -62,6 +62,7 @@ from fact_ledger.ledger.claim_words import (
     NEGATED_LEFT,
     NEGATED_VERB,
     NEGATED_ZH,
+    NOT_A_CHANGE_MADE,
     NOT_A_TASTE,
     OBJECT_PRONOUNS,
     PERSONS,
@@ -245,9 +246,11 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
 def _without_old_value(clause: str) -> str:
     """ "X moved from A to B" as "X moved to B" (and "X从A改成了B" as "X改成了B"): what it was is
     no part of what it is now."""
-    english, chinese = FROM_OLD_VALUE
+    english, english_after, chinese = FROM_OLD_VALUE
     text = clause.strip()
-    if (match := english.match(text)) is not None:
+    if NOT_A_CHANGE_MADE.search(text):
+        return clause  # undone, still to come, temporary or asked: read as it is (no new value)
+    if (match := english.match(text) or english_after.match(text)) is not None:
         return f"{match['x']} {match['verb']} to {match['y']}"
     if (match := chinese.match(text)) is not None:
         return f"{match['x']}{match['verb']}{match['y']}"
@@ -382,6 +385,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if pointed and relation in ("is", "colon") and value[1] == KIND_TEXT:
         return None  # "this is my lucky pair of shoes"; "it listens on port 8080" still reads the subject
     if relation == "is" and person and value[1] == KIND_TEXT and MOVED.search(text[best[0] : end]):
+        if _is_group(value[0]):
+            return None  # "Bob moved to the data team": a team, not where he lives
         relation = "lives in"  # "Bob moved to Berlin" is where Bob lives; "the standup moved to 10am" is not
     if relation == "lives in" and "://" in value[0]:
         relation = "is"  # "VPN门户搬到了 https://…": an address, not a home

@@ -38,8 +38,15 @@ _EN_REASON = re.compile(
     r"(?P<why>[^,;.!?]*)([.!]?)\s*$",
     re.IGNORECASE,
 )
-# ... unless the clause names a time to come: "… after the migration next month" has not ended yet
-_EN_TO_COME = re.compile(r"\b(?:next|tomorrow|soon|upcoming|coming|later|tonight|will)\b|'ll\b", re.IGNORECASE)
+# ... unless the clause names a time (to come, or a date that may be: "… after the migration next
+# month", "… after the reorg in March") or a condition ("… after the reorg is approved")
+_EN_TO_COME = re.compile(
+    r"\b(?:next|tomorrow|soon|upcoming|coming|later|tonight|will|is|are|gets?|goes|in|on|by|"
+    r"jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|q[1-4]|"
+    r"january|february|march|april|june|july|august|september|october|november|december|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|'ll\b|\d",
+    re.IGNORECASE,
+)
 # "…, is it?", "…, does it", "…, right": a question, whatever its mark
 _EN_TAG_QUESTION = re.compile(
     r",\s*(?:(?:is|are|was|were|do|does|did|has|have|had|can|will|would)(?:n't)?\s+(?:it|he|she|they|we|you|there|that)"

@@ -494,6 +494,15 @@ def test_a_change_said_with_another_verb_is_the_same_slot(said: str, changed: st
     assert collides(before, after), (before, after)
 
 
+def test_a_change_that_names_the_old_value_last_states_the_new_one() -> None:
+    """ "I moved to Denver from Boston" was read as living in "denver from boston"."""
+    (claim,) = extract_claims("I moved to Denver from Boston", "Caroline")
+    assert (claim.attribute, claim.value_norm) == ("lives in", "denver")
+    (before,) = extract_claims("Caroline lives in Boston")
+    (after,) = extract_claims("Caroline moved to Denver from Boston")
+    assert collides(before, after)
+
+
 @pytest.mark.parametrize(
     "content",
     [
@@ -528,6 +537,17 @@ def test_a_change_of_no_things_value_is_no_claim(content: str) -> None:
         ("Our hosts use port 22", "Our hosts use port 2222"),
         ("团队用9090端口", "团队用8080端口"),
         ("The staging API doesn't listen on port 9090 anymore", "The staging API doesn't listen on port 8080 anymore"),
+        ("Bob lives in Paris", "Bob moved from the platform team to the data team"),  # a team is no home
+        ("Bob lives in Paris", "Bob moved to the data team"),
+        # a change undone, still to come, temporary or asked holds no new value now
+        ("The staging API listens on port 8080", "The staging API moved from port 8080 to port 9090 and back"),
+        (
+            "The staging API listens on port 8080",
+            "The staging API moved from port 8080 to port 9090 but we reverted it",
+        ),
+        ("staging API的端口是8080", "staging API端口将从8080改成9090"),
+        ("staging API的端口是8080", "staging API的端口从8080改成了9090吗"),
+        ("staging API的端口是8080", "staging API的端口暂时从8080改成了9090"),
     ],
 )
 def test_statements_that_hold_no_common_value_form_no_set(first: str, second: str) -> None:

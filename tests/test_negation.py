@@ -100,6 +100,9 @@ def test_a_denial_that_arrives_late_ends_nothing_stated_after_it(app: LedgerApp)
         "Alice is no longer the owner of the billing service after Friday",
         "Alice is no longer the owner of the billing service as of tomorrow",
         "Alice no longer owns the billing service after she leaves",
+        "Alice is no longer the owner of the billing service after the reorg is approved",  # a condition
+        "Alice is no longer the owner of the billing service after the reorg in March",  # a date that may come
+        "Alice is no longer the owner of the billing service due to the reorg in Q3",
         # a tag question asks
         "Alice isn't the owner of the billing service any more, is she",
         "Alice no longer owns the billing service, does she?",
