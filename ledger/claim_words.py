@@ -98,7 +98,7 @@ NEGATED_ZH = re.compile(r"不再|不|没有|没")
 # portal is at vpn.example.com" and "Link to the VPN portal is https://…" are one slot: "at"
 # says nothing more about an address (it does about a place: "Bob is at home", "in Berlin").
 ADDRESS = re.compile(r"\S+://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:[\w-]+\.)+[a-z]{2,}(?::\d+)?(?:/\S*)?", re.IGNORECASE)
-STOP_TOKENS = frozenset("the a an of for to on at in our my your its their this that these those".split())
+STOP_TOKENS = frozenset("the a an of for to on at in our my your its this that these those".split())
 STOP_CHARS = frozenset("的之该这那个本")
 # Words that say how a value is given, not what it is the value of: "the VPN portal" and "link
 # to the VPN portal", "runs version 2.3" and "version is 2.3", "当前版本" and "版本" are one slot.

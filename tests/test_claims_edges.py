@@ -537,6 +537,8 @@ def test_a_change_of_no_things_value_is_no_claim(content: str) -> None:
         ("Our hosts use port 22", "Our hosts use port 2222"),
         ("团队用9090端口", "团队用8080端口"),
         ("The staging API doesn't listen on port 9090 anymore", "The staging API doesn't listen on port 8080 anymore"),
+        ("My manager is Carol", "Their manager is Erin"),  # someone else's: "their" is no "my"
+        ("Our Postgres version is 16", "Their Postgres version is 15"),
         ("Bob lives in Paris", "Bob moved from the platform team to the data team"),  # a team is no home
         ("Bob lives in Paris", "Bob moved to the data team"),
         # a change undone, still to come, temporary or asked holds no new value now
