@@ -207,3 +207,11 @@ def test_a_union_field_of_the_wrong_type_is_refused_under_its_own_name(value: ob
         FindData.parse({"query": "x", "as_of_recorded": value})
     assert refused.value.to_dict()["field"] == "as_of_recorded"
     assert refused.value.to_dict()["message"].startswith("as_of_recorded: ")
+
+
+def test_a_conflicts_member_offset_past_any_integer_is_invalid_input() -> None:
+    """10**20 passed the edge and overflowed SQLite's integer in the query: an internal error."""
+    with pytest.raises(InvalidInput) as caught:
+        a.ConflictDetailData.parse({"conflict_id": 3, "offset": 10**20})
+    assert caught.value.field == "offset"
+    assert a.ConflictDetailData.parse({"conflict_id": 3, "offset": 2**63 - 1}).offset == 2**63 - 1

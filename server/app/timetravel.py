@@ -343,6 +343,10 @@ class History:
                 states = asof.chain_at(conn, memory_id, point.position, wanted)
                 if not states:
                     raise NotFound(f"no memory {memory_id}", field="memory_id")
+                # another workspace's memory is refused, as read and history refuse it (an empty
+                # answer told that the id exists)
+                own = next((s for s in states if s.memory_id == memory_id), states[0])
+                self.workspaces.check_workspace(own.workspace)
                 if scope is not None:
                     states = [s for s in states if s.workspace in scope]
             else:

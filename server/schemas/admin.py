@@ -15,6 +15,7 @@ from fact_ledger.ledger.disagree import NOTICE_KIND_FILTERS, NOTICE_LISTINGS, NO
 from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.facts import CONFLICT_LISTINGS
 from fact_ledger.ledger.govern import KEEP_RESOLUTIONS
+from fact_ledger.ledger.ids import MAX_ID
 from fact_ledger.ledger.log.events import EVENT_TYPES, RENAMED
 from fact_ledger.ledger.retention import MAX_RETENTION_DAYS
 from fact_ledger.server.schemas.memory import (
@@ -70,7 +71,7 @@ class NoticesData(EdgeModel):
 class ConflictDetailData(EdgeModel):
     conflict_id: PositiveId
     limit: Annotated[StrictInt, Field(ge=1, le=200)] = 20
-    offset: Annotated[StrictInt, Field(ge=0)] = 0
+    offset: Annotated[StrictInt, Field(ge=0, le=MAX_ID)] = 0  # past any set: SQLite's integers end there
 
 
 class CompareData(_Pair):
