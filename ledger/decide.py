@@ -247,7 +247,8 @@ def collisions(
         me = SetMember(memory=stream, value=claim.value, norm=claim.value_norm)
         existing = sets.get(key)
         if existing is not None and existing.state != "resolved":
-            joining = [me] if stream not in existing.values else []
+            # the writer joins, or (an update) states a new value in a set it is in already
+            joining = [me] if existing.values.get(stream) != claim.value_norm else []
             joining += [_member(c) for s, c in others.items() if s not in existing.values]
             if joining:
                 decision.append(

@@ -265,7 +265,10 @@ def test_an_update_that_creates_a_collision_reports_it(app: LedgerApp) -> None:
     result = app.update(b["memory_id"], subject="staging")
     assert result["conflicts_total"] == 1 and result["conflicts"][0]["other_id"] == a
     again = app.update(b["memory_id"], content="port is 9091")
-    assert again["conflicts_total"] == 0  # the pair already has an unresolved conflict
+    # the pair already has an unresolved set: no second one opens, and the answer names that set
+    # with the value the memory states now (it answered none, and the set kept 9090)
+    assert again["conflicts_total"] == 1 and again["conflicts"][0]["claim"]["value"] == "9091"
+    assert again["conflicts"][0]["conflict_id"] == result["conflicts"][0]["conflict_id"]
 
 
 def test_conflict_lists_filter_by_state(app: LedgerApp) -> None:

@@ -116,3 +116,24 @@ def test_an_update_reads_the_memory_s_row_once_before_it_appends(app: LedgerApp)
     appended = next(i for i, sql in enumerate(statements) if sql.startswith("INSERT INTO events"))
     row_reads = [sql for sql in statements[:appended] if "FROM memories WHERE memory_id=?" in sql]
     assert len(row_reads) == 1, row_reads
+
+
+def test_an_update_of_a_member_of_a_set_of_three_states_its_new_value(tmp_path: Path) -> None:
+    """The set kept the member's old value ("erin" for a memory that now says Grace): the update
+    answered no set, and settling the set superseded a memory by a value it no longer states."""
+    from tests.test_retractions import assert_rebuild_reproduces
+
+    ledger = LedgerApp(Settings(db=str(tmp_path / "s.db"), client="test", policy=Policy(settle_changes=False)))
+    try:
+        ids = [
+            ledger.remember(f"{who} is the on-call lead for payments", subject="payments", event_time=when)["memory_id"]
+            for who, when in (("Dave", "2024-01-01"), ("Erin", "2024-02-01"), ("Frank", "2024-03-01"))
+        ]
+        (conflict,) = {c["conflict_id"] for c in ledger.conflicts()["conflicts"]}
+        changed = ledger.update(ids[1], content="Grace is the on-call lead for payments")
+        assert [(c["conflict_id"], c["claim"]["value"]) for c in changed["conflicts"]] == [(conflict, "grace")]
+        members = ledger.conflict_detail(conflict)["conflict"]["memories"]
+        assert {m["memory_id"]: m["value"] for m in members} == {ids[0]: "dave", ids[1]: "grace", ids[2]: "frank"}
+        assert_rebuild_reproduces(ledger)
+    finally:
+        ledger.close()

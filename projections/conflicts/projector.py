@@ -271,6 +271,7 @@ class ConflictsProjector:
         if joining:  # one statement for every member; changes() counts those that joined
             conn.execute(_JOIN, (cid, event.position, json.dumps(joining)))
             added = conn.changes()
+            conn.execute(_REVALUE, (cid, json.dumps(joining)))  # a member whose update changed its value
         if opened:  # the set's row as this event leaves it, in one statement
             conn.execute(
                 f"INSERT INTO conflicts({', '.join(COLUMNS)}) VALUES({marks(len(COLUMNS))})",
@@ -394,6 +395,13 @@ _RANK_INDEX = (
     + ") WHERE active=1"
 )
 
+# A current member named again states its value after an update ("Erin" → "Grace" in a set of three):
+# the value changes, nothing else (it joined when it joined).
+_REVALUE = (
+    "UPDATE conflict_members SET value=j.value->>2, value_norm=j.value->>3 FROM json_each(?2) j "
+    "WHERE conflict_members.conflict_id=?1 AND conflict_members.memory_id=j.value->>0 "
+    "AND conflict_members.active=1 AND conflict_members.value_norm IS NOT j.value->>3"
+)
 # A member joins, or joins again after leaving (``changes()`` is 1); a current member stays as it is (0).
 _JOIN = (
     "INSERT INTO conflict_members(memory_id, conflict_id, stream_id, value, value_norm, active, joined_at, "
