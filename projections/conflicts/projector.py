@@ -271,7 +271,10 @@ class ConflictsProjector:
         if joining:  # one statement for every member; changes() counts those that joined
             conn.execute(_JOIN, (cid, event.position, json.dumps(joining)))
             added = conn.changes()
-            conn.execute(_REVALUE, (cid, json.dumps(joining)))  # a member whose update changed its value
+            if added < len(joining):  # a current member named again: its update changed its value
+                conn.executemany(
+                    _REVALUE, [(value, norm, memory_id, cid, norm) for memory_id, _, value, norm in joining]
+                )
         if opened:  # the set's row as this event leaves it, in one statement
             conn.execute(
                 f"INSERT INTO conflicts({', '.join(COLUMNS)}) VALUES({marks(len(COLUMNS))})",
@@ -398,9 +401,8 @@ _RANK_INDEX = (
 # A current member named again states its value after an update ("Erin" → "Grace" in a set of three):
 # the value changes, nothing else (it joined when it joined).
 _REVALUE = (
-    "UPDATE conflict_members SET value=j.value->>2, value_norm=j.value->>3 FROM json_each(?2) j "
-    "WHERE conflict_members.conflict_id=?1 AND conflict_members.memory_id=j.value->>0 "
-    "AND conflict_members.active=1 AND conflict_members.value_norm IS NOT j.value->>3"
+    "UPDATE conflict_members SET value=?, value_norm=? "
+    "WHERE memory_id=? AND conflict_id=? AND active=1 AND value_norm IS NOT ?"
 )
 # A member joins, or joins again after leaving (``changes()`` is 1); a current member stays as it is (0).
 _JOIN = (
