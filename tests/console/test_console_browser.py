@@ -79,7 +79,9 @@ def test_search_filters_and_paging(page: Any, console: Console) -> None:
     page.goto(console.base + "/memories?tags=ci")
     first = {r.get_attribute("data-id") for r in page.locator(".memory-row").all()}
     assert len(first) == 20
-    page.click("#next-page")
+    with page.expect_navigation():  # a link: the rows are read from the next page, not during the load
+        page.click("#next-page")
+    page.locator(".memory-row").first.wait_for()
     second = {r.get_attribute("data-id") for r in page.locator(".memory-row").all()}
     assert second and not first & second
 
