@@ -66,18 +66,14 @@ VERSION_CHANGED = (
 )
 # "The staging API moved from port 8080 to port 9090", "…的端口从8080改成了9090": the value it has
 # now is the one after "to" (the old one was read as the value, or into the key)
+_MOVED_VERB = (
+    r"^(?P<x>.+?)\s+(?P<verb>(?:was\s+|has\s+been\s+|got\s+)?(?:moved|changed|switched|shifted|rescheduled|"
+    r"updated|bumped|raised|lowered|increased|reduced|renamed))"
+)
 FROM_OLD_VALUE = (
-    re.compile(
-        r"^(?P<x>.+?)\s+(?P<verb>(?:was\s+|has\s+been\s+|got\s+)?(?:moved|changed|switched|shifted|rescheduled|"
-        r"updated|bumped|raised|lowered|increased|reduced|renamed))\s+from\s+\S.*?\s+to\s+(?P<y>\S.*)$",
-        re.IGNORECASE,
-    ),
+    re.compile(_MOVED_VERB + r"\s+from\s+\S.*?\s+to\s+(?P<y>\S.*)$", re.IGNORECASE),
     # "… moved to Denver from Boston": the value before "from"
-    re.compile(
-        r"^(?P<x>.+?)\s+(?P<verb>(?:was\s+|has\s+been\s+|got\s+)?(?:moved|changed|switched|shifted|rescheduled|"
-        r"updated|bumped|raised|lowered|increased|reduced|renamed))\s+to\s+(?P<y>\S.*?)\s+from\s+\S.*$",
-        re.IGNORECASE,
-    ),
+    re.compile(_MOVED_VERB + r"\s+to\s+(?P<y>\S.*?)\s+from\s+\S.*$", re.IGNORECASE),
     re.compile(
         r"^(?P<x>.+?)从[^，。,;；]+?(?P<verb>改成了?|改为|调整为|调整到|换成了?|变成了?|搬到了?|改到了?)(?P<y>.+)$"
     ),

@@ -14,6 +14,12 @@ import uuid
 MAX_ID = 2**63 - 1  # SQLite's largest integer: ids and log positions are 1..MAX_ID (a larger one overflows a bind)
 
 
+def is_id(value: object) -> bool:
+    """``value`` is an id or a log position: an integer in 1..MAX_ID, and not a boolean (``True``
+    is an ``int`` in Python)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_ID
+
+
 def ascii_digits(text: str) -> bool:
     """``text`` is digits 0-9 only: ``str.isdigit`` also takes ``²`` (which ``int`` refuses) and
     other scripts' digits (``٣``, which ``int`` reads as 3), neither of which names an id here."""

@@ -171,6 +171,11 @@ def _words(text: str) -> set[str]:
 _ALLOWED = {_stem(w) for w in _NEGATION_WORDS | _RELATION_WORDS}
 
 
+def _named(claim: Claim) -> str:
+    """The words that name ``claim``'s slot and value, as stated and as keyed."""
+    return f"{claim.subject} {claim.attribute} {claim.value} {claim.key_subject} {claim.value_norm}"
+
+
 def denies_only(content: str, held: str, claim: Claim) -> bool:
     """Whether ``content`` says no more than that ``held``'s value of ``claim`` no longer holds.
 
@@ -181,8 +186,7 @@ def denies_only(content: str, held: str, claim: Claim) -> bool:
     if _HAN.search(content):
         # no time, scope, source or doubt, and one clause: "…不再是Alice了，下个季度再说" says more
         return _ZH_MORE.search(content) is None and not _CLAUSE_BREAK.search(content.strip().rstrip("。！!.了"))
-    named = f"{claim.subject} {claim.attribute} {claim.value} {claim.key_subject} {claim.value_norm}"
-    return not (_words(_without_reason(content)) - _words(held) - _words(named) - _ALLOWED)
+    return not (_words(_without_reason(content)) - _words(held) - _words(_named(claim)) - _ALLOWED)
 
 
 def _tokens(text: str) -> set[str]:
@@ -200,8 +204,7 @@ def holds_only(held: str, content: str, claim: Claim) -> bool:
     one of which is denied, holds more: ending it would end the rest with it."""
     if _HAN.search(held) and _CLAUSE_BREAK.search(held.strip().rstrip("。！!.了")):
         return False  # several clauses: several facts
-    named = f"{claim.subject} {claim.attribute} {claim.value} {claim.key_subject} {claim.value_norm}"
-    more = _tokens(held) - _tokens(_without_reason(content)) - _tokens(named) - _ALLOWED - _ZH_FRAME
+    more = _tokens(held) - _tokens(_without_reason(content)) - _tokens(_named(claim)) - _ALLOWED - _ZH_FRAME
     return not more
 
 

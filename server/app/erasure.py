@@ -18,7 +18,7 @@ from fact_ledger.ledger import clock, erasure
 from fact_ledger.ledger.decide import settle
 from fact_ledger.ledger.errors import ChainBroken, InvalidInput, NotFound, Unauthorized, Unavailable
 from fact_ledger.ledger.facts import ConflictFacts
-from fact_ledger.ledger.ids import MAX_ID
+from fact_ledger.ledger.ids import is_id
 from fact_ledger.ledger.log.chain import NewEvent, StoredEvent, needs_seal, resealed
 from fact_ledger.ledger.log.events import AUTH_USER, Erased, ErasedRow, current_type, decode_payload, stored_names
 from fact_ledger.ledger.sql import marks
@@ -377,11 +377,7 @@ def _check_shape(receipt: dict[str, Any]) -> None:
 
 
 def _names_an_event(item: Any) -> bool:
-    if not isinstance(item, dict):
-        return False
-    position = item.get("position")
-    in_range = isinstance(position, int) and not isinstance(position, bool) and 1 <= position <= MAX_ID
-    return in_range and isinstance(item.get("hash"), str)
+    return isinstance(item, dict) and is_id(item.get("position")) and isinstance(item.get("hash"), str)
 
 
 def _memory_id(conn: Any, stream_id: str) -> int | None:

@@ -30,7 +30,7 @@ from pydantic import (
 
 from fact_ledger.ledger.clock import parse_time
 from fact_ledger.ledger.errors import InvalidInput, closest
-from fact_ledger.ledger.ids import MAX_ID, ascii_digits
+from fact_ledger.ledger.ids import MAX_ID, ascii_digits, is_id
 from fact_ledger.ledger.promotion import SIGNALS
 from fact_ledger.ledger.trust import SOURCE_TYPES
 from fact_ledger.ledger.working import TIERS
@@ -337,7 +337,7 @@ def _sections_asked(value: Any) -> Any:
         raise ValueError("'catalog', 'all', or a list of section ids")
     if not value:
         raise ValueError("an empty list names no section: give section ids, 'catalog' or 'all'")
-    if not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_ID for v in value):
+    if not all(map(is_id, value)):
         raise ValueError("section ids are positive integers (or give 'catalog' or 'all')")
     return value
 
