@@ -85,12 +85,17 @@ def is_named(left: str, cased: str) -> bool:
     return written is not None and NAMED.fullmatch(written) is not None
 
 
+_LATIN_RUNS = re.compile(r"[^\s\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+")
+
+
 def _as_written(phrase: str, cased: str) -> str | None:
     """The first place the clause wrote ``phrase`` (folded words), with its own case: "bob chen" →
     "Bob Chen". Word by word rather than a regex built per phrase, which would be compiled anew
-    for nearly every clause."""
+    for nearly every clause. A Latin name written against Chinese ("Alice负责计费服务") is a word
+    of its own."""
     want = phrase.split()
-    words = [w.strip(TOKEN_PUNCT) for w in cased.split()]
+    runs = _LATIN_RUNS.findall(cased) if phrase.isascii() else cased.split()
+    words = [w.strip(TOKEN_PUNCT) for w in runs]
     for i in range(len(words) - len(want) + 1):
         if [w.lower() for w in words[i : i + len(want)]] == want:
             return " ".join(words[i : i + len(want)])

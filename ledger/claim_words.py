@@ -64,6 +64,13 @@ VERSION_CHANGED = (
         r"(?P<y>v?\d+(?:\.\d+)*)(?:版本?)?了?[。.!！]?$"
     ),
 )
+# "We're on Postgres 16", "we run Postgres 16", "I'm using Python 3.12": the version of a named thing
+# the speaker runs, the slot of "our Postgres version is 16" (a capitalised name: "we're on floor 3",
+# "we use 2 servers" name no software)
+RUNS_VERSION = re.compile(
+    r"^(?i:(?:we|i)(?:\s+are|\s+am|['’]re|['’]m)?\s+(?:(?:now|still|currently|already|all)\s+)*"
+    r"(?:on|running|using|run|use)\s+)(?P<x>[A-Z][\w.+-]*)\s+(?i:version\s+)?v?(?P<y>\d+(?:\.\d+)*)\s*[.!]?$"
+)
 # "The staging API moved from port 8080 to port 9090", "…的端口从8080改成了9090": the value it has
 # now is the one after "to" (the old one was read as the value, or into the key)
 _MOVED_VERB = (
@@ -330,10 +337,10 @@ ROLE_WORDS = frozenset(
 ROLE_ZH = ("负责人", "联系人", "值班", "经理", "组长", "主管", "工程师", "对接人", "审批人", "维护人", "管理员")
 # "Erin is the team lead", "Dan is Bob's new manager", "李四是张三的经理": the person named first holds
 # the role, the slot is the role ("the team lead is Erin"); only a definite role ("the …", "X's …",
-# "…的…"), never "Erin is a lead engineer" (what someone is)
+# "my …", "…的…"), never "Erin is a lead engineer" (what someone is)
 HOLDS_ROLE = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+is\s+(?:(?:now|still|currently)\s+)*"
-    r"(?:(?P<whose>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,2})['’]s|the)\s+(?:(?:new|current|acting|interim)\s+)?"
+    r"(?:(?P<whose>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,2})['’]s|the|(?P<mine>my|our))\s+(?:(?:new|current|acting|interim)\s+)?"
     r"(?P<role>[\w-]+(?:\s+[\w-]+){0,3}?)(?P<rest>\s+(?:of|for|on|this|next)\b.*)?[.!]?$"
 )
 HOLDS_ROLE_ZH = re.compile(

@@ -75,6 +75,7 @@ from fact_ledger.ledger.claim_words import (
     REPORTS_TO,
     REPORTS_TO_ZH,
     ROLE_ZH,
+    RUNS_VERSION,
     SENTENCES,
     SLOT_FILLERS,
     SPEAKER_LABEL,
@@ -288,6 +289,15 @@ def _version_claim(clause: str, subject: str) -> Claim | None:
     return _clause_claim(f"{thing}{version} is {match['y']}", subject)
 
 
+def _runs_version_claim(clause: str, subject: str) -> Claim | None:
+    """ "We're on Postgres 16" is the slot of "our Postgres version is 16": said of the speaker,
+    it had no slot (and "we're no longer on Postgres 16" ended nothing)."""
+    match = RUNS_VERSION.match(unicodedata.normalize("NFKC", clause).strip())
+    if match is None:
+        return None
+    return _clause_claim(f"{match['x']} version is {match['y']}", subject)
+
+
 def _role_holder_claim(clause: str, subject: str) -> Claim | None:
     """ "Erin is the team lead" is the slot of "the team lead is Erin", "Dan is Bob's new manager"
     of "Bob's manager is Dan", "李四是张三的经理" of "张三的经理是李四": said the other way round
@@ -305,7 +315,8 @@ def _role_holder_claim(clause: str, subject: str) -> Claim | None:
             return None
         if not is_role(match["role"], "") or not is_named(who, text):
             return None
-        role = f"{match['whose']}'s {match['role']}" if match["whose"] else f"the {match['role']}"
+        whose = f"{match['whose']}'s" if match["whose"] else match["mine"] or "the"
+        role = f"{whose} {match['role']}"
         return _clause_claim(f"{role}{rest} is {match['x']}", subject)
     chinese = HOLDS_ROLE_ZH.match(text)
     if chinese is None or NEGATED_ZH.search(chinese["x"]) or chinese["x"] in PRONOUNS or chinese["x"] in PERSONS:
@@ -556,6 +567,7 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
             or _reports_to_claim(clause, subject)
             or _role_holder_claim(clause, subject)
             or _version_claim(clause, subject)
+            or _runs_version_claim(clause, subject)
             or _changed_by_claim(clause, subject)
             or _clause_claim(clause, subject)
         )

@@ -77,6 +77,8 @@ _RELATION_WORDS = frozenset(
     """listen run serve use bind expose own owner report manage manager boss supervisor lead work live
     cost return version port set hold""".split()
 )
+# the speaker, contracted ("we're no longer on Postgres 16"): no more than "we are"
+_SPEAKER_WORDS = frozenset("we're i'm we've i've we’re i’m".split())
 _WORD = re.compile(r"[a-z0-9][a-z0-9.'’_-]*")
 
 
@@ -168,7 +170,7 @@ def _words(text: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and w.strip(".'’-") not in STOP_WORDS}
 
 
-_ALLOWED = {_stem(w) for w in _NEGATION_WORDS | _RELATION_WORDS}
+_ALLOWED = {_stem(w) for w in _NEGATION_WORDS | _RELATION_WORDS | _SPEAKER_WORDS}
 
 
 def _named(claim: Claim) -> str:

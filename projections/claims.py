@@ -114,8 +114,10 @@ class ClaimsProjector(DeferringProjector):
     # "Erin is the team lead", "Dan is Bob's manager", "李四是张三的经理": the role is the slot;
     # "uses port 9090" a port (not a team's or a host's); "we moved the standup to 11am" the
     # standup's slot; a negated verb before the value ("doesn't listen on port 9090") no claim;
-    # 11: "we upgraded Postgres to 17", "Postgres升级到17了": the version's slot; "moved from A to B" B
-    version = 11
+    # 11: "we upgraded Postgres to 17", "Postgres升级到17了": the version's slot; "moved from A to B" B;
+    # 12: "we're on Postgres 16" the version's slot, "Carol is my manager" the manager's, a Latin
+    # name against Chinese ("Alice负责计费服务") a name
+    version = 12
     tables = ("claims",)
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

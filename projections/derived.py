@@ -43,8 +43,9 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # no claim; 7: spelled-out byte units and weeks, a boss/supervisor/上级 a manager, "X 向 Y 汇报";
 # 8: 经理/上级/老板/领导 the key "manager" of either language; "Erin is the team lead" the lead's slot;
 # "uses port N" a port; "we moved X to Y" X's slot; a negated verb before a value no claim;
-# 9: "we upgraded Postgres to 17" the version's slot; "moved from A to B" states B
-CLAIMS_KIND = b"claims/9"
+# 9: "we upgraded Postgres to 17" the version's slot; "moved from A to B" states B; 10: "we're on
+# Postgres 16" the version's slot, "Carol is my manager" the manager's, "Alice负责…" Alice
+CLAIMS_KIND = b"claims/10"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 

@@ -428,6 +428,8 @@ def test_a_manager_is_one_slot_in_either_language() -> None:
         ("Erin是计费服务的负责人", "计费服务的负责人是Carol"),
         ("李四是张三的经理", "张三的经理是王五"),
         ("王五是这周的值班工程师", "这周的值班工程师是赵六"),
+        ("Carol is my manager", "My manager is Dan"),
+        ("Carol is our team lead", "Our team lead is Erin"),
     ],
 )
 def test_a_person_said_first_holds_the_role(holder: str, slot: str) -> None:
@@ -447,6 +449,8 @@ def test_a_person_said_first_holds_the_role(holder: str, slot: str) -> None:
         "Is Erin the team lead?",
         "Python is the main language",
         "我是老师",
+        "Carol is my friend",
+        "She is my manager",
     ],
 )
 def test_no_role_holder_where_none_is_named(content: str) -> None:
@@ -483,6 +487,12 @@ def test_no_role_holder_where_none_is_named(content: str) -> None:
         ("The staging API listens on port 8080", "The staging API port changed from 8080 to 9090"),
         ("The standup is at 10am", "The standup moved from 10am to 11am"),
         ("staging API的端口是8080", "staging API的端口从8080改成了9090"),
+        # the version of what we run
+        ("Our Postgres version is 16", "We're on Postgres 17"),
+        ("Our Postgres version is 16", "We are now running Postgres 17."),
+        ("The Python version is 3.11", "I'm using Python 3.12"),
+        # a Latin name against Chinese is a name
+        ("计费服务的负责人是Alice", "Bob负责计费服务"),
     ],
 )
 def test_a_change_said_with_another_verb_is_the_same_slot(said: str, changed: str) -> None:
@@ -513,6 +523,11 @@ def test_a_change_that_names_the_old_value_last_states_the_new_one() -> None:
         "We might upgrade Postgres to 17",
         "We did not upgrade Postgres to 17",
         "We upgraded to the Pro plan",
+        "We're on floor 3",
+        "We use 2 servers",
+        "We're on Slack 24/7",
+        "We are on Postgres 16, right?",
+        "Maybe we are on Postgres 16",
     ],
 )
 def test_a_change_of_no_things_value_is_no_claim(content: str) -> None:

@@ -45,6 +45,13 @@ def current(app: LedgerApp, query: str) -> list[str]:
         ("Bob doesn't report to Dan any more, since the reorg", "Bob reports to Dan"),
         ("The staging API no longer listens on port 8080 after the migration", "The staging API listens on port 8080"),
         ("Bob no longer reports to Dan because of the reorg", "Bob reports to Dan"),
+        # the holder named first, the version of what we run, a Latin name against Chinese
+        ("Carol is no longer my manager", "My manager is Carol"),
+        ("Carol is not our team lead anymore", "The team lead is Carol"),
+        ("We're no longer on Postgres 16", "Our Postgres version is 16"),
+        ("We don't run Postgres 16 any more", "Our Postgres version is 16"),
+        ("Alice不再负责计费服务了", "计费服务的负责人是Alice"),
+        ("Alice不再负责计费服务", "Alice负责计费服务"),
     ],
 )
 def test_a_denial_ends_the_memory_holding_the_value(app: LedgerApp, denial: str, held: str) -> None:
