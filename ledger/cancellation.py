@@ -69,7 +69,7 @@ _ZH_CANCEL_WORDS = re.compile(
 )
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_WORD = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}][\w'’-]*")
+_WORD = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}](?:[^\W{_CJK}]|['’-])*")  # "给Bob发日报": 给, bob, 发日报
 _SPEAKER = re.compile(r"^\s*[^\W\d_][\w'’.-]*(?: [^\W\d_][\w'’.-]*){0,2}:\s")  # "Caroline: …" is a turn
 
 
@@ -147,6 +147,54 @@ def is_instruction(content: str) -> bool:
         return True
     words = _WORD.findall(_EN_LEAD_IN.sub("", text))
     return bool(words) and words[0] in _IMPERATIVE
+
+
+# An instruction's parts: its sentences and clauses, and "and"/"then" before more of it
+_PARTS = re.compile(r"[。！？!?；;，,\n]+|\.\s+|\s+(?:and(?:\s+then)?|then)\s+|然后|并且")
+_EN_SUBJECT = re.compile(r"^(?:(?:we|you|i|they|also|then|please|always|to)\s+)+")
+_ZH_WHEN = re.compile(
+    r"^(?:每|以后|今后|早上|晚上|下午|上午|中午|周|星期|天|晚|日|月|早|[0-9一二三四五六七八九十]+点?半?|[:：])+"
+)
+
+
+def _mentions_all(part: str, words: Sequence[str]) -> bool:
+    """Whether a part of an instruction says every cancelled word, in any form ("sending" in
+    "send", "fridays" in "Friday")."""
+    tokens = _WORD.findall(part)
+    return all(
+        word in part if re.match(f"[{_CJK}]", word) else any(t.startswith(_stem(word)) for t in tokens)
+        for word in words
+    )
+
+
+def _stem(word: str) -> str:
+    stem = re.sub(r"(?:ing|ed|es|s)$", "", word)
+    if len(stem) > 3 and stem[-1] == stem[-2]:
+        stem = stem[:-1]  # "running" → "run"
+    return stem if len(stem) >= 3 else word
+
+
+def _gives_an_instruction(part: str) -> bool:
+    """A part of an instruction that is one of its own: a verb first ("run the backup every
+    night", "每晚备份"), or a habit with a verb ("the backup runs every night"). A time alone
+    ("every Monday", "每天早上9点") or a name ("… to Bob and Carol") is not one."""
+    if re.search(f"[{_CJK}]", part):
+        return _ZH_IMPERATIVE.match(_ZH_WHEN.sub("", part)) is not None
+    words = _WORD.findall(_EN_SUBJECT.sub("", part))
+    if words and words[0] in _IMPERATIVE:
+        return True
+    return _EN_HABIT.search(part) is not None and any(re.sub(r"e?s$", "", w) in _IMPERATIVE for w in words)
+
+
+def holds_other_instructions(content: str, words: Sequence[str]) -> bool:
+    """Whether the instruction ``content`` gives another one beside what ``words`` cancel: "We
+    deploy on Fridays and run the backup every night" cancelled by "we no longer deploy on
+    Fridays" would lose the backup with it, and "deploy to staging, then deploy to production"
+    cancelled by "don't deploy to staging" production. A part counts when it leaves out a
+    cancelled word and gives an instruction of its own: "Send the minutes to Bob and Carol every
+    Monday" is one instruction."""
+    parts = [p.strip() for p in _PARTS.split(_clean(content)) if p and p.strip()]
+    return len(parts) > 1 and any(not _mentions_all(part, words) and _gives_an_instruction(part) for part in parts)
 
 
 class Target(NamedTuple):

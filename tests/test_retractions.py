@@ -127,6 +127,47 @@ def test_two_matching_instructions_are_answered_as_candidates_and_nothing_is_ret
 
 
 @pytest.mark.parametrize(
+    ("instruction", "cancellation"),
+    [
+        ("We deploy on Fridays and run the backup every night", "We no longer deploy on Fridays"),
+        ("Deploy to staging first, then deploy to production", "Don't deploy to staging"),
+        ("Water the plants every morning. Feed the cat at 6pm", "Stop watering the plants"),
+        (
+            "Remind me to water the plants, and to take out the trash on Tuesdays",
+            "Stop reminding me to water the plants",
+        ),
+        ("每周五部署，每晚备份", "不要再每周五部署了"),
+    ],
+)
+def test_an_instruction_that_gives_others_too_is_named_not_retracted(
+    app: LedgerApp, instruction: str, cancellation: str
+) -> None:
+    """Retracting it would cancel the instructions the cancellation did not name (the backup, the
+    cat, production): it is listed as the candidate, to retract by ``ref_id`` or update."""
+    target = app.remember(instruction)["memory_id"]
+    r = app.remember(cancellation)
+    assert "retracted" not in r and status(app, target) == "active"
+    assert [c["memory_id"] for c in r["retraction_candidates"]] == [target]
+    assert any("cancellation" in n for n in r["notices"])
+
+
+@pytest.mark.parametrize(
+    ("instruction", "cancellation"),
+    [
+        ("Send the minutes to Bob and Carol every Monday", "Don't send the minutes any more"),
+        ("Send the report to Bob, every Monday", "Stop sending the report"),
+        ("每天早上9点，给Bob发日报", "不要再给Bob发日报了"),
+        ("Remind me to water the plants every morning", "Stop reminding me to water the plants"),
+    ],
+)
+def test_one_instruction_in_several_parts_is_still_retracted(
+    app: LedgerApp, instruction: str, cancellation: str
+) -> None:
+    target = app.remember(instruction)["memory_id"]
+    assert app.remember(cancellation)["retracted"] == [target]
+
+
+@pytest.mark.parametrize(
     "statement",
     [
         "The cancel button is next to the invoice form",
@@ -197,6 +238,7 @@ def test_a_protected_instruction_is_not_retracted_by_words_alone(app: LedgerApp)
         ("Stop sending the weekly report.", ("sending", "weekly", "report")),
         ("不要发邮件了", ("发邮", "邮件")),
         ("每晚的备份取消了", ("每晚", "备份")),
+        ("不要再给Bob发日报了", ("给", "bob", "发日", "日报")),  # a Latin name is a word of its own
         ("别发邮件了", ("发邮", "邮件")),
         ("cancel it", ()),  # nothing named: nothing to look for
     ],

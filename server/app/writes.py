@@ -20,6 +20,7 @@ from fact_ledger.ledger.cancellation import (
     Target,
     cancelled_words,
     choose,
+    holds_other_instructions,
 )
 from fact_ledger.ledger.decide import RememberCommand
 from fact_ledger.ledger.duplicates import duplicate_key
@@ -219,8 +220,9 @@ class Writes(Service):
         self, cmd: RememberCommand
     ) -> tuple[RememberCommand, MemoryFacts | None, tuple[Target, ...]]:
         """A cancellation without ``ref_id`` retracts the one active instruction of its workspace
-        that holds its words (``ledger.cancellation``); a statement that a value no longer holds
-        ends the one active memory holding it (``ledger.negation``). Also returns what matched."""
+        that holds its words and gives no other instruction (``ledger.cancellation``); a statement
+        that a value no longer holds ends the one active memory holding it (``ledger.negation``).
+        Also returns what matched."""
         words = cancelled_words(cmd.content)
         if not words:
             return self._ended_target(cmd)
@@ -233,6 +235,8 @@ class Writes(Service):
         cancelling = tuple(matched)
         if target is None:
             return (cmd, None, cancelling) if cancelling else self._ended_target(cmd)
+        if holds_other_instructions(target.content, words):
+            return cmd, None, cancelling  # retracting it would cancel its other instructions too
         return self._retracting(cmd, self._memory(target.memory_id), cancelling, matched=True)
 
     def _ended_target(self, cmd: RememberCommand) -> tuple[RememberCommand, MemoryFacts | None, tuple[Target, ...]]:
