@@ -92,6 +92,19 @@ NOT_A_CHANGE_MADE = re.compile(
     r"将|要|会|计划|打算|准备|暂时|临时|改回|回滚|[吗么][\s。！!？?]*$",
     re.IGNORECASE,
 )
+# A sentence that says its change was undone ("… but rolled it back", "… and moved it back",
+# "…，后来又改回来了"): the change it states left no value, so no clause of it that makes a change
+# ("upgraded Postgres to 17", "moved the standup to 11am") states one
+UNDONE = re.compile(
+    r"\b(?:(?:moved|changed|switched|put|set|turned)\s+(?:it|them|that)\s+back|(?:and|then)\s+back|"
+    r"revert(?:ed)?|rolled\s+(?:it\s+|them\s+|that\s+)?back|undone|undid)\b|改回|回滚|撤销了|又改回",
+    re.IGNORECASE,
+)
+MAKES_A_CHANGE = re.compile(
+    r"\b(?:moved|changed|switched|shifted|rescheduled|postponed|pushed|upgraded|downgraded|bumped|raised|"
+    r"lowered|increased|reduced|renamed|updated|migrated|slipped)\b|升级|降级|改成|改为|改到|搬到|调整",
+    re.IGNORECASE,
+)
 # "X（现在）向 Y 汇报": X's manager is Y, as "X reports to Y"; "不再向 Y 汇报" says no claim
 REPORTS_TO_ZH = re.compile(
     r"^(?P<x>[^，。,;；\s]+?)(?:现在|目前|如今|仍然|还是|直接)*向(?P<y>[^，。,;；\s]+?)汇报(?:工作)?[。.!！]?$"

@@ -58,6 +58,7 @@ from fact_ledger.ledger.claim_words import (
     LEADING_ARTICLE,
     LIKE_EN,
     LIKE_ZH,
+    MAKES_A_CHANGE,
     MOVED,
     NEGATED_LEFT,
     NEGATED_VERB,
@@ -86,6 +87,7 @@ from fact_ledger.ledger.claim_words import (
     TASTE_VERBS,
     TASTE_WORD,
     TOKEN_PUNCT,
+    UNDONE,
     USES,
     UTTERANCE_START,
     VERSION_CHANGED,
@@ -520,6 +522,18 @@ def _clauses(content: str) -> Iterable[str]:
         yield from (c for c in CLAUSES.split(sentence.rstrip("。！!；;.\n ")) if c and c.strip())
 
 
+def _stated_clauses(content: str) -> Iterable[str]:
+    """The clauses whose values hold: a change its own sentence says was undone ("We upgraded
+    Postgres to 17 but rolled it back") states none (it read as Postgres 17, or as the standup
+    at 11am in "we moved the standup to 11am but moved it back")."""
+    if UNDONE.search(content) is None:  # most writes: one scan
+        yield from _clauses(content)
+        return
+    for sentence in SENTENCES.split(content[:20_000]):
+        undone = UNDONE.search(sentence) is not None
+        yield from (c for c in _clauses(sentence) if not (undone and MAKES_A_CHANGE.search(c)))
+
+
 def clause_count(content: str) -> int:
     """How many clauses ``content`` states (questions left out), as claim extraction reads it."""
     return sum(1 for _ in _clauses(_without_speaker_label(content)))
@@ -560,7 +574,7 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
         if claim is not None:
             out.setdefault(claim.key, claim)
     who = subject  # whom a clause without its own subject is about ("用户喜欢咖啡，不喜欢茶")
-    for clause in map(_without_old_value, _clauses(_without_speaker_label(content))):
+    for clause in map(_without_old_value, _stated_clauses(_without_speaker_label(content))):
         claim = (
             _drink_claim(clause, who)
             or _ownership_claim(clause)

@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # 8: 经理/上级/老板/领导 the key "manager" of either language; "Erin is the team lead" the lead's slot;
 # "uses port N" a port; "we moved X to Y" X's slot; a negated verb before a value no claim;
 # 9: "we upgraded Postgres to 17" the version's slot; "moved from A to B" states B; 10: "we're on
-# Postgres 16" the version's slot, "Carol is my manager" the manager's, "Alice负责…" Alice
+# Postgres 16" the version's slot, "Carol is my manager" the manager's, "Alice负责…" Alice; an
+# undone change ("… but rolled it back") no value
 CLAIMS_KIND = b"claims/10"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)

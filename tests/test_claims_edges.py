@@ -524,6 +524,12 @@ def test_a_change_that_names_the_old_value_last_states_the_new_one() -> None:
         "We did not upgrade Postgres to 17",
         "We upgraded to the Pro plan",
         "We're on floor 3",
+        # a change its sentence says was undone left no value
+        "We upgraded Postgres to 17 but rolled it back",
+        "We upgraded Postgres to 17, then rolled back",
+        "We moved the standup to 11am but moved it back",
+        "The staging API moved from port 8080 to port 9090 and back",
+        "Postgres升级到17了，后来又回滚了",
         "We use 2 servers",
         "We're on Slack 24/7",
         "We are on Postgres 16, right?",
@@ -569,3 +575,10 @@ def test_a_change_of_no_things_value_is_no_claim(content: str) -> None:
 )
 def test_statements_that_hold_no_common_value_form_no_set(first: str, second: str) -> None:
     assert not any(collides(a, b) for a in extract_claims(first) for b in extract_claims(second)), (first, second)
+
+
+def test_an_undone_change_leaves_the_other_sentences_and_clauses_their_values() -> None:
+    (standup,) = extract_claims("We moved the standup to 11am. Bob reverted the config.")
+    assert standup.value_norm == "11:00"  # the undoing is another sentence's
+    (port,) = extract_claims("The API listens on port 8080 and we reverted the cache change")
+    assert port.value_norm == "8080"  # the clause that states a value makes no change

@@ -274,3 +274,12 @@ def test_a_promoted_working_note_that_denies_a_value_ends_it(app: LedgerApp) -> 
     assert promoted["retracted"] == [old] and status(app, old) == "retired"
     assert app.read(old)["memory"]["retired_by"] == promoted["promoted_to"]
     assert_rebuild_reproduces(app)
+
+
+def test_an_undone_change_leaves_the_value_current(app: LedgerApp) -> None:
+    """ "We moved the standup to 11am but moved it back" read as the standup at 11am: a later
+    value of the slot, so the 10am it had left was superseded."""
+    held = app.remember("The standup is at 10am", source_type="agent_generated")["memory_id"]
+    r = app.remember("We moved the standup to 11am but moved it back", source_type="agent_generated")
+    assert r["conflicts_total"] == 0 and "superseded" not in r and status(app, held) == "active"
+    assert_rebuild_reproduces(app)
