@@ -197,3 +197,15 @@ def test_a_chinese_claim_reads_its_relation_in_chinese(db_path: Path) -> None:
     assert "预发环境端口 是: '9090'" in out and " is:" not in out
     listed = cli(db_path, "conflicts").stdout
     assert "预发环境端口 是:" in listed
+
+
+def test_history_says_what_each_version_changed_beside_its_text(db_path: Path) -> None:
+    """An update of the event time alone showed two versions that read the same."""
+    cli(db_path, "remember", "The standup is at 10am", "--event-time", "2026-11-01T09:00:00Z")
+    cli(db_path, "update", "1", "--event-time", "2026-11-02T09:00:00Z")
+    cli(db_path, "update", "1", "--subject", "standup", "--tag", "team")
+    out = cli(db_path, "history", "1").stdout.splitlines()
+    assert out[2] == "  event time 2026-11-01T09:00:00.000000Z"
+    assert out[5] == "  event time 2026-11-01T09:00:00.000000Z → 2026-11-02T09:00:00.000000Z"
+    assert out[8] == "  subject (none) → standup; tags (none) → team"
+    assert len(out) == 9

@@ -24,6 +24,7 @@ from fact_ledger.server.cli.output import (
     relation_word,
 )
 from fact_ledger.server.cli.working import session_option
+from fact_ledger.server.console.views import version_changes
 from fact_ledger.server.schemas.memory import FindData, ReadData, RememberData
 
 # remember's fields whose CLI form is the command's own (the rest are generated from the model)
@@ -317,6 +318,33 @@ def _memory_detail(m: dict[str, Any], *, whole: bool = True) -> None:
             out_console.print(f"    {section['text']}", markup=False, highlight=False)
 
 
+# how a person reads a version's changed fields (its text and status are on its own lines)
+_CHANGE_LABELS = {
+    "event_time": "event time",
+    "valid_to": "valid to",
+    "source_type": "source",
+    "superseded_by": "superseded by",
+}
+
+
+def _change_lines(version: dict[str, Any], before: dict[str, Any] | None) -> list[str]:
+    """What ``version`` changed beside its text ("event time A → B"): an update of the event time
+    alone showed two identical versions. The first version shown says when it was true."""
+    if before is None:
+        return [f"event time {version['event_time']}"]
+    return [
+        f"{_CHANGE_LABELS.get(field, field)} {_shown(before[field])} → {_shown(version[field])}"
+        for field in version["changed"]
+        if field not in ("content", "status")
+    ]
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "(none)"
+    return "(none)" if value in ("", None) else str(value)
+
+
 @click.command()
 @click.argument("memory_id", type=ID)
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 200), help="Versions per page.")
@@ -329,13 +357,18 @@ def history(obj: CliContext, memory_id: int, limit: int, cursor: str | None) -> 
     """
 
     def human(r: dict[str, Any]) -> None:
-        for v in r["versions"]:
+        before: dict[str, Any] | None = None
+        for v in version_changes(r["versions"]):
             kinds = ", ".join(e["type"] for e in v["events"])
             out_console.print(
                 f"[cyan]v{v['version']}[/cyan] {v['recorded_at']} {v['actor']} [{kinds}] ({v['status']})",
                 highlight=False,
             )
             out_console.print(f"  {v['content']}", markup=False, highlight=False)
+            changed = _change_lines(v, before)
+            if changed:
+                out_console.print(f"  [dim]{escape('; '.join(changed))}[/dim]", highlight=False)
+            before = v
         next_page_line(r)
 
     emit(obj, obj.app.history(memory_id, limit=limit, cursor=cursor), human)
