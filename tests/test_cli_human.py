@@ -180,6 +180,11 @@ def test_an_as_of_answer_says_which_point_answered(db_path: Path) -> None:
     assert "as of:" not in cli(db_path, "find", "staging").stdout
     refused = cli(db_path, "find", "staging", "--as-of-recorded", "-1")
     assert refused.exit_code == 1 and "a position must be >= 0" in refused.output  # invalid input, as -1 as a number is
+    refused = cli(db_path, "find", "staging", "--as-of-recorded", "2.0")  # was "not an ISO 8601 timestamp"
+    assert (
+        refused.exit_code == 1
+        and "as_of_recorded is a log position (a whole number >= 0) or an ISO 8601" in refused.output
+    )
 
 
 def test_a_timeline_with_nothing_to_show_says_so(db_path: Path) -> None:

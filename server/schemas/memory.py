@@ -301,7 +301,13 @@ def parse_recorded_point(value: str | int | None) -> str | int | None:
         return int(text)
     if text.startswith("-") and ascii_digits(text[1:]):  # a position, negative: not "not an ISO 8601 timestamp"
         raise ValueError("a position must be >= 0")
-    return parse_time(value, field="as_of_recorded")
+    try:
+        return parse_time(value, field="as_of_recorded")
+    except InvalidInput:  # "2.0", "last": neither of the two forms it takes
+        raise InvalidInput(
+            f"as_of_recorded is a log position (a whole number >= 0) or an ISO 8601 timestamp, not {text[:40]!r}",
+            field="as_of_recorded",
+        ) from None
 
 
 RecordedPoint = Annotated[str | StrictInt, AfterValidator(parse_recorded_point)]
