@@ -115,6 +115,11 @@ def test_an_erased_member_leaves_its_claim_sets_as_a_retired_one_does(tmp_path: 
         open_set = app.conflict_detail(trio)["conflict"]
         assert open_set["state"] != "resolved"
         assert sorted(open_set["members"]) == sorted([x["memory_id"], z["memory_id"]])
+        # its label was the erased opener's words: a later member's join names it again
+        assert open_set["claim"] == {"subject": "Ivo", "attribute": "lives in"}, open_set["claim"]
+        assert app.conflicts()["conflicts"][0]["claim"] == open_set["claim"]
+        app.rebuild()
+        assert app.conflict_detail(trio)["conflict"]["claim"] == open_set["claim"]
         with pytest.raises((InvalidInput, NotFound)):
             app.judge(trio, y["memory_id"], rationale="the erased one")
         assert app.verify()["chain"] == "intact"

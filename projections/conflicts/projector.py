@@ -10,6 +10,7 @@ from typing import Any
 
 import apsw
 
+from fact_ledger.ledger.erasure import PLACEHOLDER
 from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import (
     AUTH_USER,
@@ -135,8 +136,8 @@ def _json(value: Any) -> str:
 class ConflictsProjector:
     name = "conflicts"
     # 2: claim sets (pairwise conflicts of one claim fold into one set); 3: members ranked by index;
-    # 4: a judged set re-opens when a member leaves
-    version = 4
+    # 4: a judged set re-opens when a member leaves; 5: a join names a set whose label was erased
+    version = 5
     tables = ("conflicts", "conflict_members", "conflict_streams", "judgments")
     handles = frozenset(
         {
@@ -301,6 +302,8 @@ class ConflictsProjector:
         fields: dict[str, Any] = {}
         if data.key:
             fields["key"] = data.key
+        if data.subject != PLACEHOLDER:  # the set's label, from a member whose text was not erased
+            fields.update(subject=data.subject, attribute=data.attribute)
         if added:  # a judged set re-opens when a member joins
             state = known[1] if known else conn.execute("SELECT state FROM conflicts WHERE conflict_id=?", (cid,)).get
             if state != "open":
@@ -363,10 +366,17 @@ class ConflictsProjector:
         self, conn: apsw.Connection, conflict_id: int, event: StoredEvent, member_delta: int = 0, **fields: Any
     ) -> None:
         fields.update(updated_at=event.recorded_at, last_position=event.position)
-        assignments = ", ".join([f"{k}=?" for k in fields] + ["member_count=member_count+?"])
+        assignments = ", ".join([_assignment(k) for k in fields] + ["member_count=member_count+?"])
         conn.execute(
             f"UPDATE conflicts SET {assignments} WHERE conflict_id=?", (*fields.values(), member_delta, conflict_id)
         )
+
+
+def _assignment(column: str) -> str:
+    """``column=?``; the label only where erasure left its placeholder (a join does not reword it)."""
+    if column in ("subject", "attribute"):
+        return f"{column}=CASE WHEN {column}='{PLACEHOLDER}' THEN ? ELSE {column} END"
+    return f"{column}=?"
 
 
 # -- reads -------------------------------------------------------------------------------------
