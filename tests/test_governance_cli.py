@@ -63,6 +63,12 @@ def test_judge_then_resolve_from_the_terminal(db_path: Path) -> None:
     a, b, cid = seed(db_path)
     code, out = run(db_path, "judge", str(cid), str(b), "--rationale", "newer", "--pin", f"{a}=1", "--pin", f"{b}=1")
     assert code == 0 and out["conflict"]["state"] == "judged"
+    again = CliRunner().invoke(main, ["--db", str(db_path), "judge", str(cid), str(b), "--rationale", "newer"])
+    assert again.exit_code == 0
+    assert (
+        again.stdout.strip()
+        == f"judgment {out['judgment_id']} already says so (nothing recorded); conflict {cid} is judged"
+    )
     code, out = run(db_path, "judge", str(cid), str(b), "--pin", f"{a}=7")
     assert code == 1 and out["error"]["code"] == "version_conflict"
     code, out = run(db_path, "resolve", str(cid), "--winner", str(b))

@@ -96,6 +96,18 @@ def test_judgment_is_pinned_and_a_changed_member_reopens_it(app: LedgerApp) -> N
     assert state(app, cid) == "judged"
 
 
+def test_a_judgment_repeated_on_the_same_versions_is_recorded_once(app: LedgerApp) -> None:
+    """A retried call (or a console form sent again) wrote a second identical judgment."""
+    a, b, cid = pair(app)
+    first = app.judge(cid, b, rationale="newer log", pins={str(a): 1, str(b): 1})
+    again = app.judge(cid, b, rationale="newer log", pins={str(a): 1, str(b): 1})
+    assert again["unchanged"] is True and again["judgment_id"] == first["judgment_id"]
+    assert again["conflict"]["state"] == "judged"
+    assert len(app.conflict_detail(cid)["conflict"]["judgments"]) == 1
+    other = app.judge(cid, b, rationale="the deploy log")  # another rationale is another judgment
+    assert "unchanged" not in other and len(app.conflict_detail(cid)["conflict"]["judgments"]) == 2
+
+
 def test_a_judged_set_whose_members_come_to_agree_dissolves_and_one_that_loses_a_member_reopens(
     app: LedgerApp,
 ) -> None:

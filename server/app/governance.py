@@ -37,6 +37,7 @@ from fact_ledger.server.app.governance_views import GovernanceViews
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, Storage, storage_call
 from fact_ledger.server.app.workspaces import Workspaces
+from fact_ledger.server.app.writes import Unchanged
 
 __all__ = ["Governance", "agent_asserted_confirmations"]
 
@@ -169,9 +170,16 @@ class Governance(Service):
             decision = decide_judge(
                 conflict, members, winner=winner, rationale=rationale, pins=pinned, judgment=uuid7()
             )
+            last = conflicts_model.judgments_of(self.conn, conflict_id)[-1:] if conflict.state == "judged" else []
+            if last and _repeats(last[0], winner.memory_id, rationale, members):
+                raise Unchanged(last[0]["judgment_id"])  # a retried or resubmitted call: recorded once
             return decision, clock.now(), winner.workspace
 
-        outcome = self._commit(decide)
+        try:
+            outcome = self._commit(decide)
+        except Unchanged as same:
+            view = self.views._conflict_view_by_id(conflict_id)
+            return {"ok": True, "judgment_id": same.version, "unchanged": True, "conflict": view}
         if isinstance(outcome, BackedUp):
             return outcome.result
         stored = outcome.events
@@ -258,3 +266,10 @@ def _as_id(key: Any) -> int:
         return int(key)
     except (TypeError, ValueError):
         raise InvalidInput("pins keys are memory ids", field="pins") from None
+
+
+def _repeats(last: dict[str, Any], winner_id: int, rationale: str, members: dict[str, MemoryFacts]) -> bool:
+    """Whether a judgment says what the set's standing one says, of the members as they are now
+    (the same winner and rationale, pinned to the same versions): a second one adds nothing."""
+    now = {str(m.memory_id): m.version for m in members.values()}
+    return last["winner_id"] == winner_id and last["rationale"] == rationale and last["pins"] == now

@@ -69,7 +69,8 @@ def in_conversation(decision: Decision, session_id: str | None, turn: int | None
 
 
 class Unchanged(Exception):  # control flow: never leaves the facade
-    """An update whose fields all equal the memory's: nothing to write."""
+    """An update whose fields all equal the memory's (or a judgment the set's standing one repeats):
+    nothing to write. ``version``: the memory's version (the standing judgment's id)."""
 
     def __init__(self, version: int) -> None:
         super().__init__("unchanged")

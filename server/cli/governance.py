@@ -359,7 +359,9 @@ def judge(obj: CliContext, conflict_id: int, winner_id: int, rationale: str, pin
         obj,
         result,
         lambda r: out_console.print(
-            f"judgment {r['judgment_id']} recorded; conflict {r['conflict']['conflict_id']} is {r['conflict']['state']}"
+            f"judgment {r['judgment_id']} "
+            + ("already says so (nothing recorded)" if r.get("unchanged") else "recorded")
+            + f"; conflict {r['conflict']['conflict_id']} is {r['conflict']['state']}"
         ),
     )
 
