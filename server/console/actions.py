@@ -136,6 +136,13 @@ def preview(app: LedgerApp, name: str, target: int, values: dict[str, Any]) -> P
     return {"items": [("the_memory", memory)], "guarded": []}
 
 
+def shown_token(shown: Preview) -> str:
+    """What a confirmation page listed, as its form carries it back: each memory's role, id and
+    version ("will_be_superseded:18:1,…"). "Yes" on a page whose list no longer holds (a member
+    joined the set, a winner was updated) records nothing and shows the page again."""
+    return ",".join(f"{role}:{m['memory_id']}:{m.get('version', '')}" for role, m in shown["items"])
+
+
 def _check_tier(name: str, memory: dict[str, Any], field: str) -> None:
     """Refuse before the confirmation page what the facade would refuse after it: a working note
     (one conversation's provisional note) is only promoted — the governance of long-term memory
@@ -174,7 +181,9 @@ async def act(request: Request) -> Response:
         _pins(values)  # refused before the confirmation page, not after the person said yes
         shown = preview(ledger(request), name, target, values)
         unintended = bool(shown["guarded"]) and form.get("guarded_ok") != "yes"
-        if form.get("confirmed") != "yes" or unintended:
+        # the page said what "Yes" would do; a set that changed since (a member joined) asks again
+        changed = form.get("confirmed") == "yes" and "shown" in form and form["shown"] != shown_token(shown)
+        if form.get("confirmed") != "yes" or unintended or changed:
             describe = action.describe
             if name == "keep_both" and shown.get("count", 0) > 2:
                 describe = "action_keep_all"
@@ -186,10 +195,11 @@ async def act(request: Request) -> Response:
                 describe=describe,
                 target=target,
                 values=values,
-                hidden={action.target + "_id": target, **values},
+                hidden={action.target + "_id": target, **values, "shown": shown_token(shown)},
                 back=f"/{action.target}/{target}",
                 shown=shown,
-                refused=form.get("confirmed") == "yes",
+                refused=unintended and form.get("confirmed") == "yes",
+                changed=changed,
             )
         answer = action.run(ledger(request), target, values)
     except LedgerError as exc:

@@ -293,6 +293,10 @@ STRINGS: dict[str, tuple[str, str]] = {
         "I mean to supersede what a person confirmed and locked.",
         "我确认要取代经人确认并锁定的事实。",
     ),
+    "changed_since_shown": (
+        "Nothing was recorded: what this action touches changed since the page was shown. Check it again.",
+        "未记录任何内容：自页面显示以来，此操作涉及的内容已有变化。请再次核对。",
+    ),
     "guarded_needed": (
         "Nothing was recorded: tick the box to supersede a confirmed, locked memory.",
         "未记录任何内容：如要取代已确认并锁定的记忆，请勾选确认框。",

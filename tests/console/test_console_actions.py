@@ -4,7 +4,9 @@ route names answers, as the user's own act. Each button once, and a refusal that
 
 from __future__ import annotations
 
+import html
 import json
+import re
 
 from tests.conftest import ledger_cli
 from tests.console.conftest import Console
@@ -108,3 +110,46 @@ def test_a_confirmation_page_is_never_shown_for_what_yes_would_refuse(console: C
         status, page, _ = _request(console, "POST", f"/act/{action}", body={**form, "csrf": console.csrf()})
         assert status == 400 and said in page and 'name="confirmed"' not in page, (action, form)
     assert console.events() == before
+
+
+def _confirmation_form(page: str) -> dict[str, str]:
+    """The hidden fields of a confirmation page's "Yes" form, as a browser sends them."""
+    form = page.split('<form method="post"', 1)[1].split("</form>", 1)[0]
+    return dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form))
+
+
+def test_yes_on_a_set_that_changed_since_its_page_records_nothing(console: Console) -> None:
+    """The page listed the members "Resolve" would supersede; "Yes" carried only the set and the
+    winner, so a member that joined in between was superseded unseen."""
+    said = ("--subject", "kiosk api", "--source-type", "agent_generated")
+    first = _memory(console, "The kiosk API listens on port 7001", *said, "--event-time", "2020-01-01T10:00:00Z")
+    _memory(console, "The kiosk API listens on port 7002", *said, "--event-time", "2020-01-01T10:10:00Z")
+    sets = json.loads(ledger_cli("conflicts", "--json", "--db", console.db, check=True).stdout)["conflicts"]
+    [cid] = [c["conflict_id"] for c in sets if first in c["members"]]
+    for action, extra in (("resolve", {"winner_id": str(first)}), ("keep_both", {})):
+        form = {"conflict_id": str(cid), "csrf": console.csrf(), **extra}
+        status, page, _ = _request(console, "POST", f"/act/{action}", body=form)
+        assert status == 200
+        yes = {k: html.unescape(v) for k, v in _confirmation_form(page).items()}
+        assert yes["confirmed"] == "yes" and yes["shown"]
+        joined = _memory(
+            console,
+            f"The kiosk API listens on port {7100 + len(action)}",
+            *said,
+            "--event-time",
+            "2020-01-01T10:20:00Z",
+        )
+        before = console.events()
+        status, page, _ = _request(console, "POST", f"/act/{action}", body=yes)
+        assert status == 409 and 'id="changed-since"' in page and f'data-id="{joined}"' in page
+        assert console.events() == before  # nothing recorded: the page shows the set as it is now
+        status, _, headers = _request(
+            console, "POST", f"/act/{action}", body=_confirmation_form(page) | {"csrf": console.csrf()}
+        )
+        assert status == 303 and "done=" in headers["location"], action  # "Yes" on the page as it is now
+        if action == "resolve":
+            member = json.loads(ledger_cli("read", str(joined), "--json", "--db", console.db, check=True).stdout)
+            assert member["memory"]["status"] == "superseded"  # seen, then superseded
+            _memory(console, "The kiosk API listens on port 7300", *said, "--event-time", "2020-01-01T10:30:00Z")
+            sets = json.loads(ledger_cli("conflicts", "--json", "--db", console.db, check=True).stdout)["conflicts"]
+            [cid] = [c["conflict_id"] for c in sets if c["claim"]["subject"].lower().startswith("kiosk")]
