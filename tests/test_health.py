@@ -259,6 +259,33 @@ def test_undo_refuses_when_the_winner_left_or_another_set_opened_on_the_fact(led
         other.close()
 
 
+@pytest.mark.parametrize(
+    "now_says",
+    [
+        "The staging API runs on Kubernetes",
+        "The staging API listens on port 7070",
+        "The staging API listens on port 8080",
+    ],
+)
+def test_undo_refuses_when_the_winner_no_longer_states_the_value_it_won_with(ledger: LedgerApp, now_says: str) -> None:
+    """The set re-opened with the winner's old value: health then offered to settle it for a
+    memory that no longer said so, superseding the others by it (and with "… port 8080", the loser's
+    own value, superseding a memory by one that says the same)."""
+    change, winner = _applied_staging_change(ledger)
+    ledger.update(winner, content=now_says, authorization=AUTH_USER)
+    before = ledger.store.last_position()
+    with pytest.raises(InvalidInput, match="no longer states the value it won with"):
+        ledger.undo(change, authorization=AUTH_USER)
+    assert ledger.store.last_position() == before
+
+
+def test_undo_after_an_edit_that_keeps_the_winner_s_value_still_reopens(ledger: LedgerApp) -> None:
+    change, winner = _applied_staging_change(ledger)
+    ledger.update(winner, tags=["ops"], authorization=AUTH_USER)
+    assert ledger.undo(change, authorization=AUTH_USER)["ok"]
+    assert [c["conflict_id"] for c in ledger.conflicts("open")["conflicts"]]
+
+
 def test_apply_and_undo_rebuild_to_the_same_tables(ledger: LedgerApp) -> None:
     seed(ledger)
     change = ledger.apply_suggestion(

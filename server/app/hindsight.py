@@ -35,6 +35,7 @@ from fact_ledger.ledger.log.events import (
     Reinstated,
 )
 from fact_ledger.projections import changes as changes_model
+from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import entity_aliases, health_trend
 from fact_ledger.projections import health as health_model
 from fact_ledger.projections import memories as mem
@@ -300,8 +301,10 @@ class Hindsight(Service):
 
     def _check_set_unmoved(self, change_id: str, winner: Any, conflict: Any) -> None:
         """An undo re-opens the change's set with its winner in it: refused when the winner is no
-        longer current (the set would re-open led by a retired memory) or when another set on the
-        same fact has opened since (two open sets for one fact, overlapping for good)."""
+        longer current (the set would re-open led by a retired memory), no longer states the
+        value it won with (updated since: the set would hold its old value, and a later
+        settlement supersede the others by a memory that no longer says so), or when another
+        set on the same fact has opened since (two open sets for one fact, overlapping for good)."""
         if winner is not None and winner.status != "active":
             raise InvalidInput(
                 f"memory {winner.memory_id}, the winner of change {change_id}, is {winner.status} since; "
@@ -310,6 +313,20 @@ class Hindsight(Service):
             )
         if conflict is None or not conflict.key:
             return
+        if winner is not None:
+            won_with = self.conn.execute(
+                "SELECT value_norm FROM conflict_members WHERE conflict_id=? AND memory_id=?",
+                (conflict.conflict_id, winner.memory_id),
+            ).fetchone()
+            held = {
+                c.value_norm for c in claims_model.claims_of(self.conn, winner.memory_id) if set_key(c) == conflict.key
+            }
+            if won_with is not None and won_with[0] not in held:
+                raise InvalidInput(
+                    f"memory {winner.memory_id}, the winner of change {change_id}, no longer states the value it won "
+                    "with; undo would re-open the set with a value it does not hold",
+                    field="change_id",
+                )
         scope = self.workspace_scope(conflict.workspace) or (conflict.workspace,)
         other = conflicts_model.unresolved_for_key(self.conn, conflict.key, scope)
         if other is not None and other.conflict_id != conflict.conflict_id:
