@@ -85,6 +85,14 @@ SHAPES: list[tuple[str, str, str]] = [
     ("password", "数据库口令：{}", "Ab" + "c12345"),
     ("password", "the lab wifi passphrase is {}", "new" + "pass"),  # one word that ends the sentence
     ("password", "printer passwd: {}. Do not share it.", "letme" + "in"),
+    # a quoted value to its closing quote, spaces and all (it was masked to its first space)
+    ("password", "the wiki admin password is '{}'", "correct horse " + "battery staple"),
+    ("password", 'wifi 密码是 "{}"', "kai men " + "ba 2024"),
+    ("password", "The admin password is: {}", "open sesame " + "42"),  # after a colon: the clause
+    # a variable named for a credential, set in a shell or an .env file
+    ("password", "export PGPASSWORD={}", "Tr0ub4" + "dor3x"),
+    ("password", "DB_PASSWORD={}", "hunter" + "x"),
+    ("password", "export GITHUB_TOKEN={}", "abc123" + "def456ghi789"),
     ("sendgrid-key", "mail {}", "SG" + "." + (ALNUM * 2)[:22] + "." + (ALNUM * 2)[:43]),
     ("twilio-key", "sms {}", "SK" + "0123456789abcdef0123456789abcdef"),
     ("npm-token", "registry {}", "npm" + "_" + (ALNUM + "abcdef")[:36]),
@@ -115,6 +123,9 @@ PROSE = [
     "Use sk-learn? No: scikit-learn is imported as sklearn.",
     "The password is expired, and the new password is required. Her password is protected.",
     "Your password is wrong! The password is stored in the vault; my password is secret.",
+    "Password: required. TOKEN: none.",
+    'Set max_tokens=100000 and pass on_secret: "mask" to keep the text.',
+    "PGPASSWORD=$PGPASS is read from the environment; DB_PASSWORD_FILE=/run/secrets/db holds it.",
 ]
 
 
@@ -256,6 +267,27 @@ def test_subject_tags_metadata_source_ref_and_claims_are_scanned(ledger: LedgerA
     row = ledger.read(masked["memory_id"])["memory"]
     assert row["subject"] == "key [secret:aws-access-key]" and row["tags"] == ["[secret:aws-access-key]"]
     assert row["metadata"] == {"db": {"password": "[secret:password]", "port": 5432}}
+
+
+def test_a_metadata_key_that_ends_in_a_credential_s_name_is_one(ledger: LedgerApp) -> None:
+    """Only a key that was exactly "password" (or "token", …) counted: "db_password",
+    "GITHUB_TOKEN", a number and a list under "password" were stored in clear."""
+    head = ledger.status()["events"]
+    for metadata, field in (
+        ({"db_password": "hunter" + "2"}, "metadata.db_password"),
+        ({"DB_PASSWORD": "hunter" + "2"}, "metadata.DB_PASSWORD"),
+        ({"ci": {"github_token": "abc123" + "xyz"}}, "metadata.ci.github_token"),
+        ({"password": 12345678}, "metadata.password"),
+        ({"secret": ["hunter" + "2"]}, "metadata.secret.0"),
+    ):
+        with pytest.raises(InvalidInput) as refused:
+            ledger.remember("a fact about a database", metadata=metadata)
+        assert refused.value.field == field
+    assert ledger.status()["events"] == head
+    kept = {"max_tokens": 4096, "token_count": 12345678, "password_policy": "rotate"}
+    assert ledger.read(ledger.remember("model settings", metadata=kept)["memory_id"])["memory"]["metadata"] == kept
+    masked = ledger.remember("a fact about a database", metadata={"password": 12345678}, on_secret="mask")
+    assert ledger.read(masked["memory_id"])["memory"]["metadata"] == {"password": "[secret:password]"}
 
 
 def test_update_is_refused_or_masked_the_same_way(ledger: LedgerApp, tmp_path: Path) -> None:

@@ -156,20 +156,34 @@ def _plugins() -> list[_Detector]:
     ]
 
 
-_PHRASE_GATE = ("pass", "pwd", "key", "secret", "token")
+_PHRASE_GATE = ("pass", "pwd", "key", "secret", "token")  # also _ASSIGNED's words (lowercased)
 _PHRASE_ZH_GATE = ("密码", "口令", "密钥")
 
-# "the password is hunter2-Prod!", "password: 's3cr3t'", "api_key=…", "密码是 hunter2"
+# "the password is hunter2-Prod!", "password: 's3cr3t'", "api_key=…", "密码是 hunter2"; a quoted
+# value runs to its closing quote ("the password is 'correct horse battery staple'")
 _PHRASE = re.compile(
     r"(?i:\b(?:pass(?:word|wd|phrase)?|pwd|api[ _-]?key|secret[ _-]?key|client[ _-]?secret|access[ _-]?token"
-    r"|auth[ _-]?token)\b)(?:\s+(?:is|was|=|:)|\s*[:=])\s*(?:now\s+|still\s+)?"
-    r"(?P<quote>[\"'“‘`]?)(?P<value>[^\s\"'”’`]+)"
+    r"|auth[ _-]?token)\b)(?:\s+(?:is|was)(?P<colon>\s*:)?|\s+=|(?P<colon2>\s*:)|\s*=)\s*(?:now\s+|still\s+)?"
+    r"(?:(?P<quote>[\"'“‘`])(?P<quoted>[^\"'”’`\n]{1,200})[\"'”’`]|(?P<value>[^\s\"'”’`]+))"
 )
-_PHRASE_ZH = re.compile(r"(?:密码|口令|密钥)(?:是|为|：|:|=)\s*[\"'“‘「]?(?P<value>[!-~]{4,})")
+_PHRASE_ZH = re.compile(
+    r"(?:密码|口令|密钥)(?:是|为|：|:|=)\s*(?:[\"'“‘「](?P<quoted>[^\"'”’」\n]{1,200})[\"'”’」]|(?P<value>[!-~]{4,}))"
+)
+# "PGPASSWORD=…", "export DB_PASSWORD=…", "OPENAI_API_KEY=…", "GITHUB_TOKEN: …": a variable named
+# for a credential, set (not a reference to one: "$SECRET", "${TOKEN}")
+_ASSIGNED = re.compile(
+    r"(?<![\w.$-])(?P<name>(?:[A-Za-z][A-Za-z0-9]*_)+[A-Za-z0-9]*(?i:password|passwd|pwd|secret|token|api_?key|access_?key"
+    r"|private_?key)|[A-Z0-9]*(?:PASSWORD|PASSWD|PWD|SECRET|TOKEN|APIKEY|API_KEY|ACCESS_KEY|PRIVATE_KEY))"
+    r"\s*[=:]\s*[\"']?(?P<value>[^\s\"'$]{4,})"
+)
+# after "password is:" / "password:" the value may hold spaces: the rest of the clause, when short
+_CLAUSE_REST = re.compile(r"[^\n.;,!?。，；！？()]{0,80}")
 _TRAILING = ".,;:!?)]}>，。；！？）"
+# a metadata key naming a credential, alone or as the last word of its name ("db_password",
+# "GITHUB_TOKEN", "smtp-pass"); "max_tokens", "token_count" name none
 _SECRET_KEYS = re.compile(
-    r"(?i)^(?:pass(?:word|wd|phrase)?|pwd|secret|secret[_-]?key|api[_-]?key|apikey|token|access[_-]?token"
-    r"|auth[_-]?token|client[_-]?secret|private[_-]?key)$"
+    r"(?i)^(?:[a-z0-9]+[_-])*(?:pass(?:word|wd|phrase)?|pwd|secret|secret[_-]?key|api[_-]?key|apikey|token"
+    r"|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)$"
 )
 
 
@@ -180,7 +194,7 @@ _SAID_OF_A_PASSWORD = frozenset(
     secure insecure unsafe safe stored hashed encrypted saved needed optional mandatory shared rotated long short
     same different known unknown hidden visible sensitive ok okay fine good bad new old default temporary
     case-sensitive mine yours his hers ours theirs there here gone lost compromised leaked secret private
-    unchanged disabled enabled locked unlocked""".split()
+    unchanged disabled enabled locked unlocked none null nil unset tbd""".split()
 )
 _WORD_ENDING = re.compile(r"(?:ed|ing|able|ible|ly|ful|less|ous|ive)$")
 
@@ -204,16 +218,43 @@ _SENTENCE_END = re.compile(r"\s*(?:[.!?;。！？；\n]|$)")
 
 def _phrases(text: str) -> Iterator[tuple[str, int, int]]:
     for m in _PHRASE.finditer(text):
+        if m.group("quoted") is not None:
+            if _credential_like(m.group("quoted").strip(), True):
+                yield "password", m.start("quoted"), m.end("quoted")
+            continue
         value = m.group("value")
-        stripped = value.rstrip(_TRAILING) if not m.group("quote") else value
+        stripped = value.rstrip(_TRAILING)
         end = m.start("value") + len(stripped)
+        if not stripped or stripped.lower() in _SAID_OF_A_PASSWORD:
+            continue
+        if m.group("colon") or m.group("colon2"):
+            # "password: open sesame 42": what follows the colon, to the clause's end, when short
+            rest = _CLAUSE_REST.match(text, m.start("value"))
+            phrase = rest.group().rstrip() if rest else stripped
+            if len(phrase.split()) <= 5 and _credential_like(phrase, True):
+                yield "password", m.start("value"), m.start("value") + len(phrase)
+                continue
         ends_sentence = _SENTENCE_END.match(text, end) is not None
-        if stripped and _credential_like(stripped, bool(m.group("quote")), ends_sentence=ends_sentence):
+        if _credential_like(stripped, False, ends_sentence=ends_sentence):
             yield "password", m.start("value"), end
     for m in _PHRASE_ZH.finditer(text):
+        group = "quoted" if m.group("quoted") is not None else "value"
+        value = m.group(group) if group == "quoted" else m.group(group).rstrip(_TRAILING)
+        if _credential_like(value.strip(), True):
+            yield "password", m.start(group), m.start(group) + len(value)
+    for m in _ASSIGNED.finditer(text):
         value = m.group("value").rstrip(_TRAILING)
-        if _credential_like(value, True):
+        if _assigned_credential(m.group("name"), value):
             yield "password", m.start("value"), m.start("value") + len(value)
+
+
+def _assigned_credential(name: str, value: str) -> bool:
+    """A value set to a credential's variable that is one: not a number, a word said of a
+    password, a placeholder, or (under a lower-case name) a plain word: "on_secret: mask" sets an
+    option; "DB_PASSWORD=hunter" is an environment's secret."""
+    if len(value) < 4 or value.isdigit() or value.lower() in _SAID_OF_A_PASSWORD or _PLACEHOLDER.match(value):
+        return False
+    return name.isupper() or not value.isalpha()
 
 
 def find(text: str) -> list[tuple[str, int, int]]:
@@ -263,13 +304,17 @@ def mask_text(text: str, found: list[tuple[str, int, int]]) -> str:
 
 def _walk(value: Any, path: str, visit: Callable[[str, str, bool], str], key: str = "") -> Any:
     """A JSON value with each string replaced by ``visit(path, string, keyed)``: ``keyed`` when the
-    string sits under a key that names a credential (``"password": "…"``)."""
+    string sits under a key that names a credential (``"password": "…"``, in a list under it too;
+    a number under it is read as its digits)."""
     if isinstance(value, str):
         return visit(path, value, bool(_SECRET_KEYS.match(key)))
     if isinstance(value, dict):
         return {k: _walk(v, f"{path}.{k}", visit, str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):  # tags may come as a tuple from a direct caller
-        return [_walk(v, f"{path}.{i}", visit) for i, v in enumerate(value)]
+        return [_walk(v, f"{path}.{i}", visit, key) for i, v in enumerate(value)]  # a list under "password"
+    if isinstance(value, int | float) and not isinstance(value, bool) and _SECRET_KEYS.match(key):
+        seen = visit(path, str(value), True)  # {"password": 12345678}: a number is a credential too
+        return value if seen == str(value) else seen
     return value
 
 
