@@ -127,6 +127,39 @@ def test_an_erased_member_leaves_its_claim_sets_as_a_retired_one_does(tmp_path: 
         app.close()
 
 
+def test_erasing_one_member_leaves_the_others_their_values(tmp_path: Path) -> None:
+    """The set's event is sealed as one: erasing Alice cleared Bob's value in it too, so a later
+    "Bob" joined as a value of its own and settling the set superseded Bob by Bob."""
+    from tests.conftest import REVIEW
+    from tests.test_retractions import assert_rebuild_reproduces
+
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db"), policy=REVIEW))
+    try:
+        said = {
+            name: app.remember(f"The billing owner is {name}", source_type="agent_generated")["memory_id"]
+            for name in ("Alice", "Bob", "Carol")
+        }
+        cid = app.conflicts()["conflicts"][0]["conflict_id"]
+        label = app.conflict_detail(cid)["conflict"]["claim"]
+        app.erase(said["Alice"], reason="asked", authorization=AUTH_USER)
+        detail = app.conflict_detail(cid)["conflict"]
+        values = {m["memory_id"]: m.get("value") for m in detail["memories"] if m["memory_id"] != said["Alice"]}
+        assert values == {said["Bob"]: "bob", said["Carol"]: "carol"} and detail["claim"] == label
+        again = app.remember("The billing owner is Bob", source_type="agent_generated")
+        [cluster] = app.health()["clusters"]
+        assert cluster["value_count"] == 2 and {v["value"] for v in cluster["values"]} == {"bob", "carol"}, cluster
+        applied = app.apply_suggestion(cluster["suggestion"]["suggestion_id"], authorization=AUTH_USER)
+        assert status_of(app, said["Bob"]) == "active" and status_of(app, said["Carol"]) == "superseded", applied
+        assert again["memory_id"] in (applied["conflict"]["winner_id"], said["Bob"])
+        assert_rebuild_reproduces(app)
+    finally:
+        app.close()
+
+
+def status_of(app: LedgerApp, memory_id: int) -> str:
+    return str(app.read(memory_id)["memory"]["status"])
+
+
 def test_an_old_log_is_resealed_on_its_first_erase(tmp_path: Path) -> None:
     db = tmp_path / "l.db"
     _old_log(db, ["the door code changed", f"Uma's pin is {MARKER}", "lunch is at noon"])

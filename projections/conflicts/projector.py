@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 import apsw
+import msgspec
 
 from fact_ledger.ledger.erasure import PLACEHOLDER
 from fact_ledger.ledger.log.chain import StoredEvent
@@ -23,6 +24,7 @@ from fact_ledger.ledger.log.events import (
     JudgmentSubmitted,
     MemoryUnlocked,
     MemoryUpdated,
+    SetMember,
 )
 from fact_ledger.ledger.sql import marks
 from fact_ledger.ledger.trust import SOURCE_TRUST
@@ -136,8 +138,9 @@ def _json(value: Any) -> str:
 class ConflictsProjector:
     name = "conflicts"
     # 2: claim sets (pairwise conflicts of one claim fold into one set); 3: members ranked by index;
-    # 4: a judged set re-opens when a member leaves; 5: a join names a set whose label was erased
-    version = 5
+    # 4: a judged set re-opens when a member leaves; 5: a join names a set whose label was erased;
+    # 6: the members an erasure did not take keep their values (read from their own claims)
+    version = 6
     tables = ("conflicts", "conflict_members", "conflict_streams", "judgments")
     handles = frozenset(
         {
@@ -233,11 +236,13 @@ class ConflictsProjector:
             None
             if first
             else conn.execute(
-                "SELECT s.conflict_id, c.state FROM conflict_streams s "
+                "SELECT s.conflict_id, c.state, c.key FROM conflict_streams s "
                 "LEFT JOIN conflicts c ON c.conflict_id=s.conflict_id WHERE s.stream_id=?",
                 (data.conflict,),
             ).fetchone()
         )
+        if any(m.value == PLACEHOLDER for _, m in members):  # an erasure cleared this event's values
+            data, members = _values_left(conn, data, members, known[2] if known else "")
         cid = known[0] if known else (self._fold_target(conn, data, members) if data.pairwise else None)
         opened = cid is None
         if opened:
@@ -300,7 +305,7 @@ class ConflictsProjector:
             )
             return
         fields: dict[str, Any] = {}
-        if data.key:
+        if data.key and data.key != PLACEHOLDER:
             fields["key"] = data.key
         if data.subject != PLACEHOLDER:  # the set's label, from a member whose text was not erased
             fields.update(subject=data.subject, attribute=data.attribute)
@@ -370,6 +375,41 @@ class ConflictsProjector:
         conn.execute(
             f"UPDATE conflicts SET {assignments} WHERE conflict_id=?", (*fields.values(), member_delta, conflict_id)
         )
+
+
+def _values_left(
+    conn: apsw.Connection, data: ClaimCollided, members: list[tuple[int | None, SetMember]], set_key: str
+) -> tuple[ClaimCollided, list[tuple[int | None, SetMember]]]:
+    """A claim set's event as the members it names still state it, once an erasure cleared its
+    values: the event is sealed as one, so erasing one member cleared every member's value (and
+    the set's key and label). Each member not erased states its value in its own claim under
+    the set's key (the event's, else the set's, else the one key the members left share); left
+    as the placeholder, a current member read as a value of its own, so a later memory with its
+    value joined the set as a new one and settling it superseded the member by its own value."""
+    claims: dict[int, dict[str, tuple[str, ...]]] = {}
+    for memory_id, _ in members:
+        rows = conn.execute(
+            "SELECT key_subject, key_attribute, kind, value, value_norm, subject, attribute FROM claims "
+            "WHERE memory_id=?",
+            (memory_id,),
+        ).fetchall()
+        if memory_id is not None and rows:
+            claims[memory_id] = {"\x1f".join(row[:3]): tuple(row[3:]) for row in rows}
+    key = next((k for k in (data.key, set_key) if k and k != PLACEHOLDER), "")
+    if not key and claims:
+        shared = set.intersection(*(set(held) for held in claims.values()))
+        key = next(iter(shared)) if len(shared) == 1 else ""
+    if not key:
+        return data, members
+    restored: list[tuple[int | None, SetMember]] = []
+    label = (data.subject, data.attribute)
+    for memory_id, m in members:
+        held = claims.get(memory_id, {}).get(key) if memory_id is not None else None
+        if m.value == PLACEHOLDER and held is not None:
+            m = msgspec.structs.replace(m, value=held[0], norm=held[1])
+            label = (held[2], held[3]) if label[0] == PLACEHOLDER else label
+        restored.append((memory_id, m))
+    return msgspec.structs.replace(data, key=key, subject=label[0], attribute=label[1]), restored
 
 
 def _assignment(column: str) -> str:
