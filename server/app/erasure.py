@@ -324,11 +324,16 @@ def verify_receipt(storage: Any, receipt: Any, progress: Progress | None = None)
     """Check a receipt against this log: the whole chain verifies, the chain passes through the
     receipt's head (its actor and time are the head's), and each erasure's event is at its
     position with its hash and id, erases the memory the receipt names (stream and id) for the
-    receipt's reason and names exactly the receipt's rows with their seals, all of them erased.
-    Every field a person reads on the receipt is checked: an edited one is refused."""
+    receipt's reason and names exactly the receipt's rows with their seals, all of them erased;
+    on a team's log, the receipt names that log's id. Every field a person reads on the receipt
+    is checked but a file's path (the same log may be read from a copy elsewhere): an edited one
+    is refused."""
     if not isinstance(receipt, dict) or receipt.get("kind") != RECEIPT_KIND:
         raise InvalidInput("not an erasure receipt (kind is missing or different)", field="receipt")
     _check_shape(receipt)
+    log_id = getattr(storage.log, "log_id", None)  # a team's log has an id; a file is named by its path
+    if log_id is not None and receipt.get("log") != log_id:
+        raise ChainBroken(f"the receipt names log {str(receipt.get('log'))[:80]!r}, not this log ({log_id})")
     count = storage.verify_log(progress=(lambda n: progress(n, 0)) if progress else None)
     head = receipt["head"]
     last = _expect(storage, head.get("position"), head.get("hash"), "the receipt's head")

@@ -169,6 +169,10 @@ def test_a_team_log_erases_through_the_cli_and_the_receipt_holds_on_another_mach
     bad_file.write_text(json.dumps(edited))
     bad = ledger_cli("verify", "--receipt", str(bad_file), env=second)
     assert bad.returncode == 2 and f"position {receipt['erasures'][0]['position']}" in bad.stderr + bad.stdout
+    other_log = tmp_path / "other-log.json"  # the team's log is named by its id: another log's receipt fails
+    other_log.write_text(json.dumps({**receipt, "log": "00000000-0000-0000-0000-000000000000"}))
+    bad = ledger_cli("verify", "--receipt", str(other_log), env=second)
+    assert bad.returncode == 2 and "not this log" in bad.stderr + bad.stdout, bad.stdout + bad.stderr
 
     # A byte scan of PostgreSQL: a dump, and the table files after a checkpoint.
     dump = subprocess.run([str(pg_cluster.bin / "pg_dump"), url], capture_output=True, check=True).stdout
