@@ -17,6 +17,7 @@ import msgspec
 from fact_ledger.ledger.cancellation import Target
 from fact_ledger.ledger.claims import Claim
 from fact_ledger.ledger.decide import (
+    ENDED,
     RememberCommand,
     decide_remember,
     decide_restatement,
@@ -25,6 +26,7 @@ from fact_ledger.ledger.decide import (
 )
 from fact_ledger.ledger.facts import DEFAULT_POLICY, Candidate, ConflictFacts, Decision, MemoryFacts, Policy
 from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.log.events import MemoryRetired
 from fact_ledger.ledger.settlement import SettleState, settle_with
 
 
@@ -37,7 +39,8 @@ class RememberState(msgspec.Struct, frozen=True, kw_only=True):
     writer's ``claims``, the ``candidates`` sharing their keys and the unresolved ``sets`` of those
     keys; ``target_conflicts``: a retracted target's sets; ``replaced``: the newest memory the
     retracted target superseded (a pure cancellation brings it back); ``near``: near-duplicates
-    for the reply; ``settle``: present when the policy settles."""
+    for the reply; ``settle``: present when the policy settles; ``denied_by``: the denial that
+    ended the value this write states, from a later event time (the write arrived late)."""
 
     target: MemoryFacts | None = None
     cancelling: tuple[Target, ...] = ()
@@ -51,6 +54,7 @@ class RememberState(msgspec.Struct, frozen=True, kw_only=True):
     near: tuple[dict[str, Any], ...] = ()
     recorded_at: str = ""
     settle: SettleState | None = None
+    denied_by: MemoryFacts | None = None
 
 
 def absorbed(duplicate: MemoryFacts | None, cmd: RememberCommand, target: MemoryFacts | None) -> TypeGuard[MemoryFacts]:
@@ -71,6 +75,25 @@ def decide(
         )
     if state.restated is not None:
         return decide_restatement(cmd, state.restated)
+    if state.denied_by is not None:  # "… no longer …" was said after the time this write speaks of
+        recorded = decide_remember(
+            cmd,
+            new_stream=new_stream,
+            duplicate=None,
+            target=state.target,
+            claims=(),
+            candidates=(),
+            target_conflicts=state.target_conflicts,
+            replaced=state.replaced,
+            sets={},
+            recorded_at=state.recorded_at,
+            policy=policy,
+            new_id=new_id,
+        )
+        ended = MemoryRetired(
+            memory=new_stream, reason=ENDED, by=state.denied_by.stream_id, authorization=cmd.authorization
+        )
+        return [*recorded, (new_stream, ended)]
     decision = decide_remember(
         cmd,
         new_stream=new_stream,

@@ -21,11 +21,21 @@ import apsw
 
 from fact_ledger.ledger import fingerprint
 from fact_ledger.ledger.claims import Claim
+from fact_ledger.ledger.decide import ENDED
 from fact_ledger.ledger.entity_alias import Alias, rekey, tokens
 from fact_ledger.ledger.log.chain import StoredEvent
-from fact_ledger.ledger.log.events import EntityAliasSet, Event, MemoryRecorded, MemoryUpdated
+from fact_ledger.ledger.log.events import (
+    EntityAliasSet,
+    Erased,
+    Event,
+    MemoryRecorded,
+    MemoryRetired,
+    MemoryUpdated,
+    Reinstated,
+)
 from fact_ledger.ledger.sql import insert_rows, marks
 from fact_ledger.projections import derived, entity_aliases
+from fact_ledger.projections.memories import memory_id_of
 from fact_ledger.projections.runner import DeferringProjector
 
 _CLAIMS_SCHEMA = """
@@ -45,6 +55,19 @@ CREATE TABLE IF NOT EXISTS claims(
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS claims_key ON claims(key_subject, key_attribute, kind, workspace, memory_id, value_norm);
 CREATE INDEX IF NOT EXISTS claims_value ON claims(key_subject, key_attribute, kind, workspace, value_norm, memory_id);
+-- A value a denial ended ("Alice is no longer the owner …" retired "Alice owns …"), and when: a
+-- memory stating it again with an earlier event time arrives late, and is ended on arrival
+CREATE TABLE IF NOT EXISTS denied_values(
+    key_subject   TEXT NOT NULL,
+    key_attribute TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    workspace     TEXT NOT NULL,
+    value_norm    TEXT NOT NULL,
+    event_time    TEXT NOT NULL,
+    denial_id     INTEGER NOT NULL,
+    ended_id      INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS denied_values_key ON denied_values(key_subject, key_attribute, kind, value_norm);
 """
 _NEAR_SCHEMA = """
 CREATE TABLE IF NOT EXISTS near_dup_sigs(
@@ -61,6 +84,11 @@ CREATE TABLE IF NOT EXISTS near_dup_bands(
 _LEAVING = frozenset({"Superseded", "MemoryRetired", "MemoryArchived", "Erased"})
 _BACK = frozenset({"Reinstated"})  # current again (an undo): its claims and fingerprint come back
 _ALIAS = "EntityAliasSet"  # claims keyed by the alias's or the canonical name's tokens are derived again
+# The ended memory's claims, kept as the values its denial ended
+_DENY = (
+    "INSERT INTO denied_values SELECT key_subject, key_attribute, kind, workspace, value_norm, ?, ?, memory_id "
+    "FROM claims WHERE memory_id=?"
+)
 _CLAIM_COLUMNS = "subject, attribute, value, kind, key_subject, key_attribute, value_norm, origin"
 _CLAIM_HEAD = f"INSERT INTO claims(memory_id, ord, workspace, {_CLAIM_COLUMNS})"
 _INSERT_CLAIM = f"{_CLAIM_HEAD} VALUES(?,?,?,?,?,?,?,?,?,?,?)"
@@ -116,9 +144,10 @@ class ClaimsProjector(DeferringProjector):
     # standup's slot; a negated verb before the value ("doesn't listen on port 9090") no claim;
     # 11: "we upgraded Postgres to 17", "Postgres升级到17了": the version's slot; "moved from A to B" B;
     # 12: "we're on Postgres 16" the version's slot, "Carol is my manager" the manager's, a Latin
-    # name against Chinese ("Alice负责计费服务") a name; a change its sentence says was undone none
+    # name against Chinese ("Alice负责计费服务") a name; a change its sentence says was undone none;
+    # denied_values: the values a denial ended, and when
     version = 12
-    tables = ("claims",)
+    tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 
     deferrable = frozenset({"MemoryRecorded"})  # a new memory has no claims to read or delete
@@ -204,7 +233,21 @@ class ClaimsProjector(DeferringProjector):
                 )
 
     def drop(self, conn: apsw.Connection) -> None:
-        conn.execute("DROP TABLE IF EXISTS claims")
+        conn.execute("DROP TABLE IF EXISTS claims; DROP TABLE IF EXISTS denied_values")
+
+    @staticmethod
+    def _denials(conn: apsw.Connection, event: StoredEvent, data: Event, memory_id: int) -> None:
+        """A denial that ends a memory keeps its values as denied from its event time on; a denial
+        retracted or erased no longer denies anything, and an ended memory brought back (an
+        undo) holds its values again."""
+        if isinstance(data, MemoryRetired):
+            if data.reason == ENDED and data.by:
+                conn.execute(_DENY, (event.event_time, memory_id_of(conn, data.by), memory_id))
+            conn.execute("DELETE FROM denied_values WHERE denial_id=?", (memory_id,))
+        elif isinstance(data, Erased):
+            conn.execute("DELETE FROM denied_values WHERE denial_id=? OR ended_id=?", (memory_id, memory_id))
+        elif isinstance(data, Reinstated):
+            conn.execute("DELETE FROM denied_values WHERE ended_id=?", (memory_id,))
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
         if isinstance(data, EntityAliasSet):
@@ -238,6 +281,7 @@ class ClaimsProjector(DeferringProjector):
             )
         else:
             explicit = ()
+            self._denials(conn, event, data, memory_id)
         conn.execute("DELETE FROM claims WHERE memory_id=?", (memory_id,))
         if row["status"] != "active":
             return
@@ -510,3 +554,20 @@ def near_duplicates(
             found.append({"memory_id": memory_id, "similarity": round(score, 3)})
     found.sort(key=lambda d: (-d["similarity"], -d["memory_id"]))
     return found[:limit]
+
+
+def denied_later(
+    conn: apsw.Connection, claims: tuple[Claim, ...], workspaces: tuple[str, ...], event_time: str
+) -> int | None:
+    """The denial that ended one of ``claims``' values in ``workspaces`` after ``event_time``
+    (the latest), if any: a memory stating that value as of an earlier time arrived late."""
+    if not claims:
+        return None
+    pairs = json.dumps([[c.key_subject, c.key_attribute, c.kind, c.value_norm] for c in claims])
+    row = conn.execute(
+        "SELECT d.denial_id FROM json_each(?) j JOIN denied_values d ON d.key_subject=j.value->>0 "
+        "AND d.key_attribute=j.value->>1 AND d.kind=j.value->>2 AND d.value_norm=j.value->>3 "
+        f"WHERE d.workspace IN ({marks(len(workspaces))}) AND d.event_time > ? ORDER BY d.event_time DESC LIMIT 1",
+        (pairs, *workspaces, event_time),
+    ).fetchone()
+    return None if row is None else int(row[0])

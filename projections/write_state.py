@@ -10,6 +10,7 @@ an unresolved set, only the members the writer collides with are loaded.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import apsw
@@ -88,6 +89,9 @@ def remember_state(
     )
     if restated is not None and not disputed(conn, restated.memory_id, claims):
         return RememberState(**found, restated=restated, claims=claims)
+    denial = _denied_later(conn, claims, scope, cmd.event_time)
+    if denial is not None:
+        return RememberState(**found, claims=claims, denied_by=denial, recorded_at=clock.now())
     near = tuple(claims_model.near_duplicates(conn, cmd.content, cmd.workspace))
     sets = claim_sets(conn, claims, candidates, scope, known=known)
     settles = policy.auto_settle or policy.settle_changes  # a write may settle the sets it opens or joins
@@ -100,6 +104,21 @@ def remember_state(
         recorded_at=clock.now(),
         settle=settle_state(conn, sets, candidates, auto_settle=policy.auto_settle) if settles else None,
     )
+
+
+def _denied_later(
+    conn: apsw.Connection, claims: tuple[Claim, ...], scope: tuple[str, ...], event_time: str
+) -> MemoryFacts | None:
+    """The active denial that ended a value ``claims`` state, said after ``event_time``: only a
+    write speaking of the past can arrive before one (a write of now costs no look-up)."""
+    if not claims or clock.to_datetime(event_time) > clock.to_datetime(clock.now()) - _LATE:
+        return None
+    denial_id = claims_model.denied_later(conn, claims, scope, event_time)
+    row = mem.by_id(conn, denial_id) if denial_id is not None else None
+    return MemoryFacts.from_row(row) if row is not None and row.status == "active" else None
+
+
+_LATE = timedelta(seconds=5)  # a write's own event time, taken before it waited for the lock
 
 
 def update_state(

@@ -283,3 +283,43 @@ def test_an_undone_change_leaves_the_value_current(app: LedgerApp) -> None:
     r = app.remember("We moved the standup to 11am but moved it back", source_type="agent_generated")
     assert r["conflicts_total"] == 0 and "superseded" not in r and status(app, held) == "active"
     assert_rebuild_reproduces(app)
+
+
+def test_a_value_stated_as_of_before_its_denial_arrives_ended(app: LedgerApp) -> None:
+    """ "Alice owns …" (March 15), recorded after "Alice is no longer the owner …" (said now),
+    was stored active: the denied value was current again, beside its denial."""
+    app.remember("The billing service owner is Alice", source_type="agent_generated", event_time="2026-03-01T00:00:00Z")
+    denial = app.remember("Alice is no longer the owner of the billing service", source_type="agent_generated")
+    late = app.remember(
+        "The billing service owner is Alice", source_type="agent_generated", event_time="2026-03-15T00:00:00Z"
+    )
+    assert late["status"] == "retired" and "retracted" not in late
+    assert any(f"#{denial['memory_id']}" in n for n in late["notices"])
+    memory = app.read(late["memory_id"])["memory"]
+    assert memory["retired_by"] == denial["memory_id"] and memory["status_reason"] == ENDED
+    assert current(app, "billing service owner") == ["Alice is no longer the owner of the billing service"]
+    after = app.remember("The billing service owner is Alice", source_type="agent_generated")  # said now: it holds
+    assert after["status"] == "active"
+    assert_rebuild_reproduces(app)
+
+
+def test_a_retracted_denial_ends_nothing_that_arrives_late(app: LedgerApp) -> None:
+    app.remember("The billing service owner is Alice", source_type="agent_generated", event_time="2026-03-01T00:00:00Z")
+    denial = app.remember("Alice is no longer the owner of the billing service", source_type="agent_generated")
+    app.retire(denial["memory_id"], reason="it was a mistake", authorization=AUTH_USER)
+    late = app.remember(
+        "The billing service owner is Alice", source_type="agent_generated", event_time="2026-03-15T00:00:00Z"
+    )
+    assert late["status"] == "active"
+    assert_rebuild_reproduces(app)
+
+
+def test_a_promoted_note_stated_before_a_denial_arrives_ended(app: LedgerApp) -> None:
+    app.remember("Alice owns the billing service", source_type="agent_generated", event_time="2026-03-01T00:00:00Z")
+    note = dict(tier="working", session_id="s1", source_type="agent_generated")
+    said = app.remember("Alice owns the billing service", turn=2, event_time="2026-03-10T00:00:00Z", **note)
+    denied = app.remember("Alice is no longer the owner of the billing service", turn=3, **note)
+    assert app.promote(denied["memory_id"])["retracted"]
+    promoted = app.promote(said["memory_id"])
+    assert promoted["status"] == "retired" and "arrived late" in promoted["notices"][0]
+    assert current(app, "billing service owner") == ["Alice is no longer the owner of the billing service"]

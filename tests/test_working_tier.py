@@ -12,7 +12,7 @@ from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput, NotFound
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
-from fact_ledger.server.config import Settings, load_settings
+from fact_ledger.server.config import Policy, Settings, load_settings
 
 
 def _later(days: int) -> str:
@@ -385,5 +385,26 @@ def test_a_signal_that_brings_a_note_back_says_which_it_pushed_out(tmp_path: Pat
         assert back["evicted"] == [second]
         assert sorted(m["memory_id"] for m in app.working("c")["memories"]) == [first, third]
         assert "evicted" not in app.reinforce(third, "user_referenced", session_id="c", turn=5)
+    finally:
+        app.close()
+
+
+def test_a_promotion_that_a_later_value_settles_says_so(tmp_path: Path) -> None:
+    """The answer said the promoted memory "now disagrees" with a set that policy had already
+    settled against it, and named no supersession either way."""
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db"), policy=Policy(settle_changes=True)))  # a later value leads
+    try:
+        app.remember("The on-call engineer is Eve", source_type="agent_generated", event_time="2026-03-01T00:00:00Z")
+        note = dict(tier="working", session_id="s1", source_type="agent_generated")
+        older = app.remember("The on-call engineer is Dan", turn=1, event_time="2026-01-01T00:00:00Z", **note)
+        answer = app.promote(older["memory_id"])
+        assert answer["status"] == "superseded" and answer["superseded"] == [answer["promoted_to"]]
+        assert "superseded on arrival" in answer["notices"][0] and "disagrees" not in " ".join(answer["notices"])
+        newer = app.remember("The on-call engineer is Finn", turn=2, event_time="2026-06-01T00:00:00Z", **note)
+        answer = app.promote(newer["memory_id"])
+        assert answer["status"] == "active" and answer["superseded"] == [1]
+        assert (
+            answer["notices"][0] == f"promoted to long-term #{answer['promoted_to']}: a later value, it supersedes #1"
+        )
     finally:
         app.close()

@@ -349,15 +349,30 @@ class Conversations(Service):
         if any(e.type == "DuplicateSighted" for e in events):
             out["duplicate_of"] = long_id
         out.update(self.writes._retracted(events))
-        for key in ("conflicts", "conflicts_total", "near_duplicates"):
+        for key in ("conflicts", "conflicts_total", "near_duplicates", "superseded"):
             if key in report:
                 out[key] = report[key]
+        row = mem.by_id(self.conn, long_id)
+        out["status"] = row.status if row is not None else "active"
         notices = list(report.get("notices", []))
-        if report.get("conflicts"):
-            ids = ", ".join(f"#{c['conflict_id']}" for c in report["conflicts"])
+        ids = ", ".join(f"#{c['conflict_id']}" for c in report.get("conflicts", ()))
+        if out["status"] == "superseded":  # a later value settled the set it joined
+            notices.insert(
+                0, f"promoted to long-term #{long_id}: superseded on arrival, as a later value leads ({ids})"
+            )
+        elif out["status"] == "retired":  # a denial said after the time it speaks of
+            notices.insert(
+                0,
+                f"promoted to long-term #{long_id}: arrived late, stored retired (a later memory says its value "
+                "no longer holds)",
+            )
+        elif ids and not report.get("superseded"):
             notices.insert(
                 0, f"promoted to long-term #{long_id}: it now disagrees with long-term memory (conflict {ids})"
             )
+        elif report.get("superseded"):
+            done = ", ".join(f"#{m}" for m in report["superseded"])
+            notices.insert(0, f"promoted to long-term #{long_id}: a later value, it supersedes {done}")
         if notices:
             out["notices"] = notices[:3]
         return out

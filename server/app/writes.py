@@ -68,6 +68,10 @@ def in_conversation(decision: Decision, session_id: str | None, turn: int | None
     ]
 
 
+def _ended_on_arrival(denial: MemoryFacts) -> str:
+    return f"arrived late: stored retired, as memory #{denial.memory_id} (said later) says this value no longer holds"
+
+
 class Unchanged(Exception):  # control flow: never leaves the facade
     """An update whose fields all equal the memory's (or a judgment the set's standing one repeats):
     nothing to write. ``version``: the memory's version (the standing judgment's id)."""
@@ -191,6 +195,8 @@ class Writes(Service):
             **_candidates_report(state.cancelling, retracted),
             **masked,
         }
+        if state.denied_by is not None:  # stated as of a time before a denial of its value
+            result.update(status="retired", notices=[*result.get("notices", []), _ended_on_arrival(state.denied_by)])
         if head.position in result.get("superseded", ()):  # policy auto_settle: a later value leads
             row = mem.by_id(self.conn, head.position)
             assert row is not None
@@ -281,14 +287,18 @@ class Writes(Service):
         return msgspec.structs.replace(cmd, ref_id=facts.memory_id, retracts=True, **found), facts, candidates
 
     def _retracted(self, events: list[Any]) -> dict[str, list[int]]:
-        """``retracted``: the memories this write retired by retracting them; ``reinstated``: the
-        one a pure cancellation brought back (what the retracted memory had replaced)."""
+        """``retracted``: the memories this write retired by retracting them (not itself, ended on
+        arrival); ``reinstated``: the one a pure cancellation brought back (what the retracted
+        memory had replaced)."""
         out: dict[str, list[int]] = {}
+        own = events[0].stream_id if events else None
         for key, kind in (("retracted", "MemoryRetired"), ("reinstated", "Reinstated")):
             ids = [
                 row.memory_id
                 for ev in events
-                if ev.type == kind and (row := mem.by_stream(self.conn, ev.stream_id)) is not None
+                if ev.type == kind
+                and ev.stream_id != own
+                and (row := mem.by_stream(self.conn, ev.stream_id)) is not None
             ]
             if ids:
                 out[key] = ids
