@@ -53,14 +53,17 @@ class OpenSet(msgspec.Struct, frozen=True, kw_only=True):
     attribute: str
     updated_at: str
     members: tuple[Member, ...]
+    judgment: tuple[int, int] | None = None  # a judged set: (judgment id, the member it says should win)
 
 
-def suggestion_id(conflict_id: int, members: Sequence[Member]) -> str:
+def suggestion_id(conflict_id: int, members: Sequence[Member], judgment: tuple[int, int] | None = None) -> str:
     """A name for the set's settlement as the set stands: its id and a digest of every member's
     stream, value and everything arbitration reads of it (trust, lock, times, confidence, who
     vouched). Any member joining, leaving, changing its value or its standing yields another id:
     an id that outlived a confirmation would apply another winner than the one it was shown with."""
     digest = hashlib.sha256()
+    if judgment is not None:  # a person's judgment since the report: the suggestion shown is stale
+        digest.update(f"judgment {judgment[0]}\x1e".encode())
     for m in sorted(members, key=lambda m: m.stream_id):
         digest.update(f"{m.stream_id}\x1f{m.value_norm}\x1f".encode() + msgspec.json.encode(m.side) + b"\x1e")
     return f"{SUGGESTION_PREFIX}{conflict_id}-{digest.hexdigest()[:12]}"
@@ -82,11 +85,25 @@ def settlement(open_set: OpenSet, *, review_agent_conflicts: bool = False) -> di
     leader = verdict["leader_id"]
     by_id = {m.side.memory_id: m for m in open_set.members}
     out: dict[str, Any] = {
-        "suggestion_id": suggestion_id(open_set.conflict_id, open_set.members),
+        "suggestion_id": suggestion_id(open_set.conflict_id, open_set.members, open_set.judgment),
         "conflict_id": open_set.conflict_id,
         "rule": verdict["rule"],
         "reasons": verdict["reasons"],
     }
+    judged = open_set.judgment
+    if judged is not None and leader is not None and judged[1] != leader:
+        return {
+            **out,
+            "kind": "needs_person",
+            "winner_id": None,
+            "value": None,
+            "supersedes": [],
+            "reasons": [*verdict["reasons"], f"judgment {judged[0]} says #{judged[1]} should win"],
+            "explanation": f"judgment {judged[0]} says #{judged[1]} should win where the rules favour #{leader}: "
+            "a person decides (resolve_conflict with a winner_id, or keep_all)",
+        }
+    if judged is not None:
+        out["reasons"] = [*verdict["reasons"], f"judgment {judged[0]} agrees"]
     if leader is None or verdict["manual_review"]:
         return {
             **out,

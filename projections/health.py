@@ -53,6 +53,7 @@ def open_sets(
     for cid, stream, state, workspace, subject, attribute, updated in conn.execute(_SETS.format(scope=where), params):
         held = members.get(cid, [])
         if len(held) >= 2:
+            judgment = _standing_judgment(conn, cid) if state == "judged" else None
             out.append(
                 OpenSet(
                     conflict_id=cid,
@@ -63,9 +64,19 @@ def open_sets(
                     attribute=attribute,
                     updated_at=updated,
                     members=tuple(held),
+                    judgment=judgment,
                 )
             )
     return out
+
+
+def _standing_judgment(conn: apsw.Connection, conflict_id: int) -> tuple[int, int] | None:
+    """A judged set's latest judgment: (its id, the member it says should win)."""
+    row = conn.execute(
+        "SELECT judgment_id, winner_id FROM judgments WHERE conflict_id=? ORDER BY judgment_id DESC LIMIT 1",
+        (conflict_id,),
+    ).fetchone()
+    return None if row is None or row[1] is None else (int(row[0]), int(row[1]))
 
 
 def absorbed(conn: apsw.Connection, scope: tuple[str, ...] | None = None) -> tuple[int, int, int]:

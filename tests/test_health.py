@@ -359,3 +359,33 @@ def test_an_unknown_suggestion_is_named_by_the_field_the_caller_gave(ledger: Led
     with pytest.raises(NotFound) as missing:
         ledger.apply_suggestion(health.suggestion_id(999, ()), authorization=AUTH_USER)
     assert missing.value.field == "suggestion_id" and "no suggestion" in str(missing.value)
+
+
+def test_a_judgment_against_the_rules_leaves_the_set_to_a_person(ledger: LedgerApp) -> None:
+    """The health pass suggested the rules' winner whatever a person had judged, with the same
+    id as before the judgment, and applying it superseded the member the judgment chose."""
+    for name, minute in (("Alice", "00"), ("Bob", "10"), ("Carol", "20")):
+        ledger.remember(
+            f"The billing service owner is {name}",
+            source_type="agent_generated",
+            event_time=f"2026-03-01T00:{minute}:00Z",
+        )
+    [cluster] = ledger.health()["clusters"]
+    shown, cid, alice = cluster["suggestion"]["suggestion_id"], cluster["conflict_id"], min(cluster["members"])
+    judged = ledger.judge(cid, alice, rationale="Alice really")["judgment_id"]
+    [cluster] = ledger.health()["clusters"]
+    suggestion = cluster["suggestion"]
+    assert suggestion["kind"] == "needs_person" and suggestion["winner_id"] is None
+    assert f"judgment {judged} says #{alice} should win" in suggestion["explanation"]
+    before = ledger.store.last_position()
+    with pytest.raises(InvalidInput, match="is stale"):
+        ledger.apply_suggestion(shown, authorization=AUTH_USER)
+    with pytest.raises(InvalidInput, match="needs a person"):
+        ledger.apply_suggestion(suggestion["suggestion_id"], authorization=AUTH_USER)
+    assert ledger.store.last_position() == before
+    leader = max(cluster["members"])
+    agreeing = ledger.judge(cid, leader, rationale="the latest word")["judgment_id"]
+    [cluster] = ledger.health()["clusters"]
+    assert cluster["suggestion"]["kind"] == "settle" and cluster["suggestion"]["winner_id"] == leader
+    assert cluster["suggestion"]["reasons"][-1] == f"judgment {agreeing} agrees"
+    assert ledger.apply_suggestion(cluster["suggestion"]["suggestion_id"], authorization=AUTH_USER)["ok"]
