@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import PlainTextResponse, Response
 
 from fact_ledger.ledger.errors import InvalidInput, LedgerError, NotFound
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.console.detail import conflict_with_members
-from fact_ledger.server.console.web import error_page, ledger, parse_id, render
+from fact_ledger.server.console.web import done_redirect, error_page, ledger, parse_id, render
 from fact_ledger.server.mcp.routes import TOOLS
 
 
@@ -209,9 +209,7 @@ async def act(request: Request) -> Response:
     # An act that found the memory already so (unlocking what is not locked) writes nothing: the
     # page says so rather than "Recorded.".
     unchanged = answer.get("changed") is False or answer.get("unchanged") is True
-    return RedirectResponse(
-        f"/{action.target}/{target}?done={name}" + ("&unchanged=1" if unchanged else ""), status_code=303
-    )
+    return done_redirect(f"/{action.target}/{target}?done={name}" + ("&unchanged=1" if unchanged else ""))
 
 
 def erased_page(request: Request, memory_id: int, answer: dict[str, Any]) -> Response:

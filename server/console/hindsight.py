@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import PlainTextResponse, Response
 
 from fact_ledger.ledger.errors import InvalidInput, LedgerError, NotFound
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.console.actions import person_confirmed
-from fact_ledger.server.console.web import error_page, ledger, render
+from fact_ledger.server.console.web import done_redirect, error_page, ledger, render
 
 
 async def health(request: Request) -> Response:
@@ -103,7 +103,7 @@ async def apply(request: Request) -> Response:
         result = app.apply_suggestion(suggestion_id, authorization=AUTH_USER)
     except LedgerError as exc:
         return error_page(request, exc)
-    return RedirectResponse(f"/health?done=apply&change={result['change']['position']}", status_code=303)
+    return done_redirect(f"/health?done=apply&change={result['change']['position']}")
 
 
 async def undo(request: Request) -> Response:
@@ -132,7 +132,7 @@ async def undo(request: Request) -> Response:
         result = app.undo(change_id, authorization=AUTH_USER)
     except LedgerError as exc:
         return error_page(request, exc)
-    return RedirectResponse(f"/health?done=undo&change={result['change']['position']}", status_code=303)
+    return done_redirect(f"/health?done=undo&change={result['change']['position']}")
 
 
 async def alias(request: Request) -> Response:
@@ -161,4 +161,4 @@ async def alias(request: Request) -> Response:
         call(name, canonical, authorization=AUTH_USER)
     except LedgerError as exc:
         return error_page(request, exc)
-    return RedirectResponse(f"/health?done=alias_{decision}", status_code=303)
+    return done_redirect(f"/health?done=alias_{decision}")

@@ -10,6 +10,7 @@ the loop for long.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -151,9 +152,27 @@ def link(request: Request, path: str, **params: Any) -> str:
     return path + ("?" + urlencode(merged, doseq=True) if merged else "")
 
 
+DONE_COOKIE = "ledger_console_done"  # the page an action sent the person to, once (see done_redirect)
+
+
+def _done_mark(url: str) -> str:
+    return hashlib.sha256(url.encode()).hexdigest()[:32]
+
+
+def done_redirect(url: str) -> RedirectResponse:
+    """To ``url`` (``?done=…``) after an action recorded something: the page says "Recorded." for
+    this visit only. The banner came from the URL alone, so reloading, bookmarking or sharing the
+    page told the next reader that something had just been recorded."""
+    response = RedirectResponse(url, status_code=303)
+    response.set_cookie(DONE_COOKIE, _done_mark(url), max_age=300, httponly=True, samesite="strict")
+    return response
+
+
 def render(request: Request, template: str, code: int = 200, **context: Any) -> HTMLResponse:
     lang = language(request)
     here = request.url.path + ("?" + request.url.query if request.url.query else "")
+    marked = request.cookies.get(DONE_COOKIE)
+    done = bool(request.query_params.get("done")) and marked == _done_mark(here)
     tt = time_params(request)
     html = _env.get_template(template).render(
         request=request,
@@ -168,9 +187,13 @@ def render(request: Request, template: str, code: int = 200, **context: Any) -> 
         here=here,
         csrf=request.app.state.guard.csrf,
         link=lambda path, **p: link(request, path, **p),
+        done_shown=done,
         **context,
     )
-    return HTMLResponse(html, status_code=code)
+    response = HTMLResponse(html, status_code=code)
+    if marked is not None:  # shown once: a reload or a shared link says nothing was just recorded
+        response.delete_cookie(DONE_COOKIE, httponly=True, samesite="strict")
+    return response
 
 
 def error_page(request: Request, exc: LedgerError) -> HTMLResponse:

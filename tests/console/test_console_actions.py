@@ -63,8 +63,9 @@ def test_an_act_that_changes_nothing_says_so_in_both_languages(console: Console)
     status, _, headers = _act(console, "unlock", memory_id=str(memory_id))
     assert status == 303 and headers["location"] == f"/memory/{memory_id}?done=unlock&unchanged=1"
     assert console.events() == before
+    once = headers["set-cookie"].split(";", 1)[0]  # what the browser carries to the page it is sent to
     for lang, said, not_said in (("en", "Nothing was changed", "Recorded."), ("zh", "未做任何更改", "已记录。")):
-        cookie = f"ledger_console_{console.port}={console.token}; ledger_console_lang={lang}"
+        cookie = f"ledger_console_{console.port}={console.token}; ledger_console_lang={lang}; {once}"
         _, page, _ = _request(console, "GET", headers["location"], headers={"Cookie": cookie})
         done = page.split('id="done">', 1)[1].split("</p>", 1)[0]
         assert said in done and not_said not in done
@@ -153,3 +154,19 @@ def test_yes_on_a_set_that_changed_since_its_page_records_nothing(console: Conso
             _memory(console, "The kiosk API listens on port 7300", *said, "--event-time", "2020-01-01T10:30:00Z")
             sets = json.loads(ledger_cli("conflicts", "--json", "--db", console.db, check=True).stdout)["conflicts"]
             [cid] = [c["conflict_id"] for c in sets if c["claim"]["subject"].lower().startswith("kiosk")]
+
+
+def test_recorded_is_said_once_to_the_one_who_acted_not_by_the_url(console: Console) -> None:
+    """Any ``?done=`` said "Recorded.": a reload, a bookmark or a shared link of the page told its
+    reader that something had just been recorded (an open conflict "resolved")."""
+    memory_id = _memory(console, "The loading dock closes at 6pm", "--source-type", "agent_generated")
+    status, _, headers = _act(console, "confirm", memory_id=str(memory_id))
+    done = headers["set-cookie"].split(";", 1)[0]
+    cookie = f"ledger_console_{console.port}={console.token}; {done}"
+    _, page, answer = _request(console, "GET", headers["location"], headers={"Cookie": cookie})
+    assert 'id="done"' in page and "Recorded." in page
+    assert "ledger_console_done=" in answer["set-cookie"]  # cleared once shown
+    _, again, _ = _request(console, "GET", headers["location"])  # the reload, or the link shared
+    assert 'id="done"' not in again
+    _, forged, _ = _request(console, "GET", "/memory/1?done=resolve")
+    assert 'id="done"' not in forged
