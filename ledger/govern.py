@@ -47,6 +47,14 @@ from fact_ledger.ledger.log.events import (
 KEEP_RESOLUTIONS = ("keep_both", "keep_all")
 
 
+KEPT_ALL = "keep all values"  # why a set kept all its values ended (a ConflictResolved's reason)
+
+
+def resolved_reason(conflict_id: int) -> str:
+    """Why a member left a set a person resolved: "conflict 33 resolved"."""
+    return f"conflict {conflict_id} resolved"
+
+
 def decide_confirm(memory: MemoryFacts, *, authorization: str, conflicts: Sequence[ConflictFacts] = ()) -> Decision:
     """The memory becomes user_confirmed and locked; a user channel upgrades an agent's confirmation.
 
@@ -180,7 +188,7 @@ def decide_resolve(
                     conflict=conflict.stream_id,
                     resolution=resolution,
                     authorization=authorization,
-                    reason="keep all values",
+                    reason=KEPT_ALL,
                 ),
             )
         ]
@@ -207,7 +215,7 @@ def decide_resolve(
         [loser.stream_id for loser in losers],
         winner.stream_id,
         rule="resolve_conflict",
-        reason=f"conflict {conflict.conflict_id} resolved",
+        reason=resolved_reason(conflict.conflict_id),
         authorization=authorization,
         other_sets=theirs,
     )

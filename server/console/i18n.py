@@ -6,9 +6,11 @@ A missing key falls back to English, then to the key itself, so a new label neve
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from fact_ledger.ledger.decide import ENDED, LEFT_BY_RETRACTION, REINSTATED, RETRACTED, RETRACTED_BY_WORDS
+from fact_ledger.ledger.govern import KEPT_ALL
 from fact_ledger.ledger.settlement import CHANGE_REASON, POLICY_REASON
 
 LANGUAGES = ("en", "zh")
@@ -211,6 +213,19 @@ STRINGS: dict[str, tuple[str, str]] = {
     "client": ("Client", "客户端"),
     "since": ("Since", "起始"),
     "memory_id": ("Memory id", "记忆编号"),
+    # the fields an error page names (error.field), beside those above
+    "conflict_id": ("Conflict id", "冲突编号"),
+    "cursor": ("Page cursor", "翻页游标"),
+    "suggestion_id": ("Suggestion id", "建议编号"),
+    "change_id": ("Change id", "变更编号"),
+    "decision": ("Decision", "决定"),
+    "action": ("Action", "操作"),
+    "as_of": ("Point in time", "时间点"),
+    "as_of_event_time": ("Event time", "事件时间"),
+    "loser_id": ("Memory id", "记忆编号"),
+    "format": ("Format", "格式"),
+    "alias": ("Alias", "别名"),
+    "canonical": ("Canonical name", "规范名称"),
     "error_field": ("field", "字段"),
     "until": ("Until", "截止"),
     "hash": ("Hash", "哈希"),
@@ -376,6 +391,7 @@ VALUES: dict[str, tuple[str, str]] = {
     "dissolved": ("dissolved", "已消解"),
     "rules": ("the rules", "规则"),
     "resolve_conflict": ("chosen by a person (resolve)", "由人选定（解决）"),
+    "manual": ("chosen by a person", "由人选定"),
     "arbitrate": ("arbitration applied", "已应用仲裁"),
     "supersede": ("the other value was superseded", "另一个值已被取代"),
     "retire": ("the other value was retired", "另一个值已被撤回"),
@@ -417,6 +433,18 @@ TERMS: dict[str, dict[str, tuple[str, str]]] = {
         "stream": ("this memory", "本记忆"),
         "winner": ("the winner", "胜出方"),
         "loser": ("the loser", "落败方"),
+        # the field of another memory's event that names this one
+        "members": ("a member", "成员"),
+        "member": ("a member", "成员"),
+        "ref": ("referred to", "被引用"),
+        "by": ("by this memory", "由本记忆"),
+        "left": ("one side", "一方"),
+        "right": ("one side", "一方"),
+        "long_term": ("the long-term memory", "长期记忆"),
+        "promoted_from": ("the note promoted", "被提升的笔记"),
+        "superseded": ("superseded", "被取代"),
+        "pins": ("pinned", "被固定"),
+        "memory": ("this memory", "本记忆"),
     },
     "event": {
         "MemoryRecorded": ("MemoryRecorded", "记录"),
@@ -457,6 +485,7 @@ TERMS: dict[str, dict[str, tuple[str, str]]] = {
         REINSTATED: (REINSTATED, "取代它的记忆已被撤回"),
         LEFT_BY_RETRACTION: (LEFT_BY_RETRACTION, "被后来的记忆撤回"),
         "erased": ("erased", "已永久删除"),
+        KEPT_ALL: (KEPT_ALL, "保留全部值"),
     },
     "settled_by": {  # a policy's settlement: its reason is the prefix and the deciding rule
         POLICY_REASON: (POLICY_REASON, "依策略 auto_settle 了结："),
@@ -490,17 +519,24 @@ def term_translator(lang: str) -> Callable[[str, object], str]:
     return tn
 
 
+_RESOLVED = re.compile(r"conflict (\d+) resolved")
+
+
 def reason_translator(lang: str) -> Callable[[object], str]:
     """``tr(reason)``: a reason the ledger itself recorded, in the chosen language: one of its fixed
     reasons, or a policy's settlement with the deciding rule. Anything else is a person's own
     words (a retirement's reason) and stays as written."""
     tn, tv = term_translator(lang), value_translator(lang)
+    index = LANGUAGES.index(lang) if lang in LANGUAGES else 0
 
     def tr(reason: object) -> str:
         text = "" if reason is None else str(reason)
         for prefix in TERMS["settled_by"]:
             if text.startswith(prefix):
                 return tn("settled_by", prefix) + tv(text.removeprefix(prefix))
+        resolved = _RESOLVED.fullmatch(text)  # "conflict 33 resolved" (ledger.govern.resolved_reason)
+        if resolved is not None:
+            return ("conflict {n} resolved", "冲突 {n} 已解决")[index].format(n=resolved[1])
         return tn("reason", text)
 
     return tr

@@ -161,6 +161,7 @@ def test_recorded_is_said_once_to_the_one_who_acted_not_by_the_url(console: Cons
     reader that something had just been recorded (an open conflict "resolved")."""
     memory_id = _memory(console, "The loading dock closes at 6pm", "--source-type", "agent_generated")
     status, _, headers = _act(console, "confirm", memory_id=str(memory_id))
+    assert status == 303
     done = headers["set-cookie"].split(";", 1)[0]
     cookie = f"ledger_console_{console.port}={console.token}; {done}"
     _, page, answer = _request(console, "GET", headers["location"], headers={"Cookie": cookie})

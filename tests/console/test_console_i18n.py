@@ -121,3 +121,20 @@ def test_reason_translator_knows_every_fixed_reason_and_leaves_a_persons_words()
     assert tr(CHANGE_REASON + "event_time") == "依策略 settle_changes 了结：事件时间"
     assert tr("the vendor changed its API") == "the vendor changed its API"
     assert reason_translator("en")(ENDED) == ENDED
+
+
+def test_roles_resolutions_and_rules_the_ledger_records_are_words_in_chinese(console: Console) -> None:
+    """A member's role ("members"), a person's resolution ("conflict 33 resolved", "keep all
+    values") and the rule of a supersession ("manual") stayed English on the Chinese pages."""
+    loser, cid = console.ids["rules_favour"], console.ids["resolved_conflict"]
+    _, page = _get(console, f"/memory/{loser}", "zh")
+    status = _text(page.split('id="status">', 1)[1].split("</td>", 1)[0])
+    assert f"冲突 {cid} 已解决" in status and "resolved" not in status, status
+    shown = _text(page.split('id="versions"', 1)[1])
+    assert "成员" in shown and not re.search(r"\b(members|manual|resolve_conflict)\b", shown), shown
+    _, page = _get(console, f"/conflict/{console.ids['kept_conflict']}", "zh")
+    assert "保留全部值" in page and "keep all values" not in _text(page)
+    _, page = _get(console, f"/memory/{console.ids['old_db']}", "zh")
+    assert "由人选定" in page and not re.search(r"\bmanual\b", _text(page.split('id="versions"', 1)[1]))
+    _, page = _get(console, f"/memory/{loser}", "en")
+    assert f"conflict {cid} resolved" in page and "a member" in page
