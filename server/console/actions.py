@@ -18,7 +18,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from fact_ledger.ledger.errors import InvalidInput, LedgerError, NotFound
+from fact_ledger.ledger.errors import InvalidInput, LedgerError, NotFound, VersionConflict
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.console.detail import conflict_with_members
@@ -106,6 +106,7 @@ def preview(app: LedgerApp, name: str, target: int, values: dict[str, Any]) -> P
         if winner is None:
             raise InvalidInput(f"memory {values['winner_id']} is not a member of conflict {target}", field="winner_id")
         if name == "judge":
+            _check_pins(values, members, target)
             return {"items": [("judged_winner", winner)], "guarded": []}
         losers = [m for m in members if m is not winner and m["status"] == "active" and m["value"] != winner["value"]]
         return {
@@ -141,6 +142,23 @@ def shown_token(shown: Preview) -> str:
     version ("will_be_superseded:18:1,…"). "Yes" on a page whose list no longer holds (a member
     joined the set, a winner was updated) records nothing and shows the page again."""
     return ",".join(f"{role}:{m['memory_id']}:{m.get('version', '')}" for role, m in shown["items"])
+
+
+def _check_pins(values: dict[str, Any], members: list[dict[str, Any]], conflict_id: int) -> None:
+    """A judgment's pins name members at the versions they are at, refused before the
+    confirmation page as "Yes" would refuse them after it."""
+    versions = {m["memory_id"]: m.get("version") for m in members}
+    for key, version in (_pins(values) or {}).items():
+        memory_id = int(key)
+        if memory_id not in versions:
+            raise InvalidInput(f"pins name memory {memory_id}, not a member of conflict {conflict_id}", field="pins")
+        if versions[memory_id] != version:
+            raise VersionConflict(
+                f"memory {memory_id} is at version {versions[memory_id]}, the judgment pinned {version}",
+                field="pins",
+                memory_id=memory_id,
+                current_version=versions[memory_id],
+            )
 
 
 def _check_tier(name: str, memory: dict[str, Any], field: str) -> None:

@@ -63,6 +63,7 @@ async def conflict(request: Request) -> Response:
     app = ledger(request)
     try:
         conflict_id = parse_id(request.path_params["conflict_id"], "conflict_id")
+        time_point(request)  # the page shows the present, but a bad point is refused as on every page
         detail = conflict_with_members(app, conflict_id)
         events = app.audit(conflict_id=conflict_id, limit=HISTORY_EVENTS)["events"]
     except LedgerError as exc:

@@ -12,6 +12,7 @@ from starlette.responses import Response, StreamingResponse
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput, LedgerError
+from fact_ledger.ledger.ids import ascii_digits
 from fact_ledger.server.console.views import as_true_at, timeline_strip
 from fact_ledger.server.console.web import error_page, ledger, parse_id, render, time_point
 
@@ -30,8 +31,8 @@ async def timeline(request: Request) -> Response:
         tt = time_point(request)
         at = clock.parse_time(tt["at"], field="as_of_event_time") if tt.get("at") else None
         if target:
-            # digits name a memory (any script's digits: ``٣`` is refused, never read as 3)
-            key = {"memory_id": parse_id(target, "memory_id")} if target.isdigit() else {"subject": target}
+            # the digits 0-9 name a memory; anything else is a subject (``٣`` too: never read as 3)
+            key = {"memory_id": parse_id(target, "memory_id")} if ascii_digits(target) else {"subject": target}
             result = ledger(request).timeline(**key, as_of_recorded=tt.get("as_of"))
     except LedgerError as exc:
         return error_page(request, exc)

@@ -130,7 +130,13 @@ def time_point(request: Request) -> dict[str, str]:
     tt = time_params(request)
     for key, value in tt.items():
         if key == "as_of" and value.isdigit():  # parse_id refuses what is not 0-9
-            parse_id(value, TIME_FIELDS[key], least=0)
+            position = parse_id(value, TIME_FIELDS[key], least=0)
+            last = ledger(request).store.last_position()
+            if position > last:  # not the past: the log does not reach it yet
+                raise InvalidInput(
+                    f"position {position} is past the end of the log (its last event is at {last})",
+                    field=TIME_FIELDS[key],
+                )
         else:
             clock.parse_time(value, field=TIME_FIELDS[key])
     return tt

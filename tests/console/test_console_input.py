@@ -76,8 +76,6 @@ def test_as_true_at_follows_the_as_of_rule() -> None:
         f"/conflict/{HUGE}",
         f"/audit?memory_id={HUGE}",
         f"/timeline?subject={HUGE}",
-        f"/timeline?subject={SUPERSCRIPT}",
-        f"/timeline?subject={ARABIC}",
         f"/audit?memory_id={SUPERSCRIPT}",
         f"/audit?memory_id={ARABIC}",
         f"/memory/{ARABIC}",
@@ -139,3 +137,31 @@ def test_a_filter_value_the_form_never_offers_is_refused(console: Console, path:
     """``source_type=bogus`` answered "Nothing found." and ``status=bogus`` read as current memories."""
     status, page = _get(console, path)
     assert status == 400 and "invalid_input" in page and "Traceback" not in page
+
+
+def test_a_subject_in_other_digits_is_a_subject_not_a_memory(console: Console) -> None:
+    """Only the digits 0-9 name a memory on the timeline: a subject written in other digits was
+    refused as a memory id, so it could never be shown (and is never read as memory 3)."""
+    for subject in (ARABIC, SUPERSCRIPT):
+        status, page = _get(console, f"/timeline?subject={subject}")
+        assert status == 200 and "invalid_input" not in page, subject
+
+
+def test_a_point_on_the_conflict_page_is_checked_and_a_position_past_the_log_is_refused(console: Console) -> None:
+    """The conflict page showed the present under any ``as_of``; a position past the end of the
+    log showed "Viewing the past" over the present."""
+    cid = console.ids["alice_conflict"]
+    status, page = _get(console, f"/conflict/{cid}?as_of=zzz")
+    assert status == 400 and "invalid_input" in page
+    for path in ("/memories?as_of=99999999999", "/?as_of=99999999", f"/conflict/{cid}?as_of=99999999"):
+        status, page = _get(console, path)
+        assert status == 400 and "past the end of the log" in page and 'id="past-banner"' not in page, path
+    status, page = _get(console, "/memories?as_of=1")
+    assert status == 200 and 'id="past-banner"' in page
+
+
+def test_a_stale_pin_is_refused_before_the_confirmation_page(console: Console) -> None:
+    cid, winner = console.ids["alice_conflict"], console.ids["paris"]
+    form = {"conflict_id": str(cid), "winner_id": str(winner), f"pin_{winner}": "9", "csrf": console.csrf()}
+    status, page, _ = _request(console, "POST", "/act/judge", body=form)
+    assert status == 409 and "the judgment pinned 9" in page and "confirm-yes" not in page
