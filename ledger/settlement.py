@@ -52,6 +52,7 @@ def settle_by_policy(
     other_sets: Mapping[str, Sequence[ConflictFacts]],
     review_agent_conflicts: bool = False,
     changes_only: bool = False,
+    several_facts: frozenset[str] | set[str] = frozenset(),
 ) -> Decision:
     """The settlements for the claim sets that ``decision`` opens or joins (events to append after it).
 
@@ -60,7 +61,9 @@ def settle_by_policy(
     leaves it — a set with a member missing here is left alone (the caller need not read the
     members of a set it knows is guarded); ``other_sets``: each member's other unresolved sets (a
     superseded member leaves them too); ``changes_only``: settle only sets whose leader is a
-    change (rule 2, by :data:`CHANGE_HORIZON_S` or more) — the ``settle_changes`` policy.
+    change (rule 2, by :data:`CHANGE_HORIZON_S` or more) — the ``settle_changes`` policy;
+    ``several_facts``: members that state other facts too: a set that would supersede one stays
+    open for a person (superseding a note of several facts hid the ones that did not change).
     """
     known = _after(decision, sets, other_sets)
     touched = list(
@@ -88,6 +91,8 @@ def settle_by_policy(
             not is_change(rule, winner, conflict.values, members) or any(guarded(members[s]) for s in losers)
         ):
             continue  # a guarded value may lead a change, never be superseded by one
+        if any(s in several_facts for s in losers):
+            continue  # superseding it would retire its other facts with this one
         reason = f"{CHANGE_REASON if changes_only else POLICY_REASON}{rule}"
         theirs = {loser: [known[c] for c in _streams_of(loser, known) if c != stream] for loser in losers}
         out += supersede_losers(losers, winner, rule=rule, reason=reason, authorization=AUTH_POLICY, other_sets=theirs)
@@ -146,11 +151,14 @@ def _streams_of(member: str, known: Mapping[str, ConflictFacts]) -> list[str]:
 
 class SettleState(msgspec.Struct, frozen=True, kw_only=True):
     """What a settling policy reads about the sets a write may open or join: each set whole (by
-    stream), the facts of their members (a guarded set's are not read), each member's other sets."""
+    stream), the facts of their members (a guarded set's are not read), each member's other sets,
+    and which members state other facts too."""
 
     sets: dict[str, ConflictFacts]
     members: dict[str, MemoryFacts]
     other_sets: dict[str, list[ConflictFacts]]
+    several_facts: frozenset[str] = frozenset()  # members that state other facts too (never superseded)
+    writer_several: bool = False  # the writer states other facts too
 
 
 def settle_with(decision: Decision, settle: SettleState, writer: MemoryFacts, policy: Policy) -> Decision:
@@ -164,4 +172,5 @@ def settle_with(decision: Decision, settle: SettleState, writer: MemoryFacts, po
         other_sets=settle.other_sets,
         review_agent_conflicts=policy.review_agent_conflicts,
         changes_only=not policy.auto_settle,
+        several_facts=settle.several_facts | ({writer.stream_id} if settle.writer_several else set()),
     )

@@ -571,3 +571,17 @@ def denied_later(
         (pairs, *workspaces, event_time),
     ).fetchone()
     return None if row is None else int(row[0])
+
+
+def several_facts(conn: apsw.Connection, memory_ids: list[int]) -> set[int]:
+    """Those of ``memory_ids`` that state more than one fact (claims under two keys or more)."""
+    if not memory_ids:
+        return set()
+    return {
+        int(r[0])
+        for r in conn.execute(
+            "SELECT memory_id FROM claims WHERE memory_id IN (SELECT value FROM json_each(?)) GROUP BY memory_id "
+            "HAVING count(DISTINCT key_subject || char(31) || key_attribute || char(31) || kind) > 1",
+            (json.dumps(sorted(memory_ids)),),
+        )
+    }

@@ -26,7 +26,7 @@ from fact_ledger.ledger.imported import ImportedState
 from fact_ledger.ledger.normalize import same_value
 from fact_ledger.ledger.remember import RememberState, absorbed
 from fact_ledger.ledger.restatement import restated_memory, says_more
-from fact_ledger.ledger.settlement import SettleState
+from fact_ledger.ledger.settlement import CHANGE_HORIZON_S, SettleState
 from fact_ledger.ledger.update import UpdateState
 from fact_ledger.projections import claims as claims_model
 from fact_ledger.projections import entity_aliases
@@ -102,7 +102,9 @@ def remember_state(
         sets=sets,
         near=near,
         recorded_at=clock.now(),
-        settle=settle_state(conn, sets, candidates, auto_settle=policy.auto_settle) if settles else None,
+        settle=settle_state(conn, sets, candidates, claims, cmd.event_time, auto_settle=policy.auto_settle)
+        if settles
+        else None,
     )
 
 
@@ -164,7 +166,16 @@ def update_state(
         candidates=tuple(candidates),
         sets=sets,
         conflicts=tuple(conflicts_of(conn, memory.memory_id)),
-        settle=settle_state(conn, sets, candidates, auto_settle=policy.auto_settle) if settles else None,
+        settle=settle_state(
+            conn,
+            sets,
+            candidates,
+            claims or (),
+            changes.get("event_time") or row.event_time,
+            auto_settle=policy.auto_settle,
+        )
+        if settles
+        else None,
     )
 
 
@@ -188,7 +199,9 @@ def imported_state(
         sets=sets,
         partners=conflicts_model.set_partners(conn, row.memory_id),
         held={c.key: c.stream_id for c in conflicts_of(conn, row.memory_id) if c.key},
-        settle=settle_state(conn, sets, candidates, auto_settle=policy.auto_settle) if settles else None,
+        settle=settle_state(conn, sets, candidates, claims, row.event_time, auto_settle=policy.auto_settle)
+        if settles
+        else None,
     )
 
 
@@ -361,11 +374,19 @@ def claim_sets(
 
 
 def settle_state(
-    conn: apsw.Connection, sets: dict[str, ConflictFacts], candidates: list[Candidate], *, auto_settle: bool
+    conn: apsw.Connection,
+    sets: dict[str, ConflictFacts],
+    candidates: list[Candidate],
+    claims: tuple[Claim, ...],
+    event_time: str,
+    *,
+    auto_settle: bool,
 ) -> SettleState:
     """What :func:`ledger.settlement.settle_by_policy` needs about the sets a write opens or joins.
     A set with a member no policy may supersede waits for a person (``auto_settle``): its
-    members' facts are not read (only their values)."""
+    members' facts are not read (only their values). Which members state other facts too (the
+    writer by its ``claims``; the others read only when a change is possible at all: a member
+    that became true a change's horizon apart from the writer, or ``auto_settle``)."""
     full = {
         c.stream_id: conflicts_model.conflict_facts(conn, row)
         for c in sets.values()
@@ -380,4 +401,15 @@ def settle_state(
         r.stream_id: MemoryFacts.from_row(r) for r in mem.load_many(conn, missing).values() if r.status == "active"
     }
     other_sets = {s: conflicts_of(conn, m.memory_id) for s, m in facts.items() if m.memory_id}
-    return SettleState(sets=full, members=facts, other_sets=other_sets)
+    said = clock.to_datetime(event_time)
+    possible = auto_settle or any(
+        abs((clock.to_datetime(m.event_time) - said).total_seconds()) >= CHANGE_HORIZON_S for m in facts.values()
+    )
+    several = claims_model.several_facts(conn, [m.memory_id for m in facts.values()]) if possible else set()
+    return SettleState(
+        sets=full,
+        members=facts,
+        other_sets=other_sets,
+        several_facts=frozenset(s for s, m in facts.items() if m.memory_id in several),
+        writer_several=len({c.key for c in claims}) > 1,
+    )

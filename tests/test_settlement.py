@@ -191,8 +191,16 @@ def test_random_histories_settle_only_unguarded_losers_and_rebuild_the_same(
                 for r in rows
             ]
             blocked = any(s.protection != "normal" or s.source_type == "user_confirmed" for s in sides)
+            # a member that states two facts ("the api port is …; the cache port is …") is never
+            # superseded by the policy: its set may stay open
+            several = app.conn.execute(
+                "SELECT count(*) FROM claims WHERE memory_id IN (SELECT memory_id FROM conflict_members "
+                "WHERE conflict_id=? AND active=1) GROUP BY memory_id ORDER BY 1 DESC LIMIT 1",
+                (c["conflict_id"],),
+            ).get
             # else the switch would have settled it
-            assert blocked or arbitrate_set(sides, review_agent_conflicts=False)["manual_review"], c
+            verdict = arbitrate_set(sides, review_agent_conflicts=False)
+            assert blocked or verdict["manual_review"] or (several or 0) > 1, c
         stale = app.conn.execute(  # a superseded member always left its open sets
             "SELECT count(*) FROM conflict_members c JOIN conflicts s USING(conflict_id) JOIN memories m "
             "USING(memory_id) WHERE c.active=1 AND s.state<>'resolved' AND m.status<>'active'"
@@ -213,3 +221,32 @@ def test_guarded_names_what_no_policy_may_supersede() -> None:
     assert guarded(MemoryFacts(**base, protection="protected", source_type="agent_generated"))
     assert guarded(MemoryFacts(**base, protection="locked", source_type="user_confirmed"))
     assert guarded(MemoryFacts(**base, protection="normal", source_type="user_confirmed"))  # an agent's label too
+
+
+@pytest.mark.parametrize("policy", [{"settle_changes": True}, {"auto_settle": True}])
+def test_a_note_of_several_facts_is_never_superseded_by_a_policy(tmp_path: Path, policy: dict[str, bool]) -> None:
+    """A later "Standup is at 11am" superseded the whole note, and with it the staging port and
+    the billing owner that had not changed: ``find`` answered nothing for them. The set stays
+    open, led by the later value, for a person (who may update the note)."""
+    app = _app(tmp_path / "l.db", **policy)
+    try:
+        note = app.remember(
+            "Notes from sync: staging API listens on port 8080. Standup is at 10am. Billing owner is Alice.",
+            source_type="agent_generated",
+            event_time="2026-11-01T09:00:00Z",
+        )["memory_id"]
+        later = app.remember("Standup is at 11am", source_type="agent_generated", event_time="2026-11-10T09:00:00Z")
+        assert "superseded" not in later and later["conflicts"][0]["leader_id"] == later["memory_id"]
+        assert app.read(note)["memory"]["status"] == "active"
+        assert [r["memory_id"] for r in app.find("staging api port")["results"]][:1] == [note]
+        older = app.remember("Standup is at 9am", source_type="agent_generated", event_time="2026-10-01T09:00:00Z")
+        assert older["status"] == "active"  # the set it joins has a member the policy may not supersede
+        single = app.remember(
+            "The deploy window is Friday", source_type="agent_generated", event_time="2026-11-01T09:00:00Z"
+        )
+        changed = app.remember(
+            "The deploy window is Thursday", source_type="agent_generated", event_time="2026-11-10T09:00:00Z"
+        )
+        assert changed["superseded"] == [single["memory_id"]]  # one fact: still settled
+    finally:
+        app.close()
