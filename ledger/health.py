@@ -40,6 +40,7 @@ class Member(msgspec.Struct, frozen=True, kw_only=True):
     value: str
     value_norm: str
     source_ref: str = ""
+    several: bool = False  # it states other facts too: superseding it would retire them
 
 
 class OpenSet(msgspec.Struct, frozen=True, kw_only=True):
@@ -121,6 +122,19 @@ def settlement(open_set: OpenSet, *, review_agent_conflicts: bool = False) -> di
         }
     win = by_id[leader]
     losers = [m.side.memory_id for m in open_set.members if m.value_norm != win.value_norm]
+    whole = sorted(m for m in losers if by_id[m].several)
+    if whole:  # as no policy does, the report never proposes retiring facts that did not change
+        return {
+            **out,
+            "kind": "needs_person",
+            "winner_id": None,
+            "value": None,
+            "supersedes": [],
+            "explanation": f"#{leader} ({win.value}) leads by {verdict['rule']}, but "
+            + ", ".join(f"#{m}" for m in whole)
+            + " states other facts too: superseding it would retire them; update it to what still "
+            "holds, or resolve the set by hand (resolve_conflict with a winner_id, or keep_all)",
+        }
     return {
         **out,
         "kind": "settle",

@@ -16,7 +16,9 @@ from fact_ledger.projections.conflicts.queries import ConflictRow, conflict_row,
 
 _MEMBERS = (
     f"SELECT m.conflict_id, {', '.join(f'm.{c}' for c in SIDE_COLUMNS)}, m.stream_id, m.value, m.value_norm, "
-    "coalesce(r.source_ref, '') FROM conflict_members m JOIN conflicts c ON c.conflict_id=m.conflict_id "
+    "coalesce(r.source_ref, ''), (SELECT count(DISTINCT k.key_subject || char(31) || k.key_attribute || "
+    "char(31) || k.kind) > 1 FROM claims k WHERE k.memory_id=m.memory_id) "
+    "FROM conflict_members m JOIN conflicts c ON c.conflict_id=m.conflict_id "
     "LEFT JOIN memories r ON r.memory_id=m.memory_id "
     "WHERE m.active=1 AND c.state<>'resolved' {scope} ORDER BY m.conflict_id, m.joined_at, m.memory_id"
 )
@@ -42,9 +44,9 @@ def open_sets(
     n = len(SIDE_COLUMNS)
     for row in conn.execute(_MEMBERS.format(scope=where), params):
         side = side_of(row[1 : 1 + n])
-        stream, value, norm, ref = row[1 + n :]
+        stream, value, norm, ref, several = row[1 + n :]
         members.setdefault(row[0], []).append(
-            Member(side=side, stream_id=stream, value=value, value_norm=norm, source_ref=ref)
+            Member(side=side, stream_id=stream, value=value, value_norm=norm, source_ref=ref, several=bool(several))
         )
     where, params = _scope(scope, "workspace")
     if conflict_id is not None:

@@ -389,3 +389,17 @@ def test_a_judgment_against_the_rules_leaves_the_set_to_a_person(ledger: LedgerA
     assert cluster["suggestion"]["kind"] == "settle" and cluster["suggestion"]["winner_id"] == leader
     assert cluster["suggestion"]["reasons"][-1] == f"judgment {agreeing} agrees"
     assert ledger.apply_suggestion(cluster["suggestion"]["suggestion_id"], authorization=AUTH_USER)["ok"]
+
+
+def test_a_member_that_states_other_facts_is_left_to_a_person(ledger: LedgerApp) -> None:
+    """The report proposed superseding a note of several facts for one that changed."""
+    ledger.remember(
+        "Notes from sync: staging API listens on port 8080. Standup is at 10am. Billing owner is Alice.",
+        source_type="agent_generated",
+        event_time="2026-11-01T09:00:00Z",
+    )
+    ledger.remember("Standup is at 11am", source_type="agent_generated", event_time="2026-11-10T09:00:00Z")
+    [cluster] = ledger.health()["clusters"]
+    suggestion = cluster["suggestion"]
+    assert suggestion["kind"] == "needs_person" and suggestion["supersedes"] == []
+    assert "states other facts too" in suggestion["explanation"]
