@@ -33,7 +33,7 @@ REPORTS_TO = re.compile(
 CHANGED_BY = re.compile(
     r"^(?:(?:we|i|they|the team|someone|ops)\s+)?(?:(?:have|has|just|finally|already)\s+)*"
     r"(?P<verb>moved|changed|pushed back|rescheduled|postponed|upgraded|downgraded|bumped|raised|"
-    r"increased|lowered|reduced|cut|renamed|switched|updated)\s+(?P<x>.+?)\s+to\s+(?P<y>\S.*)$",
+    r"increased|lowered|reduced|cut|renamed|switched|updated|reverted|rolled)\s+(?P<x>.+?)(?:\s+back)?\s+to\s+(?P<y>\S.*)$",
     re.IGNORECASE,
 )
 # "We upgraded Postgres (from 16) to 17", "Postgres was upgraded to 17", "Postgres升级到17了",
@@ -59,6 +59,9 @@ VERSION_CHANGED = (
         _WHO_DID + r"(?:upgraded|downgraded)\s+to\s+(?P<x>[A-Za-z][\w.+-]*)\s+v?(?P<y>\d+(?:\.\d+)*)" + _DONE_WHEN,
         re.IGNORECASE,
     ),
+    # "we rolled Postgres back to 16", "we reverted Postgres to 16": a version again, like any other
+    re.compile(_WHO_DID + r"(?:rolled\s+back|reverted)\s+(?P<x>.+?)" + _VERSION_TO, re.IGNORECASE),
+    re.compile(_WHO_DID + r"rolled\s+(?P<x>.+?)\s+back" + _VERSION_TO, re.IGNORECASE),
     re.compile(
         r"^(?:我们|我|他们)?把?(?P<x>[^，。,;；\s从]+?)(?:已经|刚)?(?:从v?\d[\d.]*)?(?:升级|降级)(?:到|至)了?(?:版本)?"
         r"(?P<y>v?\d+(?:\.\d+)*)(?:版本?)?了?[。.!！]?$"
@@ -95,6 +98,14 @@ NOT_A_CHANGE_MADE = re.compile(
 # A sentence that says its change was undone ("… but rolled it back", "… and moved it back",
 # "…，后来又改回来了"): the change it states left no value, so no clause of it that makes a change
 # ("upgraded Postgres to 17", "moved the standup to 11am") states one
+# ... unless it says what the value went back to ("we moved the staging API back to port 8080",
+# "we rolled Postgres back to 16", "站会改回10点了"): that is a change to a value like any other
+RETURNS_TO = re.compile(r"\bback\s+to\s+\S|\brevert(?:ed)?\s+\S.*?\bto\s+\S|改回(?:到|成|为)?\s*\S", re.IGNORECASE)
+# A chat's lead-in before a statement ("FYI we moved the standup to 11am", "heads up: …")
+LEAD_IN = re.compile(
+    r"^(?:(?:fyi|heads[\s-]up|btw|psa|quick\s+update|update|just\s+so\s+you\s+know|ok(?:ay)?|so|also)\b[\s,:;!.-]*)+",
+    re.IGNORECASE,
+)
 UNDONE = re.compile(
     r"\b(?:(?:moved|changed|switched|put|set|turned)\s+(?:it|them|that)\s+back|(?:and|then)\s+back|"
     r"revert(?:ed)?|rolled\s+(?:it\s+|them\s+|that\s+)?back|undone|undid)\b|改回|回滚|撤销了|又改回",
@@ -176,7 +187,7 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
             None,
         ),
         (
-            r"已?(?:改为|改成|改到|变为|变成|变更为|调整为|调整到|更新为|升级到|升级为|升到|设为|设置为|设定为|定在|定于|安排在|挪到|"
+            r"已?(?:改回到|改回成|改回|改为|改成|改到|变为|变成|变更为|调整为|调整到|更新为|升级到|升级为|升到|设为|设置为|设定为|定在|定于|安排在|挪到|"
             r"推迟到|提前到|延期到|等于|就是)了?|(?<![但还于总可只要凡倒真老不否])是(?![否不])|"
             r"(?<![因作认成以称行视为更较极最])为(?![了什何止主])",
             "is",

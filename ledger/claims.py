@@ -55,6 +55,7 @@ from fact_ledger.ledger.claim_words import (
     HOLDS_ROLE_ZH,
     HOSTS,
     IMPLICIT,
+    LEAD_IN,
     LEADING_ARTICLE,
     LIKE_EN,
     LIKE_ZH,
@@ -75,6 +76,7 @@ from fact_ledger.ledger.claim_words import (
     RELATIONS,
     REPORTS_TO,
     REPORTS_TO_ZH,
+    RETURNS_TO,
     ROLE_ZH,
     RUNS_VERSION,
     SENTENCES,
@@ -248,7 +250,7 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
 
 # What the patterns of FROM_OLD_VALUE and VERSION_CHANGED cannot match without (a prefilter)
 _SAYS_FROM = re.compile(r"\sfrom\s|从", re.IGNORECASE)
-_SAYS_UPGRADE = re.compile(r"grade|升级|降级", re.IGNORECASE)
+_SAYS_UPGRADE = re.compile(r"grade|rolled|revert|升级|降级", re.IGNORECASE)
 
 
 def _without_old_value(clause: str) -> str:
@@ -522,6 +524,13 @@ def _clauses(content: str) -> Iterable[str]:
         yield from (c for c in CLAUSES.split(sentence.rstrip("。！!；;.\n ")) if c and c.strip())
 
 
+def _without_lead_in(clause: str) -> str:
+    """ "FYI we moved the standup to 11am" as "we moved the standup to 11am": a chat's lead-in
+    kept the change's patterns (anchored at the clause's start) from reading it."""
+    match = LEAD_IN.match(clause.lstrip())
+    return clause.lstrip()[match.end() :] if match and match.end() < len(clause.lstrip()) else clause
+
+
 def _stated_clauses(content: str) -> Iterable[str]:
     """The clauses whose values hold: a change its own sentence says was undone ("We upgraded
     Postgres to 17 but rolled it back") states none (it read as Postgres 17, or as the standup
@@ -531,7 +540,9 @@ def _stated_clauses(content: str) -> Iterable[str]:
         return
     for sentence in SENTENCES.split(content[:20_000]):
         undone = UNDONE.search(sentence) is not None
-        yield from (c for c in _clauses(sentence) if not (undone and MAKES_A_CHANGE.search(c)))
+        yield from (
+            c for c in _clauses(sentence) if not (undone and MAKES_A_CHANGE.search(c) and not RETURNS_TO.search(c))
+        )
 
 
 def clause_count(content: str) -> int:
@@ -574,7 +585,7 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
         if claim is not None:
             out.setdefault(claim.key, claim)
     who = subject  # whom a clause without its own subject is about ("用户喜欢咖啡，不喜欢茶")
-    for clause in map(_without_old_value, _stated_clauses(_without_speaker_label(content))):
+    for clause in map(_without_old_value, map(_without_lead_in, _stated_clauses(_without_speaker_label(content)))):
         claim = (
             _drink_claim(clause, who)
             or _ownership_claim(clause)

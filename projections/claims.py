@@ -144,7 +144,8 @@ class ClaimsProjector(DeferringProjector):
     # standup's slot; a negated verb before the value ("doesn't listen on port 9090") no claim;
     # 11: "we upgraded Postgres to 17", "Postgres升级到17了": the version's slot; "moved from A to B" B;
     # 12: "we're on Postgres 16" the version's slot, "Carol is my manager" the manager's, a Latin
-    # name against Chinese ("Alice负责计费服务") a name; a change its sentence says was undone none;
+    # name against Chinese ("Alice负责计费服务") a name; a change its sentence says was undone none
+    # ("… back to 8080", "rolled Postgres back to 16", 改回 state one); "FYI …" read without it;
     # denied_values: the values a denial ended, and when
     version = 12
     tables = ("claims", "denied_values")

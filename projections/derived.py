@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # "uses port N" a port; "we moved X to Y" X's slot; a negated verb before a value no claim;
 # 9: "we upgraded Postgres to 17" the version's slot; "moved from A to B" states B; 10: "we're on
 # Postgres 16" the version's slot, "Carol is my manager" the manager's, "Alice负责…" Alice; an
-# undone change ("… but rolled it back") no value
+# undone change ("… but rolled it back") no value, a change back ("… back to 8080", 改回) its value;
+# a chat's lead-in ("FYI …") is not read
 CLAIMS_KIND = b"claims/10"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)

@@ -493,6 +493,14 @@ def test_no_role_holder_where_none_is_named(content: str) -> None:
         ("The Python version is 3.11", "I'm using Python 3.12"),
         # a Latin name against Chinese is a name
         ("计费服务的负责人是Alice", "Bob负责计费服务"),
+        # a change back to a value states it ("back" is no part of the slot)
+        ("The staging API listens on port 9090", "We moved the staging API back to port 8080"),
+        ("Our Postgres version is 17", "We rolled Postgres back to 16"),
+        ("Our Postgres version is 17", "We reverted Postgres to 16"),
+        ("站会时间是11点", "站会改回10点了"),
+        # a chat's lead-in before an active-voice change
+        ("The standup is at 10am", "FYI we moved the standup to 11am"),
+        ("The standup is at 10am", "heads up: we moved the standup to 11am"),
     ],
 )
 def test_a_change_said_with_another_verb_is_the_same_slot(said: str, changed: str) -> None:
