@@ -60,7 +60,8 @@ _ZH_NO_LONGER = re.compile(r"(?:已经)?(?:不再|停止(?:了)?)")  # "不再�
 _ZH_TAIL = re.compile(r"了?\s*([。！]?)\s*$")
 # "…不是8080吗" asks (and means it is); "将不再是…" says it will be so: neither has ended anything
 _ZH_QUESTION = re.compile(r"[吗么嘛][\s。！!？?]*$")
-_ZH_FUTURE = re.compile(r"将|要不再|会不再")
+# (会 ending a word is no "will": 站会, 例会, 开会, 周会 …)
+_ZH_FUTURE = re.compile(r"将|要不再|(?<![站例开晨周年大晚早班夜聚约机社协学工议])会不再")
 # What a Chinese denial says beyond the value: a time or a scope (暂时, 今天, 这周, 生产环境…) or a
 # source or a doubt (听说, 据说, 好像, 我觉得, …吧): it ends nothing
 _ZH_MORE = re.compile(
@@ -197,7 +198,7 @@ def _tokens(text: str) -> set[str]:
 
 
 # the words a Chinese statement of a fact is made of, beside its slot and value
-_ZH_FRAME = frozenset("是的了在用使监听端口号版本负责人由再")
+_ZH_FRAME = frozenset("是的了在用使监听端口号版本负责人由再时间日期地址")  # …时间 / 日期 / 地址: the slot's name
 
 
 def holds_only(held: str, content: str, claim: Claim) -> bool:

@@ -52,6 +52,7 @@ def current(app: LedgerApp, query: str) -> list[str]:
         ("We don't run Postgres 16 any more", "Our Postgres version is 16"),
         ("Alice不再负责计费服务了", "计费服务的负责人是Alice"),
         ("Alice不再负责计费服务", "Alice负责计费服务"),
+        ("站会不再是10点了", "站会时间是10点"),  # 站会 ends in 会: no "will"
     ],
 )
 def test_a_denial_ends_the_memory_holding_the_value(app: LedgerApp, denial: str, held: str) -> None:
