@@ -26,6 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from fact_ledger.ledger.claim_words import MAKES_A_CHANGE
 from fact_ledger.ledger.text import STOP_WORDS, fold
 
 MAX_CANDIDATES = 5  # shown when several instructions match (the answer lists at most 5)
@@ -207,13 +208,28 @@ class Target(NamedTuple):
     denied: bool = False
 
 
-def choose(candidates: Sequence[Target]) -> tuple[Target | None, list[Target]]:
+# What a cancellation of a change names it by ("the move of the launch review is cancelled")
+_CHANGE_NOUNS = frozenset(
+    """move moving change switch reschedule rescheduling upgrade downgrade migration rename postponement
+    改期 改动 变更 调整 搬迁""".split()
+)
+
+
+def choose(candidates: Sequence[Target], words: Sequence[str] = ()) -> tuple[Target | None, list[Target]]:
     """(the one instruction to retract, or None; the instructions that matched, at most
     :data:`MAX_CANDIDATES`). Only an instruction-like memory that is not itself a cancellation
-    counts, and only exactly one of them is retracted. ``candidates`` are every memory holding
-    the words, up to :data:`MAX_MATCHES`; one more than that and none is retracted (the one
+    counts — or, when the cancellation names a change by a change's noun (``words``: "the move
+    of the launch review is cancelled"), a memory that states a change ("… was moved to Dec 10")
+    — and only exactly one of them is retracted. ``candidates`` are every memory holding the
+    words, up to :data:`MAX_MATCHES`; one more than that and none is retracted (the one
     instruction seen could have others among the memories not looked at)."""
-    instructions = [t for t in candidates[:MAX_MATCHES] if is_instruction(t.content)]
+    of_a_change = any(w in _CHANGE_NOUNS for w in words)
+    instructions = [
+        t
+        for t in candidates[:MAX_MATCHES]
+        if is_instruction(t.content)
+        or (of_a_change and MAKES_A_CHANGE.search(t.content) and not is_cancellation(t.content))
+    ]
     if len(instructions) == 1 and len(candidates) <= MAX_MATCHES:
         return instructions[0], instructions
     return None, instructions[:MAX_CANDIDATES]

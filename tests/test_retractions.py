@@ -354,3 +354,27 @@ def test_retracting_a_memory_that_is_already_retired_says_so(app: LedgerApp, tmp
     assert ledger_cli("--db", db, "retire", "1").returncode == 0
     human = ledger_cli("--db", db, "remember", "cancel that", "--retracts", "1")
     assert human.returncode == 0 and "#1 was already retired: nothing was retracted" in human.stdout
+
+
+def test_a_cancelled_move_named_by_its_noun_brings_back_what_it_replaced(tmp_path: Path) -> None:
+    """ "The move of the launch review is cancelled" retracted nothing (a cancellation found only
+    instructions), so Dec 10 stayed current; only ``ref_id`` + ``retracts`` undid the move."""
+    from fact_ledger.server.config import Policy, Settings
+
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db"), policy=Policy(settle_changes=True)))
+    try:
+        held = app.remember(
+            "The launch review is on Dec 3", source_type="agent_generated", event_time="2026-11-01T00:00:00Z"
+        )
+        moved = app.remember(
+            "The launch review was moved to Dec 10", source_type="agent_generated", event_time="2026-11-05T00:00:00Z"
+        )
+        assert moved["superseded"] == [held["memory_id"]]
+        cancel = app.remember("The move of the launch review is cancelled", source_type="agent_generated")
+        assert cancel["retracted"] == [moved["memory_id"]] and cancel["reinstated"] == [held["memory_id"]]
+        assert status(app, held["memory_id"]) == "active"
+        plain = app.remember("The launch review report is cancelled", source_type="agent_generated")
+        assert "retracted" not in plain  # no change named: a report of one is no instruction
+        assert_rebuild_reproduces(app)
+    finally:
+        app.close()

@@ -238,7 +238,7 @@ class Writes(Service):
             runner.settle_in_transaction()
         scope = self.workspace_scope(cmd.workspace) or (cmd.workspace,)
         rows = holding_all(self.conn, words, scope, limit=MAX_MATCHES + 1)
-        target, matched = choose([Target(*row) for row in rows])
+        target, matched = choose([Target(*row) for row in rows], words)
         cancelling = tuple(matched)
         if target is None:
             return (cmd, None, cancelling) if cancelling else self._ended_target(cmd)
