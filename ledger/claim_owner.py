@@ -15,6 +15,8 @@ import re
 
 from fact_ledger.ledger.claim_values import is_named, strip_left, value_text
 from fact_ledger.ledger.claim_words import (
+    BELONGS_EN,
+    BELONGS_ZH,
     HEDGED,
     LEADING_ARTICLE,
     MANY,
@@ -45,10 +47,12 @@ TRAILING_WHEN = re.compile(
 _OWNERSHIP = (
     (OWNER_ZH, "x"),
     (OWNED_ZH, ""),
+    (BELONGS_ZH, ""),
     (OWNS_ZH, "y"),
     (OWNER_OF_EN, "x"),
     (OWNED_EN, "x"),
     (OWNS_EN, "y"),
+    (BELONGS_EN, ""),
 )
 
 

@@ -95,7 +95,7 @@ def _as_written(phrase: str, cased: str) -> str | None:
     of its own."""
     want = phrase.split()
     runs = _LATIN_RUNS.findall(cased) if phrase.isascii() else cased.split()
-    words = [w.strip(TOKEN_PUNCT) for w in runs]
+    words = [re.sub(r"['’]s$", "", w.strip(TOKEN_PUNCT)) for w in runs]  # "Dana's" is written "Dana"
     for i in range(len(words) - len(want) + 1):
         if [w.lower() for w in words[i : i + len(want)]] == want:
             return " ".join(words[i : i + len(want)])

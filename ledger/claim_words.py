@@ -342,7 +342,10 @@ OWNER_OF_EN = re.compile(
 OWNER_ZH = re.compile(r"^(?P<y>.+?)的?负责人(?:现在|目前|已经|已)?(?:是|为|改为|换成了?|变成了?|换为)(?P<x>.+)$")
 OWNS_ZH = re.compile(r"^(?P<x>.+?)(?:现在|目前|已经|开始)?(?:负责|接手了?)(?![人任的])(?P<y>.+)$")
 OWNED_ZH = re.compile(r"^(?P<y>.+?)(?:现在|目前|已经|已)?由(?P<x>.+?)(?:负责|接手)了?$")
-OWNER_WORD = re.compile(r"own|owner|responsib|in charge|took over|taken over|负责|接手")
+# "计费服务现在归Dana管", "the billing service is Dana's now": whose the thing is
+BELONGS_ZH = re.compile(r"^(?P<y>.+?)(?:现在|目前|已经|已)?归(?P<x>[^，。,;；\s]+?)(?:管理?|负责)?了?$")
+BELONGS_EN = re.compile(r"^(?P<y>.+?)\s+is\s+(?:now\s+)?(?P<x>[a-z][\w.-]*(?:\s+[a-z][\w.-]*)?)['’]s(?:\s+now)?$")
+OWNER_WORD = re.compile(r"own|owner|responsib|in charge|took over|taken over|负责|接手|归|['’]s(?:\s+now)?$")
 OWNED_THING = re.compile(
     r"(?:^the |^our |(?:service|api|repo|repository|module|component|project|pipeline|system|database|db|cluster|"
     r"server|app|application|library|package|product|feature|platform|codebase|backend|frontend|infra|"

@@ -498,6 +498,9 @@ def test_no_role_holder_where_none_is_named(content: str) -> None:
         ("Our Postgres version is 17", "We rolled Postgres back to 16"),
         ("Our Postgres version is 17", "We reverted Postgres to 16"),
         ("站会时间是11点", "站会改回10点了"),
+        # whose a thing is
+        ("Alice owns the billing service", "The billing service is Dana's now"),
+        ("计费服务的负责人是Alice", "计费服务现在归Dana管"),
         # a chat's lead-in before an active-voice change
         ("The standup is at 10am", "FYI we moved the standup to 11am"),
         ("The standup is at 10am", "heads up: we moved the standup to 11am"),

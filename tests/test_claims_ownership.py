@@ -48,6 +48,8 @@ NOT_ONE_SLOT = [
     ("张三不再负责支付服务", "李四负责支付服务"),
     ("我负责支付服务", "李四负责支付服务"),
     ("前端负责人是张工", "后端负责人是李工"),
+    ("This is Bob's", "The billing service is Dana's now"),  # nothing named
+    ("这个问题归我管", "计费服务现在归Dana管"),  # no one named
 ]
 
 
