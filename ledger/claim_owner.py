@@ -2,8 +2,8 @@
 the parts of claim extraction (:mod:`ledger.claims`) that read a clause's *attribute* rather
 than its value.
 
-Ownership ("X owns Y", "Y is owned by X", "the owner of Y is X", "Y 的负责人是 X", "X 负责 Y",
-"Y 由 X 负责") is about the thing: one owner per thing, so the thing is the claim's subject and
+Ownership ("X owns Y", "Y is owned by X", "the owner of Y is X", "Y is X's now", "Y 的负责人是 X",
+"X 负责 Y", "Y 由 X 负责", "Y 归 X 管") is about the thing: one owner per thing, so the thing is the claim's subject and
 the owner its value. Precision first: the owner is one named person or team, the thing one
 definite thing; "Bob owns a Tesla" (one of many), "Alice and Bob own …", "no longer owns …",
 "张三很负责" say nothing here.
