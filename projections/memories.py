@@ -340,7 +340,8 @@ class MemoriesProjector(DeferringProjector):
     name = "memories"
     # 2: the memories_retired_by index; 3: restatements (ledger.restatement); 4: a superseded
     # memory ends where the next value of its chain took over (ledger.validity)
-    version = 5  # 5: an end before the start is an empty interval (ledger.validity.not_before)
+    version = 6  # 5: an end before the start is an empty interval (ledger.validity.not_before);
+    # 6: an erased memory keeps the end it had
     tables = ("memories", "memory_versions", "memory_restatements")
     handles = frozenset({"MemoryRecorded", "DuplicateSighted", "Restated", *(cls.__name__ for cls in _STATE_EVENTS)})
 
@@ -490,7 +491,12 @@ def _fold_state(conn: apsw.Connection, row: dict[str, Any], event: StoredEvent, 
     elif isinstance(data, MemoryArchived):
         row["status"] = "archived"
     elif isinstance(data, Erased):  # its rows were cleared: what stays is that it was erased
-        row.update(status="erased", status_reason=data.reason, valid_to=event.event_time)
+        # when it stopped being true stays when it did (a supersession, a retraction): an erasure
+        # takes its text, not its past
+        ended = row.get("valid_to")
+        row.update(
+            status="erased", status_reason=data.reason, valid_to=ended if ended is not None else event.event_time
+        )
 
 
 # A memory a supersession ended, as the time-travel states' ``ended = 'superseded'``: archived or

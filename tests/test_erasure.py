@@ -428,3 +428,27 @@ def test_an_erased_memory_answers_no_search_at_any_point(tmp_path: Path) -> None
         assert app.read(gone)["memory"]["status"] == "erased"
     finally:
         app.close()
+
+
+def test_an_erased_memory_keeps_when_it_stopped_being_true(tmp_path: Path) -> None:
+    """``read`` put the erasure's own time as ``valid_to`` of a memory superseded months before;
+    ``history`` and the timeline said the supersession's."""
+    from tests.conftest import REVIEW
+
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db"), policy=REVIEW))
+    try:
+        dan = app.remember(
+            "The on-call engineer is Dan", source_type="agent_generated", event_time="2026-01-01T00:00:00Z"
+        )
+        eve = app.remember(
+            "The on-call engineer is Eve", source_type="agent_generated", event_time="2026-03-01T00:00:00Z"
+        )
+        app.supersede(dan["memory_id"], eve["memory_id"], reason="rotation", authorization=AUTH_USER)
+        before = app.read(dan["memory_id"])["memory"]["valid_to"]
+        assert before is not None and before.startswith("2026-03-01")
+        app.erase(dan["memory_id"], reason="asked", authorization=AUTH_USER)
+        assert app.read(dan["memory_id"])["memory"]["valid_to"] == before
+        app.rebuild()
+        assert app.read(dan["memory_id"])["memory"]["valid_to"] == before
+    finally:
+        app.close()
