@@ -156,7 +156,7 @@ def test_a_write_to_an_unreadable_database_says_where_it_went(tmp_path: Path) ->
     code, out = run("status", "--db", str(db))
     lines = out.splitlines()
     assert code == 2 and lines[0].startswith("degraded since ") and "(corrupt)" in lines[0]  # docs/cli.md
-    assert lines[1] == f"  backup awaiting replay: 1 events in {backup} (ledger replay-backup)"
+    assert lines[1] == f"  backup awaiting replay: 1 write (1 event) in {backup} (ledger replay-backup)"
     code, out = run("replay-backup", "--db", str(db))
     assert code == 0 and "would append 1, already present unknown (database unreadable)" in out
 

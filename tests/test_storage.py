@@ -77,3 +77,13 @@ def test_the_log_and_the_read_models_meet_their_protocols() -> None:
     assert "append_stored" in vars(EventLog) and "present_ids" in vars(EventLog)  # the copy's and the seam's
     # The PostgreSQL log also reads a snapshot outside a projection transaction, as the SQLite one does.
     assert callable(getattr(PostgresEventStore, "snapshot", None)) and callable(getattr(EventStore, "snapshot", None))
+
+
+def test_a_degraded_reason_is_one_line_cut_between_words() -> None:
+    """``status`` printed a driver's message cut mid-word ("… accepting connec")."""
+    from fact_ledger.server.app.storage import _shortened
+
+    said = "connection failed: No such file or directory\n\tIs the server running locally and accepting connections?"
+    assert _shortened(said) == " ".join(said.split())
+    cut = _shortened(said * 5)
+    assert cut.endswith(" …") and len(cut) <= 302 and "\n" not in cut and cut[:-2].split()[-1] in said.split()

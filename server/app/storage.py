@@ -370,7 +370,7 @@ class Storage(BackupState):
 
     def _note_failure(self, exc: BaseException) -> None:
         self.not_a_ledger = isinstance(exc, (MissingDatabase, NotALedger))
-        self.degraded = {"reason": reason_of(exc), "message": str(exc)[:200], "since": clock.now()}
+        self.degraded = {"reason": reason_of(exc), "message": _shortened(str(exc)), "since": clock.now()}
 
     def unreadable(self) -> Unavailable:
         reason = self.degraded["reason"] if self.degraded else "cant_open"
@@ -675,3 +675,12 @@ class Storage(BackupState):
             "degraded": state["degraded"],
             "pending_backup": state["pending"],
         }
+
+
+def _shortened(message: str, limit: int = 300) -> str:
+    """An error's message in one line of at most ``limit`` characters, cut between words (a
+    driver's message cut mid-word read "… accepting connec")."""
+    text = " ".join(message.split())
+    if len(text) <= limit:
+        return text
+    return text[: text.rfind(" ", 0, limit - 1)].rstrip(" ,;:") + " …"

@@ -247,10 +247,19 @@ def bad_line_details(r: dict[str, Any]) -> None:
         out_console.print(f"  and {unlisted} more bad line(s)", highlight=False)
 
 
+def _writes(pending: dict[str, Any]) -> str:
+    """ "2 writes (3 events)": a write may append several events (a collision, a settlement), and
+    the docs count what waits in writes."""
+    writes, events = pending.get("writes"), pending["events"]
+    if writes is None:
+        return f"{events} event(s)"
+    return f"{writes} write{'s' if writes != 1 else ''} ({events} event{'s' if events != 1 else ''})"
+
+
 def pending_backup_line(pending: dict[str, Any] | None) -> None:
     if pending:
         out_console.print(
-            f"  [yellow]backup awaiting replay[/yellow]: {pending['events']} events in "
+            f"  [yellow]backup awaiting replay[/yellow]: {_writes(pending)} in "
             f"{pending['path']} (ledger replay-backup)",
             highlight=False,
         )
