@@ -138,6 +138,9 @@ def key_tokens(text: str) -> set[str]:
     return tokens
 
 
+_HIS_OR_HERS = frozenset({"her", "his", "its", "their", "她", "他", "它"})
+
+
 def _make(
     subject_text: str,
     left: str,
@@ -153,6 +156,8 @@ def _make(
     if qualifier:  # "uses Rust for the CLI" and "uses Python for the backend" are two attributes
         rel = f"{rel} {qualifier}"
     tokens = key_tokens(subject_text) | key_tokens(left)
+    if subject_text.strip():  # "her manager" under subject Alice is Alice's manager
+        tokens = (tokens - _HIS_OR_HERS) or tokens
     tokens = (tokens - SLOT_FILLERS) or tokens
     if relation == "port" or noun == "port":
         tokens.add("port")

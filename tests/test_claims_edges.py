@@ -593,3 +593,19 @@ def test_an_undone_change_leaves_the_other_sentences_and_clauses_their_values() 
     assert standup.value_norm == "11:00"  # the undoing is another sentence's
     (port,) = extract_claims("The API listens on port 8080 and we reverted the cache change")
     assert port.value_norm == "8080"  # the clause that states a value makes no change
+
+
+@pytest.mark.parametrize(
+    ("said", "subject", "other", "other_subject"),
+    [
+        ("Her manager is Carol", "Alice", "manager: Erin", "Alice"),
+        ("她的经理是李四", "王芳", "王芳的经理是张三", ""),
+        ("His phone number is 555-1234", "Bob", "Bob's phone number is 555-9999", ""),
+    ],
+)
+def test_his_or_hers_under_a_subject_is_the_subject_s(said: str, subject: str, other: str, other_subject: str) -> None:
+    """ "Her manager is Carol" about Alice was keyed "alice her manager": no set with Alice's manager."""
+    (mine,) = extract_claims(said, subject)
+    (theirs,) = extract_claims(other, other_subject)
+    assert collides(mine, theirs), (mine.key, theirs.key)
+    assert extract_claims("Her manager is Carol")[0].key_subject == "her manager"  # no subject: whose is unsaid
