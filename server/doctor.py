@@ -58,22 +58,49 @@ def exit_code(severity: str) -> int:
 
 @check
 def check_integrity(app: Any) -> Check:
-    """SQLite's ``quick_check`` of the read models' file, on a connection of its own: FTS5's check
-    on a long-lived connection (a console's, a server's) read the index through the structure it
-    had cached, and called the file corrupt once another process had merged its segments."""
-    rows = _quick_check(app.conn)
-    if rows == ["ok"]:
+    """SQLite's ``quick_check`` of the log's file and the read models' file (:func:`damaged_files`).
+    Only the read models' file was checked: a log file with corrupt pages passed."""
+    damaged = damaged_files(app)
+    if not damaged:
         return Check(severity="ok", message="SQLite quick_check passed")
-    return Check(severity="critical", message=f"SQLite quick_check: {'; '.join(rows[:3])}")
+    return Check(
+        severity="critical",
+        message="; ".join(f"SQLite quick_check of {path}: {found(rows)}" for path, rows in damaged),
+    )
+
+
+def damaged_files(app: Any) -> list[tuple[str, list[str]]]:
+    """``(path, what quick_check found)`` for each of the ledger's SQLite files that fails it: the
+    log's (when the log is a file of its own) and the read models'."""
+    conns = [app.conn]
+    log_conn = getattr(app.storage.log, "conn", None)
+    if isinstance(log_conn, apsw.Connection) and log_conn.filename != app.conn.filename:
+        conns.insert(0, log_conn)
+    out = []
+    for conn in conns:
+        rows = _quick_check(conn)
+        if rows != ["ok"]:
+            out.append((conn.filename or ":memory:", rows))
+    return out
+
+
+def found(rows: list[str]) -> str:
+    """What quick_check found, in one line (its first three findings)."""
+    return " ".join("; ".join(rows[:3]).split())
 
 
 def _quick_check(conn: apsw.Connection) -> list[str]:
+    """On a connection of its own: FTS5's check on a long-lived connection (a console's, a
+    server's) read the index through the structure it had cached, and called the file corrupt
+    once another process had merged its segments."""
     path = conn.filename
     if not path:  # an in-memory file has no other connection
         return [r[0] for r in conn.execute("PRAGMA quick_check")]
     fresh = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
     try:
         return [r[0] for r in fresh.execute("PRAGMA quick_check")]
+    except apsw.Error as exc:  # a file too damaged to read at all
+        return [f"{type(exc).__name__}: {exc}"]
     finally:
         fresh.close()
 

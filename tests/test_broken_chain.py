@@ -111,3 +111,22 @@ def test_agents_get_the_warning_as_a_notice(broken: Path) -> None:
         assert [r["memory_id"] for r in app.find("service 2 port")["results"]][:1] == [2]
     finally:
         app.close()
+
+
+def test_a_log_file_with_damaged_pages_is_named_by_verify_and_doctor(tmp_path: Path) -> None:
+    """Only the read models' file was checked: a log file whose pages were overwritten passed
+    ``verify`` ("intact") and doctor's integrity check, though every write to it then failed."""
+    db = tmp_path / "ledger.db"
+    app = LedgerApp(Settings(db=str(db)))
+    for n in range(60):
+        app.remember(f"fact number {n} about the staging API and the other things that fill pages")
+    app.close()
+    with db.open("r+b") as f:  # the log's second and third pages: the events table's tree
+        f.seek(8192)
+        f.write(b"\xde\xad" * 2000)
+    result = cli(db, "verify")
+    assert result.exit_code == exit_codes.BROKEN and f"the database file {db} is corrupt" in result.output
+    result = cli(db, "--json", "doctor")
+    checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
+    assert result.exit_code == exit_codes.BROKEN
+    assert checks["integrity"]["severity"] == "critical" and str(db) in checks["integrity"]["message"]

@@ -515,7 +515,12 @@ class LedgerApp:
     def verify(self, progress: Progress | None = None) -> dict[str, Any]:
         """Recompute the hash chain, then fold the log afresh (rolled back) and compare tables."""
         from fact_ledger.ledger.errors import ChainBroken
+        from fact_ledger.server.doctor import damaged_files, found
 
+        damaged = damaged_files(self)  # a chain read through pages that are sound says nothing of the rest
+        if damaged:
+            path, rows = damaged[0]
+            raise ChainBroken(f"the database file {path} is corrupt (SQLite quick_check: {found(rows)})")
         count = self.storage.verify_log(progress=(lambda n: progress(n, 0)) if progress else None)
         bad = self.runner.differs_from_fresh_fold()
         if bad:
