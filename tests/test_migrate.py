@@ -131,3 +131,30 @@ def test_urls_are_checked_and_passwords_never_shown(tmp_path: Path) -> None:
     )
     assert refused.returncode != 0 and "hunter2" not in refused.stdout + refused.stderr
     assert json.loads(refused.stdout)["error"]["code"] == "unavailable"
+
+
+def test_migrate_to_or_from_a_path_that_is_no_ledger_says_so(tmp_path: Path) -> None:
+    """A target or a source that is another program's database, a text file or a directory
+    printed a traceback ending in NotALedger (exit 1)."""
+    import apsw
+    from click.testing import CliRunner
+
+    from fact_ledger.server.cli.main import main
+
+    db = tmp_path / "ledger.db"
+    assert CliRunner().invoke(main, ["--db", str(db), "remember", "the vpn gateway is 10.0.0.1"]).exit_code == 0
+    foreign = tmp_path / "foreign.db"
+    conn = apsw.Connection(str(foreign))
+    conn.execute("CREATE TABLE t(x)")
+    conn.close()
+    (tmp_path / "notes.db").write_text("hello\n")
+    (tmp_path / "adir").mkdir()
+    for args, code in (
+        (["--to", str(foreign)], 2),
+        (["--to", str(tmp_path / "notes.db")], 2),
+        (["--to", str(tmp_path / "adir")], 5),
+        (["--from", str(foreign), "--to", str(tmp_path / "copy.db")], 2),
+    ):
+        result = CliRunner().invoke(main, ["--db", str(db), "migrate", *args])
+        assert result.exit_code == code and "is not a ledger" in result.output, (args, result.output)
+        assert result.exception is None or isinstance(result.exception, SystemExit)

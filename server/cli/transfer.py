@@ -10,7 +10,7 @@ import click
 import msgspec
 from rich.markup import escape
 
-from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.errors import InvalidInput, Unavailable
 from fact_ledger.server.cli.output import (
     CliContext,
     bad_line_details,
@@ -98,6 +98,19 @@ def import_cmd(obj: CliContext, file: Path) -> None:
     emit(obj, result, human)
 
 
+def _opened(url: str, *, create: bool) -> Any:
+    """A log to copy from or to; a path that is no ledger (another program's database, a text
+    file, a directory) is answered as any command answers it (exit 2, or 5 for a directory),
+    not with a traceback."""
+    from fact_ledger.ledger.log.copy import open_log
+    from fact_ledger.ledger.log.dbfiles import NotALedger
+
+    try:
+        return open_log(url, create=create)
+    except NotALedger as exc:
+        raise Unavailable(str(exc), reason=exc.reason) from None
+
+
 @click.command(name="migrate")
 @click.option(
     "--to", "target", default=None, metavar="URL", help="Where to copy the log: postgresql://… or sqlite:///path."
@@ -122,7 +135,7 @@ def migrate_cmd(obj: CliContext, target: str | None, origin: str | None, seal: b
     old chain is verified, the same events are chained again with sealed rows (new hashes), and
     the read models are rebuilt. Example: ledger migrate --seal
     """
-    from fact_ledger.ledger.log.copy import copy_log, display_url, log_location, open_log
+    from fact_ledger.ledger.log.copy import copy_log, display_url, log_location
 
     if seal == (target is not None):
         raise click.UsageError("give --to URL (copy the log) or --seal (re-seal it in place)")
@@ -138,9 +151,9 @@ def migrate_cmd(obj: CliContext, target: str | None, origin: str | None, seal: b
     assert target is not None
 
     log_location(target)  # a bad URL is refused before either end is opened
-    source = open_log(origin or obj.settings.db, create=False)
+    source = _opened(origin or obj.settings.db, create=False)
     try:
-        log = open_log(target, create=True)
+        log = _opened(target, create=True)
         try:
             with progress_bar(obj, "migrate") as progress:
                 total = source.last_position()
