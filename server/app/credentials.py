@@ -180,9 +180,9 @@ _ASSIGNED = re.compile(
 _CLAUSE_REST = re.compile(r"[^\n.;,!?。，；！？()]{0,80}")
 _TRAILING = ".,;:!?)]}>，。；！？）"
 # a metadata key naming a credential, alone or as the last word of its name ("db_password",
-# "GITHUB_TOKEN", "smtp-pass"); "max_tokens", "token_count" name none
+# "GITHUB_TOKEN", "smtp-pass"); "max_tokens", "token_count" name none, nor our own option "on_secret"
 _SECRET_KEYS = re.compile(
-    r"(?i)^(?:[a-z0-9]+[_-])*(?:pass(?:word|wd|phrase)?|pwd|secret|secret[_-]?key|api[_-]?key|apikey|token"
+    r"(?i)^(?!on[_-]secret$)(?:[a-z0-9]+[_-])*(?:pass(?:word|wd|phrase)?|pwd|secret|secret[_-]?key|api[_-]?key|apikey|token"
     r"|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)$"
 )
 
