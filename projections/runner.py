@@ -250,7 +250,11 @@ class ProjectionRunner:
             log.warning("rebuilding from the log once, for new projection versions: %s", ", ".join(upgraded))
         if stale:
             self._rebuild(stale, None)
-        self._catch_up(self.projectors)
+        try:
+            self._catch_up(self.projectors)
+        except apsw.ConstraintError as exc:  # rows past a checkpoint: the checkpoints lag the tables
+            log.warning("read models hold rows their checkpoints do not (%s); building them again from the log", exc)
+            self._rebuild(self.projectors, self.progress)
         self.pull()
 
     def _catch_up(self, projectors: Sequence[Projector]) -> None:

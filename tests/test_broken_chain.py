@@ -130,3 +130,19 @@ def test_a_log_file_with_damaged_pages_is_named_by_verify_and_doctor(tmp_path: P
     checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
     assert result.exit_code == exit_codes.BROKEN
     assert checks["integrity"]["severity"] == "critical" and str(db) in checks["integrity"]["message"]
+
+
+def test_read_models_whose_checkpoints_lag_their_rows_are_built_again(tmp_path: Path) -> None:
+    """Checkpoints behind the rows they cover (a copied or restored file): the fold on open met
+    rows it was about to write, and status, verify, doctor and rebuild itself all failed with a
+    traceback (UNIQUE constraint failed: memories.memory_id)."""
+    db = tmp_path / "ledger.db"
+    for n in range(1, 4):
+        assert cli(db, "remember", f"service {n} listens on port 800{n}").exit_code == 0
+    conn = apsw.Connection(str(tmp_path / "ledger.views.db"))
+    conn.execute("UPDATE projection_checkpoints SET position=0")
+    conn.close()
+    for command in ("status", "verify", "doctor", "rebuild"):
+        result = cli(db, command)
+        assert result.exit_code == 0 and result.exception is None, (command, result.output)
+    assert "port 8002" in cli(db, "find", "service 2").output
