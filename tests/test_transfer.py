@@ -238,3 +238,42 @@ def test_an_import_skips_what_names_a_refused_line_and_says_why(app: LedgerApp, 
         assert copy.verify()["projections"] == "consistent"
     finally:
         copy.close()
+
+
+def test_a_line_written_by_a_newer_version_is_refused_not_read_short(app: LedgerApp, tmp_path: Path) -> None:
+    """A ``MemoryRecorded`` of v9 with a field this version does not know was imported as v2,
+    the field dropped and the stored row's hash no longer the exported one (bad lines 0)."""
+    from fact_ledger.ledger.log import chain
+    from fact_ledger.ledger.log.chain import StoredEvent
+
+    fill(app)
+    out = tmp_path / "export.jsonl"
+    with out.open("wb") as fh:
+        export_jsonl(app, fh)
+    lines = out.read_bytes().splitlines()
+    last = json.loads(lines[-1])["event"]
+    stream = "01a23eff-0000-7000-8000-0000000000aa"
+    payload = {"memory": stream, "content": "from the future", "source_type": "unknown", "newfield": [1, 2]}
+    event = {
+        **last,
+        "position": last["position"] + 1,
+        "event_id": "01a23eff-0000-7000-8000-000000000001",
+        "stream_id": stream,
+        "stream_version": 1,
+        "type": "MemoryRecorded",
+        "v": 9,
+        "payload": json.dumps(payload),
+        "prev_hash": last["hash"],
+        "seal": "",
+        "salt": None,
+    }
+    event["hash"] = chain.row_hash(last["hash"], StoredEvent(**{**event, "hash": ""}))
+    out.write_bytes(b"\n".join([*lines, json.dumps({"schema": 1, "event": event}).encode()]) + b"\n")
+    other = LedgerApp(Settings(db=str(tmp_path / "other.db")))
+    try:
+        result = import_jsonl(other, out)
+        assert result["bad_total"] == 1 and result["appended"] == len(lines)
+        assert "newer than this ledger reads" in result["bad_lines"][0]["error"]
+        assert other.conn.execute("SELECT count(*) FROM memories WHERE content='from the future'").get == 0
+    finally:
+        other.close()

@@ -543,13 +543,16 @@ def type_name(event: Event) -> str:
 
 def decode_payload(type_: str, v: int, payload: bytes | str) -> Event:
     """Decode a stored payload: an old type name reads as its current one, then the upcaster
-    chain runs from ``v`` to the current version."""
+    chain runs from ``v`` to the current version; a version newer than this code knows is
+    refused (``ValueError``), never read with its new fields dropped."""
     type_ = current_type(type_)
     cls = EVENT_TYPES.get(type_)
     if cls is None:
         raise ValueError(f"unknown event type {type_!r}")
     if v == cls.V:
         return _decoders[type_].decode(payload)
+    if v > cls.V:  # written by a newer fact-ledger: read as this version, its new fields would be lost
+        raise ValueError(f"{type_} v{v} is newer than this ledger reads (v{cls.V}): upgrade fact-ledger to read it")
     data = msgspec.json.decode(payload)
     while v < cls.V:
         data = UPCASTERS[(type_, v)](data)
