@@ -277,3 +277,20 @@ def test_a_line_written_by_a_newer_version_is_refused_not_read_short(app: Ledger
         assert other.conn.execute("SELECT count(*) FROM memories WHERE content='from the future'").get == 0
     finally:
         other.close()
+
+
+def test_a_line_cut_out_of_the_middle_of_an_export_is_named(app: LedgerApp, tmp_path: Path) -> None:
+    """Every line carries its ``prev_hash``; a line deleted from the middle went unnoticed
+    (appended, bad lines 0, exit 0) and its memory was silently missing."""
+    fill(app)
+    out = tmp_path / "export.jsonl"
+    with out.open("wb") as fh:
+        export_jsonl(app, fh)
+    lines = out.read_bytes().splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(lines[:2] + lines[3:]))
+    result = CliRunner().invoke(main, ["--db", str(tmp_path / "other.db"), "--json", "import", str(cut)])
+    answer = json.loads(result.stdout)
+    assert result.exit_code == 4 and answer["gaps"] == [{"line": 3, "after_line": 2}] and answer["gap_total"] == 1
+    whole = CliRunner().invoke(main, ["--db", str(tmp_path / "third.db"), "--json", "import", str(out)])
+    assert whole.exit_code == 0 and "gaps" not in json.loads(whole.stdout)

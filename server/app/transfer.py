@@ -140,6 +140,15 @@ def _stream_of(line: bytes) -> set[str]:
     return {stream} if isinstance(stream, str) else set()
 
 
+def _chain_of(line: bytes) -> tuple[str | None, str | None]:
+    """A line's ``(prev_hash, hash)``, when its JSON says: consecutive lines of an export chain."""
+    try:
+        event = json.loads(line)["event"]
+        return event.get("prev_hash"), event.get("hash")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None, None
+
+
 def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None) -> dict[str, Any]:
     """Append every envelope through the normal path in bounded batches; idempotent by event_id."""
     _refuse_csv(path)
@@ -173,8 +182,14 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
             progress(done, total_lines)
 
     refused: set[str] = set()  # streams of refused lines: what names them would dangle here
+    gaps: list[dict[str, Any]] = []  # lines whose prev_hash is not the hash of the line before
+    before: tuple[int, str | None] | None = None  # (line, hash) of the line before
     for number, line in _lines(path):
         done += 1
+        prev_hash, row_hash = _chain_of(line)
+        if before is not None and prev_hash is not None and before[1] is not None and prev_hash != before[1]:
+            gaps.append({"line": number, "after_line": before[0]})
+        before = (number, row_hash)
         try:
             new = from_envelope(line)
         except EnvelopeError as exc:
@@ -199,6 +214,9 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
         "bad_lines": bad[:20],
         "bad_total": len(bad),
     }
+    if gaps:  # a line cut out of the middle of the export (or lines moved): its events are lost here
+        out["gaps"] = gaps[:20]
+        out["gap_total"] = len(gaps)
     if erased:  # another ledger's erasure came in: its rows here were cleared with it
         ids = memory_ids_of(app.storage.store, erased)
         wiped = forget_everywhere(app.storage, ids, erased)

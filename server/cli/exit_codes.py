@@ -41,7 +41,12 @@ TABLE: list[tuple[int, str, str]] = [
         "remember, update, governance commands",
         "the database refused the write; its events are kept in the JSONL backup until replay-backup --apply",
     ),
-    (PARTIAL, "import, replay-backup", "some lines were bad and skipped (each is listed); the rest was applied"),
+    (
+        PARTIAL,
+        "import, replay-backup",
+        "some lines were bad and skipped (each is listed), or (import) lines are missing between two "
+        "(each gap is listed); the rest was applied",
+    ),
     (
         UNAVAILABLE,
         "every command",
@@ -81,6 +86,6 @@ def for_result(result: dict[str, object]) -> int:
         return BROKEN if degraded.get("reason") in _BROKEN_FILE else UNAVAILABLE
     if result.get("backup_only"):
         return BACKUP_ONLY
-    if result.get("bad_total"):
+    if result.get("bad_total") or result.get("gap_total"):
         return PARTIAL
     return OK

@@ -92,6 +92,12 @@ def import_cmd(obj: CliContext, file: Path) -> None:
             highlight=False,
         )
         bad_line_details(r)
+        for gap in r.get("gaps", ()):
+            out_console.print(
+                f"  [yellow]line {gap['line']}[/yellow] does not follow line {gap['after_line']} "
+                "(its prev_hash is not that line's hash): events between them are missing from the file",
+                highlight=False,
+            )
         for notice in r.get("notices", ()):
             out_console.print(f"[yellow]{escape(notice)}[/yellow]", highlight=False)
 
