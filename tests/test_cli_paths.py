@@ -198,3 +198,11 @@ def test_erase_naming_no_target_or_two_is_a_usage_error(tmp_path: Path) -> None:
         assert "exactly one of ID or --workspace" in refused.output + refused.stderr
     as_json = cli("--db", db, "--json", "erase", "--reason", "x")
     assert as_json.exit_code == exit_codes.USAGE and json.loads(as_json.stdout)["error"]["code"]
+
+
+def test_init_of_a_path_ending_in_a_slash_makes_no_file_of_it(tmp_path: Path) -> None:
+    """``ledger init --db newdir/`` created a regular file named ``newdir`` and said "created"."""
+    target = f"{tmp_path / 'newdir'}/"
+    result = cli("init", "--db", target)
+    assert result.exit_code == exit_codes.UNAVAILABLE and "names a directory" in result.output
+    assert not (tmp_path / "newdir").exists()

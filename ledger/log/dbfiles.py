@@ -69,6 +69,8 @@ def prepare(path: str, *, create: bool) -> None:
     if not is_plain_path(path):
         return
     db = Path(path)
+    if path.endswith(("/", os.sep)):  # "newdir/": a directory, never a file named "newdir"
+        raise NotALedger(path, "a path ending in / names a directory: name the file in it", reason="cant_open")
     if no_ledger_yet(db):
         if not create:
             raise MissingDatabase(path)
