@@ -294,3 +294,29 @@ def test_a_line_cut_out_of_the_middle_of_an_export_is_named(app: LedgerApp, tmp_
     assert result.exit_code == 4 and answer["gaps"] == [{"line": 3, "after_line": 2}] and answer["gap_total"] == 1
     whole = CliRunner().invoke(main, ["--db", str(tmp_path / "third.db"), "--json", "import", str(out)])
     assert whole.exit_code == 0 and "gaps" not in json.loads(whole.stdout)
+
+
+def test_an_export_cut_before_an_erasure_imports_without_the_erased_row(tmp_path: Path) -> None:
+    """``export --until`` kept a row erased later but not its ``Erased`` event: the import
+    appended it, and the ledger it made failed ``verify`` (an erased row no erasure names)."""
+    from fact_ledger.ledger.log.events import AUTH_USER
+
+    source = LedgerApp(Settings(db=str(tmp_path / "source.db")))
+    try:
+        for n in range(3):
+            source.remember(f"fact {n} is here")
+        until = source.audit(limit=1)["events"][0]["recorded_at"]
+        source.erase(2, reason="asked", authorization=AUTH_USER)
+        cut = tmp_path / "until.jsonl"
+        with cut.open("wb") as fh:
+            export_jsonl(source, fh, until=until)
+    finally:
+        source.close()
+    other = tmp_path / "other.db"
+    result = CliRunner().invoke(main, ["--db", str(other), "--json", "import", str(cut)])
+    answer = json.loads(result.stdout)
+    assert result.exit_code == 4 and answer["appended"] == 2
+    assert answer["bad_lines"] == [{"line": 2, "error": answer["bad_lines"][0]["error"]}]
+    assert "without the Erased event" in answer["bad_lines"][0]["error"]
+    verified = CliRunner().invoke(main, ["--db", str(other), "verify"])
+    assert verified.exit_code == 0 and "intact" in verified.output

@@ -140,6 +140,32 @@ def _stream_of(line: bytes) -> set[str]:
     return {stream} if isinstance(stream, str) else set()
 
 
+ERASED_WITHOUT_ERASURE = (
+    "an erased row without the Erased event that accounts for it (the export ends before the "
+    "erasure: export again without --until)"
+)
+
+
+def _survey(path: Path) -> tuple[int, set[str]]:
+    """The file's line count, and the event ids its ``Erased`` events account for."""
+    count, covered = 0, set()
+    for _number, line in _lines(path):
+        count += 1
+        if b'"Erased"' in line:
+            try:
+                event = json.loads(line)["event"]
+                if event.get("type") == "Erased":
+                    covered.update(row["event_id"] for row in json.loads(event["payload"]).get("rows", ()))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue  # the line itself is refused where it is read
+    return count, covered
+
+
+def _held(app: LedgerApp, event_id: str) -> bool:
+    """Whether this ledger already holds the event (an erased row it holds is accounted for here)."""
+    return app.storage.store.conn.execute("SELECT 1 FROM events WHERE event_id=?", (event_id,)).fetchone() is not None
+
+
 def _chain_of(line: bytes) -> tuple[str | None, str | None]:
     """A line's ``(prev_hash, hash)``, when its JSON says: consecutive lines of an export chain."""
     try:
@@ -153,7 +179,7 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
     """Append every envelope through the normal path in bounded batches; idempotent by event_id."""
     _refuse_csv(path)
     app.storage.require_log()
-    total_lines = sum(1 for _ in _lines(path))
+    total_lines, covered = _survey(path)
     appended = already = done = 0
     bad: list[dict[str, Any]] = []
     batch: list[NewEvent] = []
@@ -197,7 +223,12 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
             refused.update(_stream_of(line))
         else:
             dangling = refused & ({new.stream_id} | named_streams(new.data)) if refused else set()
-            if dangling:
+            if new.seal and new.salt is None and new.event_id not in covered and not _held(app, new.event_id):
+                # a row erased after the export's end (``--until``): without its Erased event
+                # nothing here accounts for its cleared text, and the chain would not verify
+                bad.append({"line": number, "error": ERASED_WITHOUT_ERASURE})
+                refused.add(new.stream_id)
+            elif dangling:
                 bad.append({"line": number, "error": f"names {min(dangling)}, whose line was refused above"})
                 refused.add(new.stream_id)
             else:
