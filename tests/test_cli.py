@@ -65,7 +65,7 @@ def test_remember_tells_a_person_what_the_write_collided_with(db_path: Path) -> 
     first, conflict = out.strip().splitlines()  # #1 is in the conflict: not listed again as similar
     assert code == 0 and first.startswith("remembered #")
     # The conflict with its claim and the arbitration's outcome (the user-confirmed fact leads).
-    assert "conflict" in conflict and "(2 values)" in conflict and "'9090'" in conflict
+    assert "conflict" in conflict and "(2 members)" in conflict and "'9090'" in conflict
     assert "#1 leads by user_confirmed/locked protection" in conflict
     code, out = run("remember", "The staging API listens on port 8080", "--subject", "staging", "--db", db)
     assert code == 0 and out.strip() == 'already remembered as #1 in the default workspace ("") (seen again)'

@@ -214,3 +214,10 @@ def test_history_says_what_each_version_changed_beside_its_text(db_path: Path) -
     assert out[5] == "  event time 2026-11-01T09:00:00.000000Z → 2026-11-02T09:00:00.000000Z"
     assert out[8] == "  subject (none) → standup; tags (none) → team"
     assert len(out) == 9
+
+
+def test_a_write_that_joins_a_set_counts_its_members_not_values(db_path: Path) -> None:
+    """ "conflict 3 (3 values)" for three members holding two values: it counted members."""
+    for port in (8080, 9090, 8080):
+        out = cli(db_path, "remember", f"The staging API listens on port {port}", "--source-type", "agent_generated")
+    assert "(3 members)" in out.stdout and "values)" not in out.stdout

@@ -138,7 +138,7 @@ def _remember_lines(r: dict[str, Any]) -> None:
             else f"#{verdict['winner_id']} leads by {verdict.get('rule')}"
         )
         out_console.print(
-            f"  [yellow]conflict {c['conflict_id']}[/yellow] ({c['member_count']} values): "
+            f"  [yellow]conflict {c['conflict_id']}[/yellow] ({c['member_count']} members): "
             f"{claim['subject']} {relation_word(claim)}: {claim['value']!r} → {outcome}",
             highlight=False,
         )
