@@ -51,6 +51,7 @@ _TIME_TESTS = (
     "tests/test_workspaces.py",
     "tests/test_history_bounds.py",  # pages, limits and not_found at their edges, before the walk
     "tests/test_isolation_walk.py",
+    "tests/test_strict_doors.py",  # another workspace's memory named by id under strict isolation
     "tests/test_timetravel.py",
     "tests/test_timetravel_property.py",
     "tests/test_paging.py",
