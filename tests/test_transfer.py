@@ -320,3 +320,20 @@ def test_an_export_cut_before_an_erasure_imports_without_the_erased_row(tmp_path
     assert "without the Erased event" in answer["bad_lines"][0]["error"]
     verified = CliRunner().invoke(main, ["--db", str(other), "verify"])
     assert verified.exit_code == 0 and "intact" in verified.output
+
+
+def test_an_export_saved_with_a_byte_order_mark_imports_whole(app: LedgerApp, tmp_path: Path) -> None:
+    """An editor's UTF-8 BOM made line 1 "not JSON", and every later line naming its memory was
+    refused with it."""
+    fill(app)
+    out = tmp_path / "export.jsonl"
+    with out.open("wb") as fh:
+        export_jsonl(app, fh)
+    marked = tmp_path / "bom.jsonl"
+    marked.write_bytes(b"\xef\xbb\xbf" + out.read_bytes())
+    other = LedgerApp(Settings(db=str(tmp_path / "other.db")))
+    try:
+        result = import_jsonl(other, marked)
+        assert result["bad_total"] == 0 and result["appended"] == len(out.read_bytes().splitlines())
+    finally:
+        other.close()

@@ -115,6 +115,8 @@ def export_csv(
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
     with path.open("rb") as fh:
         for number, line in enumerate(fh, 1):
+            if number == 1:  # a byte-order mark an editor saved the file with is no part of the JSON
+                line = line.removeprefix(b"\xef\xbb\xbf")
             if line.strip():
                 yield number, line
 
