@@ -179,7 +179,7 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
             _EN.format(
                 r"(?:has been|was|is|got|been)\s+(?:changed|moved|set|updated|rescheduled|postponed|pushed|"
                 r"bumped|switched|upgraded|downgraded|raised|increased|lowered|reduced|cut|renamed|"
-                r"pushed back|moved back)\s+to|(?:has\s+)?slipped\s+to|"
+                r"pushed back|moved back|reverted|rolled back)\s+to|(?:has\s+)?slipped\s+to|"
                 r"(?:upgraded|downgraded)\s+to|is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
                 r"is still|will be|equals|is equal to|becomes|moved to|changed to|starts at|begins at|is held at|is|are"
             ),

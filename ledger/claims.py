@@ -250,7 +250,10 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
         return None  # "we moved Bob to the platform team": a person, not a value of a thing
     if folded_thing.startswith(("my mind", "mind")) or PURPOSE.match(value):
         return None  # "I changed my mind", "… the config to use TLS": a purpose, not a value
-    return _clause_claim(f"{thing} was {verb} to {value}", subject)
+    claim = _clause_claim(f"{thing} was {verb} to {value}", subject)
+    if claim is not None and verb in ("reverted", "rolled") and claim.kind == KIND_TEXT:
+        return None  # "we reverted the change to the login page": which change, not a value
+    return claim
 
 
 # What the patterns of FROM_OLD_VALUE and VERSION_CHANGED cannot match without (a prefilter)

@@ -498,6 +498,7 @@ def test_no_role_holder_where_none_is_named(content: str) -> None:
         ("Our Postgres version is 17", "We rolled Postgres back to 16"),
         ("Our Postgres version is 17", "We reverted Postgres to 16"),
         ("站会时间是11点", "站会改回10点了"),
+        ("The timeout is 60 seconds", "We reverted the timeout to 30 seconds"),
         # whose a thing is
         ("Alice owns the billing service", "The billing service is Dana's now"),
         ("计费服务的负责人是Alice", "计费服务现在归Dana管"),
@@ -535,6 +536,8 @@ def test_a_change_that_names_the_old_value_last_states_the_new_one() -> None:
         "We did not upgrade Postgres to 17",
         "We upgraded to the Pro plan",
         "We're on floor 3",
+        "We reverted the change to the login page",
+        "We reverted the config to fix the bug",
         # a change its sentence says was undone left no value
         "We upgraded Postgres to 17 but rolled it back",
         "We upgraded Postgres to 17, then rolled back",
