@@ -124,6 +124,7 @@ PROSE = [
     "The password is expired, and the new password is required. Her password is protected.",
     "Your password is wrong! The password is stored in the vault; my password is secret.",
     "Password: required. TOKEN: none.",
+    "The password: must be 12 chars. Password: see the vault.",
     'Set max_tokens=100000 and pass on_secret: "mask" to keep the text.',
     "PGPASSWORD=$PGPASS is read from the environment; DB_PASSWORD_FILE=/run/secrets/db holds it.",
 ]

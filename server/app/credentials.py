@@ -196,6 +196,11 @@ _SAID_OF_A_PASSWORD = frozenset(
     case-sensitive mine yours his hers ours theirs there here gone lost compromised leaked secret private
     unchanged disabled enabled locked unlocked none null nil unset tbd""".split()
 )
+# a clause after "password:" that says what a password must be or where it is, not the password
+_SAYS_OF_IT = _SAID_OF_A_PASSWORD | frozenset(
+    """must should needs need has have is are was at min minimum max maximum the a an your our my their see
+    use same as from in on set not no only any""".split()
+)
 _WORD_ENDING = re.compile(r"(?:ed|ing|able|ible|ly|ful|less|ous|ive)$")
 
 
@@ -231,7 +236,8 @@ def _phrases(text: str) -> Iterator[tuple[str, int, int]]:
             # "password: open sesame 42": what follows the colon, to the clause's end, when short
             rest = _CLAUSE_REST.match(text, m.start("value"))
             phrase = rest.group().rstrip() if rest else stripped
-            if len(phrase.split()) <= 5 and _credential_like(phrase, True):
+            first = phrase.split()[0].lower() if phrase.split() else ""
+            if len(phrase.split()) <= 5 and first not in _SAYS_OF_IT and _credential_like(phrase, True):
                 yield "password", m.start("value"), m.start("value") + len(phrase)
                 continue
         ends_sentence = _SENTENCE_END.match(text, end) is not None
