@@ -103,7 +103,7 @@ NOT_A_CHANGE_MADE = re.compile(
 RETURNS_TO = re.compile(r"\bback\s+to\s+\S|\brevert(?:ed)?\s+\S.*?\bto\s+\S|改回(?:到|成|为)?\s*\S", re.IGNORECASE)
 # A chat's lead-in before a statement ("FYI we moved the standup to 11am", "heads up: …")
 LEAD_IN = re.compile(
-    r"^(?:(?:fyi|heads[\s-]up|btw|psa|quick\s+update|update|just\s+so\s+you\s+know|ok(?:ay)?|so|also)\b[\s,:;!.-]*)+",
+    r"^(?:(?:fyi|heads[\s-]up|btw|psa|quick\s+update|update|just\s+so\s+you\s+know|ok(?:ay)?|so|also)\b[\s,:;!.]+)+",
     re.IGNORECASE,
 )
 UNDONE = re.compile(
