@@ -215,6 +215,12 @@ _CHANGE_NOUNS = frozenset(
 )
 
 
+_LONG_AGO = re.compile(
+    r"\b(?:last\s+(?:year|month|quarter)|years?\s+ago|months?\s+ago|in\s+(?:19|20)\d\d|back\s+in)\b|去年|前年|年前",
+    re.IGNORECASE,
+)
+
+
 def choose(candidates: Sequence[Target], words: Sequence[str] = ()) -> tuple[Target | None, list[Target]]:
     """(the one instruction to retract, or None; the instructions that matched, at most
     :data:`MAX_CANDIDATES`). Only an instruction-like memory that is not itself a cancellation
@@ -223,12 +229,19 @@ def choose(candidates: Sequence[Target], words: Sequence[str] = ()) -> tuple[Tar
     — and only exactly one of them is retracted. ``candidates`` are every memory holding the
     words, up to :data:`MAX_MATCHES`; one more than that and none is retracted (the one
     instruction seen could have others among the memories not looked at)."""
-    of_a_change = any(w in _CHANGE_NOUNS for w in words)
+    # a change named by its noun and by what it changed ("the move of the launch review"), made
+    # lately: "we migrated the DB to Postgres 17 last year" is history, not a change to call off
+    of_a_change = any(w in _CHANGE_NOUNS for w in words) and any(w not in _CHANGE_NOUNS for w in words)
     instructions = [
         t
         for t in candidates[:MAX_MATCHES]
         if is_instruction(t.content)
-        or (of_a_change and MAKES_A_CHANGE.search(t.content) and not is_cancellation(t.content))
+        or (
+            of_a_change
+            and MAKES_A_CHANGE.search(t.content)
+            and not _LONG_AGO.search(t.content)
+            and not is_cancellation(t.content)
+        )
     ]
     if len(instructions) == 1 and len(candidates) <= MAX_MATCHES:
         return instructions[0], instructions

@@ -229,7 +229,7 @@ TRAILING_TIME = re.compile(
     r"(?:a|one|two|three|a few|\d+)\s+(?:years?|months?|weeks?|days?)\s+ago|in\s+\d{4}))+$"
 )
 PRONOUNS = frozenset(
-    "it this that he she they there here we i you these those 这 那 它 他 她 这个 那个 此 "
+    "it this that he she they there here we i you these those we're i'm they're you're 这 那 它 他 她 这个 那个 此 "
     "我 我们 你 你们 他们 她们".split()
 )
 # "a developer", "not ready", "my stress relief", "our top priority": a description, not a value.

@@ -138,6 +138,7 @@ def key_tokens(text: str) -> set[str]:
     return tokens
 
 
+_SPEAKER_FIRST = re.compile(r"^(?:we're|we’re|i'm|i’m|they're|they’re|you're|you’re)\s")
 _HIS_OR_HERS = frozenset({"her", "his", "its", "their", "她", "他", "它"})
 
 
@@ -386,6 +387,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if NEGATED_LEFT.search(left_raw) or QUESTION_START.match(text) or NEGATED_VERB.search(left_raw):
         return None  # "… doesn't listen on port 9090": a denial states no value (ledger.negation)
     left = strip_left(left_raw)
+    if _SPEAKER_FIRST.match(left):
+        return None  # "we're on version 2 of the payments API": of the speaker, no slot (RUNS_VERSION names one)
     if not left and relation != "colon" and left_raw.strip(TOKEN_PUNCT + " "):
         return None  # only a filler or a time stood there: "今天是星期五", "today is Friday"
     if relation == "colon" and (not left or left in GENERIC_LABELS or _is_utterance(text[end:])):

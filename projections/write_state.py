@@ -115,6 +115,8 @@ def _denied_later(
     write speaking of the past can arrive before one (a write of now costs no look-up)."""
     if not claims or clock.to_datetime(event_time) > clock.to_datetime(clock.now()) - _LATE:
         return None
+    if len({c.key for c in claims}) > 1:  # a note of several facts: ending it would end the others
+        return None
     denial_id = claims_model.denied_later(conn, claims, scope, event_time)
     row = mem.by_id(conn, denial_id) if denial_id is not None else None
     return MemoryFacts.from_row(row) if row is not None and row.status == "active" else None

@@ -537,6 +537,7 @@ def test_a_change_that_names_the_old_value_last_states_the_new_one() -> None:
         "We upgraded to the Pro plan",
         "We're on floor 3",
         "We reverted the change to the login page",
+        "We're on version 2 of the payments API",
         "We reverted the config to fix the bug",
         # a change its sentence says was undone left no value
         "We upgraded Postgres to 17 but rolled it back",

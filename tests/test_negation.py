@@ -324,3 +324,17 @@ def test_a_promoted_note_stated_before_a_denial_arrives_ended(app: LedgerApp) ->
     promoted = app.promote(said["memory_id"])
     assert promoted["status"] == "retired" and "arrived late" in promoted["notices"][0]
     assert current(app, "billing service owner") == ["Alice is no longer the owner of the billing service"]
+
+
+def test_a_late_note_of_several_facts_is_not_ended_by_a_denial_of_one(app: LedgerApp) -> None:
+    """A back-dated note holding a denied value and two others was stored retired, and its other
+    facts could not be found."""
+    app.remember("The billing service owner is Alice", source_type="agent_generated", event_time="2026-10-01T00:00:00Z")
+    app.remember("Alice is no longer the owner of the billing service", source_type="agent_generated")
+    note = app.remember(
+        "Notes from sync: the billing service owner is Alice. Standup is at 10am. Staging API listens on port 8080.",
+        source_type="agent_generated",
+        event_time="2026-10-03T00:00:00Z",
+    )
+    assert note["status"] == "active"
+    assert [r["memory_id"] for r in app.find("staging API port")["results"]][:1] == [note["memory_id"]]

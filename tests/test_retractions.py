@@ -375,6 +375,10 @@ def test_a_cancelled_move_named_by_its_noun_brings_back_what_it_replaced(tmp_pat
         assert status(app, held["memory_id"]) == "active"
         plain = app.remember("The launch review report is cancelled", source_type="agent_generated")
         assert "retracted" not in plain  # no change named: a report of one is no instruction
+        past = app.remember("We migrated the DB to Postgres 17 last year", source_type="agent_generated")
+        assert "retracted" not in app.remember("The migration of the DB is cancelled", source_type="agent_generated")
+        assert status(app, past["memory_id"]) == "active"  # history, not a change to call off
+        assert "retracted" not in app.remember("The change is cancelled", source_type="agent_generated")
         assert_rebuild_reproduces(app)
     finally:
         app.close()

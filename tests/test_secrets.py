@@ -125,6 +125,8 @@ PROSE = [
     "Your password is wrong! The password is stored in the vault; my password is secret.",
     "Password: required. TOKEN: none.",
     "The password: must be 12 chars. Password: see the vault.",
+    'The password is "at least 12 characters"; the old one is "changed every 90 days".',
+    "The wifi password is: on the fridge. DB_PASSWORD=<your password here>",
     'Set max_tokens=100000 and pass on_secret: "mask" to keep the text.',
     "PGPASSWORD=$PGPASS is read from the environment; DB_PASSWORD_FILE=/run/secrets/db holds it.",
 ]
@@ -285,7 +287,13 @@ def test_a_metadata_key_that_ends_in_a_credential_s_name_is_one(ledger: LedgerAp
             ledger.remember("a fact about a database", metadata=metadata)
         assert refused.value.field == field
     assert ledger.status()["events"] == head
-    kept = {"max_tokens": 4096, "token_count": 12345678, "password_policy": "rotate"}
+    kept = {
+        "max_tokens": 4096,
+        "token_count": 12345678,
+        "password_policy": "rotate",
+        "next_page_token": "CAESBggBEAEYAQ",
+    }
+    kept["client_secret"] = "(see vault)"
     assert ledger.read(ledger.remember("model settings", metadata=kept)["memory_id"])["memory"]["metadata"] == kept
     masked = ledger.remember("a fact about a database", metadata={"password": 12345678}, on_secret="mask")
     assert ledger.read(masked["memory_id"])["memory"]["metadata"] == {"password": "[secret:password]"}

@@ -182,7 +182,7 @@ _TRAILING = ".,;:!?)]}>，。；！？）"
 # a metadata key naming a credential, alone or as the last word of its name ("db_password",
 # "GITHUB_TOKEN", "smtp-pass"); "max_tokens", "token_count" name none, nor our own option "on_secret"
 _SECRET_KEYS = re.compile(
-    r"(?i)^(?!on[_-]secret$)(?:[a-z0-9]+[_-])*(?:pass(?:word|wd|phrase)?|pwd|secret|secret[_-]?key|api[_-]?key|apikey|token"
+    r"(?i)^(?!on[_-]secret$)(?!.*(?:page|next|continuation|sync)[_-]?token$)(?:[a-z0-9]+[_-])*(?:pass(?:word|wd|phrase)?|pwd|secret|secret[_-]?key|api[_-]?key|apikey|token"
     r"|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)$"
 )
 
@@ -196,11 +196,25 @@ _SAID_OF_A_PASSWORD = frozenset(
     case-sensitive mine yours his hers ours theirs there here gone lost compromised leaked secret private
     unchanged disabled enabled locked unlocked none null nil unset tbd""".split()
 )
-# a clause after "password:" that says what a password must be or where it is, not the password
-_SAYS_OF_IT = _SAID_OF_A_PASSWORD | frozenset(
+# what a clause after "password:" (or a quoted one) starts with, or holds, when it says what a
+# password must be or where it is rather than being one
+_SAYS_OF_IT = frozenset(
     """must should needs need has have is are was at min minimum max maximum the a an your our my their see
     use same as from in on set not no only any""".split()
 )
+_ABOUT_A_PASSWORD = re.compile(
+    r"\b(?:characters?|chars?|days?|weeks?|months?|letters?|digits?|symbols?|vault|1password|keychain|manager)\b",
+    re.IGNORECASE,
+)
+
+
+def _says_of_it(value: str) -> bool:
+    """A value of several words that says what a password must be or where it is ("at least 12
+    characters", "changed every 90 days", "(see vault)"), not a password."""
+    words = value.strip("()[]<>").split()
+    return len(words) > 1 and (words[0].lower() in _SAYS_OF_IT or _ABOUT_A_PASSWORD.search(value) is not None)
+
+
 _WORD_ENDING = re.compile(r"(?:ed|ing|able|ible|ly|ful|less|ous|ive)$")
 
 
@@ -224,7 +238,8 @@ _SENTENCE_END = re.compile(r"\s*(?:[.!?;。！？；\n]|$)")
 def _phrases(text: str) -> Iterator[tuple[str, int, int]]:
     for m in _PHRASE.finditer(text):
         if m.group("quoted") is not None:
-            if _credential_like(m.group("quoted").strip(), True):
+            said = m.group("quoted").strip()
+            if _credential_like(said, True) and not _says_of_it(said):
                 yield "password", m.start("quoted"), m.end("quoted")
             continue
         value = m.group("value")
@@ -236,8 +251,7 @@ def _phrases(text: str) -> Iterator[tuple[str, int, int]]:
             # "password: open sesame 42": what follows the colon, to the clause's end, when short
             rest = _CLAUSE_REST.match(text, m.start("value"))
             phrase = rest.group().rstrip() if rest else stripped
-            first = phrase.split()[0].lower() if phrase.split() else ""
-            if len(phrase.split()) <= 5 and first not in _SAYS_OF_IT and _credential_like(phrase, True):
+            if len(phrase.split()) <= 5 and not _says_of_it(phrase) and _credential_like(phrase, True):
                 yield "password", m.start("value"), m.start("value") + len(phrase)
                 continue
         ends_sentence = _SENTENCE_END.match(text, end) is not None
@@ -259,6 +273,8 @@ def _assigned_credential(name: str, value: str) -> bool:
     password, a placeholder, or (under a lower-case name) a plain word: "on_secret: mask" sets an
     option; "DB_PASSWORD=hunter" is an environment's secret."""
     if len(value) < 4 or value.isdigit() or value.lower() in _SAID_OF_A_PASSWORD or _PLACEHOLDER.match(value):
+        return False
+    if value.startswith(("<", "{", "[", "(")):  # "<your password here>": a placeholder to fill in
         return False
     return name.isupper() or not value.isalpha()
 
@@ -327,7 +343,7 @@ def _walk(value: Any, path: str, visit: Callable[[str, str, bool], str], key: st
 def _findings_in(text: str, keyed: bool) -> list[tuple[str, int, int]]:
     if keyed:  # a metadata value under a credential's key: the whole value
         value = text.strip()
-        if len(value) >= 4 and not _PLACEHOLDER.match(value):
+        if len(value) >= 4 and not _PLACEHOLDER.match(value) and not _says_of_it(value):
             start = text.index(value)
             return [("password", start, start + len(value))]
     return find(text)
