@@ -118,7 +118,7 @@ _IMPERATIVE = frozenset(
     deploy post publish check keep add copy cc bcc include order buy pay make write update prepare share
     forward invite back backup archive delete remove clean print submit file report review sync restart
     reboot rotate renew water feed reply respond log record attach upload download pick bring take set
-    turn lock close open join attend hold host test build release merge push pull tag label mark ship
+    turn lock close open join attend hold host test build release merge push pull tag label mark ship pin
     deliver charge invoice bill transfer move store save export import generate compile summarize
     summarise translate draft create organise organize arrange contact follow put leave give get start
     print walk wash pack collect drop""".split()
@@ -158,14 +158,21 @@ _ZH_WHEN = re.compile(
 )
 
 
-def _mentions_all(part: str, words: Sequence[str]) -> bool:
-    """Whether a part of an instruction says every cancelled word, in any form ("sending" in
-    "send", "fridays" in "Friday")."""
+def _mentions_any(part: str, words: Sequence[str]) -> bool:
+    """Whether a part of an instruction says one of ``words``, in any form ("sending" in "send",
+    "fridays" in "Friday")."""
     tokens = _WORD.findall(part)
-    return all(
+    return any(
         word in part if re.match(f"[{_CJK}]", word) else any(t.startswith(_stem(word)) for t in tokens)
         for word in words
     )
+
+
+def _objects(words: Sequence[str]) -> list[str]:
+    """The cancelled words that name what is done, not the doing ("sending" goes): a part that
+    repeats the verb of the cancelled instruction for another object is another instruction."""
+    kept = [w for w in words if w not in _IMPERATIVE and _stem(w) not in _IMPERATIVE]
+    return kept or list(words)
 
 
 def _stem(word: str) -> str:
@@ -191,11 +198,13 @@ def holds_other_instructions(content: str, words: Sequence[str]) -> bool:
     """Whether the instruction ``content`` gives another one beside what ``words`` cancel: "We
     deploy on Fridays and run the backup every night" cancelled by "we no longer deploy on
     Fridays" would lose the backup with it, and "deploy to staging, then deploy to production"
-    cancelled by "don't deploy to staging" production. A part counts when it leaves out a
-    cancelled word and gives an instruction of its own: "Send the minutes to Bob and Carol every
-    Monday" is one instruction."""
+    cancelled by "don't deploy to staging" production. A part counts when it names none of what
+    the cancellation names (beside its verb) and gives an instruction of its own: "Send the
+    minutes to Bob and Carol every Monday" and "Send the weekly report, with the metrics
+    attached, to Bob every Monday" are one instruction each."""
     parts = [p.strip() for p in _PARTS.split(_clean(content)) if p and p.strip()]
-    return len(parts) > 1 and any(not _mentions_all(part, words) and _gives_an_instruction(part) for part in parts)
+    objects = _objects(words)
+    return len(parts) > 1 and any(not _mentions_any(part, objects) and _gives_an_instruction(part) for part in parts)
 
 
 class Target(NamedTuple):

@@ -137,6 +137,7 @@ def test_two_matching_instructions_are_answered_as_candidates_and_nothing_is_ret
             "Stop reminding me to water the plants",
         ),
         ("每周五部署，每晚备份", "不要再每周五部署了"),
+        ("Post the release notes in #eng, then pin them.", "Stop posting the release notes in #eng."),
     ],
 )
 def test_an_instruction_that_gives_others_too_is_named_not_retracted(
@@ -158,6 +159,11 @@ def test_an_instruction_that_gives_others_too_is_named_not_retracted(
         ("Send the report to Bob, every Monday", "Stop sending the report"),
         ("每天早上9点，给Bob发日报", "不要再给Bob发日报了"),
         ("Remind me to water the plants every morning", "Stop reminding me to water the plants"),
+        (
+            "Send the weekly report, with the metrics attached, to Bob every Monday.",
+            "Stop sending the weekly report to Bob.",
+        ),
+        ("Every Monday, send the minutes to Bob and Carol.", "Do not send the minutes to Bob and Carol any more."),
     ],
 )
 def test_one_instruction_in_several_parts_is_still_retracted(
