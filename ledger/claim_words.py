@@ -319,7 +319,9 @@ PARTICIPLES = frozenset(
 NAMED = re.compile(r"[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}")  # "Bob", "Alice Chen": no article
 DESCRIPTIVE_SUFFIX = re.compile(r"(?:ed|ing|ly|ful|ous|ive|able|ible|less|ish)$")
 SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])(?=\s)")
-CLAUSES = re.compile(r"[，]|,?\s+(?:and|but|while|whereas)\s+(?=(?:the\s+)?[\w/.-]+\s+(?:is|are|returns|uses)\b)")
+CLAUSES = re.compile(
+    r"[，]|,?\s+(?:and|but|while|whereas)\s+(?=(?:the\s+|our\s+|my\s+)?(?:[\w/.-]+\s+){1,3}(?:is|are|returns|uses)\b)"
+)
 
 
 SPEAKER_LABEL = re.compile(r"^\s*[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s+(?P<said>\S.*)", re.DOTALL)

@@ -146,7 +146,8 @@ class ClaimsProjector(DeferringProjector):
     # 12: "we're on Postgres 16" the version's slot, "Carol is my manager" the manager's, a Latin
     # name against Chinese ("Alice负责计费服务") a name; a change its sentence says was undone none
     # ("… back to 8080", "rolled Postgres back to 16", 改回 state one); "FYI …" read without it;
-    # denied_values: the values a denial ended, and when
+    # denied_values: the values a denial ended, and when; "… and the billing service owner is
+    # Alice": a clause after "and" with a subject of up to three words
     version = 12
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})

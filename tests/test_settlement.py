@@ -250,3 +250,20 @@ def test_a_note_of_several_facts_is_never_superseded_by_a_policy(tmp_path: Path,
         assert changed["superseded"] == [single["memory_id"]]  # one fact: still settled
     finally:
         app.close()
+
+
+def test_two_facts_joined_by_and_are_two_facts(tmp_path: Path) -> None:
+    """ "The standup is at 10am and the billing service owner is Alice" read as the standup alone
+    (the clause after "and" had a subject of three words), so a later standup time superseded the
+    sentence and the owner with it."""
+    from fact_ledger.ledger.claims import extract_claims
+
+    said = "The standup is at 10am and the billing service owner is Alice."
+    assert len({c.key for c in extract_claims(said)}) == 2
+    app = _app(tmp_path / "l.db", settle_changes=True)
+    try:
+        both = app.remember(said, source_type="agent_generated", event_time="2026-11-01T09:00:00Z")["memory_id"]
+        app.remember("The standup is at 11am.", source_type="agent_generated", event_time="2026-11-10T09:00:00Z")
+        assert app.read(both)["memory"]["status"] == "active"
+    finally:
+        app.close()
