@@ -538,8 +538,9 @@ def _clauses(content: str) -> Iterable[str]:
 def _without_lead_in(clause: str) -> str:
     """ "FYI we moved the standup to 11am" as "we moved the standup to 11am": a chat's lead-in
     kept the change's patterns (anchored at the clause's start) from reading it."""
-    match = LEAD_IN.match(clause.lstrip())
-    return clause.lstrip()[match.end() :] if match and match.end() < len(clause.lstrip()) else clause
+    text = clause.lstrip()
+    match = LEAD_IN.match(text)
+    return text[match.end() :] if match and match.end() < len(text) else clause
 
 
 def _stated_clauses(content: str) -> Iterable[str]:
@@ -621,6 +622,12 @@ def extract_claims(content: str, subject: str = "", explicit: Iterable[tuple[str
     return _extract(content, subject, tuple(explicit))
 
 
+def states_several(claims: Iterable[Claim]) -> bool:
+    """Whether these claims (one memory's) state more than one fact: two keys or more. Such a
+    memory is never ended or superseded for one of them (it would take the others with it)."""
+    return len({c.key for c in claims}) > 1
+
+
 def collides(mine: Claim, other: Claim) -> bool:
     """Same key and a different normalised value."""
     from fact_ledger.ledger.normalize import same_value
@@ -628,4 +635,13 @@ def collides(mine: Claim, other: Claim) -> bool:
     return mine.key == other.key and not same_value(mine.kind, mine.value_norm, other.value_norm)
 
 
-__all__ = ["KIND_BOOL", "Claim", "clause_count", "collides", "explicit_claim", "extract_claims", "key_tokens"]
+__all__ = [
+    "KIND_BOOL",
+    "Claim",
+    "clause_count",
+    "collides",
+    "explicit_claim",
+    "extract_claims",
+    "key_tokens",
+    "states_several",
+]

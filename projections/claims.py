@@ -575,15 +575,20 @@ def denied_later(
     return None if row is None else int(row[0])
 
 
+# Whether the memory ``memory_id`` names (a column of the outer query) states more than one fact:
+# claims under two keys or more (``ledger.claims.states_several`` for claims in hand)
+SEVERAL_FACTS_SQL = (
+    "(SELECT count(DISTINCT k.key_subject || char(31) || k.key_attribute || char(31) || k.kind) > 1 "
+    "FROM claims k WHERE k.memory_id={memory_id})"
+)
+
+
 def several_facts(conn: apsw.Connection, memory_ids: list[int]) -> set[int]:
-    """Those of ``memory_ids`` that state more than one fact (claims under two keys or more)."""
+    """Those of ``memory_ids`` that state more than one fact."""
     if not memory_ids:
         return set()
+    wanted = SEVERAL_FACTS_SQL.format(memory_id="j.value")
     return {
         int(r[0])
-        for r in conn.execute(
-            "SELECT memory_id FROM claims WHERE memory_id IN (SELECT value FROM json_each(?)) GROUP BY memory_id "
-            "HAVING count(DISTINCT key_subject || char(31) || key_attribute || char(31) || kind) > 1",
-            (json.dumps(sorted(memory_ids)),),
-        )
+        for r in conn.execute(f"SELECT j.value FROM json_each(?) j WHERE {wanted}", (json.dumps(sorted(memory_ids)),))
     }

@@ -11,13 +11,13 @@ import apsw
 from fact_ledger.ledger.arbiter import Side
 from fact_ledger.ledger.health import Member, OpenSet
 from fact_ledger.ledger.sql import marks
+from fact_ledger.projections.claims import SEVERAL_FACTS_SQL
 from fact_ledger.projections.conflicts.projector import COLUMNS, SIDE_COLUMNS
 from fact_ledger.projections.conflicts.queries import ConflictRow, conflict_row, side_of
 
 _MEMBERS = (
     f"SELECT m.conflict_id, {', '.join(f'm.{c}' for c in SIDE_COLUMNS)}, m.stream_id, m.value, m.value_norm, "
-    "coalesce(r.source_ref, ''), (SELECT count(DISTINCT k.key_subject || char(31) || k.key_attribute || "
-    "char(31) || k.kind) > 1 FROM claims k WHERE k.memory_id=m.memory_id) "
+    f"coalesce(r.source_ref, ''), {SEVERAL_FACTS_SQL.format(memory_id='m.memory_id')} "
     "FROM conflict_members m JOIN conflicts c ON c.conflict_id=m.conflict_id "
     "LEFT JOIN memories r ON r.memory_id=m.memory_id "
     "WHERE m.active=1 AND c.state<>'resolved' {scope} ORDER BY m.conflict_id, m.joined_at, m.memory_id"

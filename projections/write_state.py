@@ -18,7 +18,7 @@ import apsw
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.arbiter import arbitrate_set
 from fact_ledger.ledger.cancellation import Target
-from fact_ledger.ledger.claims import Claim, clause_count, extract_claims
+from fact_ledger.ledger.claims import Claim, clause_count, extract_claims, states_several
 from fact_ledger.ledger.decide import RememberCommand, effective_changes, set_key
 from fact_ledger.ledger.entity_alias import rekey
 from fact_ledger.ledger.facts import Candidate, ConflictFacts, MemoryFacts, Policy
@@ -115,7 +115,7 @@ def _denied_later(
     write speaking of the past can arrive before one (a write of now costs no look-up)."""
     if not claims or clock.to_datetime(event_time) > clock.to_datetime(clock.now()) - _LATE:
         return None
-    if len({c.key for c in claims}) > 1:  # a note of several facts: ending it would end the others
+    if states_several(claims):  # a note of several facts: ending it would end the others
         return None
     denial_id = claims_model.denied_later(conn, claims, scope, event_time)
     row = mem.by_id(conn, denial_id) if denial_id is not None else None
@@ -413,5 +413,5 @@ def settle_state(
         members=facts,
         other_sets=other_sets,
         several_facts=frozenset(s for s, m in facts.items() if m.memory_id in several),
-        writer_several=len({c.key for c in claims}) > 1,
+        writer_several=states_several(claims),
     )
