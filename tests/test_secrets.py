@@ -93,6 +93,21 @@ SHAPES: list[tuple[str, str, str]] = [
     ("password", "export PGPASSWORD={}", "Tr0ub4" + "dor3x"),
     ("password", "DB_PASSWORD={}", "hunter" + "x"),
     ("password", "export GITHUB_TOKEN={}", "abc123" + "def456ghi789"),
+    # given on a command line: a long flag, or the password flag of a command people paste
+    ("password", "deploy with mytool --password {} --user bob", "hunter2" + "xyz"),
+    ("password", "mytool --api-key '{}'", "two words" + " 42"),
+    ("password", "mysql -u root -p{} shop", "S3cret" + "Pass!"),  # attached: the "!" is the password's
+    ("password", 'mysqldump -uroot -p"{}" shop', "S3cret " + "Pass"),
+    ("password", "docker login -u bob -p {} registry.example.com", "Sup3r" + "S3cret"),
+    ("password", "sshpass -p {} ssh deploy@host", "Hunt3r" + "2"),
+    ("password", "redis-cli -h cache -a {} ping", "r3dis" + "Pa55"),
+    ("password", "ldapsearch -x -D cn=admin -w {} -b dc=example", "adm1n" + "Pw"),
+    ("password", "sqlcmd -S db -U sa -P {}", "Passw0" + "rd!"),
+    ("password", "mongosh --host db -u root -p {}", "r00t" + "pw"),
+    ("password", "curl -u admin:{} https://api.example.com", "Sup3r" + "S3cret"),
+    ("password", "http -a bob:{} example.org", "pa55" + "word"),
+    ("authorization", 'curl -H "Authorization: Bearer {}" https://api', "abcdefghij" + "1234567"),
+    ("authorization", "Authorization: Basic {}", "YWRtaW46" + "c2VjcmV0"),
     ("sendgrid-key", "mail {}", "SG" + "." + (ALNUM * 2)[:22] + "." + (ALNUM * 2)[:43]),
     ("twilio-key", "sms {}", "SK" + "0123456789abcdef0123456789abcdef"),
     ("npm-token", "registry {}", "npm" + "_" + (ALNUM + "abcdef")[:36]),
@@ -129,6 +144,11 @@ PROSE = [
     "The wifi password is: on the fridge. DB_PASSWORD=<your password here>",
     'Set max_tokens=100000 and pass on_secret: "mask" to keep the text.',
     "PGPASSWORD=$PGPASS is read from the environment; DB_PASSWORD_FILE=/run/secrets/db holds it.",
+    # flags that take no password, or take one from elsewhere: a prompt, a variable, stdin, a file
+    "mkdir -p build && ssh -p 2222 host; mysql -u root -p shop asks for it; use --password when asked.",
+    'mysql -uroot -p$MYSQL_PWD; curl -H "Authorization: Bearer $TOKEN" -u "$USER:$PASS" https://x',
+    "docker login -u bob --password-stdin; mytool --token-file ~/.token --password <password>",
+    "The API takes Authorization: Bearer authentication; curl -u bob: https://x prompts for it.",
 ]
 
 

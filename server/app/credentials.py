@@ -7,7 +7,9 @@ the detector has none or finds only part of the secret: a JSON Web Token with it
 whole PEM block, newer key shapes (``sk-proj-…``, ``sk-ant-…``, ``github_pat_…``, ``npm_…``,
 ``hf_…``, Google's ``AIza…``, Stripe test keys, AWS secret keys named as such), the password of a
 connection string (``postgres://user:pass@host``, which detect-secrets' basic-auth plugin misses
-when the password holds ``!`` or ``$``) and "password is …" / "密码是…" phrases.
+when the password holds ``!`` or ``$``), "password is …" / "密码是…" phrases, passwords given as
+command-line flags (``--password …``, ``mysql -p…``, ``curl -u user:…``) and the credentials of an
+``Authorization`` header.
 
 Left out on purpose: detect-secrets' high-entropy plugins (hex and base64), its keyword plugin
 and the keyword-based IBM/Softlayer/Cloudant/Artifactory ones. On ordinary prose they flag commit
@@ -96,6 +98,16 @@ _OWN: list[_Detector] = [
         ),
         1,
         None,  # the 40 characters are a long word
+    ),
+    # an HTTP header's credentials: "Authorization: Bearer …", "Authorization: Basic …" (one with a
+    # digit: "Bearer authentication" names a scheme, "$TOKEN" a variable)
+    (
+        "authorization",
+        re.compile(
+            r"(?i:\bauthorization)[\"']?\s*:\s*(?i:basic|bearer|token)\s+(?=[^\s\"']*\d)([A-Za-z0-9._~+/-]{8,}=*)"
+        ),
+        1,
+        ("authorization",),
     ),
     # a connection string's password: scheme://user:PASSWORD@host (user may be empty)
     (
@@ -268,6 +280,62 @@ def _phrases(text: str) -> Iterator[tuple[str, int, int]]:
             yield "password", m.start("value"), m.start("value") + len(value)
 
 
+# A credential given on a command line. The value after a flag: quoted (to its closing quote) or
+# one shell word (up to a space, a quote, a pipe or a separator).
+_FLAG_VALUE = r"""(?:"(?P<dq>[^"\n]{1,200})"|'(?P<sq>[^'\n]{1,200})'|(?P<value>[^\s"'`|;&<>()]+))"""
+_FLAG_TRAILING = ".,;:)]}>，。；）"  # a sentence's end, not the "!" a shell password may end in
+_SAME_COMMAND = r"[^\n|;&]*?(?<=\s)"  # further on in the same command, at the start of an argument
+# "--password S3cret", "--api-key …", "--client-secret …" (with "=" it is a "password=…" phrase)
+_LONG_FLAG = re.compile(
+    r"(?<![\w-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|passphrase|token|secret|api-key|apikey|access-key"
+    r"|secret-key|private-key|client-secret|auth-token)[ \t]+" + _FLAG_VALUE
+)
+# the short flags that take a password in the commands people paste into notes (gate, pattern);
+# "mysql -u root -p" (a prompt) and "ssh -p 2222" take none
+_COMMAND_FLAGS: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
+    (("mysql", "mariadb"), r"\b(?:mysql\w*|mariadb[\w-]*)\b" + _SAME_COMMAND + r"-p(?=[^\s-])"),  # -pS3cret
+    (("login",), r"\b(?:docker|podman|nerdctl|buildah|skopeo|registry|oras)\s+login\b" + _SAME_COMMAND + r"-p[ \t]+"),
+    (("sshpass",), r"\bsshpass\s+-p[ \t]*"),
+    (("redis-cli",), r"\bredis-cli\b" + _SAME_COMMAND + r"-a[ \t]+"),
+    (("ldap",), r"\bldap\w+\b" + _SAME_COMMAND + r"-w[ \t]+"),
+    (("sqlcmd", "bcp"), r"\b(?:sqlcmd|bcp)\b" + _SAME_COMMAND + r"-P[ \t]*"),
+    (("mongo",), r"\bmongo\w*\b" + _SAME_COMMAND + r"-p[ \t]+"),
+    (("curl", "http"), r"\b(?:curl|https?|xh)\b" + _SAME_COMMAND + r"(?:-u|--user|-a|--auth)[ \t]*[\"']?[^\s:\"']*:"),
+]
+_COMMANDS = [(gate, re.compile(pattern + _FLAG_VALUE)) for gate, pattern in _COMMAND_FLAGS]
+
+
+def _flag_value(m: re.Match[str]) -> tuple[str, int, int, bool] | None:
+    """The value a flag was given (text, span, quoted), unless it is a reference or a placeholder
+    ("$PGPASS", "$(cat token)", "<password>", "~/.pgpass", "@file")."""
+    for group, quoted in (("dq", True), ("sq", True), ("value", False)):
+        value = m.group(group)
+        if value is None:
+            continue
+        said = value.strip() if quoted else value.rstrip(_FLAG_TRAILING)
+        if len(said) < 4 or said[0] in "$<{[/~@-" or _PLACEHOLDER.match(said) or said.lower() in _SAID_OF_A_PASSWORD:
+            return None
+        start = m.start(group) + (value.index(said) if quoted else 0)
+        return said, start, start + len(said), quoted
+    return None
+
+
+def _command_lines(text: str, lower: str) -> Iterator[tuple[str, int, int]]:
+    """Credentials passed as flags: any value a command's password flag takes; after a long flag
+    ("--password …") one that is quoted or is not a plain word ("use --password when asked")."""
+    if "--" in text and any(word in lower for word in _PHRASE_GATE):
+        for m in _LONG_FLAG.finditer(text):
+            found = _flag_value(m)
+            if found and (found[3] or not found[0].isalpha()):
+                yield "password", found[1], found[2]
+    for gate, pattern in _COMMANDS:
+        if any(word in lower for word in gate):
+            for m in pattern.finditer(text):
+                found = _flag_value(m)
+                if found:
+                    yield "password", found[1], found[2]
+
+
 def _assigned_credential(name: str, value: str) -> bool:
     """A value set to a credential's variable that is one: not a number, a word said of a
     password, a placeholder, or (under a lower-case name) a plain word: "on_secret: mask" sets an
@@ -299,6 +367,8 @@ def find(text: str) -> list[tuple[str, int, int]]:
             hits.append((start, end, kind))
     if any(word in lower for word in _PHRASE_GATE) or any(word in text for word in _PHRASE_ZH_GATE):
         hits.extend((start, end, kind) for kind, start, end in _phrases(text))
+    if "-" in text:
+        hits.extend((start, end, kind) for kind, start, end in _command_lines(text, lower))
     if not hits:
         return []
     hits.sort(key=lambda h: (h[0], -h[1]))  # earliest first, the longest of those that start together
