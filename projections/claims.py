@@ -33,6 +33,7 @@ from fact_ledger.ledger.log.events import (
     MemoryUpdated,
     Reinstated,
 )
+from fact_ledger.ledger.negation import ended_claims
 from fact_ledger.ledger.sql import insert_rows, marks
 from fact_ledger.projections import derived, entity_aliases
 from fact_ledger.projections.memories import memory_id_of
@@ -89,6 +90,9 @@ _DENY = (
     "INSERT INTO denied_values SELECT key_subject, key_attribute, kind, workspace, value_norm, ?, ?, memory_id "
     "FROM claims WHERE memory_id=?"
 )
+# The values a denial itself denies (ended_id: the denial), whether or not it ended a memory
+_DENIED_COLUMNS = "key_subject, key_attribute, kind, workspace, value_norm, event_time, denial_id, ended_id"
+_DENIED_HEAD = f"INSERT INTO denied_values({_DENIED_COLUMNS})"
 _CLAIM_COLUMNS = "subject, attribute, value, kind, key_subject, key_attribute, value_norm, origin"
 _CLAIM_HEAD = f"INSERT INTO claims(memory_id, ord, workspace, {_CLAIM_COLUMNS})"
 _INSERT_CLAIM = f"{_CLAIM_HEAD} VALUES(?,?,?,?,?,?,?,?,?,?,?)"
@@ -147,8 +151,9 @@ class ClaimsProjector(DeferringProjector):
     # name against Chinese ("Alice负责计费服务") a name; a change its sentence says was undone none
     # ("… back to 8080", "rolled Postgres back to 16", 改回 state one); "FYI …" read without it;
     # denied_values: the values a denial ended, and when; "… and the billing service owner is
-    # Alice": a clause after "and" with a subject of up to three words
-    version = 12
+    # Alice": a clause after "and" with a subject of up to three words; 13: a denial's own values
+    # are denied from its event time, also when it ended no memory (it arrived first)
+    version = 13
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 
@@ -248,8 +253,38 @@ class ClaimsProjector(DeferringProjector):
             conn.execute("DELETE FROM denied_values WHERE denial_id=?", (memory_id,))
         elif isinstance(data, Erased):
             conn.execute("DELETE FROM denied_values WHERE denial_id=? OR ended_id=?", (memory_id, memory_id))
-        elif isinstance(data, Reinstated):
-            conn.execute("DELETE FROM denied_values WHERE ended_id=?", (memory_id,))
+        elif isinstance(data, Reinstated):  # the ending undone: its denial denies nothing any more
+            conn.execute(
+                "DELETE FROM denied_values WHERE denial_id IN "
+                "(SELECT denial_id FROM denied_values WHERE ended_id=? AND denial_id<>?)",
+                (memory_id, memory_id),
+            )
+
+    def _own_denials(self, conn: apsw.Connection, event: StoredEvent, row: dict[str, Any]) -> None:
+        """A denial denies its values from its event time on, also when it arrives first and ends
+        no memory: a value stated as of an earlier time that arrives after it is ended on arrival."""
+        ended = ended_claims(row["content"], row["subject"])
+        if not ended:
+            return
+        aliases = self._current_aliases(conn)
+        memory_id, workspace = row["memory_id"], row["workspace"]
+        insert_rows(
+            conn,
+            _DENIED_HEAD,
+            [
+                (
+                    c.key_subject,
+                    c.key_attribute,
+                    c.kind,
+                    workspace,
+                    c.value_norm,
+                    event.event_time,
+                    memory_id,
+                    memory_id,
+                )
+                for c in (rekey(ended, aliases) if aliases else ended)
+            ],
+        )
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
         if isinstance(data, EntityAliasSet):
@@ -261,6 +296,7 @@ class ClaimsProjector(DeferringProjector):
             return
         memory_id = row["memory_id"]
         if isinstance(data, MemoryRecorded):
+            self._own_denials(conn, event, row)
             explicit = tuple((c.subject, c.attribute, c.value) for c in data.claims)
             if self._pending is not None:
                 self._to_derive.append((memory_id, row["workspace"], row["content"], row["subject"], explicit))

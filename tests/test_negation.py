@@ -304,6 +304,31 @@ def test_a_value_stated_as_of_before_its_denial_arrives_ended(app: LedgerApp) ->
     assert_rebuild_reproduces(app)
 
 
+def test_a_denial_that_arrives_first_ends_a_value_stated_before_it(app: LedgerApp) -> None:
+    """ "Alice is no longer the owner …" with nothing to end, then "The billing service owner is
+    Alice" as of before it: the value was stored active, current beside its denial."""
+    denial = app.remember("Alice is no longer the owner of the billing service", source_type="agent_generated")
+    late = app.remember(
+        "The billing service owner is Alice", source_type="agent_generated", event_time="2026-03-15T00:00:00Z"
+    )
+    assert late["status"] == "retired" and app.read(late["memory_id"])["memory"]["retired_by"] == denial["memory_id"]
+    assert current(app, "billing service owner") == ["Alice is no longer the owner of the billing service"]
+    zh = app.remember("计费服务的负责人不再是Bob了", source_type="agent_generated")
+    said = app.remember("计费服务的负责人是Bob", source_type="agent_generated", event_time="2026-03-15T00:00:00Z")
+    assert said["status"] == "retired" and app.read(said["memory_id"])["memory"]["retired_by"] == zh["memory_id"]
+    assert_rebuild_reproduces(app)
+
+
+def test_an_erased_denial_that_arrived_first_ends_nothing(app: LedgerApp) -> None:
+    denial = app.remember("Alice is no longer the owner of the billing service", source_type="agent_generated")
+    app.erase(denial["memory_id"], reason="wrong ledger", authorization=AUTH_USER)
+    late = app.remember(
+        "The billing service owner is Alice", source_type="agent_generated", event_time="2026-03-15T00:00:00Z"
+    )
+    assert late["status"] == "active"
+    assert_rebuild_reproduces(app)
+
+
 def test_a_retracted_denial_ends_nothing_that_arrives_late(app: LedgerApp) -> None:
     app.remember("The billing service owner is Alice", source_type="agent_generated", event_time="2026-03-01T00:00:00Z")
     denial = app.remember("Alice is no longer the owner of the billing service", source_type="agent_generated")
