@@ -319,6 +319,23 @@ def test_a_metadata_key_that_ends_in_a_credential_s_name_is_one(ledger: LedgerAp
     assert ledger.read(masked["memory_id"])["memory"]["metadata"] == {"password": "[secret:password]"}
 
 
+def test_a_claim_whose_attribute_names_a_credential_holds_one(ledger: LedgerApp) -> None:
+    """A password given as a structured claim ({"attribute": "password", "value": "…"}) was stored
+    and shown to every agent in the claim set's values and the health report."""
+    head = ledger.status()["events"]
+    for attribute in ("password", "db password", "API_KEY", "数据库密码"):
+        claim = {"subject": "prod db", "attribute": attribute, "value": "Tr0ub4" + "dor&3"}
+        with pytest.raises(InvalidInput) as refused:
+            ledger.remember("rotated the db credential", claims=[claim])
+        assert refused.value.field == "claims.0.value"
+    assert ledger.status()["events"] == head
+    claim = {"subject": "prod db", "attribute": "password", "value": "correct" + "horse99"}
+    masked = ledger.remember("rotated the db credential", claims=[claim], on_secret="mask")
+    assert masked["secrets_masked"][0]["field"] == "claims.0.value"
+    held = {"subject": "prod db", "attribute": "password policy", "value": "rotate every 90 days"}
+    assert ledger.remember("the db password policy", claims=[held])["status"] == "active"
+
+
 def test_update_is_refused_or_masked_the_same_way(ledger: LedgerApp, tmp_path: Path) -> None:
     token = "ghp" + "_" + (ALNUM + "klmno")[:36]
     memory = ledger.remember("CI reads its token from the vault")["memory_id"]

@@ -195,7 +195,7 @@ _TRAILING = ".,;:!?)]}>，。；！？）"
 # "GITHUB_TOKEN", "smtp-pass"); "max_tokens", "token_count" name none, nor our own option "on_secret"
 _SECRET_KEYS = re.compile(
     r"(?i)^(?!on[_-]secret$)(?!.*(?:page|next|continuation|sync)[_-]?token$)(?:[a-z0-9]+[_-])*(?:pass(?:word|wd|phrase)?|pwd|secret|secret[_-]?key|api[_-]?key|apikey|token"
-    r"|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)$"
+    r"|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)$|.*(?:密码|口令|密钥)$"
 )
 
 
@@ -397,11 +397,17 @@ def mask_text(text: str, found: list[tuple[str, int, int]]) -> str:
 def _walk(value: Any, path: str, visit: Callable[[str, str, bool], str], key: str = "") -> Any:
     """A JSON value with each string replaced by ``visit(path, string, keyed)``: ``keyed`` when the
     string sits under a key that names a credential (``"password": "…"``, in a list under it too;
-    a number under it is read as its digits)."""
+    a number under it is read as its digits), or is the value of a claim whose attribute names one
+    (``{"attribute": "db password", "value": "…"}``)."""
     if isinstance(value, str):
         return visit(path, value, bool(_SECRET_KEYS.match(key)))
     if isinstance(value, dict):
-        return {k: _walk(v, f"{path}.{k}", visit, str(k)) for k, v in value.items()}
+        # a claim ({subject, attribute, value}): its attribute names what its value is
+        named = value.get("attribute")
+        claimed = "_".join(named.split()) if isinstance(named, str) else ""
+        return {
+            k: _walk(v, f"{path}.{k}", visit, claimed if k == "value" and claimed else str(k)) for k, v in value.items()
+        }
     if isinstance(value, list | tuple):  # tags may come as a tuple from a direct caller
         return [_walk(v, f"{path}.{i}", visit, key) for i, v in enumerate(value)]  # a list under "password"
     if isinstance(value, int | float) and not isinstance(value, bool) and _SECRET_KEYS.match(key):
