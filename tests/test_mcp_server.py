@@ -400,3 +400,26 @@ def test_the_find_budget_holds_and_pathological_results_stay_bounded() -> None:
     assert mcp_compact.size(out) < 6000  # 100 tags of 256 characters each would be 130 kB
     first = out["results"][0]
     assert len(first["subject"]) == mcp_compact.MAX_SUBJECT_CHARS and len(first["tags"]) == 10
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_nobody_is_asked_to_approve_a_change_that_cannot_happen(app: LedgerApp, mode: str) -> None:
+    """The user was asked "Erase memory #999 for good?" (or to confirm an erased memory as their
+    own fact), approved, and the call then answered not_found / invalid_input."""
+    answers = Answers(ACCEPT)
+    async with Client(build_server(app), mode=mode, elicitation_callback=answers) as c:
+        gone = app.remember("a fact to erase")["memory_id"]
+        app.erase(gone, reason="test", authorization=AUTH_USER)
+
+        async def govern(action: str, **data: Any) -> dict[str, Any]:
+            return body(await c.call_tool("memory_govern", {"action": action, "data": {**data, "authorized": True}}))
+
+        assert (await govern("erase", memory_id=999))["error"]["code"] == "not_found"
+        assert (await govern("erase", workspace="nowhere"))["error"]["code"] == "not_found"
+        already = await govern("erase", memory_id=gone)
+        assert already["error"]["code"] == "invalid_input" and "erased already" in already["error"]["message"]
+        assert (await govern("confirm", memory_id=gone))["error"]["code"] == "invalid_input"
+        assert answers.questions == []
+        kept = app.remember("a fact the user erases")["memory_id"]
+        assert (await govern("erase", memory_id=kept))["erased"] == [kept]  # a possible one is asked
+        assert len(answers.questions) == 1 and f"#{kept}" in answers.questions[0]

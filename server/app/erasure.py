@@ -47,15 +47,9 @@ def erase(
             "confirmation; an agent's authorized: true is not enough. Nothing was erased",
             field="authorized",
         )
-    if (memory_id is None) == (workspace is None):
-        raise InvalidInput("give memory_id or workspace (one of them)", field="memory_id")
     credentials.refuse_in_note("reason", reason)
     storage = app.storage  # unreachable or unreadable: the storage seam refuses, nothing erased
-    targets = _targets(storage.store, memory_id, app.canonical_workspace(workspace) if workspace else None)
-    if not targets:
-        raise NotFound(f"no memory to erase in workspace {workspace!r}", field="workspace")
-    for _id, _stream, held_in in targets:  # strict isolation: only the caller's own workspace
-        app.workspace_service.check_workspace(held_in, field="workspace" if workspace else "memory_id")
+    targets = erasable(app, memory_id, workspace)
     if any(needs_seal(row) for _m, stream, _w in targets for row in _rows_of(storage.store, stream)):
         seal_log(storage, progress)  # a log written before sealing: re-sealed once, verified first
 
@@ -73,6 +67,20 @@ def erase(
 
 
 # -- what to erase -----------------------------------------------------------------------------
+def erasable(app: Any, memory_id: int | None, workspace: str | None) -> list[tuple[int, str, str]]:
+    """What an erase of ``memory_id`` or ``workspace`` would erase: (memory id, stream id,
+    workspace) each; refused as the erase would be (no such memory, erased already, none in the
+    workspace, another workspace's). Asked before the user is asked to confirm it."""
+    if (memory_id is None) == (workspace is None):
+        raise InvalidInput("give memory_id or workspace (one of them)", field="memory_id")
+    targets = _targets(app.storage.store, memory_id, app.canonical_workspace(workspace) if workspace else None)
+    if not targets:
+        raise NotFound(f"no memory to erase in workspace {workspace!r}", field="workspace")
+    for _id, _stream, held_in in targets:  # strict isolation: only the caller's own workspace
+        app.workspace_service.check_workspace(held_in, field="workspace" if workspace else "memory_id")
+    return targets
+
+
 def _targets(store: Any, memory_id: int | None, workspace: str | None) -> list[tuple[int, str, str]]:
     """(memory id, stream id, workspace) of each memory to erase, read from the log's copy: a
     memory's id is the position of its MemoryRecorded event (archived memories included)."""

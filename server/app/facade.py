@@ -387,6 +387,14 @@ class LedgerApp:
         return erasure.erase(self, memory_id, workspace, reason, authorization, progress)
 
     @storage_call
+    def erasable(self, memory_id: int | None = None, workspace: str | None = None) -> list[int]:
+        """The memories ``erase`` would erase, refused as it would refuse: checked before a user
+        is asked to confirm an erasure that cannot happen."""
+        from fact_ledger.server.app import erasure
+
+        return [target[0] for target in erasure.erasable(self, memory_id, workspace)]
+
+    @storage_call
     def verify_receipt(self, receipt: Any, progress: Progress | None = None) -> dict[str, Any]:
         from fact_ledger.server.app import erasure
 

@@ -10,7 +10,7 @@ import functools
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
 import anyio
@@ -39,6 +39,16 @@ NOT_ASKED = "not_asked"
 ASK_FAILED = "ask_failed"  # the client advertised elicitation but could not answer
 CHECK_FAILED = "check_failed"  # deciding whether to ask crashed: refuse rather than skip the user
 BAD_ANSWER = "bad_answer"  # the client answered, but not with the form asked for: a refusal
+
+
+@dataclass(frozen=True)
+class Refused:
+    """What the call would be refused with, found before asking: the user is not asked to approve
+    a change that cannot happen (erasing a memory that does not exist or is erased already)."""
+
+    error: LedgerError
+
+
 _INPUT_REQUIRED_VERSION = "2026-07-28"  # elicitation travels inside input_required from here on
 
 
@@ -220,6 +230,9 @@ class LedgerTools:
         authorized = getattr(model, "authorized", False) is True
         if route.needs_authorization(kwargs) and not authorized:
             raise Unauthorized(f"{name} needs authorized: true (only when the user asked for it)", field="authorized")
+        inner = approval.data if isinstance(approval, AcceptedElicitation) else approval  # as the resolver said
+        if isinstance(inner, Refused):
+            raise inner.error
         notices = beside_data_notices(tuple(model.ignored))
         if model.ignored:
             notices.append(f"ignored unknown field(s): {', '.join(model.ignored)}")
@@ -272,8 +285,8 @@ class LedgerTools:
             return NOT_ASKED
         try:
             question = await self._question(spec, name, _data(data))
-        except LedgerError:
-            return NOT_ASKED  # the call itself will report what is wrong
+        except LedgerError as exc:
+            return Refused(exc)  # the call reports it, and nobody is asked
         except Exception:
             log.exception("%s %s: could not decide whether to ask the user", spec.name, name)
             return CHECK_FAILED
@@ -310,6 +323,8 @@ class LedgerTools:
             except LedgerError:
                 continue
             text = f"#{memory_id} “{_snippet(memory.get('content', ''))}”"
+            if name == "confirm" and memory.get("status", "active") != "active":
+                return None  # refused by the call itself: no longer current
             if name == "confirm":
                 return f"Confirm memory {text} as your own fact? It becomes user_confirmed and locked."
             if memory.get("protection") == "locked":
@@ -318,7 +333,9 @@ class LedgerTools:
 
     async def _erase_question(self, model: Any) -> str:
         if model.workspace is not None:
+            await self._run(self.app.erasable, {"workspace": model.workspace})
             return f"Erase every memory of workspace {model.workspace!r} for good? Only an Erased record stays."
+        await self._run(self.app.erasable, {"memory_id": model.memory_id})  # refused: nobody is asked
         text = f"#{model.memory_id}"
         with contextlib.suppress(LedgerError):
             memory = (await self._run(self.app.read, {"memory_id": model.memory_id}))["memory"]
