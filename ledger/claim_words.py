@@ -103,7 +103,10 @@ NOT_A_CHANGE_MADE = re.compile(
 RETURNS_TO = re.compile(r"\bback\s+to\s+\S|\brevert(?:ed)?\s+\S.*?\bto\s+\S|改回(?:到|成|为)?\s*\S", re.IGNORECASE)
 # A chat's lead-in before a statement ("FYI we moved the standup to 11am", "heads up: …")
 LEAD_IN = re.compile(
-    r"^(?:(?:fyi|heads[\s-]up|btw|psa|quick\s+update|update|just\s+so\s+you\s+know|ok(?:ay)?|so|also)\b[\s,:;!.]+)+",
+    r"^(?:(?:fyi|heads[\s-]up|btw|psa|quick\s+update|update|just\s+so\s+you\s+know|ok(?:ay)?|so|also"
+    # a correction's own preamble: "that was wrong, the standup is at 11am", "correction: …"
+    r"|correction|actually|sorry|oops|my\s+(?:mistake|bad)|scratch\s+that|(?:that|this|it)(?:\s+was|'s|’s|\s+is)\s+"
+    r"(?:wrong|incorrect|a\s+mistake|not\s+right|outdated|obsolete))\b[\s,:;!.]+)+",
     re.IGNORECASE,
 )
 UNDONE = re.compile(

@@ -152,7 +152,8 @@ class ClaimsProjector(DeferringProjector):
     # ("… back to 8080", "rolled Postgres back to 16", 改回 state one); "FYI …" read without it;
     # denied_values: the values a denial ended, and when; "… and the billing service owner is
     # Alice": a clause after "and" with a subject of up to three words; 13: a denial's own values
-    # are denied from its event time, also when it ended no memory (it arrived first)
+    # are denied from its event time, also when it ended no memory (it arrived first); a remark on
+    # a note ("that note is obsolete") states no claim, a correction's preamble is not read
     version = 13
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})

@@ -46,8 +46,9 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # 9: "we upgraded Postgres to 17" the version's slot; "moved from A to B" states B; 10: "we're on
 # Postgres 16" the version's slot, "Carol is my manager" the manager's, "Alice负责…" Alice; an
 # undone change ("… but rolled it back") no value, a change back ("… back to 8080", 改回) its value;
-# a chat's lead-in ("FYI …") is not read
-CLAIMS_KIND = b"claims/10"
+# a chat's lead-in ("FYI …") is not read; 11: a remark on a note ("that note is obsolete") no
+# claim, a correction's preamble ("that was wrong, …", "correction: …") not read
+CLAIMS_KIND = b"claims/11"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 

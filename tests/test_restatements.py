@@ -259,3 +259,30 @@ def test_cancelling_a_change_brings_back_the_value_it_replaced(app: LedgerApp) -
     restated = app.remember("The design sync is on 2026-05-12", ref_id=later, retracts=True)
     assert restated["retracted"] == [later] and "reinstated" not in restated
     assert app.read(day)["memory"]["status"] == "superseded"
+
+
+@pytest.mark.parametrize(
+    "remark", ["That note is obsolete.", "That statement is withdrawn.", "The earlier note is incorrect."]
+)
+def test_a_retraction_that_remarks_on_the_note_brings_back_the_value_it_replaced(app: LedgerApp, remark: str) -> None:
+    """ "That note is obsolete" read as a claim (that note: obsolete): a retraction stating a value,
+    so the launch review was left with no date at all; two such remarks on unrelated notes then
+    formed a claim set, and one was superseded by the other."""
+    first = app.remember("The launch review is on 2026-03-03", event_time=JAN)["memory_id"]
+    moved = app.remember("The launch review moved to 2026-03-10", event_time=FEB)["memory_id"]
+    cancel = app.remember(remark, ref_id=moved, retracts=True)
+    assert cancel["retracted"] == [moved] and cancel["reinstated"] == [first]
+    owner = app.remember("The billing service owner is Alice")["memory_id"]
+    other = app.remember(remark.replace(".", "!"), ref_id=owner, retracts=True)
+    assert other["conflicts_total"] == 0 and "superseded" not in other
+    assert app.read(cancel["memory_id"])["memory"]["status"] == "active"
+
+
+def test_a_correction_stating_the_new_value_brings_back_nothing(app: LedgerApp) -> None:
+    """A correction's preamble ("That was wrong, …") was read as part of the subject: the new
+    value stood under another key, beside the old one brought back."""
+    app.remember("The standup is at 9am", event_time=JAN)
+    moved = app.remember("The standup is at 10am", event_time=FEB)["memory_id"]
+    fixed = app.remember("That was wrong, the standup is at 11am", ref_id=moved, retracts=True)
+    assert fixed["retracted"] == [moved] and "reinstated" not in fixed
+    assert [r["content"] for r in app.find("standup")["results"]] == ["That was wrong, the standup is at 11am"]
