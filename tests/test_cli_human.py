@@ -221,3 +221,38 @@ def test_a_write_that_joins_a_set_counts_its_members_not_values(db_path: Path) -
     for port in (8080, 9090, 8080):
         out = cli(db_path, "remember", f"The staging API listens on port {port}", "--source-type", "agent_generated")
     assert "(3 members)" in out.stdout and "values)" not in out.stdout
+
+
+def test_brackets_in_what_a_person_wrote_are_printed_as_written(db_path: Path) -> None:
+    """A subject "svc[/]" was read as rich markup: a traceback (exit 1) after the write had been
+    stored, in remember, conflicts, conflict, health, read, review and alias; "[red]music[/red]"
+    lost its brackets."""
+    subject, colour = "svc[/]", "x [red]music[/red] y"
+    for port in ("8080", "9090"):
+        done = cli(
+            db_path, "remember", f"The API port is {port}", "--subject", subject, "--source-type", "agent_generated"
+        )
+        assert done.exit_code == 0, done.output
+    assert subject in done.stdout  # the set the second write opened names its subject
+    done = cli(db_path, "remember", colour, "--subject", "[bold]", "--workspace", "ops[/]")
+    assert done.exit_code == 0 and 'in workspace "ops[/]"' in done.stdout, done.output
+    conflict = json.loads(cli(db_path, "--json", "conflicts").stdout)["conflicts"][0]["conflict_id"]
+    for args in (
+        ("conflicts",),
+        ("conflict", str(conflict)),
+        ("health",),
+        ("read", "1"),
+        ("review",),
+        ("history", "1"),
+        ("audit", "--limit", "3"),
+        ("find", "music", "--workspace", "ops[/]"),
+    ):
+        shown = cli(db_path, *args)
+        assert shown.exit_code in (0, 1) and shown.exception is None or isinstance(shown.exception, SystemExit), args
+        assert "Traceback" not in shown.output and "MarkupError" not in shown.output, (args, shown.output)
+    assert subject in cli(db_path, "read", "1").stdout
+    found = cli(db_path, "find", "music", "--workspace", "ops[/]").stdout
+    assert colour in found and "[bold]" in found
+    assert "ops[/] 1" in cli(db_path, "review").stdout
+    aliased = cli(db_path, "alias", "Bo[/]b", "Robert")
+    assert aliased.exit_code == 0 and "Bo[/]b is now an alias of Robert" in aliased.stdout

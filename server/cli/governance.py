@@ -49,7 +49,7 @@ def _verdict_lines(verdict: dict[str, Any]) -> None:
             highlight=False,
         )
     for reason in verdict["reasons"]:
-        out_console.print(f"  - {reason}", markup=False, highlight=False)
+        out_console.print(f"  - {reason}", highlight=False)
 
 
 def _set_verdict_lines(verdict: dict[str, Any]) -> None:
@@ -107,16 +107,16 @@ def compare(obj: CliContext, left_id: int, right_id: int) -> None:
 def _compare_lines(r: dict[str, Any]) -> None:
     """The verdict, then the diff inline, the closeness, each side's state path and its chain."""
     _verdict_lines(r["verdict"])
-    out_console.print(f"diff: {render(r['diff'])}", markup=False, highlight=False)
+    out_console.print(f"diff: {render(r['diff'])}", highlight=False)
     closeness = r["closeness"]
     vector = "n/a (vectors not live)" if closeness["vector"] is None else f"{closeness['vector']:.3f}"
     out_console.print(f"closeness: lexical {closeness['lexical']:.3f}, vector {vector}", highlight=False)
     for side in ("left", "right"):
         steps = " -> ".join(_step(s) for s in r["state_path"][side])
-        out_console.print(f"{side} path: {steps}", markup=False, highlight=False)
+        out_console.print(f"{side} path: {steps}", highlight=False)
         chain = r["ref_chain"][side]
         links = "; ".join(f"#{c['of']} {c['relation']} #{c['memory_id']}" for c in chain) or "none"
-        out_console.print(f"{side} chain: {links}", markup=False, highlight=False)
+        out_console.print(f"{side} chain: {links}", highlight=False)
 
 
 def _step(step: dict[str, Any]) -> str:
@@ -171,13 +171,12 @@ def conflict_detail(obj: CliContext, conflict_id: int) -> None:
             out_console.print(
                 f"  #{m['memory_id']} v{m['version']} {m['source_type']} {m['status']}: ", highlight=False, end=""
             )
-            out_console.print(m["content"], markup=False, highlight=False)
+            out_console.print(m["content"], highlight=False)
         _verdict_lines(c.get("current_verdict") or c["verdict"])
         for j in c.get("judgments", ()):
             out_console.print(
                 f"judgment {j['judgment_id']}: {memory_ref(j['winner_id'])} should win — "
                 f"{j['rationale'] or 'no rationale'} ({j['actor']}, {j['recorded_at']})",
-                markup=False,
                 highlight=False,
             )
 

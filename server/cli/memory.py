@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from rich.markup import escape
 
 from fact_ledger.ledger.ids import ascii_digits
 from fact_ledger.ledger.trust import SOURCE_TYPES
@@ -104,7 +103,7 @@ def remember(
 def _workspace_words(workspace: str) -> str:
     """Where a write went: the workspace the user's agents must share to see it (``workspace``
     in the config file, LEDGER_WORKSPACE or --workspace)."""
-    return f'in workspace "{escape(workspace)}"' if workspace else 'in the default workspace ("")'
+    return f'in workspace "{workspace}"' if workspace else 'in the default workspace ("")'
 
 
 def _remember_lines(r: dict[str, Any]) -> None:
@@ -112,7 +111,7 @@ def _remember_lines(r: dict[str, Any]) -> None:
     learns at once what an agent reads in the JSON, instead of finding the conflict later."""
     where = _workspace_words(r.get("workspace", ""))
     if r.get("tier") == "working":
-        where += f" (working, conversation {escape(r['session_id'])})"
+        where += f" (working, conversation {r['session_id']})"
         if r.get("evicted"):
             where += f"; evicted {', '.join(f'#{i}' for i in r['evicted'])} from the working set"
     if r.get("duplicate_of"):  # an exact duplicate: no new memory, the sighting is recorded
@@ -159,12 +158,12 @@ def _remember_lines(r: dict[str, Any]) -> None:
     if candidates:  # a cancellation or denial that matched, protected or several: none retracted
         out_console.print("  none retracted; name the one it ends with --retracts ID:")
         for c in candidates:
-            out_console.print(f"    #{c['memory_id']} {c['content']}", markup=False, highlight=False)
+            out_console.print(f"    #{c['memory_id']} {c['content']}", highlight=False)
     # the agent's notice of those candidates (ref_id + retracts) is what the lines above say to a person
     told = {notice.format(n=len(candidates)) for notice in (CANCELLATION_NOTICE, ENDED_NOTICE)} if candidates else set()
     for notice in r.get("notices", ()):  # what the JSON answer tells an agent, told to the person too
         if notice not in told:
-            out_console.print(f"  [yellow]{escape(notice)}[/yellow]", highlight=False)
+            out_console.print(f"  [yellow]{notice}[/yellow]", highlight=False)
 
 
 @click.command()
@@ -206,11 +205,11 @@ def _find_hits(results: list[dict[str, Any]], query: str) -> None:
     terms = query.split()
     for m in results:
         section = m.get("section")
-        where = f" §{section['section_id']} {escape(' › '.join(section['heading_path']))}" if section else ""
+        where = f" §{section['section_id']} {' › '.join(section['heading_path'])}" if section else ""
         ended = f" [dim]until {m['valid_to']}[/dim]" if m.get("valid_to") else ""  # a fact that stopped holding
         _header(m, where + ended + _conflict_mark(m))
         text = (section.get("snippet") if section else None) or m["content"]
-        out_console.print(f"  {snippet(text, terms)}", markup=False, highlight=False)
+        out_console.print(f"  {snippet(text, terms)}", highlight=False)
 
 
 def _conflict_mark(m: dict[str, Any]) -> str:
@@ -229,12 +228,12 @@ def _conflict_mark(m: dict[str, Any]) -> str:
 
 
 def _header(m: dict[str, Any], extra: str = "") -> None:
-    working = f" working:{escape(m['session_id'])}" if m.get("tier") == "working" else ""
+    working = f" working:{m['session_id']}" if m.get("tier") == "working" else ""
     if m.get("pending"):  # this machine's backed-up write: no id until it replays
         meta = f"pending {m['source_type']} (in the JSONL backup: no id until it replays)"
     else:
         meta = f"#{m['memory_id']} v{m['version']} {m['source_type']} ({m['status']}){working}"
-    subject = f" [bold]{escape(m['subject'])}[/bold]" if m.get("subject") else ""
+    subject = f" [bold]{m['subject']}[/bold]" if m.get("subject") else ""
     out_console.print(f"[cyan]{meta}[/cyan]{subject}{extra}", highlight=False)
 
 
@@ -273,7 +272,7 @@ def _read_detail(r: dict[str, Any], *, whole: bool) -> None:
         said = change["payload"].get("content")
         what = f": {said}" if isinstance(said, str) else ""
         out_console.print(
-            f"  [yellow]pending[/yellow] {change['type']} (in the JSONL backup, not in the log yet){escape(what)}",
+            f"  [yellow]pending[/yellow] {change['type']} (in the JSONL backup, not in the log yet){what}",
             highlight=False,
         )
 
@@ -311,11 +310,9 @@ def _memory_detail(m: dict[str, Any], *, whole: bool = True) -> None:
         out_console.print(f"  [dim]{line}[/dim]", highlight=False)
     for section in m.get("sections", []):
         path = " › ".join(section["heading_path"]) or "(no heading)"
-        out_console.print(
-            f"  [cyan]§{section['section_id']}[/cyan] {escape(path)} ({section['chars']} chars)", highlight=False
-        )
+        out_console.print(f"  [cyan]§{section['section_id']}[/cyan] {path} ({section['chars']} chars)", highlight=False)
         if "text" in section:
-            out_console.print(f"    {section['text']}", markup=False, highlight=False)
+            out_console.print(f"    {section['text']}", highlight=False)
 
 
 # how a person reads a version's changed fields (its text and status are on its own lines)
@@ -364,10 +361,10 @@ def history(obj: CliContext, memory_id: int, limit: int, cursor: str | None) -> 
                 f"[cyan]v{v['version']}[/cyan] {v['recorded_at']} {v['actor']} [{kinds}] ({v['status']})",
                 highlight=False,
             )
-            out_console.print(f"  {v['content']}", markup=False, highlight=False)
+            out_console.print(f"  {v['content']}", highlight=False)
             changed = _change_lines(v, before)
             if changed:
-                out_console.print(f"  [dim]{escape('; '.join(changed))}[/dim]", highlight=False)
+                out_console.print(f"  [dim]{'; '.join(changed)}[/dim]", highlight=False)
             before = v
         next_page_line(r)
 

@@ -82,7 +82,7 @@ def install(obj: CliContext, name: str, wheel: str | None) -> None:
             f"from {r['source']}) in {r['seconds']} s",
             highlight=False,
         )
-        out_console.print(r["path"], highlight=False, markup=False)
+        out_console.print(r["path"], highlight=False)
         out_console.print(AFTER_INSTALL, highlight=False, markup=False)
 
     emit(obj, result, human)
@@ -104,13 +104,12 @@ def list_cmd(obj: CliContext) -> None:
         for m in r["installed"]:
             mark = " (default)" if m.get("default") else ""
             detail = m.get("error") or f"{m['dim']} dims, {m['size_bytes'] / 1e6:.1f} MB, {m['model_id']}"
-            out_console.print(f"{m['name']}{mark}: {detail}\n  {m['path']}", highlight=False, markup=False)
+            out_console.print(f"{m['name']}{mark}: {detail}\n  {m['path']}", highlight=False)
         for m in r["available"]:
             out_console.print(
                 f"{m['name']} (not installed; `ledger model install {m['name']}`): "
                 f"{m['dim']} dims, {m['languages']}, from {m['source']}",
                 highlight=False,
-                markup=False,
             )
 
     emit(obj, result, human)

@@ -199,7 +199,20 @@ def _show(obj: CliContext, result: dict[str, Any], human: Callable[[dict[str, An
             highlight=False,
         )
     else:
-        human(result)
+        human(_escaped(result))
+
+
+def _escaped(value: Any) -> Any:
+    """``value`` with every text escaped for rich markup: a person's renderer interpolates
+    subjects, contents and names into markup, where "svc[/]" was a traceback and "[red]x[/red]"
+    hid its brackets. Renderers print these texts with markup on, so they read as written."""
+    if isinstance(value, str):
+        return escape(value)
+    if isinstance(value, dict):  # keys too: a count by workspace is keyed by names
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_escaped(v) for v in value]
+    return value
 
 
 def cursor_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -235,13 +248,13 @@ def print_memories(results: list[dict[str, Any]]) -> None:
         meta = f"#{m['memory_id']} v{m['version']} {m['source_type']} ({m['status']})"
         subject = f" [bold]{m['subject']}[/bold]" if m.get("subject") else ""
         out_console.print(f"[cyan]{meta}[/cyan]{subject}", highlight=False)
-        out_console.print(f"  {m['content']}", markup=False, highlight=False)
+        out_console.print(f"  {m['content']}", highlight=False)
 
 
 def bad_line_details(r: dict[str, Any]) -> None:
     """The skipped lines of an import or a backup replay (the first 20), each with why."""
     for bad in r["bad_lines"]:
-        out_console.print(f"  line {bad['line']}: {bad['error']}", markup=False, highlight=False)
+        out_console.print(f"  line {bad['line']}: {bad['error']}", highlight=False)
     unlisted = r["bad_total"] - len(r["bad_lines"])
     if unlisted > 0:
         out_console.print(f"  and {unlisted} more bad line(s)", highlight=False)

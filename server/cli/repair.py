@@ -108,7 +108,7 @@ def _status_lines(r: dict[str, Any]) -> None:
                 f"  {len(r['projections'])} projections up to date; search: {r['search_mode']}", highlight=False
             )
         for line in vectors_lines(r.get("vectors") or {}):
-            out_console.print(f"  {line}", highlight=False, markup=False)
+            out_console.print(f"  {line}", highlight=False)
     pending_backup_line(r.get("pending_backup"))
 
 

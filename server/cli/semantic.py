@@ -54,17 +54,14 @@ def notices(obj: CliContext, state: str, limit: int, dismiss: int | None, resolv
 
 
 def _notice_lines(r: dict[str, Any]) -> None:
-    from rich.markup import escape
-
     from fact_ledger.projections.notices import summary
 
     if not r["notices"]:
         out_console.print("[dim]no notices[/dim]")
     for n in r["notices"]:
         out_console.print(
-            f"[cyan]#{n['notice_id']}[/cyan] {n['kind']} ({n['state']}, cosine {n['similarity']}): "
-            f"{escape(summary(n))}",
+            f"[cyan]#{n['notice_id']}[/cyan] {n['kind']} ({n['state']}, cosine {n['similarity']}): {summary(n)}",
             highlight=False,
         )
         for side in ("left", "right"):
-            out_console.print(f"  #{n[side]['memory_id']} {n[side]['content']}", markup=False, highlight=False)
+            out_console.print(f"  #{n[side]['memory_id']} {n[side]['content']}", highlight=False)

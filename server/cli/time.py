@@ -65,7 +65,7 @@ def replay_backup(obj: CliContext, apply: bool, batch_size: int) -> None:
                 highlight=False,
             )
             for refusal in r["refusals"]:
-                out_console.print(f"  line {refusal['line']} ({refusal['op']}): {refusal['error']}", markup=False)
+                out_console.print(f"  line {refusal['line']} ({refusal['op']}): {refusal['error']}")
         if r["dry_run"] and r["to_apply"]:
             out_console.print("run again with --apply to append them")
 
@@ -106,7 +106,7 @@ def timeline(
             out_console.print(
                 f"[cyan]#{i['memory_id']}[/cyan] {i['valid_from']} – {until} ({i['status']}{after})", highlight=False
             )
-            out_console.print(f"  {i['content']}", markup=False, highlight=False)
+            out_console.print(f"  {i['content']}", highlight=False)
         next_page_line(r)
 
     emit(obj, result, human)
@@ -159,7 +159,7 @@ def audit(
             )
             said = _said(e.get("payload") or {})
             if said:
-                out_console.print(f"  {escape(said)}", highlight=False)
+                out_console.print(f"  {said}", highlight=False)
         next_page_line(r)
 
     emit(obj, result, human)

@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 import msgspec
-from rich.markup import escape
 
 from fact_ledger.ledger.errors import InvalidInput, Unavailable
 from fact_ledger.server.cli.output import (
@@ -99,7 +98,7 @@ def import_cmd(obj: CliContext, file: Path) -> None:
                 highlight=False,
             )
         for notice in r.get("notices", ()):
-            out_console.print(f"[yellow]{escape(notice)}[/yellow]", highlight=False)
+            out_console.print(f"[yellow]{notice}[/yellow]", highlight=False)
 
     emit(obj, result, human)
 

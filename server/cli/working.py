@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from rich.markup import escape
 
 from fact_ledger.server.cli.output import ID, CliContext, emit, json_option, out_console
 from fact_ledger.server.schemas.admin import WorkingData
@@ -86,7 +85,7 @@ def working(obj: CliContext, session: str) -> None:
             sticky = " sticky" if m.get("sticky") else ""
             turn = f" turn {m['last_turn']}" if m.get("last_turn") is not None else ""
             out_console.print(
-                f"[cyan]#{m['memory_id']}[/cyan] score {m.get('score', 0)}{turn}{sticky}: {escape(m['content'])}",
+                f"[cyan]#{m['memory_id']}[/cyan] score {m.get('score', 0)}{turn}{sticky}: {m['content']}",
                 highlight=False,
             )
         out_console.print(f"[dim]{len(r['memories'])} of at most {r['limit']} (sticky ones never evicted)[/dim]")
