@@ -86,6 +86,7 @@ def decide_unlock(
     memory: MemoryFacts, *, authorization: str, policy: Policy = DEFAULT_POLICY, conflicts: Sequence[ConflictFacts] = ()
 ) -> Decision:
     check_authorized(authorization, memory)
+    check_current(memory)  # an erased or retired memory has nothing left to unlock (as to confirm)
     if memory.protection == "normal":
         return []
     check_writable(memory, expected_version=None, authorization=authorization, policy=policy)

@@ -226,6 +226,21 @@ def test_update_refuses_a_memory_that_is_no_longer_current(app: LedgerApp) -> No
     assert app.store.last_position() == before
 
 
+def test_unlock_refuses_a_memory_that_is_no_longer_current(app: LedgerApp) -> None:
+    """ "ledger unlock" of an erased memory appended MemoryUnlocked and printed it as changed;
+    confirm and update already refused a memory that is no longer current."""
+    kept = app.remember("Zed's phone is 555-0000", source_type="user_confirmed", authorization=AUTH_USER)["memory_id"]
+    app.erase(kept, reason="test", authorization=AUTH_USER)
+    retired = app.remember("Zed's desk is on floor 3", source_type="user_confirmed", authorization=AUTH_USER)
+    app.retire(retired["memory_id"], reason="moved", authorization=AUTH_USER)
+    before = app.store.last_position()
+    for memory_id, status in ((kept, "erased"), (retired["memory_id"], "retired")):
+        with pytest.raises(InvalidInput) as info:
+            app.unlock(memory_id, authorization=AUTH_USER)
+        assert info.value.field == "memory_id" and status in info.value.message
+    assert app.store.last_position() == before
+
+
 def test_read_shows_both_ends_of_a_retraction(app: LedgerApp) -> None:
     meeting = app.remember(
         "Team meeting on Wednesday at 3pm", subject="team meeting", event_time="2026-11-01T09:00:00Z"
