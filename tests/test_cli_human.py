@@ -214,6 +214,21 @@ def test_history_says_what_each_version_changed_beside_its_text(db_path: Path) -
     assert out[5] == "  event time 2026-11-01T09:00:00.000000Z → 2026-11-02T09:00:00.000000Z"
     assert out[8] == "  subject (none) → standup; tags (none) → team"
     assert len(out) == 9
+    # a later page says what its first version changed too (it said when it was true instead)
+    first = json.loads(cli(db_path, "--json", "history", "1", "--limit", "2").stdout)
+    later = cli(db_path, "history", "1", "--limit", "2", "--cursor", first["next_cursor"]).stdout.splitlines()
+    assert later[0].startswith("v3 ") and later[2] == "  subject (none) → standup; tags (none) → team"
+    page = json.loads(cli(db_path, "--json", "history", "1", "--limit", "2", "--cursor", first["next_cursor"]).stdout)
+    assert page["versions"][0]["changed_from"] == {"subject": "", "tags": []}
+    assert "changed_from" not in first["versions"][0]
+
+
+def test_audit_names_the_memory_each_event_is_about(db_path: Path) -> None:
+    """ "MemoryRetired  reason: moved": a person could not tell what was retired."""
+    cli(db_path, "remember", "Bob's desk is on floor 3")
+    cli(db_path, "retire", "1", "--reason", "moved")
+    lines = cli(db_path, "audit", "--limit", "2").stdout.splitlines()
+    assert " MemoryRetired #1 (event time " in lines[0] and " MemoryRecorded #1 (event time " in lines[2]
 
 
 def test_a_write_that_joins_a_set_counts_its_members_not_values(db_path: Path) -> None:

@@ -9,6 +9,7 @@ index lookup, and equals a fresh fold of the events up to that point (``tests/te
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -38,6 +39,19 @@ from fact_ledger.server.config import Settings
 AUDIT_MAX = 1000
 TIMELINE_MAX = 500
 HISTORY_PAGE = 50  # versions per history page
+# The fields of a version that may change from one to the next (a history row's ``changed_from``)
+VERSION_FIELDS = (
+    "content",
+    "subject",
+    "tags",
+    "event_time",
+    "valid_to",
+    "status",
+    "source_type",
+    "protection",
+    "confidence",
+    "superseded_by",
+)
 ARCHIVE_BATCH = 500
 _COMPACT_DROP = ("content", "metadata")
 REF_CHAIN_LEVELS = 3  # compare's ref_chain: links followed from each side
@@ -249,6 +263,8 @@ class History:
         for role, ev in events:
             owner = next((v for v in reversed(versions) if v["position"] <= ev.position), versions[0])
             owner["events"].append(_event_view(ev, role, ids))
+        for prior, version in itertools.pairwise(versions):  # what a page's first version changed too
+            version["changed_from"] = {f: prior[f] for f in VERSION_FIELDS if version[f] != prior[f]}
         rest = [v for v in versions if v["version"] > after]
         page, more = rest[:limit], len(rest) > limit
         return {

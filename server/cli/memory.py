@@ -362,6 +362,8 @@ def history(obj: CliContext, memory_id: int, limit: int, cursor: str | None) -> 
                 highlight=False,
             )
             out_console.print(f"  {v['content']}", highlight=False)
+            if before is None and "changed_from" in v:  # a later page: the version before is not on it
+                before = {**v, **v["changed_from"]}
             changed = _change_lines(v, before)
             if changed:
                 out_console.print(f"  [dim]{'; '.join(changed)}[/dim]", highlight=False)

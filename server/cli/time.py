@@ -152,8 +152,9 @@ def audit(
         if not r["events"]:
             out_console.print("[dim]no events match[/dim]")
         for e in r["events"]:
+            about = f" #{e['memory_id']}" if e.get("memory_id") is not None else ""  # which memory it concerns
             out_console.print(
-                f"[cyan]{e['position']}[/cyan] {e['recorded_at']} {e['actor'] or '-'} {e['type']} "
+                f"[cyan]{e['position']}[/cyan] {e['recorded_at']} {e['actor'] or '-'} {e['type']}{about} "
                 f"(event time {e['event_time']})",
                 highlight=False,
             )

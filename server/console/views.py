@@ -12,27 +12,18 @@ from typing import Any
 
 from fact_ledger.ledger.clock import to_datetime
 from fact_ledger.ledger.word_diff import word_diff as diff_runs
-
-VERSION_FIELDS = (
-    "content",
-    "subject",
-    "tags",
-    "event_time",
-    "valid_to",
-    "status",
-    "source_type",
-    "protection",
-    "confidence",
-    "superseded_by",
-)
+from fact_ledger.server.app.timetravel import VERSION_FIELDS
 
 
 def version_changes(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each version with ``changed`` (the fields that differ from the one before) and, when the
-    content changed, ``diff``: the words as ``(op, text)`` with op ``same``/``added``/``removed``."""
+    content changed, ``diff``: the words as ``(op, text)`` with op ``same``/``added``/``removed``.
+    A page's first version is compared with the one before it through its ``changed_from``."""
     out = []
     previous: dict[str, Any] | None = None
     for version in versions:
+        if previous is None and "changed_from" in version:  # a later page: the version before is not on it
+            previous = {**version, **version["changed_from"]}
         changed = [] if previous is None else [f for f in VERSION_FIELDS if version.get(f) != previous.get(f)]
         diff: list[tuple[str, str]] = []
         if previous is not None and "content" in changed:
