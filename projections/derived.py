@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # Postgres 16" the version's slot, "Carol is my manager" the manager's, "Alice负责…" Alice; an
 # undone change ("… but rolled it back") no value, a change back ("… back to 8080", 改回) its value;
 # a chat's lead-in ("FYI …") is not read; 11: a remark on a note ("that note is obsolete") no
-# claim, a correction's preamble ("that was wrong, …", "correction: …") not read
+# claim, a correction's preamble ("that was wrong, …", "correction: …") not read; "send the report
+# to Alice" nobody's manager, "I report to Dana" the subject's
 CLAIMS_KIND = b"claims/11"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)

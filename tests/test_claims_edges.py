@@ -354,6 +354,24 @@ def test_reports_to_is_the_slot_of_who_the_manager_is() -> None:
     assert collides(first, then)
     (under,) = extract_claims("Bob reports to Dan", "Bob")
     assert (under.subject, under.attribute, under.value) == ("Bob", "manager", "dan")
+    (mine,) = extract_claims("I report to Dana", "Bob")  # the speaker: the memory's subject
+    assert collides(mine, under) and mine.value_norm == "dana"
+    assert extract_claims("I report to Dana") == ()  # nobody named: no slot
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Send the report to Alice on Monday",
+        "Email the weekly report to the CFO",
+        "Forward this report to Bob",
+        "Please submit the expense report to finance",
+    ],
+)
+def test_a_report_sent_to_someone_names_nobody_s_manager(content: str) -> None:
+    """ "Send the report to Alice on Monday" was "send the's manager is alice on monday": two
+    instructions sending reports to two people formed a claim set."""
+    assert extract_claims(content) == ()
 
 
 @pytest.mark.parametrize(

@@ -263,7 +263,7 @@ def test_brackets_in_what_a_person_wrote_are_printed_as_written(db_path: Path) -
         ("find", "music", "--workspace", "ops[/]"),
     ):
         shown = cli(db_path, *args)
-        assert shown.exit_code in (0, 1) and shown.exception is None or isinstance(shown.exception, SystemExit), args
+        assert shown.exit_code in (0, 1) and isinstance(shown.exception, SystemExit | None), args
         assert "Traceback" not in shown.output and "MarkupError" not in shown.output, (args, shown.output)
     assert subject in cli(db_path, "read", "1").stdout
     found = cli(db_path, "find", "music", "--workspace", "ops[/]").stdout
