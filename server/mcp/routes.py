@@ -433,17 +433,23 @@ def help_result(spec: ToolSpec, topic: str | None) -> dict[str, Any]:
             },
             "topics": sorted(TOPICS),
         }
-    if topic in TOPICS:
-        return {"ok": True, "topic": topic, "text": TOPICS[topic]}
     route = spec.routes.get(topic)
+    if route is None and topic in TOPICS:
+        return {"ok": True, "topic": topic, "text": TOPICS[topic]}
     if route is None:
         from fact_ledger.ledger.errors import InvalidInput
 
         raise InvalidInput(f"no help topic {topic!r}; topics: {', '.join([*spec.routes, *TOPICS])}", field="topic")
-    return {
+    example = route.example
+    if route is HELP:  # one entry of this tool (help is shared: "find" is no topic of memory_review)
+        example = {"topic": next(name for name in spec.routes if name != topic)}
+    entry = {
         "ok": True,
         "topic": topic,
         "text": route.summary,
         "fields": route.fields,
-        "example": {spec.key: topic, "data": route.example} if route.example else {spec.key: topic},
+        "example": {spec.key: topic, "data": example} if example else {spec.key: topic},
     }
+    if topic in TOPICS:  # a view named as a general topic ("workspaces"): the view's entry, then the topic
+        entry["about"] = TOPICS[topic]
+    return entry

@@ -182,6 +182,11 @@ def test_help_lists_every_action_and_gives_examples(srv: LedgerServer) -> None:
     assert srv.memory("help", {"topic": "nonsense"}).code == "invalid_input"
     for tool, key in (("memory_review", "views"), ("memory_govern", "actions"), ("memory_repair", "tasks")):
         assert "help" in srv.call(tool, "help")[key]
+        # help's own example names an entry of the same tool (it was {"topic": "find"} everywhere)
+        own = srv.call(tool, "help", {"topic": "help"})["example"]
+        assert srv.call(tool, own[key[:-1]], own["data"]).ok, (tool, own)
+    workspaces = srv.call("memory_review", "help", {"topic": "workspaces"})  # a view named as a general topic
+    assert workspaces["example"]["view"] == "workspaces" and "Isolation" in workspaces["about"]
 
 
 def test_data_may_arrive_as_a_json_string(srv: LedgerServer) -> None:
