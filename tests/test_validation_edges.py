@@ -27,7 +27,7 @@ def test_a_too_long_text_is_measured_in_characters_and_a_list_in_items() -> None
     assert "at most 100 items" in err.value.message
 
 
-@pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b", "\x7f"])
+@pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b", "\x7f", "\x80", "\x9b", "\x9f"])
 def test_control_characters_are_refused_at_the_edge(char: str) -> None:
     with pytest.raises(InvalidInput) as err:
         RememberData.parse({"content": f"port{char}8080"})
@@ -39,7 +39,7 @@ def test_control_characters_are_refused_at_the_edge(char: str) -> None:
 
 
 def test_text_keeps_tabs_line_breaks_and_form_feeds() -> None:
-    text = "col\tcol\r\nnext page\x0cthere"
+    text = "col\tcol\r\nnext page\x0cthere\x85next line"  # NEL (U+0085) breaks a line too
     assert RememberData.parse({"content": text}).content == text
 
 

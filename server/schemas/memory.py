@@ -49,8 +49,9 @@ MAX_METADATA_DEPTH = 32
 MAX_REASON_CHARS = 4000
 
 
-# C0 control characters and DEL, except the ones text uses (tab, line breaks, form feed).
-_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
+# C0 control characters, DEL and the C1 ones (U+0080–U+009F: U+009B opens a terminal escape as
+# ESC [ does), except the ones text uses (tab, line breaks, form feed, NEL: a line break too).
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
 
 
 def _paired_surrogates(value: str) -> str:
