@@ -100,8 +100,11 @@ Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS)]
 
 
 def _finite(value: Any) -> Any:
-    """NaN fails every comparison: without this its refusal read "should be >= 0"."""
+    """NaN fails every comparison: without this its refusal read "should be >= 0". A number is a
+    JSON number: "0.5" as a string is refused as every other numeric field refuses it."""
     value = _no_bool(value)
+    if isinstance(value, str):
+        raise ValueError("a number between 0 and 1 (a JSON number, not a string)")
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError("a number between 0 and 1, not NaN or an infinity")
     return value
