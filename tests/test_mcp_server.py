@@ -423,3 +423,16 @@ async def test_nobody_is_asked_to_approve_a_change_that_cannot_happen(app: Ledge
         kept = app.remember("a fact the user erases")["memory_id"]
         assert (await govern("erase", memory_id=kept))["erased"] == [kept]  # a possible one is asked
         assert len(answers.questions) == 1 and f"#{kept}" in answers.questions[0]
+
+
+async def test_what_the_call_itself_got_wrong_is_never_cut_from_the_notices(app: LedgerApp) -> None:
+    """With three notices of the write's own (agent_asserted, a target already retired, a field
+    beside data), the one naming an ignored unknown field was the fourth and was dropped."""
+    async with Client(build_server(app)) as c:
+        gone = app.remember("Send the minutes")["memory_id"]
+        app.remember("Stop sending the minutes", ref_id=gone, retracts=True)
+        data = {"content": "probe", "bar": 2, "source_type": "user_confirmed", "ref_id": gone, "retracts": True}
+        r = body(await c.call_tool("memory", {"action": "remember", "subject": "s", "data": data}))
+    assert r["ok"] and len(r["notices"]) == 3
+    assert any("bar" in n and "unknown" in n for n in r["notices"]), r["notices"]
+    assert any("beside data" in n or "under data" in n for n in r["notices"]), r["notices"]

@@ -43,16 +43,24 @@ def dumps(payload: dict[str, Any]) -> str:
 
 
 def compact(
-    tool: str, name: str, result: dict[str, Any], *, query: str = "", notices: list[str] | None = None
+    tool: str,
+    name: str,
+    result: dict[str, Any],
+    *,
+    query: str = "",
+    notices: list[str] | None = None,
+    after: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The result as sent: find trimmed to budget, notices merged (at most 3)."""
+    """The result as sent: find trimmed to budget, notices merged (at most 3): ``notices`` (what
+    the call itself got wrong: unknown fields, fields beside ``data``) first, then the result's
+    own, then ``after`` (work pending whatever was asked)."""
     if tool == "memory" and name == "find" and isinstance(result.get("results"), list):
         result = _compact_find(result, query)
     if (tool, name) in _LISTED_VERDICTS and isinstance(result.get("conflicts"), list):
         result = {**result, "conflicts": [_brief_conflict(c) for c in result["conflicts"]]}
     if (tool, name) == ("memory_review", "notices"):  # here ``notices`` is the answer itself, not advice
         return result
-    merged = [*(result.get("notices") or []), *(notices or [])]
+    merged = [*(notices or []), *(result.get("notices") or []), *(after or [])]
     if merged:
         seen: dict[str, None] = {}
         for item in merged:

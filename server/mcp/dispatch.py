@@ -256,8 +256,10 @@ class LedgerTools:
         if bound.progress and ctx is not None:
             kwargs["progress"] = _progress_reporter(ctx)
         result = await self._run(bound.method, kwargs, self._caller(ctx), thread=route.progress)
-        notices += await self._pending_work()
-        return mcp_compact.compact(spec.name, str(name), result, query=kwargs.get("query", ""), notices=notices)
+        pending = await self._pending_work()
+        return mcp_compact.compact(
+            spec.name, str(name), result, query=kwargs.get("query", ""), notices=notices, after=pending
+        )
 
     async def _pending_work(self) -> list[str]:
         """Work an agent should know about whatever it asked: a backup awaiting replay, and at
