@@ -111,7 +111,7 @@ class Workspaces:
         return {
             "ok": True,
             "alias": alias,
-            "canonical": stored[0].workspace,  # the name recorded: a rejection's too (not the alias itself)
+            "canonical": self.canonical_workspace(alias),
             "accepted": accepted,
             "position": stored[0].position,
         }
