@@ -238,9 +238,24 @@ def _reports_to_claim(clause: str, subject: str) -> Claim | None:
     folded = text.lower()
     if match is None or HEDGED.search(folded) or QUESTION_START.match(folded):
         return None
-    if NEGATED_LEFT.search(match["x"].lower()):
-        return None
+    if NEGATED_LEFT.search(match["x"].lower()) or _A_REPORT.search(match["x"]):
+        return None  # "send the report to Alice": a document sent, nobody's manager
+    if match["x"].lower() in PERSONS:  # "I report to Dana": of the memory's subject, if it names one
+        if not subject.strip():
+            return None
+        return _clause_claim(f"{subject}'s manager is {match['y']}", subject)
     return _clause_claim(f"{match['x']}'s manager is {match['y']}", subject)
+
+
+# "report" as a noun before "to": after a determiner or a kind of report ("the report", "this
+# weekly report"), or the object of a verb that sends one ("send …", "email …", "forward …")
+_A_REPORT = re.compile(
+    r"(?:\b(?:the|a|an|this|that|these|those|my|our|your|his|her|their|its|weekly|daily|monthly|quarterly"
+    r"|annual|yearly|final|status|expense|incident|bug|sales|full)$)"
+    r"|^(?:please\s+)?(?:send|email|e-mail|mail|forward|submit|give|hand|deliver|share|post|upload|attach|file"
+    r"|bring|pass|show|present|sent|emailed|forwarded|submitted|gave|handed|delivered|shared)\b",
+    re.IGNORECASE,
+)
 
 
 def _changed_by_claim(clause: str, subject: str) -> Claim | None:
