@@ -102,10 +102,12 @@ def _contexts_of(conn: Any, ids: list[int], model_id: str) -> dict[int, list[Con
     for memory_id in sorted(before):
         workspace, content, status = info[memory_id]
         previous = before[memory_id]
-        # an erased memory is never embedded again, in context either (a rebuild gave it one of "[erased]")
-        text = (
-            vectors.context_passage(info[previous][1], content) if previous is not None and status != "erased" else None
-        )
+        # An erased memory is never embedded again, in context either: neither its own context
+        # nor as the context of the memory after it (its content is the "[erased]" placeholder;
+        # the erasure dropped that context, and a rebuild or an edit of the next memory made it
+        # again from the placeholder).
+        erased = status == "erased" or (previous is not None and info[previous][2] == "erased")
+        text = vectors.context_passage(info[previous][1], content) if previous is not None and not erased else None
         key = derived.embedding_key(model_id, text) if text is not None else None
         if stored.get(memory_id) != key:
             out.setdefault(owner[memory_id], []).append(Context(memory_id, workspace, key, text))
