@@ -55,30 +55,61 @@ def hybrid_search(
     weights: tuple[float, float] = (LEXICAL_WEIGHT, VECTOR_WEIGHT),
     pool: int = POOL,
     page: int | None = None,
+    base: int | None = None,
 ) -> tuple[list[Hit], int]:
     """Ranked hits (at most ``limit``) and an estimate of how many memories matched. A long
-    memory whose closest vector is one of its sections' carries that section's id."""
+    memory whose closest vector is one of its sections' carries that section's id.
+
+    ``base``: on a later page of one ``find``, the first page's ``page``. The candidates, and so
+    the min-max normalisation and the whole order, are then the first page's, whatever the page:
+    a pool sized by each page normalised over other candidates, the order moved from page to
+    page, and paging repeated some memories and skipped others. Past the fused candidates, the
+    remaining text matches follow in full-text order (:func:`_past_the_pool`)."""
     if not query.strip() or not analyse(query).terms:  # listing, or a LIKE scan: no meaning to add
         return search(conn, query, filters, limit, boost_workspace=boost_workspace)
+    page = page or limit
+    base = min(base, page) if base else page
+    beyond = limit - page  # the look past the page (a claim set's leader), as on the first page
     pooled = candidates(
-        conn, query, filters, max(pool, limit), query_vector, boost_workspace=boost_workspace, page=page or limit
+        conn, query, filters, max(pool, base + beyond), query_vector, boost_workspace=boost_workspace, page=base
     )
     if not pooled.ids:
         return [], 0
     fused = fuse(pooled, weights, _in_workspaces(conn, pooled.ids, boost_workspace))
-    return (
-        [
-            Hit(
-                memory_id,
-                score,
-                memory_id in pooled.phrase,
-                pooled.section.get(memory_id),
-                identifier=memory_id in pooled.identifier,
-            )
-            for memory_id, score in fused[:limit]
-        ],
-        max(pooled.total, len(pooled.ids)),
-    )
+    hits = [
+        Hit(
+            memory_id,
+            score,
+            memory_id in pooled.phrase,
+            pooled.section.get(memory_id),
+            identifier=memory_id in pooled.identifier,
+        )
+        for memory_id, score in fused[:limit]
+    ]
+    if len(hits) < limit and base < page:
+        hits += _past_the_pool(conn, query, filters, limit, page, pooled.ids, hits, boost_workspace)
+    return hits[:limit], max(pooled.total, len(pooled.ids))
+
+
+def _past_the_pool(
+    conn: apsw.Connection,
+    query: str,
+    filters: SearchFilters,
+    limit: int,
+    page: int,
+    pooled: list[int],
+    hits: list[Hit],
+    boost_workspace: str | tuple[str, ...] | None,
+) -> list[Hit]:
+    """A page deeper than the first page's candidates reach: the text matches not among them,
+    in full-text order (lexical paging's order, which does not move from page to page), after
+    every fused candidate; their scores continue down from the last fused one, so the order
+    ``find`` builds on (scores fall down the list) holds."""
+    seen = set(pooled)
+    floor = hits[-1].score if hits else 0.0
+    more, _ = search(conn, query, filters, limit, boost_workspace=boost_workspace, page=page)
+    rest = [h for h in more if h.memory_id not in seen][: limit - len(hits)]
+    return [msgspec.structs.replace(h, score=round(floor - (k + 1) * 1e-6, 6)) for k, h in enumerate(rest)]
 
 
 class Pool(msgspec.Struct):

@@ -102,10 +102,12 @@ def _contexts_of(conn: Any, ids: list[int], model_id: str) -> dict[int, list[Con
     for memory_id in sorted(before):
         workspace, content, status = info[memory_id]
         previous = before[memory_id]
-        # an erased memory is never embedded again, in context either (a rebuild gave it one of "[erased]")
-        text = (
-            vectors.context_passage(info[previous][1], content) if previous is not None and status != "erased" else None
-        )
+        # An erased memory is never embedded again, in context either: neither its own context
+        # nor as the context of the memory after it (its content is the "[erased]" placeholder;
+        # the erasure dropped that context, and a rebuild or an edit of the next memory made it
+        # again from the placeholder).
+        erased = status == "erased" or (previous is not None and info[previous][2] == "erased")
+        text = vectors.context_passage(info[previous][1], content) if previous is not None and not erased else None
         key = derived.embedding_key(model_id, text) if text is not None else None
         if stored.get(memory_id) != key:
             out.setdefault(owner[memory_id], []).append(Context(memory_id, workspace, key, text))
@@ -128,6 +130,22 @@ class _Plan(NamedTuple):
         out = [self.keys[memory_id]] if memory_id in self.todo else []
         out += [self.section_keys[rowid] for rowid, _ in self.parts.get(memory_id, ())]
         return out + [c.key for c in self.contexts.get(memory_id, ()) if c.key is not None]
+
+
+class Counts(NamedTuple):
+    """What a run wrote, in passages: a memory's own text is one and each of its sections one
+    more (so a memory with sections counts several), ``embedded + cached`` is the memory and
+    section vectors written, neither is ever negative, and a status change (nothing written)
+    counts in neither. Context passages are counted apart (``context_embedded``). Before, the
+    cached figure was memories looked at less passages embedded, two units: -6 for a memory of
+    two long sections, and 1 after a rebuild that took eleven vectors from the cache."""
+
+    embedded: int  # passages the model embedded
+    cached: int  # memory and section vectors written from an embedding already made (the cache)
+    context_embedded: int  # context passages the model embedded
+
+    def plus(self, other: Counts) -> Counts:
+        return Counts(*(a + b for a, b in zip(self, other, strict=True)))
 
 
 class VecUnavailable(RuntimeError):
@@ -227,34 +245,34 @@ class Indexer:
         resumable at any point. ``find`` uses the vectors as soon as they are caught up."""
         self.prepare(rebuild=rebuild)
         total = self.to_look_at()
-        done = embedded = context_embedded = 0
+        done = 0
+        counts = Counts(0, 0, 0)
         while stop is None or not stop.is_set():
-            seen, fresh, context = self.step(stop)
+            seen, made = self.step(stop)
             if not seen:
                 break
-            done, embedded, context_embedded = done + seen, embedded + fresh, context_embedded + context
+            done, counts = done + seen, counts.plus(made)
             if progress:
                 progress(min(done, total), max(total, done))
         found = self.find_notices(stop) if notices else 0
         return {
             "memories": done,
-            "embedded": embedded,
-            "cached": done - embedded,
-            "context_embedded": context_embedded,
+            "embedded": counts.embedded,
+            "cached": counts.cached,
+            "context_embedded": counts.context_embedded,
             "new_notices": found,
             "lag": self.lag(),
         }
 
-    def step(self, stop: threading.Event | None = None) -> tuple[int, int, int]:
-        """One snapshot's worth of changed memories: (memories covered, passages embedded,
-        context passages embedded)."""
+    def step(self, stop: threading.Event | None = None) -> tuple[int, Counts]:
+        """One snapshot's worth of changed memories: the memories covered, and what was written."""
         conn = self.conn
         model_id = self.embedder.model_id
         with self.store.snapshot():
             head = self.store.last_position()
             start = vectors.checkpoint(conn)
             if start >= head:
-                return 0, 0, 0
+                return 0, Counts(0, 0, 0)
             rows = vectors.changed(conn, start, SCAN)
             keys = {r[0]: derived.embedding_key(model_id, vectors.passage_text(r[2])) for r in rows}
             stored = vectors.keys_of(conn, list(keys))
@@ -270,9 +288,9 @@ class Indexer:
         complete = len(rows) < SCAN  # everything up to ``head`` is in ``rows``
         if not rows:
             self.store.write(lambda: vectors.set_checkpoint(conn, head))
-            return 0, 0, 0
+            return 0, Counts(0, 0, 0)
         plan = _Plan(keys, todo, parts, section_keys, contexts, cached, set(stored))
-        embedded = context_embedded = 0
+        made = Counts(0, 0, 0)
         chunk: list[tuple[int, str, str, int]] = []
         uncached = 0
         for i, row in enumerate(rows):
@@ -283,14 +301,13 @@ class Indexer:
             boundary = last or rows[i + 1][3] != row[3]
             if boundary and (last or uncached >= self.batch):
                 mark = head if last and complete else row[3]
-                own, context = self._flush(chunk, plan, mark)
-                embedded, context_embedded = embedded + own, context_embedded + context
+                made = made.plus(self._flush(chunk, plan, mark))
                 chunk, uncached = [], 0
                 if stop is not None and stop.is_set():
-                    return i + 1, embedded, context_embedded
-        return len(rows), embedded, context_embedded
+                    return i + 1, made
+        return len(rows), made
 
-    def _flush(self, chunk: list[tuple[int, str, str, int]], plan: _Plan, mark: int) -> tuple[int, int]:
+    def _flush(self, chunk: list[tuple[int, str, str, int]], plan: _Plan, mark: int) -> Counts:
         own = [r for r in chunk if r[0] in plan.todo]
         passages = [vectors.passage_text(r[2]) for r in own]
         passages += [text for r in own for _, text in plan.parts.get(r[0], ())]
@@ -329,7 +346,8 @@ class Indexer:
             vectors.set_checkpoint(self.conn, mark)
 
         self.store.write(work)
-        return len(texts), len(context_texts)
+        written = len(rows) + len(section_rows)  # every text embedded here is one of them
+        return Counts(embedded=len(texts), cached=written - len(texts), context_embedded=len(context_texts))
 
     # -- notices -----------------------------------------------------------------------------
     def find_notices(self, stop: threading.Event | None = None) -> int:

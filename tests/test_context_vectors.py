@@ -132,7 +132,37 @@ def test_an_erased_memory_gets_no_context_vector_from_a_rebuild(sem: LedgerApp) 
     sem.erase(ids[2], reason="asked", authorization=AUTH_USER)
     assert ids[2] not in _contexts(sem)
     sem.reembed(rebuild=True)
-    assert ids[2] not in _contexts(sem) and set(_contexts(sem)) == {ids[1], ids[3]}
+    # Nor the memory after it one of the erased text: the erasure dropped it (the incremental state).
+    assert ids[2] not in _contexts(sem) and set(_contexts(sem)) == {ids[1]}
+
+
+def test_a_rebuild_after_an_erasure_gives_the_incremental_state_and_never_embeds_the_placeholder(
+    sem: LedgerApp,
+) -> None:
+    """The memory after an erased one had its context (the erased text) dropped by the erasure,
+    but a rebuild embedded it again from the placeholder: "[erased]\nyes that one"."""
+    from fact_ledger.ledger.log.events import AUTH_USER
+    from fact_ledger.projections import derived
+
+    erased = sem.remember("Alice codeword zebrafish", event_time=AT)["memory_id"]
+    after = sem.remember("Yes that one", event_time=AT)["memory_id"]
+    sem.reembed()
+    assert set(_contexts(sem)) == {after}
+    sem.erase(erased, reason="asked", authorization=AUTH_USER)
+    sem.reembed()
+    incremental = vectors.content_checksum(sem.conn)
+    assert _contexts(sem) == {}
+    model = sem.embedding_model()
+    assert model is not None
+    placeholder = derived.embedding_key(model.model_id, "[erased]\nyes that one")
+    rebuilt = sem.rebuild("vectors")["vectors"]
+    assert _contexts(sem) == {} and rebuilt["context_embedded"] == 0
+    assert vectors.content_checksum(sem.conn) == incremental
+    assert sem.conn.execute("SELECT count(*) FROM derived_cache WHERE key = ?", (placeholder,)).get == 0
+    # An edit of the memory after it does not bring the placeholder back either.
+    sem.update(after, content="Yes that one, the blue one")
+    sem.reembed()
+    assert _contexts(sem) == {}
 
 
 def test_a_memory_in_context_is_as_close_as_the_mean_of_its_two_vectors(sem: LedgerApp) -> None:

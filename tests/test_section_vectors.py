@@ -8,6 +8,7 @@ no memory), and ``find`` must answer with it.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -159,5 +160,50 @@ def test_a_new_section_threshold_starts_the_vectors_over(tmp_path: Path, tiny_gg
         assert app.search_mode() == "vector+fts"
         app.reembed()
         assert count and _section_vectors(app, long_id) == {}  # no longer long: no sections, no vectors
+    finally:
+        app.close()
+
+
+def test_reembed_counts_passages_in_one_unit_never_negative(tmp_path: Path, tiny_gguf: Path) -> None:
+    """``cached`` was memories looked at less passages embedded: a memory of several sections
+    gave a negative count ("7 embedded, -6 from the cache"), and a rebuild that took every
+    vector from the cache said "embedded 0, cached 1". Both count passages now (a memory's own
+    text and each section), ``embedded + cached`` is the vectors written, and the CLI line and
+    ``memory_repair reembed`` (the same answer) say so."""
+    from click.testing import CliRunner
+
+    from fact_ledger.server.cli.main import main
+
+    db = tmp_path / "ledger.db"
+    env = {"LEDGER_EMBEDDING_MODEL": str(tiny_gguf), "LEDGER_SECTION_THRESHOLD": str(THRESHOLD)}
+
+    def cli(*args: str) -> str:
+        result = CliRunner().invoke(main, ["--db", str(db), *args], env=env)
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    app = _app(db, tiny_gguf)
+    long_id = app.remember(_doc("the gateway"))["memory_id"]
+    app.close()
+    passages = 1 + len(_doc_sections(db, tiny_gguf, long_id))
+    out = cli("reembed")
+    assert f"vectors for 1 memory ({passages} passages embedded, 0 from the cache)" in out
+    out = cli("reembed", "--rebuild")
+    assert f"vectors for 1 memory (0 passages embedded, {passages} from the cache)" in out
+    rebuilt = json.loads(cli("--json", "rebuild", "--projection", "vectors"))["vectors"]
+    assert (rebuilt["embedded"], rebuilt["cached"], rebuilt["memories"]) == (0, passages, 1)
+    app = _app(db, tiny_gguf)
+    try:
+        app.retire(long_id, reason="obsolete", authorization="user_channel")
+        unchanged = app.reembed()  # a status change writes no vector: counted in neither
+        assert (unchanged["memories"], unchanged["embedded"], unchanged["cached"]) == (1, 0, 0)
+    finally:
+        app.close()
+
+
+def _doc_sections(db: Path, model: Path, memory_id: int) -> list[Any]:
+    app = _app(db, model)
+    try:
+        return catalog(app.conn, memory_id)
     finally:
         app.close()

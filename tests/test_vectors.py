@@ -245,6 +245,75 @@ def test_a_model_with_damaged_weights_is_off_and_stores_no_vector(tmp_path: Path
     assert cli.returncode == 5 and "Traceback" not in cli.stderr and "not a number" in cli.stderr, cli.stderr
 
 
+def test_cli_status_names_a_damaged_model_once_a_load_found_it(tmp_path: Path) -> None:
+    """``reembed`` exits 5 on a model whose weights give NaN, yet a later ``ledger status`` (a
+    process that does not load the model) said N memories "await embedding … by ledger
+    reembed" with ``problem: null``, while doctor and MCP status named the problem. What a load
+    found is recorded by the file's digest: status names it without loading the model."""
+    import json
+
+    from click.testing import CliRunner
+
+    from fact_ledger.server.cli.main import main
+    from tests.tiny_model import write_damaged_gguf
+
+    model = write_damaged_gguf(tmp_path / "damaged.gguf")
+    db = tmp_path / "ledger.db"
+
+    def cli(*args: str) -> Any:
+        return CliRunner().invoke(main, ["--db", str(db), *args], env={"LEDGER_EMBEDDING_MODEL": str(model)})
+
+    assert cli("remember", "the staging API listens on port 8080").exit_code == 0
+    assert cli("reembed").exit_code == 5
+    status = json.loads(cli("--json", "status").stdout)
+    assert status["search_mode"] == "fts" and "not a number" in (status["vectors"]["problem"] or ""), status
+    assert status["vectors"]["pending"] is None  # this model embeds nothing: nothing awaits it
+    human = cli("status").stdout
+    assert "semantic search off: " in human and "not a number" in human and "await embedding" not in human
+    write_damaged_gguf(model)  # written again (another time): a load must find out anew
+    assert json.loads(cli("--json", "status").stdout)["vectors"]["problem"] is None
+
+
+def test_a_model_file_overwritten_in_place_is_neither_used_nor_lent(tmp_path: Path) -> None:
+    """``ledger serve`` maps the model file: copied over in place, its weights changed under the
+    loaded model, whose vectors then matched neither model and were stored (and cached, and lent
+    to CLI finds) under the old model's id. Now every embedding checks the file first: the
+    worker stops and says why, nothing is stored or cached, the lender answers nothing (the CLI
+    loads the model itself) and find answers from full text."""
+    from fact_ledger.projections import derived
+    from fact_ledger.server.app.model_lender import borrow_query_vector
+    from tests.tiny_model import write_tiny_gguf
+
+    model = write_tiny_gguf(tmp_path / "model.gguf")
+    other = write_tiny_gguf(tmp_path / "other.gguf", seed=1)
+    assert model.stat().st_size == other.stat().st_size and model.read_bytes() != other.read_bytes()
+    app = _app(tmp_path / "ledger.db", str(model))
+    try:
+        app.remember("the staging API listens on port 8080")
+        app.reembed()
+        assert app.lend_model() and app.start_vector_worker()
+        assert borrow_query_vector(app.storage.views_path, "staging port") is not None
+        model_id = app.embedding_model().model_id
+        with open(model, "r+b") as handle:  # ``cp other.gguf model.gguf``: the same inode, rewritten
+            handle.write(other.read_bytes())
+        memory_id = app.remember("the budget meeting moved to friday")["memory_id"]
+        deadline = time.monotonic() + 20
+        while "changed on disk" not in (app.vectors_status()["problem"] or "") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "changed on disk" in (app.vectors_status()["problem"] or ""), app.vectors_status()
+        assert app.vectors_status()["vectors"] == 1  # nothing stored for the new memory
+        passage = vectors.passage_text("the budget meeting moved to friday")
+        key = derived.embedding_key(model_id, passage)
+        assert app.conn.execute("SELECT count(*) FROM derived_cache WHERE key = ?", (key,)).get == 0  # nor cached
+        assert borrow_query_vector(app.storage.views_path, "budget meeting") is None  # nor lent
+        assert app.find("budget meeting")["results"][0]["memory_id"] == memory_id  # full text answers
+        assert app.search_mode() == "fts"
+        with pytest.raises(Exception, match="changed on disk"):
+            app.reembed()
+    finally:
+        app.close()
+
+
 def test_no_model_configured_is_plain_full_text(tmp_path: Path) -> None:
     app = _app(tmp_path / "ledger.db", None)
     try:

@@ -30,7 +30,9 @@ from fact_ledger.projections.runtime.model_file import (  # noqa: F401 (re-expor
     QUERY_PREFIX_KEY,
     EmbedderUnavailable,
     ModelFileError,
+    file_state,
     inspect_model,
+    mark_broken,
     model_id_for,
 )
 
@@ -58,6 +60,8 @@ class Embedder:
         query_prefix: str,
         passage_prefix: str,
         path: str,
+        digests: str | None = None,
+        loaded_from: tuple[int, ...] | None = None,
     ) -> None:
         self._encoder = encoder
         self._lock = threading.Lock()
@@ -67,13 +71,31 @@ class Embedder:
         self.query_prefix = query_prefix
         self.passage_prefix = passage_prefix
         self.path = path
+        self.digests = digests  # where a file found damaged is recorded (model_file.mark_broken)
+        # The file as it was when loaded (model_file.file_state); None: never checked.
+        self.loaded_from = loaded_from
 
     def embed_query(self, text: str) -> bytes:
-        return self._embed(self.query_prefix + text.strip())
+        vector = self._embed(self.query_prefix + text.strip())
+        self._check_file()
+        return vector
 
     def embed_passages(self, texts: Sequence[str]) -> list[bytes]:
         # One text per call: batching sequences in one llama.cpp call measured slower here.
-        return [self._embed(self.passage_prefix + text.strip()) for text in texts]
+        vectors = [self._embed(self.passage_prefix + text.strip()) for text in texts]
+        self._check_file()
+        return vectors
+
+    def _check_file(self) -> None:
+        """Refuse what was just embedded when the model file changed since it was loaded (looked
+        at after embedding, so a change during it counts too; one ``stat``, a few µs). llama.cpp
+        maps the file: overwritten in place, the weights change under the loaded model, and its
+        vectors would match neither model yet be stored, cached and lent under the old model's id."""
+        if self.loaded_from is not None and file_state(self.path) != self.loaded_from:
+            raise EmbedderUnavailable(
+                f"the embedding model file {self.path} changed on disk after it was loaded; its vectors "
+                "would match neither model, so none is stored or lent: start the process again to load it"
+            )
 
     def tokenize(self, text: str) -> list[int]:
         """Token ids as the model sees ``text`` (with BOS/EOS, no prefix added)."""
@@ -89,10 +111,13 @@ class Embedder:
             tokens = self._encoder.tokenize(text.encode("utf-8"))
             vector = self._encoder.embed(tokens) if len(tokens) <= self.n_ctx else self._windowed(tokens)
         if not np.isfinite(vector).all():  # a file whose header reads right but whose weights are damaged
-            raise EmbedderUnavailable(
+            problem = (
                 f"the embedding model {self.path} gave a vector that is not a number (are its weights damaged?); "
                 "nothing was stored"
             )
+            if self.loaded_from is None or file_state(self.path) == self.loaded_from:  # this file's fault
+                mark_broken(self.path, self.digests, problem)
+            raise EmbedderUnavailable(problem)
         norm = float(np.linalg.norm(vector))
         if norm > 0:
             vector = vector / norm
@@ -121,6 +146,7 @@ class Embedder:
 def load_embedder(path: str, n_ctx: int | None = None, threads: int = 0, digests: str | None = None) -> Embedder:
     """Load the GGUF at ``path`` (``threads`` per call, 0: one per CPU) or raise
     :class:`EmbedderUnavailable` saying why; ``digests``: see :func:`projections.runtime.model_file.inspect_model`."""
+    loaded_from = file_state(path)  # before it is read: a change from here on shows
     try:
         found = inspect_model(path, n_ctx, digests)
     except ModelFileError as exc:
@@ -137,6 +163,8 @@ def load_embedder(path: str, n_ctx: int | None = None, threads: int = 0, digests
         query_prefix=found.query_prefix,
         passage_prefix=found.passage_prefix,
         path=path,
+        digests=digests,
+        loaded_from=loaded_from,
     )
     try:  # damaged weights load without a word and give NaN: one passage shows it before any is stored
         embedder.embed_passages(["a probe passage"])

@@ -58,13 +58,19 @@ def inspect_model(path: str, n_ctx: int | None = None, digests: str | None = Non
     always rereads the header and hashes the file again: only a file checked now reaches
     llama.cpp, and a file swapped under the same size and time (``cp -p``, ``touch -r``, a
     quantisation of the same size) gets its own id, so its vectors never pass for the old
-    model's in the cache (~0.1-0.3 s beside a load of seconds)."""
+    model's in the cache (~0.1-0.3 s beside a load of seconds).
+
+    A file that gave a vector that is not a number (:func:`mark_broken`) is refused with that
+    reason when ``reread`` is False: ``status`` then names the problem ``doctor`` and a load
+    find, without loading the model (seconds) to find it again. A load (``reread``) tries anew."""
     _require_file(path)
     try:
         stamp = _stamp(path)
         known = _read_digests(digests) if digests else {}
         entry = known.get(os.path.realpath(path))
         entry = entry if isinstance(entry, dict) and entry.get("stamp") == stamp else {}
+        if not reread and isinstance(entry.get("broken"), str):  # a load or a run found its weights damaged
+            raise ModelFileError(str(entry["broken"]))
         facts = entry.get("facts") if not reread else None
         if not isinstance(facts, dict) or not isinstance(entry.get("sha256"), str):
             facts = _header_facts(path)
@@ -85,6 +91,36 @@ def inspect_model(path: str, n_ctx: int | None = None, digests: str | None = Non
     if window < context:  # longer texts are cut into other windows: other vectors, another id
         model_id += f"/w{window}"
     return ModelFile(path, model_id, dim, window, query_prefix, passage_prefix)
+
+
+def mark_broken(path: str, digests: str | None, problem: str) -> None:
+    """Record in ``digests`` that the file at ``path``, as it is now (its size and time), gave a
+    vector that is not a number: damaged weights, which give the same NaN every time it loads.
+    :func:`inspect_model` (``reread=False``, what ``status`` asks) then refuses it with
+    ``problem``; a file changed since is a new entry, without the mark."""
+    if not digests:
+        return
+    try:
+        stamp = _stamp(path)
+    except OSError:
+        return
+    known = _read_digests(digests)
+    entry = known.get(os.path.realpath(path))
+    if isinstance(entry, dict) and entry.get("stamp") == stamp and entry.get("broken") != problem:
+        known[os.path.realpath(path)] = {**entry, "broken": problem}
+        _write_digests(digests, known)
+
+
+def file_state(path: str) -> tuple[int, ...] | None:
+    """What changes whenever the file at ``path`` is written or replaced: its device and inode,
+    size, and modification and change times. The change time cannot be set back (``cp -p`` and
+    ``touch -r`` set the modification time only), so a file overwritten in place under the same
+    size and time still shows. None: it cannot be read."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def check_file(path: str) -> None:

@@ -7,6 +7,9 @@ A cursor is opaque to agents: base64url of a small JSON object. It carries
 * ``b`` — a log position bound taken when the first page was read: ranked lists (``find``,
   ``timeline``) only consider what the ledger held at that position, so memories written
   between two pages never push earlier results onto a later page or show an item twice;
+* ``p`` — for hybrid ``find``, the first page's size (what its candidate pool was sized by):
+  later pages rank the same candidates with the same min-max normalisation, so the order does
+  not change from page to page (:func:`projections.hybrid.hybrid_search`, ``base``);
 * ``f`` — a fingerprint of the request (query and filters, not the limit), so a cursor pasted
   into a different request is refused instead of answering something unrelated.
 
@@ -32,6 +35,7 @@ STANDING_WINDOW = 20  # hits past a page looked at for a claim set's leader that
 class Cursor:
     after: Any = None  # last sort key shown, or the offset for ranked lists
     bound: int | None = None  # log position the first page was read at
+    first: int | None = None  # the first page's size, for a ranking whose candidates it sized (find)
 
 
 def fingerprint(kind: str, request: dict[str, Any]) -> str:
@@ -45,8 +49,8 @@ def fingerprint(kind: str, request: dict[str, Any]) -> str:
     return hashlib.sha256(body.encode()).hexdigest()[:12]
 
 
-def encode(kind: str, request: dict[str, Any], after: Any, bound: int | None = None) -> str:
-    body = {"a": after, "b": bound, "f": fingerprint(kind, request)}
+def encode(kind: str, request: dict[str, Any], after: Any, bound: int | None = None, first: int | None = None) -> str:
+    body = {"a": after, "b": bound, "f": fingerprint(kind, request), **({"p": first} if first is not None else {})}
     raw = json.dumps(body, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
@@ -59,7 +63,7 @@ def decode(kind: str, request: dict[str, Any], cursor: str | None) -> Cursor:
         if len(cursor) > MAX_CURSOR_CHARS:
             raise ValueError
         body = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        after, bound, mark = body["a"], body["b"], body["f"]
+        after, bound, mark, first = body["a"], body["b"], body["f"], body.get("p")
     except (ValueError, TypeError, KeyError):
         raise InvalidInput(
             "cursor is not one this ledger gave out: pass next_cursor as it came", field="cursor"
@@ -70,7 +74,9 @@ def decode(kind: str, request: dict[str, Any], cursor: str | None) -> Cursor:
         )
     if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 0):
         raise InvalidInput("cursor is damaged", field="cursor")
-    return Cursor(after=after, bound=bound)
+    if first is not None and (isinstance(first, bool) or not isinstance(first, int) or not 0 < first <= MAX_OFFSET):
+        raise InvalidInput("cursor is damaged", field="cursor")
+    return Cursor(after=after, bound=bound, first=first)
 
 
 def offset_of(cursor: Cursor) -> int:

@@ -201,13 +201,22 @@ class Semantic(Service):
 
     # -- find ----------------------------------------------------------------------------------
     def search_hits(
-        self, query: str, filters: SearchFilters, limit: int, boost: tuple[str, ...] | None, page: int | None = None
+        self,
+        query: str,
+        filters: SearchFilters,
+        limit: int,
+        boost: tuple[str, ...] | None,
+        page: int | None = None,
+        base: int | None = None,
     ) -> tuple[list[Hit], int]:
         """Hybrid when vectors are live, else full text (called inside find's read snapshot);
-        ``page``: how many of the ``limit`` hits are shown (see ``search``)."""
+        ``page``: how many of the ``limit`` hits are shown (see ``search``); ``base``: the first
+        page's ``page``, whose candidates a later hybrid page ranks (see ``hybrid_search``)."""
         borrowed = self._borrowed_query_vector(query) if query.strip() else None
         if borrowed is not None:
-            return hybrid_search(self.conn, query, filters, limit, borrowed, boost_workspace=boost, page=page)
+            return hybrid_search(
+                self.conn, query, filters, limit, borrowed, boost_workspace=boost, page=page, base=base
+            )
         model = self.embedding_model() if query.strip() else None
         if model is not None and self.search_mode() == "vector+fts":
             try:
@@ -216,7 +225,9 @@ class Semantic(Service):
                 self.model_broke(f"embedding failed ({type(exc).__name__}: {exc})")
                 log.warning("query embedding failed; full text only: %s", exc)
             else:
-                return hybrid_search(self.conn, query, filters, limit, vector, boost_workspace=boost, page=page)
+                return hybrid_search(
+                    self.conn, query, filters, limit, vector, boost_workspace=boost, page=page, base=base
+                )
         return search(self.conn, query, filters, limit, boost_workspace=boost, page=page)
 
     def _borrowed_query_vector(self, query: str) -> bytes | None:

@@ -38,7 +38,9 @@ from fact_ledger.server.app.timetravel import History
 from fact_ledger.server.app.workspaces import Workspaces
 from fact_ledger.server.config import Settings
 
-Search = Callable[[str, SearchFilters, int, "tuple[str, ...] | None", "int | None"], "tuple[list[Hit], int]"]
+Search = Callable[
+    [str, SearchFilters, int, "tuple[str, ...] | None", "int | None", "int | None"], "tuple[list[Hit], int]"
+]
 Standings = Callable[[list[int]], "tuple[dict[int, dict[str, Any]], dict[int, list[int]]]"]
 
 
@@ -172,7 +174,7 @@ class Views:
             "as_of_event_time": as_of_event_time,
             "as_of_recorded": as_of_recorded,
         }
-        page = paging.decode("find", request, cursor)
+        cursor_page = page = paging.decode("find", request, cursor)
         offset = paging.offset_of(page)
         if as_of_event_time is not None or as_of_recorded is not None:
             if session_only:  # it answered every conversation's memories, and no working note
@@ -220,10 +222,16 @@ class Views:
             # moves up to it (``leaders_first``), one that does not answer it stays away.
             shown_through = offset + limit
             page = shown_through + 1  # one more: whether there is a next page
-            hits, _ = self.search(query, filters, page + paging.STANDING_WINDOW, boost, page)
+            # Hybrid find ranks a later page from the first page's candidates, normalised as
+            # they were then (the cursor carries that page's size): a pool sized by each page
+            # normalised differently, and the pages repeated some memories and skipped others.
+            first_page = page if first else cursor_page.first
+            hits, _ = self.search(query, filters, page + paging.STANDING_WINDOW, boost, page, first_page)
             cold_searched = include_cold
             if not hits and first and not include_cold:  # nothing hot answers: the cold may
-                hits, _ = self.search(query, msgspec.structs.replace(filters, exclude_cold=False), page, boost, page)
+                hits, _ = self.search(
+                    query, msgspec.structs.replace(filters, exclude_cold=False), page, boost, page, page
+                )
                 cold_searched = True
             claim_slots = slot_keys(self.storage.conn, [h.memory_id for h in hits]) if len(hits) > 1 else {}
             hits = _slot_named_first(hits, query, claim_slots)
@@ -265,7 +273,7 @@ class Views:
             "ok": True,
             "results": working + results,
             "has_more": more,
-            "next_cursor": paging.encode("find", request, offset + taken, bound) if more else None,
+            "next_cursor": paging.encode("find", request, offset + taken, bound, first_page) if more else None,
         }
 
     def _working_first(

@@ -26,11 +26,18 @@ def reembed(obj: CliContext, rebuild: bool) -> None:
         result,
         lambda r: out_console.print(
             f"vectors for {counted(r['memories'], 'memory', 'memories')} "
-            f"({r['embedded']} embedded, {r['cached']} from the cache) "
+            f"({counted(r['embedded'], 'passage')} embedded, {r['cached']} from the cache"
+            f"{_contexts(r['context_embedded'])}) "
             f"with {r['model']} in {r['seconds']} s; {r['new_notices']} new notices; lag {r['lag']}",
             highlight=False,
         ),
     )
+
+
+def _contexts(embedded: int) -> str:
+    """The context passages embedded, when there were any (they are counted apart: a memory's
+    own passages and its sections are what ``embedded`` and ``cached`` share)."""
+    return f", {counted(embedded, 'context passage')} embedded" if embedded else ""
 
 
 @click.command()
