@@ -10,23 +10,38 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 from tests.conftest import REPO, ledger_cli
+from tools.pg_cluster import Cluster
 
 
-def _console(db: Path) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if k != "LEDGER_CREATE"}  # a person's console: no --create
+def _console(db: Path | None, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """``ledger console`` on ``db`` (or on what ``env`` names: a team's log)."""
+    person = {k: v for k, v in os.environ.items() if k != "LEDGER_CREATE"}  # a person's console: no --create
     return subprocess.Popen(
-        [sys.executable, "-m", "fact_ledger.server", "console", "--no-open", "--port", "0", "--db", str(db)],
+        [sys.executable, "-m", "fact_ledger.server", "console", "--no-open", "--port", "0"]
+        + (["--db", str(db)] if db is not None else []),
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**env, "PYTHONUNBUFFERED": "1"},
+        env={**person, **(env or {}), "PYTHONUNBUFFERED": "1"},
     )
+
+
+def _get(url: str, path: str, lang: str = "en") -> tuple[int, str]:
+    """A page as the person who opened the printed ``url`` sees it, in ``lang``."""
+    base, token = url.split("/?token=")
+    cookie = f"ledger_console_{base.rsplit(':', 1)[1]}={token}; ledger_console_lang={lang}"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(base + path, headers={"Cookie": cookie}), timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
 
 
 def test_a_path_with_no_ledger_is_refused_and_nothing_is_created(tmp_path: Path) -> None:
@@ -73,4 +88,55 @@ def test_a_damaged_ledger_is_served_with_the_reason_and_doctor_is_an_error_page(
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=20)
     assert "fact-ledger: database unusable (corrupt)" in err
+    assert proc.returncode == 0 and "Traceback" not in err
+
+
+def _banner(page: str) -> str:
+    return page.split('id="degraded-banner">', 1)[1].split("</p>", 1)[0] if 'id="degraded-banner"' in page else ""
+
+
+def test_a_team_log_out_of_reach_is_served_with_a_banner_naming_the_reason(pg_cluster: Cluster, tmp_path: Path) -> None:
+    """The Overview showed the events and every projection's lag 0 and no word of the outage
+    while the start-up line said the database was unusable: every page now carries the reason,
+    in both languages, as status and doctor say it; once the log is back the banner goes."""
+    env = {
+        "LEDGER_STORE": pg_cluster.database(),
+        "LEDGER_VIEWS": str(tmp_path / "views.db"),
+        "LEDGER_BACKUP": str(tmp_path / "backup.jsonl"),
+        "LEDGER_EMBEDDING_ENABLED": "false",
+    }
+    ledger_cli("remember", "The metrics port is 9100", env=env, check=True)
+    pg_cluster.stop("fast")
+    try:
+        proc = _console(None, env)
+    except BaseException:
+        pg_cluster.resume()
+        raise
+    try:
+        assert proc.stdout is not None
+        url = next((line.strip() for line in iter(proc.stdout.readline, "") if "token=" in line), "")
+        try:
+            assert url, "the console did not start"
+            for lang, words in (("en", "the team log cannot be reached"), ("zh", "无法连接团队日志")):
+                for path in ("/", "/memories?q=metrics", "/settings"):
+                    status, page = _get(url, path, lang)
+                    assert status == 200 and words in _banner(page), (lang, path)
+                    assert "<code>log_unreachable</code>" in _banner(page)
+            _, page = _get(url, "/", "zh")
+            assert "数据库当前无法使用" in _banner(page) and "The database cannot be used" not in page
+            _, page = _get(url, "/doctor?run=1")
+            writable = page.split('title="writable"', 1)[1].split("</tr>", 1)[0]
+            assert "sev-warning" in writable and "degraded (log_unreachable)" in writable
+        finally:
+            pg_cluster.resume()
+        for _ in range(50):  # the console tries the log again at most once a second
+            status, page = _get(url, "/")
+            if not _banner(page):
+                break
+            time.sleep(0.2)
+        assert status == 200 and 'id="degraded-banner"' not in page
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    assert "fact-ledger: database unusable (log_unreachable)" in err
     assert proc.returncode == 0 and "Traceback" not in err
