@@ -99,8 +99,9 @@ def test_a_team_log_out_of_reach_is_served_with_a_banner_naming_the_reason(pg_cl
     """The Overview showed the events and every projection's lag 0 and no word of the outage
     while the start-up line said the database was unusable: every page now carries the reason,
     in both languages, as status and doctor say it; once the log is back the banner goes."""
+    store = pg_cluster.database().replace("postgres@", "postgres:hunter2pw@", 1)  # trust: the password is not asked for
     env = {
-        "LEDGER_STORE": pg_cluster.database(),
+        "LEDGER_STORE": store,
         "LEDGER_VIEWS": str(tmp_path / "views.db"),
         "LEDGER_BACKUP": str(tmp_path / "backup.jsonl"),
         "LEDGER_EMBEDDING_ENABLED": "false",
@@ -114,9 +115,12 @@ def test_a_team_log_out_of_reach_is_served_with_a_banner_naming_the_reason(pg_cl
         raise
     try:
         assert proc.stdout is not None
-        url = next((line.strip() for line in iter(proc.stdout.readline, "") if "token=" in line), "")
+        said = [proc.stdout.readline().strip() for _ in range(2)]  # what it names, then the URL
+        url = said[1] if "token=" in said[1] else ""
         try:
-            assert url, "the console did not start"
+            assert url, f"the console did not start: {said}"
+            # the team's log, as ledger serve names it (not the default SQLite path), without its password
+            assert said[0] == f"ledger console for {store.replace(':hunter2pw@', ':***@')}"
             for lang, words in (("en", "the team log cannot be reached"), ("zh", "无法连接团队日志")):
                 for path in ("/", "/memories?q=metrics", "/settings"):
                     status, page = _get(url, path, lang)
