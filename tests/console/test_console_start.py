@@ -144,3 +144,38 @@ def test_a_team_log_out_of_reach_is_served_with_a_banner_naming_the_reason(pg_cl
         _, err = proc.communicate(timeout=20)
     assert "fact-ledger: database unusable (log_unreachable)" in err
     assert proc.returncode == 0 and "Traceback" not in err
+
+
+def test_the_settings_page_says_where_embedding_values_came_from_and_lists_read_as_lists(tmp_path: Path) -> None:
+    """``LEDGER_EMBEDDING_THREADS=3`` showed "3 default" (only [policy] was followed), and the
+    allowed workspaces showed as Python's ``('vault', 'ops')``."""
+    db = tmp_path / "ledger.db"
+    ledger_cli("init", "--db", str(db), check=True)
+    config = tmp_path / "config.toml"
+    config.write_text("[embedding]\nnotice_similarity = 0.9\nenabled = false\n")
+    env = {
+        "LEDGER_CONFIG": str(config),
+        "LEDGER_EMBEDDING_THREADS": "3",
+        "LEDGER_SECRETS_ALLOWED_WORKSPACES": "vault,ops",
+    }
+    proc = _console(db, env)
+    try:
+        assert proc.stdout is not None
+        url = next((line.strip() for line in iter(proc.stdout.readline, "") if "token=" in line), "")
+        assert url, "the console did not start"
+        for lang, file, from_env in (("en", "file", "env"), ("zh", "配置文件", "环境变量")):
+            status, page = _get(url, "/settings", lang)
+            assert status == 200
+
+            def row(key: str, page: str = page) -> str:
+                return re.sub(r"<[^>]+>", "", page.split(f'data-key="{key}">', 1)[1].split("</tr>", 1)[0])
+
+            assert row("embedding.threads") == f"embedding.threads3{from_env}", lang
+            assert row("embedding.notice_similarity") == f"embedding.notice_similarity0.9{file}", lang
+            assert row("embedding.duplicate_similarity").endswith(("default", "默认")), lang
+            assert row("secrets_allowed_workspaces") == f"secrets_allowed_workspacesvault, ops{from_env}", lang
+            assert "(&#39;vault&#39;" not in page and "('vault'" not in page
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0 and "Traceback" not in err
