@@ -423,3 +423,24 @@ async def test_nobody_is_asked_to_approve_a_change_that_cannot_happen(app: Ledge
         kept = app.remember("a fact the user erases")["memory_id"]
         assert (await govern("erase", memory_id=kept))["erased"] == [kept]  # a possible one is asked
         assert len(answers.questions) == 1 and f"#{kept}" in answers.questions[0]
+
+
+async def test_on_a_path_with_no_ledger_only_a_write_is_told_nothing_was_stored(tmp_path: Path) -> None:
+    """``ledger serve --db`` on a mistyped path: ``memory find`` answered "…; nothing was stored",
+    which sends a person looking for a write that never was; a write is still told so."""
+    db = tmp_path / "none.db"
+    app = LedgerApp(Settings(db=str(db), client="test", create=False))
+    try:
+        async with Client(build_server(app)) as c:
+            found = body(await c.call_tool("memory", {"action": "find", "data": {"query": "port"}}))
+            wrote = body(await c.call_tool("memory", {"action": "remember", "data": {"content": "The port is 80"}}))
+            updated = body(await c.call_tool("memory", {"action": "update", "data": {"memory_id": 5, "content": "x"}}))
+    finally:
+        app.close()
+    assert found["error"]["code"] == "unavailable" and found["error"]["message"].startswith(f"no ledger at {db}; ")
+    assert "nothing was stored" not in found["error"]["message"]
+    for refused in (wrote, updated):  # a write, refused before or after it was decided
+        assert refused["error"]["code"] == "unavailable" and refused["error"]["message"].endswith(
+            "; nothing was stored"
+        )
+    assert not db.exists()
