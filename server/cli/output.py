@@ -29,6 +29,23 @@ def counted(n: int, noun: str, plural: str = "") -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+def masked_line(r: dict[str, Any]) -> None:
+    """What a masked write replaced (``secrets_masked``): each credential's kind, field and span,
+    never its text, and the placeholder stored in its place. Only ``--json`` said so, and a
+    person at the terminal took the stored words for what they typed."""
+    from fact_ledger.server.app.credentials import placeholder
+
+    masked = r.get("secrets_masked") or ()
+    if not masked:
+        return
+    each = "; ".join(
+        f"{s['kind']} in {s['field']} (characters {s['start']}–{s['end']}), stored as {placeholder(s['kind'])}"
+        for s in masked
+    )
+    said = counted(len(masked), "credential")
+    out_console.print(f"  [yellow]masked {said}[/yellow]: {escape(each)}", highlight=False)
+
+
 def relation_word(claim: dict[str, Any]) -> str:
     """A claim's attribute as a person reads it: the bare relation "is" of a Chinese claim is 是
     ("预发环境端口 是: '9090'", not "预发环境端口 is")."""
