@@ -443,18 +443,20 @@ def settings_sources(overrides: dict[str, Any] | None = None, env: dict[str, str
     """
     env = dict(os.environ) if env is None else env
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
-    sources = {f.name: "default" for f in fields(Settings) if f.name != "policy"}
-    sources.update({f"policy.{f.name}": "default" for f in fields(Policy)})
+    # every section's keys (policy, embedding): only [policy] was followed, so an [embedding]
+    # value from the file or LEDGER_EMBEDDING_THREADS read "default" beside the value it set
+    sources = {name: "default" for name in _KEYS}
+    sources.update({f"{section}.{name}": "default" for section, names in _SECTIONS.items() for name in names})
     path = config_path(overrides, env)
     if path:
         for key, value in _read_file(path).items():
-            if key == "policy":
-                sources.update({f"policy.{k}": "file" for k in value})
-            elif key in sources:
+            if key in _SECTIONS:
+                sources.update({f"{key}.{name}": "file" for name, given in value.items() if given is not None})
+            elif key in sources and value is not None:
                 sources[key] = "file"
     sources.update({k: "env" for k, v in _ENV.items() if env.get(v)})
-    for (section, key), name in _SECTION_ENV.items():
-        if section == "policy" and env.get(name):
-            sources[f"policy.{key}"] = "env"
+    sources.update(
+        {f"{section}.{key}": "env" for (section, key), name in _SECTION_ENV.items() if env.get(name, "").strip()}
+    )
     sources.update({k: "flag" for k in overrides if k in sources})
     return sources

@@ -222,8 +222,11 @@ def check_conflicts_with_inactive_members(app: Any) -> Check:
 
 @check
 def check_writable(app: Any) -> Check:
-    """A file this process opened read-only (immutable, mode=ro, no write permission): every write
-    goes to the JSONL backup, while status and the other checks had nothing to say about it."""
+    """Whether a write reaches the log: a file this process opened read-only (immutable, mode=ro,
+    no write permission), or storage degraded as ``status`` says (a team log out of reach, a
+    locked or full file). Either way every write goes to the JSONL backup; this check said "take
+    writes" while status said ``log_unreachable``, and docs/teams.md promises they agree, so the
+    degraded state is read from the one place status reads it (``Storage.health``)."""
     log, views = app.storage.log, app.storage.store
     files = [("the log", log)] + ([("the read models' file", views)] if views is not log else [])
     read_only = [
@@ -231,14 +234,21 @@ def check_writable(app: Any) -> Check:
         for name, store in files
         if isinstance(store, EventStore) and store.conn.readonly("main")
     ]
-    if not read_only:
-        return Check(severity="ok", message="the log and the read models take writes")
-    return Check(
-        severity="warning",
-        count=len(read_only),
-        message=f"read-only: {'; '.join(read_only)}; every write goes to the JSONL backup until the file "
-        "can be written again (check its permissions and attributes), then it replays",
-    )
+    if read_only:
+        return Check(
+            severity="warning",
+            count=len(read_only),
+            message=f"read-only: {'; '.join(read_only)}; every write goes to the JSONL backup until the file "
+            "can be written again (check its permissions and attributes), then it replays",
+        )
+    degraded = app.storage.health()["degraded"]
+    if degraded:
+        return Check(
+            severity="warning",
+            message=f"degraded ({degraded['reason']}): {degraded['message']}; every write goes to the JSONL "
+            "backup until the log takes writes again, then it replays (ledger status says the same)",
+        )
+    return Check(severity="ok", message="the log and the read models take writes")
 
 
 @check

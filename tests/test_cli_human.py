@@ -271,3 +271,21 @@ def test_brackets_in_what_a_person_wrote_are_printed_as_written(db_path: Path) -
     assert "ops[/] 1" in cli(db_path, "review").stdout
     aliased = cli(db_path, "alias", "Bo[/]b", "Robert")
     assert aliased.exit_code == 0 and "Bo[/]b is now an alias of Robert" in aliased.stdout
+
+
+def test_a_masked_write_says_what_was_masked_never_the_secret(db_path: Path) -> None:
+    """``remember … --on-secret mask`` printed only "remembered #1": the stored text differed from
+    what the person typed and only --json said so (secrets_masked)."""
+    out = cli(db_path, "remember", "postgres://app:hunter2x@db:5432/main", "--on-secret", "mask").stdout
+    assert out.splitlines() == [
+        'remembered #1 in the default workspace ("")',
+        "  masked 1 credential: connection-password in content (characters 15–23), "
+        "stored as [secret:connection-password]",
+    ]
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    out = cli(db_path, "update", "1", f"CI token {token}, db postgres://a:pw12345678@h/x", "--on-secret", "mask").stdout
+    assert out.splitlines()[0] == "updated #1 to v2"
+    assert out.splitlines()[1].startswith("  masked 2 credentials: github-token in content (characters 9–")
+    assert "hunter2x" not in out and token not in out and "pw12345678" not in out
+    plain = cli(db_path, "remember", "The staging API listens on port 8080").stdout
+    assert "masked" not in plain  # nothing found: nothing said

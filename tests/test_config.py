@@ -276,6 +276,12 @@ def test_the_cli_names_a_mistyped_config_key(tmp_path: Path) -> None:
     human = ledger_cli("status", env=env)
     assert human.returncode != 0 and "Traceback" not in human.stderr
     assert "unknown setting 'isolaton'" in human.stderr and "did you mean 'isolation'?" in human.stderr
+    for command in (
+        ("serve",),
+        ("console", "--no-open", "--port", "0"),
+    ):  # they printed a line of their own, without it
+        started = ledger_cli(*command, env=env, timeout=30)
+        assert (started.returncode, started.stderr) == (human.returncode, human.stderr), command
     machine = ledger_cli("--json", "status", env=env)
     assert json.loads(machine.stdout)["error"]["did_you_mean"] == "isolation"
     assert not (tmp_path / "x.db").exists()  # nothing written

@@ -1,9 +1,15 @@
 """docs/cli.md documents every command with each of its options, and the exit-code table the
-code uses (sqlite-utils' habit: a test fails when a command goes undocumented)."""
+code uses (sqlite-utils' habit: a test fails when a command goes undocumented); README's
+command-line examples run as written."""
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -49,3 +55,28 @@ def test_the_exit_code_table_is_the_one_the_code_uses() -> None:
     rows = [line.split(" | ") for line in section.splitlines() if re.match(r"\| \d+ \|", line)]
     documented = [(int(r[0].strip("| ")), r[1].strip(), r[2].strip(" |")) for r in rows]
     assert documented == exit_codes.TABLE
+
+
+def test_the_readme_command_line_examples_run_in_order_as_their_comments_say(tmp_path: Path) -> None:
+    """README's "Use it from the command line" blocks, each line run by bash as a person types
+    it, in order, on a fresh home (the default database, the shipped defaults): every command
+    succeeds and every ``# remembered #N`` comment names the id the command printed. The note
+    was #7 while the comment said #5, so the README's ``reinforce 5`` and ``promote 5`` failed."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Use it from the command line", 1)[1].split("\n## ", 1)[0]
+    lines = [line for block in re.findall(r"```bash\n(.*?)```", section, flags=re.S) for line in block.splitlines()]
+    assert len(lines) > 15 and any(line.startswith("ledger promote") for line in lines)
+    shim = tmp_path / "bin" / "ledger"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m fact_ledger.server "$@"\n')
+    shim.chmod(0o755)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LEDGER_", "XDG_"))}
+    env.update(HOME=str(home), PATH=f"{shim.parent}{os.pathsep}{env.get('PATH', '')}")
+    for line in lines:
+        ran = subprocess.run(["bash", "-c", line], cwd=home, env=env, capture_output=True, text=True, timeout=120)
+        assert ran.returncode == 0, (line, ran.stdout, ran.stderr)
+        said = re.search(r"# remembered (#\d+)", line)
+        if said:
+            assert f"remembered {said[1]} " in ran.stdout, (line, ran.stdout)

@@ -1,6 +1,7 @@
 """The project's docs stand alone: every MCP tool, action, view and task is documented in
-docs/contract.md within its tool's section, and nothing in the repository points at a contract
-or design file outside it."""
+docs/contract.md within its tool's section, named in docs/clients.md's table of the four tools
+and in README's list of them, and nothing in the repository points at a contract or design file
+outside it."""
 
 from __future__ import annotations
 
@@ -31,6 +32,23 @@ def test_every_action_view_and_task_is_documented_with_its_fields(tool: str) -> 
         documented = set(re.findall(r"`([a-z_]+)(?:\[\]|\{\})?`", rows[0]))  # `tags[]`, `metadata{}`
         fields = set(route.model.model_fields) - {"authorized"}  # described once per tool
         assert fields <= documented, (tool, name, fields - documented)
+
+
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+def test_the_clients_table_and_the_readme_name_every_action_of_each_tool(tool: str) -> None:
+    """Both lists were written by hand and fell behind what tools/list shows (reinforce, working,
+    erase, sweep, ...): the routes are the one declaration, so both are checked against them."""
+    names = set(TOOLS[tool].routes)
+    clients = (REPO / "docs" / "clients.md").read_text(encoding="utf-8")
+    (row,) = [line for line in clients.splitlines() if line.startswith(f"| `{tool}` ")]
+    listed = set(re.findall(r"`([a-z_]+)`", row.split("|")[2]))
+    assert listed == names, (tool, "docs/clients.md", names - listed, listed - names)
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    found = re.search(rf"`{tool}` \(([^)]*)\)", readme)
+    assert found, f"README names {tool} with its actions in brackets"
+    named = set(re.findall(r"[a-z_]+", found[1].split(":", 1)[-1].split(";", 1)[0]))
+    assert names - {"help"} <= named, (tool, "README.md", names - {"help"} - named)
+    assert "each with a `help` entry" in readme
 
 
 def test_the_docs_and_code_point_only_inside_the_repository() -> None:

@@ -344,9 +344,9 @@ def test_snippets_cut_on_character_boundaries() -> None:
 
 def test_notices_are_merged_deduplicated_and_capped() -> None:
     out = mcp_compact.compact(
-        "memory", "remember", {"ok": True, "notices": ["a", "b"]}, notices=["a", "c", "d", "x" * 500]
+        "memory", "remember", {"ok": True, "notices": ["a", "b"]}, notices=["a", "c"], after=["d", "x" * 500]
     )
-    assert out["notices"] == ["a", "b", "c"]
+    assert out["notices"] == ["a", "c", "b"]  # the call's own first, then the result's, then pending work
     long = mcp_compact.compact("memory", "status", {"ok": True}, notices=["x" * 500])["notices"][0]
     assert len(long) == mcp_compact.MAX_NOTICE_CHARS
     assert "notices" not in mcp_compact.compact("memory", "status", {"ok": True, "notices": []})
@@ -436,3 +436,24 @@ async def test_what_the_call_itself_got_wrong_is_never_cut_from_the_notices(app:
     assert r["ok"] and len(r["notices"]) == 3
     assert any("bar" in n and "unknown" in n for n in r["notices"]), r["notices"]
     assert any("beside data" in n or "under data" in n for n in r["notices"]), r["notices"]
+
+
+async def test_on_a_path_with_no_ledger_only_a_write_is_told_nothing_was_stored(tmp_path: Path) -> None:
+    """``ledger serve --db`` on a mistyped path: ``memory find`` answered "…; nothing was stored",
+    which sends a person looking for a write that never was; a write is still told so."""
+    db = tmp_path / "none.db"
+    app = LedgerApp(Settings(db=str(db), client="test", create=False))
+    try:
+        async with Client(build_server(app)) as c:
+            found = body(await c.call_tool("memory", {"action": "find", "data": {"query": "port"}}))
+            wrote = body(await c.call_tool("memory", {"action": "remember", "data": {"content": "The port is 80"}}))
+            updated = body(await c.call_tool("memory", {"action": "update", "data": {"memory_id": 5, "content": "x"}}))
+    finally:
+        app.close()
+    assert found["error"]["code"] == "unavailable" and found["error"]["message"].startswith(f"no ledger at {db}; ")
+    assert "nothing was stored" not in found["error"]["message"]
+    for refused in (wrote, updated):  # a write, refused before or after it was decided
+        assert refused["error"]["code"] == "unavailable" and refused["error"]["message"].endswith(
+            "; nothing was stored"
+        )
+    assert not db.exists()

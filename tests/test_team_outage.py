@@ -99,6 +99,11 @@ def pending_agree(app: LedgerApp) -> int:
     return int(writes)
 
 
+def writable(app: LedgerApp) -> dict[str, Any]:
+    """Doctor's ``writable`` check: whether a write reaches the log (it must agree with status)."""
+    return dict(next(c for c in app.doctor()["checks"] if c["name"] == "writable"))
+
+
 def first_id(reply: dict[str, Any], url: str) -> str:
     """The acknowledged write's identity: its backed-up head event id, or the log's row."""
     if reply.get("backup_only"):
@@ -374,10 +379,13 @@ def test_status_says_reachable_and_degraded_from_one_look_at_the_log(team: Machi
         assert a.remember("written during the outage")["backup_only"]
         status = a.status()
         assert (status["log"]["reachable"], status["degraded"]["reason"]) == (False, "log_unreachable")
+        assert writable(a)["severity"] == "warning"  # doctor agrees: writes go to the backup
+        assert writable(a)["message"].startswith("degraded (log_unreachable): the PostgreSQL log is unreachable")
     finally:
         cluster.resume()
     status = a.status()
     assert status["log"]["reachable"] is True and status["degraded"] is None
+    assert writable(a) == {"name": "writable", "severity": "ok", "message": "the log and the read models take writes"}
     assert pending_agree(a) == 1 and "1 write(s) in the JSONL backup await replay" in (a.backup_notice() or "")
     replayed = a.replay_backup(dry_run=False, authorization=AUTH_USER)
     assert (replayed["replayed"], replayed["as_backed_up"], replayed["writes_present"]) == (1, 1, 0)
@@ -469,6 +477,10 @@ def test_a_write_replayed_before_is_not_pending_in_the_next_outage_and_the_cli_s
         assert any("the log cannot be reached" in n for n in as_json["notices"])
         shown = runner.invoke(main, ["read", str(kept)], env=env)
         assert shown.exit_code == 0 and "pending MemoryUpdated" in shown.output and "9200" in shown.output
+        doctor = runner.invoke(main, ["doctor"], env=env)  # says what status says: the log takes no writes
+        assert doctor.exit_code == 1 and " warning writable: degraded (log_unreachable): " in doctor.stdout
+        status = runner.invoke(main, ["status"], env=env)
+        assert status.exit_code == 5 and "(log_unreachable)" in status.stdout
     finally:
         cluster.resume()
 

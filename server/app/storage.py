@@ -372,10 +372,11 @@ class Storage(BackupState):
         self.not_a_ledger = isinstance(exc, (MissingDatabase, NotALedger))
         self.degraded = {"reason": reason_of(exc), "message": _shortened(str(exc)), "since": clock.now()}
 
-    def unreadable(self) -> Unavailable:
+    def unreadable(self, *, write: bool = False) -> Unavailable:
+        """The refusal of a call that needs the database; ``write``: the call tried to store something."""
         reason = self.degraded["reason"] if self.degraded else "cant_open"
         if self.not_a_ledger:
-            return self._missing()
+            return self._missing(write=write)
         detail = f": {self.degraded['message']}" if self.degraded and reason == "read_only" else ""
         return Unavailable(
             f"the database cannot be read ({reason}{detail}); writes go to the JSONL backup", reason=reason
@@ -389,12 +390,13 @@ class Storage(BackupState):
         if self.shadow:
             raise self.unreadable()
 
-    def _missing(self) -> Unavailable:
+    def _missing(self, *, write: bool) -> Unavailable:
         """No ledger at an explicit path (or something else there): nothing is written anywhere,
-        not even the backup."""
+        not even the backup. Only a write is told "nothing was stored": a read (``memory find``)
+        stored nothing to begin with, and the words sent a person looking for a lost write."""
         message = self.degraded["message"] if self.degraded else f"no ledger at {self.settings.db}"
         reason = self.degraded["reason"] if self.degraded else "missing"
-        return Unavailable(f"{message}; nothing was stored", reason=reason)
+        return Unavailable(f"{message}; nothing was stored" if write else message, reason=reason)
 
     # -- the answer policy of a public call --------------------------------------------------
     def call(
@@ -413,6 +415,7 @@ class Storage(BackupState):
             finally:
                 calls.depth = depth
         calls.depth, calls.backed_up, calls.request, calls.masked = 1, None, (name, request), {}
+        calls.writing = False  # set by commit: the call tried to store something
         if name not in REPLY_NOTICES:
             self.head_seen = None  # the log's head a write of this call saw (BackupState.health)
         try:
@@ -426,13 +429,13 @@ class Storage(BackupState):
             if calls.backed_up is not None:
                 return calls.backed_up
             if self.shadow and name not in DEGRADED_OK:
-                raise self.unreadable()
+                raise self.unreadable(write=calls.writing)
             return result
         except (NotFound, Locked, VersionConflict):
             if calls.backed_up is not None:
                 return calls.backed_up
             if self.shadow:  # decided against the empty shadow: not a real answer
-                raise self.unreadable() from None
+                raise self.unreadable(write=calls.writing) from None
             raise
         except STORAGE_ERRORS as exc:
             if isinstance(exc, Unavailable):
@@ -441,7 +444,7 @@ class Storage(BackupState):
                 f"the database is unavailable ({reason_of(exc)}); nothing was stored", reason=reason_of(exc)
             ) from None
         finally:
-            calls.depth, calls.backed_up, calls.request = 0, None, None
+            calls.depth, calls.backed_up, calls.request, calls.writing = 0, None, None, False
 
     # -- transactions ------------------------------------------------------------------------
     def transaction(self, work: Callable[[], T]) -> T:
@@ -573,8 +576,9 @@ class Storage(BackupState):
         """
         built: list[NewEvent] = []
         pin = self.replaying
+        self._calls.writing = True  # a refusal of this call says that nothing was stored
         if pin is not None and self.shadow:
-            raise self.unreadable()
+            raise self.unreadable(write=True)
         if not self.shadow:
             start = pin.mark() if pin is not None else None
 
@@ -620,7 +624,7 @@ class Storage(BackupState):
     def _to_backup(self, events: list[NewEvent]) -> BackedUp:
         reason = self.degraded["reason"] if self.degraded else "io_error"
         if self.not_a_ledger:  # a mistyped path must not grow a backup file either
-            raise self._missing()
+            raise self._missing(write=True)
         try:
             ids = self.backup_log.append(events, self._request())
         except OSError as exc:

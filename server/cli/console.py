@@ -7,8 +7,7 @@ import sys
 import click
 
 from fact_ledger.ledger.errors import LedgerError
-from fact_ledger.server.cli import exit_codes
-from fact_ledger.server.cli.output import CliContext, err_console
+from fact_ledger.server.cli.output import CliContext, err_console, refuse
 
 
 @click.command()
@@ -34,8 +33,7 @@ def console(ctx: click.Context, port: int, no_open: bool, db: str | None, config
     try:
         run_console({"db": db or parent.db, "config": config}, port=port, open_browser=not no_open)
     except LedgerError as exc:
-        err_console.print(f"[red]error[/red] ({exc.code}): {exc.message}")
-        sys.exit(exit_codes.for_error(exc))
+        refuse(exc)
     except OSError as exc:
         err_console.print(f"[red]error[/red]: cannot listen on 127.0.0.1:{port}: {exc.strerror}")
         sys.exit(1)

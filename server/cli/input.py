@@ -19,7 +19,7 @@ import click
 from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.log.dbfiles import no_ledger_yet
 from fact_ledger.server.cli.model_options import model_options
-from fact_ledger.server.cli.output import ID, CliContext, emit, json_option, out_console
+from fact_ledger.server.cli.output import ID, CliContext, emit, json_option, masked_line, out_console
 from fact_ledger.server.cli.working import session_option
 from fact_ledger.server.schemas.memory import UpdateData
 
@@ -126,6 +126,7 @@ def update(
             out_console.print(f"#{r['memory_id']} unchanged (still v{r['version']}): nothing written", highlight=False)
         else:
             out_console.print(f"updated #{r['memory_id']} to v{r['version']}", highlight=False)
+        masked_line(r)
 
     emit(obj, result, human)
 

@@ -17,6 +17,7 @@ from fact_ledger.server.cli.output import (
     cursor_option,
     emit,
     json_option,
+    masked_line,
     next_page_line,
     out_console,
     print_memories,
@@ -122,6 +123,7 @@ def _remember_lines(r: dict[str, Any]) -> None:
         )
     else:
         out_console.print(f"remembered #{r['memory_id']} {where}", highlight=False)
+    masked_line(r)
     superseded = r.get("superseded", [])  # a later value settled its set (policy settle_changes or auto_settle)
     if r.get("memory_id") in superseded:  # the writer itself: an older value that arrived late
         leaders = sorted({c["leader_id"] for c in r.get("conflicts", ()) if c.get("leader_id")})

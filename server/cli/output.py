@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -27,6 +27,23 @@ from fact_ledger.server.config import Settings, load_settings
 def counted(n: int, noun: str, plural: str = "") -> str:
     """``1 memory``, ``2 memories``: a count as a person reads it (``plural`` when it is not ``noun`` + s)."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def masked_line(r: dict[str, Any]) -> None:
+    """What a masked write replaced (``secrets_masked``): each credential's kind, field and span,
+    never its text, and the placeholder stored in its place. Only ``--json`` said so, and a
+    person at the terminal took the stored words for what they typed."""
+    from fact_ledger.server.app.credentials import placeholder
+
+    masked = r.get("secrets_masked") or ()
+    if not masked:
+        return
+    each = "; ".join(
+        f"{s['kind']} in {s['field']} (characters {s['start']}–{s['end']}), stored as {placeholder(s['kind'])}"
+        for s in masked
+    )
+    said = counted(len(masked), "credential")
+    out_console.print(f"  [yellow]masked {said}[/yellow]: {escape(each)}", highlight=False)
 
 
 def relation_word(claim: dict[str, Any]) -> str:
@@ -162,11 +179,25 @@ def _fail(obj: CliContext, exc: LedgerError, *, code: int) -> None:
     if obj.as_json:
         click.echo(json.dumps({"ok": False, "error": exc.to_dict()}, ensure_ascii=False))
     else:
-        hint = exc.details.get("did_you_mean")
-        suffix = f" (did you mean {hint!r}?)" if hint else ""
-        # Escaped: a message may quote brackets ('.[semantic]') that rich would read as markup.
-        err_console.print(f"[red]error[/red] ({exc.code}): {escape(exc.message + suffix)}", highlight=False)
+        say_error(exc)
     sys.exit(code)
+
+
+def say_error(exc: LedgerError) -> None:
+    """The error on stderr for a person, the one form every command uses: its kind, its message
+    and the near miss it names (``ledger serve`` and ``ledger console`` printed their own line
+    and dropped the "did you mean" of a mistyped config key)."""
+    hint = exc.details.get("did_you_mean")
+    suffix = f" (did you mean {hint!r}?)" if hint else ""
+    # Escaped: a message may quote brackets ('.[semantic]') that rich would read as markup.
+    err_console.print(f"[red]error[/red] ({exc.code}): {escape(exc.message + suffix)}", highlight=False)
+
+
+def refuse(exc: LedgerError) -> NoReturn:
+    """Say the error (:func:`say_error`) and exit with its code: for the commands that take no
+    ``--json`` (serve, console)."""
+    say_error(exc)
+    sys.exit(exit_codes.for_error(exc))
 
 
 def emit(obj: CliContext, result: dict[str, Any], human: Callable[[dict[str, Any]], None] | None = None) -> None:

@@ -6,11 +6,10 @@ import socket
 import sys
 
 import click
-from rich.markup import escape
 
 from fact_ledger.ledger.errors import LedgerError
 from fact_ledger.server.cli import exit_codes
-from fact_ledger.server.cli.output import CliContext, err_console
+from fact_ledger.server.cli.output import CliContext, err_console, refuse
 from fact_ledger.server.config import load_settings
 
 
@@ -60,8 +59,7 @@ def serve(
             }
         )
     except LedgerError as exc:
-        err_console.print(f"[red]error[/red] ({exc.code}): {escape(exc.message)}", highlight=False)
-        sys.exit(exit_codes.for_error(exc))
+        refuse(exc)
     if http:
         _refuse_a_taken_port(port)
     run_server(settings, http=http, port=port)

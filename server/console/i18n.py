@@ -111,6 +111,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     "apply": ("Go", "前往"),
     "back_to_now": ("Back to now", "回到现在"),
     "viewing_past": ("Viewing the past", "正在查看过去"),
+    "degraded_banner": (
+        "The database cannot be used right now: {reason}. Pages show what this machine already holds, "
+        "and writes go to the JSONL backup until it takes writes again.",
+        "数据库当前无法使用：{reason}。页面显示本机已有的内容，写入进入 JSONL 备份，直到数据库重新可写。",
+    ),
     "present_only": (
         "This page shows the present; time travel applies to memories, timelines and audit.",
         "本页显示当前状态；时间旅行适用于记忆、时间线和审计。",
@@ -490,6 +495,17 @@ TERMS: dict[str, dict[str, tuple[str, str]]] = {
     "settled_by": {  # a policy's settlement: its reason is the prefix and the deciding rule
         POLICY_REASON: (POLICY_REASON, "依策略 auto_settle 了结："),
         CHANGE_REASON: (CHANGE_REASON, "依策略 settle_changes 了结："),
+    },
+    "degraded": {  # why storage is degraded (server/app/storage_errors.py: REASONS, and NotALedger's)
+        "log_unreachable": ("the team log cannot be reached", "无法连接团队日志"),
+        "locked": ("the database is locked by another process", "数据库被另一个进程锁定"),
+        "read_only": ("the database is read-only", "数据库为只读"),
+        "disk_full": ("the disk is full", "磁盘已满"),
+        "corrupt": ("the database file is damaged", "数据库文件已损坏"),
+        "cant_open": ("the database cannot be opened", "无法打开数据库"),
+        "io_error": ("the disk reported an I/O error", "磁盘报告输入输出错误"),
+        "missing": ("there is no ledger at the path", "该路径下没有账本"),
+        "not_a_ledger": ("the file is not a ledger", "该文件不是账本"),
     },
     "check": {  # the doctor's checks (server/doctor.py: one per check_ function)
         "integrity": ("integrity", "完整性"),

@@ -73,7 +73,8 @@ def run_console(overrides: dict[str, Any], *, port: int, open_browser: bool) -> 
     url = guard.url()
     for line in start_lines(ledger_app):
         print(line, file=sys.stderr, flush=True)
-    print(f"ledger console for {settings.db}\n  {url}\nPress Ctrl-C to stop.", flush=True)
+    # the log as ledger serve names it: a team's URL without its password, not the unused default path
+    print(f"ledger console for {ledger_app.storage.log_location()}\n  {url}\nPress Ctrl-C to stop.", flush=True)
     if open_browser:
         webbrowser.open(url)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))

@@ -174,6 +174,15 @@ def done_redirect(url: str) -> RedirectResponse:
     return response
 
 
+def degraded(request: Request) -> dict[str, str] | None:
+    """Why the ledger cannot be used right now (``status``'s ``degraded``), or None.
+
+    Read from the one look at the log that ``status`` and doctor take (``Storage.health``), so
+    every page agrees with them: a team log out of reach was served from the read models with no
+    word of it (events, lag 0) while the start-up line said the database was unusable."""
+    return ledger(request).storage.health()["degraded"]
+
+
 def render(request: Request, template: str, code: int = 200, **context: Any) -> HTMLResponse:
     lang = language(request)
     here = request.url.path + ("?" + request.url.query if request.url.query else "")
@@ -194,6 +203,7 @@ def render(request: Request, template: str, code: int = 200, **context: Any) -> 
         csrf=request.app.state.guard.csrf,
         link=lambda path, **p: link(request, path, **p),
         done_shown=done,
+        degraded=degraded(request),
         **context,
     )
     response = HTMLResponse(html, status_code=code)

@@ -138,3 +138,11 @@ def test_roles_resolutions_and_rules_the_ledger_records_are_words_in_chinese(con
     assert "由人选定" in page and not re.search(r"\bmanual\b", _text(page.split('id="versions"', 1)[1]))
     _, page = _get(console, f"/memory/{loser}", "en")
     assert f"conflict {cid} resolved" in page and "a member" in page
+
+
+def test_every_reason_storage_can_be_degraded_for_is_named_in_both_languages() -> None:
+    """The banner every page carries while the ledger is degraded names the reason in words."""
+    from fact_ledger.server.app.storage_errors import REASONS
+
+    reasons = {reason for _, reason in REASONS} | {"not_a_ledger"}  # NotALedger's own reason
+    assert reasons <= set(TERMS["degraded"]), reasons - set(TERMS["degraded"])

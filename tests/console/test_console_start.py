@@ -10,23 +10,38 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 from tests.conftest import REPO, ledger_cli
+from tools.pg_cluster import Cluster
 
 
-def _console(db: Path) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if k != "LEDGER_CREATE"}  # a person's console: no --create
+def _console(db: Path | None, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """``ledger console`` on ``db`` (or on what ``env`` names: a team's log)."""
+    person = {k: v for k, v in os.environ.items() if k != "LEDGER_CREATE"}  # a person's console: no --create
     return subprocess.Popen(
-        [sys.executable, "-m", "fact_ledger.server", "console", "--no-open", "--port", "0", "--db", str(db)],
+        [sys.executable, "-m", "fact_ledger.server", "console", "--no-open", "--port", "0"]
+        + (["--db", str(db)] if db is not None else []),
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**env, "PYTHONUNBUFFERED": "1"},
+        env={**person, **(env or {}), "PYTHONUNBUFFERED": "1"},
     )
+
+
+def _get(url: str, path: str, lang: str = "en") -> tuple[int, str]:
+    """A page as the person who opened the printed ``url`` sees it, in ``lang``."""
+    base, token = url.split("/?token=")
+    cookie = f"ledger_console_{base.rsplit(':', 1)[1]}={token}; ledger_console_lang={lang}"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(base + path, headers={"Cookie": cookie}), timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
 
 
 def test_a_path_with_no_ledger_is_refused_and_nothing_is_created(tmp_path: Path) -> None:
@@ -73,4 +88,94 @@ def test_a_damaged_ledger_is_served_with_the_reason_and_doctor_is_an_error_page(
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=20)
     assert "fact-ledger: database unusable (corrupt)" in err
+    assert proc.returncode == 0 and "Traceback" not in err
+
+
+def _banner(page: str) -> str:
+    return page.split('id="degraded-banner">', 1)[1].split("</p>", 1)[0] if 'id="degraded-banner"' in page else ""
+
+
+def test_a_team_log_out_of_reach_is_served_with_a_banner_naming_the_reason(pg_cluster: Cluster, tmp_path: Path) -> None:
+    """The Overview showed the events and every projection's lag 0 and no word of the outage
+    while the start-up line said the database was unusable: every page now carries the reason,
+    in both languages, as status and doctor say it; once the log is back the banner goes."""
+    store = pg_cluster.database().replace("postgres@", "postgres:hunter2pw@", 1)  # trust: the password is not asked for
+    env = {
+        "LEDGER_STORE": store,
+        "LEDGER_VIEWS": str(tmp_path / "views.db"),
+        "LEDGER_BACKUP": str(tmp_path / "backup.jsonl"),
+        "LEDGER_EMBEDDING_ENABLED": "false",
+    }
+    ledger_cli("remember", "The metrics port is 9100", env=env, check=True)
+    pg_cluster.stop("fast")
+    try:
+        proc = _console(None, env)
+    except BaseException:
+        pg_cluster.resume()
+        raise
+    try:
+        assert proc.stdout is not None
+        said = [proc.stdout.readline().strip() for _ in range(2)]  # what it names, then the URL
+        url = said[1] if "token=" in said[1] else ""
+        try:
+            assert url, f"the console did not start: {said}"
+            # the team's log, as ledger serve names it (not the default SQLite path), without its password
+            assert said[0] == f"ledger console for {store.replace(':hunter2pw@', ':***@')}"
+            for lang, words in (("en", "the team log cannot be reached"), ("zh", "无法连接团队日志")):
+                for path in ("/", "/memories?q=metrics", "/settings"):
+                    status, page = _get(url, path, lang)
+                    assert status == 200 and words in _banner(page), (lang, path)
+                    assert "<code>log_unreachable</code>" in _banner(page)
+            _, page = _get(url, "/", "zh")
+            assert "数据库当前无法使用" in _banner(page) and "The database cannot be used" not in page
+            _, page = _get(url, "/doctor?run=1")
+            writable = page.split('title="writable"', 1)[1].split("</tr>", 1)[0]
+            assert "sev-warning" in writable and "degraded (log_unreachable)" in writable
+        finally:
+            pg_cluster.resume()
+        for _ in range(50):  # the console tries the log again at most once a second
+            status, page = _get(url, "/")
+            if not _banner(page):
+                break
+            time.sleep(0.2)
+        assert status == 200 and 'id="degraded-banner"' not in page
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    assert "fact-ledger: database unusable (log_unreachable)" in err
+    assert proc.returncode == 0 and "Traceback" not in err
+
+
+def test_the_settings_page_says_where_embedding_values_came_from_and_lists_read_as_lists(tmp_path: Path) -> None:
+    """``LEDGER_EMBEDDING_THREADS=3`` showed "3 default" (only [policy] was followed), and the
+    allowed workspaces showed as Python's ``('vault', 'ops')``."""
+    db = tmp_path / "ledger.db"
+    ledger_cli("init", "--db", str(db), check=True)
+    config = tmp_path / "config.toml"
+    config.write_text("[embedding]\nnotice_similarity = 0.9\nenabled = false\n")
+    env = {
+        "LEDGER_CONFIG": str(config),
+        "LEDGER_EMBEDDING_THREADS": "3",
+        "LEDGER_SECRETS_ALLOWED_WORKSPACES": "vault,ops",
+    }
+    proc = _console(db, env)
+    try:
+        assert proc.stdout is not None
+        url = next((line.strip() for line in iter(proc.stdout.readline, "") if "token=" in line), "")
+        assert url, "the console did not start"
+        for lang, file, from_env in (("en", "file", "env"), ("zh", "配置文件", "环境变量")):
+            status, page = _get(url, "/settings", lang)
+            assert status == 200
+
+            def row(key: str, page: str = page) -> str:
+                return re.sub(r"<[^>]+>", "", page.split(f'data-key="{key}">', 1)[1].split("</tr>", 1)[0])
+
+            assert row("embedding.threads") == f"embedding.threads3{from_env}", lang
+            assert row("embedding.notice_similarity") == f"embedding.notice_similarity0.9{file}", lang
+            assert row("embedding.duplicate_similarity").endswith(("default", "默认")), lang
+            assert row("secrets_allowed_workspaces") == f"secrets_allowed_workspacesvault, ops{from_env}", lang
+            assert "(&#39;vault&#39;" not in page and "('vault'" not in page
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0 and "Traceback" not in err

@@ -142,3 +142,9 @@ def test_settings_sources_follow_the_precedence(tmp_path: Path) -> None:
     assert sources["db"] == "flag" and sources["isolation"] == "default"
     assert sources["policy.review_agent_conflicts"] == "file" and settings.policy.review_agent_conflicts
     assert sources["policy.locked_requires_user_channel"] == "default"
+    env = {"LEDGER_CONFIG": str(config), "LEDGER_EMBEDDING_THREADS": "3", "LEDGER_POLICY_AUTO_SETTLE": " "}
+    config.write_text(json.dumps({"embedding": {"notice_similarity": 0.9}}))
+    sources = settings_sources({}, env)  # every section, as load_settings reads it (a blank variable is unset)
+    assert (sources["embedding.threads"], load_settings({}, env).embedding.threads) == ("env", 3)
+    assert sources["embedding.notice_similarity"] == "file" and sources["embedding.model"] == "default"
+    assert sources["policy.auto_settle"] == "default"
