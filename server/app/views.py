@@ -218,30 +218,19 @@ class Views:
             first = cursor is None
             working = self._working_first(query, session_id, scope, first, limit)
             taken = limit - len(working)
-            # A wider window than the page: a leader that answers the query below its challenger
-            # moves up to it (``leaders_first``), one that does not answer it stays away.
-            shown_through = offset + limit
-            page = shown_through + 1  # one more: whether there is a next page
-            # Hybrid find ranks a later page from the first page's candidates, normalised as
-            # they were then (the cursor carries that page's size): a pool sized by each page
-            # normalised differently, and the pages repeated some memories and skipped others.
-            first_page = page if first else cursor_page.first
-            hits, _ = self.search(query, filters, page + paging.STANDING_WINDOW, boost, page, first_page)
-            cold_searched = include_cold
-            if not hits and first and not include_cold:  # nothing hot answers: the cold may
-                hits, _ = self.search(
-                    query, msgspec.structs.replace(filters, exclude_cold=False), page, boost, page, page
-                )
-                cold_searched = True
-            claim_slots = slot_keys(self.storage.conn, [h.memory_id for h in hits]) if len(hits) > 1 else {}
-            hits = _slot_named_first(hits, query, claim_slots)
-            standing, member_of = self.standings([h.memory_id for h in hits])
-            rows = mem.by_ids(self.storage.conn, [h.memory_id for h in hits])  # the order's and the page's
-            hits = _newest_first(rows, _leaders_first(hits, standing), standing, claim_slots, query)
-            if include_inactive:
-                hits = _current_before_superseded(hits, rows)
-            if session_id and not session_only:
-                hits = self._conversation_first(hits, session_id)
+            # Pages slice one order that does not move from page to page (:meth:`_order`); the
+            # cursor carries the first page's size, which sizes every chunk of it.
+            first_page = offset + limit + 1 if first or cursor_page.first is None else cursor_page.first
+            hits, rows, standing, member_of, cold_searched = self._order(
+                query,
+                filters,
+                boost,
+                first_page,
+                offset + taken,
+                include_inactive=include_inactive,
+                session_id=None if session_only else session_id,
+                cold=include_cold or not first,
+            )
             shown = hits[offset : offset + taken]
             rows = {h.memory_id: rows[h.memory_id] for h in shown if h.memory_id in rows}
             more = len(hits) > offset + taken
@@ -275,6 +264,59 @@ class Views:
             "has_more": more,
             "next_cursor": paging.encode("find", request, offset + taken, bound, first_page) if more else None,
         }
+
+    def _order(
+        self,
+        query: str,
+        filters: SearchFilters,
+        boost: tuple[str, ...] | None,
+        first_page: int,
+        through: int,
+        *,
+        include_inactive: bool,
+        session_id: str | None,
+        cold: bool,
+    ) -> tuple[list[Hit], dict[int, CurrentMemory], dict[int, dict[str, Any]], dict[int, list[int]], bool]:
+        """``find``'s order, past position ``through`` (one more: whether a next page exists), with
+        the rows, standings and sets of its hits, and whether the cold were searched.
+
+        The order is built in chunks that never move. The first is the first page's window
+        (``first_page`` hits and the look past it for a claim set's leader), ranked as the first
+        page ranked it; each next chunk ranks a window twice as large and keeps, in that order,
+        the hits no earlier chunk holds. Ranked per page over a window sized by the page, the
+        moves that ranking makes (a claim set's leader up to its challenger, the newest statement
+        of a slot first, a leader found only in the wider window) landed memories on pages
+        already read: paging repeated some memories and skipped others (63 distinct of 80)."""
+        order: list[Hit] = []
+        rows: dict[int, CurrentMemory] = {}
+        standing: dict[int, dict[str, Any]] = {}
+        member_of: dict[int, list[int]] = {}
+        window, cold_searched = first_page, cold
+        while True:
+            asked = window + paging.STANDING_WINDOW
+            hits, _ = self.search(query, filters, asked, boost, window, first_page)
+            if not hits and not cold_searched:  # nothing hot answers the first page: the cold may
+                hits, _ = self.search(
+                    query, msgspec.structs.replace(filters, exclude_cold=False), window, boost, window, window
+                )
+                cold_searched, asked = True, window
+            claim_slots = slot_keys(self.storage.conn, [h.memory_id for h in hits]) if len(hits) > 1 else {}
+            hits = _slot_named_first(hits, query, claim_slots)
+            chunk_standing, chunk_sets = self.standings([h.memory_id for h in hits])
+            chunk_rows = mem.by_ids(self.storage.conn, [h.memory_id for h in hits])
+            hits = _newest_first(chunk_rows, _leaders_first(hits, chunk_standing), chunk_standing, claim_slots, query)
+            if include_inactive:
+                hits = _current_before_superseded(hits, chunk_rows)
+            if session_id:
+                hits = self._conversation_first(hits, session_id)
+            held = {h.memory_id for h in order}
+            order += [h for h in hits if h.memory_id not in held]
+            rows.update(chunk_rows)
+            standing.update(chunk_standing)
+            member_of.update(chunk_sets)
+            if len(order) > through or len(hits) < asked or window >= paging.MAX_OFFSET:
+                return order, rows, standing, member_of, cold_searched
+            window *= 2
 
     def _working_first(
         self, query: str, session_id: str | None, scope: tuple[str, ...] | None, first: bool, limit: int
