@@ -424,7 +424,7 @@ class Storage(BackupState):
             if self.shadow and name == "status":
                 return self.degraded_status()
             if not self.shadow and name not in SETTLE_LATER:
-                self.settle()
+                self._settle_before_call()
             result = run()
             if calls.backed_up is not None:
                 return calls.backed_up
@@ -440,11 +440,29 @@ class Storage(BackupState):
         except STORAGE_ERRORS as exc:
             if isinstance(exc, Unavailable):
                 raise
-            raise Unavailable(
-                f"the database is unavailable ({reason_of(exc)}); nothing was stored", reason=reason_of(exc)
-            ) from None
+            # Only a write is told "nothing was stored": a read stored nothing to begin with, and
+            # the words send a person looking for a lost write.
+            stored = "; nothing was stored" if calls.writing else ""
+            reason = reason_of(exc)
+            raise Unavailable(f"the database is unavailable ({reason}){stored}", reason=reason) from None
         finally:
             calls.depth, calls.backed_up, calls.request, calls.writing = 0, None, None, False
+            calls.unsettled = None
+
+    def _settle_before_call(self) -> None:
+        """Fold what the after-commit read models trail by before a call reads them; a refusal
+        (a full disk, a read-only or locked file) is noted as degraded and the call answers from
+        the read models as they are. A read must not fail because a fold, which writes, could
+        not: ``status`` then says why (degraded, pending backup) instead of refusing, and a
+        write of this call goes to the backup (:meth:`commit`)."""
+        try:
+            self.settle()
+        except STORAGE_ERRORS as exc:
+            self._note_failure(exc)
+            self._calls.unsettled = exc
+            logger.warning(
+                "the full-text and timeline read models trail the log (%s); reads answer from them as they are", exc
+            )
 
     # -- transactions ------------------------------------------------------------------------
     def transaction(self, work: Callable[[], T]) -> T:
@@ -493,7 +511,11 @@ class Storage(BackupState):
 
     def settle(self) -> None:
         """Fold what the after-commit read models trail by (this process's writes, or another's).
-        Waits for the read models' write lock like a write."""
+        Waits for the read models' write lock like a write. Not again in a call whose fold was
+        refused already (:meth:`_settle_before_call`): its reads answer from the read models as
+        they are rather than fail on a second try."""
+        if getattr(self._calls, "unsettled", None) is not None:
+            return
         if self.runner.unsettled():
             self.store.write(self.runner.settle_in_transaction)
 
@@ -592,6 +614,9 @@ class Storage(BackupState):
                 return Written(stored, reply(stored) if reply is not None else None)
 
             try:
+                refused = getattr(self._calls, "unsettled", None)
+                if refused is not None:  # this call's fold was refused: its write cannot land either
+                    raise refused
                 written = self.transaction(work)
                 self.degraded = None
                 if written.events and pin is None:  # a decision's new events end at the log's head
