@@ -92,9 +92,12 @@ def found(rows: list[str]) -> str:
 def _quick_check(conn: apsw.Connection) -> list[str]:
     """On a connection of its own: FTS5's check on a long-lived connection (a console's, a
     server's) read the index through the structure it had cached, and called the file corrupt
-    once another process had merged its segments."""
+    once another process had merged its segments (only a file read-only to this process is
+    checked on its connection)."""
     path = conn.filename
-    if not path:  # an in-memory file has no other connection
+    # An in-memory file has no other connection; a file opened read-only (a read-only folder or
+    # mount, storage.Storage._open_read_only) may admit no plain open beside it: checked on its own.
+    if not path or conn.readonly("main"):
         return [r[0] for r in conn.execute("PRAGMA quick_check")]
     fresh = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
     try:

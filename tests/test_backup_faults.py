@@ -273,3 +273,26 @@ def test_serve_replays_once_the_lock_is_gone_without_waiting_for_a_write(tmp_pat
         assert [c for _m, c in rows] == ["written before the lock", "written while locked"]
     finally:
         app.close()
+
+
+def test_a_read_answers_when_the_fold_before_it_hits_a_full_disk(tmp_path: Path) -> None:
+    """The fold of the after-commit read models ahead of a read writes; on a full disk it used
+    to fail the read itself ("unavailable … nothing was stored" for ``status`` and ``find``)."""
+    s = short_timeout(tmp_path)
+    app = LedgerApp(s)
+    kept = app.remember("written with space left")["memory_id"]
+    app.find("written")  # folds it into full text
+    app.remember("folded later " + "words to index " * 2000)  # full text trails until the next read
+    assert app.storage.runner.pending
+    views = app.storage.conn  # not app.conn: that folds first
+    views.execute(f"PRAGMA max_page_count={views.execute('PRAGMA page_count').get}")
+    status = app.status()
+    assert status["ok"] and status["degraded"]["reason"] == "disk_full" and status["memories"] == 2
+    assert [r["memory_id"] for r in app.find("written with space left")["results"]] == [kept]
+    assert app.read(kept)["memory"]["content"] == "written with space left"
+    retired = app.retire(kept, reason="moved", authorization=AUTH_USER)  # a write of such a call: backed up
+    assert retired["backup_only"] and retired["reason"] == "disk_full"
+    views.execute("PRAGMA max_page_count=1073741823")  # space was freed
+    assert_replayed_once(app, [retired], [])
+    assert app.read(kept)["memory"]["status"] == "retired"
+    app.close()

@@ -20,6 +20,8 @@ import stat
 from pathlib import Path
 
 SIDECARS = ("-wal", "-shm")
+# Free bytes below which a disk counts as full: less than a WAL index (-shm, 32 KiB) and a page.
+FULL_BELOW = 64 * 1024
 
 
 class MissingDatabase(FileNotFoundError):
@@ -119,3 +121,29 @@ def _make_writable(sidecar: Path) -> None:
         raise ReadOnlySidecar(str(sidecar)) from None
     if not os.access(sidecar, os.W_OK):
         raise ReadOnlySidecar(str(sidecar))
+
+
+def why_unwritable(path: str) -> tuple[str, str] | None:
+    """What about the files keeps a write (or a WAL open) out of ``path``, as ``(reason,
+    message)``, or None when nothing shows. SQLite says only "unable to open database file" or
+    "attempt to write a readonly database" where the cause is the folder, the mount or the
+    disk: this names it, by looking (nothing is created or written)."""
+    if not is_plain_path(path):
+        return None
+    db = Path(path).expanduser()
+    folder = db.parent
+    try:
+        info = os.statvfs(folder)
+    except OSError:
+        return None
+    if info.f_flag & os.ST_RDONLY:
+        return "read_only", f"the file system holding {folder} is mounted read-only"
+    if not os.access(folder, os.W_OK):
+        return "read_only", f"the folder {folder} cannot be written (the -wal and -shm files of {db.name} go there)"
+    for file in (db, *(Path(f"{db}{suffix}") for suffix in SIDECARS)):
+        if file.exists() and not os.access(file, os.W_OK):
+            return "read_only", f"{file} cannot be written"
+    free = info.f_bavail * info.f_frsize
+    if free < FULL_BELOW:
+        return "disk_full", f"the disk holding {folder} is full ({free} bytes free)"
+    return None

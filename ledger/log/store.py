@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import apsw
 
@@ -131,6 +132,41 @@ class EventStore:
         self._wal_frames = 0
         self._checkpointer: Checkpointer | None = None
         self._configure(synchronous)
+
+    @classmethod
+    def read_only(cls, path: str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> EventStore:
+        """An existing ledger file opened only to read it: its folder or file system takes no
+        writes, or its disk is full. SQLite reads a WAL database read-only when its ``-shm`` can
+        be read or created (https://www.sqlite.org/wal.html#readonly); where neither can be and
+        no ``-wal`` holds anything beyond the file, it is read as ``immutable``. Nothing is
+        created, converted or written: a write on it fails with ``read_only``."""
+        dbfiles.prepare(path, create=False)
+        absolute = quote(str(Path(path).expanduser().resolve()))
+        wal = Path(f"{path}-wal")
+        try:
+            return cls._opened_read_only(f"file:{absolute}?mode=ro", path, busy_timeout_ms)
+        except apsw.Error:
+            if wal.exists() and wal.stat().st_size > 0:  # immutable would not read what the WAL holds
+                raise
+        return cls._opened_read_only(f"file:{absolute}?mode=ro&immutable=1", path, busy_timeout_ms)
+
+    @classmethod
+    def _opened_read_only(cls, uri: str, path: str, busy_timeout_ms: int) -> EventStore:
+        store = cls.__new__(cls)
+        store.path = path
+        store.busy_timeout_ms = max(0, busy_timeout_ms)
+        store._wal_frames = 0
+        store._checkpointer = None
+        store.conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+        try:
+            store.conn.set_busy_timeout(store.busy_timeout_ms)
+            store._refuse_foreign_database()  # the first statement: any failure to read shows here
+            if store.conn.execute("PRAGMA user_version").get < SCHEMA_VERSION:
+                raise apsw.ReadOnlyError(f"{path} needs its schema upgraded, which a read-only open cannot do")
+        except BaseException:
+            store.conn.close()
+            raise
+        return store
 
     # -- setup -------------------------------------------------------------------------------
     def _configure(self, synchronous: str) -> None:

@@ -530,7 +530,8 @@ class LedgerApp:
             path, rows = damaged[0]
             raise ChainBroken(f"the database file {path} is corrupt (SQLite quick_check: {found(rows)})")
         count = self.storage.verify_log(progress=(lambda n: progress(n, 0)) if progress else None)
-        bad = self.runner.differs_from_fresh_fold()
+        self._settled()  # what the pull above brought, folded into full text and the timeline too
+        bad = self.storage.differs_from_fresh_fold()
         if bad:
             raise ChainBroken(
                 f"the hash chain is intact over {count} events, but projection table {bad[0]} differs from a "

@@ -328,7 +328,7 @@ class Semantic(Service):
     def start_vector_worker(self) -> bool:
         """Keep vectors following the log in a thread of this process (``ledger serve``); none
         while the database is unusable (the model is not even loaded then)."""
-        if self._worker is not None or self.storage.shadow:
+        if self._worker is not None or self.storage.shadow or self.storage.read_only:  # nowhere to write vectors
             return False
         model = self.embedding_model()
         if model is None:
@@ -343,7 +343,7 @@ class Semantic(Service):
         """Answer query embeddings for CLI calls on this database (``ledger serve``, once the model
         is loaded: :mod:`server.app.model_lender`); False when there is nothing or nowhere to lend."""
         model = self._model if self._model_tried else None
-        if model is None or self._lender is not None or self.storage.shadow:
+        if model is None or self._lender is not None or self.storage.shadow or self.storage.read_only:
             return False
         lender = ModelLender(self.storage.views_path, model, vectors.query_text)
         if not lender.start():

@@ -21,7 +21,11 @@ caller gets ``{"ok": true, "backup_only": true, "backup": {"path", "event_ids"}}
 ``memory_id`` (the log assigns ids on replay); if the backup append fails as well the caller gets
 ``unavailable`` and nothing is claimed.
 
-A database that cannot be opened (or read) puts storage in degraded mode: ``status`` says why,
+A local log whose files can be read but not written at open (a read-only folder, file or mount,
+a full disk) is opened read-only (:meth:`Storage._open_read_only`): reads answer from it (the read
+models' file as it is when current, else folded in memory), writes go to the backup, ``status``
+names the cause, and the real open is retried. A database that cannot be opened (or read) at
+all puts storage in degraded mode: ``status`` says why,
 writes go to the backup, every other answer that would come from the database is ``unavailable``
 (an empty shadow must never pass for an empty ledger), and the real file is retried at most once
 per ``REOPEN_INTERVAL_S``. Facade methods marked :func:`storage_call` get this answer policy.
@@ -45,7 +49,7 @@ from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import ChainBroken, Locked, LogUnreachable, NotFound, Unavailable, VersionConflict
 from fact_ledger.ledger.facts import Decision
 from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
-from fact_ledger.ledger.log.dbfiles import MissingDatabase, NotALedger
+from fact_ledger.ledger.log.dbfiles import MissingDatabase, NotALedger, why_unwritable
 from fact_ledger.ledger.log.events import ClaimCollided, Event, MemoryRecorded
 from fact_ledger.ledger.log.protocol import EventLog
 from fact_ledger.ledger.log.store import EventStore
@@ -84,6 +88,9 @@ DEGRADED_OK = frozenset(
 # The notices a reply carries, asked right after its call: they may reuse what that call saw.
 REPLY_NOTICES = frozenset({"backup_notice", "semantic_notice"})
 SETTLE_LATER = frozenset({"remember", "update", "replay_due", "close"}) | REPLY_NOTICES
+
+# Why a local log's open failed when its files may still be read: opened read-only instead.
+READ_ONLY_REASONS = frozenset({"read_only", "cant_open", "disk_full", "io_error"})
 
 
 def opens_stream(event: Event) -> bool:
@@ -153,6 +160,9 @@ class Storage(BackupState):
         self._calls = threading.local()
         self.closed = False
         self.shadow = False
+        # The local log's files opened only to read (a read-only folder or mount, a full disk):
+        # reads answer from them, writes go to the backup, the real open is retried.
+        self.read_only = False
         self.degraded: dict[str, str] | None = None
         # The path holds no ledger (missing, or something else): refuse writes, no backup either.
         self.not_a_ledger = False
@@ -173,7 +183,8 @@ class Storage(BackupState):
             if not self._open_offline(exc):
                 self._enter_shadow(exc)
         except _OPEN_ERRORS as exc:
-            self._enter_shadow(exc)
+            if not self._open_read_only(exc):
+                self._enter_shadow(exc)
 
     @property
     def conn(self) -> Any:
@@ -266,6 +277,21 @@ class Storage(BackupState):
                 )
         return count
 
+    def differs_from_fresh_fold(self) -> list[str]:
+        """The projection tables that differ from a fresh fold of the whole log. The fold runs in
+        a rolled-back write transaction on the read models' file; where that file is open only
+        to read (:meth:`_open_read_only`) it runs in memory instead and the tables are compared."""
+        runner = self.runner
+        if not self.store.conn.readonly("main"):
+            return runner.differs_from_fresh_fold()
+        fresh = ProjectionRunner(EventStore(":memory:"), self._projectors(), log=self.log)
+        try:
+            fresh.open()
+            held, folded = runner.checksums(), fresh.checksums()
+        finally:
+            fresh.store.close()
+        return sorted(t for t in held if held[t] != folded.get(t))
+
     def views_ahead(self, log_head: int) -> str | None:
         """Why the read models cannot be trusted when they hold more events than the log (the
         log was restored from an older copy, or another log is pointed at), else None."""
@@ -334,6 +360,60 @@ class Storage(BackupState):
         self._reopen_at = time.monotonic() + self.REOPEN_INTERVAL_S
         return True
 
+    def _open_read_only(self, exc: BaseException) -> bool:
+        """The local log could not be opened to write (a read-only folder, file or mount, a full
+        disk): open its files only to read, so that reads answer from them while writes go to
+        the backup. The read models' file is used as it is when it is current; else they are
+        folded afresh in memory from the log (nothing is written to the disk)."""
+        settings = self.settings
+        if settings.shared_log or self.not_a_ledger or isinstance(exc, (MissingDatabase, NotALedger)):
+            return False
+        if reason_of(exc) not in READ_ONLY_REASONS:
+            return False
+        try:
+            log = EventStore.read_only(settings.db, busy_timeout_ms=settings.busy_timeout_ms)
+        except _OPEN_ERRORS as again:
+            logger.warning("the log cannot be opened to read either (%s)", again)
+            return False
+        views_path = settings.views_path()
+        try:
+            copy, runner = self._read_only_views(log, views_path)
+        except _OPEN_ERRORS as again:
+            logger.warning("the read models cannot be folded from the read-only log (%s)", again)
+            log.close()
+            return False
+        self.log, self.store, self.runner = log, copy, runner
+        self.views_path = "" if copy.path == ":memory:" else views_path
+        self.read_only = True
+        self._note_failure(exc)
+        self._reopen_at = time.monotonic() + self.REOPEN_INTERVAL_S
+        logger.warning(
+            "%s: reading the ledger read-only, writes go to the JSONL backup",
+            self.degraded and self.degraded["message"],
+        )
+        return True
+
+    def _read_only_views(self, log: EventStore, views_path: str) -> tuple[EventStore, ProjectionRunner]:
+        """The read models over a read-only log: its own file, or the read models' file, when
+        they are current (opening them writes nothing then); else folded in memory."""
+        if same_file(views_path, self.settings.db):
+            candidates: list[Callable[[], EventStore]] = [lambda: log]
+        else:
+            candidates = [lambda: EventStore.read_only(views_path, busy_timeout_ms=self.settings.busy_timeout_ms)]
+        for opening in [*candidates, lambda: EventStore(":memory:")]:
+            copy: EventStore | None = None
+            try:
+                copy = opening()
+                runner = ProjectionRunner(copy, self._projectors(), log=None if copy is log else log)
+                runner.open()
+                return copy, runner
+            except _OPEN_ERRORS:
+                if copy is not None and copy is not log:
+                    copy.close()
+                if copy is not None and copy.path == ":memory:":
+                    raise
+        raise AssertionError("unreachable: the in-memory read models either open or raise")
+
     def _enter_shadow(self, exc: BaseException) -> None:
         self._note_failure(exc)
         if self.shadow:
@@ -353,7 +433,7 @@ class Storage(BackupState):
 
     def maybe_reopen(self, *, force: bool = False) -> None:
         """In degraded mode, try the real log again (at most once per ``REOPEN_INTERVAL_S``)."""
-        if not (self.shadow or self.offline) or (not force and time.monotonic() < self._reopen_at):
+        if not (self.shadow or self.offline or self.read_only) or (not force and time.monotonic() < self._reopen_at):
             return
         self._reopen_at = time.monotonic() + self.REOPEN_INTERVAL_S
         try:
@@ -361,16 +441,23 @@ class Storage(BackupState):
         except _OPEN_ERRORS as exc:
             self._note_failure(exc)
             return
-        old = self.store
+        old = {id(x): x for x in (self.log, self.store) if isinstance(x, EventStore)}
         self.log, self.store, self.runner = log, store, runner
-        self.shadow, self.degraded = False, None
-        old.close()
+        self.shadow, self.read_only, self.degraded = False, False, None
+        for file in old.values():
+            file.close()
         self.forget_pulled_erasures()
         self.finish_erasures()
 
     def _note_failure(self, exc: BaseException) -> None:
         self.not_a_ledger = isinstance(exc, (MissingDatabase, NotALedger))
-        self.degraded = {"reason": reason_of(exc), "message": _shortened(str(exc)), "since": clock.now()}
+        reason, message = reason_of(exc), _shortened(str(exc))
+        if reason in READ_ONLY_REASONS and not self.settings.shared_log and not self.not_a_ledger:
+            # SQLite names a read-only folder or mount "unable to open database file": name the cause
+            cause = why_unwritable(self.settings.db) or why_unwritable(self.views_path or self.settings.views_path())
+            if cause is not None:
+                reason, message = cause[0], f"{cause[1]} ({message})"
+        self.degraded = {"reason": reason, "message": message, "since": clock.now()}
 
     def unreadable(self, *, write: bool = False) -> Unavailable:
         """The refusal of a call that needs the database; ``write``: the call tried to store something."""
@@ -424,7 +511,7 @@ class Storage(BackupState):
             if self.shadow and name == "status":
                 return self.degraded_status()
             if not self.shadow and name not in SETTLE_LATER:
-                self.settle()
+                self._settle_before_call()
             result = run()
             if calls.backed_up is not None:
                 return calls.backed_up
@@ -440,11 +527,29 @@ class Storage(BackupState):
         except STORAGE_ERRORS as exc:
             if isinstance(exc, Unavailable):
                 raise
-            raise Unavailable(
-                f"the database is unavailable ({reason_of(exc)}); nothing was stored", reason=reason_of(exc)
-            ) from None
+            # Only a write is told "nothing was stored": a read stored nothing to begin with, and
+            # the words send a person looking for a lost write.
+            stored = "; nothing was stored" if calls.writing else ""
+            reason = reason_of(exc)
+            raise Unavailable(f"the database is unavailable ({reason}){stored}", reason=reason) from None
         finally:
             calls.depth, calls.backed_up, calls.request, calls.writing = 0, None, None, False
+            calls.unsettled = None
+
+    def _settle_before_call(self) -> None:
+        """Fold what the after-commit read models trail by before a call reads them; a refusal
+        (a full disk, a read-only or locked file) is noted as degraded and the call answers from
+        the read models as they are. A read must not fail because a fold, which writes, could
+        not: ``status`` then says why (degraded, pending backup) instead of refusing, and a
+        write of this call goes to the backup (:meth:`commit`)."""
+        try:
+            self.settle()
+        except STORAGE_ERRORS as exc:
+            self._note_failure(exc)
+            self._calls.unsettled = exc
+            logger.warning(
+                "the full-text and timeline read models trail the log (%s); reads answer from them as they are", exc
+            )
 
     # -- transactions ------------------------------------------------------------------------
     def transaction(self, work: Callable[[], T]) -> T:
@@ -493,7 +598,11 @@ class Storage(BackupState):
 
     def settle(self) -> None:
         """Fold what the after-commit read models trail by (this process's writes, or another's).
-        Waits for the read models' write lock like a write."""
+        Waits for the read models' write lock like a write. Not again in a call whose fold was
+        refused already (:meth:`_settle_before_call`): its reads answer from the read models as
+        they are rather than fail on a second try."""
+        if getattr(self._calls, "unsettled", None) is not None:
+            return
         if self.runner.unsettled():
             self.store.write(self.runner.settle_in_transaction)
 
@@ -592,6 +701,9 @@ class Storage(BackupState):
                 return Written(stored, reply(stored) if reply is not None else None)
 
             try:
+                refused = getattr(self._calls, "unsettled", None)
+                if refused is not None:  # this call's fold was refused: its write cannot land either
+                    raise refused
                 written = self.transaction(work)
                 self.degraded = None
                 if written.events and pin is None:  # a decision's new events end at the log's head

@@ -101,9 +101,12 @@ def _mismatch(copy: EventStore, log_of_record: Any) -> str | None:
         return None
     first, their_first = event_at(copy, 1), event_at(log_of_record, 1)
     if first is not None and their_first is not None and first.hash != their_first.hash:
+        # Two causes leave this, and nothing in the file tells them apart: both are named.
         return (
-            "it was built from another log: two ledgers may be configured onto one read-models file "
-            "(LEDGER_VIEWS, views = in the config); give each its own"
+            "they do not match this log (their first event is not the log's): either they were built "
+            "from another log (two ledgers configured onto one read-models file, LEDGER_VIEWS or views = "
+            "in the config: give each its own), or the file lost writes (its -wal or -shm removed while "
+            "a ledger had it open)"
         )
     theirs = event_at(log_of_record, head)
     if theirs is None:
