@@ -289,3 +289,19 @@ def test_a_masked_write_says_what_was_masked_never_the_secret(db_path: Path) -> 
     assert "hunter2x" not in out and token not in out and "pw12345678" not in out
     plain = cli(db_path, "remember", "The staging API listens on port 8080").stdout
     assert "masked" not in plain  # nothing found: nothing said
+
+
+def test_arbitrate_names_the_conflict_it_marked(db_path: Path) -> None:
+    """``--mark-conflict`` printed the verdict only: the conflict id was in ``--json`` alone."""
+    cli(db_path, "remember", "the cache is redis", "--subject", "cache")
+    cli(db_path, "remember", "the cache uses memcached now", "--subject", "cache")
+    doc = json.loads(cli(db_path, "--json", "arbitrate", "1", "2", "--mark-conflict").stdout)
+    out = cli(db_path, "arbitrate", "1", "2", "--mark-conflict").stdout.splitlines()
+    assert f"conflict {doc['conflict_id']} holds the pair (ledger conflict {doc['conflict_id']})" in out
+
+
+def test_a_repeated_confirm_or_unlock_says_unchanged(db_path: Path) -> None:
+    cli(db_path, "remember", "the vpn is up", "--source-type", "agent_generated")
+    for command in ("confirm", "unlock"):
+        first, again = (cli(db_path, command, "1").stdout.strip() for _ in range(2))
+        assert not first.endswith("unchanged") and again.endswith(" — unchanged"), (first, again)
