@@ -122,8 +122,14 @@ def state_positions(conn: apsw.Connection, memory_id: int) -> list[int]:
 
 
 def stream_owner(conn: apsw.Connection, stream_id: str) -> tuple[str, int] | None:
-    """Which memory, conflict or judgment a stream belongs to: ``(id column, id)``, or None."""
-    for table, column in (("memories", "memory_id"), ("conflicts", "conflict_id"), ("judgments", "judgment_id")):
+    """Which memory (long-term or a working note), conflict or judgment a stream belongs to:
+    ``(id column, id)``, or None."""
+    for table, column in (
+        ("memories", "memory_id"),
+        ("working_memories", "memory_id"),
+        ("conflicts", "conflict_id"),
+        ("judgments", "judgment_id"),
+    ):
         row = conn.execute(f"SELECT {column} FROM {table} WHERE stream_id=?", (stream_id,)).fetchone()
         if row is not None:
             return column, row[0]

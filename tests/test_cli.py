@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -22,6 +25,35 @@ def test_every_command_has_an_example_in_its_help(name: str) -> None:
     code, out = run(name, "--help")
     assert code == 0
     assert "Example:" in out, f"`ledger {name} --help` has no example"
+
+
+def _every_command(group: click.Group, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], click.Command]:
+    out: dict[tuple[str, ...], click.Command] = {path: group}
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            out.update(_every_command(command, (*path, name)))
+        else:
+            out[(*path, name)] = command
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(_every_command(main)), ids=lambda p: " ".join(p) or "ledger")
+def test_every_example_in_a_help_is_one_whole_line(path: tuple[str, ...]) -> None:
+    """Rewrapped, ``update --help`` broke its example at ``--expected-`` / ``version 1`` and
+    ``remember --help`` ran its two examples into one line: neither pasted as written. Each
+    example the docstring gives is one line of the help, however narrow the terminal."""
+    command = _every_command(main)[path]
+    doc = inspect.getdoc(command.callback) or ""
+    examples = [
+        example
+        for paragraph in doc.split("\n\n")
+        for example in re.findall(r"Example: (.*?)(?= Example: |$)", " ".join(paragraph.split()))
+    ]
+    result = CliRunner().invoke(main, [*path, "--help"], terminal_width=60)
+    assert result.exit_code == 0, result.output
+    lines = [line.strip() for line in result.output.splitlines()]
+    for example in examples:
+        assert f"Example: {example}" in lines, (example, result.output)
 
 
 def test_remember_find_read_history_round_trip(db_path: Path) -> None:

@@ -183,7 +183,7 @@ def test_an_as_of_answer_says_which_point_answered(db_path: Path) -> None:
     refused = cli(db_path, "find", "staging", "--as-of-recorded", "2.0")  # was "not an ISO 8601 timestamp"
     assert (
         refused.exit_code == 1
-        and "as_of_recorded is a log position (a whole number >= 0) or an ISO 8601" in refused.output
+        and "--as-of-recorded is a log position (a whole number >= 0) or an ISO 8601" in refused.output
     )
 
 
@@ -289,3 +289,48 @@ def test_a_masked_write_says_what_was_masked_never_the_secret(db_path: Path) -> 
     assert "hunter2x" not in out and token not in out and "pw12345678" not in out
     plain = cli(db_path, "remember", "The staging API listens on port 8080").stdout
     assert "masked" not in plain  # nothing found: nothing said
+
+
+def test_arbitrate_names_the_conflict_it_marked(db_path: Path) -> None:
+    """``--mark-conflict`` printed the verdict only: the conflict id was in ``--json`` alone."""
+    cli(db_path, "remember", "the cache is redis", "--subject", "cache")
+    cli(db_path, "remember", "the cache uses memcached now", "--subject", "cache")
+    doc = json.loads(cli(db_path, "--json", "arbitrate", "1", "2", "--mark-conflict").stdout)
+    out = cli(db_path, "arbitrate", "1", "2", "--mark-conflict").stdout.splitlines()
+    assert f"conflict {doc['conflict_id']} holds the pair (ledger conflict {doc['conflict_id']})" in out
+
+
+def test_a_repeated_confirm_or_unlock_says_unchanged(db_path: Path) -> None:
+    cli(db_path, "remember", "the vpn is up", "--source-type", "agent_generated")
+    for command in ("confirm", "unlock"):
+        first, again = (cli(db_path, command, "1").stdout.strip() for _ in range(2))
+        assert not first.endswith("unchanged") and again.endswith(" — unchanged"), (first, again)
+
+
+def test_a_refusal_names_the_options_a_person_gives_not_the_mcp_fields(db_path: Path) -> None:
+    """``pass on_secret: "mask"``, ``needs session_id``: a person at the terminal types
+    ``--on-secret mask`` and ``--session``. ``--json`` keeps the service's words."""
+    cli(db_path, "remember", "the vpn is up")
+    secret = cli(db_path, "remember", "the aws key is AKIAIOSFODNN7EXAMPLE")
+    assert "or pass --on-secret mask to store it as [secret:aws-access-key]" in secret.stderr, secret.stderr
+    expected = {
+        ("--tier", "working"): "a working memory needs --session (the conversation it belongs to)",
+        ("--sticky",): "--sticky applies to the working tier (--tier working)",
+        ("--tier", "working", "--session", "s", "--retracts", "1"): "--retracts is a long-term act",
+    }
+    for options, words in expected.items():
+        refused = cli(db_path, "remember", "maybe use redis", *options)
+        assert refused.exit_code == 1 and words in refused.stderr, (options, refused.stderr)
+        assert "_id" not in refused.stderr and ': "' not in refused.stderr
+    assert "--session-only needs --session" in cli(db_path, "find", "vpn", "--session-only").stderr
+    as_json = json.loads(cli(db_path, "--json", "remember", "x", "--sticky").stdout)
+    assert as_json["error"]["message"] == 'sticky applies to the working tier (tier: "working")'
+
+
+def test_migrate_given_both_targets_says_so(db_path: Path, tmp_path: Path) -> None:
+    """``--seal --to copy.db`` answered ``give --to URL … or --seal``, as if neither were given."""
+    cli(db_path, "remember", "the vpn is up")
+    both = cli(db_path, "migrate", "--seal", "--to", f"sqlite:///{tmp_path / 'copy.db'}")
+    assert both.exit_code == 64 and "not both" in both.stderr
+    neither = cli(db_path, "migrate")
+    assert neither.exit_code == 64 and "not both" not in neither.stderr and "give --to URL" in neither.stderr

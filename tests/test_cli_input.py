@@ -316,9 +316,12 @@ def test_a_blank_conversation_id_is_refused_like_an_empty_one(tmp_path: Path) ->
     db = str(tmp_path / "ledger.db")
     runner = CliRunner()
     assert runner.invoke(main, ["--db", db, "--create", "remember", "a fact"]).exit_code == 0
-    for args in (["working", "   "], ["remember", "a note", "--session", "   ", "--tier", "working"]):
+    for args, name in (
+        (["working", "   "], "session_id"),  # an argument: no option to name
+        (["remember", "a note", "--session", "   ", "--tier", "working"], "--session"),
+    ):
         r = runner.invoke(main, ["--db", db, *args])
-        assert r.exit_code == exit_codes.REFUSED and "session_id: must not be blank" in r.output + r.stderr, args
+        assert r.exit_code == exit_codes.REFUSED and f"{name}: must not be blank" in r.output + r.stderr, args
 
 
 def test_the_cli_module_runs_as_a_script_too() -> None:

@@ -56,7 +56,7 @@ def test_a_time_that_leaves_the_calendar_on_the_way_to_utc_is_refused(value: str
 def test_the_cli_refuses_it_in_words_with_the_refusal_code(db_path: Path) -> None:
     done = ledger_cli("--db", str(db_path), "find", "staging", "--before-time", "9999-12-31T23:00:00-05:00")
     assert done.returncode == exit_codes.REFUSED
-    assert done.stderr.strip() == "error (invalid_input): before_time is out of range"  # no traceback
+    assert done.stderr.strip() == "error (invalid_input): --before-time is out of range"  # no traceback, its option
 
 
 def test_the_memory_tool_refuses_it_in_its_error_shape() -> None:

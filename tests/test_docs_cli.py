@@ -4,6 +4,7 @@ command-line examples run as written."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -13,10 +14,12 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 
 from fact_ledger.server.cli import exit_codes
 from fact_ledger.server.cli.main import main
 from fact_ledger.server.cli.model_options import ModelOption
+from tests.cli_catalogue import NOT_JSON
 from tests.conftest import REPO
 
 DOC = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
@@ -80,3 +83,21 @@ def test_the_readme_command_line_examples_run_in_order_as_their_comments_say(tmp
         said = re.search(r"# remembered (#\d+)", line)
         if said:
             assert f"remembered {said[1]} " in ran.stdout, (line, ran.stdout)
+
+
+def test_the_commands_whose_json_is_not_one_document_are_the_ones_the_docs_name(tmp_path: Path) -> None:
+    """docs/cli.md promised one JSON document from every command but the two servers, while
+    ``ledger --json export`` prints its ``--format`` (JSONL or CSV): the docs name it now."""
+    opening = DOC.split("\n## ", 1)[0]
+    assert "`ledger export` without `--output` writes the export itself" in opening
+    assert set(re.findall(r"`ledger ([a-z]+)`", opening)) == NOT_JSON
+    db = tmp_path / "l.db"
+    runner = CliRunner()
+    assert runner.invoke(main, ["--db", str(db), "init"]).exit_code == 0
+    runner.invoke(main, ["--db", str(db), "remember", "the vpn is up"])
+    lines = runner.invoke(main, ["--db", str(db), "--json", "export"]).stdout.splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["event"]["type"] == "MemoryRecorded"  # JSONL, one event a line
+    csv = runner.invoke(main, ["--db", str(db), "--json", "export", "--format", "csv"]).stdout
+    assert csv.splitlines()[0].startswith("position,")
+    to_file = runner.invoke(main, ["--db", str(db), "--json", "export", "--output", str(tmp_path / "e.jsonl")])
+    assert json.loads(to_file.stdout) == {"ok": True, "events": 1, "path": str(tmp_path / "e.jsonl")}

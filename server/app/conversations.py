@@ -38,7 +38,6 @@ from fact_ledger.ledger.trust import default_confidence
 from fact_ledger.ledger.working import match_score, select_set
 from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
-from fact_ledger.projections.audit import stream_events
 from fact_ledger.projections.conversations import WorkingNote
 from fact_ledger.server.app.collisions import Collisions
 from fact_ledger.server.app.service import Service
@@ -451,43 +450,6 @@ class Conversations(Service):
             if row.promoted_to:
                 view["promoted_to"] = mem.memory_id_of(self.conn, row.promoted_to)
         return {"ok": True, "memory": view}
-
-    def history(self, memory_id: int) -> dict[str, Any] | None:
-        """``history`` of a working memory: its one text and every event of its stream (None: not one)."""
-        with self.storage.snapshot():
-            row = conv.working_by_id(self.conn, memory_id)
-            if row is None:
-                return None
-            self.workspaces.check_workspace(row.workspace)
-            events = stream_events(self.conn, row.stream_id)
-        entries = []
-        for ev in events:
-            payload = msgspec.json.decode(ev.payload)
-            entry = {"position": ev.position, "type": ev.type, "actor": ev.actor, "recorded_at": ev.recorded_at}
-            entry["payload"] = {k: v for k, v in payload.items() if k not in ("memory", "content", "metadata")}
-            if ev.type == "Promoted":
-                entry["payload"]["long_term_id"] = mem.memory_id_of(self.conn, payload["long_term"])
-                entry["rule"] = payload.get("rule", "")
-            entries.append(entry)
-        version = {
-            "version": row.version,
-            "content": row.content,
-            "subject": row.subject,
-            "event_time": row.event_time,
-            "recorded_at": row.recorded_at,
-            "tier": "working",
-            "actor": entries[0]["actor"] if entries else "",
-            "status": working_view(row)["status"],
-            "tags": list(row.tags),
-            "source_type": row.source_type,
-            "confidence": row.confidence,
-            "protection": "normal",
-            "position": row.memory_id,
-            "valid_to": None,
-            "superseded_by": None,
-            "events": entries,
-        }
-        return {"ok": True, "memory_id": memory_id, "versions": [version], "has_more": False, "next_cursor": None}
 
     def long_term_fields(self, memory_id: int, stream_id: str) -> dict[str, Any]:
         """What ``read`` adds to a long-term memory: its tier, its conversation and turn, and the

@@ -40,7 +40,7 @@ from fact_ledger.server.app.sections_view import SectionsRequest
 from fact_ledger.server.app.semantic import Semantic
 from fact_ledger.server.app.service_method import ServiceMethod
 from fact_ledger.server.app.storage import Storage, storage_call
-from fact_ledger.server.app.timetravel import HISTORY_PAGE, History
+from fact_ledger.server.app.timetravel import History
 from fact_ledger.server.app.views import Views
 from fact_ledger.server.app.workspaces import Workspaces
 from fact_ledger.server.app.writes import Writes
@@ -266,11 +266,7 @@ class LedgerApp:
     # -- history and time travel (server/app/timetravel.py) -------------------------------------
     as_of = ServiceMethod("history_service", History.as_of, storage_call=True)
 
-    @storage_call
-    def history(self, memory_id: int, *, limit: int = HISTORY_PAGE, cursor: str | None = None) -> dict[str, Any]:
-        working = self.conversations.history(memory_id) if mem.by_id(self.conn, memory_id) is None else None
-        return working or self.history_service.history(memory_id, limit=limit, cursor=cursor)
-
+    history = ServiceMethod("history_service", History.history, storage_call=True)
     timeline = ServiceMethod("history_service", History.timeline, storage_call=True)
     audit = ServiceMethod("history_service", History.audit, storage_call=True)
     archive = ServiceMethod("history_service", History.archive, storage_call=True)

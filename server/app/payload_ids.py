@@ -3,9 +3,9 @@
 Events name what they touch by stream (a UUID: ``"memory": "01a2…"``), which no tool accepts.
 ``history`` and ``audit`` show payloads with those references as the ids the tools take
 (``memory_id``, ``conflict_id``, ``judgment_id``; a retraction's ``ref_id`` and ``by_id``; a
-change's ``superseded_ids``;
+promotion's ``long_term_id`` and a promoted memory's ``promoted_from_id``; a change's ``superseded_ids``;
 judgment ``pins`` keyed by memory id; a set's opening ``verdict`` with ``leader_id``), and
-each audited event names the memory or conflict its stream belongs to. A stream that no read
+each audited event names the memory (a working note's too) or conflict its stream belongs to. A stream that no read
 model knows (it cannot happen on a consistent ledger) keeps its original key and value.
 """
 
@@ -16,7 +16,9 @@ from typing import Any
 
 from fact_ledger.projections.audit import stream_owner
 
-MEMORY_KEYS = ("memory", "loser", "winner", "left", "right", "member", "by", "ref")
+# a promotion's long-term memory (``long_term``) and the note a promoted memory came from
+# (``promoted_from``) are memories too: shown as ``long_term_id`` and ``promoted_from_id``
+MEMORY_KEYS = ("memory", "loser", "winner", "left", "right", "member", "by", "ref", "long_term", "promoted_from")
 WRITER = re.compile(r"#0\b")  # how a set's opening verdict names the writer, which had no id yet
 
 

@@ -222,18 +222,40 @@ class History:
 
     # -- history -----------------------------------------------------------------------------
     def history(self, memory_id: int, *, limit: int = HISTORY_PAGE, cursor: str | None = None) -> dict[str, Any]:
-        """Every version with the events behind it: who, when, and by which rule (oldest first)."""
+        """Every version with the events behind it: who, when, and by which rule (oldest first).
+        A working note has no time-travel states: its versions are folded from its own stream."""
         after = paging.key_of(paging.decode("history", {"memory_id": memory_id}, cursor)) or 0
         conn = self.storage.store.conn
         with self.storage.snapshot():
+            ids = StreamIds(conn)
             first = asof.state_at(conn, memory_id, self.storage.store.last_position())
-            if first is None:
-                raise NotFound(f"no memory {memory_id}", field="memory_id")
-            self.workspaces.check_workspace(first.workspace)
-            states = [asof.state_at(conn, memory_id, p) for p in audit_model.state_positions(conn, memory_id)]
-            events = audit_model.memory_events(conn, memory_id)
+            if first is not None:
+                self.workspaces.check_workspace(first.workspace)
+                versions = self._versions(memory_id, ids)
+            else:
+                note = conv.working_by_id(self.storage.conn, memory_id)
+                if note is None:
+                    raise NotFound(f"no memory {memory_id}", field="memory_id")
+                self.workspaces.check_workspace(note.workspace)
+                versions = _note_versions(note, audit_model.stream_events(conn, note.stream_id), ids)
+        for prior, version in itertools.pairwise(versions):  # what a page's first version changed too
+            version["changed_from"] = {f: prior[f] for f in VERSION_FIELDS if version[f] != prior[f]}
+        rest = [v for v in versions if v["version"] > after]
+        page, more = rest[:limit], len(rest) > limit
+        return {
+            "ok": True,
+            "memory_id": memory_id,
+            "versions": page,
+            "has_more": more,
+            "next_cursor": paging.encode("history", {"memory_id": memory_id}, page[-1]["version"]) if more else None,
+        }
+
+    def _versions(self, memory_id: int, ids: StreamIds) -> list[dict[str, Any]]:
+        """A long-term memory's versions from its time-travel states, each with its events."""
+        conn = self.storage.store.conn
+        states = [asof.state_at(conn, memory_id, p) for p in audit_model.state_positions(conn, memory_id)]
+        events = audit_model.memory_events(conn, memory_id)
         by_position = {ev.position: ev for _, ev in events}
-        ids = StreamIds(conn)
         versions: list[dict[str, Any]] = []
         for state in states:
             assert state is not None
@@ -261,19 +283,8 @@ class History:
                 }
             )
         for role, ev in events:
-            owner = next((v for v in reversed(versions) if v["position"] <= ev.position), versions[0])
-            owner["events"].append(_event_view(ev, role, ids))
-        for prior, version in itertools.pairwise(versions):  # what a page's first version changed too
-            version["changed_from"] = {f: prior[f] for f in VERSION_FIELDS if version[f] != prior[f]}
-        rest = [v for v in versions if v["version"] > after]
-        page, more = rest[:limit], len(rest) > limit
-        return {
-            "ok": True,
-            "memory_id": memory_id,
-            "versions": page,
-            "has_more": more,
-            "next_cursor": paging.encode("history", {"memory_id": memory_id}, page[-1]["version"]) if more else None,
-        }
+            _owner(versions, ev.position)["events"].append(_event_view(ev, role, ids))
+        return versions
 
     # -- compare's two sides -----------------------------------------------------------------
     def compare_sides(self, left_id: int, right_id: int) -> dict[str, Any]:
@@ -443,7 +454,13 @@ class History:
             if self.settings.isolation == "strict":  # events of other workspaces stay invisible
                 query.workspaces = tuple(self.workspaces.workspace_scope(self.settings.workspace))
             if memory_id is not None and asof.state_at(conn, memory_id, self.storage.store.last_position()) is None:
-                raise NotFound(f"no memory {memory_id}", field="memory_id")
+                # a working note has no time-travel links: its events are those of its own stream
+                note = conv.working_by_id(self.storage.conn, memory_id)
+                if note is None:
+                    raise NotFound(f"no memory {memory_id}", field="memory_id")
+                # (a working note is in no conflict: with a conflict_id, a stream nothing has)
+                query.memory_id = None
+                query.stream_id = note.stream_id if query.stream_id in (None, note.stream_id) else ""
             found = audit_model.audit_events(conn, query, limit + 1)
         ids = StreamIds(conn)
         events = [_audit_view(ev, ids) for ev in found[:limit]]
@@ -500,6 +517,54 @@ class History:
             if count < ARCHIVE_BATCH:
                 break
         return {"ok": True, "dry_run": False, "archived": archived, "cutoff": cutoff, "retention_days": days}
+
+
+def _owner(versions: list[dict[str, Any]], position: int) -> dict[str, Any]:
+    """The version an event at ``position`` belongs to: the latest one known by then."""
+    return next((v for v in reversed(versions) if v["position"] <= position), versions[0])
+
+
+# What a working note's version shows of its fields, and the events that make a new version
+_NOTE_FIELDS = ("content", "subject", "tags", "source_type", "confidence")
+_NOTE_VERSIONS = ("WorkingNoted", "WorkingRevised")
+
+
+def _note_versions(note: conv.WorkingNote, events: list[StoredEvent], ids: StreamIds) -> list[dict[str, Any]]:
+    """A working note's versions folded from its stream: ``WorkingNoted`` is version 1 and each
+    ``WorkingRevised`` the next, with the fields it changed (a revision's absent fields keep
+    their value), as the read model folds them (``projections.conversations``), so no text it
+    once held drops out of its history. The other events (a repeat, a signal, the promotion, an
+    erasure) belong to the version they touched. Every version but the last was active; the
+    last has the note's status now."""
+    versions: list[dict[str, Any]] = []
+    for ev in events:
+        if current_type(ev.type) in _NOTE_VERSIONS:
+            data = ev.data
+            changed = {f: getattr(data, f) for f in _NOTE_FIELDS if getattr(data, f, None) is not None}
+            base = versions[-1] if versions else {"event_time": ev.event_time}
+            versions.append(
+                {
+                    "version": len(versions) + 1,
+                    **{f: base.get(f) for f in _NOTE_FIELDS},
+                    **changed,
+                    "tags": list(changed.get("tags", base.get("tags") or ())),
+                    "event_time": base["event_time"],
+                    "valid_to": None,
+                    "recorded_at": ev.recorded_at,
+                    "actor": ev.actor,
+                    "tier": "working",
+                    "status": "active",
+                    "protection": "normal",
+                    "superseded_by": None,
+                    "position": ev.position,
+                    "events": [],
+                }
+            )
+        if versions:
+            _owner(versions, ev.position)["events"].append(_event_view(ev, "stream", ids))
+    if versions:
+        versions[-1]["status"] = {conv.WORKING: "active"}.get(note.state, note.state)
+    return versions
 
 
 def _links(conn: Any, memory_id: int, ids: StreamIds) -> list[tuple[str, int]]:

@@ -318,6 +318,11 @@ def arbitrate(obj: CliContext, left_id: int, right_id: int, mark_conflict: bool,
 
     def human(r: dict[str, Any]) -> None:
         _verdict_lines(r["verdict"])
+        if r.get("conflict_id") is not None:  # the set --mark-conflict recorded, or the one already open
+            out_console.print(
+                f"[cyan]conflict {r['conflict_id']}[/cyan] holds the pair (ledger conflict {r['conflict_id']})",
+                highlight=False,
+            )
         if r["applied"]:
             out_console.print(f"applied: #{r['verdict']['loser_id']} superseded by #{r['verdict']['winner_id']}")
 

@@ -3,7 +3,9 @@ every command, added explicitly (``ledger --help`` lists them)."""
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -118,6 +120,38 @@ main.add_command(time.archive)
 main.add_command(transfer.export_cmd)
 main.add_command(transfer.import_cmd)
 main.add_command(transfer.migrate_cmd)
+
+
+_EXAMPLE = re.compile(r"(?=Example: )")
+
+
+def whole_examples(help_text: str) -> str:
+    """``help_text`` with each ``Example:`` on a line of its own that click does not rewrap
+    (its ``\\b`` marker): rewrapped, a command broke at a hyphen (``--expected-`` / ``version 1``)
+    and two examples ran into one line, so neither pasted as written. Words before the first
+    example of a paragraph stay a paragraph click wraps."""
+    paragraphs: list[str] = []
+    for paragraph in inspect.cleandoc(help_text).split("\n\n"):
+        if "Example: " not in paragraph or paragraph.startswith("\b"):
+            paragraphs.append(paragraph)
+            continue
+        head, *examples = _EXAMPLE.split(" ".join(paragraph.split()))
+        if head.strip():
+            paragraphs.append(head.strip())
+        paragraphs.append("\b\n" + "\n".join(e.strip() for e in examples))
+    return "\n\n".join(paragraphs)
+
+
+def _keep_examples_whole(command: click.Command) -> None:
+    """Every command's help, a group's and its commands' (one place: no docstring needs the marker)."""
+    if command.help:
+        command.help = whole_examples(command.help)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _keep_examples_whole(sub)
+
+
+_keep_examples_whole(main)
 
 
 if __name__ == "__main__":  # python -m fact_ledger.server.cli.main, as python -m fact_ledger.server

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 import json
+import re
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -183,14 +185,48 @@ def _fail(obj: CliContext, exc: LedgerError, *, code: int) -> None:
     sys.exit(code)
 
 
+# The contract's fields whose option has another name on the command line; any other field is
+# ``--field-name`` on the commands that take it.
+FIELD_OPTIONS = {"session_id": "--session", "ref_id": "--retracts", "tags": "--tag"}
+_SAID = re.compile(r'\b([a-z][a-z_]*): "([^"]*)"')  # on_secret: "mask", tier: "working"
+_SNAKE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")  # session_id, session_only
+
+
+def cli_message(exc: LedgerError, command: click.Command | None = None) -> str:
+    """The error's message in the words of the command line: the service speaks of the MCP
+    fields (``pass on_secret: "mask"``, ``needs session_id``), which a person at the terminal
+    gives as options (``--on-secret mask``, ``--session``). A field is rewritten only where the
+    command (``command``, else the one running) has its option; the MCP and ``--json`` keep the
+    message as it is."""
+    if command is None:
+        ctx = click.get_current_context(silent=True)
+        command = ctx.command if ctx is not None else None
+    options = {o for p in command.params for o in p.opts} if command is not None else set()
+
+    def option(field: str) -> str | None:
+        name = FIELD_OPTIONS.get(field, "--" + field.replace("_", "-"))
+        return name if name in options else None
+
+    def said(m: re.Match[str]) -> str:
+        name = option(m[1])
+        return f"{name} {shlex.quote(m[2])}" if name else m[0]
+
+    message = _SNAKE.sub(lambda m: option(m[0]) or m[0], _SAID.sub(said, exc.message))
+    field = exc.field or ""
+    if field and message.startswith(field + " ") and option(field):  # "sticky applies to …"
+        message = f"{option(field)}{message[len(field) :]}"
+    return message
+
+
 def say_error(exc: LedgerError) -> None:
     """The error on stderr for a person, the one form every command uses: its kind, its message
-    and the near miss it names (``ledger serve`` and ``ledger console`` printed their own line
-    and dropped the "did you mean" of a mistyped config key)."""
+    in the command line's words (:func:`cli_message`) and the near miss it names (``ledger
+    serve`` and ``ledger console`` printed their own line and dropped the "did you mean" of a
+    mistyped config key)."""
     hint = exc.details.get("did_you_mean")
     suffix = f" (did you mean {hint!r}?)" if hint else ""
     # Escaped: a message may quote brackets ('.[semantic]') that rich would read as markup.
-    err_console.print(f"[red]error[/red] ({exc.code}): {escape(exc.message + suffix)}", highlight=False)
+    err_console.print(f"[red]error[/red] ({exc.code}): {escape(cli_message(exc) + suffix)}", highlight=False)
 
 
 def refuse(exc: LedgerError) -> NoReturn:

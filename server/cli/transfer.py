@@ -142,7 +142,9 @@ def migrate_cmd(obj: CliContext, target: str | None, origin: str | None, seal: b
     """
     from fact_ledger.ledger.log.copy import copy_log, display_url, log_location
 
-    if seal == (target is not None):
+    if seal and target is not None:  # both given: naming them as if neither were read as a typo
+        raise click.UsageError("give --to URL (copy the log) or --seal (re-seal it in place), not both")
+    if not seal and target is None:
         raise click.UsageError("give --to URL (copy the log) or --seal (re-seal it in place)")
     if seal:
         with progress_bar(obj, "seal") as progress:

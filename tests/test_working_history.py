@@ -1,0 +1,109 @@
+"""A working note's story as ``history`` and ``audit`` tell it (CLI and MCP).
+
+``history`` of a revised note showed one version with its latest text ("maybe use redis" was
+gone); ``audit --memory-id`` of a note answered ``not_found``; and the notes' events named what
+they touch by stream UUID (``memory``, ``long_term``, ``promoted_from``), which no tool accepts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import mcp.types as mcp_types
+import pytest
+from click.testing import CliRunner, Result
+from mcp import Client
+
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.cli.main import main
+from fact_ledger.server.config import Settings
+from fact_ledger.server.mcp.server import build_server
+
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def cli(db: Path, *args: str) -> Result:
+    return CliRunner().invoke(main, ["--db", str(db), *args])
+
+
+def _revised_note(db: Path) -> None:
+    """Note #1 in conversation s1, revised at turn 2, then reinforced at turn 3."""
+    assert cli(db, "init").exit_code == 0
+    cli(db, "remember", "maybe use redis", "--tier", "working", "--session", "s1", "--turn", "1")
+    cli(db, "update", "1", "use memcached", "--turn", "2")
+    cli(db, "reinforce", "1", "user_referenced", "--turn", "3")
+
+
+def test_history_of_a_revised_working_note_lists_every_version(db_path: Path) -> None:
+    _revised_note(db_path)
+    out = cli(db_path, "history", "1").stdout
+    lines = out.splitlines()
+    assert lines[0].startswith("v1 ") and lines[0].endswith("[WorkingNoted] (active)"), out
+    assert lines[1] == "  maybe use redis"
+    v2 = next(i for i, line in enumerate(lines) if line.startswith("v2 "))
+    assert lines[v2].endswith("[WorkingRevised, Reinforced] (active)") and lines[v2 + 1] == "  use memcached"
+    doc = json.loads(cli(db_path, "--json", "history", "1").stdout)
+    first, second = doc["versions"]
+    assert (first["content"], second["content"]) == ("maybe use redis", "use memcached")
+    assert second["changed_from"] == {"content": "maybe use redis"}
+    assert second["recorded_at"] > first["recorded_at"]  # the revision's own time, not the note's
+    paged = json.loads(cli(db_path, "--json", "history", "1", "--limit", "1").stdout)
+    assert paged["has_more"] and [v["version"] for v in paged["versions"]] == [1]
+
+
+def test_audit_of_a_working_note_lists_its_events(db_path: Path) -> None:
+    _revised_note(db_path)
+    result = cli(db_path, "audit", "--memory-id", "1")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stdout.splitlines() if not line.startswith("  ")]
+    assert [line.split()[3] for line in lines] == ["Reinforced", "WorkingRevised", "WorkingNoted"]
+    assert all(" #1 (event time " in line for line in lines)
+    assert not UUID.search(result.stdout)  # the payloads name the note by its id
+    assert "error" in cli(db_path, "audit", "--memory-id", "9").output  # no memory 9: still not found
+
+
+def test_a_promoted_notes_events_name_both_memories_by_id(db_path: Path) -> None:
+    _revised_note(db_path)
+    cli(db_path, "promote", "1")
+    out = cli(db_path, "audit").stdout
+    assert not UUID.search(out), out
+    assert "long_term_id: 4" in out and "promoted_from_id: 1" in out
+    doc = json.loads(cli(db_path, "--json", "history", "1").stdout)
+    [promoted] = [e for v in doc["versions"] for e in v["events"] if e["type"] == "Promoted"]
+    assert (promoted["payload"]["memory_id"], promoted["payload"]["long_term_id"]) == (1, 4)
+    assert not UUID.search(json.dumps([v["events"] for v in doc["versions"]]))
+
+
+@pytest.mark.anyio
+async def test_mcp_audit_and_history_of_a_working_note_show_ids_a_tool_accepts(db_path: Path) -> None:
+    app = LedgerApp(Settings(db=str(db_path), client="test", agent_id="pytest"))
+    try:
+        note = app.remember("maybe use redis", tier="working", session_id="s1", turn=1)["memory_id"]
+        app.update(note, content="use memcached", turn=2)
+        app.reinforce(note, "user_affirmed", turn=3)
+        long_id = app.conversations.promote(note)["promoted_to"]
+        async with Client(build_server(app)) as c:
+            audit = _body(await c.call_tool("memory_review", {"view": "audit", "data": {"memory_id": note}}))
+            history = _body(await c.call_tool("memory_review", {"view": "history", "data": {"memory_id": note}}))
+            whole = _body(await c.call_tool("memory_review", {"view": "audit", "data": {}}))
+    finally:
+        app.close()
+    assert [e["type"] for e in audit["events"]] == ["Promoted", "Reinforced", "WorkingRevised", "WorkingNoted"]
+    assert all(e["memory_id"] == note == e["payload"]["memory_id"] for e in audit["events"])
+    assert audit["events"][0]["payload"]["long_term_id"] == long_id
+    [recorded] = [e for e in whole["events"] if e["type"] == "MemoryRecorded"]
+    assert recorded["payload"]["promoted_from_id"] == note
+    assert [v["content"] for v in history["versions"]] == ["maybe use redis", "use memcached"]
+    for answer in (audit, history, whole):
+        payloads = [e["payload"] for e in answer.get("events", [])] + [
+            e["payload"] for v in answer.get("versions", []) for e in v["events"]
+        ]
+        assert not UUID.search(json.dumps(payloads)), payloads
+
+
+def _body(result: mcp_types.CallToolResult) -> dict[str, Any]:
+    assert isinstance(result.structured_content, dict) and result.structured_content["ok"], result
+    return result.structured_content
