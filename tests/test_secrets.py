@@ -106,6 +106,12 @@ SHAPES: list[tuple[str, str, str]] = [
     ("password", "mongosh --host db -u root -p {}", "r00t" + "pw"),
     ("password", "curl -u admin:{} https://api.example.com", "Sup3r" + "S3cret"),
     ("password", "http -a bob:{} example.org", "pa55" + "word"),
+    ("password", "用 curl -u alice:{}，然后调用接口查询订单状态", "S3cret" + "Pw"),  # to the comma, not past it
+    ("password", "curl https://api.example.com/v1/orders \\\n  -u alice:{}", "S3cret" + "Pw"),  # a line going on
+    ("password", "MySQL -u root -p{}", "S3cret" + "Pass"),
+    ("password", "mytool --apiKey {}", "abc123" + "def456"),
+    ("password", "mytool --api_key {}", "abc123" + "def456"),
+    ("authorization", "headers: 'Authorization': 'Bearer {}'", "9f8e7d6c" + "5b4a3921"),
     ("authorization", 'curl -H "Authorization: Bearer {}" https://api', "abcdefghij" + "1234567"),
     ("authorization", "Authorization: Basic {}", "YWRtaW46" + "c2VjcmV0"),
     ("sendgrid-key", "mail {}", "SG" + "." + (ALNUM * 2)[:22] + "." + (ALNUM * 2)[:43]),
@@ -149,6 +155,13 @@ PROSE = [
     'mysql -uroot -p$MYSQL_PWD; curl -H "Authorization: Bearer $TOKEN" -u "$USER:$PASS" https://x',
     "docker login -u bob --password-stdin; mytool --token-file ~/.token --password <password>",
     "The API takes Authorization: Bearer authentication; curl -u bob: https://x prompts for it.",
+    # a flag's value that is a file, a spec, a name, a port mapping, a Windows variable or a word
+    "ansible-playbook site.yml --private-key keys/deploy.pem -i hosts; ssh --private-key id_rsa.pem",
+    "docker build --secret id=npmrc,src=$HOME/.npmrc -t app .; gcloud secrets versions access 1 --secret db-password",
+    "Docs at https://docs.docker.com: run docker run -u 1000:1000 -v data:/data app; docker exec -u www-data:www-data",
+    "Tunnel to mysql: ssh -p2222 -L 3306:db:3306 bastion. mysql container: docker run -d -p3306:3306 mysql",
+    "On Windows CI: sqlcmd -S srv -U sa -P %SA_PASSWORD%; mysql -p%MYSQL_PWD%",
+    "docker login docs: use -p only in CI, prefer --password-stdin; docker login -p flag leaks it",
 ]
 
 
@@ -334,6 +347,12 @@ def test_a_claim_whose_attribute_names_a_credential_holds_one(ledger: LedgerApp)
     assert masked["secrets_masked"][0]["field"] == "claims.0.value"
     held = {"subject": "prod db", "attribute": "password policy", "value": "rotate every 90 days"}
     assert ledger.remember("the db password policy", claims=[held])["status"] == "active"
+    said = {"subject": "admin console", "attribute": "password", "value": "required"}  # said of it, as in text
+    assert ledger.remember("The admin console password is required", claims=[said])["status"] == "active"
+    for attribute in ("secret access key", "password (prod)"):
+        aws = {"subject": "prod", "attribute": attribute, "value": "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"}
+        with pytest.raises(InvalidInput):
+            ledger.remember("the prod credential rotated", claims=[aws])
 
 
 def test_update_is_refused_or_masked_the_same_way(ledger: LedgerApp, tmp_path: Path) -> None:

@@ -104,7 +104,7 @@ _OWN: list[_Detector] = [
     (
         "authorization",
         re.compile(
-            r"(?i:\bauthorization)[\"']?\s*:\s*(?i:basic|bearer|token)\s+(?=[^\s\"']*\d)([A-Za-z0-9._~+/-]{8,}=*)"
+            r"(?i:\bauthorization)[\"']?\s*:\s*[\"']?(?i:basic|bearer|token)\s+(?=[^\s\"']*\d)([A-Za-z0-9._~+/-]{8,}=*)"
         ),
         1,
         ("authorization",),
@@ -195,7 +195,8 @@ _TRAILING = ".,;:!?)]}>，。；！？）"
 # "GITHUB_TOKEN", "smtp-pass"); "max_tokens", "token_count" name none, nor our own option "on_secret"
 _SECRET_KEYS = re.compile(
     r"(?i)^(?!on[_-]secret$)(?!.*(?:page|next|continuation|sync)[_-]?token$)(?:[a-z0-9]+[_-])*(?:pass(?:word|wd|phrase)?|pwd|secret|secret[_-]?key|api[_-]?key|apikey|token"
-    r"|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)$|.*(?:密码|口令|密钥)$"
+    r"|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key|(?:secret[_-]?)?access[_-]?key)$"
+    r"|.*(?:密码|口令|密钥)$"
 )
 
 
@@ -282,38 +283,57 @@ def _phrases(text: str) -> Iterator[tuple[str, int, int]]:
 
 # A credential given on a command line. The value after a flag: quoted (to its closing quote) or
 # one shell word (up to a space, a quote, a pipe or a separator).
-_FLAG_VALUE = r"""(?:"(?P<dq>[^"\n]{1,200})"|'(?P<sq>[^'\n]{1,200})'|(?P<value>[^\s"'`|;&<>()]+))"""
+_FLAG_VALUE = (
+    r"""(?:"(?P<dq>[^"\n]{1,200})"|'(?P<sq>[^'\n]{1,200})'|(?P<value>[^\s"'`|;&<>()，。；：！？、（）「」]+))"""
+)
 _FLAG_TRAILING = ".,;:)]}>，。；）"  # a sentence's end, not the "!" a shell password may end in
-_SAME_COMMAND = r"[^\n|;&]*?(?<=\s)"  # further on in the same command, at the start of an argument
-# "--password S3cret", "--api-key …", "--client-secret …" (with "=" it is a "password=…" phrase)
+# Further on in the same command, at the start of an argument: not past a line's end (unless the
+# line goes on with "\"), a pipe, a separator, or a colon that ends a clause ("docs: use -p …")
+_SAME_COMMAND = r"(?:[^\n|;&:]|:(?!\s)|\\\n)*?(?<=\s)"
+_COMMAND = r"(?<![\w/.:-])"  # a command's name begins a word that is no path, host or URL part
+# "--password S3cret", "--api-key …", "--apiKey …", "--client-secret …" (with "=" it is a
+# "password=…" phrase)
 _LONG_FLAG = re.compile(
-    r"(?<![\w-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|passphrase|token|secret|api-key|apikey|access-key"
-    r"|secret-key|private-key|client-secret|auth-token)[ \t]+" + _FLAG_VALUE
+    r"(?i)(?<![\w-])--(?:[a-z0-9]+[-_])*(?:password|passwd|pass|passphrase|token|secret|api[-_]?key|access[-_]?key"
+    r"|secret[-_]?key|private[-_]?key|client[-_]?secret|auth[-_]?token)[ \t]+" + _FLAG_VALUE
 )
 # the short flags that take a password in the commands people paste into notes (gate, pattern);
 # "mysql -u root -p" (a prompt) and "ssh -p 2222" take none
-_COMMAND_FLAGS: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
-    (("mysql", "mariadb"), r"\b(?:mysql\w*|mariadb[\w-]*)\b" + _SAME_COMMAND + r"-p(?=[^\s-])"),  # -pS3cret
-    (("login",), r"\b(?:docker|podman|nerdctl|buildah|skopeo|registry|oras)\s+login\b" + _SAME_COMMAND + r"-p[ \t]+"),
-    (("sshpass",), r"\bsshpass\s+-p[ \t]*"),
-    (("redis-cli",), r"\bredis-cli\b" + _SAME_COMMAND + r"-a[ \t]+"),
-    (("ldap",), r"\bldap\w+\b" + _SAME_COMMAND + r"-w[ \t]+"),
-    (("sqlcmd", "bcp"), r"\b(?:sqlcmd|bcp)\b" + _SAME_COMMAND + r"-P[ \t]*"),
-    (("mongo",), r"\bmongo\w*\b" + _SAME_COMMAND + r"-p[ \t]+"),
-    (("curl", "http"), r"\b(?:curl|https?|xh)\b" + _SAME_COMMAND + r"(?:-u|--user|-a|--auth)[ \t]*[\"']?[^\s:\"']*:"),
+_COMMAND_FLAGS: list[tuple[tuple[str, ...], str]] = [
+    (("mysql", "mariadb"), r"(?i:mysql\w*|mariadb[\w-]*)(?=\s)" + _SAME_COMMAND + r"-p(?=[^\s-])"),  # -pS3cret
+    (
+        ("login",),
+        r"(?:docker|podman|nerdctl|buildah|skopeo|registry|oras)\s+login(?=\s)" + _SAME_COMMAND + r"-p[ \t]+",
+    ),
+    (("sshpass",), r"sshpass\s+-p[ \t]*"),
+    (("redis-cli",), r"redis-cli(?=\s)" + _SAME_COMMAND + r"-a[ \t]+"),
+    (("ldap",), r"ldap\w+(?=\s)" + _SAME_COMMAND + r"-w[ \t]+"),
+    (("sqlcmd", "bcp"), r"(?:sqlcmd|bcp)(?=\s)" + _SAME_COMMAND + r"-P[ \t]*"),
+    (("mongo",), r"mongo\w*(?=\s)" + _SAME_COMMAND + r"-p[ \t]+"),
+    (("curl", "http"), r"(?:curl|https?|xh)(?=\s)" + _SAME_COMMAND + r"(?:-u|--user|-a|--auth)[ \t]*[\"']?[^\s:\"']*:"),
 ]
-_COMMANDS = [(gate, re.compile(pattern + _FLAG_VALUE)) for gate, pattern in _COMMAND_FLAGS]
+_COMMANDS = [(gate, re.compile(_COMMAND + pattern + _FLAG_VALUE)) for gate, pattern in _COMMAND_FLAGS]
+# what a flag's value is when it is no credential: a file (a path, "deploy.pem"), a key=value spec
+# ("id=npmrc,src=…"), a name ("db-password"), a port mapping ("3306:3306")
+_NOT_A_SECRET = re.compile(
+    r"[/\\=]|\.(?:pem|key|p12|pfx|json|txt|env|crt|cer|jks|ppk|pub|gpg|asc|yml|yaml|toml|ini|cfg)$"
+    r"|^[a-z]+(?:[-_.][a-z]+)*$|^\d+(?::\d+)+$",
+    re.IGNORECASE,
+)
 
 
 def _flag_value(m: re.Match[str]) -> tuple[str, int, int, bool] | None:
-    """The value a flag was given (text, span, quoted), unless it is a reference or a placeholder
-    ("$PGPASS", "$(cat token)", "<password>", "~/.pgpass", "@file")."""
+    """The value a flag was given (text, span, quoted), unless it is a reference, a placeholder or
+    no secret at all ("$PGPASS", "%SA_PASSWORD%", "$(cat token)", "<password>", "~/.pgpass",
+    "@file", "keys/deploy.pem", "db-password", a plain word: "docker login -p flag leaks …")."""
     for group, quoted in (("dq", True), ("sq", True), ("value", False)):
         value = m.group(group)
         if value is None:
             continue
         said = value.strip() if quoted else value.rstrip(_FLAG_TRAILING)
-        if len(said) < 4 or said[0] in "$<{[/~@-" or _PLACEHOLDER.match(said) or said.lower() in _SAID_OF_A_PASSWORD:
+        if len(said) < 4 or said[0] in "$%<{[/~@-." or _PLACEHOLDER.match(said) or said.lower() in _SAID_OF_A_PASSWORD:
+            return None
+        if not quoted and _NOT_A_SECRET.search(said):
             return None
         start = m.start(group) + (value.index(said) if quoted else 0)
         return said, start, start + len(said), quoted
@@ -321,12 +341,12 @@ def _flag_value(m: re.Match[str]) -> tuple[str, int, int, bool] | None:
 
 
 def _command_lines(text: str, lower: str) -> Iterator[tuple[str, int, int]]:
-    """Credentials passed as flags: any value a command's password flag takes; after a long flag
-    ("--password …") one that is quoted or is not a plain word ("use --password when asked")."""
+    """Credentials passed as flags: after a long flag ("--password …") or a command's password
+    flag, a value that is quoted or reads as a secret (not a plain word, a file, a name)."""
     if "--" in text and any(word in lower for word in _PHRASE_GATE):
         for m in _LONG_FLAG.finditer(text):
             found = _flag_value(m)
-            if found and (found[3] or not found[0].isalpha()):
+            if found:
                 yield "password", found[1], found[2]
     for gate, pattern in _COMMANDS:
         if any(word in lower for word in gate):
@@ -394,6 +414,9 @@ def mask_text(text: str, found: list[tuple[str, int, int]]) -> str:
     return "".join(parts) + text[at:]
 
 
+_QUALIFIER = re.compile(r"\([^)]*\)|（[^）]*）")  # "password (prod)": which one, not what it is
+
+
 def _walk(value: Any, path: str, visit: Callable[[str, str, bool], str], key: str = "") -> Any:
     """A JSON value with each string replaced by ``visit(path, string, keyed)``: ``keyed`` when the
     string sits under a key that names a credential (``"password": "…"``, in a list under it too;
@@ -404,7 +427,7 @@ def _walk(value: Any, path: str, visit: Callable[[str, str, bool], str], key: st
     if isinstance(value, dict):
         # a claim ({subject, attribute, value}): its attribute names what its value is
         named = value.get("attribute")
-        claimed = "_".join(named.split()) if isinstance(named, str) else ""
+        claimed = "_".join(_QUALIFIER.sub(" ", named).split()) if isinstance(named, str) else ""
         return {
             k: _walk(v, f"{path}.{k}", visit, claimed if k == "value" and claimed else str(k)) for k, v in value.items()
         }
@@ -419,7 +442,8 @@ def _walk(value: Any, path: str, visit: Callable[[str, str, bool], str], key: st
 def _findings_in(text: str, keyed: bool) -> list[tuple[str, int, int]]:
     if keyed:  # a metadata value under a credential's key: the whole value
         value = text.strip()
-        if len(value) >= 4 and not _PLACEHOLDER.match(value) and not _says_of_it(value):
+        said = value.lower() in _SAID_OF_A_PASSWORD  # {"attribute": "password", "value": "required"}
+        if len(value) >= 4 and not _PLACEHOLDER.match(value) and not _says_of_it(value) and not said:
             start = text.index(value)
             return [("password", start, start + len(value))]
     return find(text)
