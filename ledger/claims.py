@@ -139,14 +139,16 @@ def key_tokens(text: str) -> set[str]:
 
 
 _SPEAKER_FIRST = re.compile(r"^(?:we're|we’re|i'm|i’m|they're|they’re|you're|you’re)\s")
-# A note speaking of another note ("that note is obsolete", "the earlier statement is incorrect",
-# "the note about the launch is wrong"): a remark on the ledger's own words, not a fact's value
+# A note judging another note ("that note is obsolete", "the earlier statement is incorrect",
+# "the note about the launch is wrong"): a remark on the ledger's own words, not a fact's value.
+# Only a judgment counts: "the statement of work deadline is March 3", "that record is 9.58 s" and
+# "this memory is DDR5" state facts.
 _NOTE_WORDS = r"(?:note|statement|entry|entries|message|comment|remark|memory|memories|record|info|information|claim)"
-_ABOUT_A_NOTE = re.compile(
-    rf"^(?:(?:(?:that|this|those|these)\s+(?:(?:earlier|previous|last|above|old|other|first)\s+)?{_NOTE_WORDS}s?"
-    rf"|the\s+(?:earlier|previous|above|former|prior)\s+{_NOTE_WORDS}s?)"
-    r"(?:$|\s+(?:about|on|of|from|regarding)\s)"
-    r"|the\s+(?:note|statement|entry|message|comment|remark)s?\s+(?:about|on|of|from|regarding)\s)"
+_REMARK = re.compile(
+    rf"^(?:that|this|those|these|the|my|your)\s+(?:(?:earlier|previous|last|above|old|other|first|former|prior)\s+)?"
+    rf"{_NOTE_WORDS}s?(?:\s+(?:about|on|regarding)\s+[^,;:]{{1,60}}?)?\s+(?:is|was|are|were)\s+(?:now\s+|also\s+)?"
+    r"(?:obsolete|outdated|out of date|wrong|incorrect|inaccurate|stale|withdrawn|invalid|mistaken|superseded"
+    r"|deprecated|false|a mistake|an error|not (?:right|true|correct|valid|accurate))\b"
 )
 _HIS_OR_HERS = frozenset({"her", "his", "its", "their", "她", "他", "它"})
 
@@ -392,8 +394,8 @@ def _is_utterance(after_colon: str) -> bool:
 def _clause_claim(clause: str, subject: str) -> Claim | None:
     text = normalize_text(clause)
     cased = unicodedata.normalize("NFKC", clause)
-    if not text or HEDGED.search(text):
-        return None
+    if not text or HEDGED.search(text) or _REMARK.match(text):
+        return None  # … or "that note is obsolete": said of a note (a retraction's words), of no fact
     best: tuple[int, int, str, frozenset[str] | None] | None = None
     match = ANY_RELATION.search(text)
     if match is not None and match.lastgroup is not None:
@@ -413,8 +415,6 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     left = strip_left(left_raw)
     if _SPEAKER_FIRST.match(left):
         return None  # "we're on version 2 of the payments API": of the speaker, no slot (RUNS_VERSION names one)
-    if _ABOUT_A_NOTE.match(left):
-        return None  # "that note is obsolete": said of a note (a retraction's words), of no fact
     if not left and relation != "colon" and left_raw.strip(TOKEN_PUNCT + " "):
         return None  # only a filler or a time stood there: "今天是星期五", "today is Friday"
     if relation == "colon" and (not left or left in GENERIC_LABELS or _is_utterance(text[end:])):

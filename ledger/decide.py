@@ -354,7 +354,6 @@ def decide_remember(
     candidates: Sequence[Candidate] = (),
     target_conflicts: Sequence[ConflictFacts] = (),
     replaced: MemoryFacts | None = None,
-    replaced_key: str = "",
     sets: Mapping[str, ConflictFacts] | None = None,
     recorded_at: str = "",
     policy: Policy = DEFAULT_POLICY,
@@ -400,11 +399,9 @@ def decide_remember(
         )
     ]
     if retiring and target is not None:
-        # a pure cancellation (it states no value of that fact: "that note is obsolete", "the
-        # move is cancelled") brings back the value the target replaced; one stating the fact's
-        # value, or that it ended ("Bob is no longer the owner"), brings back nothing
-        states_it = any(set_key(claim) == replaced_key for claim in claims)
-        back = None if states_it or cmd.ends else replaced
+        # a pure cancellation (it states no value of its own) brings back the value the target
+        # replaced; a fact that ended ("Bob is no longer the owner") brings back nothing
+        back = None if claims or cmd.ends else replaced
         decision += _retract(cmd, target, new_stream, target_conflicts, policy, replaced=back)
     skip = frozenset({target.stream_id}) if retiring and target is not None else frozenset()
     decision += collisions(

@@ -38,8 +38,7 @@ class RememberState(msgspec.Struct, frozen=True, kw_only=True):
     ``restated``: the memory this statement restates (not disputed), when there is one; the
     writer's ``claims``, the ``candidates`` sharing their keys and the unresolved ``sets`` of those
     keys; ``target_conflicts``: a retracted target's sets; ``replaced``: the newest memory the
-    retracted target superseded (a pure cancellation brings it back) and ``replaced_key``, the key of
-    the set they shared; ``near``: near-duplicates
+    retracted target superseded (a pure cancellation brings it back); ``near``: near-duplicates
     for the reply; ``settle``: present when the policy settles; ``denied_by``: the denial that
     ended the value this write states, from a later event time (the write arrived late)."""
 
@@ -52,7 +51,6 @@ class RememberState(msgspec.Struct, frozen=True, kw_only=True):
     sets: dict[str, ConflictFacts] = {}
     target_conflicts: tuple[ConflictFacts, ...] = ()
     replaced: MemoryFacts | None = None
-    replaced_key: str = ""
     near: tuple[dict[str, Any], ...] = ()
     recorded_at: str = ""
     settle: SettleState | None = None
@@ -87,7 +85,6 @@ def decide(
             candidates=(),
             target_conflicts=state.target_conflicts,
             replaced=state.replaced,
-            replaced_key=state.replaced_key,
             sets={},
             recorded_at=state.recorded_at,
             policy=policy,
@@ -106,7 +103,6 @@ def decide(
         candidates=state.candidates,
         target_conflicts=state.target_conflicts,
         replaced=state.replaced,
-        replaced_key=state.replaced_key,
         sets=state.sets,
         recorded_at=state.recorded_at,
         policy=policy,

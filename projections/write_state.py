@@ -54,10 +54,10 @@ def remember_state(
     writer's claims meet (its own and its aliases); ``target``, ``cancelling`` and ``duplicate``
     are read by the caller (they need the caller's isolation check and the full-text index)."""
     target_conflicts: tuple[ConflictFacts, ...] = ()
-    replaced, replaced_key = None, ""
+    replaced = None
     if target is not None and cmd.retracts:  # a retraction: the target's sets, and what it had replaced
         target_conflicts = tuple(conflicts_of(conn, target.memory_id))
-        replaced, replaced_key = newest_replaced_by(conn, target.memory_id)
+        replaced = newest_replaced_by(conn, target.memory_id)
     if duplicate is not None and restated_later_in_a_set(conn, duplicate, cmd.event_time, policy):
         duplicate = None  # stored and joins the set, as a restatement of a disputed value is
     found = {
@@ -66,7 +66,6 @@ def remember_state(
         "duplicate": duplicate,
         "target_conflicts": target_conflicts,
         "replaced": replaced,
-        "replaced_key": replaced_key,
     }
     if absorbed(duplicate, cmd, target):
         return RememberState(**found)
@@ -290,22 +289,20 @@ def holders(
     return {key: [MemoryFacts.from_row(rows[m]) for m in found if m in rows] for key, found in ids.items()}
 
 
-def newest_replaced_by(conn: apsw.Connection, memory_id: int) -> tuple[MemoryFacts | None, str]:
+def newest_replaced_by(conn: apsw.Connection, memory_id: int) -> MemoryFacts | None:
     """The newest (by event time) memory ``memory_id`` superseded as another value of one fact
     (the two were in a claim set together) that is still superseded: the value in force before
-    it, which a cancellation of it brings back; and that set's claim key (a retraction stating
-    a value under it states the fact's value itself). An instruction a person replaced by another
+    it, which a cancellation of it brings back. An instruction a person replaced by another
     (a supersession outside any set) does not come back."""
     row = conn.execute(
-        "SELECT m.memory_id, (SELECT c.key FROM conflict_members a JOIN conflict_members b "
-        "ON b.conflict_id=a.conflict_id JOIN conflicts c ON c.conflict_id=a.conflict_id "
-        "WHERE a.memory_id=m.memory_id AND b.memory_id=? LIMIT 1) AS shared "
-        "FROM memories m WHERE m.superseded_by=? AND m.status='superseded' AND shared IS NOT NULL "
+        "SELECT m.memory_id FROM memories m WHERE m.superseded_by=? AND m.status='superseded' "
+        "AND EXISTS (SELECT 1 FROM conflict_members a JOIN conflict_members b ON b.conflict_id=a.conflict_id "
+        "WHERE a.memory_id=m.memory_id AND b.memory_id=?) "
         "ORDER BY m.event_time DESC, m.memory_id DESC LIMIT 1",
         (memory_id, memory_id),
     ).fetchone()
     found = mem.by_id(conn, row[0]) if row else None
-    return (MemoryFacts.from_row(found), str(row[1])) if found is not None and row else (None, "")
+    return MemoryFacts.from_row(found) if found is not None else None
 
 
 def restated_later_in_a_set(conn: apsw.Connection, duplicate: MemoryFacts, event_time: str, policy: Policy) -> bool:

@@ -631,3 +631,28 @@ def test_his_or_hers_under_a_subject_is_the_subject_s(said: str, subject: str, o
     (theirs,) = extract_claims(other, other_subject)
     assert collides(mine, theirs), (mine.key, theirs.key)
     assert extract_claims("Her manager is Carol")[0].key_subject == "her manager"  # no subject: whose is unsaid
+
+
+@pytest.mark.parametrize(
+    ("content", "subject"),
+    [
+        ("The statement of work deadline is March 3", ""),
+        ("The message of the day on the bastion is 'welcome'", ""),
+        ("This memory is DDR5", "build server"),
+        ("That record is 9.58 seconds", "100m world record"),
+        ("Those records are in Postgres", ""),
+    ],
+)
+def test_a_fact_about_a_statement_or_a_record_keeps_its_claim(content: str, subject: str) -> None:
+    """A remark judging a note states no claim ("that note is obsolete"); a fact whose subject
+    merely is a statement, a message or a record does (they lost it, so a later value of "the
+    statement of work deadline" superseded nothing)."""
+    assert len(extract_claims(content, subject)) == 1
+
+
+@pytest.mark.parametrize(
+    "remark",
+    ["That note is obsolete.", "The earlier statement is incorrect", "The note about the launch is wrong"],
+)
+def test_a_remark_judging_a_note_states_no_claim(remark: str) -> None:
+    assert extract_claims(remark) == ()

