@@ -7,9 +7,11 @@ A cursor is opaque to agents: base64url of a small JSON object. It carries
 * ``b`` — a log position bound taken when the first page was read: ranked lists (``find``,
   ``timeline``) only consider what the ledger held at that position, so memories written
   between two pages never push earlier results onto a later page or show an item twice;
-* ``p`` — for hybrid ``find``, the first page's size (what its candidate pool was sized by):
-  later pages rank the same candidates with the same min-max normalisation, so the order does
-  not change from page to page (:func:`projections.hybrid.hybrid_search`, ``base``);
+* ``p`` — for ``find``, the first page's size (what its window and candidate pool were sized
+  by): later pages order the same candidates the same way, so the order does not change from
+  page to page (``Views._order``; :func:`projections.hybrid.hybrid_search`, ``base``). Left out
+  when it is ``a + 1``, as after a first page of long-term memories only (a cursor is read back
+  into the agent's context: every byte counts);
 * ``f`` — a fingerprint of the request (query and filters, not the limit), so a cursor pasted
   into a different request is refused instead of answering something unrelated.
 
@@ -50,7 +52,8 @@ def fingerprint(kind: str, request: dict[str, Any]) -> str:
 
 
 def encode(kind: str, request: dict[str, Any], after: Any, bound: int | None = None, first: int | None = None) -> str:
-    body = {"a": after, "b": bound, "f": fingerprint(kind, request), **({"p": first} if first is not None else {})}
+    kept = first is not None and not (isinstance(after, int) and first == after + 1)
+    body = {"a": after, "b": bound, "f": fingerprint(kind, request), **({"p": first} if kept else {})}
     raw = json.dumps(body, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 

@@ -220,7 +220,7 @@ class Views:
             taken = limit - len(working)
             # Pages slice one order that does not move from page to page (:meth:`_order`); the
             # cursor carries the first page's size, which sizes every chunk of it.
-            first_page = offset + limit + 1 if first or cursor_page.first is None else cursor_page.first
+            first_page = offset + limit + 1 if first else cursor_page.first or offset + 1  # paging's ``p``
             hits, rows, standing, member_of, cold_searched = self._order(
                 query,
                 filters,
