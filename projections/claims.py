@@ -261,9 +261,10 @@ class ClaimsProjector(DeferringProjector):
                 (memory_id, memory_id),
             )
 
-    def _own_denials(self, conn: apsw.Connection, event: StoredEvent, row: dict[str, Any]) -> None:
-        """A denial denies its values from its event time on, also when it arrives first and ends
-        no memory: a value stated as of an earlier time that arrives after it is ended on arrival."""
+    def _own_denials(self, conn: apsw.Connection, when: str, row: dict[str, Any]) -> None:
+        """A denial denies its values from its event time (``when``) on, also when it arrives first
+        and ends no memory: a value stated as of an earlier time that arrives after it is ended on
+        arrival."""
         ended = ended_claims(row["content"], row["subject"])
         if not ended:
             return
@@ -279,13 +280,23 @@ class ClaimsProjector(DeferringProjector):
                     c.kind,
                     workspace,
                     c.value_norm,
-                    event.event_time,
+                    when,
                     memory_id,
                     memory_id,
                 )
                 for c in (rekey(ended, aliases) if aliases else ended)
             ],
         )
+
+    def _denials_after_update(self, conn: apsw.Connection, row: dict[str, Any]) -> None:
+        """An edited denial denies what its text says now, from its event time now ("Alice is no
+        longer the owner" edited to name Bob denied Alice still)."""
+        memory_id = row["memory_id"]
+        conn.execute("DELETE FROM denied_values WHERE denial_id=? AND ended_id=?", (memory_id, memory_id))
+        if row["status"] == "active":
+            when = conn.execute("SELECT event_time FROM memories WHERE memory_id=?", (memory_id,)).fetchone()
+            if when is not None:
+                self._own_denials(conn, when[0], row)
 
     def apply(self, conn: apsw.Connection, event: StoredEvent, data: Event) -> None:
         if isinstance(data, EntityAliasSet):
@@ -297,7 +308,7 @@ class ClaimsProjector(DeferringProjector):
             return
         memory_id = row["memory_id"]
         if isinstance(data, MemoryRecorded):
-            self._own_denials(conn, event, row)
+            self._own_denials(conn, event.event_time, row)
             explicit = tuple((c.subject, c.attribute, c.value) for c in data.claims)
             if self._pending is not None:
                 self._to_derive.append((memory_id, row["workspace"], row["content"], row["subject"], explicit))
@@ -310,6 +321,7 @@ class ClaimsProjector(DeferringProjector):
             insert_rows(conn, _CLAIM_HEAD, rows)
             return
         if isinstance(data, MemoryUpdated):
+            self._denials_after_update(conn, row)
             if data.content is None and data.subject is None:
                 return
             explicit = tuple(

@@ -23,6 +23,7 @@ from fact_ledger.ledger.decide import RememberCommand, effective_changes, set_ke
 from fact_ledger.ledger.entity_alias import rekey
 from fact_ledger.ledger.facts import Candidate, ConflictFacts, MemoryFacts, Policy
 from fact_ledger.ledger.imported import ImportedState
+from fact_ledger.ledger.negation import denies_only
 from fact_ledger.ledger.normalize import same_value
 from fact_ledger.ledger.remember import RememberState, absorbed
 from fact_ledger.ledger.restatement import restated_memory, says_more
@@ -89,7 +90,7 @@ def remember_state(
     )
     if restated is not None and not disputed(conn, restated.memory_id, claims):
         return RememberState(**found, restated=restated, claims=claims)
-    denial = _denied_later(conn, claims, scope, cmd.event_time)
+    denial = _denied_later(conn, cmd.content, claims, scope, cmd.event_time)
     if denial is not None:
         return RememberState(**found, claims=claims, denied_by=denial, recorded_at=clock.now())
     near = tuple(claims_model.near_duplicates(conn, cmd.content, cmd.workspace))
@@ -109,17 +110,21 @@ def remember_state(
 
 
 def _denied_later(
-    conn: apsw.Connection, claims: tuple[Claim, ...], scope: tuple[str, ...], event_time: str
+    conn: apsw.Connection, content: str, claims: tuple[Claim, ...], scope: tuple[str, ...], event_time: str
 ) -> MemoryFacts | None:
     """The active denial that ended a value ``claims`` state, said after ``event_time``: only a
-    write speaking of the past can arrive before one (a write of now costs no look-up)."""
+    write speaking of the past can arrive before one (a write of now costs no look-up). As when
+    the denial comes second, it must say no more than that the value ended ("I think …", "… in
+    production", "…, Bob said" end nothing), whichever arrived first."""
     if not claims or clock.to_datetime(event_time) > clock.to_datetime(clock.now()) - _LATE:
         return None
     if states_several(claims):  # a note of several facts: ending it would end the others
         return None
     denial_id = claims_model.denied_later(conn, claims, scope, event_time)
     row = mem.by_id(conn, denial_id) if denial_id is not None else None
-    return MemoryFacts.from_row(row) if row is not None and row.status == "active" else None
+    if row is None or row.status != "active" or not any(denies_only(row.content, content, c) for c in claims):
+        return None
+    return MemoryFacts.from_row(row)
 
 
 _LATE = timedelta(seconds=5)  # a write's own event time, taken before it waited for the lock

@@ -17,6 +17,8 @@ from fact_ledger.server.config import Policy, Settings
 from tests.conftest import ledger_cli
 from tests.test_retractions import assert_rebuild_reproduces, status
 
+EARLY = "2026-03-15T00:00:00Z"
+
 
 def current(app: LedgerApp, query: str) -> list[str]:
     return [r["content"] for r in app.find(query)["results"]]
@@ -316,6 +318,36 @@ def test_a_denial_that_arrives_first_ends_a_value_stated_before_it(app: LedgerAp
     zh = app.remember("计费服务的负责人不再是Bob了", source_type="agent_generated")
     said = app.remember("计费服务的负责人是Bob", source_type="agent_generated", event_time="2026-03-15T00:00:00Z")
     assert said["status"] == "retired" and app.read(said["memory_id"])["memory"]["retired_by"] == zh["memory_id"]
+    assert_rebuild_reproduces(app)
+
+
+@pytest.mark.parametrize(
+    "denial",
+    [
+        "I think Alice is no longer the owner of the billing service",
+        "Alice is no longer the owner of the billing service in production",
+        "Alice is no longer the owner of the billing service, Bob said",
+        "听说计费服务的负责人不再是Alice了",
+    ],
+)
+def test_a_denial_that_says_more_ends_nothing_whichever_arrives_first(app: LedgerApp, denial: str) -> None:
+    """A hedged, scoped or reported denial that came first retired the value stated before it,
+    though the same denial coming second ends nothing."""
+    app.remember(denial, source_type="agent_generated")
+    late = app.remember("The billing service owner is Alice", source_type="agent_generated", event_time=EARLY)
+    assert late["status"] == "active"
+    zh = app.remember("计费服务的负责人是Alice", source_type="agent_generated", event_time=EARLY)
+    assert zh["status"] == "active"
+
+
+def test_an_edited_denial_denies_what_it_says_now(app: LedgerApp) -> None:
+    """ "Alice is no longer the owner …" edited to name Bob kept denying Alice."""
+    denial = app.remember("Alice is no longer the owner of the billing service", source_type="agent_generated")
+    app.update(denial["memory_id"], content="Bob is no longer the owner of the billing service", expected_version=1)
+    alice = app.remember("The billing service owner is Alice", source_type="agent_generated", event_time=EARLY)
+    assert alice["status"] == "active"
+    bob = app.remember("The billing service owner is Bob", source_type="agent_generated", event_time=EARLY)
+    assert bob["status"] == "retired"
     assert_rebuild_reproduces(app)
 
 
