@@ -241,8 +241,11 @@ def _reports_to_claim(clause: str, subject: str) -> Claim | None:
     if match is None or HEDGED.search(folded) or QUESTION_START.match(folded):
         return None
     if NEGATED_LEFT.search(match["x"].lower()) or _A_REPORT.search(match["x"]):
-        return None  # "send the report to Alice": a document sent, nobody's manager
-    if match["x"].lower() in PERSONS:  # "I report to Dana": of the memory's subject, if it names one
+        return None  # "send the report to Alice", "Bob's report to Dana": a document, nobody's manager
+    words = match["x"].lower().split()
+    if words[-1] in _NOT_YET:
+        return None  # "I will report to Dana", "I have to report to …": not (yet) so
+    if words[-1] in PERSONS:  # "(Since the reorg) I report to Dana": the memory's subject's, if it names one
         if not subject.strip():
             return None
         return _clause_claim(f"{subject}'s manager is {match['y']}", subject)
@@ -251,8 +254,9 @@ def _reports_to_claim(clause: str, subject: str) -> Claim | None:
 
 # "report" as a noun before "to": after a determiner or a kind of report ("the report", "this
 # weekly report"), or the object of a verb that sends one ("send …", "email …", "forward …")
+_NOT_YET = frozenset("will would should might may could must can shall to".split())
 _A_REPORT = re.compile(
-    r"(?:\b(?:the|a|an|this|that|these|those|my|our|your|his|her|their|its|weekly|daily|monthly|quarterly"
+    r"(?:['’]s$)|(?:\b(?:the|a|an|this|that|these|those|my|our|your|his|her|their|its|weekly|daily|monthly|quarterly"
     r"|annual|yearly|final|status|expense|incident|bug|sales|full)$)"
     r"|^(?:please\s+)?(?:send|email|e-mail|mail|forward|submit|give|hand|deliver|share|post|upload|attach|file"
     r"|bring|pass|show|present|sent|emailed|forwarded|submitted|gave|handed|delivered|shared)\b",

@@ -357,6 +357,8 @@ def test_reports_to_is_the_slot_of_who_the_manager_is() -> None:
     (mine,) = extract_claims("I report to Dana", "Bob")  # the speaker: the memory's subject
     assert collides(mine, under) and mine.value_norm == "dana"
     assert extract_claims("I report to Dana") == ()  # nobody named: no slot
+    (since,) = extract_claims("Since the reorg I report to Dana", "Bob")
+    assert collides(since, under) and since.value_norm == "dana"
 
 
 @pytest.mark.parametrize(
@@ -366,6 +368,8 @@ def test_reports_to_is_the_slot_of_who_the_manager_is() -> None:
         "Email the weekly report to the CFO",
         "Forward this report to Bob",
         "Please submit the expense report to finance",
+        "Bob's report to Dana is late",
+        "I will report to Dana",
     ],
 )
 def test_a_report_sent_to_someone_names_nobody_s_manager(content: str) -> None:
