@@ -34,6 +34,22 @@ def test_a_cursor_keeps_the_include_cold_choice_of_its_first_page(app: LedgerApp
     assert refused.value.field == "cursor"
 
 
+def test_pages_of_an_answer_from_the_cold_go_on_through_the_cold(app: LedgerApp) -> None:
+    """With nothing hot answering, page one came from the cold memories (and warmed those it
+    showed); page two looked at the hot alone, found only those again, and ended: four of seven
+    matches were never shown."""
+    relays = [app.remember(f"Zephyr relay number {i} sits in rack {i + 10}")["memory_id"] for i in range(7)]
+    app.conversations.sweep(now=_later(60))  # cools them all
+    shown, cursor = [], None
+    while True:
+        page = app.find("zephyr relay", limit=3, cursor=cursor)
+        shown += _ids(page)
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert sorted(shown) == sorted(relays) and len(shown) == len(set(shown))
+
+
 def test_cold_memories_stay_out_while_a_hot_one_answers(app: LedgerApp) -> None:
     old = app.remember("the lighthouse lamp was replaced")["memory_id"]
     app.conversations.sweep(now=_later(31))  # cools it

@@ -12,6 +12,9 @@ A cursor is opaque to agents: base64url of a small JSON object. It carries
   page to page (``Views._order``; :func:`projections.hybrid.hybrid_search`, ``base``). Left out
   when it is ``a + 1``, as after a first page of long-term memories only (a cursor is read back
   into the agent's context: every byte counts);
+* ``c`` — for ``find``, ``1`` when the first page found nothing hot and answered from the cold
+  memories: later pages order the cold as it did (its answer warmed them, so a hot-only look
+  would find only those again);
 * ``f`` — a fingerprint of the request (query and filters, not the limit), so a cursor pasted
   into a different request is refused instead of answering something unrelated.
 
@@ -38,6 +41,7 @@ class Cursor:
     after: Any = None  # last sort key shown, or the offset for ranked lists
     bound: int | None = None  # log position the first page was read at
     first: int | None = None  # the first page's size, for a ranking whose candidates it sized (find)
+    cold: bool = False  # the first page answered from the cold memories, nothing hot answering (find)
 
 
 def fingerprint(kind: str, request: dict[str, Any]) -> str:
@@ -51,9 +55,19 @@ def fingerprint(kind: str, request: dict[str, Any]) -> str:
     return hashlib.sha256(body.encode()).hexdigest()[:12]
 
 
-def encode(kind: str, request: dict[str, Any], after: Any, bound: int | None = None, first: int | None = None) -> str:
+def encode(
+    kind: str,
+    request: dict[str, Any],
+    after: Any,
+    bound: int | None = None,
+    first: int | None = None,
+    *,
+    cold: bool = False,
+) -> str:
     kept = first is not None and not (isinstance(after, int) and first == after + 1)
     body = {"a": after, "b": bound, "f": fingerprint(kind, request), **({"p": first} if kept else {})}
+    if cold:
+        body["c"] = 1
     raw = json.dumps(body, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
@@ -66,7 +80,7 @@ def decode(kind: str, request: dict[str, Any], cursor: str | None) -> Cursor:
         if len(cursor) > MAX_CURSOR_CHARS:
             raise ValueError
         body = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        after, bound, mark, first = body["a"], body["b"], body["f"], body.get("p")
+        after, bound, mark, first, cold = body["a"], body["b"], body["f"], body.get("p"), body.get("c", 0)
     except (ValueError, TypeError, KeyError):
         raise InvalidInput(
             "cursor is not one this ledger gave out: pass next_cursor as it came", field="cursor"
@@ -79,7 +93,9 @@ def decode(kind: str, request: dict[str, Any], cursor: str | None) -> Cursor:
         raise InvalidInput("cursor is damaged", field="cursor")
     if first is not None and (isinstance(first, bool) or not isinstance(first, int) or not 0 < first <= MAX_OFFSET):
         raise InvalidInput("cursor is damaged", field="cursor")
-    return Cursor(after=after, bound=bound, first=first)
+    if cold not in (0, 1) or isinstance(cold, bool):
+        raise InvalidInput("cursor is damaged", field="cursor")
+    return Cursor(after=after, bound=bound, first=first, cold=cold == 1)
 
 
 def offset_of(cursor: Cursor) -> int:

@@ -221,7 +221,7 @@ class Views:
             # Pages slice one order that does not move from page to page (:meth:`_order`); the
             # cursor carries the first page's size, which sizes every chunk of it.
             first_page = offset + limit + 1 if first else cursor_page.first or offset + 1  # paging's ``p``
-            hits, rows, standing, member_of, cold_searched = self._order(
+            hits, rows, standing, member_of, fell_back = self._order(
                 query,
                 filters,
                 boost,
@@ -229,7 +229,8 @@ class Views:
                 offset + taken,
                 include_inactive=include_inactive,
                 session_id=None if session_only else session_id,
-                cold=include_cold or not first,
+                cold=include_cold,
+                fell_back=cursor_page.cold,
             )
             shown = hits[offset : offset + taken]
             rows = {h.memory_id: rows[h.memory_id] for h in shown if h.memory_id in rows}
@@ -257,12 +258,14 @@ class Views:
                     view["tier"] = "long"
                 results.append(view)
         if first:  # a use: on a first page (a hot-only search found nothing cold to warm up)
-            self.conversations.used([r["memory_id"] for r in results], maybe_cold=cold_searched)
+            self.conversations.used([r["memory_id"] for r in results], maybe_cold=include_cold or fell_back)
         return {
             "ok": True,
             "results": working + results,
             "has_more": more,
-            "next_cursor": paging.encode("find", request, offset + taken, bound, first_page) if more else None,
+            "next_cursor": paging.encode("find", request, offset + taken, bound, first_page, cold=fell_back)
+            if more
+            else None,
         }
 
     def _order(
@@ -276,9 +279,12 @@ class Views:
         include_inactive: bool,
         session_id: str | None,
         cold: bool,
+        fell_back: bool = False,
     ) -> tuple[list[Hit], dict[int, CurrentMemory], dict[int, dict[str, Any]], dict[int, list[int]], bool]:
         """``find``'s order, past position ``through`` (one more: whether a next page exists), with
-        the rows, standings and sets of its hits, and whether the cold were searched.
+        the rows, standings and sets of its hits, and whether the order fell back to the cold
+        (``cold``: they are searched with the hot; ``fell_back``: the first page found nothing hot
+        and answered from the cold, which later pages repeat).
 
         The order is built in chunks that never move. The first is the first page's window
         (``first_page`` hits and the look past it for a claim set's leader), ranked as the first
@@ -291,15 +297,15 @@ class Views:
         rows: dict[int, CurrentMemory] = {}
         standing: dict[int, dict[str, Any]] = {}
         member_of: dict[int, list[int]] = {}
-        window, cold_searched = first_page, cold
+        window, fell = first_page, fell_back
         while True:
             asked = window + paging.STANDING_WINDOW
-            hits, _ = self.search(query, filters, asked, boost, window, first_page)
-            if not hits and not cold_searched:  # nothing hot answers the first page: the cold may
+            hits = [] if fell else self.search(query, filters, asked, boost, window, first_page)[0]
+            if not hits and not cold and (fell or not order):  # nothing hot answers: the cold may
                 hits, _ = self.search(
                     query, msgspec.structs.replace(filters, exclude_cold=False), window, boost, window, window
                 )
-                cold_searched, asked = True, window
+                fell, asked = True, window
             claim_slots = slot_keys(self.storage.conn, [h.memory_id for h in hits]) if len(hits) > 1 else {}
             hits = _slot_named_first(hits, query, claim_slots)
             chunk_standing, chunk_sets = self.standings([h.memory_id for h in hits])
@@ -315,7 +321,7 @@ class Views:
             standing.update(chunk_standing)
             member_of.update(chunk_sets)
             if len(order) > through or len(hits) < asked or window >= paging.MAX_OFFSET:
-                return order, rows, standing, member_of, cold_searched
+                return order, rows, standing, member_of, fell
             window *= 2
 
     def _working_first(
