@@ -334,3 +334,18 @@ def test_migrate_given_both_targets_says_so(db_path: Path, tmp_path: Path) -> No
     assert both.exit_code == 64 and "not both" in both.stderr
     neither = cli(db_path, "migrate")
     assert neither.exit_code == 64 and "not both" not in neither.stderr and "give --to URL" in neither.stderr
+
+
+def test_brackets_and_backslashes_in_values_shown_as_json_or_quoted(db_path: Path) -> None:
+    """A tag or metadata value "[/]" was a traceback in audit (json.dumps of an escaped text made
+    the tag again); a claim value "carol[/]" was one in remember, after the write; a text ending
+    in a backslash printed two."""
+    assert cli(db_path, "remember", "plain", "--tag", "[/]").exit_code == 0
+    assert cli(db_path, "remember", "plain two", "--metadata", '{"k": "[/]"}').exit_code == 0
+    shown = cli(db_path, "audit", "--limit", "2")
+    assert shown.exit_code == 0 and 'tags: ["[/]"]' in shown.stdout and 'metadata: {"k": "[/]"}' in shown.stdout
+    cli(db_path, "remember", "The api owner is alice", "--subject", "api")
+    later = cli(db_path, "remember", "The api owner is carol[/]", "--subject", "api")
+    assert later.exit_code == 0 and "'carol[/]'" in later.stdout, later.output
+    cli(db_path, "remember", "ends with a backslash\\")
+    assert "  ends with a backslash\\\n" in cli(db_path, "find", "backslash").stdout

@@ -140,7 +140,7 @@ def _remember_lines(r: dict[str, Any]) -> None:
         )
         out_console.print(
             f"  [yellow]conflict {c['conflict_id']}[/yellow] ({c['member_count']} members): "
-            f"{claim['subject']} {relation_word(claim)}: {claim['value']!r} → {outcome}",
+            f"{claim['subject']} {relation_word(claim)}: '{claim['value']}' → {outcome}",
             highlight=False,
         )
     unlisted = r.get("conflicts_total", 0) - len(r.get("conflicts", ()))

@@ -269,12 +269,23 @@ def _show(obj: CliContext, result: dict[str, Any], human: Callable[[dict[str, An
         human(_escaped(result))
 
 
+# What rich reads as a tag, with the backslashes before it (rich.markup.escape's own pattern).
+# rich's escape also doubles a final backslash, for a text a closing tag follows; at the end of a
+# printed line that showed "C:\\tools\\" for "C:\\tools\\", a value that was not the one stored.
+_MARKUP = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+
+
+def _escape_tag(match: re.Match[str]) -> str:
+    backslashes, tag = match.groups()
+    return f"{backslashes}{backslashes}\\{tag}"
+
+
 def _escaped(value: Any) -> Any:
     """``value`` with every text escaped for rich markup: a person's renderer interpolates
     subjects, contents and names into markup, where "svc[/]" was a traceback and "[red]x[/red]"
     hid its brackets. Renderers print these texts with markup on, so they read as written."""
     if isinstance(value, str):
-        return escape(value)
+        return _MARKUP.sub(_escape_tag, value)  # rich's escape, without doubling a final backslash
     if isinstance(value, dict):  # keys too: a count by workspace is keyed by names
         return {_escaped(k): _escaped(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

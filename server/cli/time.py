@@ -197,6 +197,18 @@ _UNSAID = frozenset({"memory_id", "memory", "content_hash"})  # ids and digests 
 _SAID_CHARS = 80
 
 
+def _as_json(value: Any) -> str:
+    """``value`` written as JSON reads, its texts as they came: escaped for rich already, so not
+    escaped again (json.dumps doubled their backslashes, and "\\[/]" became a tag: a traceback)."""
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_as_json(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f'"{k}": {_as_json(v)}' for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
 def _said(payload: dict[str, Any]) -> str:
     """What an event recorded, as a person reads it: each field given (``subject: deploys ·
     reason: …``), long values cut; every field of an event shows, including one added later."""
@@ -204,6 +216,6 @@ def _said(payload: dict[str, Any]) -> str:
     for key, value in payload.items():
         if key in _UNSAID or value in (None, "", [], {}, False):
             continue
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        text = value if isinstance(value, str) else _as_json(value)
         parts.append(f"{key}: {text if len(text) <= _SAID_CHARS else text[: _SAID_CHARS - 1] + '…'}")
     return " · ".join(parts)

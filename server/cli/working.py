@@ -27,7 +27,7 @@ def promoted_lines(r: dict[str, Any]) -> None:
             claim = c["claim"]
             out_console.print(
                 f"  [yellow]conflict {c['conflict_id']}[/yellow]: {claim['subject']} {claim['attribute']}: "
-                f"{claim['value']!r} (with #{c['other_id']})",
+                f"'{claim['value']}' (with #{c['other_id']})",
                 highlight=False,
             )
         return
