@@ -457,3 +457,25 @@ async def test_on_a_path_with_no_ledger_only_a_write_is_told_nothing_was_stored(
             "; nothing was stored"
         )
     assert not db.exists()
+
+
+async def test_nobody_is_asked_about_a_locked_memory_no_longer_current_or_a_working_note(app: LedgerApp) -> None:
+    """Confirming a working note, or unlocking / retiring a locked memory already retired, asked
+    the user first; the call then answered invalid_input."""
+    answers = Answers()
+    async with Client(build_server(app), elicitation_callback=answers) as c:
+        locked = locked_memory(app)
+        app.retire(locked, reason="moved", authorization=AUTH_USER)
+        note = app.remember("a scratch idea", tier="working", session_id="s1", turn=1)["memory_id"]
+
+        async def govern(action: str, **data: Any) -> dict[str, Any]:
+            return body(await c.call_tool("memory_govern", {"action": action, "data": {**data, "authorized": True}}))
+
+        for action, data in (
+            ("confirm", {"memory_id": note}),
+            ("unlock", {"memory_id": locked}),
+            ("retire", {"memory_id": locked, "reason": "again"}),
+        ):
+            refused = await govern(action, **data)
+            assert refused["error"]["code"] == "invalid_input", (action, refused)
+        assert answers.questions == []

@@ -325,8 +325,8 @@ class LedgerTools:
             except LedgerError:
                 continue
             text = f"#{memory_id} “{_snippet(memory.get('content', ''))}”"
-            if name == "confirm" and memory.get("status", "active") != "active":
-                return None  # refused by the call itself: no longer current
+            if memory.get("status", "active") != "active" or memory.get("tier") == "working":
+                return None  # refused by the call itself: no longer current, or a working note
             if name == "confirm":
                 return f"Confirm memory {text} as your own fact? It becomes user_confirmed and locked."
             if memory.get("protection") == "locked":
