@@ -408,3 +408,19 @@ def test_a_promotion_that_a_later_value_settles_says_so(tmp_path: Path) -> None:
         )
     finally:
         app.close()
+
+
+def test_a_long_term_field_in_an_update_of_a_working_note_is_refused(app: LedgerApp) -> None:
+    """``update --event-time`` of a working note answered "unchanged" (or changed the text alone):
+    the time the caller asked for was dropped without a word."""
+    note = app.remember("The cache ttl is 30", tier="working", session_id="s1", turn=1)["memory_id"]
+    head = app.store.last_position()
+    for change in (
+        {"event_time": "2020-01-01T00:00:00Z"},
+        {"content": "The cache ttl is 60", "source_type": "unknown"},
+    ):
+        with pytest.raises(InvalidInput) as refused:
+            app.update(note, session_id="s1", turn=2, **change)
+        assert refused.value.field in change and "working note" in refused.value.message
+    assert app.store.last_position() == head
+    assert app.update(note, session_id="s1", turn=2, content="The cache ttl is 60")["version"] == 2

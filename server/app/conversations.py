@@ -48,6 +48,7 @@ from fact_ledger.server.app.writes import Unchanged
 
 # what a working note records of remember's fields: any other one said is a long-term act
 _NOTE_FIELDS = frozenset(WorkingNoted.__struct_fields__)
+_REVISABLE = ("content", "subject", "tags", "confidence", "metadata")  # what a WorkingRevised may change
 
 
 def working_view(row: WorkingNote, *, score: float | None = None) -> dict[str, Any]:
@@ -386,14 +387,16 @@ class Conversations(Service):
         expected_version: int | None = None,
         session_id: str | None = None,
     ) -> dict[str, Any]:
-        """``update`` of a working memory: a ``WorkingRevised`` (it touches the note). The
-        fields a working note has no use for (``event_time``) are not part of it; another
-        conversation (``session_id``) does not see the note."""
-        requested = {
-            k: v
-            for k, v in changes.items()
-            if v is not None and k in ("content", "subject", "tags", "confidence", "metadata")
-        }
+        """``update`` of a working memory: a ``WorkingRevised`` (it touches the note). A field a
+        working note has none of (``event_time``) is refused, not dropped: the answer said
+        "unchanged" while the caller meant a change; another conversation (``session_id``) does
+        not see the note."""
+        foreign = sorted(k for k, v in changes.items() if v is not None and k not in _REVISABLE)
+        if foreign:
+            raise InvalidInput(
+                f"{foreign[0]} is a long-term field: a working note has none (promote it first)", field=foreign[0]
+            )
+        requested = {k: v for k, v in changes.items() if v is not None and k in _REVISABLE}
         texts = {k: v for k, v in requested.items() if k in ("content", "subject", "tags", "metadata")}
         masked: dict[str, Any] = {}
 
