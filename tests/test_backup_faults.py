@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from fact_ledger.ledger.errors import Unavailable
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.storage import Storage
@@ -292,6 +293,9 @@ def test_a_read_answers_when_the_fold_before_it_hits_a_full_disk(tmp_path: Path)
     assert app.read(kept)["memory"]["content"] == "written with space left"
     retired = app.retire(kept, reason="moved", authorization=AUTH_USER)  # a write of such a call: backed up
     assert retired["backup_only"] and retired["reason"] == "disk_full"
+    with pytest.raises(Unavailable) as behind:  # it said chain_broken: "search_docs differs … rebuild"
+        app.verify()
+    assert "intact" in behind.value.message and "behind" in behind.value.message
     views.execute("PRAGMA max_page_count=1073741823")  # space was freed
     assert_replayed_once(app, [retired], [])
     assert app.read(kept)["memory"]["status"] == "retired"

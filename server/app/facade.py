@@ -527,6 +527,16 @@ class LedgerApp:
             raise ChainBroken(f"the database file {path} is corrupt (SQLite quick_check: {found(rows)})")
         count = self.storage.verify_log(progress=(lambda n: progress(n, 0)) if progress else None)
         self._settled()  # what the pull above brought, folded into full text and the timeline too
+        behind = {name: p["lag"] for name, p in self.storage.runner.status().items() if p["lag"] > 0}
+        if behind:  # a fold refused (a full disk): tables behind the log are no proof of a fault
+            from fact_ledger.ledger.errors import Unavailable
+
+            named = ", ".join(f"{name} by {lag}" for name, lag in sorted(behind.items()))
+            raise Unavailable(
+                f"the hash chain is intact over {count} events, but the read models could not catch up with "
+                f"the log ({named} events behind; see ledger status): verify compares them once they have",
+                field="projections",
+            )
         bad = self.storage.differs_from_fresh_fold()
         if bad:
             raise ChainBroken(
