@@ -340,3 +340,20 @@ def test_read_models_of_a_log_that_went_on_differently_after_a_restore_are_set_a
     said = " ".join(r.getMessage() for r in caplog.records if "set aside" in r.getMessage())
     assert "its event 2 is not the log's (the log was restored from a backup, or replaced)" in said
     assert "another log" not in said
+
+
+def test_a_folder_named_as_the_read_models_file_is_never_moved(tmp_path: Path) -> None:
+    """LEDGER_VIEWS naming a folder got the user's folder renamed to "….set-aside-<time>" and a
+    file put in its place."""
+    folder = tmp_path / "views"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("important")
+    db = tmp_path / "ledger.db"
+    LedgerApp(Settings(db=str(db), client="test")).close()
+    app = LedgerApp(Settings(db=str(db), views=str(folder), client="test"))
+    try:
+        assert app.status()["ok"]
+    finally:
+        app.close()
+    assert folder.is_dir() and (folder / "notes.txt").read_text() == "important"
+    assert [p.name for p in tmp_path.iterdir() if "set-aside" in p.name] == []

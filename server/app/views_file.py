@@ -128,6 +128,8 @@ def _set_aside(path: str, why: str) -> None:
     """Move the file (and its WAL files) aside; the read models are built again from the log."""
     if not dbfiles.is_plain_path(path):
         raise apsw.CorruptError(f"the read models at {path} cannot be used: {why}")
+    if os.path.isdir(path):  # a folder named as the read-models file (LEDGER_VIEWS): never moved
+        raise apsw.CantOpenError(f"the read models path {path} is a folder: name a file (LEDGER_VIEWS, views)")
     aside = f"{path}.set-aside-{time.strftime('%Y%m%dT%H%M%S')}"
     log.warning("read models at %s set aside as %s (%s); building them again from the log", path, aside, why)
     for suffix in ("", "-wal", "-shm"):
