@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 
@@ -70,3 +71,48 @@ def test_paging_to_the_end_shows_every_match_of_the_first_pages(slots: LedgerApp
 def test_inactive_memories_page_the_same_way(slots: LedgerApp) -> None:
     shown = [m for page in _pages(slots, "port", 10, include_inactive=True) for m in page]
     assert len(shown) == len(set(shown))
+
+
+def test_a_write_between_pages_neither_repeats_nor_skips_a_memory(tmp_path: Path) -> None:
+    """A write between two pages changes full text's word weights (and a retirement or an edit
+    moves a memory): cut by position, the next pages repeated five memories and skipped five."""
+    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), client="test"))
+    try:
+        for i in range(100):  # fewer than the ids a cursor carries (paging.MAX_SHOWN)
+            app.remember(
+                f"Note {i}: the {SERVICES[i % 3]} service had an incident on day {i}", source_type="agent_generated"
+            )
+        expected = {hit["memory_id"] for hit in app.find("incident", limit=200)["results"]}
+        first = app.find("incident", limit=7)
+        shown = [hit["memory_id"] for hit in first["results"]]
+        for k in range(5):
+            app.remember(f"Note new {k}: the billing service had an incident again", source_type="agent_generated")
+        app.retire(shown[0], reason="wrong note", authorization=AUTH_USER)
+        app.update(shown[1], content="Note edited: the cache service had an incident, later fixed")
+        cursor = first["next_cursor"]
+        while cursor:
+            page = app.find("incident", limit=7, cursor=cursor)
+            shown += [hit["memory_id"] for hit in page["results"]]
+            cursor = page["next_cursor"]
+        assert len(shown) == len(set(shown)), "a memory shown twice"
+        assert expected - {shown[0]} <= set(shown), "a memory never shown"
+    finally:
+        app.close()
+
+
+def test_the_working_notes_page_on_before_the_long_term_memories(tmp_path: Path) -> None:
+    """Eight working notes answering the query: the first page of three showed three, and the
+    next pages went on with long-term memories only; five notes were never shown."""
+    app = LedgerApp(Settings(db=str(tmp_path / "ledger.db"), client="test"))
+    try:
+        long_term = {app.remember(f"The billing service fact {i}")["memory_id"] for i in range(10)}
+        notes = {
+            app.remember(f"working: billing scratch note {i}", tier="working", session_id="sA", turn=i)["memory_id"]
+            for i in range(8)
+        }
+        pages = _pages(app, "billing", 3, session_id="sA")
+        shown = [memory_id for page in pages for memory_id in page]
+        assert len(shown) == len(set(shown)) and notes | long_term == set(shown)
+        assert set(shown[:8]) == notes  # the conversation's notes first
+    finally:
+        app.close()

@@ -173,19 +173,19 @@ def test_context_neighbours_follow_the_real_conversation_not_the_log_order(app: 
     assert found[loose][0] == a2  # the guess: the memory logged just before, minutes apart
 
 
-def test_working_notes_fill_the_first_page_only_and_long_term_pages_on(app: LedgerApp) -> None:
-    for i in range(3):
-        app.remember(f"deploy note {i}", tier="working", session_id="c", turn=i)
+def test_working_notes_lead_the_pages_and_long_term_pages_on(app: LedgerApp) -> None:
+    """More working notes than a page: the rest lead the next page (the first page's two were
+    the only ones ever shown, the third never), then the long-term memories, each once."""
+    notes = [app.remember(f"deploy note {i}", tier="working", session_id="c", turn=i)["memory_id"] for i in range(3)]
     long_ids = [app.remember(f"deploy fact {i}")["memory_id"] for i in range(3)]
     first = app.find("deploy", session_id="c", limit=2)
     assert [r["tier"] for r in first["results"]] == ["working", "working"] and first["has_more"]
-    seen, cursor = [], first["next_cursor"]
+    seen, cursor = [r["memory_id"] for r in first["results"]], first["next_cursor"]
     while cursor:
         page = app.find("deploy", session_id="c", limit=2, cursor=cursor)
-        assert all(r["tier"] == "long" for r in page["results"])
         seen += [r["memory_id"] for r in page["results"]]
         cursor = page["next_cursor"]
-    assert sorted(seen) == long_ids  # every long-term memory once, no working note again
+    assert sorted(seen[:3]) == notes and sorted(seen[3:]) == long_ids  # every memory once, the notes first
 
 
 def test_a_warm_up_on_a_read_only_ledger_writes_no_backup(app: LedgerApp) -> None:

@@ -1,6 +1,8 @@
 """Cursor paging for list answers (find, conflicts, audit, history, timeline).
 
-A cursor is opaque to agents: base64url of a small JSON object. It carries
+A cursor is opaque to agents: its fields ``a~b~f~p~c~s`` joined by ``~`` (empty ones at the end
+left out), every character URL-safe (``5~7~30012c470b82~~~2.1.1``: a cursor is read back into
+the agent's context, where base64 of JSON cost twice the bytes). It carries
 
 * ``a`` — where the next page starts: the last sort key shown (a conflict id, a log position, a
   version) for lists in a fixed order, or the number of items already shown for ranked lists;
@@ -15,6 +17,11 @@ A cursor is opaque to agents: base64url of a small JSON object. It carries
 * ``c`` — for ``find``, ``1`` when the first page found nothing hot and answered from the cold
   memories: later pages order the cold as it did (its answer warmed them, so a hot-only look
   would find only those again);
+* ``s`` — for ``find``, the ids already shown (sorted, as base-36 steps from one to the next):
+  a later page shows the first of the order that it has not shown, so a write between pages
+  that moves the order (a new memory changes full text's word weights; a retirement or an edit
+  moves one) neither repeats a memory nor skips one. Left out past :data:`MAX_SHOWN` ids (the
+  page is then cut from the order by position, as without writes);
 * ``f`` — a fingerprint of the request (query and filters, not the limit), so a cursor pasted
   into a different request is refused instead of answering something unrelated.
 
@@ -23,7 +30,6 @@ A page answers ``next_cursor`` (``null`` on the last page) and ``has_more``.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 from dataclasses import dataclass
@@ -31,8 +37,9 @@ from typing import Any
 
 from fact_ledger.ledger.errors import InvalidInput
 
-MAX_CURSOR_CHARS = 512
+MAX_CURSOR_CHARS = 1024
 MAX_OFFSET = 10_000  # ranked lists are recomputed per page: deeper than this, narrow the query
+MAX_SHOWN = 120  # ids a find cursor carries (base-36 steps: a few characters each)
 STANDING_WINDOW = 20  # hits past a page looked at for a claim set's leader that answers the query too
 
 
@@ -42,6 +49,7 @@ class Cursor:
     bound: int | None = None  # log position the first page was read at
     first: int | None = None  # the first page's size, for a ranking whose candidates it sized (find)
     cold: bool = False  # the first page answered from the cold memories, nothing hot answering (find)
+    shown: frozenset[int] | None = None  # the ids the pages before showed (find), when it carries them
 
 
 def fingerprint(kind: str, request: dict[str, Any]) -> str:
@@ -58,18 +66,23 @@ def fingerprint(kind: str, request: dict[str, Any]) -> str:
 def encode(
     kind: str,
     request: dict[str, Any],
-    after: Any,
+    after: int,
     bound: int | None = None,
     first: int | None = None,
     *,
     cold: bool = False,
+    shown: frozenset[int] | set[int] | None = None,
 ) -> str:
-    kept = first is not None and not (isinstance(after, int) and first == after + 1)
-    body = {"a": after, "b": bound, "f": fingerprint(kind, request), **({"p": first} if kept else {})}
-    if cold:
-        body["c"] = 1
-    raw = json.dumps(body, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    kept = first is not None and first != after + 1
+    fields = [
+        str(after),
+        "" if bound is None else str(bound),
+        fingerprint(kind, request),
+        str(first) if kept else "",
+        "1" if cold else "",
+        _pack(shown) if shown and len(shown) <= MAX_SHOWN else "",
+    ]
+    return "~".join(fields).rstrip("~")
 
 
 def decode(kind: str, request: dict[str, Any], cursor: str | None) -> Cursor:
@@ -77,11 +90,17 @@ def decode(kind: str, request: dict[str, Any], cursor: str | None) -> Cursor:
     if not cursor:
         return Cursor()
     try:
-        if len(cursor) > MAX_CURSOR_CHARS:
+        if len(cursor) > MAX_CURSOR_CHARS or not isinstance(cursor, str):
             raise ValueError
-        body = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        after, bound, mark, first, cold = body["a"], body["b"], body["f"], body.get("p"), body.get("c", 0)
-    except (ValueError, TypeError, KeyError):
+        parts = cursor.split("~")
+        if not 3 <= len(parts) <= 6:
+            raise ValueError
+        a, b, mark, p, c, s = parts + [""] * (6 - len(parts))
+        after, bound, first = _number(a), _number(b) if b else None, _number(p) if p else None
+        if c not in ("", "1"):
+            raise ValueError
+        shown = _unpack(s) if s else None
+    except (ValueError, TypeError):
         raise InvalidInput(
             "cursor is not one this ledger gave out: pass next_cursor as it came", field="cursor"
         ) from None
@@ -89,13 +108,50 @@ def decode(kind: str, request: dict[str, Any], cursor: str | None) -> Cursor:
         raise InvalidInput(
             "cursor belongs to a different request: keep the query and filters of the first page", field="cursor"
         )
-    if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 0):
+    if first is not None and not 0 < first <= MAX_OFFSET:
         raise InvalidInput("cursor is damaged", field="cursor")
-    if first is not None and (isinstance(first, bool) or not isinstance(first, int) or not 0 < first <= MAX_OFFSET):
-        raise InvalidInput("cursor is damaged", field="cursor")
-    if cold not in (0, 1) or isinstance(cold, bool):
-        raise InvalidInput("cursor is damaged", field="cursor")
-    return Cursor(after=after, bound=bound, first=first, cold=cold == 1)
+    return Cursor(after=after, bound=bound, first=first, cold=c == "1", shown=shown)
+
+
+def _number(text: str) -> int:
+    """A whole number a cursor holds (ASCII digits, no sign): anything else is a ``ValueError``."""
+    if not text.isascii() or not text.isdigit() or len(text) > 19:
+        raise ValueError(text)
+    return int(text)
+
+
+def _pack(ids: frozenset[int] | set[int]) -> str:
+    """Sorted ids as base-36 steps ("1a.3.5"): a few characters an id in a cursor."""
+    out, last = [], 0
+    for memory_id in sorted(ids):
+        out.append(_base36(memory_id - last))
+        last = memory_id
+    return ".".join(out)
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    text = ""
+    while True:
+        n, r = divmod(n, 36)
+        text = digits[r] + text
+        if not n:
+            return text
+
+
+def _unpack(packed: Any) -> frozenset[int]:
+    """The ids :func:`_pack` wrote; anything else is a ``ValueError`` (a damaged cursor)."""
+    if not isinstance(packed, str) or not packed:
+        raise ValueError(packed)
+    ids, last = [], 0
+    for step in packed.split("."):
+        if not step.isascii() or not step.isalnum() or len(step) > 8:
+            raise ValueError(step)
+        last += int(step, 36)
+        ids.append(last)
+    if len(ids) > MAX_SHOWN:
+        raise ValueError(packed)
+    return frozenset(ids)
 
 
 def offset_of(cursor: Cursor) -> int:

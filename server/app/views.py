@@ -44,6 +44,11 @@ Search = Callable[
 Standings = Callable[[list[int]], "tuple[dict[int, dict[str, Any]], dict[int, list[int]]]"]
 
 
+def _id_of(item: dict[str, Any] | Hit) -> int:
+    """A find page's item: a working note (already a view) or a long-term hit."""
+    return int(item["memory_id"]) if isinstance(item, dict) else item.memory_id
+
+
 def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list[Hit]:
     """Hits in ``leaders_first`` order; a leader moved up takes its challenger's score, so
     scores still fall down the list."""
@@ -213,11 +218,10 @@ class Views:
                 session=session_id if session_only else None,
                 exclude_cold=not include_cold,
             )
-            # The conversation's working set answers first: it is the freshest context. It
-            # takes its place on the first page; long-term results page on after it.
+            # The conversation's working set answers first: it is the freshest context; long-term
+            # results follow it, and the pages go on through both.
             first = cursor is None
-            working = self._working_first(query, session_id, scope, first, limit)
-            taken = limit - len(working)
+            working = self._working(query, session_id, scope)
             # Pages slice one order that does not move from page to page (:meth:`_order`); the
             # cursor carries the first page's size, which sizes every chunk of it.
             first_page = offset + limit + 1 if first else cursor_page.first or offset + 1  # paging's ``p``
@@ -226,15 +230,22 @@ class Views:
                 filters,
                 boost,
                 first_page,
-                offset + taken,
+                offset + limit,
                 include_inactive=include_inactive,
                 session_id=None if session_only else session_id,
                 cold=include_cold,
                 fell_back=cursor_page.cold,
             )
-            shown = hits[offset : offset + taken]
+            # A page shows the first of that order it has not shown (the cursor's ``s``): a write
+            # between pages moves the order, and a cut by position repeated and skipped memories.
+            before = frozenset() if first else cursor_page.shown
+            order: list[dict[str, Any] | Hit] = [*working, *hits]
+            rest = order[offset:] if before is None else [x for x in order if _id_of(x) not in before]
+            page_items, more = rest[:limit], len(rest) > limit
+            shown_ids = None if before is None else before | {_id_of(x) for x in page_items}
+            working = [x for x in page_items if isinstance(x, dict)]
+            shown = [x for x in page_items if isinstance(x, Hit)]
             rows = {h.memory_id: rows[h.memory_id] for h in shown if h.memory_id in rows}
-            more = len(hits) > offset + taken
             if more and bound is None:
                 bound = self.storage.store.last_position()
             threshold = self.settings.section_threshold
@@ -263,7 +274,9 @@ class Views:
             "ok": True,
             "results": working + results,
             "has_more": more,
-            "next_cursor": paging.encode("find", request, offset + taken, bound, first_page, cold=fell_back)
+            "next_cursor": paging.encode(
+                "find", request, offset + len(page_items), bound, first_page, cold=fell_back, shown=shown_ids
+            )
             if more
             else None,
         }
@@ -324,13 +337,11 @@ class Views:
                 return order, rows, standing, member_of, fell
             window *= 2
 
-    def _working_first(
-        self, query: str, session_id: str | None, scope: tuple[str, ...] | None, first: bool, limit: int
-    ) -> list[dict[str, Any]]:
-        """The conversation's working notes that answer the query (first page only)."""
-        if not session_id or not first:
+    def _working(self, query: str, session_id: str | None, scope: tuple[str, ...] | None) -> list[dict[str, Any]]:
+        """The conversation's working notes that answer the query (they lead the first pages)."""
+        if not session_id:
             return []
-        return self.conversations.working_hits(query, session_id, scope)[:limit]
+        return self.conversations.working_hits(query, session_id, scope)
 
     def _conversation_first(self, hits: list[Hit], session_id: str) -> list[Hit]:
         """The conversation's own long-term memories first, each group in its order."""
