@@ -14,7 +14,6 @@ from typing import Any, TypedDict
 import apsw
 
 from fact_ledger.ledger.errors import ChainBroken, LogUnreachable
-from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections import forget
 from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.projections.conflicts.queries import count_by_state
@@ -230,21 +229,13 @@ def check_writable(app: Any) -> Check:
     locked or full file). Either way every write goes to the JSONL backup; this check said "take
     writes" while status said ``log_unreachable``, and docs/teams.md promises they agree, so the
     degraded state is read from the one place status reads it (``Storage.health``)."""
-    log, views = app.storage.log, app.storage.store
-    files = [("the log", log)] + ([("the read models' file", views)] if views is not log else [])
-    read_only = [
-        f"{name} ({store.path})"
-        for name, store in files
-        if isinstance(store, EventStore) and store.conn.readonly("main")
-    ]
-    if read_only:
+    degraded = app.storage.health()["degraded"]  # a read-only file too, named as status names it
+    if degraded and degraded["message"].startswith("read-only:"):
         return Check(
             severity="warning",
-            count=len(read_only),
-            message=f"read-only: {'; '.join(read_only)}; every write goes to the JSONL backup until the file "
-            "can be written again (check its permissions and attributes), then it replays",
+            message=f"{degraded['message']}; every write goes to the JSONL backup until the file can be written "
+            "again (check its permissions and attributes), then it replays",
         )
-    degraded = app.storage.health()["degraded"]
     if degraded:
         return Check(
             severity="warning",

@@ -152,6 +152,7 @@ def unwritable(tmp_path: Path) -> Iterator[Settings]:
 def test_a_database_file_that_cannot_be_written(unwritable: Settings, tmp_path: Path) -> None:
     app = LedgerApp(unwritable)
     assert app.storage.log.conn.readonly("main")  # the log; the read models beside it stay writable
+    assert app.status()["degraded"]["reason"] == "read_only"  # status and doctor agree
     # doctor says so (status and every check said nothing while each write went to the backup)
     (check,) = [c for c in app.doctor()["checks"] if c["name"] == "writable"]
     assert check["severity"] == "warning" and check["message"].startswith("read-only: the log (")
@@ -209,7 +210,8 @@ def test_an_unwritable_log_with_read_models_beside_it_still_answers(unwritable: 
 
     monkeypatch.setattr(TimelineProjector, "version", TimelineProjector.version + 1)
     app = LedgerApp(unwritable)
-    assert app.status()["degraded"] is None
+    # status names the read-only log before a write fails, as doctor does (it said nothing)
+    assert app.status()["degraded"]["reason"] == "read_only"
     assert app.read(1)["memory"]["content"] == "written while writable"
     result = app.remember("written while stuck")
     assert result["backup_only"] and result["reason"] == "read_only"
