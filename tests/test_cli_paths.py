@@ -206,3 +206,18 @@ def test_init_of_a_path_ending_in_a_slash_makes_no_file_of_it(tmp_path: Path) ->
     result = cli("init", "--db", target)
     assert result.exit_code == exit_codes.UNAVAILABLE and "names a directory" in result.output
     assert not (tmp_path / "newdir").exists()
+
+
+def test_a_read_models_file_given_as_the_ledger_is_refused(tmp_path: Path) -> None:
+    """--db x.views.db took a write ("remembered #2", exit 0) that the next open of x.db set
+    aside with the file: an acknowledged write lost."""
+    db = tmp_path / "x.db"
+    runner = CliRunner()
+    assert runner.invoke(main, ["--db", str(db), "init"]).exit_code == 0
+    assert runner.invoke(main, ["--db", str(db), "remember", "Sam owns the queue"]).exit_code == 0
+    views = tmp_path / "x.views.db"
+    refused = runner.invoke(main, ["--db", str(views), "remember", "Tess owns the cron"])
+    assert refused.exit_code != 0 and f"read models of {db}" in refused.output
+    found = runner.invoke(main, ["--db", str(db), "--json", "find", "owns"])
+    assert [r["content"] for r in json.loads(found.stdout)["results"]] == ["Sam owns the queue"]
+    assert not list(tmp_path.glob("*set-aside*"))

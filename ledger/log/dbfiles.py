@@ -90,6 +90,19 @@ def prepare(path: str, *, create: bool) -> None:
             _make_writable(sidecar)
 
 
+def read_models_of(path: str) -> Path | None:
+    """The log whose read-models file ``path`` names ("x.views.db" beside an "x.db"), if that log
+    exists: opened as a log, such a file took writes that the next open of the real log set aside
+    with the file (an acknowledged write lost)."""
+    if not is_plain_path(path):
+        return None
+    db = Path(path)
+    if not db.stem.endswith(".views"):
+        return None
+    log = db.with_name(db.stem.removesuffix(".views") + db.suffix)
+    return log if log.is_file() else None
+
+
 def no_ledger_yet(db: Path) -> bool:
     """Nothing at ``db``, or a file of no bytes with no write-ahead log beside it (``touch x.db``,
     a temporary file's name), which SQLite would silently make a database of. (A ledger whose

@@ -49,7 +49,7 @@ from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import ChainBroken, Locked, LogUnreachable, NotFound, Unavailable, VersionConflict
 from fact_ledger.ledger.facts import Decision
 from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
-from fact_ledger.ledger.log.dbfiles import MissingDatabase, NotALedger, why_unwritable
+from fact_ledger.ledger.log.dbfiles import MissingDatabase, NotALedger, read_models_of, why_unwritable
 from fact_ledger.ledger.log.events import ClaimCollided, Event, MemoryRecorded
 from fact_ledger.ledger.log.protocol import EventLog
 from fact_ledger.ledger.log.store import EventStore
@@ -316,6 +316,9 @@ class Storage(BackupState):
                     reason="cant_open",
                 ) from None
             return PostgresEventStore(settings.store)  # a server's database exists already: never a typo'd path
+        log_of = read_models_of(settings.db)
+        if log_of is not None:
+            raise NotALedger(settings.db, f"it holds the read models of {log_of}: pass --db {log_of}")
         return EventStore(settings.db, busy_timeout_ms=settings.busy_timeout_ms, create=settings.may_create)
 
     def _open_real(self) -> tuple[EventLog, EventStore, ProjectionRunner]:
