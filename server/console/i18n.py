@@ -128,6 +128,9 @@ STRINGS: dict[str, tuple[str, str]] = {
     "projection_lag": ("Projections", "投影"),
     "lag": ("lag", "滞后"),
     "pending_backup": ("Pending JSONL backup", "待重放的 JSONL 备份"),
+    # as status counts them: writes, each of one or more events
+    "pending_writes": ("{n} writes ({e} events)", "{n} 次写入（{e} 个事件）"),
+    "pending_writes_one": ("1 write ({e} events)", "1 次写入（{e} 个事件）"),
     "none": ("none", "无"),
     "hash_chain": ("Hash chain", "哈希链"),
     "chain_head": ("head", "链头"),

@@ -109,6 +109,7 @@ def test_a_team_log_out_of_reach_is_served_with_a_banner_naming_the_reason(pg_cl
     ledger_cli("remember", "The metrics port is 9100", env=env, check=True)
     pg_cluster.stop("fast")
     try:
+        ledger_cli("remember", "The metrics port is 9200", env=env)  # kept in the backup: one write
         proc = _console(None, env)
     except BaseException:
         pg_cluster.resume()
@@ -128,6 +129,8 @@ def test_a_team_log_out_of_reach_is_served_with_a_banner_naming_the_reason(pg_cl
                     assert "<code>log_unreachable</code>" in _banner(page)
             _, page = _get(url, "/", "zh")
             assert "数据库当前无法使用" in _banner(page) and "The database cannot be used" not in page
+            assert "1 次写入（" in page  # counted as status counts it: writes, not their events
+            assert "1 write (" in _get(url, "/")[1]
             _, page = _get(url, "/doctor?run=1")
             writable = page.split('title="writable"', 1)[1].split("</tr>", 1)[0]
             assert "sev-warning" in writable and "degraded (log_unreachable)" in writable
