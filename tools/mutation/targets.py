@@ -501,14 +501,12 @@ TARGETS: tuple[Target, ...] = (
             "Conversations.working_hits",
             "Conversations._working_row",
             "Conversations.read",
-            "Conversations.history",
         ),
         critical=(
             "Conversations.working",
             "Conversations.working_hits",
             "Conversations._working_row",
             "Conversations.read",
-            "Conversations.history",
         ),
         # A write that went to the backup answers with the backup's receipt in Storage.call,
         # whatever the service returns (the service must only stop there).
