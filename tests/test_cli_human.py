@@ -323,6 +323,9 @@ def test_a_refusal_names_the_options_a_person_gives_not_the_mcp_fields(db_path: 
         assert refused.exit_code == 1 and words in refused.stderr, (options, refused.stderr)
         assert "_id" not in refused.stderr and ': "' not in refused.stderr
     assert "--session-only needs --session" in cli(db_path, "find", "vpn", "--session-only").stderr
+    # a positional argument by the name the usage line gives it
+    assert "LEFT_ID and RIGHT_ID are the same memory" in cli(db_path, "arbitrate", "1", "1").stderr
+    assert "or MEMORY_ID" in cli(db_path, "timeline").stderr
     as_json = json.loads(cli(db_path, "--json", "remember", "x", "--sticky").stdout)
     assert as_json["error"]["message"] == 'sticky applies to the working tier (tier: "working")'
 

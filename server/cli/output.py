@@ -201,9 +201,13 @@ def cli_message(exc: LedgerError, command: click.Command | None = None) -> str:
     if command is None:
         ctx = click.get_current_context(silent=True)
         command = ctx.command if ctx is not None else None
-    options = {o for p in command.params for o in p.opts} if command is not None else set()
+    params = command.params if command is not None else []
+    options = {o for p in params for o in p.opts}
+    arguments = {p.name: p.human_readable_name for p in params if isinstance(p, click.Argument) and p.name}
 
     def option(field: str) -> str | None:
+        if field in arguments:  # a positional argument: its name as the usage line shows it (MEMORY_ID)
+            return arguments[field]
         name = FIELD_OPTIONS.get(field, "--" + field.replace("_", "-"))
         return name if name in options else None
 
