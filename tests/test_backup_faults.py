@@ -302,3 +302,29 @@ def test_a_read_answers_when_the_fold_before_it_hits_a_full_disk(tmp_path: Path)
     assert_replayed_once(app, [retired], [])
     assert app.read(kept)["memory"]["status"] == "retired"
     app.close()
+
+
+def test_a_file_that_becomes_writable_again_is_written_again(tmp_path: Path) -> None:
+    """SQLite opened a file it could not write read-only without a word; nothing tried again, so
+    a ``ledger serve`` started then sent every write to the backup for its whole life."""
+    db = tmp_path / "ledger.db"
+    backup = str(tmp_path / "backup.jsonl")
+    seed = LedgerApp(Settings(db=str(db), backup=backup))
+    seed.remember("written while writable")
+    seed.close()
+    if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
+        pytest.skip("no chattr here: a file root cannot write is out of reach")
+    try:
+        app = LedgerApp(Settings(db=str(db), backup=backup, client="fault-test"))
+        assert app.storage.read_only and app.status()["degraded"]["reason"] == "read_only"
+        stuck = app.remember("written while stuck")
+        assert stuck["backup_only"]
+        app.storage.maybe_reopen(force=True)  # still immutable: stays read-only, nothing lost
+        assert app.storage.read_only
+    finally:
+        subprocess.run(["chattr", "-i", str(db)], check=True)
+    app.storage.maybe_reopen(force=True)
+    assert not app.storage.read_only and app.status()["degraded"] is None
+    assert_replayed_once(app, [stuck], ["written while stuck"])
+    assert app.remember("written after")["status"] == "active"
+    app.close()

@@ -115,6 +115,11 @@ class ProjectionStore(Protocol):
     def differs_from_fresh_fold(self) -> list[str]: ...
 
 
+def _opened_read_only(log: Any, store: Any) -> bool:
+    """Whether SQLite opened the local log or the read models' file read-only (no write permission)."""
+    return any(isinstance(f, EventStore) and f.conn.readonly("main") for f in (log, store))
+
+
 class Written(msgspec.Struct, frozen=True):
     """The command's events are in the log (and folded into the read models); ``reply``: what
     the command's ``reply`` function made of them inside the same transaction, if it had one."""
@@ -177,6 +182,7 @@ class Storage(BackupState):
         self.runner: ProjectionRunner
         try:
             self.log, self.store, self.runner = self._open_real()
+            self._note_read_only_files()
             self.forget_pulled_erasures()
             self.finish_erasures()
         except LogUnreachable as exc:
@@ -444,6 +450,10 @@ class Storage(BackupState):
         except _OPEN_ERRORS as exc:
             self._note_failure(exc)
             return
+        if _opened_read_only(log, store):  # still not writable: keep what is open, try again later
+            for file in {id(x): x for x in (log, store) if isinstance(x, EventStore)}.values():
+                file.close()
+            return
         old = {id(x): x for x in (self.log, self.store) if isinstance(x, EventStore)}
         self.log, self.store, self.runner = log, store, runner
         self.shadow, self.read_only, self.degraded = False, False, None
@@ -451,6 +461,16 @@ class Storage(BackupState):
             file.close()
         self.forget_pulled_erasures()
         self.finish_erasures()
+
+    def _note_read_only_files(self) -> None:
+        """SQLite opens a file it may not write read-only without a word: every write then fails
+        into the backup, and nothing tried the real open again once the file could be written
+        (a ``ledger serve`` stayed read-only for its whole life). Such an open is read-only mode."""
+        named = None if self.settings.shared_log else self._read_only_files()
+        if named is not None:
+            self.read_only = True
+            self.degraded = {**named, "since": clock.now()}  # as status and doctor name it
+            self._reopen_at = time.monotonic() + self.REOPEN_INTERVAL_S
 
     def _note_failure(self, exc: BaseException) -> None:
         self.not_a_ledger = isinstance(exc, (MissingDatabase, NotALedger))
