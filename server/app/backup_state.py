@@ -135,27 +135,7 @@ class BackupState:
                 head = None
         if head is None:
             pending = self._pending_by_copy()
-        degraded = self.degraded or self._read_only_files()
-        return {"head": head, "reachable": head is not None, "degraded": degraded, "pending": pending}
-
-    def _read_only_files(self) -> dict[str, Any] | None:
-        """A file SQLite opened read-only (no write permission): every write goes to the backup,
-        though none has failed yet, so ``degraded`` says so before the first write does (status
-        said nothing while doctor and the write itself said read-only)."""
-        files = [("the log", self.log)] + (
-            [("the read models' file", self.store)] if self.store is not self.log else []
-        )
-        named = []
-        for name, store in files:
-            conn = getattr(store, "conn", None)
-            try:
-                if conn is not None and hasattr(conn, "readonly") and conn.readonly("main"):
-                    named.append(f"{name} ({store.path})")
-            except STORAGE_ERRORS:
-                continue
-        if not named:
-            return None
-        return {"reason": "read_only", "message": f"read-only: {'; '.join(named)}"}
+        return {"head": head, "reachable": head is not None, "degraded": self.degraded, "pending": pending}
 
     def _pending_by_copy(self) -> dict[str, Any] | None:
         """The backed-up writes pending while the log cannot be asked: those this machine's copy

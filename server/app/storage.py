@@ -115,9 +115,11 @@ class ProjectionStore(Protocol):
     def differs_from_fresh_fold(self) -> list[str]: ...
 
 
-def _opened_read_only(log: Any, store: Any) -> bool:
-    """Whether SQLite opened the local log or the read models' file read-only (no write permission)."""
-    return any(isinstance(f, EventStore) and f.conn.readonly("main") for f in (log, store))
+def read_only_files(log: Any, store: Any) -> list[str]:
+    """The local log and the read models' file, as a person names them, that SQLite opened
+    read-only (no write permission): it does so without a word, and every write then fails."""
+    files = [("the log", log)] + ([("the read models' file", store)] if store is not log else [])
+    return [f"{name} ({f.path})" for name, f in files if isinstance(f, EventStore) and f.conn.readonly("main")]
 
 
 class Written(msgspec.Struct, frozen=True):
@@ -450,7 +452,7 @@ class Storage(BackupState):
         except _OPEN_ERRORS as exc:
             self._note_failure(exc)
             return
-        if _opened_read_only(log, store):  # still not writable: keep what is open, try again later
+        if read_only_files(log, store):  # still not writable: keep what is open, try again later
             for file in {id(x): x for x in (log, store) if isinstance(x, EventStore)}.values():
                 file.close()
             return
@@ -466,10 +468,10 @@ class Storage(BackupState):
         """SQLite opens a file it may not write read-only without a word: every write then fails
         into the backup, and nothing tried the real open again once the file could be written
         (a ``ledger serve`` stayed read-only for its whole life). Such an open is read-only mode."""
-        named = None if self.settings.shared_log else self._read_only_files()
-        if named is not None:
-            self.read_only = True
-            self.degraded = {**named, "since": clock.now()}  # as status and doctor name it
+        named = read_only_files(self.log, self.store)
+        if named:
+            self.read_only = True  # status, doctor and the console read it from ``degraded``
+            self.degraded = {"reason": "read_only", "message": f"read-only: {'; '.join(named)}", "since": clock.now()}
             self._reopen_at = time.monotonic() + self.REOPEN_INTERVAL_S
 
     def _note_failure(self, exc: BaseException) -> None:
