@@ -352,3 +352,12 @@ def test_brackets_and_backslashes_in_values_shown_as_json_or_quoted(db_path: Pat
     assert later.exit_code == 0 and "'carol[/]'" in later.stdout, later.output
     cli(db_path, "remember", "ends with a backslash\\")
     assert "  ends with a backslash\\\n" in cli(db_path, "find", "backslash").stdout
+
+
+def test_a_masked_credential_s_field_is_named_as_written(db_path: Path) -> None:
+    """The fields came escaped for rich and were escaped again: a metadata key "a[b]" read "a\\[b]"."""
+    done = cli(
+        db_path, "remember", "a note", "--on-secret", "mask", "--metadata", '{"a[b]": {"password": "zz9' + 'Secret"}}'
+    )
+    assert done.exit_code == 0 and "password in metadata.a[b].password (characters 0–9)" in done.stdout, done.stdout
+    assert "stored as [secret:password]" in done.stdout

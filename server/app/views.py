@@ -179,7 +179,7 @@ class Views:
             "as_of_event_time": as_of_event_time,
             "as_of_recorded": as_of_recorded,
         }
-        cursor_page = page = paging.decode("find", request, cursor)
+        page = paging.decode("find", request, cursor)
         offset = paging.offset_of(page)
         if as_of_event_time is not None or as_of_recorded is not None:
             if session_only:  # it answered every conversation's memories, and no working note
@@ -224,7 +224,7 @@ class Views:
             working = self._working(query, session_id, scope)
             # Pages slice one order that does not move from page to page (:meth:`_order`); the
             # cursor carries the first page's size, which sizes every chunk of it.
-            first_page = offset + limit + 1 if first else cursor_page.first or offset + 1  # paging's ``p``
+            first_page = offset + limit + 1 if first else page.first or offset + 1  # paging's ``p``
             hits, rows, standing, member_of, fell_back = self._order(
                 query,
                 filters,
@@ -234,11 +234,11 @@ class Views:
                 include_inactive=include_inactive,
                 session_id=None if session_only else session_id,
                 cold=include_cold,
-                fell_back=cursor_page.cold,
+                fell_back=page.cold,
             )
             # A page shows the first of that order it has not shown (the cursor's ``s``): a write
             # between pages moves the order, and a cut by position repeated and skipped memories.
-            before = frozenset() if first else cursor_page.shown
+            before = frozenset() if first else page.shown
             order: list[dict[str, Any] | Hit] = [*working, *hits]
             rest = order[offset:] if before is None else [x for x in order if _id_of(x) not in before]
             page_items, more = rest[:limit], len(rest) > limit

@@ -32,20 +32,22 @@ def counted(n: int, noun: str, plural: str = "") -> str:
 
 
 def masked_line(r: dict[str, Any]) -> None:
-    """What a masked write replaced (``secrets_masked``): each credential's kind, field and span,
-    never its text, and the placeholder stored in its place. Only ``--json`` said so, and a
-    person at the terminal took the stored words for what they typed."""
+    """What a masked write replaced (``secrets_masked`` of a renderer's escaped result): each
+    credential's kind, field and span, never its text, and the placeholder stored in its place.
+    Only ``--json`` said so, and a person at the terminal took the stored words for what they
+    typed."""
     from fact_ledger.server.app.credentials import placeholder
 
     masked = r.get("secrets_masked") or ()
     if not masked:
         return
+    # the fields come escaped for rich (a renderer's result); the placeholder is made here
     each = "; ".join(
-        f"{s['kind']} in {s['field']} (characters {s['start']}–{s['end']}), stored as {placeholder(s['kind'])}"
+        f"{s['kind']} in {s['field']} (characters {s['start']}–{s['end']}), stored as {escape(placeholder(s['kind']))}"
         for s in masked
     )
     said = counted(len(masked), "credential")
-    out_console.print(f"  [yellow]masked {said}[/yellow]: {escape(each)}", highlight=False)
+    out_console.print(f"  [yellow]masked {said}[/yellow]: {each}", highlight=False)
 
 
 def relation_word(claim: dict[str, Any]) -> str:
