@@ -233,9 +233,7 @@ class History:
                 self.workspaces.check_workspace(first.workspace)
                 versions = self._versions(memory_id, ids)
             else:
-                note = conv.working_by_id(self.storage.conn, memory_id)
-                if note is None:
-                    raise NotFound(f"no memory {memory_id}", field="memory_id")
+                note = self._working_note(memory_id)
                 self.workspaces.check_workspace(note.workspace)
                 versions = _note_versions(note, audit_model.stream_events(conn, note.stream_id), ids)
         for prior, version in itertools.pairwise(versions):  # what a page's first version changed too
@@ -249,6 +247,13 @@ class History:
             "has_more": more,
             "next_cursor": paging.encode("history", {"memory_id": memory_id}, page[-1]["version"]) if more else None,
         }
+
+    def _working_note(self, memory_id: int) -> conv.WorkingNote:
+        """The working note ``memory_id`` names, which has no time-travel states; else no memory."""
+        note = conv.working_by_id(self.storage.conn, memory_id)
+        if note is None:
+            raise NotFound(f"no memory {memory_id}", field="memory_id")
+        return note
 
     def _versions(self, memory_id: int, ids: StreamIds) -> list[dict[str, Any]]:
         """A long-term memory's versions from its time-travel states, each with its events."""
@@ -455,9 +460,7 @@ class History:
                 query.workspaces = tuple(self.workspaces.workspace_scope(self.settings.workspace))
             if memory_id is not None and asof.state_at(conn, memory_id, self.storage.store.last_position()) is None:
                 # a working note has no time-travel links: its events are those of its own stream
-                note = conv.working_by_id(self.storage.conn, memory_id)
-                if note is None:
-                    raise NotFound(f"no memory {memory_id}", field="memory_id")
+                note = self._working_note(memory_id)
                 # (a working note is in no conflict: with a conflict_id, a stream nothing has)
                 query.memory_id = None
                 query.stream_id = note.stream_id if query.stream_id in (None, note.stream_id) else ""
