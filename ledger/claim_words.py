@@ -14,7 +14,7 @@ CJK_SPLIT = re.compile(f"([{_CJK}]+)")
 # -- keys --------------------------------------------------------------------------------------
 ALIASES = (
     (re.compile(r"端口号?|port number"), " port "),
-    (re.compile(r"负责人|\bowners?\b"), " owner "),
+    (re.compile(r"负责人|\bowners?(?:hip)?\b"), " owner "),  # "ownership of X moved to Bob": X's owner
     (re.compile(r"版本号?"), " version "),
     (re.compile(r"'s\b|’s\b"), " "),  # a possessive (POSSESSIVE below, on one word)
     (re.compile(r"现在的?|目前的?|当前的?|如今的?"), " "),  # when it holds is not what it is
@@ -32,7 +32,7 @@ REPORTS_TO = re.compile(
 # was moved to 11am" (a change of the object's value; who made it is not part of the slot)
 CHANGED_BY = re.compile(
     r"^(?:(?:we|i|they|the team|someone|ops)\s+)?(?:(?:have|has|just|finally|already)\s+)*"
-    r"(?P<verb>moved|changed|pushed back|rescheduled|postponed|upgraded|downgraded|bumped|raised|"
+    r"(?P<verb>moved|changed|pushed back|pushed|delayed|rescheduled|postponed|upgraded|downgraded|bumped|raised|"
     r"increased|lowered|reduced|cut|renamed|switched|updated|reverted|rolled)\s+(?P<x>.+?)(?:\s+back)?\s+to\s+(?P<y>\S.*)$",
     re.IGNORECASE,
 )
@@ -72,7 +72,8 @@ VERSION_CHANGED = (
 # "we use 2 servers" name no software)
 RUNS_VERSION = re.compile(
     r"^(?i:(?:we|i)(?:\s+are|\s+am|['’]re|['’]m)?\s+(?:(?:now|still|currently|already|all)\s+)*"
-    r"(?:on|running|using|run|use)\s+)(?P<x>[A-Z][\w.+-]*)\s+(?i:version\s+)?v?(?P<y>\d+(?:\.\d+)*)\s*[.!]?$"
+    r"(?:on|running|using|run|use)\s+)(?P<x>[A-Z][\w.+-]*)\s+(?i:version\s+)?v?(?P<y>\d+(?:\.\d+)*)"
+    r"(?i:\s+(?:now|today|again|instead))?\s*[.!]?$"
 )
 # "The staging API moved from port 8080 to port 9090", "…的端口从8080改成了9090": the value it has
 # now is the one after "to" (the old one was read as the value, or into the key)
@@ -102,10 +103,26 @@ NOT_A_CHANGE_MADE = re.compile(
 # "we rolled Postgres back to 16", "站会改回10点了"): that is a change to a value like any other
 RETURNS_TO = re.compile(r"\bback\s+to\s+\S|\brevert(?:ed)?\s+\S.*?\bto\s+\S|改回(?:到|成|为)?\s*\S", re.IGNORECASE)
 # A chat's lead-in before a statement ("FYI we moved the standup to 11am", "heads up: …")
+# When a value holds from, said before the fact ("Since Monday the API runs on port 9091", "As of
+# today, …", "Starting next week …", "From now on …"): when, not what; the event time says when
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_WHEN = (
+    r"(?:today|tonight|tomorrow|yesterday|now|(?:this|next|last)\s+(?:week|weekend|month|quarter|year|sprint|release|"
+    r"morning|afternoon|evening|" + _DAY + r")|" + _DAY + r"|" + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?|"
+    r"\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH + r"(?:\s+\d{4})?|\d{4}-\d{2}-\d{2}|q[1-4](?:\s+\d{4})?)"
+)
+_TIME_LEAD = (
+    r"(?:since|as\s+of|starting(?:\s+(?:from|on))?|beginning(?:\s+(?:on|from))?|effective(?:\s+(?:from|on))?|from)\s+"
+    + _WHEN
+    + r"(?:\s+on(?:wards?)?)?|from\s+now\s+on|going\s+forward|moving\s+forward|these\s+days|nowadays"
+    # a short clause before a comma ("Since the reorg, …", "After the migration, …"): when or why
+    + r"|(?:since|after|following)\s+[^,;:.!?]{1,40}(?=,)"
+)
 LEAD_IN = re.compile(
-    r"^(?:(?:fyi|heads[\s-]up|btw|psa|quick\s+update|update|just\s+so\s+you\s+know|ok(?:ay)?|so|also"
+    r"^(?:(?:fyi|heads[\s-]up|btw|psa|quick\s+update|update|just\s+so\s+you\s+know|ok(?:ay)?|so|also|"
+    + _TIME_LEAD
     # a correction's own preamble: "that was wrong, the standup is at 11am", "correction: …"
-    r"|correction|actually|sorry|oops|my\s+(?:mistake|bad)|scratch\s+that|(?:that|this|it)(?:\s+was|'s|’s|\s+is)\s+"
+    + r"|correction|actually|sorry|oops|my\s+(?:mistake|bad)|scratch\s+that|(?:that|this|it)(?:\s+was|'s|’s|\s+is)\s+"
     r"(?:wrong|incorrect|a\s+mistake|not\s+right|outdated|obsolete))\b[\s,:;!.]+)+",
     re.IGNORECASE,
 )
@@ -133,7 +150,7 @@ STOP_CHARS = frozenset("的之该这那个本")
 # Words that say how a value is given, not what it is the value of: "the VPN portal" and "link
 # to the VPN portal", "runs version 2.3" and "version is 2.3", "当前版本" and "版本" are one slot.
 SLOT_FILLERS = frozenset(
-    "link links address url runs running current currently now time has 当 前 现 地 址 链 接 时 间 改 会".split()
+    "link links address url runs running current currently now time date has 当 前 现 地 址 链 接 时 间 改 会".split()
 )
 TOKEN_PUNCT = ",.;:!?()[]{}\"'“”‘’「」《》，。：；！？、"
 
@@ -147,8 +164,11 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
     for p, rel, kinds in (
         (
             _EN.format(
-                r"(?:listens|listening|runs|running|is running|is served|serves|is exposed|is reachable|"
-                r"is available|binds|is bound|is listening)\s+(?:on|at|to)\s+port|"
+                r"(?:(?:now|still|currently)\s+)?(?:listens|listening|runs|running|is running|is served|serves|"
+                r"is exposed|is reachable|is available|binds|is bound|is listening)\s+(?:on|at|to)\s+port|"
+                r"(?:(?:has|have|was|were)\s+(?:been\s+)?)?moved\s+to\s+port|"
+                r"(?:(?:now|still|currently)\s+)?(?:listens|is listening)\s+on"
+                r"(?=\s*\d{2,5}\s*(?:now|instead|again|today)?\s*[.!]?\s*$)|"
                 r"(?:now\s+)?(?:uses|use|is using|are using|is now using|switched to|has switched to)\s+port"
                 r"(?=\s*\d+\s*(?:now|instead|again|today)?\s*[.!]?\s*$)"
             ),
@@ -184,7 +204,8 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
                 r"bumped|switched|upgraded|downgraded|raised|increased|lowered|reduced|cut|renamed|"
                 r"pushed back|moved back|reverted|rolled back)\s+to|(?:has\s+)?slipped\s+to|"
                 r"(?:upgraded|downgraded)\s+to|is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
-                r"is still|will be|equals|is equal to|becomes|moved to|changed to|starts at|begins at|is held at|is|are"
+                r"is still|will be|equals|is equal to|becomes|moved to|changed to|starts at|begins at|"
+                r"starts on|begins on|is held at|is|are"
             ),
             "is",
             None,
@@ -431,7 +452,7 @@ ZH_NOT_A_HOLDER = re.compile(
     r"以前|之前|曾经|原来|过去|以后|将来|下个?月|下周|明年|去年|还|也|就|将|已经|一直|仍然|依然|暂时|本来|从前|可能|一名|一个"
 )
 # a team or a machine that uses a port uses many ("uses" port relation only)
-USES = re.compile(r"\bus(?:e|es|ing)\b|\bswitched\b|用")
+USES = re.compile(r"\bus(?:e|es|ing)\b|\bswitched\b|\bmoved\b|用")
 HOSTS = re.compile(r"\b(?:host|hosts|machine|box|vm|laptop|node|nodes|cluster|firewall|router|proxy|container)$")
 # a change of no thing's value: "they moved him to …"
 OBJECT_PRONOUNS = frozenset("him her them me us it this that".split())

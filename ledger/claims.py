@@ -282,8 +282,8 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
     if folded_thing.startswith(("my mind", "mind")) or PURPOSE.match(value):
         return None  # "I changed my mind", "… the config to use TLS": a purpose, not a value
     claim = _clause_claim(f"{thing} was {verb} to {value}", subject)
-    if claim is not None and verb in ("reverted", "rolled") and claim.kind == KIND_TEXT:
-        return None  # "we reverted the change to the login page": which change, not a value
+    if claim is not None and verb in ("reverted", "rolled", "pushed") and claim.kind == KIND_TEXT:
+        return None  # "we reverted the change to the login page", "we pushed the fix to prod": where, not a value
     return claim
 
 

@@ -153,8 +153,10 @@ class ClaimsProjector(DeferringProjector):
     # denied_values: the values a denial ended, and when; "… and the billing service owner is
     # Alice": a clause after "and" with a subject of up to three words; 13: a denial's own values
     # are denied from its event time, also when it ended no memory (it arrived first); a remark on
-    # a note ("that note is obsolete") states no claim, a correction's preamble is not read
-    version = 13
+    # a note ("that note is obsolete") states no claim, a correction's preamble is not read; 14:
+    # a change said in other words ("now runs on port 9091", "since Monday, …", "the launch
+    # slipped to March 10", "ownership of X moved to Bob") states the slot it changes
+    version = 14
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

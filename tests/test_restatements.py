@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from fact_ledger.ledger.claims import extract_claims
 from fact_ledger.ledger.facts import Policy
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.ledger.settlement import CHANGE_HORIZON_S
@@ -78,6 +79,12 @@ def test_a_restatement_confirms_the_memory_that_holds_it(app: LedgerApp, first: 
         ("The billing API listens on port 8080", "The orders API listens on port 8080"),
         # no claim at all: words in common decide nothing
         ("We talked about the billing API over lunch", "We talked about the billing API at lunch today"),
+        # where a change went is no value of it; a start is not an end; another date is another slot
+        ("We pushed the fix to staging", "We pushed the fix to production"),
+        ("The deploy freeze starts on Friday", "The deploy freeze ends on Monday"),
+        ("The start date is March 3", "The end date is March 10"),
+        ("The release date is June 1", "The release notes date is June 3"),
+        ("Since Monday the billing API runs on port 9091", "Since Monday the orders API runs on port 9092"),
     ],
 )
 def test_other_statements_stay_distinct(app: LedgerApp, first: str, other: str) -> None:
@@ -140,6 +147,28 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("The disk quota is 1 gigabyte", "The disk quota is 1 terabyte"),
         ("Our Postgres version is 16", "We upgraded Postgres to 17"),
         ("Postgres版本是16", "我们把Postgres升级到了17"),
+        # a time said before the fact: the key took "since monday", "as of today", "from"
+        ("The staging API runs on port 8080", "Since Monday the staging API runs on port 9091"),
+        ("The staging API runs on port 8080", "Since Monday, the staging API runs on port 9091"),
+        ("The staging API runs on port 8080", "As of today the staging API runs on port 9091"),
+        ("The staging API runs on port 8080", "Starting tomorrow the staging API runs on port 9091"),
+        ("The staging API runs on port 8080", "From now on the staging API runs on port 9091"),
+        ("The staging API runs on port 8080", "Going forward, the staging API runs on port 9091"),
+        ("The standup is at 10am", "From next week the standup is at 11am"),
+        ("The standup is at 10am", "Starting Monday, the standup is at 11am"),
+        ("Bob's manager is Carol", "Since the reorg, Bob reports to Erin"),
+        # the verb read as another attribute ("now runs on" was "uses"), or no claim at all
+        ("The staging API runs on port 8080", "The staging API now runs on port 9091"),
+        ("The staging API runs on port 8080", "The staging API has moved to port 9091"),
+        ("The staging API runs on port 8080", "The staging API now listens on 9091"),
+        ("Our Postgres version is 16", "We're on Postgres 17 now"),
+        ("The deploy freeze starts on Friday", "The deploy freeze now starts on Monday"),
+        # "the launch date" and "the launch" are one slot, "ownership" is the owner
+        ("The launch date is March 3", "The launch slipped to March 10"),
+        ("The launch date is March 3", "The launch was postponed to March 10"),
+        ("The launch date is March 3", "We pushed the launch to March 10"),
+        ("The launch date is March 3", "Launch is now March 10"),
+        ("The billing service owner is Alice", "Ownership of the billing service moved to Bob"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -149,6 +178,29 @@ def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp,
     new = app.remember(changed, event_time=APR)
     assert new["superseded"] == [old]
     assert active_ids(app) == [new["memory_id"]]
+
+
+def test_find_answers_the_value_a_change_in_other_words_set(app: LedgerApp) -> None:
+    """ "now runs on port 9091" was the attribute "uses": no claim set, both active, and ``find``
+    answered the old port first."""
+    old = app.remember("The staging API runs on port 8080", event_time=JAN)["memory_id"]
+    new = app.remember("The staging API now runs on port 9091", event_time=APR)
+    assert new["superseded"] == [old]
+    assert [r["memory_id"] for r in app.find("staging API port")["results"]] == [new["memory_id"]]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "We pushed the fix to production",
+        "The team moved to port 5432 for all DBs",
+        "Since Monday I feel sick",
+        "As of now nothing changed",
+        "Today is Friday",
+    ],
+)
+def test_changes_of_no_slot_state_no_claim(said: str) -> None:
+    assert extract_claims(said) == ()
 
 
 def test_values_within_the_horizon_are_a_disagreement(app: LedgerApp) -> None:
