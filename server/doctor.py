@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 import apsw
 
 from fact_ledger.ledger.errors import ChainBroken, LogUnreachable
+from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections import forget
 from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.projections.conflicts.queries import count_by_state
@@ -72,8 +73,11 @@ def damaged_files(app: Any) -> list[tuple[str, list[str]]]:
     """``(path, what quick_check found)`` for each of the ledger's SQLite files that fails it: the
     log's (when the log is a file of its own) and the read models'."""
     conns = [app.conn]
-    log_conn = getattr(app.storage.log, "conn", None)
-    if isinstance(log_conn, apsw.Connection) and log_conn.filename != app.conn.filename:
+    log = app.storage.log
+    # Only a SQLite log has a file to check: a team log's ``conn`` connects to its server (and
+    # raised, in an outage, what read as a corrupt file: integrity critical)
+    log_conn = log.conn if isinstance(log, EventStore) else None
+    if log_conn is not None and log_conn.filename != app.conn.filename:
         conns.insert(0, log_conn)
     out = []
     for conn in conns:
@@ -230,17 +234,19 @@ def check_writable(app: Any) -> Check:
     writes" while status said ``log_unreachable``, and docs/teams.md promises they agree, so the
     degraded state is read from the one place status reads it (``Storage.health``)."""
     degraded = app.storage.health()["degraded"]  # a read-only file too, named as status names it
+    # only ``ledger serve`` replays by itself; a CLI or console process leaves it to replay-backup
+    then = "then it replays" if app.storage.auto_replay else "then `ledger replay-backup --apply` lands them"
     if degraded and degraded["message"].startswith("read-only:"):
         return Check(
             severity="warning",
             message=f"{degraded['message']}; every write goes to the JSONL backup until the file can be written "
-            "again (check its permissions and attributes), then it replays",
+            f"again (check its permissions and attributes), {then}",
         )
     if degraded:
         return Check(
             severity="warning",
             message=f"degraded ({degraded['reason']}): {degraded['message']}; every write goes to the JSONL "
-            "backup until the log takes writes again, then it replays (ledger status says the same)",
+            f"backup until the log takes writes again, {then} (ledger status says the same)",
         )
     return Check(severity="ok", message="the log and the read models take writes")
 

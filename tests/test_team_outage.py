@@ -340,6 +340,56 @@ def test_a_machine_restarted_with_a_pending_backup_reads_its_write_and_replays_i
     settled([again], team.url, [reply])  # type: ignore[attr-defined]
 
 
+def test_a_machine_started_without_read_models_in_an_outage_joins_when_the_log_is_back(team: Machine) -> None:
+    """``ledger serve``'s replay poll on such a machine raised (nothing to read from yet) once the
+    log was back and before the next reopen, and took the server down with it; its doctor called
+    the unreachable log a corrupt file (integrity critical), where the CLI's said ok."""
+    a = team("laptop-a")
+    a.remember("The build server is ci-1")
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    cluster.stop("immediate")
+    try:
+        assert a.remember("The build server is ci-2")["backup_only"]
+        checks = {ch["name"]: ch for ch in a.doctor()["checks"]}  # a machine with its read models
+        assert checks["integrity"]["severity"] == "ok", checks["integrity"]
+        assert checks["writable"]["severity"] != "ok"  # the outage is named where it is
+        c = team("laptop-c")
+        c.storage.REOPEN_INTERVAL_S = 3600.0  # as in ledger serve: after a failed reopen, the next not due yet
+        assert c.status()["degraded"]["reason"] == "log_unreachable"
+    finally:
+        cluster.resume()
+    c.replay_due()  # the poll, between calls: no answer, and no error
+    c.storage.maybe_reopen(force=True)
+    assert c.status()["memories"] == 1  # a replays its own backup at its next call
+
+
+def test_an_update_replayed_after_a_newer_one_landed_leaves_the_newer_current(team: Machine) -> None:
+    """A's update, made in the outage, replayed after B's later update had landed: it became
+    version 3 and the current value (ci-2 over ci-3), its time before version 2's."""
+    a, b = team("laptop-a"), team("laptop-b")
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    memory_id = a.remember("The build server is ci-1")["memory_id"]
+    b.storage.pull()
+    cluster.stop("immediate")
+    try:
+        offline = a.update(memory_id, content="The build server is ci-2")
+        assert offline["backup_only"]
+        assert b.status()["degraded"] is not None  # b knows the log is away: its next write reopens it
+        time.sleep(0.01)
+    finally:
+        cluster.resume()
+    landed = b.update(memory_id, content="The build server is ci-3")
+    assert not landed.get("backup_only") and landed["version"] == 2
+    a.status()  # a's next call replays its backup
+    notice = a.backup_notice()
+    assert notice is not None and "refused" in notice, notice
+    for machine in (a, b):
+        machine.storage.pull()
+        memory = machine.read(memory_id)["memory"]
+        assert (memory["content"], memory["version"]) == ("The build server is ci-3", 2)
+    assert pending_agree(a) == 0
+
+
 # -- joining with an empty read-model file ------------------------------------------------------------
 def test_a_machine_joining_with_an_empty_read_model_file_while_another_writes(team: Machine, tmp_path: Path) -> None:
     a = team("laptop-a")

@@ -77,7 +77,16 @@ Decide = Callable[[], "tuple[Decision, str, str]"]  # (decision, event time, wor
 
 # Calls that answer without a usable database (a worker not started, an index not loaded).
 DEGRADED_OK = frozenset(
-    {"status", "pending_backup", "backup_notice", "replay_backup", "close", "start_vector_worker", "warm_search"}
+    {
+        "status",
+        "pending_backup",
+        "backup_notice",
+        "replay_backup",
+        "replay_due",
+        "close",
+        "start_vector_worker",
+        "warm_search",
+    }
 )
 
 # Calls that let the after-commit read models (full text, the timeline) trail the log: the hot
@@ -770,16 +779,14 @@ class Storage(BackupState):
                 reason=reason,
                 backup_error=str(exc)[:200],
             ) from None
+        then = " (by itself once the log takes writes)" if self.auto_replay else ": memory_repair replay_backup"
         return BackedUp(
             {
                 "ok": True,
                 "backup_only": True,
                 "reason": reason,
                 "backup": {"path": str(self.backup_log.path), "event_ids": ids},
-                "notices": [
-                    f"database unavailable ({reason}): kept in the JSONL backup, "
-                    "no id until memory_repair replay_backup"
-                ],
+                "notices": [f"database unavailable ({reason}): kept in the JSONL backup, no id until it replays{then}"],
             }
         )
 

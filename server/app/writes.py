@@ -24,7 +24,7 @@ from fact_ledger.ledger.cancellation import (
 )
 from fact_ledger.ledger.decide import RememberCommand
 from fact_ledger.ledger.duplicates import duplicate_key
-from fact_ledger.ledger.errors import Locked, Unauthorized
+from fact_ledger.ledger.errors import Locked, Unauthorized, VersionConflict
 from fact_ledger.ledger.facts import Decision, MemoryFacts, check_current, check_writable
 from fact_ledger.ledger.log.chain import StoredEvent
 from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER, MemoryRecorded, MemoryUpdated
@@ -335,6 +335,7 @@ class Writes(Service):
             requested.update(clean)
 
         def decide() -> tuple[Decision, str, str]:
+            self._not_overtaken(memory_id)
             state = self.collisions.update_state(self._row(memory_id), requested)  # one read (write_state)
             facts = state.memory
             if not state.changes:  # nothing differs: no version, so nobody's expected_version goes stale
@@ -359,6 +360,23 @@ class Writes(Service):
             return outcome.result
         answer: dict[str, Any] = outcome.reply
         return answer
+
+    def _not_overtaken(self, memory_id: int) -> None:
+        """A backed-up update replayed after a newer change of its memory landed (another machine's,
+        or a call of this one that reached the log first) is refused: applied, the older change
+        became the current version over the newer one. Online, an update is the newest change."""
+        pin = self.storage.replaying
+        if pin is None:
+            return
+        latest = mem.latest_change(self.conn, memory_id)
+        made = pin.head.event_time
+        if latest is not None and clock.to_datetime(latest[1]) > clock.to_datetime(made):
+            raise VersionConflict(
+                f"#{memory_id} changed after this update was made (version {latest[0]}, {latest[1]}; "
+                f"the update {made}): the newer version stays current",
+                memory_id=memory_id,
+                current_version=latest[0],
+            )
 
     def _update_reply(self, stored: list[StoredEvent], memory_id: int, masked: dict[str, Any]) -> dict[str, Any]:
         """An update's answer, from the state it produced (inside its transaction)."""

@@ -249,7 +249,10 @@ async def _replay_when_back(tools: LedgerTools) -> None:
     app = tools.app
     while True:
         await anyio.sleep(REPLAY_POLL_S)
-        await tools.run_alone(app.replay_due)
+        try:
+            await tools.run_alone(app.replay_due)
+        except Exception as exc:  # the log still away, or the read models not built yet: next second
+            print(f"fact-ledger: backup replay waits: {exc}", file=sys.stderr)
 
 
 async def _sweep_periodically(tools: LedgerTools) -> None:
