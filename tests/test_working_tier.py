@@ -109,13 +109,24 @@ def test_working_refusals_write_nothing(app: LedgerApp) -> None:
 
 
 def test_a_conversations_long_term_memories_rank_first_and_session_only_filters(app: LedgerApp) -> None:
-    elsewhere = app.remember("The meeting today is the requirements review", session_id="a")["memory_id"]
-    here = app.remember("The meeting today is the UI walkthrough", session_id="b", turn=3)["memory_id"]
-    assert _ids(app.find("meeting today", session_id="b"))[0] == here
-    assert _ids(app.find("meeting today", session_id="a"))[0] == elsewhere
-    assert _ids(app.find("meeting today", session_id="b", session_only=True)) == [here]
+    # two notes of no claim set (one value leading another would lead in any conversation)
+    elsewhere = app.remember("We talked over the meeting agenda for the requirements review", session_id="a")
+    here = app.remember("We talked over the meeting agenda for the UI walkthrough", session_id="b", turn=3)
+    assert here["conflicts"] == []
+    assert _ids(app.find("meeting agenda", session_id="b"))[0] == here["memory_id"]
+    assert _ids(app.find("meeting agenda", session_id="a"))[0] == elsewhere["memory_id"]
+    assert _ids(app.find("meeting agenda", session_id="b", session_only=True)) == [here["memory_id"]]
     with pytest.raises(InvalidInput):
         app.find("meeting", session_only=True)
+
+
+def test_a_conversations_challenger_never_ranks_above_its_leader(app: LedgerApp) -> None:
+    """The conversation's own memories come first, but not a value its claim set has moved past:
+    the agent in that conversation saw the outdated room first (docs/contract.md, ``find``)."""
+    mine = app.remember("Espresso machine is in room 4", session_id="a", turn=1)["memory_id"]
+    leader = app.remember("Espresso machine is in room 5")["memory_id"]
+    found = app.find("espresso", session_id="a")["results"]
+    assert [(r["memory_id"], r["standing"]["role"]) for r in found] == [(leader, "leader"), (mine, "challenger")]
 
 
 def test_idle_conversations_expire_from_the_hot_models_but_stay_in_history(app: LedgerApp) -> None:

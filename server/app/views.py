@@ -324,10 +324,10 @@ class Views:
             chunk_standing, chunk_sets = self.standings([h.memory_id for h in hits])
             chunk_rows = mem.by_ids(self.storage.conn, [h.memory_id for h in hits])
             hits = _newest_first(chunk_rows, _leaders_first(hits, chunk_standing), chunk_standing, claim_slots, query)
+            if session_id:  # the conversation's own first, yet a challenger never above its leader
+                hits = _leaders_first(self._conversation_first(hits, session_id), chunk_standing)
             if include_inactive:
                 hits = _current_before_superseded(hits, chunk_rows)
-            if session_id:
-                hits = self._conversation_first(hits, session_id)
             held = {h.memory_id for h in order}
             order += [h for h in hits if h.memory_id not in held]
             rows.update(chunk_rows)
