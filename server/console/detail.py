@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from fact_ledger.ledger.errors import LedgerError
 from fact_ledger.server.app.facade import LedgerApp
-from fact_ledger.server.console.views import verdict_rows, version_changes
+from fact_ledger.server.console.views import known_then, verdict_rows, version_changes
 from fact_ledger.server.console.web import error_page, ledger, parse_id, render, time_params, time_point
 
 HISTORY_EVENTS = 50
@@ -43,10 +43,7 @@ async def memory(request: Request) -> Response:
         near = [] if tt or working else app.near_duplicates_of(memory_id)["near_duplicates"]
     except LedgerError as exc:
         return error_page(request, exc)
-    versions = history["versions"]
-    point = (read.get("as_of") or {}).get("recorded_position")
-    if point is not None:  # the ledger did not know the later versions yet
-        versions = [v for v in versions if v["position"] <= point]
+    versions = known_then(history["versions"], (read.get("as_of") or {}).get("recorded_position"))
     return render(
         request,
         "memory.html",

@@ -15,6 +15,19 @@ from fact_ledger.ledger.word_diff import word_diff as diff_runs
 from fact_ledger.server.app.timetravel import VERSION_FIELDS
 
 
+def known_then(versions: list[dict[str, Any]], point: int | None) -> list[dict[str, Any]]:
+    """The versions, and each version's events, the ledger held at log position ``point`` (None:
+    now). A past view listed under an early version the events that came after it (a retraction,
+    a supersession, a settled conflict): the memory's future, on a page of what was known then."""
+    if point is None:
+        return versions
+    return [
+        {**v, "events": [e for e in v.get("events", []) if e["position"] <= point]}
+        for v in versions
+        if v["position"] <= point
+    ]
+
+
 def version_changes(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each version with ``changed`` (the fields that differ from the one before) and, when the
     content changed, ``diff``: the words as ``(op, text)`` with op ``same``/``added``/``removed``.

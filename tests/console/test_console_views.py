@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 
 from fact_ledger.server.config import load_settings, settings_sources
 from fact_ledger.server.console.i18n import STRINGS, translator, value_translator
-from fact_ledger.server.console.views import rule_text, timeline_strip, verdict_rows, version_changes, word_diff
+from fact_ledger.server.console.views import (
+    known_then,
+    rule_text,
+    timeline_strip,
+    verdict_rows,
+    version_changes,
+    word_diff,
+)
+from tests.console.conftest import Console
 
 WORDS = st.lists(st.sampled_from(["port", "8080", "8081", "staging", "api", "is", "on"]), max_size=8)
 
@@ -35,6 +43,23 @@ def test_version_changes_name_the_fields_that_differ() -> None:
     assert shaped[0]["changed"] == [] and shaped[0]["diff"] == []
     assert shaped[1]["changed"] == ["content", "tags"]
     assert ("added", "8081") in shaped[1]["diff"] and ("removed", "8080") in shaped[1]["diff"]
+
+
+def test_a_past_view_lists_only_the_events_known_then() -> None:
+    v1 = {"version": 1, "position": 3, "events": [{"position": 3}, {"position": 9}]}
+    v2 = {"version": 2, "position": 7, "events": [{"position": 7}]}
+    assert known_then([v1, v2], None) == [v1, v2]
+    assert known_then([v1, v2], 8) == [{**v1, "events": [{"position": 3}]}, v2]
+    assert known_then([v1, v2], 3) == [{**v1, "events": [{"position": 3}]}]
+
+
+def test_the_memory_page_as_of_its_first_position_shows_none_of_its_retraction(console: Console) -> None:
+    """The cancelled meeting's page as of when it was written listed the cancellation's event
+    (its future) under version 1."""
+    meeting, cancel = console.ids["meeting"], console.ids["cancel"]
+    now, then = console.get(f"/memory/{meeting}"), console.get(f"/memory/{meeting}?as_of={meeting}")
+    assert f">@{cancel}</a>" in now
+    assert f">@{meeting}</a>" in then and f">@{cancel}</a>" not in then
 
 
 def test_verdict_rows_follow_the_rule_order_and_mark_the_deciding_rule() -> None:
