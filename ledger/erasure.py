@@ -24,6 +24,7 @@ import msgspec
 from fact_ledger.ledger.log.events import Event, MemoryRecorded, WorkingNoted, canonical_json, current_type
 
 PLACEHOLDER = "[erased]"
+SETTLED_BY_ERASURE = "erased"  # the reason a claim set records when an erased member leaves it
 
 
 def _all_but(cls: type[Event], public: tuple[str, ...]) -> tuple[str, ...]:

@@ -127,6 +127,29 @@ def test_an_erased_member_leaves_its_claim_sets_as_a_retired_one_does(tmp_path: 
         app.close()
 
 
+def test_a_set_settled_by_an_erasure_says_erased_and_favours_no_erased_member(tmp_path: Path) -> None:
+    """It said "retire: the other value was retired" and "the rules alone favour #2", #2 erased."""
+    from tests.conftest import REVIEW
+
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db"), policy=REVIEW))
+    try:
+        kept = app.remember("Carol's phone is 555-0101", subject="Carol", source_type="agent_generated")
+        gone = app.remember("Carol's phone is 555-0199", subject="Carol", event_time="2020-01-01T00:00:00Z")
+        pair = gone["conflicts"][0]["conflict_id"]
+        app.erase(gone["memory_id"], reason="privacy", authorization=AUTH_USER)
+        verdict = app.conflict_detail(pair)["conflict"]["current_verdict"]
+        assert (verdict["decided_by"], verdict["winner_id"]) == ("erase", kept["memory_id"])
+        assert "rules_favour" not in verdict and not any("favour" in r for r in verdict["reasons"])
+        retired = app.remember("Dan's phone is 555-0102", subject="Dan", source_type="agent_generated")
+        left = app.remember("Dan's phone is 555-0198", subject="Dan", event_time="2020-01-01T00:00:00Z")
+        app.retire(left["memory_id"], reason="wrong number", authorization=AUTH_USER)
+        verdict = app.conflict_detail(left["conflicts"][0]["conflict_id"])["conflict"]["current_verdict"]
+        assert (verdict["decided_by"], verdict["winner_id"]) == ("retire", retired["memory_id"])
+        assert "rules_favour" not in verdict
+    finally:
+        app.close()
+
+
 def test_erasing_one_member_leaves_the_others_their_values(tmp_path: Path) -> None:
     """The set's event is sealed as one: erasing Alice cleared Bob's value in it too, so a later
     "Bob" joined as a value of its own and settling the set superseded Bob by Bob."""

@@ -161,7 +161,7 @@ def _erase_in_transaction(
     for memory_id, stream_id, workspace in targets:
         # it leaves its open claim sets as a retired memory does (a set left with one value settles)
         held = [sets.setdefault(c.stream_id, c) for c in conflicts_of(storage.conn, memory_id)]
-        left = settle(stream_id, held, resolution="retired", reason="erased", authorization=AUTH_USER)
+        left = settle(stream_id, held, resolution="retired", reason=erasure.SETTLED_BY_ERASURE, authorization=AUTH_USER)
         events += [
             NewEvent(data=data, stream_id=stream, event_time=now, actor=storage.settings.actor, workspace=workspace)
             for stream, data in left

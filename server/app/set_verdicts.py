@@ -9,7 +9,7 @@ or a person decides. Every answer (MCP, CLI, console) shows this one instead:
   (the latest: guidance, no memory changed) and says it in the first reason;
 - a resolved set: ``winner_id`` (also ``leader_id``) is the member that won, ``decided_by`` says
   what settled it (``resolve_conflict``, ``policy``, ``arbitrate``, ``supersede``, ``keep_all``,
-  ``dissolved``, ...), ``rule`` the arbitration rule when one decided, and the first reason says
+  ``dissolved``, ``retire``, ``erase``, ...), ``rule`` the arbitration rule when one decided, and the first reason says
   so in words; the rules' comparison of the winner with the strongest other member follows, as
   the members stand now — with a line saying so when the rules alone would favour another.
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from fact_ledger.ledger.arbiter import RULE_ORDER, Side, arbitrate, arbitrate_set
+from fact_ledger.ledger.erasure import SETTLED_BY_ERASURE
 from fact_ledger.ledger.govern import KEEP_RESOLUTIONS
 from fact_ledger.ledger.settlement import CHANGE_REASON, POLICY_REASON
 from fact_ledger.projections.conflicts import queries as conflicts_model
@@ -85,7 +86,9 @@ def _resolved(conn: Any, row: ConflictRow, review_agent_conflicts: bool, ranking
     if winner is not None and not ranking and winner not in (s.memory_id for s in sides):
         sides = conflicts_model.ranked_members(conn, row.conflict_id)  # won against the rules
     won = next((s for s in sides if s.memory_id == winner), None)
-    best = next((s for s in sides if s.memory_id != winner), None)
+    # the rules against a member that left by retirement or erasure favour a value nobody holds
+    others = [] if decided_by in ("retire", "erase") else [s for s in sides if s.memory_id != winner]
+    best = next(iter(others), None)
     if won is not None and best is not None:
         pair = arbitrate(
             won, best, review_agent_conflicts=review_agent_conflicts, names=(f"#{won.memory_id}", f"#{best.memory_id}")
@@ -115,7 +118,7 @@ def _settled_by(row: ConflictRow) -> tuple[str, str | None]:
     if reason.startswith(ARBITRATION_PREFIX):
         return "arbitrate", reason.removeprefix(ARBITRATION_PREFIX) or None
     if resolution == "retired":
-        return "retire", None
+        return ("erase" if reason == SETTLED_BY_ERASURE else "retire"), None
     return "supersede", None
 
 

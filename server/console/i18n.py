@@ -37,7 +37,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "health_needs_person": ("Need a person", "需要人来决定"),
     "health_absorbed": ("Repeats absorbed per 1,000 writes", "每千次写入吸收的重复"),
     "health_near_groups": ("Near-duplicate groups", "近似重复组"),
-    "health_superseded_ratio": ("Superseded or retired share", "已取代或撤回的比例"),
+    "health_superseded_ratio": ("Superseded or retired share", "已取代或停用的比例"),
     "health_stale": ("Stale (cooled for disuse)", "陈旧（因未使用而冷却）"),
     "health_pass": ("Time of the pass", "检查用时"),
     "health_members_values": ("{n} memories, {v} values", "{n} 条记忆，{v} 个值"),
@@ -150,7 +150,7 @@ STRINGS: dict[str, tuple[str, str]] = {
         "A working note: a provisional note of one conversation, not yet long-term memory. It meets no "
         "claims or conflicts and cannot be confirmed, retired, superseded or erased; promote it to make "
         "it long-term.",
-        "工作记忆：某次对话中的临时笔记，尚未成为长期记忆。它不参与主张与冲突，不能确认、撤回、取代或删除；"
+        "工作记忆：某次对话中的临时笔记，尚未成为长期记忆。它不参与主张与冲突，不能确认、停用、取代或删除；"
         "将其转为长期记忆后方可治理。",
     ),
     "working_note_promoted": (
@@ -198,7 +198,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "supersedes": ("Supersedes", "取代了"),
     "superseded_by": ("Superseded by", "被取代于"),
     "retracts": ("Retracts", "撤回了"),
-    "retired_by": ("Retired by", "被撤回于"),
+    "retired_by": ("Retired by", "被停用于"),
     "near_duplicates": ("Near-duplicates", "近似重复"),
     "similarity": ("similarity", "相似度"),
     "members": ("Members", "成员"),
@@ -251,7 +251,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "ongoing": ("ongoing", "持续"),
     "govern": ("Govern", "治理"),
     "confirm": ("Confirm", "确认"),
-    "retire": ("Retire", "撤回"),
+    "retire": ("Retire", "停用"),
     "erase": ("Erase for good", "永久删除"),
     "supersede": ("Supersede", "取代"),
     "resolve": ("Resolve: this one wins", "解决：此条胜出"),
@@ -291,7 +291,7 @@ STRINGS: dict[str, tuple[str, str]] = {
         "确认记忆 #{id}：它将成为用户确认并被锁定。",
     ),
     "action_unlock": ("Unlock memory #{id}.", "解锁记忆 #{id}。"),
-    "action_retire": ("Retire memory #{id}.", "撤回记忆 #{id}。"),
+    "action_retire": ("Retire memory #{id}.", "停用记忆 #{id}。"),
     "action_erase": (
         "Erase memory #{id} for good: its text leaves the log, the indexes, the caches and the backup; "
         "only a record that it was erased (when, by whom, why) stays.",
@@ -371,7 +371,7 @@ STRINGS: dict[str, tuple[str, str]] = {
 VALUES: dict[str, tuple[str, str]] = {
     "active": ("active", "当前"),
     "superseded": ("superseded", "已被取代"),
-    "retired": ("retired", "已撤回"),
+    "retired": ("retired", "已停用"),
     "archived": ("archived", "已归档"),
     "erased": ("erased", "已删除"),
     "promoted": ("promoted", "已转为长期"),
@@ -402,7 +402,8 @@ VALUES: dict[str, tuple[str, str]] = {
     "manual": ("chosen by a person", "由人选定"),
     "arbitrate": ("arbitration applied", "已应用仲裁"),
     "supersede": ("the other value was superseded", "另一个值已被取代"),
-    "retire": ("the other value was retired", "另一个值已被撤回"),
+    "retire": ("the other value was retired", "另一个值已被停用"),
+    "erase": ("the other value was erased", "另一个值已被抹除"),
     "user_confirmed/locked protection": ("user_confirmed/locked protection", "用户确认/锁定保护"),
     "event_time": ("event_time", "事件时间"),
     "source_type": ("source_type", "来源类型"),
@@ -461,7 +462,7 @@ TERMS: dict[str, dict[str, tuple[str, str]]] = {
         "Restated": ("Restated", "重述"),
         "Confirmed": ("Confirmed", "确认"),
         "MemoryUnlocked": ("MemoryUnlocked", "解锁"),
-        "MemoryRetired": ("MemoryRetired", "撤回"),
+        "MemoryRetired": ("MemoryRetired", "停用"),
         "MemoryArchived": ("MemoryArchived", "归档"),
         "Superseded": ("Superseded", "被取代"),
         "ClaimCollided": ("ClaimCollided", "主张冲突"),

@@ -102,10 +102,11 @@ def test_who_authorised_an_act_is_said_in_the_chosen_language(console: Console) 
 def test_the_ledgers_own_reasons_are_said_in_the_chosen_language(console: Console) -> None:
     """A retraction's reason ("retracted") and a policy's settlement showed in English on the
     Chinese page; a person's own reason ("upgrade finished") stays as written."""
-    for lang, said in (("zh", "已撤回"), ("en", "retracted")):
+    for lang, status_word, said in (("zh", "已停用", "已撤回"), ("en", "retired", "retracted")):
         _, page = _get(console, f"/memory/{console.ids['meeting']}", lang)
         status = _text(page.split('id="status">', 1)[1].split("</td>", 1)[0])
-        assert said in status, (lang, status)
+        # the status and the reason in words of their own: Chinese read "已撤回 — 已撤回"
+        assert status_word in status and said in status and status_word != said, (lang, status)
     _, page = _get(console, f"/memory/{console.ids['old_db']}", "zh")
     assert "upgrade finished" in page
 
