@@ -361,3 +361,22 @@ def test_a_masked_credential_s_field_is_named_as_written(db_path: Path) -> None:
     )
     assert done.exit_code == 0 and "password in metadata.a[b].password (characters 0–9)" in done.stdout, done.stdout
     assert "stored as [secret:password]" in done.stdout
+
+
+def test_promote_says_what_the_long_term_write_retracted(db_path: Path) -> None:
+    """``promote`` printed only the promotion; the note's denial had retired #1 (``--json``:
+    ``retracted``), which ``remember`` says at once."""
+    cli(db_path, "remember", "Alice is the owner of the billing service")
+    cli(
+        db_path,
+        "remember",
+        "Alice is no longer the owner of the billing service",
+        "--tier",
+        "working",
+        "--session",
+        "s",
+        "--turn",
+        "1",
+    )
+    out = cli(db_path, "promote", "2").output
+    assert "promoted to long-term #3" in out and "retracted #1" in out

@@ -120,6 +120,18 @@ def test_a_conversations_long_term_memories_rank_first_and_session_only_filters(
         app.find("meeting", session_only=True)
 
 
+def test_a_working_note_an_agent_labels_user_confirmed_says_so_as_a_long_term_write_does(app: LedgerApp) -> None:
+    """The note's answer was silent where a long-term write's says ``agent_asserted``."""
+    said = app.remember("x7 is the staging flag", tier="working", session_id="q", source_type="user_confirmed")
+    long_term = app.remember("x8 is the staging flag", source_type="user_confirmed")
+    for answer in (said, long_term):
+        assert answer["authorization"] == "agent_asserted" and "agent_asserted" in answer["notices"][0]
+    mine = app.remember(
+        "x9 is the staging flag", tier="working", session_id="q", source_type="user_confirmed", authorization=AUTH_USER
+    )
+    assert "authorization" not in mine and "notices" not in mine
+
+
 def test_a_conversations_challenger_never_ranks_above_its_leader(app: LedgerApp) -> None:
     """The conversation's own memories come first, but not a value its claim set has moved past:
     the agent in that conversation saw the outdated room first (docs/contract.md, ``find``)."""

@@ -23,6 +23,7 @@ from fact_ledger.ledger.facts import Decision
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.log.events import (
     AUTH_AGENT,
+    AUTH_USER,
     DuplicateSighted,
     MemoryRecorded,
     Promoted,
@@ -44,7 +45,7 @@ from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, Storage
 from fact_ledger.server.app.upkeep import Upkeep
 from fact_ledger.server.app.workspaces import Workspaces
-from fact_ledger.server.app.writes import Unchanged
+from fact_ledger.server.app.writes import AGENT_ASSERTED_NOTICE, Unchanged
 
 # what a working note records of remember's fields: any other one said is a long-term act
 _NOTE_FIELDS = frozenset(WorkingNoted.__struct_fields__)
@@ -168,6 +169,9 @@ class Conversations(Service):
             ]
         if evicted:
             result["evicted"] = evicted
+        if clean.get("source_type") == "user_confirmed" and authorization != AUTH_USER:
+            # as a long-term write says it (writes.py): the label is the agent's word, not the user's
+            result.update(authorization=AUTH_AGENT, notices=[AGENT_ASSERTED_NOTICE, *result.get("notices", [])])
         return result
 
     def _set_after(

@@ -8,7 +8,6 @@ import click
 
 from fact_ledger.ledger.ids import ascii_digits
 from fact_ledger.ledger.trust import SOURCE_TYPES
-from fact_ledger.server.app.writes import CANCELLATION_NOTICE, ENDED_NOTICE
 from fact_ledger.server.cli.model_options import model_options
 from fact_ledger.server.cli.output import (
     ID,
@@ -21,9 +20,9 @@ from fact_ledger.server.cli.output import (
     next_page_line,
     out_console,
     print_memories,
-    relation_word,
 )
 from fact_ledger.server.cli.working import session_option
+from fact_ledger.server.cli.write_lines import outcome_lines
 from fact_ledger.server.console.views import version_changes
 from fact_ledger.server.schemas.memory import FindData, ReadData, RememberData
 
@@ -124,48 +123,7 @@ def _remember_lines(r: dict[str, Any]) -> None:
     else:
         out_console.print(f"remembered #{r['memory_id']} {where}", highlight=False)
     masked_line(r)
-    superseded = r.get("superseded", [])  # a later value settled its set (policy settle_changes or auto_settle)
-    if r.get("memory_id") in superseded:  # the writer itself: an older value that arrived late
-        leaders = sorted({c["leader_id"] for c in r.get("conflicts", ()) if c.get("leader_id")})
-        by = f" by #{', #'.join(map(str, leaders))}" if leaders else ""
-        out_console.print(f"  arrived late: superseded on arrival{by}, which states a later value", highlight=False)
-    if others := [m for m in superseded if m != r.get("memory_id")]:
-        out_console.print(f"  supersedes {', '.join(f'#{m}' for m in others)}", highlight=False)
-    for c in r.get("conflicts", ()):
-        claim, verdict = c["claim"], c["verdict"]
-        outcome = (
-            "manual review"
-            if verdict["winner_id"] is None or verdict["manual_review"]
-            else f"#{verdict['winner_id']} leads by {verdict.get('rule')}"
-        )
-        out_console.print(
-            f"  [yellow]conflict {c['conflict_id']}[/yellow] ({c['member_count']} members): "
-            f"{claim['subject']} {relation_word(claim)}: '{claim['value']}' → {outcome}",
-            highlight=False,
-        )
-    unlisted = r.get("conflicts_total", 0) - len(r.get("conflicts", ()))
-    if unlisted > 0:
-        out_console.print(f"  and {unlisted} more conflict(s): ledger conflicts")
-    if r.get("near_duplicates"):
-        similar = ", ".join(f"#{d['memory_id']} ({d['similarity']:.2f})" for d in r["near_duplicates"])
-        out_console.print(f"  similar to {similar}", highlight=False)
-    if r.get("retracted"):
-        out_console.print(f"  retracted {', '.join(f'#{m}' for m in r['retracted'])}", highlight=False)
-    if r.get("reinstated"):  # what the retracted memory had replaced holds again
-        out_console.print(
-            f"  reinstated {', '.join(f'#{m}' for m in r['reinstated'])} (what it had replaced holds again)",
-            highlight=False,
-        )
-    candidates = r.get("retraction_candidates", ())
-    if candidates:  # a cancellation or denial that matched, protected or several: none retracted
-        out_console.print("  none retracted; name the one it ends with --retracts ID:")
-        for c in candidates:
-            out_console.print(f"    #{c['memory_id']} {c['content']}", highlight=False)
-    # the agent's notice of those candidates (ref_id + retracts) is what the lines above say to a person
-    told = {notice.format(n=len(candidates)) for notice in (CANCELLATION_NOTICE, ENDED_NOTICE)} if candidates else set()
-    for notice in r.get("notices", ()):  # what the JSON answer tells an agent, told to the person too
-        if notice not in told:
-            out_console.print(f"  [yellow]{notice}[/yellow]", highlight=False)
+    outcome_lines(r)
 
 
 @click.command()

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from fact_ledger.server.cli.output import ID, CliContext, emit, json_option, out_console
+from fact_ledger.server.cli.write_lines import outcome_lines
 from fact_ledger.server.schemas.admin import WorkingData
 
 SIGNAL_CHOICES = ("user_affirmed", "tool_succeeded", "user_referenced", "contradicted")
@@ -23,13 +24,7 @@ def promoted_lines(r: dict[str, Any]) -> None:
             f"#{r['memory_id']} promoted to long-term #{r['promoted_to']} (score {r['score']}, {r['rule']})",
             highlight=False,
         )
-        for c in r.get("conflicts", ()):
-            claim = c["claim"]
-            out_console.print(
-                f"  [yellow]conflict {c['conflict_id']}[/yellow]: {claim['subject']} {claim['attribute']}: "
-                f"'{claim['value']}' (with #{c['other_id']})",
-                highlight=False,
-            )
+        outcome_lines(r)  # a long-term write's: its claim sets, what it retracted or superseded
         return
     needed = r.get("needed", {})
     out_console.print(
