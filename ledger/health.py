@@ -88,6 +88,7 @@ def settlement(open_set: OpenSet, *, review_agent_conflicts: bool = False) -> di
     out: dict[str, Any] = {
         "suggestion_id": suggestion_id(open_set.conflict_id, open_set.members, open_set.judgment),
         "conflict_id": open_set.conflict_id,
+        "leader_id": leader,  # the rules' leader, as every other answer names it (also when a person decides)
         "rule": verdict["rule"],
         "reasons": verdict["reasons"],
     }
@@ -168,7 +169,7 @@ def cluster(open_set: OpenSet, *, review_agent_conflicts: bool = False) -> dict[
         "member_count": len(open_set.members),
         "values": values,
         "value_count": len(values),
-        "leader_id": suggestion["winner_id"],
+        "leader_id": suggestion["leader_id"],
         "reasons": suggestion["reasons"],
         "updated_at": open_set.updated_at,
         "suggestion": suggestion,

@@ -380,3 +380,18 @@ def test_promote_says_what_the_long_term_write_retracted(db_path: Path) -> None:
     )
     out = cli(db_path, "promote", "2").output
     assert "promoted to long-term #3" in out and "retracted #1" in out
+
+
+def test_apply_of_a_set_a_person_decides_says_why_in_the_command_lines_words(db_path: Path) -> None:
+    """The refusal said "no rule decides; use resolve_conflict" where the report said #2 leads
+    but #1 states other facts too, and health's human lines dropped that leader."""
+    notes = "Notes from sync: staging API listens on port 8080. Standup is at 10am. Billing owner is Alice."
+    cli(db_path, "remember", notes, "--source-type", "agent_generated")
+    cli(db_path, "remember", "The staging API listens on port 9090", "--source-type", "agent_generated")
+    report = json.loads(cli(db_path, "--json", "health").stdout)["clusters"][0]
+    assert report["leader_id"] == 2 and report["suggestion"]["kind"] == "needs_person"
+    assert "9090  (#2; agent_generated) ← leader" in cli(db_path, "health").output
+    refused = cli(db_path, "apply", report["suggestion"]["suggestion_id"])
+    assert refused.exit_code != 0
+    assert "#1 states other facts too" in refused.stderr and "no rule decides" not in refused.stderr
+    assert "ledger resolve 3 --winner ID, or --keep-all" in refused.stderr and "resolve_conflict" not in refused.stderr

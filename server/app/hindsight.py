@@ -163,16 +163,21 @@ class Hindsight(Service):
                 )
             proposal = report.settlement(found[0], review_agent_conflicts=self.settings.policy.review_agent_conflicts)
             if proposal["suggestion_id"] != suggestion_id:
-                raise InvalidInput(
-                    f"suggestion {suggestion_id} is stale: the set changed since the report (now "
-                    f"{proposal['suggestion_id']}); run health again",
-                    field="suggestion_id",
+                now = (
+                    f"now {proposal['suggestion_id']}; run health again"
+                    if proposal["kind"] == "settle"
+                    else f"it now needs a person: {proposal['explanation']}"  # no id to apply: say why
                 )
-            if proposal["kind"] != "settle":
                 raise InvalidInput(
-                    f"suggestion {suggestion_id} needs a person: no rule decides; "
-                    "use resolve_conflict with a winner_id",
+                    f"suggestion {suggestion_id} is stale: the set changed since the report ({now})",
                     field="suggestion_id",
+                    conflict_id=conflict_id,
+                )
+            if proposal["kind"] != "settle":  # why, as the report said it (a rule may decide, yet not alone)
+                raise InvalidInput(
+                    f"suggestion {suggestion_id} needs a person: {proposal['explanation']}",
+                    field="suggestion_id",
+                    conflict_id=conflict_id,
                 )
             conflict = self._conflict(conflict_id)
             members = {s: self._memory(i, "suggestion_id") for s, i in conflict.ids.items()}

@@ -190,6 +190,12 @@ def _fail(obj: CliContext, exc: LedgerError, *, code: int) -> None:
 # The contract's fields whose option has another name on the command line; any other field is
 # ``--field-name`` on the commands that take it.
 FIELD_OPTIONS = {"session_id": "--session", "ref_id": "--retracts", "tags": "--tag"}
+# An MCP action a message tells a person to take, as the command line takes it ({conflict}: the
+# error's conflict_id)
+_ACTIONS = (
+    ("resolve_conflict with a winner_id, or keep_all", "ledger resolve {conflict} --winner ID, or --keep-all"),
+    ("resolve_conflict with a winner_id", "ledger resolve {conflict} --winner ID"),
+)
 _SAID = re.compile(r'\b([a-z][a-z_]*): "([^"]*)"')  # on_secret: "mask", tier: "working"
 _SNAKE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")  # session_id, session_only
 
@@ -217,7 +223,10 @@ def cli_message(exc: LedgerError, command: click.Command | None = None) -> str:
         name = option(m[1])
         return f"{name} {shlex.quote(m[2])}" if name else m[0]
 
-    message = _SNAKE.sub(lambda m: option(m[0]) or m[0], _SAID.sub(said, exc.message))
+    message = exc.message
+    for action, command_line in _ACTIONS:
+        message = message.replace(action, command_line.format(conflict=exc.details.get("conflict_id", "ID")))
+    message = _SNAKE.sub(lambda m: option(m[0]) or m[0], _SAID.sub(said, message))
     field = exc.field or ""
     if field and message.startswith(field + " ") and option(field):  # "sticky applies to …"
         message = f"{option(field)}{message[len(field) :]}"
