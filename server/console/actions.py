@@ -99,7 +99,10 @@ def preview(app: LedgerApp, name: str, target: int, values: dict[str, Any]) -> P
     """What the action touches, as texts (never bare ids), and which of the memories it would
     supersede are facts a person confirmed: those need the person's explicit intent."""
     if name in ("resolve", "keep_both", "judge"):
-        members = [m for m in conflict_with_members(app, target)["memories"] if m["in_set"]]
+        detail = conflict_with_members(app, target)
+        if detail["state"] == "resolved":  # settled since the page was shown: "Yes" would be refused
+            raise InvalidInput(f"conflict {target} is already resolved", field="conflict_id")
+        members = [m for m in detail["memories"] if m["in_set"]]
         if name == "keep_both":
             return {"items": [("the_memory", m) for m in members], "guarded": [], "count": len(members)}
         winner = next((m for m in members if m["memory_id"] == values["winner_id"]), None)
@@ -116,8 +119,15 @@ def preview(app: LedgerApp, name: str, target: int, values: dict[str, Any]) -> P
     memory = app.read(target)["memory"]
     _check_tier(name, memory, "memory_id")
     # refused here, before a confirmation page that would offer what "Yes" then refuses
-    if memory.get("status") == "erased":
+    status = memory.get("status")
+    if status == "erased":
         raise InvalidInput(f"memory {target} is erased: nothing of it is left to {name}", field="memory_id")
+    if name == "promote" and status == "promoted":
+        raise InvalidInput(
+            f"#{target} was already promoted: it is long-term memory #{memory.get('promoted_to')}", field="memory_id"
+        )
+    if name not in ("promote", "erase") and status != "active":  # as the facade refuses it after "Yes"
+        raise InvalidInput(f"memory {target} is {status}, no longer current", field="memory_id")
     if name == "supersede":
         if values["winner_id"] == target:
             raise InvalidInput("a memory cannot supersede itself: name another memory as the winner", field="winner_id")

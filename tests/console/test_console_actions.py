@@ -94,6 +94,9 @@ def test_a_confirmation_page_is_never_shown_for_what_yes_would_refuse(console: C
     erased = _memory(console, "The badge office code is 4411")
     _act(console, "retire", memory_id=str(retired), reason="moved")
     _act(console, "erase", memory_id=str(erased), reason="a code")
+    note = _memory(console, "The badge office may move", "--tier", "working", "--session", "badge", "--turn", "1")
+    ledger_cli("promote", str(note), "--db", console.db, check=True)
+    settled, member = console.ids["resolved_conflict"], console.ids["resolved_for"]
     before = console.events()
     asks = [
         ("supersede", {"memory_id": str(live), "winner_id": str(live)}, "cannot supersede itself"),
@@ -102,6 +105,14 @@ def test_a_confirmation_page_is_never_shown_for_what_yes_would_refuse(console: C
         ("confirm", {"memory_id": str(erased)}, "is erased"),
         ("retire", {"memory_id": str(erased), "reason": "again"}, "is erased"),
         ("erase", {"memory_id": str(erased), "reason": "again"}, "is erased"),
+        # settled, retired or promoted since the page was shown (another tab, the CLI, a double submit)
+        ("retire", {"memory_id": str(retired), "reason": "again"}, "retired, no longer current"),
+        ("supersede", {"memory_id": str(retired), "winner_id": str(live)}, "retired, no longer current"),
+        ("confirm", {"memory_id": str(retired)}, "retired, no longer current"),
+        ("promote", {"memory_id": str(note)}, "already promoted"),
+        ("resolve", {"conflict_id": str(settled), "winner_id": str(member)}, "already resolved"),
+        ("keep_both", {"conflict_id": str(settled)}, "already resolved"),
+        ("judge", {"conflict_id": str(settled), "winner_id": str(member), "rationale": "x"}, "already resolved"),
     ]
     status, page, _ = _request(
         console, "POST", "/act/supersede", body={"memory_id": str(live), "winner_id": "999999", "csrf": console.csrf()}
