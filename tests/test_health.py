@@ -193,8 +193,12 @@ def test_apply_settles_as_one_change_and_undo_reopens_it(ledger: LedgerApp) -> N
     assert kinds == [("undo", None), ("apply_suggestion", undone["change_id"])]
     undo_events = [e for e in ledger.store.read() if undone["change_id"] in e.payload]
     assert sorted(e.type for e in undo_events) == ["ChangeRecorded", "ConflictReopened", *["Reinstated"] * 6]
-    with pytest.raises(InvalidInput, match="already undone"):
+    with pytest.raises(InvalidInput, match="already undone") as again:
         ledger.undo(change, authorization=AUTH_USER)
+    # named by the log positions the Health page lists changes by, not by ids alone
+    positions = {c["change_id"]: c["position"] for c in report["changes"]}
+    assert f"change @{positions[change]} (" in again.value.message
+    assert f"by change @{positions[undone['change_id']]} (" in again.value.message
     with pytest.raises(InvalidInput, match="is an undo"):
         ledger.undo(undone["change_id"], authorization=AUTH_USER)
     with pytest.raises(NotFound):

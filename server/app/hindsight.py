@@ -48,6 +48,8 @@ from fact_ledger.server.app.set_verdicts import ARBITRATION_PREFIX
 from fact_ledger.server.app.storage import BackedUp, Storage, storage_call
 from fact_ledger.server.app.workspaces import Workspaces
 
+UNDO_PREFIX = "undo of change "  # a reinstatement's or a reopened set's reason: what an undo undid
+
 MAX_CLUSTERS = 200
 FIND_SAMPLES = 1000
 TREND_KEYS = ("cluster_count", "open_members", "needs_person", "hot", "superseded_ratio", "stale_ratio", "pass_ms")
@@ -235,7 +237,7 @@ class Hindsight(Service):
 
         def decide() -> tuple[Decision, str, str]:
             record, conflict, reinstated = self._undo_plan(change_id)
-            reason = f"undo of change {change_id}"
+            reason = f"{UNDO_PREFIX}{change_id}"
             decision: Decision = [
                 (stream, Reinstated(memory=stream, reason=reason, change=undo_id, authorization=authorization))
                 for stream in reinstated
@@ -283,13 +285,14 @@ class Hindsight(Service):
         if record is None:
             raise NotFound(f"no change {change_id}", field="change_id")
         self._check_workspace(record.workspace, field="change_id")
+        name = self._change_name(change_id)  # its log position too: the Health page lists changes by it
         if record.kind == "undo":
-            raise InvalidInput(f"change {change_id} is an undo; apply the suggestion again instead", field="change_id")
+            raise InvalidInput(f"{name} is an undo; apply the suggestion again instead", field="change_id")
         if record.undone_by:
-            raise InvalidInput(f"change {change_id} was already undone by {record.undone_by}", field="change_id")
+            raise InvalidInput(f"{name} was already undone by {self._change_name(record.undone_by)}", field="change_id")
         winner = mem.by_stream(self.conn, record.winner) if record.winner else None
         conflict = conflicts_model.by_stream(self.conn, record.conflict)
-        self._check_set_unmoved(change_id, winner, conflict)
+        self._check_set_unmoved(name, winner, conflict)
         reinstated: list[str] = []
         for stream in record.superseded:
             row = mem.by_stream(self.conn, stream)
@@ -297,14 +300,18 @@ class Hindsight(Service):
                 continue
             if row.status != "superseded" or winner is None or row.superseded_by != winner.memory_id:
                 raise InvalidInput(
-                    f"memory {row.memory_id} changed since change {change_id} (now {row.status}); "
-                    "undo would overwrite that",
+                    f"memory {row.memory_id} changed since {name} (now {row.status}); undo would overwrite that",
                     field="change_id",
                 )
             reinstated.append(stream)
         return record, conflict, reinstated
 
-    def _check_set_unmoved(self, change_id: str, winner: Any, conflict: Any) -> None:
+    def _change_name(self, change_id: str) -> str:
+        """A change as a person finds it: its log position (the Health page's list), then its id."""
+        record = changes_model.by_id(self.conn, change_id)
+        return f"change @{record.position} ({change_id})" if record is not None else f"change {change_id}"
+
+    def _check_set_unmoved(self, name: str, winner: Any, conflict: Any) -> None:
         """An undo re-opens the change's set with its winner in it: refused when the winner is no
         longer current (the set would re-open led by a retired memory), no longer states the
         value it won with (updated since: the set would hold its old value, and a later
@@ -312,7 +319,7 @@ class Hindsight(Service):
         set on the same fact has opened since (two open sets for one fact, overlapping for good)."""
         if winner is not None and winner.status != "active":
             raise InvalidInput(
-                f"memory {winner.memory_id}, the winner of change {change_id}, is {winner.status} since; "
+                f"memory {winner.memory_id}, the winner of {name}, is {winner.status} since; "
                 "undo would re-open the set led by it",
                 field="change_id",
             )
@@ -328,7 +335,7 @@ class Hindsight(Service):
             }
             if won_with is not None and won_with[0] not in held:
                 raise InvalidInput(
-                    f"memory {winner.memory_id}, the winner of change {change_id}, no longer states the value it won "
+                    f"memory {winner.memory_id}, the winner of {name}, no longer states the value it won "
                     "with; undo would re-open the set with a value it does not hold",
                     field="change_id",
                 )
@@ -336,7 +343,7 @@ class Hindsight(Service):
         other = conflicts_model.unresolved_for_key(self.conn, conflict.key, scope)
         if other is not None and other.conflict_id != conflict.conflict_id:
             raise InvalidInput(
-                f"claim set {other.conflict_id} opened on this fact since change {change_id}; settle it first "
+                f"claim set {other.conflict_id} opened on this fact since {name}; settle it first "
                 "(an undo would leave two open sets for one fact)",
                 field="change_id",
             )

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from fact_ledger.ledger.decide import ENDED, LEFT_BY_RETRACTION, REINSTATED, RETRACTED, RETRACTED_BY_WORDS
 from fact_ledger.ledger.govern import KEPT_ALL
 from fact_ledger.ledger.settlement import CHANGE_REASON, POLICY_REASON
+from fact_ledger.server.app.hindsight import UNDO_PREFIX
 
 LANGUAGES = ("en", "zh")
 
@@ -400,6 +401,7 @@ VALUES: dict[str, tuple[str, str]] = {
     "rules": ("the rules", "规则"),
     "resolve_conflict": ("chosen by a person (resolve)", "由人选定（解决）"),
     "manual": ("chosen by a person", "由人选定"),
+    "user": ("the user's decision", "用户的决定"),  # a promotion's rule (ledger.promotion.USER_RULE)
     "arbitrate": ("arbitration applied", "已应用仲裁"),
     "supersede": ("the other value was superseded", "另一个值已被取代"),
     "retire": ("the other value was retired", "另一个值已被停用"),
@@ -557,7 +559,10 @@ def reason_translator(lang: str) -> Callable[[object], str]:
         resolved = _RESOLVED.fullmatch(text)  # "conflict 33 resolved" (ledger.govern.resolved_reason)
         if resolved is not None:
             return ("conflict {n} resolved", "冲突 {n} 已解决")[index].format(n=resolved[1])
-        return tn("reason", text)
+        if text.startswith(UNDO_PREFIX):  # "undo of change 01a2…": the Health page lists changes by position
+            return ("a change undone (Health)", "撤销了一项更改（健康页）")[index]
+        said = tn("reason", text)
+        return tv(text) if said == text else said  # a code ("resolve_conflict", "manual") is a value word too
 
     return tr
 

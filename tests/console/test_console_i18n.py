@@ -121,6 +121,12 @@ def test_reason_translator_knows_every_fixed_reason_and_leaves_a_persons_words()
         assert tr(reason) != reason and not re.search(r"[a-z]{4,}", tr(reason)), reason
     assert tr(CHANGE_REASON + "event_time") == "依策略 settle_changes 了结：事件时间"
     assert tr("the vendor changed its API") == "the vendor changed its API"
+    # codes the ledger records as reasons: a resolution's, a supersession's rule, an undo's
+    assert [tr(r) for r in ("resolve_conflict", "manual", "undo of change 01a2407b-13c1")] == [
+        "由人选定（解决）",
+        "由人选定",
+        "撤销了一项更改（健康页）",
+    ]
     assert reason_translator("en")(ENDED) == ENDED
 
 
