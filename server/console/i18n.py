@@ -272,8 +272,12 @@ STRINGS: dict[str, tuple[str, str]] = {
     "refused": ("Refused", "被拒绝"),
     "erased_title": ("Memory #{id} erased", "记忆 #{id} 已永久删除"),
     "erased_rows": (
-        "{rows} rows of the log were cleared; the Erased event is at position {position} (head {hash}).",
-        "日志中有 {rows} 行被清除；删除事件位于位置 {position}（链头 {hash}）。",
+        "{n} rows of the log were cleared; the Erased event is at position {position} (head {hash}).",
+        "日志中有 {n} 行被清除；删除事件位于位置 {position}（链头 {hash}）。",
+    ),
+    "erased_rows_one": (
+        "1 row of the log was cleared; the Erased event is at position {position} (head {hash}).",
+        "日志中有 1 行被清除；删除事件位于位置 {position}（链头 {hash}）。",
     ),
     "receipt_note": (
         "Keep this receipt: ledger verify --receipt FILE proves against the log, on this machine or "
@@ -310,20 +314,20 @@ STRINGS: dict[str, tuple[str, str]] = {
     "will_be_superseded": ("Will be superseded", "将被取代"),
     "the_memory": ("Memory", "记忆"),
     "guarded_warning": (
-        "#{id} is a fact a person confirmed (user_confirmed, locked): this supersedes it.",
-        "#{id} 是经人确认并锁定的事实：此操作将取代它。",
+        "#{id} is a fact a person confirmed or locked: this supersedes it.",
+        "#{id} 是经人确认或锁定的事实：此操作将取代它。",
     ),
     "guarded_intent": (
-        "I mean to supersede what a person confirmed and locked.",
-        "我确认要取代经人确认并锁定的事实。",
+        "I mean to supersede what a person confirmed or locked.",
+        "我确认要取代经人确认或锁定的事实。",
     ),
     "changed_since_shown": (
         "Nothing was recorded: what this action touches changed since the page was shown. Check it again.",
         "未记录任何内容：自页面显示以来，此操作涉及的内容已有变化。请再次核对。",
     ),
     "guarded_needed": (
-        "Nothing was recorded: tick the box to supersede a confirmed, locked memory.",
-        "未记录任何内容：如要取代已确认并锁定的记忆，请勾选确认框。",
+        "Nothing was recorded: tick the box to supersede a memory a person confirmed or locked.",
+        "未记录任何内容：如要取代经人确认或锁定的记忆，请勾选确认框。",
     ),
     "standing_leader": ("leads conflict #{c}", "在冲突 #{c} 中领先"),
     "standing_challenger": ("challenges #{leader} in conflict #{c}", "在冲突 #{c} 中挑战 #{leader}"),

@@ -182,3 +182,13 @@ def test_recorded_is_said_once_to_the_one_who_acted_not_by_the_url(console: Cons
     assert 'id="done"' not in again
     _, forged, _ = _request(console, "GET", "/memory/1?done=resolve")
     assert 'id="done"' not in forged
+
+
+def test_the_supersede_warning_calls_an_unlocked_confirmed_fact_no_locked_one(console: Console) -> None:
+    """It read "a fact a person confirmed (user_confirmed, locked)" of a memory unlocked since."""
+    unlocked = _memory(console, "The fire drill is on Thursday")  # the CLI: user_confirmed, locked
+    ledger_cli("unlock", str(unlocked), "--db", console.db, check=True)
+    winner = _memory(console, "The fire drill moved to Friday")
+    form = {"memory_id": str(unlocked), "winner_id": str(winner), "csrf": console.csrf()}
+    status, page, _ = _request(console, "POST", "/act/supersede", body=form)
+    assert status == 200 and "confirmed or locked" in page and "locked)" not in page

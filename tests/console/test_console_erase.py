@@ -32,6 +32,7 @@ def test_erase_asks_first_then_the_memory_reads_erased(console: Console) -> None
     status, done, _ = _request(console, "POST", "/act/erase", body={**form, "confirmed": "yes"})
     assert status == 200 and f"Memory #{memory_id} erased" in done and MARKER not in done
     assert console.events() == before + 1  # the Erased event
+    assert "1 row of the log was cleared" in done and "1 rows" not in done  # one event row: its one row
     # the receipt, as the CLI gives it: shown, and offered as a file that verify proves
     receipt = json.loads(html.unescape(re.search(r'<pre id="receipt">(.*?)</pre>', done, re.S).group(1)))
     assert receipt["kind"] == "fact-ledger erasure receipt" and receipt["erasures"][0]["memory_id"] == memory_id
