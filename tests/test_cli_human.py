@@ -199,7 +199,7 @@ def test_a_chinese_claim_reads_its_relation_in_chinese(db_path: Path) -> None:
     """ "预发环境端口 is: '9090'": the bare relation of a Chinese claim printed in English."""
     cli(db_path, "remember", "预发环境端口是8080", "--source-type", "agent_generated")
     out = cli(db_path, "remember", "预发环境端口是9090", "--source-type", "agent_generated").stdout
-    assert "预发环境端口 是: '9090'" in out and " is:" not in out
+    assert "预发环境端口 是: #2 says '9090'" in out and " is:" not in out
     listed = cli(db_path, "conflicts").stdout
     assert "预发环境端口 是:" in listed
 
@@ -395,3 +395,20 @@ def test_apply_of_a_set_a_person_decides_says_why_in_the_command_lines_words(db_
     assert refused.exit_code != 0
     assert "#1 states other facts too" in refused.stderr and "no rule decides" not in refused.stderr
     assert "ledger resolve 3 --winner ID, or --keep-all" in refused.stderr and "resolve_conflict" not in refused.stderr
+
+
+def test_a_conflict_line_says_whose_value_it_shows(db_path: Path) -> None:
+    """'budget is: '65000 eur' → #1 leads' put the newcomer's value beside another leader."""
+    cli(db_path, "remember", "The budget is 50000 EUR", "--subject", "budget")
+    out = cli(
+        db_path,
+        "remember",
+        "The budget is 65000 EUR",
+        "--subject",
+        "budget",
+        "--source-type",
+        "agent_generated",
+        "--event-time",
+        "2025-01-01T00:00:00Z",
+    ).output
+    assert "#2 says '65000 eur' → #1 leads" in out

@@ -25,9 +25,12 @@ def outcome_lines(r: dict[str, Any]) -> None:
             if verdict["winner_id"] is None or verdict["manual_review"]
             else f"#{verdict['winner_id']} leads by {verdict.get('rule')}"
         )
+        # the value is this write's own (a promoted note's: its long-term memory's); beside another
+        # leader it read as the leader's
+        writer = r.get("promoted_to") or r.get("memory_id")
         out_console.print(
             f"  [yellow]conflict {c['conflict_id']}[/yellow] ({c['member_count']} members): "
-            f"{claim['subject']} {relation_word(claim)}: '{claim['value']}' → {outcome}",
+            f"{claim['subject']} {relation_word(claim)}: #{writer} says '{claim['value']}' → {outcome}",
             highlight=False,
         )
     unlisted = r.get("conflicts_total", 0) - len(r.get("conflicts", ()))

@@ -43,3 +43,15 @@ def test_every_member_of_a_large_set_is_shown_and_choosable(console: Console) ->
     row = listing.split(f'data-id="{conflict_id}"', 1)[1].split("</tr>", 1)[0]
     listed = re.findall(r'href="/memory/(\d+)"', row)
     assert str(leader) in listed and f"and {MEMBERS - len(listed)} more" in row
+
+
+def test_the_count_stands_beside_the_tab_it_counts(console: Console) -> None:
+    """With "open" chosen the count sat after "all": "open judged resolved all(3)"."""
+    for state in ("open", "resolved"):
+        page = console.get(f"/conflicts?state={state}")
+        tab = page.split(f'id="state-{state}"', 1)[1].split("</a>", 1)[0]
+        assert re.search(r'<span class="count">\(\d+\)</span>$', tab), tab
+        assert (
+            '<span class="count">'
+            not in page.split(f'id="state-{state}"', 1)[1].split("</nav>", 1)[0].split("</a>", 1)[1]
+        )
