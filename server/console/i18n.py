@@ -129,6 +129,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     "projection_lag": ("Projections", "投影"),
     "lag": ("lag", "滞后"),
     "pending_backup": ("Pending JSONL backup", "待重放的 JSONL 备份"),
+    "pending_results": (
+        "Written on this machine, waiting in the JSONL backup for the log",
+        "本机已写入、在 JSONL 备份中等待写入日志",
+    ),
+    "pending_no_id": ("pending: no id until it replays", "待重放：重放前没有编号"),
     # as status counts them: writes, each of one or more events
     "pending_writes": ("{n} writes ({e} events)", "{n} 次写入（{e} 个事件）"),
     "pending_writes_one": ("1 write ({e} events)", "1 次写入（{e} 个事件）"),

@@ -85,12 +85,14 @@ async def memories(request: Request) -> Response:
         )
     except LedgerError as exc:
         return error_page(request, exc)
-    # This machine's pending backed-up writes have no id to link to yet: the status page counts them.
+    # This machine's backed-up writes the log does not hold yet answer first, as they do an agent's
+    # find; they have no id to link to yet, so they are listed apart (page one)
     listed = [r for r in found["results"] if not r.get("pending")]
     rows, more = window(listed, page, found["has_more"])
     return render(
         request,
         "memories.html",
+        pending=[r for r in found["results"] if r.get("pending")] if page == 1 else [],
         rows=rows,
         page=page,
         more=more,

@@ -127,6 +127,11 @@ def test_a_team_log_out_of_reach_is_served_with_a_banner_naming_the_reason(pg_cl
                     status, page = _get(url, path, lang)
                     assert status == 200 and words in _banner(page), (lang, path)
                     assert "<code>log_unreachable</code>" in _banner(page)
+            # the write kept in the backup answers a search first, as an agent's find lists it
+            for lang, heading in (("en", "waiting in the JSONL backup"), ("zh", "在 JSONL 备份中等待")):
+                _, page = _get(url, "/memories?q=metrics", lang)
+                pending = page.split('id="pending-results"', 1)[1].split("</section>", 1)[0]
+                assert heading in pending and "The metrics port is 9200" in pending, (lang, pending)
             _, page = _get(url, "/", "zh")
             assert "数据库当前无法使用" in _banner(page) and "The database cannot be used" not in page
             assert "1 次写入（" in page  # counted as status counts it: writes, not their events
