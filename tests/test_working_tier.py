@@ -375,6 +375,8 @@ def test_time_travel_says_what_a_conversation_has_no_past_for(app: LedgerApp) ->
     assert refused.value.field == "session_only"
     with pytest.raises(NotFound, match="is a working note"):
         app.read(note, as_of_recorded=point)
+    with pytest.raises(NotFound, match="is a working note"):  # it said "no memory N"
+        app.timeline(memory_id=note)
 
 
 def test_a_long_term_act_on_a_working_note_says_what_it_is(app: LedgerApp) -> None:

@@ -374,6 +374,12 @@ class History:
             if memory_id is not None:
                 states = asof.chain_at(conn, memory_id, point.position, wanted)
                 if not states:
+                    if conv.working_by_id(self.storage.conn, memory_id) is not None:  # as read as of a point says
+                        raise NotFound(
+                            f"memory {memory_id} is a working note: it has no validity intervals (read it, or "
+                            "its history)",
+                            field="memory_id",
+                        )
                     raise NotFound(f"no memory {memory_id}", field="memory_id")
                 # another workspace's memory is refused, as read and history refuse it (an empty
                 # answer told that the id exists)
