@@ -95,6 +95,12 @@ def resolver(conn: apsw.Connection) -> Callable[[str], str]:
     return lambda name: _resolve(aliases, name)
 
 
+def resolver_without(conn: apsw.Connection, alias: str) -> Callable[[str], str]:
+    """:func:`resolver` as it will be once ``alias`` is no longer accepted (a rejection deciding)."""
+    aliases = {a: c for a, c in _accepted(conn).items() if a != alias}
+    return lambda name: _resolve(aliases, name)
+
+
 def scope(conn: apsw.Connection, name: str) -> tuple[str, ...]:
     """Every recorded name that means the same workspace as ``name`` (canonical first)."""
     aliases = _accepted(conn)

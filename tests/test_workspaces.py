@@ -159,6 +159,29 @@ def test_an_accepted_alias_joins_two_names(app_for: AppFor) -> None:
     assert canonical.workspaces()["suggestions"] == []  # rejected: not suggested again
 
 
+def test_a_rejected_alias_parts_the_claim_sets_its_workspaces_met_in(app_for: AppFor) -> None:
+    """Members that met another workspace's set through the alias stayed in it after the
+    rejection and joined their own workspace's next set as well: two open sets for one fact,
+    mixing workspaces, with two contradictory health suggestions."""
+    app = app_for()
+    say = lambda text, workspace: app.remember(text, workspace=workspace)  # noqa: E731
+    say("The deploy region is r1", "x"), say("The deploy region is r2", "x")
+    r3 = say("The deploy region is r3", "y")["memory_id"]
+    app.accept_alias("x", "y", authorization=AUTH_USER)
+    r4 = say("The deploy region is r4", "x")["memory_id"]  # stored in y, it joins x's set with r3
+    app.reject_alias("x", "y", authorization=AUTH_USER)
+    say("The deploy region is r5", "y")
+    open_sets = app.conflicts()["conflicts"]
+    held = [m for c in open_sets for m in c["members"]]
+    assert len(held) == len(set(held)), open_sets  # no memory in two open sets
+    for c in open_sets:
+        assert len({app.read(m)["memory"]["workspace"] for m in c["members"]}) == 1, c
+    assert {r3, r4} <= set(held)
+    assert app.read(r3)["memory"]["conflict_ids"] == [next(c["conflict_id"] for c in open_sets if r3 in c["members"])]
+    app.rebuild()
+    assert app.conflicts()["conflicts"] == open_sets
+
+
 def test_alias_rules(app_for: AppFor) -> None:
     app = app_for("w")
     with pytest.raises(InvalidInput):

@@ -13,9 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from fact_ledger.ledger import clock
+from fact_ledger.ledger.decide import settle
 from fact_ledger.ledger.errors import ForbiddenWorkspace, InvalidInput, Unauthorized
+from fact_ledger.ledger.facts import Decision
 from fact_ledger.ledger.log.events import WorkspaceAliasSet
+from fact_ledger.projections import memories as mem
 from fact_ledger.projections import workspaces as ws
+from fact_ledger.projections.conflicts import queries as conflicts_model
+from fact_ledger.projections.conflicts.queries import conflict_facts
 from fact_ledger.server.app.storage import BackedUp, Storage
 from fact_ledger.server.config import Settings
 
@@ -87,7 +92,7 @@ class Workspaces:
         if not alias.strip() or not canonical.strip() or alias.strip() == canonical.strip():
             raise InvalidInput("alias and canonical must be two different non-empty names", field="alias")
 
-        def decide() -> tuple[list[tuple[str, WorkspaceAliasSet]], str, str]:
+        def decide() -> tuple[Decision, str, str]:
             nonlocal alias
             # The names as recorded: a suggestion's "Aurora " (or a person's "Aurora" for it)
             # must alias the name its memories carry, or accepting it changes nothing.
@@ -102,7 +107,8 @@ class Workspaces:
             # Strict: a user may pull a name into their own workspace, never push one elsewhere.
             self.check_workspace(target, field="canonical")
             event = WorkspaceAliasSet(alias=alias, canonical=target, accepted=accepted, authorization=authorization)
-            return [(f"workspace-alias:{alias}", event)], clock.now(), target
+            parted = [] if accepted else self._part(alias, target)
+            return [(f"workspace-alias:{alias}", event), *parted], clock.now(), target
 
         outcome = self.storage.commit(decide)
         if isinstance(outcome, BackedUp):
@@ -115,6 +121,23 @@ class Workspaces:
             "accepted": accepted,
             "position": stored[0].position,
         }
+
+    def _part(self, alias: str, canonical: str) -> Decision:
+        """A rejected alias: each member of an unresolved claim set that met the set's workspace
+        only through the alias leaves it (a set left with one value is settled ``dissolved``),
+        as a rejected entity alias parts its keys. Left in, it stayed in the other workspace's set
+        and joined its own workspace's next set too: two open sets for one fact."""
+        conn = self.storage.conn
+        home = ws.resolver_without(conn, alias)
+        reason = f"workspace alias rejected: {alias} is not {canonical}"
+        decision: Decision = []
+        for row in conflicts_model.unresolved(conn):
+            conflict = conflict_facts(conn, row)
+            for stream in list(conflict.values):
+                memory = mem.by_stream(conn, stream)
+                if memory is not None and home(memory.workspace) != home(row.workspace):
+                    decision += settle(stream, [conflict], resolution="dissolved", reason=reason)
+        return decision
 
     def workspaces(self) -> dict[str, Any]:
         """Workspaces, accepted aliases and undecided suggestions (strict: only the caller's)."""
