@@ -426,6 +426,7 @@ VALUES: dict[str, tuple[str, str]] = {
     "env": ("env", "环境变量"),
     "file": ("file", "配置文件"),
     "flag": ("flag", "命令行参数"),
+    "process": ("this process", "本进程"),  # a value the console sets itself (client: console)
     "true": ("yes", "是"),
     "false": ("no", "否"),
     "none": ("none", "无"),

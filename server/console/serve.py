@@ -61,7 +61,7 @@ def start_lines(ledger_app: LedgerApp) -> list[str]:
 
 def run_console(overrides: dict[str, Any], *, port: int, open_browser: bool) -> None:
     settings = replace(load_settings(overrides), client=CLIENT)
-    sources = {**settings_sources(overrides), "client": "console"}
+    sources = {**settings_sources(overrides), "client": "process"}  # set here, whatever the config says
     ledger_app = open_ledger(settings)
     try:
         sock = bind(port)

@@ -182,6 +182,8 @@ def test_the_settings_page_says_where_embedding_values_came_from_and_lists_read_
             assert row("embedding.notice_similarity") == f"embedding.notice_similarity0.9{file}", lang
             assert row("embedding.duplicate_similarity").endswith(("default", "默认")), lang
             assert row("secrets_allowed_workspaces") == f"secrets_allowed_workspacesvault, ops{from_env}", lang
+            # the console names itself the client: a source of its own, in words ("console" was none)
+            assert row("client") == "clientconsole" + ("this process" if lang == "en" else "本进程"), lang
             assert "(&#39;vault&#39;" not in page and "('vault'" not in page
     finally:
         proc.send_signal(signal.SIGINT)
