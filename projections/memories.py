@@ -226,15 +226,17 @@ def exact_duplicate(conn: apsw.Connection, key: DuplicateKey) -> CurrentMemory |
     )
 
 
-def latest_change(conn: apsw.Connection, memory_id: int) -> tuple[int, str] | None:
-    """The memory's newest version and the event time of the event that made it (the version's
-    own, which an update without a new event time does not give the memory)."""
-    row = conn.execute(
-        "SELECT v.version, e.event_time FROM memory_versions v JOIN events e ON e.position = v.position "
-        "WHERE v.memory_id=? ORDER BY v.version DESC LIMIT 1",
-        (memory_id,),
-    ).fetchone()
-    return None if row is None else (int(row[0]), str(row[1]))
+def changes_after(conn: apsw.Connection, memory_id: int, position: int) -> list[tuple[int, int, str]]:
+    """``(version, position, event_id)`` of each version of the memory made past log ``position``
+    (oldest first): what a writer that read the log up to there did not see."""
+    return [
+        (int(v), int(p), str(e))
+        for v, p, e in conn.execute(
+            "SELECT v.version, v.position, e.event_id FROM memory_versions v JOIN events e ON e.position = v.position "
+            "WHERE v.memory_id=? AND v.position > ? ORDER BY v.version",
+            (memory_id, position),
+        )
+    ]
 
 
 def supersedes(conn: apsw.Connection, memory_id: int) -> list[int]:

@@ -9,6 +9,7 @@ A write replayed from the backup (:mod:`server.app.backup`) is decided again whi
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -103,9 +104,14 @@ class BackupState:
             if credentials.scan({"request": [args, kwargs]}):  # kept as given (an allowed workspace)
                 return None
         try:
-            return msgspec.json.decode(msgspec.json.encode({"op": name, "args": list(args), "kwargs": kwargs}))
+            recorded = msgspec.json.decode(msgspec.json.encode({"op": name, "args": list(args), "kwargs": kwargs}))
         except (TypeError, msgspec.EncodeError):
             return None
+        if name == "update":  # the log position its decision read up to: a replay tells another
+            # writer's later change of the memory from this machine's own (writes.py ``_not_overtaken``)
+            with contextlib.suppress(*STORAGE_ERRORS):
+                recorded["seen"] = self.store.last_position()
+        return dict(recorded)
 
     # -- one state: reachability, degraded mode and the pending backup -------------------------
     def health(self) -> dict[str, Any]:

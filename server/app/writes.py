@@ -362,20 +362,24 @@ class Writes(Service):
         return answer
 
     def _not_overtaken(self, memory_id: int) -> None:
-        """A backed-up update replayed after a newer change of its memory landed (another machine's,
-        or a call of this one that reached the log first) is refused: applied, the older change
-        became the current version over the newer one. Online, an update is the newest change."""
+        """A backed-up update replayed after another writer changed its memory since this machine
+        decided it (a version past the log position it had read, not one of this machine's own
+        replayed writes) is refused, as a stale ``expected_version`` is: applied, the older
+        change became the current version over the newer one. Online, an update reads the
+        memory as it is."""
         pin = self.storage.replaying
-        if pin is None:
-            return
-        latest = mem.latest_change(self.conn, memory_id)
-        made = pin.head.event_time
-        if latest is not None and clock.to_datetime(latest[1]) > clock.to_datetime(made):
+        seen = (pin.command.request or {}).get("seen") if pin is not None else None
+        if pin is None or not isinstance(seen, int):
+            return  # a line written before the backup recorded what it had read
+        own = {command.head for _, _, command in self.storage.backup_log.commands()}  # this machine's replays
+        later = [(v, p) for v, p, event_id in mem.changes_after(self.conn, memory_id, seen) if event_id not in own]
+        if later:
+            version, position = later[-1]
             raise VersionConflict(
-                f"#{memory_id} changed after this update was made (version {latest[0]}, {latest[1]}; "
-                f"the update {made}): the newer version stays current",
+                f"#{memory_id} changed after this update was made offline (version {version}, log position "
+                f"{position}, by another writer): the newer version stays current",
                 memory_id=memory_id,
-                current_version=latest[0],
+                current_version=version,
             )
 
     def _update_reply(self, stored: list[StoredEvent], memory_id: int, masked: dict[str, Any]) -> dict[str, Any]:
