@@ -126,8 +126,6 @@ def preview(app: LedgerApp, name: str, target: int, values: dict[str, Any]) -> P
         raise InvalidInput(
             f"#{target} was already promoted: it is long-term memory #{memory.get('promoted_to')}", field="memory_id"
         )
-    if name not in ("promote", "erase") and status != "active":  # as the facade refuses it after "Yes"
-        raise InvalidInput(f"memory {target} is {status}, no longer current", field="memory_id")
     if name == "supersede":
         if values["winner_id"] == target:
             raise InvalidInput("a memory cannot supersede itself: name another memory as the winner", field="winner_id")
@@ -140,11 +138,22 @@ def preview(app: LedgerApp, name: str, target: int, values: dict[str, Any]) -> P
             raise InvalidInput(
                 f"memory {values['winner_id']} is {winner.get('status')}, no longer current", field="winner_id"
             )
+        _check_current(name, memory)
         return {
             "items": [("will_win", winner), ("will_be_superseded", memory)],
             "guarded": [target] if person_confirmed(memory) else [],
         }
+    _check_current(name, memory)
     return {"items": [("the_memory", memory)], "guarded": []}
+
+
+def _check_current(name: str, memory: dict[str, Any]) -> None:
+    """A memory no longer current (retired, superseded since the page was shown) is refused
+    before the confirmation page, as the facade refuses it after "Yes"; erase and promote take
+    their own (an erased or promoted one is refused above)."""
+    status = memory.get("status")
+    if name not in ("promote", "erase") and status != "active":
+        raise InvalidInput(f"memory {memory['memory_id']} is {status}, no longer current", field="memory_id")
 
 
 def shown_token(shown: Preview) -> str:

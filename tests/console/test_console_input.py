@@ -4,12 +4,15 @@ answers with it, and a bad value is a clear error page that writes nothing — n
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 from urllib.parse import quote
 
 import pytest
 
 from fact_ledger.server.console.views import as_true_at
+from tests.conftest import ledger_cli
 from tests.console.conftest import Console
 from tests.console.test_console_guard import _request
 
@@ -21,6 +24,12 @@ ARABIC = quote("٣")  # str.isdigit says yes, int() reads 3
 def _get(console: Console, path: str) -> tuple[int, str]:
     status, text, _ = _request(console, "GET", path)
     return status, text
+
+
+def _remember(console: Console, text: str) -> dict[str, Any]:
+    """A write by an agent (so a disagreement stays open for a person), as the CLI answers it."""
+    args = ("remember", text, "--source-type", "agent_generated", "--db", console.db, "--json")
+    return dict(json.loads(ledger_cli(*args, check=True).stdout))
 
 
 def _intervals(page: str) -> list[str]:
@@ -161,7 +170,10 @@ def test_a_point_on_the_conflict_page_is_checked_and_a_position_past_the_log_is_
 
 
 def test_a_stale_pin_is_refused_before_the_confirmation_page(console: Console) -> None:
-    cid, winner = console.ids["alice_conflict"], console.ids["paris"]
+    # a set of its own that stays open (the seed's are judged and resolved by other tests)
+    first = _remember(console, "The pin test service listens on port 7001")
+    answer = _remember(console, "The pin test service listens on port 7002")
+    cid, winner = answer["conflicts"][0]["conflict_id"], first["memory_id"]
     form = {"conflict_id": str(cid), "winner_id": str(winner), f"pin_{winner}": "9", "csrf": console.csrf()}
     status, page, _ = _request(console, "POST", "/act/judge", body=form)
     assert status == 409 and "the judgment pinned 9" in page and "confirm-yes" not in page
