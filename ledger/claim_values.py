@@ -16,6 +16,7 @@ from fact_ledger.ledger.claim_words import (
     NAMED,
     NOT_A_VALUE_START,
     PARTICIPLES,
+    SUFFIXED_VALUES,
     TOKEN_PUNCT,
     TRAILING_TIME,
     VAGUE_START,
@@ -59,7 +60,10 @@ def is_value(kind: str, display: str, relation: str, cased: str, left: str = "")
         if relation in ("is", "colon") and len(words) > 1 and _vague(words):
             return False  # "almost here", "definitely on my to-do list", "both inspiring": a remark
         descriptive = first in DESCRIPTIVE or (
-            len(words) == 1 and bool(DESCRIPTIVE_SUFFIX.search(first)) and not re.search(r"[\d/._@-]", first)
+            len(words) == 1
+            and bool(DESCRIPTIVE_SUFFIX.search(first))
+            and first not in SUFFIXED_VALUES
+            and not re.search(r"[\d/._@-]", first)
         )
         passive = relation == "is" and (re.fullmatch(r"[a-z]{3,}(?:ed|ing)", first) is not None or first in PARTICIPLES)
         # "Bob is tall", "Bob is vegetarian": one lowercase word about a named someone is one of

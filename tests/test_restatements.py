@@ -169,6 +169,8 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("The launch date is March 3", "We pushed the launch to March 10"),
         ("The launch date is March 3", "Launch is now March 10"),
         ("The billing service owner is Alice", "Ownership of the billing service moved to Bob"),
+        # a value that ends like a description ("red" as "shared"): "green" was a value, "red" none
+        ("Frank's car is green", "Frank's car is red"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
