@@ -140,6 +140,7 @@ def test_a_set_settled_by_an_erasure_says_erased_and_favours_no_erased_member(tm
         verdict = app.conflict_detail(pair)["conflict"]["current_verdict"]
         assert (verdict["decided_by"], verdict["winner_id"]) == ("erase", kept["memory_id"])
         assert "rules_favour" not in verdict and not any("favour" in r for r in verdict["reasons"])
+        assert verdict["ranking"] == [kept["memory_id"]]  # the erased member is ranked no more
         retired = app.remember("Dan's phone is 555-0102", subject="Dan", source_type="agent_generated")
         left = app.remember("Dan's phone is 555-0198", subject="Dan", event_time="2020-01-01T00:00:00Z")
         app.retire(left["memory_id"], reason="wrong number", authorization=AUTH_USER)

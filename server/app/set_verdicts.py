@@ -85,10 +85,10 @@ def _resolved(conn: Any, row: ConflictRow, review_agent_conflicts: bool, ranking
     sides = conflicts_model.ranked_members(conn, row.conflict_id, -1 if ranking else 2)
     if winner is not None and not ranking and winner not in (s.memory_id for s in sides):
         sides = conflicts_model.ranked_members(conn, row.conflict_id)  # won against the rules
+    if decided_by in ("retire", "erase"):  # the other member left: no rules' comparison with a value nobody holds
+        sides = [s for s in sides if s.memory_id == winner]
     won = next((s for s in sides if s.memory_id == winner), None)
-    # the rules against a member that left by retirement or erasure favour a value nobody holds
-    others = [] if decided_by in ("retire", "erase") else [s for s in sides if s.memory_id != winner]
-    best = next(iter(others), None)
+    best = next((s for s in sides if s.memory_id != winner), None)
     if won is not None and best is not None:
         pair = arbitrate(
             won, best, review_agent_conflicts=review_agent_conflicts, names=(f"#{won.memory_id}", f"#{best.memory_id}")
