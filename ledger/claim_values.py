@@ -65,7 +65,10 @@ def is_value(kind: str, display: str, relation: str, cased: str, left: str = "")
             and first not in SUFFIXED_VALUES
             and not re.search(r"[\d/._@-]", first)
         )
-        passive = relation == "is" and (re.fullmatch(r"[a-z]{3,}(?:ed|ing)", first) is not None or first in PARTICIPLES)
+        passive = relation == "is" and (
+            (re.fullmatch(r"[a-z]{3,}(?:ed|ing)", first) is not None and first not in SUFFIXED_VALUES)
+            or first in PARTICIPLES
+        )
         # "Bob is tall", "Bob is vegetarian": one lowercase word about a named someone is one of
         # many things true of them, not the value of an attribute ("the default branch is main").
         trait = relation == "is" and len(words) == 1 and not re.search(r"[\d/._@]", first) and is_named(left, cased)

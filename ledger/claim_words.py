@@ -342,8 +342,9 @@ PARTICIPLES = frozenset(
 )
 NAMED = re.compile(r"[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}")  # "Bob", "Alice Chen": no article
 DESCRIPTIVE_SUFFIX = re.compile(r"(?:ed|ing|ly|ful|ous|ive|able|ible|less|ish)$")
-# values that only end like a description: "Frank's car is red" (as "… is green" is a value)
-SUFFIXED_VALUES = frozenset({"red"})
+# values that only end like a description or a participle: "Frank's car is red" (as "… is green"
+# is a value), "the field type is string" (as "… is integer")
+SUFFIXED_VALUES = frozenset({"red", "string"})
 SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])(?=\s)")
 CLAUSES = re.compile(
     r"[，]|,?\s+(?:and|but|while|whereas)\s+(?=(?:the\s+|our\s+|my\s+)?(?:[\w/.-]+\s+){1,3}(?:is|are|returns|uses)\b)"

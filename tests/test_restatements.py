@@ -171,6 +171,7 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("The billing service owner is Alice", "Ownership of the billing service moved to Bob"),
         # a value that ends like a description ("red" as "shared"): "green" was a value, "red" none
         ("Frank's car is green", "Frank's car is red"),
+        ("The id field type is integer", "The id field type is string"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
