@@ -103,26 +103,26 @@ NOT_A_CHANGE_MADE = re.compile(
 # "we rolled Postgres back to 16", "站会改回10点了"): that is a change to a value like any other
 RETURNS_TO = re.compile(r"\bback\s+to\s+\S|\brevert(?:ed)?\s+\S.*?\bto\s+\S|改回(?:到|成|为)?\s*\S", re.IGNORECASE)
 # A chat's lead-in before a statement ("FYI we moved the standup to 11am", "heads up: …")
-# When a value holds from, said before the fact ("Since Monday the API runs on port 9091", "As of
-# today, …", "Starting next week …", "From now on …"): when, not what; the event time says when
+# Since when a value holds, said before the fact ("Since Monday the API runs on port 9091", "As of
+# today, …", "From now on …"): when, not what; the event time says when. Only a time already come:
+# "Starting next week the standup will be at 11am" is a change still to come (no value yet), and
+# "After 6pm, the door code is 4321" a condition, not a time (both keep their words, so no slot)
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_WHEN = (
-    r"(?:today|tonight|tomorrow|yesterday|now|(?:this|next|last)\s+(?:week|weekend|month|quarter|year|sprint|release|"
+_SINCE_WHEN = (
+    r"(?:today|tonight|yesterday|now|(?:this|last)\s+(?:week|weekend|month|quarter|year|sprint|release|"
     r"morning|afternoon|evening|" + _DAY + r")|" + _DAY + r"|" + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?|"
-    r"\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH + r"(?:\s+\d{4})?|\d{4}-\d{2}-\d{2}|q[1-4](?:\s+\d{4})?)"
+    r"\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH + r"(?:\s+\d{4})?|\d{4}-\d{2}-\d{2})"
 )
 _TIME_LEAD = (
-    r"(?:since|as\s+of|starting(?:\s+(?:from|on))?|beginning(?:\s+(?:on|from))?|effective(?:\s+(?:from|on))?|from)\s+"
-    + _WHEN
-    + r"(?:\s+on(?:wards?)?)?|from\s+now\s+on|going\s+forward|moving\s+forward|these\s+days|nowadays"
-    # a short clause before a comma ("Since the reorg, …", "After the migration, …"): when or why
-    + r"|(?:since|after|following)\s+[^,;:.!?]{1,40}(?=,)"
+    r"(?:since|as\s+of)\s+" + _SINCE_WHEN + r"|from\s+now\s+on|going\s+forward|moving\s+forward|these\s+days|nowadays"
 )
 LEAD_IN = re.compile(
     r"^(?:(?:fyi|heads[\s-]up|btw|psa|quick\s+update|update|just\s+so\s+you\s+know|ok(?:ay)?|so|also|"
     + _TIME_LEAD
     # a correction's own preamble: "that was wrong, the standup is at 11am", "correction: …"
-    + r"|correction|actually|sorry|oops|my\s+(?:mistake|bad)|scratch\s+that|(?:that|this|it)(?:\s+was|'s|’s|\s+is)\s+"
+    + r"|correction|quick\s+correction|to\s+clarify|just\s+to\s+confirm|actually|sorry|oops|my\s+(?:mistake|bad)"
+    + r"|(?:scratch|scrap|forget|disregard|ignore)\s+that|never\s?mind|(?:no|wait)(?=,)"
+    + r"|(?:that|this|it)(?:\s+was|'s|’s|\s+is)\s+"
     r"(?:wrong|incorrect|a\s+mistake|not\s+right|outdated|obsolete))\b[\s,:;!.]+)+",
     re.IGNORECASE,
 )
@@ -150,8 +150,11 @@ STOP_CHARS = frozenset("的之该这那个本")
 # Words that say how a value is given, not what it is the value of: "the VPN portal" and "link
 # to the VPN portal", "runs version 2.3" and "version is 2.3", "当前版本" and "版本" are one slot.
 SLOT_FILLERS = frozenset(
-    "link links address url runs running current currently now time date has 当 前 现 地 址 链 接 时 间 改 会".split()
+    "link links address url runs running current currently now time has 当 前 现 地 址 链 接 时 间 改 会".split()
 )
+# Said of a date, "date" says how the value is given: "the launch date is March 3" and "the launch
+# slipped to March 10" are one slot, while "the export date format" is not "the export format"
+DATE_FILLERS = frozenset("date dates 日 期".split())
 TOKEN_PUNCT = ",.;:!?()[]{}\"'“”‘’「」《》，。：；！？、"
 
 
@@ -166,7 +169,7 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
             _EN.format(
                 r"(?:(?:now|still|currently)\s+)?(?:listens|listening|runs|running|is running|is served|serves|"
                 r"is exposed|is reachable|is available|binds|is bound|is listening)\s+(?:on|at|to)\s+port|"
-                r"(?:(?:has|have|was|were)\s+(?:been\s+)?)?moved\s+to\s+port|"
+                r"(?:(?:has|have|was|were)\s+(?:been\s+)?)?moved\s+to\s+port(?=\s*\d+\s*(?:now)?\s*[.!]?\s*$)|"
                 r"(?:(?:now|still|currently)\s+)?(?:listens|is listening)\s+on"
                 r"(?=\s*\d{2,5}\s*(?:now|instead|again|today)?\s*[.!]?\s*$)|"
                 r"(?:now\s+)?(?:uses|use|is using|are using|is now using|switched to|has switched to)\s+port"
@@ -198,14 +201,15 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
             "works at",
             frozenset({"text"}),
         ),
+        # when something starts: a time or a date only ("the cleanup script starts on boot" is none)
+        (_EN.format(r"(?:starts|begins)\s+(?:at|on)"), "is", frozenset({"when"})),
         (
             _EN.format(
-                r"(?:has been|was|is|got|been)\s+(?:changed|moved|set|updated|rescheduled|postponed|pushed|"
+                r"(?:has been|was|is|got|been)\s+(?:changed|moved|set|updated|rescheduled|postponed|delayed|pushed|"
                 r"bumped|switched|upgraded|downgraded|raised|increased|lowered|reduced|cut|renamed|"
                 r"pushed back|moved back|reverted|rolled back)\s+to|(?:has\s+)?slipped\s+to|"
                 r"(?:upgraded|downgraded)\s+to|is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
-                r"is still|will be|equals|is equal to|becomes|moved to|changed to|starts at|begins at|"
-                r"starts on|begins on|is held at|is|are"
+                r"is still|will be|equals|is equal to|becomes|moved to|changed to|is held at|is|are"
             ),
             "is",
             None,
@@ -342,9 +346,8 @@ PARTICIPLES = frozenset(
 )
 NAMED = re.compile(r"[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}")  # "Bob", "Alice Chen": no article
 DESCRIPTIVE_SUFFIX = re.compile(r"(?:ed|ing|ly|ful|ous|ive|able|ible|less|ish)$")
-# values that only end like a description or a participle: "Frank's car is red" (as "… is green"
-# is a value), "the field type is string" (as "… is integer")
-SUFFIXED_VALUES = frozenset({"red", "string"})
+# a value that only ends like a participle: "the field type is string" (as "… is integer")
+SUFFIXED_VALUES = frozenset({"string"})
 SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])(?=\s)")
 CLAUSES = re.compile(
     r"[，]|,?\s+(?:and|but|while|whereas)\s+(?=(?:the\s+|our\s+|my\s+)?(?:[\w/.-]+\s+){1,3}(?:is|are|returns|uses)\b)"

@@ -37,6 +37,7 @@ from fact_ledger.ledger.claim_words import (
     CHANGED_BY,
     CJK_SPLIT,
     CLAUSES,
+    DATE_FILLERS,
     DEGREE,
     DEMONSTRATIVES,
     DISCOURSE,
@@ -97,7 +98,7 @@ from fact_ledger.ledger.claim_words import (
     ZH_NOT_A_HOLDER,
 )
 from fact_ledger.ledger.memo import text_cache
-from fact_ledger.ledger.normalize import KIND_BOOL, KIND_TEXT, KIND_VERSION, normalize_text
+from fact_ledger.ledger.normalize import KIND_BOOL, KIND_TEXT, KIND_VERSION, KIND_WHEN, normalize_text
 from fact_ledger.ledger.normalize import normalize_value as _normalize_value
 
 MAX_CLAIMS = 20
@@ -171,6 +172,8 @@ def _make(
     if subject_text.strip():  # "her manager" under subject Alice is Alice's manager
         tokens = (tokens - _HIS_OR_HERS) or tokens
     tokens = (tokens - SLOT_FILLERS) or tokens
+    if kind == KIND_WHEN:
+        tokens = (tokens - DATE_FILLERS) or tokens
     if relation == "port" or noun == "port":
         tokens.add("port")
     if kind == KIND_VERSION or noun == "version":
