@@ -53,6 +53,7 @@ file: the store, the embedder and the policy get their values from :class:`Setti
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -60,6 +61,7 @@ import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import platformdirs
 
@@ -244,16 +246,32 @@ class Settings:
 
     @property
     def backup_path(self) -> str:
+        """The JSONL backup: ``backup``, else beside the read models given, else beside the local
+        log; a PostgreSQL log's in the user data dir under the log's address (its host, port,
+        database and user, never its password): known before the log is reached, and one file
+        per log. One file for every PostgreSQL log replayed one log's outage writes into another
+        (an update of #1 there changed an unrelated memory)."""
         if self.backup:
             return self.backup
         if self.shared_log:
-            anchor = Path(self.views).expanduser() if self.views else views_dir() / "shared"
+            anchor = Path(self.views).expanduser() if self.views else views_dir() / f"shared-{store_key(self.store)}"
             return str(anchor.with_suffix(".backup.jsonl"))
         return str(Path(self.db).with_suffix(".backup.jsonl"))
 
     @property
     def actor(self) -> str:
         return f"{self.client}:{self.agent_id}" if self.agent_id else self.client
+
+
+def store_key(store: str) -> str:
+    """A PostgreSQL log's address as a short stable key: host, port, database and user (the
+    password and options left out), hashed."""
+    parts = urlsplit(store.strip())
+    database = parts.path.lstrip("/")
+    query = dict(parse_qsl(parts.query))  # host=/run/pg&port=5433 name a socket and port in the query
+    address = [parts.hostname or "", str(parts.port or ""), database, parts.username or ""]
+    address += [query.get("host", ""), query.get("port", ""), query.get("dbname", ""), query.get("user", "")]
+    return hashlib.sha256("\x1f".join(address).encode()).hexdigest()[:16]
 
 
 _ENV = {

@@ -285,3 +285,21 @@ def test_the_cli_names_a_mistyped_config_key(tmp_path: Path) -> None:
     machine = ledger_cli("--json", "status", env=env)
     assert json.loads(machine.stdout)["error"]["did_you_mean"] == "isolation"
     assert not (tmp_path / "x.db").exists()  # nothing written
+
+
+def test_each_postgresql_log_has_a_backup_of_its_own_named_without_its_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every PostgreSQL log's default backup was one file (views/shared.backup.jsonl): a machine
+    on log Y replayed the writes it had backed up in log X's outage into Y, where "update #1"
+    changed an unrelated memory."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    at = "postgresql://ops{}@/{}?host=/run/pg&port=5433"
+    x, x_again, y = (
+        Settings(store=at.format(pw, db)) for pw, db in ((":s3cret", "team_x"), ("", "team_x"), ("", "team_y"))
+    )
+    assert x.backup_path == x_again.backup_path != y.backup_path
+    assert "s3cret" not in x.backup_path and x.backup_path.endswith(".backup.jsonl")
+    assert Settings(store=at.format("", "team_x"), backup=str(tmp_path / "b.jsonl")).backup_path == str(
+        tmp_path / "b.jsonl"
+    )
