@@ -390,6 +390,20 @@ def test_an_update_replayed_after_a_newer_one_landed_leaves_the_newer_current(te
     assert pending_agree(a) == 0
 
 
+def test_the_first_write_after_a_restart_reaches_the_log(team: Machine) -> None:
+    """An idle machine's connection died with the server: its first write after the server was
+    back went to the backup ("unreachable", no id), with a notice that the log was back."""
+    a = team("laptop-a")
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    a.remember("The build server is ci-1")
+    cluster.stop("fast")
+    cluster.resume()
+    time.sleep(1.2)  # idle past the check
+    reply = a.remember("The deploy server is cd-1")
+    assert not reply.get("backup_only") and reply["memory_id"] == 2, reply
+    assert a.status()["degraded"] is None
+
+
 # -- joining with an empty read-model file ------------------------------------------------------------
 def test_a_machine_joining_with_an_empty_read_model_file_while_another_writes(team: Machine, tmp_path: Path) -> None:
     a = team("laptop-a")

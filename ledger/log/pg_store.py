@@ -52,6 +52,7 @@ from fact_ledger.ledger.log.copy import display_url
 T = TypeVar("T")
 SCHEMA_VERSION = 2  # 2: sealed rows (seal, salt) and the erasure path
 NOTIFY_CHANNEL = "ledger_events"
+IDLE_PING_S = 1.0  # a connection idle this long is checked before use (a restarted server closed it)
 # Advisory lock keys (per database): schema creation between processes that open a fresh
 # database at the same moment, and the log's single writer.
 _SCHEMA_LOCK_KEY = 0x6C6564676572  # "ledger"
@@ -136,6 +137,7 @@ class PostgresEventStore:
         self.path = display_url(url)  # what the SQLite store calls its location, for messages
         self._connect_timeout_s = connect_timeout_s
         self._conn: psycopg.Connection[Any] | None = None
+        self._used = time.monotonic()
         self._depth = 0
         try:
             with self._unavailable_on_failure():
@@ -160,7 +162,20 @@ class PostgresEventStore:
     # -- connection --------------------------------------------------------------------------
     @property
     def conn(self) -> psycopg.Connection[Any]:
-        """The live connection, reconnecting after a failure (outside a transaction only)."""
+        """The live connection, reconnecting after a failure (outside a transaction only).
+
+        A connection idle for ``IDLE_PING_S`` is asked whether it still stands before a call
+        uses it: a server restarted meanwhile closed it, and the first call after a routine
+        restart was answered "unreachable" (its write sent to the backup) while the server was
+        back. Outside a transaction only: inside one, a lost connection is the unit's failure."""
+        now = time.monotonic()
+        idle = now - self._used > IDLE_PING_S
+        self._used = now
+        if self._conn is not None and not self._conn.closed and not self._conn.broken and idle and not self._depth:
+            try:
+                self._conn.execute("SELECT 1")
+            except psycopg.OperationalError:
+                self._conn.close()
         if self._conn is None or self._conn.closed or self._conn.broken:
             self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=self._connect_timeout_s)
         return self._conn
