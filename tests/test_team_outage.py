@@ -490,6 +490,9 @@ def test_an_erasure_clears_what_another_machine_backed_up_about_it_and_masked_wr
         cluster.resume()
     a.erase(carla, reason="Carla asked", authorization=AUTH_USER)
     settled([a, b], team.url, [first, *outage[2:]])  # type: ignore[attr-defined]
+    # the two writes about Carla are not stored, and B's next reply says so (they went without a word)
+    told = b.backup_notice() or ""
+    assert "2 backed-up write(s) named a memory erased since" in told or "2 refused" in told, told
     for app in (a, b):
         assert app.read(carla)["memory"]["status"] == "erased"
         assert not [r for r in app.find("Carla passport")["results"] if words in r["content"]]

@@ -158,6 +158,22 @@ class BackupState:
         """``{"path", "writes", "events", "bad_lines", "checked"}`` while backed-up writes await replay."""
         return self.health()["pending"]
 
+    def forget_backed_up(self, streams: list[str] | set[str]) -> int:
+        """This machine's backed-up writes that name an erased memory, dropped with its words
+        (``BackupLog.forget``); the next reply says how many, once. They went without a word:
+        an acknowledged write was gone, and nothing told the agent that made it."""
+        pending = len(self.backup_log.pending_commands())
+        if not self.backup_log.forget(streams):
+            return 0
+        dropped = pending - len(self.backup_log.pending_commands())
+        if dropped > 0:
+            said = (
+                f"{dropped} backed-up write(s) named a memory erased since and were dropped with its words: "
+                "nothing of them was stored"
+            )
+            self.replay_notice = f"{self.replay_notice}; {said}" if self.replay_notice else said
+        return dropped
+
     def backup_notice(self) -> str | None:
         """One short notice for agents: the log's chain is broken, backed-up writes were just
         replayed (once), a backup awaits replay, or the database is unreachable."""
@@ -206,5 +222,6 @@ class BackupState:
         except LedgerError as exc:
             logger.warning("replay of the backup did not finish (%s); it goes on when the log answers", exc)
             return
-        if out["replayed"]:
-            self.replay_notice = replay_summary(out)
+        if out["replayed"]:  # after what the replay's own pull dropped (writes about an erased memory)
+            summary = replay_summary(out)
+            self.replay_notice = f"{summary}; {self.replay_notice}" if self.replay_notice else summary

@@ -263,7 +263,7 @@ def forget_everywhere(storage: Any, memory_ids: list[int], streams: set[str]) ->
     old bytes; a notice when the log's own store could not be wiped (a PostgreSQL role). The
     erasure's marks go last: a process that dies before leaves them for the next open."""
     _forget_read_models(storage, memory_ids)
-    storage.backup_log.forget(streams)
+    storage.forget_backed_up(streams)
     notice = _wipe(storage)
     conn = storage.store.conn
     storage.store.write(lambda: forget.mark_finished(conn, streams))

@@ -678,7 +678,7 @@ class Storage(BackupState):
         """What this machine keeps outside the log of the memories ``streams``, gone: the backup
         lines that name them and the old bytes of ``copy``'s file (the caller's connection)."""
         try:
-            self.backup_log.forget(streams)
+            self.forget_backed_up(streams)
         except OSError as exc:  # a full disk: the lines stay until the next erasure or replay, which refuses them
             logger.warning("the JSONL backup keeps lines about an erased memory for now (%s)", exc)
         try:
