@@ -38,6 +38,7 @@ from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.storage import Storage
 from fact_ledger.server.cli.main import main
 from fact_ledger.server.config import Embedding, Settings
+from tests.conftest import ledger_cli
 from tools.pg_cluster import Cluster
 
 Machine = Callable[..., LedgerApp]
@@ -548,6 +549,10 @@ def test_a_write_replayed_before_is_not_pending_in_the_next_outage_and_the_cli_s
         assert doctor.exit_code == 1 and " warning writable: degraded (log_unreachable): " in doctor.stdout
         status = runner.invoke(main, ["status"], env=env)
         assert status.exit_code == 5 and "(log_unreachable)" in status.stdout
+        # a local path given too (--db, LEDGER_DB) names no file to look for: the team's log is the ledger
+        unused = str(tmp_path / "no-such-file.db")
+        status = ledger_cli("--db", unused, "status", env={**env, "LEDGER_CREATE": ""})  # as a person runs it
+        assert status.returncode == 5 and "(log_unreachable)" in status.stdout and "no ledger at" not in status.stderr
     finally:
         cluster.resume()
 

@@ -99,7 +99,9 @@ class CliContext:
     def app(self) -> LedgerApp:
         if self._app is None:
             settings = self.settings
-            if is_plain_path(settings.db) and no_ledger_yet(Path(settings.db)) and not settings.may_create:
+            # a team's log (LEDGER_STORE) is the ledger: the local path then names no file to look for
+            local = not settings.shared_log
+            if local and is_plain_path(settings.db) and no_ledger_yet(Path(settings.db)) and not settings.may_create:
                 raise Unavailable(str(MissingDatabase(settings.db)), reason="missing")
             self._app = LedgerApp(settings)
         return self._app
