@@ -553,6 +553,10 @@ def test_a_write_replayed_before_is_not_pending_in_the_next_outage_and_the_cli_s
         unused = str(tmp_path / "no-such-file.db")
         status = ledger_cli("--db", unused, "status", env={**env, "LEDGER_CREATE": ""})  # as a person runs it
         assert status.returncode == 5 and "(log_unreachable)" in status.stdout and "no ledger at" not in status.stderr
+        dry = runner.invoke(
+            main, ["replay-backup"], env=env
+        )  # a dry run appends nothing: no "run it again" of a replay
+        assert "the dry run could not read the log (log_unreachable)" in dry.output and "appending" not in dry.output
     finally:
         cluster.resume()
 

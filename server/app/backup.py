@@ -166,6 +166,12 @@ class _Replay:
             raise self._stopped(exc) from None
 
     def _stopped(self, exc: BaseException) -> Unavailable:
+        if self.dry_run:  # it appends nothing: "after appending 0 events; run it again" told of a replay
+            return Unavailable(
+                f"the dry run could not read the log ({reason_of(exc)}): it compares the backup with the log; "
+                "run it again once the log answers",
+                reason=reason_of(exc),
+            )
         return Unavailable(
             f"replay stopped before line {self.line} ({reason_of(exc)}) after appending "
             f"{self.out.get('appended', 0)} events; run it again: it skips what is already there",
