@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 import apsw
+import msgspec
 
 from fact_ledger.ledger.duplicates import DUPLICATE_STATUS, DuplicateKey
 from fact_ledger.ledger.log.chain import StoredEvent
@@ -226,17 +227,35 @@ def exact_duplicate(conn: apsw.Connection, key: DuplicateKey) -> CurrentMemory |
     )
 
 
-def changes_after(conn: apsw.Connection, memory_id: int, position: int) -> list[tuple[int, int, str]]:
-    """``(version, position, event_id)`` of each version of the memory made past log ``position``
-    (oldest first): what a writer that read the log up to there did not see."""
-    return [
-        (int(v), int(p), str(e))
-        for v, p, e in conn.execute(
-            "SELECT v.version, v.position, e.event_id FROM memory_versions v JOIN events e ON e.position = v.position "
-            "WHERE v.memory_id=? AND v.position > ? ORDER BY v.version",
-            (memory_id, position),
-        )
-    ]
+class Change(msgspec.Struct, frozen=True):
+    """One version of a memory made past a log position: the fields it changed, and when."""
+
+    version: int
+    position: int
+    event_id: str
+    event_time: str
+    fields: frozenset[str]
+
+
+_CHANGED = ("content", "subject", "tags", "source_type", "confidence", "protection", "event_time")
+
+
+def changes_after(conn: apsw.Connection, memory_id: int, position: int) -> list[Change]:
+    """Each version of the memory made past log ``position`` (oldest first), with the fields it
+    changed from the version before and its event's own time: what a writer that read the log up
+    to there did not see."""
+    rows = conn.execute(
+        f"SELECT v.version, v.position, e.event_id, e.event_time, {', '.join('v.' + c for c in _CHANGED)} "
+        "FROM memory_versions v JOIN events e ON e.position = v.position WHERE v.memory_id=? ORDER BY v.version",
+        (memory_id,),
+    ).fetchall()
+    out, before = [], None
+    for version, at, event_id, event_time, *values in rows:
+        if before is not None and at > position:
+            changed = frozenset(c for c, old, new in zip(_CHANGED, before, values, strict=True) if old != new)
+            out.append(Change(int(version), int(at), str(event_id), str(event_time), changed))
+        before = values
+    return out
 
 
 def supersedes(conn: apsw.Connection, memory_id: int) -> list[int]:

@@ -116,6 +116,26 @@ def test_an_exclusive_lock_held_by_another_process(tmp_path: Path, locker) -> No
     app.close()
 
 
+def test_a_backed_up_update_yields_only_to_a_later_change_of_its_own_fields(tmp_path: Path, locker) -> None:
+    """A tag added while the file was locked was refused at replay (and lost) because a later
+    write changed the content: only a later change of the same field overtakes it."""
+    hold, release = locker
+    s = short_timeout(tmp_path)
+    app, other = LedgerApp(s), LedgerApp(s)
+    memory_id = app.remember("The build server is ci-1")["memory_id"]
+    proc = hold(Path(s.db))
+    assert app.update(memory_id, tags=["infra"])["backup_only"]
+    assert app.update(memory_id, content="The build server is ci-2")["backup_only"]
+    release(proc)
+    time.sleep(0.01)
+    assert other.update(memory_id, content="The build server is ci-3")["version"] == 2  # later, by another process
+    app.replay_backup(dry_run=False, authorization=AUTH_USER)
+    memory = app.read(memory_id)["memory"]
+    assert (memory["content"], memory["tags"]) == ("The build server is ci-3", ["infra"])
+    other.close()
+    app.close()
+
+
 def test_opening_a_database_another_process_is_still_creating(tmp_path: Path, locker, monkeypatch) -> None:
     hold, release = locker
     monkeypatch.setattr(Storage, "REOPEN_INTERVAL_S", 0.0)

@@ -335,7 +335,7 @@ class Writes(Service):
             requested.update(clean)
 
         def decide() -> tuple[Decision, str, str]:
-            self._not_overtaken(memory_id)
+            self._not_overtaken(memory_id, set(requested))
             state = self.collisions.update_state(self._row(memory_id), requested)  # one read (write_state)
             facts = state.memory
             if not state.changes:  # nothing differs: no version, so nobody's expected_version goes stale
@@ -361,26 +361,30 @@ class Writes(Service):
         answer: dict[str, Any] = outcome.reply
         return answer
 
-    def _not_overtaken(self, memory_id: int) -> None:
-        """A backed-up update replayed after another writer changed its memory since this machine
-        decided it (a version past the log position it had read, not one of this machine's own
-        replayed writes) is refused, as a stale ``expected_version`` is: applied, the older
-        change became the current version over the newer one. Online, an update reads the
-        memory as it is."""
+    def _not_overtaken(self, memory_id: int, fields: set[str]) -> None:
+        """A backed-up update replayed after a later change of the same fields of its memory (a
+        version past the log position its decision read, said at a later event time, not one of
+        this machine's own replayed writes) is refused, as a stale ``expected_version`` is:
+        applied, the older change became the current value over the newer one (ci-2 over ci-3).
+        A later change of other fields leaves it to apply (a tag added offline still lands), and a
+        change the machine had not read but that was said before this one yields to it."""
         pin = self.storage.replaying
         seen = (pin.command.request or {}).get("seen") if pin is not None else None
         if pin is None or not isinstance(seen, int):
             return  # a line written before the backup recorded what it had read
         own = {command.head for _, _, command in self.storage.backup_log.commands()}  # this machine's replays
-        later = [(v, p) for v, p, event_id in mem.changes_after(self.conn, memory_id, seen) if event_id not in own]
-        if later:
-            version, position = later[-1]
-            raise VersionConflict(
-                f"#{memory_id} changed after this update was made offline (version {version}, log position "
-                f"{position}, by another writer): the newer version stays current",
-                memory_id=memory_id,
-                current_version=version,
-            )
+        made = clock.to_datetime(pin.head.event_time)
+        for change in mem.changes_after(self.conn, memory_id, seen):
+            if change.event_id in own or not (change.fields & fields):
+                continue
+            if clock.to_datetime(change.event_time) > made:
+                both = ", ".join(sorted(change.fields & fields))
+                raise VersionConflict(
+                    f"#{memory_id} changed after this update was made offline ({both} in version "
+                    f"{change.version}, at {change.event_time}): the later change stays current",
+                    memory_id=memory_id,
+                    current_version=change.version,
+                )
 
     def _update_reply(self, stored: list[StoredEvent], memory_id: int, masked: dict[str, Any]) -> dict[str, Any]:
         """An update's answer, from the state it produced (inside its transaction)."""
