@@ -145,7 +145,7 @@ def test_sweep_and_archive_speak_plainly(db_path: Path) -> None:
 def test_health_tells_a_person_the_command_that_decides_a_set_no_rule_settles(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The health pass's explanation names the MCP call; at the terminal the command comes next."""
+    """The health pass's explanation names the MCP call; at the terminal it names the command."""
     monkeypatch.setenv("LEDGER_POLICY_REVIEW_AGENT_CONFLICTS", "true")
     monkeypatch.setenv("LEDGER_POLICY_SETTLE_CHANGES", "false")
     for port in ("8080", "9090"):
@@ -153,7 +153,7 @@ def test_health_tells_a_person_the_command_that_decides_a_set_no_rule_settles(
         assert said.exit_code == 0, said.output
     report = cli(db_path, "health")
     assert report.exit_code == 0 and "the rules favour #2" in report.output
-    assert "decide with: ledger resolve 3 --winner ID, or --keep-all" in report.output
+    assert "(ledger resolve 3 --winner ID, or --keep-all)" in report.output and "resolve_conflict" not in report.output
 
 
 def test_read_of_a_working_note_says_what_it_is(db_path: Path) -> None:
@@ -412,3 +412,16 @@ def test_a_conflict_line_says_whose_value_it_shows(db_path: Path) -> None:
         "2025-01-01T00:00:00Z",
     ).output
     assert "#2 says '65000 eur' → #1 leads" in out
+
+
+def test_promote_of_a_value_that_arrived_late_says_so(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It printed "supersedes #3" of the promoted memory itself, superseded on arrival, and the
+    notice named the conflict "(#4)" as if it were a memory."""
+    monkeypatch.setenv("LEDGER_POLICY_SETTLE_CHANGES", "true")  # the shipped default
+    note = ("--tier", "working", "--session", "s1", "--event-time", "2024-01-01T00:00:00Z")
+    cli(db_path, "remember", "The deploy region is us-east", "--source-type", "agent_generated", *note)
+    later = ("--event-time", "2024-06-01T00:00:00Z", "--source-type", "agent_generated")
+    cli(db_path, "remember", "The deploy region is eu-west", *later)
+    out = cli(db_path, "promote", "1").output
+    assert "arrived late: superseded on arrival by #2" in out and "supersedes #3" not in out
+    assert "as a later value leads (conflict #4)" in out

@@ -141,6 +141,16 @@ def test_a_conversations_challenger_never_ranks_above_its_leader(app: LedgerApp)
     assert [(r["memory_id"], r["standing"]["role"]) for r in found] == [(leader, "leader"), (mine, "challenger")]
 
 
+def test_a_conversations_own_memory_keeps_its_own_score(app: LedgerApp) -> None:
+    """Ordered first, it was given the score of the best memory below it."""
+    for region in ("us-east", "eu-west", "ap-south"):
+        app.remember(f"The deploy region for the {region} cluster is {region}")
+    mine = app.remember("The deploy pipeline uses GitHub Actions", session_id="s1", turn=1)["memory_id"]
+    alone = {r["memory_id"]: r["score"] for r in app.find("deploy region")["results"]}
+    ranked = app.find("deploy region", session_id="s1")["results"]
+    assert ranked[0]["memory_id"] == mine and ranked[0]["score"] == alone[mine]
+
+
 def test_idle_conversations_expire_from_the_hot_models_but_stay_in_history(app: LedgerApp) -> None:
     note = app.remember("trying port 8081", tier="working", session_id="idle")["memory_id"]
     fresh = app.remember("trying port 9090", tier="working", session_id="busy")["memory_id"]

@@ -362,7 +362,7 @@ class Conversations(Service):
         ids = ", ".join(f"#{c['conflict_id']}" for c in report.get("conflicts", ()))
         if out["status"] == "superseded":  # a later value settled the set it joined
             notices.insert(
-                0, f"promoted to long-term #{long_id}: superseded on arrival, as a later value leads ({ids})"
+                0, f"promoted to long-term #{long_id}: superseded on arrival, as a later value leads (conflict {ids})"
             )
         elif out["status"] == "retired":  # a denial said after the time it speaks of
             notices.insert(

@@ -61,6 +61,25 @@ def _leaders_first(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list
     ]
 
 
+def _leaders_before_challengers(hits: list[Hit], standing: dict[int, dict[str, Any]]) -> list[Hit]:
+    """``hits`` in their order, each challenger's leader (when it answers too) moved just before
+    it, every hit keeping its own score. The conversation's own memories come first without
+    regard to score, so :func:`_leaders_first` (which lifts a leader's score to its challenger's,
+    for a list in score order) gave them another memory's score."""
+    by_id = {h.memory_id: h for h in hits}
+    out: list[Hit] = []
+    placed: set[int] = set()
+    for hit in hits:
+        leader = standing.get(hit.memory_id, {}).get("leader_id")
+        if leader in by_id and leader not in placed:
+            out.append(by_id[leader])
+            placed.add(leader)
+        if hit.memory_id not in placed:
+            out.append(hit)
+            placed.add(hit.memory_id)
+    return out
+
+
 def _current_before_superseded(hits: list[Hit], rows: dict[int, CurrentMemory]) -> list[Hit]:
     """With inactive memories asked for, a superseded memory never stands above the memory that
     (through its chain) replaced it when both answer: a superseded value has no current claims,
@@ -325,7 +344,7 @@ class Views:
             chunk_rows = mem.by_ids(self.storage.conn, [h.memory_id for h in hits])
             hits = _newest_first(chunk_rows, _leaders_first(hits, chunk_standing), chunk_standing, claim_slots, query)
             if session_id:  # the conversation's own first, yet a challenger never above its leader
-                hits = _leaders_first(self._conversation_first(hits, session_id), chunk_standing)
+                hits = _leaders_before_challengers(self._conversation_first(hits, session_id), chunk_standing)
             if include_inactive:
                 hits = _current_before_superseded(hits, chunk_rows)
             held = {h.memory_id for h in order}

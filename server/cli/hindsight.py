@@ -11,7 +11,15 @@ from typing import Any
 import click
 
 from fact_ledger.ledger.log.events import AUTH_USER
-from fact_ledger.server.cli.output import CliContext, counted, emit, json_option, out_console, relation_word
+from fact_ledger.server.cli.output import (
+    CliContext,
+    counted,
+    emit,
+    in_command_words,
+    json_option,
+    out_console,
+    relation_word,
+)
 from fact_ledger.server.schemas.admin import AliasData
 
 
@@ -48,13 +56,10 @@ def _health_lines(r: dict[str, Any]) -> None:
             ids = ", ".join(f"#{i}" for i in v["memory_ids"])
             out_console.print(f"  {v['value']}  ({ids}; {', '.join(v['sources'])}){lead}", highlight=False)
         s = c["suggestion"]
-        out_console.print(f"  suggestion {s['suggestion_id']}: {s['explanation']}", highlight=False)
+        said = in_command_words(s["explanation"], c["conflict_id"])  # the command, not the MCP call
+        out_console.print(f"  suggestion {s['suggestion_id']}: {said}", highlight=False)
         if s["kind"] == "settle":
             out_console.print(f"  apply with: ledger apply {s['suggestion_id']}", highlight=False)
-        else:  # the explanation names the MCP call; a person here has the command
-            out_console.print(
-                f"  decide with: ledger resolve {c['conflict_id']} --winner ID, or --keep-all", highlight=False
-            )
     out_console.print(
         f"\nduplicates: {dup['absorbed_per_1000_writes']} absorbed per 1,000 writes "
         f"({dup['exact_absorbed']} exact, {dup['restatements_absorbed']} restated); "

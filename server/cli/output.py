@@ -202,6 +202,13 @@ _SAID = re.compile(r'\b([a-z][a-z_]*): "([^"]*)"')  # on_secret: "mask", tier: "
 _SNAKE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")  # session_id, session_only
 
 
+def in_command_words(text: str, conflict_id: int | None) -> str:
+    """An MCP action a text tells a person to take, as the command line takes it."""
+    for action, command_line in _ACTIONS:
+        text = text.replace(action, command_line.format(conflict=conflict_id if conflict_id is not None else "ID"))
+    return text
+
+
 def cli_message(exc: LedgerError, command: click.Command | None = None) -> str:
     """The error's message in the words of the command line: the service speaks of the MCP
     fields (``pass on_secret: "mask"``, ``needs session_id``), which a person at the terminal
@@ -225,9 +232,7 @@ def cli_message(exc: LedgerError, command: click.Command | None = None) -> str:
         name = option(m[1])
         return f"{name} {shlex.quote(m[2])}" if name else m[0]
 
-    message = exc.message
-    for action, command_line in _ACTIONS:
-        message = message.replace(action, command_line.format(conflict=exc.details.get("conflict_id", "ID")))
+    message = in_command_words(exc.message, exc.details.get("conflict_id"))
     message = _SNAKE.sub(lambda m: option(m[0]) or m[0], _SAID.sub(said, message))
     field = exc.field or ""
     if field and message.startswith(field + " ") and option(field):  # "sticky applies to …"

@@ -11,12 +11,13 @@ from fact_ledger.server.cli.output import out_console, relation_word
 
 
 def outcome_lines(r: dict[str, Any]) -> None:
+    writer = r.get("promoted_to") or r.get("memory_id")  # a promoted note's: its long-term memory
     superseded = r.get("superseded", [])  # a later value settled its set (policy settle_changes or auto_settle)
-    if r.get("memory_id") in superseded:  # the writer itself: an older value that arrived late
+    if writer in superseded:  # the writer itself: an older value that arrived late
         leaders = sorted({c["leader_id"] for c in r.get("conflicts", ()) if c.get("leader_id")})
         by = f" by #{', #'.join(map(str, leaders))}" if leaders else ""
         out_console.print(f"  arrived late: superseded on arrival{by}, which states a later value", highlight=False)
-    if others := [m for m in superseded if m != r.get("memory_id")]:
+    if others := [m for m in superseded if m != writer]:
         out_console.print(f"  supersedes {', '.join(f'#{m}' for m in others)}", highlight=False)
     for c in r.get("conflicts", ()):
         claim, verdict = c["claim"], c["verdict"]
@@ -25,9 +26,7 @@ def outcome_lines(r: dict[str, Any]) -> None:
             if verdict["winner_id"] is None or verdict["manual_review"]
             else f"#{verdict['winner_id']} leads by {verdict.get('rule')}"
         )
-        # the value is this write's own (a promoted note's: its long-term memory's); beside another
-        # leader it read as the leader's
-        writer = r.get("promoted_to") or r.get("memory_id")
+        # the value is this write's own: beside another leader it read as the leader's
         out_console.print(
             f"  [yellow]conflict {c['conflict_id']}[/yellow] ({c['member_count']} members): "
             f"{claim['subject']} {relation_word(claim)}: #{writer} says '{claim['value']}' → {outcome}",

@@ -414,7 +414,7 @@ VALUES: dict[str, tuple[str, str]] = {
     "arbitrate": ("arbitration applied", "已应用仲裁"),
     "supersede": ("the other value was superseded", "另一个值已被取代"),
     "retire": ("the other value was retired", "另一个值已被停用"),
-    "erase": ("the other value was erased", "另一个值已被抹除"),
+    "erase": ("the other value was erased", "另一个值已被永久删除"),
     "user_confirmed/locked protection": ("user_confirmed/locked protection", "用户确认/锁定保护"),
     "event_time": ("event_time", "事件时间"),
     "source_type": ("source_type", "来源类型"),
@@ -552,6 +552,7 @@ def term_translator(lang: str) -> Callable[[str, object], str]:
 
 
 _RESOLVED = re.compile(r"conflict (\d+) resolved")
+_CODE_REASONS = frozenset({"resolve_conflict", "manual"})  # ledger.govern's reasons that are codes
 
 
 def reason_translator(lang: str) -> Callable[[object], str]:
@@ -571,8 +572,9 @@ def reason_translator(lang: str) -> Callable[[object], str]:
             return ("conflict {n} resolved", "冲突 {n} 已解决")[index].format(n=resolved[1])
         if text.startswith(UNDO_PREFIX):  # "undo of change 01a2…": the Health page lists changes by position
             return ("a change undone (Health)", "撤销了一项更改（健康页）")[index]
-        said = tn("reason", text)
-        return tv(text) if said == text else said  # a code ("resolve_conflict", "manual") is a value word too
+        if text in _CODE_REASONS:  # a code the ledger records as a reason (a person's words stay as written)
+            return tv(text)
+        return tn("reason", text)
 
     return tr
 

@@ -121,6 +121,8 @@ def test_reason_translator_knows_every_fixed_reason_and_leaves_a_persons_words()
         assert tr(reason) != reason and not re.search(r"[a-z]{4,}", tr(reason)), reason
     assert tr(CHANGE_REASON + "event_time") == "依策略 settle_changes 了结：事件时间"
     assert tr("the vendor changed its API") == "the vendor changed its API"
+    # a person's own words stay as typed, even when they read like a word the ledger knows
+    assert [tr(r) for r in ("policy", "erase", "true", "user")] == ["policy", "erase", "true", "user"]
     # codes the ledger records as reasons: a resolution's, a supersession's rule, an undo's
     assert [tr(r) for r in ("resolve_conflict", "manual", "undo of change 01a2407b-13c1")] == [
         "由人选定（解决）",
