@@ -244,12 +244,13 @@ def changes_after(conn: apsw.Connection, memory_id: int, position: int) -> list[
     """Each version of the memory made past log ``position`` (oldest first), with the fields it
     changed from the version before and its event's own time: what a writer that read the log up
     to there did not see."""
-    rows = conn.execute(
+    rows: list[tuple[Any, ...]] = conn.execute(
         f"SELECT v.version, v.position, e.event_id, e.event_time, {', '.join('v.' + c for c in _CHANGED)} "
         "FROM memory_versions v JOIN events e ON e.position = v.position WHERE v.memory_id=? ORDER BY v.version",
         (memory_id,),
     ).fetchall()
-    out, before = [], None
+    out: list[Change] = []
+    before: list[Any] | None = None
     for version, at, event_id, event_time, *values in rows:
         if before is not None and at > position:
             changed = frozenset(c for c, old, new in zip(_CHANGED, before, values, strict=True) if old != new)
