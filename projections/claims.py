@@ -155,7 +155,7 @@ class ClaimsProjector(DeferringProjector):
     # are denied from its event time, also when it ended no memory (it arrived first); a remark on
     # a note ("that note is obsolete") states no claim, a correction's preamble is not read; 14:
     # a change said in other words ("now runs on port 9091", "since Monday, …", "the launch
-    # slipped to March 10", "ownership of X moved to Bob") states the slot it changes; "red" a value
+    # slipped to March 10", "ownership of X moved to Bob") states the slot it changes; "string" a value
     version = 14
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})

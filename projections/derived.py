@@ -50,8 +50,8 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # claim, a correction's preamble ("that was wrong, …", "correction: …") not read; "send the report
 # to Alice" nobody's manager, "I report to Dana" the subject's; 12: a time before the fact ("since
 # Monday", "as of today", "from now on") not read, "now runs on port", "moved to port", "listens
-# on 9091" a port, "date" a filler ("the launch date" is the launch's), "ownership" the owner, "red"
-# a value
+# on 9091" a port, "date" a filler of a date ("the launch date" is the launch's), "ownership" the
+# owner, "string" a value, "starts at/on" a time only
 CLAIMS_KIND = b"claims/12"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)

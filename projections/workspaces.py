@@ -89,15 +89,10 @@ def canonical(conn: apsw.Connection, name: str) -> str:
     return _resolve(_accepted(conn), name)
 
 
-def resolver(conn: apsw.Connection) -> Callable[[str], str]:
-    """:func:`canonical` for many names: the aliases are read once."""
-    aliases = _accepted(conn)
-    return lambda name: _resolve(aliases, name)
-
-
-def resolver_without(conn: apsw.Connection, alias: str) -> Callable[[str], str]:
-    """:func:`resolver` as it will be once ``alias`` is no longer accepted (a rejection deciding)."""
-    aliases = {a: c for a, c in _accepted(conn).items() if a != alias}
+def resolver(conn: apsw.Connection, *, without: str | None = None) -> Callable[[str], str]:
+    """:func:`canonical` for many names: the aliases are read once (``without``: as it will be once
+    that alias is no longer accepted, a rejection deciding)."""
+    aliases = {a: c for a, c in _accepted(conn).items() if a != without}
     return lambda name: _resolve(aliases, name)
 
 

@@ -167,12 +167,16 @@ class BackupState:
             return 0
         dropped = pending - len(self.backup_log.pending_commands())
         if dropped > 0:
-            said = (
+            self._tell(
                 f"{dropped} backed-up write(s) named a memory erased since and were dropped with its words: "
                 "nothing of them was stored"
             )
-            self.replay_notice = f"{self.replay_notice}; {said}" if self.replay_notice else said
         return dropped
+
+    def _tell(self, said: str, *, first: bool = False) -> None:
+        """Add ``said`` to what the next reply says once (``replay_notice``)."""
+        told = [said, self.replay_notice] if first else [self.replay_notice, said]
+        self.replay_notice = "; ".join(t for t in told if t)
 
     def backup_notice(self) -> str | None:
         """One short notice for agents: the log's chain is broken, backed-up writes were just
@@ -222,6 +226,5 @@ class BackupState:
         except LedgerError as exc:
             logger.warning("replay of the backup did not finish (%s); it goes on when the log answers", exc)
             return
-        if out["replayed"]:  # after what the replay's own pull dropped (writes about an erased memory)
-            summary = replay_summary(out)
-            self.replay_notice = f"{summary}; {self.replay_notice}" if self.replay_notice else summary
+        if out["replayed"]:  # before what the replay's own pull dropped (writes about an erased memory)
+            self._tell(replay_summary(out), first=True)

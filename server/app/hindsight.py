@@ -285,11 +285,13 @@ class Hindsight(Service):
         if record is None:
             raise NotFound(f"no change {change_id}", field="change_id")
         self._check_workspace(record.workspace, field="change_id")
-        name = self._change_name(change_id)  # its log position too: the Health page lists changes by it
+        name = _change_name(record)  # its log position too: the Health page lists changes by it
         if record.kind == "undo":
             raise InvalidInput(f"{name} is an undo; apply the suggestion again instead", field="change_id")
         if record.undone_by:
-            raise InvalidInput(f"{name} was already undone by {self._change_name(record.undone_by)}", field="change_id")
+            undo = changes_model.by_id(self.conn, record.undone_by)
+            by = _change_name(undo) if undo is not None else f"change {record.undone_by}"
+            raise InvalidInput(f"{name} was already undone by {by}", field="change_id")
         winner = mem.by_stream(self.conn, record.winner) if record.winner else None
         conflict = conflicts_model.by_stream(self.conn, record.conflict)
         self._check_set_unmoved(name, winner, conflict)
@@ -305,11 +307,6 @@ class Hindsight(Service):
                 )
             reinstated.append(stream)
         return record, conflict, reinstated
-
-    def _change_name(self, change_id: str) -> str:
-        """A change as a person finds it: its log position (the Health page's list), then its id."""
-        record = changes_model.by_id(self.conn, change_id)
-        return f"change @{record.position} ({change_id})" if record is not None else f"change {change_id}"
 
     def _check_set_unmoved(self, name: str, winner: Any, conflict: Any) -> None:
         """An undo re-opens the change's set with its winner in it: refused when the winner is no
@@ -459,3 +456,8 @@ class Hindsight(Service):
             "changed": changed,
             "unchanged": checked - len(changed),
         }
+
+
+def _change_name(record: changes_model.ChangeRow) -> str:
+    """A change as a person finds it: its log position (the Health page's list), then its id."""
+    return f"change @{record.position} ({record.change_id})"

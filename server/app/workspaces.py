@@ -128,7 +128,7 @@ class Workspaces:
         as a rejected entity alias parts its keys. Left in, it stayed in the other workspace's set
         and joined its own workspace's next set too: two open sets for one fact."""
         conn = self.storage.conn
-        home = ws.resolver_without(conn, alias)
+        home = ws.resolver(conn, without=alias)
         reason = f"workspace alias rejected: {alias} is not {canonical}"
         decision: Decision = []
         for row in conflicts_model.unresolved(conn):
