@@ -28,6 +28,9 @@ REPORTS_TO = re.compile(
     r"^(?P<x>.+?)\s+(?:(?:now|still|currently|directly)\s+)*reports?\s+(?:directly\s+)?to\s+(?P<y>\S.*)$",
     re.IGNORECASE,
 )
+# A value raised, lowered, extended or swapped to another ("预算提高到8万元", "数据库换成了MySQL"): the
+# value it has now, as 改成 says it
+ZH_CHANGED_TO = r"(?:提高|增加|提升|上调|下调|降低|减少|延长|缩短)(?:到|至|为)|(?:增|降|减|涨|调)(?:到|至)|换成|换为"
 # "We moved the standup to 11am", "we upgraded Postgres to 17": said of its object, as "the standup
 # was moved to 11am" (a change of the object's value; who made it is not part of the slot)
 CHANGED_BY = re.compile(
@@ -54,9 +57,11 @@ VERSION_CHANGED = (
         + _VERSION_TO,
         re.IGNORECASE,
     ),
-    # "we upgraded to Postgres 17": a name and its version
+    # "we upgraded to Postgres 17", "we migrated to Postgres 17": a name and its version
     re.compile(
-        _WHO_DID + r"(?:upgraded|downgraded)\s+to\s+(?P<x>[A-Za-z][\w.+-]*)\s+v?(?P<y>\d+(?:\.\d+)*)" + _DONE_WHEN,
+        _WHO_DID
+        + r"(?:upgraded|downgraded|migrated)\s+(?:over\s+)?to\s+(?P<x>[A-Za-z][\w.+-]*)\s+v?(?P<y>\d+(?:\.\d+)*)"
+        + _DONE_WHEN,
         re.IGNORECASE,
     ),
     # "we rolled Postgres back to 16", "we reverted Postgres to 16": a version again, like any other
@@ -67,6 +72,20 @@ VERSION_CHANGED = (
         r"(?P<y>v?\d+(?:\.\d+)*)(?:版本?)?了?[。.!！]?$"
     ),
 )
+# "We migrated the billing service to Postgres 16", "the billing service was migrated to Postgres
+# 16": what it runs on now, the slot "the billing service uses Postgres 14" states (the auxiliaries
+# of a change made: "will be", "is being" or "not" migrated is none)
+MIGRATED = (
+    re.compile(_WHO_DID + r"migrated\s+(?P<x>.+?)\s+(?:over\s+)?to\s+(?P<y>\S.*)$", re.IGNORECASE),
+    re.compile(
+        r"^(?P<x>.+?)\s+(?:(?:was|were|has|have|had|been|got|is|are|just|now|finally|fully)\s+)*migrated"
+        r"\s+(?:over\s+)?to\s+(?P<y>\S.*)$",
+        re.IGNORECASE,
+    ),
+)
+# "Alice's new phone number", "the updated budget": the value that replaced the old one, in the
+# slot "Alice's phone number" names; of one thing only ("new users", "new hires" count others)
+REPLACEMENT_WORD = re.compile(r"\b(?:new|updated|latest|revised|corrected)\s+(?=[a-z])(?!\w*[^\Wsu]s\b)")
 # "We're on Postgres 16", "we run Postgres 16", "I'm using Python 3.12": the version of a named thing
 # the speaker runs, the slot of "our Postgres version is 16" (a capitalised name: "we're on floor 3",
 # "we use 2 servers" name no software)
@@ -79,14 +98,16 @@ RUNS_VERSION = re.compile(
 # now is the one after "to" (the old one was read as the value, or into the key)
 _MOVED_VERB = (
     r"^(?P<x>.+?)\s+(?P<verb>(?:was\s+|has\s+been\s+|got\s+)?(?:moved|changed|switched|shifted|rescheduled|"
-    r"updated|bumped|raised|lowered|increased|reduced|renamed))"
+    r"updated|bumped|raised|lowered|increased|reduced|renamed|migrated))"
 )
 FROM_OLD_VALUE = (
     re.compile(_MOVED_VERB + r"\s+from\s+\S.*?\s+to\s+(?P<y>\S.*)$", re.IGNORECASE),
     # "… moved to Denver from Boston": the value before "from"
     re.compile(_MOVED_VERB + r"\s+to\s+(?P<y>\S.*?)\s+from\s+\S.*$", re.IGNORECASE),
     re.compile(
-        r"^(?P<x>.+?)从[^，。,;；]+?(?P<verb>改成了?|改为|调整为|调整到|换成了?|变成了?|搬到了?|改到了?)(?P<y>.+)$"
+        r"^(?P<x>.+?)从[^，。,;；]+?(?P<verb>(?:改成|改为|调整为|调整到|变成|搬到|改到|"
+        + ZH_CHANGED_TO
+        + r")了?)(?P<y>.+)$"
     ),
 )
 # A change undone ("… and back", "but we reverted it", 又改回), still to come (将, 要, 计划),
@@ -216,7 +237,7 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         ),
         (
             r"已?(?:改回到|改回成|改回|改为|改成|改到|变为|变成|变更为|调整为|调整到|更新为|升级到|升级为|升到|设为|设置为|设定为|定在|定于|安排在|挪到|"
-            r"推迟到|提前到|延期到|等于|就是)了?|(?<![但还于总可只要凡倒真老不否])是(?![否不])|"
+            r"推迟到|提前到|延期到|等于|就是|" + ZH_CHANGED_TO + r")了?|(?<![但还于总可只要凡倒真老不否])是(?![否不])|"
             r"(?<![因作认成以称行视为更较极最])为(?![了什何止主])",
             "is",
             None,
@@ -244,7 +265,7 @@ HEDGED = re.compile(
 LEFT_FILLERS = re.compile(
     r"^(?:(?:note that|note|fyi|i think|we think|i believe|it seems|so|also|and|but|now|currently|today|"
     r"update|correction|actually|apparently|confirmed|heads up|btw|现在|目前|当前|如今|今天|据说|注意|另外|然后|"
-    r"其实|最新|更新|确认|听说|已经|所以|而且|并且|但是|不过|经确认|我们的|咱们的|我的)[\s:,，：]*)+"
+    r"其实|最新|更新|确认|听说|已经|所以|而且|并且|但是|不过|经确认|我们的|咱们的|我的|(?:我们|我|他们|咱们|大家)把)[\s:,，：]*)+"
 )
 LEFT_TRAILERS = re.compile(
     r"(?:\s*(?:现在|目前|已经|已|也|还|都|将|会|仍然|仍|依然|一直|则|就|正在|现|暂时|统一|"

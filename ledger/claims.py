@@ -61,6 +61,7 @@ from fact_ledger.ledger.claim_words import (
     LIKE_EN,
     LIKE_ZH,
     MAKES_A_CHANGE,
+    MIGRATED,
     MOVED,
     NEGATED_LEFT,
     NEGATED_VERB,
@@ -75,6 +76,7 @@ from fact_ledger.ledger.claim_words import (
     QUALIFIER_END,
     QUESTION_START,
     RELATIONS,
+    REPLACEMENT_WORD,
     REPORTS_TO,
     REPORTS_TO_ZH,
     RETURNS_TO,
@@ -163,6 +165,7 @@ def _make(
     qualifier: str = "",
 ) -> Claim | None:
     display, kind, canonical, noun = value
+    left = REPLACEMENT_WORD.sub("", left)
     rel = "is" if relation in ("colon", "port") else relation
     if noun not in ("", "port", "version") and not ADDRESS.fullmatch(display):  # a preposition qualifies the relation
         rel, noun = f"{rel} {noun}", ""
@@ -290,9 +293,33 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
     return claim
 
 
+def _migrated_claim(clause: str, subject: str) -> Claim | None:
+    """ "We migrated the billing service to Postgres 16" is what the billing service uses now: the
+    slot of "the billing service uses Postgres 14" (it stated no claim, so both stayed current)."""
+    text = unicodedata.normalize("NFKC", clause).strip()
+    folded = text.lower()
+    if "migrated" not in folded:  # most clauses: one scan instead of two patterns
+        return None
+    match = next((m for pattern in MIGRATED if (m := pattern.match(text)) is not None), None)
+    if match is None or HEDGED.search(folded) or QUESTION_START.match(folded) or NOT_A_CHANGE_MADE.search(folded):
+        return None
+    thing = FROM_VALUE.sub("", match["x"]).strip()
+    if _NOT_MIGRATED_YET.search(thing):
+        return None  # "… will be migrated", "… is being migrated", "… has not been migrated": no value yet
+    folded_thing = normalize_text(thing)
+    if not folded_thing or folded_thing in PRONOUNS or folded_thing in PERSONS or folded_thing in OBJECT_PRONOUNS:
+        return None  # "we migrated to …" (a name's version, read above), "we migrated it to …"
+    return _clause_claim(f"{thing} now uses {match['y']}", subject)
+
+
+_NOT_MIGRATED_YET = re.compile(
+    r"(?:\b(?:will|would|shall|should|must|can|could|may|might|to|be|being|not|never|yet)|n['’]t)$", re.IGNORECASE
+)
+
+
 # What the patterns of FROM_OLD_VALUE and VERSION_CHANGED cannot match without (a prefilter)
 _SAYS_FROM = re.compile(r"\sfrom\s|从", re.IGNORECASE)
-_SAYS_UPGRADE = re.compile(r"grade|rolled|revert|升级|降级", re.IGNORECASE)
+_SAYS_UPGRADE = re.compile(r"grade|rolled|revert|migrat|升级|降级", re.IGNORECASE)
 
 
 def _without_old_value(clause: str) -> str:
@@ -639,6 +666,7 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
             or _version_claim(clause, subject)
             or _runs_version_claim(clause, subject)
             or _changed_by_claim(clause, subject)
+            or _migrated_claim(clause, subject)
             or _clause_claim(clause, subject)
         )
         if claim is None and (preference := _preference_claim(clause, who)) is not None:

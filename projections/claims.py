@@ -155,8 +155,10 @@ class ClaimsProjector(DeferringProjector):
     # are denied from its event time, also when it ended no memory (it arrived first); a remark on
     # a note ("that note is obsolete") states no claim, a correction's preamble is not read; 14:
     # a change said in other words ("now runs on port 9091", "since Monday, …", "the launch
-    # slipped to March 10", "ownership of X moved to Bob") states the slot it changes; "string" a value
-    version = 14
+    # slipped to March 10", "ownership of X moved to Bob") states the slot it changes; "string" a value;
+    # 15: "Alice's new phone number" Alice's phone number, "we migrated X to Postgres 16" what X uses,
+    # "预算提高到8万元", "数据库换成了MySQL", "我们把会议时间调到…" the slot they change
+    version = 15
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

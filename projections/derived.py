@@ -51,8 +51,10 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # to Alice" nobody's manager, "I report to Dana" the subject's; 12: a time before the fact ("since
 # Monday", "as of today", "from now on") not read, "now runs on port", "moved to port", "listens
 # on 9091" a port, "date" a filler of a date ("the launch date" is the launch's), "ownership" the
-# owner, "string" a value, "starts at/on" a time only
-CLAIMS_KIND = b"claims/12"
+# owner, "string" a value, "starts at/on" a time only; 13: "new"/"updated" before one thing its
+# replacement ("Alice's new phone number"), a migration what a thing uses ("we migrated X to
+# Postgres 16"), 提高到/降到/换成 a change, "我们把X…" X's slot
+CLAIMS_KIND = b"claims/13"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 

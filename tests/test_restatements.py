@@ -97,6 +97,10 @@ def test_a_restatement_confirms_the_memory_that_holds_it(app: LedgerApp, first: 
         ("The export format is CSV", "The export date format is DD/MM/YYYY"),
         ("The launch date is TBD", "The launch is private"),
         ("The staging cluster is EKS", "The staging cluster is red"),
+        # "new" before many things counts others; a migration still to come states no value yet
+        ("The number of users is 1200", "The number of new users is 40"),
+        ("The billing service uses Postgres 14", "The billing service will be migrated to Postgres 16"),
+        ("The billing service uses Postgres 14", "We haven't migrated the billing service to Postgres 16"),
     ],
 )
 def test_other_statements_stay_distinct(app: LedgerApp, first: str, other: str) -> None:
@@ -184,6 +188,17 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("The standup is at 10am", "Never mind, the standup is at 10:30am"),
         ("The launch date is March 3", "We delayed the launch to March 10"),
         ("发布日期是3月3日", "发布推迟到3月10日"),
+        # "new" before one thing is its replacement; a migration is what a thing runs on now; a
+        # value raised, lowered or swapped in Chinese, and "我们把…" before the thing
+        ("Alice's phone number is 555-0100", "Alice has a new phone number: 555-0199"),
+        ("The budget is $50k", "The updated budget is $80k"),
+        ("The billing service uses Postgres 14", "We migrated the billing service to Postgres 16"),
+        ("The billing service uses MySQL", "The billing service was migrated from MySQL to Postgres 16"),
+        ("Our Postgres version is 16", "We migrated to Postgres 17"),
+        ("项目预算是5万元", "项目预算提高到8万元了"),
+        ("内存上限是8GB", "内存上限从8GB降到4GB"),
+        ("数据库是PostgreSQL", "数据库换成了MySQL"),
+        ("会议时间是下午2点", "我们把会议时间调到了下午3点"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -204,6 +219,17 @@ def test_find_answers_the_value_a_change_in_other_words_set(app: LedgerApp) -> N
     assert [r["memory_id"] for r in app.find("staging API port")["results"]] == [new["memory_id"]]
 
 
+def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_late(app: LedgerApp) -> None:
+    """ "We migrated the billing service to Postgres 16" stated no claim: Postgres 14 and a late
+    note of Postgres 13 formed a set without it, and ``find`` answered Postgres 14 first."""
+    app.remember("The billing service uses Postgres 14", event_time=JAN)
+    moved = app.remember("We migrated the billing service to Postgres 16", event_time=APR)["memory_id"]
+    late = app.remember("The billing service uses Postgres 13", event_time="2025-06-01T00:00:00Z")
+    assert late["status"] == "superseded" and late["conflicts"][0]["leader_id"] == moved
+    assert active_ids(app) == [moved]
+    assert app.find("billing service Postgres")["results"][0]["memory_id"] == moved
+
+
 @pytest.mark.parametrize(
     "said",
     [
@@ -212,6 +238,9 @@ def test_find_answers_the_value_a_change_in_other_words_set(app: LedgerApp) -> N
         "Since Monday I feel sick",
         "As of now nothing changed",
         "Today is Friday",
+        "The billing service is being migrated to Postgres 16",
+        "The billing service is going to be migrated to Postgres 16",
+        "We migrated it to Postgres 16",
     ],
 )
 def test_changes_of_no_slot_state_no_claim(said: str) -> None:
