@@ -16,6 +16,7 @@ from fact_ledger.ledger.claim_words import (
     NAMED,
     NOT_A_VALUE_START,
     PARTICIPLES,
+    STREET_ADDRESS,
     SUFFIXED_VALUES,
     TOKEN_PUNCT,
     TRAILING_TIME,
@@ -129,7 +130,7 @@ def parse_value(raw: str, hint: str, *, as_name: bool = False) -> tuple[str, str
     if match := VALUE_NOUN.match(raw):
         noun = "port" if "port" in match["noun"] or "端口" in match["noun"] else "version"
         raw = raw[match.end() :]
-    typed = None if as_name and not noun else leading_value(raw, hint=hint + " " + noun)
+    typed = None if (as_name and not noun) or STREET_ADDRESS.match(raw) else leading_value(raw, hint=hint + " " + noun)
     if typed is not None:
         kind, canonical, end = typed
         return raw[:end].strip(), kind, canonical, noun

@@ -36,7 +36,8 @@ ZH_CHANGED_TO = r"(?:提高|增加|提升|上调|下调|降低|减少|延长|缩
 CHANGED_BY = re.compile(
     r"^(?:(?:we|i|they|the team|someone|ops)\s+)?(?:(?:have|has|just|finally|already)\s+)*"
     r"(?P<verb>moved|changed|pushed back|pushed|delayed|rescheduled|postponed|upgraded|downgraded|bumped|raised|"
-    r"increased|lowered|reduced|cut|renamed|switched|updated|reverted|rolled)\s+(?P<x>.+?)(?:\s+back)?\s+to\s+(?P<y>\S.*)$",
+    r"increased|lowered|reduced|cut|renamed|switched|updated|reverted|rolled|set)\s+(?P<x>.+?)(?:\s+back)?\s+to\s+"
+    r"(?P<y>\S.*)$",
     re.IGNORECASE,
 )
 # "We upgraded Postgres (from 16) to 17", "Postgres was upgraded to 17", "Postgres升级到17了",
@@ -229,7 +230,8 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
                 r"(?:has been|was|is|got|been)\s+(?:changed|moved|set|updated|rescheduled|postponed|delayed|pushed|"
                 r"bumped|switched|upgraded|downgraded|raised|increased|lowered|reduced|cut|renamed|"
                 r"pushed back|moved back|reverted|rolled back)\s+to|(?:has\s+)?slipped\s+to|"
-                r"(?:upgraded|downgraded)\s+to|is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
+                r"(?:upgraded|downgraded|set|bumped|raised|increased|lowered|reduced|updated)\s+to|"
+                r"is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
                 r"is still|will be|equals|is equal to|becomes|moved to|changed to|is held at|is|are"
             ),
             "is",
@@ -315,6 +317,11 @@ DISCOURSE = frozenset(
     difference fact 问题 重点 原因 关键 结果 意思 目的 好处 坏处 事实 情况 答案 区别 麻烦 难点""".split()
 )
 MOVED = re.compile(r"\bmoved to$")
+# Things that have a place rather than a home: "the office has moved to Denver" is where it is
+PLACES_OF_WORK = frozenset(
+    "office offices headquarters hq company store shop warehouse lab clinic branch campus factory studio "
+    "datacenter server servers cluster meeting standup event conference workshop".split()
+)
 QUESTION_START = re.compile(
     r"^(?:what|which|who|how|why|when|where|whether|is|are|does|do|哪|什么|谁|如何|为什么|怎么)\b"
 )
@@ -343,6 +350,12 @@ QUALIFIER_END = re.compile(r"\s*[,.;:!?()]|\s+(?:because|since|but|which|and|so|
 LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 VALUE_PREPOSITIONS = re.compile(r"^(?:(?:on|at|in|for|by|to|until|around|about)\b|约|大约|大概|在|于)\s*")
 VALUE_NOUN = re.compile(r"^(?P<noun>port|version|端口号?|版本号?)\s*(?=[v\d])")
+# "12 Main Street", "40 Elm St": an address, not the number 12 ("the office is at 12 Main Street"
+# and "… moved to 40 Elm Street" are two addresses, not 12 and 40)
+STREET_ADDRESS = re.compile(
+    r"^\d+[a-z]?\s+(?:[^\W\d]+\s+){1,3}(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|way|place|pl"
+    r"|court|ct|square|sq|parkway|pkwy|terrace|highway|hwy)\b\.?"
+)
 EN_VALUE_END = re.compile(
     r"\s+(?:because|since|so that|so|but|which|where|when|while|for|in order|and|until|"
     r"after|before|unless|if|as)\b|,\s|\s\(|\s[-–—]\s"

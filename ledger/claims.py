@@ -70,6 +70,7 @@ from fact_ledger.ledger.claim_words import (
     NOT_A_TASTE,
     OBJECT_PRONOUNS,
     PERSONS,
+    PLACES_OF_WORK,
     POSSESSIVE,
     PRONOUNS,
     PURPOSE,
@@ -88,6 +89,7 @@ from fact_ledger.ledger.claim_words import (
     SPEAKER_LINE_WORDS,
     STOP_CHARS,
     STOP_TOKENS,
+    STREET_ADDRESS,
     TASTE_TRAILERS,
     TASTE_VERBS,
     TASTE_WORD,
@@ -134,7 +136,7 @@ def key_tokens(text: str) -> set[str]:
         if i % 2:
             tokens.update(ch for ch in part if ch not in STOP_CHARS)
         else:
-            for word in part.split():
+            for word in part.replace("_", " ").split():  # "max_connections" is "max connections"
                 word = word.strip(TOKEN_PUNCT)
                 if word and word not in STOP_TOKENS:
                     tokens.add(word)
@@ -167,7 +169,8 @@ def _make(
     display, kind, canonical, noun = value
     left = REPLACEMENT_WORD.sub("", left)
     rel = "is" if relation in ("colon", "port") else relation
-    if noun not in ("", "port", "version") and not ADDRESS.fullmatch(display):  # a preposition qualifies the relation
+    if noun not in ("", "port", "version") and not ADDRESS.fullmatch(display) and not STREET_ADDRESS.match(display):
+        # a preposition qualifies the relation ("is in Berlin", "is on vacation"), not an address
         rel, noun = f"{rel} {noun}", ""
     if qualifier:  # "uses Rust for the CLI" and "uses Python for the backend" are two attributes
         rel = f"{rel} {qualifier}"
@@ -280,6 +283,10 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
         return None
     # "from 10am" says what it was: "we moved the standup from 10am to 11am" moved the standup
     thing, verb, value = FROM_VALUE.sub("", match["x"]), match["verb"].lower(), match["y"]
+    if verb == "set" and _PARTICLE.match(thing):
+        return None  # "we set up the server to run nightly", "we set out to …": no value set
+    if verb in ("moved", "changed", "switched") and _BARE_PLURAL.fullmatch(thing):
+        thing = thing[:-1]  # "we moved offices to 40 Elm Street": the office moved
     folded_thing = normalize_text(thing)
     if not folded_thing or folded_thing in PRONOUNS or folded_thing in PERSONS or folded_thing in OBJECT_PRONOUNS:
         return None  # "we switched from MySQL to …", "we moved it to …": no slot of a thing
@@ -315,6 +322,10 @@ def _migrated_claim(clause: str, subject: str) -> Claim | None:
 _NOT_MIGRATED_YET = re.compile(
     r"(?:\b(?:will|would|shall|should|must|can|could|may|might|to|be|being|not|never|yet)|n['’]t)$", re.IGNORECASE
 )
+
+
+_PARTICLE = re.compile(r"(?:up|out|off|aside|about|forth|in|on|down|back|apart)\b", re.IGNORECASE)
+_BARE_PLURAL = re.compile(r"[a-z]+[^\Wsu]s", re.IGNORECASE)  # "offices", "banks": one word, no article
 
 
 # What the patterns of FROM_OLD_VALUE and VERSION_CHANGED cannot match without (a prefilter)
@@ -483,6 +494,11 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         if _is_group(value[0]):
             return None  # "Bob moved to the data team": a team, not where he lives
         relation = "lives in"  # "Bob moved to Berlin" is where Bob lives; "the standup moved to 10am" is not
+    moved = relation == "lives in" or (relation == "is" and MOVED.search(text[best[0] : end]) is not None)
+    if moved and value[1] == KIND_TEXT and not value[3] and _a_place_of_work(left or subject):
+        # "the office moved to Denver", "… has moved to Denver", "… is based in Berlin": where it is,
+        # as "the office is in Boston" says (not a home, and not the office's name)
+        relation, value = "is", (*value[:3], "in")
     if relation == "lives in" and "://" in value[0]:
         relation = "is"  # "VPN门户搬到了 https://…": an address, not a home
     if relation == "is" and value[1] == KIND_TEXT and (someone or LEADING_ARTICLE.sub("", left) in DISCOURSE):
@@ -492,6 +508,13 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if relation == "uses" and value[1] == KIND_TEXT and (person or _is_group(left or subject)):
         return None  # people and teams use many things at once: "… uses Python" and "… uses Rust" both hold
     return _make(subject, left, "is" if relation == "implicit" else relation, value, qualifier=_qualifier(text[end:]))
+
+
+def _a_place_of_work(left: str) -> bool:
+    """ "the office", "our Berlin lab": a thing that has a place, not a home ("has moved to
+    Denver", "is based in Berlin" say where it is, as "is in" does)."""
+    words = left.split()
+    return bool(words) and POSSESSIVE.sub("", words[-1]) in PLACES_OF_WORK
 
 
 def _is_group(left: str) -> bool:

@@ -53,8 +53,10 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # on 9091" a port, "date" a filler of a date ("the launch date" is the launch's), "ownership" the
 # owner, "string" a value, "starts at/on" a time only; 13: "new"/"updated" before one thing its
 # replacement ("Alice's new phone number"), a migration what a thing uses ("we migrated X to
-# Postgres 16"), 提高到/降到/换成 a change, "我们把X…" X's slot
-CLAIMS_KIND = b"claims/13"
+# Postgres 16"), 提高到/降到/换成 a change, "我们把X…" X's slot; 14: "max_connections" is "max
+# connections", "X set/raised to Y" a change, "12 Main Street" an address, "the office (has) moved
+# to Denver" where it is ("is in"), "we moved offices to …" the office
+CLAIMS_KIND = b"claims/14"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 

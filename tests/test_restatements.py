@@ -101,6 +101,9 @@ def test_a_restatement_confirms_the_memory_that_holds_it(app: LedgerApp, first: 
         ("The number of users is 1200", "The number of new users is 40"),
         ("The billing service uses Postgres 14", "The billing service will be migrated to Postgres 16"),
         ("The billing service uses Postgres 14", "We haven't migrated the billing service to Postgres 16"),
+        # a person who moved lives there; where an office is, is not Bob's home
+        ("Bob lives in Boston", "Bob's office has moved to Denver"),
+        ("The office is in Boston", "Bob has moved to Denver"),
     ],
 )
 def test_other_statements_stay_distinct(app: LedgerApp, first: str, other: str) -> None:
@@ -199,6 +202,16 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("内存上限是8GB", "内存上限从8GB降到4GB"),
         ("数据库是PostgreSQL", "数据库换成了MySQL"),
         ("会议时间是下午2点", "我们把会议时间调到了下午3点"),
+        # a setting named as an identifier, set or raised in a headline's words
+        ("Max connections: 100", "max_connections was bumped to 200"),
+        ("Max connections: 100", "I set max_connections to 200"),
+        ("The CI timeout is 30 minutes", "CI timeout set to 45 min"),
+        ("The rate limit is 100 requests per minute", "Rate limit raised to 500 requests per minute"),
+        # where a place of work is: a street address is no number, "moved" is where it is now
+        ("The office is at 12 Main Street", "We moved offices to 40 Elm Street"),
+        ("The office is in Boston", "The office moved to Denver"),
+        ("The office is in Boston", "The office has moved to Denver"),
+        ("Our bank is Wells Fargo", "We switched banks to Chase"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -241,6 +254,8 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         "The billing service is being migrated to Postgres 16",
         "The billing service is going to be migrated to Postgres 16",
         "We migrated it to Postgres 16",
+        "We set up the server to run nightly",
+        "We set out to build a better product",
     ],
 )
 def test_changes_of_no_slot_state_no_claim(said: str) -> None:
