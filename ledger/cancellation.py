@@ -46,10 +46,15 @@ _EN_PREDICATE = re.compile(
     r"|not\s+needed\s+any\s*more|discontinued|scrapped)\b"
 )
 _EN_NOT_CANCEL = re.compile(
-    r"\b(?:forget\s+to|hesitate|worry|until|unless|without|except|if|before|instead)\b"
+    r"\b(?:forget\s+to|hesitate|worry)\b"
     r"|^(?:(?:you|we|i)\s+)?(?:don'?t|do\s+not)\s+(?:know|think|remember|like|want|care|understand|see"
     r"|(?:have|need)(?!\s+to))\b"
 )
+# A condition ("don't deploy before Friday", "… until Bob approves") makes an instruction, not a
+# cancellation; one said to hold no more ("we don't need to run the linter before committing
+# anymore") is the instruction's own words, cancelled
+_EN_CONDITION = re.compile(r"\b(?:until|unless|without|except|if|before|instead)\b")
+_EN_NO_MORE = re.compile(r"\b(?:any\s*more|no\s+longer)\b")
 _EN_CANCEL_WORDS = frozenset(
     """don't dont do not no need needed needs longer stop stopped quit cancel cancelled canceled
     cancelling canceling cancellation call called off scrap scrapped forget about never mind
@@ -92,7 +97,7 @@ def is_cancellation(content: str) -> bool:
             or _ZH_PREDICATE.search(text)
             or (bie and (text[bie.end() - 1] == "再" or text.endswith("了")))
         )
-    if _EN_NOT_CANCEL.search(text):
+    if _EN_NOT_CANCEL.search(text) or (_EN_CONDITION.search(text) and not _EN_NO_MORE.search(text)):
         return False
     return bool(_EN_OPENERS.match(text) or _EN_PREDICATE.search(text))
 
@@ -127,6 +132,9 @@ _EN_HABIT = re.compile(
     r"\b(?:always|every|each\s+(?:day|week|month|morning|evening|night|monday|tuesday|wednesday|thursday|friday"
     r"|saturday|sunday)|daily|nightly|weekly|monthly|hourly|should|must|need\s+to|needs\s+to|has\s+to|have\s+to"
     r"|make\s+sure|remember\s+to|be\s+sure\s+to|is\s+scheduled|are\s+scheduled|runs\s+at|reminder)\b"
+    # an event's time: "the Friday retro is at 4pm", "the offsite is on Tuesday" (a schedule)
+    r"|\b(?:is|are)\s+(?:at|on)\s+(?:\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|noon|midnight"
+    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)days?)\b"
 )
 _EN_LEAD_IN = re.compile(r"^(?:please|always|kindly|also|remember\s+to|make\s+sure\s+(?:to|you)|be\s+sure\s+to)\s+")
 _ZH_HABIT = re.compile(

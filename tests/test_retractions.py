@@ -97,6 +97,9 @@ def test_a_duplicate_retraction_of_a_locked_target_still_needs_authorization(app
         ("每天下午五点给客户发邮件", "不要发邮件了"),
         ("每晚两点备份订单数据库", "取消每晚的备份"),
         ("每周一提醒张三交周报", "别再提醒张三了"),
+        # an event's time is a schedule; a condition that is part of the instruction cancelled
+        ("The Friday retro is at 4pm", "The Friday retro is cancelled"),
+        ("Always run the linter before committing", "We don't need to run the linter before committing anymore"),
     ],
 )
 def test_a_cancellation_retracts_the_one_instruction_that_holds_its_words(
@@ -277,6 +280,8 @@ def test_no_cancellation(text: str) -> None:
         ("别人发周报", False),  # 别 starting another word
         ("不要担心发周报的事", False),
         ("Don't send the report unless Bob asks", False),
+        ("Don't deploy before Friday", False),  # a condition: an instruction of its own
+        ("We don't need to run the linter before committing anymore", True),
         ("", False),
     ],
 )
@@ -294,6 +299,9 @@ def test_a_lone_chinese_character_is_a_word_of_its_own() -> None:
         ("Send the minutes to the team", True),
         ("Always cc Dana on invoices", True),
         ("The nightly orders backup runs at 02:00", True),
+        ("The Friday retro is at 4pm", True),
+        ("The offsite is on Tuesday", True),
+        ("The office is at 12 Main Street", False),
         ("每天下午五点给客户发邮件", True),
         ("The minutes were sent to Bob on Monday", False),
         ("The VPN portal moved to https://vpn.acme.dev", False),
