@@ -21,6 +21,8 @@ ALIASES = (
     # whom one reports to, said another way and in either language: "Bob's boss", "Bob的经理",
     # "张三的上级", "张三的老板" are all "Bob's manager" / "张三's manager"
     (re.compile(r"\bboss\b|\bsupervisor\b|\bline manager\b|直属上级|上级|上司|经理|老板|直属领导|领导"), " manager "),
+    # who is on call: "the on-call engineer", "the on-call person", "the on call" are one role
+    (re.compile(r"\bon[- ]call(?:\s+(?:engineer|person|dev|developer|sre|contact))?\b"), " on-call "),
 )
 POSSESSIVE = re.compile(r"['’]s$")
 # "X reports to Y" (now, still, directly): who X's manager is
@@ -435,6 +437,10 @@ HOLDS_ROLE = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+is\s+(?:(?:now|still|currently)\s+)*"
     r"(?:(?P<whose>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,2})['’]s|the|(?P<mine>my|our))\s+(?:(?:new|current|acting|interim)\s+)?"
     r"(?P<role>[\w-]+(?:\s+[\w-]+){0,3}?)(?P<rest>\s+(?:of|for|on|this|next)\b.*)?[.!]?$"
+)
+# "Dave is on call (this week)": the on-call role's holder, as "Dave is the on-call engineer"
+ON_CALL_HOLDER = re.compile(
+    r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+is\s+(?:(?:now|still|currently)\s+)*on[- ]call\b(?P<rest>.*)$"
 )
 HOLDS_ROLE_ZH = re.compile(
     r"^(?P<x>[^，。,;；\s的是]{1,12}?)(?:现在|目前|如今)?是(?P<role>[^，。,;；\s]{1,24}?的?[^，。,;；\s的]*?)[。.!！]?$"

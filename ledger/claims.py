@@ -69,6 +69,7 @@ from fact_ledger.ledger.claim_words import (
     NOT_A_CHANGE_MADE,
     NOT_A_TASTE,
     OBJECT_PRONOUNS,
+    ON_CALL_HOLDER,
     PERSONS,
     PLACES_OF_WORK,
     POSSESSIVE,
@@ -391,6 +392,8 @@ def _role_holder_claim(clause: str, subject: str) -> Claim | None:
     folded = text.lower()
     if HEDGED.search(folded) or QUESTION_START.match(folded):
         return None
+    if (on_call := ON_CALL_HOLDER.match(text)) is not None:
+        text = f"{on_call['x']} is the on-call{on_call['rest']}"
     match = HOLDS_ROLE.match(text)
     if match is not None:
         rest = match["rest"] or ""
@@ -486,6 +489,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None
     if not is_value(value[1], value[0], relation, cased, left):
         return None
+    if relation == "is" and value[3] == "on" and value[2] == "call":
+        return None  # "the platform team is on call": a duty (a person's is the on-call role), not "on" Slack
     if relation == "is" and value[1] == KIND_TEXT and value[3] == "to":
         return None  # "my goal is to give kids a home": a purpose, not a value
     if pointed and relation in ("is", "colon") and value[1] == KIND_TEXT:

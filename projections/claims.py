@@ -159,7 +159,8 @@ class ClaimsProjector(DeferringProjector):
     # 15: "Alice's new phone number" Alice's phone number, "we migrated X to Postgres 16" what X uses,
     # "预算提高到8万元", "数据库换成了MySQL", "我们把会议时间调到…" the slot they change; 16:
     # "max_connections" is "max connections", "X set/raised to Y" a change, "12 Main Street" an
-    # address, "the office (has) moved to Denver" where it is, "we moved offices to …" the office
+    # address, "the office (has) moved to Denver" where it is, "we moved offices to …" the office;
+    # "Dave is on call (this week)" the on-call role's holder, "a team is on call" no value
     version = 16
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})

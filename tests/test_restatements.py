@@ -212,6 +212,10 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("The office is in Boston", "The office moved to Denver"),
         ("The office is in Boston", "The office has moved to Denver"),
         ("Our bank is Wells Fargo", "We switched banks to Chase"),
+        # who is on call, said of the person or of the role, this week or now
+        ("Carol is the on-call engineer this week", "Dave is on call this week"),
+        ("The on-call engineer is Carol", "Dave is now on call"),
+        ("The on-call person is Carol", "Dave is the on-call engineer"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -244,6 +248,22 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
 
 
 @pytest.mark.parametrize(
+    ("first", "other"),
+    [
+        # next week's on-call is another slot; an office's move is not where its staff live
+        ("Carol is on call this week", "Dave is on call next week"),
+        ("Bob lives in Boston", "Bob's office has moved to Denver"),
+        ("The number of users is 1200", "The number of new users is 40"),
+    ],
+)
+def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
+    app.remember(first, event_time=JAN)
+    answer = app.remember(other, event_time=FEB)
+    assert answer["conflicts"] == [] and "superseded" not in answer
+    assert len(active_ids(app)) == 2
+
+
+@pytest.mark.parametrize(
     "said",
     [
         "We pushed the fix to production",
@@ -256,6 +276,7 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         "We migrated it to Postgres 16",
         "We set up the server to run nightly",
         "We set out to build a better product",
+        "The platform team is on call",
     ],
 )
 def test_changes_of_no_slot_state_no_claim(said: str) -> None:
