@@ -227,11 +227,21 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         ),
         # when something starts: a time or a date only ("the cleanup script starts on boot" is none)
         (_EN.format(r"(?:starts|begins)\s+(?:at|on)"), "is", frozenset({"when"})),
+        # when it ends or expires, how long it lasts: slots of their own ("the sprint ends on Friday"
+        # is not when it starts), said now or before a change ("… now expires on April 1")
+        (_EN.format(r"(?:now\s+)?(?:ends|finishes|closes)\s+(?:at|on|by)"), "ends", frozenset({"when"})),
+        (
+            _EN.format(r"(?:now\s+)?(?:expires|will expire|is valid until|is good until)(?:\s+(?:at|on|in))?"),
+            "expires",
+            frozenset({"when"}),
+        ),
+        (_EN.format(r"(?:now\s+)?(?:lasts|will last|is valid for)"), "lasts", frozenset({"number"})),
         (
             _EN.format(
                 r"(?:has been|was|is|got|been)\s+(?:changed|moved|set|updated|rescheduled|postponed|delayed|pushed|"
                 r"bumped|switched|upgraded|downgraded|raised|increased|lowered|reduced|cut|renamed|"
                 r"pushed back|moved back|reverted|rolled back)\s+to|(?:has\s+)?slipped\s+to|"
+                r"(?:has been|was|is|got|been)\s+(?:rescheduled|moved|postponed)\s+for|"
                 r"(?:upgraded|downgraded|set|bumped|raised|increased|lowered|reduced|updated)\s+to|"
                 r"is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
                 r"is still|will be|equals|is equal to|becomes|moved to|changed to|is held at|is|are"
@@ -262,8 +272,14 @@ IMPLICIT = re.compile(
     r"(?<![a-z])port|(?<![a-z])version))\s*(?:of\s+)?(?P<value>.+)$"
 )
 NEGATED_LEFT = re.compile(r"(?:\bnot|n't|\bno longer|\bnever|不|没|没有|并非|非|不再|未)\s*$")
+# "may" is a hedge before a verb ("we may launch on June 3"), the month before or after a day,
+# after a preposition or last ("the launch is May 3", "3 May", "in May": a date, no hedge)
+_MAY_MODAL = (
+    r"(?<!\d )(?<!\bin )(?<!\bof )(?<!\bby )(?<!since )(?<!until )(?<!early )(?<!\bmid )(?<!\bmid-)(?<!\blate )"
+    r"(?<!\bend )(?<!from )(?<!after )(?<!before )\bmay\b(?=\s+[^\W\d])"
+)
 HEDGED = re.compile(
-    r"(?:\b(?:maybe|perhaps|probably|might|may|could|should|would|if|whether|unless)\b|可能|也许|"
+    r"(?:\b(?:maybe|perhaps|probably|might|could|should|would|if|whether|unless)\b|" + _MAY_MODAL + r"|可能|也许|"
     r"大概|或许|如果|假如|是否|应该|估计)"
 )
 LEFT_FILLERS = re.compile(
@@ -322,7 +338,14 @@ MOVED = re.compile(r"\bmoved to$")
 # Things that have a place rather than a home: "the office has moved to Denver" is where it is
 PLACES_OF_WORK = frozenset(
     "office offices headquarters hq company store shop warehouse lab clinic branch campus factory studio "
-    "datacenter server servers cluster meeting standup event conference workshop".split()
+    "datacenter server servers cluster".split()
+)
+# "Jenny moved to desk 7A", "the meeting moved to room Kilimanjaro": Jenny's desk, the meeting's room
+MOVED_TO_A_PLACE = re.compile(
+    r"^(?P<x>.+?)\s+(?:(?:has|have|was|were|got)\s+(?:been\s+)?)?moved\s+to\s+"
+    r"(?P<noun>desk|room|floor|seat|building|table|channel|suite|gate|platform|track|bay|aisle|row|site)\s+"
+    r"(?P<y>\S.*)$",
+    re.IGNORECASE,
 )
 QUESTION_START = re.compile(
     r"^(?:what|which|who|how|why|when|where|whether|is|are|does|do|哪|什么|谁|如何|为什么|怎么)\b"
@@ -437,6 +460,18 @@ HOLDS_ROLE = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+is\s+(?:(?:now|still|currently)\s+)*"
     r"(?:(?P<whose>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,2})['’]s|the|(?P<mine>my|our))\s+(?:(?:new|current|acting|interim)\s+)?"
     r"(?P<role>[\w-]+(?:\s+[\w-]+){0,3}?)(?P<rest>\s+(?:of|for|on|this|next)\b.*)?[.!]?$"
+)
+# "Sarah took over as project lead", "Sarah replaced Tom as project lead": the role's holder, as
+# "Sarah is the project lead"
+TOOK_OVER = re.compile(
+    r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+(?:(?:has|have|just|now|officially)\s+)*"
+    r"(?:took\s+over|taken\s+over|takes\s+over|replaced\s+[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)?)\s+as\s+"
+    r"(?:(?:the|our|their|his|her)\s+)?(?:new\s+)?(?P<role>[\w-]+(?:\s+[\w-]+){0,3}?)(?P<rest>\s+(?:of|for|on)\b.*)?[.!]?$"
+)
+# "Bob got promoted to Staff Engineer", "Bob was promoted to Staff Engineer": Bob's title now
+PROMOTED = re.compile(
+    r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+(?:(?:was|got|has|been|just|recently|finally)\s+)*"
+    r"promoted\s+to\s+(?:(?:a|the)\s+)?(?P<y>[A-Z][^,;]*?)(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+today)?[.!]?$"
 )
 # "Dave is on call (this week)": the on-call role's holder, as "Dave is the on-call engineer"
 ON_CALL_HOLDER = re.compile(

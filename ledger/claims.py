@@ -63,6 +63,7 @@ from fact_ledger.ledger.claim_words import (
     MAKES_A_CHANGE,
     MIGRATED,
     MOVED,
+    MOVED_TO_A_PLACE,
     NEGATED_LEFT,
     NEGATED_VERB,
     NEGATED_ZH,
@@ -73,6 +74,7 @@ from fact_ledger.ledger.claim_words import (
     PERSONS,
     PLACES_OF_WORK,
     POSSESSIVE,
+    PROMOTED,
     PRONOUNS,
     PURPOSE,
     QUALIFIER_END,
@@ -95,6 +97,7 @@ from fact_ledger.ledger.claim_words import (
     TASTE_VERBS,
     TASTE_WORD,
     TOKEN_PUNCT,
+    TOOK_OVER,
     UNDONE,
     USES,
     UTTERANCE_START,
@@ -392,8 +395,12 @@ def _role_holder_claim(clause: str, subject: str) -> Claim | None:
     folded = text.lower()
     if HEDGED.search(folded) or QUESTION_START.match(folded):
         return None
+    if (promoted := PROMOTED.match(text)) is not None:
+        return _clause_claim(f"{promoted['x']}'s title is {promoted['y']}", subject)
     if (on_call := ON_CALL_HOLDER.match(text)) is not None:
         text = f"{on_call['x']} is the on-call{on_call['rest']}"
+    elif (took_over := TOOK_OVER.match(text)) is not None:
+        text = f"{took_over['x']} is the {took_over['role']}{took_over['rest'] or ''}"
     match = HOLDS_ROLE.match(text)
     if match is not None:
         rest = match["rest"] or ""
@@ -440,6 +447,8 @@ def _is_utterance(after_colon: str) -> bool:
 
 
 def _clause_claim(clause: str, subject: str) -> Claim | None:
+    if (place := MOVED_TO_A_PLACE.match(clause.strip())) is not None and "'" not in place["x"]:
+        clause = f"{place['x']}'s {place['noun']} is {place['y']}"  # "Jenny moved to desk 7A": Jenny's desk
     text = normalize_text(clause)
     cased = unicodedata.normalize("NFKC", clause)
     if not text or HEDGED.search(text) or _REMARK.match(text):
@@ -487,7 +496,10 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     value = parse_value(text[end:], hint=left + " " + subject, as_name=as_name)
     if value is None or (kinds is not None and value[1] not in kinds):
         return None
-    if not is_value(value[1], value[0], relation, cased, left):
+    # a value a change names ("was renamed to engineering") is one, whatever its ending; "is
+    # failing", "is engineering" describe
+    said_as = "changed to" if relation == "is" and text[best[0] : end].endswith(" to") else relation
+    if not is_value(value[1], value[0], said_as, cased, left):
         return None
     if relation == "is" and value[3] == "on" and value[2] == "call":
         return None  # "the platform team is on call": a duty (a person's is the on-call role), not "on" Slack

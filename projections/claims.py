@@ -160,8 +160,10 @@ class ClaimsProjector(DeferringProjector):
     # "预算提高到8万元", "数据库换成了MySQL", "我们把会议时间调到…" the slot they change; 16:
     # "max_connections" is "max connections", "X set/raised to Y" a change, "12 Main Street" an
     # address, "the office (has) moved to Denver" where it is, "we moved offices to …" the office;
-    # "Dave is on call (this week)" the on-call role's holder, "a team is on call" no value
-    version = 16
+    # "Dave is on call (this week)" the on-call role's holder, "a team is on call" no value; 17: a
+    # date in May (read as "may", a hedge), "renamed to engineering", "desk 4B" (4 bytes), "moved to
+    # desk 7A", "ends/expires on", "lasts", "rescheduled for", "promoted to", "took over as"
+    version = 17
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

@@ -56,8 +56,10 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # Postgres 16"), 提高到/降到/换成 a change, "我们把X…" X's slot; 14: "max_connections" is "max
 # connections", "X set/raised to Y" a change, "12 Main Street" an address, "the office (has) moved
 # to Denver" where it is ("is in"), "we moved offices to …" the office; "Dave is on call (this
-# week)" the on-call role's holder, "on-call engineer/person" the on-call
-CLAIMS_KIND = b"claims/14"
+# week)" the on-call role's holder, "on-call engineer/person" the on-call; 15: a date in May (read
+# as a hedge), "renamed to engineering" a value, "4B" no byte count, "moved to desk 7A" the desk,
+# "ends/expires on", "lasts", "rescheduled for", "promoted to" (a title), "took over as" (a role)
+CLAIMS_KIND = b"claims/15"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 

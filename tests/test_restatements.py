@@ -216,6 +216,20 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("Carol is the on-call engineer this week", "Dave is on call this week"),
         ("The on-call engineer is Carol", "Dave is now on call"),
         ("The on-call person is Carol", "Dave is the on-call engineer"),
+        # a date in May ("may" read as a hedge), a rename to a word ending in -ing, a desk or a room
+        # moved to ("4B" read as 4 bytes), ends, expiry, duration, a rescheduled date, a title, a role
+        ("Carol's birthday is May 3", "Carol's birthday is May 4"),
+        ("The launch is 3 May", "The launch is June 3"),
+        ("Our Slack channel is #eng-general", "We renamed the Slack channel to #engineering"),
+        ("Jenny's desk is 4B", "Jenny moved to desk 7A"),
+        ("The meeting room is Everest", "The meeting moved to room Kilimanjaro"),
+        ("The sprint ends on Friday", "The sprint now ends on Monday"),
+        ("The API key expires on March 1", "The API key now expires on April 1"),
+        ("The trial lasts 14 days", "The trial now lasts 30 days"),
+        ("The release is scheduled for June 1", "The release has been rescheduled for June 15"),
+        ("Bob's title is Senior Engineer", "Bob got promoted to Staff Engineer"),
+        ("Tom is the project lead", "Sarah took over as project lead"),
+        ("Tom is the project lead", "Sarah replaced Tom as project lead"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -254,6 +268,9 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("Carol is on call this week", "Dave is on call next week"),
         ("Bob lives in Boston", "Bob's office has moved to Denver"),
         ("The number of users is 1200", "The number of new users is 40"),
+        # when it starts is not when it ends; a hedged date in May states none
+        ("The deploy freeze starts on Friday", "The deploy freeze ends on Monday"),
+        ("The launch is June 3", "We may launch on May 10"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
@@ -277,6 +294,8 @@ def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other
         "We set up the server to run nightly",
         "We set out to build a better product",
         "The platform team is on call",
+        "We may launch on June 3",
+        "Bob might get promoted to Staff Engineer",
     ],
 )
 def test_changes_of_no_slot_state_no_claim(said: str) -> None:
