@@ -21,6 +21,11 @@ ALIASES = (
     # whom one reports to, said another way and in either language: "Bob's boss", "Bob的经理",
     # "张三的上级", "张三的老板" are all "Bob's manager" / "张三's manager"
     (re.compile(r"\bboss\b|\bsupervisor\b|\bline manager\b|直属上级|上级|上司|经理|老板|直属领导|领导"), " manager "),
+    # a slot a relation also names: "the price of X" / "X costs", "X's expiry date" / "X expires on",
+    # "the trial length" / "the trial lasts" (RELATION_SLOTS)
+    (re.compile(r"\bcosts?\b|\bpric(?:e|es|ing)\b"), " price "),
+    (re.compile(r"\bexpir(?:y|ation|es)\b"), " expiry "),
+    (re.compile(r"\bduration\b|\blength\b"), " duration "),
     # who is on call: "the on-call engineer", "the on-call person", "the on call" are one role
     (re.compile(r"\bon[- ]call(?:\s+(?:engineer|person|dev|developer|sre|contact))?\b"), " on-call "),
 )
@@ -225,8 +230,16 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
             "works at",
             frozenset({"text"}),
         ),
-        # when something starts: a time or a date only ("the cleanup script starts on boot" is none)
-        (_EN.format(r"(?:starts|begins)\s+(?:at|on)"), "is", frozenset({"when"})),
+        # when something starts or leaves: a time or a date only ("the cleanup script starts on boot"
+        # is none); a time pushed or delayed to, said as a headline ("Flight delayed to 11:40am")
+        (
+            _EN.format(
+                r"(?:now\s+)?(?:starts|begins|departs|leaves|takes off)\s+(?:at|on)|"
+                r"(?:pushed|delayed|postponed|rescheduled|pushed back|moved back)\s+(?:to|until)"
+            ),
+            "is",
+            frozenset({"when"}),
+        ),
         # when it ends or expires, how long it lasts: slots of their own ("the sprint ends on Friday"
         # is not when it starts), said now or before a change ("… now expires on April 1")
         (_EN.format(r"(?:now\s+)?(?:ends|finishes|closes)\s+(?:at|on|by)"), "ends", frozenset({"when"})),
@@ -450,7 +463,8 @@ NOT_OWNED_START = re.compile(r"^(?:a|an|some|many|several|all|two|three|\d+|any|
 # one that reads as a date ("Jun 9") or a number, so one key never splits by the value's type.
 ROLE_WORDS = frozenset(
     """owner engineer manager lead leader captain contact assignee reviewer maintainer approver on-call
-    oncall champion sponsor coordinator dri""".split()
+    oncall champion sponsor coordinator dri ceo cto cfo coo cio ciso cpo president chair chairperson
+    head""".split()
 )
 ROLE_ZH = ("负责人", "联系人", "值班", "经理", "组长", "主管", "工程师", "对接人", "审批人", "维护人", "管理员")
 # "Erin is the team lead", "Dan is Bob's new manager", "李四是张三的经理": the person named first holds
@@ -460,6 +474,24 @@ HOLDS_ROLE = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+is\s+(?:(?:now|still|currently)\s+)*"
     r"(?:(?P<whose>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,2})['’]s|the|(?P<mine>my|our))\s+(?:(?:new|current|acting|interim)\s+)?"
     r"(?P<role>[\w-]+(?:\s+[\w-]+){0,3}?)(?P<rest>\s+(?:of|for|on|this|next)\b.*)?[.!]?$"
+)
+# "The cluster has 3 nodes", "the team grew to 10 engineers", "we scaled the cluster to 5 nodes": how
+# many of one thing it has, the slot "the cluster's nodes count" (a number and one plural noun)
+_COUNT = (
+    r"\s+(?:(?:about|around|roughly|over|under|only|just|exactly)\s+)?(?P<n>\d[\d,.]*)\s+(?P<noun>[a-z][a-z-]*[^\Wsu]s)"
+)
+_COUNT_END = r"(?:\s+(?:now|today|in total|total))?[.!]?$"
+HAS_COUNT = (
+    re.compile(
+        r"^(?P<x>.+?)\s+(?:(?:now|currently|still|already)\s+)*(?:has|have|(?:has\s+|have\s+)?(?:grown|grew|scaled|"
+        r"shrunk|shrank|expanded|dropped|fallen|fell)\s+(?:up\s+|down\s+)?to)" + _COUNT + _COUNT_END,
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"^(?:we|they|i|ops|the team)\s+(?:(?:have|has|just)\s+)*(?:scaled|grew|expanded|increased|reduced|shrank|cut)"
+        r"\s+(?P<x>.+?)\s+(?:up\s+|down\s+)?to" + _COUNT + _COUNT_END,
+        re.IGNORECASE,
+    ),
 )
 # "Sarah took over as project lead", "Sarah replaced Tom as project lead": the role's holder, as
 # "Sarah is the project lead"
@@ -473,6 +505,9 @@ PROMOTED = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+(?:(?:was|got|has|been|just|recently|finally)\s+)*"
     r"promoted\s+to\s+(?:(?:a|the)\s+)?(?P<y>[A-Z][^,;]*?)(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+today)?[.!]?$"
 )
+# Relations that name a slot of their subject: "the Pro plan costs $20" is the slot "the Pro plan
+# price is $20", "the sprint ends on Friday" of "the sprint end date is Friday"
+RELATION_SLOTS = {"costs": "price", "ends": "end", "expires": "expiry", "lasts": "duration"}
 # "Dave is on call (this week)": the on-call role's holder, as "Dave is the on-call engineer"
 ON_CALL_HOLDER = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+is\s+(?:(?:now|still|currently)\s+)*on[- ]call\b(?P<rest>.*)$"

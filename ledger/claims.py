@@ -51,6 +51,7 @@ from fact_ledger.ledger.claim_words import (
     GENERIC_LABELS,
     GROUPS,
     GROUPS_ZH,
+    HAS_COUNT,
     HEDGED,
     HOLDS_ROLE,
     HOLDS_ROLE_ZH,
@@ -79,6 +80,7 @@ from fact_ledger.ledger.claim_words import (
     PURPOSE,
     QUALIFIER_END,
     QUESTION_START,
+    RELATION_SLOTS,
     RELATIONS,
     REPLACEMENT_WORD,
     REPORTS_TO,
@@ -184,6 +186,9 @@ def _make(
     tokens = (tokens - SLOT_FILLERS) or tokens
     if kind == KIND_WHEN:
         tokens = (tokens - DATE_FILLERS) or tokens
+    if (slot := RELATION_SLOTS.get(relation)) is not None:
+        tokens.add(slot)  # "X costs $20" is X's price, "X ends on Friday" X's end: one slot either way said
+        rel = "is" + rel[len(relation) :]
     if relation == "port" or noun == "port":
         tokens.add("port")
     if kind == KIND_VERSION or noun == "version":
@@ -302,6 +307,20 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
     if claim is not None and verb in ("reverted", "rolled", "pushed") and claim.kind == KIND_TEXT:
         return None  # "we reverted the change to the login page", "we pushed the fix to prod": where, not a value
     return claim
+
+
+def _count_claim(clause: str, subject: str) -> Claim | None:
+    """ "The cluster has 3 nodes", "the team grew to 10 engineers", "we scaled the cluster to 5
+    nodes": the count of one thing, a slot of its own (it stated no claim, so a new count formed no
+    set with the old one)."""
+    text = unicodedata.normalize("NFKC", clause).strip()
+    match = next((m for pattern in HAS_COUNT if (m := pattern.match(text)) is not None), None)
+    if match is None or HEDGED.search(text.lower()) or QUESTION_START.match(text.lower()):
+        return None
+    thing = normalize_text(match["x"])
+    if not thing or thing in PRONOUNS or thing in PERSONS or NEGATED_LEFT.search(thing) or NEGATED_VERB.search(thing):
+        return None  # "we have 3 nodes": the speaker's, of no named thing; "… no longer has …"
+    return _clause_claim(f"{match['x']}'s {match['noun']} count is {match['n']}", subject)
 
 
 def _migrated_claim(clause: str, subject: str) -> Claim | None:
@@ -707,6 +726,7 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
             or _runs_version_claim(clause, subject)
             or _changed_by_claim(clause, subject)
             or _migrated_claim(clause, subject)
+            or _count_claim(clause, subject)
             or _clause_claim(clause, subject)
         )
         if claim is None and (preference := _preference_claim(clause, who)) is not None:

@@ -230,6 +230,8 @@ def _boundary(text: str, end: int) -> bool:
     if end >= len(text):
         return True
     nxt = text[end]
+    if nxt == "/" and text[end + 1 : end + 2].isalpha():
+        return True  # a rate: "$20/month" is $20 as "$20 a month" is
     return not (nxt.isascii() and (nxt.isalnum() or nxt in "._-/"))
 
 

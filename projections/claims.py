@@ -162,8 +162,10 @@ class ClaimsProjector(DeferringProjector):
     # address, "the office (has) moved to Denver" where it is, "we moved offices to …" the office;
     # "Dave is on call (this week)" the on-call role's holder, "a team is on call" no value; 17: a
     # date in May (read as "may", a hedge), "renamed to engineering", "desk 4B" (4 bytes), "moved to
-    # desk 7A", "ends/expires on", "lasts", "rescheduled for", "promoted to", "took over as"
-    version = 17
+    # desk 7A", "ends/expires on", "lasts", "rescheduled for", "promoted to", "took over as"; 18:
+    # "costs" the price, "ends" the end, "expires" the expiry, "lasts" the duration, "$20/month" $20,
+    # "has 3 nodes" a count, "departs at", "delayed to 11:40am", a CEO a role one person holds
+    version = 18
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

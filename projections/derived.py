@@ -58,8 +58,10 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # to Denver" where it is ("is in"), "we moved offices to …" the office; "Dave is on call (this
 # week)" the on-call role's holder, "on-call engineer/person" the on-call; 15: a date in May (read
 # as a hedge), "renamed to engineering" a value, "4B" no byte count, "moved to desk 7A" the desk,
-# "ends/expires on", "lasts", "rescheduled for", "promoted to" (a title), "took over as" (a role)
-CLAIMS_KIND = b"claims/15"
+# "ends/expires on", "lasts", "rescheduled for", "promoted to" (a title), "took over as" (a role);
+# 16: "costs" the price, "ends" the end, "expires" the expiry, "lasts" the duration (one slot either
+# way said), "$20/month" $20, "has 3 nodes" a count, "departs at", "delayed to 11:40am", a CEO a role
+CLAIMS_KIND = b"claims/16"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 

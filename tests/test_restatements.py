@@ -230,6 +230,19 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("Bob's title is Senior Engineer", "Bob got promoted to Staff Engineer"),
         ("Tom is the project lead", "Sarah took over as project lead"),
         ("Tom is the project lead", "Sarah replaced Tom as project lead"),
+        # a relation that names a slot ("costs" a price, "ends" an end, "expires", "lasts"), a
+        # count, a departure, a time delayed in a headline, a chief
+        ("The price of the Pro plan is $20/month", "Pro plan now costs $25/month"),
+        ("The Pro plan costs $20 a month", "We raised the Pro plan price to $25"),
+        ("The sprint ends on Friday", "The sprint end date is now Monday"),
+        ("The API key expiry date is March 1", "The API key now expires on April 1"),
+        ("The trial length is 14 days", "The trial now lasts 30 days"),
+        ("The cluster has 3 nodes", "We scaled the cluster to 5 nodes"),
+        ("The cluster has 3 nodes", "The cluster now has 5 nodes"),
+        ("The team has 8 engineers", "The team grew to 10 engineers"),
+        ("My flight departs at 9:15am", "My flight now departs at 11:40am"),
+        ("My flight is at 9:15am", "Flight delayed to 11:40am"),
+        ("Our CEO is Jane Doe", "John Smith is our new CEO"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -271,6 +284,9 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         # when it starts is not when it ends; a hedged date in May states none
         ("The deploy freeze starts on Friday", "The deploy freeze ends on Monday"),
         ("The launch is June 3", "We may launch on May 10"),
+        # a count of other things; another plan's price
+        ("The cluster has 3 nodes", "The cluster has 12 cores"),
+        ("The Pro plan costs $20 a month", "The Team plan costs $50 a month"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
@@ -296,6 +312,9 @@ def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other
         "The platform team is on call",
         "We may launch on June 3",
         "Bob might get promoted to Staff Engineer",
+        "We have 3 nodes",
+        "I have 2 kids",
+        "The cluster doesn't have 3 nodes",
     ],
 )
 def test_changes_of_no_slot_state_no_claim(said: str) -> None:
