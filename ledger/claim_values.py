@@ -11,6 +11,7 @@ from fact_ledger.ledger.claim_words import (
     DESCRIPTIVE,
     DESCRIPTIVE_SUFFIX,
     EN_VALUE_END,
+    EVERY_DAY,
     LEFT_FILLERS,
     LEFT_TRAILERS,
     NAMED,
@@ -126,6 +127,7 @@ def parse_value(raw: str, hint: str, *, as_name: bool = False) -> tuple[str, str
     raw = normalize_text(raw)
     preposition = VALUE_PREPOSITIONS.match(raw)
     raw = raw[preposition.end() :] if preposition else raw
+    raw = EVERY_DAY.sub("", raw)  # "每天早上9点半" is the time 9:30 (as "9:30am every day" is)
     noun = ""
     if match := VALUE_NOUN.match(raw):
         noun = "port" if "port" in match["noun"] or "端口" in match["noun"] else "version"

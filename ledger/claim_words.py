@@ -37,7 +37,10 @@ REPORTS_TO = re.compile(
 )
 # A value raised, lowered, extended or swapped to another ("预算提高到8万元", "数据库换成了MySQL"): the
 # value it has now, as 改成 says it
-ZH_CHANGED_TO = r"(?:提高|增加|提升|上调|下调|降低|减少|延长|缩短)(?:到|至|为)|(?:增|降|减|涨|调)(?:到|至)|换成|换为"
+ZH_CHANGED_TO = (
+    r"(?:提高|增加|提升|上调|下调|降低|减少|延长|缩短|扩大|缩小|扩充|增长|下降)(?:到|至|为)"
+    r"|(?:增|降|减|涨|调)(?:到|至)|换成|换为"
+)
 # "We moved the standup to 11am", "we upgraded Postgres to 17": said of its object, as "the standup
 # was moved to 11am" (a change of the object's value; who made it is not part of the slot)
 CHANGED_BY = re.compile(
@@ -211,7 +214,11 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         (_EN.format(r"(?:now\s+)?(?:returns|responds with|replies with|is returning|answers with)"), "returns", None),
         (r"返回(?:的是|值为|值是|了)?", "returns", None),
         (_EN.format(r"(?:now\s+)?(?:uses|is using|relies on|is built on|is written in|runs on)"), "uses", None),
-        (r"改用|使用|采用|用的是|(?<![费作应有运启适通信占])用(?![户于来法途到])", "uses", None),
+        (
+            r"改用|使用|采用|用的是|(?:迁移|迁|切换|切)到了?|(?<![费作应有运启适通信占])用(?![户于来法途到])",
+            "uses",
+            None,
+        ),
         (_EN.format(r"costs|is priced at|will cost"), "costs", None),
         (
             _EN.format(
@@ -256,6 +263,7 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
                 r"pushed back|moved back|reverted|rolled back)\s+to|(?:has\s+)?slipped\s+to|"
                 r"(?:has been|was|is|got|been)\s+(?:rescheduled|moved|postponed)\s+for|"
                 r"(?:upgraded|downgraded|set|bumped|raised|increased|lowered|reduced|updated)\s+to|"
+                r"(?:went\s+up|went\s+down|rose|dropped|fell|jumped|climbed)\s+to|"
                 r"is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
                 r"is still|will be|equals|is equal to|becomes|moved to|changed to|is held at|is|are"
             ),
@@ -298,7 +306,9 @@ HEDGED = re.compile(
 LEFT_FILLERS = re.compile(
     r"^(?:(?:note that|note|fyi|i think|we think|i believe|it seems|so|also|and|but|now|currently|today|"
     r"update|correction|actually|apparently|confirmed|heads up|btw|现在|目前|当前|如今|今天|据说|注意|另外|然后|"
-    r"其实|最新|更新|确认|听说|已经|所以|而且|并且|但是|不过|经确认|我们的|咱们的|我的|(?:我们|我|他们|咱们|大家)把)[\s:,，：]*)+"
+    r"其实|最新|更新|确认|听说|已经|所以|而且|并且|但是|不过|经确认|我们的|咱们的|我的|(?:我们|我|他们|咱们|大家)把|"
+    # since when it holds, said first (as "from now on"): "从今天起站会改成10点" is the standup's time
+    r"从今天起|从今天开始|从现在起|从现在开始|从今以后|自即日起|即日起|今后)[\s:,，：]*)+"
 )
 LEFT_TRAILERS = re.compile(
     r"(?:\s*(?:现在|目前|已经|已|也|还|都|将|会|仍然|仍|依然|一直|则|就|正在|现|暂时|统一|"
@@ -386,6 +396,7 @@ GROUPS = frozenset(
 GROUPS_ZH = ("团队", "我们", "公司", "小组", "部门", "大家", "组里", "家里")
 QUALIFIER_END = re.compile(r"\s*[,.;:!?()]|\s+(?:because|since|but|which|and|so|while|when|until)\b")
 LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
+EVERY_DAY = re.compile(r"^(?:每天|每日|每晚|每个工作日|工作日)\s*")
 VALUE_PREPOSITIONS = re.compile(r"^(?:(?:on|at|in|for|by|to|until|around|about)\b|约|大约|大概|在|于)\s*")
 VALUE_NOUN = re.compile(r"^(?P<noun>port|version|端口号?|版本号?)\s*(?=[v\d])")
 # "12 Main Street", "40 Elm St": an address, not the number 12 ("the office is at 12 Main Street"
@@ -493,6 +504,16 @@ HAS_COUNT = (
         re.IGNORECASE,
     ),
 )
+# "张三换了新手机号13900000000": 张三's phone number is the new one ("张三的手机号是…")
+ZH_NEW_VALUE = re.compile(
+    r"^(?P<x>[^，。,;；\s]+?)(?:换了|有了|用了|改了)(?:一?个)?新的?(?P<y>[^\s\d:：，。,;；]{1,8}?)[:：\s]*"
+    r"(?P<v>[A-Za-z0-9@+#][\w@.+#/-]*)[。.!！]?$"
+)
+# "团队有8个人": how many the team has, the slot "团队扩大到12个人" changes
+ZH_HAS_COUNT = re.compile(
+    r"^(?P<x>[^，。,;；\s]+?)(?:现在|目前|如今)?(?:共有|一共有|有)(?P<n>\d+|[一二两三四五六七八九十百千万]+)"
+    r"(?P<unit>个|名|位|台|条|家)(?P<noun>[^\s，。,;；]{0,4}?)[。.!！]?$"
+)
 # "Sarah took over as project lead", "Sarah replaced Tom as project lead": the role's holder, as
 # "Sarah is the project lead"
 TOOK_OVER = re.compile(
@@ -505,6 +526,10 @@ PROMOTED = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+(?:(?:was|got|has|been|just|recently|finally)\s+)*"
     r"promoted\s+to\s+(?:(?:a|the)\s+)?(?P<y>[A-Z][^,;]*?)(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+today)?[.!]?$"
 )
+# An amount of money is a price: "the ticket price is $200", "the ticket went up to $250" and
+# "机票价格是2000元" / "机票涨到2500元了" are one slot (the words for a price leave its key)
+CURRENCY = re.compile(r"[$€£¥元块]|美元|欧元|英镑|\b(?:usd|eur|gbp|rmb|cny|dollars?|euros?|yuan)\b", re.IGNORECASE)
+PRICE_WORDS = frozenset({"price", "价", "格"})
 # Relations that name a slot of their subject: "the Pro plan costs $20" is the slot "the Pro plan
 # price is $20", "the sprint ends on Friday" of "the sprint end date is Friday"
 RELATION_SLOTS = {"costs": "price", "ends": "end", "expires": "expiry", "lasts": "duration"}

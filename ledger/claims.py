@@ -37,6 +37,7 @@ from fact_ledger.ledger.claim_words import (
     CHANGED_BY,
     CJK_SPLIT,
     CLAUSES,
+    CURRENCY,
     DATE_FILLERS,
     DEGREE,
     DEMONSTRATIVES,
@@ -75,6 +76,7 @@ from fact_ledger.ledger.claim_words import (
     PERSONS,
     PLACES_OF_WORK,
     POSSESSIVE,
+    PRICE_WORDS,
     PROMOTED,
     PRONOUNS,
     PURPOSE,
@@ -105,10 +107,12 @@ from fact_ledger.ledger.claim_words import (
     UTTERANCE_START,
     VERSION_CHANGED,
     WHO_TRAILERS,
+    ZH_HAS_COUNT,
+    ZH_NEW_VALUE,
     ZH_NOT_A_HOLDER,
 )
 from fact_ledger.ledger.memo import text_cache
-from fact_ledger.ledger.normalize import KIND_BOOL, KIND_TEXT, KIND_VERSION, KIND_WHEN, normalize_text
+from fact_ledger.ledger.normalize import KIND_BOOL, KIND_NUMBER, KIND_TEXT, KIND_VERSION, KIND_WHEN, normalize_text
 from fact_ledger.ledger.normalize import normalize_value as _normalize_value
 
 MAX_CLAIMS = 20
@@ -189,6 +193,8 @@ def _make(
     if (slot := RELATION_SLOTS.get(relation)) is not None:
         tokens.add(slot)  # "X costs $20" is X's price, "X ends on Friday" X's end: one slot either way said
         rel = "is" + rel[len(relation) :]
+    if kind == KIND_NUMBER and CURRENCY.search(display):
+        tokens = (tokens - PRICE_WORDS) or tokens  # an amount of money says it is a price: "机票涨到2500元"
     if relation == "port" or noun == "port":
         tokens.add("port")
     if kind == KIND_VERSION or noun == "version":
@@ -321,6 +327,19 @@ def _count_claim(clause: str, subject: str) -> Claim | None:
     if not thing or thing in PRONOUNS or thing in PERSONS or NEGATED_LEFT.search(thing) or NEGATED_VERB.search(thing):
         return None  # "we have 3 nodes": the speaker's, of no named thing; "… no longer has …"
     return _clause_claim(f"{match['x']}'s {match['noun']} count is {match['n']}", subject)
+
+
+def _zh_claim(clause: str, subject: str) -> Claim | None:
+    """ "张三换了新手机号139…" is 张三's phone number ("张三的手机号是…"), "团队有8个人" the team's
+    size ("团队扩大到12个人"): said without 是 they stated no claim."""
+    text = unicodedata.normalize("NFKC", clause).strip()
+    if not CJK_SPLIT.search(text) or HEDGED.search(text) or NEGATED_ZH.search(text):
+        return None
+    if (new := ZH_NEW_VALUE.match(text)) is not None and new["x"] not in PRONOUNS:
+        return _clause_claim(f"{new['x']}的{new['y']}是{new['v']}", subject)
+    if (has := ZH_HAS_COUNT.match(text)) is not None and has["x"] not in PRONOUNS and has["x"] not in PERSONS:
+        return _clause_claim(f"{has['x']}是{has['n']}{has['unit']}{has['noun']}", subject)
+    return None
 
 
 def _migrated_claim(clause: str, subject: str) -> Claim | None:
@@ -727,6 +746,7 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
             or _changed_by_claim(clause, subject)
             or _migrated_claim(clause, subject)
             or _count_claim(clause, subject)
+            or _zh_claim(clause, subject)
             or _clause_claim(clause, subject)
         )
         if claim is None and (preference := _preference_claim(clause, who)) is not None:
