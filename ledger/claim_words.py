@@ -241,12 +241,16 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         # is none); a time pushed or delayed to, said as a headline ("Flight delayed to 11:40am")
         (
             _EN.format(
-                r"(?:now\s+)?(?:starts|begins|departs|leaves|takes off)\s+(?:at|on)|"
+                r"(?:now\s+)?(?:starts|begins)\s+(?:at|on)|"
                 r"(?:pushed|delayed|postponed|rescheduled|pushed back|moved back)\s+(?:to|until)"
             ),
             "is",
             frozenset({"when"}),
         ),
+        # when it leaves, a slot of its own ("Bob starts at 9am" is not when he leaves)
+        (_EN.format(r"(?:now\s+)?(?:departs|leaves|takes off)\s+(?:at|on)"), "departs", frozenset({"when"})),
+        # an amount gone up or down to, a number only ("Bob went up to the roof" is none)
+        (_EN.format(r"(?:went\s+up|went\s+down|rose|dropped|fell|jumped|climbed)\s+to"), "is", frozenset({"number"})),
         # when it ends or expires, how long it lasts: slots of their own ("the sprint ends on Friday"
         # is not when it starts), said now or before a change ("… now expires on April 1")
         (_EN.format(r"(?:now\s+)?(?:ends|finishes|closes)\s+(?:at|on|by)"), "ends", frozenset({"when"})),
@@ -263,7 +267,6 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
                 r"pushed back|moved back|reverted|rolled back)\s+to|(?:has\s+)?slipped\s+to|"
                 r"(?:has been|was|is|got|been)\s+(?:rescheduled|moved|postponed)\s+for|"
                 r"(?:upgraded|downgraded|set|bumped|raised|increased|lowered|reduced|updated)\s+to|"
-                r"(?:went\s+up|went\s+down|rose|dropped|fell|jumped|climbed)\s+to|"
                 r"is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
                 r"is still|will be|equals|is equal to|becomes|moved to|changed to|is held at|is|are"
             ),
@@ -532,7 +535,7 @@ CURRENCY = re.compile(r"[$€£¥元块]|美元|欧元|英镑|\b(?:usd|eur|gbp|r
 PRICE_WORDS = frozenset({"price", "价", "格"})
 # Relations that name a slot of their subject: "the Pro plan costs $20" is the slot "the Pro plan
 # price is $20", "the sprint ends on Friday" of "the sprint end date is Friday"
-RELATION_SLOTS = {"costs": "price", "ends": "end", "expires": "expiry", "lasts": "duration"}
+RELATION_SLOTS = {"costs": "price", "ends": "end", "expires": "expiry", "lasts": "duration", "departs": "departure"}
 # "Dave is on call (this week)": the on-call role's holder, as "Dave is the on-call engineer"
 ON_CALL_HOLDER = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+is\s+(?:(?:now|still|currently)\s+)*on[- ]call\b(?P<rest>.*)$"

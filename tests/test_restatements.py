@@ -295,6 +295,9 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         # a count of other things; another plan's price
         ("The cluster has 3 nodes", "The cluster has 12 cores"),
         ("The Pro plan costs $20 a month", "The Team plan costs $50 a month"),
+        # when someone starts is not when they leave; going up to a place is no amount
+        ("Bob starts at 9am", "Bob leaves at 5pm"),
+        ("Bob is on the roof", "Bob went up to the attic"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
