@@ -320,6 +320,8 @@ def _count_claim(clause: str, subject: str) -> Claim | None:
     nodes": the count of one thing, a slot of its own (it stated no claim, so a new count formed no
     set with the old one)."""
     text = unicodedata.normalize("NFKC", clause).strip()
+    if not any(ch.isdigit() for ch in text):  # most clauses: no count, no pattern run
+        return None
     match = next((m for pattern in HAS_COUNT if (m := pattern.match(text)) is not None), None)
     if match is None or HEDGED.search(text.lower()) or QUESTION_START.match(text.lower()):
         return None
