@@ -9,6 +9,7 @@ replaying its own backup by itself as ``ledger serve`` does (``auto_replay``). T
 * two machines writing the same fact and contradicting facts during one outage, while one
   retires a member and judges a conflict;
 * a machine restarted with a pending backup, while the server is still down;
+* a working note revised offline while another machine revises it later;
 * a machine joining with an empty read-model file while another writes.
 
 After each (:func:`settled`): ``verify`` on every machine, identical read models on every
@@ -578,3 +579,44 @@ def test_signals_sent_offline_promote_the_note_when_they_land(team: Machine) -> 
     promoted = [e.data for e in a.store.read() if e.type == "Promoted"]
     assert len(promoted) == 1
     assert [r["content"] for r in a.find("preview port")["results"]] == ["Trying port 8081 for the preview"]
+
+
+def test_a_working_note_revised_offline_yields_to_a_later_revision_by_another_machine(team: Machine) -> None:
+    """A's revision of a working note, made in the outage, replayed over B's later revision of
+    the same field: it became the note's current text (the overtaken check looked at long-term
+    memories only). It is refused as an update of a long-term memory is; a revision of another
+    field (its tags) still lands."""
+    a, b = team("laptop-a"), team("laptop-b")
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    note = a.remember("Trying port 8081 for the preview", tier="working", session_id="s7", turn=1)["memory_id"]
+    b.storage.pull()
+    cluster.stop("immediate")
+    try:
+        assert a.update(note, content="Trying port 8082 for the preview", session_id="s7", turn=2)["backup_only"]
+        assert a.update(note, tags=["preview"], session_id="s7", turn=3)["backup_only"]
+        pending = a.read(note, session_id="s7")["pending_changes"]  # a's own revisions, as for a long-term memory
+        assert [(c["type"], c["payload"].get("tags")) for c in pending] == [
+            ("WorkingRevised", None),
+            ("WorkingRevised", ["preview"]),
+        ]
+        assert b.status()["degraded"] is not None  # b knows the log is away: its next write reopens it
+        time.sleep(0.01)
+    finally:
+        cluster.resume()
+    landed = b.update(note, content="Trying port 8083 for the preview", session_id="s7", turn=4)
+    assert not landed.get("backup_only") and landed["version"] == 2
+    a.status()  # a's next call replays its backup
+    notice = a.backup_notice()
+    assert notice is not None and "2 backed-up write(s) replayed" in notice and "1 refused" in notice, notice
+    replayed = [e.data for e in a.store.read() if e.type == "WriteReplayed"]
+    assert [(r.op, r.outcome) for r in replayed] == [("update", "refused"), ("update", "as_backed_up")]
+    assert replayed[0].reason.startswith(f"version_conflict: #{note} changed after this update was made offline")
+    for machine in (a, b):
+        machine.storage.pull()
+        memory = machine.read(note)["memory"]
+        assert (memory["content"], memory["tags"], memory["version"]) == (
+            "Trying port 8083 for the preview",
+            ["preview"],
+            3,
+        )
+    settled([a, b], team.url)  # type: ignore[attr-defined]
