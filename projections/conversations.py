@@ -37,9 +37,11 @@ from fact_ledger.ledger.log.events import (
     WorkingNoted,
     WorkingRepeated,
     WorkingRevised,
+    decode_payload,
 )
 from fact_ledger.ledger.promotion import Signal
 from fact_ledger.ledger.sql import marks
+from fact_ledger.projections.memories import Change
 from fact_ledger.projections.rows import typed_row
 from fact_ledger.projections.runner import DeferringProjector
 
@@ -325,6 +327,27 @@ def working_set(
         )
     )
     return sorted(sticky + others, key=lambda r: r.touched, reverse=True) if sticky else others
+
+
+_REVISED = ("content", "subject", "tags", "confidence", "metadata")  # what a WorkingRevised may change
+
+
+def revisions_after(conn: apsw.Connection, stream_id: str, position: int) -> list[Change]:
+    """Each revision of a working note made past log ``position`` (oldest first), with the fields
+    it changed and its event's own time, as :func:`projections.memories.changes_after` answers
+    for a long-term memory: the note is version 1 and each ``WorkingRevised`` the next."""
+    rows: list[tuple[Any, ...]] = conn.execute(
+        "SELECT position, event_id, event_time, payload, v FROM events WHERE stream_id=? AND type='WorkingRevised' "
+        "ORDER BY position",
+        (stream_id,),
+    ).fetchall()
+    out: list[Change] = []
+    for version, (at, event_id, event_time, payload, v) in enumerate(rows, start=2):
+        if at > position:
+            data = decode_payload("WorkingRevised", v, payload)
+            changed = frozenset(f for f in _REVISED if getattr(data, f, None) is not None)
+            out.append(Change(version, int(at), str(event_id), str(event_time), changed))
+    return out
 
 
 def signals_of(conn: apsw.Connection, memory_id: int) -> list[Signal]:

@@ -9,6 +9,8 @@ replaying its own backup by itself as ``ledger serve`` does (``auto_replay``). T
 * two machines writing the same fact and contradicting facts during one outage, while one
   retires a member and judges a conflict;
 * a machine restarted with a pending backup, while the server is still down;
+* a replay cut short by the same proxy at a replayed write's commit (by itself and by hand);
+* a working note revised offline while another machine revises it later;
 * a machine joining with an empty read-model file while another writes.
 
 After each (:func:`settled`): ``verify`` on every machine, identical read models on every
@@ -33,6 +35,7 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
+from fact_ledger.ledger.errors import Unavailable
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.storage import Storage
@@ -181,13 +184,16 @@ def test_the_server_stopped_and_started_mid_stream(team: Machine, mode: str) -> 
 class CuttingProxy:
     """A loopback TCP proxy to the cluster's Unix socket that cuts a connection at ``COMMIT``:
     ``before`` drops it unsent (the server rolls back), ``after`` sends it, holds the answer back
-    until the commit is done, then cuts (the client never hears that it committed)."""
+    until the commit is done, then cuts (the client never hears that it committed). With
+    ``marker`` set, the cut waits for the first ``COMMIT`` after those bytes went up (the commit
+    of the write that holds them)."""
 
     def __init__(self, cluster: Cluster) -> None:
         self.target = str(cluster.root / f".s.PGSQL.{cluster.port}")
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.armed: str | None = None
+        self.marker: bytes | None = None
         self.cuts = 0
         self._open: list[socket.socket] = []
         threading.Thread(target=self._accept, daemon=True).start()
@@ -202,7 +208,11 @@ class CuttingProxy:
             except OSError:
                 return
             server = socket.socket(socket.AF_UNIX)
-            server.connect(self.target)
+            try:
+                server.connect(self.target)
+            except OSError:  # the server is stopped: this connection fails, the next may not
+                self._close(client, server)
+                continue
             self._open += [client, server]
             muted = threading.Event()
             threading.Thread(target=self._pump, args=(client, server, muted, True), daemon=True).start()
@@ -211,7 +221,9 @@ class CuttingProxy:
     def _pump(self, src: socket.socket, dst: socket.socket, muted: threading.Event, upstream: bool) -> None:
         try:
             while data := src.recv(65536):
-                if upstream and self.armed and b"COMMIT" in data:
+                if upstream and self.armed and self.marker and self.marker in data:
+                    self.marker = None
+                if upstream and self.armed and not self.marker and b"COMMIT" in data:
                     mode, self.armed = self.armed, None
                     self.cuts += 1
                     if mode == "after":
@@ -578,3 +590,118 @@ def test_signals_sent_offline_promote_the_note_when_they_land(team: Machine) -> 
     promoted = [e.data for e in a.store.read() if e.type == "Promoted"]
     assert len(promoted) == 1
     assert [r["content"] for r in a.find("preview port")["results"]] == ["Trying port 8081 for the preview"]
+
+
+def test_a_working_note_revised_offline_yields_to_a_later_revision_by_another_machine(team: Machine) -> None:
+    """A's revision of a working note, made in the outage, replayed over B's later revision of
+    the same field: it became the note's current text (the overtaken check looked at long-term
+    memories only). It is refused as an update of a long-term memory is; a revision of another
+    field (its tags) still lands."""
+    a, b = team("laptop-a"), team("laptop-b")
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    note = a.remember("Trying port 8081 for the preview", tier="working", session_id="s7", turn=1)["memory_id"]
+    b.storage.pull()
+    cluster.stop("immediate")
+    try:
+        assert a.update(note, content="Trying port 8082 for the preview", session_id="s7", turn=2)["backup_only"]
+        assert a.update(note, tags=["preview"], session_id="s7", turn=3)["backup_only"]
+        pending = a.read(note, session_id="s7")["pending_changes"]  # a's own revisions, as for a long-term memory
+        assert [(c["type"], c["payload"].get("tags")) for c in pending] == [
+            ("WorkingRevised", None),
+            ("WorkingRevised", ["preview"]),
+        ]
+        assert b.status()["degraded"] is not None  # b knows the log is away: its next write reopens it
+        time.sleep(0.01)
+    finally:
+        cluster.resume()
+    landed = b.update(note, content="Trying port 8083 for the preview", session_id="s7", turn=4)
+    assert not landed.get("backup_only") and landed["version"] == 2
+    a.status()  # a's next call replays its backup
+    notice = a.backup_notice()
+    assert notice is not None and "2 backed-up write(s) replayed" in notice and "1 refused" in notice, notice
+    replayed = [e.data for e in a.store.read() if e.type == "WriteReplayed"]
+    assert [(r.op, r.outcome) for r in replayed] == [("update", "refused"), ("update", "as_backed_up")]
+    assert replayed[0].reason.startswith(f"version_conflict: #{note} changed after this update was made offline")
+    for machine in (a, b):
+        machine.storage.pull()
+        memory = machine.read(note)["memory"]
+        assert (memory["content"], memory["tags"], memory["version"]) == (
+            "Trying port 8083 for the preview",
+            ["preview"],
+            3,
+        )
+    settled([a, b], team.url)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("cut", ["before", "after"])
+def test_a_replay_cut_by_a_second_outage_tells_every_write_it_replayed(team: Machine, cut: str) -> None:
+    """The log went away again while the backup replayed (at the commit of the third write:
+    before the server got it, or after, its answer never coming back): the notice after the
+    rest replayed counted only the last run's writes ("1 backed-up write(s) replayed (1 as
+    backed up, 0 decided anew, 0 refused)"), so the refusal of the first went untold. It counts
+    every write of the backup replayed since the log came back."""
+    url: str = team.url  # type: ignore[attr-defined]
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    proxy = CuttingProxy(cluster)
+    try:
+        a = team("laptop-a", via=proxy.url(urlparse(url).path.lstrip("/")))
+        b = team("laptop-b")
+        memory_id = a.remember("The build server is ci-1")["memory_id"]
+        b.storage.pull()
+        cluster.stop("immediate")
+        try:
+            replies = [a.update(memory_id, content="The build server is ci-2")]
+            for text in ("The deploy window is Tuesday", "The cache host is cache-7", "The queue host is mq-3"):
+                replies.append(a.remember(text))
+            assert all(r["backup_only"] for r in replies)
+            assert b.status()["degraded"] is not None  # b knows the log is away: its next write reopens it
+            time.sleep(0.01)
+        finally:
+            cluster.resume()
+        assert b.update(memory_id, content="The build server is ci-3")["version"] == 2  # later: a's is refused
+        proxy.armed, proxy.marker = cut, b"cache-7"
+        a.status()  # the replay starts: the update is refused, the deploy window lands, then the cut
+        assert proxy.cuts == 1
+        assert log_ids(url).count(replies[2]["backup"]["event_ids"][0]) == (1 if cut == "after" else 0)
+        a.status()  # the log answers again: the rest replays
+        notice = a.backup_notice()
+        assert notice is not None, notice
+        assert "4 backed-up write(s) replayed (3 as backed up, 0 decided anew, 1 refused)" in notice, notice
+        assert a.backup_notice() is None  # one notice, once
+        settled([a, b], url, replies[1:])
+        assert (a.read(memory_id)["memory"]["content"]) == "The build server is ci-3"
+    finally:
+        proxy.close()
+
+
+def test_a_replay_by_hand_cut_by_an_outage_says_what_it_replayed(team: Machine) -> None:
+    """``replay_backup`` by hand, cut by the log going away: its error said how many events it
+    had appended, not how many writes it had replayed nor that one of them was refused."""
+    url: str = team.url  # type: ignore[attr-defined]
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    proxy = CuttingProxy(cluster)
+    try:
+        a = team("laptop-a", via=proxy.url(urlparse(url).path.lstrip("/")))
+        a.storage.auto_replay = False  # as the CLI: nothing replays by itself
+        b = team("laptop-b")
+        memory_id = a.remember("The build server is ci-1")["memory_id"]
+        b.storage.pull()
+        cluster.stop("immediate")
+        try:
+            assert a.update(memory_id, content="The build server is ci-2")["backup_only"]
+            for text in ("The deploy window is Tuesday", "The cache host is cache-7"):
+                assert a.remember(text)["backup_only"]
+            assert b.status()["degraded"] is not None
+            time.sleep(0.01)
+        finally:
+            cluster.resume()
+        assert b.update(memory_id, content="The build server is ci-3")["version"] == 2
+        proxy.armed, proxy.marker = "before", b"cache-7"
+        with pytest.raises(Unavailable) as stopped:
+            a.replay_backup(dry_run=False, authorization=AUTH_USER)
+        assert "after replaying 2 write(s) (1 refused)" in stopped.value.message, stopped.value.message
+        assert (stopped.value.details["replayed"], stopped.value.details["refused"]) == (2, 1)
+        again = a.replay_backup(dry_run=False, authorization=AUTH_USER)
+        assert (again["replayed"], again["writes_present"]) == (1, 2)
+    finally:
+        proxy.close()

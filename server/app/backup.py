@@ -24,7 +24,7 @@ from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.log.events import named_streams
 from fact_ledger.server.app.backup_log import Command
 from fact_ledger.server.app.erasure import erased_among
-from fact_ledger.server.app.replay_pin import ReplayPin
+from fact_ledger.server.app.replay_pin import REPLAY_COUNTS, ReplayPin
 from fact_ledger.server.app.storage import STORAGE_ERRORS, Storage, reason_of
 
 REPLAY_BATCH = 500
@@ -98,6 +98,9 @@ class _Replay:
         self.readable = not storage.shadow
         self.batch: list[NewEvent] = []
         self.heads: list[str] = []  # the first event id of each write in ``batch``
+        # A write whose commit the log went away during: its head and how it would count. Its
+        # commit may have landed unheard; the next run finds it present (BackupState.replay_if_due).
+        self.unheard: dict[str, str] = {}
         self.line = 0
         self.out: dict[str, Any] = {
             "ok": True,
@@ -172,12 +175,22 @@ class _Replay:
                 "run it again once the log answers",
                 reason=reason_of(exc),
             )
-        return Unavailable(
-            f"replay stopped before line {self.line} ({reason_of(exc)}) after appending "
-            f"{self.out.get('appended', 0)} events; run it again: it skips what is already there",
+        out = self.out
+        stopped = Unavailable(
+            f"replay stopped before line {self.line} ({reason_of(exc)}) after replaying {out['replayed']} "
+            f"write(s) ({out['refused']} refused) and appending {out['appended']} events; run it again: "
+            "it skips what is already there",
             reason=reason_of(exc),
-            appended=self.out.get("appended", 0),
+            appended=out["appended"],
+            replayed=out["replayed"],
+            refused=out["refused"],
         )
+        # what this run replayed, for the notice of the run that finishes the backup (BackupState)
+        stopped.partial = {  # type: ignore[attr-defined]
+            **{k: out[k] for k in REPLAY_COUNTS},
+            "unheard": dict(self.unheard),
+        }
+        return stopped
 
     def _names_erased(self, command: Command) -> bool:
         """Whether the write, not in the log yet, names a memory the log has erased since it was
@@ -203,6 +216,7 @@ class _Replay:
         try:
             self.storage.record_replay(pin, "refused" if refused else "unchanged", refused or "")
         except STORAGE_ERRORS as exc:
+            self.unheard[pin.head.event_id] = "refused" if refused else "decided_anew"
             raise self._stopped(exc) from None
 
     def _count_refusal(self, command: Command, op: str, reason: str) -> None:
@@ -227,6 +241,9 @@ class _Replay:
         try:
             self.redo(op, list(args), dict(kwargs))
         except (*STORAGE_ERRORS, Unavailable) as exc:
+            if pin.landed:  # its events went to the log: the commit may have landed unheard
+                same = tuple(pin.decided) == tuple(type(e.data).__name__ for e in command.events)
+                self.unheard[command.head] = "as_backed_up" if same else "decided_anew"
             raise self._stopped(exc) from None
         except LedgerError as exc:
             refused = f"{exc.code}: {exc.message}"
@@ -248,10 +265,12 @@ class _Replay:
     def _flush(self) -> None:
         if not self.batch:
             return
-        landed = len(self.heads) - len(self._present(self.heads))
+        present = self._present(self.heads)
+        landed = len(self.heads) - len(present)
         try:
             fresh = append_batch(self.storage, self.batch)
         except STORAGE_ERRORS as exc:
+            self.unheard.update((head, "as_backed_up") for head in self.heads if head not in present)
             raise self._stopped(exc) from None
         self.out["appended"] += fresh
         self.out["already_present"] += len(self.batch) - fresh

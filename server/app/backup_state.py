@@ -21,7 +21,7 @@ import msgspec
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.server.app import credentials
 from fact_ledger.server.app.backup_log import BackupLog
-from fact_ledger.server.app.replay_pin import ReplayPin, replay_summary
+from fact_ledger.server.app.replay_pin import REPLAY_COUNTS, ReplayPin, replay_summary
 from fact_ledger.server.app.storage_errors import STORAGE_ERRORS, reason_of
 
 logger = logging.getLogger("fact_ledger.storage")
@@ -50,6 +50,9 @@ class BackupState:
     replay_notice: str | None = None
     replaying: ReplayPin | None = None
     _replay_at = 0.0
+    # What replays the log cut short (it went away again) replayed, told with the run that
+    # finishes the backup: one notice counts every write replayed since the log came back.
+    _replay_cut: dict[str, Any] | None = None
     # The log's head as a write of the current call left it (the notices of its reply reuse it).
     head_seen: int | None = None
 
@@ -215,6 +218,8 @@ class BackupState:
         elif reason is not None and reason != "log_unreachable":
             return  # a local file still locked, read-only or full: its next accepted write clears this
         if not self.backup_log.scan():
+            if self._replay_cut is not None:  # another run (by hand, another process) finished it
+                self._tell_replayed(None)
             return
         self._replay_at = time.monotonic() + self.REOPEN_INTERVAL_S
         if self.health()["head"] is None:  # still unreachable: the next try waits its turn
@@ -222,9 +227,47 @@ class BackupState:
         from fact_ledger.ledger.errors import LedgerError
 
         try:
+            self._count_unheard()
             out = self.redo_all()
+        except STORAGE_ERRORS as exc:  # the log went away again before the replay began
+            self._note_failure(exc)
+            return
         except LedgerError as exc:
+            self._cut_short(getattr(exc, "partial", None))
             logger.warning("replay of the backup did not finish (%s); it goes on when the log answers", exc)
             return
-        if out["replayed"]:  # before what the replay's own pull dropped (writes about an erased memory)
-            self._tell(replay_summary(out), first=True)
+        self._tell_replayed(out)
+
+    def _cut_short(self, partial: dict[str, Any] | None) -> None:
+        """Keep what a replay the log cut short replayed, for the notice of the run that finishes."""
+        if not partial:
+            return
+        kept = self._replay_cut or {k: 0 for k in REPLAY_COUNTS} | {"unheard": {}}
+        for key in REPLAY_COUNTS:
+            kept[key] += partial.get(key, 0)
+        kept["unheard"] = {**kept["unheard"], **partial.get("unheard", {})}
+        self._replay_cut = kept
+
+    def _count_unheard(self) -> None:
+        """The writes whose commit the log went away during: those it holds landed then (the next
+        run finds them present and does not count them), so they count with what that run replayed."""
+        cut = self._replay_cut
+        if cut is None or not cut["unheard"]:
+            return
+        landed = self.log.present_ids(list(cut["unheard"]))
+        for head in landed:
+            cut["replayed"] += 1
+            cut[cut["unheard"][head]] += 1
+        cut["unheard"] = {}  # the others are not in the log: the next run replays and counts them
+
+    def _tell_replayed(self, out: dict[str, Any] | None) -> None:
+        """One notice for the replay that finished: its writes and those of the runs cut short."""
+        total = {k: (out or {}).get(k, 0) for k in REPLAY_COUNTS}
+        if self._replay_cut is not None:
+            with contextlib.suppress(*STORAGE_ERRORS):
+                self._count_unheard()
+            for key in REPLAY_COUNTS:
+                total[key] += self._replay_cut[key]
+            self._replay_cut = None
+        if total["replayed"]:  # before what the replay's own pull dropped (writes about an erased memory)
+            self._tell(replay_summary(total), first=True)

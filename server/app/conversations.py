@@ -406,6 +406,10 @@ class Conversations(Service):
 
         def decide() -> tuple[Decision, str, str]:
             row = self._working_row(memory_id, session_id)
+            # a revision made offline yields to another machine's later revision of its fields
+            self.writes._not_overtaken(
+                memory_id, set(requested), lambda seen: conv.revisions_after(self.conn, row.stream_id, seen)
+            )
             if expected_version is not None and expected_version != row.version:
                 raise VersionConflict(
                     f"memory {memory_id} is at version {row.version}, not {expected_version}",

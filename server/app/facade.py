@@ -14,6 +14,7 @@ from typing import Any
 from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.ledger.log.store import EventStore
+from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.changes import ChangesProjector
 from fact_ledger.projections.claims import ClaimsProjector, NearDuplicatesProjector
@@ -340,7 +341,8 @@ class LedgerApp:
         if as_of_event_time is None and as_of_recorded is None and mem.by_id(self.conn, memory_id) is None:
             working = self.conversations.read(memory_id, session_id)
             if working is not None:
-                return working
+                note = conv.working_by_id(self.conn, memory_id)
+                return self._with_pending_changes(working, note.stream_id if note is not None else None)
         answer = self.view_service.read(
             memory_id, as_of_event_time=as_of_event_time, as_of_recorded=as_of_recorded, sections=sections
         )
@@ -348,15 +350,15 @@ class LedgerApp:
             memory = answer["memory"]
             memory.update(self.conversations.long_term_fields(memory_id, mem.stream_of(self.conn, memory_id) or ""))
             self.conversations.used([memory_id])
-            answer = self._with_pending_changes(answer, memory_id)
+            answer = self._with_pending_changes(answer, mem.stream_of(self.conn, memory_id))
         return answer
 
-    def _with_pending_changes(self, answer: dict[str, Any], memory_id: int) -> dict[str, Any]:
-        """``pending_changes``: this machine's backed-up changes to the memory, not in the log yet."""
+    def _with_pending_changes(self, answer: dict[str, Any], stream_id: str | None) -> dict[str, Any]:
+        """``pending_changes``: this machine's backed-up changes to the memory (long-term, or a
+        working note: its revisions), not in the log yet."""
         from fact_ledger.server.app.pending_reads import pending_changes
 
-        row = mem.by_id(self.conn, memory_id)
-        changes = pending_changes(self.storage, row.stream_id) if row is not None else []
+        changes = pending_changes(self.storage, stream_id) if stream_id is not None else []
         return {**answer, "pending_changes": changes} if changes else answer
 
     # -- governance (server/app/governance.py) ----------------------------------------------

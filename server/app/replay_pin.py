@@ -27,6 +27,7 @@ from fact_ledger.ledger.log.chain import NewEvent
 from fact_ledger.ledger.log.events import MemoryRecorded, WriteReplayed, type_name
 from fact_ledger.server.app.backup_log import Command
 
+REPLAY_COUNTS = ("replayed", "as_backed_up", "decided_anew", "refused")  # what the replay notice counts
 NOTE_SLOT = 1_000_000  # the derived id of the WriteReplayed event of a write that landed
 
 

@@ -361,20 +361,26 @@ class Writes(Service):
         answer: dict[str, Any] = outcome.reply
         return answer
 
-    def _not_overtaken(self, memory_id: int, fields: set[str]) -> None:
+    def _not_overtaken(
+        self, memory_id: int, fields: set[str], later: Callable[[int], list[mem.Change]] | None = None
+    ) -> None:
         """A backed-up update replayed after a later change of the same fields of its memory (a
         version past the log position its decision read, said at a later event time, not one of
         this machine's own replayed writes) is refused, as a stale ``expected_version`` is:
         applied, the older change became the current value over the newer one (ci-2 over ci-3).
         A later change of other fields leaves it to apply (a tag added offline still lands), and a
-        change the machine had not read but that was said before this one yields to it."""
+        change the machine had not read but that was said before this one yields to it.
+
+        ``later`` gives the versions made past a log position (a working note's revisions:
+        ``projections.conversations.revisions_after``); a long-term memory's by default."""
         pin = self.storage.replaying
         seen = (pin.command.request or {}).get("seen") if pin is not None else None
         if pin is None or not isinstance(seen, int):
             return  # a line written before the backup recorded what it had read
         own = {command.head for _, _, command in self.storage.backup_log.commands()}  # this machine's replays
         made = clock.to_datetime(pin.head.event_time)
-        for change in mem.changes_after(self.conn, memory_id, seen):
+        changes = later(seen) if later is not None else mem.changes_after(self.conn, memory_id, seen)
+        for change in changes:
             if change.event_id in own or not (change.fields & fields):
                 continue
             if clock.to_datetime(change.event_time) > made:

@@ -48,6 +48,7 @@ async def memory(request: Request) -> Response:
         request,
         "memory.html",
         m=read["memory"],
+        pending=read.get("pending_changes", []),  # this machine's backed-up changes the log does not hold yet
         versions=version_changes(versions),
         near=near,
         as_of=read.get("as_of"),

@@ -133,6 +133,16 @@ STRINGS: dict[str, tuple[str, str]] = {
         "Written on this machine, waiting in the JSONL backup for the log",
         "本机已写入、在 JSONL 备份中等待写入日志",
     ),
+    "pending_changes": (
+        "Changes waiting in this machine's JSONL backup for the log",
+        "本机 JSONL 备份中等待写入日志的更改",
+    ),
+    "pending_changes_intro": (
+        "Not in the log yet: each is decided again when it replays, and may be refused then "
+        "(another write changed the same fields later).",
+        "尚未写入日志：重放时会重新判定，届时可能被拒绝（其他写入之后改了同样的字段）。",
+    ),
+    "backed_up_at": ("backed up at", "备份于"),
     "pending_no_id": ("pending: no id until it replays", "待重放：重放前没有编号"),
     # as status counts them: writes, each of one or more events
     "pending_writes": ("{n} writes ({e} events)", "{n} 次写入（{e} 个事件）"),
