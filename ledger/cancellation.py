@@ -102,10 +102,21 @@ def is_cancellation(content: str) -> bool:
     return bool(_EN_OPENERS.match(text) or _EN_PREDICATE.search(text))
 
 
+# One occurrence named ("yoga is cancelled this Monday", "cancel tomorrow's standup", "今天的站会取消了"):
+# that one is off, the schedule or habit stays
+_ONE_OCCURRENCE = re.compile(
+    r"\b(?:(?:this|next|coming)\s+(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|week(?:end)?|morning|afternoon|evening|time)"
+    r"|today|tonight|tomorrow|this\s+once|just\s+once|on\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d"
+    r"|on\s+\d{1,2}(?:st|nd|rd|th)?\b)|今天|今晚|明天|后天|这周|本周|下周|这次|本次|这个周",
+    re.IGNORECASE,
+)
+
+
 def cancelled_words(content: str) -> tuple[str, ...]:
-    """The words naming what ``content`` cancels (empty when it is no cancellation): its content
-    words without stop words and cancellation words; a Chinese run as its bigrams."""
-    if not is_cancellation(content):
+    """The words naming what ``content`` cancels (empty when it is no cancellation, or when it
+    cancels one occurrence of a schedule): its content words without stop words and cancellation
+    words; a Chinese run as its bigrams."""
+    if not is_cancellation(content) or _ONE_OCCURRENCE.search(_clean(content)):
         return ()
     text = _ZH_CANCEL_WORDS.sub(" ", _clean(content))
     words: list[str] = []

@@ -94,9 +94,13 @@ MIGRATED = (
         re.IGNORECASE,
     ),
 )
-# "Alice's new phone number", "the updated budget": the value that replaced the old one, in the
-# slot "Alice's phone number" names; of one thing only ("new users", "new hires" count others)
-REPLACEMENT_WORD = re.compile(r"\b(?:new|updated|latest|revised|corrected)\s+(?=[a-z])(?!\w*[^\Wsu]s\b)")
+# "Alice's new phone number", "Alice has a new phone number", "the updated budget": the value that
+# replaced the old one, in the slot "Alice's phone number" names. "new" only after a possessive or
+# "a": "the new user limit", "the new office", "new customers" name other things; of one thing only
+REPLACEMENT_WORD = re.compile(
+    r"(?:\b(?:updated|revised|corrected)|(?:(?<=['’]s )|(?<=\bmy )|(?<=\bour )|(?<=\byour )|(?<=\bhis )|(?<=\bher )"
+    r"|(?<=\bits )|(?<=\btheir )|(?<=\ba ))new)\s+(?=[a-z])(?!\w*[^\Wsu]s\b)"
+)
 # "We're on Postgres 16", "we run Postgres 16", "I'm using Python 3.12": the version of a named thing
 # the speaker runs, the slot of "our Postgres version is 16" (a capitalised name: "we're on floor 3",
 # "we use 2 servers" name no software)
@@ -512,10 +516,11 @@ ZH_NEW_VALUE = re.compile(
     r"^(?P<x>[^，。,;；\s]+?)(?:换了|有了|用了|改了)(?:一?个)?新的?(?P<y>[^\s\d:：，。,;；]{1,8}?)[:：\s]*"
     r"(?P<v>[A-Za-z0-9@+#][\w@.+#/-]*)[。.!！]?$"
 )
-# "团队有8个人": how many the team has, the slot "团队扩大到12个人" changes
+# "团队有8个人", "团队扩大到12个人": how many of one thing the team has ("团队有2个实习生" counts
+# another)
 ZH_HAS_COUNT = re.compile(
-    r"^(?P<x>[^，。,;；\s]+?)(?:现在|目前|如今)?(?:共有|一共有|有)(?P<n>\d+|[一二两三四五六七八九十百千万]+)"
-    r"(?P<unit>个|名|位|台|条|家)(?P<noun>[^\s，。,;；]{0,4}?)[。.!！]?$"
+    r"^(?P<x>[^，。,;；\s]+?)(?:现在|目前|如今)?(?:共有|一共有|有|(?:扩大|缩小|增加|减少|扩充|增长|下降|增|减|降)(?:到|至)了?)"
+    r"(?P<n>\d+|[一二两三四五六七八九十百千万]+)(?P<unit>个|名|位|台|条|家)(?P<noun>[^\s，。,;；]{0,4}?)了?[。.!！]?$"
 )
 # "Sarah took over as project lead", "Sarah replaced Tom as project lead": the role's holder, as
 # "Sarah is the project lead"

@@ -194,7 +194,9 @@ def _make(
         tokens.add(slot)  # "X costs $20" is X's price, "X ends on Friday" X's end: one slot either way said
         rel = "is" + rel[len(relation) :]
     if kind == KIND_NUMBER and CURRENCY.search(display):
-        tokens = (tokens - PRICE_WORDS) or tokens  # an amount of money says it is a price: "机票涨到2500元"
+        # an amount of money is a price, said or not ("机票涨到2500元", "the ticket went up to $250"),
+        # and no other number of its thing ("the flight costs $450" / "the flight is 6 hours long")
+        tokens = (tokens - PRICE_WORDS) | {"price"}
     if relation == "port" or noun == "port":
         tokens.add("port")
     if kind == KIND_VERSION or noun == "version":
@@ -340,7 +342,7 @@ def _zh_claim(clause: str, subject: str) -> Claim | None:
     if (new := ZH_NEW_VALUE.match(text)) is not None and new["x"] not in PRONOUNS:
         return _clause_claim(f"{new['x']}的{new['y']}是{new['v']}", subject)
     if (has := ZH_HAS_COUNT.match(text)) is not None and has["x"] not in PRONOUNS and has["x"] not in PERSONS:
-        return _clause_claim(f"{has['x']}是{has['n']}{has['unit']}{has['noun']}", subject)
+        return _clause_claim(f"{has['x']}的{has['noun'] or has['unit']}数是{has['n']}{has['unit']}", subject)
     return None
 
 

@@ -298,6 +298,14 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         # when someone starts is not when they leave; going up to a place is no amount
         ("Bob starts at 9am", "Bob leaves at 5pm"),
         ("Bob is on the roof", "Bob went up to the attic"),
+        # a price is no other number of its thing; "new" before another kind of thing; what is counted
+        ("The flight costs $450", "The flight is 6 hours long"),
+        ("The laptop costs $1,200", "The laptop is 14 inches"),
+        ("The user limit is 1000", "The new user limit is 100"),
+        ("The office has 25 desks", "The new office has 40 desks"),
+        ("The release has 12 bugs", "The latest release has 3 bugs"),
+        ("团队有8个人", "团队有2个实习生"),
+        ("公司有200个员工", "公司有3个办公室"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:

@@ -195,6 +195,23 @@ def test_statements_that_are_no_cancellation_retract_nothing(app: LedgerApp, sta
     assert status(app, instruction) == "active"
 
 
+@pytest.mark.parametrize(
+    ("schedule", "one_off"),
+    [
+        ("Yoga is at 6pm on Mondays", "Yoga is cancelled this Monday"),
+        ("The 1:1 with Bob is at 2pm on Tuesdays", "Cancel the 1:1 with Bob this Tuesday"),
+        ("Hold the standup at 09:30 every day", "Cancel tomorrow's standup"),
+        ("每天早上9点开站会", "今天的站会取消了"),
+    ],
+)
+def test_cancelling_one_occurrence_leaves_the_schedule(app: LedgerApp, schedule: str, one_off: str) -> None:
+    """ "Yoga is cancelled this Monday" retracted "Yoga is at 6pm on Mondays": the day named in the
+    cancellation matched the schedule's days, and the whole schedule went."""
+    target = app.remember(schedule)["memory_id"]
+    r = app.remember(one_off)
+    assert "retracted" not in r and status(app, target) == "active"
+
+
 def test_only_instructions_are_cancelled_not_reports_of_the_past(app: LedgerApp) -> None:
     report = app.remember("The minutes were sent to the team on Monday")["memory_id"]
     r = app.remember("don't send the minutes")
