@@ -534,10 +534,6 @@ PROMOTED = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+(?:(?:was|got|has|been|just|recently|finally)\s+)*"
     r"promoted\s+to\s+(?:(?:a|the)\s+)?(?P<y>[A-Z][^,;]*?)(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+today)?[.!]?$"
 )
-# An amount of money is a price: "the ticket price is $200", "the ticket went up to $250" and
-# "机票价格是2000元" / "机票涨到2500元了" are one slot (the words for a price leave its key)
-CURRENCY = re.compile(r"[$€£¥元块]|美元|欧元|英镑|\b(?:usd|eur|gbp|rmb|cny|dollars?|euros?|yuan)\b", re.IGNORECASE)
-PRICE_WORDS = frozenset({"price", "价", "格"})
 # Relations that name a slot of their subject: "the Pro plan costs $20" is the slot "the Pro plan
 # price is $20", "the sprint ends on Friday" of "the sprint end date is Friday"
 RELATION_SLOTS = {"costs": "price", "ends": "end", "expires": "expiry", "lasts": "duration", "departs": "departure"}

@@ -37,7 +37,6 @@ from fact_ledger.ledger.claim_words import (
     CHANGED_BY,
     CJK_SPLIT,
     CLAUSES,
-    CURRENCY,
     DATE_FILLERS,
     DEGREE,
     DEMONSTRATIVES,
@@ -76,7 +75,6 @@ from fact_ledger.ledger.claim_words import (
     PERSONS,
     PLACES_OF_WORK,
     POSSESSIVE,
-    PRICE_WORDS,
     PROMOTED,
     PRONOUNS,
     PURPOSE,
@@ -112,7 +110,7 @@ from fact_ledger.ledger.claim_words import (
     ZH_NOT_A_HOLDER,
 )
 from fact_ledger.ledger.memo import text_cache
-from fact_ledger.ledger.normalize import KIND_BOOL, KIND_NUMBER, KIND_TEXT, KIND_VERSION, KIND_WHEN, normalize_text
+from fact_ledger.ledger.normalize import KIND_BOOL, KIND_TEXT, KIND_VERSION, KIND_WHEN, normalize_text
 from fact_ledger.ledger.normalize import normalize_value as _normalize_value
 
 MAX_CLAIMS = 20
@@ -193,10 +191,6 @@ def _make(
     if (slot := RELATION_SLOTS.get(relation)) is not None:
         tokens.add(slot)  # "X costs $20" is X's price, "X ends on Friday" X's end: one slot either way said
         rel = "is" + rel[len(relation) :]
-    if kind == KIND_NUMBER and CURRENCY.search(display):
-        # an amount of money is a price, said or not ("机票涨到2500元", "the ticket went up to $250"),
-        # and no other number of its thing ("the flight costs $450" / "the flight is 6 hours long")
-        tokens = (tokens - PRICE_WORDS) | {"price"}
     if relation == "port" or noun == "port":
         tokens.add("port")
     if kind == KIND_VERSION or noun == "version":

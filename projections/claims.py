@@ -165,7 +165,7 @@ class ClaimsProjector(DeferringProjector):
     # desk 7A", "ends/expires on", "lasts", "rescheduled for", "promoted to", "took over as"; 18:
     # "costs" the price, "ends" the end, "expires" the expiry, "lasts" the duration, "$20/month" $20,
     # "has 3 nodes" a count, "departs at", "delayed to 11:40am", a CEO a role one person holds; 19:
-    # an amount of money a price, "went up to", 从今天起…, 每天早上9点半, 换了新手机号…, 迁移到,
+    # "went up to", 从今天起…, 每天早上9点半, 换了新手机号…, 迁移到,
     # 团队有8个人
     version = 19
     tables = ("claims", "denied_values")

@@ -61,7 +61,7 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # "ends/expires on", "lasts", "rescheduled for", "promoted to" (a title), "took over as" (a role);
 # 16: "costs" the price, "ends" the end, "expires" the expiry, "lasts" the duration (one slot either
 # way said), "$20/month" $20, "has 3 nodes" a count, "departs at", "delayed to 11:40am", a CEO a role;
-# 17: an amount of money a price ("price" leaves its key), "went up to", 从今天起, 每天早上9点半 the
+# 17: "went up to", 从今天起, 每天早上9点半 the
 # time, 换了新手机号…, 迁移到 (uses), 团队有8个人 / 扩大到12个人
 CLAIMS_KIND = b"claims/17"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
