@@ -219,7 +219,7 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         (r"返回(?:的是|值为|值是|了)?", "returns", None),
         (_EN.format(r"(?:now\s+)?(?:uses|is using|relies on|is built on|is written in|runs on)"), "uses", None),
         (
-            r"改用|使用|采用|用的是|(?:迁移|迁|切换|切)到了?|(?<![费作应有运启适通信占])用(?![户于来法途到])",
+            r"改用|使用|采用|用的是|(?:迁移|迁|切换|切)到了?(?=\s*[A-Za-z])|(?<![费作应有运启适通信占])用(?![户于来法途到])",
             "uses",
             None,
         ),
@@ -313,7 +313,7 @@ HEDGED = re.compile(
 LEFT_FILLERS = re.compile(
     r"^(?:(?:note that|note|fyi|i think|we think|i believe|it seems|so|also|and|but|now|currently|today|"
     r"update|correction|actually|apparently|confirmed|heads up|btw|现在|目前|当前|如今|今天|据说|注意|另外|然后|"
-    r"其实|最新|更新|确认|听说|已经|所以|而且|并且|但是|不过|经确认|我们的|咱们的|我的|(?:我们|我|他们|咱们|大家)把|"
+    r"其实|最新|更新|确认|听说|已经|所以|而且|并且|但是|不过|经确认|我们的|咱们的|我的|(?:我们|我|他们|咱们|大家)?把|"
     # since when it holds, said first (as "from now on"): "从今天起站会改成10点" is the standup's time
     r"从今天起|从今天开始|从现在起|从现在开始|从今以后|自即日起|即日起|今后)[\s:,，：]*)+"
 )
@@ -372,10 +372,9 @@ PLACES_OF_WORK = frozenset(
 )
 # "Jenny moved to desk 7A", "the meeting moved to room Kilimanjaro": Jenny's desk, the meeting's room
 MOVED_TO_A_PLACE = re.compile(
-    r"^(?P<x>.+?)\s+(?:(?:has|have|was|were|got)\s+(?:been\s+)?)?moved\s+to\s+"
-    r"(?P<noun>desk|room|floor|seat|building|table|channel|suite|gate|platform|track|bay|aisle|row|site)\s+"
-    r"(?P<y>\S.*)$",
-    re.IGNORECASE,
+    r"^(?P<x>.+?)\s+(?i:(?:(?:has|have|was|were|got)\s+(?:been\s+)?)?moved\s+to)\s+"
+    r"(?P<noun>(?i:desk|room|floor|seat|building|table|channel|suite|gate|platform|track|bay|aisle|row|site))\s+"
+    r"(?P<y>(?:\d|[A-Z]|#)\S*.*)$",
 )
 QUESTION_START = re.compile(
     r"^(?:what|which|who|how|why|when|where|whether|is|are|does|do|哪|什么|谁|如何|为什么|怎么)\b"
@@ -409,7 +408,7 @@ VALUE_NOUN = re.compile(r"^(?P<noun>port|version|端口号?|版本号?)\s*(?=[v\
 # "12 Main Street", "40 Elm St": an address, not the number 12 ("the office is at 12 Main Street"
 # and "… moved to 40 Elm Street" are two addresses, not 12 and 40)
 STREET_ADDRESS = re.compile(
-    r"^\d+[a-z]?\s+(?:[^\W\d]+\s+){1,3}(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|way|place|pl"
+    r"^\d+[a-z]?\s+(?:[\w.'-]+\s+){1,3}(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|way|place|pl"
     r"|court|ct|square|sq|parkway|pkwy|terrace|highway|hwy)\b\.?"
 )
 EN_VALUE_END = re.compile(
@@ -454,7 +453,7 @@ SPEAKER_LABEL = re.compile(r"^\s*[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s+(?P<sai
 # thing must be definite ("the …"), a name, or a system-like noun; co-owners and lists are none.
 OWNS_EN = re.compile(
     r"^(?P<x>.+?)\s+(?:now\s+|also\s+)?(?:owns|is the (?:new |current )?owner of|is (?:now )?responsible for|"
-    r"is (?:now )?in charge of|(?:has )?took over|has taken over)\s+(?P<y>.+)$"
+    r"is (?:now )?in charge of|(?:has )?took over|has taken over)\s+(?!as\b)(?P<y>.+)$"
 )
 OWNED_EN = re.compile(r"^(?P<y>.+?)\s+(?:is|are)\s+(?:now\s+)?(?:owned by|the responsibility of)\s+(?P<x>.+)$")
 OWNER_OF_EN = re.compile(
@@ -524,6 +523,7 @@ ZH_HAS_COUNT = re.compile(
 )
 # "Sarah took over as project lead", "Sarah replaced Tom as project lead": the role's holder, as
 # "Sarah is the project lead"
+TEMPORARY = re.compile(r"\b(?:while|until|during|temporarily|for now|covering|in the meantime)\b", re.IGNORECASE)
 TOOK_OVER = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+(?:(?:has|have|just|now|officially)\s+)*"
     r"(?:took\s+over|taken\s+over|takes\s+over|replaced\s+[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)?)\s+as\s+"
@@ -533,6 +533,9 @@ TOOK_OVER = re.compile(
 PROMOTED = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+(?:(?:was|got|has|been|just|recently|finally)\s+)*"
     r"promoted\s+to\s+(?:(?:a|the)\s+)?(?P<y>[A-Z][^,;]*?)(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+today)?[.!]?$"
+)
+NOT_A_TITLE = re.compile(
+    r"\b(?:office|team|department|group|division|branch|floor|building|site|store|location)$", re.IGNORECASE
 )
 # Relations that name a slot of their subject: "the Pro plan costs $20" is the slot "the Pro plan
 # price is $20", "the sprint ends on Friday" of "the sprint end date is Friday"

@@ -70,6 +70,7 @@ from fact_ledger.ledger.claim_words import (
     NEGATED_ZH,
     NOT_A_CHANGE_MADE,
     NOT_A_TASTE,
+    NOT_A_TITLE,
     OBJECT_PRONOUNS,
     ON_CALL_HOLDER,
     PERSONS,
@@ -98,6 +99,7 @@ from fact_ledger.ledger.claim_words import (
     TASTE_TRAILERS,
     TASTE_VERBS,
     TASTE_WORD,
+    TEMPORARY,
     TOKEN_PUNCT,
     TOOK_OVER,
     UNDONE,
@@ -110,7 +112,7 @@ from fact_ledger.ledger.claim_words import (
     ZH_NOT_A_HOLDER,
 )
 from fact_ledger.ledger.memo import text_cache
-from fact_ledger.ledger.normalize import KIND_BOOL, KIND_TEXT, KIND_VERSION, KIND_WHEN, normalize_text
+from fact_ledger.ledger.normalize import KIND_BOOL, KIND_TEXT, KIND_VERSION, KIND_WHEN, leading_value, normalize_text
 from fact_ledger.ledger.normalize import normalize_value as _normalize_value
 
 MAX_CLAIMS = 20
@@ -191,6 +193,8 @@ def _make(
     if (slot := RELATION_SLOTS.get(relation)) is not None:
         tokens.add(slot)  # "X costs $20" is X's price, "X ends on Friday" X's end: one slot either way said
         rel = "is" + rel[len(relation) :]
+    if kind == KIND_TEXT and STREET_ADDRESS.match(display):
+        tokens.add("address")  # "the hotel address is 5 Main St" is not "the hotel is the Hilton"
     if relation == "port" or noun == "port":
         tokens.add("port")
     if kind == KIND_VERSION or noun == "version":
@@ -356,7 +360,14 @@ def _migrated_claim(clause: str, subject: str) -> Claim | None:
     folded_thing = normalize_text(thing)
     if not folded_thing or folded_thing in PRONOUNS or folded_thing in PERSONS or folded_thing in OBJECT_PRONOUNS:
         return None  # "we migrated to …" (a name's version, read above), "we migrated it to …"
+    if not _PRODUCT.match(match["y"]):
+        return None  # "… to the new team", "… to next quarter", "… to us-east-1": no product it runs on
     return _clause_claim(f"{thing} now uses {match['y']}", subject)
+
+
+# What a thing runs on, named: "Postgres 16", "Kubernetes", "PostgreSQL" (capitalised, one or two words
+# and a version): not "the new team", "next quarter", "us-east-1"
+_PRODUCT = re.compile(r"[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)?(?:\s+v?\d+(?:\.\d+)*)?\s*[.!]?$")
 
 
 _NOT_MIGRATED_YET = re.compile(
@@ -431,11 +442,11 @@ def _role_holder_claim(clause: str, subject: str) -> Claim | None:
     folded = text.lower()
     if HEDGED.search(folded) or QUESTION_START.match(folded):
         return None
-    if (promoted := PROMOTED.match(text)) is not None:
+    if (promoted := PROMOTED.match(text)) is not None and not NOT_A_TITLE.search(promoted["y"]):
         return _clause_claim(f"{promoted['x']}'s title is {promoted['y']}", subject)
     if (on_call := ON_CALL_HOLDER.match(text)) is not None:
         text = f"{on_call['x']} is the on-call{on_call['rest']}"
-    elif (took_over := TOOK_OVER.match(text)) is not None:
+    elif (took_over := TOOK_OVER.match(text)) is not None and not TEMPORARY.search(text):
         text = f"{took_over['x']} is the {took_over['role']}{took_over['rest'] or ''}"
     match = HOLDS_ROLE.match(text)
     if match is not None:
@@ -528,6 +539,10 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None
     if relation == "port" and USES.search(text[best[0] : end]) and (_is_group(left or subject) or HOSTS.search(left)):
         return None  # a team or a machine uses many ports at once; a service listens on one
+    if (said_first := leading_value(left)) is not None and said_first[0] == KIND_WHEN and said_first[2] >= len(left):
+        return None  # "May 3 is the deadline": the date said first is the value, not what the claim is about
+    if relation == "departs" and person:
+        return None  # "Bob leaves at 5pm" (a habit, or today's): a train's or a flight's departure is one
     as_name = relation != "port" and is_role(left, subject)
     value = parse_value(text[end:], hint=left + " " + subject, as_name=as_name)
     if value is None or (kinds is not None and value[1] not in kinds):
@@ -548,7 +563,11 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
             return None  # "Bob moved to the data team": a team, not where he lives
         relation = "lives in"  # "Bob moved to Berlin" is where Bob lives; "the standup moved to 10am" is not
     moved = relation == "lives in" or (relation == "is" and MOVED.search(text[best[0] : end]) is not None)
+    if moved and _PLANNED_MOVE.search(text[best[0] : end]) and _a_place_of_work(left or subject):
+        return None  # "the office will move to Denver next year": a plan, not where it is
     if moved and value[1] == KIND_TEXT and not value[3] and _a_place_of_work(left or subject):
+        if not _named_place(value[0], cased):
+            return None  # "the office moved to hybrid", "we moved offices to save money": no place
         # "the office moved to Denver", "… has moved to Denver", "… is based in Berlin": where it is,
         # as "the office is in Boston" says (not a home, and not the office's name)
         relation, value = "is", (*value[:3], "in")
@@ -561,6 +580,17 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if relation == "uses" and value[1] == KIND_TEXT and (person or _is_group(left or subject)):
         return None  # people and teams use many things at once: "… uses Python" and "… uses Rust" both hold
     return _make(subject, left, "is" if relation == "implicit" else relation, value, qualifier=_qualifier(text[end:]))
+
+
+_PLANNED_MOVE = re.compile(r"\b(?:will|is moving|are moving|is going to)\b")
+
+
+def _named_place(display: str, cased: str) -> bool:
+    """A place written as a name ("Denver", "San Francisco") or a street address: not "hybrid"."""
+    if STREET_ADDRESS.match(display):
+        return True
+    written = next((w for w in cased.split() if w.strip(TOKEN_PUNCT).lower() == display.split()[0]), None)
+    return written is not None and written.strip(TOKEN_PUNCT)[:1].isupper()
 
 
 def _a_place_of_work(left: str) -> bool:

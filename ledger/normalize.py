@@ -68,6 +68,9 @@ for _names, _canon, _factor in (
     (("d", "day", "days", "天"), "s", 86400),
     (("%", "percent", "pct", "百分之"), "%", 1),
     (("wk", "wks", "week", "weeks", "个星期"), "s", 604800),
+    # months and years in months ("12 months" is "1 year"; a month is no fixed number of seconds)
+    (("month", "months", "个月"), "mo", 1),
+    (("year", "years", "yr", "yrs"), "mo", 12),
     (("byte", "bytes", "字节"), "b", 1),  # not "b" alone: "desk 4B" is a code, "7B parameters" billions
     (("kb", "kib", "kilobyte", "kilobytes", "kibibyte", "kibibytes", "千字节"), "b", 1024),
     (("mb", "mib", "megabyte", "megabytes", "mebibyte", "mebibytes", "兆字节"), "b", 1024**2),

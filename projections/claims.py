@@ -167,7 +167,10 @@ class ClaimsProjector(DeferringProjector):
     # "has 3 nodes" a count, "departs at", "delayed to 11:40am", a CEO a role one person holds; 19:
     # "went up to", 从今天起…, 每天早上9点半, 换了新手机号…, 迁移到,
     # 团队有8个人
-    version = 19
+    # 20: a migration to a product only, an office's move to a named place (not a plan), a street
+    # address its own slot, months and years one unit, "Bob leaves at 5pm" no slot, "took over as" no
+    # ownership, "May 3 is the deadline" no claim, "promoted to the London office" no title, 把…
+    version = 20
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

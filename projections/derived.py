@@ -63,7 +63,10 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # way said), "$20/month" $20, "has 3 nodes" a count, "departs at", "delayed to 11:40am", a CEO a role;
 # 17: "went up to", 从今天起, 每天早上9点半 the
 # time, 换了新手机号…, 迁移到 (uses), 团队有8个人 / 扩大到12个人
-CLAIMS_KIND = b"claims/17"
+# 18: a migration to a product only, an office's move to a named place (not a plan), a street
+# address its own slot, months and years one unit, a person's leaving no slot, "took over as" no
+# ownership, a date said first no subject, "promoted to" an office no title, a leading 把
+CLAIMS_KIND = b"claims/18"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 
