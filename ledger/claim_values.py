@@ -91,7 +91,8 @@ def is_named(left: str, cased: str) -> bool:
     if not left:
         return False
     written = _as_written(left, cased)
-    return written is not None and NAMED.fullmatch(written) is not None
+    # "LOG_LEVEL", "MAX_CONN": a setting's identifier, not a person's name
+    return written is not None and "_" not in written and NAMED.fullmatch(written) is not None
 
 
 _LATIN_RUNS = re.compile(r"[^\s\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+")

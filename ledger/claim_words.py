@@ -38,7 +38,7 @@ REPORTS_TO = re.compile(
 # A value raised, lowered, extended or swapped to another ("预算提高到8万元", "数据库换成了MySQL"): the
 # value it has now, as 改成 says it
 ZH_CHANGED_TO = (
-    r"(?:提高|增加|提升|上调|下调|降低|减少|延长|缩短|扩大|缩小|扩充|增长|下降)(?:到|至|为)"
+    r"(?:提高|增加|提升|上调|下调|降低|减少|延长|缩短|扩大|缩小|扩充|增长|下降|调大|调小|削减|涨价|降价)(?:到|至|为)"
     r"|(?:增|降|减|涨|调)(?:到|至)|换成|换为"
 )
 # "We moved the standup to 11am", "we upgraded Postgres to 17": said of its object, as "the standup
@@ -46,9 +46,17 @@ ZH_CHANGED_TO = (
 CHANGED_BY = re.compile(
     r"^(?:(?:we|i|they|the team|someone|ops)\s+)?(?:(?:have|has|just|finally|already)\s+)*"
     r"(?P<verb>moved|changed|pushed back|pushed|delayed|rescheduled|postponed|upgraded|downgraded|bumped|raised|"
-    r"increased|lowered|reduced|cut|renamed|switched|updated|reverted|rolled|set)\s+(?P<x>.+?)(?:\s+back)?\s+to\s+"
+    r"increased|lowered|reduced|cut|renamed|switched|updated|reverted|rolled|set|extended|shortened|scaled)"
+    r"\s+(?P<x>.+?)(?:\s+back)?\s+to\s+"
     r"(?P<y>\S.*)$",
     re.IGNORECASE,
+)
+# "Alice changed her phone number to 555-0199", "Acme relocated its office to Denver": the named
+# someone's own value, as "Alice's phone number was changed to …"
+CHANGED_OWN = re.compile(
+    r"^(?P<who>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+(?:(?:has|have|just|finally|already)\s+)*"
+    r"(?P<verb>changed|updated|moved|switched|relocated|renamed|raised|lowered|increased|reduced|extended)\s+"
+    r"(?:her|his|its|their)\s+(?P<x>.+?)\s+to\s+(?P<y>\S.*)$"
 )
 # "We upgraded Postgres (from 16) to 17", "Postgres was upgraded to 17", "Postgres升级到17了",
 # "我们把Postgres升级到了17": a new version of it, the slot "the Postgres version is 16" states (only
@@ -97,6 +105,12 @@ MIGRATED = (
 # "Alice's new phone number", "Alice has a new phone number", "the updated budget": the value that
 # replaced the old one, in the slot "Alice's phone number" names. "new" only after a possessive or
 # "a": "the new user limit", "the new office", "new customers" name other things; of one thing only
+# "The new CEO is Evan", "New wifi password: tulip": "new" before an attribute that holds one value
+# at a time names its replacement, wherever it stands
+NEW_BEFORE_ONE_VALUE = re.compile(
+    r"\bnew\s+(?=(?:[\w-]+\s+){0,3}(?:ceo|cto|cfo|coo|manager|boss|lead|owner|contact|password|passcode|pin|port|"
+    r"address|email|e-mail|phone|number|url|link|domain|host|hostname|ip|version|deadline|title|name)$)"
+)
 REPLACEMENT_WORD = re.compile(
     r"(?:\b(?:updated|revised|corrected)|(?:(?<=['’]s )|(?<=\bmy )|(?<=\bour )|(?<=\byour )|(?<=\bhis )|(?<=\bher )"
     r"|(?<=\bits )|(?<=\btheir )|(?<=\ba ))new)\s+(?=[a-z])(?!\w*[^\Wsu]s\b)"
@@ -266,11 +280,12 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         (_EN.format(r"(?:now\s+)?(?:lasts|will last|is valid for)"), "lasts", frozenset({"number"})),
         (
             _EN.format(
-                r"(?:has been|was|is|got|been)\s+(?:changed|moved|set|updated|rescheduled|postponed|delayed|pushed|"
-                r"bumped|switched|upgraded|downgraded|raised|increased|lowered|reduced|cut|renamed|"
+                r"(?:has been|was|is|got|been)\s+(?:now\s+)?(?:changed|moved|set|updated|rescheduled|postponed|"
+                r"delayed|pushed|bumped|switched|upgraded|downgraded|raised|increased|lowered|reduced|cut|renamed|"
                 r"pushed back|moved back|reverted|rolled back)\s+to|(?:has\s+)?slipped\s+to|"
                 r"(?:has been|was|is|got|been)\s+(?:rescheduled|moved|postponed)\s+for|"
-                r"(?:upgraded|downgraded|set|bumped|raised|increased|lowered|reduced|updated)\s+to|"
+                r"(?:upgraded|downgraded|set|bumped|raised|increased|lowered|reduced|updated|extended|shortened)\s+to|"
+                r"(?:has been|was|is|got|been)\s+(?:extended|shortened|scaled)\s+to|is located|is situated|"
                 r"is scheduled (?:for|on|at)|is set (?:for|to)|is now|is currently|"
                 r"is still|will be|equals|is equal to|becomes|moved to|changed to|is held at|is|are"
             ),
@@ -285,7 +300,7 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
             None,
         ),
         (
-            r"(?<![现正存所实自好])在(?=周|星期|礼拜|\d|上午|下午|晚上|中午|早上|凌晨|[一二三四五六七八九十]+月)",
+            r"(?<![现正存所实自好])在(?=每天|每日|周|星期|礼拜|\d|上午|下午|晚上|中午|早上|凌晨|[一二三四五六七八九十]+月)",
             "is",
             frozenset({"when"}),
         ),

@@ -35,6 +35,7 @@ from fact_ledger.ledger.claim_words import (
     ALIASES,
     ANY_RELATION,
     CHANGED_BY,
+    CHANGED_OWN,
     CJK_SPLIT,
     CLAUSES,
     DATE_FILLERS,
@@ -68,6 +69,7 @@ from fact_ledger.ledger.claim_words import (
     NEGATED_LEFT,
     NEGATED_VERB,
     NEGATED_ZH,
+    NEW_BEFORE_ONE_VALUE,
     NOT_A_CHANGE_MADE,
     NOT_A_TASTE,
     NOT_A_TITLE,
@@ -177,7 +179,7 @@ def _make(
     qualifier: str = "",
 ) -> Claim | None:
     display, kind, canonical, noun = value
-    left = REPLACEMENT_WORD.sub("", left)
+    left = NEW_BEFORE_ONE_VALUE.sub("", REPLACEMENT_WORD.sub("", left))
     rel = "is" if relation in ("colon", "port") else relation
     if noun not in ("", "port", "version") and not ADDRESS.fullmatch(display) and not STREET_ADDRESS.match(display):
         # a preposition qualifies the relation ("is in Berlin", "is on vacation"), not an address
@@ -290,8 +292,12 @@ _A_REPORT = re.compile(
 
 def _changed_by_claim(clause: str, subject: str) -> Claim | None:
     """ "We moved the standup to 11am" is the slot of "the standup is at 10am", as "the standup was
-    moved to 11am" is: said in the active voice the change had no subject the slot could be."""
+    moved to 11am" is: said in the active voice the change had no subject the slot could be.
+    "Alice changed her phone number to …" is Alice's phone number."""
     text = unicodedata.normalize("NFKC", clause).strip()
+    if (own := CHANGED_OWN.match(text)) is not None and not HEDGED.search(text.lower()):
+        verb = "moved" if own["verb"] == "relocated" else own["verb"]
+        return _clause_claim(f"{own['who']}'s {own['x']} was {verb} to {own['y']}", subject)
     match = CHANGED_BY.match(text)
     folded = text.lower()
     if match is None or HEDGED.search(folded) or QUESTION_START.match(folded):
@@ -514,6 +520,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     else:
         left_raw = text[: best[0]]
     _, end, relation, kinds = best
+    if ZH_NOT_YET.search(left_raw) or ZH_ASKED.search(text):
+        return None  # "端口将改成9090" (still to come), "端口是9090吗" (asked): no value it holds
     if NEGATED_LEFT.search(left_raw) or QUESTION_START.match(text) or NEGATED_VERB.search(left_raw):
         return None  # "… doesn't listen on port 9090": a denial states no value (ledger.negation)
     left = strip_left(left_raw)
@@ -582,6 +590,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     return _make(subject, left, "is" if relation == "implicit" else relation, value, qualifier=_qualifier(text[end:]))
 
 
+ZH_NOT_YET = re.compile(r"(?:将要|将会|将|即将|计划|打算|准备|要)$")
+ZH_ASKED = re.compile(r"[吗么][\s。！!？?]*$")
 _PLANNED_MOVE = re.compile(r"\b(?:will|is moving|are moving|is going to)\b")
 
 
@@ -771,9 +781,9 @@ def _extract(content: str, subject: str, explicit: tuple[tuple[str, str, str], .
             or _role_holder_claim(clause, subject)
             or _version_claim(clause, subject)
             or _runs_version_claim(clause, subject)
+            or _count_claim(clause, subject)
             or _changed_by_claim(clause, subject)
             or _migrated_claim(clause, subject)
-            or _count_claim(clause, subject)
             or _zh_claim(clause, subject)
             or _clause_claim(clause, subject)
         )

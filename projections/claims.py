@@ -170,7 +170,9 @@ class ClaimsProjector(DeferringProjector):
     # 20: a migration to a product only, an office's move to a named place (not a plan), a street
     # address its own slot, months and years one unit, "Bob leaves at 5pm" no slot, "took over as" no
     # ownership, "May 3 is the deadline" no claim, "promoted to the London office" no title, 把…
-    version = 20
+    # 21: "the new CEO", "Alice changed her phone number to …", "extended/scaled to", "is located in",
+    # 调大到, 削减到, 在每天…, "LOG_LEVEL" a setting, 将改成 / …吗 no value
+    version = 21
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

@@ -66,7 +66,10 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # 18: a migration to a product only, an office's move to a named place (not a plan), a street
 # address its own slot, months and years one unit, a person's leaving no slot, "took over as" no
 # ownership, a date said first no subject, "promoted to" an office no title, a leading 把
-CLAIMS_KIND = b"claims/18"
+# 19: "new" before a one-value attribute ("the new CEO", "new support email:"), "Alice changed her
+# phone number to …", extended/scaled/located, 调大到/削减到, 在每天…, "LOG_LEVEL" no name, 将/要
+# (still to come) and 吗 (asked) no value
+CLAIMS_KIND = b"claims/19"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 

@@ -252,6 +252,19 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("张三的手机号是13800000000", "张三换了新手机号13900000000"),
         ("数据库用的是MySQL", "数据库迁移到了PostgreSQL"),
         ("团队有8个人", "团队扩大到12个人"),
+        # "new" before a one-value attribute; a named someone's own value changed; extended, scaled,
+        # located; 调大到, 削减到, 在每天…; a setting named as an identifier
+        ("The CEO is Dana", "The new CEO is Evan"),
+        ("The support email is help@acme.com", "New support email: support@acme.com"),
+        ("Bob's manager is Carol", "Bob's new manager is Dan"),
+        ("Alice's phone number is 555-0100", "Alice changed her phone number to 555-0199"),
+        ("The Acme office is in Austin", "Acme relocated its office to Denver"),
+        ("The deadline for the report is Friday", "The report deadline was extended to Monday"),
+        ("The replica count is 3", "We scaled the replica count to 5"),
+        ("The office is in Austin", "Our office is located in Denver"),
+        ("最大连接数是100", "最大连接数调大到200"),
+        ("站会在每天9点半", "站会改到10点了"),
+        ("LOG_LEVEL is set to info", "LOG_LEVEL is now set to debug"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -350,6 +363,8 @@ def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other
         "Alice was promoted to the London office",
         "May 3 is the deadline",
         "数据库迁移到了新机房",
+        "支付服务的端口将改成9090",
+        "支付服务的端口是9090吗",
     ],
 )
 def test_changes_of_no_slot_state_no_claim(said: str) -> None:
