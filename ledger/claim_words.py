@@ -552,6 +552,30 @@ PROMOTED = re.compile(
 NOT_A_TITLE = re.compile(
     r"\b(?:office|team|department|group|division|branch|floor|building|site|store|location)$", re.IGNORECASE
 )
+# A rate: "$20 per month", "100 requests/minute", "每月20元": the period is part of the slot ("$20 per
+# month" is not "$200 per year", nor "$20 per user")
+RATE = re.compile(
+    r"(?:/\s*|\bper\s+|\ba\s+|\ban\s+|\beach\s+)(?P<period>month|mo|year|yr|annum|week|day|night|hour|hr|minute|min"
+    r"|second|sec|user|seat|person|head|request)s?\b|每(?P<zh>月|年|周|天|晚|小时|分钟|秒|人)"
+)
+RATE_PERIODS = {
+    "mo": "month",
+    "yr": "year",
+    "annum": "year",
+    "hr": "hour",
+    "min": "minute",
+    "sec": "second",
+    "head": "person",
+    "月": "month",
+    "年": "year",
+    "周": "week",
+    "天": "day",
+    "晚": "night",
+    "小时": "hour",
+    "分钟": "minute",
+    "秒": "second",
+    "人": "person",
+}
 # Relations that name a slot of their subject: "the Pro plan costs $20" is the slot "the Pro plan
 # price is $20", "the sprint ends on Friday" of "the sprint end date is Friday"
 RELATION_SLOTS = {"costs": "price", "ends": "end", "expires": "expiry", "lasts": "duration", "departs": "departure"}

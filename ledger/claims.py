@@ -83,6 +83,8 @@ from fact_ledger.ledger.claim_words import (
     PURPOSE,
     QUALIFIER_END,
     QUESTION_START,
+    RATE,
+    RATE_PERIODS,
     RELATION_SLOTS,
     RELATIONS,
     REPLACEMENT_WORD,
@@ -114,7 +116,15 @@ from fact_ledger.ledger.claim_words import (
     ZH_NOT_A_HOLDER,
 )
 from fact_ledger.ledger.memo import text_cache
-from fact_ledger.ledger.normalize import KIND_BOOL, KIND_TEXT, KIND_VERSION, KIND_WHEN, leading_value, normalize_text
+from fact_ledger.ledger.normalize import (
+    KIND_BOOL,
+    KIND_NUMBER,
+    KIND_TEXT,
+    KIND_VERSION,
+    KIND_WHEN,
+    leading_value,
+    normalize_text,
+)
 from fact_ledger.ledger.normalize import normalize_value as _normalize_value
 
 MAX_CLAIMS = 20
@@ -587,7 +597,17 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None  # "the fix works for Chrome" is not an employer
     if relation == "uses" and value[1] == KIND_TEXT and (person or _is_group(left or subject)):
         return None  # people and teams use many things at once: "… uses Python" and "… uses Rust" both hold
-    return _make(subject, left, "is" if relation == "implicit" else relation, value, qualifier=_qualifier(text[end:]))
+    qualifier = _qualifier(text[end:]) or (_rate(text[end:]) if value[1] == KIND_NUMBER else "")
+    return _make(subject, left, "is" if relation == "implicit" else relation, value, qualifier=qualifier)
+
+
+def _rate(rest: str) -> str:
+    """ "per month" when the number is a rate ("$20 per month", "$20/month", "每月20元")."""
+    found = RATE.search(rest[:40])
+    if found is None:
+        return ""
+    period = found["period"] or found["zh"]
+    return f"per {RATE_PERIODS.get(period, period)}"
 
 
 ZH_NOT_YET = re.compile(r"(?:将要|将会|将|即将|计划|打算|准备|要)$")

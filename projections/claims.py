@@ -172,7 +172,8 @@ class ClaimsProjector(DeferringProjector):
     # ownership, "May 3 is the deadline" no claim, "promoted to the London office" no title, 把…
     # 21: "the new CEO", "Alice changed her phone number to …", "extended/scaled to", "is located in",
     # 调大到, 削减到, 在每天…, "LOG_LEVEL" a setting, 将改成 / …吗 no value
-    version = 21
+    # 22: a rate's period part of the slot ("$20 per month", "$200 per year", "$20 per user")
+    version = 22
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

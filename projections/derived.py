@@ -69,7 +69,8 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # 19: "new" before a one-value attribute ("the new CEO", "new support email:"), "Alice changed her
 # phone number to …", extended/scaled/located, 调大到/削减到, 在每天…, "LOG_LEVEL" no name, 将/要
 # (still to come) and 吗 (asked) no value
-CLAIMS_KIND = b"claims/19"
+# 20: a rate's period part of the slot ("$20 per month" is not "$200 per year" nor "$20 per user")
+CLAIMS_KIND = b"claims/20"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 

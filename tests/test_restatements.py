@@ -234,7 +234,7 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         # a relation that names a slot ("costs" a price, "ends" an end, "expires", "lasts"), a
         # count, a departure, a time delayed in a headline, a chief
         ("The price of the Pro plan is $20/month", "Pro plan now costs $25/month"),
-        ("The Pro plan costs $20 a month", "We raised the Pro plan price to $25"),
+        ("The Pro plan costs $20 a month", "We raised the Pro plan price to $25 a month"),
         ("The sprint ends on Friday", "The sprint end date is now Monday"),
         ("The API key expiry date is March 1", "The API key now expires on April 1"),
         ("The trial length is 14 days", "The trial now lasts 30 days"),
@@ -329,6 +329,10 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The hotel is the Hilton", "The hotel address is 5 Main St"),
         ("Bob leaves at 5pm", "Bob leaves at 3pm today"),
         ("Tom is the lead", "Alice took over as lead for now"),
+        # a rate's period is part of its slot
+        ("The Pro plan costs $20 per month", "The Pro plan costs $200 per year"),
+        ("The Pro plan costs $20 per month", "The Pro plan costs $20 per user"),
+        ("The rate limit is 100 requests per minute", "The rate limit is 5000 requests per day"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
