@@ -308,8 +308,26 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         (rf":\s+|：\s*|(?<=[{_CJK}]):", "colon", None),
     )
 )
-# One pass finds the leftmost relation; at one position the earlier entry above wins.
-ANY_RELATION = re.compile("|".join(f"(?P<r{i}>{p.pattern})" for i, (p, _, _) in enumerate(RELATIONS)))
+
+
+def _any_relation() -> re.Pattern[str]:
+    """One pass finds the leftmost relation; at one position the earlier entry above wins. The
+    English entries share one word-boundary check (one look-behind per position instead of one per
+    entry): no other entry can match where an English one starts (a letter), so their order among
+    themselves is all the grouping must keep."""
+    head, tail = _EN.split("{}")
+    english = [(i, p.pattern[len(head) : -len(tail)]) for i, (p, _, _) in enumerate(RELATIONS) if _is_english(p)]
+    others = [f"(?P<r{i}>{p.pattern})" for i, (p, _, _) in enumerate(RELATIONS) if not _is_english(p)]
+    grouped = head + "|".join(f"(?P<r{i}>{inner})" for i, inner in english) + tail
+    return re.compile("|".join([grouped, *others]))
+
+
+def _is_english(pattern: re.Pattern[str]) -> bool:
+    head, tail = _EN.split("{}")
+    return pattern.pattern.startswith(head) and pattern.pattern.endswith(tail)
+
+
+ANY_RELATION = _any_relation()
 IMPLICIT = re.compile(
     r"^(?P<left>.*?(?:预算|金额|价格|费用|截止日期|截止时间|日期|端口号?|版本号?|budget|price|deadline|due date|"
     r"(?<![a-z])port|(?<![a-z])version))\s*(?:of\s+)?(?P<value>.+)$"
@@ -317,9 +335,10 @@ IMPLICIT = re.compile(
 NEGATED_LEFT = re.compile(r"(?:\bnot|n't|\bno longer|\bnever|不|没|没有|并非|非|不再|未)\s*$")
 # "may" is a hedge before a verb ("we may launch on June 3"), the month before or after a day,
 # after a preposition or last ("the launch is May 3", "3 May", "in May": a date, no hedge)
-_MAY_MODAL = (
-    r"(?<!\d )(?<!\bin )(?<!\bof )(?<!\bby )(?<!since )(?<!until )(?<!early )(?<!\bmid )(?<!\bmid-)(?<!\blate )"
-    r"(?<!\bend )(?<!from )(?<!after )(?<!before )\bmay\b(?=\s+[^\W\d])"
+_MAY_MODAL = (  # the look-behinds follow "may" (they include it): tried only where "may" stands
+    r"\bmay\b(?=\s+[^\W\d])(?<!\d may)(?<!\bin may)(?<!\bof may)(?<!\bby may)(?<!since may)(?<!until may)"
+    r"(?<!early may)(?<!\bmid may)(?<!\bmid-may)(?<!\blate may)(?<!\bend may)(?<!from may)(?<!after may)"
+    r"(?<!before may)"
 )
 HEDGED = re.compile(
     r"(?:\b(?:maybe|perhaps|probably|might|could|should|would|if|whether|unless)\b|" + _MAY_MODAL + r"|可能|也许|"

@@ -8,11 +8,14 @@ and the non-colliding half must produce no collision at all.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fact_ledger.ledger import claims as claims_module
+from fact_ledger.ledger.claim_words import ANY_RELATION, RELATIONS
 from fact_ledger.ledger.claims import collides, explicit_claim, extract_claims
 from fact_ledger.ledger.normalize import normalize_text, normalize_value, same_value
 
@@ -382,3 +385,72 @@ def test_a_conversation_between_two_speakers_raises_no_collisions() -> None:
 def test_a_label_with_a_short_value_is_still_a_claim() -> None:
     owner_a, owner_b = extract_claims("Owner: Alice"), extract_claims("Owner: Bob")
     assert owner_a and owner_b and collides(owner_a[0], owner_b[0])
+
+
+_RELATION_WORDS = st.sampled_from(
+    [
+        "the staging api",
+        "now runs on port",
+        "runs on",
+        "now uses port",
+        "uses",
+        "is now",
+        "is",
+        "was",
+        "has been moved to",
+        "was changed to",
+        "has moved to port",
+        "moved to",
+        "is set to",
+        "set to",
+        "costs",
+        "now ends on",
+        "ends at",
+        "expires on",
+        "now lasts",
+        "departs at",
+        "leaves at",
+        "went up to",
+        "rose to",
+        "is located in",
+        "returns",
+        "now returns",
+        "lives in",
+        "has moved to",
+        "works for",
+        "starts at",
+        "was rescheduled for",
+        "delayed to",
+        "=",
+        ":",
+        "8080",
+        "9:30am",
+        "$20",
+        "march 3",
+        "bob",
+        "是",
+        "改成",
+        "提高到",
+        "用",
+        "返回",
+        "在",
+        "周三",
+        "端口",
+        ",",
+        ".",
+        "-",
+        "/",
+        "监听",
+    ]
+)
+
+
+@given(st.lists(_RELATION_WORDS, min_size=1, max_size=12))
+def test_the_one_pass_relation_search_finds_what_the_entries_in_order_find(words: list[str]) -> None:
+    """``ANY_RELATION`` shares one word-boundary check among the English entries; it must find the
+    same leftmost relation, and the same entry at that position, as the entries tried one by one in
+    order (the plain alternation)."""
+    plain = re.compile("|".join(f"(?P<r{i}>{p.pattern})" for i, (p, _, _) in enumerate(RELATIONS)))
+    for text in (" ".join(words), "".join(words)):
+        mine, theirs = ANY_RELATION.search(text), plain.search(text)
+        assert (mine and (mine.span(), mine.lastgroup)) == (theirs and (theirs.span(), theirs.lastgroup))
