@@ -281,7 +281,11 @@ class Storage(BackupState):
         (the copy is pulled up to the head first)."""
         count = self.log.verify_chain(progress=progress)
         if self.log is not self.store:
-            self.pull()
+            # only when the copy trails: a pull takes the read models' write lock, and doctor
+            # waited out the busy timeout, then called the chain broken ("check failed:
+            # StoreBusy"), while another process held that lock
+            if self.runner.behind():
+                self.pull()
             self.store.verify_chain()
             ahead = self.views_ahead(count)
             if ahead:
