@@ -1,7 +1,13 @@
-"""``ledger doctor`` while another process holds a write lock: its ``writable`` check said ok
-("the log and the read models take writes") while every write waited out the busy timeout and
-went to the JSONL backup. Now it warns ``busy`` (exit 1) in the human and the ``--json`` output,
-naming the locked file, without waiting for the lock as a write would."""
+"""While another process holds a write lock (a long write in a ``ledger serve``, a script):
+
+* ``ledger doctor``'s ``writable`` check said ok ("the log and the read models take writes")
+  while every write waited out the busy timeout and went to the JSONL backup. Now it warns
+  ``busy`` (exit 1) in the human and the ``--json`` output, naming the locked file, without
+  waiting for the lock as a write would.
+* a read (``find``, ``read``) answered, then waited out the busy timeout (15 s) at its close to
+  write its use counts, and a read of a cooled memory waited as long to warm it: bookkeeping
+  that is never worth waiting for. Now they wait for nothing and try again later.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +16,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
+import apsw
 import pytest
 
+from fact_ledger.ledger import clock
+from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.config import Settings
 from tests.conftest import ledger_cli
 
 HOLDER = """
@@ -92,3 +103,44 @@ def test_doctor_says_ok_once_the_lock_is_gone(ledger: Path) -> None:
     code, check, line, _elapsed = _writable(ledger)
     assert check["severity"] == "ok" and line.split()[0] == "ok", check
     assert code == 0
+
+
+def test_a_read_does_not_wait_for_the_lock_to_count_its_uses(ledger: Path, holding) -> None:
+    holding(ledger)
+    for args in (["read", "1"], ["find", "billing"]):
+        started = time.monotonic()
+        r = ledger_cli("--db", str(ledger), *args)
+        elapsed = time.monotonic() - started
+        assert r.returncode == 0 and "port 8080" in r.stdout, r.stderr
+        assert elapsed < 10, (args, elapsed)  # it waited 3 x the 5 s busy timeout after answering
+
+
+def test_uses_are_still_counted_once_the_lock_is_gone(ledger: Path) -> None:
+    assert ledger_cli("--db", str(ledger), "read", "1").returncode == 0
+    views = apsw.Connection(str(ledger.with_name("ledger.views.db")))
+    try:
+        assert views.execute("SELECT uses FROM memory_use WHERE memory_id = 1").get == 1
+    finally:
+        views.close()
+
+
+def test_a_cooled_memory_read_under_the_lock_stays_cold_until_it_can_warm(tmp_path: Path, holding) -> None:
+    db = tmp_path / "ledger.db"
+    app = LedgerApp(Settings(db=str(db), busy_timeout_ms=2000))
+    try:
+        mid = app.remember("the ferry leaves at nine")["memory_id"]
+        later = clock.format_time(clock.to_datetime(clock.now()) + timedelta(days=60))
+        app.conversations.sweep(now=later)  # cools it
+        warmed = "SELECT count(*) FROM events WHERE type = 'Warmed'"
+        proc = holding(db)
+        started = time.monotonic()
+        assert app.read(mid)["memory"]["content"] == "the ferry leaves at nine"
+        assert time.monotonic() - started < 3  # a warm-up waited 3 x the busy timeout (6 s)
+        assert app.conn.execute(warmed).get == 0
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        app.read(mid)
+        assert app.conn.execute(warmed).get == 1  # warmed on the next read that could
+    finally:
+        app.close()
