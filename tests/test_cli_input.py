@@ -352,6 +352,18 @@ def test_a_refused_value_is_named_as_the_command_line_takes_it(tmp_path: Path, a
     assert not field.startswith("-") and not field.isupper(), field
 
 
+def test_notices_refuses_both_dismiss_and_resolve(tmp_path: Path) -> None:
+    """``--dismiss 1 --resolve 2`` dismissed notice 1 and said nothing of notice 2."""
+    db = str(tmp_path / "ledger.db")
+    runner = CliRunner()
+    assert runner.invoke(main, ["--db", db, "--create", "remember", "a fact"]).exit_code == 0
+    both = ["notices", "--dismiss", "1", "--resolve", "2"]
+    human = runner.invoke(main, ["--db", db, *both])
+    assert human.exit_code == exit_codes.USAGE and "give one of --dismiss ID or --resolve ID" in human.stderr
+    as_json = runner.invoke(main, ["--db", db, "--json", *both])
+    assert as_json.exit_code == exit_codes.USAGE and json.loads(as_json.stdout)["error"]["reason"] == "usage"
+
+
 def test_the_cli_module_runs_as_a_script_too() -> None:
     """``python -m fact_ledger.server.cli.main serve`` (a client configured with the module's
     path) printed nothing and exited 0: the module defined the command and never ran it."""
