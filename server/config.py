@@ -166,8 +166,17 @@ def views_beside(db: str) -> str:
     """
     if db == ":memory:" or not db:
         return ":memory:"
-    path = Path(db.removeprefix("file:").split("?", 1)[0] if db.startswith("file:") else db)
+    path = _as_file(Path(db.removeprefix("file:").split("?", 1)[0] if db.startswith("file:") else db))
     return str(path.with_name(path.stem + ".views" + (path.suffix or ".db")))
+
+
+def _as_file(path: Path) -> Path:
+    """A path whose last part can name the files beside it. ``.``, ``..`` and ``/`` name
+    folders, which the open refuses (``cant_open``, nothing written beside them); the names
+    derived from them must not fail first (``--db .`` and ``--db /`` ended in a traceback)."""
+    if path.name in ("", ".", ".."):
+        path = Path(os.path.abspath(path))
+    return path if path.name else path / "ledger.db"
 
 
 @dataclass(frozen=True)
@@ -256,7 +265,7 @@ class Settings:
         if self.shared_log:
             anchor = Path(self.views).expanduser() if self.views else views_dir() / f"shared-{store_key(self.store)}"
             return str(anchor.with_suffix(".backup.jsonl"))
-        return str(Path(self.db).with_suffix(".backup.jsonl"))
+        return str(_as_file(Path(self.db)).with_suffix(".backup.jsonl"))
 
     @property
     def actor(self) -> str:

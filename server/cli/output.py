@@ -161,10 +161,25 @@ class _Id(click.IntRange):
 ID = _Id(1, MAX_ID)
 
 
+class _DbPath(click.ParamType):
+    """``--db``: a path. An empty one (``--db "$UNSET"``) crashed before the command, or, after
+    the command's name, fell back to the default database without a word."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty path names no database: give one, or leave --db out (LEDGER_DB, else the default)")
+        return value
+
+
+DB_PATH = _DbPath()
+
+
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--db`` and ``--json`` on every command (also accepted before the command name)."""
 
-    @click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
+    @click.option("--db", "db", default=None, type=DB_PATH, help="Database path (else LEDGER_DB, else the default).")
     @click.option("--json", "as_json", is_flag=True, default=False, help="Print one JSON document.")
     @click.pass_context
     @functools.wraps(f)
