@@ -236,6 +236,13 @@ def check_writable(app: Any) -> Check:
     degraded = app.storage.health()["degraded"]  # a read-only file too, named as status names it
     # only ``ledger serve`` replays by itself; a CLI or console process leaves it to replay-backup
     then = "then it replays" if app.storage.auto_replay else "then `ledger replay-backup --apply` lands them"
+    nowhere = app.storage.backup_log.why_unwritable() if degraded else None
+    if nowhere:  # no write lands at all: the backup beside the log cannot be written either
+        return Check(
+            severity="warning",  # reads answer (an archive on a read-only mount is read on purpose)
+            message=f"degraded ({degraded['reason']}): {degraded['message']}; every write is refused: {nowhere} "
+            "(make the folder writable, or set LEDGER_BACKUP to a writable path)",
+        )
     if degraded and degraded["message"].startswith("read-only:"):
         return Check(
             severity="warning",
