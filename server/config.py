@@ -58,6 +58,8 @@ import json
 import os
 import tempfile
 import tomllib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -166,8 +168,17 @@ def views_beside(db: str) -> str:
     """
     if db == ":memory:" or not db:
         return ":memory:"
-    path = Path(db.removeprefix("file:").split("?", 1)[0] if db.startswith("file:") else db)
+    path = _as_file(Path(db.removeprefix("file:").split("?", 1)[0] if db.startswith("file:") else db))
     return str(path.with_name(path.stem + ".views" + (path.suffix or ".db")))
+
+
+def _as_file(path: Path) -> Path:
+    """A path whose last part can name the files beside it. ``.``, ``..`` and ``/`` name
+    folders, which the open refuses (``cant_open``, nothing written beside them); the names
+    derived from them must not fail first (``--db .`` and ``--db /`` ended in a traceback)."""
+    if path.name in ("", ".", ".."):
+        path = Path(os.path.abspath(path))
+    return path if path.name else path / "ledger.db"
 
 
 @dataclass(frozen=True)
@@ -256,7 +267,7 @@ class Settings:
         if self.shared_log:
             anchor = Path(self.views).expanduser() if self.views else views_dir() / f"shared-{store_key(self.store)}"
             return str(anchor.with_suffix(".backup.jsonl"))
-        return str(Path(self.db).with_suffix(".backup.jsonl"))
+        return str(_as_file(Path(self.db)).with_suffix(".backup.jsonl"))
 
     @property
     def actor(self) -> str:
@@ -444,13 +455,31 @@ def load_settings(overrides: dict[str, Any] | None = None, env: dict[str, str] |
     settings = Settings(create=False)
     path = config_path(overrides, env)
     if path:
-        settings = _coerce(settings, _read_file(path))
-    settings = _coerce(settings, {k: env.get(v) or None for k, v in _ENV.items()})
+        with _named_in(lambda _field: f"config file {path}"):
+            settings = _coerce(settings, _read_file(path))
+    with _named_in(lambda field: _ENV.get(field, "the environment")):
+        settings = _coerce(settings, {k: env.get(v) or None for k, v in _ENV.items()})
     sections: dict[str, dict[str, Any]] = {}
     for (section, key), name in _SECTION_ENV.items():
         sections.setdefault(section, {})[key] = env.get(name, "").strip() or None
-    settings = _coerce(settings, sections)
+    section_env = {f"{section}.{key}": name for (section, key), name in _SECTION_ENV.items()}
+    with _named_in(lambda field: section_env.get(field, "the environment")):
+        settings = _coerce(settings, sections)
     return _coerce(settings, {k: v for k, v in (overrides or {}).items() if k != "config"})
+
+
+@contextmanager
+def _named_in(where: Callable[[str], str]) -> Iterator[None]:
+    """A refused value says where it was given: ``LEDGER_BUSY_TIMEOUT_MS=abc`` said only
+    "busy_timeout_ms must be an integer", which names no variable a person set."""
+    try:
+        yield
+    except InvalidInput as exc:
+        said = where(exc.field or "")
+        if exc.field is None or exc.field == "LEDGER_CONFIG" or said in exc.message:
+            raise
+        message = exc.message.removeprefix(f"{exc.field}: ")  # "workspace: at most 256 characters"
+        raise InvalidInput(f"{said}: {message}", field=exc.field, **exc.details) from None
 
 
 def settings_sources(overrides: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> dict[str, str]:

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -23,6 +24,7 @@ from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.storage import Storage
 from fact_ledger.server.config import Settings, load_settings
+from tests.conftest import ledger_cli
 
 LOCKER = """
 import sys, apsw
@@ -348,3 +350,30 @@ def test_a_file_that_becomes_writable_again_is_written_again(tmp_path: Path) -> 
     assert_replayed_once(app, [stuck], ["written while stuck"])
     assert app.remember("written after")["status"] == "active"
     app.close()
+
+
+def test_a_folder_that_cannot_be_written_with_its_backup_in_it_says_writes_are_refused(tmp_path: Path) -> None:
+    """A ledger in a read-only folder, its backup beside it: doctor and the note on stderr said
+    "every write goes to the JSONL backup" while each write was refused, nothing stored."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    db = folder / "ledger.db"
+    assert ledger_cli("--db", str(db), "remember", "written while writable").returncode == 0
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i needs root (a real read-only folder)")
+    try:
+        doctor = ledger_cli("--db", str(db), "--json", "doctor")
+        (check,) = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "writable"]
+        assert check["severity"] == "warning" and "every write is refused" in check["message"], check
+        assert f"the JSONL backup {folder / 'ledger.backup.jsonl'} cannot be written" in check["message"]
+        assert "goes to the JSONL backup" not in check["message"]
+        assert "writes are refused" in doctor.stderr and "writes go to the JSONL backup" not in doctor.stderr
+        write = ledger_cli("--db", str(db), "remember", "written while read-only")
+        assert write.returncode == 5 and "nothing was stored" in write.stderr  # as doctor said
+        # with the backup elsewhere, writes do go there, and doctor says so
+        elsewhere = {"LEDGER_BACKUP": str(tmp_path / "backup.jsonl")}
+        doctor = ledger_cli("--db", str(db), "--json", "doctor", env=elsewhere)
+        (check,) = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "writable"]
+        assert "every write goes to the JSONL backup" in check["message"], check
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)

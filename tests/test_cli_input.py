@@ -283,7 +283,7 @@ def test_the_cli_keeps_the_tools_limits_and_says_what_an_update_refuses(tmp_path
     runner = CliRunner()
     assert runner.invoke(main, ["--db", db, "--create", "remember", "a fact"]).exit_code == 0
     empty = runner.invoke(main, ["--db", db, "working", ""])
-    assert empty.exit_code == 1 and "session_id" in empty.output + empty.stderr
+    assert empty.exit_code == 1 and "SESSION: at least 1 character" in empty.output + empty.stderr
     long = runner.invoke(main, ["--db", db, "alias", "a" * 300, "kubernetes"])
     assert long.exit_code == 1 and "at most 256 characters" in long.output + long.stderr
     blank = runner.invoke(main, ["--db", db, "update", "1", "   "])
@@ -317,11 +317,51 @@ def test_a_blank_conversation_id_is_refused_like_an_empty_one(tmp_path: Path) ->
     runner = CliRunner()
     assert runner.invoke(main, ["--db", db, "--create", "remember", "a fact"]).exit_code == 0
     for args, name in (
-        (["working", "   "], "session_id"),  # an argument: no option to name
+        (["working", "   "], "SESSION"),  # an argument: named as the usage line names it
         (["remember", "a note", "--session", "   ", "--tier", "working"], "--session"),
     ):
         r = runner.invoke(main, ["--db", db, *args])
         assert r.exit_code == exit_codes.REFUSED and f"{name}: must not be blank" in r.output + r.stderr, args
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["remember", "a note", "--tag", ""], "--tag: at least 1 character(s)"),
+        (["remember", "a note", "--subject", "s" * 2001], "--subject: at most 2000 characters"),
+        (["audit", "--type", "Bogus"], "--type: Input should be"),
+        (["read", "1", "--sections", "abc"], "--sections: section ids are positive integers"),
+        (["timeline"], "give either --subject or MEMORY_ID"),
+        (["alias", "", "kubernetes"], "ALIAS: at least 1 character(s)"),
+        (["alias", "k8s", "k8s"], "ALIAS and CANONICAL must be two different"),
+        (["whatif", "--rules", "protection,protection"], "--rules must name each of the five rules once"),
+        (["working", ""], "SESSION: at least 1 character(s)"),
+    ],
+)
+def test_a_refused_value_is_named_as_the_command_line_takes_it(tmp_path: Path, args: list[str], said: str) -> None:
+    """A check of one field's value named the field as the MCP does ("tags.0: at least 1
+    character(s)", "subject: at most 2000 characters", "rule_order must name …", "give either
+    subject or memory_id"), not the option or argument a person typed; ``--json`` keeps the
+    contract's field name."""
+    db = str(tmp_path / "ledger.db")
+    runner = CliRunner()
+    assert runner.invoke(main, ["--db", db, "--create", "remember", "a fact"]).exit_code == 0
+    r = runner.invoke(main, ["--db", db, *args])
+    assert r.exit_code == exit_codes.REFUSED and said in r.stderr, (args, r.stderr)
+    field = json.loads(runner.invoke(main, ["--db", db, "--json", *args]).stdout)["error"]["field"]
+    assert not field.startswith("-") and not field.isupper(), field
+
+
+def test_notices_refuses_both_dismiss_and_resolve(tmp_path: Path) -> None:
+    """``--dismiss 1 --resolve 2`` dismissed notice 1 and said nothing of notice 2."""
+    db = str(tmp_path / "ledger.db")
+    runner = CliRunner()
+    assert runner.invoke(main, ["--db", db, "--create", "remember", "a fact"]).exit_code == 0
+    both = ["notices", "--dismiss", "1", "--resolve", "2"]
+    human = runner.invoke(main, ["--db", db, *both])
+    assert human.exit_code == exit_codes.USAGE and "give one of --dismiss ID or --resolve ID" in human.stderr
+    as_json = runner.invoke(main, ["--db", db, "--json", *both])
+    assert as_json.exit_code == exit_codes.USAGE and json.loads(as_json.stdout)["error"]["reason"] == "usage"
 
 
 def test_the_cli_module_runs_as_a_script_too() -> None:

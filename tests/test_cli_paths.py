@@ -221,3 +221,39 @@ def test_a_read_models_file_given_as_the_ledger_is_refused(tmp_path: Path) -> No
     found = runner.invoke(main, ["--db", str(db), "--json", "find", "owns"])
     assert [r["content"] for r in json.loads(found.stdout)["results"]] == ["Sam owns the queue"]
     assert not list(tmp_path.glob("*set-aside*"))
+
+
+@pytest.mark.parametrize("db", [".", "..", "/"])
+def test_a_folder_named_by_dots_or_a_slash_is_refused_as_a_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db: str
+) -> None:
+    """``--db .``, ``--db /`` (or ``LEDGER_DB=.``) ended in a traceback: the backup's and the read
+    models' names are made from the path's last part, which these have none of."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    for args in (["status"], ["init"], ["remember", "the vpn gateway is 10.0.0.1"], ["find", "vpn"]):
+        result = cli("--db", db, *args)
+        said = result.stdout + result.stderr
+        assert result.exit_code == exit_codes.UNAVAILABLE and f"{db} is not a ledger" in said, (args, said)
+    as_json = json.loads(cli("--db", db, "--json", "status").stdout)
+    assert as_json["degraded"]["reason"] == "cant_open"
+    monkeypatch.setenv("LEDGER_DB", db)
+    assert cli("status").exit_code == exit_codes.UNAVAILABLE
+    assert _files(tmp_path) == {"work"} and _files(work) == set()  # nothing written beside it
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_an_empty_db_path_is_a_usage_error(where: str) -> None:
+    """``--db ""`` (a variable that was not set) crashed before the command's name; after it,
+    the default database answered (and took writes) without a word."""
+    for as_json in ([], ["--json"]):
+        args = ["--db", "", *as_json, "remember", "a note"]
+        if where == "after":
+            args = [*as_json, "remember", "a note", "--db", ""]
+        result = cli(*args)
+        assert result.exit_code == exit_codes.USAGE, (args, result.output)
+        said = result.stdout + result.stderr
+        assert "an empty path names no database" in said and "remembered" not in said
+        if as_json:
+            assert json.loads(result.stdout)["error"]["reason"] == "usage"

@@ -91,6 +91,16 @@ def test_bad_values_are_refused(env: dict[str, str], field: str) -> None:
     with pytest.raises(InvalidInput) as info:
         load_settings(env=env)
     assert info.value.field == field
+    # the variable a person set is named ("busy_timeout_ms must be an integer" named none)
+    (name,) = env
+    assert info.value.message.startswith(f"{name}: "), info.value.message
+    assert f"{field}: " not in info.value.message  # not named twice
+
+
+def test_a_bad_section_value_from_the_environment_names_its_variable() -> None:
+    with pytest.raises(InvalidInput) as info:
+        load_settings(env={"LEDGER_POLICY_SETTLE_CHANGES": "maybe"})
+    assert info.value.message.startswith("LEDGER_POLICY_SETTLE_CHANGES: policy.settle_changes must be")
 
 
 def test_the_limits_themselves_are_accepted() -> None:
@@ -103,7 +113,8 @@ def test_the_limits_themselves_are_accepted() -> None:
 def test_an_infinite_number_in_a_config_file_is_refused_not_a_traceback(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as info:
         load_settings(env=_config(tmp_path, "event_time_skew_s = 1e400\n"))
-    assert info.value.field == "event_time_skew_s" and str(info.value) == "event_time_skew_s must be an integer"
+    assert info.value.field == "event_time_skew_s"
+    assert str(info.value) == f"config file {tmp_path / 'c.toml'}: event_time_skew_s must be an integer"
 
 
 def test_a_broken_config_file_is_refused(tmp_path: Path) -> None:

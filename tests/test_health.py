@@ -225,6 +225,16 @@ def test_undo_refuses_when_a_member_changed_since(ledger: LedgerApp) -> None:
     assert ledger.store.last_position() == before  # nothing half-written
 
 
+def test_a_pasted_suggestion_or_change_id_is_found_with_a_space_or_in_capitals(ledger: LedgerApp) -> None:
+    """``ledger undo "ID "`` (a space copied with it) or the id in capitals said "no change …"."""
+    ledger.remember("The staging API listens on port 8080", subject="staging", source_type="agent_generated")
+    ledger.remember("The staging API listens on port 9090", subject="staging", source_type="agent_generated")
+    suggestion = ledger.health()["clusters"][0]["suggestion"]["suggestion_id"]
+    applied = ledger.apply_suggestion(f" {suggestion}\n", authorization=AUTH_USER)
+    undone = ledger.undo(f"{applied['change_id'].upper()} ", authorization=AUTH_USER)
+    assert undone["change"]["kind"] == "undo" and undone["change"]["undoes"] == applied["change_id"], undone
+
+
 def _applied_staging_change(ledger: LedgerApp) -> tuple[str, int]:
     """Two agent values of the staging port, the health pass's suggestion applied: the change
     and its winner."""

@@ -60,6 +60,10 @@ def test_model_list_shows_installed_and_installable_models(data_home: Path, tiny
     listing = json.loads(done.stdout)
     assert done.returncode == 0 and listing["installed"] == []
     assert [m["name"] for m in listing["available"]] == [DEFAULT_EMBEDDING_MODEL]
+    # the languages are named as languages ("384 dims, about 100, including English …" said
+    # about 100 of nothing)
+    (line,) = ledger_cli("model", "list").stdout.splitlines()
+    assert f"languages: {listing['available'][0]['languages']}, from " in line, line
     target = model_file(DEFAULT_EMBEDDING_MODEL)
     target.parent.mkdir(parents=True)
     shutil.copy(tiny_gguf, target)

@@ -217,8 +217,15 @@ def test_timestamp_points_resolve_to_the_log_prefix_recorded_by_then(app: Ledger
         )
     )
     assert app.read(a, as_of_recorded=t1)["memory"]["status"] == "active"
-    with pytest.raises(NotFound):
+    with pytest.raises(NotFound) as before:
         app.read(a, as_of_recorded="2000-01-01T00:00:00Z")
+    # named as the time asked ("was not in the ledger at position 0" of a date a person gave)
+    assert before.value.message == (
+        f"memory {a} was not in the ledger as recorded by 2000-01-01T00:00:00.000000Z (the log up to position 0)"
+    )
+    with pytest.raises(NotFound) as at:
+        app.read(a, as_of_recorded=0)
+    assert at.value.message == f"memory {a} was not in the ledger at position 0"
     assert app.read(a, as_of_recorded="2999-01-01T00:00:00Z")["memory"]["status"] == "retired"
     assert app.read(a, as_of_recorded=10**9)["memory"]["status"] == "retired"
 

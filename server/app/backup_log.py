@@ -73,6 +73,21 @@ class BackupLog:
         self._bad = 0
         self._checked_at: int | None = None
 
+    def why_unwritable(self) -> str | None:
+        """Why an append would fail, by looking (nothing is created), or None when nothing
+        shows: the file, or the nearest folder it would be made in, cannot be written (a
+        read-only folder or mount)."""
+        target = self.path if self.path.exists() else self.path.parent
+        while not target.exists() and target != target.parent:
+            target = target.parent
+        try:
+            read_only_mount = bool(os.statvfs(target).f_flag & os.ST_RDONLY)
+        except OSError:
+            return None
+        if read_only_mount or not os.access(target, os.W_OK):
+            return f"the JSONL backup {self.path} cannot be written either ({target} is read-only)"
+        return None
+
     # -- write -------------------------------------------------------------------------------
     def append(self, events: Sequence[NewEvent], request: dict[str, Any] | None = None) -> list[str]:
         """Append one command's events durably; raise OSError (file untouched) if that fails."""

@@ -139,6 +139,8 @@ class Hindsight(Service):
     @storage_call
     def apply_suggestion(self, suggestion_id: str, authorization: str = "") -> dict[str, Any]:
         """Settle the set as the suggestion says, as one change (every event carries its id)."""
+        if isinstance(suggestion_id, str):
+            suggestion_id = suggestion_id.strip()  # as pasted, a space copied with it
         conflict_id = report.conflict_of_suggestion(suggestion_id) if isinstance(suggestion_id, str) else None
         if conflict_id is None:
             raise InvalidInput("suggestion_id is not a suggestion of the health report", field="suggestion_id")
@@ -233,6 +235,8 @@ class Hindsight(Service):
         check_authorized(authorization)
         if not isinstance(change_id, str) or not change_id.strip():
             raise InvalidInput("change_id is required", field="change_id")
+        # as pasted: a space copied with it, or the id in capitals, was "no change …"
+        change_id = change_id.strip().lower()
         undo_id = uuid7()
 
         def decide() -> tuple[Decision, str, str]:

@@ -281,7 +281,11 @@ class Storage(BackupState):
         (the copy is pulled up to the head first)."""
         count = self.log.verify_chain(progress=progress)
         if self.log is not self.store:
-            self.pull()
+            # only when the copy trails: a pull takes the read models' write lock, and doctor
+            # waited out the busy timeout, then called the chain broken ("check failed:
+            # StoreBusy"), while another process held that lock
+            if self.runner.behind():
+                self.pull()
             self.store.verify_chain()
             ahead = self.views_ahead(count)
             if ahead:
@@ -408,10 +412,16 @@ class Storage(BackupState):
         self._note_failure(exc)
         self._reopen_at = time.monotonic() + self.REOPEN_INTERVAL_S
         logger.warning(
-            "%s: reading the ledger read-only, writes go to the JSONL backup",
-            self.degraded and self.degraded["message"],
+            "%s: reading the ledger read-only, %s", self.degraded and self.degraded["message"], self.where_writes_go()
         )
         return True
+
+    def where_writes_go(self) -> str:
+        """Where a write goes while the log takes none, in words: the JSONL backup, or nowhere
+        when the backup cannot be written either (beside a log in a read-only folder it said
+        "writes go to the JSONL backup" while every write was refused, nothing stored)."""
+        why = self.backup_log.why_unwritable()
+        return f"writes are refused: {why}" if why else "writes go to the JSONL backup"
 
     def _read_only_views(self, log: EventStore, views_path: str) -> tuple[EventStore, ProjectionRunner]:
         """The read models over a read-only log: its own file, or the read models' file, when

@@ -199,9 +199,15 @@ class History:
                         "an as-of point)",
                         field="memory_id",
                     )
-                raise NotFound(
-                    f"memory {memory_id} was not in the ledger at position {point.position}", field="memory_id"
+                # a time names the log as recorded by then: said as the time asked (it said "at
+                # position 0" of a date a person gave)
+                by = (
+                    f" as recorded by {clock.parse_time(as_of_recorded, field='as_of_recorded')} (the log up to "
+                    f"position {point.position})"
+                    if isinstance(as_of_recorded, str) and not ascii_digits(as_of_recorded)
+                    else f" at position {point.position}"
                 )
+                raise NotFound(f"memory {memory_id} was not in the ledger{by}", field="memory_id")
             self.workspaces.check_workspace(state.workspace)
             status = asof.status_at(state, point.event_time)
             if status is None:

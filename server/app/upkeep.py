@@ -93,7 +93,7 @@ class Upkeep(Service):
         """Append what the pass or a warm-up decided, in one write transaction, with no backup
         fallback: these are the ledger's own bookkeeping, never worth a backup line, and a read
         that warms a memory must not turn into a backed-up write (next time will do)."""
-        if self.storage.degraded:
+        if self.storage.degraded or not self.storage.lock_free():  # held by another process: next time
             return
 
         def work() -> None:
@@ -112,6 +112,16 @@ class Upkeep(Service):
             uses, last = self._uses, self._last_used
             self._uses, self._last_used = {}, {}
         if not uses or self.storage.degraded:
+            return
+        if not self.storage.lock_free():
+            # Another process holds a write lock (a long write in a server, a script): a count is
+            # never worth waiting for. A read waited out the busy timeout (15 s) at its close,
+            # after it had answered; the counts stay for the next flush (in this process).
+            with self._lock:
+                for i, n in uses.items():
+                    self._uses[i] = self._uses.get(i, 0) + n
+                    self._last_used[i] = max(self._last_used.get(i, last[i]), last[i])
+            log.info("use counts kept for the next flush: another process holds the write lock")
             return
 
         def work() -> None:

@@ -7,7 +7,7 @@ import sys
 import click
 
 from fact_ledger.ledger.errors import LedgerError
-from fact_ledger.server.cli.output import CliContext, err_console, refuse
+from fact_ledger.server.cli.output import DB_PATH, CliContext, err_console, refuse
 
 
 @click.command()
@@ -19,7 +19,7 @@ from fact_ledger.server.cli.output import CliContext, err_console, refuse
     help="Port on 127.0.0.1 (0 picks a free one).",
 )
 @click.option("--no-open", "no_open", is_flag=True, help="Do not open a browser.")
-@click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
+@click.option("--db", "db", default=None, type=DB_PATH, help="Database path (else LEDGER_DB, else the default).")
 @click.option("--config", default=None, help="Config file (else LEDGER_CONFIG, else the default config.toml).")
 @click.pass_context
 def console(ctx: click.Context, port: int, no_open: bool, db: str | None, config: str | None) -> None:

@@ -27,7 +27,7 @@ from fact_ledger.server.cli import (
     transfer,
     working,
 )
-from fact_ledger.server.cli.output import CliContext
+from fact_ledger.server.cli.output import DB_PATH, CliContext
 
 
 class LedgerGroup(click.Group):
@@ -59,7 +59,7 @@ class LedgerGroup(click.Group):
 
 
 @click.group(cls=LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
+@click.option("--db", "db", default=None, type=DB_PATH, help="Database path (else LEDGER_DB, else the default).")
 @click.option("--json", "as_json", is_flag=True, default=False, help="Print one JSON document.")
 @click.option(
     "--create",

@@ -108,7 +108,7 @@ def list_cmd(obj: CliContext) -> None:
         for m in r["available"]:
             out_console.print(
                 f"{m['name']} (not installed; `ledger model install {m['name']}`): "
-                f"{m['dim']} dims, {m['languages']}, from {m['source']}",
+                f"{m['dim']} dims, languages: {m['languages']}, from {m['source']}",
                 highlight=False,
             )
 

@@ -161,10 +161,25 @@ class _Id(click.IntRange):
 ID = _Id(1, MAX_ID)
 
 
+class _DbPath(click.ParamType):
+    """``--db``: a path. An empty one (``--db "$UNSET"``) crashed before the command, or, after
+    the command's name, fell back to the default database without a word."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty path names no database: give one, or leave --db out (LEDGER_DB, else the default)")
+        return value
+
+
+DB_PATH = _DbPath()
+
+
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--db`` and ``--json`` on every command (also accepted before the command name)."""
 
-    @click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
+    @click.option("--db", "db", default=None, type=DB_PATH, help="Database path (else LEDGER_DB, else the default).")
     @click.option("--json", "as_json", is_flag=True, default=False, help="Print one JSON document.")
     @click.pass_context
     @functools.wraps(f)
@@ -191,7 +206,7 @@ def _fail(obj: CliContext, exc: LedgerError, *, code: int) -> None:
 
 # The contract's fields whose option has another name on the command line; any other field is
 # ``--field-name`` on the commands that take it.
-FIELD_OPTIONS = {"session_id": "--session", "ref_id": "--retracts", "tags": "--tag"}
+FIELD_OPTIONS = {"session_id": "--session", "ref_id": "--retracts", "tags": "--tag", "rule_order": "--rules"}
 # An MCP action a message tells a person to take, as the command line takes it ({conflict}: the
 # error's conflict_id)
 _ACTIONS = (
@@ -200,6 +215,9 @@ _ACTIONS = (
 )
 _SAID = re.compile(r'\b([a-z][a-z_]*): "([^"]*)"')  # on_secret: "mask", tier: "working"
 _SNAKE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")  # session_id, session_only
+# A field named beside one already in the command line's words: "give either subject or MEMORY_ID",
+# "ALIAS and canonical must be two different names"
+_PAIRED = re.compile(r"\b([a-z]+) (or|and) ([A-Z][A-Z_]*\b|--[a-z-]+)|(\b[A-Z][A-Z_]*|--[a-z-]+) (or|and) ([a-z]+)\b")
 
 
 def in_command_words(text: str, conflict_id: int | None) -> str:
@@ -223,10 +241,19 @@ def cli_message(exc: LedgerError, command: click.Command | None = None) -> str:
     arguments = {p.name: p.human_readable_name for p in params if isinstance(p, click.Argument) and p.name}
 
     def option(field: str) -> str | None:
+        field = re.sub(r"\.\d+$", "", field)  # an item of a list field ("tags.0"): the option that gives each
         if field in arguments:  # a positional argument: its name as the usage line shows it (MEMORY_ID)
             return arguments[field]
         name = FIELD_OPTIONS.get(field, "--" + field.replace("_", "-"))
-        return name if name in options else None
+        if name in options:
+            return name
+        # the field is an argument here under the option's name (``ledger working SESSION``)
+        return arguments.get(name.removeprefix("--").replace("-", "_"))
+
+    def paired(m: re.Match[str]) -> str:
+        if m[1]:
+            return f"{option(m[1]) or m[1]} {m[2]} {m[3]}"
+        return f"{m[4]} {m[5]} {option(m[6]) or m[6]}"
 
     def said(m: re.Match[str]) -> str:
         name = option(m[1])
@@ -235,9 +262,11 @@ def cli_message(exc: LedgerError, command: click.Command | None = None) -> str:
     message = in_command_words(exc.message, exc.details.get("conflict_id"))
     message = _SNAKE.sub(lambda m: option(m[0]) or m[0], _SAID.sub(said, message))
     field = exc.field or ""
-    if field and message.startswith(field + " ") and option(field):  # "sticky applies to …"
+    # "sticky applies to …", and a check of the field's value: "subject: at most 2000 characters",
+    # "tags.0: at least 1 character(s)" (the field's name as the MCP gives it, not the option's)
+    if field and message.startswith((field + " ", field + ":")) and option(field):
         message = f"{option(field)}{message[len(field) :]}"
-    return message
+    return _PAIRED.sub(paired, message)
 
 
 def say_error(exc: LedgerError) -> None:

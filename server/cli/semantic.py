@@ -51,6 +51,8 @@ def notices(obj: CliContext, state: str, limit: int, dismiss: int | None, resolv
 
     Example: ledger notices --dismiss 4
     """
+    if dismiss and resolve:  # it dismissed the one and said nothing of the other
+        raise click.UsageError("give one of --dismiss ID or --resolve ID")
     if dismiss or resolve:
         result = obj.app.review_notice(
             dismiss or resolve or 0, "dismissed" if dismiss else "resolved", authorization=AUTH_USER

@@ -9,14 +9,14 @@ import click
 
 from fact_ledger.ledger.errors import LedgerError
 from fact_ledger.server.cli import exit_codes
-from fact_ledger.server.cli.output import CliContext, err_console, refuse
+from fact_ledger.server.cli.output import DB_PATH, CliContext, err_console, refuse
 from fact_ledger.server.config import load_settings
 
 
 @click.command()
 @click.option("--http", "http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535))
-@click.option("--db", "db", default=None, help="Database path (else LEDGER_DB, else the default).")
+@click.option("--db", "db", default=None, type=DB_PATH, help="Database path (else LEDGER_DB, else the default).")
 @click.option("--workspace", default=None, help="Workspace (else LEDGER_WORKSPACE).")
 @click.option("--client", default=None, help="Client name stamped on events (else LEDGER_CLIENT).")
 @click.option("--agent-id", default=None, help="Agent id stamped on events (else LEDGER_AGENT_ID).")
