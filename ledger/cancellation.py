@@ -223,7 +223,22 @@ def holds_other_instructions(content: str, words: Sequence[str]) -> bool:
     attached, to Bob every Monday" are one instruction each."""
     parts = [p.strip() for p in _PARTS.split(_clean(content)) if p and p.strip()]
     objects = _objects(words)
-    return len(parts) > 1 and any(not _mentions_any(part, objects) and _gives_an_instruction(part) for part in parts)
+    return len(parts) > 1 and any(
+        not _mentions_any(part, objects) and (_gives_an_instruction(part) or _states_a_time(part)) for part in parts
+    )
+
+
+_A_TIME = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\bnoon\b|\bmidnight\b|\bevery\b|\bdaily\b")
+_A_VERB = re.compile(r"\b(?:is|are|was|lands?|leaves?|starts?|begins?|ends?|runs?|opens?|closes?|arrives?|departs?)\b")
+
+
+def _states_a_time(part: str) -> bool:
+    """A part that keeps a schedule of its own, with its own verb ("Alice's flight lands at 6pm and
+    her hotel check-in is at 8pm": cancelling the hotel must not take the landing with it; "… to
+    Bob and Carol every Monday" is one instruction)."""
+    if re.search(f"[{_CJK}]", part):  # a time alone ("每天早上9点，给Bob发日报") is part of the one instruction
+        return _ZH_HABIT.search(part) is not None and bool(_ZH_WHEN.sub("", part).strip())
+    return _A_TIME.search(part) is not None and _A_VERB.search(part) is not None
 
 
 class Target(NamedTuple):

@@ -212,6 +212,25 @@ def test_cancelling_one_occurrence_leaves_the_schedule(app: LedgerApp, schedule:
     assert "retracted" not in r and status(app, target) == "active"
 
 
+@pytest.mark.parametrize(
+    ("memory", "cancellation"),
+    [
+        ("Standup is at 9:30 every day; the demo is at 3pm on Friday", "The demo is cancelled"),
+        ("Alice's flight lands at 6pm and her hotel check-in is at 8pm", "The hotel is cancelled"),
+        ("每周二下午3点周会，周五下午4点复盘会", "复盘会取消了"),
+    ],
+)
+def test_a_memory_that_keeps_another_schedule_is_named_not_retracted(
+    app: LedgerApp, memory: str, cancellation: str
+) -> None:
+    """ "The demo is cancelled" retracted "Standup is at 9:30 every day; the demo is at 3pm on
+    Friday": the daily standup went with the demo."""
+    target = app.remember(memory)["memory_id"]
+    r = app.remember(cancellation)
+    assert "retracted" not in r and status(app, target) == "active"
+    assert [c["memory_id"] for c in r["retraction_candidates"]] == [target]
+
+
 def test_only_instructions_are_cancelled_not_reports_of_the_past(app: LedgerApp) -> None:
     report = app.remember("The minutes were sent to the team on Monday")["memory_id"]
     r = app.remember("don't send the minutes")
