@@ -108,12 +108,12 @@ MIGRATED = (
 # "The new CEO is Evan", "New wifi password: tulip": "new" before an attribute that holds one value
 # at a time names its replacement, wherever it stands
 NEW_BEFORE_ONE_VALUE = re.compile(
-    r"\bnew\s+(?=(?:[\w-]+\s+){0,3}(?:ceo|cto|cfo|coo|manager|boss|lead|owner|contact|password|passcode|pin|port|"
-    r"address|email|e-mail|phone|number|url|link|domain|host|hostname|ip|version|deadline|title|name)$)"
+    r"\bnew\s+(?=(?:phone\s+|email\s+|e-mail\s+)?(?:ceo|cto|cfo|coo|manager|boss|lead|owner|contact|password|passcode|"
+    r"pin|port|address|email|e-mail|phone|number|url|link|domain|host|hostname|ip|version|deadline|title|name)$)"
 )
 REPLACEMENT_WORD = re.compile(
     r"(?:\b(?:updated|revised|corrected)|(?:(?<=['’]s )|(?<=\bmy )|(?<=\bour )|(?<=\byour )|(?<=\bhis )|(?<=\bher )"
-    r"|(?<=\bits )|(?<=\btheir )|(?<=\ba ))new)\s+(?=[a-z])(?!\w*[^\Wsu]s\b)"
+    r"|(?<=\bits )|(?<=\btheir )|(?<=\ba ))new)\s+(?=[a-z])(?!\w*[^\Wsu]s\b)(?![\w-]+['’]s\b)"
 )
 # "We're on Postgres 16", "we run Postgres 16", "I'm using Python 3.12": the version of a named thing
 # the speaker runs, the slot of "our Postgres version is 16" (a capitalised name: "we're on floor 3",
@@ -566,10 +566,13 @@ TOOK_OVER = re.compile(
 # "Bob got promoted to Staff Engineer", "Bob was promoted to Staff Engineer": Bob's title now
 PROMOTED = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+(?:(?:was|got|has|been|just|recently|finally)\s+)*"
-    r"promoted\s+to\s+(?:(?:a|the)\s+)?(?P<y>[A-Z][^,;]*?)(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+today)?[.!]?$"
+    r"promoted\s+to\s+(?:(?:a|the)\s+)?(?P<y>[^\W\d][^,;]*?)(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+today)?[.!]?$"
 )
-NOT_A_TITLE = re.compile(
-    r"\b(?:office|team|department|group|division|branch|floor|building|site|store|location)$", re.IGNORECASE
+TITLE_WORDS = re.compile(
+    r"\b(?:engineer|manager|director|lead|principal|vp|president|head|chief|officer|partner|associate|analyst|"
+    r"architect|designer|scientist|developer|supervisor|specialist|consultant|coordinator|administrator|editor|"
+    r"professor|counsel|ceo|cto|cfo|coo|cio|sre|fellow|captain)$",
+    re.IGNORECASE,
 )
 # A rate: "$20 per month", "100 requests/minute", "每月20元": the period is part of the slot ("$20 per
 # month" is not "$200 per year", nor "$20 per user")

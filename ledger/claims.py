@@ -72,7 +72,6 @@ from fact_ledger.ledger.claim_words import (
     NEW_BEFORE_ONE_VALUE,
     NOT_A_CHANGE_MADE,
     NOT_A_TASTE,
-    NOT_A_TITLE,
     OBJECT_PRONOUNS,
     ON_CALL_HOLDER,
     PERSONS,
@@ -104,6 +103,7 @@ from fact_ledger.ledger.claim_words import (
     TASTE_VERBS,
     TASTE_WORD,
     TEMPORARY,
+    TITLE_WORDS,
     TOKEN_PUNCT,
     TOOK_OVER,
     UNDONE,
@@ -305,7 +305,8 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
     moved to 11am" is: said in the active voice the change had no subject the slot could be.
     "Alice changed her phone number to …" is Alice's phone number."""
     text = unicodedata.normalize("NFKC", clause).strip()
-    if (own := CHANGED_OWN.match(text)) is not None and not HEDGED.search(text.lower()):
+    own = CHANGED_OWN.match(text)
+    if own is not None and own["who"].lower() not in PRONOUNS and not HEDGED.search(text.lower()):
         verb = "moved" if own["verb"] == "relocated" else own["verb"]
         return _clause_claim(f"{own['who']}'s {own['x']} was {verb} to {own['y']}", subject)
     match = CHANGED_BY.match(text)
@@ -458,7 +459,7 @@ def _role_holder_claim(clause: str, subject: str) -> Claim | None:
     folded = text.lower()
     if HEDGED.search(folded) or QUESTION_START.match(folded):
         return None
-    if (promoted := PROMOTED.match(text)) is not None and not NOT_A_TITLE.search(promoted["y"]):
+    if (promoted := PROMOTED.match(text)) is not None and TITLE_WORDS.search(promoted["y"]):
         return _clause_claim(f"{promoted['x']}'s title is {promoted['y']}", subject)
     if (on_call := ON_CALL_HOLDER.match(text)) is not None:
         text = f"{on_call['x']} is the on-call{on_call['rest']}"
@@ -559,6 +560,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None  # a team or a machine uses many ports at once; a service listens on one
     if (said_first := leading_value(left)) is not None and said_first[0] == KIND_WHEN and said_first[2] >= len(left):
         return None  # "May 3 is the deadline": the date said first is the value, not what the claim is about
+    if _EXTENDED.search(text[best[0] : end]) and not _ENDS.search(left):
+        return None  # "the meeting was extended to 4pm": how long it runs, not when it is
     if relation == "departs" and person:
         return None  # "Bob leaves at 5pm" (a habit, or today's): a train's or a flight's departure is one
     as_name = relation != "port" and is_role(left, subject)
@@ -597,8 +600,34 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None  # "the fix works for Chrome" is not an employer
     if relation == "uses" and value[1] == KIND_TEXT and (person or _is_group(left or subject)):
         return None  # people and teams use many things at once: "… uses Python" and "… uses Rust" both hold
-    qualifier = _qualifier(text[end:]) or (_rate(text[end:]) if value[1] == KIND_NUMBER else "")
+    rate = _rate(text[end:]) if value[1] == KIND_NUMBER else ""
+    qualifier = " ".join(q for q in (_qualifier(text[end:]), rate) if q)
+    tail = _tail(text[end:], value[0], rate)
+    one_of_several = relation == "departs" and re.search(r"[a-z]", value[2]) is not None  # "at 9:40 on Sundays"
+    if one_of_several or (tail and (relation == "departs" or text[best[0] : end].startswith("在"))):
+        # "the train leaves at 9:40 on Sundays", "… from JFK", "妈妈在每天早上8点吃药": one schedule's
+        # time among others, not the thing's one time
+        return None
+    if tail and relation in ("costs", "lasts") and not qualifier:
+        qualifier = tail  # "costs $50 online" / "$60 at the door", "lasts 3 days on standby": other prices
     return _make(subject, left, "is" if relation == "implicit" else relation, value, qualifier=qualifier)
+
+
+_EXTENDED = re.compile(r"\b(?:extended|shortened)\b")
+_ENDS = re.compile(r"\b(?:deadline|due|expir\w*|cutoff|end|ends)\b")
+_TAIL_FILLERS = re.compile(r"\b(?:now|today|instead|again|currently|any\s*more|these days|as well|too)\b|[了。.!！]")
+
+
+def _tail(rest: str, display: str, rate: str) -> str:
+    """What a clause says after its value, up to the clause's end ("online", "on Sundays",
+    "from JFK", "吃药"), without fillers and the rate already read."""
+    at = rest.find(display)
+    if at < 0:
+        return ""
+    after = QUALIFIER_END.split(rest[at + len(display) :], maxsplit=1)[0]
+    if rate:
+        after = RATE.sub(" ", after, count=1)
+    return " ".join(_TAIL_FILLERS.sub(" ", after).split())
 
 
 def _rate(rest: str) -> str:

@@ -173,7 +173,10 @@ class ClaimsProjector(DeferringProjector):
     # 21: "the new CEO", "Alice changed her phone number to …", "extended/scaled to", "is located in",
     # 调大到, 削减到, 在每天…, "LOG_LEVEL" a setting, 将改成 / …吗 no value
     # 22: a rate's period part of the slot ("$20 per month", "$200 per year", "$20 per user")
-    version = 22
+    # 23: "the meeting was extended to 4pm" none, "the new server IP" the new server's, "costs $50
+    # online" / "$60 at the door" two prices, "leaves at 9:40 on Sundays" none, 在…吃药 none, "promoted
+    # to Level 5" no title, "She changed her …" none
+    version = 23
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

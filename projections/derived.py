@@ -70,7 +70,11 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # phone number to …", extended/scaled/located, 调大到/削减到, 在每天…, "LOG_LEVEL" no name, 将/要
 # (still to come) and 吗 (asked) no value
 # 20: a rate's period part of the slot ("$20 per month" is not "$200 per year" nor "$20 per user")
-CLAIMS_KIND = b"claims/20"
+# 21: "extended to" a deadline's or an end's only, "new" right before a one-value attribute and
+# not before another's ("our new client's contact"), a condition after a price or a duration part of
+# its slot, a departure of one schedule among several none, 在<time><activity> none, "promoted to" a
+# title word, "She changed her …" none
+CLAIMS_KIND = b"claims/21"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 
