@@ -603,7 +603,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     rate = _rate(text[end:]) if value[1] == KIND_NUMBER else ""
     qualifier = " ".join(q for q in (_qualifier(text[end:]), rate) if q)
     tail = _tail(text[end:], value[0], rate)
-    one_of_several = relation == "departs" and re.search(r"[a-z]", value[2]) is not None  # "at 9:40 on Sundays"
+    # "leaves at 9:40 on Sundays", "ends at 5pm on Thursdays": one day's time among others
+    one_of_several = relation in ("departs", "ends") and re.search(r"[a-z]+ \d", value[2]) is not None
     if one_of_several or (tail and (relation == "departs" or text[best[0] : end].startswith("在"))):
         # "the train leaves at 9:40 on Sundays", "… from JFK", "妈妈在每天早上8点吃药": one schedule's
         # time among others, not the thing's one time

@@ -344,6 +344,7 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The ticket costs $50 online", "The ticket costs $60 at the door"),
         ("The battery lasts 10 hours", "The battery lasts 3 days on standby"),
         ("The train leaves at 9:10", "The train leaves at 9:40 on Sundays"),
+        ("The lecture ends at 4pm", "The lecture ends at 5pm on Thursdays"),
         ("妈妈在每天早上8点吃药", "妈妈在每天晚上9点吃药"),
         ("张总在周五出差", "张总在周一开会"),
         ("Alice's title is Senior Engineer", "Alice got promoted to Level 5"),
