@@ -26,6 +26,7 @@ ALIASES = (
     (re.compile(r"\bcosts?\b|\bpric(?:e|es|ing)\b"), " price "),
     (re.compile(r"\bexpir(?:y|ation|es)\b"), " expiry "),
     (re.compile(r"\bduration\b|\blength\b"), " duration "),
+    (re.compile(r"\bhq\b|\bheadquarters\b|\bhead office\b"), " headquarters "),
     # who is on call: "the on-call engineer", "the on-call person", "the on call" are one role
     (re.compile(r"\bon[- ]call(?:\s+(?:engineer|person|dev|developer|sre|contact))?\b"), " on-call "),
 )
@@ -529,7 +530,8 @@ HOLDS_ROLE = re.compile(
 # "The cluster has 3 nodes", "the team grew to 10 engineers", "we scaled the cluster to 5 nodes": how
 # many of one thing it has, the slot "the cluster's nodes count" (a number and one plural noun)
 _COUNT = (
-    r"\s+(?:(?:about|around|roughly|over|under|only|just|exactly)\s+)?(?P<n>\d[\d,.]*)\s+(?P<noun>[a-z][a-z-]*[^\Wsu]s)"
+    r"\s+(?:(?:about|around|roughly|over|under|only|just|exactly)\s+)?(?P<n>\d[\d,.]*)\s+"
+    r"(?P<noun>[a-z][a-z-]*[^\Wsu]s|people|children|staff)"
 )
 _COUNT_END = r"(?:\s+(?:now|today|in total|total))?[.!]?$"
 HAS_COUNT = (
@@ -560,7 +562,7 @@ ZH_HAS_COUNT = re.compile(
 TEMPORARY = re.compile(r"\b(?:while|until|during|temporarily|for now|covering|in the meantime)\b", re.IGNORECASE)
 TOOK_OVER = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+(?:(?:has|have|just|now|officially)\s+)*"
-    r"(?:took\s+over|taken\s+over|takes\s+over|replaced\s+[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)?)\s+as\s+"
+    r"(?:took\s+over|taken\s+over|takes\s+over|is\s+taking\s+over|replaced\s+[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)?)\s+as\s+"
     r"(?:(?:the|our|their|his|her)\s+)?(?:new\s+)?(?P<role>[\w-]+(?:\s+[\w-]+){0,3}?)(?P<rest>\s+(?:of|for|on)\b.*)?[.!]?$"
 )
 # "Bob got promoted to Staff Engineer", "Bob was promoted to Staff Engineer": Bob's title now

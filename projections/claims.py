@@ -176,7 +176,8 @@ class ClaimsProjector(DeferringProjector):
     # 23: "the meeting was extended to 4pm" none, "the new server IP" the new server's, "costs $50
     # online" / "$60 at the door" two prices, "leaves at 9:40 on Sundays" none, 在…吃药 none, "promoted
     # to Level 5" no title, "She changed her …" none
-    version = 23
+    # 24: "Sarah is taking over as project lead", "the team grew to 12 people", HQ the headquarters
+    version = 24
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

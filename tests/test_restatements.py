@@ -265,6 +265,9 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("站会在每天9点半", "站会改到10点了"),
         ("LOG_LEVEL is set to info", "LOG_LEVEL is now set to debug"),
         ("Bob's title is Senior Engineer", "Bob got promoted to staff engineer"),
+        ("Tom is the project lead", "Sarah is taking over as project lead"),
+        ("The team has 8 people", "The team grew to 12 people"),
+        ("Acme's HQ is in Boston", "Acme moved its headquarters to Denver"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -345,6 +348,7 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The battery lasts 10 hours", "The battery lasts 3 days on standby"),
         ("The train leaves at 9:10", "The train leaves at 9:40 on Sundays"),
         ("The lecture ends at 4pm", "The lecture ends at 5pm on Thursdays"),
+        ("Tom is the project lead", "Sarah is taking over as project lead next month"),
         ("妈妈在每天早上8点吃药", "妈妈在每天晚上9点吃药"),
         ("张总在周五出差", "张总在周一开会"),
         ("Alice's title is Senior Engineer", "Alice got promoted to Level 5"),
