@@ -102,7 +102,7 @@ def run(workdir: Path, size: int, calls: int, seed: int) -> dict[str, Any]:
         },
         "slowest_1pct": {
             "n": len(slowest),
-            "from_ms": round(slowest[-1][0], 3),
+            "from_ms": round(slowest[-1][0], 4),
             "causes": dict(
                 Counter(
                     max(spent, key=lambda name: spent[name]) if spent and max(spent.values()) > SLOW_MS else "none"
@@ -110,7 +110,7 @@ def run(workdir: Path, size: int, calls: int, seed: int) -> dict[str, Any]:
                 )
             ),
             "calls": [
-                {"ms": round(total, 3), **{name: round(ms, 3) for name, ms in spent.items() if ms >= 0.05}}
+                {"ms": round(total, 4), **{name: round(ms, 3) for name, ms in spent.items() if ms >= 0.05}}
                 for total, spent in slowest
             ],
         },
