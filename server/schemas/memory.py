@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
@@ -118,8 +119,16 @@ Cursor = Annotated[str, Field(min_length=1, max_length=512)]  # next_cursor of t
 OnSecret = Literal[ON_SECRET_CHOICES]  # type: ignore[valid-type]  # refused (default) or masked: server/app/credentials.py
 
 
+def blank(value: str) -> bool:
+    """Whether a text shows nothing: only spaces and line breaks, and the invisible format
+    characters (zero-width space U+200B, the byte-order mark U+FEFF, …) that ``str.strip`` keeps.
+    "\u200b" read as content made a memory with no visible words, and every later invisible
+    text was absorbed as its duplicate."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in value)
+
+
 def _not_blank(value: str) -> str:
-    if not value.strip():
+    if blank(value):
         raise ValueError("must not be blank")
     return value
 
@@ -207,8 +216,8 @@ def _check_size(value: str, limit: int, what: str) -> str:
 
 
 def _check_content(value: str) -> str:
-    if not value.strip():
-        raise ValueError("content must not be blank")
+    if blank(value):
+        raise ValueError("content must not be blank (it holds no visible character)")
     if value.strip() == "-":  # the shell's "read stdin" marker, never a fact
         raise ValueError("content '-' is the stdin marker, not a fact (the CLI reads stdin with `remember -`)")
     return _check_size(value, MAX_CONTENT_BYTES, "content")
