@@ -417,6 +417,7 @@ class LedgerApp:
     health = ServiceMethod("hindsight", Hindsight.health)
     record_health = ServiceMethod("hindsight", Hindsight.record_health)
     apply_suggestion = ServiceMethod("hindsight", Hindsight.apply_suggestion)
+    check_suggestion = ServiceMethod("hindsight", Hindsight.check_suggestion)
     undo = ServiceMethod("hindsight", Hindsight.undo)
     check_undo = ServiceMethod("hindsight", Hindsight.check_undo)
     whatif = ServiceMethod("hindsight", Hindsight.whatif)

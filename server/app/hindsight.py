@@ -148,41 +148,7 @@ class Hindsight(Service):
         applied: list[dict[str, Any]] = []
 
         def decide() -> tuple[Decision, str, str]:
-            try:
-                row = self._conflict_row(conflict_id)
-            except NotFound:  # the caller gave a suggestion: name it, not the set it points at
-                raise NotFound(
-                    f"no suggestion {suggestion_id}: its conflict {conflict_id} is not in this ledger",
-                    field="suggestion_id",
-                ) from None
-            if row.conflict_id != conflict_id or row.state == "resolved":
-                raise InvalidInput(
-                    f"suggestion {suggestion_id} is stale: conflict {conflict_id} is already settled",
-                    field="suggestion_id",
-                )
-            found = health_model.open_sets(self.conn, conflict_id=conflict_id)
-            if not found:
-                raise InvalidInput(
-                    f"suggestion {suggestion_id} is stale: the set has no dispute", field="suggestion_id"
-                )
-            proposal = report.settlement(found[0], review_agent_conflicts=self.settings.policy.review_agent_conflicts)
-            if proposal["suggestion_id"] != suggestion_id:
-                now = (
-                    f"now {proposal['suggestion_id']}; run health again"
-                    if proposal["kind"] == "settle"
-                    else f"it now needs a person: {proposal['explanation']}"  # no id to apply: say why
-                )
-                raise InvalidInput(
-                    f"suggestion {suggestion_id} is stale: the set changed since the report ({now})",
-                    field="suggestion_id",
-                    conflict_id=conflict_id,
-                )
-            if proposal["kind"] != "settle":  # why, as the report said it (a rule may decide, yet not alone)
-                raise InvalidInput(
-                    f"suggestion {suggestion_id} needs a person: {proposal['explanation']}",
-                    field="suggestion_id",
-                    conflict_id=conflict_id,
-                )
+            row, proposal = self._suggestion_plan(suggestion_id, conflict_id)
             conflict = self._conflict(conflict_id)
             members = {s: self._memory(i, "suggestion_id") for s, i in conflict.ids.items()}
             winner = self._memory(proposal["winner_id"], "suggestion_id")
@@ -227,6 +193,57 @@ class Hindsight(Service):
                 "conflict": self.views._conflict_view_by_id(conflict_id),
                 "resolved_conflicts": _resolved(self.conn, outcome.events),
             }
+
+    def check_suggestion(self, suggestion_id: str) -> None:
+        """Refuse as :meth:`apply_suggestion` would, writing nothing: the console says why a
+        suggestion it no longer lists cannot be applied (settled already, by this person's first
+        click too, or changed since) instead of one word for every case."""
+        if isinstance(suggestion_id, str):
+            suggestion_id = suggestion_id.strip()
+        conflict_id = report.conflict_of_suggestion(suggestion_id) if isinstance(suggestion_id, str) else None
+        if conflict_id is None:
+            raise InvalidInput("suggestion_id is not a suggestion of the health report", field="suggestion_id")
+        with self.storage.snapshot():
+            self._suggestion_plan(suggestion_id, conflict_id)
+
+    def _suggestion_plan(self, suggestion_id: str, conflict_id: int) -> tuple[Any, dict[str, Any]]:
+        """The set's row and the report's settlement for it, when ``suggestion_id`` still names
+        it as it stands; ``not_found`` / ``invalid_input`` otherwise (settled, no dispute left,
+        changed since the report, or needing a person)."""
+        try:
+            row = self._conflict_row(conflict_id)
+        except NotFound:  # the caller gave a suggestion: name it, not the set it points at
+            raise NotFound(
+                f"no suggestion {suggestion_id}: its conflict {conflict_id} is not in this ledger",
+                field="suggestion_id",
+            ) from None
+        if row.conflict_id != conflict_id or row.state == "resolved":
+            raise InvalidInput(
+                f"suggestion {suggestion_id} is stale: conflict {conflict_id} is already settled",
+                field="suggestion_id",
+            )
+        found = health_model.open_sets(self.conn, conflict_id=conflict_id)
+        if not found:
+            raise InvalidInput(f"suggestion {suggestion_id} is stale: the set has no dispute", field="suggestion_id")
+        proposal = report.settlement(found[0], review_agent_conflicts=self.settings.policy.review_agent_conflicts)
+        if proposal["suggestion_id"] != suggestion_id:
+            now = (
+                f"now {proposal['suggestion_id']}; run health again"
+                if proposal["kind"] == "settle"
+                else f"it now needs a person: {proposal['explanation']}"  # no id to apply: say why
+            )
+            raise InvalidInput(
+                f"suggestion {suggestion_id} is stale: the set changed since the report ({now})",
+                field="suggestion_id",
+                conflict_id=conflict_id,
+            )
+        if proposal["kind"] != "settle":  # why, as the report said it (a rule may decide, yet not alone)
+            raise InvalidInput(
+                f"suggestion {suggestion_id} needs a person: {proposal['explanation']}",
+                field="suggestion_id",
+                conflict_id=conflict_id,
+            )
+        return row, proposal
 
     @storage_call
     def undo(self, change_id: str, authorization: str = "") -> dict[str, Any]:

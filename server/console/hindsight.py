@@ -75,9 +75,12 @@ async def apply(request: Request) -> Response:
             (c for c in app.health(limit=200)["clusters"] if c["suggestion"]["suggestion_id"] == suggestion_id),
             None,
         )
-        if cluster is None:  # the set changed (a member joined, left, or was confirmed): another suggestion now
-            raise InvalidInput(
-                "the suggestion is stale: the set changed; look at the report again", field="suggestion_id"
+        if cluster is None:
+            # why, as the facade would refuse it: settled already (a second "Yes", the back button,
+            # another hand), changed since the report (a member joined, left, was confirmed)
+            app.check_suggestion(suggestion_id)
+            raise InvalidInput(  # a set past the report's first 200: applied from its own page
+                "the suggestion is not among the report's clusters; look at the report again", field="suggestion_id"
             )
         s = cluster["suggestion"]
         if s["kind"] != "settle":

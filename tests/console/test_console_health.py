@@ -170,3 +170,36 @@ def test_applying_a_suggestion_that_supersedes_a_confirmed_fact_needs_the_extra_
     assert status == 303 and headers["location"].startswith("/health?done=apply")
     shown = json.loads(ledger_cli("read", str(ids[0]), "--db", console.db, "--json", check=True).stdout)
     assert shown["memory"]["status"] == "superseded"
+
+
+def test_yes_on_a_suggestion_another_tab_applied_says_it_is_settled(page: Any, console: Console) -> None:
+    """Two tabs on one confirmation page (or Yes sent twice, or the back button after it): the
+    second Yes said "the set changed; look at the report again", as if the person's own change
+    had been lost. It says the conflict is already settled, and records nothing more."""
+    ids = []
+    for month, port in ((1, 3301), (2, 3302)):
+        args = ["remember", f"The lyra API listens on port {port}", "--subject", "lyra", "--source-type"]
+        args += ["agent_generated", "--event-time", f"2025-0{month}-01T00:00:00Z", "--db", console.db, "--json"]
+        ids.append(json.loads(ledger_cli(*args, check=True).stdout)["memory_id"])
+    page.goto(f"{console.base}/health")
+    cluster = page.locator("section.cluster", has_text="lyra")
+    conflict = int(cluster.get_attribute("data-conflict") or 0)
+    cluster.locator("button.act-apply").click()
+    page.wait_for_load_state()
+    other = page.context.new_page()  # the same person's second tab, on the same confirmation
+    other.goto(f"{console.base}/health")
+    other.locator(f"section.cluster[data-conflict='{conflict}'] button.act-apply").click()
+    other.wait_for_load_state()
+    assert other.locator("#confirm-yes").count() == 1
+
+    page.click("#confirm-yes")
+    page.wait_for_load_state()
+    assert page.url.startswith(f"{console.base}/health?done=apply")
+    before = console.events()
+    other.click("#confirm-yes")
+    other.wait_for_load_state()
+    said = other.inner_text("#error")
+    assert f"conflict {conflict} is already settled" in said and "the set changed" not in said, said
+    assert console.events() == before
+    shown = json.loads(ledger_cli("read", str(ids[0]), "--db", console.db, "--json", check=True).stdout)
+    assert shown["memory"]["status"] == "superseded"
