@@ -13,6 +13,7 @@ from starlette.responses import Response, StreamingResponse
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput, LedgerError
 from fact_ledger.ledger.ids import ascii_digits
+from fact_ledger.ledger.log.events import EVENT_TYPES, RENAMED, current_type
 from fact_ledger.server.console.views import as_true_at, timeline_strip
 from fact_ledger.server.console.web import error_page, ledger, parse_id, render, time_point
 
@@ -48,6 +49,12 @@ def _audit_filters(request: Request) -> dict[str, Any]:
     filters: dict[str, Any] = {k: v.strip() for k in AUDIT_FILTERS if (v := q.get(k, "")).strip()}
     if "memory_id" in filters:
         filters["memory_id"] = parse_id(filters["memory_id"], "memory_id")
+    # a type the form never offers is refused, as an agent's is: "Nothing found." for a typo
+    # ("memoryrecorded") read as if the log held no such event
+    if "type" in filters and filters["type"] not in EVENT_TYPES and filters["type"] not in RENAMED:
+        raise InvalidInput(
+            f"type {filters['type']!r} is no event type; choose one from the list (e.g. MemoryRecorded)", field="type"
+        )
     return filters
 
 
@@ -73,6 +80,8 @@ async def audit(request: Request) -> Response:
         filters=filters,
         next_cursor=found.get("next_cursor"),
         fields=AUDIT_FILTERS,
+        event_types=sorted(EVENT_TYPES),
+        current_type=current_type,
         export_query="?" + urlencode(span) if span else "",
     )
 

@@ -188,3 +188,29 @@ def test_audit_filters_and_export_links(page: Any, console: Console, fmt: str) -
     assert download.value.suggested_filename == f"ledger-audit.{fmt}"
     body = Path(download.value.path()).read_text(encoding="utf-8")
     assert "张伟住在北京" in body and ("hash" in body.splitlines()[0])
+
+
+def test_the_audit_type_filter_lists_the_types_in_words_and_refuses_an_unknown_one(page: Any, console: Console) -> None:
+    """The Type filter was a free text box: a Chinese page listed 被取代 yet wanted "Superseded"
+    typed, and a typo ("memoryrecorded", "Bogus") answered "Nothing found." as if the log held no
+    such event. It is a list of the event types in the page's language; a type no list offers
+    is refused, as an agent's is."""
+    page.goto(f"{console.base}/lang/zh?next=/audit")
+    choice = page.locator("#audit-type")
+    assert choice.evaluate("e => e.tagName") == "SELECT"
+    labels = [o.inner_text() for o in choice.locator("option").all()]
+    assert "被取代" in labels and "Superseded" not in labels
+    choice.select_option(label="被取代")
+    page.click("#audit-go")
+    page.wait_for_load_state()
+    types = {r.get_attribute("title") for r in page.locator(".event-row .event-type").all()}
+    assert types == {"Superseded"} and "type=Superseded" in page.url
+    assert page.locator("#audit-type option:checked").inner_text() == "被取代"  # the filter shown as applied
+    for typed in ("memoryrecorded", "Bogus"):
+        response = page.goto(f"{console.base}/audit?type={typed}")
+        assert response is not None and response.status == 400
+        assert typed in page.inner_text("#error") and "类型" in page.inner_text("#error-kind")
+    page.goto(f"{console.base}/lang/en?next=/audit")
+    response = page.goto(f"{console.base}/audit?type=MemoryRemembered")  # a renamed type's old name still filters
+    assert response is not None and response.status == 200
+    assert page.locator("#audit-type option:checked").inner_text() == "MemoryRecorded"
