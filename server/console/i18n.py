@@ -240,6 +240,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     # the fields an error page names (error.field), beside those above
     "conflict_id": ("Conflict id", "冲突编号"),
     "cursor": ("Page cursor", "翻页游标"),
+    "session": ("Conversation", "对话"),  # the Memories filter's field, named in its refusals
     "suggestion_id": ("Suggestion id", "建议编号"),
     "change_id": ("Change id", "变更编号"),
     "decision": ("Decision", "决定"),

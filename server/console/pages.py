@@ -79,6 +79,14 @@ async def memories(request: Request) -> Response:
         if q.get("status", "") not in ("", "all"):
             raise InvalidInput("status is empty (current memories) or all", field="status")
         tt = time_point(request)
+        if filters["session_only"] and tt:
+            # the header's time travel keeps the filters: say it in the form's words, not the
+            # facade's (``session_only``, a field the person never saw)
+            raise InvalidInput(
+                f"conversation {q.get('session')!r} has no past: its working notes are not kept as of a "
+                "point. Clear the conversation to search the past, or clear the time-travel point to see it now",
+                field="session",
+            )
         page = page_number(request)
         found = ledger(request).find(
             query, limit=page * PAGE_SIZE, as_of_recorded=tt.get("as_of"), as_of_event_time=tt.get("at"), **filters

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from tests.conftest import ledger_cli
 from tests.console.conftest import Console
@@ -75,3 +76,22 @@ def test_promoting_a_working_note_links_both_ways_in_both_languages(console: Con
     _, page = _get(console, f"/memory/{long_term}")
     assert f'id="promoted-from">#{note}<' in page and 'id="act-confirm"' not in page  # a person's own: confirmed
     assert 'id="act-retire"' in page
+
+
+def test_time_travel_on_a_conversation_names_the_conversation_in_words(page: Any, console: Console) -> None:
+    """The header's time travel keeps the Memories filters; on a conversation it answered with the
+    facade's refusal of ``session_only`` — a field the person never saw, left as the raw name on
+    the Chinese page too. The refusal names the Conversation filter and what to clear."""
+    _working_note(console)
+    before = console.events()
+    for lang, field in (("en", "Conversation"), ("zh", "对话")):
+        page.goto(f"{console.base}/lang/{lang}?next=/memories?session=deck-chat")
+        assert "Use the teal theme for the deck" in page.inner_text("#results")
+        page.fill("#tt-as-of", "3")
+        with page.expect_navigation():
+            page.click("#tt-go")
+        assert "session=deck-chat" in page.url and "as_of=3" in page.url
+        said, kind = page.inner_text("#error"), page.inner_text("#error-kind")
+        assert "conversation 'deck-chat' has no past" in said and "session_only" not in said + kind, said
+        assert field in kind, kind
+    assert console.events() == before
