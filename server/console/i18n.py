@@ -550,6 +550,79 @@ TERMS: dict[str, dict[str, tuple[str, str]]] = {
 }
 
 
+# Doctor's messages (server/doctor.py, server/app/semantic.py) in Chinese, each whole message a
+# pattern: the healthy state and the common warnings. A message that carries another's words (a
+# degraded ledger's cause, a broken chain's detail) has no pattern and is shown as written.
+CHECK_MESSAGES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), zh)
+    for pattern, zh in (
+        (r"SQLite quick_check passed", "SQLite 快速检查（quick_check）通过"),
+        (r"hash chain intact over (?P<n>\d+) events", "哈希链完整，共 {n} 个事件"),
+        (r"every projection is caught up", "所有投影都已跟上日志"),
+        (
+            r"projections behind the log: (?P<names>.+); reopen or run ledger rebuild",
+            "投影落后于日志：{names}；请重新打开或运行 ledger rebuild",
+        ),
+        (r"the read models hold nothing the log does not", "读模型中没有日志之外的内容"),
+        (r"every erasure is finished", "所有永久删除都已完成"),
+        (
+            r"(?P<n>\d+) erased memories may still show their words in the read models \(an erasure did not "
+            r"finish\); every open of the ledger tries again: run any ledger command when nothing else writes to it",
+            "{n} 条已删除记忆的文字可能仍留在读模型中（某次删除未完成）；每次打开账本都会重试："
+            "请在没有其他写入时运行任一 ledger 命令",
+        ),
+        (r"every user_confirmed fact was confirmed through a user channel", "每条用户确认的事实都经由用户渠道确认"),
+        (
+            r"(?P<n>\d+) user_confirmed fact\(s\) were confirmed only by an agent \(agent_asserted\); confirm them "
+            r"from the CLI \(ledger confirm ID\) or retire them",
+            "{n} 条用户确认的事实仅由代理确认（agent_asserted）；请在命令行确认（ledger confirm ID）或停用它们",
+        ),
+        (r"no open conflicts", "没有未决冲突"),
+        (
+            r"(?P<o>\d+) open and (?P<j>\d+) judged conflict\(s\) await a decision \(ledger conflicts\)",
+            "{o} 个未决、{j} 个已评判的冲突等待决定（ledger conflicts）",
+        ),
+        (r"every unresolved conflict is between current memories", "每个未解决的冲突都在当前记忆之间"),
+        (r"the log and the read models take writes", "日志和读模型都可以写入"),
+        (r"no backed-up writes await replay", "没有等待重放的备份写入"),
+        (
+            r"(?P<n>\d+) backed-up write\(s\) \((?P<e>\d+) event\(s\)\) await replay \(ledger serve replays them "
+            r"once the log is reachable; or ledger replay-backup --apply\)",
+            "{n} 次备份写入（{e} 个事件）等待重放（日志可达后 ledger serve 会重放；"
+            "或运行 ledger replay-backup --apply）",
+        ),
+        (r"search: fts while the embedding model loads in the background", "搜索：嵌入模型在后台加载期间使用 fts"),
+        (r"search: vector\+fts \((?P<n>\d+) events not yet embedded\)", "搜索：vector+fts（{n} 个事件尚未嵌入）"),
+        (
+            r"search: (?P<mode>[a-z+]+) \(no embedding model installed \(ledger model install\)\)",
+            "搜索：{mode}（未安装嵌入模型：ledger model install）",
+        ),
+        (r"search: (?P<mode>[a-z+]+)", "搜索：{mode}"),
+        (
+            r"vectors are (?P<n>\d+) events behind the log; run ledger reembed \(or keep ledger serve running\)",
+            "向量落后日志 {n} 个事件；请运行 ledger reembed（或保持 ledger serve 运行）",
+        ),
+    )
+)
+
+
+def check_message_translator(lang: str) -> Callable[[object], str]:
+    """``tc(message)``: a Doctor check's message in the chosen language (as written when no
+    pattern holds it: English, the facade's words)."""
+
+    def tc(message: object) -> str:
+        text = "" if message is None else str(message)
+        if lang != "zh":
+            return text
+        for pattern, zh in CHECK_MESSAGES:
+            found = pattern.fullmatch(text)
+            if found is not None:
+                return zh.format(**found.groupdict())
+        return text
+
+    return tc
+
+
 def term_translator(lang: str) -> Callable[[str, object], str]:
     """``tn(kind, name)``: a name from one of :data:`TERMS`' vocabularies in the chosen language
     (a name the vocabulary does not hold, as it is: a new event type never breaks a page)."""

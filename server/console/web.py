@@ -25,7 +25,14 @@ from fact_ledger.ledger.errors import InvalidInput, LedgerError
 from fact_ledger.ledger.ids import MAX_ID, ascii_digits
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.console.guard import SECURITY_HEADERS, Guard, without_token
-from fact_ledger.server.console.i18n import LANGUAGES, reason_translator, term_translator, translator, value_translator
+from fact_ledger.server.console.i18n import (
+    LANGUAGES,
+    check_message_translator,
+    reason_translator,
+    term_translator,
+    translator,
+    value_translator,
+)
 from fact_ledger.server.console.views import rule_text
 
 LANG_COOKIE = "ledger_console_lang"
@@ -195,6 +202,7 @@ def render(request: Request, template: str, code: int = 200, **context: Any) -> 
         tv=value_translator(lang),
         tn=term_translator(lang),
         tr=reason_translator(lang),
+        tc=check_message_translator(lang),
         rule_text=rule_text,
         lang=lang,
         tt=tt,
