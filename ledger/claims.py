@@ -596,7 +596,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if extended:
         if not _A_DURATION.search(value[2]):
             return None  # "the meeting was extended to 4pm": how long it runs, not when it is
-        relation = "lasts"  # "we extended the trial to 30 days": how long it lasts, as "the trial lasts 14 days"
+        if not _A_SPAN.search(left):  # "we extended the trial to 30 days": how long it lasts, as "… lasts 14 days"
+            relation = "lasts"
     if relation == "lives in" and text[best[0] : end].endswith(" at") and not STREET_ADDRESS.match(value[0]):
         return None  # "lives at" a street address only
     # a value a change names ("was renamed to engineering") is one, whatever its ending; "is
@@ -652,6 +653,9 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
 
 _EXTENDED = re.compile(r"\b(?:extended|shortened)\b")
 _A_DURATION = re.compile(r"\d (?:s|mo)$")  # a normalised length of time ("2592000 s", "12 mo")
+# a length of time named ("the CI timeout is 30 minutes"): extended, it is that length, not how long it lasts
+_A_SPAN = re.compile(r"\b(?:timeout|ttl|retention|window|period|interval|grace|cooldown|delay|duration)\b")
+_OF_WHERE = re.compile(r"\s+(?:to|from|for|at|of|on|in|with)\s+")
 _A_PRICE = re.compile(r"\d (?:usd|eur|gbp)$")  # an amount of money in a written currency ("$25", "25 euros")
 _ENDS = re.compile(r"\b(?:deadline|due|expir\w*|cutoff|end|ends)\b")
 _TAIL_FILLERS = re.compile(r"\b(?:now|today|instead|again|currently|any\s*more|these days|as well|too)\b|[了。.!！]")
@@ -660,7 +664,8 @@ _TAIL_FILLERS = re.compile(r"\b(?:now|today|instead|again|currently|any\s*more|t
 def _departs(left: str) -> bool:
     """ "my flight", "the 7:10 train", "the flight date": a journey, whose time is when it leaves
     ("the flight departs at 7am" and "the flight was delayed to 9am" are one slot)."""
-    words = [w for w in left.split() if w not in SLOT_FILLERS and w not in DATE_FILLERS]
+    head = _OF_WHERE.split(left, maxsplit=1)[0]  # "my flight to Paris" is a flight
+    words = [w for w in head.split() if w not in SLOT_FILLERS and w not in DATE_FILLERS]
     return bool(words) and words[-1] in DEPARTURES
 
 
