@@ -43,7 +43,9 @@ _EN_OPENERS = re.compile(
 # "We're not doing yoga anymore", "I'm no longer going to the gym": a habit the speaker has given
 # up (said without "anymore" or "no longer" it may be one day's: "we're not doing yoga, it rains")
 _EN_GIVEN_UP = re.compile(
-    _LEAD + r"(?:we|i|they)(?:'re|'m|\s+are|\s+am)\s+(?:no\s+longer|not)\s+(?:doing|having|holding|hosting|going)\b"
+    _LEAD
+    + r"(?:we|i|they)(?:'re|'m|\s+are|\s+am)\s+(?:no\s+longer|not)\s+"
+    + r"(?:doing|having|holding|hosting|going(?!\s+to\s+be\b))\b"  # "no longer going to be the lead": a role
 )
 # An event that is off ("the team lunch is off"): said of a meeting, a meal, a class or a booking
 # only, since a thing that is off ("the heating is off", "the alarm is off") is a state, not a
@@ -287,6 +289,8 @@ _SCHEDULE_OF = re.compile(
     r"^(?:the|our|my|a|an)?\s*(?P<thing>[\w'’:-]+(?:\s+[\w'’:-]+){0,4}?)\s+(?:is|are)\s+(?:at|on|every|each|held|scheduled)\b"
 )
 
+# What an activity is held as: "yoga class", "piano lessons", "tennis practice" are yoga, piano, tennis
+_ACTIVITY_HEADS = frozenset("class classes session sessions lesson lessons practice training workout".split())
 _OF_WHOM = re.compile(r"\s+(?:with|for|of|about|at|in|on|by|from|to)\s+")
 
 
@@ -299,7 +303,9 @@ def _of_another_thing(content: str, words: Sequence[str]) -> bool:
         return False
     thing = _WORD.findall(_OF_WHOM.split(match["thing"], maxsplit=1)[0])  # "the 1:1 with Bob" is a 1:1
     stems = {_stem(w) for w in words}
-    return bool(thing) and any(_stem(w) in stems for w in thing) and _stem(thing[-1]) not in stems
+    while len(thing) > 1 and thing[-1] in _ACTIVITY_HEADS:
+        thing.pop()  # "the yoga class is at 6pm" is yoga's ("we're not doing yoga anymore" finds it)
+    return any(_stem(w) in stems for w in thing) and _stem(thing[-1]) not in stems
 
 
 # A booking is cancelled by its noun, made by its verb: "cancel the Luigi's reservation" is "Book a
@@ -320,7 +326,9 @@ def choose(candidates: Sequence[Target], words: Sequence[str] = ()) -> tuple[Tar
     :data:`MAX_CANDIDATES`). Only an instruction-like memory that is not itself a cancellation
     counts — or, when the cancellation names a change by a change's noun (``words``: "the move
     of the launch review is cancelled"), a memory that states a change ("… was moved to Dec 10")
-    — and only exactly one of them is retracted. ``candidates`` are every memory holding the
+    — and only exactly one of them is retracted, and not when its schedule is of another thing
+    named after the one cancelled ("the launch party is at 6pm" for "the launch is cancelled": it is
+    listed, not retracted). ``candidates`` are every memory holding the
     words, up to :data:`MAX_MATCHES`; one more than that and none is retracted (the one
     instruction seen could have others among the memories not looked at)."""
     # a change named by its noun and by what it changed ("the move of the launch review"), made
@@ -329,7 +337,7 @@ def choose(candidates: Sequence[Target], words: Sequence[str] = ()) -> tuple[Tar
     instructions = [
         t
         for t in candidates[:MAX_MATCHES]
-        if (is_instruction(t.content) and not _of_another_thing(t.content, words))
+        if is_instruction(t.content)
         or (
             of_a_change
             and MAKES_A_CHANGE.search(t.content)
@@ -337,6 +345,10 @@ def choose(candidates: Sequence[Target], words: Sequence[str] = ()) -> tuple[Tar
             and not is_cancellation(t.content)
         )
     ]
-    if len(instructions) == 1 and len(candidates) <= MAX_MATCHES:
+    if (
+        len(instructions) == 1
+        and len(candidates) <= MAX_MATCHES
+        and not _of_another_thing(instructions[0].content, words)
+    ):
         return instructions[0], instructions
     return None, instructions[:MAX_CANDIDATES]

@@ -108,6 +108,7 @@ def test_a_duplicate_retraction_of_a_locked_target_still_needs_authorization(app
         ("Reserve a table at Luigi's for Friday 7pm", "Cancel the Luigi's reservation"),
         ("The launch party is at 6pm", "The launch party is cancelled"),
         ("The standup with the design team is at 10am", "Cancel the standup"),
+        ("Yoga class is at 6pm on Mondays", "We're not doing yoga anymore"),
     ],
 )
 def test_a_cancellation_retracts_the_one_instruction_that_holds_its_words(
@@ -241,6 +242,15 @@ def test_a_cancellation_of_something_else_retracts_nothing(app: LedgerApp, sched
     assert "retracted" not in r and status(app, target) == "active"
 
 
+def test_a_schedule_of_a_thing_named_after_the_one_cancelled_is_listed_not_retracted(app: LedgerApp) -> None:
+    """ "The launch is cancelled" retracted "The launch party is at 6pm": the party holds the word
+    "launch", and was the one schedule that did."""
+    party = app.remember("The launch party is at 6pm")["memory_id"]
+    r = app.remember("The launch is cancelled")
+    assert "retracted" not in r and status(app, party) == "active"
+    assert [c["memory_id"] for c in r["retraction_candidates"]] == [party]
+
+
 @pytest.mark.parametrize(
     ("memory", "cancellation"),
     [
@@ -352,6 +362,8 @@ def test_no_cancellation(text: str) -> None:
         ("We don't need to run the linter before committing anymore", True),
         ("We're not doing yoga anymore", True),
         ("We're not doing yoga", False),  # not today, or not any more: no word says which
+        ("I'm not going to the gym anymore", True),
+        ("I'm no longer going to be the release manager", False),  # a role given up, not a habit
         ("The team lunch is off", True),
         ("The heating is off", False),  # a state, not an event called off
         ("", False),
