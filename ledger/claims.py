@@ -600,6 +600,10 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
             relation = "lasts"
     if relation == "lives in" and text[best[0] : end].endswith(" at") and not STREET_ADDRESS.match(value[0]):
         return None  # "lives at" a street address only
+    if relation == "is" and text[best[0] : end].lstrip("已")[:2] in _PRICE_CHANGED:
+        if value[1] != KIND_NUMBER:
+            return None
+        relation = "costs"  # "会员涨价到30元": the price, as 会员价格 names it
     # a value a change names ("was renamed to engineering") is one, whatever its ending; "is
     # failing", "is engineering" describe
     said_as = "changed to" if relation == "is" and text[best[0] : end].endswith(" to") else relation
@@ -656,6 +660,7 @@ _A_DURATION = re.compile(r"\d (?:s|mo)$")  # a normalised length of time ("25920
 # a length of time named ("the CI timeout is 30 minutes"): extended, it is that length, not how long it lasts
 _A_SPAN = re.compile(r"\b(?:timeout|ttl|retention|window|period|interval|grace|cooldown|delay|duration)\b")
 _OF_WHERE = re.compile(r"\s+(?:to|from|for|at|of|on|in|with)\s+")
+_PRICE_CHANGED = frozenset({"涨价", "降价"})  # a price raised or cut to ("会员涨价到30元")
 _A_PRICE = re.compile(r"\d (?:usd|eur|gbp)$")  # an amount of money in a written currency ("$25", "25 euros")
 _ENDS = re.compile(r"\b(?:deadline|due|expir\w*|cutoff|end|ends)\b")
 _TAIL_FILLERS = re.compile(r"\b(?:now|today|instead|again|currently|any\s*more|these days|as well|too)\b|[了。.!！]")
