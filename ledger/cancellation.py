@@ -60,7 +60,7 @@ _EN_PREDICATE = re.compile(
     r"\b(?:is|are|was|were|has\s+been|have\s+been|'s)\s+(?:now\s+|also\s+)?"
     r"(?:cancell?ed|called\s+off|no\s+longer\s+(?:needed|required|necessary|happening)"
     r"|not\s+needed\s+any\s*more|discontinued|scrapped)\b"
-    r"|\b(?:" + _EVENTS + r")(?:\s+(?:is|are)|'s)\s+(?:now\s+|also\s+)?off\b"
+    r"|\b(?:" + _EVENTS + r")(?:\s+(?:is|are)|'s)\s+(?:now\s+|also\s+)?off\b(?!\s+(?:the|by|from|to|on|limits)\b)"
 )
 _EN_NOT_CANCEL = re.compile(
     r"\b(?:forget\s+to|hesitate|worry)\b"
