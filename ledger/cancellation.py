@@ -40,10 +40,27 @@ _EN_OPENERS = re.compile(
     + r"(?:do\s+not|don'?t|dont|no\s+need\s+to|no\s+longer|stop|quit|cancel|call\s+off|scrap|forget\s+about"
     + r"|never\s+mind(?:\s+about)?|(?:(?:you|we|i)\s+)?(?:don'?t|do\s+not|no\s+longer)\s+(?:need|have)\s+to)\b"
 )
+# "We're not doing yoga anymore", "I'm no longer going to the gym": a habit the speaker has given
+# up (said without "anymore" or "no longer" it may be one day's: "we're not doing yoga, it rains")
+_EN_GIVEN_UP = re.compile(
+    _LEAD
+    + r"(?:we|i|they)(?:'re|'m|\s+are|\s+am)\s+(?:no\s+longer|not)\s+"
+    + r"(?:doing|having|holding|hosting|going(?!\s+to\s+be\b))\b"  # "no longer going to be the lead": a role
+)
+# An event that is off ("the team lunch is off"): said of a meeting, a meal, a class or a booking
+# only, since a thing that is off ("the heating is off", "the alarm is off") is a state, not a
+# cancellation
+_EVENTS = (
+    r"lunch|lunches|dinner|dinners|breakfast|brunch|meeting|meetings|standup|stand-up|sync|retro|party|game|match"
+    r"|trip|class|classes|lesson|lessons|session|sessions|call|event|practice|rehearsal|yoga|workout|show"
+    r"|concert|workshop|offsite|demo|meetup|review|training|appointment|reservation|booking|drinks|hike|tour"
+    r"|visit|1:1|one-on-one|catch-up|huddle|club|walk|run|dance|gig|wedding|ceremony|celebration|picnic|bbq|outing"
+)
 _EN_PREDICATE = re.compile(
     r"\b(?:is|are|was|were|has\s+been|have\s+been|'s)\s+(?:now\s+|also\s+)?"
     r"(?:cancell?ed|called\s+off|no\s+longer\s+(?:needed|required|necessary|happening)"
     r"|not\s+needed\s+any\s*more|discontinued|scrapped)\b"
+    r"|\b(?:" + _EVENTS + r")(?:\s+(?:is|are)|'s)\s+(?:now\s+|also\s+)?off\b(?!\s+(?:the|by|from|to|on|limits)\b)"
 )
 _EN_NOT_CANCEL = re.compile(
     r"\b(?:forget\s+to|hesitate|worry)\b"
@@ -59,7 +76,7 @@ _EN_CANCEL_WORDS = frozenset(
     """don't dont do not no need needed needs longer stop stopped quit cancel cancelled canceled
     cancelling canceling cancellation call called off scrap scrapped forget about never mind
     anymore any more please ok okay actually so hey also now going forward from required
-    necessary happening discontinued you we i have has been is are was were s""".split()
+    necessary happening discontinued you we i have has been is are was were s we're i'm they're""".split()
 )
 
 # -- Chinese ---------------------------------------------------------------------------------
@@ -99,13 +116,16 @@ def is_cancellation(content: str) -> bool:
         )
     if _EN_NOT_CANCEL.search(text) or (_EN_CONDITION.search(text) and not _EN_NO_MORE.search(text)):
         return False
-    return bool(_EN_OPENERS.match(text) or _EN_PREDICATE.search(text))
+    return bool(
+        _EN_OPENERS.match(text) or _EN_PREDICATE.search(text) or (_EN_GIVEN_UP.match(text) and _EN_NO_MORE.search(text))
+    )
 
 
-# One occurrence named ("yoga is cancelled this Monday", "cancel tomorrow's standup", "今天的站会取消了"):
-# that one is off, the schedule or habit stays
+# One occurrence named ("yoga is cancelled this Monday", "cancel tomorrow's standup", "Thursday's team
+# lunch is off", "今天的站会取消了"): that one is off, the schedule or habit stays ("the Thursday team lunch
+# is off" is the schedule)
 _ONE_OCCURRENCE = re.compile(
-    r"\b(?:(?:this|next|coming)\s+(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|week(?:end)?|morning|afternoon|evening|time)"
+    r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day's|(?:this|next|coming)\s+(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|week(?:end)?|morning|afternoon|evening|time)"
     r"|today|tonight|tomorrow|this\s+once|just\s+once|on\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d"
     r"|on\s+\d{1,2}(?:st|nd|rd|th)?\b)|今天|今晚|明天|后天|这周|本周|下周|这次|本次|这个周",
     re.IGNORECASE,
@@ -130,7 +150,7 @@ def cancelled_words(content: str) -> tuple[str, ...]:
 
 # -- instruction-like targets ------------------------------------------------------------------
 _IMPERATIVE = frozenset(
-    """send email mail e-mail text message ping notify remind tell ask call phone run use book schedule
+    """send email mail e-mail text message ping notify remind tell ask call phone run use book reserve schedule
     deploy post publish check keep add copy cc bcc include order buy pay make write update prepare share
     forward invite back backup archive delete remove clean print submit file report review sync restart
     reboot rotate renew water feed reply respond log record attach upload download pick bring take set
@@ -264,12 +284,51 @@ _LONG_AGO = re.compile(
 )
 
 
+# What an event's schedule is of, said first ("the launch party is at 6pm", "team lunch is every Thursday")
+_SCHEDULE_OF = re.compile(
+    r"^(?:the|our|my|a|an)?\s*(?P<thing>[\w'’:-]+(?:\s+[\w'’:-]+){0,4}?)\s+(?:is|are)\s+(?:at|on|every|each|held|scheduled)\b"
+)
+
+# What an activity is held as: "yoga class", "piano lessons", "tennis practice" are yoga, piano, tennis
+_ACTIVITY_HEADS = frozenset("class classes session sessions lesson lessons practice training workout".split())
+_OF_WHOM = re.compile(r"\s+(?:with|for|of|about|at|in|on|by|from|to)\s+")
+
+
+def _of_another_thing(content: str, words: Sequence[str]) -> bool:
+    """ "The launch party is at 6pm" for "the launch is cancelled": the cancellation names a word
+    of what the schedule is of, but not the thing itself (the party, not the launch). A cancellation
+    that names it ("the party is cancelled", "the launch party is off") still finds it."""
+    match = _SCHEDULE_OF.match(_clean(content))
+    if match is None or not words:
+        return False
+    thing = _WORD.findall(_OF_WHOM.split(match["thing"], maxsplit=1)[0])  # "the 1:1 with Bob" is a 1:1
+    stems = {_stem(w) for w in words}
+    while len(thing) > 1 and thing[-1] in _ACTIVITY_HEADS:
+        thing.pop()  # "the yoga class is at 6pm" is yoga's ("we're not doing yoga anymore" finds it)
+    return any(_stem(w) in stems for w in thing) and _stem(thing[-1]) not in stems
+
+
+# A booking is cancelled by its noun, made by its verb: "cancel the Luigi's reservation" is "Book a
+# table at Luigi's" ("reserve" is found by the stem the index gives both, "booking" is "book")
+_BOOKED = frozenset({"reservation", "reservations"})
+
+
+def as_booked(words: Sequence[str]) -> tuple[str, ...]:
+    """The cancelled ``words`` with a reservation read as what booked it ("book"), when they name
+    more than the reservation; empty otherwise (nothing else to look for)."""
+    if not any(w in _BOOKED for w in words) or all(w in _BOOKED for w in words):
+        return ()
+    return tuple(dict.fromkeys("book" if w in _BOOKED else w for w in words))
+
+
 def choose(candidates: Sequence[Target], words: Sequence[str] = ()) -> tuple[Target | None, list[Target]]:
     """(the one instruction to retract, or None; the instructions that matched, at most
     :data:`MAX_CANDIDATES`). Only an instruction-like memory that is not itself a cancellation
     counts — or, when the cancellation names a change by a change's noun (``words``: "the move
     of the launch review is cancelled"), a memory that states a change ("… was moved to Dec 10")
-    — and only exactly one of them is retracted. ``candidates`` are every memory holding the
+    — and only exactly one of them is retracted, and not when its schedule is of another thing
+    named after the one cancelled ("the launch party is at 6pm" for "the launch is cancelled": it is
+    listed, not retracted). ``candidates`` are every memory holding the
     words, up to :data:`MAX_MATCHES`; one more than that and none is retracted (the one
     instruction seen could have others among the memories not looked at)."""
     # a change named by its noun and by what it changed ("the move of the launch review"), made
@@ -286,6 +345,10 @@ def choose(candidates: Sequence[Target], words: Sequence[str] = ()) -> tuple[Tar
             and not is_cancellation(t.content)
         )
     ]
-    if len(instructions) == 1 and len(candidates) <= MAX_MATCHES:
+    if (
+        len(instructions) == 1
+        and len(candidates) <= MAX_MATCHES
+        and not _of_another_thing(instructions[0].content, words)
+    ):
         return instructions[0], instructions
     return None, instructions[:MAX_CANDIDATES]

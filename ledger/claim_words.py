@@ -24,9 +24,14 @@ ALIASES = (
     # a slot a relation also names: "the price of X" / "X costs", "X's expiry date" / "X expires on",
     # "the trial length" / "the trial lasts" (RELATION_SLOTS)
     (re.compile(r"\bcosts?\b|\bpric(?:e|es|ing)\b"), " price "),
+    (re.compile(r"价格|价钱|售价|定价"), " price "),  # apart: a pattern of both scripts is scanned slower
     (re.compile(r"\bexpir(?:y|ation|es)\b"), " expiry "),
     (re.compile(r"\bduration\b|\blength\b"), " duration "),
     (re.compile(r"\bhq\b|\bheadquarters\b|\bhead office\b"), " headquarters "),
+    # a team's standup is the standup, and a standup is daily: "our team standup", "the daily
+    # standup", "团队站会" and "the standup" are one meeting ("the leadership standup" is another)
+    (re.compile(r"\b(?:team|daily)\s+(?=stand-?ups?\b)"), " "),
+    (re.compile(r"(?:团队|每日|每天的?)(?=站会|站(?![\u4e00-\u9fff]))"), " "),
     # who is on call: "the on-call engineer", "the on-call person", "the on call" are one role
     (re.compile(r"\bon[- ]call(?:\s+(?:engineer|person|dev|developer|sre|contact))?\b"), " on-call "),
 )
@@ -241,7 +246,8 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         (_EN.format(r"costs|is priced at|will cost"), "costs", None),
         (
             _EN.format(
-                r"(?:lives|live|is living|has lived|resides|is based|now lives)\s+in|"
+                # where someone lives, or their street address ("lives at 12 Main Street"; "at home" is none)
+                r"(?:lives|live|is living|has lived|resides|is based|now lives)\s+(?:in|at(?=\s+\d+[a-z]?\s+[a-z]))|"
                 r"(?:relocated|has relocated|has moved|is moving|will move)\s+to"
             ),
             "lives in",
@@ -473,8 +479,16 @@ DESCRIPTIVE_SUFFIX = re.compile(r"(?:ed|ing|ly|ful|ous|ive|able|ible|less|ish)$"
 # a value that only ends like a participle: "the field type is string" (as "… is integer")
 SUFFIXED_VALUES = frozenset({"string"})
 SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])(?=\s)")
+# "while" before someone's absence is when, not a second fact: "Alice took over as lead while Bob
+# is on leave" is one clause (a stand-in, no new holder), "the API uses port 80 while the worker
+# uses port 81" two
+_AWAY = (
+    r"(?!\s+(?:[\w'’.-]+\s+){1,3}(?:is|are)\s+(?:(?:still|currently|now)\s+)?(?:on\s+(?:[\w-]+\s+)?leave|away|out|off"
+    r"|on\s+(?:vacation|holiday|sabbatical|pto)|sick|travell?ing|recovering|unavailable|ooo)\b)"
+)
 CLAUSES = re.compile(
-    r"[，]|,?\s+(?:and|but|while|whereas)\s+(?=(?:the\s+|our\s+|my\s+)?(?:[\w/.-]+\s+){1,3}(?:is|are|returns|uses)\b)"
+    r"[，]|,?\s+(?:and|but|while" + _AWAY + r"|whereas)\s+"
+    r"(?=(?:the\s+|our\s+|my\s+)?(?:[\w/.-]+\s+){1,3}(?:is|are|returns|uses)\b)"
 )
 
 
@@ -521,11 +535,22 @@ ROLE_WORDS = frozenset(
 ROLE_ZH = ("负责人", "联系人", "值班", "经理", "组长", "主管", "工程师", "对接人", "审批人", "维护人", "管理员")
 # "Erin is the team lead", "Dan is Bob's new manager", "李四是张三的经理": the person named first holds
 # the role, the slot is the role ("the team lead is Erin"); only a definite role ("the …", "X's …",
-# "my …", "…的…"), never "Erin is a lead engineer" (what someone is)
+# "my …", "…的…"), never "Erin is a lead engineer" (what someone is). An interim or acting holder is a
+# role of its own: "Bob is the interim CTO" stands in, it does not replace "Alice is the CTO"
 HOLDS_ROLE = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+is\s+(?:(?:now|still|currently)\s+)*"
-    r"(?:(?P<whose>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,2})['’]s|the|(?P<mine>my|our))\s+(?:(?:new|current|acting|interim)\s+)?"
+    r"(?:(?P<whose>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){0,2})['’]s|the|(?P<mine>my|our))\s+(?:(?:new|current)\s+)?"
     r"(?P<role>[\w-]+(?:\s+[\w-]+){0,3}?)(?P<rest>\s+(?:of|for|on|this|next)\b.*)?[.!]?$"
+)
+# "Meet our new CEO, Evan", "Please welcome our new CTO, Dana Lee": the role's new holder, as "our CEO
+# is Evan" (a role one person holds: "meet our new engineer, Bob" names one engineer of many)
+MEET_NEW = re.compile(
+    r"^(?i:(?:(?:please|let['’]s|everyone,?)\s+)?(?:meet|welcome|say\s+(?:hello|hi)\s+to|introducing)\s+"
+    r"(?:our|the|your)\s+new\s+)(?P<role>(?i:[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})),?\s+"
+    r"(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s*[.!]*$"
+)
+ONE_HOLDER_ROLES = frozenset(
+    "ceo cto cfo coo cio ciso cpo president chair chairperson head manager lead leader captain".split()
 )
 # "The cluster has 3 nodes", "the team grew to 10 engineers", "we scaled the cluster to 5 nodes": how
 # many of one thing it has, the slot "the cluster's nodes count" (a number and one plural noun)
@@ -600,6 +625,19 @@ RATE_PERIODS = {
     "秒": "second",
     "人": "person",
 }
+# A journey: its time is when it leaves ("my flight is at 9:15am" is its departure, as "… departs at")
+DEPARTURES = frozenset("flight flights train bus ferry plane shuttle coach boat cruise 航班 火车 高铁 大巴".split())
+# An amount of money named by its attribute ("the budget is $50k", "Alice's salary is $100k"): "is $X"
+# states that amount, not the price of a thing ("the Pro plan is $25/month")
+AMOUNTS = frozenset(
+    """price budget budgets salary salaries pay wage wages rent fee fees fare fares rate rates revenue income
+    balance spend spending funding fine deposit tip tips bill total amount limit cap valuation bonus payment
+    payments loan debt savings premium deductible raise refund charge charges commission allowance stipend
+    grant profit loss sales arr mrr margin invoice donation prize award payout subsidy tax taxes discount
+    credit earnings worth value cash money estimate quote offer bid reward bounty pension interest mortgage
+    retainer threshold minimum maximum max min floor ceiling reserve runway burn spent cost costs
+    预 算 费 薪 资 额 金 款""".split()
+)
 # Relations that name a slot of their subject: "the Pro plan costs $20" is the slot "the Pro plan
 # price is $20", "the sprint ends on Friday" of "the sprint end date is Friday"
 RELATION_SLOTS = {"costs": "price", "ends": "end", "expires": "expiry", "lasts": "duration", "departs": "departure"}

@@ -33,6 +33,7 @@ from fact_ledger.ledger.claim_values import is_named, is_value, name_value, pars
 from fact_ledger.ledger.claim_words import (
     ADDRESS,
     ALIASES,
+    AMOUNTS,
     ANY_RELATION,
     CHANGED_BY,
     CHANGED_OWN,
@@ -41,6 +42,7 @@ from fact_ledger.ledger.claim_words import (
     DATE_FILLERS,
     DEGREE,
     DEMONSTRATIVES,
+    DEPARTURES,
     DISCOURSE,
     DRINK_EN,
     DRINK_WORDS,
@@ -63,6 +65,7 @@ from fact_ledger.ledger.claim_words import (
     LIKE_EN,
     LIKE_ZH,
     MAKES_A_CHANGE,
+    MEET_NEW,
     MIGRATED,
     MOVED,
     MOVED_TO_A_PLACE,
@@ -74,6 +77,7 @@ from fact_ledger.ledger.claim_words import (
     NOT_A_TASTE,
     OBJECT_PRONOUNS,
     ON_CALL_HOLDER,
+    ONE_HOLDER_ROLES,
     PERSONS,
     PLACES_OF_WORK,
     POSSESSIVE,
@@ -468,6 +472,12 @@ def _role_holder_claim(clause: str, subject: str) -> Claim | None:
     folded = text.lower()
     if HEDGED.search(folded) or QUESTION_START.match(folded):
         return None
+    meet = MEET_NEW.match(text) if " new " in folded else None
+    if meet is not None:  # "Meet our new CEO, Evan": our CEO is Evan
+        role = meet["role"].lower()
+        if role.split()[-1] not in ONE_HOLDER_ROLES and not role.startswith("head of "):
+            return None  # "meet our new engineer, Bob": one of many
+        return _clause_claim(f"our {role} is {meet['x']}", subject)
     promoted = PROMOTED.match(text) if "promoted" in folded else None
     if promoted is not None and TITLE_WORDS.search(promoted["y"]):
         return _clause_claim(f"{promoted['x']}'s title is {promoted['y']}", subject)
@@ -549,6 +559,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if NEGATED_LEFT.search(left_raw) or QUESTION_START.match(text) or NEGATED_VERB.search(left_raw):
         return None  # "… doesn't listen on port 9090": a denial states no value (ledger.negation)
     left = strip_left(left_raw)
+    if " while " in left:
+        return None  # "Alice took over as lead while Bob is on leave": a stand-in's time, Bob's absence no slot
     if _SPEAKER_FIRST.match(left):
         return None  # "we're on version 2 of the payments API": of the speaker, no slot (RUNS_VERSION names one)
     if not left and relation != "colon" and left_raw.strip(TOKEN_PUNCT + " "):
@@ -574,14 +586,24 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     said_first = leading_value(left) if _MAY_BE_A_DATE.search(left) else None
     if said_first is not None and said_first[0] == KIND_WHEN and said_first[2] >= len(left):
         return None  # "May 3 is the deadline": the date said first is the value, not what the claim is about
-    if _EXTENDED.search(text[best[0] : end]) and not _ENDS.search(left):
-        return None  # "the meeting was extended to 4pm": how long it runs, not when it is
+    extended = _EXTENDED.search(text[best[0] : end]) is not None and not _ENDS.search(left)
     if relation == "departs" and person:
         return None  # "Bob leaves at 5pm" (a habit, or today's): a train's or a flight's departure is one
     as_name = relation != "port" and is_role(left, subject)
     value = parse_value(text[end:], hint=left + " " + subject, as_name=as_name)
     if value is None or (kinds is not None and value[1] not in kinds):
         return None
+    if extended:
+        if not _A_DURATION.search(value[2]):
+            return None  # "the meeting was extended to 4pm": how long it runs, not when it is
+        if not _A_SPAN.search(left):  # "we extended the trial to 30 days": how long it lasts, as "… lasts 14 days"
+            relation = "lasts"
+    if relation == "lives in" and text[best[0] : end].endswith(" at") and not STREET_ADDRESS.match(value[0]):
+        return None  # "lives at" a street address only
+    if relation == "is" and text[best[0] : end].lstrip("已")[:2] in _PRICE_CHANGED:
+        if value[1] != KIND_NUMBER:
+            return None
+        relation = "costs"  # "会员涨价到30元": the price, as 会员价格 names it
     # a value a change names ("was renamed to engineering") is one, whatever its ending; "is
     # failing", "is engineering" describe
     said_as = "changed to" if relation == "is" and text[best[0] : end].endswith(" to") else relation
@@ -614,23 +636,48 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None  # "the fix works for Chrome" is not an employer
     if relation == "uses" and value[1] == KIND_TEXT and (person or _is_group(left or subject)):
         return None  # people and teams use many things at once: "… uses Python" and "… uses Rust" both hold
+    if relation == "is" and value[1] == KIND_WHEN and _departs(left):
+        relation = "departs"  # "my flight is at 9:15am", "the flight was delayed to 9am": when it leaves
+    if relation == "is" and _A_PRICE.search(value[2]) and not someone and not _an_amount(left or subject):
+        relation = "costs"  # "the Pro plan is $25/month", "the ticket went up to $250": its price
     rate = _rate(text[end:]) if value[1] == KIND_NUMBER else ""
-    qualifier = " ".join(q for q in (_qualifier(text[end:]), rate) if q)
+    own = _qualifier(text[end:])
     tail = _tail(text[end:], value[0], rate)
+    if tail and relation in ("costs", "lasts") and not own:
+        own = tail  # "costs $50 online" / "$60 at the door", "$220 a night on weekends": other prices
+    qualifier = " ".join(q for q in (own, rate) if q)
     # "leaves at 9:40 on Sundays", "ends at 5pm on Thursdays": one day's time among others
     one_of_several = relation in ("departs", "ends") and re.search(r"[a-z]+ \d", value[2]) is not None
     if one_of_several or (tail and (relation == "departs" or text[best[0] : end].startswith("在"))):
         # "the train leaves at 9:40 on Sundays", "… from JFK", "妈妈在每天早上8点吃药": one schedule's
         # time among others, not the thing's one time
         return None
-    if tail and relation in ("costs", "lasts") and not qualifier:
-        qualifier = tail  # "costs $50 online" / "$60 at the door", "lasts 3 days on standby": other prices
     return _make(subject, left, "is" if relation == "implicit" else relation, value, qualifier=qualifier)
 
 
 _EXTENDED = re.compile(r"\b(?:extended|shortened)\b")
+_A_DURATION = re.compile(r"\d (?:s|mo)$")  # a normalised length of time ("2592000 s", "12 mo")
+# a length of time named ("the CI timeout is 30 minutes"): extended, it is that length, not how long it lasts
+_A_SPAN = re.compile(r"\b(?:timeout|ttl|retention|window|period|interval|grace|cooldown|delay|duration)\b")
+_OF_WHERE = re.compile(r"\s+(?:to|from|for|at|of|on|in|with)\s+")
+_PRICE_CHANGED = frozenset({"涨价", "降价"})  # a price raised or cut to ("会员涨价到30元")
+_A_PRICE = re.compile(r"\d (?:usd|eur|gbp)$")  # an amount of money in a written currency ("$25", "25 euros")
 _ENDS = re.compile(r"\b(?:deadline|due|expir\w*|cutoff|end|ends)\b")
 _TAIL_FILLERS = re.compile(r"\b(?:now|today|instead|again|currently|any\s*more|these days|as well|too)\b|[了。.!！]")
+
+
+def _departs(left: str) -> bool:
+    """ "my flight", "the 7:10 train", "the flight date": a journey, whose time is when it leaves
+    ("the flight departs at 7am" and "the flight was delayed to 9am" are one slot)."""
+    head = _OF_WHERE.split(left, maxsplit=1)[0]  # "my flight to Paris" is a flight
+    words = [w for w in head.split() if w not in SLOT_FILLERS and w not in DATE_FILLERS]
+    return bool(words) and words[-1] in DEPARTURES
+
+
+def _an_amount(left: str) -> bool:
+    """ "the budget", "Alice's salary", "the late fee": an amount of money already named, not a
+    thing whose price "is $X" states ("项目预算是5万" and "…为8万元" stay one slot)."""
+    return not key_tokens(left).isdisjoint(AMOUNTS)
 
 
 def _tail(rest: str, display: str, rate: str) -> str:

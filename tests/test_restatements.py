@@ -268,6 +268,24 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("Tom is the project lead", "Sarah is taking over as project lead"),
         ("The team has 8 people", "The team grew to 12 people"),
         ("Acme's HQ is in Boston", "Acme moved its headquarters to Denver"),
+        # "team" and "daily" before a standup; "is $X" and "went up to $X" of a thing are its price
+        # (an amount named, as a budget, keeps its own slot); 涨价到 is the price; extended to a
+        # length is how long it lasts; a journey "is at" / "was delayed to" when it departs; "lives
+        # at" a street address; a new holder introduced
+        ("Our team standup is at 9:30am", "The standup moved to 10am"),
+        ("The daily standup is at 9:30", "The standup moved to 10am"),
+        ("团队站会是9点半", "站会改到10点了"),
+        ("The Pro plan costs $20 per month", "The Pro plan is now $25/month"),
+        ("The ticket price is $200", "The ticket went up to $250"),
+        ("项目预算是5万", "项目预算为8万元"),
+        ("会员价格是20元", "会员涨价到30元"),
+        ("The trial lasts 14 days", "We extended the trial to 30 days"),
+        ("The CI timeout is 30 minutes", "We extended the CI timeout to 60 minutes"),
+        ("My flight to Paris is at 9am", "My flight to Paris was delayed to 11am"),
+        ("The flight departs at 7am", "The flight was delayed to 9am"),
+        ("Alice lives at 12 Main Street", "Alice moved to 500 Market St"),
+        ("The CEO is Alice", "Meet our new CEO, Evan"),
+        ("The interim CTO is Carol", "Bob is the interim CTO"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -353,6 +371,31 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("张总在周五出差", "张总在周一开会"),
         ("Alice's title is Senior Engineer", "Alice got promoted to Level 5"),
         ("She changed her phone number to 555-0123", "She changed her phone number to 555-0199"),
+        # another standup; another amount of the thing, another plan, a condition after the price;
+        # a length extended for some only, a count; arriving is not departing, another flight; a
+        # city and a street address; one of many engineers; a stand-in beside the holder
+        ("The team standup is at 9:30", "The leadership standup is at 11am"),
+        ("The ticket price is $200", "The ticket fee is $15"),
+        ("The hotel is $200 a night", "The hotel deposit is $100"),
+        ("The Pro plan is $25/month", "The Team plan is $50/month"),
+        ("The room is $180 a night", "The room is $220 a night on weekends"),
+        ("Tickets are $50 online", "Tickets are $60 at the door"),
+        ("Tickets are $50 for adults", "Tickets are $25 for kids"),
+        ("The ticket went up to $250", "The ticket count went up to 250"),
+        ("My flight to Paris departs at 9am", "My flight to Rome departs at 11am"),
+        ("The lunch break is at noon", "The lunch break was extended to 1 hour"),
+        ("会员价格是20元", "会员费是30元"),
+        ("The trial lasts 14 days", "We extended the trial to 30 days for enterprise customers"),
+        ("The trial lasts 14 days", "We extended the trial to 30 users"),
+        ("The flight departs at 7am", "The flight arrival time is 11am"),
+        ("The flight departs at 7am", "The return flight departs at 6pm"),
+        ("The train leaves at 9:10", "The train is at 9:40 on Sundays"),
+        ("Alice lives in Boston", "Alice lives at 12 Main Street"),
+        ("The CEO is Alice", "Meet our new engineer, Bob"),
+        ("Alice is the CTO", "Bob is the interim CTO"),
+        ("Alice is the CTO", "Bob is the acting CTO"),
+        ("Tom is the lead", "Alice took over as lead while Bob is on leave"),
+        ("Tom is the lead", "Alice is the lead while Bob is on leave"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
@@ -389,6 +432,10 @@ def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other
         "数据库迁移到了新机房",
         "支付服务的端口将改成9090",
         "支付服务的端口是9090吗",
+        "Alice lives at home",
+        "Meet our new engineer, Bob",
+        "Alice took over as lead while Bob is on leave",
+        "The meeting was extended to 4pm",
     ],
 )
 def test_changes_of_no_slot_state_no_claim(said: str) -> None:

@@ -100,6 +100,15 @@ def test_a_duplicate_retraction_of_a_locked_target_still_needs_authorization(app
         # an event's time is a schedule; a condition that is part of the instruction cancelled
         ("The Friday retro is at 4pm", "The Friday retro is cancelled"),
         ("Always run the linter before committing", "We don't need to run the linter before committing anymore"),
+        # a habit given up, an event that is off, a reservation by what booked it
+        ("I do yoga every Monday at 7pm", "We're not doing yoga anymore"),
+        ("I do yoga every Monday at 7pm", "We're no longer doing yoga"),
+        ("Team lunch is every Thursday at noon", "The team lunch is off"),
+        ("Book a table at Luigi's for Friday 7pm", "Cancel the Luigi's reservation"),
+        ("Reserve a table at Luigi's for Friday 7pm", "Cancel the Luigi's reservation"),
+        ("The launch party is at 6pm", "The launch party is cancelled"),
+        ("The standup with the design team is at 10am", "Cancel the standup"),
+        ("Yoga class is at 6pm on Mondays", "We're not doing yoga anymore"),
     ],
 )
 def test_a_cancellation_retracts_the_one_instruction_that_holds_its_words(
@@ -202,6 +211,9 @@ def test_statements_that_are_no_cancellation_retract_nothing(app: LedgerApp, sta
         ("The 1:1 with Bob is at 2pm on Tuesdays", "Cancel the 1:1 with Bob this Tuesday"),
         ("Hold the standup at 09:30 every day", "Cancel tomorrow's standup"),
         ("每天早上9点开站会", "今天的站会取消了"),
+        ("Team lunch is every Thursday at noon", "Thursday's team lunch is off"),
+        ("Team lunch is every Thursday at noon", "Thursday's team lunch is cancelled"),
+        ("I do yoga every Monday at 7pm", "We're not doing yoga today"),
     ],
 )
 def test_cancelling_one_occurrence_leaves_the_schedule(app: LedgerApp, schedule: str, one_off: str) -> None:
@@ -210,6 +222,33 @@ def test_cancelling_one_occurrence_leaves_the_schedule(app: LedgerApp, schedule:
     target = app.remember(schedule)["memory_id"]
     r = app.remember(one_off)
     assert "retracted" not in r and status(app, target) == "active"
+
+
+@pytest.mark.parametrize(
+    ("schedule", "cancellation"),
+    [
+        # the words name something else the schedule's thing is named after (the launch, not its
+        # party); a booking not made at the place named; a state, not an event, that is off
+        ("The launch party is at 6pm", "The launch is cancelled"),
+        ("The launch review is at 3pm on Friday", "The launch is cancelled"),
+        ("Order pizza from Luigi's every Friday", "Cancel the Luigi's reservation"),
+        ("Turn on the heating every morning at 6am", "The heating is off"),
+        ("I do yoga every Monday at 7pm", "We're not doing yoga"),
+    ],
+)
+def test_a_cancellation_of_something_else_retracts_nothing(app: LedgerApp, schedule: str, cancellation: str) -> None:
+    target = app.remember(schedule)["memory_id"]
+    r = app.remember(cancellation)
+    assert "retracted" not in r and status(app, target) == "active"
+
+
+def test_a_schedule_of_a_thing_named_after_the_one_cancelled_is_listed_not_retracted(app: LedgerApp) -> None:
+    """ "The launch is cancelled" retracted "The launch party is at 6pm": the party holds the word
+    "launch", and was the one schedule that did."""
+    party = app.remember("The launch party is at 6pm")["memory_id"]
+    r = app.remember("The launch is cancelled")
+    assert "retracted" not in r and status(app, party) == "active"
+    assert [c["memory_id"] for c in r["retraction_candidates"]] == [party]
 
 
 @pytest.mark.parametrize(
@@ -286,6 +325,9 @@ def test_a_protected_instruction_is_not_retracted_by_words_alone(app: LedgerApp)
         ("不要再给Bob发日报了", ("给", "bob", "发日", "日报")),  # a Latin name is a word of its own
         ("别发邮件了", ("发邮", "邮件")),
         ("cancel it", ()),  # nothing named: nothing to look for
+        ("We're not doing yoga anymore", ("yoga",)),
+        ("The team lunch is off", ("team", "lunch")),
+        ("Thursday's team lunch is off", ()),  # one occurrence
     ],
 )
 def test_cancelled_words(text: str, words: tuple[str, ...]) -> None:
@@ -301,6 +343,8 @@ def test_cancelled_words(text: str, words: tuple[str, ...]) -> None:
         "不用担心",
         "I don't know the answer",
         "Flight cancellations rose in March",
+        "The meeting is off the table",
+        "The heating is off",
     ],
 )
 def test_no_cancellation(text: str) -> None:
@@ -318,6 +362,12 @@ def test_no_cancellation(text: str) -> None:
         ("Don't send the report unless Bob asks", False),
         ("Don't deploy before Friday", False),  # a condition: an instruction of its own
         ("We don't need to run the linter before committing anymore", True),
+        ("We're not doing yoga anymore", True),
+        ("We're not doing yoga", False),  # not today, or not any more: no word says which
+        ("I'm not going to the gym anymore", True),
+        ("I'm no longer going to be the release manager", False),  # a role given up, not a habit
+        ("The team lunch is off", True),
+        ("The heating is off", False),  # a state, not an event called off
         ("", False),
     ],
 )

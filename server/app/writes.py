@@ -18,6 +18,7 @@ from fact_ledger.ledger.cancellation import (
     MAX_CANDIDATES,
     MAX_MATCHES,
     Target,
+    as_booked,
     cancelled_words,
     choose,
     holds_other_instructions,
@@ -239,6 +240,10 @@ class Writes(Service):
         scope = self.workspace_scope(cmd.workspace) or (cmd.workspace,)
         rows = holding_all(self.conn, words, scope, limit=MAX_MATCHES + 1)
         target, matched = choose([Target(*row) for row in rows], words)
+        if not matched and (booked := as_booked(words)):  # "cancel the Luigi's reservation": "Book a table at Luigi's"
+            words = booked
+            rows = holding_all(self.conn, words, scope, limit=MAX_MATCHES + 1)
+            target, matched = choose([Target(*row) for row in rows], words)
         cancelling = tuple(matched)
         if target is None:
             return (cmd, None, cancelling) if cancelling else self._ended_target(cmd)
