@@ -139,6 +139,8 @@ def test_a_set_settled_by_an_erasure_says_erased_and_favours_no_erased_member(tm
         app.erase(gone["memory_id"], reason="privacy", authorization=AUTH_USER)
         verdict = app.conflict_detail(pair)["conflict"]["current_verdict"]
         assert (verdict["decided_by"], verdict["winner_id"]) == ("erase", kept["memory_id"])
+        # the erased one is the value that left, not the one that stands ("#1 stands (erased)")
+        assert verdict["reasons"][0] == f"erase: the last other value left (erased); #{kept['memory_id']} stands"
         assert "rules_favour" not in verdict and not any("favour" in r for r in verdict["reasons"])
         assert verdict["ranking"] == [kept["memory_id"]]  # the erased member is ranked no more
         retired = app.remember("Dan's phone is 555-0102", subject="Dan", source_type="agent_generated")

@@ -138,8 +138,9 @@ def _how(decided_by: str, rule: str | None, row: ConflictRow, winner: int | None
         return f"policy: {policy} settled the set for #{winner} by {rule}; the other values were superseded"
     if decided_by == "arbitrate":
         return f"arbitrate: #{winner} won by {rule}; the loser was superseded"
+    # why the other value left goes beside it: "#2 stands (erased)" read as if the one kept was erased
     said = f" ({reason})" if reason else ""
-    return f"{decided_by}: the last other value left; #{winner} stands{said}"
+    return f"{decided_by}: the last other value left{said}; #{winner} stands"
 
 
 def memory_ref(memory_id: int | None) -> str:
