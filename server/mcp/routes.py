@@ -439,7 +439,8 @@ def help_result(spec: ToolSpec, topic: str | None) -> dict[str, Any]:
     if route is None:
         from fact_ledger.ledger.errors import InvalidInput
 
-        raise InvalidInput(f"no help topic {topic!r}; topics: {', '.join([*spec.routes, *TOPICS])}", field="topic")
+        known = dict.fromkeys([*spec.routes, *TOPICS])  # memory_review's "workspaces" is a view and a topic: named once
+        raise InvalidInput(f"no help topic {topic!r}; topics: {', '.join(known)}", field="topic")
     example = route.example
     if route is HELP:  # one entry of this tool (help is shared: "find" is no topic of memory_review)
         example = {"topic": next(name for name in spec.routes if name != topic)}

@@ -187,6 +187,10 @@ def test_help_lists_every_action_and_gives_examples(srv: LedgerServer) -> None:
         assert srv.call(tool, own[key[:-1]], own["data"]).ok, (tool, own)
     workspaces = srv.call("memory_review", "help", {"topic": "workspaces"})  # a view named as a general topic
     assert workspaces["example"]["view"] == "workspaces" and "Isolation" in workspaces["about"]
+    unknown = srv.call("memory_review", "help", {"topic": "nope"})
+    named = unknown.error["message"].split("topics: ", 1)[1].split(", ")
+    assert unknown.code == "invalid_input" and "workspaces" in named
+    assert len(named) == len(set(named)), named  # "workspaces" is a view and a topic: listed once
 
 
 def test_data_may_arrive_as_a_json_string(srv: LedgerServer) -> None:
