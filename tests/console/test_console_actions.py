@@ -192,3 +192,18 @@ def test_the_supersede_warning_calls_an_unlocked_confirmed_fact_no_locked_one(co
     form = {"memory_id": str(unlocked), "winner_id": str(winner), "csrf": console.csrf()}
     status, page, _ = _request(console, "POST", "/act/supersede", body=form)
     assert status == 200 and "confirmed or locked" in page and "locked)" not in page
+
+
+def test_a_confirmation_page_marks_a_long_memory_cut(console: Console) -> None:
+    """A confirmation page shows a memory's first 300 characters: it cut a long one with no mark,
+    so the text read as if the memory ended there."""
+    words = " ".join(f"step{i}" for i in range(80))  # ~550 characters
+    long = _memory(console, f"The release checklist: {words}")
+    before = console.events()
+    status, page, _ = _request(
+        console, "POST", "/act/retire", body={"memory_id": str(long), "reason": "old", "csrf": console.csrf()}
+    )
+    shown = html.unescape(page.split('class="ledger-text">', 1)[1].split("</span>", 1)[0])
+    assert status == 200 and 'name="confirmed"' in page  # the confirmation page, nothing recorded yet
+    assert len(shown) == 300 and shown.endswith("…") and shown[:-1] in f"The release checklist: {words}"
+    assert console.events() == before
