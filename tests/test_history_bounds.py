@@ -5,11 +5,14 @@ found these unchecked (docs/testing.md)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from fact_ledger.ledger.errors import NotFound
+from fact_ledger.ledger.errors import InvalidInput, NotFound
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
+from tests.conftest import ledger_cli
 
 
 def _versions(app: LedgerApp, count: int) -> int:
@@ -86,3 +89,20 @@ def test_a_superseded_version_follows_its_successors_corrected_time_in_one_entry
         (paris, "2023-07-01T00:00:00.000000Z"),
         (moved["memory_id"], None),
     ]
+
+
+def test_audit_refuses_a_since_after_its_until(app: LedgerApp, tmp_path: Path) -> None:
+    """``since`` after ``until`` answered no events, as if the log held none in the range."""
+    app.remember("the ferry to the island leaves at 7")
+    with pytest.raises(InvalidInput, match=r"since \(2030-01-01T00:00:00.000000Z\) is after until") as refused:
+        app.audit(since="2030-01-01", until="2020-01-01")
+    assert refused.value.field == "since"
+    same = app.audit(since="2020-01-01", until="2020-01-01")  # both ends inclusive: one instant is a range
+    assert same["events"] == []
+    assert len(app.audit(since="2020-01-01", until="2100-01-01")["events"]) == 1
+    db = str(tmp_path / "cli.db")
+    ledger_cli("remember", "the ferry leaves at 7", "--db", db, check=True)
+    human = ledger_cli("audit", "--since", "2030-01-01", "--until", "2020-01-01", "--db", db)
+    said = "error (invalid_input): --since (2030-01-01T00:00:00.000000Z) is after until (2020"
+    assert human.returncode == 1 and human.stderr.startswith(said)
+    assert "Traceback" not in human.stderr and human.stdout == ""

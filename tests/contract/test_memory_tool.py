@@ -243,3 +243,12 @@ def test_as_of_queries_reach_time_travel(srv: LedgerServer) -> None:
     ]
     now = srv.memory("find", {"query": "office wifi password"})["results"]
     assert [r["content"] for r in now if r["memory_id"] == memory_id] == ["The office wifi password rotates weekly"]
+
+
+def test_audit_with_since_after_until_is_refused(srv: LedgerServer) -> None:
+    """It answered no events, as if the log held none in the range."""
+    assert srv.memory("remember", {"content": "The ferry to the island leaves at 7"}).ok
+    refused = srv.call("memory_review", "audit", {"since": "2030-01-01", "until": "2020-01-01"})
+    assert refused.code == "invalid_input" and refused.error["field"] == "since"
+    assert "is after until" in refused.error["message"]
+    assert srv.call("memory_review", "audit", {"since": "2020-01-01", "until": "2100-01-01"})["events"]
