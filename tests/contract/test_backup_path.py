@@ -42,3 +42,24 @@ def test_a_locked_database_answers_backup_only_then_replays(server_factory: Call
     assert "notices" not in after, after.get("notices")  # nothing pending, the database is fine again
     found = srv.memory("find", {"query": "written while the database is locked"})["results"]
     assert found and found[0]["content"] == "written while the database is locked"
+
+
+def test_status_says_busy_while_another_process_holds_the_write_lock(
+    server_factory: Callable[..., LedgerServer],
+) -> None:
+    """The MCP ``status`` answer said nothing while another connection held the write lock (each
+    write then waits and goes to the backup); it names the locked file in ``busy`` now."""
+    srv = server_factory("busy")
+    srv.memory("remember", {"content": "written before the lock"})
+    assert srv.memory("status")["busy"] is None
+    holder = apsw.Connection(str(srv.db))
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    try:
+        busy = srv.memory("status")["busy"]
+        assert busy["files"] == [str(srv.db)], busy
+        assert busy["message"].startswith(f"another process has held the write lock on the log ({srv.db})")
+        assert "then it replays" in busy["message"]  # ledger serve replays by itself
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert srv.memory("status")["busy"] is None
