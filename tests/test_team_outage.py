@@ -24,6 +24,7 @@ import contextlib
 import hashlib
 import json
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -641,6 +642,42 @@ def test_a_write_replayed_before_is_not_pending_in_the_next_outage_and_the_cli_s
         assert "the dry run could not read the log (log_unreachable)" in dry.output and "appending" not in dry.output
     finally:
         cluster.resume()
+
+
+def test_with_the_log_away_and_the_backup_unwritable_the_cli_says_writes_are_refused(
+    team: Machine, tmp_path: Path
+) -> None:
+    """The log out of reach and the JSONL backup's folder read-only: a write was refused (exit 5,
+    nothing stored), yet every command told the person "writes go to the JSONL backup until it
+    is back". It says writes are refused now, naming the backup that cannot be written."""
+    a = team("laptop-a")
+    a.remember("The metrics port is 9100", subject="metrics")
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i needs root (a real read-only folder)")
+    env = {
+        "LEDGER_STORE": team.url,  # type: ignore[attr-defined]
+        "LEDGER_VIEWS": str(tmp_path / "laptop-a" / "views.db"),
+        "LEDGER_BACKUP": str(folder / "backup.jsonl"),
+        "LEDGER_EMBEDDING_ENABLED": "false",
+    }
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    cluster.stop("fast")
+    try:
+        found = ledger_cli("find", "metrics port", env=env)  # as a person runs it
+        assert found.returncode == 0 and "The metrics port is 9100" in found.stdout, found.stderr
+        assert "the log cannot be reached" in found.stderr
+        assert f"writes are refused: the JSONL backup {folder / 'backup.jsonl'} cannot be written either" in (
+            " ".join(found.stderr.split())
+        ), found.stderr
+        assert "writes go to the JSONL backup" not in found.stderr
+        write = ledger_cli("remember", "The metrics port is 9200", env=env)
+        assert write.returncode == 5 and "nothing was stored" in write.stderr, write.stderr
+    finally:
+        cluster.resume()
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    assert not (folder / "backup.jsonl").exists()
 
 
 def test_signals_sent_offline_promote_the_note_when_they_land(team: Machine) -> None:

@@ -48,10 +48,12 @@ def busy(storage: Any, then: str) -> dict[str, Any] | None:
         return None
     wait = max(storage.settings.busy_timeout_ms, 100) * 3 / 1000  # EventStore.write's deadline
     named = " and ".join(f"{name} ({path})" for name, path in held)
+    nowhere = storage.backup_log.why_unwritable()  # then no write lands at all: never say it is kept
+    goes = f"is refused, nothing stored: {nowhere}" if nowhere else f"goes to the JSONL backup ({then})"
     return {
         "files": [path for _, path in held],
         "message": f"another process has held the write lock on {named} for over {LOCK_PROBE_S:g} s; "
-        f"a write waits up to {wait:g} s for it, then goes to the JSONL backup ({then}); "
+        f"a write waits up to {wait:g} s for it, then {goes}; "
         "let the process with the long write open (a ledger serve, a script) finish",
     }
 
