@@ -252,6 +252,7 @@ class LedgerApp:
     # -- conversations and the working tier (server/app/conversations.py) ------------------------
     reinforce = ServiceMethod("conversations", Conversations.reinforce, storage_call=True)
     promote = ServiceMethod("conversations", Conversations.promote, storage_call=True)
+    is_working = ServiceMethod("conversations", Conversations.is_working, storage_call=True)
     working = ServiceMethod("conversations", Conversations.working, storage_call=True)
 
     @storage_call
