@@ -164,7 +164,7 @@ def migrate_cmd(obj: CliContext, target: str | None, origin: str | None, seal: b
     old chain is verified, the same events are chained again with sealed rows (new hashes), and
     the read models are rebuilt. Example: ledger migrate --seal
     """
-    from fact_ledger.ledger.log.copy import copy_log, display_url, log_location
+    from fact_ledger.ledger.log.copy import copy_log, display_url, log_location, refuse_same_log
 
     if seal and target is not None:  # both given: naming them as if neither were read as a typo
         raise click.UsageError("give --to URL (copy the log) or --seal (re-seal it in place), not both")
@@ -182,6 +182,7 @@ def migrate_cmd(obj: CliContext, target: str | None, origin: str | None, seal: b
     assert target is not None
 
     log_location(target)  # a bad URL is refused before either end is opened
+    refuse_same_log(origin or obj.settings.db, target)  # so is the log itself
     source = _opened(origin or obj.settings.db, create=False)
     try:
         log = _opened(target, create=True)
