@@ -456,3 +456,20 @@ def test_turn_without_session_is_a_usage_error_naming_both_options(db_path: Path
     )["memory_id"]
     revised = cli(db_path, "update", str(note), "Trying port 8082", "--turn", "5")
     assert revised.exit_code == 0 and revised.stdout == f"updated #{note} to v2\n", revised.output
+
+
+def test_audit_type_lists_only_the_types_the_log_writes(db_path: Path) -> None:
+    """``ledger audit --type X`` with an unknown type listed ``MemoryRemembered`` and
+    ``MemoryConfirmed``, names nothing writes any more: only written types are listed now (with
+    the near miss), and an old name still filters the rows stored under it and its new name."""
+    cli(db_path, "remember", "The office is in Boston")
+    wrong = cli(db_path, "audit", "--type", "Supersede")
+    assert wrong.exit_code == 1 and wrong.stdout == ""
+    said = " ".join(wrong.stderr.split())
+    assert said.startswith(
+        "error (invalid_input): --type: 'Supersede' is not an event type; the log writes MemoryRecorded,"
+    )
+    assert said.endswith("(did you mean 'Superseded'?)") and "WriteReplayed" in said
+    assert "MemoryRemembered" not in said and "MemoryConfirmed" not in said
+    old = cli(db_path, "audit", "--type", "MemoryRemembered")
+    assert old.exit_code == 0 and " MemoryRecorded #1 " in old.stdout
