@@ -31,6 +31,7 @@ from fact_ledger.ledger.log.events import (
     Reinstated,
     Restated,
     Superseded,
+    decode_payload,
 )
 from fact_ledger.ledger.normalize import normalize_text
 from fact_ledger.ledger.retention import ARCHIVABLE_STATUSES, ArchiveCandidate
@@ -243,18 +244,23 @@ _CHANGED = ("content", "subject", "tags", "source_type", "confidence", "protecti
 def changes_after(conn: apsw.Connection, memory_id: int, position: int) -> list[Change]:
     """Each version of the memory made past log ``position`` (oldest first), with the fields it
     changed from the version before and its event's own time: what a writer that read the log up
-    to there did not see."""
+    to there did not see. ``metadata``, which the versions do not keep, is read from the
+    version's own ``MemoryUpdated`` (it carries the field exactly when it changed it)."""
     rows: list[tuple[Any, ...]] = conn.execute(
-        f"SELECT v.version, v.position, e.event_id, e.event_time, {', '.join('v.' + c for c in _CHANGED)} "
+        "SELECT v.version, v.position, e.event_id, e.event_time, e.type, e.v, e.payload, "
+        f"{', '.join('v.' + c for c in _CHANGED)} "
         "FROM memory_versions v JOIN events e ON e.position = v.position WHERE v.memory_id=? ORDER BY v.version",
         (memory_id,),
     ).fetchall()
     out: list[Change] = []
     before: list[Any] | None = None
-    for version, at, event_id, event_time, *values in rows:
+    for version, at, event_id, event_time, type_, v, payload, *values in rows:
         if before is not None and at > position:
-            changed = frozenset(c for c, old, new in zip(_CHANGED, before, values, strict=True) if old != new)
-            out.append(Change(int(version), int(at), str(event_id), str(event_time), changed))
+            changed = {c for c, old, new in zip(_CHANGED, before, values, strict=True) if old != new}
+            data = decode_payload(type_, v, payload)
+            if isinstance(data, MemoryUpdated) and data.metadata is not None:
+                changed.add("metadata")
+            out.append(Change(int(version), int(at), str(event_id), str(event_time), frozenset(changed)))
         before = values
     return out
 

@@ -18,6 +18,7 @@ from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections import forget
 from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.projections.conflicts.queries import count_by_state
+from fact_ledger.server.app.write_lock import busy, replay_then
 
 SEVERITIES = ("ok", "info", "warning", "critical")
 
@@ -235,7 +236,7 @@ def check_writable(app: Any) -> Check:
     degraded state is read from the one place status reads it (``Storage.health``)."""
     degraded = app.storage.health()["degraded"]  # a read-only file too, named as status names it
     # only ``ledger serve`` replays by itself; a CLI or console process leaves it to replay-backup
-    then = "then it replays" if app.storage.auto_replay else "then `ledger replay-backup --apply` lands them"
+    then = replay_then(app.storage)
     nowhere = app.storage.backup_log.why_unwritable() if degraded else None
     if nowhere:  # no write lands at all: the backup beside the log cannot be written either
         return Check(
@@ -255,59 +256,10 @@ def check_writable(app: Any) -> Check:
             message=f"degraded ({degraded['reason']}): {degraded['message']}; every write goes to the JSONL "
             f"backup until the log takes writes again, {then} (ledger status says the same)",
         )
-    held = _write_lock_held(app)
+    held = busy(app.storage, then)
     if held:
-        wait = max(app.settings.busy_timeout_ms, 100) * 3 / 1000  # EventStore.write's deadline
-        return Check(
-            severity="warning",
-            message=f"busy: another process has held the write lock on {' and '.join(held)} for over "
-            f"{LOCK_PROBE_S:g} s; a write waits up to {wait:g} s for it, then goes to the JSONL backup ({then}); "
-            "let the process with the long write open (a ledger serve, a script) finish",
-        )
+        return Check(severity="warning", message=f"busy: {held['message']}")
     return Check(severity="ok", message="the log and the read models take writes")
-
-
-# How long doctor waits for the write lock before calling it held: a write commits in
-# milliseconds, so a lock held this long is a long transaction, not a write passing by.
-LOCK_PROBE_S = 1.0
-
-
-def _write_lock_held(app: Any) -> list[str]:
-    """The local files (the log's, the read models') whose write lock another connection holds
-    for over :data:`LOCK_PROBE_S`, as a person names them. Probed on a connection of doctor's own
-    (``BEGIN IMMEDIATE`` then ``ROLLBACK``: nothing is written), so the answer is the same in a
-    new process and in a server's. The check said "take writes" while another process held the
-    lock and every write waited, then went to the backup."""
-    storage = app.storage
-    named = [("the log", storage.log)] + (
-        [("the read models' file", app.store)] if app.store is not storage.log else []
-    )
-    held: list[str] = []
-    seen: set[str] = set()
-    for name, store in named:
-        if not isinstance(store, EventStore) or store.conn.readonly("main"):
-            continue
-        path = store.conn.filename
-        if not path or path in seen:
-            continue
-        seen.add(path)
-        if _locked(path):
-            held.append(f"{name} ({store.path})")
-    return held
-
-
-def _locked(path: str) -> bool:
-    conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READWRITE)
-    try:
-        conn.set_busy_timeout(int(LOCK_PROBE_S * 1000))
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except apsw.BusyError:
-            return True
-        conn.execute("ROLLBACK")
-        return False
-    finally:
-        conn.close()
 
 
 @check

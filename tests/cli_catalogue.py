@@ -246,7 +246,7 @@ def _value(schema: dict[str, Any]) -> tuple[str, ...]:
 def _generated() -> list[Invocation]:
     """One run per option generated from an edge model (server/cli/model_options.py), alone, with
     a value of its type: a field added to the model is run here without being listed. Refused at
-    the edge (1) or written (0); never a crash."""
+    the edge (1, or 64 for ``--turn`` without ``--session``) or written (0); never a crash."""
     from fact_ledger.server.cli.main import main
     from fact_ledger.server.cli.model_options import ModelOption
 
@@ -263,7 +263,9 @@ def _generated() -> list[Invocation]:
                 flag = max(param.opts, key=len)
                 given = tuple(a.replace("{flag}", flag) for a in arguments[name])
                 writes = name in ("remember", "update")
-                runs.append(_i(name, *given, flag, *_value(param.schema), codes=(0, 1), writes=writes))
+                # --turn alone names no conversation (a long-term memory here): a usage error
+                codes = (64,) if flag == "--turn" else (0, 1)
+                runs.append(_i(name, *given, flag, *_value(param.schema), codes=codes, writes=writes))
     return runs
 
 

@@ -425,3 +425,51 @@ def test_promote_of_a_value_that_arrived_late_says_so(db_path: Path, monkeypatch
     out = cli(db_path, "promote", "1").output
     assert "arrived late: superseded on arrival by #2" in out and "supersedes #3" not in out
     assert "as a later value leads (conflict #4)" in out
+
+
+def test_turn_without_session_is_a_usage_error_naming_both_options(db_path: Path) -> None:
+    """``--turn`` without ``--session`` was dropped without a word (``remember … --turn 3`` stored
+    no turn, ``read`` showed none). It names no conversation: a usage error (exit 64) naming both
+    options, nothing written. A working note's revision still takes ``--turn`` alone (the note
+    has its conversation)."""
+    said = "--turn needs --session (the conversation the turn belongs to)"
+    kept = json.loads(cli(db_path, "--json", "remember", "The deploy window is Tuesday").stdout)["memory_id"]
+    for args in (
+        ("remember", "The deploy window is Friday", "--turn", "3"),
+        ("update", str(kept), "The deploy window is Monday", "--turn", "3"),
+        ("find", "deploy", "--turn", "3"),
+        ("read", str(kept), "--turn", "3"),
+    ):
+        r = cli(db_path, *args)
+        assert r.exit_code == 64 and said in r.stderr and "Usage: " in r.stderr, (args, r.output)
+        doc = json.loads(cli(db_path, "--json", *args).stdout)
+        assert doc["error"]["reason"] == "usage" and doc["error"]["message"] == said, args
+    assert [r["content"] for r in json.loads(cli(db_path, "--json", "find", "deploy").stdout)["results"]] == [
+        "The deploy window is Tuesday"
+    ]  # nothing written
+    with_session = cli(db_path, "remember", "The deploy window is Friday", "--session", "s1", "--turn", "3")
+    assert with_session.exit_code == 0 and with_session.stdout.startswith("remembered #")
+    note = json.loads(
+        cli(
+            db_path, "--json", "remember", "Trying port 8081", "--tier", "working", "--session", "s1", "--turn", "4"
+        ).stdout
+    )["memory_id"]
+    revised = cli(db_path, "update", str(note), "Trying port 8082", "--turn", "5")
+    assert revised.exit_code == 0 and revised.stdout == f"updated #{note} to v2\n", revised.output
+
+
+def test_audit_type_lists_only_the_types_the_log_writes(db_path: Path) -> None:
+    """``ledger audit --type X`` with an unknown type listed ``MemoryRemembered`` and
+    ``MemoryConfirmed``, names nothing writes any more: only written types are listed now (with
+    the near miss), and an old name still filters the rows stored under it and its new name."""
+    cli(db_path, "remember", "The office is in Boston")
+    wrong = cli(db_path, "audit", "--type", "Supersede")
+    assert wrong.exit_code == 1 and wrong.stdout == ""
+    said = " ".join(wrong.stderr.split())
+    assert said.startswith(
+        "error (invalid_input): --type: 'Supersede' is not an event type; the log writes MemoryRecorded,"
+    )
+    assert said.endswith("(did you mean 'Superseded'?)") and "WriteReplayed" in said
+    assert "MemoryRemembered" not in said and "MemoryConfirmed" not in said
+    old = cli(db_path, "audit", "--type", "MemoryRemembered")
+    assert old.exit_code == 0 and " MemoryRecorded #1 " in old.stdout

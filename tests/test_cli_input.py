@@ -329,7 +329,7 @@ def test_a_blank_conversation_id_is_refused_like_an_empty_one(tmp_path: Path) ->
     [
         (["remember", "a note", "--tag", ""], "--tag: at least 1 character(s)"),
         (["remember", "a note", "--subject", "s" * 2001], "--subject: at most 2000 characters"),
-        (["audit", "--type", "Bogus"], "--type: Input should be"),
+        (["audit", "--type", "Bogus"], "--type: 'Bogus' is not an event type; the log writes"),
         (["read", "1", "--sections", "abc"], "--sections: section ids are positive integers"),
         (["timeline"], "give either --subject or MEMORY_ID"),
         (["alias", "", "kubernetes"], "ALIAS: at least 1 character(s)"),

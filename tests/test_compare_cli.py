@@ -55,3 +55,25 @@ def test_compare_refuses_a_missing_memory_and_the_same_one_twice(db_path: Path) 
     assert missing.returncode == 1 and json.loads(missing.stdout)["error"]["field"] == "right_id"
     same = ledger_cli("compare", str(target), str(target), "--db", str(db_path), "--json")
     assert same.returncode == 1 and json.loads(same.stdout)["error"]["code"] == "invalid_input"
+
+
+def test_compare_says_an_erased_memory_was_erased_instead_of_judging_it(db_path: Path) -> None:
+    """``compare ERASED ID`` judged the erased memory the winner (its lock outlived its words) and
+    diffed "[erased]" against the other text. It says the memory was erased now (exit 1,
+    ``invalid_input`` on that side's field), as ``arbitrate`` refuses it."""
+    db = str(db_path)
+    kept = json.loads(ledger_cli("remember", "The office is in Boston", "--db", db, "--json", check=True).stdout)
+    gone = kept["memory_id"]
+    other = json.loads(
+        ledger_cli(
+            "remember", "The office is in Denver", "--source-type", "agent_generated", "--db", db, "--json", check=True
+        ).stdout
+    )["memory_id"]
+    ledger_cli("erase", str(gone), "--reason", "asked to forget", "--db", db, check=True)
+    for left, right, field in ((gone, other, "left_id"), (other, gone, "right_id")):
+        human = ledger_cli("compare", str(left), str(right), "--db", db)
+        assert human.returncode == 1 and human.stdout == "", human.stdout
+        assert f"memory {gone} was erased" in human.stderr and "winner" not in human.stderr, human.stderr
+        doc = json.loads(ledger_cli("compare", str(left), str(right), "--db", db, "--json").stdout)
+        assert doc["error"]["code"] == "invalid_input" and doc["error"]["field"] == field, doc
+        assert doc["error"]["message"].startswith(f"memory {gone} was erased")

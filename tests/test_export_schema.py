@@ -208,3 +208,25 @@ def test_an_export_of_a_ledger_under_the_old_names_validates(schema: dict[str, A
         "MemoryRemembered",
         "MemoryConfirmed",
     ]
+
+
+def test_schema_with_another_export_option_is_a_usage_error(tmp_path: Path) -> None:
+    """``export --format csv --schema`` printed the JSONL line's schema as if ``--format`` were
+    not there (``--since``, ``--until`` and ``--output`` were dropped the same way). ``--schema``
+    takes none of them now: a usage error (exit 64) naming what was given, nothing written."""
+    db = str(tmp_path / "ledger.db")
+    human = ledger_cli("--db", db, "export", "--format", "csv", "--schema")
+    assert human.returncode == 64 and human.stdout == "", human.stdout
+    assert (
+        "--schema prints the JSON Schema of a JSONL export line and takes no --format csv; a CSV export has no "
+        "JSON Schema: its header row names its columns" in " ".join(human.stderr.split())
+    ), human.stderr
+    out = tmp_path / "schema.json"
+    doc = json.loads(
+        ledger_cli("--db", db, "--json", "export", "--schema", "--since", "2026-01-01", "-o", str(out)).stdout
+    )
+    assert doc["error"]["reason"] == "usage" and "takes no --since, --output" in doc["error"]["message"]
+    assert "ledger export --schema > export.schema.json" in doc["error"]["message"]
+    assert not out.exists() and not Path(db).exists()  # no database opened, no file made
+    alone = ledger_cli("--db", db, "export", "--schema", "--format", "jsonl")
+    assert alone.returncode == 0 and json.loads(alone.stdout) == json.loads(export_schema())

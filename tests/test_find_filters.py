@@ -5,13 +5,16 @@ that is ignored or inverted fails (the full mutation run found several that noth
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.cli.main import main
 from fact_ledger.server.config import Embedding, Settings
 from tests.conftest import REVIEW
 
@@ -93,3 +96,25 @@ def test_a_page_holds_limit_results_and_the_cursor_the_rest(ledger: LedgerApp) -
     whole = ledger.find("orchard pears", limit=7)
     assert _ids(whole) == set(ids) and whole["has_more"] is False and whole["next_cursor"] is None
     assert len(ledger.find("orchard pears")["results"]) == 5  # the default page
+
+
+def test_an_empty_time_range_is_refused_not_answered_with_nothing(ledger: LedgerApp) -> None:
+    """``find --after-time`` later than (or at) ``--before-time`` answered "no memories found", as
+    if nothing had happened in a range that holds no time: it is refused now, naming both, at the
+    terminal as over MCP (``invalid_input`` on ``after_time``)."""
+    ledger.remember("The harbour festival is in June", event_time="2021-06-01T00:00:00Z")
+    db = ledger.settings.db
+    human = CliRunner().invoke(
+        main, ["--db", db, "find", "harbour festival", "--after-time", "2022-01-01", "--before-time", "2020-01-01"]
+    )
+    assert human.exit_code == 1 and "no memories found" not in human.output, human.output
+    assert human.stderr.startswith(
+        "error (invalid_input): --after-time (2022-01-01T00:00:00.000000Z) is not before --before-time "
+        "(2020-01-01T00:00:00.000000Z)"
+    ), human.stderr
+    said = CliRunner().invoke(
+        main, ["--db", db, "--json", "find", "festival", "--after-time", "2021-01-01", "--before-time", "2021-01-01"]
+    )
+    assert said.exit_code == 1 and json.loads(said.stdout)["error"]["field"] == "after_time"
+    kept = CliRunner().invoke(main, ["--db", db, "find", "harbour festival", "--after-time", "2020-01-01"])
+    assert kept.exit_code == 0 and "The harbour festival is in June" in kept.stdout

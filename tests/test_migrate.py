@@ -158,3 +158,27 @@ def test_migrate_to_or_from_a_path_that_is_no_ledger_says_so(tmp_path: Path) -> 
         result = CliRunner().invoke(main, ["--db", str(db), "migrate", *args])
         assert result.exit_code == code and "is not a ledger" in result.output, (args, result.output)
         assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_copy_onto_the_log_itself_is_refused(local_ledger: Path, tmp_path: Path, pg_cluster: Cluster) -> None:
+    """``migrate --to`` naming the file it copies from (by another spelling, or a link to it)
+    answered "copied 0 events (N in the target)", as if the log now lived in a second place. It
+    is refused now (exit 1, ``invalid_input`` on ``to``), as is a PostgreSQL log onto itself."""
+    before = local_ledger.read_bytes()
+    link = tmp_path / "link.db"
+    link.symlink_to(local_ledger)
+    for to in (str(local_ledger), f"sqlite://{local_ledger}", str(link)):
+        human = ledger_cli("--db", str(local_ledger), "migrate", "--to", to)
+        assert human.returncode == 1 and human.stdout == "", human.stdout
+        said = " ".join(human.stderr.split())
+        assert f"--to names the log being copied ({to}): nothing would be copied" in said, said
+        assert "copied 0 events" not in human.stderr
+    assert local_ledger.read_bytes() == before
+    url = pg_cluster.database()
+    cli_json("--db", str(local_ledger), "migrate", "--to", url)
+    done = ledger_cli("--db", str(local_ledger), "--json", "migrate", "--from", url, "--to", url)
+    refused = json.loads(done.stdout)
+    assert done.returncode == 1 and refused["error"]["field"] == "to", refused
+    assert "names the log being copied" in refused["error"]["message"]
+    elsewhere = cli_json("--db", str(local_ledger), "migrate", "--to", str(tmp_path / "copy.db"))
+    assert elsewhere["copied"] == elsewhere["events"] > 0  # another file still takes the copy

@@ -24,6 +24,7 @@ import contextlib
 import hashlib
 import json
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -37,6 +38,7 @@ from click.testing import CliRunner
 
 from fact_ledger.ledger.errors import Unavailable
 from fact_ledger.ledger.log.events import AUTH_USER
+from fact_ledger.server.app.backup_log import BackupLog
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.storage import Storage
 from fact_ledger.server.cli.main import main
@@ -403,6 +405,75 @@ def test_an_update_replayed_after_a_newer_one_landed_leaves_the_newer_current(te
     assert pending_agree(a) == 0
 
 
+def test_a_metadata_update_replayed_after_a_newer_one_landed_leaves_the_newer_current(team: Machine) -> None:
+    """A's ``metadata`` update, made in the outage, replayed over B's later change of the
+    memory's metadata: it silently became the current metadata (the overtaken check compared
+    content, subject, tags and the like, never metadata). It is refused and reported as a
+    content update is; a metadata update overtaken by a change of other fields still lands."""
+    a, b = team("laptop-a"), team("laptop-b")
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    memory_id = a.remember("The deploy window is Tuesday", metadata={"owner": "ops"})["memory_id"]
+    other = a.remember("The freeze starts in December", metadata={"team": "release"})["memory_id"]
+    b.storage.pull()
+    cluster.stop("immediate")
+    try:
+        assert a.update(memory_id, metadata={"owner": "sre"})["backup_only"]
+        assert a.update(other, metadata={"team": "platform"})["backup_only"]
+        assert b.status()["degraded"] is not None  # b knows the log is away: its next write reopens it
+        time.sleep(0.01)
+    finally:
+        cluster.resume()
+    landed = b.update(memory_id, metadata={"owner": "infra"})
+    assert not landed.get("backup_only") and landed["version"] == 2
+    assert not b.update(other, tags=["calendar"]).get("backup_only")  # another field: a's change still lands
+    a.status()  # a's next call replays its backup
+    notice = a.backup_notice()
+    assert notice is not None and "2 backed-up write(s) replayed" in notice and "1 refused" in notice, notice
+    replayed = [e.data for e in a.store.read() if e.type == "WriteReplayed"]
+    assert [(r.op, r.outcome) for r in replayed] == [("update", "refused"), ("update", "as_backed_up")]
+    assert replayed[0].reason.startswith(
+        f"version_conflict: #{memory_id} changed after this update was made offline (metadata in version 2"
+    ), replayed[0].reason
+    for machine in (a, b):
+        machine.storage.pull()
+        assert machine.read(memory_id)["memory"]["metadata"] == {"owner": "infra"}
+        kept = machine.read(other)["memory"]
+        assert (kept["metadata"], kept["tags"]) == ({"team": "platform"}, ["calendar"])
+    settled([a, b], team.url)  # type: ignore[attr-defined]
+
+
+def test_a_replay_reads_the_backup_file_once_however_many_updates_it_holds(
+    team: Machine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each replayed ``update`` read the whole backup file again to tell this machine's own
+    replays from another writer's changes (quadratic in a large backup): 40 updates read it 40
+    times more. The file is read once per replay now, whatever its size."""
+    a = team("laptop-a")
+    a.storage.auto_replay = False  # replayed by hand below, the reads counted
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    ids = [a.remember(f"Server {n} runs in rack {n}")["memory_id"] for n in range(4)]
+    cluster.stop("immediate")
+    try:
+        for n in range(40):
+            assert a.update(ids[n % 4], tags=[f"t{n}"])["backup_only"]
+    finally:
+        cluster.resume()
+    reads: list[int] = []
+    lines_from = BackupLog._lines_from
+
+    def counted(self: BackupLog, offset: int, first_line: int) -> Iterator[tuple[int, int, bytes]]:
+        reads.append(offset)
+        return lines_from(self, offset, first_line)
+
+    monkeypatch.setattr(BackupLog, "_lines_from", counted)
+    out = a.replay_backup(dry_run=False, authorization=AUTH_USER)
+    assert (out["replayed"], out["as_backed_up"], out["refused"]) == (40, 40, 0)
+    whole = [offset for offset in reads if offset == 0]
+    assert len(whole) <= 2, f"the backup file was read from its start {len(whole)} times in one replay"
+    assert [a.read(i)["memory"]["tags"] for i in ids] == [["t36"], ["t37"], ["t38"], ["t39"]]
+    settled([a], team.url)  # type: ignore[attr-defined]
+
+
 def test_the_first_write_after_a_restart_reaches_the_log(team: Machine) -> None:
     """An idle machine's connection died with the server: its first write after the server was
     back went to the backup ("unreachable", no id), with a notice that the log was back."""
@@ -571,6 +642,42 @@ def test_a_write_replayed_before_is_not_pending_in_the_next_outage_and_the_cli_s
         assert "the dry run could not read the log (log_unreachable)" in dry.output and "appending" not in dry.output
     finally:
         cluster.resume()
+
+
+def test_with_the_log_away_and_the_backup_unwritable_the_cli_says_writes_are_refused(
+    team: Machine, tmp_path: Path
+) -> None:
+    """The log out of reach and the JSONL backup's folder read-only: a write was refused (exit 5,
+    nothing stored), yet every command told the person "writes go to the JSONL backup until it
+    is back". It says writes are refused now, naming the backup that cannot be written."""
+    a = team("laptop-a")
+    a.remember("The metrics port is 9100", subject="metrics")
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i needs root (a real read-only folder)")
+    env = {
+        "LEDGER_STORE": team.url,  # type: ignore[attr-defined]
+        "LEDGER_VIEWS": str(tmp_path / "laptop-a" / "views.db"),
+        "LEDGER_BACKUP": str(folder / "backup.jsonl"),
+        "LEDGER_EMBEDDING_ENABLED": "false",
+    }
+    cluster: Cluster = team.cluster  # type: ignore[attr-defined]
+    cluster.stop("fast")
+    try:
+        found = ledger_cli("find", "metrics port", env=env)  # as a person runs it
+        assert found.returncode == 0 and "The metrics port is 9100" in found.stdout, found.stderr
+        assert "the log cannot be reached" in found.stderr
+        assert f"writes are refused: the JSONL backup {folder / 'backup.jsonl'} cannot be written either" in (
+            " ".join(found.stderr.split())
+        ), found.stderr
+        assert "writes go to the JSONL backup" not in found.stderr
+        write = ledger_cli("remember", "The metrics port is 9200", env=env)
+        assert write.returncode == 5 and "nothing was stored" in write.stderr, write.stderr
+    finally:
+        cluster.resume()
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    assert not (folder / "backup.jsonl").exists()
 
 
 def test_signals_sent_offline_promote_the_note_when_they_land(team: Machine) -> None:

@@ -337,3 +337,26 @@ def test_an_export_saved_with_a_byte_order_mark_imports_whole(app: LedgerApp, tm
         assert result["bad_total"] == 0 and result["appended"] == len(out.read_bytes().splitlines())
     finally:
         other.close()
+
+
+def test_files_saved_with_a_byte_order_mark_as_a_person_imports_them(app: LedgerApp, tmp_path: Path) -> None:
+    """At the terminal: a JSONL export saved with a UTF-8 BOM imports whole; a CSV export saved
+    with one (a spreadsheet does) was read as three lines of bad JSON (exit 4, "line 1: not
+    JSON") instead of the CSV export it is: it is refused as one now, nothing appended."""
+    fill(app)
+    plain, table = tmp_path / "export.jsonl", tmp_path / "export.csv"
+    with plain.open("wb") as fh:
+        events = export_jsonl(app, fh)
+    with table.open("wb") as fh:
+        export_csv(app, fh)
+    for path in (plain, table):
+        path.with_name("bom-" + path.name).write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    other = str(tmp_path / "other.db")
+    runner = CliRunner()
+    runner.invoke(main, ["--db", other, "init"])
+    done = runner.invoke(main, ["--db", other, "import", str(tmp_path / "bom-export.jsonl")])
+    assert done.exit_code == 0 and done.stdout == f"appended {events}, already present 0, bad lines 0\n", done.output
+    refused = runner.invoke(main, ["--db", other, "import", str(tmp_path / "bom-export.csv")])
+    assert refused.exit_code == 1 and refused.stdout == "", refused.output
+    assert "bom-export.csv is a CSV export; CSV is an export-only format" in refused.stderr
+    assert "not JSON" not in refused.output

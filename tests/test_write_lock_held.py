@@ -144,3 +144,28 @@ def test_a_cooled_memory_read_under_the_lock_stays_cold_until_it_can_warm(tmp_pa
         assert app.conn.execute(warmed).get == 1  # warmed on the next read that could
     finally:
         app.close()
+
+
+def test_status_says_busy_while_another_process_holds_the_write_lock(ledger: Path, holding) -> None:
+    """``ledger status`` said nothing while another process held the log's write lock (doctor
+    warned ``busy``, status listed counts as if writes went in): it says ``busy`` now, in the
+    human output and ``--json`` (``busy.files``), from the same short look doctor takes."""
+    proc = holding(ledger)
+    started = time.monotonic()
+    human = ledger_cli("--db", str(ledger), "status")
+    assert time.monotonic() - started < 10  # a short look, not a write's wait
+    assert human.returncode == 0, human.stderr
+    (line,) = [line for line in human.stdout.splitlines() if line.startswith("busy: ")]
+    assert line.startswith(f"busy: another process has held the write lock on the log ({ledger}) for over 1 s")
+    assert "goes to the JSONL backup" in line and "ledger replay-backup --apply" in line
+    doc = json.loads(ledger_cli("--db", str(ledger), "--json", "status").stdout)
+    assert doc["busy"]["files"] == [str(ledger)] and doc["busy"]["message"] in line
+    doctor = json.loads(ledger_cli("--db", str(ledger), "--json", "doctor").stdout)
+    (check,) = [c for c in doctor["checks"] if c["name"] == "writable"]
+    assert check["message"] == f"busy: {doc['busy']['message']}"  # the two say the same
+    assert proc.stdin is not None
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    free = ledger_cli("--db", str(ledger), "status")
+    assert free.returncode == 0 and not [line for line in free.stdout.splitlines() if line.startswith("busy")]
+    assert json.loads(ledger_cli("--db", str(ledger), "--json", "status").stdout)["busy"] is None

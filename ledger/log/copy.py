@@ -49,6 +49,34 @@ def log_location(url: str) -> tuple[str, str]:
     return "sqlite", str(Path(path).expanduser())
 
 
+def refuse_same_log(source: str, target: str) -> None:
+    """A copy of a log onto itself (the same SQLite file by any path or link, the same
+    PostgreSQL database) is refused: it "copied 0 events" and said the target held them, as if
+    the log now lived somewhere else too."""
+    kind, where = log_location(source)
+    target_kind, target_where = log_location(target)
+    if kind != target_kind:
+        return
+    if kind == "sqlite":
+        same = Path(where).resolve() == Path(target_where).resolve()
+        if not same and Path(where).exists() and Path(target_where).exists():
+            same = Path(where).samefile(target_where)
+    else:
+        same = _database(where) == _database(target_where)
+    if same:
+        raise InvalidInput(
+            f"--to names the log being copied ({display_url(target)}): nothing would be copied; "
+            "give another file (sqlite:///path) or a PostgreSQL database",
+            field="to",
+        )
+
+
+def _database(url: str) -> tuple[str, int, str]:
+    """A PostgreSQL URL's server and database (user and password name no other log)."""
+    parts = urlsplit(url)
+    return (parts.hostname or "localhost", parts.port or 5432, parts.path.strip("/"))
+
+
 def open_log(url: str, *, create: bool) -> EventLog:
     """The log at ``url`` (see :func:`log_location`); a missing SQLite file is
     :class:`Unavailable` unless ``create``."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,7 @@ class BackupLog:
         self._offset = 0
         self._lines = 0
         self._pending: dict[str, Command] = {}  # by head event id
+        self._heads: set[str] = set()  # every command's head read so far, landed or not
         self._bad = 0
         self._checked_at: int | None = None
 
@@ -220,7 +222,15 @@ class BackupLog:
                 self._bad += len(command.errors)
                 if command.events:
                     self._pending[command.head] = command
+                    self._heads.add(command.head)
         return bool(self._pending)
+
+    def heads(self) -> AbstractSet[str]:
+        """The head of every command in the file, landed in the log or not: this machine's own
+        writes. Read with :meth:`scan`, so only what was appended since the last call is read
+        (a replay asks once per replayed write; the file is read once)."""
+        self.scan()
+        return self._heads  # not copied: a replay asks for it once per write
 
     def pending_commands(self) -> list[Command]:
         """The backed-up commands not known to be in the log, oldest first (as of the last check)."""

@@ -181,6 +181,14 @@ class BackupState:
         told = [said, self.replay_notice] if first else [self.replay_notice, said]
         self.replay_notice = "; ".join(t for t in told if t)
 
+    def where_writes_go(self) -> str:
+        """Where a write goes while the log takes none, in words: the JSONL backup, or nowhere
+        when the backup cannot be written either (beside a log in a read-only folder, or with the
+        log locked or out of reach and the backup's folder read-only, it said "writes go to the
+        JSONL backup" while every write was refused, nothing stored)."""
+        why = self.backup_log.why_unwritable()
+        return f"writes are refused: {why}" if why else "writes go to the JSONL backup"
+
     def backup_notice(self) -> str | None:
         """One short notice for agents: the log's chain is broken, backed-up writes were just
         replayed (once), a backup awaits replay, or the database is unreachable."""
@@ -202,7 +210,13 @@ class BackupState:
         if state["degraded"] is not None:
             if self.not_a_ledger:  # no backup either: a mistyped path must not grow one
                 return f"no ledger here ({state['degraded']['reason']}): writes are refused until `ledger init`"
-            return f"database unavailable ({state['degraded']['reason']}): writes go to the JSONL backup"
+            reason = state["degraded"]["reason"]
+            if self.backup_log.why_unwritable():  # short: an agent's notice is cut at 160 characters
+                return (
+                    f"database unavailable ({reason}): writes are refused, nothing is stored: the JSONL backup "
+                    "cannot be written either (ledger doctor names it)"
+                )
+            return f"database unavailable ({reason}): writes go to the JSONL backup"
         return None
 
     def replay_if_due(self) -> None:

@@ -44,6 +44,7 @@ from fact_ledger.server.app.storage import Storage, storage_call
 from fact_ledger.server.app.timetravel import History
 from fact_ledger.server.app.views import Views
 from fact_ledger.server.app.workspaces import Workspaces
+from fact_ledger.server.app.write_lock import busy, replay_then
 from fact_ledger.server.app.writes import Writes
 from fact_ledger.server.config import Settings
 
@@ -251,6 +252,7 @@ class LedgerApp:
     # -- conversations and the working tier (server/app/conversations.py) ------------------------
     reinforce = ServiceMethod("conversations", Conversations.reinforce, storage_call=True)
     promote = ServiceMethod("conversations", Conversations.promote, storage_call=True)
+    is_working = ServiceMethod("conversations", Conversations.is_working, storage_call=True)
     working = ServiceMethod("conversations", Conversations.working, storage_call=True)
 
     @storage_call
@@ -471,6 +473,8 @@ class LedgerApp:
     def status(self) -> dict[str, Any]:
         scope, _ = self.workspace_service.find_scope(None)  # strict: counts of the caller's workspace
         state = self.storage.health()  # reachable, degraded and pending from one look at the log
+        # another process's long write: each write waits, then goes to the backup (doctor warns the same)
+        held = None if state["degraded"] else busy(self.storage, replay_then(self.storage))
         with self.storage.snapshot():
             memories = (
                 mem.count_active(self.conn) if scope is None else mem.status_counts(self.conn, scope).get("active", 0)
@@ -487,6 +491,7 @@ class LedgerApp:
                 "vectors": self.vectors_status(scope),
                 "pending_backup": state["pending"],
                 "degraded": state["degraded"],
+                "busy": held,
             }
 
     @storage_call

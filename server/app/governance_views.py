@@ -73,6 +73,13 @@ class GovernanceViews(Service):
             raise InvalidInput("left_id and right_id are the same memory", field="right_id")
         with self.storage.snapshot():
             left, right = self._memory(left_id, "left_id"), self._memory(right_id, "right_id")
+            for side, field in ((left, "left_id"), (right, "right_id")):
+                if side.status == "erased":  # its words are gone: a verdict would judge its lock alone
+                    raise InvalidInput(
+                        f"memory {side.memory_id} was erased: its text is gone, so there is nothing to compare "
+                        "(its Erased event stays in the audit)",
+                        field=field,
+                    )
             left_claim, right_claim, same = self._shared(left, right)
             texts = [(m, _content(self.conn, m)) for m in (left_id, right_id)]
             cosine = vectors.cosine(self.conn, texts[0], texts[1])

@@ -416,13 +416,6 @@ class Storage(BackupState):
         )
         return True
 
-    def where_writes_go(self) -> str:
-        """Where a write goes while the log takes none, in words: the JSONL backup, or nowhere
-        when the backup cannot be written either (beside a log in a read-only folder it said
-        "writes go to the JSONL backup" while every write was refused, nothing stored)."""
-        why = self.backup_log.why_unwritable()
-        return f"writes are refused: {why}" if why else "writes go to the JSONL backup"
-
     def _read_only_views(self, log: EventStore, views_path: str) -> tuple[EventStore, ProjectionRunner]:
         """The read models over a read-only log: its own file, or the read models' file, when
         they are current (opening them writes nothing then); else folded in memory."""

@@ -112,19 +112,22 @@ def export_csv(
     return count
 
 
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark, which some editors put before line 1
+
+
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
     with path.open("rb") as fh:
         for number, line in enumerate(fh, 1):
             if number == 1:  # a byte-order mark an editor saved the file with is no part of the JSON
-                line = line.removeprefix(b"\xef\xbb\xbf")
+                line = line.removeprefix(BOM)
             if line.strip():
                 yield number, line
 
 
 def _refuse_csv(path: Path) -> None:
     """A CSV export cannot come back in (its rows lack the envelope): say so instead of N bad lines."""
-    with path.open("rb") as fh:
-        first = fh.readline().strip().decode("utf-8", "replace")
+    with path.open("rb") as fh:  # a spreadsheet saves it with a byte-order mark: still the CSV export
+        first = fh.readline().removeprefix(BOM).strip().decode("utf-8", "replace")
     if first == ",".join(CSV_COLUMNS):
         raise InvalidInput(
             f"{path} is a CSV export; CSV is an export-only format: import takes the JSONL "

@@ -185,6 +185,12 @@ class Views:
         "…00.000000Z", so an end given otherwise moved the range's edge."""
         after_time = clock.parse_time(after_time, field="after_time") if after_time else None
         before_time = clock.parse_time(before_time, field="before_time") if before_time else None
+        if after_time and before_time and after_time >= before_time:  # canonical: they sort as times
+            raise InvalidInput(
+                f"after_time ({after_time}) is not before before_time ({before_time}): the range "
+                "[after_time, before_time) holds no time, so nothing could answer; swap them?",
+                field="after_time",
+            )
         request = {
             "query": query,
             **({"session_id": session_id, "session_only": session_only} if session_id else {}),

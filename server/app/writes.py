@@ -382,7 +382,7 @@ class Writes(Service):
         seen = (pin.command.request or {}).get("seen") if pin is not None else None
         if pin is None or not isinstance(seen, int):
             return  # a line written before the backup recorded what it had read
-        own = {command.head for _, _, command in self.storage.backup_log.commands()}  # this machine's replays
+        own = self.storage.backup_log.heads()  # this machine's replays (the file read once, not per write)
         made = clock.to_datetime(pin.head.event_time)
         changes = later(seen) if later is not None else mem.changes_after(self.conn, memory_id, seen)
         for change in changes:

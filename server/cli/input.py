@@ -20,7 +20,7 @@ from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.ledger.log.dbfiles import no_ledger_yet
 from fact_ledger.server.cli.model_options import model_options
 from fact_ledger.server.cli.output import ID, CliContext, emit, json_option, masked_line, out_console
-from fact_ledger.server.cli.working import session_option
+from fact_ledger.server.cli.working import session_option, turn_needs_session
 from fact_ledger.server.schemas.memory import UpdateData
 
 STDIN = "-"
@@ -109,6 +109,8 @@ def update(
     """
     from fact_ledger.ledger.log.events import AUTH_USER
 
+    if fields.get("turn") is not None and not session and not obj.app.is_working(memory_id):
+        turn_needs_session(fields["turn"], session)  # a working note's revision takes its turn alone
     data = UpdateData.parse(
         {
             **fields,

@@ -21,7 +21,7 @@ from fact_ledger.server.cli.output import (
     out_console,
     print_memories,
 )
-from fact_ledger.server.cli.working import session_option
+from fact_ledger.server.cli.working import session_option, turn_needs_session
 from fact_ledger.server.cli.write_lines import outcome_lines
 from fact_ledger.server.console.views import version_changes
 from fact_ledger.server.schemas.memory import FindData, ReadData, RememberData
@@ -84,6 +84,7 @@ def remember(
     from fact_ledger.ledger.log.events import AUTH_USER
     from fact_ledger.server.cli.input import content_of, metadata_of
 
+    turn_needs_session(fields.get("turn"), session)
     data = RememberData.parse(
         {
             **fields,
@@ -142,6 +143,7 @@ def find(
 
     Example: ledger find "staging port" --limit 3
     """
+    turn_needs_session(fields.get("turn"), session)
     data = FindData.parse(
         {**fields, "query": query, "tags_filter": list(tags), "cursor": cursor, "session_id": session}
     )
@@ -215,6 +217,7 @@ def read(obj: CliContext, memory_id: int, sections: str | None, session: str | N
 
     Example: ledger read 12 --as-of-event-time 2026-07-03
     """
+    turn_needs_session(fields.get("turn"), session)
     chosen: str | list[int | str] | None = sections
     if sections is not None and sections not in ("catalog", "all"):
         chosen = [int(p) if ascii_digits(p.strip()) else p for p in sections.split(",")]

@@ -127,10 +127,9 @@ class CliContext:
         storage = self._app.storage if self._app is not None else None
         if storage is None or not storage.offline:
             return None
-        return (
-            "the log cannot be reached (log_unreachable): answers come from this machine's read models, "
-            "and writes go to the JSONL backup until it is back"
-        )
+        why = storage.backup_log.why_unwritable()  # nowhere when the backup cannot be written either
+        goes = f"writes are refused: {why}" if why else "writes go to the JSONL backup until it is back"
+        return f"the log cannot be reached (log_unreachable): answers come from this machine's read models, and {goes}"
 
 
 def output_path(path: str, field: str) -> Path:

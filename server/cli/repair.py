@@ -109,6 +109,8 @@ def _status_lines(r: dict[str, Any]) -> None:
             )
         for line in vectors_lines(r.get("vectors") or {}):
             out_console.print(f"  {line}", highlight=False)
+        if r.get("busy"):  # another process's long write: the next write waits, then is backed up
+            out_console.print(f"[yellow]busy[/yellow]: {r['busy']['message']}", highlight=False)
     pending_backup_line(r.get("pending_backup"))
 
 

@@ -45,6 +45,8 @@ def export_cmd(obj: CliContext, fmt: str, since: str | None, until: str | None, 
     if schema:
         from fact_ledger.ledger.log.envelope import export_schema
 
+        _schema_alone(fmt, since, until, output)
+
         sys.stdout.buffer.write(export_schema())
         sys.stdout.flush()
         return
@@ -70,6 +72,28 @@ def export_cmd(obj: CliContext, fmt: str, since: str | None, until: str | None, 
             {"ok": True, "events": count, "path": output},
             lambda r: out_console.print(f"exported {r['events']} events to {r['path']}"),
         )
+
+
+def _schema_alone(fmt: str, since: str | None, until: str | None, output: str) -> None:
+    """``--schema`` prints the JSON Schema of a JSONL export line, to stdout: the export's other
+    options were ignored without a word (``--format csv --schema`` printed the JSONL schema)."""
+    given = [
+        option
+        for option, said in (
+            ("--format csv", fmt == "csv"),
+            ("--since", since is not None),
+            ("--until", until is not None),
+            ("--output", output != "-"),
+        )
+        if said
+    ]
+    if given:
+        why = [f"--schema prints the JSON Schema of a JSONL export line and takes no {', '.join(given)}"]
+        if fmt == "csv":
+            why.append("a CSV export has no JSON Schema: its header row names its columns")
+        if output != "-":
+            why.append("to keep it in a file: ledger export --schema > export.schema.json")
+        raise click.UsageError("; ".join(why))
 
 
 @click.command(name="import")
@@ -140,7 +164,7 @@ def migrate_cmd(obj: CliContext, target: str | None, origin: str | None, seal: b
     old chain is verified, the same events are chained again with sealed rows (new hashes), and
     the read models are rebuilt. Example: ledger migrate --seal
     """
-    from fact_ledger.ledger.log.copy import copy_log, display_url, log_location
+    from fact_ledger.ledger.log.copy import copy_log, display_url, log_location, refuse_same_log
 
     if seal and target is not None:  # both given: naming them as if neither were read as a typo
         raise click.UsageError("give --to URL (copy the log) or --seal (re-seal it in place), not both")
@@ -158,6 +182,7 @@ def migrate_cmd(obj: CliContext, target: str | None, origin: str | None, seal: b
     assert target is not None
 
     log_location(target)  # a bad URL is refused before either end is opened
+    refuse_same_log(origin or obj.settings.db, target)  # so is the log itself
     source = _opened(origin or obj.settings.db, create=False)
     try:
         log = _opened(target, create=True)

@@ -17,6 +17,13 @@ def session_option(func: Any) -> Any:
     return click.option("--session", "session", default=None, metavar="ID", help="The conversation (session_id).")(func)
 
 
+def turn_needs_session(turn: int | None, session: str | None) -> None:
+    """``--turn`` says which turn of the conversation ``--session`` names: alone it named none
+    and was dropped without a word (nothing stored, nothing shown). A usage error (exit 64)."""
+    if turn is not None and not session:
+        raise click.UsageError("--turn needs --session (the conversation the turn belongs to)")
+
+
 def promoted_lines(r: dict[str, Any]) -> None:
     """What a signal or a promotion did: the score so far, or the long-term memory it became."""
     if r.get("promoted"):

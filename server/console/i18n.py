@@ -117,6 +117,11 @@ STRINGS: dict[str, tuple[str, str]] = {
         "and writes go to the JSONL backup until it takes writes again.",
         "数据库当前无法使用：{reason}。页面显示本机已有的内容，写入进入 JSONL 备份，直到数据库重新可写。",
     ),
+    "degraded_banner_refused": (
+        "The database cannot be used right now: {reason}. Pages show what this machine already holds, "
+        "and every write is refused: the JSONL backup cannot be written either.",
+        "数据库当前无法使用：{reason}。页面显示本机已有的内容，所有写入都被拒绝：JSONL 备份也无法写入。",
+    ),
     "present_only": (
         "This page shows the present; time travel applies to memories, timelines and audit.",
         "本页显示当前状态；时间旅行适用于记忆、时间线和审计。",

@@ -186,8 +186,15 @@ def degraded(request: Request) -> dict[str, str] | None:
 
     Read from the one look at the log that ``status`` and doctor take (``Storage.health``), so
     every page agrees with them: a team log out of reach was served from the read models with no
-    word of it (events, lag 0) while the start-up line said the database was unusable."""
-    return ledger(request).storage.health()["degraded"]
+    word of it (events, lag 0) while the start-up line said the database was unusable.
+    ``refused`` says why no write lands at all when the JSONL backup cannot be written either
+    (the banner said writes went to it while each was refused)."""
+    storage = ledger(request).storage
+    said = storage.health()["degraded"]
+    if said is None:
+        return None
+    why = storage.backup_log.why_unwritable()
+    return {**said, "refused": why} if why else said
 
 
 def render(request: Request, template: str, code: int = 200, **context: Any) -> HTMLResponse:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import Field, StrictBool, StrictInt, model_validator
+from pydantic import AfterValidator, Field, StrictBool, StrictInt, StrictStr, WithJsonSchema, model_validator
 
 from fact_ledger.ledger.disagree import NOTICE_KIND_FILTERS, NOTICE_LISTINGS, NOTICE_STATES
-from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.errors import InvalidInput, closest
 from fact_ledger.ledger.facts import CONFLICT_LISTINGS
 from fact_ledger.ledger.govern import KEEP_RESOLUTIONS
 from fact_ledger.ledger.ids import MAX_ID
-from fact_ledger.ledger.log.events import EVENT_TYPES, RENAMED
+from fact_ledger.ledger.log.events import EVENT_TYPES, RENAMED, current_type
 from fact_ledger.ledger.retention import MAX_RETENTION_DAYS
 from fact_ledger.server.schemas.memory import (
     Cursor,
@@ -31,8 +31,24 @@ from fact_ledger.server.schemas.memory import (
 )
 
 ConflictState = Literal[CONFLICT_LISTINGS]  # type: ignore[valid-type]  # ledger/facts.py, once
-# A renamed type's old name still filters (it finds the same rows as the current one).
-EventType = Literal[(*EVENT_TYPES, *RENAMED)]  # type: ignore[valid-type]
+
+
+def _event_type(value: str) -> str:
+    """A type the log writes; a renamed type's old name still filters (it finds the same rows
+    as the current one) but is not offered: the list named ``MemoryRemembered`` and
+    ``MemoryConfirmed``, which nothing writes any more, beside the types that are written."""
+    if value in EVENT_TYPES or value in RENAMED:
+        return value
+    raise InvalidInput(
+        f"type: {value[:60]!r} is not an event type; the log writes {', '.join(EVENT_TYPES)}",
+        field="type",
+        did_you_mean=current_type(close) if (close := closest(value, [*EVENT_TYPES, *RENAMED])) else None,
+    )
+
+
+EventType = Annotated[
+    StrictStr, AfterValidator(_event_type), WithJsonSchema({"type": "string", "enum": list(EVENT_TYPES)})
+]
 
 
 class _Pair(EdgeModel):

@@ -15,6 +15,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO, ledger_cli
 from tools.pg_cluster import Cluster
 
@@ -152,6 +154,46 @@ def test_a_team_log_out_of_reach_is_served_with_a_banner_naming_the_reason(pg_cl
         _, err = proc.communicate(timeout=20)
     assert "fact-ledger: database unusable (log_unreachable)" in err
     assert proc.returncode == 0 and "Traceback" not in err
+
+
+def test_with_the_log_away_and_the_backup_unwritable_the_banner_says_writes_are_refused(
+    pg_cluster: Cluster, tmp_path: Path
+) -> None:
+    """The team's log out of reach and the JSONL backup's folder read-only: the banner said
+    "writes go to the JSONL backup" while each write was refused, nothing stored. It says every
+    write is refused now, in both languages, naming the backup."""
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    env = {
+        "LEDGER_STORE": pg_cluster.database(),
+        "LEDGER_VIEWS": str(tmp_path / "views.db"),
+        "LEDGER_BACKUP": str(folder / "backup.jsonl"),
+        "LEDGER_EMBEDDING_ENABLED": "false",
+    }
+    ledger_cli("remember", "The metrics port is 9100", env=env, check=True)
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i needs root (a real read-only folder)")
+    pg_cluster.stop("fast")
+    proc = None
+    try:
+        proc = _console(None, env)
+        assert proc.stdout is not None
+        url = next((line.strip() for line in iter(proc.stdout.readline, "") if "token=" in line), "")
+        assert url, "the console did not start"
+        for lang, refused, kept in (
+            ("en", "every write is refused: the JSONL backup cannot be written either", "writes go to the JSONL"),
+            ("zh", "所有写入都被拒绝：JSONL 备份也无法写入", "写入进入 JSONL 备份"),
+        ):
+            status, page = _get(url, "/", lang)
+            banner = _banner(page)
+            assert status == 200 and refused in banner and kept not in banner, banner
+            assert f"the JSONL backup {folder / 'backup.jsonl'} cannot be written either" in banner
+    finally:
+        if proc is not None:
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=20)
+        pg_cluster.resume()
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
 
 
 def test_the_settings_page_says_where_embedding_values_came_from_and_lists_read_as_lists(tmp_path: Path) -> None:

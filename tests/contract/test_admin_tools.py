@@ -6,6 +6,8 @@ capability named here is shipped: none may answer ``unavailable``).
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.contract.conftest import LedgerServer, Reply
@@ -76,6 +78,21 @@ def test_audit_and_timeline(srv: LedgerServer) -> None:
     succeeded(timeline)
     assert {"memory_id", "valid_from", "valid_to", "status", "superseded_by"} <= set(timeline["intervals"][0])
     assert srv.call("memory_review", "timeline", {"subject": "audit subject"})["intervals"]
+
+
+def test_audit_offers_only_the_event_types_the_log_writes(srv: LedgerServer) -> None:
+    """The ``type`` filter listed ``MemoryRemembered`` and ``MemoryConfirmed`` beside the written
+    types (in the tool's schema and in the refusal of an unknown type): nothing writes them any
+    more. Only written types are offered now; the old names still filter (above)."""
+    tools = {t.name: t for t in srv.list_tools()}
+    offered = json.dumps(tools["memory_review"].input_schema)
+    assert '"WriteReplayed"' in offered and "MemoryRemembered" not in offered and "MemoryConfirmed" not in offered
+    bogus = srv.call("memory_review", "audit", {"type": "MemoryRecordd"})
+    assert bogus.code == "invalid_input" and bogus.error["field"] == "type", bogus.body
+    assert bogus.error["did_you_mean"] == "MemoryRecorded"
+    listed = bogus.error["message"].split("the log writes ", 1)[1].split(", ")
+    assert listed[0] == "MemoryRecorded" and "WriteReplayed" in listed
+    assert "MemoryRemembered" not in listed and "MemoryConfirmed" not in listed
 
 
 def test_governance_actions(srv: LedgerServer) -> None:

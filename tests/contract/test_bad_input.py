@@ -62,6 +62,15 @@ REFUSED: list[tuple[str, str | None, Any, str, str | None]] = [
     ("memory", "find", {"limit": 0}, "invalid_input", "limit"),
     ("memory", "find", {"limit": 51}, "invalid_input", "limit"),
     ("memory", "find", {"source_type": "bogus"}, "invalid_input", "source_type"),
+    # an empty time range answered nothing, as if no memory were in it
+    ("memory", "find", {"after_time": "2026-06-01", "before_time": "2026-03-01"}, "invalid_input", "after_time"),
+    (
+        "memory",
+        "find",
+        {"after_time": "2026-03-01T00:00:00Z", "before_time": "2026-03-01"},
+        "invalid_input",
+        "after_time",
+    ),
     ("memory", "find", {"querry": "typo"}, "invalid_input", "querry"),
     ("memory", "find", {"before_time": "tomorrow"}, "invalid_input", "before_time"),
     ("memory", "find", {"tags_filter": "infra"}, "invalid_input", "tags_filter"),
