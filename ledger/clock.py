@@ -38,6 +38,20 @@ def parse_time(value: str, *, field: str = "time") -> str:
         raise InvalidInput(f"{field} is out of range", field=field) from None
 
 
+def inclusive_range(since: str | None, until: str | None) -> tuple[str | None, str | None]:
+    """``since`` and ``until`` (each optional) in canonical form, both ends inclusive. A ``since``
+    after ``until`` is refused: the range holds no time, and an empty answer (no events, an empty
+    export) would read as "nothing happened then"."""
+    start = parse_time(since, field="since") if since else None
+    end = parse_time(until, field="until") if until else None
+    if start and end and start > end:  # canonical times sort as times
+        raise InvalidInput(
+            f"since ({start}) is after until ({end}): the range holds no time, so nothing could answer; swap them?",
+            field="since",
+        )
+    return start, end
+
+
 # Before this a "fact" is a typo or a way to make it lose every comparison; history that old is
 # stated in the content.
 EVENT_TIME_FLOOR = "1900-01-01T00:00:00.000000Z"

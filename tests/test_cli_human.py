@@ -109,7 +109,8 @@ def test_stdin_that_is_not_utf8_is_named_as_such(db_path: Path) -> None:
 def test_audit_refuses_an_event_type_it_does_not_know(db_path: Path) -> None:
     assert cli(db_path, "remember", "the staging port is 8443").exit_code == 0
     bogus = cli(db_path, "audit", "--type", "Bogus")
-    assert bogus.exit_code == 1 and bogus.stderr.startswith("error (invalid_input): --type: Input should be")
+    refusal = "error (invalid_input): --type: 'Bogus' is not an event type; the log writes "
+    assert bogus.exit_code == 1 and bogus.stderr.startswith(refusal)
     shown = cli(db_path, "audit", "--type", "MemoryRecorded").stdout
     assert "cli MemoryRecorded" in shown
     nothing = cli(db_path, "audit", "--since", "2030-01-01")  # it printed nothing at all

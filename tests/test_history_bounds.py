@@ -92,7 +92,8 @@ def test_a_superseded_version_follows_its_successors_corrected_time_in_one_entry
 
 
 def test_audit_refuses_a_since_after_its_until(app: LedgerApp, tmp_path: Path) -> None:
-    """``since`` after ``until`` answered no events, as if the log held none in the range."""
+    """``since`` after ``until`` answered no events (an export: an empty file), as if the log held
+    none in the range."""
     app.remember("the ferry to the island leaves at 7")
     with pytest.raises(InvalidInput, match=r"since \(2030-01-01T00:00:00.000000Z\) is after until") as refused:
         app.audit(since="2030-01-01", until="2020-01-01")
@@ -106,3 +107,7 @@ def test_audit_refuses_a_since_after_its_until(app: LedgerApp, tmp_path: Path) -
     said = "error (invalid_input): --since (2030-01-01T00:00:00.000000Z) is after until (2020"
     assert human.returncode == 1 and human.stderr.startswith(said)
     assert "Traceback" not in human.stderr and human.stdout == ""
+    # an export of such a range wrote an empty file, as if nothing was recorded then
+    out = tmp_path / "range.jsonl"
+    export = ledger_cli("export", "--since", "2030-01-01", "--until", "2020-01-01", "--output", str(out), "--db", db)
+    assert export.returncode == 1 and export.stderr.startswith(said) and not out.exists()

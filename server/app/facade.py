@@ -205,6 +205,8 @@ class LedgerApp:
     ) -> dict[str, Any]:
         """``remember``: long-term by default (``Writes.remember``), or a working note
         (``Conversations.note``); ``fields``: the rest of its edge model, passed through."""
+        if turn is not None and not session_id:  # it was stored on the event and never shown again
+            raise InvalidInput("turn needs session_id (the conversation the turn belongs to)", field="turn")
         if (tier or self.settings.default_tier) == "working":
             if not session_id:
                 raise InvalidInput(

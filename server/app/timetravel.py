@@ -450,14 +450,7 @@ class History:
             "before_position": before_position,
         }
         before = paging.key_of(paging.decode("audit", request, cursor))
-        since = clock.parse_time(since, field="since") if since else None
-        until = clock.parse_time(until, field="until") if until else None
-        if since and until and since > until:  # canonical: they sort as times; both ends are inclusive
-            raise InvalidInput(
-                f"since ({since}) is after until ({until}): the range holds no time, so nothing could "
-                "answer; swap them?",
-                field="since",
-            )
+        since, until = clock.inclusive_range(since, until)
         query = audit_model.AuditQuery(
             before=before,
             since=since,

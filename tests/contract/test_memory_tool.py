@@ -252,3 +252,12 @@ def test_audit_with_since_after_until_is_refused(srv: LedgerServer) -> None:
     assert refused.code == "invalid_input" and refused.error["field"] == "since"
     assert "is after until" in refused.error["message"]
     assert srv.call("memory_review", "audit", {"since": "2020-01-01", "until": "2100-01-01"})["events"]
+
+
+def test_a_turn_without_its_conversation_is_refused(srv: LedgerServer) -> None:
+    """``turn`` alone was stored on the event and never shown again (the CLI refuses --turn
+    without --session); the contract pairs it with ``session_id``."""
+    refused = srv.memory("remember", {"content": "The ferry leaves at 7", "turn": 3})
+    assert refused.code == "invalid_input" and refused.error["field"] == "turn"
+    assert "needs session_id" in refused.error["message"]
+    assert srv.memory("remember", {"content": "The ferry leaves at 7", "turn": 3, "session_id": "trip"}).ok
