@@ -133,3 +133,47 @@ def statements_run(conn: apsw.Connection) -> Iterator[list[str]]:
         yield ran
     finally:
         conn.exec_trace = None
+
+
+class LockHolders:
+    """Other processes, each holding a database's write lock (``script`` run with its path: it
+    prints ``locked`` once it holds the lock, and lets go when its stdin closes). Any still
+    holding at :meth:`close` let go then, or are killed."""
+
+    def __init__(self, script: str) -> None:
+        self.script = script
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def hold(self, path: Path) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", self.script, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self.procs.append(proc)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+        return proc
+
+    def release(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.stdin is not None:
+                proc.stdin.close()  # let go, as release does
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+@contextmanager
+def lock_holders(script: str) -> Iterator[LockHolders]:
+    holders = LockHolders(script)
+    try:
+        yield holders
+    finally:
+        holders.close()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -24,7 +23,7 @@ from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.app.storage import Storage
 from fact_ledger.server.config import Settings, load_settings
-from tests.conftest import ledger_cli
+from tests.conftest import ledger_cli, lock_holders
 
 LOCKER = """
 import sys, apsw
@@ -40,31 +39,10 @@ conn.close()
 
 
 @pytest.fixture
-def locker(tmp_path: Path) -> Iterator[Any]:
+def locker() -> Iterator[Any]:
     """Start another process that holds the database's write lock until ``release()``."""
-    procs: list[subprocess.Popen[str]] = []
-
-    def hold(db: Path) -> subprocess.Popen[str]:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", LOCKER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        procs.append(proc)
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
-        return proc
-
-    def release(proc: subprocess.Popen[str]) -> None:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        assert proc.wait(timeout=30) == 0
-
-    yield hold, release
-    for proc in procs:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                pipe.close()
+    with lock_holders(LOCKER) as holders:
+        yield holders.hold, holders.release
 
 
 def short_timeout(tmp_path: Path) -> Settings:

@@ -12,8 +12,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -25,7 +23,7 @@ import pytest
 from fact_ledger.ledger import clock
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
-from tests.conftest import ledger_cli
+from tests.conftest import ledger_cli, lock_holders
 
 HOLDER = """
 import sys, apsw
@@ -48,22 +46,8 @@ def ledger(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def holding() -> Iterator[object]:
-    procs: list[subprocess.Popen[str]] = []
-
-    def hold(path: Path) -> subprocess.Popen[str]:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        procs.append(proc)
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
-        return proc
-
-    yield hold
-    for proc in procs:
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                pipe.close()
-        proc.wait(timeout=30)
+    with lock_holders(HOLDER) as holders:
+        yield holders.hold
 
 
 def _writable(db: Path) -> tuple[int, dict[str, str], str, float]:
