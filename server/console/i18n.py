@@ -151,6 +151,13 @@ STRINGS: dict[str, tuple[str, str]] = {
     "pending_no_id": ("pending: no id until it replays", "待重放：重放前没有编号"),
     # as status counts them: writes, each of one or more events
     "pending_writes": ("{n} writes ({e} events)", "{n} 次写入（{e} 个事件）"),
+    "busy_banner": (
+        "Busy: another process has held the write lock on {files} for over a second. Each write waits for "
+        "it, then goes to the JSONL backup (or is refused when the backup cannot be written either). Let the "
+        "process with the long write (a ledger serve, a script) finish.",
+        "忙碌：另一个进程持有 {files} 的写锁已超过一秒。每次写入都会等待，然后进入 JSONL 备份"
+        "（备份也无法写入时则被拒绝）。请让执行长时间写入的进程（ledger serve 或脚本）完成。",
+    ),
     "pending_writes_one": ("1 write ({e} events)", "1 次写入（{e} 个事件）"),
     "none": ("none", "无"),
     "hash_chain": ("Hash chain", "哈希链"),

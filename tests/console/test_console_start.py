@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, ledger_cli
+from tests.conftest import REPO, ledger_cli, lock_holders
+from tests.test_write_lock_held import HOLDER
 from tools.pg_cluster import Cluster
 
 
@@ -231,3 +232,29 @@ def test_the_settings_page_says_where_embedding_values_came_from_and_lists_read_
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0 and "Traceback" not in err
+
+
+def test_the_overview_says_busy_while_another_process_holds_the_write_lock(tmp_path: Path) -> None:
+    """``ledger status`` and ``doctor`` say busy while another process holds the log's write lock
+    (every write waits, then goes to the backup); the Overview said nothing. It says so in both
+    languages, naming the file, and says nothing once the lock is gone."""
+    db = tmp_path / "ledger.db"
+    ledger_cli("--db", str(db), "remember", "The metrics port is 9100", check=True)
+    proc = _console(db)
+    try:
+        assert proc.stdout is not None
+        url = next((line.strip() for line in iter(proc.stdout.readline, "") if "token=" in line), "")
+        assert url, "the console did not start"
+        with lock_holders(HOLDER) as holders:
+            held = holders.hold(db)
+            for lang, said in (("en", "another process has held the write lock on"), ("zh", "另一个进程持有")):
+                status, page = _get(url, "/", lang)
+                assert status == 200 and 'id="busy-banner"' in page, lang
+                banner = page.split('id="busy-banner">', 1)[1].split("</p>", 1)[0]
+                assert said in banner and str(db) in banner, banner
+            holders.release(held)
+        status, page = _get(url, "/")
+        assert status == 200 and 'id="busy-banner"' not in page
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=20)
