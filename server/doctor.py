@@ -18,7 +18,7 @@ from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections import forget
 from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.projections.conflicts.queries import count_by_state
-from fact_ledger.server.app.write_lock import busy, replay_then
+from fact_ledger.server.write_lock import busy, replay_then
 
 SEVERITIES = ("ok", "info", "warning", "critical")
 

@@ -44,9 +44,9 @@ from fact_ledger.server.app.storage import Storage, storage_call
 from fact_ledger.server.app.timetravel import History
 from fact_ledger.server.app.views import Views
 from fact_ledger.server.app.workspaces import Workspaces
-from fact_ledger.server.app.write_lock import busy, replay_then
 from fact_ledger.server.app.writes import Writes
 from fact_ledger.server.config import Settings
+from fact_ledger.server.write_lock import busy, replay_then
 
 Progress = Callable[[int, int], None]
 # The writes a backup line may ask replay to run again (each decides against the log it lands in).
