@@ -132,11 +132,29 @@ _ONE_OCCURRENCE = re.compile(
 )
 
 
+def names_one_occurrence(content: str) -> bool:
+    """Whether a cancellation names one occurrence ("this Monday", "tomorrow's", "Thursday's",
+    今天): of a recurring schedule, that one is off and the schedule stays (:func:`recurs`); a
+    one-off booking or reminder for that day is what it cancels."""
+    return _ONE_OCCURRENCE.search(_clean(content)) is not None
+
+
+_RECURS = re.compile(
+    r"\b(?:every|each|daily|nightly|weekly|monthly|hourly|weekdays|weekends|mornings|evenings"
+    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)days)\b|每|天天",
+    re.IGNORECASE,
+)
+
+
+def recurs(content: str) -> bool:
+    """Whether an instruction or schedule repeats ("every Monday", "on Mondays", 每天)."""
+    return _RECURS.search(_clean(content)) is not None
+
+
 def cancelled_words(content: str) -> tuple[str, ...]:
-    """The words naming what ``content`` cancels (empty when it is no cancellation, or when it
-    cancels one occurrence of a schedule): its content words without stop words and cancellation
-    words; a Chinese run as its bigrams."""
-    if not is_cancellation(content) or _ONE_OCCURRENCE.search(_clean(content)):
+    """The words naming what ``content`` cancels (empty when it is no cancellation): its content
+    words without stop words and cancellation words; a Chinese run as its bigrams."""
+    if not is_cancellation(content):
         return ()
     text = _ZH_CANCEL_WORDS.sub(" ", _clean(content))
     words: list[str] = []
@@ -290,7 +308,12 @@ _SCHEDULE_OF = re.compile(
 )
 
 # What an activity is held as: "yoga class", "piano lessons", "tennis practice" are yoga, piano, tennis
-_ACTIVITY_HEADS = frozenset("class classes session sessions lesson lessons practice training workout".split())
+# what names an event without naming which ("the client call", "the all-hands meeting", "the launch
+# event" are the client's, the all-hands, the launch: "the client call is cancelled" finds it)
+_ACTIVITY_HEADS = frozenset(
+    """class classes session sessions lesson lessons practice training workout meeting meetings call calls
+    event events sync syncs chat chats""".split()
+)
 _OF_WHOM = re.compile(r"\s+(?:with|for|of|about|at|in|on|by|from|to)\s+")
 
 
@@ -308,9 +331,32 @@ def _of_another_thing(content: str, words: Sequence[str]) -> bool:
     return any(_stem(w) in stems for w in thing) and _stem(thing[-1]) not in stems
 
 
+_CONDITION_START = re.compile(r"\b(?:when|whenever|if|during|while|once)\b", re.IGNORECASE)
+
+
+def _only_in_its_condition(content: str, words: Sequence[str]) -> bool:
+    """ "Take ibuprofen when I have headaches" for "I'm no longer having headaches": the words name
+    the instruction's condition, not what it says to do (the headaches stopped; the instruction is
+    listed, not retracted)."""
+    found = _CONDITION_START.search(content)
+    return found is not None and not _mentions_any(content[: found.start()].lower(), _objects(words))
+
+
 # A booking is cancelled by its noun, made by its verb: "cancel the Luigi's reservation" is "Book a
 # table at Luigi's" ("reserve" is found by the stem the index gives both, "booking" is "book")
 _BOOKED = frozenset({"reservation", "reservations"})
+
+
+_MAKES_A_BOOKING = re.compile(
+    r"^(?:(?:please|remember\s+to|also)\s+)*(?:book|reserve)\b|\b(?:booked|booking|reserved|reservation)\b",
+    re.IGNORECASE,
+)
+
+
+def makes_a_booking(content: str) -> bool:
+    """ "Book a table at Luigi's", "we booked the cabin": a booking, not "the guide book" a
+    reservation's retried words ("book") would also find."""
+    return _MAKES_A_BOOKING.search(content.strip()) is not None
 
 
 def as_booked(words: Sequence[str]) -> tuple[str, ...]:
@@ -349,6 +395,7 @@ def choose(candidates: Sequence[Target], words: Sequence[str] = ()) -> tuple[Tar
         len(instructions) == 1
         and len(candidates) <= MAX_MATCHES
         and not _of_another_thing(instructions[0].content, words)
+        and not _only_in_its_condition(instructions[0].content, words)
     ):
         return instructions[0], instructions
     return None, instructions[:MAX_CANDIDATES]

@@ -482,10 +482,13 @@ SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])(?=\s)")
 # "while" before someone's absence is when, not a second fact: "Alice took over as lead while Bob
 # is on leave" is one clause (a stand-in, no new holder), "the API uses port 80 while the worker
 # uses port 81" two
-_AWAY = (
-    r"(?!\s+(?:[\w'’.-]+\s+){1,3}(?:is|are)\s+(?:(?:still|currently|now)\s+)?(?:on\s+(?:[\w-]+\s+)?leave|away|out|off"
-    r"|on\s+(?:vacation|holiday|sabbatical|pto)|sick|travell?ing|recovering|unavailable|ooo)\b)"
+_AWAY_PHRASE = (
+    r"\s+(?:[\w'’.-]+\s+){1,3}(?:is|are)\s+(?:(?:still|currently|now)\s+)?(?i:on\s+(?:[\w-]+\s+)?leave|away|out|off"
+    r"|on\s+(?:vacation|holiday|sabbatical|pto)|sick|travell?ing|recovering|unavailable|ooo)\b"
 )
+_AWAY = f"(?!{_AWAY_PHRASE})"
+# a stand-in's clause: "Bob is the team lead while Alice is on leave" names no holder of the role
+WHILE_AWAY = re.compile(r"\bwhile" + _AWAY_PHRASE, re.IGNORECASE)
 CLAUSES = re.compile(
     r"[，]|,?\s+(?:and|but|while" + _AWAY + r"|whereas)\s+"
     r"(?=(?:the\s+|our\s+|my\s+)?(?:[\w/.-]+\s+){1,3}(?:is|are|returns|uses)\b)"
@@ -552,6 +555,8 @@ MEET_NEW = re.compile(
 ONE_HOLDER_ROLES = frozenset(
     "ceo cto cfo coo cio ciso cpo president chair chairperson head manager lead leader captain".split()
 )
+# roles a team has many of, unless what they lead is named ("our new manager, Bob" is one of several)
+MANY_HOLDER_ROLES = frozenset({"manager", "lead", "leader"})
 # "The cluster has 3 nodes", "the team grew to 10 engineers", "we scaled the cluster to 5 nodes": how
 # many of one thing it has, the slot "the cluster's nodes count" (a number and one plural noun)
 _COUNT = (

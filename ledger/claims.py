@@ -65,6 +65,7 @@ from fact_ledger.ledger.claim_words import (
     LIKE_EN,
     LIKE_ZH,
     MAKES_A_CHANGE,
+    MANY_HOLDER_ROLES,
     MEET_NEW,
     MIGRATED,
     MOVED,
@@ -114,6 +115,7 @@ from fact_ledger.ledger.claim_words import (
     USES,
     UTTERANCE_START,
     VERSION_CHANGED,
+    WHILE_AWAY,
     WHO_TRAILERS,
     ZH_HAS_COUNT,
     ZH_NEW_VALUE,
@@ -477,6 +479,8 @@ def _role_holder_claim(clause: str, subject: str) -> Claim | None:
         role = meet["role"].lower()
         if role.split()[-1] not in ONE_HOLDER_ROLES and not role.startswith("head of "):
             return None  # "meet our new engineer, Bob": one of many
+        if role in MANY_HOLDER_ROLES or role.endswith(" manager"):
+            return None  # "welcome our new manager, Bob", "… account manager, Priya": one of several
         return _clause_claim(f"our {role} is {meet['x']}", subject)
     promoted = PROMOTED.match(text) if "promoted" in folded else None
     if promoted is not None and TITLE_WORDS.search(promoted["y"]):
@@ -559,8 +563,10 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if NEGATED_LEFT.search(left_raw) or QUESTION_START.match(text) or NEGATED_VERB.search(left_raw):
         return None  # "… doesn't listen on port 9090": a denial states no value (ledger.negation)
     left = strip_left(left_raw)
-    if " while " in left:
-        return None  # "Alice took over as lead while Bob is on leave": a stand-in's time, Bob's absence no slot
+    if " while " in text and WHILE_AWAY.search(text):
+        # "Alice is the lead while Bob is on leave", "the release manager is Bob while Alice is away":
+        # a stand-in's time, no holder of the role (and Bob's absence no slot)
+        return None
     if _SPEAKER_FIRST.match(left):
         return None  # "we're on version 2 of the payments API": of the speaker, no slot (RUNS_VERSION names one)
     if not left and relation != "colon" and left_raw.strip(TOKEN_PUNCT + " "):
@@ -636,9 +642,10 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None  # "the fix works for Chrome" is not an employer
     if relation == "uses" and value[1] == KIND_TEXT and (person or _is_group(left or subject)):
         return None  # people and teams use many things at once: "… uses Python" and "… uses Rust" both hold
-    if relation == "is" and value[1] == KIND_WHEN and _departs(left):
+    journey = relation == "is" and value[1] == KIND_WHEN and _departs(left)
+    if journey:
         relation = "departs"  # "my flight is at 9:15am", "the flight was delayed to 9am": when it leaves
-    if relation == "is" and _A_PRICE.search(value[2]) and not someone and not _an_amount(left or subject):
+    if relation == "is" and _PRICED.match(text[end:]) and not someone and not _an_amount(left or subject):
         relation = "costs"  # "the Pro plan is $25/month", "the ticket went up to $250": its price
     rate = _rate(text[end:]) if value[1] == KIND_NUMBER else ""
     own = _qualifier(text[end:])
@@ -651,7 +658,11 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if one_of_several or (tail and (relation == "departs" or text[best[0] : end].startswith("在"))):
         # "the train leaves at 9:40 on Sundays", "… from JFK", "妈妈在每天早上8点吃药": one schedule's
         # time among others, not the thing's one time
-        return None
+        if not journey:
+            return None
+        # "my flight is at 9am tomorrow", "… on Friday at 9am": said with "is", a time of the flight as
+        # it always was read (the departure reading is for the flight's one time)
+        relation = "is"
     return _make(subject, left, "is" if relation == "implicit" else relation, value, qualifier=qualifier)
 
 
@@ -661,8 +672,23 @@ _A_DURATION = re.compile(r"\d (?:s|mo)$")  # a normalised length of time ("25920
 _A_SPAN = re.compile(r"\b(?:timeout|ttl|retention|window|period|interval|grace|cooldown|delay|duration)\b")
 _OF_WHERE = re.compile(r"\s+(?:to|from|for|at|of|on|in|with)\s+")
 _PRICE_CHANGED = frozenset({"涨价", "降价"})  # a price raised or cut to ("会员涨价到30元")
-_A_PRICE = re.compile(r"\d (?:usd|eur|gbp)$")  # an amount of money in a written currency ("$25", "25 euros")
+# an amount of money in a written currency, as written: "$25", "25€", "¥30,000", "30 bucks", "25 pounds",
+# "100元" (all of one slot: the price, whichever way each was written)
+_PRICED = re.compile(
+    r"\s*(?:(?:about|around|only|just|now)\s+)?(?:[$€£¥]\s*\d|\d[\d,.]*\s*(?:[kmb万]\s*)?(?:[€£¥元块]"
+    r"|(?:usd|eur|gbp|dollars?|euros?|pounds?|quid|bucks|yen|yuan|rmb|cny)\b))"
+)
 _ENDS = re.compile(r"\b(?:deadline|due|expir\w*|cutoff|end|ends)\b")
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
+# when a value changed, said after it ("went up to $25/month last week", "… from now on", "… starting in
+# March", "… from $250"): not a condition the value holds under, as "on weekends" or "online" are
+_CURRENCY_WORD = re.compile(r"^(?:[€£¥元块]|(?:usd|eur|gbp|dollars?|euros?|pounds?|quid|bucks|yen|yuan|rmb|cny)\b)\s*")
+_WHEN_IT_CHANGED = re.compile(
+    r"(?:^|\s)(?:(?:last|this|next)\s+(?:week|month|year|quarter)|(?:as\s+of|effective|starting|beginning|from|since)"
+    r"(?:\s+(?:in|on|from))?\s+(?:now|today|tomorrow|next\s+\w+|this\s+\w+|the\s+(?:start|beginning|end)\s+of\s+.+"
+    rf"|{_MONTH}\b.*|[$€£¥]?\d.*|q[1-4]\b.*)|going\s+forward|from\s+on|tomorrow|tonight|yesterday"
+    rf"|(?:in|on)\s+{_MONTH}\b.*|in\s+\d{{4}}|in\s+q[1-4])$"
+)
 _TAIL_FILLERS = re.compile(r"\b(?:now|today|instead|again|currently|any\s*more|these days|as well|too)\b|[了。.!！]")
 
 
@@ -689,7 +715,9 @@ def _tail(rest: str, display: str, rate: str) -> str:
     after = QUALIFIER_END.split(rest[at + len(display) :], maxsplit=1)[0]
     if rate:
         after = RATE.sub(" ", after, count=1)
-    return " ".join(_TAIL_FILLERS.sub(" ", after).split())
+    tail = " ".join(_TAIL_FILLERS.sub(" ", after).split())
+    # the currency the value was written with ("25 pounds", "25€") and when it changed are no condition
+    return _WHEN_IT_CHANGED.sub("", _CURRENCY_WORD.sub("", tail)).strip()
 
 
 def _rate(rest: str) -> str:

@@ -177,7 +177,10 @@ class ClaimsProjector(DeferringProjector):
     # online" / "$60 at the door" two prices, "leaves at 9:40 on Sundays" none, 在…吃药 none, "promoted
     # to Level 5" no title, "She changed her …" none
     # 24: "Sarah is taking over as project lead", "the team grew to 12 people", HQ the headquarters
-    version = 24
+    # 25: "is $X" of a thing its price (any written currency), 涨价到, "extended the trial to 30 days",
+    # a flight's time its departure, "lives at" a street address, "meet our new CEO, X", "team"/"daily"
+    # standup, interim holders apart, a stand-in's "while … is away" clause none, a price's condition
+    version = 25
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

@@ -75,7 +75,8 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # its slot, a departure of one schedule among several none, 在<time><activity> none, "promoted to" a
 # title word, "She changed her …" none
 # 22: "is taking over as", a count of people, HQ the headquarters
-CLAIMS_KIND = b"claims/22"
+# 23: claims 25 (projections/claims.py)
+CLAIMS_KIND = b"claims/23"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 

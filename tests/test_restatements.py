@@ -286,6 +286,18 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("Alice lives at 12 Main Street", "Alice moved to 500 Market St"),
         ("The CEO is Alice", "Meet our new CEO, Evan"),
         ("The interim CTO is Carol", "Bob is the interim CTO"),
+        # a price change said with when it changed, or from what; a price in another written currency
+        ("The Pro plan is $20/month", "The Pro plan went up to $25/month last week"),
+        ("The hotel costs $180 a night", "The hotel costs $200 a night as of March"),
+        ("The Pro plan costs $20/month", "The Pro plan costs $25/month from now on"),
+        ("The ticket is $250", "The ticket went up to $300 from $250"),
+        ("Our therapist is $150 a session", "Our therapist is $180 a session starting in March"),
+        ("门票是100元", "门票涨价到120元"),
+        ("The ticket is £20", "The ticket is 25 pounds"),
+        ("The Pro plan is 25€/month", "The Pro plan is €30/month"),
+        # a flight's time said of one day
+        ("My flight is at 7am", "My flight is at 9am tomorrow"),
+        ("My flight is on Friday at 9am", "My flight is on Saturday at 10am"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -396,6 +408,13 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("Alice is the CTO", "Bob is the acting CTO"),
         ("Tom is the lead", "Alice took over as lead while Bob is on leave"),
         ("Tom is the lead", "Alice is the lead while Bob is on leave"),
+        # a stand-in names no holder; a role a team has several of; a price from another place
+        ("Bob is Alice's backup", "Bob is the team lead while Alice is on leave"),
+        ("Alice is the CTO", "Bob is the CTO while Alice is OOO"),
+        ("The release manager is Alice", "The release manager is Bob while Alice is away"),
+        ("Welcome our new manager, Bob", "Welcome our new manager, Carol"),
+        ("Tom is our account manager", "Please welcome our new account manager, Priya"),
+        ("The flight costs $450 from JFK", "The flight costs $500 from LAX"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:

@@ -17,6 +17,8 @@ from fact_ledger.ledger.cancellation import (
     choose,
     is_cancellation,
     is_instruction,
+    names_one_occurrence,
+    recurs,
 )
 from fact_ledger.ledger.decide import RETRACTED_BY_WORDS
 from fact_ledger.ledger.errors import Locked
@@ -109,6 +111,14 @@ def test_a_duplicate_retraction_of_a_locked_target_still_needs_authorization(app
         ("The launch party is at 6pm", "The launch party is cancelled"),
         ("The standup with the design team is at 10am", "Cancel the standup"),
         ("Yoga class is at 6pm on Mondays", "We're not doing yoga anymore"),
+        # an event named by what it is about, with "call", "meeting" or "event" after it
+        ("The client call is at 3pm on Friday", "The client call is cancelled"),
+        ("The all-hands meeting is on Friday at 4pm", "The all-hands is cancelled"),
+        ("The sprint planning meeting is every Monday at 10am", "Sprint planning is cancelled"),
+        ("The launch event is at 6pm on March 3", "The launch is cancelled"),
+        # one day's booking or reminder, cancelled for that day: it is the one-off itself
+        ("Book a table at Nobu for Saturday's dinner", "Cancel Saturday's dinner at Nobu"),
+        ("Remind me about Friday's demo with Acme at 2pm", "Friday's demo with Acme is cancelled"),
     ],
 )
 def test_a_cancellation_retracts_the_one_instruction_that_holds_its_words(
@@ -234,6 +244,12 @@ def test_cancelling_one_occurrence_leaves_the_schedule(app: LedgerApp, schedule:
         ("Order pizza from Luigi's every Friday", "Cancel the Luigi's reservation"),
         ("Turn on the heating every morning at 6am", "The heating is off"),
         ("I do yoga every Monday at 7pm", "We're not doing yoga"),
+        # the words name when the instruction applies, not what it says to do
+        ("Take ibuprofen when I have headaches", "I'm no longer having headaches"),
+        ("Remind me to take my allergy pills when I have symptoms", "I'm not having symptoms anymore"),
+        # a reservation's retried "book" is the verb that booked it, not a book
+        ("Buy the Lonely Planet Japan guide book before the trip", "Cancel the Japan reservation"),
+        ("Buy the book 'Dune' for Sam's birthday", "Cancel the Dune reservation"),
     ],
 )
 def test_a_cancellation_of_something_else_retracts_nothing(app: LedgerApp, schedule: str, cancellation: str) -> None:
@@ -327,11 +343,28 @@ def test_a_protected_instruction_is_not_retracted_by_words_alone(app: LedgerApp)
         ("cancel it", ()),  # nothing named: nothing to look for
         ("We're not doing yoga anymore", ("yoga",)),
         ("The team lunch is off", ("team", "lunch")),
-        ("Thursday's team lunch is off", ()),  # one occurrence
+        ("Thursday's team lunch is off", ("thursday's", "team", "lunch")),  # one occurrence: see below
     ],
 )
 def test_cancelled_words(text: str, words: tuple[str, ...]) -> None:
     assert cancelled_words(text) == words
+
+
+@pytest.mark.parametrize(
+    ("text", "one", "recurring"),
+    [
+        ("Thursday's team lunch is off", True, False),
+        ("Cancel tomorrow's standup", True, False),
+        ("今天的站会取消了", True, False),
+        ("Team lunch is every Thursday at noon", False, True),
+        ("Yoga is at 6pm on Mondays", False, True),
+        ("每天早上9点开站会", False, True),
+        ("Book a table at Nobu for Saturday's dinner", True, False),
+    ],
+)
+def test_one_occurrence_and_a_schedule_that_recurs(text: str, one: bool, recurring: bool) -> None:
+    """One occurrence cancelled leaves a schedule that recurs; a one-off for that day is cancelled."""
+    assert (names_one_occurrence(text), recurs(text)) == (one, recurring)
 
 
 @pytest.mark.parametrize(

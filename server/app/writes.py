@@ -22,6 +22,9 @@ from fact_ledger.ledger.cancellation import (
     cancelled_words,
     choose,
     holds_other_instructions,
+    makes_a_booking,
+    names_one_occurrence,
+    recurs,
 )
 from fact_ledger.ledger.decide import RememberCommand
 from fact_ledger.ledger.duplicates import duplicate_key
@@ -243,7 +246,11 @@ class Writes(Service):
         if not matched and (booked := as_booked(words)):  # "cancel the Luigi's reservation": "Book a table at Luigi's"
             words = booked
             rows = holding_all(self.conn, words, scope, limit=MAX_MATCHES + 1)
-            target, matched = choose([Target(*row) for row in rows], words)
+            target, matched = choose([t for t in (Target(*row) for row in rows) if makes_a_booking(t.content)], words)
+        if names_one_occurrence(cmd.content) and (target is None or recurs(target.content)):
+            # "yoga is cancelled this Monday": that one is off, the schedule stays ("cancel Saturday's
+            # dinner at Nobu" still cancels the one booking for it)
+            return self._ended_target(cmd)
         cancelling = tuple(matched)
         if target is None:
             return (cmd, None, cancelling) if cancelling else self._ended_target(cmd)
