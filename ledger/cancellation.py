@@ -331,6 +331,21 @@ def _of_another_thing(content: str, words: Sequence[str]) -> bool:
     return any(_stem(w) in stems for w in thing) and _stem(thing[-1]) not in stems
 
 
+_DAY = re.compile(r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.IGNORECASE)
+_EVERY_DAY = re.compile(r"\b(?:every\s+(?:day|weekday)|daily|weekdays|each\s+day)\b", re.IGNORECASE)
+
+
+def _one_day_of_several(content: str, words: Sequence[str]) -> bool:
+    """ "We're not doing yoga on Mondays anymore" for "Yoga is every Monday and Wednesday at 7pm":
+    the cancellation gives up one of the schedule's days, the others stay (the schedule is listed,
+    not retracted); "don't send the report on Fridays" still cancels "send the report every Friday"."""
+    named = {m.group(1).lower() for w in words for m in [_DAY.fullmatch(w.strip("'"))] if m}
+    if not named:
+        return False
+    held = {m.group(1).lower() for m in _DAY.finditer(content)}
+    return bool(held - named) or _EVERY_DAY.search(content) is not None
+
+
 _CONDITION_START = re.compile(r"\b(?:when|whenever|if|during|while|once)\b", re.IGNORECASE)
 
 
@@ -396,6 +411,7 @@ def choose(candidates: Sequence[Target], words: Sequence[str] = ()) -> tuple[Tar
         and len(candidates) <= MAX_MATCHES
         and not _of_another_thing(instructions[0].content, words)
         and not _only_in_its_condition(instructions[0].content, words)
+        and not _one_day_of_several(instructions[0].content, words)
     ):
         return instructions[0], instructions
     return None, instructions[:MAX_CANDIDATES]

@@ -119,6 +119,7 @@ def test_a_duplicate_retraction_of_a_locked_target_still_needs_authorization(app
         # one day's booking or reminder, cancelled for that day: it is the one-off itself
         ("Book a table at Nobu for Saturday's dinner", "Cancel Saturday's dinner at Nobu"),
         ("Remind me about Friday's demo with Acme at 2pm", "Friday's demo with Acme is cancelled"),
+        ("Send the report to Bob every Friday", "Don't send the report to Bob on Fridays"),
     ],
 )
 def test_a_cancellation_retracts_the_one_instruction_that_holds_its_words(
@@ -250,6 +251,10 @@ def test_cancelling_one_occurrence_leaves_the_schedule(app: LedgerApp, schedule:
         # a reservation's retried "book" is the verb that booked it, not a book
         ("Buy the Lonely Planet Japan guide book before the trip", "Cancel the Japan reservation"),
         ("Buy the book 'Dune' for Sam's birthday", "Cancel the Dune reservation"),
+        # one of the schedule's days given up: the other days stay
+        ("Yoga is every Monday and Wednesday at 7pm", "We're not doing yoga on Mondays anymore"),
+        ("Standup is every weekday at 10am", "We're not doing standups on Fridays anymore"),
+        ("Gym every Monday, Wednesday and Friday at 6am", "I'm not going to the gym on Fridays anymore"),
     ],
 )
 def test_a_cancellation_of_something_else_retracts_nothing(app: LedgerApp, schedule: str, cancellation: str) -> None:
