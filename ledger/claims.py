@@ -680,9 +680,10 @@ _PRICED = re.compile(
 )
 _ENDS = re.compile(r"\b(?:deadline|due|expir\w*|cutoff|end|ends)\b")
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
+# the currency a value was written with, when it follows the number ("25 pounds", "25€")
+_CURRENCY_WORD = re.compile(r"^(?:[€£¥元块]|(?:usd|eur|gbp|dollars?|euros?|pounds?|quid|bucks|yen|yuan|rmb|cny)\b)\s*")
 # when a value changed, said after it ("went up to $25/month last week", "… from now on", "… starting in
 # March", "… from $250"): not a condition the value holds under, as "on weekends" or "online" are
-_CURRENCY_WORD = re.compile(r"^(?:[€£¥元块]|(?:usd|eur|gbp|dollars?|euros?|pounds?|quid|bucks|yen|yuan|rmb|cny)\b)\s*")
 _WHEN_IT_CHANGED = re.compile(
     r"(?:^|\s)(?:(?:last|this|next)\s+(?:week|month|year|quarter)|(?:as\s+of|effective|starting|beginning|from|since)"
     r"(?:\s+(?:in|on|from))?\s+(?:now|today|tomorrow|next\s+\w+|this\s+\w+|the\s+(?:start|beginning|end)\s+of\s+.+"
