@@ -660,17 +660,25 @@ HOLDS_ROLE_ZH = re.compile(
 # by what is liked, so a changed taste collides and two different tastes never do.
 LIKE_EN = re.compile(
     r"^(?P<who>.*?)\s*(?<![\w'’])(?P<neg>does not|doesn['’]t|do not|don['’]t|no longer|never)?\s*"
-    r"(?<![\w'’])(?P<verb>(?:likes|loves|enjoys|dislikes|hates|eats|drinks)"
-    r"|(?:is fine with|is ok with|is okay with|can eat)|(?:like|love|enjoy|dislike|hate|eat|drink))"
+    r"(?<![\w'’])(?P<verb>(?:likes|loves|enjoys|dislikes|hates|eats|drinks|allows|permits|accepts|supports|requires)"
+    r"|(?:is fine with|is ok with|is okay with|can eat)"
+    r"|(?:like|love|enjoy|dislike|hate|eat|drink|allow|permit|require|support|accept))"
     r"\s+(?P<what>.+)$"
 )
 LIKE_ZH = re.compile(
-    r"^(?P<who>.*?)(?P<neg>不再|不太|并不|从来不|从不|不)?(?P<verb>喜欢|讨厌|爱吃|爱喝|(?<![小好])吃|喝)(?P<what>.+)$"
+    r"^(?P<who>.*?)(?P<neg>不再|不太|并不|从来不|从不|不)?(?P<verb>喜欢|讨厌|爱吃|爱喝|允许|(?<![小好])吃|喝)(?P<what>.+)$"
 )
 # Eating and drinking are yes/no facts about one food ("不吃香菜" / "现在吃香菜了"), keyed by the verb.
 TASTE_VERBS = {
     **dict.fromkeys(("eats", "eat", "is fine with", "is ok with", "is okay with", "can eat"), "eats"),
     **{"drinks": "drinks", "drink": "drinks", "吃": "吃", "喝": "喝"},
+    # what a place, a plan or a service allows or asks for is a yes/no fact too ("the office allows
+    # dogs" / "the office does not allow dogs"; 办公室允许带狗 / 不允许带狗), keyed by the verb and its object
+    **dict.fromkeys(("allows", "allow", "permits", "permit"), "allows"),
+    **dict.fromkeys(("accepts", "accept"), "accepts"),
+    **dict.fromkeys(("supports", "support"), "supports"),
+    **dict.fromkeys(("requires", "require"), "requires"),
+    "允许": "允许",
 }
 WHO_TRAILERS = re.compile(r"(?:现在|如今|已经|能|可以|也|还|又|开始|平时|通常|一般|总是|每天|改)+$")
 FIRST_PERSON = frozenset("i we you they 我 我们 你 你们 他们 她们".split())  # bare "like" follows these
@@ -678,7 +686,10 @@ DEGREE = re.compile(
     r"(?:最|很|非常|特别|比较|更|也|还|都|一直|真的)+$|(?:\s+(?:really|truly|absolutely|definitely|"
     r"actually|generally|usually|always|totally|genuinely|particularly|especially))+$"
 )
-TASTE_WORD = re.compile(r"(?i:like|love|enjoy|hate|eat|drink|fine with|ok with|okay with)|喜欢|讨厌|爱吃|爱喝|吃|喝")
+TASTE_WORD = re.compile(
+    r"(?i:like|love|enjoy|hate|eat|drink|fine with|ok with|okay with|allow|permit|accept|support|require)"
+    r"|喜欢|讨厌|爱吃|爱喝|吃|喝|允许"
+)
 TASTE_TRAILERS = re.compile(
     r"(?:\s+(?:anymore|any more|now|too|either|a lot|very much|so much|at all|much|again|these days)|了|啦)+$"
 )

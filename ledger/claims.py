@@ -800,6 +800,15 @@ def _drink_claim(clause: str, default_who: str) -> Claim | None:
     )
 
 
+_POLICY_VERBS = frozenset({"allows", "accepts", "supports", "requires"})  # "deploys require approval": a plural's
+_NOUNS_TOO = frozenset({"support", "accept"})  # bare, a verb only after a negation
+
+
+def stem_of_policy(verb: str) -> bool:
+    """Whether ``verb`` says what a place, a plan or a service allows, accepts, supports or requires."""
+    return TASTE_VERBS.get(verb) in _POLICY_VERBS or verb == "允许"
+
+
 def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None:
     """The clause's like/dislike claim and who it is about (``default_who`` for "I", "不喜欢茶")."""
     if TASTE_WORD.search(clause) is None:  # most clauses: one cheap scan instead of the parse
@@ -812,9 +821,14 @@ def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None
     if match is None:
         return None
     verb, negated = match["verb"], match["neg"] is not None
+    if verb in _NOUNS_TOO and not negated:
+        return None  # "the support I got", "support system": a noun; "doesn't support XML" is the verb
     who = WHO_TRAILERS.sub("", DEGREE.sub("", strip_left(match["who"])).strip()).strip()
-    if not verb.endswith("s") and " " not in verb and not chinese and not negated and who not in FIRST_PERSON:
-        return None  # a bare "like" is a preposition ("looks like rain") unless "I like", "don't like"
+    bare = not verb.endswith("s") and " " not in verb and not chinese and not negated and who not in FIRST_PERSON
+    if bare and (not stem_of_policy(verb) or not who):
+        # a bare "like" is a preposition ("looks like rain") unless "I like", "don't like"; a plural's
+        # rule is not ("deploys require approval")
+        return None
     disliked = verb.startswith(("dislike", "hate", "讨厌"))
     if negated and disliked:
         return None  # "doesn't hate" says little
@@ -828,6 +842,8 @@ def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None
     tokens = key_tokens(who)
     if not tokens:
         return None
+    if stem_of_policy(verb) and (len(who.split()) > 4 or what.split()[0] in OBJECT_PRONOUNS):
+        return None  # "… and allows me to be myself", "it really helped and supports …": no place's rule
     liked = not (negated or disliked)
     stem = TASTE_VERBS.get(verb, "喜欢" if chinese else "likes")
     attribute = f"{stem}{what}" if chinese else f"{stem} {what}"

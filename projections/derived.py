@@ -76,7 +76,8 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # title word, "She changed her …" none
 # 22: "is taking over as", a count of people, HQ the headquarters
 # 23: claims 25 (projections/claims.py)
-CLAIMS_KIND = b"claims/23"
+# 24: claims 26
+CLAIMS_KIND = b"claims/24"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 

@@ -298,6 +298,11 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         # a flight's time said of one day
         ("My flight is at 7am", "My flight is at 9am tomorrow"),
         ("My flight is on Friday at 9am", "My flight is on Saturday at 10am"),
+        # what a place, a plan or a service allows, supports or requires: yes, then no
+        ("The office allows dogs", "The office does not allow dogs"),
+        ("Deploys require approval from Bob", "Deploys no longer require approval from Bob"),
+        ("The API supports XML", "The API doesn't support XML anymore"),
+        ("办公室允许带狗", "办公室不允许带狗"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -415,6 +420,8 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("Welcome our new manager, Bob", "Welcome our new manager, Carol"),
         ("Tom is our account manager", "Please welcome our new account manager, Priya"),
         ("The flight costs $450 from JFK", "The flight costs $500 from LAX"),
+        ("The office allows dogs", "The office does not allow cats"),
+        ("The API supports JSON", "The API doesn't support XML"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
@@ -455,6 +462,10 @@ def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other
         "Meet our new engineer, Bob",
         "Alice took over as lead while Bob is on leave",
         "The meeting was extended to 4pm",
+        # "support" the noun; what lets a person do something is no rule of a place
+        "Thanks for the support and encouragement",
+        "Having a good support system is key",
+        "It's been a big part of my life and allows me to be myself",
     ],
 )
 def test_changes_of_no_slot_state_no_claim(said: str) -> None:
