@@ -604,6 +604,14 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
             return None  # "the meeting was extended to 4pm": how long it runs, not when it is
         if not _A_SPAN.search(left):  # "we extended the trial to 30 days": how long it lasts, as "… lasts 14 days"
             relation = "lasts"
+    elif (
+        relation == "is"
+        and not person
+        and _A_DURATION.search(value[2])
+        and not _A_SPAN.search(left)
+        and not _tail(text[end:], value[0], "")  # "… is 5 years old", "… is 3 days away" say more
+    ):
+        relation = "lasts"  # "the trial is 14 days", "the lease is 12 months": how long it lasts
     if relation == "lives in" and text[best[0] : end].endswith(" at") and not STREET_ADDRESS.match(value[0]):
         return None  # "lives at" a street address only
     if relation == "is" and text[best[0] : end].lstrip("已")[:2] in _PRICE_CHANGED:

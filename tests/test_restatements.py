@@ -303,6 +303,9 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("Deploys require approval from Bob", "Deploys no longer require approval from Bob"),
         ("The API supports XML", "The API doesn't support XML anymore"),
         ("办公室允许带狗", "办公室不允许带狗"),
+        # a length said with "is", then extended
+        ("The trial is 14 days", "We extended the trial to 30 days"),
+        ("The lease is 12 months", "The lease was extended to 2 years"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -422,6 +425,8 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The flight costs $450 from JFK", "The flight costs $500 from LAX"),
         ("The office allows dogs", "The office does not allow cats"),
         ("The API supports JSON", "The API doesn't support XML"),
+        ("The lease is 12 months", "The lease renewal is 3 months away"),
+        ("The trial is 14 days", "The CI timeout is 30 days"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
