@@ -180,7 +180,8 @@ class ClaimsProjector(DeferringProjector):
     # 25: "is $X" of a thing its price (any written currency), 涨价到, "extended the trial to 30 days",
     # a flight's time its departure, "lives at" a street address, "meet our new CEO, X", "team"/"daily"
     # standup, interim holders apart, a stand-in's "while … is away" clause none, a price's condition
-    # 26: what a place, a plan or a service allows, accepts, supports or requires, yes or no (允许)
+    # 26: what a place, a plan or a service allows, accepts, supports or requires, yes or no (允许); "is
+    # 14 days" how long it lasts
     version = 26
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
