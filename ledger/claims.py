@@ -842,7 +842,10 @@ def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None
         return None  # "doesn't hate" says little
     if who in PRONOUNS or not who:  # "I like …", "他喜欢 …", "不喜欢茶": whom the memory is about
         who = default_who
-    what = LEADING_ARTICLE.sub("", TASTE_TRAILERS.sub("", value_text(match["what"]))).strip(TOKEN_PUNCT + " ")
+    # a rule's object whole: "requires two approvals for hotfixes" is not "requires two approvals"
+    # (a taste's reason or occasion is cut: "likes jazz because …")
+    said = match["what"] if stem_of_policy(verb) else value_text(match["what"])
+    what = LEADING_ARTICLE.sub("", TASTE_TRAILERS.sub("", said.strip())).strip(TOKEN_PUNCT + " ")
     if not who.strip() or not what or what in NOT_A_TASTE or len(what.split()) > 5 or len(what) > 40:
         return None
     if chinese and ("是" in who or what.startswith("的")):

@@ -424,6 +424,7 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("Tom is our account manager", "Please welcome our new account manager, Priya"),
         ("The flight costs $450 from JFK", "The flight costs $500 from LAX"),
         ("The office allows dogs", "The office does not allow cats"),
+        ("Our policy requires two approvals", "Our policy does not require two approvals for hotfixes"),
         ("The API supports JSON", "The API doesn't support XML"),
         ("The lease is 12 months", "The lease renewal is 3 months away"),
         ("The trial is 14 days", "The CI timeout is 30 days"),
