@@ -680,16 +680,17 @@ _A_DURATION = re.compile(r"\d (?:s|mo)$")  # a normalised length of time ("25920
 _A_SPAN = re.compile(r"\b(?:timeout|ttl|retention|window|period|interval|grace|cooldown|delay|duration)\b")
 _OF_WHERE = re.compile(r"\s+(?:to|from|for|at|of|on|in|with)\s+")
 _PRICE_CHANGED = frozenset({"涨价", "降价"})  # a price raised or cut to ("会员涨价到30元")
+# a currency written after its number: a sign or a word ("25€", "100元", "25 pounds", "30 bucks")
+_CURRENCY_AFTER = r"(?:[€£¥元块]|(?:usd|eur|gbp|dollars?|euros?|pounds?|quid|bucks|yen|yuan|rmb|cny)\b)"
 # an amount of money in a written currency, as written: "$25", "25€", "¥30,000", "30 bucks", "25 pounds",
 # "100元" (all of one slot: the price, whichever way each was written)
 _PRICED = re.compile(
-    r"\s*(?:(?:about|around|only|just|now)\s+)?(?:[$€£¥]\s*\d|\d[\d,.]*\s*(?:[kmb万]\s*)?(?:[€£¥元块]"
-    r"|(?:usd|eur|gbp|dollars?|euros?|pounds?|quid|bucks|yen|yuan|rmb|cny)\b))"
+    r"\s*(?:(?:about|around|only|just|now)\s+)?(?:[$€£¥]\s*\d|\d[\d,.]*\s*(?:[kmb万]\s*)?" + _CURRENCY_AFTER + ")"
 )
 _ENDS = re.compile(r"\b(?:deadline|due|expir\w*|cutoff|end|ends)\b")
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
 # the currency a value was written with, when it follows the number ("25 pounds", "25€")
-_CURRENCY_WORD = re.compile(r"^(?:[€£¥元块]|(?:usd|eur|gbp|dollars?|euros?|pounds?|quid|bucks|yen|yuan|rmb|cny)\b)\s*")
+_CURRENCY_WORD = re.compile("^" + _CURRENCY_AFTER + r"\s*")
 # when a value changed, said after it ("went up to $25/month last week", "… from now on", "… starting in
 # March", "… from $250"): not a condition the value holds under, as "on weekends" or "online" are
 _WHEN_IT_CHANGED = re.compile(
@@ -808,13 +809,9 @@ def _drink_claim(clause: str, default_who: str) -> Claim | None:
     )
 
 
-_POLICY_VERBS = frozenset({"allows", "accepts", "supports", "requires"})  # "deploys require approval": a plural's
+# what a place, a plan or a service allows, accepts, supports or requires (as TASTE_VERBS keys them)
+_POLICY_VERBS = frozenset({"allows", "accepts", "supports", "requires", "允许"})
 _NOUNS_TOO = frozenset({"support", "accept"})  # bare, a verb only after a negation
-
-
-def stem_of_policy(verb: str) -> bool:
-    """Whether ``verb`` says what a place, a plan or a service allows, accepts, supports or requires."""
-    return TASTE_VERBS.get(verb) in _POLICY_VERBS or verb == "允许"
 
 
 def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None:
@@ -829,11 +826,12 @@ def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None
     if match is None:
         return None
     verb, negated = match["verb"], match["neg"] is not None
+    policy = TASTE_VERBS.get(verb) in _POLICY_VERBS
     if verb in _NOUNS_TOO and not negated:
         return None  # "the support I got", "support system": a noun; "doesn't support XML" is the verb
     who = WHO_TRAILERS.sub("", DEGREE.sub("", strip_left(match["who"])).strip()).strip()
     bare = not verb.endswith("s") and " " not in verb and not chinese and not negated and who not in FIRST_PERSON
-    if bare and (not stem_of_policy(verb) or not who):
+    if bare and (not policy or not who):
         # a bare "like" is a preposition ("looks like rain") unless "I like", "don't like"; a plural's
         # rule is not ("deploys require approval")
         return None
@@ -844,7 +842,7 @@ def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None
         who = default_who
     # a rule's object whole: "requires two approvals for hotfixes" is not "requires two approvals"
     # (a taste's reason or occasion is cut: "likes jazz because …")
-    said = match["what"] if stem_of_policy(verb) else value_text(match["what"])
+    said = match["what"] if policy else value_text(match["what"])
     what = LEADING_ARTICLE.sub("", TASTE_TRAILERS.sub("", said.strip())).strip(TOKEN_PUNCT + " ")
     if not who.strip() or not what or what in NOT_A_TASTE or len(what.split()) > 5 or len(what) > 40:
         return None
@@ -853,7 +851,7 @@ def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None
     tokens = key_tokens(who)
     if not tokens:
         return None
-    if stem_of_policy(verb) and (len(who.split()) > 4 or what.split()[0] in OBJECT_PRONOUNS):
+    if policy and (len(who.split()) > 4 or what.split()[0] in OBJECT_PRONOUNS):
         return None  # "… and allows me to be myself", "it really helped and supports …": no place's rule
     liked = not (negated or disliked)
     stem = TASTE_VERBS.get(verb, "喜欢" if chinese else "likes")

@@ -38,17 +38,23 @@ def parse_time(value: str, *, field: str = "time") -> str:
         raise InvalidInput(f"{field} is out of range", field=field) from None
 
 
-def inclusive_range(since: str | None, until: str | None) -> tuple[str | None, str | None]:
-    """``since`` and ``until`` (each optional) in canonical form, both ends inclusive. A ``since``
-    after ``until`` is refused: the range holds no time, and an empty answer (no events, an empty
-    export) would read as "nothing happened then"."""
-    start = parse_time(since, field="since") if since else None
-    end = parse_time(until, field="until") if until else None
-    if start and end and start > end:  # canonical times sort as times
-        raise InvalidInput(
-            f"since ({start}) is after until ({end}): the range holds no time, so nothing could answer; swap them?",
-            field="since",
+def time_range(
+    start: str | None, end: str | None, *, names: tuple[str, str] = ("since", "until"), half_open: bool = False
+) -> tuple[str | None, str | None]:
+    """``start`` and ``end`` (each optional, named ``names`` as the caller's fields) in canonical
+    form. A range that holds no time is refused: ``start`` after ``end`` (both ends inclusive), or
+    not before it (``half_open``: [start, end)). An empty answer (no events, an empty export, no
+    memories) would read as "nothing happened then"."""
+    first, last = names
+    start = parse_time(start, field=first) if start else None
+    end = parse_time(end, field=last) if end else None
+    if start and end and (start >= end if half_open else start > end):  # canonical times sort as times
+        said = (
+            f"is not before {last} ({end}): the range [{first}, {last})"
+            if half_open
+            else f"is after {last} ({end}): the range"
         )
+        raise InvalidInput(f"{first} ({start}) {said} holds no time, so nothing could answer; swap them?", field=first)
     return start, end
 
 

@@ -450,7 +450,7 @@ class History:
             "before_position": before_position,
         }
         before = paging.key_of(paging.decode("audit", request, cursor))
-        since, until = clock.inclusive_range(since, until)
+        since, until = clock.time_range(since, until)
         query = audit_model.AuditQuery(
             before=before,
             since=since,

@@ -183,14 +183,9 @@ class Views:
         """One page of ``find``; the defaults are the facade's (``LedgerApp.find``), declared once.
         The range's ends are compared as stored (canonical), whoever calls: "…00Z" sorts after
         "…00.000000Z", so an end given otherwise moved the range's edge."""
-        after_time = clock.parse_time(after_time, field="after_time") if after_time else None
-        before_time = clock.parse_time(before_time, field="before_time") if before_time else None
-        if after_time and before_time and after_time >= before_time:  # canonical: they sort as times
-            raise InvalidInput(
-                f"after_time ({after_time}) is not before before_time ({before_time}): the range "
-                "[after_time, before_time) holds no time, so nothing could answer; swap them?",
-                field="after_time",
-            )
+        after_time, before_time = clock.time_range(
+            after_time, before_time, names=("after_time", "before_time"), half_open=True
+        )
         request = {
             "query": query,
             **({"session_id": session_id, "session_only": session_only} if session_id else {}),

@@ -39,7 +39,7 @@ def export_cmd(obj: CliContext, fmt: str, since: str | None, until: str | None, 
 
     Example: ledger export --format jsonl -o ledger.jsonl; ledger export --schema > export.schema.json
     """
-    from fact_ledger.ledger.clock import inclusive_range
+    from fact_ledger.ledger.clock import time_range
     from fact_ledger.server.app.transfer import export_csv, export_jsonl
 
     if schema:
@@ -50,7 +50,7 @@ def export_cmd(obj: CliContext, fmt: str, since: str | None, until: str | None, 
         sys.stdout.buffer.write(export_schema())
         sys.stdout.flush()
         return
-    since, until = inclusive_range(since, until)
+    since, until = time_range(since, until)
     writer = export_jsonl if fmt == "jsonl" else export_csv
     target = output_path(output, "output") if output != "-" else None
     obj.app.storage.require_log()  # before the file is made: a refused export leaves no empty file
