@@ -105,7 +105,13 @@ def test_floor_replays_what_the_ledger_wrote(tmp_path: Path) -> None:
     )
     assert "events" not in rebuild["floor_by_table_s"] and rebuild["events"] == 300
     assert rebuild["core_floor_events_per_s"] > 0
-    assert set(report["floor_vs_budget"]) == {"rebuild_events_per_s", "remember_p50_ms"}
+    assert set(report["floor_vs_budget"]) == {"rebuild_events_per_s", "remember_p50_ms", "remember_p50_ms_two_files"}
+    # The default layout's floor: both files' statements replayed in order reach the same log and
+    # read models, the log's COMMIT synced and the read models' not.
+    two = remember["two_files"]
+    assert two["replay_reached_the_same_log"] is True
+    assert two["statements_per_remember"] > remember["statements_per_remember"]  # two BEGINs, two COMMITs
+    assert set(two["commit_ms"]) == {"log", "views"} and two["replayed_sql_ms"]["p50"] > 0
     assert list(tmp_path.iterdir()) == []  # the scratch databases are gone
 
 

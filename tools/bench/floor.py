@@ -13,7 +13,10 @@ measures on the same corpus:
   ledger opened as the ledger opens it (``EventStore``: WAL, ``synchronous=FULL``, background
   checkpoints). Validation, decisions, fingerprints and the projections' code are gone; the
   statements, the pages they touch and the commit remain. A second copy replays only the
-  statements on the log and the core read models (``CORE``).
+  statements on the log and the core read models (``CORE``). The same is measured in the
+  default two-file layout (``two_files``: the log fsynced alone, the read models with their copy
+  of the log in ``*.views.db``), the layout the budget is set for: both connections' statements
+  are recorded and replayed in the order they ran.
 
     python -m tools.bench.floor                  # 100,000 memories, 300 remembers, 3 repetitions
     python -m tools.bench.floor --quick          # tiny sizes (smoke test)
@@ -29,6 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +41,7 @@ import apsw
 from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections.runner import REBUILD_CACHE_KIB
 from fact_ledger.server.app.facade import LedgerApp
+from fact_ledger.server.app.views_file import VIEWS_SYNCHRONOUS
 from tools.bench.corpus import Corpus, Memory
 from tools.bench.run import BUDGETS, bench_remember, build, latency_summary, median_of, remember, timed
 
@@ -56,7 +61,9 @@ CORE = frozenset({"memories", "memory_versions", "search_docs", "search_fts"})
 _CORE_WRITES = CORE | {"events", "projection_checkpoints"}
 _TABLES = re.compile(r"\b(?:FROM|INTO|UPDATE|JOIN)\s+([A-Za-z_]\w*)", re.IGNORECASE)
 
-Statement = tuple[str, Any]
+# (the file it ran on, its SQL, its bindings); a script is one remember's, in order
+Statement = tuple[str, str, Any]
+Script = list[Statement]
 
 
 def projection_schema(conn: apsw.Connection) -> tuple[list[str], list[str], list[str]]:
@@ -115,52 +122,60 @@ def rebuild_floor(src_path: Path, dst_path: Path, only: frozenset[str] | None = 
     return {"seconds": round(seconds, 3), "by_table_s": {k: round(v, 3) for k, v in top}}
 
 
-def record_remembers(app: LedgerApp, memories: list[Memory]) -> list[list[Statement]]:
-    """Each remember's statements with their bindings, BEGIN IMMEDIATE to COMMIT."""
-    scripts: list[list[Statement]] = []
+def record_remembers(app: LedgerApp, memories: list[Memory], files: dict[str, apsw.Connection]) -> list[Script]:
+    """Each remember's statements with their bindings, BEGIN IMMEDIATE to COMMIT, on every
+    connection in ``files`` (by name), in the order they ran."""
+    scripts: list[Script] = []
 
-    def trace(_cursor: apsw.Cursor, sql: str, bindings: Any) -> bool:
-        scripts[-1].append((sql, bindings))
-        return True
+    def tracer(name: str) -> Callable[[apsw.Cursor, str, Any], bool]:
+        def trace(_cursor: apsw.Cursor, sql: str, bindings: Any) -> bool:
+            scripts[-1].append((name, sql, bindings))
+            return True
 
-    app.conn.exec_trace = trace
+        return trace
+
+    for name, conn in files.items():
+        conn.exec_trace = tracer(name)
     try:
         for m in memories:
             scripts.append([])
             remember(app, m)
     finally:
-        app.conn.exec_trace = None
+        for conn in files.values():
+            conn.exec_trace = None
     return scripts
 
 
-def replay(store: EventStore, scripts: list[list[Statement]]) -> dict[str, Any]:
-    """Run recorded transactions on ``store``; latency per transaction, its COMMIT and its WAL frames."""
-    conn = store.conn
-    whole, commits, per_commit = [], [], []
+def replay(stores: dict[str, EventStore], scripts: list[Script]) -> dict[str, Any]:
+    """Run recorded transactions on ``stores`` (by the name each statement was recorded under);
+    latency per transaction, each file's COMMIT and the WAL frames a transaction wrote."""
+    whole, per_commit = [], []
+    commits: dict[str, list[float]] = {name: [] for name in stores}
     for script in scripts:
-        before = store.wal_frames
+        before = {name: store.wal_frames for name, store in stores.items()}
         started = time.perf_counter()
-        for sql, bindings in script:
+        for name, sql, bindings in script:
             began = time.perf_counter()
-            for _ in conn.execute(sql, bindings):
+            for _ in stores[name].conn.execute(sql, bindings):
                 pass
             if sql == "COMMIT":
-                commits.append((time.perf_counter() - began) * 1000)
+                commits[name].append((time.perf_counter() - began) * 1000)
         whole.append((time.perf_counter() - started) * 1000)
-        if store.wal_frames > before:  # not across a WAL restart
-            per_commit.append(store.wal_frames - before)
+        grown = [store.wal_frames - before[name] for name, store in stores.items()]
+        if all(g >= 0 for g in grown):  # not across a WAL restart
+            per_commit.append(sum(grown))
     return {
         "transaction_ms": latency_summary(whole),
-        "commit_ms": latency_summary(commits),
+        "commit_ms": {name: latency_summary(times) for name, times in commits.items() if times},
         "statements": statistics.median(len(s) for s in scripts),
         "wal_frames": statistics.median(per_commit) if per_commit else 0,
     }
 
 
-def core_only(script: list[Statement]) -> list[Statement]:
+def core_only(script: Script) -> Script:
     """The statements of ``script`` that touch only the core read models (and the log): what a
     ``remember`` would cost with no governance or time-travel read model to keep."""
-    return [(sql, bindings) for sql, bindings in script if set(_TABLES.findall(sql)) <= _CORE_WRITES]
+    return [(name, sql, bindings) for name, sql, bindings in script if set(_TABLES.findall(sql)) <= _CORE_WRITES]
 
 
 def _log_tail(conn: apsw.Connection) -> tuple[Any, ...]:
@@ -171,28 +186,36 @@ def _log_tail(conn: apsw.Connection) -> tuple[Any, ...]:
     )
 
 
+def _copy_database(conn: apsw.Connection, path: Path) -> None:
+    """A consistent copy of ``conn``'s database at ``path`` (SQLite's online backup)."""
+    _remove_database(path)
+    copy = apsw.Connection(str(path))
+    try:
+        with copy.backup("main", conn, "main") as backup:
+            backup.step()
+    finally:
+        copy.close()
+
+
 def remember_floor(app: LedgerApp, workdir: Path, corpus: Corpus, count: int, reps: int) -> dict[str, Any]:
     """Per repetition: remember ``count`` memories through the facade (timed), record ``count``
-    more and replay their statements on a copy taken just before them."""
+    more and replay their statements on a copy taken just before them (one file: the log and
+    the read models on one connection)."""
     copy_path, core_path = workdir / "replay.db", workdir / "replay-core.db"
     app_reps, replay_reps, core_reps, faithful = [], [], [], []
     for _ in range(reps):
         app_reps.append(bench_remember(app, corpus, count))
-        _remove_database(copy_path)
+        _copy_database(app.conn, copy_path)
         _remove_database(core_path)
-        copy = apsw.Connection(str(copy_path))
-        with copy.backup("main", app.conn, "main") as backup:
-            backup.step()
-        copy.close()
         shutil.copyfile(copy_path, core_path)
-        scripts = record_remembers(app, list(corpus.memories(count)))
+        scripts = record_remembers(app, list(corpus.memories(count)), {"file": app.conn})
         for path, run_scripts, out in (
             (copy_path, scripts, replay_reps),
             (core_path, [core_only(s) for s in scripts], core_reps),
         ):
             store = EventStore(path)
             try:
-                out.append(replay(store, run_scripts))
+                out.append(replay({"file": store}, run_scripts))
                 faithful.append(_log_tail(store.conn) == _log_tail(app.conn))
             finally:
                 store.close()
@@ -201,7 +224,7 @@ def remember_floor(app: LedgerApp, workdir: Path, corpus: Corpus, count: int, re
         "replayed_sql_ms": median_of([r["transaction_ms"] for r in replay_reps]),
         "core_replayed_sql_ms": median_of([r["transaction_ms"] for r in core_reps]),
         "core_wal_frames_per_remember": statistics.median(r["wal_frames"] for r in core_reps),
-        "commit_ms": median_of([r["commit_ms"] for r in replay_reps]),
+        "commit_ms": median_of([r["commit_ms"]["file"] for r in replay_reps]),
         "replay_reached_the_same_log": all(faithful),
         "statements_per_remember": statistics.median(r["statements"] for r in replay_reps),
         "wal_frames_per_remember": statistics.median(r["wal_frames"] for r in replay_reps),
@@ -209,6 +232,50 @@ def remember_floor(app: LedgerApp, workdir: Path, corpus: Corpus, count: int, re
             {"ledger_p50": a["p50"], "replay_p50": r["transaction_ms"]["p50"]}
             for a, r in zip(app_reps, replay_reps, strict=True)
         ],
+    }
+
+
+def two_file_remember_floor(workdir: Path, seed: int, memories: int, count: int, reps: int) -> dict[str, Any]:
+    """The same floor in the default layout, which the budget is set for: the log in its own file
+    (``synchronous=FULL``), the read models with their copy of the log in ``*.views.db``
+    (``synchronous=NORMAL``), one connection each. The recorded statements of both connections
+    are replayed in the order they ran, on copies of both files opened the same way."""
+    corpus = Corpus(seed=seed)
+    app, _, _ = build(workdir / "two.db", corpus, memories)
+    log, views = app.storage.log, app.storage.store
+    assert isinstance(log, EventStore) and log is not views, "the default layout keeps two files"
+    copies = {"log": workdir / "replay-log.db", "views": workdir / "replay-log.views.db"}
+    app_reps, replay_reps, faithful = [], [], []
+    try:
+        for _ in range(reps):
+            app_reps.append(bench_remember(app, corpus, count))
+            app.storage.settle()  # the copies start from folded read models, as the recording does
+            _copy_database(log.conn, copies["log"])
+            _copy_database(views.conn, copies["views"])
+            scripts = record_remembers(app, list(corpus.memories(count)), {"log": log.conn, "views": views.conn})
+            stores = {
+                "log": EventStore(copies["log"]),
+                "views": EventStore(copies["views"], synchronous=VIEWS_SYNCHRONOUS),
+            }
+            try:
+                replay_reps.append(replay(stores, scripts))
+                faithful.append(
+                    _log_tail(stores["views"].conn) == _log_tail(views.conn) and stores["log"].tail() == log.tail()
+                )
+            finally:
+                for store in stores.values():
+                    store.close()
+    finally:
+        app.close()
+        for path in (*copies.values(), workdir / "two.db", workdir / "two.views.db"):
+            _remove_database(path)
+    return {
+        "ledger_ms": median_of(app_reps),
+        "replayed_sql_ms": median_of([r["transaction_ms"] for r in replay_reps]),
+        "commit_ms": {name: median_of([r["commit_ms"][name] for r in replay_reps]) for name in ("log", "views")},
+        "replay_reached_the_same_log": all(faithful),
+        "statements_per_remember": statistics.median(r["statements"] for r in replay_reps),
+        "wal_frames_per_remember": statistics.median(r["wal_frames"] for r in replay_reps),
     }
 
 
@@ -237,6 +304,7 @@ def run(workdir: Path, memories: int, remembers: int, reps: int, seed: int) -> d
         remember = remember_floor(app, workdir, corpus, remembers, reps)
     finally:
         app.close()
+    remember["two_files"] = two_file_remember_floor(workdir, seed, memories, remembers, reps)
     budget_rebuild, budget_p50 = BUDGETS["rebuild_events_per_s"][0], BUDGETS["remember_p50_ms"][0]
     return {
         "memories": memories,
@@ -252,6 +320,11 @@ def run(workdir: Path, memories: int, remembers: int, reps: int, seed: int) -> d
                 "floor": remember["replayed_sql_ms"]["p50"],
                 "budget": budget_p50,
                 "ratio": round(remember["replayed_sql_ms"]["p50"] / budget_p50, 3),
+            },
+            "remember_p50_ms_two_files": {
+                "floor": remember["two_files"]["replayed_sql_ms"]["p50"],
+                "budget": budget_p50,
+                "ratio": round(remember["two_files"]["replayed_sql_ms"]["p50"] / budget_p50, 3),
             },
         },
     }
