@@ -57,11 +57,19 @@ _EVENTS = (
     r"|concert|workshop|offsite|demo|meetup|review|training|appointment|reservation|booking|drinks|hike|tour"
     r"|visit|1:1|one-on-one|catch-up|huddle|club|walk|run|dance|gig|wedding|ceremony|celebration|picnic|bbq|outing"
 )
+# "My 1:1 with Bob is off", "dinner with the Smiths is off": whom the event is with, between it and "is"
+_WITH_WHOM = r"(?:\s+with\s+(?:the\s+)?[\w'’.&-]+(?:\s+[\w'’.&-]+){0,2}?)?"
+# "off" ends the statement or is followed by when or why ("the game is off tonight", "…, sadly"):
+# "off-site", "off the table", "off Main Street" say where a thing is or what it is off
+_OFF_END = (
+    r"(?=\s*$|\s*[,;:—]|\s+(?:for\s+now|now|again|this|next|today|tonight|tomorrow|because|due|as|since|sadly"
+    r"|unfortunately|though|too|anyway|altogether|completely|after\s+all)\b)"
+)
 _EN_PREDICATE = re.compile(
-    r"\b(?:is|are|was|were|has\s+been|have\s+been|'s)\s+(?:now\s+|also\s+)?"
+    r"\b(?:is|are|was|were|has\s+been|have\s+been|'s(?:\s+been)?)\s+(?:now\s+|also\s+)?"
     r"(?:cancell?ed|called\s+off|no\s+longer\s+(?:needed|required|necessary|happening)"
     r"|not\s+needed\s+any\s*more|discontinued|scrapped)\b"
-    r"|\b(?:" + _EVENTS + r")(?:\s+(?:is|are)|'s)\s+(?:now\s+|also\s+)?off\b(?!\s+(?:the|by|from|to|on|limits)\b)"
+    r"|\b(?:" + _EVENTS + r")" + _WITH_WHOM + r"(?:\s+(?:is|are)|'s)\s+(?:now\s+|also\s+)?off" + _OFF_END
 )
 _EN_NOT_CANCEL = re.compile(
     r"\b(?:forget\s+to|hesitate|worry)\b"
@@ -152,12 +160,24 @@ def recurs(content: str) -> bool:
     return _RECURS.search(_clean(content)) is not None
 
 
+# "The game's off": the contraction is "is" ("game", not "game's"; "Thursday's team lunch" keeps its day)
+_EN_IS = re.compile(
+    r"'s(?=\s+(?:now\s+|also\s+)?(?:off|cancell?ed|called\s+off|been|no\s+longer|not\s+needed|discontinued"
+    r"|scrapped)\b)"
+)
+# why or how sadly an event is off names nothing cancelled ("the game is off because of the rain", "…, sadly")
+_EN_OFF_REASON = re.compile(
+    r"\boff(?:\s*[,;:—].*|\s+(?:because|due|as|since|sadly|unfortunately|though|too|anyway|altogether|completely"
+    r"|after\s+all)\b.*)$"
+)
+
+
 def cancelled_words(content: str) -> tuple[str, ...]:
     """The words naming what ``content`` cancels (empty when it is no cancellation): its content
     words without stop words and cancellation words; a Chinese run as its bigrams."""
     if not is_cancellation(content):
         return ()
-    text = _ZH_CANCEL_WORDS.sub(" ", _clean(content))
+    text = _ZH_CANCEL_WORDS.sub(" ", _EN_OFF_REASON.sub("off", _EN_IS.sub(" is", _clean(content))))
     words: list[str] = []
     for token in _WORD.findall(text):
         if re.fullmatch(f"[{_CJK}]+", token):
@@ -185,6 +205,8 @@ _EN_HABIT = re.compile(
     r"|make\s+sure|remember\s+to|be\s+sure\s+to|is\s+scheduled|are\s+scheduled|runs\s+at|reminder)\b"
     # an event's time: "the Friday retro is at 4pm", "the offsite is on Tuesday" (a schedule)
     rf"|\b(?:is|are)\s+(?:at|on)\s+(?:{_CLOCK}|{_WEEKDAY}s?)\b"
+    # "the game is Sunday at 4pm", "dinner with the Smiths is tomorrow at 7pm": a day, then its time
+    rf"|\b(?:is|are)\s+(?:(?:this|next)\s+)?(?:{_WEEKDAY}|tomorrow|tonight)\s+(?:at|from)\s+{_CLOCK}"
 )
 _EN_LEAD_IN = re.compile(r"^(?:please|always|kindly|also|remember\s+to|make\s+sure\s+(?:to|you)|be\s+sure\s+to)\s+")
 _ZH_HABIT = re.compile(

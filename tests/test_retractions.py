@@ -120,6 +120,13 @@ def test_a_duplicate_retraction_of_a_locked_target_still_needs_authorization(app
         ("Book a table at Nobu for Saturday's dinner", "Cancel Saturday's dinner at Nobu"),
         ("Remind me about Friday's demo with Acme at 2pm", "Friday's demo with Acme is cancelled"),
         ("Send the report to Bob every Friday", "Don't send the report to Bob on Fridays"),
+        # an event with someone that is off, an event whose "is" is contracted, a day and its time
+        ("My 1:1 with Bob is at 3pm on Thursday", "My 1:1 with Bob is off"),
+        ("Dinner with the Smiths is Saturday at 7pm", "Dinner with the Smiths is off"),
+        ("The game is Sunday at 4pm", "The game's off"),
+        ("The game is Sunday at 4pm", "The game is off"),
+        ("The game is Sunday at 4pm", "The game is off because of the rain"),
+        ("The trip to Denver is on Friday", "The trip's been cancelled"),
     ],
 )
 def test_a_cancellation_retracts_the_one_instruction_that_holds_its_words(
@@ -244,6 +251,10 @@ def test_cancelling_one_occurrence_leaves_the_schedule(app: LedgerApp, schedule:
         ("The launch review is at 3pm on Friday", "The launch is cancelled"),
         ("Order pizza from Luigi's every Friday", "Cancel the Luigi's reservation"),
         ("Turn on the heating every morning at 6am", "The heating is off"),
+        ("The meeting with the client is at 3pm on Friday", "The meeting with the client is off-site"),
+        ("The meeting is at 3pm on Friday", "The meeting is off-site"),
+        ("Dinner with the Smiths is Saturday at 7pm", "Dinner with the Smiths is off the menu"),
+        ("Lunch with the team is at noon on Friday", "Lunch with the team is off Main Street"),
         ("I do yoga every Monday at 7pm", "We're not doing yoga"),
         # the words name when the instruction applies, not what it says to do
         ("Take ibuprofen when I have headaches", "I'm no longer having headaches"),
@@ -349,6 +360,8 @@ def test_a_protected_instruction_is_not_retracted_by_words_alone(app: LedgerApp)
         ("We're not doing yoga anymore", ("yoga",)),
         ("The team lunch is off", ("team", "lunch")),
         ("Thursday's team lunch is off", ("thursday's", "team", "lunch")),  # one occurrence: see below
+        ("The game's off", ("game",)),  # 's is "is" before "off"
+        ("Dinner with the Smiths is off, sadly", ("dinner", "smiths")),  # how or why it is off names nothing
     ],
 )
 def test_cancelled_words(text: str, words: tuple[str, ...]) -> None:
@@ -383,6 +396,10 @@ def test_one_occurrence_and_a_schedule_that_recurs(text: str, one: bool, recurri
         "Flight cancellations rose in March",
         "The meeting is off the table",
         "The heating is off",
+        "The meeting is off-site",
+        "The meeting with the client is off site",
+        "Dinner with the Smiths is off Main Street",
+        "The party is off and on",
     ],
 )
 def test_no_cancellation(text: str) -> None:
