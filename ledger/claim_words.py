@@ -576,6 +576,15 @@ HAS_COUNT = (
         re.IGNORECASE,
     ),
 )
+# "The plan allows 10 users", "the venue accepts up to 200 guests": how many a rule lets in is one
+# count, the slot "the plan's allowed users count" ("allows 5 users" changes it; "allows dogs" and a
+# count said with more after it, "5 users per team", stay yes/no facts of their own object)
+ALLOWS_COUNT = re.compile(
+    r"^(?P<x>.+?)\s+(?:(?:now|currently|still)\s+)*(?P<verb>allows|permits|supports|accepts)"
+    r"(?:\s+(?:up\s+to|a\s+maximum\s+of|at\s+most))?" + _COUNT + _COUNT_END,
+    re.IGNORECASE,
+)
+ALLOWED = {"allows": "allowed", "permits": "allowed", "supports": "supported", "accepts": "accepted"}
 # "张三换了新手机号13900000000": 张三's phone number is the new one ("张三的手机号是…")
 ZH_NEW_VALUE = re.compile(
     r"^(?P<x>[^，。,;；\s]+?)(?:换了|有了|用了|改了)(?:一?个)?新的?(?P<y>[^\s\d:：，。,;；]{1,8}?)[:：\s]*"

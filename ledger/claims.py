@@ -33,6 +33,8 @@ from fact_ledger.ledger.claim_values import is_named, is_value, name_value, pars
 from fact_ledger.ledger.claim_words import (
     ADDRESS,
     ALIASES,
+    ALLOWED,
+    ALLOWS_COUNT,
     AMOUNTS,
     ANY_RELATION,
     CHANGED_BY,
@@ -347,13 +349,16 @@ def _count_claim(clause: str, subject: str) -> Claim | None:
     text = unicodedata.normalize("NFKC", clause).strip()
     if _A_DIGIT.search(text) is None:  # most clauses: no count, no pattern run
         return None
-    match = next((m for pattern in HAS_COUNT if (m := pattern.match(text)) is not None), None)
+    match = next((m for pattern in HAS_COUNT if (m := pattern.match(text)) is not None), None) or ALLOWS_COUNT.match(
+        text
+    )
     if match is None or HEDGED.search(text.lower()) or QUESTION_START.match(text.lower()):
         return None
     thing = normalize_text(match["x"])
     if not thing or thing in PRONOUNS or thing in PERSONS or NEGATED_LEFT.search(thing) or NEGATED_VERB.search(thing):
         return None  # "we have 3 nodes": the speaker's, of no named thing; "… no longer has …"
-    return _clause_claim(f"{match['x']}'s {match['noun']} count is {match['n']}", subject)
+    counted = match["noun"] if "verb" not in match.groupdict() else f"{ALLOWED[match['verb'].lower()]} {match['noun']}"
+    return _clause_claim(f"{match['x']}'s {counted} count is {match['n']}", subject)
 
 
 def _zh_claim(clause: str, subject: str) -> Claim | None:

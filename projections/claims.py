@@ -182,7 +182,9 @@ class ClaimsProjector(DeferringProjector):
     # standup, interim holders apart, a stand-in's "while … is away" clause none, a price's condition
     # 26: what a place, a plan or a service allows, accepts, supports or requires, yes or no (允许); "is
     # 14 days" how long it lasts
-    version = 26
+    # 27: a rule's object whole ("requires two approvals for hotfixes"); how many a plan or a place
+    # allows, supports or accepts one count ("allows 10 users" / "allows 5 users")
+    version = 27
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

@@ -306,6 +306,10 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         # a length said with "is", then extended
         ("The trial is 14 days", "We extended the trial to 30 days"),
         ("The lease is 12 months", "The lease was extended to 2 years"),
+        # how many a plan or a place lets in is one count, whatever the number
+        ("The plan allows 10 users", "The plan allows 5 users"),
+        ("The venue accepts 150 guests", "The venue now accepts up to 200 guests"),
+        ("The Pro plan supports 3 seats", "The Pro plan supports 10 seats"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -428,6 +432,14 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The API supports JSON", "The API doesn't support XML"),
         ("The lease is 12 months", "The lease renewal is 3 months away"),
         ("The trial is 14 days", "The CI timeout is 30 days"),
+        # a count of other things let in, of another plan, or what a plan has; another object; a count
+        # with more said after it
+        ("The plan allows 10 users", "The plan allows 10 admins"),
+        ("The Pro plan allows 10 users", "The Team plan allows 50 users"),
+        ("The plan allows 10 users", "The plan has 3 users"),
+        ("The office allows dogs", "The office allows cats"),
+        ("The plan allows 10 users", "The plan allows 5 users per team"),
+        ("Our policy requires two approvals", "Our policy requires two approvals for hotfixes"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
