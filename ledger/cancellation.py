@@ -57,8 +57,9 @@ _EVENTS = (
     r"|concert|workshop|offsite|demo|meetup|review|training|appointment|reservation|booking|drinks|hike|tour"
     r"|visit|1:1|one-on-one|catch-up|huddle|club|walk|run|dance|gig|wedding|ceremony|celebration|picnic|bbq|outing"
 )
-# "My 1:1 with Bob is off", "dinner with the Smiths is off": whom the event is with, between it and "is"
-_WITH_WHOM = r"(?:\s+with\s+(?:the\s+)?[\w'’.&-]+(?:\s+[\w'’.&-]+){0,2}?)?"
+# "My 1:1 with Bob is off", "dinner with the Smiths is off", "the farewell party for Tom is off": whom
+# the event is with or for, between it and "is"
+_WITH_WHOM = r"(?:\s+(?:with|for)\s+(?:the\s+)?[\w'’.&-]+(?:\s+[\w'’.&-]+){0,2}?)?"
 # "off" ends the statement or is followed by when or why ("the game is off tonight", "…, sadly"):
 # "off-site", "off the table", "off Main Street" say where a thing is or what it is off
 _OFF_END = (
@@ -166,9 +167,10 @@ _EN_IS = re.compile(
     r"|scrapped)\b)"
 )
 # why or how sadly an event is off names nothing cancelled ("the game is off because of the rain", "…, sadly")
+# ("Class is off, students are on a field trip" says more than why: its words stay, and find nothing)
 _EN_OFF_REASON = re.compile(
-    r"\boff(?:\s*[,;:—].*|\s+(?:because|due|as|since|sadly|unfortunately|though|too|anyway|altogether|completely"
-    r"|after\s+all)\b.*)$"
+    r"\boff(?:\s*[,;:—]\s*|\s+)(?:because|due\s+to|as|since|sadly|unfortunately|though|too|anyway|altogether"
+    r"|completely|after\s+all|sorry)\b.*$"
 )
 
 

@@ -127,6 +127,8 @@ def test_a_duplicate_retraction_of_a_locked_target_still_needs_authorization(app
         ("The game is Sunday at 4pm", "The game is off"),
         ("The game is Sunday at 4pm", "The game is off because of the rain"),
         ("The trip to Denver is on Friday", "The trip's been cancelled"),
+        ("The farewell party for Tom is on Friday at 5pm", "The farewell party for Tom is off"),
+        ("The party is on Saturday at 8pm", "The party is off, sorry"),
     ],
 )
 def test_a_cancellation_retracts_the_one_instruction_that_holds_its_words(
@@ -255,6 +257,8 @@ def test_cancelling_one_occurrence_leaves_the_schedule(app: LedgerApp, schedule:
         ("The meeting is at 3pm on Friday", "The meeting is off-site"),
         ("Dinner with the Smiths is Saturday at 7pm", "Dinner with the Smiths is off the menu"),
         ("Lunch with the team is at noon on Friday", "Lunch with the team is off Main Street"),
+        # more said after "off" than why: its words find nothing
+        ("The class is at 6pm on Mondays", "Class is off, students are on a field trip to the zoo"),
         ("I do yoga every Monday at 7pm", "We're not doing yoga"),
         # the words name when the instruction applies, not what it says to do
         ("Take ibuprofen when I have headaches", "I'm no longer having headaches"),
