@@ -93,6 +93,7 @@ from fact_ledger.ledger.claim_words import (
     RATE_PERIODS,
     RELATION_SLOTS,
     RELATIONS,
+    REPLACED_BY,
     REPLACEMENT_WORD,
     REPORTS_TO,
     REPORTS_TO_ZH,
@@ -491,7 +492,7 @@ def _role_holder_claim(clause: str, subject: str) -> Claim | None:
     if promoted is not None and TITLE_WORDS.search(promoted["y"]):
         return _clause_claim(f"{promoted['x']}'s title is {promoted['y']}", subject)
     on_call = ON_CALL_HOLDER.match(text) if "call" in folded else None
-    took_over = TOOK_OVER.match(text) if " as " in folded else None
+    took_over = (TOOK_OVER.match(text) or REPLACED_BY.match(text)) if " as " in folded else None
     if on_call is not None:
         text = f"{on_call['x']} is the on-call{on_call['rest']}"
     elif took_over is not None and not TEMPORARY.search(text):
@@ -598,7 +599,7 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if said_first is not None and said_first[0] == KIND_WHEN and said_first[2] >= len(left):
         return None  # "May 3 is the deadline": the date said first is the value, not what the claim is about
     extended = _EXTENDED.search(text[best[0] : end]) is not None and not _ENDS.search(left)
-    if relation == "departs" and person:
+    if relation in ("departs", "arrives") and person:
         return None  # "Bob leaves at 5pm" (a habit, or today's): a train's or a flight's departure is one
     as_name = relation != "port" and is_role(left, subject)
     value = parse_value(text[end:], hint=left + " " + subject, as_name=as_name)
@@ -667,8 +668,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         own = tail  # "costs $50 online" / "$60 at the door", "$220 a night on weekends": other prices
     qualifier = " ".join(q for q in (own, rate) if q)
     # "leaves at 9:40 on Sundays", "ends at 5pm on Thursdays": one day's time among others
-    one_of_several = relation in ("departs", "ends") and re.search(r"[a-z]+ \d", value[2]) is not None
-    if one_of_several or (tail and (relation == "departs" or text[best[0] : end].startswith("在"))):
+    one_of_several = relation in ("departs", "arrives", "ends") and re.search(r"[a-z]+ \d", value[2]) is not None
+    if one_of_several or (tail and (relation in ("departs", "arrives") or text[best[0] : end].startswith("在"))):
         # "the train leaves at 9:40 on Sundays", "… from JFK", "妈妈在每天早上8点吃药": one schedule's
         # time among others, not the thing's one time
         if not journey:

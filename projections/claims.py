@@ -183,7 +183,9 @@ class ClaimsProjector(DeferringProjector):
     # 26: what a place, a plan or a service allows, accepts, supports or requires, yes or no (允许); "is
     # 14 days" how long it lasts
     # 27: a rule's object whole ("requires two approvals for hotfixes"); how many a plan or a place
-    # allows, supports or accepts one count ("allows 10 users" / "allows 5 users")
+    # allows, supports or accepts one count ("allows 10 users" / "allows 5 users"); "Dr. Lee" whole (a
+    # title's full stop ends no sentence), "lands at" the arrival, "charges $X" the price, "was replaced
+    # by X as" the holder, "is off tonight" none
     version = 27
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
