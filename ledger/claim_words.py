@@ -276,6 +276,8 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         ),
         # when it leaves, a slot of its own ("Bob starts at 9am" is not when he leaves)
         (_EN.format(r"(?:now\s+)?(?:departs|leaves|takes off)\s+(?:at|on)"), "departs", frozenset({"when"})),
+        # when it opens, a slot of its own ("the gym opens at 6am" is not when it closes)
+        (_EN.format(r"(?:now\s+)?opens\s+(?:at|on)"), "opens", frozenset({"when"})),
         # when it arrives, another slot ("the flight lands at 5pm" is not when it leaves)
         (_EN.format(r"(?:now\s+)?(?:arrives|lands|gets\s+in)\s+(?:at|on)"), "arrives", frozenset({"when"})),
         # an amount gone up or down to, a number only ("Bob went up to the roof" is none)
@@ -680,6 +682,7 @@ RELATION_SLOTS = {
     "lasts": "duration",
     "departs": "departure",
     "arrives": "arrival",
+    "opens": "opening",
 }
 # "Dave is on call (this week)": the on-call role's holder, as "Dave is the on-call engineer"
 ON_CALL_HOLDER = re.compile(

@@ -668,7 +668,9 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         own = tail  # "costs $50 online" / "$60 at the door", "$220 a night on weekends": other prices
     qualifier = " ".join(q for q in (own, rate) if q)
     # "leaves at 9:40 on Sundays", "ends at 5pm on Thursdays": one day's time among others
-    one_of_several = relation in ("departs", "arrives", "ends") and re.search(r"[a-z]+ \d", value[2]) is not None
+    one_of_several = (
+        relation in ("departs", "arrives", "ends", "opens") and re.search(r"[a-z]+ \d", value[2]) is not None
+    )
     if one_of_several or (tail and (relation in ("departs", "arrives") or text[best[0] : end].startswith("在"))):
         # "the train leaves at 9:40 on Sundays", "… from JFK", "妈妈在每天早上8点吃药": one schedule's
         # time among others, not the thing's one time

@@ -319,6 +319,7 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("Mom's flight lands at 5pm", "Mom's flight now lands at 7pm"),
         ("The babysitter charges $18 an hour", "The babysitter now charges $20 an hour"),
         ("Daniel is our account manager", "Daniel was replaced by Aisha as our account manager"),
+        ("The gym opens at 6am", "The gym now opens at 5am"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -457,6 +458,9 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The babysitter charges $18 an hour", "The tutor charges $40 an hour"),
         ("The hotel charges $200 a night", "The hotel charges $30 for parking"),
         ("The landlord is Mr. Patel", "The plumber is Mr. Smith"),
+        ("The train arrives at 6:10pm", "The train arrives at 7:10pm on weekends"),
+        ("The gym opens at 6am", "The gym opens at 8am on Sundays"),
+        ("The gym opens at 6am", "The gym closes at 10pm"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
