@@ -63,7 +63,7 @@ _WITH_WHOM = r"(?:\s+(?:with|for)\s+(?:the\s+)?[\w'’.&-]+(?:\s+[\w'’.&-]+){0
 # "off" ends the statement or is followed by when or why ("the game is off tonight", "…, sadly"):
 # "off-site", "off the table", "off Main Street" say where a thing is or what it is off
 _OFF_END = (
-    r"(?=\s*$|\s*[,;:—]|\s+(?:for\s+now|now|again|this|next|today|tonight|tomorrow|because|due|as|since|sadly"
+    r"(?=\s*$|\s*[,;:—]|\s+(?:for\s+now|for\s+good|now|again|this|next|today|tonight|tomorrow|because|due|as|since|sadly"
     r"|unfortunately|though|too|anyway|altogether|completely|after\s+all)\b)"
 )
 _EN_PREDICATE = re.compile(
@@ -170,7 +170,7 @@ _EN_IS = re.compile(
 # ("Class is off, students are on a field trip" says more than why: its words stay, and find nothing)
 _EN_OFF_REASON = re.compile(
     r"\boff(?:\s*[,;:—]\s*|\s+)(?:because|due\s+to|as|since|sadly|unfortunately|though|too|anyway|altogether"
-    r"|completely|after\s+all|sorry)\b.*$"
+    r"|completely|after\s+all|sorry|for\s+good)\b.*$"
 )
 
 

@@ -129,6 +129,7 @@ def test_a_duplicate_retraction_of_a_locked_target_still_needs_authorization(app
         ("The trip to Denver is on Friday", "The trip's been cancelled"),
         ("The farewell party for Tom is on Friday at 5pm", "The farewell party for Tom is off"),
         ("The party is on Saturday at 8pm", "The party is off, sorry"),
+        ("The 1:1 with Bob is at 3pm on Thursdays", "The 1:1 with Bob is off for good"),
     ],
 )
 def test_a_cancellation_retracts_the_one_instruction_that_holds_its_words(
