@@ -15,6 +15,7 @@ from fact_ledger.ledger.cancellation import (
     Target,
     cancelled_words,
     choose,
+    find,
     is_cancellation,
     is_instruction,
     names_one_occurrence,
@@ -493,6 +494,25 @@ def test_too_many_memories_holding_the_words_retract_nothing() -> None:
     assert choose([one, *reports])[0] == one  # every memory holding the words was looked at
     target, matched = choose([one, *reports, Target(99, "s99", "The minutes were sent on Friday")])
     assert target is None and matched == [one]  # one more than looked at: it could hide another
+
+
+def test_a_reservation_is_looked_for_again_as_what_booked_it() -> None:
+    """The write path's retry as a rule of its own: "cancel the Luigi's reservation" holds no
+    instruction by its words, then finds the booking by "book" (a guide book is no booking)."""
+    memories = [
+        Target(1, "s1", "Book a table at Luigi's for Friday 7pm"),
+        Target(2, "s2", "Buy the Luigi's cook book for Sam"),
+    ]
+    asked: list[tuple[str, ...]] = []
+
+    def holding(words: tuple[str, ...]) -> list[Target]:
+        asked.append(words)
+        return [t for t in memories if all(w.rstrip("s").rstrip("'") in t.content.lower() for w in words)]
+
+    target, matched, words = find(cancelled_words("Cancel the Luigi's reservation"), holding)
+    assert asked == [("luigi's", "reservation"), ("luigi's", "book")]
+    assert target == memories[0] and matched == [memories[0]] and words == ("luigi's", "book")
+    assert find(("invoice",), holding) == (None, [], ("invoice",))  # nothing named a reservation: one look
 
 
 def test_at_most_five_candidates_are_listed() -> None:
