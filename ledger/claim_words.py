@@ -269,7 +269,9 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         (
             _EN.format(
                 r"(?:now\s+)?(?:starts|begins)\s+(?:at|on)|"
-                r"(?:pushed|delayed|postponed|rescheduled|pushed back|moved back)\s+(?:to|until)"
+                r"(?:pushed|delayed|postponed|rescheduled|pushed back|moved back)\s+(?:to|until)|"
+                # a time brought earlier ("the recital was moved up to 5pm")
+                r"(?:(?:has been|was|is|got|been)\s+)?(?:moved up|moved forward|brought forward|pulled forward)\s+to"
             ),
             "is",
             frozenset({"when"}),

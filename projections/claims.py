@@ -185,7 +185,7 @@ class ClaimsProjector(DeferringProjector):
     # 27: a rule's object whole ("requires two approvals for hotfixes"); how many a plan or a place
     # allows, supports or accepts one count ("allows 10 users" / "allows 5 users"); "Dr. Lee" whole (a
     # title's full stop ends no sentence), "lands at" the arrival, "charges $X" the price, "was replaced
-    # by X as" the holder, "opens at" the opening, "is off tonight" none
+    # by X as" the holder, "opens at" the opening, "moved up to" a time, "is off tonight" none
     version = 27
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})

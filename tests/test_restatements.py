@@ -320,6 +320,9 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("The babysitter charges $18 an hour", "The babysitter now charges $20 an hour"),
         ("Daniel is our account manager", "Daniel was replaced by Aisha as our account manager"),
         ("The gym opens at 6am", "The gym now opens at 5am"),
+        # a time brought earlier
+        ("The recital is at 6pm", "The recital was moved up to 5pm"),
+        ("The launch date is March 3", "The launch was brought forward to March 1"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -513,6 +516,7 @@ def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other
         "The station charges EVs",
         "Bob charges his phone at night",
         "Tom was replaced by Sarah as project lead while Bob is on leave",
+        "Bob was moved up to the senior team",
     ],
 )
 def test_changes_of_no_slot_state_no_claim(said: str) -> None:
