@@ -166,8 +166,8 @@ _EN_IS = re.compile(
     r"'s(?=\s+(?:now\s+|also\s+)?(?:off|cancell?ed|called\s+off|been|no\s+longer|not\s+needed|discontinued"
     r"|scrapped)\b)"
 )
-# why or how sadly an event is off names nothing cancelled ("the game is off because of the rain", "…, sadly")
-# ("Class is off, students are on a field trip" says more than why: its words stay, and find nothing)
+# why or how sadly an event is off names nothing cancelled ("the game is off because of the rain", "…,
+# sadly"); "Class is off, students are on a field trip" says more than why: its words stay, and find nothing
 _EN_OFF_REASON = re.compile(
     r"\boff(?:\s*[,;:—]\s*|\s+)(?:because|due\s+to|as|since|sadly|unfortunately|though|too|anyway|altogether"
     r"|completely|after\s+all|sorry|for\s+good)\b.*$"

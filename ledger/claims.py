@@ -346,13 +346,13 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
 def _count_claim(clause: str, subject: str) -> Claim | None:
     """ "The cluster has 3 nodes", "the team grew to 10 engineers", "we scaled the cluster to 5
     nodes": the count of one thing, a slot of its own (it stated no claim, so a new count formed no
-    set with the old one)."""
+    set with the old one); "the plan allows 10 users": how many it allows, the slot "the plan's
+    allowed users count"."""
     text = unicodedata.normalize("NFKC", clause).strip()
     if _A_DIGIT.search(text) is None:  # most clauses: no count, no pattern run
         return None
-    match = next((m for pattern in HAS_COUNT if (m := pattern.match(text)) is not None), None) or ALLOWS_COUNT.match(
-        text
-    )
+    match = next((m for pattern in HAS_COUNT if (m := pattern.match(text)) is not None), None)
+    match = match or ALLOWS_COUNT.match(text)  # "the plan allows 10 users": how many it lets in
     if match is None or HEDGED.search(text.lower()) or QUESTION_START.match(text.lower()):
         return None
     thing = normalize_text(match["x"])
