@@ -23,7 +23,7 @@ retracted explicitly:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from fact_ledger.ledger.claim_words import MAKES_A_CHANGE
@@ -33,6 +33,7 @@ MAX_CANDIDATES = 5  # shown when several instructions match (the answer lists at
 MAX_MATCHES = 50  # memories holding the words that are looked at; more than this: ambiguous
 
 # -- English ---------------------------------------------------------------------------------
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"  # "monday" … "sunday"
 _LEAD = r"^(?:(?:ok|okay|actually|so|hey|please|and|also|from now on|going forward)[,\s]+)*"
 _EN_OPENERS = re.compile(
     _LEAD
@@ -56,11 +57,20 @@ _EVENTS = (
     r"|concert|workshop|offsite|demo|meetup|review|training|appointment|reservation|booking|drinks|hike|tour"
     r"|visit|1:1|one-on-one|catch-up|huddle|club|walk|run|dance|gig|wedding|ceremony|celebration|picnic|bbq|outing"
 )
+# "My 1:1 with Bob is off", "dinner with the Smiths is off", "the farewell party for Tom is off": whom
+# the event is with or for, between it and "is"
+_WITH_WHOM = r"(?:\s+(?:with|for)\s+(?:the\s+)?[\w'’.&-]+(?:\s+[\w'’.&-]+){0,2}?)?"
+# "off" ends the statement or is followed by when or why ("the game is off tonight", "…, sadly"):
+# "off-site", "off the table", "off Main Street" say where a thing is or what it is off
+_OFF_END = (
+    r"(?=\s*$|\s*[,;:—]|\s+(?:for\s+now|for\s+good|now|again|this|next|today|tonight|tomorrow|because|due|as|since|sadly"
+    r"|unfortunately|though|too|anyway|altogether|completely|after\s+all)\b)"
+)
 _EN_PREDICATE = re.compile(
-    r"\b(?:is|are|was|were|has\s+been|have\s+been|'s)\s+(?:now\s+|also\s+)?"
+    r"\b(?:is|are|was|were|has\s+been|have\s+been|'s(?:\s+been)?)\s+(?:now\s+|also\s+)?"
     r"(?:cancell?ed|called\s+off|no\s+longer\s+(?:needed|required|necessary|happening)"
     r"|not\s+needed\s+any\s*more|discontinued|scrapped)\b"
-    r"|\b(?:" + _EVENTS + r")(?:\s+(?:is|are)|'s)\s+(?:now\s+|also\s+)?off\b(?!\s+(?:the|by|from|to|on|limits)\b)"
+    r"|\b(?:" + _EVENTS + r")" + _WITH_WHOM + r"(?:\s+(?:is|are)|'s)\s+(?:now\s+|also\s+)?off" + _OFF_END
 )
 _EN_NOT_CANCEL = re.compile(
     r"\b(?:forget\s+to|hesitate|worry)\b"
@@ -125,7 +135,7 @@ def is_cancellation(content: str) -> bool:
 # lunch is off", "今天的站会取消了"): that one is off, the schedule or habit stays ("the Thursday team lunch
 # is off" is the schedule)
 _ONE_OCCURRENCE = re.compile(
-    r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day's|(?:this|next|coming)\s+(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|week(?:end)?|morning|afternoon|evening|time)"
+    rf"\b(?:{_WEEKDAY}'s|(?:this|next|coming)\s+(?:{_WEEKDAY}|week(?:end)?|morning|afternoon|evening|time)"
     r"|today|tonight|tomorrow|this\s+once|just\s+once|on\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d"
     r"|on\s+\d{1,2}(?:st|nd|rd|th)?\b)|今天|今晚|明天|后天|这周|本周|下周|这次|本次|这个周",
     re.IGNORECASE,
@@ -141,7 +151,7 @@ def names_one_occurrence(content: str) -> bool:
 
 _RECURS = re.compile(
     r"\b(?:every|each|daily|nightly|weekly|monthly|hourly|weekdays|weekends|mornings|evenings"
-    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)days)\b|每|天天",
+    rf"|{_WEEKDAY}s)\b|每|天天",
     re.IGNORECASE,
 )
 
@@ -151,12 +161,25 @@ def recurs(content: str) -> bool:
     return _RECURS.search(_clean(content)) is not None
 
 
+# "The game's off": the contraction is "is" ("game", not "game's"; "Thursday's team lunch" keeps its day)
+_EN_IS = re.compile(
+    r"'s(?=\s+(?:now\s+|also\s+)?(?:off|cancell?ed|called\s+off|been|no\s+longer|not\s+needed|discontinued"
+    r"|scrapped)\b)"
+)
+# why or how sadly an event is off names nothing cancelled ("the game is off because of the rain", "…,
+# sadly"); "Class is off, students are on a field trip" says more than why: its words stay, and find nothing
+_EN_OFF_REASON = re.compile(
+    r"\boff(?:\s*[,;:—]\s*|\s+)(?:because|due\s+to|as|since|sadly|unfortunately|though|too|anyway|altogether"
+    r"|completely|after\s+all|sorry|for\s+good)\b.*$"
+)
+
+
 def cancelled_words(content: str) -> tuple[str, ...]:
     """The words naming what ``content`` cancels (empty when it is no cancellation): its content
     words without stop words and cancellation words; a Chinese run as its bigrams."""
     if not is_cancellation(content):
         return ()
-    text = _ZH_CANCEL_WORDS.sub(" ", _clean(content))
+    text = _ZH_CANCEL_WORDS.sub(" ", _EN_OFF_REASON.sub("off", _EN_IS.sub(" is", _clean(content))))
     words: list[str] = []
     for token in _WORD.findall(text):
         if re.fullmatch(f"[{_CJK}]+", token):
@@ -177,13 +200,15 @@ _IMPERATIVE = frozenset(
     summarise translate draft create organise organize arrange contact follow put leave give get start
     print walk wash pack collect drop""".split()
 )
+_CLOCK = r"(?:\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|noon|midnight)"
 _EN_HABIT = re.compile(
-    r"\b(?:always|every|each\s+(?:day|week|month|morning|evening|night|monday|tuesday|wednesday|thursday|friday"
-    r"|saturday|sunday)|daily|nightly|weekly|monthly|hourly|should|must|need\s+to|needs\s+to|has\s+to|have\s+to"
+    rf"\b(?:always|every|each\s+(?:day|week|month|morning|evening|night|{_WEEKDAY})|daily|nightly|weekly|monthly"
+    r"|hourly|should|must|need\s+to|needs\s+to|has\s+to|have\s+to"
     r"|make\s+sure|remember\s+to|be\s+sure\s+to|is\s+scheduled|are\s+scheduled|runs\s+at|reminder)\b"
     # an event's time: "the Friday retro is at 4pm", "the offsite is on Tuesday" (a schedule)
-    r"|\b(?:is|are)\s+(?:at|on)\s+(?:\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|noon|midnight"
-    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)days?)\b"
+    rf"|\b(?:is|are)\s+(?:at|on)\s+(?:{_CLOCK}|{_WEEKDAY}s?)\b"
+    # "the game is Sunday at 4pm", "dinner with the Smiths is tomorrow at 7pm": a day, then its time
+    rf"|\b(?:is|are)\s+(?:(?:this|next)\s+)?(?:{_WEEKDAY}|tomorrow|tonight)\s+(?:at|from)\s+{_CLOCK}"
 )
 _EN_LEAD_IN = re.compile(r"^(?:please|always|kindly|also|remember\s+to|make\s+sure\s+(?:to|you)|be\s+sure\s+to)\s+")
 _ZH_HABIT = re.compile(
@@ -331,7 +356,7 @@ def _of_another_thing(content: str, words: Sequence[str]) -> bool:
     return any(_stem(w) in stems for w in thing) and _stem(thing[-1]) not in stems
 
 
-_DAY = re.compile(r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.IGNORECASE)
+_DAY = re.compile(rf"\b({_WEEKDAY})s?\b", re.IGNORECASE)
 _EVERY_DAY = re.compile(r"\b(?:every\s+(?:day|weekday)|daily|weekdays|each\s+day)\b", re.IGNORECASE)
 
 
@@ -415,3 +440,19 @@ def choose(candidates: Sequence[Target], words: Sequence[str] = ()) -> tuple[Tar
     ):
         return instructions[0], instructions
     return None, instructions[:MAX_CANDIDATES]
+
+
+def find(
+    words: Sequence[str], holding: Callable[[tuple[str, ...]], Sequence[Target]]
+) -> tuple[Target | None, list[Target], tuple[str, ...]]:
+    """:func:`choose` over the memories ``holding`` finds for the cancelled ``words`` (every one
+    of them, up to :data:`MAX_MATCHES` + 1); when no instruction holds them and they name a
+    reservation, again with it read as what booked it (:func:`as_booked`), among bookings only
+    ("cancel the Luigi's reservation" is "Book a table at Luigi's", never "the guide book"). Also
+    returns the words the instructions were found by."""
+    words = tuple(words)
+    target, matched = choose(holding(words), words)
+    if not matched and (booked := as_booked(words)):
+        target, matched = choose([t for t in holding(booked) if makes_a_booking(t.content)], booked)
+        words = booked
+    return target, matched, words

@@ -16,6 +16,7 @@ from fact_ledger.ledger.claim_words import (
     LEFT_TRAILERS,
     NAMED,
     NOT_A_VALUE_START,
+    OFF_FOR_A_TIME,
     PARTICIPLES,
     STREET_ADDRESS,
     SUFFIXED_VALUES,
@@ -49,6 +50,8 @@ def is_value(kind: str, display: str, relation: str, cased: str, left: str = "")
     text = clean_value(display)
     if not any(ch.isalnum() for ch in text) or len(text) > 80 or normalize_text(display).startswith(NOT_A_VALUE_START):
         return False
+    if relation == "is" and OFF_FOR_A_TIME.match(text):
+        return False  # "the team lunch is off tonight": one occurrence called off
     words = text.split()
     if text.isascii():
         if len(words) > (8 if relation == "colon" else 5):

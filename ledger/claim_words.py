@@ -244,6 +244,8 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
             None,
         ),
         (_EN.format(r"costs|is priced at|will cost"), "costs", None),
+        # what someone charges, an amount only ("the babysitter charges $18 an hour"; "charges EVs" is none)
+        (_EN.format(r"(?:now\s+)?charges"), "costs", frozenset({"number"})),
         (
             _EN.format(
                 # where someone lives, or their street address ("lives at 12 Main Street"; "at home" is none)
@@ -267,13 +269,19 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         (
             _EN.format(
                 r"(?:now\s+)?(?:starts|begins)\s+(?:at|on)|"
-                r"(?:pushed|delayed|postponed|rescheduled|pushed back|moved back)\s+(?:to|until)"
+                r"(?:pushed|delayed|postponed|rescheduled|pushed back|moved back)\s+(?:to|until)|"
+                # a time brought earlier ("the recital was moved up to 5pm")
+                r"(?:(?:has been|was|is|got|been)\s+)?(?:moved up|moved forward|brought forward|pulled forward)\s+to"
             ),
             "is",
             frozenset({"when"}),
         ),
         # when it leaves, a slot of its own ("Bob starts at 9am" is not when he leaves)
         (_EN.format(r"(?:now\s+)?(?:departs|leaves|takes off)\s+(?:at|on)"), "departs", frozenset({"when"})),
+        # when it opens, a slot of its own ("the gym opens at 6am" is not when it closes)
+        (_EN.format(r"(?:now\s+)?opens\s+(?:at|on)"), "opens", frozenset({"when"})),
+        # when it arrives, another slot ("the flight lands at 5pm" is not when it leaves)
+        (_EN.format(r"(?:now\s+)?(?:arrives|lands|gets\s+in)\s+(?:at|on)"), "arrives", frozenset({"when"})),
         # an amount gone up or down to, a number only ("Bob went up to the roof" is none)
         (_EN.format(r"(?:went\s+up|went\s+down|rose|dropped|fell|jumped|climbed)\s+to"), "is", frozenset({"number"})),
         # when it ends or expires, how long it lasts: slots of their own ("the sprint ends on Friday"
@@ -392,6 +400,12 @@ NOT_A_VALUE_START = (
     "他的",
     "她的",
 )
+# "The team lunch is off tonight", "… off this Friday": one occurrence called off, no value of its
+# schedule (which is a cancellation's, ledger.cancellation); "off Main Street" is where it is
+OFF_FOR_A_TIME = re.compile(
+    r"^off\s+(?:tonight|today|tomorrow|again|(?:this|next|on)\s+\w+|for\s+(?:now|today|tonight|(?:this|next)\s+\w+))\b",
+    re.IGNORECASE,
+)
 VAGUE_START = frozenset(
     """almost just really so super very both also always still one like why how what where
     when who whom which whose most more less such quite pretty kind sort all too even the on in at for to from with
@@ -478,7 +492,10 @@ NAMED = re.compile(r"[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}")  # "Bob", "Ali
 DESCRIPTIVE_SUFFIX = re.compile(r"(?:ed|ing|ly|ful|ous|ive|able|ible|less|ish)$")
 # a value that only ends like a participle: "the field type is string" (as "… is integer")
 SUFFIXED_VALUES = frozenset({"string"})
-SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])(?=\s)")
+# a title's full stop ends no sentence: "Our doctor is Dr. Lee" was "our doctor is Dr" (so "Dr. Gomez"
+# was the same value)
+_TITLES = "".join(rf"(?<!\b{t}\.)" for t in ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Jr", "Sr", "Mt"))
+SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])" + _TITLES + r"(?=\s)")
 # "while" before someone's absence is when, not a second fact: "Alice took over as lead while Bob
 # is on leave" is one clause (a stand-in, no new holder), "the API uses port 80 while the worker
 # uses port 81" two
@@ -576,6 +593,15 @@ HAS_COUNT = (
         re.IGNORECASE,
     ),
 )
+# "The plan allows 10 users", "the venue accepts up to 200 guests": how many a rule lets in is one
+# count, the slot "the plan's allowed users count" ("allows 5 users" changes it; "allows dogs" and a
+# count said with more after it, "5 users per team", stay yes/no facts of their own object)
+ALLOWS_COUNT = re.compile(
+    r"^(?P<x>.+?)\s+(?:(?:now|currently|still)\s+)*(?P<verb>allows|permits|supports|accepts)"
+    r"(?:\s+(?:up\s+to|a\s+maximum\s+of|at\s+most))?" + _COUNT + _COUNT_END,
+    re.IGNORECASE,
+)
+ALLOWED = {"allows": "allowed", "permits": "allowed", "supports": "supported", "accepts": "accepted"}
 # "张三换了新手机号13900000000": 张三's phone number is the new one ("张三的手机号是…")
 ZH_NEW_VALUE = re.compile(
     r"^(?P<x>[^，。,;；\s]+?)(?:换了|有了|用了|改了)(?:一?个)?新的?(?P<y>[^\s\d:：，。,;；]{1,8}?)[:：\s]*"
@@ -593,6 +619,12 @@ TEMPORARY = re.compile(r"\b(?:while|until|during|temporarily|for now|covering|in
 TOOK_OVER = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+(?:(?:has|have|just|now|officially)\s+)*"
     r"(?:took\s+over|taken\s+over|takes\s+over|is\s+taking\s+over|replaced\s+[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)?)\s+as\s+"
+    r"(?:(?:the|our|their|his|her)\s+)?(?:new\s+)?(?P<role>[\w-]+(?:\s+[\w-]+){0,3}?)(?P<rest>\s+(?:of|for|on)\b.*)?[.!]?$"
+)
+# "Daniel was replaced by Aisha as our account manager": Aisha holds the role, as TOOK_OVER reads it
+REPLACED_BY = re.compile(
+    r"^[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2}\s+(?:was|has\s+been|have\s+been|got|just\s+got)\s+replaced\s+by\s+"
+    r"(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+as\s+"
     r"(?:(?:the|our|their|his|her)\s+)?(?:new\s+)?(?P<role>[\w-]+(?:\s+[\w-]+){0,3}?)(?P<rest>\s+(?:of|for|on)\b.*)?[.!]?$"
 )
 # "Bob got promoted to Staff Engineer", "Bob was promoted to Staff Engineer": Bob's title now
@@ -645,7 +677,15 @@ AMOUNTS = frozenset(
 )
 # Relations that name a slot of their subject: "the Pro plan costs $20" is the slot "the Pro plan
 # price is $20", "the sprint ends on Friday" of "the sprint end date is Friday"
-RELATION_SLOTS = {"costs": "price", "ends": "end", "expires": "expiry", "lasts": "duration", "departs": "departure"}
+RELATION_SLOTS = {
+    "costs": "price",
+    "ends": "end",
+    "expires": "expiry",
+    "lasts": "duration",
+    "departs": "departure",
+    "arrives": "arrival",
+    "opens": "opening",
+}
 # "Dave is on call (this week)": the on-call role's holder, as "Dave is the on-call engineer"
 ON_CALL_HOLDER = re.compile(
     r"^(?P<x>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,2})\s+is\s+(?:(?:now|still|currently)\s+)*on[- ]call\b(?P<rest>.*)$"

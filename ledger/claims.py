@@ -33,6 +33,8 @@ from fact_ledger.ledger.claim_values import is_named, is_value, name_value, pars
 from fact_ledger.ledger.claim_words import (
     ADDRESS,
     ALIASES,
+    ALLOWED,
+    ALLOWS_COUNT,
     AMOUNTS,
     ANY_RELATION,
     CHANGED_BY,
@@ -91,6 +93,7 @@ from fact_ledger.ledger.claim_words import (
     RATE_PERIODS,
     RELATION_SLOTS,
     RELATIONS,
+    REPLACED_BY,
     REPLACEMENT_WORD,
     REPORTS_TO,
     REPORTS_TO_ZH,
@@ -343,17 +346,20 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
 def _count_claim(clause: str, subject: str) -> Claim | None:
     """ "The cluster has 3 nodes", "the team grew to 10 engineers", "we scaled the cluster to 5
     nodes": the count of one thing, a slot of its own (it stated no claim, so a new count formed no
-    set with the old one)."""
+    set with the old one); "the plan allows 10 users": how many it allows, the slot "the plan's
+    allowed users count"."""
     text = unicodedata.normalize("NFKC", clause).strip()
     if _A_DIGIT.search(text) is None:  # most clauses: no count, no pattern run
         return None
     match = next((m for pattern in HAS_COUNT if (m := pattern.match(text)) is not None), None)
+    match = match or ALLOWS_COUNT.match(text)  # "the plan allows 10 users": how many it lets in
     if match is None or HEDGED.search(text.lower()) or QUESTION_START.match(text.lower()):
         return None
     thing = normalize_text(match["x"])
     if not thing or thing in PRONOUNS or thing in PERSONS or NEGATED_LEFT.search(thing) or NEGATED_VERB.search(thing):
         return None  # "we have 3 nodes": the speaker's, of no named thing; "… no longer has …"
-    return _clause_claim(f"{match['x']}'s {match['noun']} count is {match['n']}", subject)
+    counted = match["noun"] if "verb" not in match.groupdict() else f"{ALLOWED[match['verb'].lower()]} {match['noun']}"
+    return _clause_claim(f"{match['x']}'s {counted} count is {match['n']}", subject)
 
 
 def _zh_claim(clause: str, subject: str) -> Claim | None:
@@ -486,7 +492,7 @@ def _role_holder_claim(clause: str, subject: str) -> Claim | None:
     if promoted is not None and TITLE_WORDS.search(promoted["y"]):
         return _clause_claim(f"{promoted['x']}'s title is {promoted['y']}", subject)
     on_call = ON_CALL_HOLDER.match(text) if "call" in folded else None
-    took_over = TOOK_OVER.match(text) if " as " in folded else None
+    took_over = (TOOK_OVER.match(text) or REPLACED_BY.match(text)) if " as " in folded else None
     if on_call is not None:
         text = f"{on_call['x']} is the on-call{on_call['rest']}"
     elif took_over is not None and not TEMPORARY.search(text):
@@ -593,7 +599,7 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if said_first is not None and said_first[0] == KIND_WHEN and said_first[2] >= len(left):
         return None  # "May 3 is the deadline": the date said first is the value, not what the claim is about
     extended = _EXTENDED.search(text[best[0] : end]) is not None and not _ENDS.search(left)
-    if relation == "departs" and person:
+    if relation in ("departs", "arrives") and person:
         return None  # "Bob leaves at 5pm" (a habit, or today's): a train's or a flight's departure is one
     as_name = relation != "port" and is_role(left, subject)
     value = parse_value(text[end:], hint=left + " " + subject, as_name=as_name)
@@ -662,8 +668,10 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         own = tail  # "costs $50 online" / "$60 at the door", "$220 a night on weekends": other prices
     qualifier = " ".join(q for q in (own, rate) if q)
     # "leaves at 9:40 on Sundays", "ends at 5pm on Thursdays": one day's time among others
-    one_of_several = relation in ("departs", "ends") and re.search(r"[a-z]+ \d", value[2]) is not None
-    if one_of_several or (tail and (relation == "departs" or text[best[0] : end].startswith("在"))):
+    one_of_several = (
+        relation in ("departs", "arrives", "ends", "opens") and re.search(r"[a-z]+ \d", value[2]) is not None
+    )
+    if one_of_several or (tail and (relation in ("departs", "arrives") or text[best[0] : end].startswith("在"))):
         # "the train leaves at 9:40 on Sundays", "… from JFK", "妈妈在每天早上8点吃药": one schedule's
         # time among others, not the thing's one time
         if not journey:

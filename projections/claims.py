@@ -182,7 +182,11 @@ class ClaimsProjector(DeferringProjector):
     # standup, interim holders apart, a stand-in's "while … is away" clause none, a price's condition
     # 26: what a place, a plan or a service allows, accepts, supports or requires, yes or no (允许); "is
     # 14 days" how long it lasts
-    version = 26
+    # 27: a rule's object whole ("requires two approvals for hotfixes"); how many a plan or a place
+    # allows, supports or accepts one count ("allows 10 users" / "allows 5 users"); "Dr. Lee" whole (a
+    # title's full stop ends no sentence), "lands at" the arrival, "charges $X" the price, "was replaced
+    # by X as" the holder, "opens at" the opening, "moved up to" a time, "is off tonight" none
+    version = 27
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

@@ -77,7 +77,8 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # 22: "is taking over as", a count of people, HQ the headquarters
 # 23: claims 25 (projections/claims.py)
 # 24: claims 26
-CLAIMS_KIND = b"claims/24"
+# 25: claims 27
+CLAIMS_KIND = b"claims/25"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 

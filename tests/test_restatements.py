@@ -52,6 +52,8 @@ def active_ids(app: LedgerApp) -> list[int]:
         ("The sprint length is 2 weeks", "The sprint length is 14 days"),
         ("Bob's manager is Carol", "Bob's boss is Carol"),
         ("The lease lasts 12 months", "The lease lasts 1 year"),  # months and years: one unit
+        ("The landlord is Mr. Patel", "Our landlord is Mr. Patel"),  # a title's full stop ends no sentence
+        ("Mom's flight lands at 5pm", "Mom's flight arrival time is 5pm"),
     ],
 )
 def test_a_restatement_confirms_the_memory_that_holds_it(app: LedgerApp, first: str, again: str) -> None:
@@ -306,6 +308,21 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         # a length said with "is", then extended
         ("The trial is 14 days", "We extended the trial to 30 days"),
         ("The lease is 12 months", "The lease was extended to 2 years"),
+        # how many a plan or a place lets in is one count, whatever the number
+        ("The plan allows 10 users", "The plan allows 5 users"),
+        ("The venue accepts 150 guests", "The venue now accepts up to 200 guests"),
+        ("The Pro plan supports 3 seats", "The Pro plan supports 10 seats"),
+        # a name after a title ("Dr." ended the sentence: every doctor was "dr"), an arrival, what
+        # someone charges, a holder replaced
+        ("Our doctor is Dr. Lee", "Our doctor is Dr. Gomez"),
+        ("The landlord is Mr. Patel", "The landlord is Mr. Smith"),
+        ("Mom's flight lands at 5pm", "Mom's flight now lands at 7pm"),
+        ("The babysitter charges $18 an hour", "The babysitter now charges $20 an hour"),
+        ("Daniel is our account manager", "Daniel was replaced by Aisha as our account manager"),
+        ("The gym opens at 6am", "The gym now opens at 5am"),
+        # a time brought earlier
+        ("The recital is at 6pm", "The recital was moved up to 5pm"),
+        ("The launch date is March 3", "The launch was brought forward to March 1"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -428,6 +445,25 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The API supports JSON", "The API doesn't support XML"),
         ("The lease is 12 months", "The lease renewal is 3 months away"),
         ("The trial is 14 days", "The CI timeout is 30 days"),
+        # a count of other things let in, of another plan, or what a plan has; another object; a count
+        # with more said after it
+        ("The plan allows 10 users", "The plan allows 10 admins"),
+        ("The Pro plan allows 10 users", "The Team plan allows 50 users"),
+        ("The plan allows 10 users", "The plan has 3 users"),
+        ("The office allows dogs", "The office allows cats"),
+        ("The plan allows 10 users", "The plan allows 5 users per team"),
+        ("Our policy requires two approvals", "Our policy requires two approvals for hotfixes"),
+        # one occurrence called off is no value of the schedule; when it lands is not when it
+        # leaves; what another charges, or a charge for something; another role's holder
+        ("The team lunch is every Friday at noon", "The team lunch is off this Friday"),
+        ("The team lunch is every Friday at noon", "The team lunch is off tonight"),
+        ("The flight departs at 7am", "The flight lands at 11am"),
+        ("The babysitter charges $18 an hour", "The tutor charges $40 an hour"),
+        ("The hotel charges $200 a night", "The hotel charges $30 for parking"),
+        ("The landlord is Mr. Patel", "The plumber is Mr. Smith"),
+        ("The train arrives at 6:10pm", "The train arrives at 7:10pm on weekends"),
+        ("The gym opens at 6am", "The gym opens at 8am on Sundays"),
+        ("The gym opens at 6am", "The gym closes at 10pm"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
@@ -472,6 +508,15 @@ def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other
         "Thanks for the support and encouragement",
         "Having a good support system is key",
         "It's been a big part of my life and allows me to be myself",
+        # one occurrence called off; a person's arrival (a habit, or one day's); a charge of no amount;
+        # a stand-in
+        "The team lunch is off tonight",
+        "The standup is off this Friday",
+        "Bob arrives at 9am",
+        "The station charges EVs",
+        "Bob charges his phone at night",
+        "Tom was replaced by Sarah as project lead while Bob is on leave",
+        "Bob was moved up to the senior team",
     ],
 )
 def test_changes_of_no_slot_state_no_claim(said: str) -> None:

@@ -18,11 +18,9 @@ from fact_ledger.ledger.cancellation import (
     MAX_CANDIDATES,
     MAX_MATCHES,
     Target,
-    as_booked,
     cancelled_words,
-    choose,
+    find,
     holds_other_instructions,
-    makes_a_booking,
     names_one_occurrence,
     recurs,
 )
@@ -241,12 +239,9 @@ class Writes(Service):
         if runner.unsettled():  # full text trails the log between reads: this decision reads it
             runner.settle_in_transaction()
         scope = self.workspace_scope(cmd.workspace) or (cmd.workspace,)
-        rows = holding_all(self.conn, words, scope, limit=MAX_MATCHES + 1)
-        target, matched = choose([Target(*row) for row in rows], words)
-        if not matched and (booked := as_booked(words)):  # "cancel the Luigi's reservation": "Book a table at Luigi's"
-            words = booked
-            rows = holding_all(self.conn, words, scope, limit=MAX_MATCHES + 1)
-            target, matched = choose([t for t in (Target(*row) for row in rows) if makes_a_booking(t.content)], words)
+        target, matched, words = find(
+            words, lambda w: [Target(*row) for row in holding_all(self.conn, w, scope, limit=MAX_MATCHES + 1)]
+        )
         if names_one_occurrence(cmd.content) and (target is None or recurs(target.content)):
             # "yoga is cancelled this Monday": that one is off, the schedule stays ("cancel Saturday's
             # dinner at Nobu" still cancels the one booking for it)
