@@ -76,7 +76,7 @@ def test_a_write_on_one_machine_is_found_on_the_other_within_a_bounded_lag(
     lags = []
     for i in range(12):
         writer, reader = (a, b) if i % 2 == 0 else (b, a)
-        text = f"Shared fact number {i}: the deploy window opens at {10 + i}:00"
+        text = f"Shared fact number {i}: the deploy window of service {i} opens at {10 + i}:00"
         assert writer.memory("remember", {"content": text})["memory_id"] == i + 1
         query = f"fact number {i}"
         lags.append(
