@@ -40,6 +40,7 @@ from fact_ledger.ledger.working import match_score, select_set
 from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.conversations import WorkingNote
+from fact_ledger.server.app import credentials
 from fact_ledger.server.app.collisions import Collisions
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, Storage
@@ -245,6 +246,7 @@ class Conversations(Service):
         """Record a signal; promote in the same transaction when ``ledger.promotion`` holds."""
         if signal not in SIGNALS:
             raise InvalidInput(f"signal must be one of {', '.join(SIGNALS)}", field="signal")
+        credentials.refuse_in_names(session_id=session_id)  # stored on the signal, for good
         found: dict[str, Any] = {}
 
         def decide() -> tuple[Decision, str, str]:

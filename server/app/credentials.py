@@ -509,9 +509,10 @@ def refusal(found: list[Secret]) -> InvalidInput:
 
 def refuse_in_note(field: str, text: str) -> None:
     """A governing action's own words (a retirement's reason, a judgment's rationale, an
-    erasure's reason) hold no credential: refused with ``invalid_input``, nothing written.
-    Unlike a memory's text they cannot be masked or erased later: the log keeps them for good,
-    with the erased memory's id."""
+    erasure's reason), and the names a write files a memory under (its conversation's
+    ``session_id``, its ``workspace``), hold no credential: refused with ``invalid_input``,
+    nothing written. Unlike a memory's text they cannot be masked or erased later: the log keeps
+    them for good, with the erased memory's id."""
     found = [Secret(field, kind, start, end) for kind, start, end in find(text)] if text else []
     if not found:
         return
@@ -525,3 +526,11 @@ def refuse_in_note(field: str, text: str) -> None:
         end=first.end,
         secrets=[s.to_dict() for s in found],
     )
+
+
+def refuse_in_names(**names: str | None) -> None:
+    """:func:`refuse_in_note` for each name a write files its memory under (``session_id``,
+    ``workspace``) that the call gave."""
+    for field, text in names.items():
+        if isinstance(text, str):
+            refuse_in_note(field, text)

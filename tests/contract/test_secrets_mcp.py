@@ -73,3 +73,29 @@ def test_the_cli_refuses_then_masks_with_on_secret(tmp_path: Path) -> None:
     assert read["memory"]["content"] == "rotated to [secret:aws-access-key]"
     assert read["memory"]["version"] == 2
     assert secret.encode() not in _bytes_of(Path(db))
+
+
+def test_a_session_id_or_workspace_that_holds_a_credential_is_refused(srv: LedgerServer) -> None:
+    """A conversation's id and a workspace's name stay in the log for good (an erasure keeps
+    both: they name the conversation and the project, not what was said), so a credential there
+    could never be taken out again: refused, whatever ``on_secret`` says, and never repeated."""
+    token = next(s[2] for s in SHAPES if s[0] == "github-token")
+    note = srv.memory("remember", {"content": "trying port 8081", "tier": "working", "session_id": "chat-7"})
+    fact = srv.memory("remember", {"content": "The build cache lives on disk 3"})
+    assert note.ok and fact.ok, (note.body, fact.body)
+    head = srv.events()
+    calls = [
+        ("remember", {"content": "The staging host is blue", "session_id": token, "turn": 1}),
+        ("remember", {"content": "maybe port 8082", "tier": "working", "session_id": token, "on_secret": "mask"}),
+        ("remember", {"content": "The staging host is green", "workspace": f"ops-{token}"}),
+        ("update", {"memory_id": fact["memory_id"], "content": "The build cache lives on disk 4", "session_id": token}),
+        ("reinforce", {"memory_id": note["memory_id"], "signal": "user_affirmed", "turn": 2, "session_id": token}),
+    ]
+    for action, data in calls:
+        reply = srv.memory(action, data)
+        field = "workspace" if "workspace" in data else "session_id"
+        assert reply.code == "invalid_input", (action, reply.body)
+        assert (reply.error["field"], reply.error["kind"]) == (field, "github-token"), reply.body
+        assert token not in json.dumps(reply.body, ensure_ascii=False)
+    assert srv.events() == head
+    assert token.encode() not in _bytes_of(srv.db)
