@@ -29,6 +29,7 @@ from fact_ledger.ledger.log.events import (
     Promoted,
     PromotionSignal,
     Reinforced,
+    Restated,
     WorkingNoted,
     WorkingRepeated,
     WorkingRevised,
@@ -329,7 +330,8 @@ class Conversations(Service):
             cmd, new_stream, target=target, cancelling=denied, duplicate=self.writes._find_duplicate(cmd)
         )
         stream, head = decision[0]
-        long_term = stream if isinstance(head, MemoryRecorded | DuplicateSighted) else new_stream
+        # the memory it became, or the one that already said it (an exact repeat, a restatement)
+        long_term = stream if isinstance(head, MemoryRecorded | DuplicateSighted | Restated) else new_stream
         promoted = Promoted(
             memory=row.stream_id,
             long_term=long_term,
@@ -354,6 +356,8 @@ class Conversations(Service):
         }
         if any(e.type == "DuplicateSighted" for e in events):
             out["duplicate_of"] = long_id
+        elif any(e.type == "Restated" for e in events):  # as remember answers the same text
+            out["restatement_of"] = long_id
         out.update(self.writes._retracted(events))
         for key in ("conflicts", "conflicts_total", "near_duplicates", "superseded"):
             if key in report:
