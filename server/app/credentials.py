@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.errors import InvalidInput, LedgerError
 
 ON_SECRET = ("refuse", "mask")
 
@@ -534,3 +534,23 @@ def refuse_in_names(**names: str | None) -> None:
     for field, text in names.items():
         if isinstance(text, str):
             refuse_in_note(field, text)
+
+
+def scrubbed(text: str) -> str:
+    """``text`` (an answer that quotes what a caller sent) with each credential in it replaced by
+    its typed placeholder."""
+    found = find(text) if text else []
+    return mask_text(text, found) if found else text
+
+
+def scrub(exc: LedgerError) -> LedgerError:
+    """The refusal as it may be shown: a message that quotes the input (a bad time, an unknown
+    type or field) never repeats a credential pasted into it, as a refused write names its kind
+    and span only. Changed in place; the same error is returned."""
+    exc.message = scrubbed(exc.message)
+    if exc.field:
+        exc.field = scrubbed(exc.field)
+    for key, value in exc.details.items():
+        if isinstance(value, str):
+            exc.details[key] = scrubbed(value)
+    return exc

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
 from fact_ledger.ledger.errors import InvalidInput, LedgerError, Unauthorized, Unavailable, closest
 from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.server.app import credentials
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from fact_ledger.server.mcp import compact as mcp_compact
@@ -76,7 +77,10 @@ def _result(payload: dict[str, Any], *, error: bool = False) -> mcp_types.CallTo
 
 def _error(exc: LedgerError, notices: list[str] | None = None) -> mcp_types.CallToolResult:
     """A refusal; ``notices``: what the call should know besides (fields it sent beside ``data``)."""
-    return _result({"ok": False, "error": exc.to_dict(), **({"notices": notices} if notices else {})}, error=True)
+    said = [credentials.scrubbed(n) for n in notices or ()]  # they may name a field as it was sent
+    return _result(
+        {"ok": False, "error": credentials.scrub(exc).to_dict(), **({"notices": said} if said else {})}, error=True
+    )
 
 
 def _data(data: Any) -> Any:
@@ -235,7 +239,7 @@ class LedgerTools:
             raise inner.error
         notices = beside_data_notices(tuple(model.ignored))
         if model.ignored:
-            notices.append(f"ignored unknown field(s): {', '.join(model.ignored)}")
+            notices.append(credentials.scrubbed(f"ignored unknown field(s): {', '.join(model.ignored)}"))
         if "authorized" in type(model).model_fields:
             verdict = _verdict(approval)
             if verdict == "refused":

@@ -99,3 +99,31 @@ def test_a_session_id_or_workspace_that_holds_a_credential_is_refused(srv: Ledge
         assert token not in json.dumps(reply.body, ensure_ascii=False)
     assert srv.events() == head
     assert token.encode() not in _bytes_of(srv.db)
+
+
+def test_a_refusal_that_quotes_what_was_sent_never_repeats_a_credential(srv: LedgerServer, tmp_path: Path) -> None:
+    """A bad time, an unknown type or action, an ignored field's name are quoted back in the
+    answer; a credential pasted there (a token in the wrong field) was repeated whole. It is named
+    by its kind, as a refused write's is."""
+    token = next(s[2] for s in SHAPES if s[0] == "github-token")
+    said = [
+        srv.memory("remember", {"content": "The cache lives on disk 3", "event_time": token}),
+        srv.memory("find", {"query": "cache", "as_of_recorded": token}),
+        srv.call("memory_review", "audit", {"type": token}),
+        srv.memory(token, {}),
+    ]
+    for reply in said:
+        assert reply.code == "invalid_input", reply.body
+        assert "[secret:github-token]" in reply.error["message"], reply.body
+    # past the quote's length the cut fell inside the token and showed its head
+    cut = srv.memory("find", {"query": "cache", "as_of_event_time": f"at {token}"})
+    assert cut.code == "invalid_input" and cut.error["message"].endswith("'at…'"), cut.body
+    ignored = srv.memory("find", {"query": "cache", token: 1})
+    assert ignored.ok and any("[secret:github-token]" in n for n in ignored["notices"]), ignored.body
+    assert all(token[:12] not in json.dumps(reply.body, ensure_ascii=False) for reply in [*said, cut, ignored])
+
+    db = str(tmp_path / "ledger.db")
+    for fmt in ((), ("--json",)):
+        done = ledger_cli("find", "cache", "--as-of-event-time", token, "--db", db, *fmt, env={"LEDGER_CREATE": "1"})
+        assert done.returncode == 1 and "[secret:github-token]" in done.stdout + done.stderr, done
+        assert token not in done.stdout + done.stderr
