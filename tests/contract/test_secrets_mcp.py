@@ -118,6 +118,10 @@ def test_a_refusal_that_quotes_what_was_sent_never_repeats_a_credential(srv: Led
     # past the quote's length the cut fell inside the token and showed its head
     cut = srv.memory("find", {"query": "cache", "as_of_event_time": f"at {token}"})
     assert cut.code == "invalid_input" and cut.error["message"].endswith("'at…'"), cut.body
+    aws = next(s[2] for s in SHAPES if s[0] == "aws-access-key")
+    undo = srv.call("memory_govern", "undo", {"change_id": aws, "authorized": True})
+    assert undo.code == "not_found" and "[secret:aws-access-key]" in undo.error["message"], undo.body
+    assert aws.lower() not in json.dumps(undo.body)  # a change id is matched in lower case, never said so
     ignored = srv.memory("find", {"query": "cache", token: 1})
     assert ignored.ok and any("[secret:github-token]" in n for n in ignored["notices"]), ignored.body
     assert all(token[:12] not in json.dumps(reply.body, ensure_ascii=False) for reply in [*said, cut, ignored])
