@@ -35,7 +35,9 @@ def parse_time(value: str, *, field: str = "time") -> str:
     try:  # a time at either end of the calendar can leave it on the way to UTC
         return format_time(dt)
     except OverflowError:
-        raise InvalidInput(f"{field} is out of range", field=field) from None
+        raise InvalidInput(
+            f"{field} is out of range: {quoted(text)} falls outside the years 1 to 9999 in UTC", field=field
+        ) from None
 
 
 def time_range(
