@@ -323,9 +323,10 @@ class Conversations(Service):
             recorded={"session": row.session, "turn": row.turn, "promoted_from": row.stream_id},
         )
         new_stream = uuid7()
-        # a note that said a value no longer holds ends the long-term memory holding it, as
-        # remembering it long-term would (ledger.negation)
-        cmd, target, denied = self.writes._ended_target(cmd)
+        # a note that cancels an instruction retracts it, and one that said a value no longer holds
+        # ends the long-term memory holding it, as remembering it long-term would
+        # (ledger.cancellation, ledger.negation)
+        cmd, target, denied = self.writes._cancellation_target(cmd)
         decision, _ = self.collisions.remember_decision(
             cmd, new_stream, target=target, cancelling=denied, duplicate=self.writes._find_duplicate(cmd)
         )

@@ -164,6 +164,16 @@ def test_a_note_that_restates_a_long_term_memory_is_promoted_into_it(srv: Ledger
     assert done.ok and done["promoted"] is True and done["promoted_to"] == fact, done.body
 
 
+def test_a_promoted_note_that_cancels_an_instruction_retracts_it_as_remember_would(srv: LedgerServer) -> None:
+    """A note "stop sending the report" promoted was recorded beside the instruction it cancels,
+    both active; remembered directly, the same words retract it."""
+    instruction = srv.memory("remember", {"content": "Send the weekly report to Dana every Friday"})["memory_id"]
+    note = _note(srv, "Stop sending the weekly report to Dana", "conv-c")
+    promoted = srv.call("memory_govern", "promote", {"memory_id": note, "authorized": True})
+    assert promoted.ok and promoted["retracted"] == [instruction], promoted.body
+    assert srv.memory("read", {"memory_id": instruction})["memory"]["status"] == "retired"
+
+
 def test_the_schemas_are_typed_for_conversations_tiers_and_signals(srv: LedgerServer) -> None:
     tools = {t.name: t.input_schema for t in srv.list_tools()}
     text = str(tools["memory"])
