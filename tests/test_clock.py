@@ -81,3 +81,19 @@ def test_any_iso_time_is_canonical_or_refused_never_a_crash(moment: datetime, zo
         return
     assert CANONICAL.fullmatch(canonical)
     assert datetime.fromisoformat(canonical) == moment.replace(tzinfo=zone)
+
+
+def test_a_position_of_thousands_of_digits_is_the_end_of_the_log(db_path: Path) -> None:
+    """A position past the end is the end (docs/time-travel.md), however many digits it has:
+    timeline printed a traceback, find and read answered Python's own limit on integer text."""
+    import json
+
+    db = str(db_path)
+    ledger_cli("remember", "The build server is ci-3", "--db", db, check=True)
+    far = "9" * 5000
+    for args in (("find", "build"), ("read", "1"), ("timeline", "1")):
+        done = ledger_cli(*args, "--as-of-recorded", far, "--db", db, "--json")
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-500:]
+        answer = json.loads(done.stdout)
+        assert answer["as_of"]["recorded_position"] == 1, answer
+    assert FindData.parse({"query": "build", "as_of_recorded": far}).as_of_recorded >= 2**63 - 1

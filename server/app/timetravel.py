@@ -20,7 +20,7 @@ from fact_ledger.ledger import clock
 from fact_ledger.ledger.arbiter import Side, leaders_first_scored, set_leaders
 from fact_ledger.ledger.claims import extract_claims
 from fact_ledger.ledger.errors import InvalidInput, NotFound
-from fact_ledger.ledger.ids import ascii_digits
+from fact_ledger.ledger.ids import ascii_digits, position_in
 from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.log.events import current_type, stored_names
 from fact_ledger.ledger.retention import archive_cutoff, decide_archive
@@ -77,7 +77,8 @@ class History:
         elif isinstance(as_of_recorded, bool):
             raise InvalidInput("as_of_recorded must be a position or a timestamp", field="as_of_recorded")
         elif isinstance(as_of_recorded, int) or (isinstance(as_of_recorded, str) and ascii_digits(as_of_recorded)):
-            position = min(int(as_of_recorded), last)
+            given = as_of_recorded if isinstance(as_of_recorded, int) else position_in(as_of_recorded)
+            position = min(given, last)
             if position < 0:
                 raise InvalidInput("a position must be >= 0", field="as_of_recorded")
         else:

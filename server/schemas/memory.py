@@ -32,7 +32,7 @@ from pydantic import (
 
 from fact_ledger.ledger.clock import parse_time
 from fact_ledger.ledger.errors import InvalidInput, closest, quoted
-from fact_ledger.ledger.ids import MAX_ID, ascii_digits, is_id
+from fact_ledger.ledger.ids import MAX_ID, ascii_digits, is_id, position_in
 from fact_ledger.ledger.promotion import SIGNALS
 from fact_ledger.ledger.trust import SOURCE_TYPES
 from fact_ledger.ledger.working import TIERS
@@ -312,7 +312,7 @@ def parse_recorded_point(value: str | int | None) -> str | int | None:
         return value
     text = value.strip()
     if ascii_digits(text):
-        return int(text)
+        return position_in(text)
     if text.startswith("-") and ascii_digits(text[1:]):  # a position, negative: not "not an ISO 8601 timestamp"
         raise ValueError("a position must be >= 0")
     try:
