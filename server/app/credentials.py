@@ -507,7 +507,7 @@ def refusal(found: list[Secret]) -> InvalidInput:
     )
 
 
-def refuse_in_note(field: str, text: str) -> None:
+def refuse_in_note(field: str, text: str, *, why: str = "") -> None:
     """A governing action's own words (a retirement's reason, a judgment's rationale, an
     erasure's reason), and the names a write files a memory under (its conversation's
     ``session_id``, its ``workspace``), hold no credential: refused with ``invalid_input``,
@@ -519,7 +519,7 @@ def refuse_in_note(field: str, text: str) -> None:
     first = found[0]
     raise InvalidInput(
         f"{field} holds what looks like a credential ({first.kind}, characters {first.start}–{first.end}); "
-        f"nothing was written: a {field} stays in the log for good, so leave the credential out",
+        f"nothing was written: {why or f'a {field} stays in the log for good'}, so leave the credential out",
         field=field,
         kind=first.kind,
         start=first.start,
@@ -528,12 +528,15 @@ def refuse_in_note(field: str, text: str) -> None:
     )
 
 
+NAMES_STAY = "the log keeps a conversation's id and a workspace's name for good, even through an erasure"
+
+
 def refuse_in_names(**names: str | None) -> None:
     """:func:`refuse_in_note` for each name a write files its memory under (``session_id``,
     ``workspace``) that the call gave."""
     for field, text in names.items():
         if isinstance(text, str):
-            refuse_in_note(field, text)
+            refuse_in_note(field, text, why=NAMES_STAY)
 
 
 def scrubbed(text: str) -> str:
