@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.errors import InvalidInput, quoted
 
 
 def format_time(dt: datetime) -> str:
@@ -31,11 +31,13 @@ def parse_time(value: str, *, field: str = "time") -> str:
     try:
         dt = datetime.fromisoformat(text)
     except ValueError:
-        raise InvalidInput(f"{field} is not an ISO 8601 timestamp: {text[:40]!r}", field=field) from None
+        raise InvalidInput(f"{field} is not an ISO 8601 timestamp: {quoted(text)}", field=field) from None
     try:  # a time at either end of the calendar can leave it on the way to UTC
         return format_time(dt)
     except OverflowError:
-        raise InvalidInput(f"{field} is out of range", field=field) from None
+        raise InvalidInput(
+            f"{field} is out of range: {quoted(text)} falls outside the years 1 to 9999 in UTC", field=field
+        ) from None
 
 
 def time_range(

@@ -15,6 +15,7 @@ LedgerError
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,6 +28,22 @@ def closest(name: object, known: Iterable[str], *, cutoff: float = 0.75) -> str 
     """
     close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=cutoff)
     return close[0] if close else None
+
+
+def quoted(text: str, limit: int = 40) -> str:
+    """``text`` quoted for a refusal that names what was sent, at most ``limit`` characters, a
+    longer one cut and marked ``…``. A word of 16 characters or more that the limit falls in (the
+    shape of a token, a key) is left out whole: a credential pasted there (a token in a time
+    field) is then quoted whole or not at all, so that the answer's scrub
+    (server/app/credentials.py) finds it; cut inside, its head would pass as a word."""
+    if len(text) <= limit:
+        return repr(text)
+    head = text[:limit]
+    for word in re.finditer(r"\S+", text):
+        if word.start() < limit < word.end() and word.end() - word.start() >= 16:  # the word the cut falls in
+            head = text[: word.start()]
+            break
+    return repr(head.rstrip() + "…")
 
 
 class LedgerError(Exception):

@@ -26,6 +26,13 @@ def ascii_digits(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
+def position_in(digits: str) -> int:
+    """The log position ASCII ``digits`` name, at most MAX_ID: a longer number lies past the end
+    of any log (which is the end), and Python refuses to read one of over 4,300 digits."""
+    digits = digits.lstrip("0") or "0"
+    return MAX_ID if len(digits) > len(str(MAX_ID)) else min(int(digits), MAX_ID)
+
+
 _lock = threading.Lock()
 _last_ms = 0
 _seq = 0

@@ -56,12 +56,19 @@ def test_a_time_that_leaves_the_calendar_on_the_way_to_utc_is_refused(value: str
 def test_the_cli_refuses_it_in_words_with_the_refusal_code(db_path: Path) -> None:
     done = ledger_cli("--db", str(db_path), "find", "staging", "--before-time", "9999-12-31T23:00:00-05:00")
     assert done.returncode == exit_codes.REFUSED
-    assert done.stderr.strip() == "error (invalid_input): --before-time is out of range"  # no traceback, its option
+    said = done.stderr.strip()  # no traceback, its option, and why
+    assert said == (
+        "error (invalid_input): --before-time is out of range: '9999-12-31T23:00:00-05:00' falls outside "
+        "the years 1 to 9999 in UTC"
+    )
 
 
 def test_the_memory_tool_refuses_it_in_its_error_shape() -> None:
     with pytest.raises(InvalidInput, match="as_of_event_time is out of range"):
         FindData.parse({"query": "staging", "as_of_event_time": "0001-01-01T00:00:00+05:00"})
+    # a time as_of_recorded takes, out of range: not "a log position or an ISO 8601 timestamp"
+    with pytest.raises(InvalidInput, match="as_of_recorded is out of range: '0001-01-01T00:00:00"):
+        FindData.parse({"query": "staging", "as_of_recorded": "0001-01-01T00:00:00+05:00"})
 
 
 @given(st.datetimes(), OFFSETS)
@@ -74,3 +81,19 @@ def test_any_iso_time_is_canonical_or_refused_never_a_crash(moment: datetime, zo
         return
     assert CANONICAL.fullmatch(canonical)
     assert datetime.fromisoformat(canonical) == moment.replace(tzinfo=zone)
+
+
+def test_a_position_of_thousands_of_digits_is_the_end_of_the_log(db_path: Path) -> None:
+    """A position past the end is the end (docs/time-travel.md), however many digits it has:
+    timeline printed a traceback, find and read answered Python's own limit on integer text."""
+    import json
+
+    db = str(db_path)
+    ledger_cli("remember", "The build server is ci-3", "--db", db, check=True)
+    far = "9" * 5000
+    for args in (("find", "build"), ("read", "1"), ("timeline", "1")):
+        done = ledger_cli(*args, "--as-of-recorded", far, "--db", db, "--json")
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-500:]
+        answer = json.loads(done.stdout)
+        assert answer["as_of"]["recorded_position"] == 1, answer
+    assert FindData.parse({"query": "build", "as_of_recorded": far}).as_of_recorded >= 2**63 - 1

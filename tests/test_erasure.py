@@ -323,6 +323,30 @@ def test_a_memory_promoted_from_a_working_note_takes_the_note_with_it(tmp_path: 
     assert _bytes_hold(tmp_path, MARKER) == []
 
 
+def test_erasing_a_promoted_note_takes_the_memory_promoted_from_it(tmp_path: Path) -> None:
+    """The note's words are the first version of the memory promoted from it: erasing the note
+    alone left them there, read and found as before, under an answer that said "erased"."""
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        kept = app.remember("The lobby door code is 4471", subject="lobby")["memory_id"]
+        note = app.remember(f"Rex's gate code is {MARKER}", session_id="conv", tier="working")["memory_id"]
+        promoted = app.promote(note, authorization=AUTH_USER)["promoted_to"]
+        again = app.remember("The lobby door code is 4471", session_id="conv", tier="working")["memory_id"]
+        absorbed = app.promote(again, authorization=AUTH_USER)["promoted_to"]
+        assert absorbed == kept  # promoted as an exact repeat: no memory was made from it
+        out = app.erase(note, reason="asked", authorization=AUTH_USER)
+        assert sorted(out["erased"]) == sorted([note, promoted])
+        assert {e["memory_id"] for e in out["receipt"]["erasures"]} == {note, promoted}
+        assert app.read(promoted)["memory"]["status"] == "erased"
+        assert app.find("Rex gate")["results"] == []
+        app.erase(again, reason="asked", authorization=AUTH_USER)  # the memory it repeated was not made from it
+        assert app.read(kept)["memory"]["content"] == "The lobby door code is 4471"
+        assert app.verify()["chain"] == "intact"
+    finally:
+        app.close()
+    assert _bytes_hold(tmp_path, MARKER) == []
+
+
 def test_erase_answers_ok_rewrites_the_backup_and_refuses_an_empty_workspace(tmp_path: Path) -> None:
     db = tmp_path / "l.db"
     app = LedgerApp(Settings(db=str(db)))

@@ -425,6 +425,19 @@ async def test_nobody_is_asked_to_approve_a_change_that_cannot_happen(app: Ledge
         assert len(answers.questions) == 1 and f"#{kept}" in answers.questions[0]
 
 
+async def test_the_user_is_asked_about_the_memory_promoted_from_a_note_it_erases(app: LedgerApp) -> None:
+    """Erasing a promoted note erases the memory promoted from it (its first version is the
+    note's words): the question names that memory too, so nobody approves more than they read."""
+    answers = Answers(ACCEPT)
+    async with Client(build_server(app), elicitation_callback=answers) as c:
+        note = app.remember("Vera's locker is 17", session_id="conv", tier="working")["memory_id"]
+        promoted = app.promote(note, authorization=AUTH_USER)["promoted_to"]
+        data = {"memory_id": note, "authorized": True}
+        out = body(await c.call_tool("memory_govern", {"action": "erase", "data": data}))
+    assert sorted(out["erased"]) == sorted([note, promoted])
+    assert len(answers.questions) == 1 and f"#{promoted}" in answers.questions[0], answers.questions
+
+
 async def test_what_the_call_itself_got_wrong_is_never_cut_from_the_notices(app: LedgerApp) -> None:
     """With three notices of the write's own (agent_asserted, a target already retired, a field
     beside data), the one naming an ignored unknown field was the fourth and was dropped."""

@@ -468,3 +468,17 @@ def test_an_as_of_answer_keeps_one_order_across_pages_and_sets_stay_in_their_wor
     expected = [a["memory_id"], b["memory_id"]]
     assert ids(app.find("billing API port", as_of_event_time=point))[:2] == expected
     assert ids(app.find("billing API port"))[:2] == expected
+
+
+def test_a_timeline_before_the_memory_was_recorded_says_so_as_read_does(app: LedgerApp) -> None:
+    """``timeline(memory_id, as_of_recorded=0)`` of a memory written later said "no memory N",
+    as if the id named nothing; ``read`` at the same point says the ledger did not hold it yet."""
+    a = app.remember("The build server is ci-3", event_time="2026-01-01T00:00:00Z")["memory_id"]
+    for point, said in ((0, "at position 0"), ("2000-01-01", "as recorded by 2000-01-01T00:00:00.000000Z")):
+        with pytest.raises(NotFound) as read:
+            app.read(a, as_of_recorded=point)
+        with pytest.raises(NotFound) as timeline:
+            app.timeline(memory_id=a, as_of_recorded=point)
+        assert timeline.value.message == read.value.message and said in timeline.value.message
+    with pytest.raises(NotFound, match="no memory 999"):
+        app.timeline(memory_id=999)  # no point asked: the id names nothing

@@ -29,6 +29,7 @@ from fact_ledger.ledger.log.events import (
     Promoted,
     PromotionSignal,
     Reinforced,
+    Restated,
     WorkingNoted,
     WorkingRepeated,
     WorkingRevised,
@@ -40,6 +41,7 @@ from fact_ledger.ledger.working import match_score, select_set
 from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.conversations import WorkingNote
+from fact_ledger.server.app import credentials
 from fact_ledger.server.app.collisions import Collisions
 from fact_ledger.server.app.service import Service
 from fact_ledger.server.app.storage import BackedUp, Storage
@@ -245,6 +247,7 @@ class Conversations(Service):
         """Record a signal; promote in the same transaction when ``ledger.promotion`` holds."""
         if signal not in SIGNALS:
             raise InvalidInput(f"signal must be one of {', '.join(SIGNALS)}", field="signal")
+        credentials.refuse_in_names(session_id=session_id)  # stored on the signal, for good
         found: dict[str, Any] = {}
 
         def decide() -> tuple[Decision, str, str]:
@@ -320,14 +323,16 @@ class Conversations(Service):
             recorded={"session": row.session, "turn": row.turn, "promoted_from": row.stream_id},
         )
         new_stream = uuid7()
-        # a note that said a value no longer holds ends the long-term memory holding it, as
-        # remembering it long-term would (ledger.negation)
-        cmd, target, denied = self.writes._ended_target(cmd)
+        # a note that cancels an instruction retracts it, and one that said a value no longer holds
+        # ends the long-term memory holding it, as remembering it long-term would
+        # (ledger.cancellation, ledger.negation)
+        cmd, target, denied = self.writes._cancellation_target(cmd)
         decision, _ = self.collisions.remember_decision(
             cmd, new_stream, target=target, cancelling=denied, duplicate=self.writes._find_duplicate(cmd)
         )
         stream, head = decision[0]
-        long_term = stream if isinstance(head, MemoryRecorded | DuplicateSighted) else new_stream
+        # the memory it became, or the one that already said it (an exact repeat, a restatement)
+        long_term = stream if isinstance(head, MemoryRecorded | DuplicateSighted | Restated) else new_stream
         promoted = Promoted(
             memory=row.stream_id,
             long_term=long_term,
@@ -352,6 +357,8 @@ class Conversations(Service):
         }
         if any(e.type == "DuplicateSighted" for e in events):
             out["duplicate_of"] = long_id
+        elif any(e.type == "Restated" for e in events):  # as remember answers the same text
+            out["restatement_of"] = long_id
         out.update(self.writes._retracted(events))
         for key in ("conflicts", "conflicts_total", "near_duplicates", "superseded"):
             if key in report:

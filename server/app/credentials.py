@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.errors import InvalidInput, LedgerError
 
 ON_SECRET = ("refuse", "mask")
 
@@ -507,21 +507,53 @@ def refusal(found: list[Secret]) -> InvalidInput:
     )
 
 
-def refuse_in_note(field: str, text: str) -> None:
+def refuse_in_note(field: str, text: str, *, why: str = "") -> None:
     """A governing action's own words (a retirement's reason, a judgment's rationale, an
-    erasure's reason) hold no credential: refused with ``invalid_input``, nothing written.
-    Unlike a memory's text they cannot be masked or erased later: the log keeps them for good,
-    with the erased memory's id."""
+    erasure's reason), and the names a write files a memory under (its conversation's
+    ``session_id``, its ``workspace``), hold no credential: refused with ``invalid_input``,
+    nothing written. Unlike a memory's text they cannot be masked or erased later: the log keeps
+    them for good, with the erased memory's id."""
     found = [Secret(field, kind, start, end) for kind, start, end in find(text)] if text else []
     if not found:
         return
     first = found[0]
     raise InvalidInput(
         f"{field} holds what looks like a credential ({first.kind}, characters {first.start}–{first.end}); "
-        f"nothing was written: a {field} stays in the log for good, so leave the credential out",
+        f"nothing was written: {why or f'a {field} stays in the log for good'}, so leave the credential out",
         field=field,
         kind=first.kind,
         start=first.start,
         end=first.end,
         secrets=[s.to_dict() for s in found],
     )
+
+
+NAMES_STAY = "the log keeps a conversation's id and a workspace's name for good, even through an erasure"
+
+
+def refuse_in_names(**names: str | None) -> None:
+    """:func:`refuse_in_note` for each name a write files its memory under (``session_id``,
+    ``workspace``) that the call gave."""
+    for field, text in names.items():
+        if isinstance(text, str):
+            refuse_in_note(field, text, why=NAMES_STAY)
+
+
+def scrubbed(text: str) -> str:
+    """``text`` (an answer that quotes what a caller sent) with each credential in it replaced by
+    its typed placeholder."""
+    found = find(text) if text else []
+    return mask_text(text, found) if found else text
+
+
+def scrub(exc: LedgerError) -> LedgerError:
+    """The refusal as it may be shown: a message that quotes the input (a bad time, an unknown
+    type or field) never repeats a credential pasted into it, as a refused write names its kind
+    and span only. Changed in place; the same error is returned."""
+    exc.message = scrubbed(exc.message)
+    if exc.field:
+        exc.field = scrubbed(exc.field)
+    for key, value in exc.details.items():
+        if isinstance(value, str):
+            exc.details[key] = scrubbed(value)
+    return exc

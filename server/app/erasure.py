@@ -94,11 +94,24 @@ def _targets(store: Any, memory_id: int | None, workspace: str | None) -> list[t
             raise NotFound(f"no memory {memory_id}", field="memory_id")
         if _already_erased(conn, row[1]):
             raise InvalidInput(f"memory {memory_id} is erased already", field="memory_id")
-        return [(row[0], row[1], row[2])]
+        return [(row[0], row[1], row[2]), *_promoted_from(conn, row[1])]
     rows = conn.execute(
         f"SELECT position, stream_id, workspace FROM events WHERE workspace=? AND type IN ({marks(len(_RECORDED))}) "
         "ORDER BY position",
         (workspace, *_RECORDED),
+    ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows if not _already_erased(conn, r[1])]
+
+
+def _promoted_from(conn: Any, note: str) -> list[tuple[int, str, str]]:
+    """The long-term memory a promotion recorded from the working note ``note`` (its first
+    version is the note's words), unless erased already: erasing the note erases it too, as
+    erasing it clears the note's rows. A memory the promotion only repeated or restated was not
+    recorded from the note and stays."""
+    rows = conn.execute(
+        f"SELECT position, stream_id, workspace FROM events WHERE type IN ({marks(len(_RECORDED))}) "
+        "AND json_extract(payload, '$.promoted_from')=? ORDER BY position",
+        (*_RECORDED, note),
     ).fetchall()
     return [(r[0], r[1], r[2]) for r in rows if not _already_erased(conn, r[1])]
 

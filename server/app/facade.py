@@ -30,6 +30,7 @@ from fact_ledger.projections.search.index import SearchProjector
 from fact_ledger.projections.sections import SectionsProjector
 from fact_ledger.projections.timeline.projector import TimelineProjector
 from fact_ledger.projections.workspaces import WorkspacesProjector
+from fact_ledger.server.app import credentials
 from fact_ledger.server.app.backup import REPLAY_BATCH, replay_backup
 from fact_ledger.server.app.backup_log import BackupLog
 from fact_ledger.server.app.collisions import Collisions
@@ -207,6 +208,7 @@ class LedgerApp:
         (``Conversations.note``); ``fields``: the rest of its edge model, passed through."""
         if turn is not None and not session_id:  # it was stored on the event and never shown again
             raise InvalidInput("turn needs session_id (the conversation the turn belongs to)", field="turn")
+        credentials.refuse_in_names(session_id=session_id, workspace=fields.get("workspace"))
         if (tier or self.settings.default_tier) == "working":
             if not session_id:
                 raise InvalidInput(
@@ -232,6 +234,7 @@ class LedgerApp:
         turn: int | None = None,
         **changes: Any,
     ) -> dict[str, Any]:
+        credentials.refuse_in_names(session_id=session_id)
         if self.conversations.is_working(memory_id):
             return self.conversations.update(
                 memory_id,

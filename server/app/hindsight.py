@@ -22,7 +22,7 @@ from fact_ledger.ledger import whatif as whatif_model
 from fact_ledger.ledger.arbiter import RULE_ORDER
 from fact_ledger.ledger.claims import extract_claims
 from fact_ledger.ledger.decide import set_key, settle
-from fact_ledger.ledger.errors import InvalidInput, NotFound
+from fact_ledger.ledger.errors import InvalidInput, NotFound, quoted
 from fact_ledger.ledger.facts import Decision, check_authorized
 from fact_ledger.ledger.govern import decide_resolve
 from fact_ledger.ledger.ids import uuid7
@@ -253,11 +253,12 @@ class Hindsight(Service):
         if not isinstance(change_id, str) or not change_id.strip():
             raise InvalidInput("change_id is required", field="change_id")
         # as pasted: a space copied with it, or the id in capitals, was "no change …"
-        change_id = change_id.strip().lower()
+        given = change_id.strip()
+        change_id = given.lower()
         undo_id = uuid7()
 
         def decide() -> tuple[Decision, str, str]:
-            record, conflict, reinstated = self._undo_plan(change_id)
+            record, conflict, reinstated = self._undo_plan(change_id, given)
             reason = f"{UNDO_PREFIX}{change_id}"
             decision: Decision = [
                 (stream, Reinstated(memory=stream, reason=reason, change=undo_id, authorization=authorization))
@@ -299,12 +300,13 @@ class Hindsight(Service):
         with self.storage.snapshot():
             self._undo_plan(change_id)
 
-    def _undo_plan(self, change_id: str) -> tuple[Any, Any, list[str]]:
+    def _undo_plan(self, change_id: str, given: str | None = None) -> tuple[Any, Any, list[str]]:
         """The change, its set and the memories an undo reinstates; ``invalid_input`` when the
-        change cannot be undone (an undo, undone already, or the ledger moved on since)."""
+        change cannot be undone (an undo, undone already, or the ledger moved on since).
+        ``given``: the id as the caller wrote it, quoted when there is no such change."""
         record = changes_model.by_id(self.conn, change_id)
         if record is None:
-            raise NotFound(f"no change {change_id}", field="change_id")
+            raise NotFound(f"no change {quoted(given if given is not None else change_id, 60)}", field="change_id")
         self._check_workspace(record.workspace, field="change_id")
         name = _change_name(record)  # its log position too: the Health page lists changes by it
         if record.kind == "undo":

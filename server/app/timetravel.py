@@ -20,7 +20,7 @@ from fact_ledger.ledger import clock
 from fact_ledger.ledger.arbiter import Side, leaders_first_scored, set_leaders
 from fact_ledger.ledger.claims import extract_claims
 from fact_ledger.ledger.errors import InvalidInput, NotFound
-from fact_ledger.ledger.ids import ascii_digits
+from fact_ledger.ledger.ids import ascii_digits, position_in
 from fact_ledger.ledger.log.chain import NewEvent, StoredEvent
 from fact_ledger.ledger.log.events import current_type, stored_names
 from fact_ledger.ledger.retention import archive_cutoff, decide_archive
@@ -77,7 +77,8 @@ class History:
         elif isinstance(as_of_recorded, bool):
             raise InvalidInput("as_of_recorded must be a position or a timestamp", field="as_of_recorded")
         elif isinstance(as_of_recorded, int) or (isinstance(as_of_recorded, str) and ascii_digits(as_of_recorded)):
-            position = min(int(as_of_recorded), last)
+            given = as_of_recorded if isinstance(as_of_recorded, int) else position_in(as_of_recorded)
+            position = min(given, last)
             if position < 0:
                 raise InvalidInput("a position must be >= 0", field="as_of_recorded")
         else:
@@ -199,15 +200,7 @@ class History:
                         "an as-of point)",
                         field="memory_id",
                     )
-                # a time names the log as recorded by then: said as the time asked (it said "at
-                # position 0" of a date a person gave)
-                by = (
-                    f" as recorded by {clock.parse_time(as_of_recorded, field='as_of_recorded')} (the log up to "
-                    f"position {point.position})"
-                    if isinstance(as_of_recorded, str) and not ascii_digits(as_of_recorded)
-                    else f" at position {point.position}"
-                )
-                raise NotFound(f"memory {memory_id} was not in the ledger{by}", field="memory_id")
+                raise _not_yet_recorded(memory_id, as_of_recorded, point.position)
             self.workspaces.check_workspace(state.workspace)
             status = asof.status_at(state, point.event_time)
             if status is None:
@@ -386,6 +379,8 @@ class History:
                             "its history)",
                             field="memory_id",
                         )
+                    if as_of_recorded is not None:  # as read says it: the ledger did not hold it then
+                        raise _not_yet_recorded(memory_id, as_of_recorded, point.position)
                     raise NotFound(f"no memory {memory_id}", field="memory_id")
                 # another workspace's memory is refused, as read and history refuse it (an empty
                 # answer told that the id exists)
@@ -668,3 +663,15 @@ def _event_view(ev: StoredEvent, role: str, ids: StreamIds) -> dict[str, Any]:
     if payload.get("change"):  # one event of a change applied (or undone) as a unit
         view["change_id"] = payload["change"]
     return view
+
+
+def _not_yet_recorded(memory_id: int, as_of_recorded: str | int, position: int) -> NotFound:
+    """No state of ``memory_id`` in the log up to ``position``. A time names the log as recorded
+    by then: said as the time asked (it said "at position 0" of a date a person gave)."""
+    by = (
+        f" as recorded by {clock.parse_time(as_of_recorded, field='as_of_recorded')} (the log up to "
+        f"position {position})"
+        if isinstance(as_of_recorded, str) and not ascii_digits(as_of_recorded)
+        else f" at position {position}"
+    )
+    return NotFound(f"memory {memory_id} was not in the ledger{by}", field="memory_id")

@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from fact_ledger.ledger.errors import InvalidInput, LedgerError, Unavailable
 from fact_ledger.ledger.ids import MAX_ID, ascii_digits
 from fact_ledger.ledger.log.dbfiles import MissingDatabase, is_plain_path, no_ledger_yet
+from fact_ledger.server.app import credentials
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.cli import exit_codes
 from fact_ledger.server.config import Settings, load_settings
@@ -197,7 +198,7 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def _fail(obj: CliContext, exc: LedgerError, *, code: int) -> None:
     if obj.as_json:
-        click.echo(json.dumps({"ok": False, "error": exc.to_dict()}, ensure_ascii=False))
+        click.echo(json.dumps({"ok": False, "error": credentials.scrub(exc).to_dict()}, ensure_ascii=False))
     else:
         say_error(exc)
     sys.exit(code)
@@ -273,6 +274,7 @@ def say_error(exc: LedgerError) -> None:
     in the command line's words (:func:`cli_message`) and the near miss it names (``ledger
     serve`` and ``ledger console`` printed their own line and dropped the "did you mean" of a
     mistyped config key)."""
+    credentials.scrub(exc)  # a message quoting what was typed never repeats a credential in it
     hint = exc.details.get("did_you_mean")
     suffix = f" (did you mean {hint!r}?)" if hint else ""
     # Escaped: a message may quote brackets ('.[semantic]') that rich would read as markup.

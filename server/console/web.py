@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput, LedgerError
 from fact_ledger.ledger.ids import MAX_ID, ascii_digits
+from fact_ledger.server.app import credentials
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.console.guard import SECURITY_HEADERS, Guard, without_token
 from fact_ledger.server.console.i18n import (
@@ -229,7 +230,7 @@ def render(request: Request, template: str, code: int = 200, **context: Any) -> 
 
 def error_page(request: Request, exc: LedgerError) -> HTMLResponse:
     code = {"not_found": 404, "invalid_input": 400}.get(exc.code, 409)
-    return render(request, "error.html", code=code, error=exc.to_dict())
+    return render(request, "error.html", code=code, error=credentials.scrub(exc).to_dict())
 
 
 async def switch_language(request: Request) -> Response:

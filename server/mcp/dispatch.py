@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
 from fact_ledger.ledger.errors import InvalidInput, LedgerError, Unauthorized, Unavailable, closest
 from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.server.app import credentials
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from fact_ledger.server.mcp import compact as mcp_compact
@@ -76,7 +77,10 @@ def _result(payload: dict[str, Any], *, error: bool = False) -> mcp_types.CallTo
 
 def _error(exc: LedgerError, notices: list[str] | None = None) -> mcp_types.CallToolResult:
     """A refusal; ``notices``: what the call should know besides (fields it sent beside ``data``)."""
-    return _result({"ok": False, "error": exc.to_dict(), **({"notices": notices} if notices else {})}, error=True)
+    said = [credentials.scrubbed(n) for n in notices or ()]  # they may name a field as it was sent
+    return _result(
+        {"ok": False, "error": credentials.scrub(exc).to_dict(), **({"notices": said} if said else {})}, error=True
+    )
 
 
 def _data(data: Any) -> Any:
@@ -235,7 +239,7 @@ class LedgerTools:
             raise inner.error
         notices = beside_data_notices(tuple(model.ignored))
         if model.ignored:
-            notices.append(f"ignored unknown field(s): {', '.join(model.ignored)}")
+            notices.append(credentials.scrubbed(f"ignored unknown field(s): {', '.join(model.ignored)}"))
         if "authorized" in type(model).model_fields:
             verdict = _verdict(approval)
             if verdict == "refused":
@@ -337,12 +341,14 @@ class LedgerTools:
         if model.workspace is not None:
             await self._run(self.app.erasable, {"workspace": model.workspace})
             return f"Erase every memory of workspace {model.workspace!r} for good? Only an Erased record stays."
-        await self._run(self.app.erasable, {"memory_id": model.memory_id})  # refused: nobody is asked
+        targets = await self._run(self.app.erasable, {"memory_id": model.memory_id})  # refused: nobody is asked
         text = f"#{model.memory_id}"
         with contextlib.suppress(LedgerError):
             memory = (await self._run(self.app.read, {"memory_id": model.memory_id}))["memory"]
             text += f" “{_snippet(memory.get('content', ''))}”"
-        return f"Erase memory {text} for good? Its text leaves the log, the indexes and the backup."
+        also = [f"#{m}" for m in targets if m != model.memory_id]  # a promoted note's long-term memory
+        with_it = f" With it: {', '.join(also)}, the long-term memory promoted from it." if also else ""
+        return f"Erase memory {text} for good? Its text leaves the log, the indexes and the backup.{with_it}"
 
     async def _conflict_members(self, conflict_id: int) -> list[int]:
         if self._conflict_detail is None:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 from pydantic import AfterValidator, Field, StrictBool, StrictInt, StrictStr, WithJsonSchema, model_validator
 
 from fact_ledger.ledger.disagree import NOTICE_KIND_FILTERS, NOTICE_LISTINGS, NOTICE_STATES
-from fact_ledger.ledger.errors import InvalidInput, closest
+from fact_ledger.ledger.errors import InvalidInput, closest, quoted
 from fact_ledger.ledger.facts import CONFLICT_LISTINGS
 from fact_ledger.ledger.govern import KEEP_RESOLUTIONS
 from fact_ledger.ledger.ids import MAX_ID
@@ -40,7 +40,7 @@ def _event_type(value: str) -> str:
     if value in EVENT_TYPES or value in RENAMED:
         return value
     raise InvalidInput(
-        f"type: {value[:60]!r} is not an event type; the log writes {', '.join(EVENT_TYPES)}",
+        f"type: {quoted(value, 60)} is not an event type; the log writes {', '.join(EVENT_TYPES)}",
         field="type",
         did_you_mean=current_type(close) if (close := closest(value, [*EVENT_TYPES, *RENAMED])) else None,
     )

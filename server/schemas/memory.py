@@ -14,6 +14,7 @@ import json
 import math
 import re
 import unicodedata
+from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
@@ -30,8 +31,8 @@ from pydantic import (
 )
 
 from fact_ledger.ledger.clock import parse_time
-from fact_ledger.ledger.errors import InvalidInput, closest
-from fact_ledger.ledger.ids import MAX_ID, ascii_digits, is_id
+from fact_ledger.ledger.errors import InvalidInput, closest, quoted
+from fact_ledger.ledger.ids import MAX_ID, ascii_digits, is_id, position_in
 from fact_ledger.ledger.promotion import SIGNALS
 from fact_ledger.ledger.trust import SOURCE_TYPES
 from fact_ledger.ledger.working import TIERS
@@ -311,16 +312,17 @@ def parse_recorded_point(value: str | int | None) -> str | int | None:
         return value
     text = value.strip()
     if ascii_digits(text):
-        return int(text)
+        return position_in(text)
     if text.startswith("-") and ascii_digits(text[1:]):  # a position, negative: not "not an ISO 8601 timestamp"
         raise ValueError("a position must be >= 0")
     try:
-        return parse_time(value, field="as_of_recorded")
-    except InvalidInput:  # "2.0", "last": neither of the two forms it takes
+        datetime.fromisoformat(text)
+    except ValueError:  # "2.0", "last": neither of the two forms it takes
         raise InvalidInput(
-            f"as_of_recorded is a log position (a whole number >= 0) or an ISO 8601 timestamp, not {text[:40]!r}",
+            f"as_of_recorded is a log position (a whole number >= 0) or an ISO 8601 timestamp, not {quoted(text)}",
             field="as_of_recorded",
         ) from None
+    return parse_time(text, field="as_of_recorded")  # a time, refused only when it leaves the calendar
 
 
 RecordedPoint = Annotated[str | StrictInt, AfterValidator(parse_recorded_point)]
@@ -411,7 +413,7 @@ class ReinforceData(EdgeModel):
 def _check_pins(value: dict[str, int]) -> dict[str, int]:
     for key, version in value.items():
         if not ascii_digits(key) or int(key) < 1:
-            raise ValueError(f"pin key {key[:20]!r} is not a memory id")
+            raise ValueError(f"pin key {quoted(key, 20)} is not a memory id")
         if version < 1:
             raise ValueError("a pinned version must be >= 1")
     return value

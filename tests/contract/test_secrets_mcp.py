@@ -73,3 +73,61 @@ def test_the_cli_refuses_then_masks_with_on_secret(tmp_path: Path) -> None:
     assert read["memory"]["content"] == "rotated to [secret:aws-access-key]"
     assert read["memory"]["version"] == 2
     assert secret.encode() not in _bytes_of(Path(db))
+
+
+def test_a_session_id_or_workspace_that_holds_a_credential_is_refused(srv: LedgerServer) -> None:
+    """A conversation's id and a workspace's name stay in the log for good (an erasure keeps
+    both: they name the conversation and the project, not what was said), so a credential there
+    could never be taken out again: refused, whatever ``on_secret`` says, and never repeated."""
+    token = next(s[2] for s in SHAPES if s[0] == "github-token")
+    note = srv.memory("remember", {"content": "trying port 8081", "tier": "working", "session_id": "chat-7"})
+    fact = srv.memory("remember", {"content": "The build cache lives on disk 3"})
+    assert note.ok and fact.ok, (note.body, fact.body)
+    head = srv.events()
+    calls = [
+        ("remember", {"content": "The staging host is blue", "session_id": token, "turn": 1}),
+        ("remember", {"content": "maybe port 8082", "tier": "working", "session_id": token, "on_secret": "mask"}),
+        ("remember", {"content": "The staging host is green", "workspace": f"ops-{token}"}),
+        ("update", {"memory_id": fact["memory_id"], "content": "The build cache lives on disk 4", "session_id": token}),
+        ("reinforce", {"memory_id": note["memory_id"], "signal": "user_affirmed", "turn": 2, "session_id": token}),
+    ]
+    for action, data in calls:
+        reply = srv.memory(action, data)
+        field = "workspace" if "workspace" in data else "session_id"
+        assert reply.code == "invalid_input", (action, reply.body)
+        assert (reply.error["field"], reply.error["kind"]) == (field, "github-token"), reply.body
+        assert token not in json.dumps(reply.body, ensure_ascii=False)
+    assert srv.events() == head
+    assert token.encode() not in _bytes_of(srv.db)
+
+
+def test_a_refusal_that_quotes_what_was_sent_never_repeats_a_credential(srv: LedgerServer, tmp_path: Path) -> None:
+    """A bad time, an unknown type or action, an ignored field's name are quoted back in the
+    answer; a credential pasted there (a token in the wrong field) was repeated whole. It is named
+    by its kind, as a refused write's is."""
+    token = next(s[2] for s in SHAPES if s[0] == "github-token")
+    said = [
+        srv.memory("remember", {"content": "The cache lives on disk 3", "event_time": token}),
+        srv.memory("find", {"query": "cache", "as_of_recorded": token}),
+        srv.call("memory_review", "audit", {"type": token}),
+        srv.memory(token, {}),
+    ]
+    for reply in said:
+        assert reply.code == "invalid_input", reply.body
+        assert "[secret:github-token]" in reply.error["message"], reply.body
+    # past the quote's length the cut fell inside the token and showed its head
+    cut = srv.memory("find", {"query": "cache", "as_of_event_time": f"at {token}"})
+    assert cut.code == "invalid_input" and cut.error["message"].endswith("'at…'"), cut.body
+    aws = next(s[2] for s in SHAPES if s[0] == "aws-access-key")
+    undo = srv.call("memory_govern", "undo", {"change_id": aws, "authorized": True})
+    assert undo.code == "not_found" and "[secret:aws-access-key]" in undo.error["message"], undo.body
+    assert aws.lower() not in json.dumps(undo.body)  # a change id is matched in lower case, never said so
+    ignored = srv.memory("find", {"query": "cache", token: 1})
+    assert ignored.ok and any("[secret:github-token]" in n for n in ignored["notices"]), ignored.body
+    assert all(token[:12] not in json.dumps(reply.body, ensure_ascii=False) for reply in [*said, cut, ignored])
+
+    db = str(tmp_path / "ledger.db")
+    for fmt in ((), ("--json",)):
+        done = ledger_cli("find", "cache", "--as-of-event-time", token, "--db", db, *fmt, env={"LEDGER_CREATE": "1"})
+        assert done.returncode == 1 and "[secret:github-token]" in done.stdout + done.stderr, done
+        assert token not in done.stdout + done.stderr

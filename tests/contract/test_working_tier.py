@@ -143,6 +143,37 @@ def test_a_promoted_note_that_disagrees_opens_a_conflict_then_not_before(srv: Le
     assert again.code == "invalid_input"  # promoted once
 
 
+def test_a_note_that_restates_a_long_term_memory_is_promoted_into_it(srv: LedgerServer) -> None:
+    """The long-term memory already holds what the note says, in other words (a restatement):
+    the promotion lands on it, as ``remember`` would absorb the same text. It answered an
+    internal error, with the events written and the ``Promoted`` event naming no memory."""
+    fact = srv.memory("remember", {"content": "The lobby door code is 4471", "subject": "lobby"})["memory_id"]
+    note = _note(srv, "The lobby door code is 4471", "conv-r")
+    promoted = srv.call("memory_govern", "promote", {"memory_id": note, "authorized": True})
+    assert promoted.ok, promoted.body
+    assert promoted["promoted_to"] == fact and promoted["restatement_of"] == fact
+    history = srv.call("memory_review", "history", {"memory_id": note})
+    event = next(e for e in history["versions"][0]["events"] if e["type"] == "Promoted")
+    assert event["payload"]["long_term_id"] == fact
+    read = srv.memory("read", {"memory_id": note})["memory"]
+    assert read["status"] == "promoted" and read["promoted_to"] == fact, read
+    again = _note(srv, "The lobby door code is 4471", "conv-s")  # by the rule: signals over turns
+    for turn in (2, 3):
+        assert not _signal(srv, again, "tool_succeeded", turn, "conv-s").body.get("promoted")
+    done = _signal(srv, again, "user_affirmed", 4, "conv-s")
+    assert done.ok and done["promoted"] is True and done["promoted_to"] == fact, done.body
+
+
+def test_a_promoted_note_that_cancels_an_instruction_retracts_it_as_remember_would(srv: LedgerServer) -> None:
+    """A note "stop sending the report" promoted was recorded beside the instruction it cancels,
+    both active; remembered directly, the same words retract it."""
+    instruction = srv.memory("remember", {"content": "Send the weekly report to Dana every Friday"})["memory_id"]
+    note = _note(srv, "Stop sending the weekly report to Dana", "conv-c")
+    promoted = srv.call("memory_govern", "promote", {"memory_id": note, "authorized": True})
+    assert promoted.ok and promoted["retracted"] == [instruction], promoted.body
+    assert srv.memory("read", {"memory_id": instruction})["memory"]["status"] == "retired"
+
+
 def test_the_schemas_are_typed_for_conversations_tiers_and_signals(srv: LedgerServer) -> None:
     tools = {t.name: t.input_schema for t in srv.list_tools()}
     text = str(tools["memory"])
