@@ -549,12 +549,27 @@ def _note_versions(note: conv.WorkingNote, events: list[StoredEvent], ids: Strea
     """A working note's versions folded from its stream: ``WorkingNoted`` is version 1 and each
     ``WorkingRevised`` the next, with the fields it changed (a revision's absent fields keep
     their value), as the read model folds them (``projections.conversations``), so no text it
-    once held drops out of its history. The other events (a repeat, a signal, the promotion, an
-    erasure) belong to the version they touched. Every version but the last was active; the
+    once held drops out of its history. The other events (a repeat, a signal, the promotion)
+    belong to the version they touched. An erasure is a version of its own, the last, as a
+    long-term memory's ``Erased`` is: ``erased`` from then on, valid until the erasure; the one
+    before it keeps the status the note had. Every other version but the last was active; the
     last has the note's status now."""
     versions: list[dict[str, Any]] = []
     for ev in events:
-        if current_type(ev.type) in _NOTE_VERSIONS:
+        if current_type(ev.type) == "Erased" and versions:
+            versions.append(
+                {
+                    **versions[-1],
+                    "version": len(versions) + 1,
+                    "valid_to": ev.event_time,
+                    "recorded_at": ev.recorded_at,
+                    "actor": ev.actor,
+                    "status": conv.ERASED,
+                    "position": ev.position,
+                    "events": [],
+                }
+            )
+        elif current_type(ev.type) in _NOTE_VERSIONS:
             data = ev.data
             changed = {f: getattr(data, f) for f in _NOTE_FIELDS if getattr(data, f, None) is not None}
             base = versions[-1] if versions else {"event_time": ev.event_time}
@@ -578,8 +593,10 @@ def _note_versions(note: conv.WorkingNote, events: list[StoredEvent], ids: Strea
             )
         if versions:
             _owner(versions, ev.position)["events"].append(_event_view(ev, "stream", ids))
-    if versions:
+    if versions and versions[-1]["status"] != conv.ERASED:
         versions[-1]["status"] = {conv.WORKING: "active"}.get(note.state, note.state)
+    elif len(versions) > 1 and any(current_type(e["type"]) == "Promoted" for e in versions[-2]["events"]):
+        versions[-2]["status"] = conv.PROMOTED  # promoted, then erased
     return versions
 
 
