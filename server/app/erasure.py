@@ -23,6 +23,7 @@ from fact_ledger.ledger.log.chain import NewEvent, StoredEvent, needs_seal, rese
 from fact_ledger.ledger.log.events import AUTH_USER, Erased, ErasedRow, current_type, decode_payload, stored_names
 from fact_ledger.ledger.sql import marks
 from fact_ledger.projections import derived, forget
+from fact_ledger.projections import workspaces as ws
 from fact_ledger.projections.write_state import conflicts_of
 from fact_ledger.server.app import credentials
 
@@ -78,15 +79,10 @@ def erasable(app: Any, memory_id: int | None, workspace: str | None) -> list[tup
     named = workspace is not None
     targets = _targets(app.storage.store, memory_id, app.canonical_workspace(workspace) if named else None)
     if not targets:
-        raise NotFound(f"no memory to erase in {workspace_words(workspace or '')}", field="workspace")
+        raise NotFound(f"no memory to erase in {ws.words(workspace or '')}", field="workspace")
     for _id, _stream, held_in in targets:  # strict isolation: only the caller's own workspace
         app.workspace_service.check_workspace(held_in, field="workspace" if named else "memory_id")
     return targets
-
-
-def workspace_words(name: str) -> str:
-    """A workspace as a person reads its name: the default one is named as such, not as ``''``."""
-    return 'the default workspace ("")' if name == "" else f"workspace {name!r}"
 
 
 def _targets(store: Any, memory_id: int | None, workspace: str | None) -> list[tuple[int, str, str]]:

@@ -77,6 +77,17 @@ class Workspaces:
             return None, self.workspace_scope(self.settings.workspace)
         return None, None
 
+    def empty_workspace(self, requested: str) -> dict[str, Any] | None:
+        """``find``'s word when the workspace it searched never held a memory (``workspace_empty``:
+        ``{workspace, nearest}`` and a notice), else None: a mistyped name answered nothing, as a
+        query that matches nothing does. ``nearest`` is the recorded workspace the name most
+        likely meant; never under strict isolation, where the caller sees no other's name."""
+        conn = self.storage.conn
+        if ws.holds_memory(conn, self.workspace_scope(requested)):
+            return None
+        near = None if self.settings.isolation == "strict" else ws.nearest(conn, requested)
+        return {"workspace": requested, "nearest": near}
+
     # -- governance --------------------------------------------------------------------------
     def accept_alias(self, alias: str, canonical: str, *, authorization: str = "") -> dict[str, Any]:
         """Record that ``alias`` names the same workspace as ``canonical``."""

@@ -203,6 +203,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     "current_only": ("current", "当前"),
     "any": ("any", "任意"),
     "no_results": ("Nothing found.", "没有结果。"),
+    "workspace_empty": (
+        "Workspace “{name}” holds no memory: none was ever stored in it.",
+        "工作区“{name}”中没有任何记忆：从未有记忆存入其中。",
+    ),
+    "workspace_nearest": ("Did you mean “{name}”?", "是否要找“{name}”？"),
     "next": ("Next", "下一页"),
     "previous": ("Previous", "上一页"),
     "page": ("Page", "页"),

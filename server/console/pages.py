@@ -108,6 +108,7 @@ async def memories(request: Request) -> Response:
         params={k: q.get(k, "") for k in ("q", "tags", "source_type", "workspace", "status", "session")},
         source_types=SOURCE_TYPES,
         as_of=found.get("as_of"),
+        workspace_empty=found.get("workspace_empty"),  # a mistyped workspace is not "no match"
     )
 
 

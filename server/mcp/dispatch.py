@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
 from fact_ledger.ledger.errors import InvalidInput, LedgerError, Unauthorized, Unavailable, closest
 from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER
-from fact_ledger.server.app.erasure import workspace_words
+from fact_ledger.projections.workspaces import words as workspace_words
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from fact_ledger.server.mcp import compact as mcp_compact

@@ -86,6 +86,28 @@ def test_search_filters_and_paging(page: Any, console: Console) -> None:
     assert second and not first & second
 
 
+def test_a_search_in_a_workspace_that_never_held_a_memory_says_so_in_both_languages(
+    page: Any, console: Console
+) -> None:
+    """A mistyped workspace answered "Nothing found.", as a query that matches nothing does."""
+    for lang, said, nearest in (
+        ("en", "Workspace “fact-ledgr” holds no memory: none was ever stored in it.", "Did you mean “fact-ledger”?"),
+        ("zh", "工作区“fact-ledgr”中没有任何记忆：从未有记忆存入其中。", "是否要找“fact-ledger”？"),
+    ):
+        page.goto(f"{console.base}/lang/{lang}?next=/memories")
+        page.goto(f"{console.base}/memories?q=port&workspace=fact-ledgr")
+        assert page.locator(".memory-row").count() == 0
+        assert page.inner_text("#workspace-empty").startswith(said)
+        assert page.inner_text("#workspace-nearest") == nearest
+        with page.expect_navigation():
+            page.click("#workspace-nearest")
+        assert "workspace=fact-ledger" in page.url and "q=port" in page.url
+        assert "8081" in page.locator(".memory-row").first.inner_text()
+        assert not page.is_visible("#workspace-empty")
+    page.goto(f"{console.base}/memories?q=nothing+like+this&workspace=fact-ledger")  # no match stays that
+    assert page.is_visible(".empty") and not page.is_visible("#workspace-empty")
+
+
 def test_language_switch_is_remembered(page: Any, console: Console) -> None:
     page.goto(console.base + "/memories")
     page.click("#lang-switch")
