@@ -127,8 +127,7 @@ class CliContext:
         storage = self._app.storage if self._app is not None else None
         if storage is None or not storage.offline:
             return None
-        why = storage.backup_log.why_unwritable()  # nowhere when the backup cannot be written either
-        goes = f"writes are refused: {why}" if why else "writes go to the JSONL backup until it is back"
+        goes = storage.backup_log.where_writes_go(then=" until it is back")  # or nowhere: refused
         return f"the log cannot be reached (log_unreachable): answers come from this machine's read models, and {goes}"
 
 
