@@ -264,6 +264,9 @@ def cli_message(exc: LedgerError, command: click.Command | None = None) -> str:
     # "tags.0: at least 1 character(s)" (the field's name as the MCP gives it, not the option's)
     if field and message.startswith((field + " ", field + ":")) and option(field):
         message = f"{option(field)}{message[len(field) :]}"
+    for name in exc.names:  # another field named with its value: "is after until (…)"
+        if option(name):
+            message = re.sub(rf"\b{re.escape(name)}(?= \()", option(name) or name, message)
     return _PAIRED.sub(paired, message)
 
 
