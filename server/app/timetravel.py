@@ -368,6 +368,10 @@ class History:
         """Validity intervals over event time, by subject or along a memory's supersession chain."""
         if (subject is None) == (memory_id is None):
             raise InvalidInput("give either subject or memory_id", field="subject")
+        if subject is not None and not subject.strip():  # it listed every memory stored without one
+            raise InvalidInput(
+                "subject must not be blank: give the subject memories were stored under", field="subject"
+            )
         limit = max(1, min(limit, TIMELINE_MAX))
         request = {"subject": subject, "memory_id": memory_id, "as_of_recorded": as_of_recorded}
         page = paging.decode("timeline", request, cursor)
