@@ -69,6 +69,8 @@ class Workspaces:
         """(hard filter, ranking boost) for a search under the configured isolation."""
         isolation = self.settings.isolation
         if requested is not None:
+            # as a write takes it: "proj " is "proj" (it found nothing), unless "proj " is recorded
+            requested = ws.recorded_name(self.storage.conn, requested)
             self.check_workspace(requested, field="workspace")
             return self.workspace_scope(requested), None
         if isolation == "strict":
@@ -83,7 +85,7 @@ class Workspaces:
         query that matches nothing does. ``nearest`` is the recorded workspace the name most
         likely meant; never under strict isolation, where the caller sees no other's name."""
         conn = self.storage.conn
-        if ws.holds_memory(conn, self.workspace_scope(requested)):
+        if ws.holds_memory(conn, self.workspace_scope(ws.recorded_name(conn, requested))):
             return None
         near = None if self.settings.isolation == "strict" else ws.nearest(conn, requested)
         return {"workspace": requested, "nearest": near}

@@ -66,7 +66,7 @@ async def memories(request: Request) -> Response:
     filters = {
         "tags_filter": [t.strip() for t in q.get("tags", "").split(",") if t.strip()],
         "source_type": q.get("source_type") or None,
-        "workspace": q.get("workspace") or None,
+        "workspace": q.get("workspace", "").strip() or None,  # a stray space in the box is no filter
         "include_inactive": q.get("status") == "all",
         # one conversation: its working set and its long-term memories, nothing else
         "session_id": q.get("session") or None,

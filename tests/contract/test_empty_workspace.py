@@ -62,3 +62,13 @@ def test_the_cli_says_so_for_people_and_in_json(tmp_path: Path) -> None:
     assert doc["notices"] == [human.stdout.splitlines()[1]]
     plain = ledger_cli("find", "nothing like it", "--workspace", "fact-ledger", "--db", db)
     assert plain.stdout.splitlines() == ["no memories found"]
+
+
+def test_a_workspace_typed_with_spaces_around_it_is_searched_as_a_write_stores_it(srv: LedgerServer) -> None:
+    """A write stores "billing " as "billing"; a find in "billing " found nothing (and then said the
+    workspace holds no memory)."""
+    stored = srv.memory("remember", {"content": "invoices go out on the 3rd", "workspace": "billing "})
+    assert stored["workspace"] == "billing"
+    found = srv.memory("find", {"query": "invoices", "workspace": " billing "})
+    assert [r["memory_id"] for r in found["results"]] == [stored["memory_id"]]
+    assert "workspace_empty" not in found.body
