@@ -442,6 +442,9 @@ class History:
         """Events newest first, filtered by recorded time range, memory, actor, client, workspace,
         event type or conflict; ``before_position`` ends the log there (the console's as-of)."""
         limit = max(1, min(int(limit), AUDIT_MAX))
+        for name, value, give in (("actor", actor, "client:agent, or a client alone"), ("client", client, "its name")):
+            if value is not None and not value.strip():  # it matched no event: "no events match"
+                raise InvalidInput(f"{name} must not be blank: give {give}", field=name)
         request = {
             "since": since,
             "until": until,
