@@ -111,6 +111,8 @@ def test_a_search_in_a_workspace_that_never_held_a_memory_says_so_in_both_langua
         assert not page.is_visible("#workspace-empty")
     page.goto(f"{console.base}/memories?q=nothing+like+this&workspace=fact-ledger")  # no match stays that
     assert page.is_visible(".empty") and not page.is_visible("#workspace-empty")
+    page.goto(f"{console.base}/memories?q=port&session=+")  # nor in the conversation's box
+    assert page.locator(".memory-row", has_text="9201").count() == 1
     page.goto(f"{console.base}/memories?q=port&workspace=+")  # a stray space in the box is no filter
     assert page.locator(".memory-row", has_text="9201").count() == 1  # another workspace's too
     assert not page.is_visible("#workspace-empty")
