@@ -111,9 +111,14 @@ def test_a_search_in_a_workspace_that_never_held_a_memory_says_so_in_both_langua
         assert not page.is_visible("#workspace-empty")
     page.goto(f"{console.base}/memories?q=nothing+like+this&workspace=fact-ledger")  # no match stays that
     assert page.is_visible(".empty") and not page.is_visible("#workspace-empty")
-    page.goto(f"{console.base}/memories?q=port&session=+")  # nor in the conversation's box
+
+
+def test_a_stray_space_in_a_search_box_is_no_filter(page: Any, console: Console) -> None:
+    """A space typed in the workspace or conversation box searched a workspace (a conversation)
+    named " " and found nothing."""
+    page.goto(f"{console.base}/memories?q=port&session=+")
     assert page.locator(".memory-row", has_text="9201").count() == 1
-    page.goto(f"{console.base}/memories?q=port&workspace=+")  # a stray space in the box is no filter
+    page.goto(f"{console.base}/memories?q=port&workspace=+")
     assert page.locator(".memory-row", has_text="9201").count() == 1  # another workspace's too
     assert not page.is_visible("#workspace-empty")
     page.goto(f"{console.base}/memories?q=port&workspace=fact-ledger+")  # nor around a name
