@@ -176,10 +176,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "working_memory": ("working memory", "工作记忆"),
     "working_note_intro": (
         "A working note: a provisional note of one conversation, not yet long-term memory. It meets no "
-        "claims or conflicts and cannot be confirmed, retired, superseded or erased; promote it to make "
-        "it long-term.",
-        "工作记忆：某次对话中的临时笔记，尚未成为长期记忆。它不参与主张与冲突，不能确认、停用、取代或删除；"
-        "将其转为长期记忆后方可治理。",
+        "claims or conflicts and cannot be confirmed, retired or superseded; promote it to make it "
+        "long-term. It can be erased for good as it is.",
+        "工作记忆：某次对话中的临时笔记，尚未成为长期记忆。它不参与主张与冲突，不能确认、停用或取代；"
+        "将其转为长期记忆后方可治理。它可以直接永久删除。",
     ),
     "working_note_promoted": (
         "A working note of one conversation, promoted: the long-term memory it became is linked below; "

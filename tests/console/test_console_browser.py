@@ -6,12 +6,14 @@ Set ``LEDGER_CONSOLE_SHOTS=DIR`` to keep screenshots of the main pages there
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conftest import ledger_cli
 from tests.console.conftest import Console
 from tests.contract.conftest import LedgerServer
 
@@ -123,6 +125,35 @@ def test_a_stray_space_in_a_search_box_is_no_filter(page: Any, console: Console)
     assert not page.is_visible("#workspace-empty")
     page.goto(f"{console.base}/memories?q=port&workspace=fact-ledger+")  # nor around a name
     assert "8081" in page.locator(".memory-row").first.inner_text()
+
+
+def test_a_working_note_and_a_retired_memory_are_erased_from_their_page(page: Any, console: Console) -> None:
+    """The console offered no erase for a working note (its page said it could not be erased, and
+    to promote it first: its text would have been recorded again as long-term memory) nor for a
+    memory no longer current, where the CLI and the MCP tool erase both."""
+    note = json.loads(
+        ledger_cli(
+            "remember", "the vault PIN is 4471", "--tier", "working", "--session", "ops", "--db", console.db, "--json",
+            check=True,
+        ).stdout
+    )["memory_id"]  # fmt: skip
+    old = json.loads(ledger_cli("remember", "the old vault PIN was 1234", "--db", console.db, "--json").stdout)
+    ledger_cli("retire", str(old["memory_id"]), "--reason", "changed", "--db", console.db, check=True)
+    page.goto(f"{console.base}/lang/zh?next=/memories")
+    for memory_id, text in ((note, "4471"), (old["memory_id"], "1234")):
+        page.goto(f"{console.base}/memory/{memory_id}")
+        if memory_id == note:  # its page no longer says it cannot be erased
+            assert "可以直接永久删除" in page.inner_text("#working-note")
+        page.fill("#erase-reason", "泄露")
+        with page.expect_navigation():
+            page.click("#act-erase")
+        assert text in page.inner_text("#confirm-items")
+        with page.expect_navigation():
+            page.click("#confirm-yes")
+        assert f"记忆 #{memory_id} 已永久删除" in page.inner_text("main")
+        page.goto(f"{console.base}/memory/{memory_id}")
+        assert text not in page.inner_text("main") and not page.is_visible("#act-erase")
+        assert "已删除" in page.inner_text("#status")
 
 
 def test_language_switch_is_remembered(page: Any, console: Console) -> None:
