@@ -181,6 +181,10 @@ STRINGS: dict[str, tuple[str, str]] = {
         "工作记忆：某次对话中的临时笔记，尚未成为长期记忆。它不参与主张与冲突，不能确认、停用或取代；"
         "将其转为长期记忆后方可治理。它可以直接永久删除。",
     ),
+    "working_note_erased": (
+        "A working note of one conversation, erased for good: its text is gone; the record of its erasure stays.",
+        "某次对话中的工作记忆，已永久删除：其文本已不存在，只保留删除记录。",
+    ),
     "working_note_promoted": (
         "A working note of one conversation, promoted: the long-term memory it became is linked below; "
         "this note keeps what the conversation said.",

@@ -154,6 +154,11 @@ def test_a_working_note_and_a_retired_memory_are_erased_from_their_page(page: An
         page.goto(f"{console.base}/memory/{memory_id}")
         assert text not in page.inner_text("main") and not page.is_visible("#act-erase")
         assert "已删除" in page.inner_text("#status")
+    # the erased note's page no longer tells the person to promote it, or that it can be erased
+    page.goto(f"{console.base}/memory/{note}")
+    assert page.inner_text("#working-note") == "某次对话中的工作记忆，已永久删除：其文本已不存在，只保留删除记录。"
+    page.goto(f"{console.base}/lang/en?next=/memory/{note}")
+    assert page.inner_text("#working-note").startswith("A working note of one conversation, erased for good")
 
 
 def test_language_switch_is_remembered(page: Any, console: Console) -> None:
