@@ -69,8 +69,9 @@ class Workspaces:
         """(hard filter, ranking boost) for a search under the configured isolation."""
         isolation = self.settings.isolation
         if requested is not None:
-            # as a write takes it: "proj " is "proj" (it found nothing), unless "proj " is recorded
-            requested = ws.recorded_name(self.storage.conn, requested)
+            if requested != requested.strip():  # as a write takes it: "proj " is "proj" (it found
+                # nothing), unless "proj " is recorded (a scan: only for a name typed with spaces)
+                requested = ws.recorded_name(self.storage.conn, requested)
             self.check_workspace(requested, field="workspace")
             return self.workspace_scope(requested), None
         if isolation == "strict":
