@@ -56,7 +56,9 @@ def time_range(
             if half_open
             else f"is after {last} ({end}): the range"
         )
-        raise InvalidInput(f"{first} ({start}) {said} holds no time, so nothing could answer; swap them?", field=first)
+        raise InvalidInput(
+            f"{first} ({start}) {said} holds no time, so nothing could answer; swap them?", field=first, names=(last,)
+        )
     return start, end
 
 

@@ -51,10 +51,13 @@ class LedgerError(Exception):
 
     code = "error"
 
-    def __init__(self, message: str, *, field: str | None = None, **details: Any) -> None:
+    def __init__(self, message: str, *, field: str | None = None, names: tuple[str, ...] = (), **details: Any) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
+        # other fields the message names with their value ("until (2026-01-01…)"), besides
+        # ``field``: the command line says each as its option; no part of the answer
+        self.names = names
         self.details = details
 
     def to_dict(self) -> dict[str, Any]:

@@ -136,7 +136,9 @@ def _working_id(conn: apsw.Connection, stream_id: str) -> int | None:
 
 class ConversationsProjector(DeferringProjector):
     name = "conversations"
-    version = 2  # 2: an erased working note is erased (it stayed a working note anyone could promote)
+    # 2: an erased working note is erased (it stayed a working note anyone could promote);
+    # 3: its erasure is a version, as a long-term memory's is (read and history agree)
+    version = 3
     tables = ("conversation_memories", "working_memories", "working_signals", "cold_memories")
     handles = frozenset(
         {
@@ -175,7 +177,7 @@ class ConversationsProjector(DeferringProjector):
             )
         elif isinstance(data, Erased):
             conn.execute(
-                "UPDATE working_memories SET state=?, updated_at=? WHERE stream_id=?",
+                "UPDATE working_memories SET state=?, updated_at=?, version=version+1 WHERE stream_id=?",
                 (ERASED, event.recorded_at, data.memory),
             )
         elif isinstance(data, Cooled | Warmed):

@@ -10,6 +10,7 @@ suggestion for that pair and undoes an earlier acceptance of it.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 
@@ -152,3 +153,50 @@ def listing(conn: apsw.Connection) -> dict[str, object]:
         "aliases": [{"alias": a, "canonical": _resolve(aliases, a)} for a in sorted(aliases)],
         "suggestions": suggestions,
     }
+
+
+def holds_memory(conn: apsw.Connection, names: tuple[str, ...]) -> bool:
+    """Whether a memory was ever stored under one of ``names``: a long-term memory in any status
+    (archived and erased ones keep their row) or a working note."""
+    marks = ",".join("?" * len(names))
+    try:
+        row = conn.execute(
+            f"SELECT 1 FROM memories WHERE workspace IN ({marks}) UNION ALL "
+            f"SELECT 1 FROM working_memories WHERE workspace IN ({marks}) LIMIT 1",
+            (*names, *names),
+        ).fetchone()
+    except apsw.SQLError:  # read models not created yet: nothing was stored
+        return False
+    return row is not None
+
+
+def nearest(conn: apsw.Connection, name: str) -> str | None:
+    """The workspace a mistyped ``name`` most likely meant: one written the same way but for case
+    and separators (``Fact Ledger`` for ``fact-ledger``), else the closest by difflib's ratio
+    (0.6 or more); None when no recorded name is close."""
+    try:
+        names = sorted(
+            {r[0] for r in conn.execute("SELECT DISTINCT workspace FROM memories")}
+            | {r[0] for r in conn.execute("SELECT DISTINCT workspace FROM working_memories")}
+        )
+    except apsw.SQLError:
+        return None
+    names = [n for n in names if n.strip() and n != name]
+    key = workspace_key(name)
+    same = [n for n in names if workspace_key(n) == key]
+    if same:
+        return same[0]
+    by_key = {workspace_key(n).lower(): n for n in reversed(names)}
+    close = difflib.get_close_matches(key.lower(), list(by_key), n=1, cutoff=0.6)
+    return by_key[close[0]] if close else None
+
+
+def words(name: str) -> str:
+    """A workspace as a person reads its name: the default one is named as such, not as ``''``."""
+    return 'the default workspace ("")' if name == "" else f"workspace {name!r}"
+
+
+def empty_notice(name: str, nearest: str | None) -> str:
+    """The notice of a search in a workspace no memory was ever stored in (``workspace_empty``)."""
+    near = f"; did you mean {nearest!r}?" if nearest is not None else ""
+    return f"{words(name)} holds no memory: none was ever stored in it{near}"

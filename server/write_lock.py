@@ -48,8 +48,7 @@ def busy(storage: Any, then: str) -> dict[str, Any] | None:
         return None
     wait = max(storage.settings.busy_timeout_ms, 100) * 3 / 1000  # EventStore.write's deadline
     named = " and ".join(f"{name} ({path})" for name, path in held)
-    nowhere = storage.backup_log.why_unwritable()  # then no write lands at all: never say it is kept
-    goes = f"is refused, nothing stored: {nowhere}" if nowhere else f"goes to the JSONL backup ({then})"
+    goes = storage.backup_log.where_writes_go(then=f" ({then})", one=True)  # or refused: never said kept
     return {
         "files": [path for _, path in held],
         "message": f"another process has held the write lock on {named} for over {LOCK_PROBE_S:g} s; "

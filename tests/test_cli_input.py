@@ -332,6 +332,10 @@ def test_a_blank_conversation_id_is_refused_like_an_empty_one(tmp_path: Path) ->
         (["audit", "--type", "Bogus"], "--type: 'Bogus' is not an event type; the log writes"),
         (["read", "1", "--sections", "abc"], "--sections: section ids are positive integers"),
         (["timeline"], "give either --subject or MEMORY_ID"),
+        # a blank subject listed every memory stored without one (the MCP refuses it)
+        (["timeline", "--subject", ""], "--subject must not be blank"),
+        (["timeline", "--subject", "  "], "--subject must not be blank"),
+        (["audit", "--actor", ""], "--actor must not be blank"),  # it answered "no events match"
         (["alias", "", "kubernetes"], "ALIAS: at least 1 character(s)"),
         (["alias", "k8s", "k8s"], "ALIAS and CANONICAL must be two different"),
         (["whatif", "--rules", "protection,protection"], "--rules must name each of the five rules once"),

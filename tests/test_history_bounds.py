@@ -104,7 +104,8 @@ def test_audit_refuses_a_since_after_its_until(app: LedgerApp, tmp_path: Path) -
     db = str(tmp_path / "cli.db")
     ledger_cli("remember", "the ferry leaves at 7", "--db", db, check=True)
     human = ledger_cli("audit", "--since", "2030-01-01", "--until", "2020-01-01", "--db", db)
-    said = "error (invalid_input): --since (2030-01-01T00:00:00.000000Z) is after until (2020"
+    # both ends in the command line's words: "is after until (…)" named an option no command has
+    said = "error (invalid_input): --since (2030-01-01T00:00:00.000000Z) is after --until (2020"
     assert human.returncode == 1 and human.stderr.startswith(said)
     assert "Traceback" not in human.stderr and human.stdout == ""
     # an export of such a range wrote an empty file, as if nothing was recorded then

@@ -107,3 +107,35 @@ async def test_mcp_audit_and_history_of_a_working_note_show_ids_a_tool_accepts(d
 def _body(result: mcp_types.CallToolResult) -> dict[str, Any]:
     assert isinstance(result.structured_content, dict) and result.structured_content["ok"], result
     return result.structured_content
+
+
+def _statuses(db: Path, memory_id: str) -> list[tuple[str, str]]:
+    """(version line's events, status) of each version ``ledger history`` prints."""
+    out = cli(db, "history", memory_id).stdout
+    return [
+        (line.split("[", 1)[1].split("]", 1)[0], line.rsplit("(", 1)[1].rstrip(")"))
+        for line in out.splitlines()
+        if line.startswith("v")
+    ]
+
+
+def test_an_erased_working_note_ends_its_history_with_an_erased_version_as_a_memory_does(db_path: Path) -> None:
+    """An erased note showed one version, ``erased`` from its first event on, where an erased
+    long-term memory shows its versions active and the erasure as the last one."""
+    assert cli(db_path, "init").exit_code == 0
+    cli(db_path, "remember", "the staging port is 8080")  # #1, long-term
+    cli(db_path, "remember", "maybe use redis", "--tier", "working", "--session", "s1", "--turn", "1")  # #2
+    cli(db_path, "update", "2", "use memcached", "--turn", "2")
+    for memory_id in ("1", "2"):
+        assert cli(db_path, "erase", memory_id, "--reason", "asked").exit_code == 0
+    assert _statuses(db_path, "1") == [("MemoryRecorded", "active"), ("Erased", "erased")]
+    assert _statuses(db_path, "2") == [("WorkingNoted", "active"), ("WorkingRevised", "active"), ("Erased", "erased")]
+    long_term = json.loads(cli(db_path, "--json", "history", "1").stdout)["versions"]
+    note = json.loads(cli(db_path, "--json", "history", "2").stdout)["versions"]
+    for versions in (long_term, note):
+        last = versions[-1]
+        assert [e["type"] for e in last["events"]] == ["Erased"]
+        assert last["valid_to"] == last["events"][0]["event_time"] and last["content"] == "[erased]"
+        assert last["changed_from"] == {"valid_to": None, "status": "active"}
+    read = json.loads(cli(db_path, "--json", "read", "2").stdout)["memory"]
+    assert (read["status"], read["version"]) == ("erased", note[-1]["version"])  # read and history agree

@@ -90,6 +90,18 @@ class BackupLog:
             return f"the JSONL backup {self.path} cannot be written either ({target} is read-only)"
         return None
 
+    def where_writes_go(self, *, then: str = "", one: bool = False) -> str:
+        """Where writes go while the log takes none, in words: the JSONL backup, or nowhere when it
+        cannot be written either (it said "writes go to the JSONL backup" while every write was
+        refused, nothing stored). The one wording of that rule: ``status`` and doctor
+        (``BackupState.where_writes_go``), the CLI's offline warning and the write lock's busy
+        message all say it from here. ``then`` follows the backup (" until it is back");
+        ``one`` says it of one write ("… then goes to the JSONL backup")."""
+        why = self.why_unwritable()
+        if one:
+            return f"is refused, nothing stored: {why}" if why else f"goes to the JSONL backup{then}"
+        return f"writes are refused: {why}" if why else f"writes go to the JSONL backup{then}"
+
     # -- write -------------------------------------------------------------------------------
     def append(self, events: Sequence[NewEvent], request: dict[str, Any] | None = None) -> list[str]:
         """Append one command's events durably; raise OSError (file untouched) if that fails."""

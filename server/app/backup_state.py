@@ -186,8 +186,7 @@ class BackupState:
         when the backup cannot be written either (beside a log in a read-only folder, or with the
         log locked or out of reach and the backup's folder read-only, it said "writes go to the
         JSONL backup" while every write was refused, nothing stored)."""
-        why = self.backup_log.why_unwritable()
-        return f"writes are refused: {why}" if why else "writes go to the JSONL backup"
+        return self.backup_log.where_writes_go()
 
     def backup_notice(self) -> str | None:
         """One short notice for agents: the log's chain is broken, backed-up writes were just

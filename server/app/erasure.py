@@ -23,6 +23,7 @@ from fact_ledger.ledger.log.chain import NewEvent, StoredEvent, needs_seal, rese
 from fact_ledger.ledger.log.events import AUTH_USER, Erased, ErasedRow, current_type, decode_payload, stored_names
 from fact_ledger.ledger.sql import marks
 from fact_ledger.projections import derived, forget
+from fact_ledger.projections import workspaces as ws
 from fact_ledger.projections.write_state import conflicts_of
 from fact_ledger.server.app import credentials
 
@@ -73,11 +74,14 @@ def erasable(app: Any, memory_id: int | None, workspace: str | None) -> list[tup
     workspace, another workspace's). Asked before the user is asked to confirm it."""
     if (memory_id is None) == (workspace is None):
         raise InvalidInput("give memory_id or workspace (one of them)", field="memory_id")
-    targets = _targets(app.storage.store, memory_id, app.canonical_workspace(workspace) if workspace else None)
+    # The default workspace ("") is a workspace as any other: read as "no workspace" it found
+    # nothing and said there was no memory to erase in it, while its memories were there.
+    named = workspace is not None
+    targets = _targets(app.storage.store, memory_id, app.canonical_workspace(workspace) if named else None)
     if not targets:
-        raise NotFound(f"no memory to erase in workspace {workspace!r}", field="workspace")
+        raise NotFound(f"no memory to erase in {ws.words(workspace or '')}", field="workspace")
     for _id, _stream, held_in in targets:  # strict isolation: only the caller's own workspace
-        app.workspace_service.check_workspace(held_in, field="workspace" if workspace else "memory_id")
+        app.workspace_service.check_workspace(held_in, field="workspace" if named else "memory_id")
     return targets
 
 

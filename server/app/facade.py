@@ -16,6 +16,7 @@ from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.projections import conversations as conv
 from fact_ledger.projections import memories as mem
+from fact_ledger.projections import workspaces as ws
 from fact_ledger.projections.changes import ChangesProjector
 from fact_ledger.projections.claims import ClaimsProjector, NearDuplicatesProjector
 from fact_ledger.projections.conflicts.projector import ConflictsProjector
@@ -321,7 +322,18 @@ class LedgerApp:
         self.hindsight.find_ms.append((time.perf_counter() - started) * 1000)  # the report's find latency
         if cursor is None and as_of_event_time is None and as_of_recorded is None and not session_only:
             answer = self._with_pending_finds(answer, query, workspace)
+        if workspace is not None and cursor is None and not answer.get("results"):
+            answer = self._with_empty_workspace(answer, workspace)
         return answer
+
+    def _with_empty_workspace(self, answer: dict[str, Any], workspace: str) -> dict[str, Any]:
+        """Nothing found in a workspace that never held a memory: said so, with the name it most
+        likely meant, so that a mistyped workspace does not read as "no match"."""
+        empty = self.workspace_service.empty_workspace(workspace)
+        if empty is None:
+            return answer
+        notice = ws.empty_notice(empty["workspace"], empty["nearest"])
+        return {**answer, "workspace_empty": empty, "notices": [*answer.get("notices", ()), notice]}
 
     def _with_pending_finds(self, answer: dict[str, Any], query: str, workspace: str | None) -> dict[str, Any]:
         """This machine's backed-up writes the log does not hold yet, first, marked ``pending``

@@ -361,6 +361,10 @@ class History:
         """Validity intervals over event time, by subject or along a memory's supersession chain."""
         if (subject is None) == (memory_id is None):
             raise InvalidInput("give either subject or memory_id", field="subject")
+        if subject is not None and not subject.strip():  # it listed every memory stored without one
+            raise InvalidInput(
+                "subject must not be blank: give the subject memories were stored under", field="subject"
+            )
         limit = max(1, min(limit, TIMELINE_MAX))
         request = {"subject": subject, "memory_id": memory_id, "as_of_recorded": as_of_recorded}
         page = paging.decode("timeline", request, cursor)
@@ -433,6 +437,9 @@ class History:
         """Events newest first, filtered by recorded time range, memory, actor, client, workspace,
         event type or conflict; ``before_position`` ends the log there (the console's as-of)."""
         limit = max(1, min(int(limit), AUDIT_MAX))
+        for name, value, give in (("actor", actor, "client:agent, or a client alone"), ("client", client, "its name")):
+            if value is not None and not value.strip():  # it matched no event: "no events match"
+                raise InvalidInput(f"{name} must not be blank: give {give}", field=name)
         request = {
             "since": since,
             "until": until,
@@ -544,12 +551,27 @@ def _note_versions(note: conv.WorkingNote, events: list[StoredEvent], ids: Strea
     """A working note's versions folded from its stream: ``WorkingNoted`` is version 1 and each
     ``WorkingRevised`` the next, with the fields it changed (a revision's absent fields keep
     their value), as the read model folds them (``projections.conversations``), so no text it
-    once held drops out of its history. The other events (a repeat, a signal, the promotion, an
-    erasure) belong to the version they touched. Every version but the last was active; the
+    once held drops out of its history. The other events (a repeat, a signal, the promotion)
+    belong to the version they touched. An erasure is a version of its own, the last, as a
+    long-term memory's ``Erased`` is: ``erased`` from then on, valid until the erasure; the one
+    before it keeps the status the note had. Every other version but the last was active; the
     last has the note's status now."""
     versions: list[dict[str, Any]] = []
     for ev in events:
-        if current_type(ev.type) in _NOTE_VERSIONS:
+        if current_type(ev.type) == "Erased" and versions:
+            versions.append(
+                {
+                    **versions[-1],
+                    "version": len(versions) + 1,
+                    "valid_to": ev.event_time,
+                    "recorded_at": ev.recorded_at,
+                    "actor": ev.actor,
+                    "status": conv.ERASED,
+                    "position": ev.position,
+                    "events": [],
+                }
+            )
+        elif current_type(ev.type) in _NOTE_VERSIONS:
             data = ev.data
             changed = {f: getattr(data, f) for f in _NOTE_FIELDS if getattr(data, f, None) is not None}
             base = versions[-1] if versions else {"event_time": ev.event_time}
@@ -573,8 +595,10 @@ def _note_versions(note: conv.WorkingNote, events: list[StoredEvent], ids: Strea
             )
         if versions:
             _owner(versions, ev.position)["events"].append(_event_view(ev, "stream", ids))
-    if versions:
+    if versions and versions[-1]["status"] != conv.ERASED:
         versions[-1]["status"] = {conv.WORKING: "active"}.get(note.state, note.state)
+    elif len(versions) > 1 and any(current_type(e["type"]) == "Promoted" for e in versions[-2]["events"]):
+        versions[-2]["status"] = conv.PROMOTED  # promoted, then erased
     return versions
 
 

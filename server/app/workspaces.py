@@ -69,6 +69,9 @@ class Workspaces:
         """(hard filter, ranking boost) for a search under the configured isolation."""
         isolation = self.settings.isolation
         if requested is not None:
+            if requested != requested.strip():  # as a write takes it: "proj " is "proj" (it found
+                # nothing), unless "proj " is recorded (a scan: only for a name typed with spaces)
+                requested = ws.recorded_name(self.storage.conn, requested)
             self.check_workspace(requested, field="workspace")
             return self.workspace_scope(requested), None
         if isolation == "strict":
@@ -76,6 +79,17 @@ class Workspaces:
         if isolation == "weak":
             return None, self.workspace_scope(self.settings.workspace)
         return None, None
+
+    def empty_workspace(self, requested: str) -> dict[str, Any] | None:
+        """``find``'s word when the workspace it searched never held a memory (``workspace_empty``:
+        ``{workspace, nearest}`` and a notice), else None: a mistyped name answered nothing, as a
+        query that matches nothing does. ``nearest`` is the recorded workspace the name most
+        likely meant; never under strict isolation, where the caller sees no other's name."""
+        conn = self.storage.conn
+        if ws.holds_memory(conn, self.workspace_scope(ws.recorded_name(conn, requested))):
+            return None
+        near = None if self.settings.isolation == "strict" else ws.nearest(conn, requested)
+        return {"workspace": requested, "nearest": near}
 
     # -- governance --------------------------------------------------------------------------
     def accept_alias(self, alias: str, canonical: str, *, authorization: str = "") -> dict[str, Any]:

@@ -8,6 +8,7 @@ import click
 
 from fact_ledger.ledger.ids import ascii_digits
 from fact_ledger.ledger.trust import SOURCE_TYPES
+from fact_ledger.projections.workspaces import empty_notice
 from fact_ledger.server.cli.model_options import model_options
 from fact_ledger.server.cli.output import (
     ID,
@@ -148,12 +149,18 @@ def find(
         {**fields, "query": query, "tags_filter": list(tags), "cursor": cursor, "session_id": session}
     )
 
+    answer = obj.app.find(**data.to_kwargs())
+
     def human(r: dict[str, Any]) -> None:
         as_of_line(r)
         _find_hits(r["results"], query)
+        empty = answer.get("workspace_empty")  # as typed, not escaped for markup: printed without it
+        if empty:  # a mistyped workspace is not "no match": say it, with the name it likely meant
+            notice = empty_notice(empty["workspace"], empty["nearest"])
+            out_console.print(notice, style="yellow", markup=False, highlight=False)
         next_page_line(r)
 
-    emit(obj, obj.app.find(**data.to_kwargs()), human)
+    emit(obj, answer, human)
 
 
 def _find_hits(results: list[dict[str, Any]], query: str) -> None:

@@ -128,8 +128,7 @@ class CliContext:
         storage = self._app.storage if self._app is not None else None
         if storage is None or not storage.offline:
             return None
-        why = storage.backup_log.why_unwritable()  # nowhere when the backup cannot be written either
-        goes = f"writes are refused: {why}" if why else "writes go to the JSONL backup until it is back"
+        goes = storage.backup_log.where_writes_go(then=" until it is back")  # or nowhere: refused
         return f"the log cannot be reached (log_unreachable): answers come from this machine's read models, and {goes}"
 
 
@@ -266,6 +265,9 @@ def cli_message(exc: LedgerError, command: click.Command | None = None) -> str:
     # "tags.0: at least 1 character(s)" (the field's name as the MCP gives it, not the option's)
     if field and message.startswith((field + " ", field + ":")) and option(field):
         message = f"{option(field)}{message[len(field) :]}"
+    for name in exc.names:  # another field named with its value: "is after until (…)"
+        if option(name):
+            message = re.sub(rf"\b{re.escape(name)}(?= \()", option(name) or name, message)
     return _PAIRED.sub(paired, message)
 
 

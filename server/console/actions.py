@@ -182,12 +182,12 @@ def _check_pins(values: dict[str, Any], members: list[dict[str, Any]], conflict_
 
 def _check_tier(name: str, memory: dict[str, Any], field: str) -> None:
     """Refuse before the confirmation page what the facade would refuse after it: a working note
-    (one conversation's provisional note) is only promoted — the governance of long-term memory
-    answers ``not_found`` for it — and only a working note is promoted."""
+    (one conversation's provisional note) is only promoted or erased — the rest of the governance
+    of long-term memory answers ``not_found`` for it — and only a working note is promoted."""
     working = memory.get("tier") == "working"
     if name == "promote" and not working:
         raise InvalidInput(f"memory {memory['memory_id']} is not a working note: it is long-term already", field=field)
-    if name != "promote" and working:
+    if name not in ("promote", "erase") and working:
         raise InvalidInput(
             f"memory {memory['memory_id']} is a working note, not long-term memory: promote it first", field=field
         )

@@ -176,10 +176,14 @@ STRINGS: dict[str, tuple[str, str]] = {
     "working_memory": ("working memory", "工作记忆"),
     "working_note_intro": (
         "A working note: a provisional note of one conversation, not yet long-term memory. It meets no "
-        "claims or conflicts and cannot be confirmed, retired, superseded or erased; promote it to make "
-        "it long-term.",
-        "工作记忆：某次对话中的临时笔记，尚未成为长期记忆。它不参与主张与冲突，不能确认、停用、取代或删除；"
-        "将其转为长期记忆后方可治理。",
+        "claims or conflicts and cannot be confirmed, retired or superseded; promote it to make it "
+        "long-term. It can be erased for good as it is.",
+        "工作记忆：某次对话中的临时笔记，尚未成为长期记忆。它不参与主张与冲突，不能确认、停用或取代；"
+        "将其转为长期记忆后方可治理。它可以直接永久删除。",
+    ),
+    "working_note_erased": (
+        "A working note of one conversation, erased for good: its text is gone; the record of its erasure stays.",
+        "某次对话中的工作记忆，已永久删除：其文本已不存在，只保留删除记录。",
     ),
     "working_note_promoted": (
         "A working note of one conversation, promoted: the long-term memory it became is linked below; "
@@ -203,6 +207,11 @@ STRINGS: dict[str, tuple[str, str]] = {
     "current_only": ("current", "当前"),
     "any": ("any", "任意"),
     "no_results": ("Nothing found.", "没有结果。"),
+    "workspace_empty": (
+        "Workspace “{name}” holds no memory: none was ever stored in it.",
+        "工作区“{name}”中没有任何记忆：从未有记忆存入其中。",
+    ),
+    "workspace_nearest": ("Did you mean “{name}”?", "是否要找“{name}”？"),
     "next": ("Next", "下一页"),
     "previous": ("Previous", "上一页"),
     "page": ("Page", "页"),

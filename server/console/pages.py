@@ -66,11 +66,11 @@ async def memories(request: Request) -> Response:
     filters = {
         "tags_filter": [t.strip() for t in q.get("tags", "").split(",") if t.strip()],
         "source_type": q.get("source_type") or None,
-        "workspace": q.get("workspace") or None,
+        "workspace": q.get("workspace", "").strip() or None,  # a stray space in the box is no filter
         "include_inactive": q.get("status") == "all",
         # one conversation: its working set and its long-term memories, nothing else
-        "session_id": q.get("session") or None,
-        "session_only": bool(q.get("session")),
+        "session_id": q.get("session", "").strip() or None,
+        "session_only": bool(q.get("session", "").strip()),
     }
     try:
         # a value the form never offers is refused, as an agent's would be ("bogus" read as "nothing found")
@@ -83,7 +83,7 @@ async def memories(request: Request) -> Response:
             # the header's time travel keeps the filters: say it in the form's words, not the
             # facade's (``session_only``, a field the person never saw)
             raise InvalidInput(
-                f"conversation {q.get('session')!r} has no past: its working notes are not kept as of a "
+                f"conversation {filters['session_id']!r} has no past: its working notes are not kept as of a "
                 "point. Clear the conversation to search the past, or clear the time-travel point to see it now",
                 field="session",
             )
@@ -108,6 +108,7 @@ async def memories(request: Request) -> Response:
         params={k: q.get(k, "") for k in ("q", "tags", "source_type", "workspace", "status", "session")},
         source_types=SOURCE_TYPES,
         as_of=found.get("as_of"),
+        workspace_empty=found.get("workspace_empty"),  # a mistyped workspace is not "no match"
     )
 
 

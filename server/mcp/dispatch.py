@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
 from fact_ledger.ledger.errors import InvalidInput, LedgerError, Unauthorized, Unavailable, closest
 from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER
+from fact_ledger.projections.workspaces import words as workspace_words
 from fact_ledger.server.app import credentials
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
@@ -340,7 +341,7 @@ class LedgerTools:
     async def _erase_question(self, model: Any) -> str:
         if model.workspace is not None:
             await self._run(self.app.erasable, {"workspace": model.workspace})
-            return f"Erase every memory of workspace {model.workspace!r} for good? Only an Erased record stays."
+            return f"Erase every memory of {workspace_words(model.workspace)} for good? Only an Erased record stays."
         targets = await self._run(self.app.erasable, {"memory_id": model.memory_id})  # refused: nobody is asked
         text = f"#{model.memory_id}"
         with contextlib.suppress(LedgerError):

@@ -154,7 +154,7 @@ class EraseData(_Governed):
     """One memory (``memory_id``) or every memory of a workspace, erased for good."""
 
     memory_id: MemoryId | None = Field(None, description="or workspace")
-    workspace: Annotated[Name, Field(min_length=1)] | None = None
+    workspace: Name | None = Field(None, description='or memory_id; "" is the default workspace')
     reason: Reason = ""
 
     @model_validator(mode="after")

@@ -6,12 +6,14 @@ Set ``LEDGER_CONSOLE_SHOTS=DIR`` to keep screenshots of the main pages there
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conftest import ledger_cli
 from tests.console.conftest import Console
 from tests.contract.conftest import LedgerServer
 
@@ -38,8 +40,13 @@ def test_every_page_loads_with_english_and_chinese_content(page: Any, console: C
         "settings": ("/settings", "policy.review_agent_conflicts"),
         "health": ("/health", "Contradiction clusters"),
     }
+    # The checks run when asked: a visit shows the last run's report (none before a first run, which
+    # another test of this shared console may have asked for already), never a new one.
     page.goto(console.base + "/doctor")
-    assert page.is_visible("#run-checks") and not page.is_visible("#checks")  # the checks run when asked
+    assert page.is_visible("#run-checks")
+    shown = page.inner_text("main")
+    page.goto(console.base + "/doctor")
+    assert page.inner_text("main") == shown  # a new run says its own time
     for name, (path, expected) in pages.items():
         response = page.goto(console.base + path)
         assert response.status == 200, (path, response.status)
@@ -84,6 +91,74 @@ def test_search_filters_and_paging(page: Any, console: Console) -> None:
     page.locator(".memory-row").first.wait_for()
     second = {r.get_attribute("data-id") for r in page.locator(".memory-row").all()}
     assert second and not first & second
+
+
+def test_a_search_in_a_workspace_that_never_held_a_memory_says_so_in_both_languages(
+    page: Any, console: Console
+) -> None:
+    """A mistyped workspace answered "Nothing found.", as a query that matches nothing does."""
+    for lang, said, nearest in (
+        ("en", "Workspace “fact-ledgr” holds no memory: none was ever stored in it.", "Did you mean “fact-ledger”?"),
+        ("zh", "工作区“fact-ledgr”中没有任何记忆：从未有记忆存入其中。", "是否要找“fact-ledger”？"),
+    ):
+        page.goto(f"{console.base}/lang/{lang}?next=/memories")
+        page.goto(f"{console.base}/memories?q=port&workspace=fact-ledgr")
+        assert page.locator(".memory-row").count() == 0
+        assert page.inner_text("#workspace-empty").startswith(said)
+        assert page.inner_text("#workspace-nearest") == nearest
+        with page.expect_navigation():
+            page.click("#workspace-nearest")
+        assert "workspace=fact-ledger" in page.url and "q=port" in page.url
+        assert "8081" in page.locator(".memory-row").first.inner_text()
+        assert not page.is_visible("#workspace-empty")
+    page.goto(f"{console.base}/memories?q=nothing+like+this&workspace=fact-ledger")  # no match stays that
+    assert page.is_visible(".empty") and not page.is_visible("#workspace-empty")
+
+
+def test_a_stray_space_in_a_search_box_is_no_filter(page: Any, console: Console) -> None:
+    """A space typed in the workspace or conversation box searched a workspace (a conversation)
+    named " " and found nothing."""
+    page.goto(f"{console.base}/memories?q=port&session=+")
+    assert page.locator(".memory-row", has_text="9201").count() == 1
+    page.goto(f"{console.base}/memories?q=port&workspace=+")
+    assert page.locator(".memory-row", has_text="9201").count() == 1  # another workspace's too
+    assert not page.is_visible("#workspace-empty")
+    page.goto(f"{console.base}/memories?q=port&workspace=fact-ledger+")  # nor around a name
+    assert "8081" in page.locator(".memory-row").first.inner_text()
+
+
+def test_a_working_note_and_a_retired_memory_are_erased_from_their_page(page: Any, console: Console) -> None:
+    """The console offered no erase for a working note (its page said it could not be erased, and
+    to promote it first: its text would have been recorded again as long-term memory) nor for a
+    memory no longer current, where the CLI and the MCP tool erase both."""
+    note = json.loads(
+        ledger_cli(
+            "remember", "the vault PIN is 4471", "--tier", "working", "--session", "ops", "--db", console.db, "--json",
+            check=True,
+        ).stdout
+    )["memory_id"]  # fmt: skip
+    old = json.loads(ledger_cli("remember", "the old vault PIN was 1234", "--db", console.db, "--json").stdout)
+    ledger_cli("retire", str(old["memory_id"]), "--reason", "changed", "--db", console.db, check=True)
+    page.goto(f"{console.base}/lang/zh?next=/memories")
+    for memory_id, text in ((note, "4471"), (old["memory_id"], "1234")):
+        page.goto(f"{console.base}/memory/{memory_id}")
+        if memory_id == note:  # its page no longer says it cannot be erased
+            assert "可以直接永久删除" in page.inner_text("#working-note")
+        page.fill("#erase-reason", "泄露")
+        with page.expect_navigation():
+            page.click("#act-erase")
+        assert text in page.inner_text("#confirm-items")
+        with page.expect_navigation():
+            page.click("#confirm-yes")
+        assert f"记忆 #{memory_id} 已永久删除" in page.inner_text("main")
+        page.goto(f"{console.base}/memory/{memory_id}")
+        assert text not in page.inner_text("main") and not page.is_visible("#act-erase")
+        assert "已删除" in page.inner_text("#status")
+    # the erased note's page no longer tells the person to promote it, or that it can be erased
+    page.goto(f"{console.base}/memory/{note}")
+    assert page.inner_text("#working-note") == "某次对话中的工作记忆，已永久删除：其文本已不存在，只保留删除记录。"
+    page.goto(f"{console.base}/lang/en?next=/memory/{note}")
+    assert page.inner_text("#working-note").startswith("A working note of one conversation, erased for good")
 
 
 def test_language_switch_is_remembered(page: Any, console: Console) -> None:

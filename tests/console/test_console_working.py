@@ -1,6 +1,6 @@
 """A working note (one conversation's provisional note, docs/governance.md "Working memory") on the
-Memory page: said to be one in both languages, offered only what can succeed (Promote, never the
-long-term governance the facade answers ``not_found`` for), no empty trust or protection, and
+Memory page: said to be one in both languages, offered only what can succeed (Promote and Erase,
+never the long-term governance the facade answers ``not_found`` for), no empty trust or protection, and
 after promotion its status in words and the links both ways."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from tests.conftest import ledger_cli
 from tests.console.conftest import Console
 from tests.console.test_console_guard import _request
 
-LONG_TERM_ONLY = ("act-confirm", "act-retire", "act-supersede", "act-erase", "act-unlock")
+LONG_TERM_ONLY = ("act-confirm", "act-retire", "act-supersede", "act-unlock")
 
 
 def _get(console: Console, path: str, lang: str = "en") -> tuple[int, str]:
@@ -30,12 +30,13 @@ def _working_note(console: Console) -> int:
     return int(json.loads(written.stdout)["memory_id"])
 
 
-def test_a_working_note_says_so_and_offers_only_promote(console: Console) -> None:
+def test_a_working_note_says_so_and_offers_only_promote_and_erase(console: Console) -> None:
     note = _working_note(console)
     for lang, words in (("en", "A working note"), ("zh", "工作记忆")):
         status, page = _get(console, f"/memory/{note}", lang)
         assert status == 200 and 'id="working-note"' in page and words in page
         assert 'id="act-promote"' in page and not any(f'id="{b}"' in page for b in LONG_TERM_ONLY)
+        assert 'id="act-erase"' in page  # erased as it is, as at the CLI: never promoted to be erased
         header = page.split("<h1>", 1)[1].split("</h1>", 1)[0]
         assert 'class="badge trust"' not in header and "prot-" not in header and "None" not in page
         assert not re.search(r"\((trust|可信度) \)", page)
