@@ -219,12 +219,22 @@ _ZH_IMPERATIVE = re.compile(
 )
 
 
+# A plan said with its day and time ("周五晚上8点和老张吃饭", "和老张明天下午3点见面"), or its day first
+# ("下周二去看牙医"): a schedule, as "the game is Sunday at 4pm" is; a past one ("…吃饭了", 昨天) is none
+_ZH_DAY = r"(?:(?:这|下|本)?(?:周|星期|礼拜)[一二三四五六日天]|[今明后]天|今晚|明晚|明早|\d{1,2}月\d{1,2}[日号])"
+_ZH_CLOCK = r"(?:早上|上午|中午|下午|晚上|凌晨)?(?:\d{1,2}|[一二三四五六七八九十]{1,3})点"
+_ZH_PLAN = re.compile(rf"^{_ZH_DAY}|{_ZH_DAY}{_ZH_CLOCK}")
+_ZH_PAST = re.compile(r"了$|昨天|前天|上周|上个|过了|已经")
+
+
 def is_instruction(content: str) -> bool:
     """Whether ``content`` reads as an instruction: an imperative, a habit or a schedule."""
     text = _clean(content)
     if not text or _SPEAKER.match(content) or is_cancellation(content):
         return False
     if re.search(f"[{_CJK}]", text) and (_ZH_HABIT.search(text) or _ZH_IMPERATIVE.match(text)):
+        return True
+    if re.search(f"[{_CJK}]", text) and _ZH_PLAN.search(text) and not _ZH_PAST.search(text):
         return True
     if _EN_HABIT.search(text):
         return True
@@ -407,6 +417,26 @@ def as_booked(words: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys("book" if w in _BOOKED else w for w in words))
 
 
+# An appointment is named by whom it is with: "the electrician appointment is cancelled" is "The
+# electrician is scheduled for Friday at 10am", which never says "appointment"
+_APPOINTMENT = frozenset({"appointment", "appointments", "appt", "visit"})
+
+
+def as_scheduled(words: Sequence[str]) -> tuple[str, ...]:
+    """The cancelled ``words`` without the appointment they name, when they name whom it is with;
+    empty otherwise (nothing else to look for)."""
+    if not any(w in _APPOINTMENT for w in words) or all(w in _APPOINTMENT for w in words):
+        return ()
+    return tuple(w for w in words if w not in _APPOINTMENT)
+
+
+def schedules(content: str, words: Sequence[str]) -> bool:
+    """Whether ``content`` is the schedule of exactly what ``words`` name ("The electrician is
+    scheduled for Friday" for "electrician"; not "Bob's flight is at 9am" for "bob")."""
+    match = _SCHEDULE_OF.match(_clean(content))
+    return match is not None and [_stem(w) for w in _WORD.findall(match["thing"])] == [_stem(w) for w in words]
+
+
 def choose(candidates: Sequence[Target], words: Sequence[str] = ()) -> tuple[Target | None, list[Target]]:
     """(the one instruction to retract, or None; the instructions that matched, at most
     :data:`MAX_CANDIDATES`). Only an instruction-like memory that is not itself a cancellation
@@ -448,11 +478,17 @@ def find(
     """:func:`choose` over the memories ``holding`` finds for the cancelled ``words`` (every one
     of them, up to :data:`MAX_MATCHES` + 1); when no instruction holds them and they name a
     reservation, again with it read as what booked it (:func:`as_booked`), among bookings only
-    ("cancel the Luigi's reservation" is "Book a table at Luigi's", never "the guide book"). Also
+    ("cancel the Luigi's reservation" is "Book a table at Luigi's", never "the guide book"); when
+    they name an appointment, again without it among the schedules of what is left only
+    (:func:`as_scheduled`: "the electrician appointment is cancelled" is "The electrician is
+    scheduled for Friday at 10am", never "Bob's flight is at 9am" for "the Bob appointment"). Also
     returns the words the instructions were found by."""
     words = tuple(words)
     target, matched = choose(holding(words), words)
     if not matched and (booked := as_booked(words)):
         target, matched = choose([t for t in holding(booked) if makes_a_booking(t.content)], booked)
         words = booked
+    if not matched and (bare := as_scheduled(words)):
+        target, matched = choose([t for t in holding(bare) if schedules(t.content, bare)], bare)
+        words = bare
     return target, matched, words

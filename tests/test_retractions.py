@@ -131,6 +131,11 @@ def test_a_duplicate_retraction_of_a_locked_target_still_needs_authorization(app
         ("The farewell party for Tom is on Friday at 5pm", "The farewell party for Tom is off"),
         ("The party is on Saturday at 8pm", "The party is off, sorry"),
         ("The 1:1 with Bob is at 3pm on Thursdays", "The 1:1 with Bob is off for good"),
+        # an appointment named by whom it is with; a Chinese plan with its day and time
+        ("The electrician is scheduled for Friday at 10am", "The electrician appointment is cancelled"),
+        ("The dentist is on Tuesday at 3pm", "Cancel the dentist appointment"),
+        ("周五晚上8点和老张吃饭", "和老张吃饭取消了"),
+        ("下周二下午3点去看牙医", "看牙医取消了"),
     ],
 )
 def test_a_cancellation_retracts_the_one_instruction_that_holds_its_words(
@@ -272,6 +277,13 @@ def test_cancelling_one_occurrence_leaves_the_schedule(app: LedgerApp, schedule:
         ("Yoga is every Monday and Wednesday at 7pm", "We're not doing yoga on Mondays anymore"),
         ("Standup is every weekday at 10am", "We're not doing standups on Fridays anymore"),
         ("Gym every Monday, Wednesday and Friday at 6am", "I'm not going to the gym on Fridays anymore"),
+        # an appointment is the schedule of whom it is with, all of it; a Chinese plan of someone else,
+        # or one already past
+        ("Bob's flight is at 9am on Friday", "The Bob appointment is cancelled"),
+        ("The electrician's invoice is due on Friday at 10am", "The electrician appointment is cancelled"),
+        ("The plumber is scheduled for Friday at 10am", "The electrician appointment is cancelled"),
+        ("周五晚上8点和老张吃饭", "和老李吃饭取消了"),
+        ("昨天晚上8点和老张吃饭了", "和老张吃饭取消了"),
     ],
 )
 def test_a_cancellation_of_something_else_retracts_nothing(app: LedgerApp, schedule: str, cancellation: str) -> None:
@@ -455,6 +467,8 @@ def test_a_lone_chinese_character_is_a_word_of_its_own() -> None:
         ("don't send the minutes", False),  # a cancellation is never a target
         ("Caroline: always send the report on Fridays", False),  # a conversation turn
         ("会议纪要上周一已经发给张三", False),  # a Chinese report of the past
+        ("周五晚上8点和老张吃饭", True),  # a plan with its day and time
+        ("昨天晚上8点和老张吃饭了", False),
         ("", False),
     ],
 )
