@@ -115,7 +115,9 @@ MIGRATED = (
 # at a time names its replacement, wherever it stands
 NEW_BEFORE_ONE_VALUE = re.compile(
     r"\bnew\s+(?=(?:phone\s+|email\s+|e-mail\s+)?(?:ceo|cto|cfo|coo|manager|boss|lead|owner|contact|password|passcode|"
-    r"pin|port|address|email|e-mail|phone|number|url|link|domain|host|hostname|ip|version|deadline|title|name)$)"
+    r"pin|port|address|email|e-mail|phone|number|url|link|domain|host|hostname|ip|version|deadline|title|name)$"
+    # … and before a role one person holds, named by what it is of: "the new project manager is Jordan"
+    r"|[a-z]+\s+(?:manager|lead|leader|director|coordinator)$)"
 )
 REPLACEMENT_WORD = re.compile(
     r"(?:\b(?:updated|revised|corrected)|(?:(?<=['’]s )|(?<=\bmy )|(?<=\bour )|(?<=\byour )|(?<=\bhis )|(?<=\bher )"
@@ -281,7 +283,17 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         # when it opens, a slot of its own ("the gym opens at 6am" is not when it closes)
         (_EN.format(r"(?:now\s+)?opens\s+(?:at|on)"), "opens", frozenset({"when"})),
         # when it arrives, another slot ("the flight lands at 5pm" is not when it leaves)
-        (_EN.format(r"(?:now\s+)?(?:arrives|lands|gets\s+in)\s+(?:at|on)"), "arrives", frozenset({"when"})),
+        # … or comes ("the dog walker comes at noon", "the movers are coming on Tuesday"): when they get there
+        (
+            _EN.format(
+                r"(?:now\s+)?(?:arrives|lands|gets\s+in|comes|(?:is|are)\s+(?:now\s+)?coming|will\s+come)\s+(?:at|on)"
+            ),
+            "arrives",
+            frozenset({"when"}),
+        ),
+        # when a group meets: "the book club meets on Tuesdays", "… now meets on the second Tuesday" (a
+        # day of the month, read in ledger.claims), as "the book club is on Tuesdays" says
+        (_EN.format(r"(?:now\s+)?(?:meets|meet)\s+(?:on|every)"), "meets", frozenset({"when", "text"})),
         # an amount gone up or down to, a number only ("Bob went up to the roof" is none)
         (_EN.format(r"(?:went\s+up|went\s+down|rose|dropped|fell|jumped|climbed)\s+to"), "is", frozenset({"number"})),
         # when it ends or expires, how long it lasts: slots of their own ("the sprint ends on Friday"
@@ -426,6 +438,13 @@ PLACES_OF_WORK = frozenset(
     "datacenter server servers cluster".split()
 )
 # "Jenny moved to desk 7A", "the meeting moved to room Kilimanjaro": Jenny's desk, the meeting's room
+# Events, which have a place too: "the team offsite is in Denver", "book club is at Jenna's house" and
+# "the offsite moved to Austin", "book club moved to Mia's house" say where the event is, one slot
+EVENTS = frozenset(
+    """offsite retreat party meetup meeting club wedding reception dinner lunch brunch breakfast picnic barbecue
+    bbq reunion shower ceremony conference summit workshop recital concert gala fundraiser potluck hangout playdate
+    sleepover seminar tournament festival celebration""".split()
+)
 MOVED_TO_A_PLACE = re.compile(
     r"^(?P<x>.+?)\s+(?i:(?:(?:has|have|was|were|got)\s+(?:been\s+)?)?moved\s+to)\s+"
     r"(?P<noun>(?i:desk|room|floor|seat|building|table|channel|suite|gate|platform|track|bay|aisle|row|site))\s+"

@@ -50,6 +50,7 @@ from fact_ledger.ledger.claim_words import (
     DRINK_WORDS,
     DRINK_ZH,
     EN_VALUE_END,
+    EVENTS,
     FIRST_PERSON,
     FROM_OLD_VALUE,
     FROM_VALUE,
@@ -605,6 +606,10 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     value = parse_value(text[end:], hint=left + " " + subject, as_name=as_name)
     if value is None or (kinds is not None and value[1] not in kinds):
         return None
+    if relation == "meets":
+        if value[1] == KIND_TEXT and not _DAY_OF_THE_MONTH.fullmatch(value[2]):
+            return None  # "the club meets at the library", "… meets on Zoom": no day it meets
+        relation = "is"  # "the book club meets on Tuesdays" is when it is, as "… is on Tuesdays"
     if extended:
         if not _A_DURATION.search(value[2]):
             return None  # "the meeting was extended to 4pm": how long it runs, not when it is
@@ -627,7 +632,7 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     # a value a change names ("was renamed to engineering") is one, whatever its ending; "is
     # failing", "is engineering" describe
     said_as = "changed to" if relation == "is" and text[best[0] : end].endswith(" to") else relation
-    if not is_value(value[1], value[0], said_as, cased, left):
+    if not is_value(value[1], value[0], said_as, cased, left) and not _DAY_OF_THE_MONTH.fullmatch(value[2]):
         return None
     if relation == "is" and value[3] == "on" and value[2] == "call":
         return None  # "the platform team is on call": a duty (a person's is the on-call role), not "on" Slack
@@ -648,6 +653,14 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         # "the office moved to Denver", "… has moved to Denver", "… is based in Berlin": where it is,
         # as "the office is in Boston" says (not a home, and not the office's name)
         relation, value = "is", (*value[:3], "in")
+    if moved and value[1] == KIND_TEXT and not value[3] and _an_event(left) and _named_place(value[0], cased):
+        if _PLANNED_MOVE.search(text[best[0] : end]):
+            return None  # "the party will move to Mia's house": a plan, not where it is
+        # "the team offsite moved to Austin", "book club moved to Mia's house": where the event is, as
+        # "the offsite is in Denver" says (not a home)
+        relation, value = "is", (*value[:3], "in")
+    elif relation == "is" and value[1] == KIND_TEXT and value[3] == "at" and _an_event(left):
+        value = (*value[:3], "in")  # "book club is at Jenna's house" and "… is in Denver": where it is
     if relation == "lives in" and "://" in value[0]:
         relation = "is"  # "VPN门户搬到了 https://…": an address, not a home
     if relation == "is" and value[1] == KIND_TEXT and (someone or LEADING_ARTICLE.sub("", left) in DISCOURSE):
@@ -716,6 +729,20 @@ def _departs(left: str) -> bool:
     head = _OF_WHERE.split(left, maxsplit=1)[0]  # "my flight to Paris" is a flight
     words = [w for w in head.split() if w not in SLOT_FILLERS and w not in DATE_FILLERS]
     return bool(words) and words[-1] in DEPARTURES
+
+
+def _an_event(left: str) -> bool:
+    """ "the team offsite", "book club", "dinner with the Smiths": an event, whose place is one slot."""
+    head = _OF_WHERE.split(left, maxsplit=1)[0]
+    words = [POSSESSIVE.sub("", w) for w in head.split()]
+    return bool(words) and words[-1] in EVENTS
+
+
+# a day of the month a group meets on: "the first Monday", "the last Friday"
+_DAY_OF_THE_MONTH = re.compile(
+    r"(?:the\s+)?(?:first|second|third|fourth|last|1st|2nd|3rd|4th)\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    r"(?:\s+of\s+(?:the|each|every)\s+month)?"
+)
 
 
 def _an_amount(left: str) -> bool:

@@ -323,6 +323,14 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         # a time brought earlier
         ("The recital is at 6pm", "The recital was moved up to 5pm"),
         ("The launch date is March 3", "The launch was brought forward to March 1"),
+        # an event's place, said "is in/at" or moved to; a role's new holder named by what it is of; when
+        # someone comes; when a group meets
+        ("The team offsite is in Denver", "The team offsite moved to Austin"),
+        ("Book club is at Jenna's house", "Book club moved to Mia's house"),
+        ("Kim is the project manager", "Kim left; the new project manager is Jordan"),
+        ("The dog walker comes at noon", "The dog walker now comes at 1pm"),
+        ("The movers are coming on Tuesday", "The movers are coming on Wednesday instead"),
+        ("The book club meets on the first Monday", "The book club now meets on the second Tuesday"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -464,6 +472,19 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The train arrives at 6:10pm", "The train arrives at 7:10pm on weekends"),
         ("The gym opens at 6am", "The gym opens at 8am on Sundays"),
         ("The gym opens at 6am", "The gym closes at 10pm"),
+        # an event's place is not when it is, nor another event's place, nor a team's; a move still
+        # to come, or to no named place; another role; someone's one day; a person's habit; where a
+        # club meets is not when
+        ("Book club is at Jenna's house", "Book club is at 7pm"),
+        ("The team offsite is in Denver", "The team is in Austin"),
+        ("Dinner is at Luigi's", "Lunch is at Nobu"),
+        ("The team offsite is in Denver", "The team offsite will move to Austin"),
+        ("The project manager is Kim", "The new office manager is Jordan"),
+        ("The dog walker comes at noon", "The dog walker comes at 1pm on Fridays"),
+        ("The dog walker comes at noon", "The cleaner comes at 1pm"),
+        ("Bob comes at 5pm", "Bob comes at 6pm today"),
+        ("The book club meets on Tuesdays", "The book club meets at the library"),
+        ("The chess club meets on Mondays", "The book club meets on Tuesdays"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
