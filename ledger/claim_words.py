@@ -117,7 +117,15 @@ NEW_BEFORE_ONE_VALUE = re.compile(
     r"\bnew\s+(?=(?:phone\s+|email\s+|e-mail\s+)?(?:ceo|cto|cfo|coo|manager|boss|lead|owner|contact|password|passcode|"
     r"pin|port|address|email|e-mail|phone|number|url|link|domain|host|hostname|ip|version|deadline|title|name)$"
     # … and before a role one person holds, named by what it is of: "the new project manager is Jordan"
-    r"|[a-z]+\s+(?:manager|lead|leader|director|coordinator)$)"
+    r"|[a-z]+\s+(?:manager|lead|leader|director|coordinator)$"
+    # … and before someone's one coach, landlord, doctor: "the new coach is Ms. Rivera"
+    r"|(?:coach|landlord|principal|treasurer|secretary|president|chair|captain|pediatrician|doctor|dentist"
+    r"|therapist|accountant)$)"
+)
+# "新房东是王女士", "新经理是小李", "我们的新负责人是王五": "新" before a role one person holds names its
+# new holder, as "new" does ("新加坡办公室的经理" is Singapore's)
+ZH_NEW_ROLE = re.compile(
+    r"(?:^|(?<=的))新的?(?=(?:项目|部门|团队)?(?:经理|负责人|联系人|主管|组长|房东|班主任|教练|对接人)$)"
 )
 REPLACEMENT_WORD = re.compile(
     r"(?:\b(?:updated|revised|corrected)|(?:(?<=['’]s )|(?<=\bmy )|(?<=\bour )|(?<=\byour )|(?<=\bhis )|(?<=\bher )"
@@ -443,7 +451,15 @@ PLACES_OF_WORK = frozenset(
 EVENTS = frozenset(
     """offsite retreat party meetup meeting club wedding reception dinner lunch brunch breakfast picnic barbecue
     bbq reunion shower ceremony conference summit workshop recital concert gala fundraiser potluck hangout playdate
-    sleepover seminar tournament festival celebration""".split()
+    sleepover seminar tournament festival celebration night""".split()
+)
+# What a price is of, said or not: "the Spotify subscription costs $10.99" and "Spotify now costs
+# $11.99", "the gym membership is $40" and "the gym went up to $45" are one price
+PRICE_FILLERS = frozenset("subscription membership".split())
+# Languages, capitalised as names: "the conference is in English" says in what, not where
+LANGUAGES = frozenset(
+    """english spanish french german italian portuguese chinese mandarin cantonese japanese korean russian
+    arabic hindi dutch""".split()
 )
 MOVED_TO_A_PLACE = re.compile(
     r"^(?P<x>.+?)\s+(?i:(?:(?:has|have|was|were|got)\s+(?:been\s+)?)?moved\s+to)\s+"
@@ -569,7 +585,7 @@ NOT_OWNED_START = re.compile(r"^(?:a|an|some|many|several|all|two|three|\d+|any|
 ROLE_WORDS = frozenset(
     """owner engineer manager lead leader captain contact assignee reviewer maintainer approver on-call
     oncall champion sponsor coordinator dri ceo cto cfo coo cio ciso cpo president chair chairperson
-    head""".split()
+    head treasurer secretary coach principal landlord""".split()
 )
 ROLE_ZH = ("负责人", "联系人", "值班", "经理", "组长", "主管", "工程师", "对接人", "审批人", "维护人", "管理员")
 # "Erin is the team lead", "Dan is Bob's new manager", "李四是张三的经理": the person named first holds

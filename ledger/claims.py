@@ -63,6 +63,7 @@ from fact_ledger.ledger.claim_words import (
     HOLDS_ROLE_ZH,
     HOSTS,
     IMPLICIT,
+    LANGUAGES,
     LEAD_IN,
     LEADING_ARTICLE,
     LIKE_EN,
@@ -85,6 +86,7 @@ from fact_ledger.ledger.claim_words import (
     PERSONS,
     PLACES_OF_WORK,
     POSSESSIVE,
+    PRICE_FILLERS,
     PROMOTED,
     PRONOUNS,
     PURPOSE,
@@ -122,6 +124,7 @@ from fact_ledger.ledger.claim_words import (
     WHILE_AWAY,
     WHO_TRAILERS,
     ZH_HAS_COUNT,
+    ZH_NEW_ROLE,
     ZH_NEW_VALUE,
     ZH_NOT_A_HOLDER,
 )
@@ -199,7 +202,7 @@ def _make(
     qualifier: str = "",
 ) -> Claim | None:
     display, kind, canonical, noun = value
-    left = NEW_BEFORE_ONE_VALUE.sub("", REPLACEMENT_WORD.sub("", left))
+    left = ZH_NEW_ROLE.sub("", NEW_BEFORE_ONE_VALUE.sub("", REPLACEMENT_WORD.sub("", left)))
     rel = "is" if relation in ("colon", "port") else relation
     if noun not in ("", "port", "version") and not ADDRESS.fullmatch(display) and not STREET_ADDRESS.match(display):
         # a preposition qualifies the relation ("is in Berlin", "is on vacation"), not an address
@@ -215,6 +218,8 @@ def _make(
     if (slot := RELATION_SLOTS.get(relation)) is not None:
         tokens.add(slot)  # "X costs $20" is X's price, "X ends on Friday" X's end: one slot either way said
         rel = "is" + rel[len(relation) :]
+    if "price" in tokens:
+        tokens = (tokens - PRICE_FILLERS) or tokens  # "the Spotify subscription costs …" is Spotify's price
     if kind == KIND_TEXT and STREET_ADDRESS.match(display):
         tokens.add("address")  # "the hotel address is 5 Main St" is not "the hotel is the Hilton"
     if relation == "port" or noun == "port":
@@ -653,13 +658,15 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         # "the office moved to Denver", "… has moved to Denver", "… is based in Berlin": where it is,
         # as "the office is in Boston" says (not a home, and not the office's name)
         relation, value = "is", (*value[:3], "in")
-    if moved and value[1] == KIND_TEXT and not value[3] and _an_event(left) and _named_place(value[0], cased):
+    if moved and value[1] == KIND_TEXT and not value[3] and _an_event(left) and _a_place(value[0], cased):
         if _PLANNED_MOVE.search(text[best[0] : end]):
             return None  # "the party will move to Mia's house": a plan, not where it is
         # "the team offsite moved to Austin", "book club moved to Mia's house": where the event is, as
         # "the offsite is in Denver" says (not a home)
         relation, value = "is", (*value[:3], "in")
-    elif relation == "is" and value[1] == KIND_TEXT and value[3] == "at" and _an_event(left):
+    elif relation == "is" and value[1] == KIND_TEXT and value[3] in ("at", "in") and _an_event(left):
+        if not _a_place(value[0], cased):
+            return None  # "the meeting is in progress", "the offsite is in two weeks": no place
         value = (*value[:3], "in")  # "book club is at Jenna's house" and "… is in Denver": where it is
     if relation == "lives in" and "://" in value[0]:
         relation = "is"  # "VPN门户搬到了 https://…": an address, not a home
@@ -783,8 +790,20 @@ def _named_place(display: str, cased: str) -> bool:
     """A place written as a name ("Denver", "San Francisco") or a street address: not "hybrid"."""
     if STREET_ADDRESS.match(display):
         return True
-    written = next((w for w in cased.split() if w.strip(TOKEN_PUNCT).lower() == display.split()[0]), None)
+    first = (LEADING_ARTICLE.sub("", display).split() or display.split())[0]  # "the backyard" is no "The …"
+    written = next((w for w in reversed(cased.split()) if w.strip(TOKEN_PUNCT).lower() == first), None)
     return written is not None and written.strip(TOKEN_PUNCT)[:1].isupper()
+
+
+def _a_place(display: str, cased: str) -> bool:
+    """Where an event is: a place named ("Denver", "Room 4"; not "English"), someone's ("Jenna's
+    house") or numbered ("room 4")."""
+    if display.split()[0] in LANGUAGES:
+        return False
+    return _named_place(display, cased) or _SOMEONES.search(display) is not None or _A_DIGIT.search(display) is not None
+
+
+_SOMEONES = re.compile(r"\w['’]s\b")
 
 
 def _a_place_of_work(left: str) -> bool:

@@ -331,6 +331,12 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("The dog walker comes at noon", "The dog walker now comes at 1pm"),
         ("The movers are coming on Tuesday", "The movers are coming on Wednesday instead"),
         ("The book club meets on the first Monday", "The book club now meets on the second Tuesday"),
+        ("Game night is at Tom's place", "Game night moved to Ana's place"),
+        # a subscription's price is the price of what it is to; a coach, a treasurer, a landlord replaced
+        ("The Spotify subscription costs $10.99 a month", "Spotify now costs $11.99 a month"),
+        ("The coach is Mr. Jones", "The new coach is Ms. Rivera"),
+        ("Sarah is the treasurer", "The new treasurer is Dave"),
+        ("我们的房东是李先生", "新房东是王女士"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -485,6 +491,13 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("Bob comes at 5pm", "Bob comes at 6pm today"),
         ("The book club meets on Tuesdays", "The book club meets at the library"),
         ("The chess club meets on Mondays", "The book club meets on Tuesdays"),
+        # what an event is in, when it is not a place ("the backyard" is no name for "The …" before it)
+        ("The meeting is in Room 4", "The meeting is in progress"),
+        ("The conference is in Lisbon", "The conference is in English"),
+        ("The offsite is in Denver", "The offsite is in two weeks"),
+        ("The party moved to the backyard", "The party is at Jenna's house"),
+        ("The gym membership is $40 a month", "The gym day pass is $15"),
+        ("新加坡办公室的经理是小王", "办公室的经理是小李"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
