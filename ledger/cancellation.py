@@ -67,7 +67,7 @@ _OFF_END = (
     r"|unfortunately|though|too|anyway|altogether|completely|after\s+all)\b)"
 )
 _EN_PREDICATE = re.compile(
-    r"\b(?:is|are|was|were|has\s+been|have\s+been|'s(?:\s+been)?)\s+(?:now\s+|also\s+)?"
+    r"\b(?:is|are|was|were|has\s+been|have\s+been|got|'s(?:\s+been)?)\s+(?:now\s+|also\s+)?"
     r"(?:cancell?ed|called\s+off|no\s+longer\s+(?:needed|required|necessary|happening)"
     r"|not\s+needed\s+any\s*more|discontinued|scrapped)\b"
     r"|\b(?:" + _EVENTS + r")" + _WITH_WHOM + r"(?:\s+(?:is|are)|'s)\s+(?:now\s+|also\s+)?off" + _OFF_END
@@ -85,7 +85,8 @@ _EN_NO_MORE = re.compile(r"\b(?:any\s*more|no\s+longer)\b")
 _EN_CANCEL_WORDS = frozenset(
     """don't dont do not no need needed needs longer stop stopped quit cancel cancelled canceled
     cancelling canceling cancellation call called off scrap scrapped forget about never mind
-    anymore any more please ok okay actually so hey also now going forward from required
+    anymore any more please ok okay actually so hey also now going forward from required got permanently
+    indefinitely
     necessary happening discontinued you we i have has been is are was were s we're i'm they're""".split()
 )
 
@@ -172,6 +173,8 @@ _EN_OFF_REASON = re.compile(
     r"\boff(?:\s*[,;:—]\s*|\s+)(?:because|due\s+to|as|since|sadly|unfortunately|though|too|anyway|altogether"
     r"|completely|after\s+all|sorry|for\s+good)\b.*$"
 )
+# … and for good: "soccer practice is cancelled for good" cancels the practice, "good" is no word of it
+_EN_FOR_GOOD = re.compile(r"\b(cancell?ed|called\s+off|scrapped|discontinued)\s+for\s+good\b")
 
 
 def cancelled_words(content: str) -> tuple[str, ...]:
@@ -179,7 +182,8 @@ def cancelled_words(content: str) -> tuple[str, ...]:
     words without stop words and cancellation words; a Chinese run as its bigrams."""
     if not is_cancellation(content):
         return ()
-    text = _ZH_CANCEL_WORDS.sub(" ", _EN_OFF_REASON.sub("off", _EN_IS.sub(" is", _clean(content))))
+    text = _EN_FOR_GOOD.sub(r"\1", _EN_OFF_REASON.sub("off", _EN_IS.sub(" is", _clean(content))))
+    text = _ZH_CANCEL_WORDS.sub(" ", text)
     words: list[str] = []
     for token in _WORD.findall(text):
         if re.fullmatch(f"[{_CJK}]+", token):
@@ -206,7 +210,8 @@ _EN_HABIT = re.compile(
     r"|hourly|should|must|need\s+to|needs\s+to|has\s+to|have\s+to"
     r"|make\s+sure|remember\s+to|be\s+sure\s+to|is\s+scheduled|are\s+scheduled|runs\s+at|reminder)\b"
     # an event's time: "the Friday retro is at 4pm", "the offsite is on Tuesday" (a schedule)
-    rf"|\b(?:is|are)\s+(?:at|on)\s+(?:{_CLOCK}|{_WEEKDAY}s?)\b"
+    # … or when someone is coming: "the babysitter is coming on Friday at 6pm"
+    rf"|\b(?:is|are)\s+(?:coming\s+)?(?:at|on)\s+(?:{_CLOCK}|{_WEEKDAY}s?)\b"
     # "the game is Sunday at 4pm", "dinner with the Smiths is tomorrow at 7pm": a day, then its time
     rf"|\b(?:is|are)\s+(?:(?:this|next)\s+)?(?:{_WEEKDAY}|tomorrow|tonight)\s+(?:at|from)\s+{_CLOCK}"
 )
@@ -219,11 +224,11 @@ _ZH_IMPERATIVE = re.compile(
 )
 
 
-# A plan said with its day and time ("周五晚上8点和老张吃饭", "和老张明天下午3点见面"), or its day first
-# ("下周二去看牙医"): a schedule, as "the game is Sunday at 4pm" is; a past one ("…吃饭了", 昨天) is none
+# A plan said with its day and time ("周五晚上8点和老张吃饭", "和老张明天下午3点见面"): a schedule, as
+# "the game is Sunday at 4pm" is; a past one ("…吃饭了", 昨天) is none
 _ZH_DAY = r"(?:(?:这|下|本)?(?:周|星期|礼拜)[一二三四五六日天]|[今明后]天|今晚|明晚|明早|\d{1,2}月\d{1,2}[日号])"
 _ZH_CLOCK = r"(?:早上|上午|中午|下午|晚上|凌晨)?(?:\d{1,2}|[一二三四五六七八九十]{1,3})点"
-_ZH_PLAN = re.compile(rf"^{_ZH_DAY}|{_ZH_DAY}{_ZH_CLOCK}")
+_ZH_PLAN = re.compile(rf"{_ZH_DAY}{_ZH_CLOCK}")  # both: "明天下雨" is weather, no plan
 _ZH_PAST = re.compile(r"了$|昨天|前天|上周|上个|过了|已经")
 
 

@@ -136,6 +136,10 @@ def test_a_duplicate_retraction_of_a_locked_target_still_needs_authorization(app
         ("The dentist is on Tuesday at 3pm", "Cancel the dentist appointment"),
         ("周五晚上8点和老张吃饭", "和老张吃饭取消了"),
         ("下周二下午3点去看牙医", "看牙医取消了"),
+        # cancelled said with "got", or for good; someone coming at a time is a schedule
+        ("The dentist is scheduled for Monday at 9am", "My dentist appointment got cancelled"),
+        ("Soccer practice is every Wednesday at 5pm", "Soccer practice is cancelled for good"),
+        ("The babysitter is coming on Friday at 6pm", "The babysitter is cancelled"),
     ],
 )
 def test_a_cancellation_retracts_the_one_instruction_that_holds_its_words(
@@ -284,6 +288,7 @@ def test_cancelling_one_occurrence_leaves_the_schedule(app: LedgerApp, schedule:
         ("The plumber is scheduled for Friday at 10am", "The electrician appointment is cancelled"),
         ("周五晚上8点和老张吃饭", "和老李吃饭取消了"),
         ("昨天晚上8点和老张吃饭了", "和老张吃饭取消了"),
+        ("明天下雨", "下雨取消了"),  # a day without a time: the weather, no plan
     ],
 )
 def test_a_cancellation_of_something_else_retracts_nothing(app: LedgerApp, schedule: str, cancellation: str) -> None:
@@ -469,6 +474,7 @@ def test_a_lone_chinese_character_is_a_word_of_its_own() -> None:
         ("会议纪要上周一已经发给张三", False),  # a Chinese report of the past
         ("周五晚上8点和老张吃饭", True),  # a plan with its day and time
         ("昨天晚上8点和老张吃饭了", False),
+        ("明天下雨", False),
         ("", False),
     ],
 )
