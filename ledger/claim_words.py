@@ -453,6 +453,18 @@ EVENTS = frozenset(
     bbq reunion shower ceremony conference summit workshop recital concert gala fundraiser potluck hangout playdate
     sleepover seminar tournament festival celebration night""".split()
 )
+# People by who they are to someone: "my mom comes on Sundays" is a person's habit, not a visit's one time
+KIN = frozenset(
+    """mom mum mother dad father parents grandma grandpa grandmother grandfather sister brother wife husband son
+    daughter aunt uncle cousin friend boyfriend girlfriend partner kids kid neighbor neighbour""".split()
+)
+# What is not where an event is, though said "in" and capitalised: "the wedding is in June", "… in Q3", "… in
+# two weeks" say when
+NOT_A_PLACE = re.compile(
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|q[1-4]\b|(?:spring|summer|fall|autumn|winter)\b"
+    r"|(?:19|20)\d\d$|(?:a|an|one|two|three|four|five|six|a few|several|\d+)\s+"
+    r"(?:minutes?|hours?|days?|weeks?|months?|years?)\b"
+)
 # What a price is of, said or not: "the Spotify subscription costs $10.99" and "Spotify now costs
 # $11.99", "the gym membership is $40" and "the gym went up to $45" are one price
 PRICE_FILLERS = frozenset("subscription membership".split())
@@ -587,7 +599,22 @@ ROLE_WORDS = frozenset(
     oncall champion sponsor coordinator dri ceo cto cfo coo cio ciso cpo president chair chairperson
     head treasurer secretary coach principal landlord""".split()
 )
-ROLE_ZH = ("负责人", "联系人", "值班", "经理", "组长", "主管", "工程师", "对接人", "审批人", "维护人", "管理员")
+ROLE_ZH = (
+    "负责人",
+    "联系人",
+    "值班",
+    "经理",
+    "组长",
+    "主管",
+    "工程师",
+    "对接人",
+    "审批人",
+    "维护人",
+    "管理员",
+    "房东",
+    "班主任",
+    "教练",
+)
 # "Erin is the team lead", "Dan is Bob's new manager", "李四是张三的经理": the person named first holds
 # the role, the slot is the role ("the team lead is Erin"); only a definite role ("the …", "X's …",
 # "my …", "…的…"), never "Erin is a lead engineer" (what someone is). An interim or acting holder is a

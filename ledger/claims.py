@@ -63,6 +63,7 @@ from fact_ledger.ledger.claim_words import (
     HOLDS_ROLE_ZH,
     HOSTS,
     IMPLICIT,
+    KIN,
     LANGUAGES,
     LEAD_IN,
     LEADING_ARTICLE,
@@ -79,6 +80,7 @@ from fact_ledger.ledger.claim_words import (
     NEGATED_ZH,
     NEW_BEFORE_ONE_VALUE,
     NOT_A_CHANGE_MADE,
+    NOT_A_PLACE,
     NOT_A_TASTE,
     OBJECT_PRONOUNS,
     ON_CALL_HOLDER,
@@ -605,12 +607,14 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if said_first is not None and said_first[0] == KIND_WHEN and said_first[2] >= len(left):
         return None  # "May 3 is the deadline": the date said first is the value, not what the claim is about
     extended = _EXTENDED.search(text[best[0] : end]) is not None and not _ENDS.search(left)
-    if relation in ("departs", "arrives") and person:
+    if relation in ("departs", "arrives") and (person or _kin(left)):
         return None  # "Bob leaves at 5pm" (a habit, or today's): a train's or a flight's departure is one
     as_name = relation != "port" and is_role(left, subject)
     value = parse_value(text[end:], hint=left + " " + subject, as_name=as_name)
     if value is None or (kinds is not None and value[1] not in kinds):
         return None
+    if relation == "arrives" and _RECURRING.search(value[0]):
+        return None  # "the cleaner comes on Mondays": one of the days it may come, not its one time
     if relation == "meets":
         if value[1] == KIND_TEXT and not _DAY_OF_THE_MONTH.fullmatch(value[2]):
             return None  # "the club meets at the library", "… meets on Zoom": no day it meets
@@ -738,6 +742,15 @@ def _departs(left: str) -> bool:
     return bool(words) and words[-1] in DEPARTURES
 
 
+_RECURRING = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|\b(?:every|weekends|weekdays)\b")
+
+
+def _kin(left: str) -> bool:
+    """ "my mom", "Bob's sister": a person, named by who they are to someone."""
+    words = left.split()
+    return bool(words) and words[-1] in KIN
+
+
 def _an_event(left: str) -> bool:
     """ "the team offsite", "book club", "dinner with the Smiths": an event, whose place is one slot."""
     head = _OF_WHERE.split(left, maxsplit=1)[0]
@@ -798,7 +811,7 @@ def _named_place(display: str, cased: str) -> bool:
 def _a_place(display: str, cased: str) -> bool:
     """Where an event is: a place named ("Denver", "Room 4"; not "English"), someone's ("Jenna's
     house") or numbered ("room 4")."""
-    if display.split()[0] in LANGUAGES:
+    if display.split()[0] in LANGUAGES or NOT_A_PLACE.match(display):
         return False
     return _named_place(display, cased) or _SOMEONES.search(display) is not None or _A_DIGIT.search(display) is not None
 

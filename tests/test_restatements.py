@@ -337,6 +337,7 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("The coach is Mr. Jones", "The new coach is Ms. Rivera"),
         ("Sarah is the treasurer", "The new treasurer is Dave"),
         ("我们的房东是李先生", "新房东是王女士"),
+        ("老王是我们的房东", "新房东是李先生"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -498,6 +499,13 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The party moved to the backyard", "The party is at Jenna's house"),
         ("The gym membership is $40 a month", "The gym day pass is $15"),
         ("新加坡办公室的经理是小王", "办公室的经理是小李"),
+        # someone's kin comes as a habit; the days someone comes are several; in a month, a quarter,
+        # weeks is when, not where
+        ("My mom comes on Sundays", "My mom comes on Mondays"),
+        ("The cleaner comes on Mondays", "The cleaner comes on Thursdays"),
+        ("The wedding is in Napa", "The wedding is in June"),
+        ("The conference is in Lisbon", "The conference is in Q3"),
+        ("The offsite is in Denver", "The offsite is in March"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
