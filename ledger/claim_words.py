@@ -704,8 +704,12 @@ TITLE_WORDS = re.compile(
 # month" is not "$200 per year", nor "$20 per user")
 RATE = re.compile(
     r"(?:/\s*|\bper\s+|\ba\s+|\ban\s+|\beach\s+)(?P<period>month|mo|year|yr|annum|week|day|night|hour|hr|minute|min"
-    r"|second|sec|user|seat|person|head|request)s?\b|每(?P<zh>月|年|周|天|晚|小时|分钟|秒|人)"
+    r"|second|sec|user|seat|person|head|request)s?\b|每个?(?P<zh>月|年|周|天|晚|小时|分钟|秒|人)"
+    # "25元/月", "3000元一个月": a Chinese period after the amount
+    r"|(?:/\s*|一个?)(?P<zh_after>月|年|周|天|晚|小时)"
 )
+# "每月25元": the period said before the amount ("是每月25元", "涨价到每月30元")
+ZH_RATE_FIRST = re.compile(r"^\s*每个?(?:月|年|周|天|晚|小时)(?=\s*\d)")
 RATE_PERIODS = {
     "mo": "month",
     "yr": "year",

@@ -129,6 +129,7 @@ from fact_ledger.ledger.claim_words import (
     ZH_NEW_ROLE,
     ZH_NEW_VALUE,
     ZH_NOT_A_HOLDER,
+    ZH_RATE_FIRST,
 )
 from fact_ledger.ledger.memo import text_cache
 from fact_ledger.ledger.normalize import (
@@ -610,7 +611,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if relation in ("departs", "arrives") and (person or _kin(left)):
         return None  # "Bob leaves at 5pm" (a habit, or today's): a train's or a flight's departure is one
     as_name = relation != "port" and is_role(left, subject)
-    value = parse_value(text[end:], hint=left + " " + subject, as_name=as_name)
+    said = ZH_RATE_FIRST.sub("", text[end:])  # "是每月25元": the amount, its period read below
+    value = parse_value(said, hint=left + " " + subject, as_name=as_name)
     if value is None or (kinds is not None and value[1] not in kinds):
         return None
     if relation == "arrives" and _RECURRING.search(value[0]):
@@ -683,7 +685,7 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     journey = relation == "is" and value[1] == KIND_WHEN and _departs(left)
     if journey:
         relation = "departs"  # "my flight is at 9:15am", "the flight was delayed to 9am": when it leaves
-    if relation == "is" and _PRICED.match(text[end:]) and not someone and not _an_amount(left or subject):
+    if relation == "is" and _PRICED.match(said) and not someone and not _an_amount(left or subject):
         relation = "costs"  # "the Pro plan is $25/month", "the ticket went up to $250": its price
     rate = _rate(text[end:]) if value[1] == KIND_NUMBER else ""
     own = _qualifier(text[end:])
@@ -790,7 +792,7 @@ def _rate(rest: str) -> str:
     found = RATE.search(rest[:40])
     if found is None:
         return ""
-    period = found["period"] or found["zh"]
+    period = found["period"] or found["zh"] or found["zh_after"]
     return f"per {RATE_PERIODS.get(period, period)}"
 
 

@@ -338,6 +338,10 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("Sarah is the treasurer", "The new treasurer is Dave"),
         ("我们的房东是李先生", "新房东是王女士"),
         ("老王是我们的房东", "新房东是李先生"),
+        # a Chinese period said before the amount, or after it with / or 一个
+        ("爱奇艺会员是每月25元", "爱奇艺会员涨价到每月30元"),
+        ("房租是3000元一个月", "房租涨到了每月3200元"),
+        ("爱奇艺会员是25元/月", "爱奇艺会员涨价到每月30元"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -506,6 +510,9 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The wedding is in Napa", "The wedding is in June"),
         ("The conference is in Lisbon", "The conference is in Q3"),
         ("The offsite is in Denver", "The offsite is in March"),
+        # another period is another price
+        ("房租是每月3000元", "房租是每年36000元"),
+        ("爱奇艺会员是每月25元", "爱奇艺会员是每年248元"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
