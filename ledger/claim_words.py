@@ -478,6 +478,13 @@ MOVED_TO_A_PLACE = re.compile(
     r"(?P<noun>(?i:desk|room|floor|seat|building|table|channel|suite|gate|platform|track|bay|aisle|row|site))\s+"
     r"(?P<y>(?:\d|[A-Z]|#)\S*.*)$",
 )
+# "The meeting is in Room 4", "my flight is at gate B12": the meeting's room, the flight's gate, the slot
+# "the meeting moved to Room 7" changes
+IN_A_PLACE = re.compile(
+    r"^(?P<x>.+?)\s+(?i:(?:is|are)\s+(?:now\s+)?(?:in|at|on))\s+"
+    r"(?P<noun>(?i:desk|room|floor|suite|gate|platform|track|bay))\s+"
+    r"(?P<y>(?:\d|[A-Z]|#)\S*)[.!]?$",
+)
 QUESTION_START = re.compile(
     r"^(?:what|which|who|how|why|when|where|whether|is|are|does|do|哪|什么|谁|如何|为什么|怎么)\b"
 )

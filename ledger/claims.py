@@ -63,6 +63,7 @@ from fact_ledger.ledger.claim_words import (
     HOLDS_ROLE_ZH,
     HOSTS,
     IMPLICIT,
+    IN_A_PLACE,
     KIN,
     LANGUAGES,
     LEAD_IN,
@@ -420,6 +421,7 @@ _NOT_MIGRATED_YET = re.compile(
 
 
 _A_DIGIT = re.compile(r"\d")
+_SAYS_IN_A_PLACE = re.compile(r"\s(?:in|at|on)\s+(?:desk|room|floor|suite|gate|platform|track|bay)\s", re.IGNORECASE)
 _MAY_BE_A_DATE = re.compile(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)")
 _SAYS_TO = re.compile(r"\sto\s", re.IGNORECASE)
 _PARTICLE = re.compile(r"(?:up|out|off|aside|about|forth|in|on|down|back|apart)\b", re.IGNORECASE)
@@ -553,6 +555,8 @@ def _is_utterance(after_colon: str) -> bool:
 
 def _clause_claim(clause: str, subject: str) -> Claim | None:
     place = MOVED_TO_A_PLACE.match(clause.strip()) if "moved" in clause.lower() else None  # a scan, then the pattern
+    if place is None and _SAYS_IN_A_PLACE.search(clause):
+        place = IN_A_PLACE.match(clause.strip())
     if place is not None and "'" not in place["x"]:
         clause = f"{place['x']}'s {place['noun']} is {place['y']}"  # "Jenny moved to desk 7A": Jenny's desk
     text = normalize_text(clause)

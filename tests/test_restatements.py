@@ -342,6 +342,9 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("爱奇艺会员是每月25元", "爱奇艺会员涨价到每月30元"),
         ("房租是3000元一个月", "房租涨到了每月3200元"),
         ("爱奇艺会员是25元/月", "爱奇艺会员涨价到每月30元"),
+        # the room or the gate something is in, said "is in", then moved
+        ("The meeting is in Room 4", "The meeting moved to Room 7"),
+        ("My flight is at gate B12", "My flight moved to gate C3"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -513,6 +516,10 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         # another period is another price
         ("房租是每月3000元", "房租是每年36000元"),
         ("爱奇艺会员是每月25元", "爱奇艺会员是每年248元"),
+        # a room is not a room's name, nor where another thing is
+        ("The meeting room is Everest", "The meeting is in Room 4"),
+        ("The meeting is in Room 4", "The workshop is in Room 7"),
+        ("The meeting is in Room 4", "The meeting is on floor 3"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
