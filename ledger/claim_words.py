@@ -125,7 +125,7 @@ NEW_BEFORE_ONE_VALUE = re.compile(
 # "新房东是王女士", "新经理是小李", "我们的新负责人是王五": "新" before a role one person holds names its
 # new holder, as "new" does ("新加坡办公室的经理" is Singapore's)
 ZH_NEW_ROLE = re.compile(
-    r"(?:^|(?<=的))新的?(?=(?:项目|部门|团队)?(?:经理|负责人|联系人|主管|组长|房东|班主任|教练|对接人)$)"
+    r"(?:^|(?<=的))新的?(?!加坡|西兰|疆)(?=[\u4e00-\u9fff]{0,2}(?:经理|负责人|联系人|主管|组长|房东|班主任|教练|对接人)$)"
 )
 REPLACEMENT_WORD = re.compile(
     r"(?:\b(?:updated|revised|corrected)|(?:(?<=['’]s )|(?<=\bmy )|(?<=\bour )|(?<=\byour )|(?<=\bhis )|(?<=\bher )"
@@ -467,7 +467,7 @@ NOT_A_PLACE = re.compile(
 )
 # What a price is of, said or not: "the Spotify subscription costs $10.99" and "Spotify now costs
 # $11.99", "the gym membership is $40" and "the gym went up to $45" are one price
-PRICE_FILLERS = frozenset("subscription membership".split())
+PRICE_FILLERS = frozenset("subscription membership plan".split())
 # Languages, capitalised as names: "the conference is in English" says in what, not where
 LANGUAGES = frozenset(
     """english spanish french german italian portuguese chinese mandarin cantonese japanese korean russian

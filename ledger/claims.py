@@ -222,8 +222,11 @@ def _make(
     if (slot := RELATION_SLOTS.get(relation)) is not None:
         tokens.add(slot)  # "X costs $20" is X's price, "X ends on Friday" X's end: one slot either way said
         rel = "is" + rel[len(relation) :]
-    if "price" in tokens:
-        tokens = (tokens - PRICE_FILLERS) or tokens  # "the Spotify subscription costs …" is Spotify's price
+    # "the Spotify subscription costs …", "the Hulu plan costs …" are Spotify's, Hulu's price (a plan or
+    # a subscription named by nothing else keeps its word: "the plan costs $20")
+    priced = "price" in tokens or (kind == KIND_NUMBER and _MONEY.search(canonical) is not None)
+    if priced and tokens - PRICE_FILLERS - {"price"}:
+        tokens = tokens - PRICE_FILLERS
     if kind == KIND_TEXT and STREET_ADDRESS.match(display):
         tokens.add("address")  # "the hotel address is 5 Main St" is not "the hotel is the Hilton"
     if relation == "port" or noun == "port":
@@ -421,6 +424,12 @@ _NOT_MIGRATED_YET = re.compile(
 
 
 _A_DIGIT = re.compile(r"\d")
+_MONEY = re.compile(r"\d (?:usd|eur|gbp|jpy|cny|rmb|chf|cad|aud)$")
+# "Standup's at 9:30 now", "the game's on Sunday": "is" contracted before a time
+_CONTRACTED_IS = re.compile(
+    r"(?<=\w)['’]s(?=\s+(?:now\s+)?(?:at|on)\s+(?:\d|noon|midnight|mon|tue|wed|thu|fri|sat|sun|tomorrow|today))",
+    re.IGNORECASE,
+)
 _SAYS_IN_A_PLACE = re.compile(r"\s(?:in|at|on)\s+(?:desk|room|floor|suite|gate|platform|track|bay)\s", re.IGNORECASE)
 _MAY_BE_A_DATE = re.compile(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)")
 _SAYS_TO = re.compile(r"\sto\s", re.IGNORECASE)
@@ -559,6 +568,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         place = IN_A_PLACE.match(clause.strip())
     if place is not None and "'" not in place["x"]:
         clause = f"{place['x']}'s {place['noun']} is {place['y']}"  # "Jenny moved to desk 7A": Jenny's desk
+    if "s " in clause and _CONTRACTED_IS.search(clause):
+        clause = _CONTRACTED_IS.sub(" is", clause)
     text = normalize_text(clause)
     cased = unicodedata.normalize("NFKC", clause)
     if not text or HEDGED.search(text) or _REMARK.match(text):

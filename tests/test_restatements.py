@@ -345,6 +345,11 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         # the room or the gate something is in, said "is in", then moved
         ("The meeting is in Room 4", "The meeting moved to Room 7"),
         ("My flight is at gate B12", "My flight moved to gate C3"),
+        # "is" contracted before a time; a plan or a premium named by its service; 新 before a role of two words
+        ("The standup is at 9am", "Standup's at 9:30 now"),
+        ("The Hulu plan costs $7.99 a month", "Hulu now costs $9.99 a month"),
+        ("The YouTube Premium subscription is $13.99 a month", "YouTube Premium is now $15.99 a month"),
+        ("我们的物业经理是张姐", "新物业经理是李哥"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -520,6 +525,11 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The meeting room is Everest", "The meeting is in Room 4"),
         ("The meeting is in Room 4", "The workshop is in Room 7"),
         ("The meeting is in Room 4", "The meeting is on floor 3"),
+        # a plan or a subscription named by nothing else; another plan of the service; 新加坡 is no "new"
+        ("The plan costs $20 a month", "The subscription costs $10 a month"),
+        ("The subscription is $10 a month", "The membership is $40 a month"),
+        ("Spotify costs $10.99 a month", "The Spotify family plan costs $16.99 a month"),
+        ("经理是小王", "新加坡经理是小李"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
