@@ -140,6 +140,8 @@ def test_a_duplicate_retraction_of_a_locked_target_still_needs_authorization(app
         ("The dentist is scheduled for Monday at 9am", "My dentist appointment got cancelled"),
         ("Soccer practice is every Wednesday at 5pm", "Soccer practice is cancelled for good"),
         ("The babysitter is coming on Friday at 6pm", "The babysitter is cancelled"),
+        ("每周三晚上7点打羽毛球", "羽毛球不打了"),
+        ("每周六上午10点上钢琴课", "钢琴课不上了"),
     ],
 )
 def test_a_cancellation_retracts_the_one_instruction_that_holds_its_words(
@@ -446,6 +448,9 @@ def test_no_cancellation(text: str) -> None:
         ("I'm no longer going to be the release manager", False),  # a role given up, not a habit
         ("The team lunch is off", True),
         ("The heating is off", False),  # a state, not an event called off
+        ("羽毛球不打了", True),  # an activity given up, said of the activity
+        ("我不去了", False),  # of the speaker: not going this time
+        ("他不打了", False),
         ("", False),
     ],
 )
