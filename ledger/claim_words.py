@@ -462,6 +462,7 @@ KIN = frozenset(
 # two weeks" say when
 NOT_A_PLACE = re.compile(
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|q[1-4]\b|(?:spring|summer|fall|autumn|winter)\b"
+    r"|\d{1,2}(?:st|nd|rd|th)\b"  # "moved to the 22nd": a day of the month
     r"|(?:19|20)\d\d$|(?:a|an|one|two|three|four|five|six|a few|several|\d+)\s+"
     r"(?:minutes?|hours?|days?|weeks?|months?|years?)\b"
 )

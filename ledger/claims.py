@@ -828,7 +828,8 @@ def _named_place(display: str, cased: str) -> bool:
 def _a_place(display: str, cased: str) -> bool:
     """Where an event is: a place named ("Denver", "Room 4"; not "English"), someone's ("Jenna's
     house") or numbered ("room 4")."""
-    if display.split()[0] in LANGUAGES or NOT_A_PLACE.match(display):
+    bare = LEADING_ARTICLE.sub("", display)
+    if display.split()[0] in LANGUAGES or NOT_A_PLACE.match(bare):
         return False
     return _named_place(display, cased) or _SOMEONES.search(display) is not None or _A_DIGIT.search(display) is not None
 

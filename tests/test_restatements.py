@@ -530,6 +530,7 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The subscription is $10 a month", "The membership is $40 a month"),
         ("Spotify costs $10.99 a month", "The Spotify family plan costs $16.99 a month"),
         ("经理是小王", "新加坡经理是小李"),
+        ("The board meeting is in Denver", "The board meeting was moved to the 22nd"),  # a day, no place
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
