@@ -635,6 +635,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if relation == "meets":
         if value[1] == KIND_TEXT and not _DAY_OF_THE_MONTH.fullmatch(value[2]):
             return None  # "the club meets at the library", "… meets on Zoom": no day it meets
+        if value[1] == KIND_TEXT:  # "the first Monday of each month" is "the first Monday"
+            value = (value[0], value[1], _OF_THE_MONTH.sub("", value[2]), value[3])
         relation = "is"  # "the book club meets on Tuesdays" is when it is, as "… is on Tuesdays"
     if extended:
         if not _A_DURATION.search(value[2]):
@@ -829,11 +831,13 @@ def _a_place(display: str, cased: str) -> bool:
     """Where an event is: a place named ("Denver", "Room 4"; not "English"), someone's ("Jenna's
     house") or numbered ("room 4")."""
     bare = LEADING_ARTICLE.sub("", display)
-    if display.split()[0] in LANGUAGES or NOT_A_PLACE.match(bare):
-        return False
+    if display.split()[0] in LANGUAGES or display.split()[0] in _WHOSE or NOT_A_PLACE.match(bare):
+        return False  # … and "the festival is in its 10th year": no place
     return _named_place(display, cased) or _SOMEONES.search(display) is not None or _A_DIGIT.search(display) is not None
 
 
+_WHOSE = frozenset("its his her their my our your".split())
+_OF_THE_MONTH = re.compile(r"\s+of\s+(?:the|each|every)\s+month$")
 _SOMEONES = re.compile(r"\w['’]s\b")
 
 

@@ -531,6 +531,7 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("Spotify costs $10.99 a month", "The Spotify family plan costs $16.99 a month"),
         ("经理是小王", "新加坡经理是小李"),
         ("The board meeting is in Denver", "The board meeting was moved to the 22nd"),  # a day, no place
+        ("The festival is in Austin", "The festival is in its 10th year"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
@@ -584,10 +585,23 @@ def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other
         "Bob charges his phone at night",
         "Tom was replaced by Sarah as project lead while Bob is on leave",
         "Bob was moved up to the senior team",
+        # what an event is in when it is no place; where a club meets; days someone may come, kin's visits
+        "The festival is in its 10th year",
+        "The meeting is in progress",
+        "The book club meets at the library",
+        "The cleaner comes on Mondays",
+        "My mom comes on Sundays",
     ],
 )
 def test_changes_of_no_slot_state_no_claim(said: str) -> None:
     assert extract_claims(said) == ()
+
+
+def test_the_day_of_the_month_a_group_meets_on_is_one_value() -> None:
+    """ "the first Monday of each month" is "the first Monday": the same day, no other value."""
+    (short,) = extract_claims("The book club meets on the first Monday")
+    (long,) = extract_claims("The book club meets on the first Monday of each month")
+    assert short.key == long.key and short.value_norm == long.value_norm == "first monday"
 
 
 def test_values_within_the_horizon_are_a_disagreement(app: LedgerApp) -> None:
