@@ -67,7 +67,7 @@ _OFF_END = (
     r"|unfortunately|though|too|anyway|altogether|completely|after\s+all)\b)"
 )
 _EN_PREDICATE = re.compile(
-    r"\b(?:is|are|was|were|has\s+been|have\s+been|'s(?:\s+been)?)\s+(?:now\s+|also\s+)?"
+    r"\b(?:is|are|was|were|has\s+been|have\s+been|got|'s(?:\s+been)?)\s+(?:now\s+|also\s+)?"
     r"(?:cancell?ed|called\s+off|no\s+longer\s+(?:needed|required|necessary|happening)"
     r"|not\s+needed\s+any\s*more|discontinued|scrapped)\b"
     r"|\b(?:" + _EVENTS + r")" + _WITH_WHOM + r"(?:\s+(?:is|are)|'s)\s+(?:now\s+|also\s+)?off" + _OFF_END
@@ -85,7 +85,8 @@ _EN_NO_MORE = re.compile(r"\b(?:any\s*more|no\s+longer)\b")
 _EN_CANCEL_WORDS = frozenset(
     """don't dont do not no need needed needs longer stop stopped quit cancel cancelled canceled
     cancelling canceling cancellation call called off scrap scrapped forget about never mind
-    anymore any more please ok okay actually so hey also now going forward from required
+    anymore any more please ok okay actually so hey also now going forward from required got permanently
+    indefinitely
     necessary happening discontinued you we i have has been is are was were s we're i'm they're""".split()
 )
 
@@ -94,10 +95,15 @@ _ZH_OPENERS = re.compile(
     r"^(?:以后|今后|从现在起|从今天起|现在)?(?:不要再?|不用再?|不必再?|无需再?|不需要再?|停止|取消|不再)"
 )
 _ZH_BIE = re.compile(r"^(?:以后|今后)?别再?")  # 别 also starts words (别墅, 别人): only with 再 or a closing 了
-_ZH_PREDICATE = re.compile(r"(?:取消了|已取消|被取消|取消掉了|不用了|不需要了|不必了|作废了?|停掉了|停了)[。！!.\s]*$")
+_ZH_PREDICATE = re.compile(
+    r"(?:取消了|已取消|被取消|取消掉了|不用了|不需要了|不必了|作废了?|停掉了|停了)[。！!.\s]*$"
+    # an activity given up, said of the activity: "羽毛球不打了", "钢琴课不上了", "瑜伽不练了" (not of a person:
+    # "我不去了", "他不打了")
+    + r"|^(?!我|你|他|她|咱|大家)[^\s，。]{2,}不(?:打|练|学|上|踢)了[。！!.\s]*$"
+)
 _ZH_NOT_CANCEL = re.compile(r"别忘|不要忘|别担心|不要担心|不用担心|不用谢|不客气|除非|直到|如果|只有|否则|之前|以前")
 _ZH_CANCEL_WORDS = re.compile(
-    r"以后|今后|从现在起|从今天起|现在|不要再|不要|不用再|不用|不必再|不必|无需再|无需|不需要再|不需要|停止|取消掉|取消|不再"
+    r"不(?:打|练|学|上|踢)了|以后|今后|从现在起|从今天起|现在|不要再|不要|不用再|不用|不必再|不必|无需再|无需|不需要再|不需要|停止|取消掉|取消|不再"
     r"|已经|已|被|作废|停掉|停了|别再|别|了|吧|啦|呢|哦|请|再|的"
 )
 
@@ -172,6 +178,8 @@ _EN_OFF_REASON = re.compile(
     r"\boff(?:\s*[,;:—]\s*|\s+)(?:because|due\s+to|as|since|sadly|unfortunately|though|too|anyway|altogether"
     r"|completely|after\s+all|sorry|for\s+good)\b.*$"
 )
+# … and for good: "soccer practice is cancelled for good" cancels the practice, "good" is no word of it
+_EN_FOR_GOOD = re.compile(r"\b(cancell?ed|called\s+off|scrapped|discontinued)\s+for\s+good\b")
 
 
 def cancelled_words(content: str) -> tuple[str, ...]:
@@ -179,7 +187,8 @@ def cancelled_words(content: str) -> tuple[str, ...]:
     words without stop words and cancellation words; a Chinese run as its bigrams."""
     if not is_cancellation(content):
         return ()
-    text = _ZH_CANCEL_WORDS.sub(" ", _EN_OFF_REASON.sub("off", _EN_IS.sub(" is", _clean(content))))
+    text = _EN_FOR_GOOD.sub(r"\1", _EN_OFF_REASON.sub("off", _EN_IS.sub(" is", _clean(content))))
+    text = _ZH_CANCEL_WORDS.sub(" ", text)
     words: list[str] = []
     for token in _WORD.findall(text):
         if re.fullmatch(f"[{_CJK}]+", token):
@@ -206,7 +215,8 @@ _EN_HABIT = re.compile(
     r"|hourly|should|must|need\s+to|needs\s+to|has\s+to|have\s+to"
     r"|make\s+sure|remember\s+to|be\s+sure\s+to|is\s+scheduled|are\s+scheduled|runs\s+at|reminder)\b"
     # an event's time: "the Friday retro is at 4pm", "the offsite is on Tuesday" (a schedule)
-    rf"|\b(?:is|are)\s+(?:at|on)\s+(?:{_CLOCK}|{_WEEKDAY}s?)\b"
+    # … or when someone is coming: "the babysitter is coming on Friday at 6pm"
+    rf"|\b(?:is|are)\s+(?:coming\s+)?(?:at|on)\s+(?:{_CLOCK}|{_WEEKDAY}s?)\b"
     # "the game is Sunday at 4pm", "dinner with the Smiths is tomorrow at 7pm": a day, then its time
     rf"|\b(?:is|are)\s+(?:(?:this|next)\s+)?(?:{_WEEKDAY}|tomorrow|tonight)\s+(?:at|from)\s+{_CLOCK}"
 )
@@ -219,12 +229,22 @@ _ZH_IMPERATIVE = re.compile(
 )
 
 
+# A plan said with its day and time ("周五晚上8点和老张吃饭", "和老张明天下午3点见面"): a schedule, as
+# "the game is Sunday at 4pm" is; a past one ("…吃饭了", 昨天) is none
+_ZH_DAY = r"(?:(?:这|下|本)?(?:周|星期|礼拜)[一二三四五六日天]|[今明后]天|今晚|明晚|明早|\d{1,2}月\d{1,2}[日号])"
+_ZH_CLOCK = r"(?:早上|上午|中午|下午|晚上|凌晨)?(?:\d{1,2}|[一二三四五六七八九十]{1,3})点"
+_ZH_PLAN = re.compile(rf"{_ZH_DAY}{_ZH_CLOCK}")  # both: "明天下雨" is weather, no plan
+_ZH_PAST = re.compile(r"了$|昨天|前天|上周|上个|过了|已经")
+
+
 def is_instruction(content: str) -> bool:
     """Whether ``content`` reads as an instruction: an imperative, a habit or a schedule."""
     text = _clean(content)
     if not text or _SPEAKER.match(content) or is_cancellation(content):
         return False
     if re.search(f"[{_CJK}]", text) and (_ZH_HABIT.search(text) or _ZH_IMPERATIVE.match(text)):
+        return True
+    if re.search(f"[{_CJK}]", text) and _ZH_PLAN.search(text) and not _ZH_PAST.search(text):
         return True
     if _EN_HABIT.search(text):
         return True
@@ -407,6 +427,26 @@ def as_booked(words: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys("book" if w in _BOOKED else w for w in words))
 
 
+# An appointment is named by whom it is with: "the electrician appointment is cancelled" is "The
+# electrician is scheduled for Friday at 10am", which never says "appointment"
+_APPOINTMENT = frozenset({"appointment", "appointments", "appt", "visit"})
+
+
+def as_scheduled(words: Sequence[str]) -> tuple[str, ...]:
+    """The cancelled ``words`` without the appointment they name, when they name whom it is with;
+    empty otherwise (nothing else to look for)."""
+    if not any(w in _APPOINTMENT for w in words) or all(w in _APPOINTMENT for w in words):
+        return ()
+    return tuple(w for w in words if w not in _APPOINTMENT)
+
+
+def schedules(content: str, words: Sequence[str]) -> bool:
+    """Whether ``content`` is the schedule of exactly what ``words`` name ("The electrician is
+    scheduled for Friday" for "electrician"; not "Bob's flight is at 9am" for "bob")."""
+    match = _SCHEDULE_OF.match(_clean(content))
+    return match is not None and [_stem(w) for w in _WORD.findall(match["thing"])] == [_stem(w) for w in words]
+
+
 def choose(candidates: Sequence[Target], words: Sequence[str] = ()) -> tuple[Target | None, list[Target]]:
     """(the one instruction to retract, or None; the instructions that matched, at most
     :data:`MAX_CANDIDATES`). Only an instruction-like memory that is not itself a cancellation
@@ -448,11 +488,17 @@ def find(
     """:func:`choose` over the memories ``holding`` finds for the cancelled ``words`` (every one
     of them, up to :data:`MAX_MATCHES` + 1); when no instruction holds them and they name a
     reservation, again with it read as what booked it (:func:`as_booked`), among bookings only
-    ("cancel the Luigi's reservation" is "Book a table at Luigi's", never "the guide book"). Also
+    ("cancel the Luigi's reservation" is "Book a table at Luigi's", never "the guide book"); when
+    they name an appointment, again without it among the schedules of what is left only
+    (:func:`as_scheduled`: "the electrician appointment is cancelled" is "The electrician is
+    scheduled for Friday at 10am", never "Bob's flight is at 9am" for "the Bob appointment"). Also
     returns the words the instructions were found by."""
     words = tuple(words)
     target, matched = choose(holding(words), words)
     if not matched and (booked := as_booked(words)):
         target, matched = choose([t for t in holding(booked) if makes_a_booking(t.content)], booked)
         words = booked
+    if not matched and (bare := as_scheduled(words)):
+        target, matched = choose([t for t in holding(bare) if schedules(t.content, bare)], bare)
+        words = bare
     return target, matched, words

@@ -115,7 +115,17 @@ MIGRATED = (
 # at a time names its replacement, wherever it stands
 NEW_BEFORE_ONE_VALUE = re.compile(
     r"\bnew\s+(?=(?:phone\s+|email\s+|e-mail\s+)?(?:ceo|cto|cfo|coo|manager|boss|lead|owner|contact|password|passcode|"
-    r"pin|port|address|email|e-mail|phone|number|url|link|domain|host|hostname|ip|version|deadline|title|name)$)"
+    r"pin|port|address|email|e-mail|phone|number|url|link|domain|host|hostname|ip|version|deadline|title|name)$"
+    # … and before a role one person holds, named by what it is of: "the new project manager is Jordan"
+    r"|[a-z]+\s+(?:manager|lead|leader|director|coordinator)$"
+    # … and before someone's one coach, landlord, doctor: "the new coach is Ms. Rivera"
+    r"|(?:coach|landlord|principal|treasurer|secretary|president|chair|captain|pediatrician|doctor|dentist"
+    r"|therapist|accountant)$)"
+)
+# "新房东是王女士", "新经理是小李", "我们的新负责人是王五": "新" before a role one person holds names its
+# new holder, as "new" does ("新加坡办公室的经理" is Singapore's)
+ZH_NEW_ROLE = re.compile(
+    r"(?:^|(?<=的))新的?(?!加坡|西兰|疆)(?=[\u4e00-\u9fff]{0,2}(?:经理|负责人|联系人|主管|组长|房东|班主任|教练|对接人)$)"
 )
 REPLACEMENT_WORD = re.compile(
     r"(?:\b(?:updated|revised|corrected)|(?:(?<=['’]s )|(?<=\bmy )|(?<=\bour )|(?<=\byour )|(?<=\bhis )|(?<=\bher )"
@@ -281,7 +291,17 @@ RELATIONS: tuple[tuple[re.Pattern[str], str, frozenset[str] | None], ...] = tupl
         # when it opens, a slot of its own ("the gym opens at 6am" is not when it closes)
         (_EN.format(r"(?:now\s+)?opens\s+(?:at|on)"), "opens", frozenset({"when"})),
         # when it arrives, another slot ("the flight lands at 5pm" is not when it leaves)
-        (_EN.format(r"(?:now\s+)?(?:arrives|lands|gets\s+in)\s+(?:at|on)"), "arrives", frozenset({"when"})),
+        # … or comes ("the dog walker comes at noon", "the movers are coming on Tuesday"): when they get there
+        (
+            _EN.format(
+                r"(?:now\s+)?(?:arrives|lands|gets\s+in|comes|(?:is|are)\s+(?:now\s+)?coming|will\s+come)\s+(?:at|on)"
+            ),
+            "arrives",
+            frozenset({"when"}),
+        ),
+        # when a group meets: "the book club meets on Tuesdays", "… now meets on the second Tuesday" (a
+        # day of the month, read in ledger.claims), as "the book club is on Tuesdays" says
+        (_EN.format(r"(?:now\s+)?(?:meets|meet)\s+(?:on|every)"), "meets", frozenset({"when", "text"})),
         # an amount gone up or down to, a number only ("Bob went up to the roof" is none)
         (_EN.format(r"(?:went\s+up|went\s+down|rose|dropped|fell|jumped|climbed)\s+to"), "is", frozenset({"number"})),
         # when it ends or expires, how long it lasts: slots of their own ("the sprint ends on Friday"
@@ -426,10 +446,45 @@ PLACES_OF_WORK = frozenset(
     "datacenter server servers cluster".split()
 )
 # "Jenny moved to desk 7A", "the meeting moved to room Kilimanjaro": Jenny's desk, the meeting's room
+# Events, which have a place too: "the team offsite is in Denver", "book club is at Jenna's house" and
+# "the offsite moved to Austin", "book club moved to Mia's house" say where the event is, one slot
+EVENTS = frozenset(
+    """offsite retreat party meetup meeting club wedding reception dinner lunch brunch breakfast picnic barbecue
+    bbq reunion shower ceremony conference summit workshop recital concert gala fundraiser potluck hangout playdate
+    sleepover seminar tournament festival celebration night""".split()
+)
+# People by who they are to someone: "my mom comes on Sundays" is a person's habit, not a visit's one time
+KIN = frozenset(
+    """mom mum mother dad father parents grandma grandpa grandmother grandfather sister brother wife husband son
+    daughter aunt uncle cousin friend boyfriend girlfriend partner kids kid neighbor neighbour""".split()
+)
+# What is not where an event is, though said "in" and capitalised: "the wedding is in June", "… in Q3", "… in
+# two weeks" say when
+NOT_A_PLACE = re.compile(
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|q[1-4]\b|(?:spring|summer|fall|autumn|winter)\b"
+    r"|\d{1,2}(?:st|nd|rd|th)\b"  # "moved to the 22nd": a day of the month
+    r"|(?:19|20)\d\d$|(?:a|an|one|two|three|four|five|six|a few|several|\d+)\s+"
+    r"(?:minutes?|hours?|days?|weeks?|months?|years?)\b"
+)
+# What a price is of, said or not: "the Spotify subscription costs $10.99" and "Spotify now costs
+# $11.99", "the gym membership is $40" and "the gym went up to $45" are one price
+PRICE_FILLERS = frozenset("subscription membership plan".split())
+# Languages, capitalised as names: "the conference is in English" says in what, not where
+LANGUAGES = frozenset(
+    """english spanish french german italian portuguese chinese mandarin cantonese japanese korean russian
+    arabic hindi dutch""".split()
+)
 MOVED_TO_A_PLACE = re.compile(
     r"^(?P<x>.+?)\s+(?i:(?:(?:has|have|was|were|got)\s+(?:been\s+)?)?moved\s+to)\s+"
     r"(?P<noun>(?i:desk|room|floor|seat|building|table|channel|suite|gate|platform|track|bay|aisle|row|site))\s+"
     r"(?P<y>(?:\d|[A-Z]|#)\S*.*)$",
+)
+# "The meeting is in Room 4", "my flight is at gate B12": the meeting's room, the flight's gate, the slot
+# "the meeting moved to Room 7" changes
+IN_A_PLACE = re.compile(
+    r"^(?P<x>.+?)\s+(?i:(?:is|are)\s+(?:now\s+)?(?:in|at|on))\s+"
+    r"(?P<noun>(?i:desk|room|floor|suite|gate|platform|track|bay))\s+"
+    r"(?P<y>(?:\d|[A-Z]|#)\S*)[.!]?$",
 )
 QUESTION_START = re.compile(
     r"^(?:what|which|who|how|why|when|where|whether|is|are|does|do|哪|什么|谁|如何|为什么|怎么)\b"
@@ -550,9 +605,24 @@ NOT_OWNED_START = re.compile(r"^(?:a|an|some|many|several|all|two|three|\d+|any|
 ROLE_WORDS = frozenset(
     """owner engineer manager lead leader captain contact assignee reviewer maintainer approver on-call
     oncall champion sponsor coordinator dri ceo cto cfo coo cio ciso cpo president chair chairperson
-    head""".split()
+    head treasurer secretary coach principal landlord""".split()
 )
-ROLE_ZH = ("负责人", "联系人", "值班", "经理", "组长", "主管", "工程师", "对接人", "审批人", "维护人", "管理员")
+ROLE_ZH = (
+    "负责人",
+    "联系人",
+    "值班",
+    "经理",
+    "组长",
+    "主管",
+    "工程师",
+    "对接人",
+    "审批人",
+    "维护人",
+    "管理员",
+    "房东",
+    "班主任",
+    "教练",
+)
 # "Erin is the team lead", "Dan is Bob's new manager", "李四是张三的经理": the person named first holds
 # the role, the slot is the role ("the team lead is Erin"); only a definite role ("the …", "X's …",
 # "my …", "…的…"), never "Erin is a lead engineer" (what someone is). An interim or acting holder is a
@@ -642,8 +712,12 @@ TITLE_WORDS = re.compile(
 # month" is not "$200 per year", nor "$20 per user")
 RATE = re.compile(
     r"(?:/\s*|\bper\s+|\ba\s+|\ban\s+|\beach\s+)(?P<period>month|mo|year|yr|annum|week|day|night|hour|hr|minute|min"
-    r"|second|sec|user|seat|person|head|request)s?\b|每(?P<zh>月|年|周|天|晚|小时|分钟|秒|人)"
+    r"|second|sec|user|seat|person|head|request)s?\b|每个?(?P<zh>月|年|周|天|晚|小时|分钟|秒|人)"
+    # "25元/月", "3000元一个月": a Chinese period after the amount
+    r"|(?:/\s*|一个?)(?P<zh_after>月|年|周|天|晚|小时)"
 )
+# "每月25元": the period said before the amount ("是每月25元", "涨价到每月30元")
+ZH_RATE_FIRST = re.compile(r"^\s*每个?(?:月|年|周|天|晚|小时)(?=\s*\d)")
 RATE_PERIODS = {
     "mo": "month",
     "yr": "year",

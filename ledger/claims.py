@@ -50,6 +50,7 @@ from fact_ledger.ledger.claim_words import (
     DRINK_WORDS,
     DRINK_ZH,
     EN_VALUE_END,
+    EVENTS,
     FIRST_PERSON,
     FROM_OLD_VALUE,
     FROM_VALUE,
@@ -62,6 +63,9 @@ from fact_ledger.ledger.claim_words import (
     HOLDS_ROLE_ZH,
     HOSTS,
     IMPLICIT,
+    IN_A_PLACE,
+    KIN,
+    LANGUAGES,
     LEAD_IN,
     LEADING_ARTICLE,
     LIKE_EN,
@@ -77,6 +81,7 @@ from fact_ledger.ledger.claim_words import (
     NEGATED_ZH,
     NEW_BEFORE_ONE_VALUE,
     NOT_A_CHANGE_MADE,
+    NOT_A_PLACE,
     NOT_A_TASTE,
     OBJECT_PRONOUNS,
     ON_CALL_HOLDER,
@@ -84,6 +89,7 @@ from fact_ledger.ledger.claim_words import (
     PERSONS,
     PLACES_OF_WORK,
     POSSESSIVE,
+    PRICE_FILLERS,
     PROMOTED,
     PRONOUNS,
     PURPOSE,
@@ -121,8 +127,10 @@ from fact_ledger.ledger.claim_words import (
     WHILE_AWAY,
     WHO_TRAILERS,
     ZH_HAS_COUNT,
+    ZH_NEW_ROLE,
     ZH_NEW_VALUE,
     ZH_NOT_A_HOLDER,
+    ZH_RATE_FIRST,
 )
 from fact_ledger.ledger.memo import text_cache
 from fact_ledger.ledger.normalize import (
@@ -198,7 +206,7 @@ def _make(
     qualifier: str = "",
 ) -> Claim | None:
     display, kind, canonical, noun = value
-    left = NEW_BEFORE_ONE_VALUE.sub("", REPLACEMENT_WORD.sub("", left))
+    left = ZH_NEW_ROLE.sub("", NEW_BEFORE_ONE_VALUE.sub("", REPLACEMENT_WORD.sub("", left)))
     rel = "is" if relation in ("colon", "port") else relation
     if noun not in ("", "port", "version") and not ADDRESS.fullmatch(display) and not STREET_ADDRESS.match(display):
         # a preposition qualifies the relation ("is in Berlin", "is on vacation"), not an address
@@ -214,6 +222,11 @@ def _make(
     if (slot := RELATION_SLOTS.get(relation)) is not None:
         tokens.add(slot)  # "X costs $20" is X's price, "X ends on Friday" X's end: one slot either way said
         rel = "is" + rel[len(relation) :]
+    # "the Spotify subscription costs …", "the Hulu plan costs …" are Spotify's, Hulu's price (a plan or
+    # a subscription named by nothing else keeps its word: "the plan costs $20")
+    priced = "price" in tokens or (kind == KIND_NUMBER and _MONEY.search(canonical) is not None)
+    if priced and tokens - PRICE_FILLERS - {"price"}:
+        tokens = tokens - PRICE_FILLERS
     if kind == KIND_TEXT and STREET_ADDRESS.match(display):
         tokens.add("address")  # "the hotel address is 5 Main St" is not "the hotel is the Hilton"
     if relation == "port" or noun == "port":
@@ -411,6 +424,13 @@ _NOT_MIGRATED_YET = re.compile(
 
 
 _A_DIGIT = re.compile(r"\d")
+_MONEY = re.compile(r"\d (?:usd|eur|gbp|jpy|cny|rmb|chf|cad|aud)$")
+# "Standup's at 9:30 now", "the game's on Sunday": "is" contracted before a time
+_CONTRACTED_IS = re.compile(
+    r"(?<=\w)['’]s(?=\s+(?:now\s+)?(?:at|on)\s+(?:\d|noon|midnight|mon|tue|wed|thu|fri|sat|sun|tomorrow|today))",
+    re.IGNORECASE,
+)
+_SAYS_IN_A_PLACE = re.compile(r"\s(?:in|at|on)\s+(?:desk|room|floor|suite|gate|platform|track|bay)\s", re.IGNORECASE)
 _MAY_BE_A_DATE = re.compile(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)")
 _SAYS_TO = re.compile(r"\sto\s", re.IGNORECASE)
 _PARTICLE = re.compile(r"(?:up|out|off|aside|about|forth|in|on|down|back|apart)\b", re.IGNORECASE)
@@ -544,8 +564,12 @@ def _is_utterance(after_colon: str) -> bool:
 
 def _clause_claim(clause: str, subject: str) -> Claim | None:
     place = MOVED_TO_A_PLACE.match(clause.strip()) if "moved" in clause.lower() else None  # a scan, then the pattern
+    if place is None and _SAYS_IN_A_PLACE.search(clause):
+        place = IN_A_PLACE.match(clause.strip())
     if place is not None and "'" not in place["x"]:
         clause = f"{place['x']}'s {place['noun']} is {place['y']}"  # "Jenny moved to desk 7A": Jenny's desk
+    if "s " in clause and _CONTRACTED_IS.search(clause):
+        clause = _CONTRACTED_IS.sub(" is", clause)
     text = normalize_text(clause)
     cased = unicodedata.normalize("NFKC", clause)
     if not text or HEDGED.search(text) or _REMARK.match(text):
@@ -599,12 +623,21 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if said_first is not None and said_first[0] == KIND_WHEN and said_first[2] >= len(left):
         return None  # "May 3 is the deadline": the date said first is the value, not what the claim is about
     extended = _EXTENDED.search(text[best[0] : end]) is not None and not _ENDS.search(left)
-    if relation in ("departs", "arrives") and person:
+    if relation in ("departs", "arrives") and (person or _kin(left)):
         return None  # "Bob leaves at 5pm" (a habit, or today's): a train's or a flight's departure is one
     as_name = relation != "port" and is_role(left, subject)
-    value = parse_value(text[end:], hint=left + " " + subject, as_name=as_name)
+    said = ZH_RATE_FIRST.sub("", text[end:])  # "是每月25元": the amount, its period read below
+    value = parse_value(said, hint=left + " " + subject, as_name=as_name)
     if value is None or (kinds is not None and value[1] not in kinds):
         return None
+    if relation == "arrives" and _RECURRING.search(value[0]):
+        return None  # "the cleaner comes on Mondays": one of the days it may come, not its one time
+    if relation == "meets":
+        if value[1] == KIND_TEXT and not _DAY_OF_THE_MONTH.fullmatch(value[2]):
+            return None  # "the club meets at the library", "… meets on Zoom": no day it meets
+        if value[1] == KIND_TEXT:  # "the first Monday of each month" is "the first Monday"
+            value = (value[0], value[1], _OF_THE_MONTH.sub("", value[2]), value[3])
+        relation = "is"  # "the book club meets on Tuesdays" is when it is, as "… is on Tuesdays"
     if extended:
         if not _A_DURATION.search(value[2]):
             return None  # "the meeting was extended to 4pm": how long it runs, not when it is
@@ -627,7 +660,7 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     # a value a change names ("was renamed to engineering") is one, whatever its ending; "is
     # failing", "is engineering" describe
     said_as = "changed to" if relation == "is" and text[best[0] : end].endswith(" to") else relation
-    if not is_value(value[1], value[0], said_as, cased, left):
+    if not is_value(value[1], value[0], said_as, cased, left) and not _DAY_OF_THE_MONTH.fullmatch(value[2]):
         return None
     if relation == "is" and value[3] == "on" and value[2] == "call":
         return None  # "the platform team is on call": a duty (a person's is the on-call role), not "on" Slack
@@ -648,6 +681,16 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         # "the office moved to Denver", "… has moved to Denver", "… is based in Berlin": where it is,
         # as "the office is in Boston" says (not a home, and not the office's name)
         relation, value = "is", (*value[:3], "in")
+    if moved and value[1] == KIND_TEXT and not value[3] and _an_event(left) and _a_place(value[0], cased):
+        if _PLANNED_MOVE.search(text[best[0] : end]):
+            return None  # "the party will move to Mia's house": a plan, not where it is
+        # "the team offsite moved to Austin", "book club moved to Mia's house": where the event is, as
+        # "the offsite is in Denver" says (not a home)
+        relation, value = "is", (*value[:3], "in")
+    elif relation == "is" and value[1] == KIND_TEXT and value[3] in ("at", "in") and _an_event(left):
+        if not _a_place(value[0], cased):
+            return None  # "the meeting is in progress", "the offsite is in two weeks": no place
+        value = (*value[:3], "in")  # "book club is at Jenna's house" and "… is in Denver": where it is
     if relation == "lives in" and "://" in value[0]:
         relation = "is"  # "VPN门户搬到了 https://…": an address, not a home
     if relation == "is" and value[1] == KIND_TEXT and (someone or LEADING_ARTICLE.sub("", left) in DISCOURSE):
@@ -659,7 +702,7 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     journey = relation == "is" and value[1] == KIND_WHEN and _departs(left)
     if journey:
         relation = "departs"  # "my flight is at 9:15am", "the flight was delayed to 9am": when it leaves
-    if relation == "is" and _PRICED.match(text[end:]) and not someone and not _an_amount(left or subject):
+    if relation == "is" and _PRICED.match(said) and not someone and not _an_amount(left or subject):
         relation = "costs"  # "the Pro plan is $25/month", "the ticket went up to $250": its price
     rate = _rate(text[end:]) if value[1] == KIND_NUMBER else ""
     own = _qualifier(text[end:])
@@ -718,6 +761,29 @@ def _departs(left: str) -> bool:
     return bool(words) and words[-1] in DEPARTURES
 
 
+_RECURRING = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|\b(?:every|weekends|weekdays)\b")
+
+
+def _kin(left: str) -> bool:
+    """ "my mom", "Bob's sister": a person, named by who they are to someone."""
+    words = left.split()
+    return bool(words) and words[-1] in KIN
+
+
+def _an_event(left: str) -> bool:
+    """ "the team offsite", "book club", "dinner with the Smiths": an event, whose place is one slot."""
+    head = _OF_WHERE.split(left, maxsplit=1)[0]
+    words = [POSSESSIVE.sub("", w) for w in head.split()]
+    return bool(words) and words[-1] in EVENTS
+
+
+# a day of the month a group meets on: "the first Monday", "the last Friday"
+_DAY_OF_THE_MONTH = re.compile(
+    r"(?:the\s+)?(?:first|second|third|fourth|last|1st|2nd|3rd|4th)\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    r"(?:\s+of\s+(?:the|each|every)\s+month)?"
+)
+
+
 def _an_amount(left: str) -> bool:
     """ "the budget", "Alice's salary", "the late fee": an amount of money already named, not a
     thing whose price "is $X" states ("项目预算是5万" and "…为8万元" stay one slot)."""
@@ -743,7 +809,7 @@ def _rate(rest: str) -> str:
     found = RATE.search(rest[:40])
     if found is None:
         return ""
-    period = found["period"] or found["zh"]
+    period = found["period"] or found["zh"] or found["zh_after"]
     return f"per {RATE_PERIODS.get(period, period)}"
 
 
@@ -756,8 +822,23 @@ def _named_place(display: str, cased: str) -> bool:
     """A place written as a name ("Denver", "San Francisco") or a street address: not "hybrid"."""
     if STREET_ADDRESS.match(display):
         return True
-    written = next((w for w in cased.split() if w.strip(TOKEN_PUNCT).lower() == display.split()[0]), None)
+    first = (LEADING_ARTICLE.sub("", display).split() or display.split())[0]  # "the backyard" is no "The …"
+    written = next((w for w in reversed(cased.split()) if w.strip(TOKEN_PUNCT).lower() == first), None)
     return written is not None and written.strip(TOKEN_PUNCT)[:1].isupper()
+
+
+def _a_place(display: str, cased: str) -> bool:
+    """Where an event is: a place named ("Denver", "Room 4"; not "English"), someone's ("Jenna's
+    house") or numbered ("room 4")."""
+    bare = LEADING_ARTICLE.sub("", display)
+    if display.split()[0] in LANGUAGES or display.split()[0] in _WHOSE or NOT_A_PLACE.match(bare):
+        return False  # … and "the festival is in its 10th year": no place
+    return _named_place(display, cased) or _SOMEONES.search(display) is not None or _A_DIGIT.search(display) is not None
+
+
+_WHOSE = frozenset("its his her their my our your".split())
+_OF_THE_MONTH = re.compile(r"\s+of\s+(?:the|each|every)\s+month$")
+_SOMEONES = re.compile(r"\w['’]s\b")
 
 
 def _a_place_of_work(left: str) -> bool:

@@ -186,7 +186,12 @@ class ClaimsProjector(DeferringProjector):
     # allows, supports or accepts one count ("allows 10 users" / "allows 5 users"); "Dr. Lee" whole (a
     # title's full stop ends no sentence), "lands at" the arrival, "charges $X" the price, "was replaced
     # by X as" the holder, "opens at" the opening, "moved up to" a time, "is off tonight" none
-    version = 27
+    # 28: an event's place ("is in Denver", "is at Jenna's house", "moved to Austin") one slot, "the new
+    # project manager" the role's holder, "comes at" / "is coming on" the arrival, "meets on" when; a
+    # subscription's price, a coach/treasurer/landlord a role, 新房东, "is in progress" no place,
+    # 每月25元 / 25元/月 / 3000元一个月 a price per month, "is in Room 4" the room, "the Hulu plan" Hulu's
+    # price, "standup's at 9:30", 新物业经理
+    version = 28
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

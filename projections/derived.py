@@ -78,7 +78,8 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # 23: claims 25 (projections/claims.py)
 # 24: claims 26
 # 25: claims 27
-CLAIMS_KIND = b"claims/25"
+# 26: claims 28
+CLAIMS_KIND = b"claims/26"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 

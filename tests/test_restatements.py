@@ -323,6 +323,33 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         # a time brought earlier
         ("The recital is at 6pm", "The recital was moved up to 5pm"),
         ("The launch date is March 3", "The launch was brought forward to March 1"),
+        # an event's place, said "is in/at" or moved to; a role's new holder named by what it is of; when
+        # someone comes; when a group meets
+        ("The team offsite is in Denver", "The team offsite moved to Austin"),
+        ("Book club is at Jenna's house", "Book club moved to Mia's house"),
+        ("Kim is the project manager", "Kim left; the new project manager is Jordan"),
+        ("The dog walker comes at noon", "The dog walker now comes at 1pm"),
+        ("The movers are coming on Tuesday", "The movers are coming on Wednesday instead"),
+        ("The book club meets on the first Monday", "The book club now meets on the second Tuesday"),
+        ("Game night is at Tom's place", "Game night moved to Ana's place"),
+        # a subscription's price is the price of what it is to; a coach, a treasurer, a landlord replaced
+        ("The Spotify subscription costs $10.99 a month", "Spotify now costs $11.99 a month"),
+        ("The coach is Mr. Jones", "The new coach is Ms. Rivera"),
+        ("Sarah is the treasurer", "The new treasurer is Dave"),
+        ("我们的房东是李先生", "新房东是王女士"),
+        ("老王是我们的房东", "新房东是李先生"),
+        # a Chinese period said before the amount, or after it with / or 一个
+        ("爱奇艺会员是每月25元", "爱奇艺会员涨价到每月30元"),
+        ("房租是3000元一个月", "房租涨到了每月3200元"),
+        ("爱奇艺会员是25元/月", "爱奇艺会员涨价到每月30元"),
+        # the room or the gate something is in, said "is in", then moved
+        ("The meeting is in Room 4", "The meeting moved to Room 7"),
+        ("My flight is at gate B12", "My flight moved to gate C3"),
+        # "is" contracted before a time; a plan or a premium named by its service; 新 before a role of two words
+        ("The standup is at 9am", "Standup's at 9:30 now"),
+        ("The Hulu plan costs $7.99 a month", "Hulu now costs $9.99 a month"),
+        ("The YouTube Premium subscription is $13.99 a month", "YouTube Premium is now $15.99 a month"),
+        ("我们的物业经理是张姐", "新物业经理是李哥"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -464,6 +491,47 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The train arrives at 6:10pm", "The train arrives at 7:10pm on weekends"),
         ("The gym opens at 6am", "The gym opens at 8am on Sundays"),
         ("The gym opens at 6am", "The gym closes at 10pm"),
+        # an event's place is not when it is, nor another event's place, nor a team's; a move still
+        # to come, or to no named place; another role; someone's one day; a person's habit; where a
+        # club meets is not when
+        ("Book club is at Jenna's house", "Book club is at 7pm"),
+        ("The team offsite is in Denver", "The team is in Austin"),
+        ("Dinner is at Luigi's", "Lunch is at Nobu"),
+        ("The team offsite is in Denver", "The team offsite will move to Austin"),
+        ("The project manager is Kim", "The new office manager is Jordan"),
+        ("The dog walker comes at noon", "The dog walker comes at 1pm on Fridays"),
+        ("The dog walker comes at noon", "The cleaner comes at 1pm"),
+        ("Bob comes at 5pm", "Bob comes at 6pm today"),
+        ("The book club meets on Tuesdays", "The book club meets at the library"),
+        ("The chess club meets on Mondays", "The book club meets on Tuesdays"),
+        # what an event is in, when it is not a place ("the backyard" is no name for "The …" before it)
+        ("The meeting is in Room 4", "The meeting is in progress"),
+        ("The conference is in Lisbon", "The conference is in English"),
+        ("The offsite is in Denver", "The offsite is in two weeks"),
+        ("The party moved to the backyard", "The party is at Jenna's house"),
+        ("The gym membership is $40 a month", "The gym day pass is $15"),
+        ("新加坡办公室的经理是小王", "办公室的经理是小李"),
+        # someone's kin comes as a habit; the days someone comes are several; in a month, a quarter,
+        # weeks is when, not where
+        ("My mom comes on Sundays", "My mom comes on Mondays"),
+        ("The cleaner comes on Mondays", "The cleaner comes on Thursdays"),
+        ("The wedding is in Napa", "The wedding is in June"),
+        ("The conference is in Lisbon", "The conference is in Q3"),
+        ("The offsite is in Denver", "The offsite is in March"),
+        # another period is another price
+        ("房租是每月3000元", "房租是每年36000元"),
+        ("爱奇艺会员是每月25元", "爱奇艺会员是每年248元"),
+        # a room is not a room's name, nor where another thing is
+        ("The meeting room is Everest", "The meeting is in Room 4"),
+        ("The meeting is in Room 4", "The workshop is in Room 7"),
+        ("The meeting is in Room 4", "The meeting is on floor 3"),
+        # a plan or a subscription named by nothing else; another plan of the service; 新加坡 is no "new"
+        ("The plan costs $20 a month", "The subscription costs $10 a month"),
+        ("The subscription is $10 a month", "The membership is $40 a month"),
+        ("Spotify costs $10.99 a month", "The Spotify family plan costs $16.99 a month"),
+        ("经理是小王", "新加坡经理是小李"),
+        ("The board meeting is in Denver", "The board meeting was moved to the 22nd"),  # a day, no place
+        ("The festival is in Austin", "The festival is in its 10th year"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
@@ -517,10 +585,23 @@ def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other
         "Bob charges his phone at night",
         "Tom was replaced by Sarah as project lead while Bob is on leave",
         "Bob was moved up to the senior team",
+        # what an event is in when it is no place; where a club meets; days someone may come, kin's visits
+        "The festival is in its 10th year",
+        "The meeting is in progress",
+        "The book club meets at the library",
+        "The cleaner comes on Mondays",
+        "My mom comes on Sundays",
     ],
 )
 def test_changes_of_no_slot_state_no_claim(said: str) -> None:
     assert extract_claims(said) == ()
+
+
+def test_the_day_of_the_month_a_group_meets_on_is_one_value() -> None:
+    """ "the first Monday of each month" is "the first Monday": the same day, no other value."""
+    (short,) = extract_claims("The book club meets on the first Monday")
+    (long,) = extract_claims("The book club meets on the first Monday of each month")
+    assert short.key == long.key and short.value_norm == long.value_norm == "first monday"
 
 
 def test_values_within_the_horizon_are_a_disagreement(app: LedgerApp) -> None:

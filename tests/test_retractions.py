@@ -131,6 +131,17 @@ def test_a_duplicate_retraction_of_a_locked_target_still_needs_authorization(app
         ("The farewell party for Tom is on Friday at 5pm", "The farewell party for Tom is off"),
         ("The party is on Saturday at 8pm", "The party is off, sorry"),
         ("The 1:1 with Bob is at 3pm on Thursdays", "The 1:1 with Bob is off for good"),
+        # an appointment named by whom it is with; a Chinese plan with its day and time
+        ("The electrician is scheduled for Friday at 10am", "The electrician appointment is cancelled"),
+        ("The dentist is on Tuesday at 3pm", "Cancel the dentist appointment"),
+        ("周五晚上8点和老张吃饭", "和老张吃饭取消了"),
+        ("下周二下午3点去看牙医", "看牙医取消了"),
+        # cancelled said with "got", or for good; someone coming at a time is a schedule
+        ("The dentist is scheduled for Monday at 9am", "My dentist appointment got cancelled"),
+        ("Soccer practice is every Wednesday at 5pm", "Soccer practice is cancelled for good"),
+        ("The babysitter is coming on Friday at 6pm", "The babysitter is cancelled"),
+        ("每周三晚上7点打羽毛球", "羽毛球不打了"),
+        ("每周六上午10点上钢琴课", "钢琴课不上了"),
     ],
 )
 def test_a_cancellation_retracts_the_one_instruction_that_holds_its_words(
@@ -272,6 +283,14 @@ def test_cancelling_one_occurrence_leaves_the_schedule(app: LedgerApp, schedule:
         ("Yoga is every Monday and Wednesday at 7pm", "We're not doing yoga on Mondays anymore"),
         ("Standup is every weekday at 10am", "We're not doing standups on Fridays anymore"),
         ("Gym every Monday, Wednesday and Friday at 6am", "I'm not going to the gym on Fridays anymore"),
+        # an appointment is the schedule of whom it is with, all of it; a Chinese plan of someone else,
+        # or one already past
+        ("Bob's flight is at 9am on Friday", "The Bob appointment is cancelled"),
+        ("The electrician's invoice is due on Friday at 10am", "The electrician appointment is cancelled"),
+        ("The plumber is scheduled for Friday at 10am", "The electrician appointment is cancelled"),
+        ("周五晚上8点和老张吃饭", "和老李吃饭取消了"),
+        ("昨天晚上8点和老张吃饭了", "和老张吃饭取消了"),
+        ("明天下雨", "下雨取消了"),  # a day without a time: the weather, no plan
     ],
 )
 def test_a_cancellation_of_something_else_retracts_nothing(app: LedgerApp, schedule: str, cancellation: str) -> None:
@@ -429,6 +448,9 @@ def test_no_cancellation(text: str) -> None:
         ("I'm no longer going to be the release manager", False),  # a role given up, not a habit
         ("The team lunch is off", True),
         ("The heating is off", False),  # a state, not an event called off
+        ("羽毛球不打了", True),  # an activity given up, said of the activity
+        ("我不去了", False),  # of the speaker: not going this time
+        ("他不打了", False),
         ("", False),
     ],
 )
@@ -455,6 +477,9 @@ def test_a_lone_chinese_character_is_a_word_of_its_own() -> None:
         ("don't send the minutes", False),  # a cancellation is never a target
         ("Caroline: always send the report on Fridays", False),  # a conversation turn
         ("会议纪要上周一已经发给张三", False),  # a Chinese report of the past
+        ("周五晚上8点和老张吃饭", True),  # a plan with its day and time
+        ("昨天晚上8点和老张吃饭了", False),
+        ("明天下雨", False),
         ("", False),
     ],
 )
