@@ -474,3 +474,22 @@ def test_audit_type_lists_only_the_types_the_log_writes(db_path: Path) -> None:
     assert "MemoryRemembered" not in said and "MemoryConfirmed" not in said
     old = cli(db_path, "audit", "--type", "MemoryRemembered")
     assert old.exit_code == 0 and " MemoryRecorded #1 " in old.stdout
+
+
+def test_erasing_a_memory_promoted_from_a_note_erases_the_note(db_path: Path) -> None:
+    """Erasing the long-term memory cleared the note's words, yet the note read "promoted"; a
+    later erase of the note wrote an Erased event naming no row. The note reads erased, and a
+    second erase is refused as a long-term memory's is."""
+    said = cli(db_path, "--json", "remember", "Rex's gate code is 5521", "--tier", "working", "--session", "s1")
+    note = json.loads(said.output)["memory_id"]
+    promoted = json.loads(cli(db_path, "--json", "promote", str(note)).output)["promoted_to"]
+    erased = cli(db_path, "erase", str(promoted), "--reason", "asked")
+    assert erased.exit_code == 0, erased.output
+    assert f"#{promoted}" in erased.output and f"#{note}" in erased.output
+    shown = cli(db_path, "read", str(note)).output
+    assert shown.splitlines()[0] == f"#{note} v1 user_confirmed (erased)" and "5521" not in shown, shown
+    assert "Erased" in cli(db_path, "history", str(note)).output
+    again = cli(db_path, "erase", str(note), "--reason", "asked")
+    assert again.exit_code == 1 and f"memory {note} is erased already" in again.output, again.output
+    assert cli(db_path, "erase", str(promoted), "--reason", "asked").exit_code == 1
+    assert json.loads(cli(db_path, "--json", "verify").output)["chain"] == "intact"
