@@ -493,3 +493,16 @@ def test_erasing_a_memory_promoted_from_a_note_erases_the_note(db_path: Path) ->
     assert again.exit_code == 1 and f"memory {note} is erased already" in again.output, again.output
     assert cli(db_path, "erase", str(promoted), "--reason", "asked").exit_code == 1
     assert json.loads(cli(db_path, "--json", "verify").output)["chain"] == "intact"
+
+
+def test_whatif_reads_rule_names_typed_in_capitals(db_path: Path) -> None:
+    """``--rules Protection,Source_Type,…`` was "unknown rule 'Protection'" (undo takes a change id
+    in capitals, as a person types it)."""
+    for port, source, when in (("7201", "document_extracted", "2026-01-01"), ("7202", "agent_generated", "2026-02-01")):
+        args = ["--subject", "mizar", "--source-type", source, "--event-time", when]
+        said = cli(db_path, "remember", f"The mizar port is {port}", *args)
+        assert said.exit_code == 0, said.output
+    out = cli(db_path, "whatif", "--rules", "Protection,SOURCE_TYPE,Event_Time,confidence,Ingest_Time")
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("rule order: user_confirmed/locked protection, source_type, event_time"), out.output
+    assert "mizar · port: leader #2 by event_time → #1 by source_type" in out.output, out.output
