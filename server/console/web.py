@@ -34,6 +34,7 @@ from fact_ledger.server.console.i18n import (
     translator,
     value_translator,
 )
+from fact_ledger.server.console.refusals import refusal_translator
 from fact_ledger.server.console.views import rule_text
 
 LANG_COOKIE = "ledger_console_lang"
@@ -211,6 +212,7 @@ def render(request: Request, template: str, code: int = 200, **context: Any) -> 
         tn=term_translator(lang),
         tr=reason_translator(lang),
         tc=check_message_translator(lang),
+        te=refusal_translator(lang),
         rule_text=rule_text,
         lang=lang,
         tt=tt,
