@@ -33,6 +33,13 @@ def position_in(digits: str) -> int:
     return MAX_ID if len(digits) > len(str(MAX_ID)) else min(int(digits), MAX_ID)
 
 
+def typed_key(text: str) -> str:
+    """A key as a person types or pastes it: the spaces copied around it dropped, and in lower
+    case, as the ledger writes its own (change ids, suggestion ids, rule names); a key typed in
+    capitals names the same thing."""
+    return text.strip().lower()
+
+
 _lock = threading.Lock()
 _last_ms = 0
 _seq = 0

@@ -17,6 +17,7 @@ import msgspec
 
 from fact_ledger.ledger.arbiter import RULE_ORDER, Side, arbitrate_set
 from fact_ledger.ledger.errors import InvalidInput
+from fact_ledger.ledger.ids import typed_key
 
 SHORT_NAMES = {"protection": RULE_ORDER[0], "user_confirmed": RULE_ORDER[0], "locked": RULE_ORDER[0]}
 
@@ -38,8 +39,9 @@ def rule_order(names: Sequence[str] | str) -> list[str]:
     """The asked order as rule names: every rule of :data:`RULE_ORDER` once (``protection`` is
     short for the first). A comma-separated string is accepted too."""
     items = [n.strip() for n in names.split(",")] if isinstance(names, str) else [str(n).strip() for n in names]
-    order = [SHORT_NAMES.get(n, n) for n in items if n]
-    unknown = [n for n in order if n not in RULE_ORDER]
+    items = [n for n in items if n]
+    order = [SHORT_NAMES.get(typed_key(n), typed_key(n)) for n in items]  # "Event_Time" as typed is event_time
+    unknown = [given for given, n in zip(items, order, strict=True) if n not in RULE_ORDER]
     if unknown:
         raise InvalidInput(f"unknown rule {unknown[0]!r}; rules: {', '.join(RULE_ORDER)}", field="rule_order")
     if sorted(order) != sorted(RULE_ORDER):

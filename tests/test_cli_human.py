@@ -474,3 +474,35 @@ def test_audit_type_lists_only_the_types_the_log_writes(db_path: Path) -> None:
     assert "MemoryRemembered" not in said and "MemoryConfirmed" not in said
     old = cli(db_path, "audit", "--type", "MemoryRemembered")
     assert old.exit_code == 0 and " MemoryRecorded #1 " in old.stdout
+
+
+def test_erasing_a_memory_promoted_from_a_note_erases_the_note(db_path: Path) -> None:
+    """Erasing the long-term memory cleared the note's words, yet the note read "promoted"; a
+    later erase of the note wrote an Erased event naming no row. The note reads erased, and a
+    second erase is refused as a long-term memory's is."""
+    said = cli(db_path, "--json", "remember", "Rex's gate code is 5521", "--tier", "working", "--session", "s1")
+    note = json.loads(said.output)["memory_id"]
+    promoted = json.loads(cli(db_path, "--json", "promote", str(note)).output)["promoted_to"]
+    erased = cli(db_path, "erase", str(promoted), "--reason", "asked")
+    assert erased.exit_code == 0, erased.output
+    assert f"#{promoted}" in erased.output and f"#{note}" in erased.output
+    shown = cli(db_path, "read", str(note)).output
+    assert shown.splitlines()[0] == f"#{note} v1 user_confirmed (erased)" and "5521" not in shown, shown
+    assert "Erased" in cli(db_path, "history", str(note)).output
+    again = cli(db_path, "erase", str(note), "--reason", "asked")
+    assert again.exit_code == 1 and f"memory {note} is erased already" in again.output, again.output
+    assert cli(db_path, "erase", str(promoted), "--reason", "asked").exit_code == 1
+    assert json.loads(cli(db_path, "--json", "verify").output)["chain"] == "intact"
+
+
+def test_whatif_reads_rule_names_typed_in_capitals(db_path: Path) -> None:
+    """``--rules Protection,Source_Type,…`` was "unknown rule 'Protection'" (undo takes a change id
+    in capitals, as a person types it)."""
+    for port, source, when in (("7201", "document_extracted", "2026-01-01"), ("7202", "agent_generated", "2026-02-01")):
+        args = ["--subject", "mizar", "--source-type", source, "--event-time", when]
+        said = cli(db_path, "remember", f"The mizar port is {port}", *args)
+        assert said.exit_code == 0, said.output
+    out = cli(db_path, "whatif", "--rules", "Protection,SOURCE_TYPE,Event_Time,confidence,Ingest_Time")
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("rule order: user_confirmed/locked protection, source_type, event_time"), out.output
+    assert "mizar · port: leader #2 by event_time → #1 by source_type" in out.output, out.output

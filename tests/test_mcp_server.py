@@ -438,6 +438,20 @@ async def test_the_user_is_asked_about_the_memory_promoted_from_a_note_it_erases
     assert len(answers.questions) == 1 and f"#{promoted}" in answers.questions[0], answers.questions
 
 
+async def test_the_user_is_asked_about_the_note_a_memory_it_erases_was_promoted_from(app: LedgerApp) -> None:
+    """Erasing a memory promoted from a working note erases the note too (it read "promoted"
+    with its words gone): the question names the note as the note."""
+    answers = Answers(ACCEPT)
+    async with Client(build_server(app), elicitation_callback=answers) as c:
+        note = app.remember("Vera's locker is 17", session_id="conv", tier="working")["memory_id"]
+        promoted = app.promote(note, authorization=AUTH_USER)["promoted_to"]
+        data = {"memory_id": promoted, "authorized": True}
+        out = body(await c.call_tool("memory_govern", {"action": "erase", "data": data}))
+    assert sorted(out["erased"]) == sorted([note, promoted])
+    assert f"With it: #{note}, the working note it was promoted from." in answers.questions[0], answers.questions
+    assert app.read(note)["memory"]["status"] == "erased"
+
+
 async def test_what_the_call_itself_got_wrong_is_never_cut_from_the_notices(app: LedgerApp) -> None:
     """With three notices of the write's own (agent_asserted, a target already retired, a field
     beside data), the one naming an ignored unknown field was the fourth and was dropped."""

@@ -98,6 +98,9 @@ def _targets(store: Any, memory_id: int | None, workspace: str | None) -> list[t
             raise NotFound(f"no memory {memory_id}", field="memory_id")
         if _already_erased(conn, row[1]):
             raise InvalidInput(f"memory {memory_id} is erased already", field="memory_id")
+        note = _note_of(conn, row[1])
+        if note is not None:  # a memory promoted from a working note: the note, and all it became
+            return [(row[0], row[1], row[2]), *(t for t in [note, *_promoted_from(conn, note[1])] if t[0] != row[0])]
         return [(row[0], row[1], row[2]), *_promoted_from(conn, row[1])]
     rows = conn.execute(
         f"SELECT position, stream_id, workspace FROM events WHERE workspace=? AND type IN ({marks(len(_RECORDED))}) "
@@ -118,6 +121,27 @@ def _promoted_from(conn: Any, note: str) -> list[tuple[int, str, str]]:
         (*_RECORDED, note),
     ).fetchall()
     return [(r[0], r[1], r[2]) for r in rows if not _already_erased(conn, r[1])]
+
+
+def _note_of(conn: Any, memory: str) -> tuple[int, str, str] | None:
+    """The working note the long-term memory ``memory`` was promoted from, unless erased already:
+    the memory's first version is the note's words, so erasing it erases the note too (which then
+    reads erased, not promoted)."""
+    row = conn.execute(
+        "SELECT json_extract(payload, '$.promoted_from') FROM events "
+        f"WHERE stream_id=? AND type IN ({marks(len(_RECORDED))}) ORDER BY position LIMIT 1",
+        (memory, *_RECORDED),
+    ).fetchone()
+    if row is None or not row[0]:
+        return None
+    note = conn.execute(
+        "SELECT position, stream_id, workspace FROM events WHERE stream_id=? AND type='WorkingNoted' "
+        "ORDER BY position LIMIT 1",
+        (row[0],),
+    ).fetchone()
+    if note is None or _already_erased(conn, note[1]):
+        return None
+    return (note[0], note[1], note[2])
 
 
 def _already_erased(conn: Any, stream_id: str) -> bool:
@@ -175,6 +199,7 @@ def _erase_in_transaction(
     redactions: list[tuple[int, str]] = []
     sets: dict[str, ConflictFacts] = {}  # each set once: settle() updates it as members leave
     now = clock.now()
+    streams = {t[1] for t in targets}
     for memory_id, stream_id, workspace in targets:
         # it leaves its open claim sets as a retired memory does (a set left with one value settles)
         held = [sets.setdefault(c.stream_id, c) for c in conflicts_of(storage.conn, memory_id)]
@@ -183,7 +208,13 @@ def _erase_in_transaction(
             NewEvent(data=data, stream_id=stream, event_time=now, actor=storage.settings.actor, workspace=workspace)
             for stream, data in left
         ]
-        rows = [r for r in _rows_of(storage.store, stream_id) if r.seal and r.salt is not None]
+        # each erased memory's Erased names its own rows (a promoted memory's rows name its note's
+        # too, but when the note is erased with it, the note's own event names them)
+        rows = [
+            r
+            for r in _rows_of(storage.store, stream_id)
+            if r.seal and r.salt is not None and (r.stream_id == stream_id or r.stream_id not in streams)
+        ]
         rows = [r for r in rows if r.position not in claimed]
         claimed.update(r.position for r in rows)
         events.append(

@@ -25,7 +25,7 @@ from fact_ledger.ledger.decide import set_key, settle
 from fact_ledger.ledger.errors import InvalidInput, NotFound, quoted
 from fact_ledger.ledger.facts import Decision, check_authorized
 from fact_ledger.ledger.govern import decide_resolve
-from fact_ledger.ledger.ids import uuid7
+from fact_ledger.ledger.ids import typed_key, uuid7
 from fact_ledger.ledger.log.events import (
     ChangeRecorded,
     ConflictReopened,
@@ -140,7 +140,7 @@ class Hindsight(Service):
     def apply_suggestion(self, suggestion_id: str, authorization: str = "") -> dict[str, Any]:
         """Settle the set as the suggestion says, as one change (every event carries its id)."""
         if isinstance(suggestion_id, str):
-            suggestion_id = suggestion_id.strip()  # as pasted, a space copied with it
+            suggestion_id = typed_key(suggestion_id)  # as pasted, a space copied with it, or typed in capitals
         conflict_id = report.conflict_of_suggestion(suggestion_id) if isinstance(suggestion_id, str) else None
         if conflict_id is None:
             raise InvalidInput("suggestion_id is not a suggestion of the health report", field="suggestion_id")
@@ -199,7 +199,7 @@ class Hindsight(Service):
         suggestion it no longer lists cannot be applied (settled already, by this person's first
         click too, or changed since) instead of one word for every case."""
         if isinstance(suggestion_id, str):
-            suggestion_id = suggestion_id.strip()
+            suggestion_id = typed_key(suggestion_id)
         conflict_id = report.conflict_of_suggestion(suggestion_id) if isinstance(suggestion_id, str) else None
         if conflict_id is None:
             raise InvalidInput("suggestion_id is not a suggestion of the health report", field="suggestion_id")
@@ -254,7 +254,7 @@ class Hindsight(Service):
             raise InvalidInput("change_id is required", field="change_id")
         # as pasted: a space copied with it, or the id in capitals, was "no change …"
         given = change_id.strip()
-        change_id = given.lower()
+        change_id = typed_key(given)
         undo_id = uuid7()
 
         def decide() -> tuple[Decision, str, str]:
@@ -297,8 +297,9 @@ class Hindsight(Service):
     def check_undo(self, change_id: str) -> None:
         """Refuse as :meth:`undo` would, writing nothing (the console asks before its
         confirmation page, so a stale Undo never lists what it cannot do)."""
+        given = change_id.strip() if isinstance(change_id, str) else change_id
         with self.storage.snapshot():
-            self._undo_plan(change_id)
+            self._undo_plan(typed_key(given) if isinstance(given, str) else given, given)
 
     def _undo_plan(self, change_id: str, given: str | None = None) -> tuple[Any, Any, list[str]]:
         """The change, its set and the memories an undo reinstates; ``invalid_input`` when the

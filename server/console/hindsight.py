@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
 from fact_ledger.ledger.errors import InvalidInput, LedgerError, NotFound
+from fact_ledger.ledger.ids import typed_key
 from fact_ledger.ledger.log.events import AUTH_USER
 from fact_ledger.server.console.actions import person_confirmed
 from fact_ledger.server.console.web import done_redirect, error_page, ledger, render
@@ -68,7 +69,7 @@ async def apply(request: Request) -> Response:
     form = dict(await request.form())
     if not request.app.state.guard.csrf_ok(form.get("csrf")):
         return PlainTextResponse("missing or wrong CSRF token: nothing was recorded", status_code=403)
-    suggestion_id = str(form.get("suggestion_id", "")).strip()
+    suggestion_id = typed_key(str(form.get("suggestion_id", "")))  # as the facade reads it: capitals too
     app = ledger(request)
     try:
         cluster = next(
@@ -113,7 +114,7 @@ async def undo(request: Request) -> Response:
     form = dict(await request.form())
     if not request.app.state.guard.csrf_ok(form.get("csrf")):
         return PlainTextResponse("missing or wrong CSRF token: nothing was recorded", status_code=403)
-    change_id = str(form.get("change_id", "")).strip()
+    change_id = typed_key(str(form.get("change_id", "")))  # as the facade reads it: capitals too
     app = ledger(request)
     try:
         if form.get("confirmed") != "yes":

@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fact_ledger.ledger import clock
 from fact_ledger.ledger.errors import InvalidInput, LedgerError
-from fact_ledger.ledger.ids import MAX_ID, ascii_digits
+from fact_ledger.ledger.ids import MAX_ID, ascii_digits, position_in
 from fact_ledger.server.app import credentials
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.console.guard import SECURITY_HEADERS, Guard, without_token
@@ -34,6 +34,7 @@ from fact_ledger.server.console.i18n import (
     translator,
     value_translator,
 )
+from fact_ledger.server.console.refusals import refusal_translator
 from fact_ledger.server.console.views import rule_text
 
 LANG_COOKIE = "ledger_console_lang"
@@ -133,31 +134,31 @@ def time_point(request: Request) -> dict[str, str]:
     """The URL's time-travel point, checked before any page answers with it.
 
     ``as_of`` is a log position (digits) or a recorded time, ``at`` an event time. A position is
-    read with :func:`parse_id` (the facade would read ``٣`` as 3 and fail on ``²``); the times are
+    the ASCII digits 0-9 (the facade would read ``٣`` as 3 and fail on ``²``); one past the end of
+    the log, however many digits it has, is the end, as MCP and the CLI read it, and the point
+    answers as that position (so the banner names the position the page shows). The times are
     parsed as the facade parses them. Raises ``InvalidInput`` naming the facade's field."""
     tt = time_params(request)
     for key, value in tt.items():
-        if key == "as_of" and value.isdigit():  # parse_id refuses what is not 0-9
-            position = parse_id(value, TIME_FIELDS[key], least=0)
+        if key == "as_of" and value.isdigit():
+            if not ascii_digits(value):  # parse_id refuses what is not 0-9, naming the field
+                parse_id(value, TIME_FIELDS[key], least=0)
             last = ledger(request).store.last_position()
-            if position > last:  # not the past: the log does not reach it yet
-                raise InvalidInput(
-                    f"position {position} is past the end of the log (its last event is at {last})",
-                    field=TIME_FIELDS[key],
-                )
+            if position_in(value) > last:  # the log does not reach it yet: what it holds now
+                tt[key] = str(last)
         else:
             clock.parse_time(value, field=TIME_FIELDS[key])
     return tt
 
 
-def valid_time_point(request: Request) -> bool:
-    """Whether the URL's point names a time (or, for ``as_of``, a log position): the banner says
-    "Viewing the past" only then, never above the error an invalid one gets."""
+def checked_time_point(request: Request) -> dict[str, str]:
+    """The URL's point as the page answers it, or nothing when it names no time (or, for
+    ``as_of``, no log position): the banner says "Viewing the past" only then, never above the
+    error an invalid one gets."""
     try:
-        time_point(request)
+        return time_point(request)
     except LedgerError:
-        return False
-    return True
+        return {}
 
 
 def link(request: Request, path: str, **params: Any) -> str:
@@ -211,10 +212,11 @@ def render(request: Request, template: str, code: int = 200, **context: Any) -> 
         tn=term_translator(lang),
         tr=reason_translator(lang),
         tc=check_message_translator(lang),
+        te=refusal_translator(lang),
         rule_text=rule_text,
         lang=lang,
         tt=tt,
-        past=tt if valid_time_point(request) else {},
+        past=checked_time_point(request),
         here=here,
         csrf=request.app.state.guard.csrf,
         link=lambda path, **p: link(request, path, **p),

@@ -343,12 +343,14 @@ class LedgerTools:
             await self._run(self.app.erasable, {"workspace": model.workspace})
             return f"Erase every memory of {workspace_words(model.workspace)} for good? Only an Erased record stays."
         targets = await self._run(self.app.erasable, {"memory_id": model.memory_id})  # refused: nobody is asked
-        text = f"#{model.memory_id}"
+        text, tier = f"#{model.memory_id}", "long"
         with contextlib.suppress(LedgerError):
             memory = (await self._run(self.app.read, {"memory_id": model.memory_id}))["memory"]
             text += f" “{_snippet(memory.get('content', ''))}”"
-        also = [f"#{m}" for m in targets if m != model.memory_id]  # a promoted note's long-term memory
-        with_it = f" With it: {', '.join(also)}, the long-term memory promoted from it." if also else ""
+            tier = memory.get("tier", "long")
+        also = [f"#{m}" for m in targets if m != model.memory_id]  # a note and the memory promoted from it
+        what = "the long-term memory promoted from it" if tier == "working" else "the working note it was promoted from"
+        with_it = f" With it: {', '.join(also)}, {what}." if also else ""
         return f"Erase memory {text} for good? Its text leaves the log, the indexes and the backup.{with_it}"
 
     async def _conflict_members(self, conflict_id: int) -> list[int]:

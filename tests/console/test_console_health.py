@@ -203,3 +203,29 @@ def test_yes_on_a_suggestion_another_tab_applied_says_it_is_settled(page: Any, c
     assert console.events() == before
     shown = json.loads(ledger_cli("read", str(ids[0]), "--db", console.db, "--json", check=True).stdout)
     assert shown["memory"]["status"] == "superseded"
+
+
+def test_ids_typed_in_capitals_are_applied_and_undone(console: Console) -> None:
+    """The facade's undo took a change id in capitals; the console's Apply refused a suggestion id
+    so typed ("not a suggestion of the health report") and its Undo said "no such change"."""
+    _conflict, ids, suggestion = _port_set(console, "capella")
+    body = {"suggestion_id": f" {suggestion.upper()} ", "csrf": console.csrf()}
+    status, page, _ = _request(console, "POST", "/health/apply", body=body)
+    assert status == 200 and 'id="confirm-yes"' in page, page
+    status, _, headers = _request(
+        console, "POST", "/health/apply", body={**body, "confirmed": "yes", "guarded_ok": "yes"}
+    )
+    assert status == 303 and headers["location"].startswith("/health?done=apply")
+    shown = json.loads(ledger_cli("read", str(ids[0]), "--db", console.db, "--json", check=True).stdout)
+    assert shown["memory"]["status"] == "superseded"
+    report = json.loads(ledger_cli("health", "--db", console.db, "--json", check=True).stdout)
+    change = report["changes"][0]["change_id"]
+    status, page, _ = _request(
+        console, "POST", "/health/undo", body={"change_id": change.upper(), "csrf": console.csrf()}
+    )
+    assert status == 200 and "Will be reinstated" in page, page
+    body = {"change_id": change.upper(), "csrf": console.csrf(), "confirmed": "yes"}
+    status, _, headers = _request(console, "POST", "/health/undo", body=body)
+    assert status == 303 and headers["location"].startswith("/health?done=undo")
+    shown = json.loads(ledger_cli("read", str(ids[0]), "--db", console.db, "--json", check=True).stdout)
+    assert shown["memory"]["status"] == "active"

@@ -4,10 +4,15 @@ message the facade writes in English stays as written; the words around it are t
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from fact_ledger.server.console.i18n import TERMS, term_translator
+from tests.conftest import ledger_cli
 from tests.console.conftest import Console
 from tests.console.test_console_guard import _request
 
@@ -174,3 +179,99 @@ def test_doctor_s_messages_and_the_overview_s_chain_line_are_chinese_in_chinese(
     assert re.search(r"哈希链完整，共 \d+ 个事件", page.inner_text("#chain-state"))
     page.goto(f"{console.base}/lang/en?next=/doctor?run=1")  # English as the ledger writes it
     assert any(m.startswith("hash chain intact over") for m in page.locator("#checks .check-message").all_inner_texts())
+
+
+def _cli_json(console: Console, *args: str) -> dict[str, Any]:
+    return dict(json.loads(ledger_cli(*args, "--db", console.db, "--json", check=True).stdout))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_common_refusals_are_said_in_the_page_s_language(page: Any, console: Console, lang: str) -> None:
+    """The Chinese pages showed every refusal's message in English (only its kind was translated).
+    The common ones read in Chinese there; the English pages keep the facade's words."""
+    base = console.base
+    if lang == "zh":
+        page.goto(f"{base}/lang/zh?next=/")
+    word = {"en": "Orca", "zh": "Puma"}[lang]  # the two runs write apart
+    erased = _cli_json(console, "remember", f"The {word} locker code is 5512", "--source-type", "agent_generated")
+    first = _cli_json(console, "remember", f"The {word} relay listens on port 7301", "--source-type", "agent_generated")
+    second = _cli_json(
+        console, "remember", f"The {word} relay listens on port 7302", "--source-type", "agent_generated"
+    )
+    member, conflict = first["memory_id"], second["conflicts"][0]["conflict_id"]
+
+    page.goto(f"{base}/memory/{erased['memory_id']}")  # a tab opened before the memory was erased elsewhere
+    ledger_cli("erase", str(erased["memory_id"]), "--reason", "asked", "--db", console.db, check=True)
+    page.fill("#retire-reason", "old")
+    page.click("#act-retire")
+    page.wait_for_load_state()
+    shown = {"erased": page.inner_text("#error")}
+    page.goto(f"{base}/conflict/{conflict}")  # a conflict page opened before a member changed
+    ledger_cli("update", str(member), "--confidence", "0.4", "--db", console.db, check=True)
+    page.click(f"#judge-{member}")
+    page.wait_for_load_state()
+    shown["version"] = page.inner_text("#error")
+    for key, path in (
+        ("field", "/audit?memory_id=abc"),
+        ("unknown", "/memory/999999"),
+        ("range", "/memories?at=0001-01-01T00:00:00%2B05:00"),
+    ):
+        page.goto(base + path)
+        shown[key] = page.inner_text("#error")
+    expected = {
+        "en": {
+            "field": "memory_id must be a whole number from 1 to 9223372036854775807, in the digits 0-9",
+            "unknown": "no memory 999999",
+            "range": "falls outside the years 1 to 9999 in UTC",
+            "erased": f"memory {erased['memory_id']} is erased: nothing of it is left to retire",
+            "version": f"memory {member} is at version 2, the judgment pinned 1",
+        },
+        "zh": {
+            "field": "记忆编号必须是 1 到 9223372036854775807 之间的整数，只用数字 0-9",
+            "unknown": "没有记忆 999999",
+            "range": "事件时间超出范围：",
+            "erased": f"记忆 {erased['memory_id']} 已被永久删除：没有留下任何内容可以停用",
+            "version": f"记忆 {member} 现在是版本 2，评判固定的是版本 1",
+        },
+    }[lang]
+    for key, words in expected.items():
+        assert words in shown[key], (key, shown[key])
+    if lang == "zh":  # nothing of the English message is left, but what was sent and the field's code
+        assert "out of range" not in shown["range"] and "0001-01-01T00:00:00+05:00" in shown["range"]
+        assert not any(re.search(r"\bmemory\b", shown[k]) for k in ("field", "unknown", "erased", "version")), shown
+
+
+def test_the_facade_s_common_refusals_have_chinese_words(tmp_path: Path) -> None:
+    """What the facade itself answers (locked, not authorised, a version conflict, an unknown id,
+    erased already, a time out of range) reads in Chinese on a Chinese page, and as written on an
+    English one: the catalogue follows the facade's words, not a copy of them."""
+    from fact_ledger.ledger.errors import LedgerError
+    from fact_ledger.ledger.log.events import AUTH_USER
+    from fact_ledger.server.app.facade import LedgerApp
+    from fact_ledger.server.config import Settings
+    from fact_ledger.server.console.refusals import refusal_translator
+
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        mid = app.remember("The lobby door code is 4471")["memory_id"]
+        app.confirm(mid, authorization=AUTH_USER)
+        calls = {
+            "记忆 1 已锁定；此更改需要 authorized: true": lambda: app.retire(mid, reason="old"),
+            "记忆 1 现在是版本 2，不是版本 1": lambda: app.update(
+                mid, content="The lobby door code is 4472", expected_version=1
+            ),
+            "永久删除只能由用户本人执行": lambda: app.erase(mid, reason="asked"),
+            "没有记忆 999": lambda: app.read(999),
+            "事件时间超出范围：'0001-01-01T00:00:00+05:00' 换算为 UTC 后不在公元 1 年到 9999 年之间": lambda: app.find(
+                "door", as_of_event_time="0001-01-01T00:00:00+05:00"
+            ),
+            "记忆 1 已被永久删除": lambda: [app.erase(mid, reason="asked", authorization=AUTH_USER) for _ in range(2)],
+        }
+        for words, call in calls.items():
+            with pytest.raises(LedgerError) as refused:
+                call()
+            message = refused.value.to_dict()["message"]
+            assert refusal_translator("en")(message) == message
+            assert refusal_translator("zh")(message).startswith(words), (message, refusal_translator("zh")(message))
+    finally:
+        app.close()

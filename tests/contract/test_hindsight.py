@@ -121,3 +121,26 @@ def test_whatif_lists_the_sets_whose_leader_changes_and_writes_nothing(srv: Ledg
     assert changed["now"]["leader_id"] == new_agent and changed["whatif"]["leader_id"] == old_doc
     bad = srv.call("memory_review", "whatif", {"rule_order": ["event_time"]})
     assert bad.code == "invalid_input" and bad.error["field"] == "rule_order"
+
+
+def test_ids_and_rule_names_typed_in_capitals_name_the_same_things(srv: LedgerServer) -> None:
+    """``undo`` took a change id in capitals while ``apply_suggestion`` refused a suggestion id so
+    typed ("not a suggestion of the health report") and ``whatif`` an "unknown rule"."""
+    old_doc = remember(
+        srv, "The capitals port is 7101", subject="capitals", source_type="document_extracted", event_time="2026-01-01"
+    )
+    new_agent = remember(srv, "The capitals port is 7102", subject="capitals", event_time="2026-02-01")
+    order = ["Protection", "SOURCE_TYPE", " Event_Time", "confidence", "Ingest_Time "]
+    r = srv.call("memory_review", "whatif", {"rule_order": order})
+    assert r.ok, r.body
+    (changed,) = [c for c in r["changed"] if c["claim"]["subject"] == "capitals"]
+    assert changed["now"]["leader_id"] == new_agent and changed["whatif"]["leader_id"] == old_doc
+    bad = srv.call("memory_review", "whatif", {"rule_order": ["Event_Time", "Source", "a", "b", "c"]})
+    assert bad.code == "invalid_input" and "unknown rule 'Source'" in bad.error["message"]
+    [cluster] = [c for c in srv.call("memory_review", "health", {})["clusters"] if c["claim"]["subject"] == "capitals"]
+    typed = f" {cluster['suggestion']['suggestion_id'].upper()} "
+    applied = srv.call("memory_govern", "apply_suggestion", {"suggestion_id": typed, "authorized": True})
+    assert applied.ok, applied.body
+    assert srv.memory("read", {"memory_id": old_doc})["memory"]["status"] == "superseded"
+    undone = srv.call("memory_govern", "undo", {"change_id": applied["change_id"].upper(), "authorized": True})
+    assert undone.ok and undone["undoes"] == applied["change_id"], undone.body

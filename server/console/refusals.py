@@ -1,0 +1,139 @@
+"""The facade's common refusals in the console's chosen language (docs/console.md, "Languages").
+
+An error's message is the facade's, in English, the words MCP and the CLI answer with. On a
+Chinese page the common ones are said in Chinese: invalid input on a field, an unknown id, a
+version conflict, a locked memory, a call that is not authorised, a time out of range, a memory
+erased already. Each whole message is a pattern, as Doctor's messages are (``i18n.CHECK_MESSAGES``);
+what the person sent (a quoted time, an id) is kept as it is, a field is named by its label on the
+page and a status or protection by its word. A message no pattern holds is shown as written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from fact_ledger.server.console.i18n import LANGUAGES, STRINGS, VALUES
+
+_FIELD = r"(?P<field>[a-z_]+)"
+_ID = r"(?P<id>\d+)"
+
+# (pattern, Chinese): a group named ``field`` reads as the field's label, ``status`` and
+# ``protection`` as their words, ``action`` as the button's name; every other group as sent.
+REFUSALS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), zh)
+    for pattern, zh in (
+        # invalid input on a field
+        (
+            rf"{_FIELD} must be a whole number from (?P<least>\d+) to (?P<most>\d+), in the digits 0-9",
+            "{field}必须是 {least} 到 {most} 之间的整数，只用数字 0-9",
+        ),
+        (rf"{_FIELD} must be an ISO 8601 timestamp", "{field}必须是 ISO 8601 时间"),
+        (rf"{_FIELD} is not an ISO 8601 timestamp: (?P<sent>.+)", "{field}不是 ISO 8601 时间：{sent}"),
+        (rf"{_FIELD} is required to (?P<action>[a-z]+) a memory: say why", "{action}记忆需要填写{field}：请说明原因"),
+        (
+            r"(?P<what>source_type) must be one of (?P<names>[a-z_, ]+)",
+            "{what} 必须是以下之一：{names}",
+        ),
+        (
+            r"the suggestion is not among the report's clusters; look at the report again",
+            "该建议不在报告的矛盾簇中；请重新查看报告",
+        ),
+        # a time out of range
+        (
+            rf"{_FIELD} is out of range: (?P<sent>.+) falls outside the years 1 to 9999 in UTC",
+            "{field}超出范围：{sent} 换算为 UTC 后不在公元 1 年到 9999 年之间",
+        ),
+        (
+            rf"{_FIELD} is before (?P<floor>[\d-]+): state older history in the content",
+            "{field}早于 {floor}：更早的历史请写在内容里",
+        ),
+        (
+            rf"{_FIELD} is more than (?P<s>[\d.e+]+) s ahead of now: a planned event belongs in the content, "
+            r"not in the fact's event_time",
+            "{field}比现在晚了 {s} 秒以上：计划中的事件请写在内容里，而不是作为事实的 event_time",
+        ),
+        # an unknown id
+        (rf"no memory {_ID}", "没有记忆 {id}"),
+        (rf"no conflict {_ID}", "没有冲突 {id}"),
+        (rf"no notice {_ID}", "没有提示 {id}"),
+        (r"no change (?P<id>.+)", "没有变更 {id}"),
+        (r"no such change among the latest ones", "最近的变更中没有这一项"),
+        (
+            r"no suggestion (?P<id>\S+): its conflict (?P<conflict>\d+) is not in this ledger",
+            "没有建议 {id}：它的冲突 {conflict} 不在此账本中",
+        ),
+        # a version conflict
+        (
+            rf"memory {_ID} is at version (?P<now>\d+), not (?P<expected>\d+)",
+            "记忆 {id} 现在是版本 {now}，不是版本 {expected}",
+        ),
+        (
+            rf"memory {_ID} is at version (?P<now>\d+), the judgment pinned (?P<pinned>\d+)",
+            "记忆 {id} 现在是版本 {now}，评判固定的是版本 {pinned}",
+        ),
+        # locked
+        (
+            rf"memory {_ID} is (?P<protection>locked|protected); (?P<what>this change|retracting it) needs "
+            r"authorized: true",
+            "记忆 {id} {protection}；此更改需要 authorized: true",
+        ),
+        (
+            rf"memory {_ID} is locked and policy locked_requires_user_channel accepts changes only through a user "
+            r"channel \(the CLI or a user-answered prompt\)",
+            "记忆 {id} 已锁定，策略 locked_requires_user_channel 只接受经由用户渠道的更改（命令行或用户回答的提示）",
+        ),
+        # not authorised
+        (
+            r"this action changes governed state; it needs authorized: true",
+            "此操作会改变受治理的状态，需要 authorized: true",
+        ),
+        (
+            r"(?P<name>[a-z_]+) needs authorized: true \(only when the user asked for it\)",
+            "{name} 需要 authorized: true（仅当用户要求时）",
+        ),
+        (
+            r"erase is the user's own act: run ledger erase, use the console, or answer the client's confirmation; "
+            r"an agent's authorized: true is not enough\. Nothing was erased",
+            "永久删除只能由用户本人执行：运行 ledger erase、使用控制台，或回答客户端的确认；"
+            "代理的 authorized: true 不够。没有删除任何内容",
+        ),
+        # erased already, or no longer current
+        (rf"memory {_ID} is erased already", "记忆 {id} 已被永久删除"),
+        (
+            rf"memory {_ID} is erased: nothing of it is left to (?P<action>[a-z]+)",
+            "记忆 {id} 已被永久删除：没有留下任何内容可以{action}",
+        ),
+        (rf"memory {_ID} is (?P<status>[a-z]+), no longer current", "记忆 {id} 的状态是“{status}”，不再是当前记忆"),
+    )
+)
+
+
+def refusal_translator(lang: str) -> Callable[[object], str]:
+    """``te(message)``: a refusal's message in the chosen language (as written when no pattern
+    holds it, and always in English: the facade's words)."""
+
+    def te(message: object) -> str:
+        text = "" if message is None else str(message)
+        if lang != "zh":
+            return text
+        for pattern, zh in REFUSALS:
+            found = pattern.fullmatch(text)
+            if found is not None:
+                return zh.format(**{k: _word(k, v, lang) for k, v in found.groupdict().items()})
+        return text
+
+    return te
+
+
+def _word(group: str, value: str, lang: str) -> str:
+    """A group of a refusal as the page says it: a field by its label, an action by its button's
+    name, a status or protection by its word; anything else (what was sent, an id) as it is."""
+    index = LANGUAGES.index(lang)
+    if group in ("field", "action"):
+        pair = STRINGS.get(value)
+        return pair[index] if pair else value
+    if group in ("status", "protection"):
+        pair = VALUES.get(value)
+        return pair[index] if pair else value
+    return value
