@@ -8,6 +8,9 @@ the eval itself needs the real model and the LoCoMo data (docs/search.md has its
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,3 +107,20 @@ def test_the_cross_language_set_is_complete() -> None:
         assert script(fact["fact"]) == "alphabetic" and script(fact["question_en"]) == "alphabetic"
         assert script(fact["question_zh"]) == "cjk"
     assert all(script(text) == "cjk" for text in spec["distractors_zh"])
+
+
+def test_the_eval_without_an_embedding_model_says_so(tmp_path: Path) -> None:
+    """With no model configured or installed it ended in an AttributeError's traceback (a
+    missing model was passed on as None)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEDGER_")}
+    env.update(HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "data"))
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.eval.crosslang", "--workdir", str(tmp_path / "work")],
+        cwd=SET.parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == "no embedding model: install one (ledger model install) or pass --model"

@@ -37,7 +37,7 @@ import msgspec
 from fact_ledger.projections import hybrid
 from fact_ledger.projections.search.queries import SearchFilters
 from fact_ledger.server.app.facade import LedgerApp
-from fact_ledger.server.config import Embedding, Settings
+from fact_ledger.server.config import Embedding, Settings, load_settings
 from tools.eval.locomo import DEFAULT_DATA, turns
 
 SET = Path(__file__).with_name("crosslang_set.json")
@@ -91,7 +91,7 @@ def summarise(rows: list[dict[str, float]]) -> dict[str, dict[str, float]]:
     return out
 
 
-def run(data: Path, workdir: Path, model: str | None) -> dict[str, Any]:
+def run(data: Path, workdir: Path, model: str) -> dict[str, Any]:
     started = time.monotonic()
     spec = load_set()
     conversation = json.loads((data / f"{spec['conversation']}.json").read_text(encoding="utf-8"))
@@ -121,14 +121,14 @@ def run(data: Path, workdir: Path, model: str | None) -> dict[str, Any]:
     facts = _facts(spec["facts"], spec["distractors_zh"], workdir, model)
     return {
         "set": f"{SET.name}: conversation {spec['conversation']}, {len(items)} questions; {len(spec['facts'])} facts",
-        "model": model or "the configured default",
+        "model": model,
         "directions": {direction: summarise(rows) for direction, rows in results.items()},
         "facts": facts,
         "seconds": round(time.monotonic() - started, 1),
     }
 
 
-def _facts(facts: list[dict[str, str]], distractors: list[str], workdir: Path, model: str | None) -> dict[str, Any]:
+def _facts(facts: list[dict[str, str]], distractors: list[str], workdir: Path, model: str) -> dict[str, Any]:
     """The ten project facts in English among ten Chinese ones on neighbouring things, asked in
     Chinese (``zh→en``) and in English (``en→en``)."""
     app = LedgerApp(
@@ -156,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         "--workdir", type=Path, help="keep the ledgers here for the next run (default: a temporary folder)"
     )
     args = parser.parse_args(argv)
+    args.model = args.model or load_settings().embedding_model_path
+    if not args.model:
+        raise SystemExit("no embedding model: install one (ledger model install) or pass --model")
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
         result = run(args.data, args.workdir, args.model)
