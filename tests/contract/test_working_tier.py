@@ -199,3 +199,5 @@ def test_read_of_an_erased_note_gives_the_erasure_time_as_a_memory_does(srv: Led
         read = srv.memory("read", {"memory_id": memory_id})["memory"]
         erasure = srv.call("memory_review", "audit", {"memory_id": memory_id, "type": "Erased"})["events"][0]
         assert (read["status"], read.get("valid_to")) == ("erased", erasure["event_time"]), read
+        # an agent gets each cleared row as it is (the CLI's human audit says only count and positions)
+        assert all(set(row) == {"position", "event_id", "seal"} for row in erasure["payload"]["rows"])
