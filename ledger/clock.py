@@ -30,7 +30,7 @@ def now() -> str:
 _RFC3339_CASE = str.maketrans("tz", "TZ")
 # ISO 8601's end of a day (``T24:00``): Python has no hour 24, and an instant that is also the next
 # day's 00:00 would be stored as that anyway; the refusal says which text to write instead.
-_END_OF_DAY = re.compile(r"(\d{4}-\d{2}-\d{2})[T ]24:00(?::00(?:\.0+)?)?(Z|[+-]\d{2}(?::?\d{2})?)?")
+_END_OF_DAY = re.compile(r"(\d{4}-?\d{2}-?\d{2})[T ]24(?::?00(?::?00(?:[.,]0+)?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?")
 
 
 def parse_time(value: str, *, field: str = "time", forms: str | None = None) -> str:

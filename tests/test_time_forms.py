@@ -5,12 +5,14 @@ forms wherever a time is taken, and are stored in the one uppercase canonical fo
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from fact_ledger.ledger.clock import parse_time
+from fact_ledger.ledger.errors import InvalidInput
 from fact_ledger.server.cli import exit_codes
 from fact_ledger.server.cli.main import main
 
@@ -82,3 +84,28 @@ def test_a_text_that_is_no_time_is_still_refused_as_before(db_path: Path) -> Non
     assert "--as-of-recorded is a log position (a whole number >= 0) or an ISO 8601 timestamp, not '2.0'" in said.output
     said = cli(db_path, "audit", "--since", "2026-02-30T24:00")  # no such date: not "the end of a day"
     assert said.exit_code == exit_codes.REFUSED and "--since is not an ISO 8601 timestamp" in said.output
+
+
+@pytest.mark.parametrize(
+    ("text", "instead"),
+    [
+        ("2026-01-04T24", "2026-01-05T00:00"),
+        ("20260104T2400Z", "2026-01-05T00:00Z"),
+        ("2026-01-04 24:00:00,000z", "2026-01-05T00:00Z"),
+        ("2026-01-04T24:00:00.000000Z", "2026-01-05T00:00Z"),
+    ],
+)
+def test_every_spelling_of_the_end_of_a_day_names_the_instant_to_write(text: str, instead: str) -> None:
+    with pytest.raises(InvalidInput, match=re.escape(f"write the next day's 00:00 ({instead}), the same instant")):
+        parse_time(text, field="before_time")
+
+
+@pytest.mark.parametrize("text", ["2026-01-04T24:00:01", "2026-02-30T24:00", "2026-01-04T25:00"])
+def test_what_is_no_end_of_a_day_is_refused_as_no_time(text: str) -> None:
+    with pytest.raises(InvalidInput, match="before_time is not an ISO 8601 timestamp"):
+        parse_time(text, field="before_time")
+
+
+def test_the_last_day_of_the_calendar_has_no_next_day_to_name() -> None:
+    with pytest.raises(InvalidInput, match=re.escape("(24:00), which is not taken: write a time within")):
+        parse_time("9999-12-31T24:00Z", field="before_time")
