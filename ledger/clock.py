@@ -1,11 +1,13 @@
 """Timestamps: one canonical text form so that ordering is a string comparison.
 
 Every stored time is UTC ``YYYY-MM-DDTHH:MM:SS.ffffffZ``; inputs may be any ISO 8601 form
-(naive times are taken as UTC).
+(naive times are taken as UTC), with RFC 3339's lowercase ``t`` and ``z`` as their uppercase
+forms. Every time a person or an agent gives goes through ``parse_time``.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 from fact_ledger.ledger.errors import InvalidInput, quoted
@@ -23,21 +25,52 @@ def now() -> str:
     return format_time(datetime.now(UTC))
 
 
-def parse_time(value: str, *, field: str = "time") -> str:
-    """Parse an ISO 8601 timestamp (or date) into the canonical form; refuse anything else."""
+# RFC 3339 (section 5.6) lets the separator and the UTC designator be lowercase; Python's
+# ``fromisoformat`` takes neither ``z`` nor, before a ``z``, ``t``.
+_RFC3339_CASE = str.maketrans("tz", "TZ")
+# ISO 8601's end of a day (``T24:00``): Python has no hour 24, and an instant that is also the next
+# day's 00:00 would be stored as that anyway; the refusal says which text to write instead.
+_END_OF_DAY = re.compile(r"(\d{4}-?\d{2}-?\d{2})[T ]24(?::?00(?::?00(?:[.,]0+)?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?")
+
+
+def parse_time(value: str, *, field: str = "time", forms: str | None = None) -> str:
+    """Parse an ISO 8601 timestamp (or date) into the canonical form; refuse anything else.
+
+    ``forms`` names what ``field`` takes, for the refusal of a text that is no time at all
+    (``as_of_recorded`` also takes a log position)."""
     if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"{field} must be an ISO 8601 timestamp", field=field)
-    text = value.strip()
+        raise InvalidInput(f"{field} must be {forms or 'an ISO 8601 timestamp'}", field=field)
+    given = value.strip()
+    text = given.translate(_RFC3339_CASE)
+    if (end_of_day := _END_OF_DAY.fullmatch(text)) and (instead := _next_midnight(end_of_day)) is not None:
+        raise InvalidInput(
+            f"{field} is {quoted(given)}, the end of a day (24:00), which is not taken: write {instead}", field=field
+        )
     try:
         dt = datetime.fromisoformat(text)
     except ValueError:
-        raise InvalidInput(f"{field} is not an ISO 8601 timestamp: {quoted(text)}", field=field) from None
+        if forms:
+            raise InvalidInput(f"{field} is {forms}, not {quoted(given)}", field=field) from None
+        raise InvalidInput(f"{field} is not an ISO 8601 timestamp: {quoted(given)}", field=field) from None
     try:  # a time at either end of the calendar can leave it on the way to UTC
         return format_time(dt)
     except OverflowError:
         raise InvalidInput(
-            f"{field} is out of range: {quoted(text)} falls outside the years 1 to 9999 in UTC", field=field
+            f"{field} is out of range: {quoted(given)} falls outside the years 1 to 9999 in UTC", field=field
         ) from None
+
+
+def _next_midnight(match: re.Match[str]) -> str | None:
+    """The text of the instant ``DATE T24:00`` names (the next day's 00:00, in the same offset) for
+    the refusal, or None when DATE is no date (then the text is refused as any other)."""
+    try:
+        day = datetime.fromisoformat(match[1]).date()
+    except ValueError:
+        return None
+    try:
+        return f"the next day's 00:00 ({(day + timedelta(days=1)).isoformat()}T00:00{match[2] or ''}), the same instant"
+    except OverflowError:  # 9999-12-31T24:00: its next day leaves the calendar
+        return "a time within the years 1 to 9999"
 
 
 def time_range(

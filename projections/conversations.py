@@ -74,6 +74,7 @@ WORKING_COLUMNS = (
     "recorded_at",
     "updated_at",
     "authorization",
+    "valid_to",
 )
 
 _SCHEMA = """
@@ -107,7 +108,8 @@ CREATE TABLE IF NOT EXISTS working_memories(
     event_time   TEXT NOT NULL,
     recorded_at  TEXT NOT NULL,
     updated_at   TEXT NOT NULL,
-    authorization TEXT NOT NULL
+    authorization TEXT NOT NULL,
+    valid_to     TEXT
 );
 CREATE INDEX IF NOT EXISTS working_memories_set ON working_memories(session, state, sticky, touched);
 CREATE INDEX IF NOT EXISTS working_memories_promoted ON working_memories(promoted_to) WHERE promoted_to IS NOT NULL;
@@ -137,8 +139,9 @@ def _working_id(conn: apsw.Connection, stream_id: str) -> int | None:
 class ConversationsProjector(DeferringProjector):
     name = "conversations"
     # 2: an erased working note is erased (it stayed a working note anyone could promote);
-    # 3: its erasure is a version, as a long-term memory's is (read and history agree)
-    version = 3
+    # 3: its erasure is a version, as a long-term memory's is (read and history agree);
+    # 4: it keeps the erasure's time as ``valid_to``, as an erased long-term memory does
+    version = 4
     tables = ("conversation_memories", "working_memories", "working_signals", "cold_memories")
     handles = frozenset(
         {
@@ -177,8 +180,8 @@ class ConversationsProjector(DeferringProjector):
             )
         elif isinstance(data, Erased):
             conn.execute(
-                "UPDATE working_memories SET state=?, updated_at=?, version=version+1 WHERE stream_id=?",
-                (ERASED, event.recorded_at, data.memory),
+                "UPDATE working_memories SET state=?, updated_at=?, version=version+1, valid_to=? WHERE stream_id=?",
+                (ERASED, event.recorded_at, event.event_time, data.memory),
             )
         elif isinstance(data, Cooled | Warmed):
             memory_id = conn.execute("SELECT memory_id FROM memories WHERE stream_id=?", (data.memory,)).fetchone()
@@ -226,6 +229,7 @@ def _note_row(event: StoredEvent, data: WorkingNoted) -> tuple[Any, ...]:
         "recorded_at": event.recorded_at,
         "updated_at": event.recorded_at,
         "authorization": data.authorization,
+        "valid_to": None,
     }
     return tuple(row[c] for c in WORKING_COLUMNS)
 
@@ -293,6 +297,7 @@ class WorkingNote(msgspec.Struct, frozen=True, kw_only=True):
     recorded_at: str
     updated_at: str
     authorization: str
+    valid_to: str | None  # an erased note's: the erasure's time, as an erased long-term memory's
 
 
 def _note(values: tuple[Any, ...]) -> WorkingNote:

@@ -506,3 +506,21 @@ def test_whatif_reads_rule_names_typed_in_capitals(db_path: Path) -> None:
     assert out.exit_code == 0, out.output
     assert out.output.startswith("rule order: user_confirmed/locked protection, source_type, event_time"), out.output
     assert "mizar · port: leader #2 by event_time → #1 by source_type" in out.output, out.output
+
+
+def test_an_erasure_in_audit_says_which_memory_and_how_many_rows(db_path: Path) -> None:
+    """An ``Erased`` event printed ``rows: [{"position": 1, "event_id": "01a2…", "seal": "f…`` cut
+    at 80 characters: event UUIDs and digests a person cannot read, never how many rows were
+    cleared. ``--json`` keeps every row as it was."""
+    cli(db_path, "remember", "the staging port is 8080")
+    cli(db_path, "update", "1", "the staging port is 9090")
+    cli(db_path, "remember", "the build server is ci-3")
+    assert cli(db_path, "erase", "1", "--reason", "asked").exit_code == 0
+    assert cli(db_path, "erase", "3").exit_code == 0
+    lines = cli(db_path, "audit", "--type", "Erased").stdout.splitlines()
+    assert lines[1] == "  erased #3: 1 row cleared (position 3) · authorization: user_channel", lines
+    assert lines[3] == "  erased #1: 2 rows cleared (positions 1, 2) · reason: asked · authorization: user_channel"
+    assert "event_id" not in "\n".join(lines) and "seal" not in "\n".join(lines)
+    events = json.loads(cli(db_path, "--json", "audit", "--type", "Erased").stdout)["events"]
+    rows = events[1]["payload"]["rows"]
+    assert [r["position"] for r in rows] == [1, 2] and all(set(r) == {"position", "event_id", "seal"} for r in rows)

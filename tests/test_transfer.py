@@ -360,3 +360,34 @@ def test_files_saved_with_a_byte_order_mark_as_a_person_imports_them(app: Ledger
     assert refused.exit_code == 1 and refused.stdout == "", refused.output
     assert "bom-export.csv is a CSV export; CSV is an export-only format" in refused.stderr
     assert "not JSON" not in refused.output
+
+
+@pytest.mark.parametrize("held", [b"", b"\n\n  \r\n", b"\xef\xbb\xbf\n"], ids=["empty", "blank-lines", "bom-only"])
+def test_importing_a_file_that_holds_no_events_says_so(tmp_path: Path, held: bytes) -> None:
+    """An empty file (or one with blank lines only) answered "appended 0, already present 0, bad
+    lines 0" like a file whose events were all in already: nothing said it held none. It is still
+    done (exit 0): an export of a range with no events is such a file, and importing it is right."""
+    empty = tmp_path / "nothing.jsonl"
+    empty.write_bytes(held)
+    db = str(tmp_path / "other.db")
+    runner = CliRunner()
+    runner.invoke(main, ["--db", db, "init"])
+    done = runner.invoke(main, ["--db", db, "import", str(empty)])
+    assert done.exit_code == 0, done.output
+    assert done.stdout == f"{empty} holds no events (it is empty or has only blank lines): nothing to import\n"
+    answer = json.loads(runner.invoke(main, ["--db", db, "--json", "import", str(empty)]).stdout)
+    assert answer["empty"] is True and answer["appended"] == 0 and answer["bad_total"] == 0
+    assert answer["notices"] == [f"{empty} holds no events (it is empty or has only blank lines): nothing to import"]
+
+
+def test_an_import_with_events_is_not_called_empty(app: LedgerApp, tmp_path: Path) -> None:
+    fill(app)
+    out = tmp_path / "export.jsonl"
+    with out.open("wb") as fh:
+        export_jsonl(app, fh)
+    runner = CliRunner()
+    db = str(tmp_path / "other.db")
+    runner.invoke(main, ["--db", db, "init"])
+    for _ in range(2):  # the second time every event is present already: still not "empty"
+        answer = json.loads(runner.invoke(main, ["--db", db, "--json", "import", str(out)]).stdout)
+        assert "empty" not in answer and "notices" not in answer, answer

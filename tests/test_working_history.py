@@ -139,3 +139,38 @@ def test_an_erased_working_note_ends_its_history_with_an_erased_version_as_a_mem
         assert last["changed_from"] == {"valid_to": None, "status": "active"}
     read = json.loads(cli(db_path, "--json", "read", "2").stdout)["memory"]
     assert (read["status"], read["version"]) == ("erased", note[-1]["version"])  # read and history agree
+
+
+def test_read_of_an_erased_working_note_says_until_when_as_a_memory_does(db_path: Path) -> None:
+    """``read`` of an erased note had no ``valid_to`` (its human form no "until …"), where an
+    erased long-term memory's ``read`` gives the erasure's time and the note's ``history`` did too."""
+    assert cli(db_path, "init").exit_code == 0
+    cli(db_path, "remember", "the staging port is 8080")  # #1, long-term
+    cli(db_path, "remember", "maybe use redis", "--tier", "working", "--session", "s1", "--turn", "1")  # #2
+    for memory_id in ("1", "2"):
+        assert cli(db_path, "erase", memory_id, "--reason", "asked").exit_code == 0
+    for memory_id in ("1", "2"):
+        read = json.loads(cli(db_path, "--json", "read", memory_id).stdout)["memory"]
+        erasure = json.loads(cli(db_path, "--json", "audit", "--memory-id", memory_id, "--type", "Erased").stdout)
+        erased_at = erasure["events"][0]["event_time"]
+        assert (read["status"], read["valid_to"]) == ("erased", erased_at), read
+        history = json.loads(cli(db_path, "--json", "history", memory_id).stdout)["versions"]
+        assert history[-1]["valid_to"] == erased_at  # read and history agree
+        said = cli(db_path, "read", memory_id).stdout
+        assert f"until {erased_at}; recorded" in said, said
+
+
+def test_a_ledger_folded_before_the_column_gets_it_on_its_next_open(db_path: Path) -> None:
+    """The read model of a ledger opened by the version before had no place for the time: the new
+    projection version rebuilds it once, by itself."""
+    assert cli(db_path, "init").exit_code == 0
+    cli(db_path, "remember", "maybe use redis", "--tier", "working", "--session", "s1", "--turn", "1")
+    assert cli(db_path, "erase", "1").exit_code == 0
+    app = LedgerApp(Settings(db=str(db_path)))
+    try:  # as version 3 of the read model left it: no column
+        app.conn.execute("ALTER TABLE working_memories DROP COLUMN valid_to")
+        app.conn.execute("UPDATE projection_checkpoints SET version=3 WHERE name='conversations'")
+    finally:
+        app.close()
+    read = json.loads(cli(db_path, "--json", "read", "1").stdout)["memory"]
+    assert read["status"] == "erased" and read["valid_to"], read

@@ -72,6 +72,7 @@ def working_view(row: WorkingNote, *, score: float | None = None) -> dict[str, A
         "event_time": row.event_time,
         "recorded_at": row.recorded_at,
         "version": row.version,
+        "valid_to": row.valid_to,  # erased: until the erasure, as a long-term memory's read says
     }
     if score is not None:
         view["score"] = round(score, 4)

@@ -250,6 +250,9 @@ def import_jsonl(app: LedgerApp, path: Path, *, progress: Progress | None = None
         "bad_lines": bad[:20],
         "bad_total": len(bad),
     }
+    if not total_lines:  # zeros alone read as "imported, all present": say the file held no event
+        out["empty"] = True
+        out["notices"] = [f"{path} holds no events (it is empty or has only blank lines): nothing to import"]
     if gaps:  # a line cut out of the middle of the export (or lines moved): its events are lost here
         out["gaps"] = gaps[:20]
         out["gap_total"] = len(gaps)

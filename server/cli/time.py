@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from fact_ledger.ledger.log.events import AUTH_USER
+from fact_ledger.ledger.log.events import AUTH_USER, current_type
 from fact_ledger.ledger.retention import MAX_RETENTION_DAYS
 from fact_ledger.server.cli.output import (
     ID,
@@ -158,7 +158,7 @@ def audit(
                 f"(event time {e['event_time']})",
                 highlight=False,
             )
-            said = _said(e.get("payload") or {})
+            said = _said(e.get("payload") or {}, e["type"])
             if said:
                 out_console.print(f"  {said}", highlight=False)
         next_page_line(r)
@@ -209,13 +209,33 @@ def _as_json(value: Any) -> str:
     return json.dumps(value)
 
 
-def _said(payload: dict[str, Any]) -> str:
+def _said(payload: dict[str, Any], event_type: str = "") -> str:
     """What an event recorded, as a person reads it: each field given (``subject: deploys ·
-    reason: …``), long values cut; every field of an event shows, including one added later."""
+    reason: …``), long values cut; every field of an event shows, including one added later.
+    An erasure's cleared rows are said as their count and positions (``--json`` has each row)."""
     parts = []
+    if current_type(event_type) == "Erased" and isinstance(payload.get("rows"), list):
+        payload = dict(payload)
+        parts.append(_erasure(payload.pop("rows"), payload.get("memory_id")))
     for key, value in payload.items():
         if key in _UNSAID or value in (None, "", [], {}, False):
             continue
         text = value if isinstance(value, str) else _as_json(value)
         parts.append(f"{key}: {text if len(text) <= _SAID_CHARS else text[: _SAID_CHARS - 1] + '…'}")
     return " · ".join(parts)
+
+
+_POSITIONS_SAID = 5
+
+
+def _erasure(rows: list[Any], memory_id: Any) -> str:
+    """``erased #4: 2 rows cleared (positions 3, 4)``: which memory and how much of the log its
+    erasure cleared. Each row's event id and seal (a UUID and a digest, cut at 80 characters in
+    the middle of the first row) tell a person nothing; ``verify`` checks them."""
+    positions = [r["position"] for r in rows if isinstance(r, dict) and "position" in r]
+    shown = ", ".join(str(p) for p in positions[:_POSITIONS_SAID])
+    if len(positions) > _POSITIONS_SAID:
+        shown += f" and {len(positions) - _POSITIONS_SAID} more"
+    which = f"erased #{memory_id}: " if memory_id is not None else "erased: "
+    where = f" ({'position' if len(positions) == 1 else 'positions'} {shown})" if positions else ""
+    return f"{which}{counted(len(rows), 'row')} cleared{where}"

@@ -109,10 +109,11 @@ def import_cmd(obj: CliContext, file: Path) -> None:
         result = import_jsonl(obj.app, file, progress=progress)
 
     def human(r: dict[str, Any]) -> None:
-        out_console.print(
-            f"appended {r['appended']}, already present {r['already_present']}, bad lines {r['bad_total']}",
-            highlight=False,
-        )
+        if not r.get("empty"):  # an empty file's zeros say nothing: its notice says why
+            out_console.print(
+                f"appended {r['appended']}, already present {r['already_present']}, bad lines {r['bad_total']}",
+                highlight=False,
+            )
         bad_line_details(r)
         for gap in r.get("gaps", ()):
             out_console.print(

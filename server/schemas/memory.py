@@ -14,7 +14,6 @@ import json
 import math
 import re
 import unicodedata
-from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
@@ -315,14 +314,11 @@ def parse_recorded_point(value: str | int | None) -> str | int | None:
         return position_in(text)
     if text.startswith("-") and ascii_digits(text[1:]):  # a position, negative: not "not an ISO 8601 timestamp"
         raise ValueError("a position must be >= 0")
-    try:
-        datetime.fromisoformat(text)
-    except ValueError:  # "2.0", "last": neither of the two forms it takes
-        raise InvalidInput(
-            f"as_of_recorded is a log position (a whole number >= 0) or an ISO 8601 timestamp, not {quoted(text)}",
-            field="as_of_recorded",
-        ) from None
-    return parse_time(text, field="as_of_recorded")  # a time, refused only when it leaves the calendar
+    # "2.0", "last": neither of the two forms it takes; a time is refused as every time is
+    return parse_time(text, field="as_of_recorded", forms=_RECORDED_FORMS)
+
+
+_RECORDED_FORMS = "a log position (a whole number >= 0) or an ISO 8601 timestamp"
 
 
 RecordedPoint = Annotated[str | StrictInt, AfterValidator(parse_recorded_point)]

@@ -99,8 +99,9 @@ def test_time_travel_on_a_conversation_names_the_conversation_in_words(page: Any
 
 
 def test_an_ended_working_note_is_not_shown_as_valid_until_further_notice(console: Console) -> None:
-    """An erased working note's Memory page said "Valid until: ongoing" (持续): a note keeps no
-    time-travel end, and the page read its missing end as "still holds"."""
+    """An erased working note's Memory page said "Valid until: ongoing" (持续): the page read its
+    missing end as "still holds". It is valid until its erasure, as ``read`` says (and as an
+    erased long-term memory's page does)."""
     live = _working_note(console)
     written = ledger_cli(
         "remember", "The deck's font is Inter", "--tier", "working", "--session", "deck-chat", "--turn", "2",
@@ -109,10 +110,11 @@ def test_an_ended_working_note_is_not_shown_as_valid_until_further_notice(consol
     erased = int(json.loads(written.stdout)["memory_id"])
     assert erased != live
     ledger_cli("erase", str(erased), "--reason", "a test", "--db", console.db, check=True)
+    read = json.loads(ledger_cli("read", str(erased), "--db", console.db, "--json", check=True).stdout)["memory"]
     for lang, ongoing in (("en", "ongoing"), ("zh", "持续")):
         _, page = _get(console, f"/memory/{erased}", lang)
         valid_to = re.search(r'<td id="valid-to">([^<]*)</td>', page)
-        assert valid_to is not None and valid_to.group(1) == "—", (lang, valid_to)
+        assert valid_to is not None and valid_to.group(1) == read["valid_to"], (lang, valid_to)
         _, page = _get(console, f"/memory/{live}", lang)
         valid_to = re.search(r'<td id="valid-to">([^<]*)</td>', page)
         assert valid_to is not None and valid_to.group(1) == ongoing, lang

@@ -184,3 +184,20 @@ def test_the_schemas_are_typed_for_conversations_tiers_and_signals(srv: LedgerSe
     assert bad.code == "invalid_input" and bad.error["field"] == "signal"
     no_session = srv.memory("remember", {"content": "a provisional note", "tier": "working"})
     assert no_session.code == "invalid_input" and no_session.error["field"] == "session_id"
+
+
+def test_read_of_an_erased_note_gives_the_erasure_time_as_a_memory_does(srv: LedgerServer) -> None:
+    """``read`` of an erased working note had no ``valid_to``; an erased long-term memory's has the
+    erasure's time. The person erases at the CLI (the user channel); the agent reads over stdio."""
+    from tests.conftest import ledger_cli
+
+    note = srv.memory("remember", {"content": "maybe pin redis 7.2", "session_id": "conv-erase", "tier": "working"})
+    memory = srv.memory("remember", {"content": "the cache host is cache-2"})
+    for memory_id in (note["memory_id"], memory["memory_id"]):
+        ledger_cli("erase", str(memory_id), "--reason", "asked", "--db", str(srv.db), check=True)
+    for memory_id in (note["memory_id"], memory["memory_id"]):
+        read = srv.memory("read", {"memory_id": memory_id})["memory"]
+        erasure = srv.call("memory_review", "audit", {"memory_id": memory_id, "type": "Erased"})["events"][0]
+        assert (read["status"], read.get("valid_to")) == ("erased", erasure["event_time"]), read
+        # an agent gets each cleared row as it is (the CLI's human audit says only count and positions)
+        assert all(set(row) == {"position", "event_id", "seal"} for row in erasure["payload"]["rows"])
