@@ -487,7 +487,8 @@ def test_erasing_a_memory_promoted_from_a_note_erases_the_note(db_path: Path) ->
     assert erased.exit_code == 0, erased.output
     assert f"#{promoted}" in erased.output and f"#{note}" in erased.output
     shown = cli(db_path, "read", str(note)).output
-    assert shown.splitlines()[0] == f"#{note} v1 user_confirmed (erased)" and "5521" not in shown, shown
+    # the erasure is the note's second version, as a long-term memory's erasure is its last
+    assert shown.splitlines()[0] == f"#{note} v2 user_confirmed (erased)" and "5521" not in shown, shown
     assert "Erased" in cli(db_path, "history", str(note)).output
     again = cli(db_path, "erase", str(note), "--reason", "asked")
     assert again.exit_code == 1 and f"memory {note} is erased already" in again.output, again.output
