@@ -18,8 +18,9 @@ from fact_ledger.server.console.i18n import LANGUAGES, STRINGS, VALUES
 _FIELD = r"(?P<field>[a-z_]+)"
 _ID = r"(?P<id>\d+)"
 
-# (pattern, Chinese): a group named ``field`` reads as the field's label, ``status`` and
-# ``protection`` as their words, ``action`` as the button's name; every other group as sent.
+# (pattern, Chinese): a group named ``field`` (or ``last``, a range's other end) reads as the
+# field's label, ``status`` and ``protection`` as their words, ``action`` as the button's name;
+# every other group as sent.
 REFUSALS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), zh)
     for pattern, zh in (
@@ -39,6 +40,80 @@ REFUSALS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             r"the suggestion is not among the report's clusters; look at the report again",
             "该建议不在报告的矛盾簇中；请重新查看报告",
         ),
+        (
+            rf"{_FIELD} (?P<sent>'.*') is no event type; choose one from the list \(e\.g\. (?P<example>[A-Za-z]+)\)",
+            "{field} {sent} 不是事件类型；请从列表中选择一个（例如 {example}）",
+        ),
+        # a stale suggestion of the health report
+        (
+            r"suggestion (?P<id>\S+) is stale: conflict (?P<conflict>\d+) is already settled",
+            "建议 {id} 已过时：冲突 {conflict} 已经了结",
+        ),
+        (r"suggestion (?P<id>\S+) is stale: the set has no dispute", "建议 {id} 已过时：该矛盾簇已没有争议"),
+        (
+            r"suggestion (?P<id>\S+) is stale: the set changed since the report \(now (?P<now>\S+); run health again\)",
+            "建议 {id} 已过时：报告之后该矛盾簇有了变化（现在是 {now}；请重新运行健康检查）",
+        ),
+        (
+            r"suggestion (?P<id>\S+) is stale: the set changed since the report \(it now needs a person: (?P<why>.+)\)",
+            "建议 {id} 已过时：报告之后该矛盾簇有了变化（现在需要人来决定：{why}）",
+        ),
+        (r"suggestion (?P<id>\S+) needs a person: (?P<why>.+)", "建议 {id} 需要人来决定：{why}"),
+        # a range that holds no time
+        (
+            rf"{_FIELD} \((?P<start>[^)]+)\) is after (?P<last>[a-z_]+) \((?P<end>[^)]+)\): the range holds no "
+            r"time, so nothing could answer; swap them\?",
+            "{field}（{start}）晚于{last}（{end}）：这个范围不含任何时间，不会有结果；要把两者对调吗？",
+        ),
+        (
+            rf"{_FIELD} \((?P<start>[^)]+)\) is not before (?P<last>[a-z_]+) \((?P<end>[^)]+)\): the range "
+            r"\[[a-z_]+, [a-z_]+\) holds no time, so nothing could answer; swap them\?",
+            "{field}（{start}）不早于{last}（{end}）：这个范围不含任何时间，不会有结果；要把两者对调吗？",
+        ),
+        # a conversation's working set, which has no past
+        (
+            r"conversation (?P<sent>.+) has no past: its working notes are not kept as of a point\. Clear the "
+            r"conversation to search the past, or clear the time-travel point to see it now",
+            "对话 {sent} 没有过去：它的工作记忆不按时间点保存。清除对话即可搜索过去，或清除时间点以查看现在",
+        ),
+        (
+            r"session_only asks a conversation's working set, which has no past: ask without an as-of point",
+            "session_only 查询的是一个对话的工作集，它没有过去：请不带时间点查询",
+        ),
+        # the working tier and promotion
+        (
+            rf"memory {_ID} is not a working note: it is long-term already",
+            "记忆 {id} 不是工作记忆：它已经是长期记忆",
+        ),
+        (
+            rf"memory {_ID} is a working note, not long-term memory: promote it first",
+            "记忆 {id} 是工作记忆，不是长期记忆：请先转为长期记忆",
+        ),
+        (
+            r"#(?P<id>\d+) was already promoted: it is long-term memory #(?P<long>\d+)",
+            "#{id} 已经转为长期记忆：它是长期记忆 #{long}",
+        ),
+        (
+            r"#(?P<id>\d+) is a long-term memory: only working memories take this",
+            "#{id} 是长期记忆：只有工作记忆才能这样操作",
+        ),
+        (
+            r"#(?P<id>\d+) expired with its idle conversation \(still in history\)",
+            "#{id} 已随闲置的对话过期（仍在历史中）",
+        ),
+        (
+            r"#(?P<id>\d+) is a working memory: this is a long-term act \(promote it first\)",
+            "#{id} 是工作记忆：这是长期记忆的操作（请先转为长期记忆）",
+        ),
+        (
+            r"#(?P<id>\d+) is a working memory: this is a long-term act \(it was promoted: act on #(?P<long>\d+)\)",
+            "#{id} 是工作记忆：这是长期记忆的操作（它已转为长期记忆：请对 #{long} 操作）",
+        ),
+        (
+            r"#(?P<id>\d+) is a working memory: this is a long-term act \(it is (?P<status>[a-z]+)\)",
+            "#{id} 是工作记忆：这是长期记忆的操作（它的状态是“{status}”）",
+        ),
+        (rf"memory {_ID} is erased", "记忆 {id} 已被永久删除"),
         # a time out of range
         (
             rf"{_FIELD} is out of range: (?P<sent>.+) falls outside the years 1 to 9999 in UTC",
@@ -130,7 +205,7 @@ def _word(group: str, value: str, lang: str) -> str:
     """A group of a refusal as the page says it: a field by its label, an action by its button's
     name, a status or protection by its word; anything else (what was sent, an id) as it is."""
     index = LANGUAGES.index(lang)
-    if group in ("field", "action"):
+    if group in ("field", "last", "action"):
         pair = STRINGS.get(value)
         return pair[index] if pair else value
     if group in ("status", "protection"):

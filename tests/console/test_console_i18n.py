@@ -275,3 +275,119 @@ def test_the_facade_s_common_refusals_have_chinese_words(tmp_path: Path) -> None
             assert refusal_translator("zh")(message).startswith(words), (message, refusal_translator("zh")(message))
     finally:
         app.close()
+
+
+def test_stale_suggestions_ranges_and_the_working_tier_s_refusals_have_chinese_words(tmp_path: Path) -> None:
+    """A stale suggestion of the health report, a range that holds no time, a conversation's
+    working set asked of the past, and the refusals of the working tier and of promotion read
+    in English on a Chinese page; each is said in Chinese there, as written on an English one."""
+    from fact_ledger.ledger.errors import LedgerError
+    from fact_ledger.ledger.log.events import AUTH_USER
+    from fact_ledger.server.app.facade import LedgerApp
+    from fact_ledger.server.config import Settings
+    from fact_ledger.server.console.actions import preview
+    from fact_ledger.server.console.refusals import refusal_translator
+
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        for name, minute in (("Alice", "00"), ("Bob", "10")):
+            app.remember(
+                f"The deploy target owner is {name}",
+                source_type="agent_generated",
+                event_time=f"2026-03-01T00:{minute}:00Z",
+            )
+        [cluster] = app.health()["clusters"]
+        settled = cluster["suggestion"]["suggestion_id"]
+        app.apply_suggestion(settled, authorization=AUTH_USER)
+        for name, minute in (("Alice", "00"), ("Bob", "10"), ("Carol", "20")):
+            app.remember(
+                f"The billing service owner is {name}",
+                source_type="agent_generated",
+                event_time=f"2026-03-01T00:{minute}:00Z",
+            )
+        [cluster] = app.health()["clusters"]
+        shown, cid, alice = cluster["suggestion"]["suggestion_id"], cluster["conflict_id"], min(cluster["members"])
+        app.judge(cid, alice, rationale="Alice really")
+        [cluster] = app.health()["clusters"]
+        needs_person = cluster["suggestion"]["suggestion_id"]
+        long_term = app.remember("The lobby door code is 4471")["memory_id"]
+        note = app.remember("The draft title is Tides", tier="working", session_id="s1")["memory_id"]
+        promoted = app.remember("The draft subtitle is Ebb", tier="working", session_id="s1")["memory_id"]
+        became = app.promote(promoted, authorization=AUTH_USER)["promoted_to"]
+        erased = app.remember("The draft tagline is Neap", tier="working", session_id="s1")["memory_id"]
+        app.erase(erased, reason="asked", authorization=AUTH_USER)
+        calls = {
+            f"建议 {settled} 已过时：冲突": lambda: app.apply_suggestion(settled, authorization=AUTH_USER),
+            f"建议 {shown} 已过时：报告之后该矛盾簇有了变化（现在需要人来决定：": lambda: app.apply_suggestion(
+                shown, authorization=AUTH_USER
+            ),
+            f"建议 {needs_person} 需要人来决定：": lambda: app.check_suggestion(needs_person),
+            "起始（2026-02-01T00:00:00.000000Z）晚于截止（2026-01-01T00:00:00.000000Z）：这个范围": lambda: app.audit(
+                since="2026-02-01T00:00:00Z", until="2026-01-01T00:00:00Z"
+            ),
+            "after_time（2026-02-01T00:00:00.000000Z）不早于before_time（": lambda: app.find(
+                "door", after_time="2026-02-01T00:00:00Z", before_time="2026-01-01T00:00:00Z"
+            ),
+            "session_only 查询的是一个对话的工作集，它没有过去": lambda: app.find(
+                "draft", session_id="s1", session_only=True, as_of_recorded=1
+            ),
+            f"#{long_term} 是长期记忆：只有工作记忆才能这样操作": lambda: app.promote(
+                long_term, authorization=AUTH_USER
+            ),
+            f"#{promoted} 已经转为长期记忆：它是长期记忆 #{became}": lambda: app.promote(
+                promoted, authorization=AUTH_USER
+            ),
+            f"#{note} 是工作记忆：这是长期记忆的操作（请先转为长期记忆）": lambda: app.retire(note, reason="old"),
+            f"#{promoted} 是工作记忆：这是长期记忆的操作（它已转为长期记忆：请对 #{became} 操作）": lambda: app.retire(
+                promoted, reason="old"
+            ),
+            f"记忆 {erased} 已被永久删除": lambda: app.promote(erased, authorization=AUTH_USER),
+            f"#{erased} 是工作记忆：这是长期记忆的操作（它的状态是“已删除”）": lambda: app.retire(erased, reason="old"),
+            f"记忆 {long_term} 不是工作记忆：它已经是长期记忆": lambda: preview(app, "promote", long_term, {}),
+            f"记忆 {note} 是工作记忆，不是长期记忆：请先转为长期记忆": lambda: preview(app, "retire", note, {}),
+        }
+        for words, call in calls.items():
+            with pytest.raises(LedgerError) as refused:
+                call()
+            message = refused.value.to_dict()["message"]
+            assert refusal_translator("en")(message) == message
+            assert refusal_translator("zh")(message).startswith(words), (message, refusal_translator("zh")(message))
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_event_type_a_range_and_a_conversation_s_past_are_refused_in_the_page_s_language(
+    page: Any, console: Console, lang: str
+) -> None:
+    """The Chinese pages said in English that a type is no event type, that a range holds no
+    time, and that a conversation has no past; they say it in Chinese, the English pages as
+    before, and what the person typed is kept as typed."""
+    base = console.base
+    page.goto(f"{base}/lang/{lang}?next=/")
+    shown = {}
+    for key, path in (
+        ("type", "/audit?type=memoryrecorded"),
+        ("range", "/audit?since=2026-02-01T00:00:00Z&until=2026-01-01T00:00:00Z"),
+        ("past", "/memories?session=planning&as_of=1"),
+    ):
+        page.goto(base + path)
+        shown[key] = page.inner_text("#error")
+    expected = {
+        "en": {
+            "type": "type 'memoryrecorded' is no event type; choose one from the list (e.g. MemoryRecorded)",
+            "range": "since (2026-02-01T00:00:00.000000Z) is after until (2026-01-01T00:00:00.000000Z): the range "
+            "holds no time, so nothing could answer; swap them?",
+            "past": "conversation 'planning' has no past",
+        },
+        "zh": {
+            "type": "类型 'memoryrecorded' 不是事件类型；请从列表中选择一个（例如 MemoryRecorded）",
+            "range": "起始（2026-02-01T00:00:00.000000Z）晚于截止（2026-01-01T00:00:00.000000Z）："
+            "这个范围不含任何时间，不会有结果；要把两者对调吗？",
+            "past": "对话 'planning' 没有过去：",
+        },
+    }[lang]
+    for key, words in expected.items():
+        assert words in shown[key], (key, shown[key])
+    if lang == "zh":
+        assert not any(re.search(r"\b(?:no event type|holds no time|has no past)\b", v) for v in shown.values()), shown

@@ -85,7 +85,10 @@ def test_time_travel_on_a_conversation_names_the_conversation_in_words(page: Any
     the Chinese page too. The refusal names the Conversation filter and what to clear."""
     _working_note(console)
     before = console.events()
-    for lang, field in (("en", "Conversation"), ("zh", "对话")):
+    for lang, field, words in (
+        ("en", "Conversation", "conversation 'deck-chat' has no past"),
+        ("zh", "对话", "对话 'deck-chat' 没有过去"),  # said in the page's language
+    ):
         page.goto(f"{console.base}/lang/{lang}?next=/memories?session=deck-chat")
         assert "Use the teal theme for the deck" in page.inner_text("#results")
         page.fill("#tt-as-of", "3")
@@ -93,7 +96,7 @@ def test_time_travel_on_a_conversation_names_the_conversation_in_words(page: Any
             page.click("#tt-go")
         assert "session=deck-chat" in page.url and "as_of=3" in page.url
         said, kind = page.inner_text("#error"), page.inner_text("#error-kind")
-        assert "conversation 'deck-chat' has no past" in said and "session_only" not in said + kind, said
+        assert words in said and "session_only" not in said + kind, said
         assert field in kind, kind
     assert console.events() == before
 
