@@ -3,9 +3,11 @@
 An error's message is the facade's, in English, the words MCP and the CLI answer with. On a
 Chinese page the common ones are said in Chinese: invalid input on a field, an unknown id, a
 version conflict, a locked memory, a call that is not authorised, a time out of range, a memory
-erased already. Each whole message is a pattern, as Doctor's messages are (``i18n.CHECK_MESSAGES``);
-what the person sent (a quoted time, an id) is kept as it is, a field is named by its label on the
-page and a status or protection by its word. A message no pattern holds is shown as written.
+erased already; a stale suggestion, a range that holds no time, the working tier's and
+promotion's refusals, and those of the console's own actions and forms. Each whole message is
+a pattern, as Doctor's messages are (``i18n.CHECK_MESSAGES``); what the person sent (a quoted
+time, an id) is kept as it is, a field is named by its label on the page and a status or
+protection by its word. A message no pattern holds is shown as written.
 """
 
 from __future__ import annotations
@@ -114,6 +116,86 @@ REFUSALS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "#{id} 是工作记忆：这是长期记忆的操作（它的状态是“{status}”）",
         ),
         (rf"memory {_ID} is erased", "记忆 {id} 已被永久删除"),
+        # what a console action names that is not there, or not so any more
+        (rf"conflict {_ID} is already resolved", "冲突 {id} 已经解决"),
+        (
+            rf"memory {_ID} is not a member of conflict (?P<conflict>\d+)",
+            "记忆 {id} 不是冲突 {conflict} 的成员",
+        ),
+        (
+            rf"pins name memory {_ID}, not a member of conflict (?P<conflict>\d+)",
+            "固定版本指定的记忆 {id} 不是冲突 {conflict} 的成员",
+        ),
+        (rf"pins name memory {_ID}, not a member of the conflict", "固定版本指定的记忆 {id} 不是该冲突的成员"),
+        (
+            r"a memory cannot supersede itself: name another memory as the winner",
+            "记忆不能取代它自己：请指定另一条记忆为胜者",
+        ),
+        (r"no action (?P<sent>.+)", "没有操作 {sent}"),
+        (r"decision must be accept or reject", "决定必须是 accept 或 reject"),
+        (r"status is empty \(current memories\) or all", "状态须为空（当前记忆）或 all"),
+        (r"export format is jsonl or csv", "导出格式为 jsonl 或 csv"),
+        (
+            rf"{_FIELD} must be a number from 1 to (?P<most>\d+); narrow the filters to go further",
+            "{field}必须是 1 到 {most} 之间的数字；要看得更多，请缩小筛选范围",
+        ),
+        (
+            rf"{_FIELD} holds what looks like a credential \((?P<kind>[^,]+), "
+            r"characters (?P<start>\d+)–(?P<end>\d+)\); nothing was "
+            r"written: a [a-z_]+ stays in the log for good, so leave the credential out",
+            "{field}中似乎有凭据（{kind}，第 {start}–{end} 个字符）；没有写入任何内容：{field}会永久留在日志中，"
+            "请去掉凭据",
+        ),
+        # the health report's suggestions, undo and entity aliases
+        (
+            r"suggestion_id is not a suggestion of the health report",
+            "建议编号不是健康报告中的建议",
+        ),
+        (
+            r"no rule decides this set: a person chooses on its conflict page",
+            "没有规则能决定这个矛盾簇：请在它的冲突页面上由人来选择",
+        ),
+        (
+            r"(?P<change>change @\d+ \(\S+\)) is an undo; apply the suggestion again instead",
+            "{change} 本身是一次撤销；请改为再次应用该建议",
+        ),
+        (
+            r"(?P<change>change @\d+ \(\S+\)) was already undone by (?P<by>.+)",
+            "{change} 已被 {by} 撤销",
+        ),
+        (
+            rf"memory {_ID} changed since (?P<change>change @\d+ \(\S+\)) \(now (?P<status>[a-z]+)\); undo would "
+            r"overwrite that",
+            "记忆 {id} 在 {change} 之后有了变化（现在是“{status}”）；撤销会覆盖这一变化",
+        ),
+        (
+            rf"memory {_ID}, the winner of (?P<change>change @\d+ \(\S+\)), is (?P<status>[a-z]+) since; undo "
+            r"would re-open the set led by it",
+            "记忆 {id} 是 {change} 的胜者，之后已变为“{status}”；撤销会重新打开以它为首的矛盾簇",
+        ),
+        (
+            rf"memory {_ID}, the winner of (?P<change>change @\d+ \(\S+\)), no longer states the value it won "
+            r"with; undo would re-open the set with a value it does not hold",
+            "记忆 {id} 是 {change} 的胜者，但已不再陈述它胜出时的值；撤销会以它不再持有的值重新打开矛盾簇",
+        ),
+        (
+            r"claim set (?P<conflict>\d+) opened on this fact since (?P<change>change @\d+ \(\S+\)); settle it "
+            r"first \(an undo would leave two open sets for one fact\)",
+            "自 {change} 之后，这一事实上打开了矛盾簇 {conflict}；请先了结它（撤销会让同一事实有两个未决的矛盾簇）",
+        ),
+        (
+            r"(?P<alias>'.*') and (?P<canonical>'.*') are already one key",
+            "{alias} 和 {canonical} 已经是同一个键",
+        ),
+        (
+            r"(?P<alias>'.*') and (?P<canonical>'.*') are already rejected",
+            "{alias} 和 {canonical} 已经被拒绝合并",
+        ),
+        (r"(?P<canonical>'.*') is already an alias of (?P<alias>'.*')", "{canonical} 已经是 {alias} 的别名"),
+        (
+            r"alias and canonical must be two different non-empty names",
+            "别名和规范名称必须是两个不同的非空名称",
+        ),
         # a time out of range
         (
             rf"{_FIELD} is out of range: (?P<sent>.+) falls outside the years 1 to 9999 in UTC",

@@ -391,3 +391,109 @@ def test_an_event_type_a_range_and_a_conversation_s_past_are_refused_in_the_page
         assert words in shown[key], (key, shown[key])
     if lang == "zh":
         assert not any(re.search(r"\b(?:no event type|holds no time|has no past)\b", v) for v in shown.values()), shown
+
+
+def test_the_console_s_other_action_refusals_have_chinese_words(tmp_path: Path) -> None:
+    """What the console's actions meet besides the common refusals (a conflict settled since the
+    page was shown, a winner outside the set, pins of a non-member, a credential in a reason, an
+    undo that cannot run, an entity alias decided already, a suggestion id the report never gave)
+    read in English on a Chinese page; each is said in Chinese there, as written on an English one."""
+    from fact_ledger.ledger.errors import LedgerError
+    from fact_ledger.ledger.log.events import AUTH_USER
+    from fact_ledger.server.app.facade import LedgerApp
+    from fact_ledger.server.config import Settings
+    from fact_ledger.server.console.actions import preview
+    from fact_ledger.server.console.refusals import refusal_translator
+
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        for name, minute in (("Alice", "00"), ("Bob", "10")):
+            app.remember(
+                f"The deploy target owner is {name}",
+                source_type="agent_generated",
+                event_time=f"2026-03-01T00:{minute}:00Z",
+            )
+        [cluster] = app.health()["clusters"]
+        change = app.apply_suggestion(cluster["suggestion"]["suggestion_id"], authorization=AUTH_USER)["change_id"]
+        settled, winner = cluster["conflict_id"], max(cluster["members"])
+        undo = app.undo(change, authorization=AUTH_USER)["change_id"]
+        app.resolve_conflict(settled, winner, authorization=AUTH_USER)
+        first = app.remember("The relay listens on port 7301", source_type="agent_generated")["memory_id"]
+        second = app.remember("The relay listens on port 7302", source_type="agent_generated")
+        open_set = second["conflicts"][0]["conflict_id"]
+        app.accept_entity_alias("Robert Smith", "Bob Smith", authorization=AUTH_USER)
+        key = "AKIA" + "Q3EGRFXL7PBN2MZD"
+        calls = {
+            f"冲突 {settled} 已经解决": lambda: preview(app, "resolve", settled, {"winner_id": winner}),
+            f"记忆 999 不是冲突 {open_set} 的成员": lambda: preview(app, "resolve", open_set, {"winner_id": 999}),
+            f"固定版本指定的记忆 999 不是冲突 {open_set} 的成员": lambda: preview(
+                app, "judge", open_set, {"winner_id": first, "pin_999": "1"}
+            ),
+            "固定版本指定的记忆 999 不是该冲突的成员": lambda: app.judge(open_set, first, pins={"999": 1}),
+            "记忆不能取代它自己": lambda: preview(app, "supersede", first, {"winner_id": first}),
+            "原因中似乎有凭据（aws-access-key": lambda: app.retire(first, reason=f"key {key}", authorization=AUTH_USER),
+            "建议编号不是健康报告中的建议": lambda: app.check_suggestion("bogus"),
+            "本身是一次撤销；请改为再次应用该建议": lambda: app.undo(undo, authorization=AUTH_USER),
+            "已被 change @": lambda: app.undo(change, authorization=AUTH_USER),
+            "'Robert Smith' 和 'Bob Smith' 已经是同一个键": lambda: app.accept_entity_alias(
+                "Robert Smith", "Bob Smith", authorization=AUTH_USER
+            ),
+            "别名和规范名称必须是两个不同的非空名称": lambda: app.accept_entity_alias(
+                "Bob", "Bob", authorization=AUTH_USER
+            ),
+        }
+        for words, call in calls.items():
+            with pytest.raises(LedgerError) as refused:
+                call()
+            message = refused.value.to_dict()["message"]
+            assert refusal_translator("en")(message) == message
+            said = refusal_translator("zh")(message)
+            assert words in said and said != message, (message, said)
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_console_s_own_form_refusals_are_said_in_the_page_s_language(console: Console, lang: str) -> None:
+    """A status, a page, an export format, an action or an alias decision the forms never offer
+    was refused in English on a Chinese page; it is refused in Chinese there, in English on an
+    English one (over HTTP, with the page's language cookie, as a browser sends it)."""
+    from html import unescape
+
+    cookie = {"Cookie": f"ledger_console_{console.port}={console.token}; ledger_console_lang={lang}"}
+    csrf = console.csrf()
+    shown = {}
+    for key, method, path, body in (
+        ("status", "GET", "/memories?status=bogus", None),
+        ("page", "GET", "/memories?page=26", None),
+        ("format", "GET", "/audit/export.xml", None),
+        ("action", "POST", "/act/bogus", {"csrf": csrf, "memory_id": "1"}),
+        (
+            "decision",
+            "POST",
+            "/health/alias",
+            {"csrf": csrf, "alias": "Bob", "canonical": "Robert", "decision": "maybe"},
+        ),
+    ):
+        status, text, _ = _request(console, method, path, headers=cookie, body=body)
+        found = re.search(r'id="error"><code>[a-z_]+</code> (.*?)(?: \(<code>|</p>)', text, re.S)
+        assert status >= 400 and found, (key, status, text[:400])
+        shown[key] = unescape(found.group(1))
+    expected = {
+        "en": {
+            "status": "status is empty (current memories) or all",
+            "page": "page must be a number from 1 to 25; narrow the filters to go further",
+            "format": "export format is jsonl or csv",
+            "action": "no action 'bogus'",
+            "decision": "decision must be accept or reject",
+        },
+        "zh": {
+            "status": "状态须为空（当前记忆）或 all",
+            "page": "页必须是 1 到 25 之间的数字",
+            "format": "导出格式为 jsonl 或 csv",
+            "action": "没有操作 'bogus'",
+            "decision": "决定必须是 accept 或 reject",
+        },
+    }[lang]
+    for key, words in expected.items():
+        assert words in shown[key], (key, shown[key])
