@@ -196,6 +196,17 @@ REFUSALS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             r"alias and canonical must be two different non-empty names",
             "别名和规范名称必须是两个不同的非空名称",
         ),
+        # the end of a day (24:00), which the calendar takes as the next day's 00:00
+        (
+            rf"{_FIELD} is (?P<sent>'.*'), the end of a day \(24:00\), which is not taken: "
+            r"write the next day's 00:00 \((?P<instead>\S+)\), the same instant",
+            "{field} {sent} 是一天的结束（24:00），不能这样写：请写下一天的 00:00（{instead}），是同一时刻",
+        ),
+        (
+            rf"{_FIELD} is (?P<sent>'.*'), the end of a day \(24:00\), which is not taken: "
+            r"write a time within the years 1 to 9999",
+            "{field} {sent} 是一天的结束（24:00），不能这样写：请写公元 1 年到 9999 年之间的时间",
+        ),
         # a time out of range
         (
             rf"{_FIELD} is out of range: (?P<sent>.+) falls outside the years 1 to 9999 in UTC",

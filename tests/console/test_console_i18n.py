@@ -265,6 +265,12 @@ def test_the_facade_s_common_refusals_have_chinese_words(tmp_path: Path) -> None
             "事件时间超出范围：'0001-01-01T00:00:00+05:00' 换算为 UTC 后不在公元 1 年到 9999 年之间": lambda: app.find(
                 "door", as_of_event_time="0001-01-01T00:00:00+05:00"
             ),
+            "事件时间 '2026-01-04T24:00Z' 是一天的结束（24:00），不能这样写：请写下一天的 00:00（2026-01-05T00:00Z）": (
+                lambda: app.find("door", as_of_event_time="2026-01-04T24:00Z")
+            ),
+            "事件时间 '9999-12-31T24:00' 是一天的结束（24:00），不能这样写：请写公元 1 年到 9999 年之间的时间": (
+                lambda: app.find("door", as_of_event_time="9999-12-31T24:00")
+            ),
             "记忆 1 已被永久删除": lambda: [app.erase(mid, reason="asked", authorization=AUTH_USER) for _ in range(2)],
         }
         for words, call in calls.items():
