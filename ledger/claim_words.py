@@ -548,8 +548,9 @@ DESCRIPTIVE_SUFFIX = re.compile(r"(?:ed|ing|ly|ful|ous|ive|able|ible|less|ish)$"
 # a value that only ends like a participle: "the field type is string" (as "… is integer")
 SUFFIXED_VALUES = frozenset({"string"})
 # a title's full stop ends no sentence: "Our doctor is Dr. Lee" was "our doctor is Dr" (so "Dr. Gomez"
-# was the same value)
-_TITLES = "".join(rf"(?<!\b{t}\.)" for t in ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Jr", "Sr", "Mt"))
+# was the same value). Only titles that stand before a name: "St." ends an address ("I live on Main
+# St. The office is in Denver") and "Jr."/"Sr." a name as often as not.
+_TITLES = "".join(rf"(?<!\b{t}\.)" for t in ("Mr", "Mrs", "Ms", "Dr", "Prof", "Mt"))
 SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])" + _TITLES + r"(?=\s)")
 # "while" before someone's absence is when, not a second fact: "Alice took over as lead while Bob
 # is on leave" is one clause (a stand-in, no new holder), "the API uses port 80 while the worker

@@ -457,3 +457,26 @@ def test_the_one_pass_relation_search_finds_what_the_entries_in_order_find(words
     for text in (" ".join(words), "".join(words)):
         mine, theirs = ANY_RELATION.search(text), plain.search(text)
         assert (mine and (mine.span(), mine.lastgroup)) == (theirs and (theirs.span(), theirs.lastgroup))
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        # a title before a name ends no sentence ...
+        (
+            "Our doctor is Dr. Lee. The clinic opens at 9am.",
+            [("our doctor", "is", "dr. lee"), ("the clinic", "opens", "9am")],
+        ),
+        # ... but an address's "St." and a name's "Jr." may end one: the next sentence is a fact of its own
+        ("I live on Main St. The office is in Denver.", [("the office", "is", "denver")]),
+        (
+            "Alice lives at 12 Main St. Bob lives in Boston.",
+            [("alice", "lives in", "12 main st"), ("bob", "lives in", "boston")],
+        ),
+        ("We met Martin Luther King Jr. The venue is in Atlanta.", [("the venue", "is", "atlanta")]),
+    ],
+)
+def test_a_full_stop_after_a_title_or_an_abbreviation(content: str, expected: list[tuple[str, str, str]]) -> None:
+    """ "Dr. Lee" is one name; "Main St." and "… Jr." ended a sentence before titles were read,
+    and must still (the office's place became "I live on Main St. the office"'s)."""
+    assert [(c.subject, c.attribute, c.value) for c in extract_claims(content)] == expected
