@@ -205,3 +205,16 @@ def test_a_ledger_folded_before_the_reason_column_gets_it_on_its_next_open(db_pa
         app.close()
     read = json.loads(cli(db_path, "--json", "read", "1").stdout)["memory"]
     assert (read["status"], read.get("status_reason")) == ("erased", "asked"), read
+
+
+def test_read_of_a_working_note_as_of_a_point_says_it_has_no_past(db_path: Path) -> None:
+    """docs/contract.md, ``read``: a working note has no time-travel states; as of a point it is
+    ``not_found`` saying so, where a long-term memory answers as of that point."""
+    assert cli(db_path, "init").exit_code == 0
+    cli(db_path, "remember", "maybe use redis", "--tier", "working", "--session", "s1", "--turn", "1")  # #1
+    cli(db_path, "remember", "the staging port is 8080")  # #2, long-term
+    note = cli(db_path, "--json", "read", "1", "--as-of-recorded", "2")
+    error = json.loads(note.stdout)["error"]
+    assert note.exit_code == 1 and error["code"] == "not_found" and "working note" in error["message"], error
+    read = json.loads(cli(db_path, "--json", "read", "2", "--as-of-recorded", "2").stdout)
+    assert read["memory"]["tier"] == "long" and read["as_of"]["recorded_position"] == 2, read
