@@ -75,6 +75,7 @@ WORKING_COLUMNS = (
     "updated_at",
     "authorization",
     "valid_to",
+    "status_reason",
 )
 
 _SCHEMA = """
@@ -109,7 +110,8 @@ CREATE TABLE IF NOT EXISTS working_memories(
     recorded_at  TEXT NOT NULL,
     updated_at   TEXT NOT NULL,
     authorization TEXT NOT NULL,
-    valid_to     TEXT
+    valid_to     TEXT,
+    status_reason TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS working_memories_set ON working_memories(session, state, sticky, touched);
 CREATE INDEX IF NOT EXISTS working_memories_promoted ON working_memories(promoted_to) WHERE promoted_to IS NOT NULL;
@@ -140,8 +142,9 @@ class ConversationsProjector(DeferringProjector):
     name = "conversations"
     # 2: an erased working note is erased (it stayed a working note anyone could promote);
     # 3: its erasure is a version, as a long-term memory's is (read and history agree);
-    # 4: it keeps the erasure's time as ``valid_to``, as an erased long-term memory does
-    version = 4
+    # 4: it keeps the erasure's time as ``valid_to``, as an erased long-term memory does;
+    # 5: and the erasure's reason as ``status_reason``, as an erased long-term memory does
+    version = 5
     tables = ("conversation_memories", "working_memories", "working_signals", "cold_memories")
     handles = frozenset(
         {
@@ -180,8 +183,9 @@ class ConversationsProjector(DeferringProjector):
             )
         elif isinstance(data, Erased):
             conn.execute(
-                "UPDATE working_memories SET state=?, updated_at=?, version=version+1, valid_to=? WHERE stream_id=?",
-                (ERASED, event.recorded_at, event.event_time, data.memory),
+                "UPDATE working_memories SET state=?, updated_at=?, version=version+1, valid_to=?, status_reason=?"
+                " WHERE stream_id=?",
+                (ERASED, event.recorded_at, event.event_time, data.reason, data.memory),
             )
         elif isinstance(data, Cooled | Warmed):
             memory_id = conn.execute("SELECT memory_id FROM memories WHERE stream_id=?", (data.memory,)).fetchone()
@@ -230,6 +234,7 @@ def _note_row(event: StoredEvent, data: WorkingNoted) -> tuple[Any, ...]:
         "updated_at": event.recorded_at,
         "authorization": data.authorization,
         "valid_to": None,
+        "status_reason": "",
     }
     return tuple(row[c] for c in WORKING_COLUMNS)
 
@@ -298,6 +303,7 @@ class WorkingNote(msgspec.Struct, frozen=True, kw_only=True):
     updated_at: str
     authorization: str
     valid_to: str | None  # an erased note's: the erasure's time, as an erased long-term memory's
+    status_reason: str  # an erased note's: the erasure's reason, as an erased long-term memory's
 
 
 def _note(values: tuple[Any, ...]) -> WorkingNote:

@@ -174,3 +174,47 @@ def test_a_ledger_folded_before_the_column_gets_it_on_its_next_open(db_path: Pat
         app.close()
     read = json.loads(cli(db_path, "--json", "read", "1").stdout)["memory"]
     assert read["status"] == "erased" and read["valid_to"], read
+
+
+def test_read_of_an_erased_working_note_gives_the_erasure_reason_as_a_memory_does(db_path: Path) -> None:
+    """``read`` of an erased note had no ``status_reason`` (its human form no "erased: <reason>"
+    line), where an erased long-term memory's ``read`` gives the reason the erasure recorded."""
+    assert cli(db_path, "init").exit_code == 0
+    cli(db_path, "remember", "the staging port is 8080")  # #1, long-term
+    cli(db_path, "remember", "maybe use redis", "--tier", "working", "--session", "s1", "--turn", "1")  # #2
+    for memory_id in ("1", "2"):
+        assert cli(db_path, "erase", memory_id, "--reason", "asked by the user").exit_code == 0
+    for memory_id in ("1", "2"):
+        read = json.loads(cli(db_path, "--json", "read", memory_id).stdout)["memory"]
+        assert (read["status"], read.get("status_reason")) == ("erased", "asked by the user"), read
+        said = cli(db_path, "read", memory_id).stdout
+        assert "erased: asked by the user" in said, said
+
+
+def test_a_ledger_folded_before_the_reason_column_gets_it_on_its_next_open(db_path: Path) -> None:
+    """The read model as version 4 left it had no place for the erasure's reason: version 5
+    rebuilds it once, by itself."""
+    assert cli(db_path, "init").exit_code == 0
+    cli(db_path, "remember", "maybe use redis", "--tier", "working", "--session", "s1", "--turn", "1")
+    assert cli(db_path, "erase", "1", "--reason", "asked").exit_code == 0
+    app = LedgerApp(Settings(db=str(db_path)))
+    try:
+        app.conn.execute("ALTER TABLE working_memories DROP COLUMN status_reason")
+        app.conn.execute("UPDATE projection_checkpoints SET version=4 WHERE name='conversations'")
+    finally:
+        app.close()
+    read = json.loads(cli(db_path, "--json", "read", "1").stdout)["memory"]
+    assert (read["status"], read.get("status_reason")) == ("erased", "asked"), read
+
+
+def test_read_of_a_working_note_as_of_a_point_says_it_has_no_past(db_path: Path) -> None:
+    """docs/contract.md, ``read``: a working note has no time-travel states; as of a point it is
+    ``not_found`` saying so, where a long-term memory answers as of that point."""
+    assert cli(db_path, "init").exit_code == 0
+    cli(db_path, "remember", "maybe use redis", "--tier", "working", "--session", "s1", "--turn", "1")  # #1
+    cli(db_path, "remember", "the staging port is 8080")  # #2, long-term
+    note = cli(db_path, "--json", "read", "1", "--as-of-recorded", "2")
+    error = json.loads(note.stdout)["error"]
+    assert note.exit_code == 1 and error["code"] == "not_found" and "working note" in error["message"], error
+    read = json.loads(cli(db_path, "--json", "read", "2", "--as-of-recorded", "2").stdout)
+    assert read["memory"]["tier"] == "long" and read["as_of"]["recorded_position"] == 2, read

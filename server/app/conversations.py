@@ -464,6 +464,8 @@ class Conversations(Service):
             view = working_view(row)
             view["metadata"] = row.metadata
             view["workspace"] = row.workspace
+            if row.status_reason:  # erased: the erasure's reason, as an erased long-term memory's read gives
+                view["status_reason"] = row.status_reason
             view["signals"] = [msgspec.to_builtins(s) for s in conv.signals_of(self.conn, memory_id)]
             view["score"] = assess(conv.signals_of(self.conn, memory_id)).score
             if row.promoted_to:

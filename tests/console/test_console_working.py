@@ -118,6 +118,8 @@ def test_an_ended_working_note_is_not_shown_as_valid_until_further_notice(consol
         _, page = _get(console, f"/memory/{erased}", lang)
         valid_to = re.search(r'<td id="valid-to">([^<]*)</td>', page)
         assert valid_to is not None and valid_to.group(1) == read["valid_to"], (lang, valid_to)
+        status = re.search(r'<td id="status">(.*?)</td></tr>', page)  # and why, as a long-term memory's page
+        assert status is not None and "a test" in status.group(1), (lang, status)
         _, page = _get(console, f"/memory/{live}", lang)
         valid_to = re.search(r'<td id="valid-to">([^<]*)</td>', page)
         assert valid_to is not None and valid_to.group(1) == ongoing, lang

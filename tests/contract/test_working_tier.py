@@ -201,3 +201,17 @@ def test_read_of_an_erased_note_gives_the_erasure_time_as_a_memory_does(srv: Led
         assert (read["status"], read.get("valid_to")) == ("erased", erasure["event_time"]), read
         # an agent gets each cleared row as it is (the CLI's human audit says only count and positions)
         assert all(set(row) == {"position", "event_id", "seal"} for row in erasure["payload"]["rows"])
+
+
+def test_read_of_an_erased_note_gives_the_erasure_reason_as_a_memory_does(srv: LedgerServer) -> None:
+    """``read`` of an erased working note had no ``status_reason``; an erased long-term memory's
+    gives the erasure's reason. The person erases at the CLI; the agent reads over stdio."""
+    from tests.conftest import ledger_cli
+
+    note = srv.memory("remember", {"content": "maybe pin redis 7.2", "session_id": "conv-why", "tier": "working"})
+    memory = srv.memory("remember", {"content": "the cache host is cache-2"})
+    for memory_id in (note["memory_id"], memory["memory_id"]):
+        ledger_cli("erase", str(memory_id), "--reason", "asked by the user", "--db", str(srv.db), check=True)
+    for memory_id in (note["memory_id"], memory["memory_id"]):
+        read = srv.memory("read", {"memory_id": memory_id})["memory"]
+        assert (read["status"], read.get("status_reason")) == ("erased", "asked by the user"), read
