@@ -353,6 +353,8 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("Bob's manager's manager is Dave", "Bob's skip-level manager is Erin"),
         ("The office is on the 3rd floor", "The office is now on the 5th floor"),
         ("The launch is on June 3", "The launch is on June 10"),
+        ("The launch is in March", "The launch is in April"),
+        ("The manual is in English", "The manual is in French"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -546,6 +548,8 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The trip is in May", "The trip is in Japan"),
         ("The sale is in March", "The sale is in store only"),
         ("The manual is in the drawer", "The manual is in English"),
+        ("The tournament is in Dallas", "The tournament is in round 2"),
+        ("The concert is in Central Park", "The concert is in D minor"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
