@@ -376,6 +376,34 @@ def _of_another_thing(content: str, words: Sequence[str]) -> bool:
     return any(_stem(w) in stems for w in thing) and _stem(thing[-1]) not in stems
 
 
+# What a thing names when another word follows it: "the orders backup", "the client report", "订单数据库" are
+# a backup, a report, a database; "the order is cancelled" and "订单取消了" cancel none of them
+_HEADS = frozenset(
+    """backup backups database databases db server servers system systems service report reports file files log
+    logs table tables account accounts script scripts job jobs list lists page pages channel data record records
+    invoice invoices inbox queue dashboard""".split()
+)
+_ZH_HEADS = re.compile(r"数据库|数据|系统|服务|文件|日志|报表|报告|记录|表|群|账号|账户|平台|网站|页面|脚本|任务|列表")
+
+
+def _names_what_another_is_of(content: str, words: Sequence[str]) -> bool:
+    """ "Run the nightly orders backup at 02:00" for "the order is cancelled", "每晚两点备份订单数据库" for
+    "订单取消了": the last word cancelled is, wherever the instruction says it, what another thing it
+    names is of (the backup of the orders, the orders database): it is listed, not retracted."""
+    if not words:
+        return False
+    last = words[-1]
+    if re.fullmatch(f"[{_CJK}]+", last):
+        ends = [m.end() for m in re.finditer(re.escape(last), content)]
+        return bool(ends) and all(_ZH_HEADS.match(content, end) for end in ends)
+    tokens = _WORD.findall(_clean(content))
+    stems = {_stem(w) for w in words}
+    at = [i for i, t in enumerate(tokens) if _stem(t) == _stem(last)]
+    return bool(at) and all(
+        i + 1 < len(tokens) and tokens[i + 1] in _HEADS and _stem(tokens[i + 1]) not in stems for i in at
+    )
+
+
 _DAY = re.compile(rf"\b({_WEEKDAY})s?\b", re.IGNORECASE)
 _EVERY_DAY = re.compile(r"\b(?:every\s+(?:day|weekday)|daily|weekdays|each\s+day)\b", re.IGNORECASE)
 
@@ -475,6 +503,7 @@ def choose(candidates: Sequence[Target], words: Sequence[str] = ()) -> tuple[Tar
         len(instructions) == 1
         and len(candidates) <= MAX_MATCHES
         and not _of_another_thing(instructions[0].content, words)
+        and not _names_what_another_is_of(instructions[0].content, words)
         and not _only_in_its_condition(instructions[0].content, words)
         and not _one_day_of_several(instructions[0].content, words)
     ):

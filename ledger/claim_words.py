@@ -21,6 +21,8 @@ ALIASES = (
     # whom one reports to, said another way and in either language: "Bob's boss", "Bob的经理",
     # "张三的上级", "张三的老板" are all "Bob's manager" / "张三's manager"
     (re.compile(r"\bboss\b|\bsupervisor\b|\bline manager\b|直属上级|上级|上司|经理|老板|直属领导|领导"), " manager "),
+    # a manager's manager is another person: "Bob's boss's boss" is Bob's skip-level manager, not his manager
+    (re.compile(r"\bmanager\s*(?:的\s*)?manager\b"), " skip-level manager "),
     # a slot a relation also names: "the price of X" / "X costs", "X's expiry date" / "X expires on",
     # "the trial length" / "the trial lasts" (RELATION_SLOTS)
     (re.compile(r"\bcosts?\b|\bpric(?:e|es|ing)\b"), " price "),
@@ -463,6 +465,7 @@ KIN = frozenset(
 NOT_A_PLACE = re.compile(
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|q[1-4]\b|(?:spring|summer|fall|autumn|winter)\b"
     r"|\d{1,2}(?:st|nd|rd|th)\b"  # "moved to the 22nd": a day of the month
+    r"|h[12]\b"  # "the offsite is in H2": a half of the year
     r"|(?:19|20)\d\d$|(?:a|an|one|two|three|four|five|six|a few|several|\d+)\s+"
     r"(?:minutes?|hours?|days?|weeks?|months?|years?)\b"
 )

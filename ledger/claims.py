@@ -568,6 +568,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         place = IN_A_PLACE.match(clause.strip())
     if place is not None and "'" not in place["x"]:
         clause = f"{place['x']}'s {place['noun']} is {place['y']}"  # "Jenny moved to desk 7A": Jenny's desk
+    elif (floor := _ON_A_FLOOR.match(clause.strip())) is not None and "'" not in floor["x"]:
+        clause = f"{floor['x']}'s floor is {floor['y']}"  # "the office is on the 3rd floor": not on Main Street
     if "s " in clause and _CONTRACTED_IS.search(clause):
         clause = _CONTRACTED_IS.sub(" is", clause)
     text = normalize_text(clause)
@@ -691,6 +693,9 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         if not _a_place(value[0], cased):
             return None  # "the meeting is in progress", "the offsite is in two weeks": no place
         value = (*value[:3], "in")  # "book club is at Jenna's house" and "… is in Denver": where it is
+    elif relation == "is" and value[1] == KIND_TEXT and value[3] == "in" and (said := _when_or_in_what(value[0])):
+        # "the trip is in May", "the manual is in English": when or in what, not where ("… in Japan")
+        value = (*value[:3], f"in {said}")
     if relation == "lives in" and "://" in value[0]:
         relation = "is"  # "VPN门户搬到了 https://…": an address, not a home
     if relation == "is" and value[1] == KIND_TEXT and (someone or LEADING_ARTICLE.sub("", left) in DISCOURSE):
@@ -833,10 +838,35 @@ def _a_place(display: str, cased: str) -> bool:
     bare = LEADING_ARTICLE.sub("", display)
     if display.split()[0] in LANGUAGES or display.split()[0] in _WHOSE or NOT_A_PLACE.match(bare):
         return False  # … and "the festival is in its 10th year": no place
+    if _SOMEONES_NOT_A_PLACE.search(display) or _A_PART_OR_A_KEY.match(bare):
+        return False  # "in Bob's hands", "in round 2", "in D minor": no place ("Jenna's house" is one)
     return _named_place(display, cased) or _SOMEONES.search(display) is not None or _A_DIGIT.search(display) is not None
 
 
 _WHOSE = frozenset("its his her their my our your".split())
+# someone's that is no place: "the offsite is in Bob's hands", "… at Bob's discretion", "moved to Bob's team"
+_SOMEONES_NOT_A_PLACE = re.compile(
+    r"\w['’]s\s+(?:hands?|discretion|expense|cost|team|group|department|budget|calendar|schedule|agenda|list|plate"
+    r"|honou?r|memory|name|care|charge|control|request|favou?r|mind|court)\b"
+)
+# a part of an event, numbered, or the key it is played in: "the tournament is in round 2", "the concert is
+# in D minor" (a number or a capital that names no place)
+_A_PART_OR_A_KEY = re.compile(
+    r"(?:round|phase|stage|week|day|game|set|heat|part|act)\s+\d|[a-g](?:\s+(?:flat|sharp))?\s+(?:major|minor)\b"
+)
+_ON_A_FLOOR = re.compile(
+    r"^(?P<x>.+?)\s+(?i:(?:is|are)\s+(?:now\s+)?on)\s+the\s+(?P<y>\d{1,3})(?:st|nd|rd|th)\s+(?i:floor)[.!]?$"
+)
+
+
+def _when_or_in_what(display: str) -> str:
+    """ "when" for "May", "Q3", "two weeks", "language" for "English": what a thing is "in" that says
+    when or in what, not where (empty for a place)."""
+    if display.split()[0] in LANGUAGES:
+        return "language"
+    return "when" if NOT_A_PLACE.match(LEADING_ARTICLE.sub("", display)) else ""
+
+
 _OF_THE_MONTH = re.compile(r"\s+of\s+(?:the|each|every)\s+month$")
 _SOMEONES = re.compile(r"\w['’]s\b")
 

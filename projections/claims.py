@@ -191,7 +191,10 @@ class ClaimsProjector(DeferringProjector):
     # subscription's price, a coach/treasurer/landlord a role, 新房东, "is in progress" no place,
     # 每月25元 / 25元/月 / 3000元一个月 a price per month, "is in Room 4" the room, "the Hulu plan" Hulu's
     # price, "standup's at 9:30", 新物业经理
-    version = 28
+    # 29: "Bob's manager's manager" the skip-level manager; "is on the 3rd floor" the floor; "in Bob's
+    # hands", "in H2", "in round 2", "in D minor" no place; "the trip is in May", "the manual is in
+    # English" when and in what language, not where
+    version = 29
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

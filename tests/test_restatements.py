@@ -350,6 +350,11 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("The Hulu plan costs $7.99 a month", "Hulu now costs $9.99 a month"),
         ("The YouTube Premium subscription is $13.99 a month", "YouTube Premium is now $15.99 a month"),
         ("我们的物业经理是张姐", "新物业经理是李哥"),
+        ("Bob's manager's manager is Dave", "Bob's skip-level manager is Erin"),
+        ("The office is on the 3rd floor", "The office is now on the 5th floor"),
+        ("The launch is on June 3", "The launch is on June 10"),
+        ("The launch is in March", "The launch is in April"),
+        ("The manual is in English", "The manual is in French"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -532,6 +537,19 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("经理是小王", "新加坡经理是小李"),
         ("The board meeting is in Denver", "The board meeting was moved to the 22nd"),  # a day, no place
         ("The festival is in Austin", "The festival is in its 10th year"),
+        # someone's that is no place, a half of the year; a manager's manager; a floor and a street;
+        # what a thing that is no event is "in" when it says when or in what
+        ("The offsite is in Napa", "The offsite is in Bob's hands"),
+        ("The offsite is in Napa", "The offsite is at Bob's discretion"),
+        ("The offsite is in Napa", "The offsite is in H2"),
+        ("Bob's manager is Carol", "Bob's manager's manager is Dave"),
+        ("张三的经理是李四", "张三的经理的经理是王五"),
+        ("The office is on the 3rd floor", "The office is on Main Street"),
+        ("The trip is in May", "The trip is in Japan"),
+        ("The sale is in March", "The sale is in store only"),
+        ("The manual is in the drawer", "The manual is in English"),
+        ("The tournament is in Dallas", "The tournament is in round 2"),
+        ("The concert is in Central Park", "The concert is in D minor"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:

@@ -291,6 +291,11 @@ def test_cancelling_one_occurrence_leaves_the_schedule(app: LedgerApp, schedule:
         ("周五晚上8点和老张吃饭", "和老李吃饭取消了"),
         ("昨天晚上8点和老张吃饭了", "和老张吃饭取消了"),
         ("明天下雨", "下雨取消了"),  # a day without a time: the weather, no plan
+        # what another thing the instruction names is of: the orders of its backup, the client of its report
+        ("Run the nightly orders backup at 02:00", "The order is cancelled"),
+        ("Send the client report every Monday", "The client is cancelled"),
+        ("每晚两点备份订单数据库", "订单取消了"),
+        ("每周一早上9点发销售报表", "销售取消了"),
     ],
 )
 def test_a_cancellation_of_something_else_retracts_nothing(app: LedgerApp, schedule: str, cancellation: str) -> None:
