@@ -627,21 +627,31 @@ CHECK_MESSAGES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
-def check_message_translator(lang: str) -> Callable[[object], str]:
-    """``tc(message)``: a Doctor check's message in the chosen language (as written when no
-    pattern holds it: English, the facade's words)."""
+def catalogue_translator(
+    lang: str,
+    catalogue: tuple[tuple[re.Pattern[str], str], ...],
+    word: Callable[[str, str], str] = lambda _group, value: value,
+) -> Callable[[object], str]:
+    """A message in the chosen language: on a Chinese page, the Chinese of the first pattern of
+    ``catalogue`` that holds the whole message, each group put in as ``word(group, value)``; as
+    written otherwise (English, the facade's words)."""
 
-    def tc(message: object) -> str:
+    def translate(message: object) -> str:
         text = "" if message is None else str(message)
         if lang != "zh":
             return text
-        for pattern, zh in CHECK_MESSAGES:
+        for pattern, zh in catalogue:
             found = pattern.fullmatch(text)
             if found is not None:
-                return zh.format(**found.groupdict())
+                return zh.format(**{group: word(group, value) for group, value in found.groupdict().items()})
         return text
 
-    return tc
+    return translate
+
+
+def check_message_translator(lang: str) -> Callable[[object], str]:
+    """``tc(message)``: a Doctor check's message in the chosen language."""
+    return catalogue_translator(lang, CHECK_MESSAGES)
 
 
 def term_translator(lang: str) -> Callable[[str, object], str]:

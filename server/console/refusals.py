@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from fact_ledger.server.console.i18n import LANGUAGES, STRINGS, VALUES
+from fact_ledger.server.console.i18n import LANGUAGES, STRINGS, VALUES, catalogue_translator
 
 _FIELD = r"(?P<field>[a-z_]+)"
 _ID = r"(?P<id>\d+)"
@@ -280,18 +280,7 @@ REFUSALS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 def refusal_translator(lang: str) -> Callable[[object], str]:
     """``te(message)``: a refusal's message in the chosen language (as written when no pattern
     holds it, and always in English: the facade's words)."""
-
-    def te(message: object) -> str:
-        text = "" if message is None else str(message)
-        if lang != "zh":
-            return text
-        for pattern, zh in REFUSALS:
-            found = pattern.fullmatch(text)
-            if found is not None:
-                return zh.format(**{k: _word(k, v, lang) for k, v in found.groupdict().items()})
-        return text
-
-    return te
+    return catalogue_translator(lang, REFUSALS, lambda group, value: _word(group, value, lang))
 
 
 def _word(group: str, value: str, lang: str) -> str:
