@@ -221,3 +221,14 @@ def test_strict_overview_counts_only_the_callers_workspace(app_for: AppFor) -> N
     assert seen_by_beta["by_workspace"] == {"beta": 3} and seen_by_beta["open_conflicts"] == 0
     everyone = app_for("", "none").overview()
     assert everyone["by_workspace"] == {"alpha": 2, "beta": 3}
+
+
+def test_a_workspace_typed_with_spaces_around_it_is_the_one_a_write_stores_in(app_for: AppFor) -> None:
+    """A write stores "billing " as "billing"; a find in " billing " found nothing. A name typed
+    without spaces is looked up as it is, with no scan (docs/contract.md, find)."""
+    app = app_for()
+    stored = app.remember("invoices go out on the 3rd", workspace="billing ")
+    assert stored["workspace"] == "billing"
+    assert ids(app.find("invoices", workspace=" billing ")) == [stored["memory_id"]]
+    assert ids(app.find("invoices", workspace="billing")) == [stored["memory_id"]]
+    assert ids(app.find("invoices", workspace="billing-eu")) == []
