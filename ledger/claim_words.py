@@ -447,6 +447,25 @@ PLACES_OF_WORK = frozenset(
     "office offices headquarters hq company store shop warehouse lab clinic branch campus factory studio "
     "datacenter server servers cluster".split()
 )
+# What a thing is "in" or "on" that is how it stands, not where it is: "the project is on hold" and
+# "… is in progress" are one slot (its status), apart from "the office is on Elm Street"; "<x> hours"
+# and "<x> mode" are of it too ("the library is on holiday hours", "the printer is in maintenance mode")
+STATUSES = frozenset("hold progress track schedule time pause ice backburner beta alpha preview maintenance".split())
+STATUS_ENDINGS = ("hours", "mode")
+# A passing state, which states no value ("the office is in chaos", "the store is on sale", "Bob is on
+# vacation"): it neither replaces where a thing is nor is replaced by another state it is also in
+PASSING_STATES = frozenset(
+    """chaos turmoil disarray shambles lockdown quarantine trouble crisis debt fire sale strike break vacation
+    holiday holidays leave recess alert standby display loan offer backorder fear""".split()
+)
+# Where someone works or when, not where they live: "Bob moved to the night shift", "… moved to Product"
+WORK_MOVES = frozenset(
+    """product marketing sales engineering finance design support operations ops hr legal research it qa
+    security accounting management recruiting infra infrastructure platform analytics nights days weekends
+    mornings evenings part-time full-time remote""".split()
+)
+# What someone lives in that is no place: "Bob lives in fear of spiders", "… in denial"
+NOT_A_HOME = frozenset("fear denial hope dread terror misery poverty luxury sin peace harmony limbo comfort".split())
 # "Jenny moved to desk 7A", "the meeting moved to room Kilimanjaro": Jenny's desk, the meeting's room
 # Events, which have a place too: "the team offsite is in Denver", "book club is at Jenna's house" and
 # "the offsite moved to Austin", "book club moved to Mia's house" say where the event is, one slot

@@ -81,11 +81,13 @@ from fact_ledger.ledger.claim_words import (
     NEGATED_ZH,
     NEW_BEFORE_ONE_VALUE,
     NOT_A_CHANGE_MADE,
+    NOT_A_HOME,
     NOT_A_PLACE,
     NOT_A_TASTE,
     OBJECT_PRONOUNS,
     ON_CALL_HOLDER,
     ONE_HOLDER_ROLES,
+    PASSING_STATES,
     PERSONS,
     PLACES_OF_WORK,
     POSSESSIVE,
@@ -110,6 +112,8 @@ from fact_ledger.ledger.claim_words import (
     SLOT_FILLERS,
     SPEAKER_LABEL,
     SPEAKER_LINE_WORDS,
+    STATUS_ENDINGS,
+    STATUSES,
     STOP_CHARS,
     STOP_TOKENS,
     STREET_ADDRESS,
@@ -126,6 +130,7 @@ from fact_ledger.ledger.claim_words import (
     VERSION_CHANGED,
     WHILE_AWAY,
     WHO_TRAILERS,
+    WORK_MOVES,
     ZH_HAS_COUNT,
     ZH_NEW_ROLE,
     ZH_NEW_VALUE,
@@ -671,8 +676,8 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if pointed and relation in ("is", "colon") and value[1] == KIND_TEXT:
         return None  # "this is my lucky pair of shoes"; "it listens on port 8080" still reads the subject
     if relation == "is" and person and value[1] == KIND_TEXT and MOVED.search(text[best[0] : end]):
-        if _is_group(value[0]):
-            return None  # "Bob moved to the data team": a team, not where he lives
+        if _is_group(value[0]) or _a_work_move(value[2]):
+            return None  # "Bob moved to the data team", "… to the night shift": where he works, not lives
         relation = "lives in"  # "Bob moved to Berlin" is where Bob lives; "the standup moved to 10am" is not
     moved = relation == "lives in" or (relation == "is" and MOVED.search(text[best[0] : end]) is not None)
     if moved and _PLANNED_MOVE.search(text[best[0] : end]) and _a_place_of_work(left or subject):
@@ -696,6 +701,12 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     elif relation == "is" and value[1] == KIND_TEXT and value[3] == "in" and (said := _when_or_in_what(value[0])):
         # "the trip is in May", "the manual is in English": when or in what, not where ("… in Japan")
         value = (*value[:3], f"in {said}")
+    elif relation == "is" and value[1] == KIND_TEXT and value[3] in ("in", "on") and (how := _how_it_stands(value[2])):
+        if how == "passing":
+            return None  # "the office is in chaos", "the store is on sale": a state it is in, no value
+        value = (*value[:3], "in status")  # "the project is on hold" → "… is in progress": one slot
+    if relation == "lives in" and LEADING_ARTICLE.sub("", value[2]).split()[0] in NOT_A_HOME:
+        return None  # "Bob lives in fear of spiders": no home
     if relation == "lives in" and "://" in value[0]:
         relation = "is"  # "VPN门户搬到了 https://…": an address, not a home
     if relation == "is" and value[1] == KIND_TEXT and (someone or LEADING_ARTICLE.sub("", left) in DISCOURSE):
@@ -767,6 +778,26 @@ def _departs(left: str) -> bool:
 
 
 _RECURRING = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|\b(?:every|weekends|weekdays)\b")
+
+
+def _how_it_stands(canonical: str) -> str:
+    """ "status" for "hold", "progress", "holiday hours"; "passing" for "chaos", "sale", "vacation": what a
+    thing is in or on that is how it stands, not where it is (empty for a place or anything else)."""
+    words = LEADING_ARTICLE.sub("", canonical).split()
+    if not words:
+        return ""
+    if len(words) == 1 and words[0] in PASSING_STATES:
+        return "passing"
+    if (len(words) == 1 and words[0] in STATUSES) or (len(words) == 2 and words[1] in STATUS_ENDINGS):
+        return "status"
+    return ""
+
+
+def _a_work_move(canonical: str) -> bool:
+    """ "the night shift", "product", "part-time": where or when someone works, which a move to is
+    not a move of home."""
+    words = LEADING_ARTICLE.sub("", canonical).split()
+    return bool(words) and ((len(words) == 1 and words[0] in WORK_MOVES) or words[-1] in ("shift", "shifts"))
 
 
 def _kin(left: str) -> bool:

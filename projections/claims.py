@@ -194,7 +194,9 @@ class ClaimsProjector(DeferringProjector):
     # 29: "Bob's manager's manager" the skip-level manager; "is on the 3rd floor" the floor; "in Bob's
     # hands", "in H2", "in round 2", "in D minor" no place; "the trip is in May", "the manual is in
     # English" when and in what language, not where
-    version = 29
+    # 30: "on hold", "in progress", "on holiday hours" a status of their own; "in chaos", "on sale", "on
+    # vacation", "lives in fear" no value; "moved to the night shift", "… to Product" no new home
+    version = 30
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})
 

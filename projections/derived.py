@@ -80,7 +80,8 @@ CREATE TABLE IF NOT EXISTS derived_cache(
 # 25: claims 27
 # 26: claims 28
 # 27: claims 29
-CLAIMS_KIND = b"claims/27"
+# 28: claims 30
+CLAIMS_KIND = b"claims/28"
 FINGERPRINT_KIND = b"minhash/2"  # packed signature + band keys
 EMBEDDING_KIND = b"embedding/1"  # float32 vector of (model id, passage text)
 

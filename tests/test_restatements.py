@@ -355,6 +355,10 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("The launch is on June 3", "The launch is on June 10"),
         ("The launch is in March", "The launch is in April"),
         ("The manual is in English", "The manual is in French"),
+        # a status, said "on" or "in": one slot, apart from where the thing is
+        ("The project is on hold", "The project is in progress"),
+        ("The library is on holiday hours", "The library is on regular hours"),
+        ("The printer is in maintenance mode", "The printer is in maintenance"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -550,6 +554,17 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The manual is in the drawer", "The manual is in English"),
         ("The tournament is in Dallas", "The tournament is in round 2"),
         ("The concert is in Central Park", "The concert is in D minor"),
+        # a status or a passing state is not where a thing is; a shift or a department is not a home,
+        # "lives in fear" no home
+        ("The library is on Elm Street", "The library is on holiday hours"),
+        ("The office is in Boston", "The office is in chaos"),
+        ("The office is in Boston", "The office is in lockdown"),
+        ("The cafe is on Elm Street", "The cafe is on strike"),
+        ("The server is in us-east-1", "The server is in maintenance"),
+        ("Bob is on the platform team", "Bob is on vacation"),
+        ("Bob moved to Denver", "Bob moved to the night shift"),
+        ("Bob moved to Denver", "Bob moved to Product"),
+        ("Bob lives in Denver", "Bob lives in fear of spiders"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
@@ -609,6 +624,15 @@ def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other
         "The book club meets at the library",
         "The cleaner comes on Mondays",
         "My mom comes on Sundays",
+        # a passing state something is in; a move at work; no home
+        "The office is in chaos",
+        "The store is on sale",
+        "The team is on vacation",
+        "The office is on fire",
+        "Bob moved to the night shift",
+        "Bob moved to Sales",
+        "Bob moved to part-time",
+        "Bob lives in denial",
     ],
 )
 def test_changes_of_no_slot_state_no_claim(said: str) -> None:
