@@ -705,7 +705,7 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         if how == "passing":
             return None  # "the office is in chaos", "the store is on sale": a state it is in, no value
         value = (*value[:3], "in status")  # "the project is on hold" → "… is in progress": one slot
-    if relation == "lives in" and LEADING_ARTICLE.sub("", value[2]).split()[0] in NOT_A_HOME:
+    if relation == "lives in" and _no_home(value[2]):
         return None  # "Bob lives in fear of spiders": no home
     if relation == "lives in" and "://" in value[0]:
         relation = "is"  # "VPN门户搬到了 https://…": an address, not a home
@@ -791,6 +791,12 @@ def _how_it_stands(canonical: str) -> str:
     if (len(words) == 1 and words[0] in STATUSES) or (len(words) == 2 and words[1] in STATUS_ENDINGS):
         return "status"
     return ""
+
+
+def _no_home(canonical: str) -> bool:
+    """ "fear", "fear of spiders", "denial": what someone lives in that is no place ("Hope Street" is one)."""
+    words = LEADING_ARTICLE.sub("", canonical).split()
+    return bool(words) and words[0] in NOT_A_HOME and (len(words) == 1 or words[1] in ("of", "that", "and"))
 
 
 def _a_work_move(canonical: str) -> bool:

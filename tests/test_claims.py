@@ -480,3 +480,53 @@ def test_a_full_stop_after_a_title_or_an_abbreviation(content: str, expected: li
     """ "Dr. Lee" is one name; "Main St." and "… Jr." ended a sentence before titles were read,
     and must still (the office's place became "I live on Main St. the office"'s)."""
     assert [(c.subject, c.attribute, c.value) for c in extract_claims(content)] == expected
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        # a status, said "on" or "in" (one word of the list, or "<x> hours", "<x> mode"): its own slot
+        ("The project is on hold", ("project", "is in status", "hold")),
+        ("The project is in progress", ("project", "is in status", "progress")),
+        ("The gym is on holiday hours", ("gym", "is in status", "holiday hours")),
+        ("The printer is in maintenance mode", ("printer", "is in status", "maintenance mode")),
+        # where it is, even when a status word is part of a longer name
+        ("The office is in Boston", ("office", "is in", "boston")),
+        ("The cafe is on Elm Street", ("cafe", "is on", "elm street")),
+        ("The lab is on hold street", ("lab", "is on", "hold street")),
+        ("The store is in holiday mode now", ("store", "is in status", "holiday mode")),
+        ("The shop is on Sale Street", ("shop", "is on", "sale street")),
+        # a home, and a move of home, as before
+        ("Bob lives in Denver", ("bob", "lives in", "denver")),
+        ("Bob moved to the Bay Area", ("bob", "lives in", "bay area")),
+        ("Bob lives in hope street", ("bob", "lives in", "hope street")),
+        ("Bob moved to sales town", ("bob", "lives in", "sales town")),
+    ],
+)
+def test_a_status_is_a_slot_and_a_place_stays_a_place(content: str, expected: tuple[str, str, str]) -> None:
+    """ "On hold" and "in progress" are how a thing stands, one slot whichever preposition says it,
+    and no place: "The library is on holiday hours" superseded "The library is on Elm Street"."""
+    (claim,) = extract_claims(content)
+    assert (claim.key_subject, claim.key_attribute, claim.value_norm) == expected
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "The office is in chaos",
+        "The store is on sale",
+        "The office is on the fire",
+        "The cafe is on strike",
+        "Bob is on vacation",
+        "Bob moved to the night shift",
+        "Bob moved to nights",
+        "Bob moved to Product",
+        "Bob moved to the evening shifts",
+        "Bob lives in fear of spiders",
+        "Bob lives in denial",
+    ],
+)
+def test_a_passing_state_a_move_at_work_or_no_home_states_no_claim(content: str) -> None:
+    """Each formed one slot with where the thing is or where the person lives ("The office is in
+    chaos" superseded "The office is in Boston", "Bob moved to the night shift" "Bob moved to Denver")."""
+    assert extract_claims(content) == ()
