@@ -41,6 +41,9 @@ class Member(msgspec.Struct, frozen=True, kw_only=True):
     value_norm: str
     source_ref: str = ""
     several: bool = False  # it states other facts too: superseding it would retire them
+    # the log position from which the memory has said what it says now: its value changes only
+    # with its words (an update), and a supersession undone leaves it as it was
+    said_since: int = 0
 
 
 class OpenSet(msgspec.Struct, frozen=True, kw_only=True):
@@ -55,18 +58,27 @@ class OpenSet(msgspec.Struct, frozen=True, kw_only=True):
     updated_at: str
     members: tuple[Member, ...]
     judgment: tuple[int, int] | None = None  # a judged set: (judgment id, the member it says should win)
+    extraction: int = 0  # the version of claim extraction that read the members' values
 
 
-def suggestion_id(conflict_id: int, members: Sequence[Member], judgment: tuple[int, int] | None = None) -> str:
+def suggestion_id(
+    conflict_id: int, members: Sequence[Member], judgment: tuple[int, int] | None = None, extraction: int = 0
+) -> str:
     """A name for the set's settlement as the set stands: its id and a digest of every member's
-    stream, value and everything arbitration reads of it (trust, lock, times, confidence, who
-    vouched). Any member joining, leaving, changing its value or its standing yields another id:
-    an id that outlived a confirmation would apply another winner than the one it was shown with."""
-    digest = hashlib.sha256()
+    stream, the position its words date from and everything arbitration reads of it (trust, lock, times, confidence, who
+    vouched), and of the claim extraction that read their values. Any member joining, leaving,
+    changing its value (new words) or its standing yields another id: an id that outlived a
+    confirmation would apply another winner than the one it was shown with.
+
+    No value goes into the digest. An applied suggestion's id stays in the log for good, and
+    everything else the digest covers stays public after an erasure: a digest of the values would
+    let anyone confirm an erased value that has few possibilities (a yes/no, a short number) by
+    trying each."""
+    digest = hashlib.sha256(f"extraction {extraction}\x1e".encode())
     if judgment is not None:  # a person's judgment since the report: the suggestion shown is stale
         digest.update(f"judgment {judgment[0]}\x1e".encode())
     for m in sorted(members, key=lambda m: m.stream_id):
-        digest.update(f"{m.stream_id}\x1f{m.value_norm}\x1f".encode() + msgspec.json.encode(m.side) + b"\x1e")
+        digest.update(f"{m.stream_id}\x1f{m.said_since}\x1f".encode() + msgspec.json.encode(m.side) + b"\x1e")
     return f"{SUGGESTION_PREFIX}{conflict_id}-{digest.hexdigest()[:12]}"
 
 
@@ -86,7 +98,7 @@ def settlement(open_set: OpenSet, *, review_agent_conflicts: bool = False) -> di
     leader = verdict["leader_id"]
     by_id = {m.side.memory_id: m for m in open_set.members}
     out: dict[str, Any] = {
-        "suggestion_id": suggestion_id(open_set.conflict_id, open_set.members, open_set.judgment),
+        "suggestion_id": suggestion_id(open_set.conflict_id, open_set.members, open_set.judgment, open_set.extraction),
         "conflict_id": open_set.conflict_id,
         "leader_id": leader,  # the rules' leader, as every other answer names it (also when a person decides)
         "rule": verdict["rule"],

@@ -11,13 +11,18 @@ import apsw
 from fact_ledger.ledger.arbiter import Side
 from fact_ledger.ledger.health import Member, OpenSet
 from fact_ledger.ledger.sql import marks
-from fact_ledger.projections.claims import SEVERAL_FACTS_SQL
+from fact_ledger.projections.claims import SEVERAL_FACTS_SQL, ClaimsProjector
 from fact_ledger.projections.conflicts.projector import COLUMNS, SIDE_COLUMNS
 from fact_ledger.projections.conflicts.queries import ConflictRow, conflict_row, side_of
 
+# Where the member's current words were first held (an update back to earlier words dates from then)
+_SAID_SINCE = (
+    "coalesce((SELECT min(v.position) FROM memory_versions v WHERE v.memory_id=m.memory_id "
+    "AND v.content IS r.content AND v.subject IS r.subject), 0)"
+)
 _MEMBERS = (
     f"SELECT m.conflict_id, {', '.join(f'm.{c}' for c in SIDE_COLUMNS)}, m.stream_id, m.value, m.value_norm, "
-    f"coalesce(r.source_ref, ''), {SEVERAL_FACTS_SQL.format(memory_id='m.memory_id')} "
+    f"coalesce(r.source_ref, ''), {SEVERAL_FACTS_SQL.format(memory_id='m.memory_id')}, {_SAID_SINCE} "
     "FROM conflict_members m JOIN conflicts c ON c.conflict_id=m.conflict_id "
     "LEFT JOIN memories r ON r.memory_id=m.memory_id "
     "WHERE m.active=1 AND c.state<>'resolved' {scope} ORDER BY m.conflict_id, m.joined_at, m.memory_id"
@@ -44,9 +49,17 @@ def open_sets(
     n = len(SIDE_COLUMNS)
     for row in conn.execute(_MEMBERS.format(scope=where), params):
         side = side_of(row[1 : 1 + n])
-        stream, value, norm, ref, several = row[1 + n :]
+        stream, value, norm, ref, several, said_since = row[1 + n :]
         members.setdefault(row[0], []).append(
-            Member(side=side, stream_id=stream, value=value, value_norm=norm, source_ref=ref, several=bool(several))
+            Member(
+                side=side,
+                stream_id=stream,
+                value=value,
+                value_norm=norm,
+                source_ref=ref,
+                several=bool(several),
+                said_since=said_since,
+            )
         )
     where, params = _scope(scope, "workspace")
     if conflict_id is not None:
@@ -67,6 +80,7 @@ def open_sets(
                     updated_at=updated,
                     members=tuple(held),
                     judgment=judgment,
+                    extraction=ClaimsProjector.version,
                 )
             )
     return out

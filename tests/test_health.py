@@ -132,15 +132,34 @@ def test_a_suggestion_id_names_the_set_as_it_stands() -> None:
     side = Side(
         memory_id=1, source_type="unknown", protection="normal", event_time="t", confidence=0.5, recorded_at="t"
     )
-    a = health.Member(side=side, stream_id="a", value="1", value_norm="1")
-    b = health.Member(side=side, stream_id="b", value="2", value_norm="2")
-    c = health.Member(side=side, stream_id="b", value="3", value_norm="3")
+    a = health.Member(side=side, stream_id="a", value="1", value_norm="1", said_since=1)
+    b = health.Member(side=side, stream_id="b", value="2", value_norm="2", said_since=1)
+    c = health.Member(side=side, stream_id="b", value="3", value_norm="3", said_since=9)
     assert health.suggestion_id(7, [a, b]) == health.suggestion_id(7, [b, a])
+    # a member's value changes with its words (an update): the id shown before it is stale
     assert health.suggestion_id(7, [a, b]) != health.suggestion_id(7, [a, c])
+    # … and with the claim extraction that read the values (an upgrade between showing and applying)
+    assert health.suggestion_id(7, [a, b], extraction=1) != health.suggestion_id(7, [a, b], extraction=2)
     # a confirmation of one member moves the leader: the id that named the old settlement is stale
     confirmed = msgspec.structs.replace(b, side=msgspec.structs.replace(side, source_type="user_confirmed"))
     assert health.suggestion_id(7, [a, b]) != health.suggestion_id(7, [a, confirmed])
     assert health.conflict_of_suggestion("settle-7-x") is None and health.conflict_of_suggestion("7") is None
+
+
+def test_a_suggestion_id_holds_no_value() -> None:
+    """An applied suggestion's id stays in the log (``ChangeRecorded.suggestion``) after its members
+    are erased, and everything else it digests stays public: were the values digested, an erased
+    value with few possibilities could be confirmed by trying each. Values that differ, and
+    nothing else, name one suggestion."""
+    side = Side(
+        memory_id=1, source_type="unknown", protection="normal", event_time="t", confidence=0.5, recorded_at="t"
+    )
+    a = health.Member(side=side, stream_id="a", value="yes", value_norm="true", said_since=3)
+    b = health.Member(side=side, stream_id="b", value="no", value_norm="false", said_since=1)
+    tried = [msgspec.structs.replace(a, value=v, value_norm=v) for v in ("false", "42", "[erased]", "")]
+    assert {health.suggestion_id(7, [t, b], extraction=30) for t in tried} == {
+        health.suggestion_id(7, [a, b], extraction=30)
+    }
 
 
 def test_find_latency_is_what_this_process_measured(ledger: LedgerApp) -> None:
@@ -373,6 +392,30 @@ def test_an_unknown_suggestion_is_named_by_the_field_the_caller_gave(ledger: Led
     with pytest.raises(NotFound) as missing:
         ledger.apply_suggestion(health.suggestion_id(999, ()), authorization=AUTH_USER)
     assert missing.value.field == "suggestion_id" and "no suggestion" in str(missing.value)
+
+
+def test_a_suggestion_shown_before_a_member_changed_its_words_is_stale(ledger: LedgerApp) -> None:
+    """The id holds no value, so what dates a member's words must: a member updated to another
+    value after the report makes the suggestion shown a stale one, and updated back to the words it
+    had, the report names the suggestion as before."""
+    ids = [
+        ledger.remember(
+            f"The billing service owner is {name}",
+            source_type="agent_generated",
+            event_time=f"2026-03-0{day}T00:00:00Z",
+        )["memory_id"]
+        for name, day in (("Alice", 1), ("Bob", 2), ("Carol", 3))
+    ]
+    [cluster] = ledger.health()["clusters"]
+    shown = cluster["suggestion"]["suggestion_id"]
+    ledger.update(ids[0], content="The billing service owner is Dave")
+    before = ledger.store.last_position()
+    with pytest.raises(InvalidInput, match="is stale"):
+        ledger.apply_suggestion(shown, authorization=AUTH_USER)
+    assert ledger.store.last_position() == before
+    ledger.update(ids[0], content="The billing service owner is Alice")
+    [cluster] = ledger.health()["clusters"]
+    assert cluster["suggestion"]["suggestion_id"] == shown
 
 
 def test_a_judgment_against_the_rules_leaves_the_set_to_a_person(ledger: LedgerApp) -> None:
