@@ -539,6 +539,16 @@ def refuse_in_names(**names: str | None) -> None:
             refuse_in_note(field, text, why=NAMES_STAY)
 
 
+ALIASES_STAY = "the log keeps an alias and the name it stands for for good, even through an erasure"
+
+
+def refuse_in_aliases(alias: str, canonical: str) -> None:
+    """:func:`refuse_in_note` for both names of an alias (of a workspace or of an entity): each is
+    recorded in the alias event, the alias also in its stream's id."""
+    refuse_in_note("alias", alias, why=ALIASES_STAY)
+    refuse_in_note("canonical", canonical, why=ALIASES_STAY)
+
+
 def scrubbed(text: str) -> str:
     """``text`` (an answer that quotes what a caller sent) with each credential in it replaced by
     its typed placeholder."""

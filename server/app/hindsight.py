@@ -41,6 +41,7 @@ from fact_ledger.projections import health as health_model
 from fact_ledger.projections import memories as mem
 from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.projections.conflicts.queries import conflict_facts
+from fact_ledger.server.app import credentials
 from fact_ledger.server.app.governance import _resolved
 from fact_ledger.server.app.governance_views import GovernanceViews
 from fact_ledger.server.app.service import Service
@@ -386,6 +387,7 @@ class Hindsight(Service):
         alias, canonical = alias.strip(), canonical.strip()
         if not alias or not canonical or alias == canonical:
             raise InvalidInput("alias and canonical must be two different non-empty names", field="alias")
+        credentials.refuse_in_aliases(alias, canonical)
         for field, name in (("alias", alias), ("canonical", canonical)):
             if not entity_alias.tokens(name):
                 raise InvalidInput(

@@ -21,6 +21,7 @@ from fact_ledger.projections import memories as mem
 from fact_ledger.projections import workspaces as ws
 from fact_ledger.projections.conflicts import queries as conflicts_model
 from fact_ledger.projections.conflicts.queries import conflict_facts
+from fact_ledger.server.app import credentials
 from fact_ledger.server.app.storage import BackedUp, Storage
 from fact_ledger.server.config import Settings
 
@@ -105,6 +106,7 @@ class Workspaces:
             raise Unauthorized("workspace aliases need authorized: true", field="authorized")
         if not alias.strip() or not canonical.strip() or alias.strip() == canonical.strip():
             raise InvalidInput("alias and canonical must be two different non-empty names", field="alias")
+        credentials.refuse_in_aliases(alias, canonical)
 
         def decide() -> tuple[Decision, str, str]:
             nonlocal alias

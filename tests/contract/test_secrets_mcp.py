@@ -101,6 +101,30 @@ def test_a_session_id_or_workspace_that_holds_a_credential_is_refused(srv: Ledge
     assert token.encode() not in _bytes_of(srv.db)
 
 
+def test_an_alias_that_holds_a_credential_is_refused(srv: LedgerServer) -> None:
+    """An alias and the name it stands for (of a workspace or of an entity) stay in the log for
+    good, the alias also in its stream's id, and an erasure takes neither: a credential in either
+    is refused before anything is decided, and never repeated."""
+    token = next(s[2] for s in SHAPES if s[0] == "github-token")
+    assert srv.memory("remember", {"content": "The build cache lives on disk 3", "workspace": "ops"}).ok
+    head = srv.events()
+    calls = [
+        ("accept", {"alias": f"ops-{token}", "canonical": "ops"}, "alias"),
+        ("reject", {"alias": "ops2", "canonical": token}, "canonical"),
+        ("accept_alias", {"alias": f"Jon {token}", "canonical": "John"}, "alias"),
+        ("reject_alias", {"alias": "Jon", "canonical": f"John {token}"}, "canonical"),
+    ]
+    for action, data, field in calls:
+        reply = srv.call("memory_govern", action, {**data, "authorized": True})
+        assert reply.code == "invalid_input", (action, reply.body)
+        assert (reply.error["field"], reply.error["kind"]) == (field, "github-token"), reply.body
+        assert token not in json.dumps(reply.body, ensure_ascii=False)
+    assert srv.events() == head
+    assert token.encode() not in _bytes_of(srv.db)
+    # the same names without the credential are recorded
+    assert srv.call("memory_govern", "accept", {"alias": "ops-team", "canonical": "ops", "authorized": True}).ok
+
+
 def test_a_refusal_that_quotes_what_was_sent_never_repeats_a_credential(srv: LedgerServer, tmp_path: Path) -> None:
     """A bad time, an unknown type or action, an ignored field's name are quoted back in the
     answer; a credential pasted there (a token in the wrong field) was repeated whole. It is named
