@@ -450,7 +450,10 @@ PLACES_OF_WORK = frozenset(
 # What a thing is "in" or "on" that is how it stands, not where it is: "the project is on hold" and
 # "… is in progress" are one slot (its status), apart from "the office is on Elm Street"; "<x> hours"
 # and "<x> mode" are of it too ("the library is on holiday hours", "the printer is in maintenance mode")
-STATUSES = frozenset("hold progress track schedule time pause ice backburner beta alpha preview maintenance".split())
+STATUSES = frozenset(
+    """hold progress track schedule time pause ice backburner beta alpha preview maintenance production staging
+    development testing review draft""".split()
+)
 STATUS_ENDINGS = ("hours", "mode")
 # A passing state, which states no value ("the office is in chaos", "the store is on sale", "Bob is on
 # vacation"): it neither replaces where a thing is nor is replaced by another state it is also in

@@ -614,7 +614,7 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if relation == "colon" and (not left or len(left.split()) > 6):
         return None
     someone = left in PERSONS  # I, he, 我, 他…: a person the clause does not name
-    person = someone or is_named(left, cased)
+    person = someone or (is_named(left, cased) and not _an_event(left))  # "the BBQ" is no one
     pointed = left in DEMONSTRATIVES  # "that's what makes me smile": about something unnamed
     if left in PRONOUNS:
         left = ""
@@ -635,6 +635,11 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     as_name = relation != "port" and is_role(left, subject)
     said = ZH_RATE_FIRST.sub("", text[end:])  # "是每月25元": the amount, its period read below
     value = parse_value(said, hint=left + " " + subject, as_name=as_name)
+    day = _A_DAY_OF_THE_MONTH.fullmatch(value[2]) if value is not None and value[1] == KIND_TEXT else None
+    if value is not None and day is not None and not person and not _a_place_of_work(left or subject):
+        # "the board meeting is on the 15th", "… was moved to the 22nd": when it is, as "on June 3" says
+        # ("the office is on the 3rd" is a floor)
+        value = (value[0], KIND_WHEN, f"---{int(day[1]):02d}", "")
     if value is None or (kinds is not None and value[1] not in kinds):
         return None
     if relation == "arrives" and _RECURRING.search(value[0]):
@@ -688,7 +693,9 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         # "the office moved to Denver", "… has moved to Denver", "… is based in Berlin": where it is,
         # as "the office is in Boston" says (not a home, and not the office's name)
         relation, value = "is", (*value[:3], "in")
-    if moved and value[1] == KIND_TEXT and not value[3] and _an_event(left) and _a_place(value[0], cased):
+    if moved and value[1] == KIND_TEXT and not value[3] and _an_event(left):
+        if not _a_place(value[0], cased):
+            return None  # "the HOA meeting moved to the library", "… to the afternoon": no place named
         if _PLANNED_MOVE.search(text[best[0] : end]):
             return None  # "the party will move to Mia's house": a plan, not where it is
         # "the team offsite moved to Austin", "book club moved to Mia's house": where the event is, as
@@ -777,6 +784,8 @@ def _departs(left: str) -> bool:
     return bool(words) and words[-1] in DEPARTURES
 
 
+# a day of the month, as a value says it ("the 15th", article dropped): 1 to 31
+_A_DAY_OF_THE_MONTH = re.compile(r"(0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)")
 _RECURRING = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|\b(?:every|weekends|weekdays)\b")
 
 

@@ -91,7 +91,7 @@ _TIME_PATTERNS = (
 )
 _CONNECTOR = re.compile(r"(?:\s*,\s*|\s+at\s+|\s+on\s+|\s*t(?=\d)|\s+|的|于|在)?")
 _TOKEN = re.compile(
-    r"(?P<date>\d{4}-\d\d-\d\d|--\d\d-\d\d)|(?P<wd>(?:next |last |this )?(?:"
+    r"(?P<date>\d{4}-\d\d-\d\d|--\d\d-\d\d)|(?P<day>---\d\d)|(?P<wd>(?:next |last |this )?(?:"
     + "|".join(_WEEKDAYS)
     + r"))|(?P<time>\d\d:\d\d(?::\d\d(?:\.\d+)?)?)"
 )
@@ -199,7 +199,8 @@ def _components(canonical: str) -> dict[str, str]:
 
 
 def same_when(left: str, right: str) -> bool:
-    """No component named on both sides differs (a full date also implies its weekday)."""
+    """No component named on both sides differs (a full date also implies its weekday, and a date
+    its day of the month)."""
     a, b = _components(left), _components(right)
     if "date" in a and "date" in b:
         da, db = a["date"], b["date"]
@@ -216,5 +217,9 @@ def same_when(left: str, right: str) -> bool:
             if implied != other["wd"]:
                 return False
     if "wd" in a and "wd" in b and a["wd"] != b["wd"]:
+        return False
+    # a day of the month alone ("---15": "on the 15th") against another or a date's day
+    day_a, day_b = (x.get("day", "---" + x["date"][-2:] if "date" in x else None) for x in (a, b))
+    if day_a is not None and day_b is not None and day_a != day_b:
         return False
     return not ("time" in a and "time" in b and a["time"] != b["time"])

@@ -195,7 +195,8 @@ class ClaimsProjector(DeferringProjector):
     # hands", "in H2", "in round 2", "in D minor" no place; "the trip is in May", "the manual is in
     # English" when and in what language, not where
     # 30: "on hold", "in progress", "on holiday hours" a status of their own; "in chaos", "on sale", "on
-    # vacation", "lives in fear" no value; "moved to the night shift", "… to Product" no new home
+    # vacation", "lives in fear" no value; "moved to the night shift", "… to Product" no new home;
+    # "on the 15th" a day of the month (a when); an event moved to no place named none; "the BBQ" no one
     version = 30
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})

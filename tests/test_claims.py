@@ -490,6 +490,7 @@ def test_a_full_stop_after_a_title_or_an_abbreviation(content: str, expected: li
         ("The project is in progress", ("project", "is in status", "progress")),
         ("The gym is on holiday hours", ("gym", "is in status", "holiday hours")),
         ("The printer is in maintenance mode", ("printer", "is in status", "maintenance mode")),
+        ("The pull request is in review", ("pull request", "is in status", "review")),
         # where it is, even when a status word is part of a longer name
         ("The office is in Boston", ("office", "is in", "boston")),
         ("The cafe is on Elm Street", ("cafe", "is on", "elm street")),

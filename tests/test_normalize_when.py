@@ -186,3 +186,22 @@ def test_a_time_with_a_weekday_after_it_is_that_time(content: str, value: str) -
     assert (claim.kind, claim.value_norm) == ("when", value), claim
     (earlier,) = extract_claims("The standup is at 10:00 on Mondays")
     assert collides(earlier, claim)
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "same"),
+    [
+        ("---15", "---22", False),
+        ("---15", "---15", True),
+        ("--06-03", "---10", False),  # "the launch is on June 3" → "… moved to the 10th"
+        ("--06-03", "---03", True),
+        ("2026-06-03", "---03", True),
+        ("---15 10:00", "---15", True),
+        ("---15", "wed", True),  # different parts of a when never conflict
+    ],
+)
+def test_a_day_of_the_month_alone_meets_another_or_a_dates_day(left: str, right: str, same: bool) -> None:
+    """ "On the 15th" (``---15``, the claims' canonical day of the month) against "the 22nd" or a
+    date: the day is a part of the when, compared where both name it."""
+    assert same_value("when", left, right) is same
+    assert same_value("when", right, left) is same

@@ -359,6 +359,10 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("The project is on hold", "The project is in progress"),
         ("The library is on holiday hours", "The library is on regular hours"),
         ("The printer is in maintenance mode", "The printer is in maintenance"),
+        # a day of the month, alone or against a date
+        ("The board meeting is on the 15th", "The board meeting was moved to the 22nd"),
+        ("The launch is on June 3", "The launch moved to the 10th"),
+        ("My birthday party is on the 3rd", "My birthday party moved to the 4th"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -561,10 +565,14 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("The office is in Boston", "The office is in lockdown"),
         ("The cafe is on Elm Street", "The cafe is on strike"),
         ("The server is in us-east-1", "The server is in maintenance"),
+        ("The server is in us-east-1", "The server is in production"),
         ("Bob is on the platform team", "Bob is on vacation"),
         ("Bob moved to Denver", "Bob moved to the night shift"),
         ("Bob moved to Denver", "Bob moved to Product"),
         ("Bob lives in Denver", "Bob lives in fear of spiders"),
+        # an event moved to no place named; an event named in capitals is no one (its home)
+        ("The HOA meeting moved to the library", "The HOA meeting moved to the afternoon"),
+        ("The BBQ moved to Austin", "The BBQ moved to the Jones'"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
@@ -633,6 +641,9 @@ def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other
         "Bob moved to Sales",
         "Bob moved to part-time",
         "Bob lives in denial",
+        "The HOA meeting moved to the library",
+        "The party moved to the 45th",
+        "The BBQ moved to the Jones'",
     ],
 )
 def test_changes_of_no_slot_state_no_claim(said: str) -> None:
