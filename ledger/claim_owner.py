@@ -17,7 +17,6 @@ from fact_ledger.ledger.claim_values import is_named, strip_left, value_text
 from fact_ledger.ledger.claim_words import (
     BELONGS_EN,
     BELONGS_ZH,
-    HEDGED,
     LEADING_ARTICLE,
     MANY,
     NEGATED_LEFT,
@@ -38,6 +37,7 @@ from fact_ledger.ledger.claim_words import (
     ROLE_ZH,
     STOP_TOKENS,
     TOKEN_PUNCT,
+    hedged,
 )
 from fact_ledger.ledger.normalize import normalize_text
 
@@ -60,7 +60,7 @@ def owner_of(clause: str, cased: str) -> tuple[str, str] | None:
     """``(thing, owner)`` when the clause says who owns a thing (folded text, without an
     article: ``("billing service", "alice chen")``); ``cased`` is the clause as written."""
     text = normalize_text(clause)
-    if OWNER_WORD.search(text) is None or HEDGED.search(text) or QUESTION_START.match(text):
+    if OWNER_WORD.search(text) is None or hedged(text) or QUESTION_START.match(text):
         return None
     found = next(
         ((match, tail) for pattern, tail in _OWNERSHIP if (match := pattern.match(text)) is not None),

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from fact_ledger.ledger.regex_scan import leftmost_search, match_where_possible
+
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 CJK_SPLIT = re.compile(f"([{_CJK}]+)")
 
@@ -365,10 +367,12 @@ def _is_english(pattern: re.Pattern[str]) -> bool:
 
 
 ANY_RELATION = _any_relation()
+find_relation = leftmost_search(ANY_RELATION)  # ANY_RELATION.search, tried only where a relation can start
 IMPLICIT = re.compile(
     r"^(?P<left>.*?(?:预算|金额|价格|费用|截止日期|截止时间|日期|端口号?|版本号?|budget|price|deadline|due date|"
     r"(?<![a-z])port|(?<![a-z])version))\s*(?:of\s+)?(?P<value>.+)$"
 )
+match_implicit = match_where_possible(IMPLICIT)
 NEGATED_LEFT = re.compile(r"(?:\bnot|n't|\bno longer|\bnever|不|没|没有|并非|非|不再|未)\s*$")
 # "may" is a hedge before a verb ("we may launch on June 3"), the month before or after a day,
 # after a preposition or last ("the launch is May 3", "3 May", "in May": a date, no hedge)
@@ -381,6 +385,7 @@ HEDGED = re.compile(
     r"(?:\b(?:maybe|perhaps|probably|might|could|should|would|if|whether|unless)\b|" + _MAY_MODAL + r"|可能|也许|"
     r"大概|或许|如果|假如|是否|应该|估计)"
 )
+hedged = leftmost_search(HEDGED)  # HEDGED.search, tried only where a hedge can start
 LEFT_FILLERS = re.compile(
     r"^(?:(?:note that|note|fyi|i think|we think|i believe|it seems|so|also|and|but|now|currently|today|"
     r"update|correction|actually|apparently|confirmed|heads up|btw|现在|目前|当前|如今|今天|据说|注意|另外|然后|"
@@ -805,6 +810,7 @@ LIKE_EN = re.compile(
     r"|(?:like|love|enjoy|dislike|hate|eat|drink|allow|permit|require|support|accept))"
     r"\s+(?P<what>.+)$"
 )
+match_like_en = match_where_possible(LIKE_EN)
 LIKE_ZH = re.compile(
     r"^(?P<who>.*?)(?P<neg>不再|不太|并不|从来不|从不|不)?(?P<verb>喜欢|讨厌|爱吃|爱喝|允许|(?<![小好])吃|喝)(?P<what>.+)$"
 )
@@ -830,6 +836,7 @@ TASTE_WORD = re.compile(
     r"(?i:like|love|enjoy|hate|eat|drink|fine with|ok with|okay with|allow|permit|accept|support|require)"
     r"|喜欢|讨厌|爱吃|爱喝|吃|喝|允许"
 )
+taste_word = leftmost_search(TASTE_WORD)
 TASTE_TRAILERS = re.compile(
     r"(?:\s+(?:anymore|any more|now|too|either|a lot|very much|so much|at all|much|again|these days)|了|啦)+$"
 )
@@ -847,9 +854,11 @@ DRINK_EN = re.compile(
     r"^(?P<who>.+?)(?:'s|’s)\s+(?:favou?rite|usual|preferred|go-to|daily)\s+drink\s+is\s+(?:now\s+)?(?P<what>.+)$"
     r"|^(?P<who2>.+?)\s+(?:now\s+)?(?:prefers|switched to|has switched to|now drinks|usually drinks)\s+(?P<what2>.+)$"
 )
+match_drink_en = match_where_possible(DRINK_EN)
 DRINK_ZH = re.compile(
     r"^(?P<who>.+?)(?:最爱的饮料是|最喜欢的饮料是|常喝的饮料是|(?:现在|如今)?(?:平时|通常|一般|每天|最喜欢|最爱|改)喝)(?P<what>.+)$"
 )
+match_drink_zh = match_where_possible(DRINK_ZH)
 
 # -- the rewrites of claims.py: who holds a role, what a change changed, what a denial is ---------
 # a time or an adverb in a Chinese holder's name ("李四以前是…", "李四还是…"): no holder now

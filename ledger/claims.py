@@ -36,7 +36,6 @@ from fact_ledger.ledger.claim_words import (
     ALLOWED,
     ALLOWS_COUNT,
     AMOUNTS,
-    ANY_RELATION,
     CHANGED_BY,
     CHANGED_OWN,
     CJK_SPLIT,
@@ -46,9 +45,7 @@ from fact_ledger.ledger.claim_words import (
     DEMONSTRATIVES,
     DEPARTURES,
     DISCOURSE,
-    DRINK_EN,
     DRINK_WORDS,
-    DRINK_ZH,
     EN_VALUE_END,
     EVENTS,
     FIRST_PERSON,
@@ -58,17 +55,14 @@ from fact_ledger.ledger.claim_words import (
     GROUPS,
     GROUPS_ZH,
     HAS_COUNT,
-    HEDGED,
     HOLDS_ROLE,
     HOLDS_ROLE_ZH,
     HOSTS,
-    IMPLICIT,
     IN_A_PLACE,
     KIN,
     LANGUAGES,
     LEAD_IN,
     LEADING_ARTICLE,
-    LIKE_EN,
     LIKE_ZH,
     MAKES_A_CHANGE,
     MANY_HOLDER_ROLES,
@@ -119,7 +113,6 @@ from fact_ledger.ledger.claim_words import (
     STREET_ADDRESS,
     TASTE_TRAILERS,
     TASTE_VERBS,
-    TASTE_WORD,
     TEMPORARY,
     TITLE_WORDS,
     TOKEN_PUNCT,
@@ -136,6 +129,13 @@ from fact_ledger.ledger.claim_words import (
     ZH_NEW_VALUE,
     ZH_NOT_A_HOLDER,
     ZH_RATE_FIRST,
+    find_relation,
+    hedged,
+    match_drink_en,
+    match_drink_zh,
+    match_implicit,
+    match_like_en,
+    taste_word,
 )
 from fact_ledger.ledger.memo import text_cache
 from fact_ledger.ledger.normalize import (
@@ -296,12 +296,12 @@ def _reports_to_claim(clause: str, subject: str) -> Claim | None:
     text = unicodedata.normalize("NFKC", clause).strip()
     chinese = REPORTS_TO_ZH.match(text)
     if chinese is not None:
-        if NEGATED_ZH.search(chinese["x"]) or HEDGED.search(text):
+        if NEGATED_ZH.search(chinese["x"]) or hedged(text):
             return None
         return _clause_claim(f"{chinese['x']}的经理是{chinese['y']}", subject)
     match = REPORTS_TO.match(text)
     folded = text.lower()
-    if match is None or HEDGED.search(folded) or QUESTION_START.match(folded):
+    if match is None or hedged(folded) or QUESTION_START.match(folded):
         return None
     if NEGATED_LEFT.search(match["x"].lower()) or _A_REPORT.search(match["x"]):
         return None  # "send the report to Alice", "Bob's report to Dana": a document, nobody's manager
@@ -335,12 +335,12 @@ def _changed_by_claim(clause: str, subject: str) -> Claim | None:
     if _SAYS_TO.search(text) is None:  # most clauses: one scan instead of two patterns
         return None
     own = CHANGED_OWN.match(text)
-    if own is not None and own["who"].lower() not in PRONOUNS and not HEDGED.search(text.lower()):
+    if own is not None and own["who"].lower() not in PRONOUNS and not hedged(text.lower()):
         verb = "moved" if own["verb"] == "relocated" else own["verb"]
         return _clause_claim(f"{own['who']}'s {own['x']} was {verb} to {own['y']}", subject)
     match = CHANGED_BY.match(text)
     folded = text.lower()
-    if match is None or HEDGED.search(folded) or QUESTION_START.match(folded):
+    if match is None or hedged(folded) or QUESTION_START.match(folded):
         return None
     # "from 10am" says what it was: "we moved the standup from 10am to 11am" moved the standup
     thing, verb, value = FROM_VALUE.sub("", match["x"]), match["verb"].lower(), match["y"]
@@ -371,7 +371,7 @@ def _count_claim(clause: str, subject: str) -> Claim | None:
         return None
     match = next((m for pattern in HAS_COUNT if (m := pattern.match(text)) is not None), None)
     match = match or ALLOWS_COUNT.match(text)  # "the plan allows 10 users": how many it lets in
-    if match is None or HEDGED.search(text.lower()) or QUESTION_START.match(text.lower()):
+    if match is None or hedged(text.lower()) or QUESTION_START.match(text.lower()):
         return None
     thing = normalize_text(match["x"])
     if not thing or thing in PRONOUNS or thing in PERSONS or NEGATED_LEFT.search(thing) or NEGATED_VERB.search(thing):
@@ -386,7 +386,7 @@ def _zh_claim(clause: str, subject: str) -> Claim | None:
     text = unicodedata.normalize("NFKC", clause).strip()
     if not ("新" in text or "有" in text or "到" in text or "至" in text):  # most clauses: no pattern run
         return None
-    if HEDGED.search(text) or NEGATED_ZH.search(text):
+    if hedged(text) or NEGATED_ZH.search(text):
         return None
     new = ZH_NEW_VALUE.match(text) if "新" in text else None
     if new is not None and new["x"] not in PRONOUNS:
@@ -405,7 +405,7 @@ def _migrated_claim(clause: str, subject: str) -> Claim | None:
     if "migrated" not in folded:  # most clauses: one scan instead of two patterns
         return None
     match = next((m for pattern in MIGRATED if (m := pattern.match(text)) is not None), None)
-    if match is None or HEDGED.search(folded) or QUESTION_START.match(folded) or NOT_A_CHANGE_MADE.search(folded):
+    if match is None or hedged(folded) or QUESTION_START.match(folded) or NOT_A_CHANGE_MADE.search(folded):
         return None
     thing = FROM_VALUE.sub("", match["x"]).strip()
     if _NOT_MIGRATED_YET.search(thing):
@@ -470,7 +470,7 @@ def _version_claim(clause: str, subject: str) -> Claim | None:
     if _SAYS_UPGRADE.search(text) is None:  # most clauses: one scan instead of four patterns
         return None
     folded = text.lower()
-    if HEDGED.search(folded) or QUESTION_START.match(folded):
+    if hedged(folded) or QUESTION_START.match(folded):
         return None
     match = next((m for pattern in VERSION_CHANGED if (m := pattern.match(text)) is not None), None)
     if match is None:
@@ -503,7 +503,7 @@ def _role_holder_claim(clause: str, subject: str) -> Claim | None:
     person holds at a time (``ROLE_WORDS``), held by a named person."""
     text = unicodedata.normalize("NFKC", clause).strip()
     folded = text.lower()
-    if HEDGED.search(folded) or QUESTION_START.match(folded):
+    if hedged(folded) or QUESTION_START.match(folded):
         return None
     meet = MEET_NEW.match(text) if " new " in folded else None
     if meet is not None:  # "Meet our new CEO, Evan": our CEO is Evan
@@ -579,15 +579,15 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         clause = _CONTRACTED_IS.sub(" is", clause)
     text = normalize_text(clause)
     cased = unicodedata.normalize("NFKC", clause)
-    if not text or HEDGED.search(text) or _REMARK.match(text):
+    if not text or hedged(text) or _REMARK.match(text):
         return None  # … or "that note is obsolete": said of a note (a retraction's words), of no fact
     best: tuple[int, int, str, frozenset[str] | None] | None = None
-    match = ANY_RELATION.search(text)
+    match = find_relation(text)
     if match is not None and match.lastgroup is not None:
         _, relation, kinds = RELATIONS[int(match.lastgroup[1:])]
         best = (match.start(), match.end(), relation, kinds)
     if best is None:
-        implicit = IMPLICIT.match(text)
+        implicit = match_implicit(text)
         if implicit is None:
             return None
         best = (implicit.start("value"), implicit.start("value"), "implicit", frozenset({"number", "when", "version"}))
@@ -633,7 +633,9 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     if relation in ("departs", "arrives") and (person or _kin(left)):
         return None  # "Bob leaves at 5pm" (a habit, or today's): a train's or a flight's departure is one
     as_name = relation != "port" and is_role(left, subject)
-    said = ZH_RATE_FIRST.sub("", text[end:])  # "是每月25元": the amount, its period read below
+    said = text[end:]
+    if (rate_first := ZH_RATE_FIRST.match(said)) is not None:
+        said = said[rate_first.end() :]  # "是每月25元": the amount, its period read below
     value = parse_value(said, hint=left + " " + subject, as_name=as_name)
     day = _A_DAY_OF_THE_MONTH.fullmatch(value[2]) if value is not None and value[1] == KIND_TEXT else None
     if value is not None and day is not None and not person and not _a_place_of_work(left or subject):
@@ -947,10 +949,10 @@ def _drink_claim(clause: str, default_who: str) -> Claim | None:
     value at a time, so "prefers tea" and "switched to coffee" are one slot (:data:`DRINK_EN`,
     :data:`DRINK_ZH`). "Bob drinks tea" alone is a yes/no taste (several drinks hold at once)."""
     text = normalize_text(clause)
-    if not text or HEDGED.search(text) or QUESTION_START.match(text):
+    if not text or hedged(text) or QUESTION_START.match(text):
         return None
     chinese = CJK_SPLIT.search(text) is not None
-    match = (DRINK_ZH if chinese else DRINK_EN).match(text)
+    match = (match_drink_zh if chinese else match_drink_en)(text)
     if match is None:
         return None
     who = strip_left(match["who"] or match.groupdict().get("who2") or "").strip()
@@ -981,13 +983,13 @@ _NOUNS_TOO = frozenset({"support", "accept"})  # bare, a verb only after a negat
 
 def _preference_claim(clause: str, default_who: str) -> tuple[Claim, str] | None:
     """The clause's like/dislike claim and who it is about (``default_who`` for "I", "不喜欢茶")."""
-    if TASTE_WORD.search(clause) is None:  # most clauses: one cheap scan instead of the parse
+    if taste_word(clause) is None:  # most clauses: one cheap scan instead of the parse
         return None
     text = normalize_text(clause)
-    if not text or HEDGED.search(text) or QUESTION_START.match(text):
+    if not text or hedged(text) or QUESTION_START.match(text):
         return None
     chinese = CJK_SPLIT.search(text) is not None
-    match = LIKE_ZH.match(text) if chinese else LIKE_EN.match(text)
+    match = LIKE_ZH.match(text) if chinese else match_like_en(text)
     if match is None:
         return None
     verb, negated = match["verb"], match["neg"] is not None

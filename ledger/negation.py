@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from fact_ledger.ledger.claim_words import HEDGED, QUESTION_START
+from fact_ledger.ledger.claim_words import QUESTION_START, hedged
 from fact_ledger.ledger.claims import Claim, extract_claims
 from fact_ledger.ledger.text import STOP_WORDS
 
@@ -132,7 +132,7 @@ def _affirmed(text: str) -> str | None:
         return None
     text = _without_reason(text)
     lowered = text.lower()
-    if QUESTION_START.match(lowered) or HEDGED.search(lowered) or text.rstrip().endswith(("?", "？")):
+    if QUESTION_START.match(lowered) or hedged(lowered) or text.rstrip().endswith(("?", "？")):
         return None
     if _HAN.search(text):
         if "如果" in text or "除非" in text or _ZH_QUESTION.search(text) or _ZH_FUTURE.search(text):
