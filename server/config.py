@@ -136,14 +136,18 @@ def _flag(value: Any, key: str) -> bool:
     """A boolean, or one of the words for one (what an environment variable can carry).
 
     Anything else is refused rather than guessed at: ``bool("false")`` is true, and a switch
-    that reads a typo as "on" is worse than one that says what is wrong.
+    that reads a typo as "on" is worse than one that says what is wrong. The refusal lists the
+    words accepted (``_TRUE``, ``_FALSE``): "must be true or false" sent a person who had typed
+    ``maybe`` away unaware that ``1``, ``yes`` and ``on`` would do as well.
     """
     if isinstance(value, bool):
         return value
     text = value.strip().lower() if isinstance(value, str) else None
     if text in _TRUE or text in _FALSE:
         return text in _TRUE
-    raise InvalidInput(f"{key} must be true or false (got {value!r})", field=key)
+    if not isinstance(value, str):  # a config file's number or list: its switches are true or false
+        raise InvalidInput(f"{key} must be true or false (got {value!r})", field=key)
+    raise InvalidInput(f"{key} must be on ({', '.join(_TRUE)}) or off ({', '.join(_FALSE)}) (got {value!r})", field=key)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -314,3 +315,30 @@ def test_each_postgresql_log_has_a_backup_of_its_own_named_without_its_password(
     assert Settings(store=at.format("", "team_x"), backup=str(tmp_path / "b.jsonl")).backup_path == str(
         tmp_path / "b.jsonl"
     )
+
+
+@pytest.mark.parametrize("name", ["LEDGER_CREATE", "LEDGER_POLICY_AUTO_SETTLE", "LEDGER_EMBEDDING_ENABLED"])
+def test_a_bad_switch_at_the_terminal_lists_the_words_it_takes(tmp_path: Path, name: str) -> None:
+    """``LEDGER_CREATE=maybe`` said "must be true or false", though 1/0, yes/no and on/off are
+    taken too: the one line a person sees lists them, and each word it lists does what it says."""
+    from tests.conftest import ledger_cli
+
+    env = {"LEDGER_DB": str(tmp_path / "x.db"), "LEDGER_CONFIG": "", "HOME": str(tmp_path), name: "maybe"}
+    human = ledger_cli("status", env=env)
+    assert human.returncode != 0 and "Traceback" not in human.stderr
+    lines = human.stderr.splitlines()
+    assert len(lines) == 1, human.stderr
+    shape = r"error \(invalid_input\): (\S+): \S+ must be on \((.*)\) or off \((.*)\) \(got 'maybe'\)"
+    said = re.fullmatch(shape, lines[0])
+    assert said is not None, lines[0]
+    assert said.group(1) == name
+    on, off = said.group(2).split(", "), said.group(3).split(", ")
+    assert sorted(on + off) == sorted(["1", "true", "yes", "on", "0", "false", "no", "off"])
+    field = json.loads(ledger_cli("--json", "status", env=env).stdout)["error"]["field"]
+    section, _, key = field.partition(".")  # "create", or "policy.auto_settle"
+    for words, meant in ((on, True), (off, False)):
+        for word in words:
+            settings = load_settings(env={name: word.upper()})
+            got = getattr(getattr(settings, section), key) if key else getattr(settings, section)
+            assert got is meant, (field, word)
+    assert not (tmp_path / "x.db").exists()  # nothing written

@@ -10,7 +10,7 @@ from starlette.responses import Response
 from fact_ledger.ledger.errors import LedgerError
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.console.views import known_then, verdict_rows, version_changes
-from fact_ledger.server.console.web import error_page, ledger, parse_id, render, time_params, time_point
+from fact_ledger.server.console.web import error_page, ledger, parse_id, render, time_point
 
 HISTORY_EVENTS = 50
 MEMBER_PAGE = 200  # the most members ``conflict_detail`` answers at once
@@ -61,7 +61,7 @@ async def conflict(request: Request) -> Response:
     app = ledger(request)
     try:
         conflict_id = parse_id(request.path_params["conflict_id"], "conflict_id")
-        time_point(request)  # the page shows the present, but a bad point is refused as on every page
+        point = time_point(request)  # the page shows the present, but a bad point is refused as on every page
         detail = conflict_with_members(app, conflict_id)
         events = app.audit(conflict_id=conflict_id, limit=HISTORY_EVENTS)["events"]
     except LedgerError as exc:
@@ -74,5 +74,5 @@ async def conflict(request: Request) -> Response:
         rules=verdict_rows(verdict),
         verdict=verdict,
         events=list(reversed(events)),
-        live=not time_params(request),
+        live=not point,
     )

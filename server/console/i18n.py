@@ -112,6 +112,10 @@ STRINGS: dict[str, tuple[str, str]] = {
     "apply": ("Go", "前往"),
     "back_to_now": ("Back to now", "回到现在"),
     "viewing_past": ("Viewing the past", "正在查看过去"),
+    "present_at_end": (
+        "This is the current state: the log ends at position {end}.",
+        "这是当前状态：日志止于位置 {end}。",
+    ),
     "degraded_banner": (
         "The database cannot be used right now: {reason}. Pages show what this machine already holds, "
         "and writes go to the JSONL backup until it takes writes again.",

@@ -130,35 +130,48 @@ def parse_id(raw: object, field: str, *, least: int = 1) -> int:
     return int(digits)
 
 
+def end_of_log(request: Request) -> int | None:
+    """The position the log ends at when the URL's ``as_of`` names it or one past it, else None.
+
+    The end of the log is the present: its pages said "Viewing the past" above what is the
+    current state. A position past the end (however many digits it has) is the end, as MCP and
+    the CLI read it. The position a later write adds makes the same URL a view of the past."""
+    value = time_params(request).get("as_of", "")
+    if not ascii_digits(value):
+        return None
+    last = ledger(request).store.last_position()
+    return last if position_in(value) >= last else None
+
+
 def time_point(request: Request) -> dict[str, str]:
     """The URL's time-travel point, checked before any page answers with it.
 
     ``as_of`` is a log position (digits) or a recorded time, ``at`` an event time. A position is
-    the ASCII digits 0-9 (the facade would read ``٣`` as 3 and fail on ``²``); one past the end of
-    the log, however many digits it has, is the end, as MCP and the CLI read it, and the point
-    answers as that position (so the banner names the position the page shows). The times are
-    parsed as the facade parses them. Raises ``InvalidInput`` naming the facade's field."""
+    the ASCII digits 0-9 (the facade would read ``٣`` as 3 and fail on ``²``); the end of the
+    log or past it is the present (:func:`end_of_log`), so ``as_of`` is dropped and the page
+    answers as now. The times are parsed as the facade parses them. Raises ``InvalidInput``
+    naming the facade's field."""
     tt = time_params(request)
-    for key, value in tt.items():
+    for key, value in list(tt.items()):
         if key == "as_of" and value.isdigit():
             if not ascii_digits(value):  # parse_id refuses what is not 0-9, naming the field
                 parse_id(value, TIME_FIELDS[key], least=0)
-            last = ledger(request).store.last_position()
-            if position_in(value) > last:  # the log does not reach it yet: what it holds now
-                tt[key] = str(last)
+            if end_of_log(request) is not None:
+                del tt[key]
         else:
             clock.parse_time(value, field=TIME_FIELDS[key])
     return tt
 
 
-def checked_time_point(request: Request) -> dict[str, str]:
-    """The URL's point as the page answers it, or nothing when it names no time (or, for
-    ``as_of``, no log position): the banner says "Viewing the past" only then, never above the
-    error an invalid one gets."""
+def checked_time_point(request: Request) -> tuple[dict[str, str], int | None]:
+    """The URL's point as the page answers it, and the end of the log when its ``as_of`` names
+    that (the present); nothing when it names no valid time: the banner says "Viewing the past"
+    only for a point of the past, and neither it nor "the current state" stands above the error
+    an invalid point gets."""
     try:
-        return time_point(request)
+        return time_point(request), end_of_log(request)
     except LedgerError:
-        return {}
+        return {}, None
 
 
 def link(request: Request, path: str, **params: Any) -> str:
@@ -205,6 +218,7 @@ def render(request: Request, template: str, code: int = 200, **context: Any) -> 
     marked = request.cookies.get(DONE_COOKIE)
     done = bool(request.query_params.get("done")) and marked == _done_mark(here)
     tt = time_params(request)
+    past, present_end = checked_time_point(request)
     html = _env.get_template(template).render(
         request=request,
         t=translator(lang),
@@ -216,7 +230,8 @@ def render(request: Request, template: str, code: int = 200, **context: Any) -> 
         rule_text=rule_text,
         lang=lang,
         tt=tt,
-        past=checked_time_point(request),
+        past=past,
+        present_end=present_end,
         here=here,
         csrf=request.app.state.guard.csrf,
         link=lambda path, **p: link(request, path, **p),

@@ -167,18 +167,57 @@ def test_a_point_on_the_conflict_page_is_checked(console: Console) -> None:
 @pytest.mark.parametrize("past_the_end", ["99999999", HUGE, "9" * 5000])
 def test_a_position_past_the_end_of_the_log_is_the_end(page: Any, console: Console, past_the_end: str) -> None:
     """MCP and the CLI read a position past the end of the log as the end; the console refused
-    it ("past the end of the log"). It answers as of the end, and the banner names that position."""
+    it ("past the end of the log"). It answers as of the end, which is the present: no banner of
+    the past, a note naming the position the log ends at."""
     written = _remember(console, f"The vesta relay listens on port {len(past_the_end)}")
     last = console.events()
     for path in (f"/memories?q=vesta+relay&as_of={past_the_end}", f"/?as_of={past_the_end}"):
         response = page.goto(f"{console.base}{path}")
         assert response is not None and response.status == 200, path
-        assert page.inner_text("#past-banner").split()[-1] == str(last), path
+        assert not page.is_visible("#past-banner"), path
+        assert page.inner_text("#present-note").split()[-1].rstrip(".") == str(last), path
     page.goto(f"{console.base}/memories?q=vesta+relay&as_of={past_the_end}")
     assert page.locator(f".memory-row[data-id='{written['memory_id']}']").count() == 1
     cid = console.ids["alice_conflict"]
     response = page.goto(f"{console.base}/conflict/{cid}?as_of={past_the_end}")
     assert response is not None and response.status == 200
+
+
+PRESENT = {"en": ("Viewing the past", "current state"), "zh": ("正在查看过去", "当前状态")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_end_of_the_log_is_the_present_not_the_past(page: Any, console: Console, lang: str) -> None:
+    """Time travel to the newest position (the end of the log) said "Viewing the past" (正在查看过去)
+    above what is the present: it is the present view now (the memory page's own sections, a
+    conversation's working set), saying it is the current state, until a later write makes that
+    position the past."""
+    past_words, present_words = PRESENT[lang]
+    written = _remember(console, f"The hesper gateway runs release 70{len(lang)}")
+    mid, last = written["memory_id"], console.events()
+    page.goto(f"{console.base}/lang/{lang}?next=/")
+
+    def shown(path: str) -> str:
+        response = page.goto(f"{console.base}{path}")
+        assert response is not None and response.status == 200, (path, page.inner_text("main"))
+        return page.inner_text("header")
+
+    for path in (f"/memory/{mid}?as_of={last}", f"/memories?q=hesper+gateway&as_of={last}", f"/?as_of={last}"):
+        header = shown(path)
+        assert not page.is_visible("#past-banner") and past_words not in header, path
+        assert present_words in page.inner_text("#present-note") and str(last) in page.inner_text("#present-note")
+    shown(f"/memory/{mid}?as_of={last}")
+    assert page.is_visible("#near")  # the present view's own section, which a past view leaves out
+    shown(f"/conflict/{console.ids['alice_conflict']}?as_of={last}")
+    assert not page.is_visible("#past-banner")
+    shown(f"/memories?session=no-such-conversation&as_of={last}")  # a conversation's working set has no past
+    # one position earlier is the past, and the end is the past once the log moves on
+    header = shown(f"/memories?q=hesper+gateway&as_of={last - 1}")
+    assert page.is_visible("#past-banner") and past_words in header and not page.is_visible("#present-note")
+    _remember(console, f"The hesper gateway runs release 71{len(lang)}")
+    header = shown(f"/memory/{mid}?as_of={last}")
+    assert page.is_visible("#past-banner") and past_words in header and not page.is_visible("#present-note")
+    assert not page.is_visible("#near")
 
 
 def test_a_stale_pin_is_refused_before_the_confirmation_page(console: Console) -> None:
