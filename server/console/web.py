@@ -135,12 +135,21 @@ def end_of_log(request: Request) -> int | None:
 
     The end of the log is the present: its pages said "Viewing the past" above what is the
     current state. A position past the end (however many digits it has) is the end, as MCP and
-    the CLI read it. The position a later write adds makes the same URL a view of the past."""
+    the CLI read it, and so is a recorded time at or after the last write's (``2099-01-01``
+    too, until a write is recorded past it). The position a later write adds makes the same URL a
+    view of the past."""
     value = time_params(request).get("as_of", "")
-    if not ascii_digits(value):
-        return None
-    last = ledger(request).store.last_position()
-    return last if position_in(value) >= last else None
+    app = ledger(request)
+    last = app.store.last_position()
+    if ascii_digits(value):
+        return last if position_in(value) >= last else None
+    if not value or value.isdigit():
+        return None  # no point, or digits that are no position (refused by time_point)
+    try:
+        resolved = app.as_of(as_of_recorded=value)["as_of"]["recorded_position"]
+    except LedgerError:
+        return None  # no time: time_point refuses it
+    return last if resolved >= last else None
 
 
 def time_point(request: Request) -> dict[str, str]:
@@ -148,18 +157,18 @@ def time_point(request: Request) -> dict[str, str]:
 
     ``as_of`` is a log position (digits) or a recorded time, ``at`` an event time. A position is
     the ASCII digits 0-9 (the facade would read ``٣`` as 3 and fail on ``²``); the end of the
-    log or past it is the present (:func:`end_of_log`), so ``as_of`` is dropped and the page
-    answers as now. The times are parsed as the facade parses them. Raises ``InvalidInput``
+    log or past it, as a position or a time, is the present (:func:`end_of_log`), so ``as_of``
+    is dropped and the page answers as now. The times are parsed as the facade parses them. Raises ``InvalidInput``
     naming the facade's field."""
     tt = time_params(request)
     for key, value in list(tt.items()):
         if key == "as_of" and value.isdigit():
             if not ascii_digits(value):  # parse_id refuses what is not 0-9, naming the field
                 parse_id(value, TIME_FIELDS[key], least=0)
-            if end_of_log(request) is not None:
-                del tt[key]
         else:
             clock.parse_time(value, field=TIME_FIELDS[key])
+    if "as_of" in tt and end_of_log(request) is not None:
+        del tt["as_of"]
     return tt
 
 

@@ -220,6 +220,24 @@ def test_the_end_of_the_log_is_the_present_not_the_past(page: Any, console: Cons
     assert not page.is_visible("#near")
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_recorded_time_after_the_last_write_is_the_present(page: Any, console: Console, lang: str) -> None:
+    """A recorded time at or after the last write (a date in the future too) names the same
+    state as the end of the log: it said "Viewing the past" above the current state. A time
+    before the last write is the past."""
+    past_words, present_words = PRESENT[lang]
+    _remember(console, f"The vesper relay runs release 80{len(lang)}")
+    page.goto(f"{console.base}/lang/{lang}?next=/")
+    for when in ("2099-01-01", "2099-01-01T00:00:00Z"):
+        page.goto(f"{console.base}/memories?q=vesper+relay&as_of={when}")
+        assert not page.is_visible("#past-banner") and past_words not in page.inner_text("header"), when
+        assert present_words in page.inner_text("#present-note")
+        assert page.locator(".memory-row", has_text="vesper relay").count() == 1
+    page.goto(f"{console.base}/memories?q=vesper+relay&as_of=2001-01-01")
+    assert page.is_visible("#past-banner") and past_words in page.inner_text("header")
+    assert not page.is_visible("#present-note")
+
+
 def test_a_stale_pin_is_refused_before_the_confirmation_page(console: Console) -> None:
     # a set of its own that stays open (the seed's are judged and resolved by other tests)
     first = _remember(console, "The pin test service listens on port 7001")
