@@ -696,6 +696,14 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         if person:
             relation = "lives in"  # "Bob moved to Berlin" is where Bob lives; "the standup moved to 10am" is not
     moved = relation == "lives in" or (relation == "is" and MOVED.search(text[best[0] : end]) is not None)
+    if (
+        moved
+        and relation == "is"
+        and value[1] == KIND_TEXT
+        and not value[3]
+        and _a_way_of_working(left, value[0], cased)
+    ):
+        return None  # "the team moved to two-week sprints", "… to kanban": a way of working, no place
     if moved and _PLANNED_MOVE.search(text[best[0] : end]) and _a_place_of_work(left or subject):
         return None  # "the office will move to Denver next year": a plan, not where it is
     if moved and value[1] == KIND_TEXT and not value[3] and _a_place_of_work(left or subject):
@@ -830,6 +838,12 @@ def _no_home(canonical: str, display: str, cased: str) -> bool:
     if len(words) == 2 and words[1] in NOT_A_HOME and not _named_place(display, cased):
         return True
     return bool(words) and words[0] in NOT_A_HOME and (len(words) == 1 or words[1] in ("of", "that", "and"))
+
+
+def _a_way_of_working(left: str, display: str, cased: str) -> bool:
+    """ "the team" moved to "kanban", "two-week sprints": a group's move to no place named, numbered or
+    someone's ("the 3rd floor", "Lisbon" are places)."""
+    return _is_group(left) and display.isascii() and not _A_DIGIT.search(display) and not _a_place(display, cased)
 
 
 def _a_work_move(canonical: str) -> bool:

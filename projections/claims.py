@@ -200,7 +200,8 @@ class ClaimsProjector(DeferringProjector):
     # "in public beta", "on hold indefinitely", "in escrow", "in transit", "in stock", "on the market", "on
     # mute" statuses and "on paternity leave" passing; a move to a floor, a desk, an office, a project, a
     # class, a grade or "customer success" no new home, nor "moved to the 3rd"; "is 2nd" no day; "lives in
-    # constant fear", "… the moment" no home; the AGM, the QBR events; "Marseille", "Mayfair" no month
+    # constant fear", "… the moment" no home; the AGM, the QBR events; "Marseille", "Mayfair" no month;
+    # "the team moved to kanban", "… to two-week sprints" no place
     version = 30
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})

@@ -606,6 +606,9 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         # what someone lives in that is no place, said with a word before it
         ("Bob lives in Boston", "Bob lives in constant fear"),
         ("Bob lives in Boston", "Bob lives in the moment"),
+        # a team's move to a way of working names no place
+        ("The team moved to Denver", "The team moved to two-week sprints"),
+        ("The team moved to Denver", "The team moved to kanban"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
