@@ -457,9 +457,11 @@ PLACES_OF_WORK = frozenset(
 # and "<x> mode" are of it too ("the library is on holiday hours", "the printer is in maintenance mode")
 STATUSES = frozenset(
     """hold progress track schedule time pause ice backburner beta alpha preview maintenance production staging
-    development testing review draft""".split()
+    development testing review draft escrow transit stock silent mute""".split()
 )
 STATUS_ENDINGS = ("hours", "mode")
+# A status said only "on": "the house is on the market" ("the stall is in the market" is where it is)
+STATUSES_ON = frozenset({"market"})
 # A passing state, which states no value ("the office is in chaos", "the store is on sale", "Bob is on
 # vacation"): it neither replaces where a thing is nor is replaced by another state it is also in
 PASSING_STATES = frozenset(
@@ -470,17 +472,22 @@ PASSING_STATES = frozenset(
 WORK_MOVES = frozenset(
     """product marketing sales engineering finance design support operations ops hr legal research it qa
     security accounting management recruiting infra infrastructure platform analytics nights days weekends
-    mornings evenings part-time full-time remote""".split()
+    mornings evenings part-time full-time remote devops sre backend frontend success contracting consulting""".split()
 )
+# What a move at work is to, named last: "Sam moved to the 5th floor", "… to the front desk", "… to the Tokyo
+# office", "… to the billing project", "… to the evening class", "my daughter moved to 2nd grade"
+WORK_MOVE_HEADS = frozenset("shift shifts floor desk seat office project rotation class grade".split())
 # What someone lives in that is no place: "Bob lives in fear of spiders", "… in denial"
-NOT_A_HOME = frozenset("fear denial hope dread terror misery poverty luxury sin peace harmony limbo comfort".split())
+NOT_A_HOME = frozenset(
+    "fear denial hope dread terror misery poverty luxury sin peace harmony limbo comfort moment".split()
+)
 # "Jenny moved to desk 7A", "the meeting moved to room Kilimanjaro": Jenny's desk, the meeting's room
 # Events, which have a place too: "the team offsite is in Denver", "book club is at Jenna's house" and
 # "the offsite moved to Austin", "book club moved to Mia's house" say where the event is, one slot
 EVENTS = frozenset(
     """offsite retreat party meetup meeting club wedding reception dinner lunch brunch breakfast picnic barbecue
     bbq reunion shower ceremony conference summit workshop recital concert gala fundraiser potluck hangout playdate
-    sleepover seminar tournament festival celebration night""".split()
+    sleepover seminar tournament festival celebration night agm qbr""".split()
 )
 # People by who they are to someone: "my mom comes on Sundays" is a person's habit, not a visit's one time
 KIN = frozenset(
@@ -490,7 +497,9 @@ KIN = frozenset(
 # What is not where an event is, though said "in" and capitalised: "the wedding is in June", "… in Q3", "… in
 # two weeks" say when
 NOT_A_PLACE = re.compile(
-    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|q[1-4]\b|(?:spring|summer|fall|autumn|winter)\b"
+    # a month, named or cut short ("Marseille", "Mayfair", "the market" are none)
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?"
+    r"|nov(?:ember)?|dec(?:ember)?)\b|q[1-4]\b|(?:spring|summer|fall|autumn|winter)\b"
     r"|\d{1,2}(?:st|nd|rd|th)\b"  # "moved to the 22nd": a day of the month
     r"|h[12]\b"  # "the offsite is in H2": a half of the year
     r"|(?:19|20)\d\d$|(?:a|an|one|two|three|four|five|six|a few|several|\d+)\s+"

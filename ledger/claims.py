@@ -108,6 +108,7 @@ from fact_ledger.ledger.claim_words import (
     SPEAKER_LINE_WORDS,
     STATUS_ENDINGS,
     STATUSES,
+    STATUSES_ON,
     STOP_CHARS,
     STOP_TOKENS,
     STREET_ADDRESS,
@@ -123,6 +124,7 @@ from fact_ledger.ledger.claim_words import (
     VERSION_CHANGED,
     WHILE_AWAY,
     WHO_TRAILERS,
+    WORK_MOVE_HEADS,
     WORK_MOVES,
     ZH_HAS_COUNT,
     ZH_NEW_ROLE,
@@ -638,9 +640,15 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         said = said[rate_first.end() :]  # "是每月25元": the amount, its period read below
     value = parse_value(said, hint=left + " " + subject, as_name=as_name)
     day = _A_DAY_OF_THE_MONTH.fullmatch(value[2]) if value is not None and value[1] == KIND_TEXT else None
-    if value is not None and day is not None and not person and not _a_place_of_work(left or subject):
+    if (
+        value is not None
+        and day is not None
+        and _SAID_AS_A_DAY.search(said)
+        and not person
+        and not _a_place_of_work(left or subject)
+    ):
         # "the board meeting is on the 15th", "… was moved to the 22nd": when it is, as "on June 3" says
-        # ("the office is on the 3rd" is a floor)
+        # ("the office is on the 3rd" is a floor, "our team is 2nd" a rank)
         value = (value[0], KIND_WHEN, f"---{int(day[1]):02d}", "")
     if value is None or (kinds is not None and value[1] not in kinds):
         return None
@@ -682,11 +690,22 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
         return None  # "my goal is to give kids a home": a purpose, not a value
     if pointed and relation in ("is", "colon") and value[1] == KIND_TEXT:
         return None  # "this is my lucky pair of shoes"; "it listens on port 8080" still reads the subject
-    if relation == "is" and person and value[1] == KIND_TEXT and MOVED.search(text[best[0] : end]):
-        if _is_group(value[0]) or _a_work_move(value[2]):
-            return None  # "Bob moved to the data team", "… to the night shift": where he works, not lives
-        relation = "lives in"  # "Bob moved to Berlin" is where Bob lives; "the standup moved to 10am" is not
+    if relation == "is" and (person or _kin(left)) and value[1] == KIND_TEXT and MOVED.search(text[best[0] : end]):
+        if _is_group(value[0]) or _a_work_move(value[2]) or _A_DAY_OF_THE_MONTH.fullmatch(value[2]):
+            # "Bob moved to the data team", "… to the night shift", "my daughter moved to 2nd grade": where
+            # he works or learns, not lives; "Sam moved to the 3rd": a floor or a day, no home
+            return None
+        if person:
+            relation = "lives in"  # "Bob moved to Berlin" is where Bob lives; "the standup moved to 10am" is not
     moved = relation == "lives in" or (relation == "is" and MOVED.search(text[best[0] : end]) is not None)
+    if (
+        moved
+        and relation == "is"
+        and value[1] == KIND_TEXT
+        and not value[3]
+        and _a_way_of_working(left, value[0], cased)
+    ):
+        return None  # "the team moved to two-week sprints", "… to kanban": a way of working, no place
     if moved and _PLANNED_MOVE.search(text[best[0] : end]) and _a_place_of_work(left or subject):
         return None  # "the office will move to Denver next year": a plan, not where it is
     if moved and value[1] == KIND_TEXT and not value[3] and _a_place_of_work(left or subject):
@@ -710,11 +729,16 @@ def _clause_claim(clause: str, subject: str) -> Claim | None:
     elif relation == "is" and value[1] == KIND_TEXT and value[3] == "in" and (said := _when_or_in_what(value[0])):
         # "the trip is in May", "the manual is in English": when or in what, not where ("… in Japan")
         value = (*value[:3], f"in {said}")
-    elif relation == "is" and value[1] == KIND_TEXT and value[3] in ("in", "on") and (how := _how_it_stands(value[2])):
+    elif (
+        relation == "is"
+        and value[1] == KIND_TEXT
+        and value[3] in ("in", "on")
+        and (how := _how_it_stands(value[2], value[3]))
+    ):
         if how == "passing":
             return None  # "the office is in chaos", "the store is on sale": a state it is in, no value
         value = (*value[:3], "in status")  # "the project is on hold" → "… is in progress": one slot
-    if relation == "lives in" and _no_home(value[2]):
+    if relation == "lives in" and _no_home(value[2], value[0], cased):
         return None  # "Bob lives in fear of spiders": no home
     if relation == "lives in" and "://" in value[0]:
         relation = "is"  # "VPN门户搬到了 https://…": an address, not a home
@@ -788,33 +812,48 @@ def _departs(left: str) -> bool:
 
 # a day of the month, as a value says it ("the 15th", article dropped): 1 to 31
 _A_DAY_OF_THE_MONTH = re.compile(r"(0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)")
+# … said as a day is said: "on the 15th", "to the 22nd", "on 3rd" ("our team is 2nd" is a rank)
+_SAID_AS_A_DAY = re.compile(r"(?:^|\s)(?:on|the)\s+(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b")
 _RECURRING = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|\b(?:every|weekends|weekdays)\b")
 
 
-def _how_it_stands(canonical: str) -> str:
-    """ "status" for "hold", "progress", "holiday hours"; "passing" for "chaos", "sale", "vacation": what a
-    thing is in or on that is how it stands, not where it is (empty for a place or anything else)."""
+def _how_it_stands(canonical: str, said_with: str) -> str:
+    """ "status" for "hold", "progress", "holiday hours", "public beta", "hold indefinitely", "on the
+    market"; "passing" for "chaos", "sale", "vacation", "paternity leave": what a thing is in or on that is
+    how it stands, not where it is (empty for a place or anything else)."""
     words = LEADING_ARTICLE.sub("", canonical).split()
-    if not words:
+    if not words or len(words) > 2:
         return ""
-    if len(words) == 1 and words[0] in PASSING_STATES:
+    if words[-1] in PASSING_STATES:
         return "passing"
-    if (len(words) == 1 and words[0] in STATUSES) or (len(words) == 2 and words[1] in STATUS_ENDINGS):
-        return "status"
-    return ""
+    if len(words) == 1:
+        return "status" if words[0] in STATUSES or (said_with == "on" and words[0] in STATUSES_ON) else ""
+    if words[1] in STATUS_ENDINGS or (words[1] in STATUSES and words[1] != "time"):
+        return "status"  # "maintenance mode", "public beta" ("Pacific time" is a time zone)
+    return "status" if words[0] in STATUSES and words[1].endswith("ly") else ""  # "hold indefinitely"
 
 
-def _no_home(canonical: str) -> bool:
-    """ "fear", "fear of spiders", "denial": what someone lives in that is no place ("Hope Street" is one)."""
+def _no_home(canonical: str, display: str, cased: str) -> bool:
+    """ "fear", "fear of spiders", "denial", "constant fear": what someone lives in that is no place
+    ("Hope Street" and "Port Hope" are one)."""
     words = LEADING_ARTICLE.sub("", canonical).split()
+    if len(words) == 2 and words[1] in NOT_A_HOME and not _named_place(display, cased):
+        return True
     return bool(words) and words[0] in NOT_A_HOME and (len(words) == 1 or words[1] in ("of", "that", "and"))
+
+
+def _a_way_of_working(left: str, display: str, cased: str) -> bool:
+    """ "the team" moved to "kanban", "two-week sprints": a group's move to no place named, numbered or
+    someone's ("the 3rd floor", "Lisbon" are places)."""
+    return _is_group(left) and display.isascii() and not _A_DIGIT.search(display) and not _a_place(display, cased)
 
 
 def _a_work_move(canonical: str) -> bool:
     """ "the night shift", "product", "part-time": where or when someone works, which a move to is
     not a move of home."""
     words = LEADING_ARTICLE.sub("", canonical).split()
-    return bool(words) and ((len(words) == 1 and words[0] in WORK_MOVES) or words[-1] in ("shift", "shifts"))
+    # "customer success", "engineering management": a department named in more words
+    return bool(words) and (words[-1] in WORK_MOVES or words[-1] in WORK_MOVE_HEADS)
 
 
 def _kin(left: str) -> bool:

@@ -196,7 +196,12 @@ class ClaimsProjector(DeferringProjector):
     # English" when and in what language, not where
     # 30: "on hold", "in progress", "on holiday hours" a status of their own; "in chaos", "on sale", "on
     # vacation", "lives in fear" no value; "moved to the night shift", "… to Product" no new home;
-    # "on the 15th" a day of the month (a when); an event moved to no place named none; "the BBQ" no one
+    # "on the 15th" a day of the month (a when); an event moved to no place named none; "the BBQ" no one;
+    # "in public beta", "on hold indefinitely", "in escrow", "in transit", "in stock", "on the market", "on
+    # mute" statuses and "on paternity leave" passing; a move to a floor, a desk, an office, a project, a
+    # class, a grade or "customer success" no new home, nor "moved to the 3rd"; "is 2nd" no day; "lives in
+    # constant fear", "… the moment" no home; the AGM, the QBR events; "Marseille", "Mayfair" no month;
+    # "the team moved to kanban", "… to two-week sprints" no place
     version = 30
     tables = ("claims", "denied_values")
     handles = frozenset({"MemoryRecorded", "MemoryUpdated", *_LEAVING, *_BACK, _ALIAS})

@@ -491,6 +491,13 @@ def test_a_full_stop_after_a_title_or_an_abbreviation(content: str, expected: li
         ("The gym is on holiday hours", ("gym", "is in status", "holiday hours")),
         ("The printer is in maintenance mode", ("printer", "is in status", "maintenance mode")),
         ("The pull request is in review", ("pull request", "is in status", "review")),
+        # … said with an adjective or an adverb, or only "on" ("on the market"; "in the market" is a place)
+        ("The app is in public beta", ("app", "is in status", "public beta")),
+        ("The project is on hold indefinitely", ("project", "is in status", "hold indefinitely")),
+        ("The house is on the market", ("house", "is in status", "market")),
+        ("The house is in escrow", ("house", "is in status", "escrow")),
+        ("The package is in transit", ("package", "is in status", "transit")),
+        ("The stall is in the market", ("stall", "is in", "market")),
         # where it is, even when a status word is part of a longer name
         ("The office is in Boston", ("office", "is in", "boston")),
         ("The cafe is on Elm Street", ("cafe", "is on", "elm street")),
@@ -502,6 +509,7 @@ def test_a_full_stop_after_a_title_or_an_abbreviation(content: str, expected: li
         ("Bob moved to the Bay Area", ("bob", "lives in", "bay area")),
         ("Bob lives in hope street", ("bob", "lives in", "hope street")),
         ("Bob moved to sales town", ("bob", "lives in", "sales town")),
+        ("Bob lives in Port Hope", ("bob", "lives in", "port hope")),
     ],
 )
 def test_a_status_is_a_slot_and_a_place_stays_a_place(content: str, expected: tuple[str, str, str]) -> None:
@@ -525,6 +533,13 @@ def test_a_status_is_a_slot_and_a_place_stays_a_place(content: str, expected: tu
         "Bob moved to the evening shifts",
         "Bob lives in fear of spiders",
         "Bob lives in denial",
+        "Bob is on paternity leave",
+        "Sam moved to the front desk",
+        "Sam moved to the Tokyo office",
+        "Sam moved to customer success",
+        "Sam moved to the 3rd",
+        "My daughter moved to 2nd grade",
+        "Bob lives in constant fear",
     ],
 )
 def test_a_passing_state_a_move_at_work_or_no_home_states_no_claim(content: str) -> None:

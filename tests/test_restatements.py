@@ -363,6 +363,11 @@ def test_a_value_stated_later_supersedes_the_older_one(app: LedgerApp) -> None:
         ("The board meeting is on the 15th", "The board meeting was moved to the 22nd"),
         ("The launch is on June 3", "The launch moved to the 10th"),
         ("My birthday party is on the 3rd", "My birthday party moved to the 4th"),
+        # an event named by its initials (no one's home); a status said with an adjective
+        ("The AGM is in London", "The AGM moved to Manchester"),
+        ("The QBR is on the 10th", "The QBR moved to the 17th"),
+        ("The house is on the market", "The house is in escrow"),
+        ("The app is in public beta", "The app is in production"),
     ],
 )
 def test_a_change_said_in_other_words_supersedes_the_older_value(app: LedgerApp, said: str, changed: str) -> None:
@@ -545,6 +550,8 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         ("经理是小王", "新加坡经理是小李"),
         ("The board meeting is in Denver", "The board meeting was moved to the 22nd"),  # a day, no place
         ("The festival is in Austin", "The festival is in its 10th year"),
+        ("The trip is in May", "The trip is in Marseille"),  # a word begun as a month is none
+        ("The office is in March", "The office is in Mayfair"),
         # someone's that is no place, a half of the year; a manager's manager; a floor and a street;
         # what a thing that is no event is "in" when it says when or in what
         ("The offsite is in Napa", "The offsite is in Bob's hands"),
@@ -573,6 +580,35 @@ def test_find_answers_a_migration_over_the_values_before_it_even_one_arriving_la
         # an event moved to no place named; an event named in capitals is no one (its home)
         ("The HOA meeting moved to the library", "The HOA meeting moved to the afternoon"),
         ("The BBQ moved to Austin", "The BBQ moved to the Jones'"),
+        # a status said with an adjective or an adverb, or one more word of standing (escrow, transit, stock,
+        # on the market, on mute); leave of some kind is a passing state
+        ("The app is in the App Store", "The app is in public beta"),
+        ("The project is on GitHub", "The project is on hold indefinitely"),
+        ("The house is in Austin", "The house is in escrow"),
+        ("The package is in the mailroom", "The package is in transit"),
+        ("The product is in the warehouse", "The product is in stock"),
+        ("The house is on Elm Street", "The house is on the market"),
+        ("The phone is on the desk", "The phone is on mute"),
+        ("Bob is on the platform team", "Bob is on paternity leave"),
+        # a move at work to a floor, a desk, an office, a project, a class, a grade or a department
+        # named in more words is not a move of home; nor is a move to a day; a rank is no day
+        ("Sam moved to Chicago", "Sam moved to the 5th floor"),
+        ("Sam moved to Chicago", "Sam moved to the front desk"),
+        ("Sam moved to Osaka", "Sam moved to the Tokyo office"),
+        ("Sam moved to Chicago", "Sam moved to the billing project"),
+        ("Sam moved to Chicago", "Sam moved to the evening class"),
+        ("Sam moved to Chicago", "Sam moved to customer success"),
+        ("Sam moved to Chicago", "Sam moved to engineering management"),
+        ("Sam moved to Chicago", "Sam moved to DevOps"),
+        ("Sam moved to Chicago", "Sam moved to the 3rd"),
+        ("My daughter moved to Chicago", "My daughter moved to 2nd grade"),
+        ("Our team meets on the 5th", "Our team is 2nd"),
+        # what someone lives in that is no place, said with a word before it
+        ("Bob lives in Boston", "Bob lives in constant fear"),
+        ("Bob lives in Boston", "Bob lives in the moment"),
+        # a team's move to a way of working names no place
+        ("The team moved to Denver", "The team moved to two-week sprints"),
+        ("The team moved to Denver", "The team moved to kanban"),
     ],
 )
 def test_statements_of_other_slots_form_no_set(app: LedgerApp, first: str, other: str) -> None:
