@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from fact_ledger.ledger.log.events import AUTH_USER
+from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.cli.main import main
+from fact_ledger.server.config import Settings
+from tests.test_erasure import promoted_across
 
 STEP = "Restart the billing service, then check that it answers on port 8080. "
 
@@ -494,6 +498,40 @@ def test_erasing_a_memory_promoted_from_a_note_erases_the_note(db_path: Path) ->
     assert again.exit_code == 1 and f"memory {note} is erased already" in again.output, again.output
     assert cli(db_path, "erase", str(promoted), "--reason", "asked").exit_code == 1
     assert json.loads(cli(db_path, "--json", "verify").output)["chain"] == "intact"
+
+
+def test_erasing_a_workspace_erases_what_its_aliases_hold_with_the_notes_promoted_there(db_path: Path) -> None:
+    """``erase --workspace proja`` said "erased #4" and left the note written as "proj-a" (an
+    alias of it) and the memory promoted from it: read, and found in "proja"."""
+    said = cli(db_path, "--json", "remember", "Rex's gate code is 5521")
+    assert said.exit_code == 0, said.output  # the default workspace's memory stays
+    args = ("--tier", "working", "--session", "s1", "--workspace", "proj-a")
+    note = json.loads(cli(db_path, "--json", "remember", "Tom's alarm code is 7733", *args).output)["memory_id"]
+    promoted = json.loads(cli(db_path, "--json", "promote", str(note)).output)["promoted_to"]
+    own = json.loads(cli(db_path, "--json", "remember", "Ivo lives in Quito", "--workspace", "proja").output)
+    app = LedgerApp(Settings(db=str(db_path)))
+    app.accept_alias("proj-a", "proja", authorization=AUTH_USER)
+    app.close()
+    erased = cli(db_path, "erase", "--workspace", "proja", "--reason", "closed")
+    assert erased.exit_code == 0, erased.output
+    assert erased.output.startswith(f"erased #{note}, #{promoted}, #{own['memory_id']} (3 rows cleared)"), erased.output
+    assert cli(db_path, "read", str(note)).output.splitlines()[0] == f"#{note} v2 user_confirmed (erased)"
+    assert "7733" not in cli(db_path, "read", str(promoted)).output
+    assert cli(db_path, "find", "Tom alarm", "--workspace", "proja").output.startswith("no memories found")
+    assert "5521" in cli(db_path, "find", "Rex gate").output
+
+
+def test_erasing_a_workspace_erases_the_memory_promoted_elsewhere_from_its_note(tmp_path: Path) -> None:
+    """A note whose memory is held in another workspace (a log written elsewhere): ``--json``
+    named the note alone and the memory stayed readable; now both, in the answer and receipt."""
+    db = tmp_path / "l.db"
+    note, memory = promoted_across(db, note_in="notes", memory_in="proj")
+    out = cli(db, "--json", "erase", "--workspace", "notes", "--reason", "asked")
+    assert out.exit_code == 0, out.output
+    answer = json.loads(out.output)
+    assert answer["erased"] == [note, memory]
+    assert [e["memory_id"] for e in answer["receipt"]["erasures"]] == [note, memory]
+    assert json.loads(cli(db, "--json", "read", str(memory)).output)["memory"]["status"] == "erased"
 
 
 def test_whatif_reads_rule_names_typed_in_capitals(db_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 from fact_ledger.ledger.errors import ForbiddenWorkspace, InvalidInput, NotFound, Unauthorized
 from fact_ledger.ledger.ids import uuid7
 from fact_ledger.ledger.log.chain import GENESIS_HASH, NewEvent, row_hash
-from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER, MemoryRecorded
+from fact_ledger.ledger.log.events import AUTH_AGENT, AUTH_USER, Erased, MemoryRecorded, Promoted, WorkingNoted
 from fact_ledger.ledger.log.store import EventStore
 from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
@@ -69,6 +69,24 @@ def test_only_the_user_channel_erases(tmp_path: Path) -> None:
     finally:
         app.close()
     assert _bytes_hold(tmp_path, MARKER) == []
+
+
+def test_a_credential_in_the_reason_refuses_a_workspace_erase_and_writes_nothing(tmp_path: Path) -> None:
+    """The reason stays in the log for good with each Erased event (it is not erased with the
+    memories): a credential in it is refused before anything is erased."""
+    key = "AKIAIOSFODNN7EXAMPLE"
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        mid = app.remember(f"Tom's alarm code is {MARKER}", workspace="tom")["memory_id"]
+        head = app.store.last_position()
+        with pytest.raises(InvalidInput, match="looks like a credential") as refused:
+            app.erase(workspace="tom", reason=f"it held {key}", authorization=AUTH_USER)
+        assert refused.value.to_dict()["field"] == "reason"
+        assert app.store.last_position() == head
+        assert app.read(mid)["memory"]["content"] == f"Tom's alarm code is {MARKER}"
+    finally:
+        app.close()
+    assert _bytes_hold(tmp_path, key) == []
 
 
 def test_a_workspace_erases_whole_and_claim_sets_stay_explained_by_ids(tmp_path: Path) -> None:
@@ -345,6 +363,188 @@ def test_erasing_a_promoted_note_takes_the_memory_promoted_from_it(tmp_path: Pat
     finally:
         app.close()
     assert _bytes_hold(tmp_path, MARKER) == []
+
+
+def test_a_workspace_erase_takes_the_memories_recorded_under_its_aliases(tmp_path: Path) -> None:
+    """A note written under "proj-a" and the memory promoted from it, once "proj-a" is an alias
+    of "proja", are memories of "proja" (found there, shown there): erasing "proja", or even
+    "proj-a" by name, erased only what was recorded as "proja" and left both readable and found."""
+    for named in ("proja", "proj-a"):
+        folder = tmp_path / named
+        folder.mkdir()
+        app = LedgerApp(Settings(db=str(folder / "l.db")))
+        try:
+            note = app.remember(f"Rex's gate code is {MARKER}", session_id="conv", tier="working", workspace="proj-a")
+            promoted = app.promote(note["memory_id"], authorization=AUTH_USER)["promoted_to"]
+            own = app.remember("Ivo lives in Quito", subject="Ivo", workspace="proja")["memory_id"]
+            kept = app.remember("Ola lives in Oslo", subject="Ola", workspace="home")["memory_id"]
+            app.accept_alias("proj-a", "proja", authorization=AUTH_USER)
+            assert app.erasable(workspace=named) == [note["memory_id"], promoted, own]
+            out = app.erase(workspace=named, reason="project closed", authorization=AUTH_USER)
+            assert out["erased"] == [note["memory_id"], promoted, own]
+            assert [e["memory_id"] for e in out["receipt"]["erasures"]] == out["erased"]
+            assert {app.read(m)["memory"]["status"] for m in out["erased"]} == {"erased"}
+            assert app.find("Rex gate", workspace="proja")["results"] == []
+            assert app.read(kept)["memory"]["status"] == "active"
+            assert app.verify_receipt(out["receipt"])["receipt"] == "valid"
+        finally:
+            app.close()
+        assert _bytes_hold(folder, MARKER) == []
+
+
+def promoted_across(db: Path, note_in: str, memory_in: str) -> tuple[int, int]:
+    """A log whose working note (in ``note_in``) was promoted into a memory held in ``memory_in``,
+    and a memory of "home". A promotion records its memory in the note's workspace, so only a log
+    written elsewhere holds a pair in two workspaces. Returns (note id, memory id)."""
+    note, memory = uuid7(), uuid7()
+    store = EventStore(db)
+    rows = store.append(
+        [
+            NewEvent(
+                data=WorkingNoted(memory=note, session="conv", content=f"Rex's gate code is {MARKER}"),
+                stream_id=note,
+                event_time="2026-01-01",
+                workspace=note_in,
+            ),
+            NewEvent(
+                data=MemoryRecorded(memory=memory, content=f"Rex's gate code is {MARKER}", promoted_from=note),
+                stream_id=memory,
+                event_time="2026-01-01",
+                workspace=memory_in,
+            ),
+            NewEvent(
+                data=Promoted(memory=note, long_term=memory, rule="user"),
+                stream_id=note,
+                event_time="2026-01-01",
+                workspace=note_in,
+            ),
+            NewEvent(
+                data=MemoryRecorded(memory=(other := uuid7()), content="Ola lives in Oslo"),
+                stream_id=other,
+                event_time="2026-01-01",
+                workspace="home",
+            ),
+        ]
+    )
+    store.close()
+    return rows[0].position, rows[1].position
+
+
+@pytest.mark.parametrize("erased", ["notes", "proj"])
+def test_a_workspace_erase_takes_the_note_or_memory_a_promotion_tied_to_it_elsewhere(
+    tmp_path: Path, erased: str
+) -> None:
+    """Erasing the workspace that held only the memory cleared the note's words yet left the
+    note reading "promoted"; erasing the note's workspace left the memory (the note's words)
+    read and found. Each goes with the other, as erasing either by its id does, named in the
+    answer and the receipt (two such pairs: each one)."""
+    db = tmp_path / "l.db"
+    pairs = [promoted_across(db, note_in="notes", memory_in="proj") for _ in range(2)]
+    both = sorted(m for pair in pairs for m in pair)
+    note, memory = pairs[0]
+    app = LedgerApp(Settings(db=str(db)))
+    try:
+        assert app.read(note)["memory"]["status"] == "promoted"
+        assert sorted(app.erasable(workspace=erased)) == both
+        out = app.erase(workspace=erased, reason="asked", authorization=AUTH_USER)
+        assert sorted(out["erased"]) == both
+        assert sorted(e["memory_id"] for e in out["receipt"]["erasures"]) == both
+        assert {app.read(m)["memory"]["status"] for m in both} == {"erased"}
+        assert app.find("Rex gate")["results"] == []
+        assert app.read(memory + 2)["memory"]["content"] == "Ola lives in Oslo"
+        assert app.verify_receipt(out["receipt"])["receipt"] == "valid"
+        with pytest.raises(NotFound):  # nothing is left to erase in either
+            app.erase(workspace="proj" if erased == "notes" else "notes", authorization=AUTH_USER)
+    finally:
+        app.close()
+    assert _bytes_hold(tmp_path, MARKER) == []
+
+
+def test_a_workspace_erase_leaves_a_memory_its_note_was_only_promoted_onto(tmp_path: Path) -> None:
+    """A note promoted as a repeat of a memory held elsewhere names that memory in its
+    ``Promoted`` event, but the memory was not recorded from it: erasing the note's workspace
+    leaves it, as erasing the note by its id does."""
+    note, kept = uuid7(), uuid7()
+    store = EventStore(tmp_path / "l.db")
+    rows = store.append(
+        [
+            NewEvent(
+                data=MemoryRecorded(memory=kept, content="The lobby door code is 4471"),
+                stream_id=kept,
+                event_time="2026-01-01",
+                workspace="home",
+            ),
+            NewEvent(
+                data=WorkingNoted(memory=note, session="conv", content="The lobby door code is 4471"),
+                stream_id=note,
+                event_time="2026-01-01",
+                workspace="notes",
+            ),
+            NewEvent(
+                data=Promoted(memory=note, long_term=kept, rule="user"),
+                stream_id=note,
+                event_time="2026-01-01",
+                workspace="notes",
+            ),
+        ]
+    )
+    store.close()
+    app = LedgerApp(Settings(db=str(tmp_path / "l.db")))
+    try:
+        assert app.erase(workspace="notes", authorization=AUTH_USER)["erased"] == [rows[1].position]
+        assert app.read(rows[0].position)["memory"]["content"] == "The lobby door code is 4471"
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize("gone", ["note", "memory"])
+def test_a_workspace_erase_leaves_out_the_half_of_a_promotion_erased_before(tmp_path: Path, gone: str) -> None:
+    """A log from before a note and the memory promoted from it went together holds one of them
+    erased alone: the workspace's erase takes the other, and writes no second Erased event."""
+    db = tmp_path / "l.db"
+    note, memory = promoted_across(db, note_in="proj", memory_in="proj")
+    store = EventStore(db)
+    stream = store.conn.execute("SELECT stream_id FROM events WHERE position=?", (note if gone == "note" else memory,))
+    erased_alone = stream.fetchone()[0]
+    store.append(
+        [
+            NewEvent(
+                data=Erased(memory=erased_alone, authorization=AUTH_USER),
+                stream_id=erased_alone,
+                event_time="2026-01-02",
+                workspace="proj",
+            )
+        ]
+    )
+    store.close()
+    app = LedgerApp(Settings(db=str(db)))
+    try:
+        left = memory if gone == "note" else note
+        assert app.erasable(workspace="proj") == [left]
+        assert app.erase(workspace="proj", authorization=AUTH_USER)["erased"] == [left]
+        assert app.store.conn.execute("SELECT count(*) FROM events WHERE type='Erased'").fetchone()[0] == 2
+        assert app.verify()["chain"] == "intact"
+    finally:
+        app.close()
+    if gone == "note":  # a memory erased by a hand-written Erased keeps its own rows: only then
+        assert _bytes_hold(tmp_path, MARKER) == []
+
+
+def test_strict_isolation_refuses_a_workspace_erase_that_would_reach_another_workspace(tmp_path: Path) -> None:
+    """As erasing the note by its id is refused when its memory is another workspace's, so is
+    erasing the note's workspace: nothing is erased."""
+    db = tmp_path / "l.db"
+    note, _memory = promoted_across(db, note_in="notes", memory_in="proj")
+    app = LedgerApp(Settings(db=str(db), isolation="strict", workspace="notes"))
+    try:
+        head = app.store.last_position()
+        with pytest.raises(ForbiddenWorkspace):
+            app.erase(workspace="notes", authorization=AUTH_USER)
+        with pytest.raises(ForbiddenWorkspace):
+            app.erase(note, authorization=AUTH_USER)
+        assert app.store.last_position() == head
+    finally:
+        app.close()
 
 
 def test_erase_answers_ok_rewrites_the_backup_and_refuses_an_empty_workspace(tmp_path: Path) -> None:

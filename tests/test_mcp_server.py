@@ -17,6 +17,7 @@ from fact_ledger.server.app.facade import LedgerApp
 from fact_ledger.server.config import Settings
 from fact_ledger.server.mcp import compact as mcp_compact
 from fact_ledger.server.mcp.server import build_server
+from tests.test_erasure import promoted_across
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "2026-07-28"]  # the initialize handshake era, and the input_required era
@@ -450,6 +451,47 @@ async def test_the_user_is_asked_about_the_note_a_memory_it_erases_was_promoted_
     assert sorted(out["erased"]) == sorted([note, promoted])
     assert f"With it: #{note}, the working note it was promoted from." in answers.questions[0], answers.questions
     assert app.read(note)["memory"]["status"] == "erased"
+
+
+async def test_the_user_is_asked_about_a_workspace_with_its_aliases_and_its_promotions(app: LedgerApp) -> None:
+    """A workspace's erase takes what is recorded under its aliases (a note written as "proj-a"
+    and the memory promoted from it): they were left, and the question said only "proja"."""
+    answers = Answers(ACCEPT)
+    async with Client(build_server(app), elicitation_callback=answers) as c:
+        note = app.remember("Vera's locker is 17", session_id="conv", tier="working", workspace="proj-a")["memory_id"]
+        promoted = app.promote(note, authorization=AUTH_USER)["promoted_to"]
+        own = app.remember("Ivo lives in Quito", workspace="proja")["memory_id"]
+        app.accept_alias("proj-a", "proja", authorization=AUTH_USER)
+        data = {"workspace": "proja", "authorized": True}
+        out = body(await c.call_tool("memory_govern", {"action": "erase", "data": data}))
+    assert out["erased"] == [note, promoted, own]
+    assert answers.questions == [
+        "Erase every memory of workspace 'proja' (and what is recorded as 'proj-a', the same workspace) for good? "
+        "Only an Erased record stays."
+    ]
+    assert app.read(note)["memory"]["status"] == "erased"
+
+
+async def test_the_user_is_asked_about_the_memory_elsewhere_a_workspace_erase_takes(tmp_path: Path) -> None:
+    """A note promoted into a memory held in another workspace (a log written elsewhere): the
+    workspace's erase takes that memory too, and the question names it by id and workspace."""
+    db = tmp_path / "l.db"
+    note, memory = promoted_across(db, note_in="notes", memory_in="proj")
+    app = LedgerApp(Settings(db=str(db)))
+    answers = Answers(ACCEPT)
+    try:
+        async with Client(build_server(app), elicitation_callback=answers) as c:
+            data = {"workspace": "notes", "authorized": True}
+            out = body(await c.call_tool("memory_govern", {"action": "erase", "data": data}))
+        assert out["erased"] == [note, memory]
+        assert answers.questions == [
+            "Erase every memory of workspace 'notes' for good? Only an Erased record stays. With it: "
+            f"#{memory} of workspace 'proj', a working note or the memory promoted from it, "
+            "tied to one of its memories."
+        ]
+        assert app.read(memory)["memory"]["status"] == "erased"
+    finally:
+        app.close()
 
 
 async def test_what_the_call_itself_got_wrong_is_never_cut_from_the_notices(app: LedgerApp) -> None:

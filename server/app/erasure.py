@@ -77,7 +77,7 @@ def erasable(app: Any, memory_id: int | None, workspace: str | None) -> list[tup
     # The default workspace ("") is a workspace as any other: read as "no workspace" it found
     # nothing and said there was no memory to erase in it, while its memories were there.
     named = workspace is not None
-    targets = _targets(app.storage.store, memory_id, app.canonical_workspace(workspace) if named else None)
+    targets = _targets(app.storage.store, memory_id, app.workspace_scope(workspace) if named else None)
     if not targets:
         raise NotFound(f"no memory to erase in {ws.words(workspace or '')}", field="workspace")
     for _id, _stream, held_in in targets:  # strict isolation: only the caller's own workspace
@@ -85,9 +85,19 @@ def erasable(app: Any, memory_id: int | None, workspace: str | None) -> list[tup
     return targets
 
 
-def _targets(store: Any, memory_id: int | None, workspace: str | None) -> list[tuple[int, str, str]]:
+def erasable_by_name(app: Any, workspace: str) -> list[tuple[int, str, bool]]:
+    """What an erase of ``workspace`` would erase, for the question the user is asked first:
+    (memory id, the workspace it is recorded in, whether that is a name of ``workspace``: itself
+    or an alias; not, for what a promotion ties to it from another workspace)."""
+    scope = app.workspace_scope(workspace)
+    return [(memory_id, held_in, held_in in scope) for memory_id, _s, held_in in erasable(app, None, workspace)]
+
+
+def _targets(store: Any, memory_id: int | None, scope: tuple[str, ...] | None) -> list[tuple[int, str, str]]:
     """(memory id, stream id, workspace) of each memory to erase, read from the log's copy: a
-    memory's id is the position of its MemoryRecorded event (archived memories included)."""
+    memory's id is the position of its MemoryRecorded event (archived memories included). A
+    workspace is every name recorded for it (``scope``: an accepted alias's memories are its
+    own); either way, what a promotion ties to them goes with them."""
     conn = store.conn
     if memory_id is not None:
         row = conn.execute(
@@ -98,50 +108,50 @@ def _targets(store: Any, memory_id: int | None, workspace: str | None) -> list[t
             raise NotFound(f"no memory {memory_id}", field="memory_id")
         if _already_erased(conn, row[1]):
             raise InvalidInput(f"memory {memory_id} is erased already", field="memory_id")
-        note = _note_of(conn, row[1])
-        if note is not None:  # a memory promoted from a working note: the note, and all it became
-            return [(row[0], row[1], row[2]), *(t for t in [note, *_promoted_from(conn, note[1])] if t[0] != row[0])]
-        return [(row[0], row[1], row[2]), *_promoted_from(conn, row[1])]
+        return _with_promotions(conn, [(row[0], row[1], row[2])])
+    assert scope is not None
     rows = conn.execute(
-        f"SELECT position, stream_id, workspace FROM events WHERE workspace=? AND type IN ({marks(len(_RECORDED))}) "
-        "ORDER BY position",
-        (workspace, *_RECORDED),
+        f"SELECT position, stream_id, workspace FROM events WHERE workspace IN ({marks(len(scope))}) "
+        f"AND type IN ({marks(len(_RECORDED))}) ORDER BY position",
+        (*scope, *_RECORDED),
     ).fetchall()
-    return [(r[0], r[1], r[2]) for r in rows if not _already_erased(conn, r[1])]
+    return _with_promotions(conn, [(r[0], r[1], r[2]) for r in rows if not _already_erased(conn, r[1])])
 
 
-def _promoted_from(conn: Any, note: str) -> list[tuple[int, str, str]]:
-    """The long-term memory a promotion recorded from the working note ``note`` (its first
-    version is the note's words), unless erased already: erasing the note erases it too, as
-    erasing it clears the note's rows. A memory the promotion only repeated or restated was not
-    recorded from the note and stays."""
+def _with_promotions(conn: Any, found: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
+    """``found``, then what a promotion ties to them and is not erased yet, wherever it is held:
+    the working note a memory among them was promoted from (the memory's first version is the
+    note's words, so the note goes too, and then reads erased, not promoted), and the memory
+    promoted from a note among them (a note is promoted once: a note found here became the memory
+    that found it). A memory the promotion only repeated or restated was not recorded from the
+    note and stays."""
+    streams = {t[1] for t in found}
+    tied = [*_notes_of(conn, streams), *_promoted_from(conn, streams)]
+    return [*found, *{t[1]: t for t in tied if t[1] not in streams}.values()]
+
+
+def _promoted_from(conn: Any, notes: Iterable[str]) -> list[tuple[int, str, str]]:
+    """The long-term memories a promotion recorded from the working notes ``notes`` (their first
+    version is a note's words), unless erased already. A memory the promotion only repeated or
+    restated was not recorded from the note."""
     rows = conn.execute(
         f"SELECT position, stream_id, workspace FROM events WHERE type IN ({marks(len(_RECORDED))}) "
-        "AND json_extract(payload, '$.promoted_from')=? ORDER BY position",
-        (*_RECORDED, note),
+        "AND json_extract(payload, '$.promoted_from') IN (SELECT value FROM json_each(?)) ORDER BY position",
+        (*_RECORDED, json.dumps(sorted(notes))),
     ).fetchall()
     return [(r[0], r[1], r[2]) for r in rows if not _already_erased(conn, r[1])]
 
 
-def _note_of(conn: Any, memory: str) -> tuple[int, str, str] | None:
-    """The working note the long-term memory ``memory`` was promoted from, unless erased already:
-    the memory's first version is the note's words, so erasing it erases the note too (which then
-    reads erased, not promoted)."""
-    row = conn.execute(
-        "SELECT json_extract(payload, '$.promoted_from') FROM events "
-        f"WHERE stream_id=? AND type IN ({marks(len(_RECORDED))}) ORDER BY position LIMIT 1",
-        (memory, *_RECORDED),
-    ).fetchone()
-    if row is None or not row[0]:
-        return None
-    note = conn.execute(
-        "SELECT position, stream_id, workspace FROM events WHERE stream_id=? AND type='WorkingNoted' "
-        "ORDER BY position LIMIT 1",
-        (row[0],),
-    ).fetchone()
-    if note is None or _already_erased(conn, note[1]):
-        return None
-    return (note[0], note[1], note[2])
+def _notes_of(conn: Any, memories: Iterable[str]) -> list[tuple[int, str, str]]:
+    """The working notes the long-term memories ``memories`` were promoted from, unless erased
+    already."""
+    rows = conn.execute(
+        "SELECT position, stream_id, workspace FROM events WHERE type='WorkingNoted' AND stream_id IN ("
+        "SELECT json_extract(payload, '$.promoted_from') FROM events WHERE type IN "
+        f"({marks(len(_RECORDED))}) AND stream_id IN (SELECT value FROM json_each(?))) ORDER BY position",
+        (*_RECORDED, json.dumps(sorted(memories))),
+    ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows if not _already_erased(conn, r[1])]
 
 
 def _already_erased(conn: Any, stream_id: str) -> bool:

@@ -412,6 +412,15 @@ class LedgerApp:
         return [target[0] for target in erasure.erasable(self, memory_id, workspace)]
 
     @storage_call
+    def erasable_in(self, workspace: str) -> list[tuple[int, str, bool]]:
+        """:meth:`erasable` of a workspace, with where each memory is recorded (a name of the
+        workspace, or another workspace a promotion ties it from): the user is told before they
+        confirm it."""
+        from fact_ledger.server.app import erasure
+
+        return erasure.erasable_by_name(self, workspace)
+
+    @storage_call
     def verify_receipt(self, receipt: Any, progress: Progress | None = None) -> dict[str, Any]:
         from fact_ledger.server.app import erasure
 

@@ -340,8 +340,8 @@ class LedgerTools:
 
     async def _erase_question(self, model: Any) -> str:
         if model.workspace is not None:
-            await self._run(self.app.erasable, {"workspace": model.workspace})
-            return f"Erase every memory of {workspace_words(model.workspace)} for good? Only an Erased record stays."
+            held = await self._run(self.app.erasable_in, {"workspace": model.workspace})
+            return _workspace_question(model.workspace, held)
         targets = await self._run(self.app.erasable, {"memory_id": model.memory_id})  # refused: nobody is asked
         text, tier = f"#{model.memory_id}", "long"
         with contextlib.suppress(LedgerError):
@@ -363,6 +363,21 @@ class LedgerTools:
         members = conflict.get("members") or []
         ids = [m.get("memory_id") if isinstance(m, dict) else m for m in members]
         return [i for i in ids if isinstance(i, int) and not isinstance(i, bool)]
+
+
+def _workspace_question(named: str, held: list[tuple[int, str, bool]]) -> str:
+    """The question before a workspace's erase: the other names its memories are recorded under
+    (its aliases), and by id each memory held in another workspace that goes with it (a working
+    note and the memory promoted from it go together), so nobody approves more than they read."""
+    aliases = sorted({w for _m, w, own in held if own and w != named})
+    also = f" (and what is recorded as {', '.join(map(repr, aliases))}, the same workspace)" if aliases else ""
+    beyond = [f"#{m} of {workspace_words(w)}" for m, w, own in held if not own]
+    with_it = (
+        f" With it: {', '.join(beyond)}, a working note or the memory promoted from it, tied to one of its memories."
+        if beyond
+        else ""
+    )
+    return f"Erase every memory of {workspace_words(named)}{also} for good? Only an Erased record stays.{with_it}"
 
 
 _ASKING = {

@@ -220,8 +220,14 @@ TARGETS: tuple[Target, ...] = (
         ),
         fast=True,
     ),
-    # Erase checks the caller's workspace for each memory it would clear.
-    Target("server/app/erasure.py", ("tests/test_erasure.py",), only=("erase",), critical=("erase",)),
+    # Erase checks the caller's workspace for each memory it would clear; what it clears: every
+    # name of a workspace (its aliases), and what a promotion ties to it (a note and its memory).
+    Target(
+        "server/app/erasure.py",
+        ("tests/test_erasure.py",),
+        only=("erase", "erasable", "_targets", "_with_promotions", "_notes_of", "_promoted_from"),
+        critical=("erase",),
+    ),
     # The workspace rules every service applies, and the loaders every governing service shares
     # (a memory's and a claim set's facts, each with its workspace check).
     Target(  # _row: every write's and governance action's load, isolation checked (the writes' too)
