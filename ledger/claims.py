@@ -811,9 +811,10 @@ def _departs(left: str) -> bool:
 
 
 # a day of the month, as a value says it ("the 15th", article dropped): 1 to 31
-_A_DAY_OF_THE_MONTH = re.compile(r"(0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)")
+_DAY = r"(0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)"
+_A_DAY_OF_THE_MONTH = re.compile(_DAY)
 # … said as a day is said: "on the 15th", "to the 22nd", "on 3rd" ("our team is 2nd" is a rank)
-_SAID_AS_A_DAY = re.compile(r"(?:^|\s)(?:on|the)\s+(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b")
+_SAID_AS_A_DAY = re.compile(rf"(?:^|\s)(?:on|the)\s+{_DAY}\b")
 _RECURRING = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|\b(?:every|weekends|weekdays)\b")
 
 

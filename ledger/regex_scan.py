@@ -20,7 +20,6 @@ from re import _constants as sre  # type: ignore[attr-defined]  # the parser's o
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
-_ZERO_WIDTH = {sre.AT, sre.ASSERT, sre.ASSERT_NOT}
 _REPEATS = {sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT}
 _CATEGORIES = {
     sre.CATEGORY_SPACE: r"\s",
@@ -122,14 +121,10 @@ def _trie(words: Iterable[str]) -> str:
         node[""] = {}  # a word may end here
 
     def render(node: dict[str, Any]) -> str:
-        ends = "" in node
-        branches = [re.escape(ch) + render(child) for ch, child in sorted(node.items()) if ch]
-        if not branches:
+        if "" in node:  # a word ends here: what the longer words add is not needed to find a start
             return ""
-        body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
-        if ends:  # a shorter word ends here: what follows is optional (any start is enough)
-            return ""
-        return body
+        branches = [re.escape(ch) + render(child) for ch, child in sorted(node.items())]
+        return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
 
     return render(tree)
 
@@ -166,7 +161,8 @@ def leftmost_search(pattern: re.Pattern[str]) -> Callable[[str], re.Match[str] |
 def _required(nodes: list[tuple[Any, Any]]) -> set[str] | None:
     """Literals one of which every match of ``nodes`` contains (None: no such set is known): the
     longest run of literal characters the sequence must match, or of a group or an alternation
-    it must match (each alternative giving its own)."""
+    it must match (each alternative giving its own). A group that ignores case gives none: its
+    literals match other cases too."""
     best: set[str] | None = None
 
     def better(found: set[str] | None) -> None:
@@ -182,7 +178,8 @@ def _required(nodes: list[tuple[Any, Any]]) -> set[str] | None:
         better({"".join(run)} if run else None)
         run = []
         if op is sre.SUBPATTERN:
-            better(_required(list(av[-1].data)))
+            if not av[1] & sre.SRE_FLAG_IGNORECASE:
+                better(_required(list(av[-1].data)))
         elif op is sre.BRANCH:
             sets = [_required(list(alternative.data)) for alternative in av[1]]
             if all(sets):
@@ -200,7 +197,7 @@ def match_where_possible(pattern: re.Pattern[str]) -> Callable[[str], re.Match[s
     if pattern.flags & re.IGNORECASE:
         return pattern.match
     required = _required(list(sre_parse.parse(pattern.pattern, pattern.flags).data))
-    if not required or _folds(pattern):
+    if not required:
         return pattern.match
     hint = re.compile(_trie(required))
     find_hint, match = hint.search, pattern.match
@@ -209,24 +206,3 @@ def match_where_possible(pattern: re.Pattern[str]) -> Callable[[str], re.Match[s
         return match(text) if find_hint(text) is not None else None
 
     return guarded
-
-
-def _folds(pattern: re.Pattern[str]) -> bool:
-    """Whether a group of ``pattern`` ignores case (its literals then match other cases too)."""
-    folded = [False]
-
-    def walk(nodes: Iterable[tuple[Any, Any]]) -> None:
-        for op, av in nodes:
-            if op is sre.SUBPATTERN:
-                folded[0] |= bool(av[1] & sre.SRE_FLAG_IGNORECASE)
-                walk(av[-1].data)
-            elif op is sre.BRANCH:
-                for alternative in av[1]:
-                    walk(alternative.data)
-            elif op in _REPEATS:
-                walk(av[2].data)
-            elif op in (sre.ASSERT, sre.ASSERT_NOT):
-                walk(av[1].data)
-
-    walk(sre_parse.parse(pattern.pattern, pattern.flags).data)
-    return folded[0]
