@@ -158,18 +158,9 @@ def time_point(request: Request) -> dict[str, str]:
     ``as_of`` is a log position (digits) or a recorded time, ``at`` an event time. A position is
     the ASCII digits 0-9 (the facade would read ``٣`` as 3 and fail on ``²``); the end of the
     log or past it, as a position or a time, is the present (:func:`end_of_log`), so ``as_of``
-    is dropped and the page answers as now. The times are parsed as the facade parses them. Raises ``InvalidInput``
-    naming the facade's field."""
-    tt = time_params(request)
-    for key, value in list(tt.items()):
-        if key == "as_of" and value.isdigit():
-            if not ascii_digits(value):  # parse_id refuses what is not 0-9, naming the field
-                parse_id(value, TIME_FIELDS[key], least=0)
-        else:
-            clock.parse_time(value, field=TIME_FIELDS[key])
-    if "as_of" in tt and end_of_log(request) is not None:
-        del tt["as_of"]
-    return tt
+    is dropped and the page answers as now. The times are parsed as the facade parses them.
+    Raises ``InvalidInput`` naming the facade's field."""
+    return _point(request)[0]
 
 
 def checked_time_point(request: Request) -> tuple[dict[str, str], int | None]:
@@ -178,9 +169,24 @@ def checked_time_point(request: Request) -> tuple[dict[str, str], int | None]:
     only for a point of the past, and neither it nor "the current state" stands above the error
     an invalid point gets."""
     try:
-        return time_point(request), end_of_log(request)
+        return _point(request)
     except LedgerError:
         return {}, None
+
+
+def _point(request: Request) -> tuple[dict[str, str], int | None]:
+    """:func:`time_point` and the end of the log it found the URL names (looked up once)."""
+    tt = time_params(request)
+    for key, value in list(tt.items()):
+        if key == "as_of" and value.isdigit():
+            if not ascii_digits(value):  # parse_id refuses what is not 0-9, naming the field
+                parse_id(value, TIME_FIELDS[key], least=0)
+        else:
+            clock.parse_time(value, field=TIME_FIELDS[key])
+    end = end_of_log(request) if "as_of" in tt else None
+    if end is not None:
+        del tt["as_of"]
+    return tt, end
 
 
 def link(request: Request, path: str, **params: Any) -> str:
